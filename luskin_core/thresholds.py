@@ -38,7 +38,7 @@ import contextlib
 import os
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -655,7 +655,6 @@ class ThresholdReport:
     n_test: int
     seed: int
     fit_seconds: float
-    notes: tuple[str, ...] = field(default_factory=tuple)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict; the command line prints exactly this."""
@@ -680,7 +679,6 @@ class ThresholdReport:
             "rows": {"train": self.n_train, "tuning": self.n_tune, "test": self.n_test},
             "seed": self.seed,
             "fit_seconds": self.fit_seconds,
-            "notes": list(self.notes),
         }
 
 
@@ -708,53 +706,54 @@ def tune_thresholds(
     """Tune per-group thresholds on a frame described by an AuditSpec; report on held-out rows.
 
     With ``model`` ("LR", "MLP" or "SVM") a model is trained on 60% of the rows, thresholds are
-    tuned on 20% and everything is reported on the last 20% (seeded). LR and MLP score with the
-    probability of the positive outcome (default threshold 0.5), SVM with its decision function
-    (default threshold 0). With ``score_column`` the user's own score is used: rows split into
-    tuning and test halves, and there is no "before" unless the column is 0/1 decisions.
-    ``pipeline`` overrides the model (any sklearn estimator over the features).
+    tuned on 20% and everything is reported on the last 20% (seeded, stratified by outcome and
+    group). LR and MLP score with the probability of the positive outcome (default threshold
+    0.5), SVM with its decision function (default threshold 0). ``features`` default to every
+    column but the outcome and the protected column. ``pipeline`` (an unfitted sklearn
+    estimator over ``features``, e.g. ``models.compas_paper_pipeline``) replaces the default one.
+    With ``score_column`` (model=None) the user's own score is used: rows split into tuning and
+    test halves; "before" is only shown when the column holds 0/1 decisions (threshold 0.5).
     """
     from sklearn.model_selection import train_test_split
 
-    from luskin_core.spec import prepare
+    from luskin_core import models
+    from luskin_core.spec import prepare, resolve_column
 
-    if (model is None) == (score_column is None) and pipeline is None:
+    if score_column is not None and model is not None:
         raise LuskinError("Choose either a model to train or an existing score column, not both.")
-    data, y, in_group = prepare(frame, spec)
-    g = np.where(in_group, spec.group_label, spec.other_label).astype(object)
+    if score_column is None and model is None and pipeline is None:
+        raise LuskinError("Choose a model to train (LR, MLP or SVM) or an existing score column.")
+    prep = prepare(frame, spec)
+    data, y, in_group = prep.frame, prep.y.astype(np.int8), np.asarray(prep.in_group, bool)
+    g = np.where(in_group, spec.group_name, spec.other_name).astype(object)
     idx = np.arange(len(y))
     if len(idx) < 10:
         raise LuskinError("There are too few rows (fewer than 10) to tune thresholds.")
     strat = _strata(y, in_group)
-    notes: list[str] = []
+    default: float | None
     if score_column is not None:
-        if score_column not in data.columns:
-            raise LuskinError(f"The score column '{score_column}' is not in the data.")
-        col = pd.to_numeric(data[score_column], errors="coerce")
+        col_name = resolve_column(data, score_column, "score")
+        col = pd.to_numeric(data[col_name], errors="coerce")
         if col.isna().all():
-            raise LuskinError(f"The column '{score_column}' holds no numbers to use as scores.")
+            raise LuskinError(f"The column '{col_name}' holds no numbers to use as scores.")
         scores = col.to_numpy(dtype=float)
+        if np.isnan(scores).any():
+            raise LuskinError(
+                f"{int(np.isnan(scores).sum())} row(s) have no number in the score column "
+                f"'{col_name}'. Remove those rows or choose a score column without gaps."
+            )
         tune_idx, test_idx = train_test_split(
             idx, test_size=0.5, random_state=seed, stratify=strat
         )
         n_train = 0
-        uniq = np.unique(scores[~np.isnan(scores)])
-        default: float | None = 0.5 if set(uniq.tolist()) <= {0.0, 1.0} else None
-        source = f"column {score_column}"
+        default = 0.5 if set(np.unique(scores).tolist()) <= {0.0, 1.0} else None
+        source = f"column {col_name}"
     else:
-        kind = (model or "LR").upper()
-        if pipeline is None and kind not in ("LR", "MLP", "SVM"):
-            raise LuskinError(f"Unknown model '{model}': choose LR, MLP or SVM.")
+        kind = models.check_kind(model) if model is not None else "custom"
         if features is None:
-            features = [
-                c for c in data.columns if c not in {spec.outcome} and c != _protected_col(spec)
-            ]
-        features = list(features)
-        missing = [c for c in features if c not in data.columns]
-        if missing:
-            raise LuskinError("These feature columns are not in the data: " + ", ".join(missing))
-        if not features:
-            raise LuskinError("Choose at least one feature column for the model.")
+            exclude = [spec.protected.column] if spec.protected.column in data.columns else []
+            features = models.choose_features(data, spec.outcome, None, exclude).columns
+        features = [resolve_column(data, c, "feature") for c in features]
         rest, test_idx = train_test_split(idx, test_size=0.2, random_state=seed, stratify=strat)
         train_idx, tune_idx = train_test_split(
             rest, test_size=0.25, random_state=seed,
@@ -762,27 +761,16 @@ def tune_thresholds(
         )
         X = data[features]
         if pipeline is None:
-            from luskin_core.models import make_model
-
-            pipeline = make_model(kind, X.iloc[train_idx], random_state=seed)
+            pipeline = models.make_model(kind, X.iloc[train_idx], features, random_state=seed)
         pipeline.fit(X.iloc[train_idx], y[train_idx])
-        if kind == "SVM" or not hasattr(pipeline, "predict_proba"):
-            scores = np.asarray(pipeline.decision_function(X), dtype=float)
-            default = 0.0
-        else:
-            scores = np.asarray(pipeline.predict_proba(X)[:, 1], dtype=float)
-            default = 0.5
+        scores = np.asarray(models.risk_scores(pipeline, X), dtype=float)
+        default = float(models.default_threshold(pipeline))
         n_train = len(train_idx)
         source = f"model {kind}"
     opt = GroupThresholdOptimizer(lam=lam, solver=solver, random_state=seed)
     opt.fit(scores[tune_idx], y[tune_idx], g[tune_idx])
     thr = {str(k): v for k, v in opt.thresholds_.items()}
     st, yt, gt = scores[test_idx], y[test_idx], g[test_idx]
-    if np.isnan(st).any():
-        raise LuskinError(
-            f"{int(np.isnan(st).sum())} test row(s) have no score. "
-            "Remove rows without a score first."
-        )
     for lab in thr:
         if not (gt == lab).any():
             raise LuskinError(f"The test split has no rows of the group '{lab}'. Use more data.")
@@ -807,13 +795,7 @@ def tune_thresholds(
         n_test=len(test_idx),
         seed=seed,
         fit_seconds=opt.fit_seconds_,
-        notes=tuple(notes),
     )
-
-
-def _protected_col(spec: Any) -> str | None:
-    cond = getattr(spec, "protected", None)
-    return getattr(cond, "column", None)
 
 
 def _strata(y: np.ndarray, in_group: np.ndarray) -> np.ndarray | None:

@@ -1,0 +1,218 @@
+"""Per-group thresholds: exactness, PSO reproducibility, error messages, the report."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from luskin_core.errors import LuskinError
+from luskin_core.thresholds import (
+    GroupThresholdOptimizer,
+    group_rates,
+    objective,
+    roc_curves,
+    tune_thresholds,
+)
+
+
+def _brute_force(s, y, g, lam):
+    """Best objective over every combination of candidate thresholds (observed scores + inf)."""
+    labels = list(np.unique(g))
+    cands = [list(np.unique(s[g == lab])) + [np.inf] for lab in labels]
+    return max(
+        objective(s, y, g, dict(zip(labels, combo)), lam) for combo in itertools.product(*cands)
+    )
+
+
+@st.composite
+def scored_groups(draw, max_groups=2, max_rows=24):
+    """Small random data where every group has a positive and a negative row."""
+    k = draw(st.integers(2, max_groups))
+    n_extra = draw(st.integers(0, max_rows - 2 * k))
+    ints = draw(st.booleans())  # ties (integer scores) or continuous scores
+    score = st.integers(0, 5).map(float) if ints else st.floats(0, 1, allow_nan=False)
+    s, y, g = [], [], []
+    for grp in range(k):
+        for lab in (0, 1):
+            s.append(draw(score))
+            y.append(lab)
+            g.append(grp)
+    for _ in range(n_extra):
+        s.append(draw(score))
+        y.append(draw(st.integers(0, 1)))
+        g.append(draw(st.integers(0, k - 1)))
+    lam = draw(st.sampled_from([0.0, 0.25, 1.0, 4.0]))
+    return np.array(s), np.array(y), np.array(g), lam
+
+
+@settings(max_examples=150, deadline=None)
+@given(scored_groups(max_groups=2))
+def test_exact_two_groups_matches_brute_force(data):
+    s, y, g, lam = data
+    opt = GroupThresholdOptimizer(lam=lam).fit(s, y, g)
+    best = _brute_force(s, y, g, lam)
+    assert opt.objective_ == pytest.approx(best, abs=1e-12)
+    # the reported thresholds really achieve that objective on these rows
+    assert objective(s, y, g, opt.thresholds_, lam) == pytest.approx(best, abs=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(scored_groups(max_groups=3, max_rows=14))
+def test_exact_three_groups_matches_brute_force(data):
+    s, y, g, lam = data
+    opt = GroupThresholdOptimizer(lam=lam).fit(s, y, g)
+    assert opt.objective_ == pytest.approx(_brute_force(s, y, g, lam), abs=1e-12)
+
+
+def _synthetic(n=3000, seed=0):
+    rng = np.random.default_rng(seed)
+    g = np.where(rng.random(n) < 0.6, "A", "B")
+    y = (rng.random(n) < np.where(g == "A", 0.35, 0.5)).astype(int)
+    s = 1 / (1 + np.exp(-(1.5 * y - 0.7 + 0.4 * (g == "B") + rng.normal(0, 1, n))))
+    return s, y, g
+
+
+def test_predict_uses_score_at_least_threshold():
+    s, y, g = _synthetic()
+    opt = GroupThresholdOptimizer().fit(s, y, g)
+    pred = opt.predict(s, g)
+    for lab, t in opt.thresholds_.items():
+        m = g == lab
+        assert np.array_equal(pred[m], (s[m] >= t).astype(int))
+    # accuracy of the tuned predictions is the accuracy inside the objective
+    rates = group_rates(s, y, g, opt.thresholds_)
+    ef = abs(rates["A"].tpr - rates["B"].tpr) + abs(rates["A"].fpr - rates["B"].fpr)
+    assert np.mean(pred == y) - ef == pytest.approx(opt.objective_)
+    assert opt.reference_ == "A"  # the largest group
+
+
+def test_tuning_shrinks_gaps_and_lambda_zero_maximises_accuracy():
+    s, y, g = _synthetic()
+    before = group_rates(s, y, g, 0.5)
+    gap_before = abs(before["A"].tpr - before["B"].tpr) + abs(before["A"].fpr - before["B"].fpr)
+    after = group_rates(s, y, g, GroupThresholdOptimizer(lam=1.0).fit(s, y, g).thresholds_)
+    gap_after = abs(after["A"].tpr - after["B"].tpr) + abs(after["A"].fpr - after["B"].fpr)
+    assert gap_after < gap_before / 2
+    acc_only = GroupThresholdOptimizer(lam=0.0).fit(s, y, g)
+    assert acc_only.objective_ >= np.mean((s >= 0.5) == y)
+
+
+def test_pso_reproducible_and_never_above_exact(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    s, y, g = _synthetic(1500, seed=3)
+    a = GroupThresholdOptimizer(solver="pso", random_state=7, iters=60).fit(s, y, g)
+    b = GroupThresholdOptimizer(solver="pso", random_state=7, iters=60).fit(s, y, g)
+    assert a.thresholds_ == b.thresholds_
+    assert a.objective_ == b.objective_
+    exact = GroupThresholdOptimizer().fit(s, y, g)
+    assert a.objective_ <= exact.objective_ + 1e-12
+    # the objective reported for PSO is the true objective of its thresholds
+    assert objective(s, y, g, a.thresholds_) == pytest.approx(a.objective_)
+    # pyswarms must not leave a log file behind, nor touch numpy's global generator
+    assert not (tmp_path / "report.log").exists()
+    np.random.seed(123)
+    expected = np.random.random()
+    np.random.seed(123)
+    GroupThresholdOptimizer(solver="pso", random_state=1, iters=5).fit(s, y, g)
+    assert np.random.random() == expected
+
+
+def test_get_params_round_trip():
+    opt = GroupThresholdOptimizer(lam=0.5, solver="pso", random_state=3)
+    assert opt.get_params()["lam"] == 0.5
+    assert GroupThresholdOptimizer(**opt.get_params()).get_params() == opt.get_params()
+
+
+@pytest.mark.parametrize(
+    "scores, y, groups, words",
+    [
+        ([0.1, np.nan, 0.3, 0.4], [0, 1, 0, 1], ["a", "a", "b", "b"], "no score"),
+        ([0.1, 0.2, 0.3, 0.4], [1, 1, 1, 1], ["a", "a", "b", "b"], "positive outcome"),
+        ([0.1, 0.2, 0.3, 0.4], [0, 0, 0, 0], ["a", "a", "b", "b"], "negative outcome"),
+        ([0.1, 0.2, 0.3, 0.4], [0, 1, 0, 0], ["a", "a", "b", "b"], "'b' has no rows with a positive"),
+        ([0.1, 0.2, 0.3, 0.4], [0, 1, 1, 1], ["a", "a", "b", "b"], "'b' has no rows with a negative"),
+        ([0.1, 0.2, 0.3, 0.4], [0, 1, 0, 1], ["a", "a", "a", "a"], "at least two groups"),
+        ([], [], [], "no rows"),
+        ([0.1, 0.2], [0, 1, 1], ["a", "b"], "same number of rows"),
+        (["x", "y", "z", "w"], [0, 1, 0, 1], ["a", "a", "b", "b"], "numbers only"),
+    ],
+)
+def test_user_mistakes_raise_plain_luskin_error(scores, y, groups, words):
+    with pytest.raises(LuskinError, match=words):
+        GroupThresholdOptimizer().fit(scores, y, groups)
+
+
+def test_bad_settings_raise_luskin_error():
+    s, y, g = _synthetic(200)
+    with pytest.raises(LuskinError, match="solver"):
+        GroupThresholdOptimizer(solver="grid").fit(s, y, g)
+    with pytest.raises(LuskinError, match="lambda"):
+        GroupThresholdOptimizer(lam=-1).fit(s, y, g)
+    with pytest.raises(LuskinError, match="fit"):
+        GroupThresholdOptimizer().predict(s, g)
+    opt = GroupThresholdOptimizer().fit(s, y, g)
+    with pytest.raises(LuskinError, match="not tuned for"):
+        opt.predict(s, np.where(g == "A", "A", "C"))
+
+
+def test_roc_curves_run_from_origin_to_corner():
+    s, y, g = _synthetic(800)
+    curves = roc_curves(s, y, g, max_points=100)
+    for curve in curves.values():
+        assert curve.fpr[0] == 0 and curve.tpr[0] == 0
+        assert curve.fpr[-1] == 1 and curve.tpr[-1] == 1
+        assert np.all(np.diff(curve.fpr) >= 0) and np.all(np.diff(curve.tpr) >= 0)
+        assert len(curve.fpr) <= 100
+
+
+# -- the report on real data (COMPAS) -------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def compas():
+    data = pytest.importorskip("luskin_core.data")
+    return data.load_sample("compas"), data.PRESETS["compas"]
+
+
+def test_report_with_score_column(compas):
+    frame, preset = compas
+    rep = tune_thresholds(frame, preset.spec, model=None, score_column="decile_score", seed=1)
+    assert rep.n_tune + rep.n_test == 6150
+    assert set(rep.thresholds) == {"African-American", "Caucasian"}
+    assert rep.before is None  # a 1-10 risk score has no default threshold
+    gaps = rep.after.groups
+    assert abs(gaps["African-American"].fpr - gaps["Caucasian"].fpr) < 0.1
+    d = json.loads(json.dumps(rep.to_dict()))
+    assert set(d["after"]["groups"]["Caucasian"]) >= {"tpr", "fpr"}
+    # same seed, same answer
+    again = tune_thresholds(frame, preset.spec, model=None, score_column="decile_score", seed=1)
+    a, b = again.to_dict(), rep.to_dict()
+    a.pop("fit_seconds"), b.pop("fit_seconds")
+    assert a == b
+
+
+def test_report_with_trained_model_reduces_test_gaps(compas):
+    frame, preset = compas
+    rep = tune_thresholds(frame, preset.spec, model="LR", features=preset.features, seed=0)
+    assert rep.default_threshold == 0.5
+    assert (rep.n_train, rep.n_tune, rep.n_test) == (3690, 1230, 1230)
+    assert rep.before is not None
+    assert rep.after.tpr_gap + rep.after.fpr_gap < rep.before.tpr_gap + rep.before.fpr_gap
+    assert rep.after.accuracy > 0.6
+    for r in (rep.before_tune, rep.after_tune):
+        assert set(r.groups) == set(rep.roc_tune)
+
+
+def test_report_errors_are_plain(compas):
+    frame, preset = compas
+    with pytest.raises(LuskinError, match="not both"):
+        tune_thresholds(frame, preset.spec, model="LR", score_column="decile_score")
+    with pytest.raises(LuskinError):
+        tune_thresholds(frame, preset.spec, model=None, score_column="no_such_column")
+    with pytest.raises(LuskinError, match="Unknown model"):
+        tune_thresholds(frame, preset.spec, model="forest")
