@@ -1,0 +1,27 @@
+# Luskin dashboard: a slim Python 3.11 image serving the Streamlit app on port 8501.
+# Build: docker build -t luskin .    Run: docker run --rm -p 8501:8501 luskin
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+
+WORKDIR /app
+
+# Dependencies first, so that a code change does not reinstall them; then an unprivileged
+# user (uid 10001) to run the app. The app's files stay owned by root: read-only for it.
+COPY requirements.txt .
+RUN pip install --no-cache-dir -r requirements.txt \
+    && useradd --create-home --uid 10001 --shell /usr/sbin/nologin luskin
+
+COPY . .
+
+USER 10001
+EXPOSE 8501
+
+# python:3.11-slim has no curl: ask Streamlit's health endpoint with the standard library.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+    CMD ["python", "-c", "import sys, urllib.request; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:8501/_stcore/health', timeout=4).read() == b'ok' else 1)"]
+
+CMD ["streamlit", "run", "app.py", "--server.address=0.0.0.0", "--server.port=8501", "--server.headless=true", "--browser.gatherUsageStats=false"]

