@@ -22,7 +22,7 @@ _WORDS = {"==": "is", "!=": "is not", "<": "is below", "<=": "is at most", ">": 
           ">=": "is at least", "in": "is one of", "not in": "is none of"}
 
 # Longest symbols first so that "<=" is not read as "<" followed by "=".
-_SYMBOL_RE = re.compile(r"^(?P<col>.+?)\s*(?P<op>==|!=|<=|>=|<|>|=)\s*(?P<val>.*)$", re.S)
+_SYMBOL_RE = re.compile(r"^(?P<col>[^=!<>].*?)\s*(?P<op>==|!=|<=|>=|<|>|=)\s*(?P<val>.*)$", re.S)
 _WORD_RE = re.compile(r"^(?P<col>.+?)\s+(?P<op>not\s+in|in)\s+(?P<val>[\[(].*[\])])\s*$", re.S | re.I)
 
 
@@ -193,6 +193,8 @@ def parse_condition(text: str) -> Condition:
         op = "not in" if match["op"].lower().startswith("not") else "in"
         column = _unquote(match["col"])
         return Condition(column, op, tuple(_split_list(match["val"])))
+    if source[0] in "=!<>":
+        raise LuskinError(f"The condition '{source}' has no column name before the comparison.")
     match = _SYMBOL_RE.match(source)
     if not match:
         raise LuskinError(

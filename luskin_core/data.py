@@ -122,12 +122,21 @@ def tidy(frame: pd.DataFrame) -> pd.DataFrame:
             continue
         text = series.astype("string").str.strip()
         text = text.mask(text.isin(MISSING_MARKERS))
-        numbers = pd.to_numeric(text, errors="coerce")
-        if text.notna().any() and numbers.notna().sum() == text.notna().sum():
-            out[name] = numbers
-        else:
-            out[name] = text
+        out[name] = _numbers_or_text(text)
     return out
+
+
+def _numbers_or_text(text: pd.Series) -> pd.Series:
+    """Numbers when every present value is one; the text otherwise (checked on a sample first: fast)."""
+    present = text.dropna()
+    if present.empty:
+        return text
+    try:
+        pd.to_numeric(present.head(200))
+    except (ValueError, TypeError):
+        return text
+    numbers = pd.to_numeric(text, errors="coerce")
+    return numbers if numbers.notna().sum() == len(present) else text
 
 
 def load_csv(source: str | os.PathLike[str] | bytes | IO[bytes], *, max_bytes: int = MAX_BYTES) -> pd.DataFrame:

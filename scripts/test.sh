@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Install Luskin with its test tools into .venv, make sure Chromium is there for the browser
+# tests, and run the whole test suite (core, command line, app and browser tests).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/_venv.sh requirements-dev.txt
+if [ ! -x /usr/bin/chromium ]; then
+  echo "Installing Debian's Chromium for the browser tests..."
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+export LUSKIN_REQUIRE_BROWSER=1
+exec .venv/bin/python -m pytest "$@"

@@ -1,0 +1,147 @@
+"""Loading a user's CSV, the bundled samples and NYPD files; every bad file gets a plain message."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import zipfile
+
+import pandas as pd
+import pytest
+
+from luskin_core import LuskinError, load_csv, load_data, load_sample
+from luskin_core.data import PRESETS, download_sqf, frame_fingerprint, load_sqf, sqf_shared_path
+
+ROWS = [("White", ">50K", 12), ("Black", "<=50K", 9), ("Other", ">50K", 14)]
+
+
+def _csv(sep: str, encoding: str = "utf-8", name: str = "race") -> bytes:
+    lines = [sep.join([name, "income", "education-num"])] + [sep.join(map(str, r)) for r in ROWS]
+    return ("\n".join(lines) + "\n").encode(encoding)
+
+
+@pytest.mark.parametrize("sep", [",", ";", "\t"])
+def test_delimiters(sep):
+    frame = load_csv(_csv(sep))
+    assert list(frame.columns) == ["race", "income", "education-num"]
+    assert frame["education-num"].tolist() == [12, 9, 14]
+    assert pd.api.types.is_numeric_dtype(frame["education-num"])
+
+
+def test_latin1_and_gzip_and_blanks(tmp_path):
+    frame = load_csv(_csv(";", "latin-1", name="raça"))
+    assert "raça" in frame.columns
+    path = tmp_path / "data.csv.gz"
+    path.write_bytes(gzip.compress(b"a , b\n x ,1\n?, 2\n"))
+    frame = load_csv(path)
+    assert frame["a"].tolist()[0] == "x" and frame["a"].isna().tolist() == [False, True]
+    assert frame["b"].tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("content, words", [
+    (b"", "empty"),
+    (b"   \n\n", "empty"),
+    (b"just one column\nvalue\nvalue\n", "Only one column"),
+    (b"a,b\n", "no data rows"),
+    (b"a,b\n1,2\n1,2,3,4,5\n", "same number of fields"),
+    (b"\x00\x01\x02binary\x00", "not text"),
+    (b"PK\x03\x04rest-of-a-zip", "zip or Excel"),
+])
+def test_bad_files_get_plain_messages(content, words):
+    with pytest.raises(LuskinError, match=words):
+        load_csv(content)
+
+
+def test_huge_file_is_refused_before_reading(tmp_path):
+    path = tmp_path / "big.csv"
+    path.write_bytes(b"a,b\n" + b"1,2\n" * 1000)
+    with pytest.raises(LuskinError, match="more than the"):
+        load_csv(path, max_bytes=1000)
+    with pytest.raises(LuskinError, match="no file"):
+        load_csv(tmp_path / "absent.csv")
+
+
+def test_adult_sample(adult):
+    assert adult.shape == (48842, 15)
+    assert adult["income"].value_counts().to_dict() == {"<=50K": 37155, ">50K": 11687}
+    assert adult["workclass"].isna().sum() == 2799
+    assert adult["race"].value_counts()["White"] == 41762
+
+
+def test_compas_sample(compas):
+    assert compas.shape == (7214, 53)
+    assert compas["two_year_recid"].value_counts().to_dict() == {0: 3963, 1: 3251}
+
+
+def test_sqf_sample(sqf):
+    assert sqf.shape == (45787, 112)
+    assert sqf["frisked"].value_counts().to_dict() == {"Y": 30345, "N": 15442}
+    assert (sqf["detailCM"] == 9).sum() == 2221
+    assert sqf["age"].dropna().between(10, 99).all()
+
+
+def test_sqf_any_year_with_lower_case_header(sqf, tmp_path):
+    """Other years' NYPD files spell some names in lower case (e.g. detailcm)."""
+    if sqf_shared_path() is None:
+        pytest.skip("no SQF file")
+    raw = gzip.decompress(sqf_shared_path().read_bytes()).decode("utf-8")
+    header, rest = raw.split("\n", 1)
+    lines = rest.split("\n")[:500]
+    path = tmp_path / "sqf_2012.csv"
+    path.write_text(header.lower() + "\n" + "\n".join(lines), encoding="utf-8")
+    frame = load_sqf(path)
+    assert "detailCM" in frame.columns and "dettypCM" in frame.columns
+    assert len(frame) == 500
+    assert load_data(path).columns.tolist() == frame.columns.tolist()
+    with pytest.raises(LuskinError, match="does not look like"):
+        load_sqf(b"a,b\n1,2\n")
+
+
+def test_sqf_download_from_a_url(sqf, tmp_path):
+    """The downloader fetches NYPD's zip for a year; here the 'site' is a local file URL."""
+    raw = gzip.decompress(sqf_shared_path().read_bytes())
+    archive = tmp_path / "sqf-2014-csv.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("2014.csv", raw[:200_000].rsplit(b"\n", 1)[0] + b"\n")
+    path = download_sqf(2014, tmp_path / "out", url_template=f"file://{tmp_path}/sqf-{{year}}-csv.zip")
+    frame = load_sqf(path)
+    assert frame.shape[1] == 112 and len(frame) > 100
+    with pytest.raises(LuskinError, match="Could not download"):
+        download_sqf(2013, tmp_path / "out", url_template=f"file://{tmp_path}/sqf-{{year}}-csv.zip")
+    with pytest.raises(LuskinError, match="not one of those years"):
+        download_sqf(2030, tmp_path)
+
+
+def test_unknown_sample_and_data_refs():
+    with pytest.raises(LuskinError, match="no sample called"):
+        load_sample("iris")
+    assert load_data("sample:compas").shape == (7214, 53)
+
+
+def test_presets_name_real_columns(adult, compas):
+    for name, frame in (("adult", adult), ("compas", compas)):
+        preset = PRESETS[name]
+        assert set(preset.features) <= set(frame.columns)
+        assert preset.spec.outcome not in preset.features
+
+
+def test_fingerprint_tracks_content(adult):
+    small = adult.head(100)
+    assert frame_fingerprint(small) == frame_fingerprint(small.copy())
+    changed = small.copy()
+    changed.loc[0, "age"] = 99
+    assert frame_fingerprint(changed) != frame_fingerprint(small)
+
+
+@pytest.mark.parametrize("name, sha256", [
+    ("adult.data.gz", "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d"),
+    ("adult.test.gz", "a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05"),
+    ("compas-scores-two-years.csv.gz", "c451db85908b2f7fef1d83203bedf6b71ecda0d5af468d82ae62178f91d0cc7d"),
+])
+def test_samples_are_the_published_files(name, sha256):
+    """The shipped samples decompress to the exact bytes UCI and ProPublica published."""
+    import hashlib
+
+    from luskin_core.data import SAMPLE_DIR
+
+    assert hashlib.sha256(gzip.decompress((SAMPLE_DIR / name).read_bytes())).hexdigest() == sha256
