@@ -1,0 +1,31 @@
+"""Luskin dashboard: the entry point. Run with ``streamlit run app.py``.
+
+It sets up the page, loads the Adult sample with the paper's settings on a first visit (so a
+visitor sees a result without doing anything) and routes to the pages in ``pages/``.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from luskin_app import state
+
+st.set_page_config(page_title="Luskin: fairness audit", page_icon="⚖️", layout="wide")
+
+PAGES = [
+    st.Page(state.PAGE_FILES["data"], title="Data", icon="📄", default=True),
+    st.Page(state.PAGE_FILES["audit"], title="Audit", icon="📊", url_path="audit"),
+    st.Page(state.PAGE_FILES["retrain"], title="Retrain", icon="🔁", url_path="retrain"),
+    st.Page(state.PAGE_FILES["thresholds"], title="Thresholds", icon="🎚️", url_path="thresholds"),
+    st.Page(state.PAGE_FILES["equalized"], title="Equalized distribution", icon="📈", url_path="equalized"),
+    st.Page(state.PAGE_FILES["report"], title="Report", icon="📝", url_path="report"),
+]
+
+navigation = st.navigation(PAGES)
+try:
+    state.dataset()
+except Exception as err:  # the bundled sample itself failed: say so rather than crash
+    st.error(f"The sample data could not be loaded: {err}")
+    st.stop()
+state.sidebar_summary()
+navigation.run()

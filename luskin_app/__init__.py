@@ -1,0 +1,1 @@
+"""The dashboard's shared session and caching helpers (the pages live in pages/)."""

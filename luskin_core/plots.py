@@ -1,0 +1,299 @@
+"""Plot builders: results in, plotly figures out (no Streamlit here, so the report reuses them).
+
+Every chart uses the Okabe-Ito palette, which readers with the common colour-vision deficiencies
+can tell apart, and gives the SAME colour to the same class everywhere: the protected group
+(the paper's W) is blue, the other class (NW) orange. Titles say in plain words what the chart
+shows; a subtitle says how to read it. Fonts are large enough to read from the back of a room.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .audit import AuditResult
+from .spec import AuditSpec
+
+# Okabe & Ito (2008), "Color Universal Design".
+OKABE_ITO = {
+    "blue": "#0072B2", "orange": "#E69F00", "green": "#009E73", "vermillion": "#D55E00",
+    "sky": "#56B4E9", "purple": "#CC79A7", "yellow": "#F0E442", "black": "#000000",
+}
+GROUP_COLOR = OKABE_ITO["blue"]     # the protected class (where the protected condition holds)
+OTHER_COLOR = OKABE_ITO["orange"]   # the other class
+# Stages of the retraining comparison, and the series of the alpha sweep.
+STAGE_COLORS = (OKABE_ITO["black"], OKABE_ITO["sky"], OKABE_ITO["green"], OKABE_ITO["purple"],
+                OKABE_ITO["vermillion"])
+TOLERANCE_COLOR = "rgba(0, 158, 115, 0.15)"
+FONT_SIZE = 18
+TITLE_SIZE = 24
+
+
+def _layout(fig: go.Figure, title: str, subtitle: str = "", **extra: Any) -> go.Figure:
+    """Apply the shared look: large fonts, a title and subtitle, white background."""
+    settings: dict[str, Any] = {
+        "title": {"text": title, "subtitle": {"text": subtitle, "font": {"size": FONT_SIZE - 3}},
+                  "font": {"size": TITLE_SIZE}, "x": 0, "xanchor": "left"},
+        "font": {"size": FONT_SIZE, "family": "Arial, Helvetica, sans-serif"},
+        "template": "plotly_white",
+        "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 1, "xanchor": "right"},
+        "margin": {"t": 120, "l": 70, "r": 30, "b": 70},
+    }
+    settings.update(extra)
+    fig.update_layout(**settings)
+    return fig
+
+
+def class_colors(group: str, other: str) -> dict[str, str]:
+    """Colour by class name: the protected group blue, the other class orange."""
+    return {str(group): GROUP_COLOR, str(other): OTHER_COLOR}
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.0f}%"
+
+
+def _points(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * abs(x):.0f}"
+
+
+# ------------------------------------------------------------------------------------------
+# Controlled fairness
+# ------------------------------------------------------------------------------------------
+def audit_bars(result: AuditResult) -> go.Figure:
+    """Outcome share per protected class in each filter cell, with 95% CIs and n on each bar."""
+    spec = result.spec
+    fig = go.Figure()
+    cell_names = list(dict.fromkeys(c.cell for c in result.cells))
+    for member, name, color in ((True, spec.group_name, GROUP_COLOR), (False, spec.other_name, OTHER_COLOR)):
+        cells = [c for c in result.cells if c.in_group == member]
+        ratio = [c.ratio if c.ratio is not None else 0.0 for c in cells]
+        plus = [(c.ci_high - c.ratio) if c.ratio is not None else 0.0 for c in cells]
+        minus = [(c.ratio - c.ci_low) if c.ratio is not None else 0.0 for c in cells]
+        fig.add_trace(go.Bar(
+            name=name, x=[c.cell for c in cells], y=ratio, marker_color=color,
+            error_y={"type": "data", "array": plus, "arrayminus": minus, "visible": True,
+                     "color": "#333333", "thickness": 2, "width": 8},
+            text=[f"{_pct(c.ratio)}<br>n = {c.n:,}" for c in cells],
+            textposition="inside", insidetextanchor="middle",
+            textfont={"size": FONT_SIZE, "color": "white" if member else "black"},
+            customdata=[[c.n, c.positives, c.ci_low, c.ci_high] for c in cells],
+            hovertemplate=(f"<b>{name}</b><br>%{{x}}<br>share: %{{y:.1%}}<br>"
+                           "95% CI: %{customdata[2]:.1%} to %{customdata[3]:.1%}<br>"
+                           "%{customdata[1]:,} of %{customdata[0]:,} rows<extra></extra>"),
+        ))
+    for g in result.gaps:
+        if g.gap is None:
+            note = "not computable: a class is empty"
+        else:
+            verdict = "within" if g.fair else "over"
+            note = f"gap {_points(g.gap)} points ({verdict} tolerance)"
+        fig.add_annotation(x=g.cell, y=1.0, yref="y", text=note, showarrow=False,
+                           font={"size": FONT_SIZE - 2}, yanchor="bottom")
+    tol = f"{100 * spec.tolerance:g}"
+    title = f"Share of people with {spec.outcome} = {spec.positive}, {spec.group_name} vs {spec.other_name}"
+    subtitle = ("Each bar is a share; the whisker is its 95% confidence interval; n = rows. "
+                f"A gap above {tol} points (the tolerance) counts as unfair.")
+    _layout(fig, title, subtitle, barmode="group", bargap=0.25)
+    fig.update_yaxes(title_text=f"share with {spec.outcome} = {spec.positive}", tickformat=".0%",
+                     range=[0, 1.1], rangemode="tozero")
+    fig.update_xaxes(title_text="", categoryorder="array", categoryarray=cell_names)
+    return fig
+
+
+def gap_comparison(results: Mapping[str, AuditResult], title: str | None = None) -> go.Figure:
+    """Gap (group minus other, in points) per filter cell for each labelled stage, with the tolerance band.
+
+    ``results`` maps a stage name (e.g. "Original", "A1", "C2") to its audit on the same rows.
+    """
+    if not results:
+        raise ValueError("gap_comparison needs at least one audit result")
+    first = next(iter(results.values()))
+    spec = first.spec
+    fig = go.Figure()
+    tol = 100 * spec.tolerance
+    cells = list(dict.fromkeys(g.cell for g in first.gaps))
+    for i, (stage, res) in enumerate(results.items()):
+        gaps = [res.gap(g.filter_holds) for g in first.gaps]
+        values = [None if g.gap is None else 100 * g.gap for g in gaps]
+        fig.add_trace(go.Bar(
+            name=stage, x=[g.cell for g in gaps], y=values,
+            marker_color=STAGE_COLORS[i % len(STAGE_COLORS)],
+            text=["n/a" if v is None else f"{v:+.1f}" for v in values], textposition="outside",
+            textfont={"size": FONT_SIZE},
+            hovertemplate=f"<b>{stage}</b><br>%{{x}}<br>gap: %{{y:+.1f}} points<extra></extra>",
+        ))
+    fig.add_hrect(y0=-tol, y1=tol, fillcolor=TOLERANCE_COLOR, line_width=0, layer="below")
+    fig.add_hline(y=0, line_color="#555555", line_width=1)
+    _layout(
+        fig,
+        title or f"Gap between {spec.group_name} and {spec.other_name}, before and after retraining",
+        (f"Gap = share of {spec.group_name} minus share of {spec.other_name} with {spec.outcome} = "
+         f"{spec.positive}, in percentage points. The green band is the ±{tol:g}-point tolerance."),
+        barmode="group", bargap=0.25,
+    )
+    fig.update_yaxes(title_text="gap (percentage points)", zeroline=True)
+    fig.update_xaxes(categoryorder="array", categoryarray=cells)
+    return fig
+
+
+def retrain_gaps(result: Any) -> go.Figure:
+    """The retraining chart: Original / A1 / C2 gap per filter cell (``result`` is a RetrainResult)."""
+    return gap_comparison({"Original labels": result.original, "A1 (risk model)": result.first,
+                           "C2 (retrained)": result.second})
+
+
+# ------------------------------------------------------------------------------------------
+# Classification parity: per-group thresholds
+# ------------------------------------------------------------------------------------------
+def _color_for(name: str, spec: AuditSpec | None, index: int) -> str:
+    if spec is not None:
+        if name == spec.group_name:
+            return GROUP_COLOR
+        if name == spec.other_name:
+            return OTHER_COLOR
+    return (GROUP_COLOR, OTHER_COLOR, OKABE_ITO["green"], OKABE_ITO["purple"], OKABE_ITO["vermillion"])[index % 5]
+
+
+def threshold_roc(report: Any, spec: AuditSpec | None = None, split: str = "tune") -> go.Figure:
+    """Each group's ROC curve with its operating point before (cross) and after (circle) tuning.
+
+    ``report`` is a thresholds.ThresholdReport; ``split`` "tune" (where thresholds were chosen)
+    or "test" (held-out rows). ``spec`` fixes the colours (protected group blue, other orange).
+    """
+    roc = report.roc_tune if split == "tune" else report.roc_test
+    before = report.before_tune if split == "tune" else report.before
+    after = report.after_tune if split == "tune" else report.after
+    fig = go.Figure()
+    for i, (name, curve) in enumerate(roc.items()):
+        color = _color_for(name, spec, i)
+        fig.add_trace(go.Scatter(
+            x=np.asarray(curve.fpr, float), y=np.asarray(curve.tpr, float), mode="lines",
+            name=f"{name}: ROC curve", line={"color": color, "width": 3}, legendgroup=name,
+            hovertemplate=f"<b>{name}</b><br>FPR %{{x:.2f}}<br>TPR %{{y:.2f}}<extra></extra>",
+        ))
+        if before is not None and name in before.groups:
+            r = before.groups[name]
+            fig.add_trace(go.Scatter(
+                x=[r.fpr], y=[r.tpr], mode="markers", name=f"{name}: before (one threshold)",
+                legendgroup=name,
+                marker={"symbol": "x", "size": 18, "color": color, "line": {"width": 2, "color": "black"}},
+                hovertemplate=(f"<b>{name} before</b><br>threshold {r.threshold:.3g}<br>"
+                               "FPR %{x:.3f}<br>TPR %{y:.3f}<extra></extra>"),
+            ))
+        if name in after.groups:
+            r = after.groups[name]
+            fig.add_trace(go.Scatter(
+                x=[r.fpr], y=[r.tpr], mode="markers", name=f"{name}: after (own threshold)",
+                legendgroup=name,
+                marker={"symbol": "circle", "size": 16, "color": color, "line": {"width": 2, "color": "black"}},
+                hovertemplate=(f"<b>{name} after</b><br>threshold {r.threshold:.3g}<br>"
+                               "FPR %{x:.3f}<br>TPR %{y:.3f}<extra></extra>"),
+            ))
+    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="chance",
+                             line={"color": "#999999", "dash": "dot", "width": 1}, hoverinfo="skip"))
+    where = "tuning rows" if split == "tune" else "held-out test rows"
+    _layout(fig, "How often each group is correctly and wrongly flagged, before and after",
+            (f"ROC curve per group ({where}). Cross: one shared threshold; circle: each group's own "
+             "threshold. Circles closer together mean more equal error rates."),
+            legend={"orientation": "v", "x": 1.02, "y": 0.5, "xanchor": "left", "yanchor": "middle"},
+            height=560)
+    fig.update_xaxes(title_text="false positive rate (FPR)", range=[-0.01, 1.01], tickformat=".0%")
+    fig.update_yaxes(title_text="true positive rate (TPR)", range=[-0.01, 1.01], tickformat=".0%",
+                     scaleanchor="x", scaleratio=1)
+    return fig
+
+
+# ------------------------------------------------------------------------------------------
+# Equalized distribution
+# ------------------------------------------------------------------------------------------
+def score_histograms(
+    hist: Mapping[tuple[str, int], Sequence[float]],
+    bin_edges: Sequence[float],
+    group: str,
+    other: str,
+    alpha: float | None = None,
+) -> go.Figure:
+    """The two groups' score distributions, for people with a positive and a negative outcome.
+
+    ``hist[(class name, label)]`` is the share of that class's rows with that true label (1 or 0)
+    falling in each bin (each histogram sums to 1). Two panels: positives left, negatives right;
+    the groups overlaid in their fixed colours. They converge as the fairness weight grows.
+    """
+    from plotly.subplots import make_subplots
+
+    edges = np.asarray(bin_edges, float)
+    centres = (edges[:-1] + edges[1:]) / 2
+    width = float(np.median(np.diff(edges))) if len(edges) > 1 else 0.02
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06,
+                        subplot_titles=("people with a positive outcome", "people with a negative outcome"))
+    for col, label in ((1, 1), (2, 0)):
+        for name, color in ((group, GROUP_COLOR), (other, OTHER_COLOR)):
+            values = np.asarray(hist.get((name, label), np.zeros(len(centres))), float)
+            fig.add_trace(go.Bar(
+                x=centres, y=values, width=width, name=name, marker_color=color, opacity=0.6,
+                legendgroup=name, showlegend=col == 1,
+                hovertemplate=f"<b>{name}</b><br>score %{{x:.2f}}<br>share %{{y:.1%}}<extra></extra>",
+            ), row=1, col=col)
+    at = "" if alpha is None else f" (alpha = {alpha:g})"
+    _layout(fig, f"Score distributions of {group} and {other}{at}",
+            ("Each panel compares the two groups' model scores. The closer the blue and orange "
+             "shapes, the more alike the model treats the groups."),
+            barmode="overlay", bargap=0, height=480)
+    for annotation in fig.layout.annotations:
+        annotation.font.size = FONT_SIZE
+    fig.update_xaxes(title_text="model score", range=[0, 1])
+    fig.update_yaxes(title_text="share of the group", tickformat=".0%", row=1, col=1)
+    return fig
+
+
+def _alpha_marker(fig: go.Figure, alpha: float | None) -> None:
+    if alpha is not None:
+        fig.add_vline(x=alpha, line_color=OKABE_ITO["vermillion"], line_width=3, line_dash="dash",
+                      annotation_text=f"alpha = {alpha:g}", annotation_position="top",
+                      annotation_font_size=FONT_SIZE - 2)
+
+
+def alpha_accuracy(alphas: Sequence[float], accuracy: Sequence[float], current: float | None = None) -> go.Figure:
+    """Accuracy as the weight on accuracy (alpha) varies, with the current alpha marked."""
+    fig = go.Figure(go.Scatter(
+        x=list(alphas), y=list(accuracy), mode="lines+markers", name="accuracy",
+        line={"color": OKABE_ITO["black"], "width": 3}, marker={"size": 9},
+        hovertemplate="alpha %{x:g}<br>accuracy %{y:.1%}<extra></extra>",
+    ))
+    _alpha_marker(fig, current)
+    _layout(fig, "Accuracy for each setting of alpha",
+            "alpha = 1: accuracy only; smaller alpha: more weight on equal score distributions.",
+            showlegend=False, height=420)
+    fig.update_xaxes(title_text="alpha (weight on accuracy)")
+    fig.update_yaxes(title_text="accuracy", tickformat=".1%")
+    return fig
+
+
+def alpha_gaps(
+    alphas: Sequence[float],
+    tpr_gap: Sequence[float],
+    fpr_gap: Sequence[float],
+    current: float | None = None,
+) -> go.Figure:
+    """The groups' TPR and FPR gaps (absolute differences) as alpha varies, current alpha marked."""
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(
+        x=list(alphas), y=list(tpr_gap), mode="lines+markers", name="TPR gap",
+        line={"color": OKABE_ITO["green"], "width": 3}, marker={"size": 9, "symbol": "circle"},
+        hovertemplate="alpha %{x:g}<br>TPR gap %{y:.3f}<extra></extra>",
+    ))
+    fig.add_trace(go.Scatter(
+        x=list(alphas), y=list(fpr_gap), mode="lines+markers", name="FPR gap",
+        line={"color": OKABE_ITO["purple"], "width": 3, "dash": "dash"}, marker={"size": 9, "symbol": "square"},
+        hovertemplate="alpha %{x:g}<br>FPR gap %{y:.3f}<extra></extra>",
+    ))
+    _alpha_marker(fig, current)
+    _layout(fig, "Difference between the groups' error rates for each alpha",
+            "TPR gap: difference in true positive rates; FPR gap: in false positive rates. Lower is fairer.",
+            height=420)
+    fig.update_xaxes(title_text="alpha (weight on accuracy)")
+    fig.update_yaxes(title_text="absolute difference", rangemode="tozero")
+    return fig

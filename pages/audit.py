@@ -1,0 +1,176 @@
+"""Audit page (controlled fairness): filter cells, the share per group with CIs, one sentence per cell."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from luskin_app import state
+from luskin_core import plots
+from luskin_core.audit import AuditResult
+from luskin_core.conditions import OPERATORS, Condition
+from luskin_core.errors import LuskinError
+from luskin_core.spec import AuditSpec
+
+TEXT_OPS = ["==", "!=", "in", "not in"]
+
+
+def _filter_columns(spec: AuditSpec) -> list[str]:
+    frame = state.dataset().frame
+    banned = {spec.outcome.lower(), spec.protected.column.lower()}
+    return [c for c in frame.columns if str(c).lower() not in banned]
+
+
+def _add_filter() -> None:
+    """Button callback: read the three filter widgets and add the condition (or say why not)."""
+    ss = st.session_state
+    ss.pop("filter_error", None)
+    frame = state.dataset().frame
+    column, op = ss.get("filter_column"), ss.get("filter_op")
+    try:
+        if column is None or op is None:
+            raise LuskinError("Choose a column and a comparison for the condition.")
+        if op in ("in", "not in"):
+            value: Any = tuple(ss.get("filter_value_multi") or ())
+        elif state.is_numeric(frame[column]):
+            number = ss.get("filter_value_number")
+            value = int(number) if number is not None and float(number).is_integer() else number
+        else:
+            value = ss.get("filter_value_pick")
+        condition = Condition(column, op, value)
+        condition.mask(frame.head(5))  # checks the comparison fits the column's type
+        filters = list(state.choices().get("filters") or [])
+        if condition.to_dict() in filters:
+            raise LuskinError(f"The condition '{condition}' is already in the filter.")
+        state.set_filters(filters + [condition.to_dict()])
+    except LuskinError as err:
+        ss["filter_error"] = str(err)
+
+
+def _remove_filter(index: int) -> None:
+    filters = list(state.choices().get("filters") or [])
+    if 0 <= index < len(filters):
+        filters.pop(index)
+    state.set_filters(filters)
+    st.session_state.pop("filter_error", None)
+
+
+def _clear_filters() -> None:
+    state.set_filters([])
+    st.session_state.pop("filter_error", None)
+
+
+def render_filter(spec: AuditSpec) -> None:
+    """The filter builder: column, comparison, value; conditions joined by AND; remove buttons."""
+    frame = state.dataset().frame
+    st.subheader("Compare like with like: the filter")
+    st.markdown("The filter splits the rows into two cells (where it holds, and where it does not). "
+                "The groups are compared inside each cell, e.g. among people with the same education.")
+    filters = [Condition.from_dict(c) for c in state.choices().get("filters") or []]
+    if filters:
+        for i, condition in enumerate(filters):
+            left, right = st.columns([5, 1])
+            joiner = "AND " if i else ""
+            left.markdown(f"{joiner}**{condition.describe()}**")
+            right.button("Remove", key=f"filter_remove_{i}", on_click=_remove_filter, args=(i,))
+        st.button("Remove all conditions", key="filter_clear", on_click=_clear_filters)
+    else:
+        st.caption("No filter: all rows form one cell.")
+    columns = _filter_columns(spec)
+    if not columns:
+        st.caption("There is no other column to filter on.")
+        return
+    c1, c2, c3, c4 = st.columns([3, 2, 3, 2], vertical_alignment="bottom")
+    column = c1.selectbox("Column", columns, key="filter_column")
+    numeric = state.is_numeric(frame[column])
+    ops = list(OPERATORS) if numeric else TEXT_OPS
+    if st.session_state.get("filter_op") not in ops:
+        st.session_state["filter_op"] = ">" if numeric else "=="
+    op = c2.selectbox("Comparison", ops, key="filter_op",
+                      help="== is, != is not, < below, <= at most, > above, >= at least, "
+                           "in: one of several values.")
+    options = state.value_options(frame[column])
+    if op in ("in", "not in"):
+        st.session_state["filter_value_multi"] = [v for v in st.session_state.get("filter_value_multi") or []
+                                                  if v in options]
+        c3.multiselect("Values", options, key="filter_value_multi")
+    elif numeric:
+        c3.number_input("Value", key="filter_value_number")
+    else:
+        if st.session_state.get("filter_value_pick") not in options:
+            st.session_state["filter_value_pick"] = options[0] if options else None
+        c3.selectbox("Value", options, key="filter_value_pick")
+    c4.button("Add condition", key="filter_add", on_click=_add_filter, type="primary")
+    if st.session_state.get("filter_error"):
+        st.error(st.session_state["filter_error"], icon="⚠️")
+
+
+def render_tolerance() -> None:
+    """The tolerance (the paper's '≈') in percentage points."""
+    ch = state.choices()
+    state.seed("tolerance_points", int(round(100 * float(ch.get("tolerance", 0.05)))))
+    points = st.slider("Tolerance (percentage points)", 0, 20, key="tolerance_points", help=state.HELP["tolerance"])
+    ch["tolerance"] = points / 100
+
+
+def render_verdict(result: AuditResult) -> None:
+    """The headline: fair in every cell, or how many cells exceed the tolerance."""
+    computable = [g for g in result.gaps if g.gap is not None]
+    over = [g for g in computable if not g.fair]
+    if not computable:
+        st.warning("No cell can be compared: each cell lacks one of the two groups. Change the filter.", icon="⚠️")
+    elif over:
+        st.markdown(f"### ⚠️ The gap exceeds the {100 * result.spec.tolerance:g}-point tolerance in "
+                    f"{len(over)} of {len(computable)} cell{'s' if len(computable) > 1 else ''}.")
+    else:
+        st.markdown(f"### ✅ Within the {100 * result.spec.tolerance:g}-point tolerance in every cell.")
+
+
+def render_sentences(result: AuditResult) -> None:
+    """One plain sentence per cell (the core's words), coloured by verdict."""
+    for gap in result.gaps:
+        if gap.gap is None:
+            st.warning(gap.sentence + " The filter leaves this cell without one of the groups.", icon="⚠️")
+        elif gap.fair:
+            st.success(gap.sentence, icon="✅")
+        else:
+            st.info(gap.sentence, icon="❗")
+
+
+def render_table(result: AuditResult) -> None:
+    """The same numbers as the chart, as a table."""
+    table = result.to_frame()
+    for column in ("Ratio", "95% CI low", "95% CI high", "Gap (group - other)"):
+        table[column] = table[column].astype(float) * 100
+    st.dataframe(
+        table, hide_index=True, key="audit_table",
+        column_config={
+            "Ratio": st.column_config.NumberColumn("Share (%)", format="%.1f"),
+            "95% CI low": st.column_config.NumberColumn("95% CI low (%)", format="%.1f", help=state.HELP["ci"]),
+            "95% CI high": st.column_config.NumberColumn("95% CI high (%)", format="%.1f", help=state.HELP["ci"]),
+            "Gap (group - other)": st.column_config.NumberColumn("Gap (points)", format="%+.1f"),
+            "p-value": st.column_config.NumberColumn("p-value", format="%.4f", help=state.HELP["p_value"]),
+        },
+    )
+    if result.n_excluded:
+        reasons = ", ".join(f"{k}: {v:,}" for k, v in result.excluded_reasons.items())
+        st.caption(f"{result.n_excluded:,} rows were left out ({reasons or 'outside the population'}).")
+
+
+st.title("Audit: is the outcome shared fairly between the groups?")
+spec_ = state.require_spec()
+render_filter(spec_)
+render_tolerance()
+spec_ = state.require_spec()
+result_ = state.guarded(state.run_audit, spec_)
+if result_ is not None:
+    render_verdict(result_)
+    chart_tab, table_tab = st.tabs(["Chart", "Table"])
+    with chart_tab:
+        st.plotly_chart(plots.audit_bars(result_), key="audit_chart")
+    with table_tab:
+        render_table(result_)
+    st.subheader("What this means, cell by cell")
+    render_sentences(result_)

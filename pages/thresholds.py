@@ -1,0 +1,148 @@
+"""Thresholds page (classification parity, paper section 4.2): one threshold per group."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from luskin_app import state
+from luskin_core import plots
+from luskin_core.models import MODEL_KINDS, MODEL_NAMES
+from luskin_core.spec import AuditSpec
+from luskin_core.thresholds import ThresholdReport, tune_thresholds
+
+SOURCES = {"model": "Train a model on the data", "column": "Use a score column already in the data"}
+SOLVERS = {"exact": "Exact (best possible)", "pso": "Particle swarm (the paper's method)"}
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _tune_cached(fingerprint: str, spec_json: str, options_json: str, _frame: pd.DataFrame,
+                 _options: dict[str, Any], _features: tuple[str, ...] | None) -> ThresholdReport:
+    """Train (or read) the scores and tune the thresholds; cached on data, spec and options."""
+    spec = AuditSpec.from_json(spec_json)
+    use_model = _options["source"] == "model"
+    return tune_thresholds(
+        _frame, spec,
+        model=_options["model"] if use_model else None,
+        score_column=None if use_model else _options["score_column"],
+        features=list(_features) if use_model and _features else None,
+        solver=_options["solver"], lam=float(_options["lam"]), seed=int(_options["seed"]),
+    )
+
+
+def _features(spec: AuditSpec) -> tuple[str, ...] | None:
+    """The preset's model columns (without the outcome), else the core's default choice."""
+    features = state.choices().get("features")
+    if not features:
+        return None
+    return tuple(c for c in features if c != spec.outcome)
+
+
+def render_options(spec: AuditSpec) -> dict[str, Any]:
+    """Score source, model or score column, solver, lambda, seed."""
+    ch = state.choices()
+    opts = dict(ch["thresholds"])
+    frame = state.dataset().frame
+    score_columns = [c for c in frame.columns if c != spec.outcome and state.is_numeric(frame[c])]
+    state.seed("thr_source", opts["source"])
+    state.seed("thr_model", opts["model"])
+    state.seed("thr_solver", opts["solver"])
+    state.seed("thr_lambda", float(opts["lam"]))
+    state.seed("thr_seed", int(opts["seed"]))
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        source = st.radio("Scores", list(SOURCES), format_func=SOURCES.get, key="thr_source",
+                          help="Thresholds cut a score: train a model for it, or use a score the data already has.")
+        if source == "model":
+            model = st.selectbox("Model", list(MODEL_KINDS), key="thr_model",
+                                 format_func=lambda k: f"{k}: {MODEL_NAMES[k]}",
+                                 help="LR: logistic regression; MLP: a small neural network; SVM: linear support vector machine.")
+            opts.update(source="model", model=model)
+        else:
+            if not score_columns:
+                st.error("The data has no numeric column to use as a score. Train a model instead.", icon="⚠️")
+                return {}
+            state.seed("thr_score_column", opts.get("score_column") or score_columns[0])
+            if st.session_state["thr_score_column"] not in score_columns:
+                st.session_state["thr_score_column"] = score_columns[0]
+            column = st.selectbox("Score column", score_columns, key="thr_score_column",
+                                  help="Higher score = more likely positive (e.g. COMPAS decile_score).")
+            opts.update(source="column", score_column=column)
+    with c2:
+        solver = st.radio("Solver", list(SOLVERS), format_func=SOLVERS.get, key="thr_solver",
+                          help="Exact finds the best thresholds for sure; particle swarm is the paper's search heuristic.")
+        opts["solver"] = solver
+    with c3:
+        lam = st.number_input("Fairness weight (lambda)", min_value=0.0, max_value=20.0, step=0.5,
+                              key="thr_lambda", help=state.HELP["lambda"])
+        seed = st.number_input("Seed", min_value=0, max_value=1_000_000, step=1, key="thr_seed",
+                               help=state.HELP["seed"])
+        opts.update(lam=float(lam), seed=int(seed))
+    ch["thresholds"] = opts
+    return opts
+
+
+def _rates_table(report: ThresholdReport) -> pd.DataFrame:
+    """Accuracy, TPR and FPR per group, before (one threshold) and after (own thresholds), test rows."""
+    rows = []
+    for when, split in (("Before", report.before), ("After", report.after)):
+        if split is None:
+            continue
+        for group, r in split.groups.items():
+            rows.append({"When": when, "Group": group, "Threshold": r.threshold, "Accuracy": 100 * r.accuracy,
+                         "TPR": 100 * r.tpr, "FPR": 100 * r.fpr, "Rows": r.n})
+        rows.append({"When": when, "Group": "All (overall accuracy)", "Threshold": None,
+                     "Accuracy": 100 * split.accuracy, "TPR": None, "FPR": None,
+                     "Rows": sum(r.n for r in split.groups.values())})
+    return pd.DataFrame(rows)
+
+
+def render_result(report: ThresholdReport, spec: AuditSpec) -> None:
+    """Headline numbers, the ROC chart with before/after points, the thresholds and the table."""
+    a, b, c = st.columns(3)
+    after = report.after
+    before = report.before
+    a.metric("Accuracy (test rows)", f"{100 * after.accuracy:.1f}%",
+             None if before is None else f"{100 * (after.accuracy - before.accuracy):+.1f} points",
+             help="Share of correct decisions on rows held out from training and tuning.")
+    b.metric("TPR gap", f"{100 * after.tpr_gap:.1f} points",
+             None if before is None else f"{100 * (after.tpr_gap - before.tpr_gap):+.1f}", delta_color="inverse",
+             help=state.HELP["tpr"] + " The gap is the largest difference between groups.")
+    c.metric("FPR gap", f"{100 * after.fpr_gap:.1f} points",
+             None if before is None else f"{100 * (after.fpr_gap - before.fpr_gap):+.1f}", delta_color="inverse",
+             help=state.HELP["fpr"] + " The gap is the largest difference between groups.")
+    st.plotly_chart(plots.threshold_roc(report, spec), key="thr_chart")
+    st.markdown("**Thresholds chosen:** " + "; ".join(
+        f"{group}: {value:.3f}" for group, value in report.thresholds.items())
+        + f" (a row is flagged when its score is at least its group's threshold). Rows: "
+          f"{report.n_train:,} to train, {report.n_tune:,} to tune, {report.n_test:,} to test.")
+    if before is None:
+        st.caption("The score column is not a 0/1 decision, so there is no 'before' threshold to compare with.")
+    st.dataframe(
+        _rates_table(report), hide_index=True, key="thr_table",
+        column_config={
+            "Threshold": st.column_config.NumberColumn(format="%.3f"),
+            "Accuracy": st.column_config.NumberColumn("Accuracy (%)", format="%.1f"),
+            "TPR": st.column_config.NumberColumn("TPR (%)", format="%.1f", help=state.HELP["tpr"]),
+            "FPR": st.column_config.NumberColumn("FPR (%)", format="%.1f", help=state.HELP["fpr"]),
+        },
+    )
+
+
+st.title("Thresholds: equal error rates with one threshold per group")
+st.markdown("When the group is known at decision time, each group can get its own cut-off on the "
+            "model's score so that both groups are flagged equally often when they should be "
+            "(TPR) and when they should not (FPR), at a small cost in accuracy.")
+spec_ = state.require_spec()
+options_ = render_options(spec_)
+if options_:
+    data_ = state.dataset()
+    features_ = _features(spec_)
+    with st.spinner("Training the model and tuning the thresholds…"):
+        report_ = state.guarded(_tune_cached, data_.fingerprint, spec_.to_json(),
+                                state.options_key({**options_, "features": features_}), data_.frame,
+                                options_, features_)
+    if report_ is not None:
+        render_result(report_, spec_)
