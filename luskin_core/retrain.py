@@ -1,0 +1,470 @@
+"""Retraining to controlled fairness: the paper's experiment (sections 3.1, 3.2 and 3.5).
+
+The rows are split 40/40/20 into D1, D2 and D4 (seeded). The first model A1 is trained on D1
+with the recorded labels; its risk scores on D2 feed Algorithm 1 or 2, which builds the
+synthetic labelled set D3 from D2; the second model C2 is trained on D3. Everything is
+reported on D4, which neither model has seen: for the recorded labels, A1's decisions and
+C2's decisions, the ratio of each protected class in each filter cell (with Wilson intervals,
+the gap and its test, via :func:`luskin_core.audit.audit_arrays`) and each model's AUC against
+the recorded labels: the shape of the paper's Tables 1-4.
+
+Split. Rows are stratified by outcome x protected class x filter cell, so that every split
+holds each combination in proportion (a 20% test set of a small cell could otherwise miss a
+class). When a stratum has fewer than ``MIN_STRATUM`` rows, the split falls back to coarser
+strata (outcome x class, then outcome, then none); the result says which was used. D4 takes
+20% (rounded up), and the rest is halved (D2 gets the odd row). Each split is kept in the
+data's own row order.
+
+Decisions. A model's decision on a row is ``score >= threshold`` (default 0.5) for both A1
+and C2. Algorithm 1 relabels D2 with A1's decisions at that threshold. A cell whose gap on D2
+is already within the specification's tolerance is left as it is (the paper's CheckFair).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import roc_auc_score
+from sklearn.model_selection import train_test_split
+
+from .audit import AuditResult, audit_arrays
+from .errors import LuskinError
+from .models import MODEL_NAMES, check_kind, choose_features, make_model, risk_scores
+from .relabel import ALGORITHM_NAMES, RelabelResult, _check_direction, check_algorithm, relabel
+from .spec import AuditSpec, prepare
+
+RETRAIN_KINDS = ("LR", "MLP")
+SPLIT = (0.4, 0.4, 0.2)
+MIN_ROWS = 50          # below this a 20% test set holds too few rows to say anything
+MIN_STRATUM = 5        # a stratum needs at least this many rows to appear in all three splits
+SYNTHETIC_COLUMNS = ("luskin_risk", "luskin_label_before", "luskin_label_after")
+
+Progress = Callable[[float, str], None]
+
+
+# ----------------------------------------------------------------------------------------
+# Options
+# ----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RetrainOptions:
+    """How to retrain: which algorithm, the two model types, direction, cells, seed, threshold.
+
+    ``features`` None means every column but the outcome (identifier-like text is left out);
+    ``exclude`` removes columns from either choice.
+    """
+
+    algorithm: int = 2
+    first: str = "LR"
+    second: str = "MLP"
+    direction: str = "down"
+    all_cells: bool = False
+    seed: int = 0
+    threshold: float = 0.5
+    features: tuple[str, ...] | None = None
+    exclude: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "algorithm", check_algorithm(self.algorithm))
+        object.__setattr__(self, "first", _check_retrain_kind(self.first, "first"))
+        object.__setattr__(self, "second", _check_retrain_kind(self.second, "second"))
+        object.__setattr__(self, "direction", _check_direction(self.direction))
+        object.__setattr__(self, "all_cells", bool(self.all_cells))
+        try:
+            seed = int(self.seed)
+        except (TypeError, ValueError):
+            raise LuskinError(f"The seed must be a whole number, not '{self.seed}'.") from None
+        if seed < 0 or seed >= 2**32:
+            raise LuskinError(f"The seed must be a whole number from 0 to {2**32 - 1}, not {seed}.")
+        object.__setattr__(self, "seed", seed)
+        try:
+            threshold = float(self.threshold)
+        except (TypeError, ValueError):
+            raise LuskinError(f"The threshold must be a number between 0 and 1, not '{self.threshold}'.") from None
+        if not 0 < threshold < 1:
+            raise LuskinError(f"The threshold must be between 0 and 1 (the paper uses 0.5), not {threshold}.")
+        object.__setattr__(self, "threshold", threshold)
+        if self.features is not None:
+            names = (self.features,) if isinstance(self.features, str) else self.features
+            object.__setattr__(self, "features", tuple(str(c) for c in names) or None)
+        names = (self.exclude,) if isinstance(self.exclude, str) else (self.exclude or ())
+        object.__setattr__(self, "exclude", tuple(str(c) for c in names))
+
+    def describe(self) -> str:
+        return (f"{ALGORITHM_NAMES[self.algorithm]}, A1 = {self.first}, C2 = {self.second}, direction "
+                f"{self.direction}, {'every filter cell' if self.all_cells else 'the filter cell only'}, "
+                f"seed {self.seed}")
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["features"] = None if self.features is None else list(self.features)
+        data["exclude"] = list(self.exclude)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "RetrainOptions":
+        if not isinstance(data, Mapping):
+            raise LuskinError("The saved retraining options are not a JSON object.")
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise LuskinError(f"Unknown retraining option(s): {', '.join(unknown)}.")
+        values = dict(data)
+        if values.get("features") is not None:
+            values["features"] = tuple(values["features"])
+        values["exclude"] = tuple(values.get("exclude") or ())
+        return cls(**values)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2)
+
+    @classmethod
+    def from_json(cls, text: str) -> "RetrainOptions":
+        try:
+            data = json.loads(text)
+        except (json.JSONDecodeError, TypeError) as err:
+            raise LuskinError(f"The retraining options are not valid JSON ({err}).") from None
+        return cls.from_dict(data)
+
+
+def _check_retrain_kind(kind: Any, which: str) -> str:
+    key = check_kind(kind)
+    if key not in RETRAIN_KINDS:
+        raise LuskinError(f"The {which} model must be LR (logistic regression) or MLP (neural network) for "
+                          f"retraining, not '{kind}': the algorithms need a risk score between 0 and 1.")
+    return key
+
+
+# ----------------------------------------------------------------------------------------
+# Result
+# ----------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class RetrainResult:
+    """What the experiment found on D4, how D3 was built, and the trained second model.
+
+    ``original``, ``first`` and ``second`` audit D4's recorded labels, A1's and C2's
+    decisions. ``d2_before`` / ``d2_after`` audit the labels of D2 before and after the
+    relabelling (A1's decisions or the recorded labels; the synthetic labels of D3).
+    ``synthetic`` is D3 for export: D2's rows with their original columns plus
+    ``luskin_risk``, ``luskin_label_before`` and ``luskin_label_after`` (0/1).
+    """
+
+    spec: AuditSpec
+    options: RetrainOptions
+    features: tuple[str, ...]
+    dropped_features: dict[str, str]
+    sizes: dict[str, int]
+    stratified_by: str
+    original: AuditResult
+    first: AuditResult
+    second: AuditResult
+    auc_first: float
+    auc_second: float
+    relabelling: RelabelResult
+    d2_before: AuditResult
+    d2_after: AuditResult
+    timings: dict[str, float]
+    synthetic: pd.DataFrame = field(repr=False)
+    first_model: Any = field(repr=False)
+    second_model: Any = field(repr=False)
+
+    @property
+    def seed(self) -> int:
+        return self.options.seed
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready report (no models, no rows)."""
+        return {
+            "kind": "retrain",
+            "spec": self.spec.to_dict(),
+            "options": self.options.to_dict(),
+            "seed": self.options.seed,
+            "models": {"first": self.options.first, "second": self.options.second},
+            "features": list(self.features),
+            "dropped_features": dict(self.dropped_features),
+            "sizes": dict(self.sizes),
+            "stratified_by": self.stratified_by,
+            "original": self.original.to_dict(),
+            "first": self.first.to_dict(),
+            "second": self.second.to_dict(),
+            "auc": {"first": self.auc_first, "second": self.auc_second},
+            "relabel": self.relabelling.to_dict(),
+            "synthetic_audit": {"before": self.d2_before.to_dict(), "after": self.d2_after.to_dict()},
+            "timings": dict(self.timings),
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, allow_nan=False)
+
+    def paper_table(self, *, ci: bool = False, gap: bool = False, digits: int = 3) -> pd.DataFrame:
+        """The paper's table (Tables 1-4): see :func:`paper_table`."""
+        return paper_table(self.to_dict(), ci=ci, gap=gap, digits=digits)
+
+    def write_synthetic(self, path: str | Path) -> Path:
+        """Write D3 as CSV (no index) and return the path."""
+        target = Path(path)
+        try:
+            self.synthetic.to_csv(target, index=False)
+        except OSError as err:
+            raise LuskinError(f"Cannot write the synthetic data to '{target}': {err.strerror}.") from None
+        return target
+
+    def synthetic_csv(self) -> bytes:
+        """D3 as CSV bytes (for a download button)."""
+        return self.synthetic.to_csv(index=False).encode("utf-8")
+
+
+def paper_table(report: Mapping[str, Any], *, ci: bool = False, gap: bool = False, digits: int = 3) -> pd.DataFrame:
+    """The paper's table from a retrain report (``RetrainResult.to_dict()`` or its JSON).
+
+    Columns: (Original / A1 (kind) / C2 (kind)) x filter cell, the cell where the filter
+    does not hold first as in the paper (UE, E). Rows: AUC against the recorded labels
+    (repeated under each cell of a model; empty for the recorded labels), then the ratio
+    of the protected group and of the other class on D4. With ``ci`` the entries are text
+    with the Wilson 95% interval; with ``gap`` a row of group - other gaps is added.
+    """
+    blocks = [("Original", report["original"], None),
+              (f"A1 ({report['models']['first']})", report["first"], report["auc"]["first"]),
+              (f"C2 ({report['models']['second']})", report["second"], report["auc"]["second"])]
+    cells = report["original"]["cells"]
+    keys: list[Any] = []
+    for c in cells:
+        if c["filter_holds"] not in keys:
+            keys.append(c["filter_holds"])
+    keys.sort(key=lambda k: (k is not None, bool(k)))  # not-filter (False) before filter (True)
+    names = {c["filter_holds"]: c["cell"] for c in cells}
+    group = next(c["label"] for c in cells if c["in_group"])
+    other = next(c["label"] for c in cells if not c["in_group"])
+    columns = pd.MultiIndex.from_tuples([(b, names[k]) for b, _, _ in blocks for k in keys])
+    rows: dict[str, list[Any]] = {"AUC": [], group: [], other: []}
+    if gap:
+        rows["Gap"] = []
+
+    def number(x: float | None) -> Any:
+        if x is None:
+            return "" if ci else np.nan
+        return f"{x:.{digits}f}" if ci else float(x)
+
+    for _, audit_dict, auc in blocks:
+        for k in keys:
+            rows["AUC"].append(number(auc))
+            for member, label in ((True, group), (False, other)):
+                c = next(c for c in audit_dict["cells"] if c["filter_holds"] == k and c["in_group"] == member)
+                value = number(c["ratio"])
+                if ci and c["ratio"] is not None:
+                    value = f"{value} [{c['ci_low']:.{digits}f}, {c['ci_high']:.{digits}f}]"
+                rows[label].append(value)
+            if gap:
+                g = next(g for g in audit_dict["gaps"] if g["filter_holds"] == k)
+                rows["Gap"].append(number(g["gap"]))
+    return pd.DataFrame.from_dict(rows, orient="index", columns=columns)
+
+
+# ----------------------------------------------------------------------------------------
+# The experiment
+# ----------------------------------------------------------------------------------------
+def split_rows(
+    n: int, strata: Sequence[tuple[str, np.ndarray | None]], seed: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
+    """Seeded 40/40/20 positions (D1, D2, D4), each sorted, and the stratification used.
+
+    ``strata`` lists candidate stratifications, finest first, as (description, codes); the
+    first whose every stratum has at least ``MIN_STRATUM`` rows is used (None: no strata).
+    """
+    positions = np.arange(n)
+    for name, codes in strata:
+        if codes is not None:
+            counts = np.unique(codes, return_counts=True)[1]
+            if counts.min() < MIN_STRATUM:
+                continue
+        rest, d4 = train_test_split(positions, test_size=SPLIT[2], random_state=seed, stratify=codes)
+        d1, d2 = train_test_split(rest, test_size=SPLIT[1] / (SPLIT[0] + SPLIT[1]), random_state=seed,
+                                  stratify=None if codes is None else codes[rest])
+        return np.sort(d1), np.sort(d2), np.sort(d4), name
+    raise AssertionError("the last stratification must be None")  # pragma: no cover
+
+
+def _auc(y: np.ndarray, scores: np.ndarray) -> float:
+    return float(roc_auc_score(y, scores))
+
+
+def _check_split(name: str, role: str, y: np.ndarray, in_group: np.ndarray, spec: AuditSpec) -> None:
+    if y.min() == y.max():
+        value = "positive" if y[0] == 1 else "not positive"
+        raise LuskinError(
+            f"In the {name} part of the split ({role}), every row's outcome is {value}, so "
+            f"{'a model cannot be trained' if name == 'D1' else 'the comparison cannot be made'}. "
+            "The data has too few rows of one outcome: use more data or another seed."
+        )
+    if in_group.all() or not in_group.any():
+        missing = spec.other_name if in_group.all() else spec.group_name
+        raise LuskinError(
+            f"The {name} part of the split ({role}) has no {missing} rows, so the classes cannot be "
+            "compared. Use more data or another seed."
+        )
+
+
+def retrain(
+    frame: pd.DataFrame,
+    spec: AuditSpec,
+    options: RetrainOptions | None = None,
+    progress: Progress | None = None,
+) -> RetrainResult:
+    """Run the paper's experiment on ``frame`` and report on the held-out 20% (D4).
+
+    ``progress(fraction, message)`` is called as the work advances (for a progress bar).
+    """
+    options = options or RetrainOptions()
+    report = progress or (lambda fraction, message: None)
+    clock = time.perf_counter
+    start = clock()
+    timings: dict[str, float] = {}
+
+    report(0.0, "Checking the data and splitting it 40/40/20")
+    prepared = prepare(frame, spec)
+    y, in_group, filt = prepared.y.astype(np.int8), prepared.in_group, prepared.filter_holds
+    has_filter = prepared.has_filter
+    n = len(y)
+    if n < MIN_ROWS:
+        raise LuskinError(
+            f"Retraining splits the data 40/40/20 and needs at least {MIN_ROWS} rows with a known outcome "
+            f"and group; there are {n}."
+        )
+    if y.min() == y.max():
+        raise LuskinError(
+            f"Every row's outcome is {'positive' if y[0] == 1 else 'not positive'} "
+            f"({spec.outcome} {'==' if y[0] == 1 else '!='} {spec.positive}), so there is nothing to learn."
+        )
+    if in_group.all() or not in_group.any():
+        raise LuskinError(
+            f"The protected condition ({spec.protected}) holds for {'every' if in_group.all() else 'no'} row, "
+            "so there are not two classes to compare."
+        )
+    choice = choose_features(prepared.frame, spec.outcome, options.features, options.exclude)
+    columns = list(choice.columns)
+    candidates: list[tuple[str, np.ndarray | None]] = []
+    if has_filter:
+        candidates.append(("outcome x protected class x filter cell",
+                           4 * y.astype(np.int64) + 2 * in_group.astype(np.int64) + filt.astype(np.int64)))
+    candidates += [("outcome x protected class", 2 * y.astype(np.int64) + in_group.astype(np.int64)),
+                   ("outcome", y), ("none", None)]
+    d1, d2, d4, stratified_by = split_rows(n, candidates, options.seed)
+    roles = {"D1": "training the first model", "D2": "building the synthetic data", "D4": "the final report"}
+    for name, idx in (("D1", d1), ("D2", d2), ("D4", d4)):
+        _check_split(name, roles[name], y[idx], in_group[idx], spec)
+    rows = prepared.frame
+    X1, X2, X4 = rows.iloc[d1][columns], rows.iloc[d2][columns], rows.iloc[d4][columns]
+    f2 = filt[d2] if has_filter else None
+    f4 = filt[d4] if has_filter else None
+    timings["split"] = clock() - start
+
+    report(0.05, f"Training the first model A1 ({MODEL_NAMES[options.first]}) on D1 ({len(d1):,} rows)")
+    t = clock()
+    first_model = make_model(options.first, rows, columns, random_state=options.seed).fit(X1, y[d1])
+    timings["first"] = clock() - t
+
+    report(0.4, f"Scoring D2 and building the synthetic labels ({ALGORITHM_NAMES[options.algorithm]})")
+    t = clock()
+    risk2 = risk_scores(first_model, X2)
+    relabelled = relabel(options.algorithm, y[d2], risk2, in_group[d2], f2, threshold=options.threshold,
+                         direction=options.direction, all_cells=options.all_cells, tolerance=spec.tolerance)
+    labels3 = relabelled.labels
+    if labels3.min() == labels3.max():
+        raise LuskinError(
+            "Every row of the synthetic data has the same label, so the second model cannot be trained. "
+            + ("The first model decides the same way for every row at this threshold: try another threshold "
+               "or Algorithm 2." if options.algorithm == 1 else "Use more data.")
+        )
+    timings["relabel"] = clock() - t
+
+    report(0.5, f"Training the second model C2 ({MODEL_NAMES[options.second]}) on the synthetic data D3")
+    t = clock()
+    second_model = make_model(options.second, rows, columns, random_state=options.seed).fit(X2, labels3)
+    timings["second"] = clock() - t
+
+    report(0.9, f"Reporting on the held-out data D4 ({len(d4):,} rows)")
+    t = clock()
+    risk_first4 = risk_scores(first_model, X4)
+    risk_second4 = risk_scores(second_model, X4)
+    y4, g4 = y[d4], in_group[d4]
+    original = audit_arrays(y4, g4, f4, spec, source="recorded outcome on D4")
+    first = audit_arrays((risk_first4 >= options.threshold).astype(np.int8), g4, f4, spec,
+                         source=f"first model A1 ({options.first}) on D4")
+    second = audit_arrays((risk_second4 >= options.threshold).astype(np.int8), g4, f4, spec,
+                          source=f"second model C2 ({options.second}) on D4")
+    before_source = "first model A1's decisions on D2" if options.algorithm == 1 else "recorded outcome on D2"
+    d2_before = audit_arrays(relabelled.labels_before, in_group[d2], f2, spec, source=before_source)
+    d2_after = audit_arrays(labels3, in_group[d2], f2, spec, source="synthetic labels (D3)")
+    auc_first, auc_second = _auc(y4, risk_first4), _auc(y4, risk_second4)
+    synthetic = rows.iloc[d2].copy()
+    synthetic["luskin_risk"] = risk2
+    synthetic["luskin_label_before"] = relabelled.labels_before.astype(np.int64)
+    synthetic["luskin_label_after"] = labels3.astype(np.int64)
+    timings["report"] = clock() - t
+    timings["total"] = clock() - start
+    report(1.0, "Done")
+    return RetrainResult(
+        spec=spec, options=options, features=tuple(columns), dropped_features=dict(choice.dropped),
+        sizes={"D1": int(len(d1)), "D2": int(len(d2)), "D4": int(len(d4))}, stratified_by=stratified_by,
+        original=original, first=first, second=second, auc_first=auc_first, auc_second=auc_second,
+        relabelling=relabelled, d2_before=d2_before, d2_after=d2_after,
+        timings={k: round(v, 4) for k, v in timings.items()},
+        synthetic=synthetic, first_model=first_model, second_model=second_model,
+    )
+
+
+# ----------------------------------------------------------------------------------------
+# Saving the second model
+# ----------------------------------------------------------------------------------------
+# Types a Luskin model file may hold beyond skops' defaults: our pipelines' own steps.
+_TRUSTED_PREFIXES = ("luskin_core.", "sklearn.", "numpy.", "scipy.")
+
+
+def model_bytes(model: Any) -> bytes:
+    """The fitted model as skops bytes (a safe, inspectable format; for a download button)."""
+    import skops.io as sio
+
+    return sio.dumps(model)
+
+
+def save_model(model: Any, path: str | Path) -> Path:
+    """Save the fitted model with skops to ``path`` and return it."""
+    target = Path(path)
+    try:
+        target.write_bytes(model_bytes(model))
+    except OSError as err:
+        raise LuskinError(f"Cannot write the model to '{target}': {err.strerror}.") from None
+    return target
+
+
+def load_model(source: str | Path | bytes) -> Any:
+    """Load a model saved by :func:`save_model`; refuses files holding types from elsewhere."""
+    import skops.io as sio
+
+    if isinstance(source, (bytes, bytearray)):
+        data = bytes(source)
+    else:
+        try:
+            data = Path(source).read_bytes()
+        except OSError as err:
+            raise LuskinError(f"Cannot read the model file '{source}': {err.strerror}.") from None
+    try:
+        untrusted = sio.get_untrusted_types(data=data)
+    except Exception:  # noqa: BLE001 - any failure here means the file is not a skops model
+        raise LuskinError("This file is not a model saved by Luskin (skops format).") from None
+    foreign = [t for t in untrusted if not t.startswith(_TRUSTED_PREFIXES)]
+    if foreign:
+        raise LuskinError("This model file holds objects Luskin does not recognise and was not loaded for "
+                          f"safety: {', '.join(foreign)}.")
+    return sio.loads(data, trusted=untrusted)
+
+
+__all__ = [
+    "MIN_ROWS", "RETRAIN_KINDS", "SYNTHETIC_COLUMNS", "RetrainOptions", "RetrainResult", "load_model",
+    "model_bytes", "paper_table", "retrain", "save_model", "split_rows",
+]
