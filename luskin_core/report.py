@@ -32,7 +32,7 @@ from .errors import LuskinError
 from .spec import AuditSpec
 from .stats import format_p
 
-CONFIG_FORMAT = "luskin-configuration"
+CONFIG_KIND = "luskin-configuration"  # the same "kind" as luskin_app.state writes
 CONFIG_VERSION = 1
 _VERSION_PACKAGES = ("pandas", "numpy", "scikit-learn", "scipy", "plotly")
 
@@ -47,6 +47,8 @@ class DatasetRef:
     ``kind`` is "sample" (``name`` is the sample's name, e.g. "adult") or "upload" (``name`` is
     the file's name as uploaded). ``fingerprint`` is :func:`luskin_core.data.frame_fingerprint`
     of the loaded table, so that loading a configuration can tell whether the data is the same.
+    In JSON it is written as the dashboard's ``source`` string: ``sample:adult`` or
+    ``upload:<file name>``.
     """
 
     kind: str
@@ -73,20 +75,30 @@ class DatasetRef:
 
     @classmethod
     def coerce(cls, value: "DatasetRef | Mapping[str, Any] | str") -> "DatasetRef":
-        """Accept a DatasetRef, its dict form, or a string: ``sample:NAME`` or a file name."""
+        """Accept a DatasetRef, its dict form, or a string: ``sample:NAME``, ``upload:NAME`` or a file name."""
         if isinstance(value, DatasetRef):
             return value
         if isinstance(value, str):
-            if value.startswith("sample:"):
-                return cls("sample", value.split(":", 1)[1])
+            kind, sep, rest = value.partition(":")
+            if sep and kind in ("sample", "upload"):
+                return cls(kind, rest)
             return cls("upload", value)
         if isinstance(value, Mapping):
-            try:
-                return cls(str(value["kind"]), str(value["name"]), value.get("fingerprint"),
-                           _opt_int(value.get("rows")), _opt_int(value.get("columns")))
-            except KeyError as missing:
-                raise LuskinError(f"The saved dataset reference lacks its '{missing.args[0]}' entry.") from None
+            if "source" in value:
+                base = cls.coerce(str(value["source"]))
+            elif "kind" in value and "name" in value:
+                base = cls(str(value["kind"]), str(value["name"]))
+            else:
+                raise LuskinError("The saved configuration does not say which data it was made from "
+                                  "(its 'data' entry lacks 'source').")
+            return cls(base.kind, base.name, value.get("fingerprint"), _opt_int(value.get("rows")),
+                       _opt_int(value.get("columns")))
         raise LuskinError("The saved dataset reference must be a sample name or a file name.")
+
+    @property
+    def source(self) -> str:
+        """``sample:NAME`` or ``upload:NAME`` (the dashboard's spelling)."""
+        return f"{self.kind}:{self.name}"
 
     @property
     def label(self) -> str:
@@ -100,8 +112,8 @@ class DatasetRef:
         return self.fingerprint is None or frame_fingerprint(frame) == self.fingerprint
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "name": self.name, "fingerprint": self.fingerprint,
-                "rows": self.rows, "columns": self.columns}
+        return {"source": self.source, "fingerprint": self.fingerprint, "rows": self.rows,
+                "columns": self.columns}
 
 
 def _opt_int(value: Any) -> int | None:
@@ -115,13 +127,20 @@ def _opt_int(value: Any) -> int | None:
 
 @dataclass(frozen=True)
 class LuskinConfig:
-    """A saved view: the dataset, the audit specification and the pages' options."""
+    """A saved view: the dataset, the audit specification and everything else saved with them.
+
+    ``extra`` holds the document's other top-level entries (e.g. ``features`` and ``options``,
+    the pages' settings), exactly as they were passed to :func:`config_to_json`.
+    """
 
     dataset: DatasetRef
     spec: AuditSpec
     extra: dict[str, Any] = field(default_factory=dict)
     luskin_version: str = ""
     saved_at: str = ""
+
+
+_RESERVED = ("kind", "version", "luskin_version", "saved_at", "data", "spec")
 
 
 def _json_default(value: Any) -> Any:
@@ -141,19 +160,27 @@ def _json_default(value: Any) -> Any:
 
 def config_to_json(dataset_ref: DatasetRef | Mapping[str, Any] | str, spec: AuditSpec,
                    extra: Mapping[str, Any] | None = None) -> str:
-    """The configuration document (pretty JSON) that :func:`config_from_json` reads back."""
+    """The configuration document (pretty JSON) that :func:`config_from_json` reads back.
+
+    Layout: ``{"kind": "luskin-configuration", "version": 1, "luskin_version", "saved_at",
+    "data": {"source", "fingerprint", "rows", "columns"}, "spec": {...}, **extra}``; pass the
+    pages' settings in ``extra`` (e.g. ``{"features": [...], "options": {"retrain": {...}}}``).
+    """
     from . import __version__
 
     if not isinstance(spec, AuditSpec):
         raise LuskinError("There is no audit specification to save yet: choose an outcome and a group first.")
+    clash = [k for k in (extra or {}) if k in _RESERVED]
+    if clash:
+        raise LuskinError(f"The option name(s) {', '.join(clash)} are reserved in a configuration file.")
     document = {
-        "format": CONFIG_FORMAT,
+        "kind": CONFIG_KIND,
         "version": CONFIG_VERSION,
         "luskin_version": __version__,
         "saved_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "dataset": DatasetRef.coerce(dataset_ref).to_dict(),
+        "data": DatasetRef.coerce(dataset_ref).to_dict(),
         "spec": spec.to_dict(),
-        "options": dict(extra or {}),
+        **dict(extra or {}),
     }
     try:
         return json.dumps(document, indent=2, default=_json_default, allow_nan=False)
@@ -177,26 +204,26 @@ def config_from_json(text: str | bytes) -> LuskinConfig:
             f"The configuration file is not valid JSON (line {err.lineno}, column {err.colno}: {err.msg}). "
             "Choose the .json file Luskin saved, unchanged."
         ) from None
-    if not isinstance(data, dict) or data.get("format") != CONFIG_FORMAT:
-        raise LuskinError("This JSON file is not a Luskin configuration (it lacks \"format\": "
-                          f"\"{CONFIG_FORMAT}\"). Choose a file saved from Luskin's Report page.")
-    version = data.get("version")
+    if not isinstance(data, dict) or data.get("kind") != CONFIG_KIND:
+        raise LuskinError("This JSON file is not a Luskin configuration (it lacks \"kind\": "
+                          f"\"{CONFIG_KIND}\"). Choose a file saved from Luskin's Report page.")
+    version = data.get("version", 1)
     if not isinstance(version, int) or version > CONFIG_VERSION:
         raise LuskinError(f"This configuration was saved in format version {version!r}, which this Luskin "
                           f"(format {CONFIG_VERSION}) cannot read. Update Luskin.")
-    for key in ("dataset", "spec"):
-        if key not in data:
+    for key in ("data", "spec"):
+        if not data.get(key):
             raise LuskinError(f"The configuration file lacks its '{key}' entry.")
-    options = data.get("options") or {}
-    if not isinstance(options, dict):
-        raise LuskinError("The configuration's 'options' entry must be a JSON object.")
+    if not isinstance(data["data"], dict):
+        raise LuskinError("The configuration's 'data' entry must say which data was used.")
     try:
         spec = AuditSpec.from_dict(data["spec"])
     except LuskinError as err:
         raise LuskinError(f"The saved audit settings are not usable: {err}") from None
     except (TypeError, ValueError, AttributeError) as err:
         raise LuskinError(f"The saved audit settings are malformed ({err}).") from None
-    return LuskinConfig(DatasetRef.coerce(data["dataset"]), spec, options,
+    extra = {k: v for k, v in data.items() if k not in _RESERVED}
+    return LuskinConfig(DatasetRef.coerce(data["data"]), spec, extra,
                         str(data.get("luskin_version", "")), str(data.get("saved_at", "")))
 
 

@@ -188,13 +188,16 @@ def test_report_refuses_a_missing_result() -> None:
 def test_config_round_trip(adult) -> None:
     spec = PRESETS["adult"].spec.with_changes(tolerance=0.03)
     ref = DatasetRef.for_frame("adult", adult, sample=True)
-    options = {"page": "Retrain", "algorithm": 2, "models": ["LR", "MLP"], "seed": np.int64(3), "alpha": 0.2}
-    text = config_to_json(ref, spec, options)
+    options = {"retrain": {"algorithm": 2, "first": "LR", "second": "MLP", "seed": np.int64(3)},
+               "equalize": {"alpha": 0.2}}
+    text = config_to_json(ref, spec, {"features": list(PRESETS["adult"].features), "options": options})
     loaded = config_from_json(text)
     assert loaded.spec == spec
     assert loaded.dataset == ref and loaded.dataset.matches(adult)
     assert loaded.dataset.fingerprint == frame_fingerprint(adult)
-    assert loaded.extra == {"page": "Retrain", "algorithm": 2, "models": ["LR", "MLP"], "seed": 3, "alpha": 0.2}
+    assert loaded.extra == {"features": list(PRESETS["adult"].features),
+                            "options": {"retrain": {"algorithm": 2, "first": "LR", "second": "MLP", "seed": 3},
+                                        "equalize": {"alpha": 0.2}}}
     assert loaded.luskin_version == luskin_core.__version__
     assert config_from_json(text.encode("utf-8")) == loaded
     assert not loaded.dataset.matches(adult.head(100))
@@ -206,22 +209,39 @@ def test_config_round_trip_upload_and_string_refs() -> None:
     assert loaded.dataset.kind == "upload" and loaded.dataset.name == "my data (2024).csv"
     assert loaded.spec == spec and loaded.spec.population == spec.population
     assert config_from_json(config_to_json("sample:compas", spec)).dataset == DatasetRef("sample", "compas")
+    assert config_from_json(config_to_json("upload:x.csv", spec)).dataset == DatasetRef("upload", "x.csv")
+
+
+def test_reads_the_dashboards_own_configuration_layout() -> None:
+    """luskin_app.state.configuration() writes kind/data.source/spec/features/options: same format."""
+    spec = PRESETS["adult"].spec
+    document = {"kind": "luskin-configuration", "luskin_version": "0.1.0",
+                "data": {"source": "upload:stops.csv", "title": "stops.csv", "fingerprint": "10x3-abc",
+                         "rows": 10, "columns": 3},
+                "spec": spec.to_dict(), "features": None, "options": {"thresholds": {"lam": 2.0}}}
+    loaded = config_from_json(json.dumps(document))
+    assert loaded.dataset == DatasetRef("upload", "stops.csv", "10x3-abc", 10, 3)
+    assert loaded.spec == spec and loaded.extra == {"features": None, "options": {"thresholds": {"lam": 2.0}}}
 
 
 @pytest.mark.parametrize("text, message", [
     ("", "empty"),
     ("{not json", "not valid JSON"),
     ("[1, 2]", "not a Luskin configuration"),
-    ('{"format": "something-else"}', "not a Luskin configuration"),
-    ('{"format": "luskin-configuration", "version": 99, "dataset": {}, "spec": {}}', "cannot read"),
-    ('{"format": "luskin-configuration", "version": 1, "dataset": {"kind": "sample", "name": "adult"}}',
-     "lacks its 'spec'"),
-    ('{"format": "luskin-configuration", "version": 1, "dataset": {"kind": "sample", "name": "adult"},'
+    ('{"kind": "something-else"}', "not a Luskin configuration"),
+    ('{"kind": "luskin-configuration", "version": 99, "data": {}, "spec": {}}', "cannot read"),
+    ('{"kind": "luskin-configuration", "data": {"source": "sample:adult"}}', "lacks its 'spec'"),
+    ('{"kind": "luskin-configuration", "spec": {"outcome": "y"}}', "lacks its 'data'"),
+    ('{"kind": "luskin-configuration", "data": {"source": "sample:adult"},'
      ' "spec": {"outcome": "income"}}', "lacks its 'positive'"),
-    ('{"format": "luskin-configuration", "version": 1, "dataset": {"kind": "disk", "name": "x"},'
-     ' "spec": {"outcome": "y", "positive": 1, "protected": "race == W"}}', "sample' or an 'upload"),
-    ('{"format": "luskin-configuration", "version": 1, "dataset": {"kind": "sample", "name": "adult"},'
+    ('{"kind": "luskin-configuration", "data": {"file": "x"},'
+     ' "spec": {"outcome": "y", "positive": 1, "protected": "race == W"}}', "lacks 'source'"),
+    ('{"kind": "luskin-configuration", "data": {"source": "sample:adult", "rows": "many"},'
+     ' "spec": {"outcome": "y", "positive": 1, "protected": "race == W"}}', "not a whole number"),
+    ('{"kind": "luskin-configuration", "data": {"source": "sample:adult"},'
      ' "spec": {"outcome": "y", "positive": 1, "protected": "race == W", "tolerance": 5}}', "tolerance"),
+    ('{"kind": "luskin-configuration", "data": {"source": "sample:adult"},'
+     ' "spec": {"outcome": "y", "positive": 1, "protected": "race W"}}', "not usable"),
 ])
 def test_bad_config_is_a_plain_error(text: str, message: str) -> None:
     with pytest.raises(LuskinError, match=re.escape(message)):
@@ -235,12 +255,17 @@ def test_bad_config_bytes_and_unsaveable_options() -> None:
         config_to_json("sample:adult", PRESETS["adult"].spec, {"model": object()})
     with pytest.raises(LuskinError, match="cannot be saved"):
         config_to_json("sample:adult", PRESETS["adult"].spec, {"alpha": float("nan")})
+    with pytest.raises(LuskinError, match="reserved"):
+        config_to_json("sample:adult", PRESETS["adult"].spec, {"spec": {}})
+    with pytest.raises(LuskinError, match="no audit specification"):
+        config_to_json("sample:adult", None, {})  # type: ignore[arg-type]
 
 
 def test_config_is_readable_json() -> None:
     data = json.loads(config_to_json("sample:adult", PRESETS["adult"].spec, {"page": "Audit"}))
-    assert data["format"] == "luskin-configuration" and data["spec"]["outcome"] == "income"
-    assert data["dataset"] == {"kind": "sample", "name": "adult", "fingerprint": None, "rows": None, "columns": None}
+    assert data["kind"] == "luskin-configuration" and data["spec"]["outcome"] == "income"
+    assert data["data"] == {"source": "sample:adult", "fingerprint": None, "rows": None, "columns": None}
+    assert data["page"] == "Audit"
 
 
 def test_report_filename_is_safe() -> None:
