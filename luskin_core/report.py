@@ -408,10 +408,10 @@ def _scalar_settings(obj: Any, names: Sequence[str]) -> list[tuple[str, str]]:
 
 def _table_of(obj: Any) -> pd.DataFrame | None:
     """The result's own table (``paper_table()``, ``to_frame()`` or ``table()``), if it has one."""
-    for name in ("paper_table", "to_frame", "table"):
+    for name, kwargs in (("paper_table", {"gap": True}), ("paper_table", {}), ("to_frame", {}), ("table", {})):
         method = getattr(obj, name, None)
         if callable(method):
-            table = _try(method)
+            table = _try(method, **kwargs)
             if isinstance(table, pd.DataFrame):
                 return table
     return None
@@ -420,9 +420,19 @@ def _table_of(obj: Any) -> pd.DataFrame | None:
 def _retrain_section(retrain: Any, figures: _Figures) -> str:
     from . import plots
 
-    parts = [_definition_list(_scalar_settings(retrain, (
-        "algorithm_name", "algorithm", "first_model", "second_model", "model_first", "model_second",
-        "models", "direction", "seed", "threshold", "n_d1", "n_d2", "n_d4", "seconds")))]
+    items = _scalar_settings(retrain, ("algorithm_name", "direction", "seed"))
+    options = getattr(retrain, "options", None)
+    describe = getattr(options, "describe", None)
+    if callable(describe):
+        items = [("Settings", str(_try(describe) or ""))]
+    for label, name in (("AUC of the first model (A1)", "auc_first"), ("AUC of the retrained model (C2)", "auc_second")):
+        value = getattr(retrain, name, None)
+        if isinstance(value, (int, float)) and not _is_missing(value):
+            items.append((label, f"{float(value):.3f}"))
+    sizes = getattr(retrain, "sizes", None)
+    if isinstance(sizes, Mapping) and sizes:
+        items.append(("Rows per split", ", ".join(f"{k}: {int(v):,}" for k, v in sizes.items())))
+    parts = [_definition_list(items)]
     table = _table_of(retrain)
     if table is not None:
         parts.append(html_table(table, "Original labels, the risk model A1 and the retrained C2 on the held-out rows (D4): "
@@ -433,7 +443,7 @@ def _retrain_section(retrain: Any, figures: _Figures) -> str:
     second = getattr(retrain, "second", None)
     if isinstance(second, AuditResult):
         parts.append("<h3>Verdicts for the retrained model (C2)</h3>" + _sentences(second.sentences()))
-    relabel = getattr(retrain, "relabel", None)
+    relabel = getattr(retrain, "relabelling", None) or getattr(retrain, "relabel", None)
     if relabel is not None and callable(getattr(relabel, "sentences", None)):
         notes = _try(relabel.sentences)
         if notes:

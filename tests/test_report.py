@@ -180,6 +180,21 @@ def test_report_accepts_a_duck_typed_retrain_result(adult, adult_result) -> None
     assert page.count("Plotly.newPlot(") == 2
 
 
+@pytest.mark.slow
+def test_report_with_a_real_retrain(adult, adult_result) -> None:
+    from luskin_core.retrain import RetrainOptions, retrain
+
+    preset = PRESETS["adult"]
+    result = retrain(adult, preset.spec, RetrainOptions(algorithm=1, first="LR", second="LR", features=preset.features))
+    page = build_html_report(adult_result, frame=adult, dataset="sample:adult", retrain=result)
+    text = " ".join(" ".join(_parse(page).text).split())
+    assert result.options.describe() in text
+    assert f"{result.auc_second:.3f}" in text
+    for sentence in result.second.sentences() + result.relabelling.sentences():
+        assert " ".join(sentence.split()) in text
+    assert "Gap" in text and page.count("Plotly.newPlot(") == 2
+
+
 def test_report_refuses_a_missing_result() -> None:
     with pytest.raises(LuskinError, match="run the audit first"):
         build_html_report(None)  # type: ignore[arg-type]
