@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -33,7 +34,6 @@ DEFAULT_SAMPLE = "adult"
 SAMPLE_TITLES = {"adult": "Adult (census income)", "compas": "COMPAS (re-offending)",
                  "sqf": "NYPD stop-and-frisk 2014"}
 MAX_CHOICES = 300  # most frequent values offered in a value dropdown
-CONFIG_KIND = "luskin-configuration"
 
 # Help texts for jargon, shared by every page so the words mean the same everywhere.
 HELP = {
@@ -119,7 +119,7 @@ WIDGET_KEYS = ("outcome", "positive", "protected_column", "protected_values", "p
                "filter_column", "filter_op", "filter_value_pick", "filter_value_multi",
                "filter_value_number", "retrain_algorithm", "retrain_pair", "retrain_direction",
                "retrain_seed", "thr_source", "thr_model", "thr_score_column", "thr_solver",
-               "thr_lambda", "thr_seed", "eq_alpha")
+               "thr_lambda", "thr_seed", "eq_alpha", "eq_alphas", "eq_seed")
 
 
 def forget_widgets() -> None:
@@ -141,7 +141,8 @@ DEFAULT_OPTIONS: dict[str, dict[str, Any]] = {
     "retrain": {"algorithm": 1, "first": "LR", "second": "MLP", "direction": "down", "seed": 0},
     "thresholds": {"source": "model", "model": "LR", "score_column": None, "solver": "exact",
                    "lam": 1.0, "seed": 0},
-    "equalize": {"alpha": None},
+    "equalize": {"alpha": None, "alphas": [0.0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.7, 0.9, 1.0],
+                 "seed": 0},
 }
 
 
@@ -346,68 +347,113 @@ def run_audit(spec: AuditSpec) -> AuditResult:
     return _audit_cached(data.fingerprint, spec.to_json(), data.frame)
 
 
+@st.cache_resource(show_spinner=False)
+def _result_store() -> "OrderedDict[str, Any]":
+    """Results of long computations, shared by all sessions of this server (most recent last)."""
+    return OrderedDict()
+
+
+def cached_run(kind: str, key: str, compute: Callable[[], Any], limit: int = 16) -> Any:
+    """``compute()`` once per key, remembered across reruns, pages and sessions.
+
+    Unlike st.cache_resource this lets ``compute`` drive a progress bar created on the page
+    (Streamlit cannot replay elements drawn inside a cached function into another layout).
+    """
+    store = _result_store()
+    full = f"{kind}|{key}"
+    if full in store:
+        store.move_to_end(full)
+        return store[full]
+    value = compute()
+    store[full] = value
+    while len(store) > limit:
+        store.popitem(last=False)
+    return value
+
+
+def is_cached(kind: str, key: str) -> bool:
+    return f"{kind}|{key}" in _result_store()
+
+
 def options_key(options: dict[str, Any]) -> str:
     """A stable cache key for a page's options."""
     return json.dumps(options, sort_keys=True, default=str)
 
 
 # --------------------------------------------------------------------------------------------
-# Configuration file (save / load the whole view)
+# Results of the other pages, for the report
 # --------------------------------------------------------------------------------------------
-def configuration() -> dict[str, Any]:
-    """Everything needed to reproduce the current view, as a JSON-ready dict."""
+def remember(kind: str, spec: AuditSpec, result: Any) -> None:
+    """Keep a page's latest result (retrain, thresholds, equalized) for the report."""
+    st.session_state.setdefault("results", {})[kind] = (dataset().fingerprint, spec.to_json(), result)
+
+
+def recall(kind: str, spec: AuditSpec) -> Any:
+    """A page's latest result if it was made from the current data and specification, else None."""
+    saved = st.session_state.get("results", {}).get(kind)
+    if saved and saved[0] == dataset().fingerprint and saved[1] == spec.to_json():
+        return saved[2]
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Configuration file (save / load the whole view), in the report module's format
+# --------------------------------------------------------------------------------------------
+def dataset_ref() -> "Any":
+    """The report module's reference to the current data (sample name or file name + fingerprint)."""
+    from luskin_core.report import DatasetRef
+
     data = dataset()
+    kind = "sample" if data.sample else "upload"
+    name = data.sample or data.source.split(":", 1)[1]
+    return DatasetRef(kind, name, data.fingerprint, int(data.frame.shape[0]), int(data.frame.shape[1]))
+
+
+def page_options() -> dict[str, Any]:
+    """The pages' options and the model columns: everything beyond the AuditSpec."""
     ch = choices()
-    spec, _ = current_spec()
-    return {
-        "kind": CONFIG_KIND,
-        "luskin_version": __version__,
-        "data": {"source": data.source, "title": data.title, "fingerprint": data.fingerprint,
-                 "rows": int(len(data.frame)), "columns": int(data.frame.shape[1])},
-        "spec": spec.to_dict() if spec is not None else None,
-        "features": ch.get("features"),
-        "options": {page: dict(ch.get(page) or {}) for page in DEFAULT_OPTIONS},
-    }
+    options: dict[str, Any] = {page: dict(ch.get(page) or {}) for page in DEFAULT_OPTIONS}
+    options["features"] = ch.get("features")
+    return options
 
 
 def configuration_json() -> str:
-    return json.dumps(configuration(), indent=2, default=_plain)
+    """The whole view as the report module's configuration JSON (raises LuskinError without a spec)."""
+    from luskin_core.report import config_to_json
+
+    spec, problem = current_spec()
+    if spec is None:
+        raise LuskinError(f"The configuration cannot be saved yet: {problem}")
+    return config_to_json(dataset_ref(), spec, page_options())
 
 
 def apply_configuration(text: str | bytes) -> str:
     """Load a saved configuration: switch to its sample if needed and restore every choice.
 
-    Returns a note for the user. Raises LuskinError (plain words) when the file cannot be used.
+    Returns a note for the user. Raises LuskinError (plain words) when the file cannot be used;
+    then nothing changes.
     """
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", errors="replace")
-    try:
-        config = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise LuskinError(f"The configuration file is not valid JSON ({err.msg}, line {err.lineno}).") from None
-    if not isinstance(config, dict) or config.get("kind") != CONFIG_KIND:
-        raise LuskinError("This file is not a Luskin configuration (save one from the Report page).")
-    if not config.get("spec"):
-        raise LuskinError("The configuration holds no audit settings.")
-    spec = AuditSpec.from_dict(config["spec"])
-    source = str((config.get("data") or {}).get("source", ""))
+    from luskin_core.report import config_from_json
+
+    config = config_from_json(text)
+    ref = config.dataset
     note = ""
-    if source.startswith("sample:"):
-        name = source.split(":", 1)[1]
-        if name not in SAMPLE_TITLES:
-            raise LuskinError(f"The configuration names a sample '{name}' that this version does not have.")
-        if dataset().source != source:
-            use_sample(name)
-        data = dataset()
+    if ref.kind == "sample":
+        if ref.name not in SAMPLE_TITLES:
+            raise LuskinError(f"The configuration names a sample '{ref.name}' that this version does not have.")
+        frame = _sample_dataset(ref.name).frame
     else:
-        data = dataset()
-        wanted = (config.get("data") or {}).get("fingerprint")
-        if wanted and wanted != data.fingerprint:
-            note = (f"The configuration was saved with the file '{source.removeprefix('upload:')}', which "
-                    "differs from the data loaded now: upload that file first for the same numbers.")
-    new = choices_from_spec(spec, data.frame, features=config.get("features"),
-                            options=config.get("options") or {})
-    spec_from_choices(new, data.frame)  # fail now, in plain words, rather than on every page
+        frame = dataset().frame
+        if ref.fingerprint and ref.fingerprint != dataset().fingerprint:
+            note = (f"The configuration was saved with the file '{ref.name}', which differs from the data "
+                    "loaded now: upload that file on the Data page first to get the same numbers.")
+    options = dict(config.extra or {})
+    features = options.pop("features", None)
+    new = choices_from_spec(config.spec, frame, features=features,
+                            options={k: v for k, v in options.items() if k in DEFAULT_OPTIONS and isinstance(v, dict)})
+    spec_from_choices(new, frame)  # fail now, in plain words, before anything changes
+    if ref.kind == "sample" and dataset().source != f"sample:{ref.name}":
+        st.session_state["dataset"] = _sample_dataset(ref.name)
     st.session_state["choices"] = new
     forget_widgets()
     return note

@@ -249,6 +249,21 @@ def score_histograms(
     return fig
 
 
+def sweep_histograms(sweep: Any, alpha: float, group: str, other: str) -> go.Figure:
+    """``score_histograms`` for the sweep point nearest ``alpha`` (``sweep`` is an equalize.AlphaSweep).
+
+    The sweep stores counts per bin; each (class, label) histogram is scaled to sum to 1 so that
+    groups of different sizes can be compared.
+    """
+    point = sweep.point(alpha)
+    hist: dict[tuple[str, int], list[float]] = {}
+    for name, by_label in point.histograms.items():
+        for key, label in (("positive", 1), ("negative", 0)):
+            counts = np.asarray(by_label[key], float)
+            hist[(str(name), label)] = (counts / counts.sum() if counts.sum() else counts).tolist()
+    return score_histograms(hist, sweep.bin_edges, group, other, alpha=point.alpha)
+
+
 def _alpha_marker(fig: go.Figure, alpha: float | None) -> None:
     if alpha is not None:
         fig.add_vline(x=alpha, line_color=OKABE_ITO["vermillion"], line_width=3, line_dash="dash",

@@ -1,6 +1,119 @@
-"""equalized page: placeholder until the core module lands."""
+"""Equalized distribution page (paper section 4.3): no protected attribute at decision time.
 
+A logistic regression is trained for each alpha (the weight on accuracy; the rest goes to making
+the groups' score distributions alike). The sweep is computed once (cached); the slider then
+only picks a precomputed point, so moving it redraws at once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
 import streamlit as st
 
-st.title("equalized")
-st.info("This page is being built.")
+from luskin_app import state
+from luskin_core import equalize, models, plots
+from luskin_core.data import PRESETS
+from luskin_core.equalize import AlphaSweep
+from luskin_core.spec import AuditSpec
+
+ALPHA_CHOICES = tuple(float(a) for a in equalize.DEFAULT_ALPHAS)
+
+
+def _sweep(spec_json: str, frame: pd.DataFrame, alphas: tuple[float, ...], features: tuple[str, ...] | None,
+           paper_compas: bool, seed: int) -> AlphaSweep:
+    """Train one classifier per alpha (the paper's COMPAS encoding for the COMPAS sample)."""
+    spec = AuditSpec.from_json(spec_json)
+    preprocess = models.compas_paper_pipeline("LR", random_state=seed)[:-1] if paper_compas else None
+    return equalize.equalize_frame(frame, spec, alphas=alphas, features=list(features) if features else None,
+                                   preprocess=preprocess, seed=seed)
+
+
+def _features(spec: AuditSpec) -> tuple[str, ...] | None:
+    """The preset's model columns without the outcome and the protected column (not known at decision time)."""
+    features = state.choices().get("features")
+    if not features:
+        return None
+    banned = {spec.outcome.lower(), spec.protected.column.lower()}
+    return tuple(c for c in features if c.lower() not in banned)
+
+
+def render_options() -> dict[str, Any]:
+    """Which alphas to train, and the seed of the split."""
+    ch = state.choices()
+    opts = dict(ch["equalize"])
+    state.seed("eq_alphas", list(opts.get("alphas") or ALPHA_CHOICES))
+    state.seed("eq_seed", int(opts.get("seed") or 0))
+    left, right = st.columns([3, 1])
+    alphas = left.multiselect("Alphas to train (one model each)", ALPHA_CHOICES, key="eq_alphas",
+                              help=state.HELP["alpha"] + " Fewer alphas compute faster.")
+    seed = right.number_input("Seed", min_value=0, max_value=1_000_000, step=1, key="eq_seed",
+                              help=state.HELP["seed"])
+    opts.update(alphas=sorted(float(a) for a in alphas), seed=int(seed))
+    ch["equalize"] = opts
+    return opts
+
+
+def _histograms(sweep: AlphaSweep, alpha: float, spec: AuditSpec):
+    return plots.sweep_histograms(sweep, alpha, spec.group_name, spec.other_name)
+
+
+def render_sweep(sweep: AlphaSweep, spec: AuditSpec) -> None:
+    """The alpha slider, the groups' score histograms and the accuracy / gap curves."""
+    ch = state.choices()
+    alphas = list(sweep.alphas)
+    remembered = ch["equalize"].get("alpha")
+    state.seed("eq_alpha", remembered if remembered in alphas else alphas[-1])
+    if st.session_state["eq_alpha"] not in alphas:
+        st.session_state["eq_alpha"] = alphas[-1]
+    alpha = st.select_slider("alpha (weight on accuracy)", options=alphas, key="eq_alpha",
+                             help=state.HELP["alpha"] + " Move it left and watch the two groups' shapes converge.")
+    ch["equalize"]["alpha"] = alpha
+    point = sweep.point(alpha)
+    a, b, c = st.columns(3)
+    a.metric("Accuracy (test rows)", f"{100 * point.accuracy:.1f}%")
+    b.metric("TPR gap", f"{100 * point.tpr_gap:.1f} points", help=state.HELP["tpr"])
+    c.metric("FPR gap", f"{100 * point.fpr_gap:.1f} points", help=state.HELP["fpr"])
+    st.plotly_chart(_histograms(sweep, alpha, spec), key="eq_hist")
+    left, right = st.columns(2)
+    points = sweep.points
+    with left:
+        st.plotly_chart(plots.alpha_accuracy(alphas, [p.accuracy for p in points], alpha), key="eq_accuracy")
+    with right:
+        st.plotly_chart(plots.alpha_gaps(alphas, [p.tpr_gap for p in points], [p.fpr_gap for p in points], alpha),
+                        key="eq_gaps")
+    table = pd.DataFrame([{"alpha": p.alpha, "Accuracy (%)": 100 * p.accuracy, "TPR gap (points)": 100 * p.tpr_gap,
+                           "FPR gap (points)": 100 * p.fpr_gap} for p in points])
+    with st.expander("The sweep as a table"):
+        st.dataframe(table, hide_index=True, key="eq_table", column_config={
+            c: st.column_config.NumberColumn(format="%.1f") for c in table.columns if c != "alpha"})
+    st.caption(f"Trained on {sweep.n_train:,} rows, measured on {sweep.n_test:,} held-out rows. "
+               "The protected column is not a model input: the groups are only used while training.")
+
+
+st.title("Equalized distribution: fair scores without using the group")
+st.markdown("When the group may not be used at decision time, the model itself is trained to give "
+            "both groups the same distribution of scores. **alpha** sets the balance: 1 means accuracy "
+            "only; smaller values weigh equal distributions more.")
+spec_ = state.require_spec()
+options_ = render_options()
+if not options_["alphas"]:
+    st.warning("Choose at least one alpha to train.", icon="⚠️")
+    st.stop()
+data_ = state.dataset()
+features_ = _features(spec_)
+paper_compas_ = data_.sample == "compas" and state.choices().get("features") == list(PRESETS["compas"].features)
+key_ = state.options_key({"alphas": options_["alphas"], "seed": options_["seed"], "features": features_,
+                          "paper_compas": paper_compas_})
+store_key_ = "|".join((data_.fingerprint, spec_.to_json(), key_))
+if state.is_cached("equalized", store_key_) or st.button("Train the models", key="eq_run", type="primary"):
+    with st.spinner(f"Training {len(options_['alphas'])} models (about 10 s on COMPAS, a minute on Adult)…"):
+        sweep_ = state.guarded(state.cached_run, "equalized", store_key_, lambda: _sweep(
+            spec_.to_json(), data_.frame, tuple(options_["alphas"]), features_, paper_compas_, options_["seed"]))
+    if sweep_ is not None:
+        state.remember("equalized", spec_, sweep_)
+        render_sweep(sweep_, spec_)
+else:
+    st.info(f"Press **Train the models** to train {len(options_['alphas'])} models, one per alpha. "
+            "Results are kept, so the slider then answers at once.", icon="ℹ️")

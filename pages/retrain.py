@@ -1,6 +1,125 @@
-"""retrain page: placeholder until the core module lands."""
+"""Retrain page (paper sections 3.1-3.5): relabel, retrain, and compare the gap before and after."""
 
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
 import streamlit as st
 
-st.title("retrain")
-st.info("This page is being built.")
+from luskin_app import state
+from luskin_core import plots
+from luskin_core.retrain import RetrainOptions, RetrainResult, model_bytes, retrain
+from luskin_core.spec import AuditSpec
+
+ALGORITHMS = {1: "Algorithm 1: selective risk adjustment (relabel with the first model's decisions)",
+              2: "Algorithm 2: risk-based flipping (keep the true labels, flip the fewest)"}
+PAIRS = ("LR/LR", "LR/MLP", "MLP/LR", "MLP/MLP")
+DIRECTIONS = {"down": "Bring the higher group down (the paper's way)",
+              "up": "Bring the lower group up (for benefits such as loans)"}
+
+
+def _retrain_cached(fingerprint: str, spec_json: str, options_json: str, frame: pd.DataFrame,
+                    progress: Any = None) -> RetrainResult:
+    """The experiment, cached on data, spec and options (the progress callback is not part of the key)."""
+    return state.cached_run("retrain", "|".join((fingerprint, spec_json, options_json)), lambda: retrain(
+        frame, AuditSpec.from_json(spec_json), RetrainOptions.from_json(options_json), progress=progress))
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _downloads(fingerprint: str, spec_json: str, options_json: str, _result: RetrainResult) -> tuple[bytes, bytes]:
+    """The synthetic data (CSV) and the second model (skops) as bytes, made once per result."""
+    return _result.synthetic_csv(), model_bytes(_result.second_model)
+
+
+def render_options(spec: AuditSpec) -> RetrainOptions | None:
+    """Algorithm, model pair, direction and seed; the core checks them."""
+    ch = state.choices()
+    opts = dict(ch["retrain"])
+    state.seed("retrain_algorithm", int(opts["algorithm"]))
+    state.seed("retrain_pair", f"{opts['first']}/{opts['second']}")
+    state.seed("retrain_direction", opts["direction"])
+    state.seed("retrain_seed", int(opts["seed"]))
+    left, right = st.columns(2)
+    with left:
+        algorithm = st.radio("Algorithm", list(ALGORITHMS), format_func=ALGORITHMS.get, key="retrain_algorithm",
+                             help="How the synthetic training labels are made fair in the filter cell.")
+        direction = st.radio("Direction", list(DIRECTIONS), format_func=DIRECTIONS.get, key="retrain_direction")
+    with right:
+        pair = st.selectbox("Models: first (A1) / retrained (C2)", PAIRS, key="retrain_pair",
+                            help="LR: logistic regression; MLP: a small neural network. The paper finds that "
+                                 "C2 = MLP closes the gap, C2 = LR barely moves it.")
+        seed = st.number_input("Seed", min_value=0, max_value=1_000_000, step=1, key="retrain_seed",
+                               help=state.HELP["seed"])
+    first, second = pair.split("/")
+    opts.update(algorithm=int(algorithm), first=first, second=second, direction=direction, seed=int(seed))
+    ch["retrain"] = opts
+    features = ch.get("features")
+    features = tuple(c for c in features if c != spec.outcome) if features else None
+    return state.guarded(RetrainOptions, algorithm=opts["algorithm"], first=first, second=second,
+                         direction=direction, seed=int(seed), features=features)
+
+
+def _flat_table(result: RetrainResult) -> pd.DataFrame:
+    """The paper's table with one header row: 'stage: cell'."""
+    table = result.paper_table(gap=True)
+    table.columns = [f"{stage}: {cell}" for stage, cell in table.columns]
+    table.index.name = ""
+    return table.reset_index()
+
+
+def render_result(result: RetrainResult, key: str) -> None:
+    """AUCs, the paper-style table, the gap chart, how labels were changed, and the downloads."""
+    a, b, c = st.columns(3)
+    a.metric(f"AUC of A1 ({result.options.first})", f"{result.auc_first:.3f}", help=state.HELP["auc"])
+    b.metric(f"AUC of C2 ({result.options.second})", f"{result.auc_second:.3f}",
+             f"{result.auc_second - result.auc_first:+.3f}", help=state.HELP["auc"])
+    c.metric("Time", f"{result.timings.get('total', 0):.1f} s")
+    st.plotly_chart(plots.retrain_gaps(result), key="retrain_chart")
+    st.markdown("**The paper's table** (held-out rows D4): share with a positive outcome per group and "
+                "filter cell for the original labels, the first model A1 and the retrained C2, with each "
+                "model's AUC against the original labels.")
+    table = _flat_table(result)
+    st.dataframe(table, hide_index=True, key="retrain_table",
+                 column_config={c: st.column_config.NumberColumn(format="%.3f") for c in table.columns if c != ""})
+    for gap in result.second.gaps:
+        st.markdown(f"- **C2:** {gap.sentence}")
+    with st.expander("How the training labels were changed"):
+        for sentence in result.relabelling.sentences():
+            st.markdown(f"- {sentence}")
+        sizes = ", ".join(f"{k}: {v:,}" for k, v in result.sizes.items())
+        st.caption(f"Rows per split: {sizes} (split stratified by {result.stratified_by}). "
+                   f"Model inputs: {', '.join(result.features)}.")
+    data_bytes, model = _downloads(*key)
+    left, right = st.columns(2)
+    left.download_button("Download the synthetic training data (CSV)", data_bytes, file_name="luskin-synthetic-D3.csv",
+                         mime="text/csv", key="retrain_download_data",
+                         help="D2's rows with the first model's risk and the labels before and after relabelling.")
+    right.download_button("Download the retrained model C2 (skops)", model, file_name="luskin-C2.skops",
+                          mime="application/octet-stream", key="retrain_download_model",
+                          help="skops format: safe to load (unlike a pickle) with luskin_core.retrain.load_model.")
+
+
+st.title("Retrain: a model that is fair within each filter cell")
+st.markdown("The data is split 40/40/20. A first model (A1) learns from 40%; its risk scores are used to "
+            "make the labels of the next 40% fair inside the filter cell; a second model (C2) learns from "
+            "those labels. Both are judged on the last 20%, which neither has seen.")
+spec_ = state.require_spec()
+options_ = render_options(spec_)
+if options_ is not None:
+    data_ = state.dataset()
+    key_ = (data_.fingerprint, spec_.to_json(), options_.to_json())
+    if state.is_cached("retrain", "|".join(key_)) or st.button("Retrain", key="retrain_run", type="primary"):
+        bar_ = st.progress(0.0, text="Starting…")
+
+        def _progress(fraction: float, message: str) -> None:
+            bar_.progress(min(max(float(fraction), 0.0), 1.0), text=message)
+
+        result_ = state.guarded(_retrain_cached, *key_, data_.frame, _progress)
+        bar_.empty()
+        if result_ is not None:
+            state.remember("retrain", spec_, result_)
+            render_result(result_, (*key_, result_))
+    else:
+        st.info("Press **Retrain** to run the experiment (LR/MLP on Adult: a few seconds). "
+                "Results are kept: coming back to the same choices shows them at once.", icon="ℹ️")

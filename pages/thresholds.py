@@ -145,4 +145,5 @@ if options_:
                                 state.options_key({**options_, "features": features_}), data_.frame,
                                 options_, features_)
     if report_ is not None:
+        state.remember("thresholds", spec_, report_)
         render_result(report_, spec_)
