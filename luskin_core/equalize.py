@@ -32,6 +32,7 @@ from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
+from threadpoolctl import threadpool_limits
 
 from luskin_core.errors import LuskinError
 
@@ -307,8 +308,16 @@ class EqualizedDistributionClassifier(ClassifierMixin, BaseEstimator):
         """Fit on features X, two-valued outcome y and (optionally) group labels per row.
 
         ``coef_init`` (coefficients, then the intercept) replaces the start chosen by ``init``;
-        the alpha sweep passes the plain logistic regression solution it computed once.
+        the alpha sweep passes the plain logistic regression solution it computed once. BLAS is
+        held to one thread: the products here are small, and on a busy machine threads that
+        wait for each other made fits several times slower.
         """
+        with threadpool_limits(limits=1, user_api="blas"):
+            return self._fit(X, y, groups, coef_init)
+
+    def _fit(
+        self, X: Any, y: Any, groups: Any, coef_init: Any
+    ) -> "EqualizedDistributionClassifier":
         self._check_params()
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
         check_classification_targets(y)

@@ -1,0 +1,202 @@
+"""``luskin thresholds`` and ``luskin equalize``: classification parity from the command line.
+
+Registered by :func:`luskin_core.cli.build_parser` through :func:`add_parsers`. Both print a
+plain table by default and one JSON document with ``--json``. ``--preset compas`` uses the
+paper's COMPAS encoding (0/1 binaries, standardised counts, one-hot charge, PCA to 20).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, Sequence
+
+from .errors import LuskinError
+
+
+def add_parsers(subparsers: Any) -> None:
+    """Register the ``thresholds`` and ``equalize`` subcommands."""
+    from .cli import add_data_options
+
+    th = subparsers.add_parser(
+        "thresholds", help="one decision threshold per group for equal error rates (paper section 4)",
+        description="Tune one decision threshold per group to maximise accuracy minus lambda times "
+                    "the gaps in true and false positive rates between the groups. With --model a "
+                    "model is trained on 60%% of the rows, thresholds are tuned on 20%% and results "
+                    "are reported on the last 20%%; with --score-column your own score is used, "
+                    "tuned on half of the rows and reported on the other half.")
+    add_data_options(th)
+    group = th.add_argument_group("thresholds")
+    source = group.add_mutually_exclusive_group()
+    source.add_argument("--model", type=str.upper, choices=["LR", "MLP", "SVM"],
+                        help="train this model and tune its thresholds (default LR)")
+    source.add_argument("--score-column", metavar="COL",
+                        help="tune thresholds on an existing score column (e.g. decile_score)")
+    group.add_argument("--solver", default="exact", type=str.lower, choices=["exact", "pso"],
+                       help="exact: the true optimum (default); pso: the paper's particle swarm")
+    group.add_argument("--lambda", dest="lam", type=float, default=1.0, metavar="L",
+                       help="weight of the fairness gaps against accuracy (default 1)")
+    th.set_defaults(run=run_thresholds)
+
+    eq = subparsers.add_parser(
+        "equalize", help="a classifier whose score distributions match across groups (paper section 4)",
+        description="Train logistic regression on alpha * log-loss + (1 - alpha) * the distance "
+                    "between the groups' score histograms (for positives and negatives separately). "
+                    "The protected attribute is used for training only. Rows split 60/20/20; the "
+                    "model trains on the 60%% and is reported on the last 20%%.")
+    add_data_options(eq)
+    group = eq.add_argument_group("equalized distribution")
+    alphas = group.add_mutually_exclusive_group()
+    alphas.add_argument("--alpha", type=float, help="one alpha between 0 and 1")
+    alphas.add_argument("--alphas", help="comma-separated alphas (default 0,0.01,0.05,0.1,0.2,0.3,"
+                                         "0.4,0.5,0.7,0.9,1)")
+    group.add_argument("--bandwidth", type=float, default=0.02,
+                       help="width of the Gaussian kernel of the soft histograms (default 0.02)")
+    group.add_argument("--solver", default="lbfgs", type=str.lower, choices=["lbfgs", "momentum"],
+                       help="lbfgs (default, fast) or momentum (the paper's 2,000 steps)")
+    group.add_argument("--histograms", action="store_true",
+                       help="with --json, include the test score histograms per group and outcome")
+    eq.set_defaults(run=run_equalize)
+
+
+def _paper_compas(args: argparse.Namespace, features: Sequence[str] | None) -> bool:
+    """The paper's COMPAS encoding applies to the compas preset with its own features."""
+    from .data import PRESETS
+
+    return (
+        getattr(args, "preset", None) == "compas"
+        and features is not None
+        and tuple(features) == tuple(PRESETS["compas"].features)
+    )
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def _num(x: Any) -> str:
+    if isinstance(x, str):
+        return x
+    return "n/a" if x != x else f"{x:.3f}"  # noqa: PLR0124 (NaN check)
+
+
+def run_thresholds(args: argparse.Namespace) -> int:
+    """Tune the thresholds and print them with before/after rates on the test rows."""
+    from .cli import format_table, print_json, resolve
+    from .thresholds import tune_thresholds
+
+    frame, spec, features = resolve(args)
+    model = None if args.score_column else (args.model or "LR")
+    pipeline = None
+    if model is not None and _paper_compas(args, features):
+        from .models import compas_paper_pipeline
+
+        pipeline = compas_paper_pipeline(model, random_state=args.seed)
+    report = tune_thresholds(
+        frame, spec, model=model, score_column=args.score_column, features=features,
+        solver=args.solver, lam=args.lam, seed=args.seed, pipeline=pipeline,
+    )
+    if args.json:
+        print_json(report.to_dict())
+        return 0
+    rows = []
+    for label, thr in report.thresholds.items():
+        after = report.after.groups[label]
+        before = report.before.groups[label] if report.before else None
+        rows.append([
+            label,
+            "n/a" if report.default_threshold is None else _num(report.default_threshold),
+            _num(thr),
+            _num(before.tpr) if before else "n/a",
+            _num(after.tpr),
+            _num(before.fpr) if before else "n/a",
+            _num(after.fpr),
+        ])
+    split = (f"trained on {report.n_train:,} rows, tuned on {report.n_tune:,}, tested on "
+             f"{report.n_test:,}" if report.n_train else
+             f"tuned on {report.n_tune:,} rows, tested on {report.n_test:,}")
+    print(f"Per-group thresholds for {report.score_source} ({report.solver} solver, lambda "
+          f"{report.lam:g}, reference group {report.reference}; {split}; seed {report.seed})")
+    print()
+    print(format_table(rows, ["group", "threshold before", "threshold after", "TPR before",
+                              "TPR after", "FPR before", "FPR after"]))
+    print()
+    if report.before:
+        print(f"Test accuracy: {_pct(report.before.accuracy)} before, {_pct(report.after.accuracy)} after.")
+        print(f"Largest gap in true positive rate: {_num(report.before.tpr_gap)} before, "
+              f"{_num(report.after.tpr_gap)} after; in false positive rate: "
+              f"{_num(report.before.fpr_gap)} before, {_num(report.after.fpr_gap)} after.")
+    else:
+        print(f"Test accuracy with the tuned thresholds: {_pct(report.after.accuracy)}; largest "
+              f"gap in true positive rate {_num(report.after.tpr_gap)}, in false positive rate "
+              f"{_num(report.after.fpr_gap)}.")
+    print(f"Objective (accuracy - lambda x gaps) on the tuning rows: {report.objective:.4f}.")
+    print("A row is predicted positive when its score is at least its group's threshold.")
+    return 0
+
+
+def _parse_alphas(args: argparse.Namespace) -> tuple[float, ...]:
+    from .equalize import DEFAULT_ALPHAS
+
+    if args.alpha is not None:
+        return (float(args.alpha),)
+    if not args.alphas:
+        return DEFAULT_ALPHAS
+    out = []
+    for part in args.alphas.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        try:
+            out.append(float(part))
+        except ValueError:
+            raise LuskinError(f"'{part}' is not a number: give alphas like 0,0.1,0.2,1.") from None
+    if not out:
+        raise LuskinError("Give at least one alpha between 0 and 1, e.g. --alphas 0.1,0.2,1.")
+    return tuple(out)
+
+
+def run_equalize(args: argparse.Namespace) -> int:
+    """Train the equalized-distribution classifier at each alpha and print test results."""
+    from .cli import format_table, print_json, resolve
+    from .equalize import equalize_frame
+
+    alphas = _parse_alphas(args)
+    for a in alphas:
+        if not 0.0 <= a <= 1.0:
+            raise LuskinError(f"Every alpha must be between 0 and 1 (got {a:g}).")
+    frame, spec, features = resolve(args)
+    preprocess = None
+    if _paper_compas(args, features):
+        from .models import compas_paper_pipeline
+
+        preprocess = compas_paper_pipeline("LR", random_state=args.seed)[:-1]
+    sweep = equalize_frame(
+        frame, spec, alphas=alphas, features=features, preprocess=preprocess, seed=args.seed,
+        bandwidth=args.bandwidth, solver=args.solver,
+    )
+    if args.json:
+        points = []
+        for p in sweep.points:
+            d = p.to_dict()
+            if not args.histograms:
+                d.pop("histograms")
+            points.append(d)
+        print_json(points)
+        return 0
+    labels = list(sweep.group_labels)
+    header = ["alpha", "accuracy"] + [f"TPR {g}" for g in labels] + [f"FPR {g}" for g in labels] + [
+        "TPR gap", "FPR gap"]
+    rows = []
+    for p in sweep.points:
+        rows.append([f"{p.alpha:g}", _pct(p.accuracy)]
+                    + [_num(p.groups[g]["tpr"]) for g in labels]
+                    + [_num(p.groups[g]["fpr"]) for g in labels]
+                    + [_num(p.tpr_gap), _num(p.fpr_gap)])
+    print(f"Equalized-distribution logistic regression ({sweep.n_train:,} training rows, "
+          f"{sweep.n_test:,} test rows, decision at probability 0.5, seed {args.seed})")
+    print()
+    print(format_table(rows, header))
+    print()
+    print("alpha = 1 is plain logistic regression; smaller alpha pulls the groups' score "
+          "distributions together, usually at some cost in accuracy.")
+    return 0

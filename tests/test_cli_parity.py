@@ -1,0 +1,86 @@
+"""``luskin thresholds`` and ``luskin equalize``: JSON shape, tables, plain errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from luskin_core.cli import main
+
+GROUPS = {"African-American", "Caucasian"}
+
+
+def _json(capsys, argv):
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_thresholds_json_with_paper_model(capsys):
+    doc = _json(capsys, ["thresholds", "--preset", "compas", "--model", "LR", "--json"])
+    assert set(doc["thresholds"]) == GROUPS
+    assert isinstance(doc["objective"], float)
+    for when in ("before", "after"):
+        assert 0.5 < doc[when]["accuracy"] < 0.8
+        assert set(doc[when]["groups"]) == GROUPS
+        for rates in doc[when]["groups"].values():
+            assert 0 <= rates["tpr"] <= 1 and 0 <= rates["fpr"] <= 1
+    assert doc["rows"] == {"train": 3690, "tuning": 1230, "test": 1230}
+    gap = lambda d: max(g["tpr"] for g in d["groups"].values()) - min(  # noqa: E731
+        g["tpr"] for g in d["groups"].values())
+    assert gap(doc["after"]) < gap(doc["before"])
+
+
+def test_thresholds_score_column_pso_is_seeded(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    argv = ["thresholds", "--preset", "compas", "--score-column", "decile_score",
+            "--solver", "pso", "--seed", "3", "--lambda", "0.5", "--json"]
+    first = _json(capsys, argv)
+    second = _json(capsys, argv)
+    assert first["thresholds"] == second["thresholds"]
+    assert first["before"] is None and first["lambda"] == 0.5
+    assert not (tmp_path / "report.log").exists()
+
+
+def test_thresholds_table(capsys):
+    assert main(["thresholds", "--preset", "compas", "--score-column", "decile_score"]) == 0
+    out = capsys.readouterr().out
+    assert "African-American" in out and "threshold after" in out and "Test accuracy" in out
+
+
+def test_equalize_json_one_object_per_alpha(capsys):
+    doc = _json(capsys, ["equalize", "--preset", "compas", "--alphas", "1,0.2", "--json"])
+    assert [p["alpha"] for p in doc] == [0.2, 1.0]
+    for point in doc:
+        assert set(point) >= {"alpha", "accuracy", "groups"}
+        assert set(point["groups"]) == GROUPS
+        assert "histograms" not in point
+    # plain logistic regression (alpha 1) is the more accurate, alpha 0.2 the fairer
+    assert doc[1]["accuracy"] > doc[0]["accuracy"]
+    assert doc[0]["tpr_gap"] < doc[1]["tpr_gap"]
+
+
+def test_equalize_table_and_histograms(capsys):
+    assert main(["equalize", "--preset", "compas", "--alpha", "0.5"]) == 0
+    assert "TPR gap" in capsys.readouterr().out
+    doc = _json(capsys, ["equalize", "--preset", "compas", "--alpha", "1", "--json", "--histograms"])
+    assert len(doc[0]["histograms"]["Caucasian"]["positive"]) == 50
+
+
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["equalize", "--preset", "compas", "--alpha", "1.5"], "between 0 and 1"),
+        (["equalize", "--preset", "compas", "--alphas", "0.1,x"], "not a number"),
+        (["thresholds", "--preset", "compas", "--score-column", "nope"], "nope"),
+        (["thresholds", "--preset", "compas", "--model", "LR", "--score-column", "decile_score"],
+         "not allowed with"),
+        (["thresholds", "--preset", "compas", "--score-column", "decile_score",
+          "--protected", "race == Martian"], ""),
+    ],
+)
+def test_mistakes_exit_2_with_one_plain_line(capsys, argv, words):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert err.startswith("luskin: ") and words in err
