@@ -1,0 +1,435 @@
+"""AppTest tests of every dashboard page: widgets, results, and plain messages for bad input.
+
+Widget keys and visible labels (for the browser tests)
+------------------------------------------------------
+Navigation (st.navigation, sidebar): "Data" (/), "Audit" (/audit), "Retrain" (/retrain),
+"Thresholds" (/thresholds), "Equalized distribution" (/equalized), "Report" (/report).
+Page files: pages/data.py, audit.py, retrain.py, thresholds.py, equalized.py, report.py.
+
+Data   sample_adult / sample_compas / sample_sqf  buttons "Use sample: Adult (census income)",
+                                                  "Use sample: COMPAS (re-offending)", "Use sample: NYPD stop-and-frisk 2014"
+       upload_csv          file uploader "Upload a CSV file (drag and drop it here)"
+       data_preview, data_columns  dataframes; metrics "Rows", "Columns", "Missing values"
+       outcome             selectbox "Outcome column (the decision or label to audit)"
+       positive            selectbox "Positive value (what counts as a 'yes')"
+       protected_column    selectbox "Protected column (e.g. race or sex)"
+       protected_values    multiselect "Protected group: the value(s) that form it"   (text column)
+       protected_op, protected_number  selectbox "Comparison", number_input "Value of <column>" (numeric column)
+       group_label, other_label  text inputs in the expander "Names shown on charts (optional)"
+       success box "Ready: comparing ..." / error box with the reason
+Audit  filter_column, filter_op, filter_value_pick | filter_value_multi | filter_value_number
+       ("Column", "Comparison", "Value(s)"), filter_add button "Add condition",
+       filter_remove_<i> buttons "Remove", filter_clear "Remove all conditions"
+       tolerance_points    slider "Tolerance (percentage points)"
+       tabs "Chart" (plotly key audit_chart) / "Table" (dataframe key audit_table)
+       one box per cell with the core's sentence (success = within tolerance, info = over,
+       warning = not computable)
+Retrain retrain_algorithm radio "Algorithm", retrain_direction radio "Direction",
+       retrain_pair selectbox "Models: first (A1) / retrained (C2)" (LR/LR, LR/MLP, MLP/LR, MLP/MLP),
+       retrain_seed "Seed", retrain_run button "Retrain" (absent once the result is cached),
+       progress bar while training, metrics "AUC of A1 (..)", "AUC of C2 (..)", "Time",
+       retrain_chart, retrain_table, retrain_download_data "Download the synthetic training data (CSV)",
+       retrain_download_model "Download the retrained model C2 (skops)"
+Thresholds thr_source radio "Scores", thr_model selectbox "Model", thr_score_column "Score column",
+       thr_solver radio "Solver", thr_lambda number "Fairness weight (lambda)", thr_seed "Seed",
+       metrics "Accuracy (test rows)", "TPR gap", "FPR gap", thr_chart, thr_table
+Equalized eq_alphas multiselect "Alphas to train (one model each)", eq_seed "Seed",
+       eq_run button "Train the models" (absent once cached), eq_alpha select_slider
+       "alpha (weight on accuracy)", eq_hist, eq_accuracy, eq_gaps charts, eq_table
+Report report_download "Download the HTML report", config_download "Save the configuration (JSON)",
+       config_upload file uploader "Load a saved configuration (JSON)"
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+TIMEOUT = 90
+
+
+def open_app() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    assert not at.exception
+    return at
+
+
+def goto(at: AppTest, page: str) -> AppTest:
+    at.switch_page(f"pages/{page}.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def messages(at: AppTest, kind: str) -> list[str]:
+    return [str(e.value) for e in getattr(at, kind)]
+
+
+def all_text(at: AppTest) -> str:
+    parts = []
+    for kind in ("error", "warning", "info", "success", "markdown", "caption", "title", "subheader"):
+        parts += messages(at, kind)
+    return "\n".join(parts)
+
+
+def metric(at: AppTest, label_start: str) -> str:
+    for m in at.metric:
+        if m.label.startswith(label_start):
+            return m.value
+    raise AssertionError(f"no metric {label_start!r}: {[m.label for m in at.metric]}")
+
+
+def chart(at: AppTest, key: str) -> dict:
+    for element in at.get("plotly_chart"):
+        if getattr(element, "key", None) == key:
+            return json.loads(element.proto.spec)
+    keys = [getattr(e, "key", None) for e in at.get("plotly_chart")]
+    raise AssertionError(f"no chart {key!r} among {keys}")
+
+
+def small_csv(n: int = 600, seed: int = 0, **extra: object) -> bytes:
+    """A small table with a gap between groups A and B, quick to train on."""
+    rng = np.random.default_rng(seed)
+    race = rng.choice(["A", "B"], n, p=[0.6, 0.4])
+    edu = rng.integers(5, 16, n)
+    x = rng.normal(size=n)
+    p = 1 / (1 + np.exp(-(0.3 * (edu - 10) + x + (race == "A") * 0.7 - 1)))
+    frame = pd.DataFrame({"race": race, "edu": edu, "x": x, "job": rng.choice(["p", "q", "r"], n),
+                          "y": np.where(rng.random(n) < p, "yes", "no")})
+    for name, value in extra.items():
+        frame[name] = value
+    return frame.to_csv(index=False).encode()
+
+
+def upload(at: AppTest, data: bytes, name: str = "small.csv") -> AppTest:
+    at.file_uploader(key="upload_csv").set_value((name, data, "text/csv")).run()
+    assert not at.exception, at.exception
+    return at
+
+
+# ------------------------------------------------------------------------------------------
+# Data page
+# ------------------------------------------------------------------------------------------
+def test_opens_on_adult_with_the_papers_settings():
+    at = open_app()
+    assert at.selectbox(key="outcome").value == "income"
+    assert at.selectbox(key="positive").value == ">50K"
+    assert at.selectbox(key="protected_column").value == "race"
+    assert at.multiselect(key="protected_values").value == ["White"]
+    assert metric(at, "Rows") == "48,842" and metric(at, "Columns") == "15"
+    assert int(metric(at, "Missing values").replace(",", "")) > 0
+    assert any("White" in s and "Non-White" in s for s in messages(at, "success"))
+    assert not at.error
+
+
+def test_sample_button_switches_to_compas_and_its_preset():
+    at = open_app()
+    at.button(key="sample_compas").click().run()
+    assert not at.exception
+    assert at.selectbox(key="outcome").value == "two_year_recid"
+    assert at.selectbox(key="positive").value == 1
+    assert at.multiselect(key="protected_values").value == ["African-American"]
+    assert any("restricted to" in c for c in messages(at, "caption"))
+    at.button(key="sample_adult").click().run()
+    assert at.selectbox(key="outcome").value == "income"
+
+
+@pytest.mark.parametrize("data, words", [
+    (b"", "empty"),
+    (b"\x00\x01\x02\x03binary\x00", "not text"),
+    (b"justone\n1\n2\n3\n", "one column"),
+])
+def test_bad_uploads_show_a_plain_message_and_keep_the_data(data, words):
+    at = upload(open_app(), data, "bad.csv")
+    errors = messages(at, "error")
+    assert any(words in e.lower() and "still in use" in e for e in errors), errors
+    assert metric(at, "Rows") == "48,842"          # the Adult sample is still loaded
+    assert at.selectbox(key="outcome").value == "income"
+    goto(at, "audit")
+    assert any("44% of White" in s for s in messages(at, "info"))
+
+
+def test_upload_a_csv_and_choose_columns_from_its_values():
+    at = upload(open_app(), small_csv())
+    assert metric(at, "Rows") == "600"
+    assert at.selectbox(key="outcome").value == "y"
+    assert set(at.selectbox(key="positive").options) == {"yes", "no"}
+    assert at.selectbox(key="protected_column").value == "race"
+    at.multiselect(key="protected_values").set_value(["B"]).run()
+    assert any("comparing **B** with **Non-B**" in s for s in messages(at, "success"))
+
+
+def test_all_missing_outcome_is_a_plain_error_and_other_pages_say_so():
+    at = upload(open_app(), small_csv(empty=""))
+    at.selectbox(key="outcome").set_value("empty").run()
+    assert not at.exception
+    assert any("no values at all" in e for e in messages(at, "error"))
+    goto(at, "audit")
+    assert any("no values at all" in e and "Data" in e for e in messages(at, "error"))
+    goto(at, "data")
+    at.selectbox(key="outcome").set_value("y").run()
+    assert not at.error
+
+
+def test_protected_column_with_one_value_is_a_plain_error():
+    at = upload(open_app(), small_csv(const="X"))
+    at.selectbox(key="protected_column").set_value("const").run()
+    assert not at.exception
+    assert any("only one value" in e for e in messages(at, "error"))
+    goto(at, "thresholds")
+    assert any("only one value" in e for e in messages(at, "error"))
+
+
+def test_numeric_protected_column_takes_a_comparison():
+    at = open_app()
+    at.selectbox(key="protected_column").set_value("age").run()
+    assert at.selectbox(key="protected_op") is not None
+    at.selectbox(key="protected_op").set_value(">=").run()
+    at.number_input(key="protected_number").set_value(40.0).run()
+    assert not at.exception
+    assert any("age >= 40" in s for s in messages(at, "success"))
+    goto(at, "audit")
+    assert any("age >= 40" in s for s in messages(at, "info") + messages(at, "success"))
+
+
+def test_choices_persist_across_pages():
+    at = open_app()
+    at.multiselect(key="protected_values").set_value(["Black"]).run()
+    goto(at, "audit")
+    assert all("Black" in s for s in messages(at, "info") + messages(at, "success"))
+    goto(at, "report")
+    goto(at, "data")
+    assert at.multiselect(key="protected_values").value == ["Black"]
+    assert at.selectbox(key="outcome").value == "income"
+
+
+# ------------------------------------------------------------------------------------------
+# Audit page
+# ------------------------------------------------------------------------------------------
+def test_audit_shows_the_papers_adult_numbers_quickly():
+    start = time.perf_counter()
+    at = open_app()
+    goto(at, "audit")
+    elapsed = time.perf_counter() - start
+    info = messages(at, "info")
+    e_cell = [s for s in info if "more than 10 years of education (E)" in s]
+    assert e_cell and "44% of White" in e_cell[0] and "32% of Non-White" in e_cell[0]
+    assert "p < 0.001" in e_cell[0]
+    spec = chart(at, "audit_chart")
+    assert [t["name"] for t in spec["data"]] == ["White", "Non-White"]
+    assert spec["data"][0]["marker"]["color"] == "#0072B2"
+    assert len(at.dataframe) >= 1
+    assert "exceeds the 5-point tolerance in 2 of 2 cells" in all_text(at)
+    print(f"\nopen app -> audit chart (AppTest, warm caches unless first test): {elapsed:.2f} s")
+    assert elapsed < 20
+
+
+def test_add_and_remove_filter_conditions():
+    at = goto(open_app(), "audit")
+    at.button(key="filter_clear").click().run()
+    assert any(s.startswith("Among all rows") for s in messages(at, "info"))
+    at.selectbox(key="filter_column").set_value("education-num").run()
+    at.selectbox(key="filter_op").set_value(">").run()
+    at.number_input(key="filter_value_number").set_value(12).run()
+    start = time.perf_counter()
+    at.button(key="filter_add").click().run()
+    redraw = time.perf_counter() - start
+    assert not at.exception
+    assert any("Where education-num > 12" in s for s in messages(at, "info"))
+    at.selectbox(key="filter_column").set_value("sex").run()
+    assert at.selectbox(key="filter_op").value == "=="
+    at.selectbox(key="filter_value_pick").set_value("Female").run()
+    at.button(key="filter_add").click().run()
+    text = all_text(at)
+    assert "education-num is above 12" in text and "AND **sex is Female**" in text
+    assert any("education-num > 12 and sex == Female" in s for s in messages(at, "info") + messages(at, "success"))
+    at.button(key="filter_remove_0").click().run()
+    assert "education-num is above 12" not in all_text(at)
+    assert any("Where sex == Female" in s for s in messages(at, "info") + messages(at, "success"))
+    print(f"\nfilter change -> bars redrawn (AppTest): {redraw:.2f} s")
+    assert redraw < 5
+
+
+def test_filter_that_leaves_a_cell_empty_warns_plainly():
+    at = goto(open_app(), "audit")
+    at.button(key="filter_clear").click().run()
+    at.selectbox(key="filter_column").set_value("education-num").run()
+    at.selectbox(key="filter_op").set_value(">").run()
+    at.number_input(key="filter_value_number").set_value(100).run()
+    at.button(key="filter_add").click().run()
+    assert not at.exception
+    warnings = messages(at, "warning")
+    assert any("not computable" in w for w in warnings), warnings
+    assert chart(at, "audit_chart")["data"]  # the chart still draws
+
+
+def test_a_condition_without_values_is_refused_plainly():
+    at = goto(open_app(), "audit")
+    at.selectbox(key="filter_column").set_value("sex").run()
+    at.selectbox(key="filter_op").set_value("in").run()
+    at.button(key="filter_add").click().run()
+    assert not at.exception
+    assert any("at least one value" in e for e in messages(at, "error"))
+    assert len([b for b in at.button if b.key and b.key.startswith("filter_remove_")]) == 1
+
+
+def test_tolerance_changes_the_verdict():
+    at = goto(open_app(), "audit")
+    at.slider(key="tolerance_points").set_value(15).run()
+    assert not at.exception
+    success = messages(at, "success")
+    assert len(success) == 2 and all("within the 15-point tolerance" in s for s in success)
+    assert "Within the 15-point tolerance in every cell" in all_text(at)
+
+
+# ------------------------------------------------------------------------------------------
+# Retrain page
+# ------------------------------------------------------------------------------------------
+def _small_with_filter() -> AppTest:
+    at = upload(open_app(), small_csv())
+    goto(at, "audit")
+    at.selectbox(key="filter_column").set_value("edu").run()
+    at.selectbox(key="filter_op").set_value(">").run()
+    at.number_input(key="filter_value_number").set_value(10).run()
+    at.button(key="filter_add").click().run()
+    assert not at.exception
+    return at
+
+
+def test_retrain_page_runs_shows_table_chart_and_is_cached():
+    at = goto(_small_with_filter(), "retrain")
+    assert {r.key for r in at.radio} >= {"retrain_algorithm", "retrain_direction"}
+    assert at.selectbox(key="retrain_pair").options == ["LR/LR", "LR/MLP", "MLP/LR", "MLP/MLP"]
+    at.selectbox(key="retrain_pair").set_value("LR/LR").run()
+    at.radio(key="retrain_algorithm").set_value(2).run()
+    at.button(key="retrain_run").click().run()
+    assert not at.exception and not at.error
+    assert 0.5 < float(metric(at, "AUC of A1")) <= 1
+    spec = chart(at, "retrain_chart")
+    assert [t["name"] for t in spec["data"]] == ["Original labels", "A1 (risk model)", "C2 (retrained)"]
+    assert len(at.dataframe) == 1
+    assert {d.key for d in at.get("download_button")} == {"retrain_download_data", "retrain_download_model"}
+    goto(at, "audit")
+    start = time.perf_counter()
+    goto(at, "retrain")
+    assert time.perf_counter() - start < 5
+    assert not [b for b in at.button if b.key == "retrain_run"]   # shown from the cache at once
+    assert chart(at, "retrain_chart")
+
+
+def test_retrain_adult_lr_mlp_closes_the_gap():
+    at = goto(open_app(), "retrain")
+    at.selectbox(key="retrain_pair").set_value("LR/MLP").run()
+    at.radio(key="retrain_algorithm").set_value(1).run()
+    start = time.perf_counter()
+    if [b for b in at.button if b.key == "retrain_run"]:
+        at.button(key="retrain_run").click().run()
+    elapsed = time.perf_counter() - start
+    assert not at.exception and not at.error
+    spec = chart(at, "retrain_chart")
+    original, c2 = spec["data"][0], spec["data"][2]
+    e = original["x"].index("more than 10 years of education (E)")
+    assert abs(c2["y"][e]) < abs(original["y"][e]) and abs(c2["y"][e]) < 5
+    print(f"\nretrain LR/MLP on Adult (AppTest, incl. rerun): {elapsed:.1f} s")
+    assert elapsed < 60
+
+
+# ------------------------------------------------------------------------------------------
+# Thresholds page
+# ------------------------------------------------------------------------------------------
+def test_thresholds_page_on_compas():
+    at = open_app()
+    at.button(key="sample_compas").click().run()
+    goto(at, "thresholds")
+    assert not at.error
+    assert metric(at, "Accuracy (test rows)").endswith("%")
+    spec = chart(at, "thr_chart")
+    symbols = {t.get("marker", {}).get("symbol") for t in spec["data"] if t.get("mode") == "markers"}
+    assert symbols == {"x", "circle"}
+    table = at.dataframe[0].value
+    assert set(table["When"]) == {"Before", "After"}
+    assert "African-American" in set(table["Group"])
+    at.radio(key="thr_solver").set_value("pso").run()
+    assert not at.exception and not at.error
+    at.radio(key="thr_source").set_value("column").run()
+    at.selectbox(key="thr_score_column").set_value("decile_score").run()
+    assert not at.exception and not at.error
+    assert any("no 'before'" in c for c in messages(at, "caption"))
+
+
+# ------------------------------------------------------------------------------------------
+# Equalized distribution page
+# ------------------------------------------------------------------------------------------
+def test_equalized_page_sweep_and_slider():
+    at = goto(upload(open_app(), small_csv()), "equalized")
+    at.multiselect(key="eq_alphas").set_value([0.0, 0.1, 1.0]).run()
+    at.button(key="eq_run").click().run()
+    assert not at.exception and not at.error
+    slider = at.select_slider(key="eq_alpha")
+    assert slider.value == 1.0
+    hist = chart(at, "eq_hist")
+    assert len(hist["data"]) == 4 and "alpha = 1" in hist["layout"]["title"]["text"]
+    start = time.perf_counter()
+    at.select_slider(key="eq_alpha").set_value(0.0).run()
+    step = time.perf_counter() - start
+    assert not at.exception
+    assert "alpha = 0" in chart(at, "eq_hist")["layout"]["title"]["text"]
+    accuracy = chart(at, "eq_accuracy")
+    assert [s["x0"] for s in accuracy["layout"]["shapes"]] == [0.0]
+    print(f"\nalpha slider step (AppTest): {step:.3f} s")
+    assert step < 2
+
+
+# ------------------------------------------------------------------------------------------
+# Report page
+# ------------------------------------------------------------------------------------------
+def _config_text(at: AppTest) -> str:
+    goto(at, "report")
+    return at.code[0].value
+
+
+def test_report_page_buttons_and_config_round_trip():
+    at = goto(open_app(), "audit")
+    at.slider(key="tolerance_points").set_value(10).run()
+    text = _config_text(at)
+    assert {d.key for d in at.get("download_button")} == {"report_download", "config_download"}
+    assert json.loads(text)["spec"]["tolerance"] == 0.1
+    goto(at, "audit")
+    at.slider(key="tolerance_points").set_value(3).run()
+    goto(at, "report")
+    at.file_uploader(key="config_upload").set_value(("saved.json", text.encode(), "application/json")).run()
+    assert not at.exception
+    assert any("Loaded 'saved.json'" in s for s in messages(at, "success"))
+    goto(at, "audit")
+    assert at.slider(key="tolerance_points").value == 10
+
+
+@pytest.mark.parametrize("content, words", [
+    (b"this is not json", "not valid JSON"),
+    (b'{"hello": 1}', "not a Luskin configuration"),
+])
+def test_bad_configuration_changes_nothing(content, words):
+    at = goto(open_app(), "report")
+    at.file_uploader(key="config_upload").set_value(("bad.json", content, "application/json")).run()
+    assert not at.exception
+    assert any(words in e and "Nothing was changed" in e for e in messages(at, "error"))
+    goto(at, "audit")
+    assert any("44% of White" in s for s in messages(at, "info"))
+
+
+def test_configuration_with_a_positive_value_absent_from_the_data():
+    at = open_app()
+    config = json.loads(_config_text(at))
+    config["spec"]["positive"] = "maybe"
+    at.file_uploader(key="config_upload").set_value(
+        ("absent.json", json.dumps(config).encode(), "application/json")).run()
+    assert not at.exception
+    assert any("'maybe' never occurs" in e for e in messages(at, "error"))
+    goto(at, "data")
+    assert at.selectbox(key="positive").value == ">50K"
