@@ -1,0 +1,226 @@
+"""Real-browser test harness: serve the app with Streamlit, drive Debian's Chromium with Playwright.
+
+* ``app_url`` (session): starts ``python -m streamlit run app.py`` on a free local port from
+  the repository root, waits until ``/_stcore/health`` answers ``ok`` (60 s at most) and stops
+  the server at the end. Its output goes to ``test-results/streamlit-server.log``.
+* ``browser_type_launch_args`` (pytest-playwright's fixture, overridden): launch
+  ``/usr/bin/chromium`` (``LUSKIN_CHROMIUM`` overrides the path); ``playwright install``
+  cannot download browsers here. Without that binary every browser test is skipped, saying why.
+* ``ui``: a page wrapper with the waits Streamlit needs (new content first, then the script
+  state ``notRunning``), a check that no Streamlit exception box is on screen, timings and
+  screenshots.
+
+Timings are printed (see them with ``pytest -s``) and written to
+``benchmarks/results/browser_timings.md`` at the end of the session.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import platform
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = Path(os.environ.get("LUSKIN_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+VIEWPORT = {"width": 1300, "height": 1700}
+SCREENSHOTS = ROOT / "docs" / "screenshots"
+TIMINGS_FILE = ROOT / "benchmarks" / "results" / "browser_timings.md"
+SERVER_LOG = ROOT / "test-results" / "streamlit-server.log"
+IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+EXCEPTION = '[data-testid="stException"]'
+HEALTH_TIMEOUT = 60.0
+
+_TIMINGS: list[tuple[str, float, str]] = []
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test in this folder is a browser test; skip them all when Chromium is absent."""
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.browser)
+            if not CHROMIUM.exists():
+                item.add_marker(pytest.mark.skip(
+                    reason=f"Chromium not found at {CHROMIUM}: install it (apt-get install -y chromium) "
+                           "or set LUSKIN_CHROMIUM to its path"))
+
+
+def record_timing(name: str, seconds: float, note: str = "") -> None:
+    """Keep a measured duration for the timings file and print it for ``pytest -s``."""
+    _TIMINGS.append((name, seconds, note))
+    print(f"[timing] {name}: {seconds:.2f} s {note}".rstrip(), flush=True)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Write the measured timings (if any) to benchmarks/results/browser_timings.md."""
+    if not _TIMINGS:
+        return
+    TIMINGS_FILE.parent.mkdir(parents=True, exist_ok=True)
+    lines = [
+        "# Browser timings (Playwright + Debian Chromium against `streamlit run app.py`)",
+        "",
+        f"Measured {_dt.datetime.now().astimezone():%Y-%m-%d %H:%M %Z} on {platform.node() or 'this machine'} "
+        f"({os.cpu_count()} cores, Python {platform.python_version()}), written by tests/browser. "
+        "Times are wall-clock from the user's action until the new content is on screen and "
+        "Streamlit's script has finished; they include the browser's rendering.",
+        "",
+        "| step | seconds | note |",
+        "| --- | ---: | --- |",
+    ]
+    lines += [f"| {name} | {seconds:.2f} | {note} |" for name, seconds, note in _TIMINGS]
+    TIMINGS_FILE.write_text("\n".join(lines) + "\n")
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+            return response.read().strip() == b"ok"
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="session")
+def app_url() -> Iterator[str]:
+    """Serve app.py on a free port for the whole session; stop the server afterwards."""
+    if not CHROMIUM.exists():
+        pytest.skip(f"Chromium not found at {CHROMIUM}")
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    SERVER_LOG.parent.mkdir(parents=True, exist_ok=True)
+    log = SERVER_LOG.open("w")
+    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+               "--server.port", str(port), "--server.address", "127.0.0.1",
+               "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false",
+               "--client.showErrorDetails", "full"]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    started = time.perf_counter()
+    process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
+    try:
+        deadline = started + HEALTH_TIMEOUT
+        while not _healthy(url):
+            if process.poll() is not None:
+                log.flush()
+                pytest.fail(f"streamlit exited with status {process.returncode}:\n{SERVER_LOG.read_text()[-3000:]}")
+            if time.perf_counter() > deadline:
+                pytest.fail(f"streamlit did not answer {url}/_stcore/health within {HEALTH_TIMEOUT:.0f} s:\n"
+                            f"{SERVER_LOG.read_text()[-3000:]}")
+            time.sleep(0.25)
+        record_timing("server start -> /_stcore/health ok", time.perf_counter() - started)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
+    """Launch Debian's Chromium (Playwright's own download is unavailable here)."""
+    return {**browser_type_launch_args, "executable_path": str(CHROMIUM), "args": CHROMIUM_ARGS}
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args: dict[str, Any]) -> dict[str, Any]:
+    """A tall viewport (Streamlit's inner container does not scroll into full-page shots)."""
+    return {**browser_context_args, "viewport": VIEWPORT, "accept_downloads": True}
+
+
+class UI:
+    """A Streamlit page as a user sees it, with the right waits and the exception check."""
+
+    def __init__(self, page: Any, base_url: str) -> None:
+        self.page = page
+        self.base_url = base_url
+        self.page.set_default_timeout(30_000)
+
+    # waiting ------------------------------------------------------------------------------
+    def idle(self, timeout: float = 30_000) -> None:
+        """Wait until Streamlit's script run has finished, then check for exception boxes."""
+        self.page.wait_for_selector(IDLE, timeout=timeout)
+        self.assert_no_exception()
+
+    def assert_no_exception(self) -> None:
+        boxes = self.page.locator(EXCEPTION)
+        if boxes.count():
+            text = boxes.first.inner_text()[:2000]
+            raise AssertionError(f"Streamlit shows an exception box:\n{text}")
+
+    def wait_text(self, text: str | re.Pattern[str], timeout: float = 30_000) -> Any:
+        """The first visible element with this text (stale and new elements coexist in a rerun)."""
+        locator = self.page.get_by_text(text).first
+        locator.wait_for(state="visible", timeout=timeout)
+        return locator
+
+    def timed(self, name: str, action: Callable[[], Any], done: Callable[[], Any], note: str = "",
+              timeout: float = 30_000) -> float:
+        """Run ``action``, wait for ``done`` (new content) then for the idle state; record the time."""
+        start = time.perf_counter()
+        action()
+        done()
+        self.idle(timeout)
+        seconds = time.perf_counter() - start
+        record_timing(name, seconds, note)
+        return seconds
+
+    # navigation ---------------------------------------------------------------------------
+    def open(self, path: str = "") -> None:
+        self.page.goto(f"{self.base_url}/{path.lstrip('/')}")
+        self.page.wait_for_selector('[data-testid="stApp"]')
+
+    def goto_page(self, title: str) -> None:
+        """Click a page in the sidebar navigation, as a user does (the session is kept)."""
+        self.page.get_by_test_id("stSidebarNav").get_by_role("link", name=title).click()
+
+    # widgets ------------------------------------------------------------------------------
+    def charts(self) -> Any:
+        return self.page.locator('[data-testid="stPlotlyChart"] .main-svg')
+
+    def select(self, label: str, option: str) -> None:
+        """Choose ``option`` in the selectbox labelled ``label``."""
+        self.page.get_by_role("combobox", name=label, exact=True).first.click()
+        self.page.get_by_role("option", name=option, exact=True).first.click()
+
+    def screenshot(self, name: str) -> Path:
+        """A PNG of the visible page into docs/screenshots (README shows them)."""
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        path = SCREENSHOTS / f"{name}.png"
+        self.page.mouse.move(0, 0)  # no hover tooltips in the picture
+        self.page.wait_for_timeout(300)  # let plotly finish its transitions
+        self.page.screenshot(path=str(path))
+        return path
+
+
+@pytest.fixture(name="record_timing")
+def record_timing_fixture() -> Callable[[str, float, str], None]:
+    """The timing recorder, for steps that ``UI.timed`` does not fit."""
+    return record_timing
+
+
+@pytest.fixture()
+def ui(page: Any, app_url: str) -> Iterator[UI]:
+    """A fresh browser session (new Streamlit session) on the served app; no exception at the end."""
+    wrapper = UI(page, app_url)
+    yield wrapper
+    wrapper.assert_no_exception()

@@ -1,0 +1,195 @@
+"""The dashboard in a real browser, used the way an analyst uses it.
+
+Each test opens a fresh browser session on the served app (see conftest.py), acts through the
+page (clicks, dropdowns, file upload, keyboard on the slider, a download) and checks what is on
+screen: the verdict sentences, the charts, plain error messages, never a Streamlit exception
+box. Timings of the steps the issue sets targets for are printed and written to
+benchmarks/results/browser_timings.md; screenshots of every page go to docs/screenshots/.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from luskin_core import PRESETS, audit, load_sample
+
+pytestmark = pytest.mark.browser
+
+CHART = '[data-testid="stPlotlyChart"] .main-svg'
+
+
+@pytest.fixture(scope="module")
+def adult_sentences() -> list[str]:
+    """The verdicts the core gives for Adult with the paper's settings (the app must show these)."""
+    return audit(load_sample("adult"), PRESETS["adult"].spec).sentences()
+
+
+def _alert_texts(ui: Any) -> str:
+    return " ".join(" ".join(ui.page.get_by_test_id("stAlert").all_inner_texts()).split())
+
+
+def _chart_text(ui: Any, index: int = 0) -> str:
+    return " ".join((ui.page.locator('[data-testid="stPlotlyChart"]').nth(index).text_content() or "").split())
+
+
+def test_first_visit_shows_the_audit_and_a_filter_redraws_it(ui: Any, adult_sentences: list[str]) -> None:
+    """Adult with the paper's settings is ready on arrival; the Audit page shows bars and verdicts."""
+    ui.timed("open app -> Data page ready (Adult, paper settings)", lambda: ui.open(""),
+             lambda: ui.wait_text("Ready: comparing"), note="fresh browser session")
+    assert "48,842" in ui.page.get_by_test_id("stMetric").first.inner_text()
+    ui.screenshot("data")
+
+    ui.timed("Data -> Audit page: bar chart and verdicts visible", lambda: ui.goto_page("Audit"),
+             lambda: (ui.page.locator(CHART).first.wait_for(), ui.wait_text(adult_sentences[0][:60])),
+             note="first plotly render in this browser")
+    shown = _alert_texts(ui)
+    for sentence in adult_sentences:
+        assert sentence in shown
+    assert "gap 12 points (over tolerance)" in _chart_text(ui)
+    ui.screenshot("audit")
+
+    ui.timed("open app at /audit (warm server) -> bar chart visible", lambda: ui.open("audit"),
+             lambda: (ui.page.locator(CHART).first.wait_for(), ui.wait_text(adult_sentences[0][:60])),
+             note="new session, data and audit cached on the server")
+
+    # add a second condition to the filter: sex == Male
+    ui.select("Column", "sex")
+    ui.idle()
+    assert ui.page.get_by_role("combobox", name="Value").input_value() == "Male"
+    ui.timed("add filter condition -> bars and verdicts redrawn",
+             lambda: ui.page.get_by_role("button", name="Add condition").click(),
+             lambda: ui.wait_text(re.compile(r"Where education-num > 10 and sex == Male, income is >50K")))
+    assert "education-num > 10 and sex == Male" in _chart_text(ui)
+    assert "Where not (education-num > 10 and sex == Male)" in _alert_texts(ui)
+    assert ui.page.locator(CHART).count() >= 1
+
+
+def test_upload_a_csv_and_a_bad_file(ui: Any, tmp_path: Path) -> None:
+    """A CSV dropped on the uploader becomes the data; a one-column file gets a plain message."""
+    rows = ["region,gender,age,approved"]
+    for i in range(300):
+        gender = "F" if i % 3 else "M"
+        approved = "yes" if (i % 5 == 0 or (gender == "M" and i % 2 == 0)) else "no"
+        rows.append(f"{['north', 'south'][i % 2]},{gender},{20 + i % 50},{approved}")
+    good = tmp_path / "loans.csv"
+    good.write_text("\n".join(rows) + "\n")
+    bad = tmp_path / "one-column.csv"
+    bad.write_text("name\nAnn\nBob\n")
+
+    ui.open("")
+    ui.wait_text("Ready: comparing")
+    ui.idle()
+    dropzone = ui.page.get_by_test_id("stFileUploaderDropzoneInput")
+    ui.timed("upload a 300-row CSV -> preview and choices ready", lambda: dropzone.set_input_files(str(good)),
+             lambda: ui.wait_text("Ready: comparing F with Non-F"))
+    assert ui.page.get_by_test_id("stMetric").first.inner_text().split()[-1] == "300"
+    assert "loans.csv" in ui.page.get_by_test_id("stMain").inner_text()
+    assert ui.page.get_by_role("combobox", name=re.compile("^Outcome column")).input_value() == "approved"
+
+    ui.page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(bad))
+    ui.wait_text("Only one column was found")
+    ui.idle()
+    assert "The data loaded before is still in use" in _alert_texts(ui)
+    assert ui.page.get_by_test_id("stMetric").first.inner_text().split()[-1] == "300"
+
+
+def test_retrain_then_download_the_report(ui: Any, adult_sentences: list[str], tmp_path: Path,
+                                          record_timing: Callable[..., None]) -> None:
+    """Retrain LR/LR with progress shown, then download the report and read it offline."""
+    ui.open("retrain")
+    ui.wait_text("Retrain: a model that is fair")
+    ui.idle()
+    ui.select("Models: first (A1) / retrained (C2)", "LR/LR")
+    ui.idle()
+    run = ui.page.get_by_role("button", name="Retrain", exact=True)
+    start = time.perf_counter()
+    if run.count():
+        run.click()
+        ui.page.get_by_test_id("stProgress").first.wait_for(timeout=10_000)
+        record_timing("retrain LR/LR on Adult: click -> progress bar shown", time.perf_counter() - start)
+    ui.wait_text("AUC of C2 (LR)", timeout=90_000)
+    ui.page.locator(CHART).first.wait_for()
+    ui.idle()
+    record_timing("retrain LR/LR on Adult: click -> results shown", time.perf_counter() - start,
+                  note="" if run.count() else "result was already cached on the server")
+    page_text = " ".join(ui.page.get_by_test_id("stMain").inner_text().split())
+    assert re.search(r"AUC of A1 \(LR\) (\?\s*)?0\.\d{3}", page_text)
+    assert "C2: Where more than 10 years of education (E)" in page_text
+    assert "before and after retraining" in _chart_text(ui)
+    ui.screenshot("retrain")
+
+    ui.goto_page("Report")
+    ui.wait_text("Download the HTML report")
+    ui.idle()
+    assert "the retraining results" in ui.page.get_by_test_id("stMain").inner_text()
+    ui.screenshot("report")
+    start = time.perf_counter()
+    with ui.page.expect_download(timeout=60_000) as info:
+        ui.page.get_by_role("button", name=re.compile("Download the HTML report")).click()
+    download = info.value
+    target = tmp_path / download.suggested_filename
+    download.save_as(str(target))
+    record_timing("report: click -> HTML file downloaded", time.perf_counter() - start,
+                  note=f"{target.stat().st_size / 1e6:.1f} MB")
+    assert re.fullmatch(r"luskin-report-adult-\d{4}-\d{2}-\d{2}\.html", download.suggested_filename)
+    report = target.read_text(encoding="utf-8")
+    for sentence in adult_sentences:
+        assert html.escape(sentence) in report
+    assert "Retraining to controlled fairness" in report and "A1 = LR, C2 = LR" in report
+    assert re.search(r"by Luskin \d+\.\d+\.\d+", report)
+    assert not re.search(r"<script[^>]*\bsrc=", report)
+
+    # the committee member's view: the file opened with the network cut off still draws its charts
+    offline = ui.page.context.new_page()
+    blocked: list[str] = []
+    offline.route(re.compile(r"^https?://"), lambda route: (blocked.append(route.request.url), route.abort()))
+    offline.goto(target.as_uri())
+    offline.locator(".plotly-graph-div .main-svg").first.wait_for(timeout=15_000)
+    assert offline.locator(".plotly-graph-div").count() == 2  # the audit bars and the retraining gaps
+    assert "Findings in plain words" in offline.inner_text("body")
+    assert not blocked, f"the report tried to fetch: {blocked[:3]}"
+    offline.close()
+
+
+def test_thresholds_page_draws_the_roc_curves(ui: Any) -> None:
+    """The per-group thresholds page trains, tunes and shows the ROC figure with both groups."""
+    ui.timed("open /thresholds -> ROC chart (LR trained, exact solver)", lambda: ui.open("thresholds"),
+             lambda: ui.page.locator(CHART).first.wait_for(timeout=90_000))
+    chart = _chart_text(ui)
+    assert "White: after (own threshold)" in chart and "Non-White: before (one threshold)" in chart
+    ui.screenshot("thresholds")
+
+
+def test_equalized_slider_redraws_the_histograms(ui: Any) -> None:
+    """On COMPAS: train the alpha sweep, then step the alpha slider with the keyboard."""
+    ui.open("")
+    ui.wait_text("Ready: comparing")
+    ui.idle()
+    ui.page.get_by_role("button", name=re.compile("Use sample: COMPAS")).click()
+    ui.wait_text("Ready: comparing African-American with Caucasian")
+    ui.idle()
+    ui.goto_page("Equalized distribution")
+    train = ui.page.get_by_role("button", name="Train the models")
+    train.wait_for()
+    ui.idle()
+    slider = ui.page.get_by_role("slider").first
+    ui.timed("equalized sweep on COMPAS (11 alphas): click -> histograms shown", train.click,
+             lambda: (slider.wait_for(timeout=120_000), ui.page.locator(CHART).first.wait_for()),
+             timeout=120_000)
+    assert slider.get_attribute("aria-valuetext") == "1.0"
+    assert "(alpha = 1)" in _chart_text(ui)
+    slider.focus()
+    for expected in ("0.9", "0.7"):
+        ui.timed(f"alpha slider step -> {expected}: histograms redrawn", lambda: ui.page.keyboard.press("ArrowLeft"),
+                 lambda e=expected: ui.page.locator('[data-testid="stPlotlyChart"]').first
+                 .get_by_text(f"(alpha = {e})").wait_for())
+        assert slider.get_attribute("aria-valuetext") == expected
+        slider.focus()
+    assert "Score distributions of African-American and Caucasian (alpha = 0.7)" in _chart_text(ui)
+    ui.screenshot("equalized")
