@@ -1,7 +1,12 @@
 """Luskin dashboard: the entry point. Run with ``streamlit run app.py``.
 
 It sets up the page, loads the Adult sample with the paper's settings on a first visit (so a
-visitor sees a result without doing anything) and routes to the pages in ``pages/``.
+visitor sees a result without doing anything) and routes to the pages in ``app_pages/``.
+
+The page files are NOT in a folder named ``pages/``: Streamlit treats such a folder as an old-style
+multipage app, and a visitor whose first request is a deep link (e.g. /retrain) would then get
+that page without this entry point (no navigation titles, no page setup), depending on which
+session reached the server first.
 """
 
 from __future__ import annotations

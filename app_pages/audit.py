@@ -91,6 +91,10 @@ def render_filter(spec: AuditSpec) -> None:
     op = c2.selectbox("Comparison", ops, key="filter_op",
                       help="== is, != is not, < below, <= at most, > above, >= at least, "
                            "in: one of several values.")
+    if numeric and st.session_state.get("filter_column_seen") != column:
+        median = frame[column].median()
+        st.session_state["filter_value_number"] = float(median) if pd.notna(median) else 0.0
+    st.session_state["filter_column_seen"] = column
     options = state.value_options(frame[column])
     if op in ("in", "not in"):
         st.session_state["filter_value_multi"] = [v for v in st.session_state.get("filter_value_multi") or []
@@ -169,7 +173,7 @@ if result_ is not None:
     render_verdict(result_)
     chart_tab, table_tab = st.tabs(["Chart", "Table"])
     with chart_tab:
-        st.plotly_chart(plots.audit_bars(result_), key="audit_chart")
+        st.plotly_chart(plots.audit_bars(result_), key="audit_chart", theme=None)
     with table_tab:
         render_table(result_)
     st.subheader("What this means, cell by cell")

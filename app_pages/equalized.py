@@ -75,14 +75,14 @@ def render_sweep(sweep: AlphaSweep, spec: AuditSpec) -> None:
     a.metric("Accuracy (test rows)", f"{100 * point.accuracy:.1f}%")
     b.metric("TPR gap", f"{100 * point.tpr_gap:.1f} points", help=state.HELP["tpr"])
     c.metric("FPR gap", f"{100 * point.fpr_gap:.1f} points", help=state.HELP["fpr"])
-    st.plotly_chart(_histograms(sweep, alpha, spec), key="eq_hist")
+    st.plotly_chart(_histograms(sweep, alpha, spec), key="eq_hist", theme=None)
     left, right = st.columns(2)
     points = sweep.points
     with left:
-        st.plotly_chart(plots.alpha_accuracy(alphas, [p.accuracy for p in points], alpha), key="eq_accuracy")
+        st.plotly_chart(plots.alpha_accuracy(alphas, [p.accuracy for p in points], alpha), key="eq_accuracy", theme=None)
     with right:
         st.plotly_chart(plots.alpha_gaps(alphas, [p.tpr_gap for p in points], [p.fpr_gap for p in points], alpha),
-                        key="eq_gaps")
+                        key="eq_gaps", theme=None)
     table = pd.DataFrame([{"alpha": p.alpha, "Accuracy (%)": 100 * p.accuracy, "TPR gap (points)": 100 * p.tpr_gap,
                            "FPR gap (points)": 100 * p.fpr_gap} for p in points])
     with st.expander("The sweep as a table"):

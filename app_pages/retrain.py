@@ -75,7 +75,7 @@ def render_result(result: RetrainResult, key: str) -> None:
     b.metric(f"AUC of C2 ({result.options.second})", f"{result.auc_second:.3f}",
              f"{result.auc_second - result.auc_first:+.3f}", help=state.HELP["auc"])
     c.metric("Time", f"{result.timings.get('total', 0):.1f} s")
-    st.plotly_chart(plots.retrain_gaps(result), key="retrain_chart")
+    st.plotly_chart(plots.retrain_gaps(result), key="retrain_chart", theme=None)
     st.markdown("**The paper's table** (held-out rows D4): share with a positive outcome per group and "
                 "filter cell for the original labels, the first model A1 and the retrained C2, with each "
                 "model's AUC against the original labels.")

@@ -113,7 +113,7 @@ def render_result(report: ThresholdReport, spec: AuditSpec) -> None:
     c.metric("FPR gap", f"{100 * after.fpr_gap:.1f} points",
              None if before is None else f"{100 * (after.fpr_gap - before.fpr_gap):+.1f}", delta_color="inverse",
              help=state.HELP["fpr"] + " The gap is the largest difference between groups.")
-    st.plotly_chart(plots.threshold_roc(report, spec), key="thr_chart")
+    st.plotly_chart(plots.threshold_roc(report, spec), key="thr_chart", theme=None)
     st.markdown("**Thresholds chosen:** " + "; ".join(
         f"{group}: {value:.3f}" for group, value in report.thresholds.items())
         + f" (a row is flagged when its score is at least its group's threshold). Rows: "

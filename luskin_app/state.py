@@ -117,7 +117,7 @@ def _set_dataset(data: Dataset, choices: dict[str, Any]) -> None:
 WIDGET_KEYS = ("outcome", "positive", "protected_column", "protected_values", "protected_op",
                "protected_number", "group_label", "other_label", "tolerance_points",
                "filter_column", "filter_op", "filter_value_pick", "filter_value_multi",
-               "filter_value_number", "retrain_algorithm", "retrain_pair", "retrain_direction",
+               "filter_value_number", "filter_column_seen", "retrain_algorithm", "retrain_pair", "retrain_direction",
                "retrain_seed", "thr_source", "thr_model", "thr_score_column", "thr_solver",
                "thr_lambda", "thr_seed", "eq_alpha", "eq_alphas", "eq_seed")
 
@@ -313,9 +313,9 @@ def require_spec() -> AuditSpec:
     return spec
 
 
-PAGE_FILES = {"data": "pages/data.py", "audit": "pages/audit.py", "retrain": "pages/retrain.py",
-              "thresholds": "pages/thresholds.py", "equalized": "pages/equalized.py",
-              "report": "pages/report.py"}
+PAGE_FILES = {"data": "app_pages/data.py", "audit": "app_pages/audit.py", "retrain": "app_pages/retrain.py",
+              "thresholds": "app_pages/thresholds.py", "equalized": "app_pages/equalized.py",
+              "report": "app_pages/report.py"}
 
 
 def set_filters(filters: list[dict[str, Any]]) -> None:

@@ -38,8 +38,9 @@ def _layout(fig: go.Figure, title: str, subtitle: str = "", **extra: Any) -> go.
                   "font": {"size": TITLE_SIZE}, "x": 0, "xanchor": "left"},
         "font": {"size": FONT_SIZE, "family": "Arial, Helvetica, sans-serif"},
         "template": "plotly_white",
-        "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 1, "xanchor": "right"},
-        "margin": {"t": 120, "l": 70, "r": 30, "b": 70},
+        "legend": {"orientation": "h", "yanchor": "top", "y": -0.14, "x": 0.5, "xanchor": "center",
+                   "font": {"size": FONT_SIZE}},
+        "margin": {"t": 140, "l": 80, "r": 30, "b": 110},
     }
     settings.update(extra)
     fig.update_layout(**settings)
@@ -77,8 +78,9 @@ def audit_bars(result: AuditResult) -> go.Figure:
             error_y={"type": "data", "array": plus, "arrayminus": minus, "visible": True,
                      "color": "#333333", "thickness": 2, "width": 8},
             text=[f"{_pct(c.ratio)}<br>n = {c.n:,}" for c in cells],
-            textposition="inside", insidetextanchor="middle",
-            textfont={"size": FONT_SIZE, "color": "white" if member else "black"},
+            textposition="inside", insidetextanchor="start", constraintext="none",
+            textfont={"size": FONT_SIZE - 2, "color": "white" if member else "black"},
+            insidetextfont={"size": FONT_SIZE - 2, "color": "white" if member else "black"},
             customdata=[[c.n, c.positives, c.ci_low, c.ci_high] for c in cells],
             hovertemplate=(f"<b>{name}</b><br>%{{x}}<br>share: %{{y:.1%}}<br>"
                            "95% CI: %{customdata[2]:.1%} to %{customdata[3]:.1%}<br>"
@@ -90,15 +92,17 @@ def audit_bars(result: AuditResult) -> go.Figure:
         else:
             verdict = "within" if g.fair else "over"
             note = f"gap {_points(g.gap)} points ({verdict} tolerance)"
-        fig.add_annotation(x=g.cell, y=1.0, yref="y", text=note, showarrow=False,
+        fig.add_annotation(x=g.cell, y=1.0, yref="paper", text=note, showarrow=False,
                            font={"size": FONT_SIZE - 2}, yanchor="bottom")
     tol = f"{100 * spec.tolerance:g}"
     title = f"Share of people with {spec.outcome} = {spec.positive}, {spec.group_name} vs {spec.other_name}"
-    subtitle = ("Each bar is a share; the whisker is its 95% confidence interval; n = rows. "
+    subtitle = ("Bar: share; whisker: 95% confidence interval; n: rows.<br>"
                 f"A gap above {tol} points (the tolerance) counts as unfair.")
-    _layout(fig, title, subtitle, barmode="group", bargap=0.25)
+    top = max([c.ci_high for c in result.cells if c.ci_high is not None] or [1.0])
+    _layout(fig, title, subtitle, barmode="group", bargap=0.25, height=560,
+            uniformtext={"minsize": FONT_SIZE - 4, "mode": "show"})
     fig.update_yaxes(title_text=f"share with {spec.outcome} = {spec.positive}", tickformat=".0%",
-                     range=[0, 1.1], rangemode="tozero")
+                     range=[0, min(1.0, top * 1.15) if top > 0 else 1.0])
     fig.update_xaxes(title_text="", categoryorder="array", categoryarray=cell_names)
     return fig
 
@@ -131,7 +135,7 @@ def gap_comparison(results: Mapping[str, AuditResult], title: str | None = None)
         fig,
         title or f"Gap between {spec.group_name} and {spec.other_name}, before and after retraining",
         (f"Gap = share of {spec.group_name} minus share of {spec.other_name} with {spec.outcome} = "
-         f"{spec.positive}, in percentage points. The green band is the ±{tol:g}-point tolerance."),
+         f"{spec.positive}, in points.<br>The green band is the ±{tol:g}-point tolerance."),
         barmode="group", bargap=0.25,
     )
     fig.update_yaxes(title_text="gap (percentage points)", zeroline=True)
@@ -195,11 +199,10 @@ def threshold_roc(report: Any, spec: AuditSpec | None = None, split: str = "tune
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="chance",
                              line={"color": "#999999", "dash": "dot", "width": 1}, hoverinfo="skip"))
     where = "tuning rows" if split == "tune" else "held-out test rows"
-    _layout(fig, "How often each group is correctly and wrongly flagged, before and after",
+    _layout(fig, "Right and wrong flags per group, before and after",
             (f"ROC curve per group ({where}). Cross: one shared threshold; circle: each group's own "
-             "threshold. Circles closer together mean more equal error rates."),
-            legend={"orientation": "v", "x": 1.02, "y": 0.5, "xanchor": "left", "yanchor": "middle"},
-            height=560)
+             "threshold.<br>Circles closer together mean more equal error rates."),
+            height=680)
     fig.update_xaxes(title_text="false positive rate (FPR)", range=[-0.01, 1.01], tickformat=".0%")
     fig.update_yaxes(title_text="true positive rate (TPR)", range=[-0.01, 1.01], tickformat=".0%",
                      scaleanchor="x", scaleratio=1)
@@ -239,7 +242,7 @@ def score_histograms(
             ), row=1, col=col)
     at = "" if alpha is None else f" (alpha = {alpha:g})"
     _layout(fig, f"Score distributions of {group} and {other}{at}",
-            ("Each panel compares the two groups' model scores. The closer the blue and orange "
+            ("Each panel compares the two groups' model scores.<br>The closer the blue and orange "
              "shapes, the more alike the model treats the groups."),
             barmode="overlay", bargap=0, height=480)
     for annotation in fig.layout.annotations:
@@ -280,7 +283,7 @@ def alpha_accuracy(alphas: Sequence[float], accuracy: Sequence[float], current: 
     ))
     _alpha_marker(fig, current)
     _layout(fig, "Accuracy for each setting of alpha",
-            "alpha = 1: accuracy only; smaller alpha: more weight on equal score distributions.",
+            "alpha = 1: accuracy only;<br>smaller alpha: more weight on equal score distributions.",
             showlegend=False, height=420)
     fig.update_xaxes(title_text="alpha (weight on accuracy)")
     fig.update_yaxes(title_text="accuracy", tickformat=".1%")
@@ -307,7 +310,7 @@ def alpha_gaps(
     ))
     _alpha_marker(fig, current)
     _layout(fig, "Difference between the groups' error rates for each alpha",
-            "TPR gap: difference in true positive rates; FPR gap: in false positive rates. Lower is fairer.",
+            "TPR gap: difference in true positive rates;<br>FPR gap: in false positive rates. Lower is fairer.",
             height=420)
     fig.update_xaxes(title_text="alpha (weight on accuracy)")
     fig.update_yaxes(title_text="absolute difference", rangemode="tozero")

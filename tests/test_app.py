@@ -4,7 +4,7 @@ Widget keys and visible labels (for the browser tests)
 ------------------------------------------------------
 Navigation (st.navigation, sidebar): "Data" (/), "Audit" (/audit), "Retrain" (/retrain),
 "Thresholds" (/thresholds), "Equalized distribution" (/equalized), "Report" (/report).
-Page files: pages/data.py, audit.py, retrain.py, thresholds.py, equalized.py, report.py.
+Page files: app_pages/data.py, audit.py, retrain.py, thresholds.py, equalized.py, report.py.
 
 Data   sample_adult / sample_compas / sample_sqf  buttons "Use sample: Adult (census income)",
                                                   "Use sample: COMPAS (re-offending)", "Use sample: NYPD stop-and-frisk 2014"
@@ -62,7 +62,7 @@ def open_app() -> AppTest:
 
 
 def goto(at: AppTest, page: str) -> AppTest:
-    at.switch_page(f"pages/{page}.py").run()
+    at.switch_page(f"app_pages/{page}.py").run()
     assert not at.exception, at.exception
     return at
 
