@@ -132,6 +132,10 @@ def run_seed(seed: int, frame, preset) -> list[dict]:
         t0 = time.perf_counter()
         opt = GroupThresholdOptimizer(lam=1.0).fit(oof, y[rest], g[rest])
         secs = time.perf_counter() - t0
+        if seed == 0:
+            rep = tune_thresholds(frame, preset.spec, model=kind, features=preset.features, seed=seed,
+                                  pipeline=compas_paper_pipeline(kind, random_state=seed), tuning="crossfit")
+            assert rep.thresholds == {str(k): v for k, v in opt.thresholds_.items()}, kind
         rows.append({"model": kind, "method": "after, exact, cross-fitted on train + validation",
                      "seed": seed, "thr_W": opt.thresholds_[W], "thr_B": opt.thresholds_[B],
                      "objective": opt.objective_, "fit_ms": secs * 1e3,

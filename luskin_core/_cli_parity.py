@@ -35,6 +35,11 @@ def add_parsers(subparsers: Any) -> None:
                        help="exact: the true optimum (default); pso: the paper's particle swarm")
     group.add_argument("--lambda", dest="lam", type=float, default=1.0, metavar="L",
                        help="weight of the fairness gaps against accuracy (default 1)")
+    group.add_argument("--tuning", default="validation", type=str.lower,
+                       choices=["validation", "crossfit"],
+                       help="validation: tune on the 20%% validation rows (the paper, default); "
+                            "crossfit: tune on out-of-fold scores of the 80%% train + validation "
+                            "rows and refit the model on them (more tuning data, 5 extra fits)")
     th.set_defaults(run=run_thresholds)
 
     eq = subparsers.add_parser(
@@ -94,6 +99,7 @@ def run_thresholds(args: argparse.Namespace) -> int:
     report = tune_thresholds(
         frame, spec, model=model, score_column=args.score_column, features=features,
         solver=args.solver, lam=args.lam, seed=args.seed, pipeline=pipeline,
+        tuning=args.tuning,
     )
     if args.json:
         print_json(report.to_dict())
@@ -111,7 +117,8 @@ def run_thresholds(args: argparse.Namespace) -> int:
             _num(before.fpr) if before else "n/a",
             _num(after.fpr),
         ])
-    split = (f"trained on {report.n_train:,} rows, tuned on {report.n_tune:,}, tested on "
+    split = (f"trained on {report.n_train:,} rows, tuned on {report.n_tune:,}"
+             f"{' out-of-fold' if report.tuning_method == 'crossfit' else ''}, tested on "
              f"{report.n_test:,}" if report.n_train else
              f"tuned on {report.n_tune:,} rows, tested on {report.n_test:,}")
     print(f"Per-group thresholds for {report.score_source} ({report.solver} solver, lambda "

@@ -655,6 +655,7 @@ class ThresholdReport:
     n_test: int
     seed: int
     fit_seconds: float
+    tuning_method: str = "validation"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict; the command line prints exactly this."""
@@ -679,6 +680,7 @@ class ThresholdReport:
             "rows": {"train": self.n_train, "tuning": self.n_tune, "test": self.n_test},
             "seed": self.seed,
             "fit_seconds": self.fit_seconds,
+            "tuning_method": self.tuning_method,
         }
 
 
@@ -702,6 +704,7 @@ def tune_thresholds(
     lam: float = 1.0,
     seed: int = 0,
     pipeline: Any = None,
+    tuning: str = "validation",
 ) -> ThresholdReport:
     """Tune per-group thresholds on a frame described by an AuditSpec; report on held-out rows.
 
@@ -713,6 +716,12 @@ def tune_thresholds(
     estimator over ``features``, e.g. ``models.compas_paper_pipeline``) replaces the default one.
     With ``score_column`` (model=None) the user's own score is used: rows split into tuning and
     test halves; "before" is only shown when the column holds 0/1 decisions (threshold 0.5).
+
+    ``tuning="crossfit"`` (with a model) tunes on more rows: the train and validation rows (80%)
+    are scored out of fold (5 folds), the thresholds are tuned on those 80%, and the model is
+    refitted on all 80% before being applied to the same 20% test rows. On COMPAS this gave
+    smaller test gaps at a smaller accuracy cost than the paper's validation-only tuning (see
+    benchmarks/results/parity.md), for five extra model fits.
     """
     from sklearn.model_selection import train_test_split
 
@@ -721,6 +730,13 @@ def tune_thresholds(
 
     if score_column is not None and model is not None:
         raise LuskinError("Choose either a model to train or an existing score column, not both.")
+    if tuning not in ("validation", "crossfit"):
+        raise LuskinError(f"Unknown tuning '{tuning}': choose 'validation' or 'crossfit'.")
+    if tuning == "crossfit" and score_column is not None:
+        raise LuskinError(
+            "Cross-fitting needs a model to retrain; with an existing score column the rows are "
+            "simply split into tuning and test halves."
+        )
     if score_column is None and model is None and pipeline is None:
         raise LuskinError("Choose a model to train (LR, MLP or SVM) or an existing score column.")
     prep = prepare(frame, spec)
@@ -746,6 +762,7 @@ def tune_thresholds(
             idx, test_size=0.5, random_state=seed, stratify=strat
         )
         n_train = 0
+        s_tune, s_test = scores[tune_idx], scores[test_idx]
         default = 0.5 if set(np.unique(scores).tolist()) <= {0.0, 1.0} else None
         source = f"column {col_name}"
     else:
@@ -760,21 +777,29 @@ def tune_thresholds(
             stratify=None if strat is None else strat[rest],
         )
         X = data[features]
-        if pipeline is None:
-            pipeline = models.make_model(kind, X.iloc[train_idx], features, random_state=seed)
-        pipeline.fit(X.iloc[train_idx], y[train_idx])
-        scores = np.asarray(models.risk_scores(pipeline, X), dtype=float)
+        if tuning == "validation":
+            if pipeline is None:
+                pipeline = models.make_model(kind, X.iloc[train_idx], features, random_state=seed)
+            pipeline.fit(X.iloc[train_idx], y[train_idx])
+            s_tune = np.asarray(models.risk_scores(pipeline, X.iloc[tune_idx]), dtype=float)
+            s_test = np.asarray(models.risk_scores(pipeline, X.iloc[test_idx]), dtype=float)
+            n_train = len(train_idx)
+        else:
+            s_tune, s_test, pipeline = _crossfit_scores(
+                pipeline, kind, X, y, rest, test_idx, features, strat, seed
+            )
+            tune_idx = rest
+            n_train = len(rest)
         default = float(models.default_threshold(pipeline))
-        n_train = len(train_idx)
-        source = f"model {kind}"
+        source = f"model {kind}" + (", cross-fitted" if tuning == "crossfit" else "")
+    y_tune, g_tune = y[tune_idx], g[tune_idx]
     opt = GroupThresholdOptimizer(lam=lam, solver=solver, random_state=seed)
-    opt.fit(scores[tune_idx], y[tune_idx], g[tune_idx])
+    opt.fit(s_tune, y_tune, g_tune)
     thr = {str(k): v for k, v in opt.thresholds_.items()}
-    st, yt, gt = scores[test_idx], y[test_idx], g[test_idx]
+    st, yt, gt = s_test, y[test_idx], g[test_idx]
     for lab in thr:
         if not (gt == lab).any():
             raise LuskinError(f"The test split has no rows of the group '{lab}'. Use more data.")
-    s_tune, y_tune, g_tune = scores[tune_idx], y[tune_idx], g[tune_idx]
     dflt = None if default is None else {lab: default for lab in thr}
     return ThresholdReport(
         thresholds=thr,
@@ -795,7 +820,43 @@ def tune_thresholds(
         n_test=len(test_idx),
         seed=seed,
         fit_seconds=opt.fit_seconds_,
+        tuning_method=tuning,
     )
+
+
+def _crossfit_scores(
+    pipeline: Any,
+    kind: str,
+    X: pd.DataFrame,
+    y: np.ndarray,
+    rest: np.ndarray,
+    test_idx: np.ndarray,
+    features: Sequence[str],
+    strat: np.ndarray | None,
+    seed: int,
+) -> tuple[np.ndarray, np.ndarray, Any]:
+    """Out-of-fold scores over ``rest`` (5 folds) and test scores of a model refitted on it."""
+    from sklearn.base import clone
+    from sklearn.model_selection import KFold, StratifiedKFold
+
+    from luskin_core import models
+
+    template = pipeline
+    if template is None:
+        template = models.make_model(kind, X.iloc[rest], features, random_state=seed)
+    cells = None if strat is None else strat[rest]
+    counts = np.bincount(cells) if cells is not None else np.zeros(1, dtype=int)
+    if cells is not None and counts[counts > 0].min() >= 5:
+        splits = StratifiedKFold(5, shuffle=True, random_state=seed).split(rest, cells)
+    else:
+        splits = KFold(5, shuffle=True, random_state=seed).split(rest)
+    oof = np.empty(len(rest))
+    for fit_part, score_part in splits:
+        m = clone(template).fit(X.iloc[rest[fit_part]], y[rest[fit_part]])
+        oof[score_part] = models.risk_scores(m, X.iloc[rest[score_part]])
+    final = clone(template).fit(X.iloc[rest], y[rest])
+    s_test = np.asarray(models.risk_scores(final, X.iloc[test_idx]), dtype=float)
+    return oof, s_test, final
 
 
 def _strata(y: np.ndarray, in_group: np.ndarray) -> np.ndarray | None:

@@ -208,6 +208,18 @@ def test_report_with_trained_model_reduces_test_gaps(compas):
         assert set(r.groups) == set(rep.roc_tune)
 
 
+def test_cross_fitted_tuning_uses_train_and_validation_rows(compas):
+    frame, preset = compas
+    rep = tune_thresholds(frame, preset.spec, model="LR", features=preset.features, seed=0,
+                          tuning="crossfit")
+    assert (rep.n_train, rep.n_tune, rep.n_test) == (4920, 4920, 1230)
+    assert rep.tuning_method == "crossfit" and rep.to_dict()["tuning_method"] == "crossfit"
+    assert rep.after.tpr_gap < rep.before.tpr_gap
+    with pytest.raises(LuskinError, match="model to retrain"):
+        tune_thresholds(frame, preset.spec, model=None, score_column="decile_score",
+                        tuning="crossfit")
+
+
 def test_report_errors_are_plain(compas):
     frame, preset = compas
     with pytest.raises(LuskinError, match="not both"):
