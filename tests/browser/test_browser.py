@@ -99,6 +99,18 @@ def test_upload_a_csv_and_a_bad_file(ui: Any, tmp_path: Path) -> None:
     assert ui.page.get_by_test_id("stMetric").first.inner_text().split()[-1] == "300"
 
 
+def test_sidebar_names_the_data_just_loaded(ui: Any) -> None:
+    """The sidebar summary (on every page) must follow a newly chosen sample at once, not one click later."""
+    ui.open("")
+    ui.wait_text("Ready: comparing")
+    ui.idle()
+    ui.page.get_by_role("button", name=re.compile("Use sample: COMPAS")).click()
+    ui.wait_text("Ready: comparing African-American with Caucasian")
+    ui.idle()
+    sidebar = ui.page.get_by_test_id("stSidebar").inner_text()
+    assert "7,214 rows" in sidebar and "two_year_recid" in sidebar, sidebar
+
+
 def test_retrain_then_download_the_report(ui: Any, adult_sentences: list[str], tmp_path: Path,
                                           record_timing: Callable[..., None]) -> None:
     """Retrain LR/LR with progress shown, then download the report and read it offline."""
