@@ -18,9 +18,9 @@ def render_loader() -> None:
     """One-click samples and a drag-and-drop CSV upload; a bad file never replaces good data."""
     st.subheader("1. Choose the data")
     samples = state.available_samples()
-    columns = st.columns(len(samples) + 1)
-    for column, name in zip(columns, samples):
-        if column.button(f"Use sample: {state.SAMPLE_TITLES[name]}", key=f"sample_{name}",
+    row = st.container(horizontal=True)
+    for name in samples:
+        if row.button(f"Use sample: {state.SAMPLE_TITLES[name]}", key=f"sample_{name}",
                          help=PRESETS[name].title + ". " + PRESETS[name].note):
             state.use_sample(name)
             st.session_state.pop("upload_error", None)
@@ -156,7 +156,10 @@ def render_status() -> None:
                f"**{spec.outcome} = {spec.positive}**.", icon="✅")
     if spec.population:
         st.caption("Rows restricted to: " + " and ".join(c.describe() for c in spec.population) + ".")
-    st.page_link(state.PAGE_FILES["audit"], label="See the audit", icon="📊")
+    result = state.guarded(state.run_audit, spec)
+    if result is not None:
+        st.markdown("**At a glance:**\n" + "\n".join(f"- {sentence}" for sentence in result.sentences()))
+    st.page_link(state.PAGE_FILES["audit"], label="See the audit: chart, table and filter", icon="📊")
 
 
 st.title("Luskin: is the decision fair between groups?")

@@ -60,12 +60,10 @@ def render_options(spec: AuditSpec) -> RetrainOptions | None:
                          direction=direction, seed=int(seed), features=features)
 
 
-def _flat_table(result: RetrainResult) -> pd.DataFrame:
-    """The paper's table with one header row: 'stage: cell'."""
+def _paper_table(result: RetrainResult) -> "pd.io.formats.style.Styler":
+    """The paper's table (stages x filter cells as a two-row header), numbers to 3 decimals."""
     table = result.paper_table(gap=True)
-    table.columns = [f"{stage}: {cell}" for stage, cell in table.columns]
-    table.index.name = ""
-    return table.reset_index()
+    return table.style.format("{:.3f}", na_rep="–")
 
 
 def render_result(result: RetrainResult, key: str) -> None:
@@ -79,9 +77,7 @@ def render_result(result: RetrainResult, key: str) -> None:
     st.markdown("**The paper's table** (held-out rows D4): share with a positive outcome per group and "
                 "filter cell for the original labels, the first model A1 and the retrained C2, with each "
                 "model's AUC against the original labels.")
-    table = _flat_table(result)
-    st.dataframe(table, hide_index=True, key="retrain_table",
-                 column_config={c: st.column_config.NumberColumn(format="%.3f") for c in table.columns if c != ""})
+    st.table(_paper_table(result))
     for gap in result.second.gaps:
         st.markdown(f"- **C2:** {gap.sentence}")
     with st.expander("How the training labels were changed"):

@@ -138,7 +138,10 @@ def gap_comparison(results: Mapping[str, AuditResult], title: str | None = None)
          f"{spec.positive}, in points.<br>The green band is the ±{tol:g}-point tolerance."),
         barmode="group", bargap=0.25,
     )
-    fig.update_yaxes(title_text="gap (percentage points)", zeroline=True)
+    values = [abs(v) for t in fig.data for v in t.y if v is not None] + [tol]
+    span = max(values) * 1.25
+    fig.update_yaxes(title_text="gap (percentage points)", zeroline=True,
+                     range=[-span if any(v is not None and v < 0 for t in fig.data for v in t.y) else -tol * 1.25, span])
     fig.update_xaxes(categoryorder="array", categoryarray=cells)
     return fig
 

@@ -28,7 +28,7 @@ Retrain retrain_algorithm radio "Algorithm", retrain_direction radio "Direction"
        retrain_pair selectbox "Models: first (A1) / retrained (C2)" (LR/LR, LR/MLP, MLP/LR, MLP/MLP),
        retrain_seed "Seed", retrain_run button "Retrain" (absent once the result is cached),
        progress bar while training, metrics "AUC of A1 (..)", "AUC of C2 (..)", "Time",
-       retrain_chart, retrain_table, retrain_download_data "Download the synthetic training data (CSV)",
+       retrain_chart, the paper's table (st.table, two header rows), retrain_download_data "Download the synthetic training data (CSV)",
        retrain_download_model "Download the retrained model C2 (skops)"
 Thresholds thr_source radio "Scores", thr_model selectbox "Model", thr_score_column "Score column",
        thr_solver radio "Solver", thr_lambda number "Fairness weight (lambda)", thr_seed "Seed",
@@ -125,6 +125,8 @@ def test_opens_on_adult_with_the_papers_settings():
     assert metric(at, "Rows") == "48,842" and metric(at, "Columns") == "15"
     assert int(metric(at, "Missing values").replace(",", "")) > 0
     assert any("White" in s and "Non-White" in s for s in messages(at, "success"))
+    glance = [m for m in messages(at, "markdown") if m.startswith("**At a glance:**")]
+    assert glance and "44% of White" in glance[0] and "32% of Non-White" in glance[0]
     assert not at.error
 
 
@@ -313,7 +315,10 @@ def test_retrain_page_runs_shows_table_chart_and_is_cached():
     assert 0.5 < float(metric(at, "AUC of A1")) <= 1
     spec = chart(at, "retrain_chart")
     assert [t["name"] for t in spec["data"]] == ["Original labels", "A1 (risk model)", "C2 (retrained)"]
-    assert len(at.dataframe) == 1
+    assert len(at.table) == 1
+    paper = at.table[0].value
+    assert list(paper.index) == ["AUC", "A", "Non-A", "Gap"]
+    assert {stage for stage, _ in paper.columns} == {"Original", "A1 (LR)", "C2 (LR)"}
     assert {d.key for d in at.get("download_button")} == {"retrain_download_data", "retrain_download_model"}
     goto(at, "audit")
     start = time.perf_counter()
@@ -421,6 +426,32 @@ def test_bad_configuration_changes_nothing(content, words):
     assert any(words in e and "Nothing was changed" in e for e in messages(at, "error"))
     goto(at, "audit")
     assert any("44% of White" in s for s in messages(at, "info"))
+
+
+def test_report_includes_the_results_computed_on_the_other_pages():
+    from luskin_core.report import build_html_report
+
+    at = goto(_small_with_filter(), "retrain")
+    at.selectbox(key="retrain_pair").set_value("LR/LR").run()
+    if [b for b in at.button if b.key == "retrain_run"]:
+        at.button(key="retrain_run").click().run()
+    goto(at, "thresholds")
+    goto(at, "equalized")
+    at.multiselect(key="eq_alphas").set_value([0.0, 1.0]).run()
+    if [b for b in at.button if b.key == "eq_run"]:
+        at.button(key="eq_run").click().run()
+    goto(at, "report")
+    text = all_text(at)
+    for part in ("the retraining results", "the per-group thresholds", "the equalized-distribution sweep"):
+        assert part in text
+    # the same objects the page hands to the report builder make a complete report
+    results = {kind: value[2] for kind, value in at.session_state["results"].items()}
+    spec = results["retrain"].spec
+    from luskin_core.audit import audit
+    frame = pd.read_csv(__import__("io").BytesIO(small_csv()))
+    html = build_html_report(audit(frame, spec), frame=frame, dataset="small.csv", retrain=results["retrain"],
+                             thresholds=results["thresholds"], equalized=results["equalized"], equalized_alpha=0.0)
+    assert html.count('class="plotly-graph-div"') >= 5 or html.count("Plotly.newPlot") >= 5
 
 
 def test_configuration_with_a_positive_value_absent_from_the_data():
