@@ -59,27 +59,44 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def record_timing(name: str, seconds: float, note: str = "") -> None:
     """Keep a measured duration for the timings file and print it for ``pytest -s``."""
+    load = os.getloadavg()[0]
+    note = f"{note}; " if note else ""
+    note += f"load {load:.1f} on {os.cpu_count()} cores"
     _TIMINGS.append((name, seconds, note))
     print(f"[timing] {name}: {seconds:.2f} s {note}".rstrip(), flush=True)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """Write the measured timings (if any) to benchmarks/results/browser_timings.md."""
+    """Merge this run's timings into benchmarks/results/browser_timings.md (one row per step).
+
+    Steps measured now replace their old rows; steps not run this time keep their last value
+    and the time it was measured, so a partial run (``-k``) does not erase the others.
+    """
     if not _TIMINGS:
         return
+    now = f"{_dt.datetime.now().astimezone():%Y-%m-%d %H:%M}"
+    rows: dict[str, tuple[str, str, str]] = {}
+    if TIMINGS_FILE.exists():
+        for line in TIMINGS_FILE.read_text().splitlines():
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) == 4 and cells[1].replace(".", "", 1).isdigit():
+                rows[cells[0]] = (cells[1], cells[2], cells[3])
+    for name, seconds, note in _TIMINGS:
+        rows[name] = (f"{seconds:.2f}", note, now)
     TIMINGS_FILE.parent.mkdir(parents=True, exist_ok=True)
     lines = [
         "# Browser timings (Playwright + Debian Chromium against `streamlit run app.py`)",
         "",
-        f"Measured {_dt.datetime.now().astimezone():%Y-%m-%d %H:%M %Z} on {platform.node() or 'this machine'} "
-        f"({os.cpu_count()} cores, Python {platform.python_version()}), written by tests/browser. "
+        f"Written by tests/browser (`pytest -s tests/browser` prints the same lines) on "
+        f"{platform.node() or 'this machine'} ({os.cpu_count()} cores, Python {platform.python_version()}). "
         "Times are wall-clock from the user's action until the new content is on screen and "
-        "Streamlit's script has finished; they include the browser's rendering.",
+        "Streamlit's script run has finished, browser rendering included. The machines are shared, "
+        "so expect some spread between runs.",
         "",
-        "| step | seconds | note |",
-        "| --- | ---: | --- |",
+        "| step | seconds | note | measured |",
+        "| --- | ---: | --- | --- |",
     ]
-    lines += [f"| {name} | {seconds:.2f} | {note} |" for name, seconds, note in _TIMINGS]
+    lines += [f"| {name} | {sec} | {note} | {when} |" for name, (sec, note, when) in rows.items()]
     TIMINGS_FILE.write_text("\n".join(lines) + "\n")
 
 
