@@ -418,7 +418,7 @@ class GroupThresholdOptimizer(BaseEstimator):
         if not np.isfinite(lam) or lam < 0:
             raise LuskinError("The fairness weight lambda must be a number of 0 or more.")
         s, yy, g = _validate(scores, y, groups)
-        labels = list(np.unique(g))
+        labels = np.unique(g).tolist()
         _check_groups(yy, g, labels)
         if self.reference is None:
             sizes = [int((g == lab).sum()) for lab in labels]
@@ -481,7 +481,7 @@ def objective(
 ) -> float:
     """E_a - lam * E_f of the given thresholds (reference: the largest group unless named)."""
     s, yy, g = _validate(scores, y, groups)
-    labels = list(np.unique(g))
+    labels = np.unique(g).tolist()
     _check_groups(yy, g, labels)
     if reference is None:
         reference = labels[int(np.argmax([(g == lab).sum() for lab in labels]))]
@@ -559,7 +559,7 @@ def group_rates(
     s = np.asarray(scores, dtype=float)
     yy = np.asarray(y).astype(np.int8)
     g = np.asarray(groups)
-    labels = list(np.unique(g))
+    labels = np.unique(g).tolist()
     if not isinstance(thresholds, Mapping):
         thresholds = {lab: float(thresholds) for lab in labels}
     pred = _predict_with(s, g, thresholds)
@@ -588,7 +588,7 @@ def roc_curves(
     yy = np.asarray(y).astype(np.int8)
     g = np.asarray(groups)
     out: dict[Any, GroupRoc] = {}
-    for lab in np.unique(g):
+    for lab in np.unique(g).tolist():
         m = g == lab
         c = _curve(s[m], yy[m])
         # from "nobody" (j = m) down to "everyone" (j = 0)
