@@ -395,14 +395,24 @@ def _audit_table(result: AuditResult) -> pd.DataFrame:
                                  "95% CI high": "Share 95% CI high"})
 
 
+_SETTING_NAMES = {
+    "algorithm_name": "Algorithm", "direction": "Direction", "seed": "Seed (fixes the random split)",
+    "solver": "Solver", "score_source": "Scores from", "reference": "Reference group",
+    "n_train": "Rows to train the model", "n_tune": "Rows to choose the thresholds",
+    "n_test": "Rows to test (numbers below)",
+}
+
+
 def _scalar_settings(obj: Any, names: Sequence[str]) -> list[tuple[str, str]]:
+    """Readable (label, value) pairs for the simple attributes a result has (others are skipped)."""
     out = []
     for name in names:
         value = getattr(obj, name, None)
-        if value is None or callable(value):
+        if value is None or callable(value) or (name.startswith("n_") and not value):
             continue
         if isinstance(value, (str, int, float, bool, np.generic)):
-            out.append((name.replace("_", " "), _fmt(value, name) if isinstance(value, float) else str(value)))
+            label = _SETTING_NAMES.get(name, name.replace("_", " "))
+            out.append((label, _fmt(value, name) if isinstance(value, (int, float, np.generic)) else str(value)))
     return out
 
 
