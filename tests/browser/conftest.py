@@ -10,8 +10,10 @@
   state ``notRunning``), a check that no Streamlit exception box is on screen, timings and
   screenshots.
 
-Timings are printed (see them with ``pytest -s``) and written to
-``benchmarks/results/browser_timings.md`` at the end of the session.
+Timings are printed (see them with ``pytest -s``) and merged into
+``benchmarks/results/browser_timings.md`` at the end of the session; screenshots go to
+``docs/screenshots/``. ``LUSKIN_TIMINGS_FILE`` / ``LUSKIN_SCREENSHOT_DIR`` redirect them (e.g. in CI,
+so that a test run does not rewrite the committed copies).
 """
 
 from __future__ import annotations
@@ -35,8 +37,10 @@ CHROMIUM = Path(os.environ.get("LUSKIN_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 VIEWPORT = {"width": 1300, "height": 1700}
-SCREENSHOTS = ROOT / "docs" / "screenshots"
-TIMINGS_FILE = ROOT / "benchmarks" / "results" / "browser_timings.md"
+# Where screenshots and timings go (the committed copies by default; CI may point them elsewhere).
+SCREENSHOTS = Path(os.environ.get("LUSKIN_SCREENSHOT_DIR", ROOT / "docs" / "screenshots"))
+TIMINGS_FILE = Path(os.environ.get("LUSKIN_TIMINGS_FILE", ROOT / "benchmarks" / "results" / "browser_timings.md"))
+TEST_TIMEOUT = 240  # seconds per test (pytest-timeout), so that a stuck page never hangs CI
 SERVER_LOG = ROOT / "test-results" / "streamlit-server.log"
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 EXCEPTION = '[data-testid="stException"]'
@@ -51,6 +55,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if here in Path(str(item.fspath)).parents:
             item.add_marker(pytest.mark.browser)
+            item.add_marker(pytest.mark.timeout(TEST_TIMEOUT))
             if not CHROMIUM.exists():
                 item.add_marker(pytest.mark.skip(
                     reason=f"Chromium not found at {CHROMIUM}: install it (apt-get install -y chromium) "
