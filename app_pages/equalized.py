@@ -55,12 +55,22 @@ def render_options() -> dict[str, Any]:
     return opts
 
 
-def _histograms(sweep: AlphaSweep, alpha: float, spec: AuditSpec):
-    return plots.sweep_histograms(sweep, alpha, spec.group_name, spec.other_name)
+@st.cache_resource(show_spinner=False, max_entries=512)
+def _figures(store_key: str, alpha: float, group: str, other: str, _sweep: AlphaSweep) -> tuple[Any, Any, Any]:
+    """The three charts for one alpha, built once (a slider step then only sends them)."""
+    points = _sweep.points
+    alphas = list(_sweep.alphas)
+    return (plots.sweep_histograms(_sweep, alpha, group, other),
+            plots.alpha_accuracy(alphas, [p.accuracy for p in points], alpha),
+            plots.alpha_gaps(alphas, [p.tpr_gap for p in points], [p.fpr_gap for p in points], alpha))
 
 
-def render_sweep(sweep: AlphaSweep, spec: AuditSpec) -> None:
-    """The alpha slider, the groups' score histograms and the accuracy / gap curves."""
+@st.fragment
+def render_sweep(sweep: AlphaSweep, spec: AuditSpec, store_key: str) -> None:
+    """The alpha slider, the groups' score histograms and the accuracy / gap curves.
+
+    A fragment: moving the slider reruns only this part of the page, with cached charts.
+    """
     ch = state.choices()
     alphas = list(sweep.alphas)
     remembered = ch["equalize"].get("alpha")
@@ -75,14 +85,14 @@ def render_sweep(sweep: AlphaSweep, spec: AuditSpec) -> None:
     a.metric("Accuracy (test rows)", f"{100 * point.accuracy:.1f}%")
     b.metric("TPR gap", f"{100 * point.tpr_gap:.1f} points", help=state.HELP["tpr"])
     c.metric("FPR gap", f"{100 * point.fpr_gap:.1f} points", help=state.HELP["fpr"])
-    st.plotly_chart(_histograms(sweep, alpha, spec), key="eq_hist", theme=None)
+    histograms, accuracy, gaps = _figures(store_key, alpha, spec.group_name, spec.other_name, sweep)
+    st.plotly_chart(histograms, key="eq_hist", theme=None)
     left, right = st.columns(2)
     points = sweep.points
     with left:
-        st.plotly_chart(plots.alpha_accuracy(alphas, [p.accuracy for p in points], alpha), key="eq_accuracy", theme=None)
+        st.plotly_chart(accuracy, key="eq_accuracy", theme=None)
     with right:
-        st.plotly_chart(plots.alpha_gaps(alphas, [p.tpr_gap for p in points], [p.fpr_gap for p in points], alpha),
-                        key="eq_gaps", theme=None)
+        st.plotly_chart(gaps, key="eq_gaps", theme=None)
     table = pd.DataFrame([{"alpha": p.alpha, "Accuracy (%)": 100 * p.accuracy, "TPR gap (points)": 100 * p.tpr_gap,
                            "FPR gap (points)": 100 * p.fpr_gap} for p in points])
     with st.expander("The sweep as a table"):
@@ -113,7 +123,7 @@ if state.is_cached("equalized", store_key_) or st.button("Train the models", key
             spec_.to_json(), data_.frame, tuple(options_["alphas"]), features_, paper_compas_, options_["seed"]))
     if sweep_ is not None:
         state.remember("equalized", spec_, sweep_)
-        render_sweep(sweep_, spec_)
+        render_sweep(sweep_, spec_, store_key_)
 else:
     st.info(f"Press **Train the models** to train {len(options_['alphas'])} models, one per alpha. "
             "Results are kept, so the slider then answers at once.", icon="ℹ️")

@@ -33,14 +33,20 @@ TITLE_SIZE = 24
 
 def _layout(fig: go.Figure, title: str, subtitle: str = "", **extra: Any) -> go.Figure:
     """Apply the shared look: large fonts, a title and subtitle, white background."""
+    height = int(extra.get("height", 500))
+    top = int(extra.pop("top_margin", 140))
+    bottom = 150
+    plot_height = max(height - top - bottom, 100)
     settings: dict[str, Any] = {
         "title": {"text": title, "subtitle": {"text": subtitle, "font": {"size": FONT_SIZE - 3}},
                   "font": {"size": TITLE_SIZE}, "x": 0, "xanchor": "left"},
         "font": {"size": FONT_SIZE, "family": "Arial, Helvetica, sans-serif"},
         "template": "plotly_white",
-        "legend": {"orientation": "h", "yanchor": "top", "y": -0.14, "x": 0.5, "xanchor": "center",
+        # below the x-axis title (about 75 px under the plot area), whatever the chart's height
+        "legend": {"orientation": "h", "yanchor": "top", "y": -80 / plot_height, "x": 0.5, "xanchor": "center",
                    "font": {"size": FONT_SIZE}},
-        "margin": {"t": 140, "l": 80, "r": 30, "b": 110},
+        "height": height,
+        "margin": {"t": top, "l": 80, "r": 30, "b": bottom},
     }
     settings.update(extra)
     fig.update_layout(**settings)
@@ -247,7 +253,7 @@ def score_histograms(
     _layout(fig, f"Score distributions of {group} and {other}{at}",
             ("Each panel compares the two groups' model scores.<br>The closer the blue and orange "
              "shapes, the more alike the model treats the groups."),
-            barmode="overlay", bargap=0, height=480)
+            barmode="overlay", bargap=0, height=540, top_margin=180)
     for annotation in fig.layout.annotations:
         annotation.font.size = FONT_SIZE
     fig.update_xaxes(title_text="model score", range=[0, 1])
@@ -285,9 +291,9 @@ def alpha_accuracy(alphas: Sequence[float], accuracy: Sequence[float], current: 
         hovertemplate="alpha %{x:g}<br>accuracy %{y:.1%}<extra></extra>",
     ))
     _alpha_marker(fig, current)
-    _layout(fig, "Accuracy for each setting of alpha",
+    _layout(fig, "Accuracy for each alpha",
             "alpha = 1: accuracy only;<br>smaller alpha: more weight on equal score distributions.",
-            showlegend=False, height=420)
+            showlegend=False, height=460)
     fig.update_xaxes(title_text="alpha (weight on accuracy)")
     fig.update_yaxes(title_text="accuracy", tickformat=".1%")
     return fig
@@ -312,9 +318,9 @@ def alpha_gaps(
         hovertemplate="alpha %{x:g}<br>FPR gap %{y:.3f}<extra></extra>",
     ))
     _alpha_marker(fig, current)
-    _layout(fig, "Difference between the groups' error rates for each alpha",
+    _layout(fig, "Error-rate gaps between the groups",
             "TPR gap: difference in true positive rates;<br>FPR gap: in false positive rates. Lower is fairer.",
-            height=420)
+            height=460)
     fig.update_xaxes(title_text="alpha (weight on accuracy)")
     fig.update_yaxes(title_text="absolute difference", rangemode="tozero")
     return fig

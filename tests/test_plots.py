@@ -131,7 +131,7 @@ def test_alpha_curves_mark_the_current_alpha(sweep):
     assert [t.name for t in gaps.data] == ["TPR gap", "FPR gap"]
     assert np.allclose(gaps.data[1].y, [p.fpr_gap for p in sweep.points])
     assert [s.x0 for s in gaps.layout.shapes] == [0.0]
-    assert "alpha" in acc.layout.title.text and "alpha" in gaps.layout.title.text
+    assert "Accuracy" in acc.layout.title.text and "gaps" in gaps.layout.title.text
 
 
 def test_palette_is_okabe_ito():
