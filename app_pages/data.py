@@ -28,7 +28,9 @@ def render_loader() -> None:
         "Upload a CSV file (drag and drop it here)", key="upload_csv",
         help="A table saved as CSV with a header row: comma, semicolon or tab separated; UTF-8 or Latin-1.",
     )
-    if upload is not None:
+    if upload is None:
+        st.session_state.pop("upload_error", None)
+    else:
         token = f"{upload.file_id}:{upload.name}:{upload.size}"
         if st.session_state.get("upload_token") != token:
             st.session_state["upload_token"] = token

@@ -410,11 +410,10 @@ def dataset_ref() -> "Any":
 
 
 def page_options() -> dict[str, Any]:
-    """The pages' options and the model columns: everything beyond the AuditSpec."""
+    """Everything beyond the AuditSpec: the model columns and each page's options."""
     ch = choices()
-    options: dict[str, Any] = {page: dict(ch.get(page) or {}) for page in DEFAULT_OPTIONS}
-    options["features"] = ch.get("features")
-    return options
+    return {"features": ch.get("features"),
+            "options": {page: dict(ch.get(page) or {}) for page in DEFAULT_OPTIONS}}
 
 
 def configuration_json() -> str:
@@ -447,10 +446,10 @@ def apply_configuration(text: str | bytes) -> str:
         if ref.fingerprint and ref.fingerprint != dataset().fingerprint:
             note = (f"The configuration was saved with the file '{ref.name}', which differs from the data "
                     "loaded now: upload that file on the Data page first to get the same numbers.")
-    options = dict(config.extra or {})
-    features = options.pop("features", None)
-    new = choices_from_spec(config.spec, frame, features=features,
-                            options={k: v for k, v in options.items() if k in DEFAULT_OPTIONS and isinstance(v, dict)})
+    extra = dict(config.extra or {})
+    saved = extra.get("options") if isinstance(extra.get("options"), dict) else extra
+    options = {k: v for k, v in saved.items() if k in DEFAULT_OPTIONS and isinstance(v, dict)}
+    new = choices_from_spec(config.spec, frame, features=extra.get("features"), options=options)
     spec_from_choices(new, frame)  # fail now, in plain words, before anything changes
     if ref.kind == "sample" and dataset().source != f"sample:{ref.name}":
         st.session_state["dataset"] = _sample_dataset(ref.name)

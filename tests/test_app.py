@@ -402,17 +402,48 @@ def _config_text(at: AppTest) -> str:
 def test_report_page_buttons_and_config_round_trip():
     at = goto(open_app(), "audit")
     at.slider(key="tolerance_points").set_value(10).run()
+    goto(at, "retrain")
+    at.selectbox(key="retrain_pair").set_value("MLP/LR").run()
     text = _config_text(at)
     assert {d.key for d in at.get("download_button")} == {"report_download", "config_download"}
     assert json.loads(text)["spec"]["tolerance"] == 0.1
+    assert json.loads(text)["options"]["retrain"]["first"] == "MLP"
     goto(at, "audit")
     at.slider(key="tolerance_points").set_value(3).run()
+    goto(at, "retrain")
+    at.selectbox(key="retrain_pair").set_value("LR/LR").run()
     goto(at, "report")
     at.file_uploader(key="config_upload").set_value(("saved.json", text.encode(), "application/json")).run()
     assert not at.exception
     assert any("Loaded 'saved.json'" in s for s in messages(at, "success"))
     goto(at, "audit")
     assert at.slider(key="tolerance_points").value == 10
+    goto(at, "retrain")
+    assert at.selectbox(key="retrain_pair").value == "MLP/LR"
+
+
+def test_configuration_of_an_uploaded_file_round_trips_and_needs_that_file():
+    at = upload(open_app(), small_csv())
+    at.multiselect(key="protected_values").set_value(["B"]).run()
+    text = _config_text(at)
+    saved = json.loads(text)
+    assert saved["data"]["source"] == "upload:small.csv"
+    assert set(saved["options"]) == {"retrain", "thresholds", "equalize"}
+    goto(at, "data")
+    at.multiselect(key="protected_values").set_value(["A"]).run()
+    goto(at, "report")
+    at.file_uploader(key="config_upload").set_value(("saved.json", text.encode(), "application/json")).run()
+    assert any("Loaded 'saved.json'" in s for s in messages(at, "success"))
+    goto(at, "data")
+    assert at.multiselect(key="protected_values").value == ["B"]
+    # with other data loaded, the saved columns do not exist: a plain error and nothing changes
+    at.button(key="sample_adult").click().run()
+    goto(at, "report")
+    at.file_uploader(key="config_upload").set_value(("again.json", text.encode(), "application/json")).run()
+    assert not at.exception
+    assert any("could not be loaded" in e and "Nothing was changed" in e for e in messages(at, "error"))
+    goto(at, "data")
+    assert at.selectbox(key="outcome").value == "income"
 
 
 @pytest.mark.parametrize("content, words", [
