@@ -40,11 +40,14 @@ def render_options(spec: AuditSpec) -> RetrainOptions | None:
     state.seed("retrain_pair", f"{opts['first']}/{opts['second']}")
     state.seed("retrain_direction", opts["direction"])
     state.seed("retrain_seed", int(opts["seed"]))
+    state.seed("retrain_all_cells", bool(opts.get("all_cells", False)))
     left, right = st.columns(2)
     with left:
         algorithm = st.radio("Algorithm", list(ALGORITHMS), format_func=ALGORITHMS.get, key="retrain_algorithm",
                              help="How the synthetic training labels are made fair in the filter cell.")
         direction = st.radio("Direction", list(DIRECTIONS), format_func=DIRECTIONS.get, key="retrain_direction")
+        all_cells = st.checkbox("Adjust every filter cell (the paper adjusts only the cell where the filter holds)",
+                                key="retrain_all_cells")
     with right:
         pair = st.selectbox("Models: first (A1) / retrained (C2)", PAIRS, key="retrain_pair",
                             help="LR: logistic regression; MLP: a small neural network. The paper finds that "
@@ -52,12 +55,13 @@ def render_options(spec: AuditSpec) -> RetrainOptions | None:
         seed = st.number_input("Seed", min_value=0, max_value=1_000_000, step=1, key="retrain_seed",
                                help=state.HELP["seed"])
     first, second = pair.split("/")
-    opts.update(algorithm=int(algorithm), first=first, second=second, direction=direction, seed=int(seed))
+    opts.update(algorithm=int(algorithm), first=first, second=second, direction=direction,
+                all_cells=bool(all_cells), seed=int(seed))
     ch["retrain"] = opts
     features = ch.get("features")
     features = tuple(c for c in features if c != spec.outcome) if features else None
     return state.guarded(RetrainOptions, algorithm=opts["algorithm"], first=first, second=second,
-                         direction=direction, seed=int(seed), features=features)
+                         direction=direction, all_cells=bool(all_cells), seed=int(seed), features=features)
 
 
 def _paper_table(result: RetrainResult) -> "pd.io.formats.style.Styler":

@@ -113,7 +113,12 @@ def render_result(report: ThresholdReport, spec: AuditSpec) -> None:
     c.metric("FPR gap", f"{100 * after.fpr_gap:.1f} points",
              None if before is None else f"{100 * (after.fpr_gap - before.fpr_gap):+.1f}", delta_color="inverse",
              help=state.HELP["fpr"] + " The gap is the largest difference between groups.")
-    st.plotly_chart(plots.threshold_roc(report, spec), key="thr_chart", theme=None)
+    splits = {"tune": "tuning rows (where the thresholds were chosen)", "test": "held-out test rows"}
+    state.seed("thr_split", state.choices()["thresholds"].get("split", "tune"))
+    split = st.radio("Rows shown in the chart", list(splits), format_func=splits.get, key="thr_split",
+                     horizontal=True)
+    state.choices()["thresholds"]["split"] = split
+    st.plotly_chart(plots.threshold_roc(report, spec, split=split), key="thr_chart", theme=None)
     st.markdown("**Thresholds chosen:** " + "; ".join(
         f"{group}: {value:.3f}" for group, value in report.thresholds.items())
         + f" (a row is flagged when its score is at least its group's threshold). Rows: "
@@ -142,7 +147,8 @@ if options_:
     features_ = _features(spec_)
     with st.spinner("Training the model and tuning the thresholds…"):
         report_ = state.guarded(_tune_cached, data_.fingerprint, spec_.to_json(),
-                                state.options_key({**options_, "features": features_}), data_.frame,
+                                state.options_key({**{k: v for k, v in options_.items() if k != "split"},
+                                                   "features": features_}), data_.frame,
                                 options_, features_)
     if report_ is not None:
         state.remember("thresholds", spec_, report_)

@@ -26,13 +26,15 @@ Audit  filter_column, filter_op, filter_value_pick | filter_value_multi | filter
        warning = not computable)
 Retrain retrain_algorithm radio "Algorithm", retrain_direction radio "Direction",
        retrain_pair selectbox "Models: first (A1) / retrained (C2)" (LR/LR, LR/MLP, MLP/LR, MLP/MLP),
+       retrain_all_cells checkbox "Adjust every filter cell (...)",
        retrain_seed "Seed", retrain_run button "Retrain" (absent once the result is cached),
        progress bar while training, metrics "AUC of A1 (..)", "AUC of C2 (..)", "Time",
        retrain_chart, the paper's table (st.table, two header rows), retrain_download_data "Download the synthetic training data (CSV)",
        retrain_download_model "Download the retrained model C2 (skops)"
 Thresholds thr_source radio "Scores", thr_model selectbox "Model", thr_score_column "Score column",
        thr_solver radio "Solver", thr_lambda number "Fairness weight (lambda)", thr_seed "Seed",
-       metrics "Accuracy (test rows)", "TPR gap", "FPR gap", thr_chart, thr_table
+       metrics "Accuracy (test rows)", "TPR gap", "FPR gap", thr_split radio "Rows shown in the chart"
+       (tune / test), thr_chart, thr_table
 Equalized eq_alphas multiselect "Alphas to train (one model each)", eq_seed "Seed",
        eq_run button "Train the models" (absent once cached), eq_alpha select_slider
        "alpha (weight on accuracy)", eq_hist, eq_accuracy, eq_gaps charts, eq_table
@@ -310,6 +312,7 @@ def test_retrain_page_runs_shows_table_chart_and_is_cached():
     assert at.selectbox(key="retrain_pair").options == ["LR/LR", "LR/MLP", "MLP/LR", "MLP/MLP"]
     at.selectbox(key="retrain_pair").set_value("LR/LR").run()
     at.radio(key="retrain_algorithm").set_value(2).run()
+    at.checkbox(key="retrain_all_cells").check().run()
     at.button(key="retrain_run").click().run()
     assert not at.exception and not at.error
     assert 0.5 < float(metric(at, "AUC of A1")) <= 1
@@ -360,6 +363,12 @@ def test_thresholds_page_on_compas():
     table = at.dataframe[0].value
     assert set(table["When"]) == {"Before", "After"}
     assert "African-American" in set(table["Group"])
+    circle = [t for t in spec["data"] if t.get("marker", {}).get("symbol") == "circle"][0]
+    start = time.perf_counter()
+    at.radio(key="thr_split").set_value("test").run()
+    assert time.perf_counter() - start < 3          # the same tuned result, only redrawn
+    moved = [t for t in chart(at, "thr_chart")["data"] if t.get("marker", {}).get("symbol") == "circle"][0]
+    assert moved["x"] != circle["x"] or moved["y"] != circle["y"]
     at.radio(key="thr_solver").set_value("pso").run()
     assert not at.exception and not at.error
     at.radio(key="thr_source").set_value("column").run()
