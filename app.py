@@ -32,5 +32,10 @@ try:
 except Exception as err:  # the bundled sample itself failed: say so rather than crash
     st.error(f"The sample data could not be loaded: {err}")
     st.stop()
-state.sidebar_summary()
-navigation.run()
+# The summary is drawn after the page has run, into a slot reserved now, so that it shows what
+# the page just changed (a new sample, another outcome) rather than the state before the click.
+summary = st.sidebar.container()
+try:
+    navigation.run()
+finally:
+    state.sidebar_summary(summary)

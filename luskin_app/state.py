@@ -476,11 +476,11 @@ def guarded(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return None
 
 
-def sidebar_summary() -> None:
+def sidebar_summary(where: Any = None) -> None:
     """What is loaded and audited, on every page, so a presenter never loses the thread."""
     data = dataset()
     spec, _ = current_spec()
-    with st.sidebar:
+    with where if where is not None else st.sidebar:
         st.markdown(f"**Data:** {data.title}  \n{len(data.frame):,} rows × {data.frame.shape[1]} columns")
         if spec is not None:
             lines = [f"**Outcome:** {spec.outcome} = {spec.positive}",

@@ -140,8 +140,12 @@ def test_sample_button_switches_to_compas_and_its_preset():
     assert at.selectbox(key="positive").value == 1
     assert at.multiselect(key="protected_values").value == ["African-American"]
     assert any("restricted to" in c for c in messages(at, "caption"))
+    sidebar = " ".join(m.value for m in at.sidebar.markdown)
+    assert "7,214 rows" in sidebar and "two_year_recid = 1" in sidebar   # fresh after the click, not one run late
     at.button(key="sample_adult").click().run()
     assert at.selectbox(key="outcome").value == "income"
+    at.multiselect(key="protected_values").set_value(["Black"]).run()
+    assert "Groups:** Black vs Non-Black" in " ".join(m.value for m in at.sidebar.markdown)
 
 
 @pytest.mark.parametrize("data, words", [
