@@ -385,7 +385,9 @@ class GroupThresholdOptimizer(BaseEstimator):
     reference : group label whose TPR/FPR the others are compared with; ``None`` = the largest
         group (ties: first label in sorted order).
     random_state : seed for the PSO solver (unused by ``exact``).
-    n_particles, iters, pso_options : particle swarm settings (c1, c2, w).
+    n_particles, iters, pso_options : particle swarm settings; defaults 50 particles, 200
+        iterations, c1=0.5, c2=0.3, w=0.9 (the paper does not give its own). The swarm searches
+        each group's threshold between its lowest and (just above) its highest score.
 
     Learned attributes: ``groups_`` (sorted labels), ``reference_``, ``thresholds_`` (label ->
     threshold, predict positive iff score >= threshold), ``objective_`` (on the fitting rows),
