@@ -18,7 +18,7 @@ Data   sample_adult / sample_compas / sample_sqf  buttons "Use sample: Adult (ce
        group_label, other_label  text inputs in the expander "Names shown on charts (optional)"
        success box "Ready: comparing ..." / error box with the reason
 Audit  filter_column, filter_op, filter_value_pick | filter_value_multi | filter_value_number
-       ("Column", "Comparison", "Value(s)"), filter_add button "Add condition",
+       ("Column", "Comparison", then "Value" or, for in / not in, "Values"), filter_add button "Add condition",
        filter_remove_<i> buttons "Remove", filter_clear "Remove all conditions"
        tolerance_points    slider "Tolerance (percentage points)"
        tabs "Chart" (plotly key audit_chart) / "Table" (dataframe key audit_table)
@@ -171,6 +171,14 @@ def test_upload_a_csv_and_choose_columns_from_its_values():
     assert at.selectbox(key="protected_column").value == "race"
     at.multiselect(key="protected_values").set_value(["B"]).run()
     assert any("comparing **B** with **Non-B**" in s for s in messages(at, "success"))
+    at.text_input(key="group_label").input("Group B").run()
+    at.text_input(key="other_label").input("Everyone else").run()
+    assert any("comparing **Group B** with **Everyone else**" in s for s in messages(at, "success"))
+    goto(at, "audit")
+    assert [t["name"] for t in chart(at, "audit_chart")["data"]] == ["Group B", "Everyone else"]
+    goto(at, "data")
+    at.multiselect(key="protected_values").set_value(["A"]).run()   # another group: the names reset
+    assert any("comparing **A** with **Non-A**" in s for s in messages(at, "success"))
 
 
 def test_all_missing_outcome_is_a_plain_error_and_other_pages_say_so():
