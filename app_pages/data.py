@@ -92,6 +92,10 @@ def render_outcome(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
     _sanitize("positive", options, options[-1])
     positive = st.selectbox("Positive value (what counts as a 'yes')", options, key="positive",
                             help="The outcome value whose share is compared, e.g. >50K, Y or 1.")
+    distinct = frame[outcome].nunique(dropna=True)
+    if distinct > 10:
+        st.warning(f"'{outcome}' has {distinct:,} different values. The audit compares the share of rows whose "
+                   f"value is exactly '{positive}'; an outcome is usually a yes/no decision.", icon="ℹ️")
     ch.update(outcome=outcome, positive=positive)
 
 

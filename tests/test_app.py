@@ -193,6 +193,14 @@ def test_all_missing_outcome_is_a_plain_error_and_other_pages_say_so():
     assert not at.error
 
 
+def test_an_outcome_with_many_values_gets_a_plain_note():
+    at = upload(open_app(), small_csv())
+    at.selectbox(key="outcome").set_value("x").run()
+    assert not at.exception
+    assert any("different values" in w for w in messages(at, "warning"))
+    assert messages(at, "success")       # still usable: the share of one value
+
+
 def test_protected_column_with_one_value_is_a_plain_error():
     at = upload(open_app(), small_csv(const="X"))
     at.selectbox(key="protected_column").set_value("const").run()
