@@ -9,8 +9,12 @@ The classifier is a logistic regression trained on
   ``E_f``);
 * ``E_f = sum_{k != ref} sum_{c in {pos, neg}} || h_{ref,c} - h_{k,c} ||^2``, where ``h_{k,c}`` is
   the soft histogram of the predicted probabilities of group k's rows of true class c: 50 bins
-  centred 0.01, 0.03, ..., 0.99, each row adding ``exp(-(s - centre)^2 / (2 bandwidth^2))`` to
-  every bin, divided by the number of rows (the paper's ``norm_hist``). ``ref`` is the largest
+  of width 0.02 centred 0.01, 0.03, ..., 0.99, each row adding
+  ``0.02 / (sqrt(2 pi) bandwidth) * exp(-(s - centre)^2 / (2 bandwidth^2))`` to every bin, divided
+  by the number of rows (the paper's ``norm_hist``). The factor in front makes a row's
+  contributions sum to about 1, as in the paper's box histogram where each row counts once, so
+  the soft histogram approximates the share of rows per bin whatever the kernel width (without
+  it, E_f grows with the width and alpha's meaning would shift with it). ``ref`` is the largest
   group (ties: first label in sorted order).
 
 Groups are needed at fit time only; predictions use the features alone. With ``groups=None``
@@ -74,6 +78,8 @@ class _SoftHistogramPenalty:
         self.nb = nb
         self.inv2s2 = 1.0 / (2.0 * bandwidth * bandwidth)
         self.invs2 = 1.0 / (bandwidth * bandwidth)
+        # each row's kernel sums to about 1 over the bins, like the paper's box histogram
+        self.kscale = 0.02 / (np.sqrt(2.0 * np.pi) * bandwidth)
         self.offsets = np.arange(self.L) * 0.02
         seg_id = np.empty(n, dtype=np.int64)
         sizes = np.empty(len(segments))
@@ -82,7 +88,7 @@ class _SoftHistogramPenalty:
             sizes[k] = b - a
         self.seg_base = seg_id * nb
         self.sizes = sizes
-        self.neg_row_scale = -self.invs2 / sizes[seg_id]
+        self.neg_row_scale = -self.invs2 * self.kscale / sizes[seg_id]
         self.D = np.empty((self.L, n))
         self.K = np.empty((self.L, n))
         self.G = np.empty((self.L, n))
@@ -111,7 +117,7 @@ class _SoftHistogramPenalty:
         np.add((self.seg_base + lo)[None, :], self.arange_L[:, None], out=B)
         nseg = len(self.segments)
         hist = np.bincount(B.ravel(), weights=K.ravel(), minlength=nseg * nb).reshape(nseg, nb)
-        hist /= self.sizes[:, None]
+        hist *= self.kscale / self.sizes[:, None]
         dh = np.zeros((nseg, nb))
         value = 0.0
         for k, r in self.pairs:
