@@ -18,8 +18,8 @@ The classifier is a logistic regression trained on
   group (ties: first label in sorted order).
 
 Groups are needed at fit time only; predictions use the features alone. With ``groups=None``
-(or ``alpha=1``) ``E_f`` is zero and the model is plain unpenalised logistic regression: that keeps
-the scikit-learn estimator contract (``fit(X, y)``) intact.
+``E_f`` is zero (and at ``alpha=1`` it has no weight): the model is then plain unpenalised logistic
+regression, which keeps the scikit-learn estimator contract (``fit(X, y)``) intact.
 """
 
 from __future__ import annotations
