@@ -11,4 +11,8 @@ if [ ! -x /usr/bin/chromium ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
 fi
 export LUSKIN_REQUIRE_BROWSER=1
+# Browser tests write screenshots and timings; keep the committed ones (docs/screenshots,
+# benchmarks/results) unless asked: LUSKIN_SCREENSHOT_DIR=docs/screenshots bash scripts/test.sh tests/browser
+export LUSKIN_SCREENSHOT_DIR="${LUSKIN_SCREENSHOT_DIR:-test-results/screenshots}"
+export LUSKIN_TIMINGS_FILE="${LUSKIN_TIMINGS_FILE:-test-results/browser_timings.md}"
 exec .venv/bin/python -m pytest "$@"

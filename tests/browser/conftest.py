@@ -52,6 +52,9 @@ _TIMINGS: list[tuple[str, float, str]] = []
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Every test in this folder is a browser test; skip them all when Chromium is absent."""
     here = Path(__file__).parent
+    if os.environ.get("LUSKIN_REQUIRE_BROWSER") and not CHROMIUM.exists():
+        # scripts/test.sh (and so CI) installs Chromium: a missing one there is a failure, not a skip.
+        raise pytest.UsageError(f"LUSKIN_REQUIRE_BROWSER is set but Chromium is not at {CHROMIUM}.")
     for item in items:
         if here in Path(str(item.fspath)).parents:
             item.add_marker(pytest.mark.browser)
