@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import json
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -349,9 +350,9 @@ def run_audit(spec: AuditSpec) -> AuditResult:
 
 
 @st.cache_resource(show_spinner=False)
-def _result_store() -> "OrderedDict[str, Any]":
+def _result_store() -> tuple["OrderedDict[str, Any]", threading.Lock]:
     """Results of long computations, shared by all sessions of this server (most recent last)."""
-    return OrderedDict()
+    return OrderedDict(), threading.Lock()
 
 
 def cached_run(kind: str, key: str, compute: Callable[[], Any], limit: int = 16) -> Any:
@@ -359,21 +360,27 @@ def cached_run(kind: str, key: str, compute: Callable[[], Any], limit: int = 16)
 
     Unlike st.cache_resource this lets ``compute`` drive a progress bar created on the page
     (Streamlit cannot replay elements drawn inside a cached function into another layout).
+    A failure (e.g. a LuskinError) is not remembered.
     """
-    store = _result_store()
+    store, lock = _result_store()
     full = f"{kind}|{key}"
-    if full in store:
-        store.move_to_end(full)
-        return store[full]
+    with lock:
+        if full in store:
+            store.move_to_end(full)
+            return store[full]
     value = compute()
-    store[full] = value
-    while len(store) > limit:
-        store.popitem(last=False)
+    with lock:
+        store[full] = value
+        while len(store) > limit:
+            store.popitem(last=False)
     return value
 
 
 def is_cached(kind: str, key: str) -> bool:
-    return f"{kind}|{key}" in _result_store()
+    """Whether ``cached_run`` already holds this result (then the page shows it without a click)."""
+    store, lock = _result_store()
+    with lock:
+        return f"{kind}|{key}" in store
 
 
 def options_key(options: dict[str, Any]) -> str:
