@@ -121,6 +121,9 @@ if state.is_cached("equalized", store_key_) or st.button("Train the models", key
     with st.spinner(f"Training {len(options_['alphas'])} models (about 10 s on COMPAS, a minute on Adult)…"):
         sweep_ = state.guarded(state.cached_run, "equalized", store_key_, lambda: _sweep(
             spec_.to_json(), data_.frame, tuple(options_["alphas"]), features_, paper_compas_, options_["seed"]))
+        if sweep_ is not None:  # draw every alpha's charts now, so each slider step only sends them
+            for alpha_ in sweep_.alphas:
+                _figures(store_key_, alpha_, spec_.group_name, spec_.other_name, sweep_)
     if sweep_ is not None:
         state.remember("equalized", spec_, sweep_)
         render_sweep(sweep_, spec_, store_key_)
