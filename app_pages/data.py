@@ -10,6 +10,7 @@ import streamlit as st
 from luskin_app import state
 from luskin_core.data import PRESETS, column_summary
 from luskin_core.errors import LuskinError
+from luskin_core.models import choose_features
 
 NUMBER_OPS = ["==", "!=", "<", "<=", ">", ">="]
 
@@ -152,6 +153,38 @@ def render_names(ch: dict[str, Any]) -> None:
         ch.update(group_label=group.strip(), other_label=other.strip())
 
 
+def render_features(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
+    """The columns the models may use (Retrain, Thresholds, Equalized distribution).
+
+    Every column but the outcome is the default; an analyst must be able to take out columns
+    that record the outcome again or a score made from it (COMPAS's decile_score), which would
+    make any model look perfectly accurate and hide the bias being audited.
+    """
+    outcome = ch.get("outcome")
+    if outcome not in frame.columns:
+        return
+    with st.expander("Columns the models may use (Retrain, Thresholds, Equalized distribution)"):
+        try:
+            auto = choose_features(frame, outcome)
+        except LuskinError as err:
+            st.info(str(err))
+            return
+        options = [c for c in frame.columns if c != outcome]
+        chosen_before = [c for c in (ch.get("features") or auto.columns) if c in options]
+        state.seed("model_features", chosen_before)
+        st.session_state["model_features"] = [c for c in st.session_state["model_features"] if c in options]
+        chosen = st.multiselect(
+            "Model input columns", options, key="model_features",
+            help="Take out any column that records the outcome again, or comes after the decision "
+                 "(e.g. a re-arrest date, or a risk score built from the outcome): a model that sees it "
+                 "looks perfect and hides the bias. The protected column may stay: the paper's models use it.")
+        if auto.dropped:
+            st.caption("Left out by default: " + "; ".join(f"{c} ({why})" for c, why in auto.dropped.items()) + ".")
+        if not chosen:
+            st.warning("No column is chosen, so the models will use every column but the outcome.", icon="⚠️")
+        ch["features"] = list(chosen) if chosen and list(chosen) != list(auto.columns) else None
+
+
 def render_status() -> None:
     """Whether the choices make an audit possible, in plain words, with the way forward."""
     spec, problem = state.current_spec()
@@ -182,4 +215,5 @@ with left_:
 with right_:
     render_protected(frame_, choices_)
 render_names(choices_)
+render_features(frame_, choices_)
 render_status()

@@ -120,7 +120,7 @@ WIDGET_KEYS = ("outcome", "positive", "protected_column", "protected_values", "p
                "filter_column", "filter_op", "filter_value_pick", "filter_value_multi",
                "filter_value_number", "filter_column_seen", "retrain_algorithm", "retrain_pair", "retrain_direction",
                "retrain_seed", "retrain_all_cells", "thr_source", "thr_split", "thr_model", "thr_score_column", "thr_solver",
-               "thr_lambda", "thr_seed", "eq_alpha", "eq_alphas", "eq_seed")
+               "thr_lambda", "thr_seed", "eq_alpha", "eq_alphas", "eq_seed", "model_features")
 
 
 def forget_widgets() -> None:

@@ -16,6 +16,7 @@ Data   sample_adult / sample_compas / sample_sqf  buttons "Use sample: Adult (ce
        protected_values    multiselect "Protected group: the value(s) that form it"   (text column)
        protected_op, protected_number  selectbox "Comparison", number_input "Value of <column>" (numeric column)
        group_label, other_label  text inputs in the expander "Names shown on charts (optional)"
+       model_features      multiselect "Model input columns" (expander "Columns the models may use ...")
        success box "Ready: comparing ..." / error box with the reason
 Audit  filter_column, filter_op, filter_value_pick | filter_value_multi | filter_value_number
        ("Column", "Comparison", then "Value" or, for in / not in, "Values"), filter_add button "Add condition",
@@ -146,6 +147,22 @@ def test_sample_button_switches_to_compas_and_its_preset():
     assert at.selectbox(key="outcome").value == "income"
     at.multiselect(key="protected_values").set_value(["Black"]).run()
     assert "Groups:** Black vs Non-Black" in " ".join(m.value for m in at.sidebar.markdown)
+
+
+def test_model_columns_can_be_chosen_and_default_to_the_preset():
+    """A column that restates the outcome (COMPAS's decile_score) must be removable by the analyst."""
+    at = open_app()
+    at.button(key="sample_compas").click().run()
+    from luskin_core.data import PRESETS
+
+    features = at.multiselect(key="model_features")
+    assert features.value == list(PRESETS["compas"].features)
+    features.set_value(["age", "priors_count"]).run()
+    assert not at.exception
+    assert at.session_state["choices"]["features"] == ["age", "priors_count"]
+    goto(at, "retrain")
+    goto(at, "data")
+    assert at.multiselect(key="model_features").value == ["age", "priors_count"]   # kept across pages
 
 
 @pytest.mark.parametrize("data, words", [
