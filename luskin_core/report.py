@@ -503,18 +503,13 @@ def _thresholds_section(report: Any, spec: AuditSpec, figures: _Figures) -> str:
 
 
 def _sweep_histograms(sweep: Any, alpha: float, spec: AuditSpec) -> Any:
+    """The dashboard's histogram chart, with the spec's class names when the sweep uses them."""
     from . import plots
 
-    point = sweep.point(alpha)
-    hist: dict[tuple[str, int], list[float]] = {}
-    for name, by_label in point.histograms.items():
-        for key, label in (("positive", 1), ("negative", 0)):
-            counts = np.asarray(by_label[key], float)
-            hist[(name, label)] = (counts / counts.sum() if counts.sum() else counts).tolist()
     labels = list(sweep.group_labels)
     group = spec.group_name if spec.group_name in labels else labels[0]
     other = spec.other_name if spec.other_name in labels else labels[-1]
-    return plots.score_histograms(hist, sweep.bin_edges, group, other, alpha=point.alpha)
+    return plots.sweep_histograms(sweep, alpha, group, other)
 
 
 def _equalized_section(sweep: Any, alpha: float | None, spec: AuditSpec, figures: _Figures) -> str:
