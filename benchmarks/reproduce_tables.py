@@ -220,11 +220,16 @@ def discussion(dataset: str, runs: dict[tuple, Run], seeds: list[int]) -> list[s
             d_lr = mean(r.result.auc_second - r.result.auc_first for r in lr)
             ue_a1 = mean(r.gap("first", False) for r in lr)
             ue_lr = mean(r.gap("second", False) for r in lr)
+            records = [r.result.relabelling.cell(True) for r in mlp]
+            changed = mean(c.changed for c in records)
+            d2_rows = mean(r.result.sizes["D2"] for r in mlp)
+            ref_n = mean((c.n_other if c.adjusted_in_group else c.n_group) for c in records if c.adjusted_in_group is not None)
             out.append(
                 f"- A1 = {first}, Algorithm {algorithm}: mean |gap {e}| A1 {g_a1:.3f}, C2 = MLP {g_mlp:.3f} "
                 f"(AUC change {d_mlp:+.4f}), C2 = LR {g_lr:.3f} (AUC change {d_lr:+.4f}); "
                 f"the {SHORT[dataset][0]} cell's gap (not relabelled) goes from {ue_a1:+.3f} (A1) to {ue_lr:+.3f} "
-                f"with C2 = LR.")
+                f"with C2 = LR. The relabelling changed {changed:,.0f} of {d2_rows:,.0f} D2 labels on average; "
+                f"the target ratio came from {ref_n:,.0f} rows of the other class in the {e} cell.")
     return out
 
 
