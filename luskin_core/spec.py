@@ -239,9 +239,23 @@ def prepare(frame: pd.DataFrame, spec: AuditSpec, *, check_positive: bool = True
         check_positive_present(rows[outcome_col], spec.positive)
     y = outcome_mask(rows[outcome_col], spec.positive).astype(np.int8)
     in_group = spec.protected.mask(rows)
+    _check_two_classes(rows, spec, in_group)
     filter_holds = conjunction_mask(spec.filters, rows)
     n_excluded = int(len(frame) - len(rows))
     return Prepared(rows, y, in_group, filter_holds, bool(spec.filters), keep, n_excluded, reasons)
+
+
+def _check_two_classes(rows: pd.DataFrame, spec: AuditSpec, in_group: np.ndarray) -> None:
+    """Both protected classes must have rows, or there is nothing to compare (usually a typo)."""
+    if in_group.any() and not in_group.all():
+        return
+    column = resolve_column(rows, spec.protected.column, "protected")
+    values = ", ".join(str(v) for v in rows[column].dropna().unique()[:10])
+    if not in_group.any():
+        raise LuskinError(f"No row has {spec.protected}, so the protected group is empty. "
+                          f"Values of '{column}' include: {values}.")
+    raise LuskinError(f"Every row has {spec.protected}, so there is no other class to compare with. "
+                      f"Values of '{column}' include: {values}.")
 
 
 def resolve_column(frame: pd.DataFrame, name: str, role: str = "") -> str:

@@ -167,3 +167,12 @@ def test_result_views(adult):
     first = result.sentences()[0]
     assert "44% of White" in first and "32% of Non-White" in first and "12 points" in first
     assert "larger than the 5-point tolerance" in first and "p < 0.001" in first
+
+
+@pytest.mark.parametrize("protected, words", [
+    ("race == Martian", "No row has race == Martian"),
+    ("age >= 0", "Every row has age >= 0"),
+])
+def test_a_protected_class_without_rows_is_a_plain_error(adult, protected, words):
+    with pytest.raises(LuskinError, match=words):
+        audit(adult, PRESETS["adult"].spec.with_changes(protected=protected))
