@@ -120,7 +120,7 @@ WIDGET_KEYS = ("outcome", "positive", "protected_column", "protected_values", "p
                "filter_column", "filter_op", "filter_value_pick", "filter_value_multi",
                "filter_value_number", "filter_column_seen", "retrain_algorithm", "retrain_pair", "retrain_direction",
                "retrain_seed", "retrain_all_cells", "thr_source", "thr_split", "thr_model", "thr_score_column", "thr_solver",
-               "thr_lambda", "thr_seed", "eq_alpha", "eq_alphas", "eq_seed", "model_features")
+               "thr_lambda", "thr_seed", "thr_tuning", "eq_alpha", "eq_alphas", "eq_seed", "model_features")
 
 
 def forget_widgets() -> None:
@@ -142,7 +142,7 @@ DEFAULT_OPTIONS: dict[str, dict[str, Any]] = {
     "retrain": {"algorithm": 1, "first": "LR", "second": "MLP", "direction": "down", "all_cells": False,
                 "seed": 0},
     "thresholds": {"source": "model", "model": "LR", "score_column": None, "solver": "exact",
-                   "lam": 1.0, "seed": 0, "split": "tune"},
+                   "lam": 1.0, "seed": 0, "split": "tune", "tuning": "validation"},
     "equalize": {"alpha": None, "alphas": [0.0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.7, 0.9, 1.0],
                  "seed": 0},
 }

@@ -33,6 +33,7 @@ Retrain retrain_algorithm radio "Algorithm", retrain_direction radio "Direction"
        retrain_chart, the paper's table (st.table, two header rows), retrain_download_data "Download the synthetic training data (CSV)",
        retrain_download_model "Download the retrained model C2 (skops)"
 Thresholds thr_source radio "Scores", thr_model selectbox "Model", thr_score_column "Score column",
+       thr_tuning radio "Tune the thresholds on" (validation / crossfit),
        thr_solver radio "Solver", thr_lambda number "Fairness weight (lambda)", thr_seed "Seed",
        metrics "Accuracy (test rows)", "TPR gap", "FPR gap", thr_split radio "Rows shown in the chart"
        (tune / test), thr_chart, thr_table
@@ -406,6 +407,10 @@ def test_thresholds_page_on_compas():
     assert time.perf_counter() - start < 3          # the same tuned result, only redrawn
     moved = [t for t in chart(at, "thr_chart")["data"] if t.get("marker", {}).get("symbol") == "circle"][0]
     assert moved["x"] != circle["x"] or moved["y"] != circle["y"]
+    at.radio(key="thr_tuning").set_value("crossfit").run()
+    assert not at.exception and not at.error
+    assert at.session_state["results"]["thresholds"][2].tuning_method == "crossfit"
+    at.radio(key="thr_tuning").set_value("validation").run()
     at.radio(key="thr_solver").set_value("pso").run()
     assert not at.exception and not at.error
     at.radio(key="thr_source").set_value("column").run()
