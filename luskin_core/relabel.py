@@ -149,7 +149,7 @@ def _check_risk(risk: Any) -> np.ndarray:
     return values
 
 
-def _check_direction(direction: str) -> str:
+def check_direction(direction: str) -> str:
     key = str(direction).strip().lower()
     if key not in DIRECTIONS:
         raise LuskinError(f"The direction must be 'down' (bring the higher group down) or 'up' (bring the "
@@ -230,7 +230,7 @@ def _relabel(
     all_cells: bool,
     tolerance: float,
 ) -> RelabelResult:
-    direction = _check_direction(direction)
+    direction = check_direction(direction)
     tolerance = float(tolerance)
     if not 0 <= tolerance < 1:
         raise LuskinError(f"The tolerance must be between 0 and 1, not {tolerance}.")

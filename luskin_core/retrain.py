@@ -36,7 +36,7 @@ from sklearn.model_selection import train_test_split
 from .audit import AuditResult, audit_arrays
 from .errors import LuskinError
 from .models import MODEL_NAMES, check_kind, choose_features, make_model, risk_scores
-from .relabel import ALGORITHM_NAMES, RelabelResult, _check_direction, check_algorithm, relabel
+from .relabel import ALGORITHM_NAMES, RelabelResult, check_algorithm, check_direction, relabel
 from .spec import AuditSpec, prepare
 
 RETRAIN_KINDS = ("LR", "MLP")
@@ -73,7 +73,7 @@ class RetrainOptions:
         object.__setattr__(self, "algorithm", check_algorithm(self.algorithm))
         object.__setattr__(self, "first", _check_retrain_kind(self.first, "first"))
         object.__setattr__(self, "second", _check_retrain_kind(self.second, "second"))
-        object.__setattr__(self, "direction", _check_direction(self.direction))
+        object.__setattr__(self, "direction", check_direction(self.direction))
         object.__setattr__(self, "all_cells", bool(self.all_cells))
         try:
             seed = int(self.seed)
