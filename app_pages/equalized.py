@@ -22,12 +22,12 @@ ALPHA_CHOICES = tuple(float(a) for a in equalize.DEFAULT_ALPHAS)
 
 
 def _sweep(spec_json: str, frame: pd.DataFrame, alphas: tuple[float, ...], features: tuple[str, ...] | None,
-           paper_compas: bool, seed: int) -> AlphaSweep:
+           paper_compas: bool, seed: int, progress: Any = None) -> AlphaSweep:
     """Train one classifier per alpha (the paper's COMPAS encoding for the COMPAS sample)."""
     spec = AuditSpec.from_json(spec_json)
     preprocess = models.compas_paper_pipeline("LR", random_state=seed)[:-1] if paper_compas else None
     return equalize.equalize_frame(frame, spec, alphas=alphas, features=list(features) if features else None,
-                                   preprocess=preprocess, seed=seed)
+                                   preprocess=preprocess, seed=seed, progress=progress)
 
 
 def _features(spec: AuditSpec) -> tuple[str, ...] | None:
@@ -118,12 +118,19 @@ key_ = state.options_key({"alphas": options_["alphas"], "seed": options_["seed"]
                           "paper_compas": paper_compas_})
 store_key_ = "|".join((data_.fingerprint, spec_.to_json(), key_))
 if state.is_cached("equalized", store_key_) or st.button("Train the models", key="eq_run", type="primary"):
-    with st.spinner(f"Training {len(options_['alphas'])} models (about 10 s on COMPAS, a minute on Adult)…"):
-        sweep_ = state.guarded(state.cached_run, "equalized", store_key_, lambda: _sweep(
-            spec_.to_json(), data_.frame, tuple(options_["alphas"]), features_, paper_compas_, options_["seed"]))
-        if sweep_ is not None:  # draw every alpha's charts now, so each slider step only sends them
+    bar_ = st.empty()
+
+    def _progress(fraction: float, message: str) -> None:
+        bar_.progress(min(max(float(fraction), 0.0), 1.0), text=message)
+
+    sweep_ = state.guarded(state.cached_run, "equalized", store_key_, lambda: _sweep(
+        spec_.to_json(), data_.frame, tuple(options_["alphas"]), features_, paper_compas_, options_["seed"],
+        _progress))
+    if sweep_ is not None:  # draw every alpha's charts now, so each slider step only sends them
+        with st.spinner("Drawing the charts…"):
             for alpha_ in sweep_.alphas:
                 _figures(store_key_, alpha_, spec_.group_name, spec_.other_name, sweep_)
+    bar_.empty()
     if sweep_ is not None:
         state.remember("equalized", spec_, sweep_)
         render_sweep(sweep_, spec_, store_key_)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -503,13 +503,15 @@ def alpha_sweep(
     bandwidth: float = 0.02,
     solver: str = "lbfgs",
     warm_start: bool = True,
+    progress: Callable[[float, str], None] | None = None,
 ) -> AlphaSweep:
     """Train one equalized-distribution classifier per alpha and measure each on the test rows.
 
     y must be 0/1. With ``warm_start`` the plain logistic regression solution is computed once
     and every alpha starts from it: the same start a single fit uses (``init="lr"``), so each
     point equals ``EqualizedDistributionClassifier(alpha=a).fit(...)`` on its own. Points come
-    back in ascending alpha.
+    back in ascending alpha. ``progress(fraction, message)`` is told after each alpha (a page's
+    progress bar: an Adult sweep takes about a minute).
     """
     alphas = sorted({float(a) for a in alphas})
     if not alphas:
@@ -531,7 +533,9 @@ def alpha_sweep(
             X_train, y_train, g_train
         )
         init = np.concatenate([lr.coef_[0], lr.intercept_])
-    for a in sorted(alphas, reverse=True):
+    for done, a in enumerate(sorted(alphas, reverse=True)):
+        if progress is not None:
+            progress(done / len(alphas), f"Training the model for alpha = {a:g} ({done + 1} of {len(alphas)})")
         t0 = time.perf_counter()
         clf = EqualizedDistributionClassifier(alpha=a, bandwidth=bandwidth, solver=solver)
         clf.fit(X_train, y_train, g_train, coef_init=init)
@@ -558,6 +562,8 @@ def alpha_sweep(
             )
         )
     points.sort(key=lambda p: p.alpha)
+    if progress is not None:
+        progress(1.0, f"{len(alphas)} models trained")
     return AlphaSweep(
         points=tuple(points),
         bin_edges=tuple(float(e) for e in BIN_EDGES),
@@ -578,6 +584,7 @@ def equalize_frame(
     seed: int = 0,
     bandwidth: float = 0.02,
     solver: str = "lbfgs",
+    progress: Callable[[float, str], None] | None = None,
 ) -> AlphaSweep:
     """The alpha sweep on a frame described by an AuditSpec (what the CLI and the page call).
 
@@ -618,5 +625,5 @@ def equalize_frame(
         Xtr, Xte = sp.csr_matrix(Xtr), sp.csr_matrix(Xte)
     return alpha_sweep(
         Xtr, y[train_idx], g[train_idx], Xte, y[test_idx], g[test_idx], alphas,
-        bandwidth=bandwidth, solver=solver,
+        bandwidth=bandwidth, solver=solver, progress=progress,
     )

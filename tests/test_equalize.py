@@ -141,3 +141,17 @@ def test_alpha_sweep_is_shaped_for_a_slider():
     assert [p["alpha"] for p in d["points"]] == [0.1, 0.5, 1.0]
     with pytest.raises(LuskinError, match="between 0 and 1"):
         alpha_sweep(Xtr, ytr, gtr, Xte, yte, gte, alphas=(2.0,))
+
+
+def test_sweep_reports_progress_after_each_alpha():
+    """The dashboard's progress bar is driven by this callback (an Adult sweep takes a minute)."""
+    from luskin_core.data import PRESETS, load_sample
+    from luskin_core.equalize import equalize_frame
+
+    seen: list[tuple[float, str]] = []
+    compas = load_sample("compas")
+    equalize_frame(compas, PRESETS["compas"].spec, alphas=(0.1, 1.0), features=["age", "priors_count"],
+                   progress=lambda fraction, message: seen.append((fraction, message)))
+    fractions = [f for f, _ in seen]
+    assert fractions == sorted(fractions) and fractions[0] == 0.0 and fractions[-1] == 1.0
+    assert len(seen) == 3 and "alpha = 1" in seen[0][1]
