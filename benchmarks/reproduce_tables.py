@@ -154,7 +154,7 @@ def paper_block(dataset: str, first: str, runs: dict[tuple, Run], seed: int) -> 
 def seed_summary(dataset: str, runs: dict[tuple, Run], seeds: list[int]) -> list[str]:
     _, e = SHORT[dataset]
     lines = [f"| A1 | Alg. | C2 | gap {e}: A1 | gap {e}: C2 | AUC A1 | AUC C2 − AUC A1 | "
-             f"seeds with |gap {e}(C2)| ≤ {GAP_TARGET} and AUC drop ≤ {AUC_SLACK} |",
+             f"seeds with abs. gap {e} (C2) ≤ {GAP_TARGET} and AUC drop ≤ {AUC_SLACK} |",
              "|---|---|---|---|---|---|---|---|"]
     for first in KINDS:
         for algorithm in ALGORITHMS:
