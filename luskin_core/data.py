@@ -216,10 +216,28 @@ def load_sqf(source: str | os.PathLike[str] | bytes | IO[bytes], *, max_bytes: i
             "This does not look like an NYPD Stop-Question-Frisk file: it lacks the column(s) "
             f"{', '.join(missing)}."
         )
-    frame = tidy(frame)
+    frame = _sqf_flags(tidy(frame))
     if "age" in frame.columns:
         age = pd.to_numeric(frame["age"], errors="coerce")
         frame["age"] = age.where((age >= 10) & (age <= 99))
+    return frame
+
+
+def _sqf_flags(frame: pd.DataFrame) -> pd.DataFrame:
+    """Yes/no fields as Y / N throughout.
+
+    NYPD's 2014 file codes its yes/no fields two ways: most stops as Y / N, but 10,860 stops as
+    1 / blank (blank meaning no). Left alone, '1' and 'Y' would be two different answers to a
+    model and blank would look unrecorded. A field counts as yes/no when its values are among
+    Y, N, 1, 0 and include Y or N; in such a field 1 is yes and 0 or blank is no.
+    """
+    for name in frame.columns:
+        series = frame[name]
+        if pd.api.types.is_numeric_dtype(series):
+            continue
+        values = set(series.dropna().unique())
+        if values and values <= {"Y", "N", "1", "0"} and values & {"Y", "N"}:
+            frame[name] = series.isin(["Y", "1"]).map({True: "Y", False: "N"}).astype("string")
     return frame
 
 
@@ -306,8 +324,7 @@ class Preset:
 SQF_FEATURES = (
     "pct", "inout", "trhsloc", "perobs", "typeofid", "othpers", "offunif",
     "cs_objcs", "cs_descr", "cs_casng", "cs_lkout", "cs_cloth", "cs_drgtr", "cs_furtv", "cs_vcrim",
-    "cs_bulge", "cs_other", "rf_vcrim", "rf_othsw", "rf_attir", "rf_vcact", "rf_rfcmp", "rf_verbl",
-    "rf_knowl", "rf_furt", "rf_bulg", "ac_rept", "ac_inves", "ac_proxm", "ac_evasv", "ac_assoc",
+    "cs_bulge", "cs_other", "ac_rept", "ac_inves", "ac_proxm", "ac_evasv", "ac_assoc",
     "ac_cgdir", "ac_incid", "ac_time", "ac_stsnd", "ac_other", "sex", "race", "age", "build",
     "detailCM", "city",
 )
@@ -349,9 +366,10 @@ PRESETS: dict[str, Preset] = {
         features=SQF_FEATURES,
         note=("Filter rule: NYPD's coded crime field detailCM == 9 (ASSAULT in NYPD's value labels), "
               "not the officer-typed free text crimsusp (1,284 spellings in 2014). Features: the "
-              "circumstances recorded before the frisk (reasons for the stop, additional "
-              "circumstances, suspect description, place); nothing recorded after it (search, "
-              "weapons found, force, arrest) is used."),
+              "circumstances of the stop (reasons for the stop cs_*, additional circumstances ac_*, "
+              "suspect description, place). Left out: the reasons for frisk rf_* (recorded because "
+              "of the frisk: every stop with one was frisked) and everything recorded after it "
+              "(search, weapons found, force, arrest)."),
     ),
 }
 

@@ -78,6 +78,13 @@ def test_sqf_sample(sqf):
     assert sqf["frisked"].value_counts().to_dict() == {"Y": 30345, "N": 15442}
     assert (sqf["detailCM"] == 9).sum() == 2221
     assert sqf["age"].dropna().between(10, 99).all()
+    # 2014 codes yes/no fields as Y/N for most stops and 1/blank for 10,860: one coding here.
+    assert set(sqf["rf_furt"].unique()) == {"Y", "N"} and (sqf["rf_furt"] == "Y").sum() == 12379 + 3980
+    assert set(sqf["pistol"].unique()) == {"Y", "N"} and (sqf["pistol"] == "Y").sum() == 143 + 54
+    features = PRESETS["sqf"].features
+    assert set(features) <= set(sqf.columns) and "frisked" not in features
+    # Reasons for frisk are recorded because of the frisk: they would leak the outcome.
+    assert not [c for c in features if c.startswith(("rf_", "pf_", "sb_"))]
 
 
 def test_sqf_any_year_with_lower_case_header(sqf, tmp_path):
