@@ -135,7 +135,10 @@ def render_result(report: ThresholdReport, spec: AuditSpec) -> None:
         + f" (a row is flagged when its score is at least its group's threshold). Rows: "
           f"{report.n_train:,} to train, {report.n_tune:,} to tune, {report.n_test:,} to test.")
     if before is None:
-        st.caption("The score column is not a 0/1 decision, so there is no 'before' threshold to compare with.")
+        st.caption("There is no 'before' threshold to compare with.")
+    elif report.score_source.startswith("column"):
+        st.caption(f"Before: one threshold for everyone ({report.default_threshold:.3f}), the single cut-off "
+                   "with the best accuracy on the tuning rows (or 0.5 for a column of 0/1 decisions).")
     st.dataframe(
         _rates_table(report), hide_index=True, key="thr_table",
         column_config={

@@ -35,6 +35,10 @@ def add_parsers(subparsers: Any) -> None:
                        help="exact: the true optimum (default); pso: the paper's particle swarm")
     group.add_argument("--lambda", dest="lam", type=float, default=1.0, metavar="L",
                        help="weight of the fairness gaps against accuracy (default 1)")
+    group.add_argument("--default-threshold", type=float, default=None, metavar="T",
+                       help="the single threshold to compare with ('before'); default: 0.5 for "
+                            "probabilities, 0 for an SVM, and for a score column the single threshold "
+                            "with the best accuracy on the tuning rows")
     group.add_argument("--tuning", default="validation", type=str.lower,
                        choices=["validation", "crossfit"],
                        help="validation: tune on the 20%% validation rows (the paper, default); "
@@ -99,7 +103,7 @@ def run_thresholds(args: argparse.Namespace) -> int:
     report = tune_thresholds(
         frame, spec, model=model, score_column=args.score_column, features=features,
         solver=args.solver, lam=args.lam, seed=args.seed, pipeline=pipeline,
-        tuning=args.tuning,
+        tuning=args.tuning, default_threshold=args.default_threshold,
     )
     if args.json:
         print_json(report.to_dict())

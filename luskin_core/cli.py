@@ -241,6 +241,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LuskinError as err:
         print(f"luskin: {err}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:  # e.g. `luskin ... --json | head`: the reader left; not an error
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:
         print("luskin: interrupted", file=sys.stderr)
         return 130

@@ -695,6 +695,27 @@ def _split_result(
     )
 
 
+def best_common_threshold(scores: np.ndarray, y: np.ndarray) -> float:
+    """The one threshold (same for every group) with the highest accuracy; ties: the lowest.
+
+    Candidates are the midpoints between consecutive distinct scores, as for the per-group
+    thresholds, plus "everyone" (the lowest score) and "nobody" (just above the highest).
+    """
+    s = np.asarray(scores, dtype=float)
+    yy = np.asarray(y, dtype=np.int64)
+    values, inverse = np.unique(s, return_inverse=True)
+    pos = np.bincount(inverse, weights=yy, minlength=len(values))
+    neg = np.bincount(inverse, weights=1 - yy, minlength=len(values))
+    # Threshold just below values[j]: rows with score >= values[j] are positive.
+    tp = np.cumsum(pos[::-1])[::-1]
+    tn = np.concatenate([[0.0], np.cumsum(neg)[:-1]])
+    correct = np.append(tp + tn, neg.sum())  # last: nobody positive
+    j = int(np.argmax(correct))
+    if j == len(values):  # nobody positive: just above the highest score (finite, so JSON-safe)
+        return float(np.nextafter(values[-1], np.inf))
+    return float(values[0]) if j == 0 else float((values[j - 1] + values[j]) / 2)
+
+
 def tune_thresholds(
     frame: pd.DataFrame,
     spec: Any,
@@ -707,6 +728,7 @@ def tune_thresholds(
     seed: int = 0,
     pipeline: Any = None,
     tuning: str = "validation",
+    default_threshold: float | None = None,
 ) -> ThresholdReport:
     """Tune per-group thresholds on a frame described by an AuditSpec; report on held-out rows.
 
@@ -717,7 +739,10 @@ def tune_thresholds(
     column but the outcome and the protected column. ``pipeline`` (an unfitted sklearn
     estimator over ``features``, e.g. ``models.compas_paper_pipeline``) replaces the default one.
     With ``score_column`` (model=None) the user's own score is used: rows split into tuning and
-    test halves; "before" is only shown when the column holds 0/1 decisions (threshold 0.5).
+    test halves. "Before" is one threshold for everyone: ``default_threshold`` when given (an
+    agency's own cut-off, e.g. 5 on COMPAS's decile_score), 0.5 for a column of 0/1 decisions,
+    otherwise the single threshold with the best accuracy on the tuning rows, so that "after"
+    is always compared with the best the score could do without group-specific thresholds.
 
     ``tuning="crossfit"`` (with a model) tunes on more rows: the train and validation rows (80%)
     are scored out of fold (5 folds), the thresholds are tuned on those 80%, and the model is
@@ -765,7 +790,12 @@ def tune_thresholds(
         )
         n_train = 0
         s_tune, s_test = scores[tune_idx], scores[test_idx]
-        default = 0.5 if set(np.unique(scores).tolist()) <= {0.0, 1.0} else None
+        if default_threshold is not None:
+            default = float(default_threshold)
+        elif set(np.unique(scores).tolist()) <= {0.0, 1.0}:
+            default = 0.5
+        else:
+            default = best_common_threshold(s_tune, y[tune_idx])
         source = f"column {col_name}"
     else:
         kind = models.check_kind(model) if model is not None else "custom"
@@ -792,7 +822,7 @@ def tune_thresholds(
             )
             tune_idx = rest
             n_train = len(rest)
-        default = float(models.default_threshold(pipeline))
+        default = float(models.default_threshold(pipeline) if default_threshold is None else default_threshold)
         source = f"model {kind}" + (", cross-fitted" if tuning == "crossfit" else "")
     y_tune, g_tune = y[tune_idx], g[tune_idx]
     opt = GroupThresholdOptimizer(lam=lam, solver=solver, random_state=seed)

@@ -184,7 +184,8 @@ def test_report_with_score_column(compas):
     rep = tune_thresholds(frame, preset.spec, model=None, score_column="decile_score", seed=1)
     assert rep.n_tune + rep.n_test == 6150
     assert set(rep.thresholds) == {"African-American", "Caucasian"}
-    assert rep.before is None  # a 1-10 risk score has no default threshold
+    # A 1-10 risk score has no default threshold: "before" is the best single cut-off on the tuning rows.
+    assert rep.before is not None and len({r.threshold for r in rep.before.groups.values()}) == 1
     gaps = rep.after.groups
     assert abs(gaps["African-American"].fpr - gaps["Caucasian"].fpr) < 0.1
     d = json.loads(json.dumps(rep.to_dict()))
@@ -228,3 +229,34 @@ def test_report_errors_are_plain(compas):
         tune_thresholds(frame, preset.spec, model=None, score_column="no_such_column")
     with pytest.raises(LuskinError, match="Unknown model"):
         tune_thresholds(frame, preset.spec, model="forest")
+
+
+def test_best_common_threshold_is_the_most_accurate_single_cut():
+    from luskin_core.thresholds import best_common_threshold
+
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        s = rng.integers(0, 12, 60).astype(float)
+        y = (rng.random(60) < (s + 1) / 14).astype(int)
+        t = best_common_threshold(s, y)
+        acc = lambda th: np.mean((s >= th) == y)  # noqa: E731
+        best = max(acc(c) for c in np.append(np.unique(s), np.inf))
+        assert acc(t) == pytest.approx(best)
+        assert np.isfinite(t)
+
+
+def test_a_score_column_is_compared_with_a_single_threshold():
+    """An agency's own score (COMPAS decile_score) gets a 'before': its own or the best common cut-off."""
+    from luskin_core.data import PRESETS, load_sample
+    from luskin_core.thresholds import tune_thresholds
+
+    compas = load_sample("compas")
+    spec = PRESETS["compas"].spec
+    best = tune_thresholds(compas, spec, model=None, score_column="decile_score")
+    assert best.before is not None and best.default_threshold is not None
+    assert len({r.threshold for r in best.before.groups.values()}) == 1
+    agency = tune_thresholds(compas, spec, model=None, score_column="decile_score", default_threshold=5)
+    assert agency.default_threshold == 5.0
+    assert {r.threshold for r in agency.before.groups.values()} == {5.0}
+    # The tuned thresholds narrow the TPR gap that one shared cut-off leaves.
+    assert agency.after.tpr_gap < agency.before.tpr_gap
