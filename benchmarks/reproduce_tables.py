@@ -400,8 +400,8 @@ def main(argv: list[str] | None = None) -> int:
             "",
             f"Features: the preset's, which leave out the reason-for-frisk flags ({', '.join(leaked)}). In this file "
             f"a stop with one of them set (Y or 1) was frisked: {flagged:,} stops have a flag, of which "
-            f"{flagged_frisked:,} were frisked; {frisked_unflagged:,} of {frisked:,} frisked stops have none. With them, "
-            f"A1 = LR with them added reaches AUC {leak_auc:.4f} on D4 (seed {seeds[0]}) and the experiment says nothing. "
+            f"{flagged_frisked:,} were frisked; {frisked_unflagged:,} of {frisked:,} frisked stops have none. With them added, "
+            f"A1 = LR reaches AUC {leak_auc:.4f} on D4 (seed {seeds[0]}) and the experiment says nothing. "
             "The paper reports AUC about 0.82 on 2012, so it did not use them either; its 33 columns are not "
             f"listed, so our feature set differs: {', '.join(features)}.",
             "",
