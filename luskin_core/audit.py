@@ -133,13 +133,6 @@ def audit(
                         n_excluded=prepared.n_excluded, excluded_reasons=prepared.excluded_reasons)
 
 
-def audit_prepared(prepared: Prepared, spec: AuditSpec, y: np.ndarray | None = None, *, source: str) -> AuditResult:
-    """Audit labels ``y`` (default: the recorded ones) on rows already prepared."""
-    labels = prepared.y if y is None else np.asarray(y)
-    return audit_arrays(labels, prepared.in_group, prepared.filter_holds if prepared.has_filter else None,
-                        spec, source=source)
-
-
 def _check_predictions(predictions: Any, frame: pd.DataFrame, prepared: Prepared) -> np.ndarray:
     values = np.asarray(predictions)
     if values.shape[0] == len(frame):

@@ -381,11 +381,6 @@ def get_preset(name: str) -> Preset:
         raise LuskinError(f"There is no preset called '{name}'. Presets: {', '.join(PRESETS)}.") from None
 
 
-def value_counts_text(series: pd.Series, limit: int = 10) -> str:
-    counts = series.value_counts(dropna=True).head(limit)
-    return ", ".join(f"{k} ({v:,})" for k, v in counts.items())
-
-
 def column_summary(frame: pd.DataFrame) -> pd.DataFrame:
     """Per column: type, missing count, distinct values and a few examples (the data preview)."""
     rows = []

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -269,6 +269,3 @@ def resolve_column(frame: pd.DataFrame, name: str, role: str = "") -> str:
     role = f"{role} " if role else ""
     raise LuskinError(f"There is no {role}column named '{name}' in the data. Columns are: {shown}.")
 
-
-def describe_conditions(conditions: Sequence[Condition]) -> str:
-    return " and ".join(c.describe() for c in conditions)
