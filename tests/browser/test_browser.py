@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+from playwright.sync_api import expect
 
 from luskin_core import PRESETS, audit, load_sample
 
@@ -37,6 +38,11 @@ def _alert_texts(ui: Any) -> str:
     return " ".join(" ".join(ui.page.get_by_test_id("stAlert").all_inner_texts()).split())
 
 
+def _metric(ui: Any, label: str) -> Any:
+    """The metric box with this label (expect() retries while a rerun replaces stale elements)."""
+    return ui.page.get_by_test_id("stMetric").filter(has_text=label).first
+
+
 def _chart_text(ui: Any, index: int = 0) -> str:
     return " ".join((ui.page.locator('[data-testid="stPlotlyChart"]').nth(index).text_content() or "").split())
 
@@ -45,7 +51,7 @@ def test_first_visit_shows_the_audit_and_a_filter_redraws_it(ui: Any, adult_sent
     """Adult with the paper's settings is ready on arrival; the Audit page shows bars and verdicts."""
     ui.timed("open app -> Data page ready (Adult, paper settings)", lambda: ui.open(""),
              lambda: ui.wait_text("Ready: comparing"), note="fresh browser session")
-    assert "48,842" in ui.page.get_by_test_id("stMetric").first.inner_text()
+    expect(_metric(ui, "Rows")).to_contain_text("48,842")
     ui.screenshot("data")
 
     ui.timed("Data -> Audit page: bar chart and verdicts visible", lambda: ui.goto_page("Audit"),
@@ -91,7 +97,7 @@ def test_upload_a_csv_and_a_bad_file(ui: Any, tmp_path: Path) -> None:
     dropzone = ui.page.get_by_test_id("stFileUploaderDropzoneInput")
     ui.timed("upload a 300-row CSV -> preview and choices ready", lambda: dropzone.set_input_files(str(good)),
              lambda: ui.wait_text("Ready: comparing F with Non-F"))
-    assert ui.page.get_by_test_id("stMetric").first.inner_text().split()[-1] == "300"
+    expect(_metric(ui, "Rows")).to_have_text(re.compile(r"^Rows\s*300$"))
     assert "loans.csv" in ui.page.get_by_test_id("stMain").inner_text()
     assert ui.page.get_by_role("combobox", name=re.compile("^Outcome column")).input_value() == "approved"
 
@@ -99,7 +105,7 @@ def test_upload_a_csv_and_a_bad_file(ui: Any, tmp_path: Path) -> None:
     ui.wait_text("Only one column was found")
     ui.idle()
     assert "The data loaded before is still in use" in _alert_texts(ui)
-    assert ui.page.get_by_test_id("stMetric").first.inner_text().split()[-1] == "300"
+    expect(_metric(ui, "Rows")).to_have_text(re.compile(r"^Rows\s*300$"))
 
 
 def test_sidebar_names_the_data_just_loaded(ui: Any) -> None:
