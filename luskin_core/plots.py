@@ -212,7 +212,9 @@ def threshold_roc(report: Any, spec: AuditSpec | None = None, split: str = "tune
             (f"ROC curve per group ({where}). Cross: one shared threshold; circle: each group's own "
              "threshold.<br>Circles closer together mean more equal error rates."),
             height=680)
-    fig.update_xaxes(title_text="false positive rate (FPR)", range=[-0.01, 1.01], tickformat=".0%")
+    # A square plot: the axis shrinks its domain (constrain) rather than widening its range past 0..100%.
+    fig.update_xaxes(title_text="false positive rate (FPR)", range=[-0.01, 1.01], tickformat=".0%",
+                     constrain="domain")
     fig.update_yaxes(title_text="true positive rate (TPR)", range=[-0.01, 1.01], tickformat=".0%",
                      scaleanchor="x", scaleratio=1)
     return fig

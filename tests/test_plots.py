@@ -93,6 +93,8 @@ def test_threshold_roc_points_and_colours(compas):
     before = [t for t in fig.data if t.mode == "markers" and t.marker.symbol == "x"]
     after = [t for t in fig.data if t.mode == "markers" and t.marker.symbol == "circle"]
     assert len(before) == 2 and len(after) == 2
+    # Rates run from 0 to 100%: the square plot must not widen the FPR axis beyond them.
+    assert tuple(fig.layout.xaxis.range) == (-0.01, 1.01) and fig.layout.xaxis.constrain == "domain"
     for trace in after:
         group = trace.name.split(":")[0]
         rates = report.after_tune.groups[group]
