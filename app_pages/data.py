@@ -32,9 +32,7 @@ def render_loader() -> None:
     if upload is None:
         st.session_state.pop("upload_error", None)
     else:
-        token = f"{upload.file_id}:{upload.name}:{upload.size}"
-        if st.session_state.get("upload_token") != token:
-            st.session_state["upload_token"] = token
+        if state.is_new_upload(upload, "upload_token"):
             st.session_state.pop("upload_error", None)
             try:
                 with st.spinner("Reading the file…"):

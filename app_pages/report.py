@@ -75,9 +75,7 @@ def render_load() -> None:
         st.session_state.pop("config_error", None)
         st.session_state.pop("config_token", None)
     else:
-        token = f"{upload.file_id}:{upload.name}:{upload.size}"
-        if st.session_state.get("config_token") != token:
-            st.session_state["config_token"] = token
+        if state.is_new_upload(upload, "config_token"):
             st.session_state.pop("config_error", None)
             try:
                 note = state.apply_configuration(upload.getvalue())

@@ -129,6 +129,15 @@ def forget_widgets() -> None:
         st.session_state.pop(key, None)
 
 
+def is_new_upload(upload: Any, token_key: str) -> bool:
+    """True once per uploaded file: Streamlit hands the same file to every rerun of the page."""
+    token = f"{upload.file_id}:{upload.name}:{upload.size}"
+    if st.session_state.get(token_key) == token:
+        return False
+    st.session_state[token_key] = token
+    return True
+
+
 def seed(key: str, value: Any) -> None:
     """Give a widget its remembered value when the page is opened (Streamlit forgot it)."""
     if key not in st.session_state:
