@@ -187,22 +187,15 @@ def threshold_roc(report: Any, spec: AuditSpec | None = None, split: str = "tune
             name=f"{name}: ROC curve", line={"color": color, "width": 3}, legendgroup=name,
             hovertemplate=f"<b>{name}</b><br>FPR %{{x:.2f}}<br>TPR %{{y:.2f}}<extra></extra>",
         ))
-        if before is not None and name in before.groups:
-            r = before.groups[name]
+        for rates, when, symbol, size in ((before, "before (one threshold)", "x", 18),
+                                          (after, "after (own threshold)", "circle", 16)):
+            if rates is None or name not in rates.groups:
+                continue
+            r = rates.groups[name]
             fig.add_trace(go.Scatter(
-                x=[r.fpr], y=[r.tpr], mode="markers", name=f"{name}: before (one threshold)",
-                legendgroup=name,
-                marker={"symbol": "x", "size": 18, "color": color, "line": {"width": 2, "color": "black"}},
-                hovertemplate=(f"<b>{name} before</b><br>threshold {r.threshold:.3g}<br>"
-                               "FPR %{x:.3f}<br>TPR %{y:.3f}<extra></extra>"),
-            ))
-        if name in after.groups:
-            r = after.groups[name]
-            fig.add_trace(go.Scatter(
-                x=[r.fpr], y=[r.tpr], mode="markers", name=f"{name}: after (own threshold)",
-                legendgroup=name,
-                marker={"symbol": "circle", "size": 16, "color": color, "line": {"width": 2, "color": "black"}},
-                hovertemplate=(f"<b>{name} after</b><br>threshold {r.threshold:.3g}<br>"
+                x=[r.fpr], y=[r.tpr], mode="markers", name=f"{name}: {when}", legendgroup=name,
+                marker={"symbol": symbol, "size": size, "color": color, "line": {"width": 2, "color": "black"}},
+                hovertemplate=(f"<b>{name} {when.split()[0]}</b><br>threshold {r.threshold:.3g}<br>"
                                "FPR %{x:.3f}<br>TPR %{y:.3f}<extra></extra>"),
             ))
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="chance",
