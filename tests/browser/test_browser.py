@@ -43,6 +43,16 @@ def _metric(ui: Any, label: str) -> Any:
     return ui.page.get_by_test_id("stMetric").filter(has_text=label).first
 
 
+def _open_with_compas(ui: Any) -> None:
+    """Open the app (Adult first) and pick the COMPAS sample with its button, as a user does."""
+    ui.open("")
+    ui.wait_text("Ready: comparing")
+    ui.idle()
+    ui.page.get_by_role("button", name=re.compile("Use sample: COMPAS")).click()
+    ui.wait_text("Ready: comparing African-American with Caucasian")
+    ui.idle()
+
+
 def _chart_text(ui: Any, index: int = 0) -> str:
     return " ".join((ui.page.locator('[data-testid="stPlotlyChart"]').nth(index).text_content() or "").split())
 
@@ -110,12 +120,7 @@ def test_upload_a_csv_and_a_bad_file(ui: Any, tmp_path: Path) -> None:
 
 def test_sidebar_names_the_data_just_loaded(ui: Any) -> None:
     """The sidebar summary (on every page) must follow a newly chosen sample at once, not one click later."""
-    ui.open("")
-    ui.wait_text("Ready: comparing")
-    ui.idle()
-    ui.page.get_by_role("button", name=re.compile("Use sample: COMPAS")).click()
-    ui.wait_text("Ready: comparing African-American with Caucasian")
-    ui.idle()
+    _open_with_compas(ui)
     sidebar = ui.page.get_by_test_id("stSidebar").inner_text()
     assert "7,214 rows" in sidebar and "two_year_recid" in sidebar, sidebar
 
@@ -190,12 +195,7 @@ def test_thresholds_page_draws_the_roc_curves(ui: Any) -> None:
 
 def test_equalized_slider_redraws_the_histograms(ui: Any) -> None:
     """On COMPAS: train the alpha sweep, then step the alpha slider with the keyboard."""
-    ui.open("")
-    ui.wait_text("Ready: comparing")
-    ui.idle()
-    ui.page.get_by_role("button", name=re.compile("Use sample: COMPAS")).click()
-    ui.wait_text("Ready: comparing African-American with Caucasian")
-    ui.idle()
+    _open_with_compas(ui)
     ui.goto_page("Equalized distribution")
     ui.wait_text("Equalized distribution: fair scores")
     ui.idle()
