@@ -1,27 +1,36 @@
-"""Controlled-fairness audit (paper section 3, Definition 1).
+"""Controlled-fairness audit (paper section 3, Definition 1), generalised to what agencies are asked for.
 
-In each filter cell (filter holds / does not) the outcome ratio of the protected class is
-compared with the other class's: with a Wilson 95% interval for each ratio, a significance
-test of the gap, and a verdict against the user's tolerance. It runs on the recorded outcome
-or on a model's 0/1 predictions for the same rows.
+The paper compares the protected class with the other class inside each filter cell. Here the
+same comparison runs for every group (a protected condition vs the rest, each value of a column,
+or a cross of columns) against a reference group, inside every cell (all rows, a filter and its
+complement, or strata of control columns), with intervals, tests adjusted for the number of
+comparisons, impact ratios, a pooled view across cells and a verdict that separates a real gap
+from chance and from too few rows (see :mod:`luskin_core.comparisons`).
+
+Every number comes from one count table (:mod:`luskin_core.counts`), made by one aggregation.
+For the paper's setup (two classes, one filter) the result keeps the paper's view as well:
+``cells`` (each class in each filter cell) and ``gaps`` (protected group minus the other class,
+its test, and whether it is within the tolerance), with the same numbers as before.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 
+from .comparisons import BEYOND, CHANCE, TOO_FEW, WITHIN, Comparison, PooledComparison, compare, pct
+from .counts import CountTable, count_arrays, count_frame
 from .errors import LuskinError
-from .spec import AuditSpec, Prepared, prepare
-from .stats import format_p, gap_test, wilson_interval
+from .spec import AuditSpec, Prepared, prepare, resolve_column
+from .stats import gap_test, wilson_interval
 
 
 @dataclass(frozen=True)
 class Cell:
-    """One protected class inside one filter cell."""
+    """One protected class inside one filter cell (the paper's view)."""
 
     filter_holds: bool | None
     in_group: bool
@@ -36,10 +45,11 @@ class Cell:
 
 @dataclass(frozen=True)
 class Gap:
-    """The comparison of the two protected classes inside one filter cell.
+    """The comparison of the two protected classes inside one filter cell (the paper's view).
 
-    ``gap`` is ratio(protected group) - ratio(other class); ``fair`` is |gap| <= tolerance.
-    Both are None when a class is empty in this cell ("not computable").
+    ``gap`` is ratio(protected group) - ratio(other class); ``fair`` is |gap| <= tolerance;
+    ``verdict`` is the comparison's full verdict (see :mod:`luskin_core.comparisons`).
+    Gap, p-value and fair are None when a class is empty in this cell ("not computable").
     """
 
     filter_holds: bool | None
@@ -50,11 +60,18 @@ class Gap:
     fair: bool | None
     significant: bool | None
     sentence: str
+    verdict: str = ""
+    p_adjusted: float | None = None
 
 
 @dataclass(frozen=True)
 class AuditResult:
-    """Everything an audit found, with views for tables, charts, JSON and sentences."""
+    """Everything an audit found, with views for tables, charts, JSON and sentences.
+
+    ``comparisons``: one per group per cell (the reference included); ``pooled``: one per
+    non-reference group across the cells. ``cells``/``gaps``: the paper's two-class view (empty
+    when groups are the values of columns).
+    """
 
     spec: AuditSpec
     source: str
@@ -63,12 +80,47 @@ class AuditResult:
     n_rows: int
     n_excluded: int
     excluded_reasons: dict[str, int]
+    comparisons: tuple[Comparison, ...] = ()
+    pooled: tuple[PooledComparison, ...] = ()
+    reference: str = ""
+    counts: CountTable | None = field(default=None, repr=False, compare=False)
+
+    # -- lookups ----------------------------------------------------------------------------
+    @property
+    def groups(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(c.group for c in self.comparisons))
+
+    @property
+    def cell_names(self) -> tuple[str | None, ...]:
+        return tuple(dict.fromkeys(c.cell for c in self.comparisons))
+
+    @property
+    def judged(self) -> tuple[Comparison, ...]:
+        """The comparisons that carry a verdict (not the reference's own rows)."""
+        return tuple(c for c in self.comparisons if not c.is_reference)
 
     @property
     def fair(self) -> bool | None:
-        """True when every computable cell is within tolerance; None if none is computable."""
-        verdicts = [g.fair for g in self.gaps if g.fair is not None]
-        return all(verdicts) if verdicts else None
+        """True when every computable comparison is within tolerance; None if none is computable.
+
+        For the paper's two classes this is exactly "every filter cell's gap is within tolerance".
+        """
+        if self.gaps:
+            verdicts = [g.fair for g in self.gaps if g.fair is not None]
+            return all(verdicts) if verdicts else None
+        judged = [c for c in self.judged if c.verdict != TOO_FEW]
+        return all(c.verdict == WITHIN for c in judged) if judged else None
+
+    @property
+    def simpson(self) -> tuple[PooledComparison, ...]:
+        """Groups whose overall gap disagrees with the gap within the cells."""
+        return tuple(p for p in self.pooled if p.simpson)
+
+    def verdict_counts(self) -> dict[str, int]:
+        out = {v: 0 for v in (BEYOND, CHANCE, WITHIN, TOO_FEW)}
+        for c in self.judged:
+            out[c.verdict] += 1
+        return out
 
     def cell(self, filter_holds: bool | None, in_group: bool) -> Cell:
         for c in self.cells:
@@ -82,8 +134,17 @@ class AuditResult:
                 return g
         raise KeyError(filter_holds)
 
+    def comparison(self, group: str, cell: str | None = None) -> Comparison:
+        for c in self.comparisons:
+            if c.group == group and (c.cell == cell or (cell is None and len(self.cell_names) == 1)):
+                return c
+        raise KeyError((group, cell))
+
+    # -- views ------------------------------------------------------------------------------
     def to_frame(self) -> pd.DataFrame:
-        """One row per class per cell: the table view a page shows."""
+        """The table a page shows: the paper's one row per class per cell, or every comparison."""
+        if not self.cells:
+            return self.comparisons_frame()
         rows = []
         for c in self.cells:
             g = self.gap(c.filter_holds)
@@ -95,6 +156,40 @@ class AuditResult:
             })
         return pd.DataFrame(rows)
 
+    def comparisons_frame(self) -> pd.DataFrame:
+        """One row per group per cell against the reference: every number of the audit."""
+        rows = []
+        for c in self.comparisons:
+            row = {
+                "Cell": c.cell if c.cell is not None else "All rows", "Group": c.group, "Rows": c.n,
+                "Positive": c.positives, "Share": c.rate, "95% CI low": c.ci_low, "95% CI high": c.ci_high,
+                "Reference": c.reference, "Difference": c.difference,
+                "Difference CI low": c.difference_ci_low, "Difference CI high": c.difference_ci_high,
+                "Impact ratio": c.impact_ratio, "Impact ratio CI low": c.impact_ratio_ci_low,
+                "Impact ratio CI high": c.impact_ratio_ci_high, "p-value": c.p_value,
+                "Adjusted p-value": c.p_adjusted, "Below four-fifths": c.four_fifths, "Verdict": c.verdict,
+            }
+            if c.score is not None:
+                row.update({"Mean score": c.score["mean"], "Mean CI low": c.score["mean_ci_low"],
+                            "Mean CI high": c.score["mean_ci_high"], "SMD": c.score["smd"]})
+            if c.error_rates is not None:
+                for name, values in c.error_rates.items():
+                    row[name.upper() if name != "precision" else "Precision"] = values["rate"]
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def pooled_frame(self) -> pd.DataFrame:
+        """One row per group: overall gap, averaged within-cell gap, pooled odds ratio and tests."""
+        return pd.DataFrame([{
+            "Group": p.group, "Reference": p.reference, "Rows": p.n, "Overall share": p.marginal_rate,
+            "Reference share": p.reference_marginal_rate, "Overall difference": p.marginal_difference,
+            "Overall impact ratio": p.marginal_impact_ratio, "Overall p-value": p.marginal_p_value,
+            "Within-cell difference (size-weighted)": p.weighted_difference,
+            "Pooled odds ratio (MH)": p.mh_odds_ratio, "MH CI low": p.mh_ci_low, "MH CI high": p.mh_ci_high,
+            "CMH p-value": p.cmh_p_value, "Breslow-Day p-value": p.breslow_day_p_value,
+            "Simpson's paradox": p.simpson,
+        } for p in self.pooled])
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "source": self.source,
@@ -104,12 +199,69 @@ class AuditResult:
             "excluded_reasons": dict(self.excluded_reasons),
             "tolerance": self.spec.tolerance,
             "fair": self.fair,
+            "headline": self.headline(),
+            "reference": self.reference,
+            "group_mode": self.spec.group_mode,
+            "cell_mode": self.spec.cell_mode,
+            "score_cutoff": None if self.counts is None else self.counts.score_cutoff,
             "cells": [asdict(c) for c in self.cells],
             "gaps": [asdict(g) for g in self.gaps],
+            "comparisons": [c.to_dict() for c in self.comparisons],
+            "pooled": [p.to_dict() for p in self.pooled],
         }
 
+    def headline(self) -> str:
+        """The finding in one sentence: how many comparisons exceed the tolerance, and whether by chance."""
+        counts = self.verdict_counts()
+        judged = sum(counts.values()) - counts[TOO_FEW]
+        spec = self.spec
+        bar = (f"the {100 * spec.tolerance:g}-point tolerance" if spec.metric == "difference"
+               else f"the {spec.ratio_threshold:g} impact-ratio threshold")
+        if not self.judged:
+            return "No comparison could be made: there is only one group."
+        if judged == 0:
+            return (f"No comparison can be judged: every group or the reference has fewer than "
+                    f"{spec.min_group_size:,} rows in each cell.")
+        parts = []
+        if counts[BEYOND]:
+            parts.append(f"{counts[BEYOND]} of {judged} comparisons with {self.reference} exceed {bar} and are "
+                         "not due to chance")
+        if counts[CHANCE]:
+            parts.append(f"{counts[CHANCE]} {'more ' if counts[BEYOND] else 'of ' + str(judged) + ' '}"
+                         f"exceed{'s' if counts[CHANCE] == 1 else ''} it but could be chance")
+        if not parts:
+            parts.append(f"Every one of the {judged} comparisons with {self.reference} is within {bar}")
+        text = "; ".join(parts)
+        text = text[0].upper() + text[1:]
+        if counts[TOO_FEW]:
+            text += f" ({counts[TOO_FEW]} too small to judge)"
+        text += "."
+        if self.simpson:
+            names = ", ".join(p.group for p in self.simpson)
+            text += f" For {names}, the overall gap and the gap within the cells disagree (Simpson's paradox)."
+        return text
+
     def sentences(self) -> list[str]:
-        return [g.sentence for g in self.gaps]
+        """One plain sentence per finding: per cell for the paper's two classes, per group otherwise."""
+        if self.gaps:
+            out = [g.sentence for g in self.gaps]
+            if len(self.gaps) > 1:
+                out += [p.sentence for p in self.pooled]
+            out += [note for p in self.pooled for note in p.notes]
+            return out
+        out = []
+        several = len(self.cell_names) > 1
+        for p in self.pooled:
+            if several:
+                mine = [c for c in self.judged if c.group == p.group]
+                judged = [c for c in mine if c.verdict != TOO_FEW]
+                tail = (f" In {p.cells_beyond} of {len(judged)} cells that can be judged the gap exceeds the "
+                        "tolerance beyond chance." if judged else " No cell has enough rows to judge.")
+                out.append(p.sentence + tail)
+                out += list(p.notes)
+            else:
+                out.append(self.comparison(p.group).sentence)
+        return out
 
 
 def _num(x: float) -> float | None:
@@ -123,14 +275,54 @@ def audit(
     *,
     source: str | None = None,
 ) -> AuditResult:
-    """Audit the recorded outcome (or ``predictions`` for the same rows) against ``spec``."""
-    prepared = prepare(frame, spec, check_positive=predictions is None)
-    y = prepared.y
+    """Audit the recorded outcome (or ``predictions`` for the same rows) against ``spec``.
+
+    ``predictions`` (one 0/1 decision per row) replaces the audited decision, as the paper's
+    tables audit A1's and C2's decisions; to audit a model's decisions against the truth, with
+    error rates, name a prediction column in ``spec.prediction`` instead.
+    """
     if predictions is not None:
+        prepared = prepare(frame, spec, check_positive=False)
         y = _check_predictions(predictions, frame, prepared)
-    return audit_arrays(y, prepared.in_group, prepared.filter_holds if prepared.has_filter else None,
-                        spec, source=source or ("predictions" if predictions is not None else "recorded outcome"),
-                        n_excluded=prepared.n_excluded, excluded_reasons=prepared.excluded_reasons)
+        if spec.group_mode != "condition":
+            raise LuskinError("Predictions given as a list are audited for a protected condition only; for groups "
+                              "formed by columns, put the predictions in a column and name it as the prediction.")
+        return audit_arrays(y, prepared.in_group, prepared.filter_holds if prepared.has_filter else None,
+                            spec, source=source or "predictions", n_excluded=prepared.n_excluded,
+                            excluded_reasons=prepared.excluded_reasons)
+    table, plan = count_frame(frame, spec)
+    if table.n_rows == 0:
+        raise LuskinError(
+            f"Every row lacks a value in the outcome '{plan.outcome}'"
+            + ("" if plan.protected is None else f", the protected column '{plan.protected.column}'")
+            + (" or a filter column" if plan.filters else "") + ", so nothing can be audited."
+            + ("" if not table.excluded else " (" + ", ".join(f"{k}: {v:,}" for k, v in table.excluded.items()) + ")")
+        )
+    if spec.outcome_type == "label":
+        if int(table.positives.sum()) == 0 and spec.prediction is None:
+            column = resolve_column(frame, spec.outcome, "outcome")
+            from .spec import check_positive_present
+
+            check_positive_present(frame[column], spec.positive)
+    if spec.group_mode == "condition":
+        _check_two_classes(frame, spec, table)
+    default = "recorded outcome" if spec.prediction is None else f"decisions in '{spec.prediction}'"
+    return result_from_counts(table, spec, source=source or default)
+
+
+def _check_two_classes(frame: pd.DataFrame, spec: AuditSpec, table: CountTable) -> None:
+    """Both protected classes must have rows, or there is nothing to compare (usually a typo)."""
+    sizes = table.n.sum(axis=1)
+    if sizes[0] > 0 and sizes[1] > 0:
+        return
+    assert spec.protected is not None
+    column = resolve_column(frame, spec.protected.column, "protected")
+    values = ", ".join(str(v) for v in frame[column].dropna().unique()[:10])
+    if sizes[0] == 0:
+        raise LuskinError(f"No row has {spec.protected}, so the protected group is empty. "
+                          f"Values of '{column}' include: {values}.")
+    raise LuskinError(f"Every row has {spec.protected}, so there is no other class to compare with. "
+                      f"Values of '{column}' include: {values}.")
 
 
 def _check_predictions(predictions: Any, frame: pd.DataFrame, prepared: Prepared) -> np.ndarray:
@@ -160,65 +352,45 @@ def audit_arrays(
     n_excluded: int = 0,
     excluded_reasons: dict[str, int] | None = None,
 ) -> AuditResult:
-    """The audit's arithmetic on aligned 0/1 labels, class membership and filter membership."""
-    y = np.asarray(y, dtype=np.int64)
-    g = np.asarray(in_group, dtype=bool)
-    f = np.ones_like(g) if filter_holds is None else np.asarray(filter_holds, dtype=bool)
-    # Index 0..3 = (filter holds, in group) as 2*f + g; one pass of bincount counts everything.
-    code = 2 * f.astype(np.int64) + g.astype(np.int64)
-    n = np.bincount(code, minlength=4)
-    k = np.bincount(code, weights=y, minlength=4).astype(np.int64)
+    """The audit's arithmetic on aligned 0/1 decisions, class membership and filter membership."""
+    table = count_arrays(y, in_group, filter_holds, spec, n_excluded=n_excluded, excluded=excluded_reasons)
+    return result_from_counts(table, spec, source=source)
+
+
+def result_from_counts(table: CountTable, spec: AuditSpec, *, source: str) -> AuditResult:
+    """Every statistic of the audit from its count table."""
+    comparisons, pooled, reference = compare(table, spec)
+    cells: list[Cell] = []
+    gaps: list[Gap] = []
+    if table.group_in_protected is not None:
+        cells, gaps = _paper_view(table, spec, comparisons)
+    return AuditResult(spec, source, tuple(cells), tuple(gaps), table.n_rows, table.n_excluded,
+                       dict(table.excluded), comparisons, pooled, reference, table)
+
+
+def _paper_view(table: CountTable, spec: AuditSpec, comparisons: Sequence[Comparison]) -> tuple[list[Cell], list[Gap]]:
+    """The paper's cells (protected class x filter cell) and gaps (group minus other)."""
+    n, k = table.n, table.positives
     low, high = wilson_interval(k, n)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = k / n
-    cell_keys: list[bool | None] = [None] if filter_holds is None else [True, False]
-    cells, gaps = [], []
-    for fh in cell_keys:
-        base = 2 if fh in (None, True) else 0
-        name = spec.cell_name(fh)
-        for member in (True, False):
-            i = base + int(member)
-            cells.append(Cell(fh, member, spec.group_name if member else spec.other_name, name,
-                              int(n[i]), int(k[i]), _num(ratio[i]), _num(low[i]), _num(high[i])))
-        gi, oi = base + 1, base
-        p, test = gap_test(int(k[gi]), int(n[gi]), int(k[oi]), int(n[oi]))
-        if n[gi] > 0 and n[oi] > 0:
-            diff = float(ratio[gi] - ratio[oi])
-            fair = bool(abs(diff) <= spec.tolerance + 1e-12)
-            significant = bool(p is not None and p < 0.05)
+    cells: list[Cell] = []
+    gaps: list[Gap] = []
+    for ci, (key, name) in enumerate(zip(table.cell_keys, table.cell_labels)):
+        for gi, member in ((0, True), (1, False)):
+            cells.append(Cell(key, member, table.groups[gi], name, int(n[gi, ci]), int(k[gi, ci]),
+                              _num(ratio[gi, ci]), _num(low[gi, ci]), _num(high[gi, ci])))
+        p, test = gap_test(int(k[0, ci]), int(n[0, ci]), int(k[1, ci]), int(n[1, ci]))
+        judged = next(c for c in comparisons if not c.is_reference and c.cell_key == key)
+        if n[0, ci] > 0 and n[1, ci] > 0:
+            diff = float(ratio[0, ci] - ratio[1, ci])
+            fair: bool | None = bool(abs(diff) <= spec.tolerance + 1e-12)
+            significant: bool | None = bool(p is not None and p < 0.05)
         else:
             diff, fair, significant = None, None, None
-        gaps.append(Gap(fh, name, diff, p, test, fair, significant,
-                        _sentence(spec, fh, cells[-2], cells[-1], diff, p, fair)))
-    return AuditResult(spec, source, tuple(cells), tuple(gaps), int(len(y)), n_excluded,
-                       dict(excluded_reasons or {}))
+        gaps.append(Gap(key, name, diff, p, test, fair, significant, judged.sentence, judged.verdict,
+                        judged.p_adjusted))
+    return cells, gaps
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.0f}%"
-
-
-def _points(x: float) -> str:
-    value = 100 * abs(x)
-    text = f"{value:.0f}" if value >= 1 or value == 0 else f"{value:.1f}"
-    return f"{text} point" + ("" if text == "1" else "s")
-
-
-def _sentence(spec: AuditSpec, fh: bool | None, group: Cell, other: Cell, diff: float | None,
-              p: float | None, fair: bool | None) -> str:
-    """The verdict for one cell in one plain sentence a committee can read."""
-    where = "Among all rows" if fh is None else f"Where {spec.cell_name(fh)}"
-    outcome = f"{spec.outcome} is {spec.positive}"
-    if diff is None:
-        empty = group.label if group.n == 0 else other.label
-        return (f"{where}, there are no {empty} rows, so the two groups cannot be compared here "
-                "(not computable).")
-    tol = _points(spec.tolerance).replace(" points", "-point").replace(" point", "-point")
-    size = "within" if fair else "larger than"
-    if p is not None and p < 0.05:
-        chance = f"and not due to chance ({format_p(p)})"
-    else:
-        chance = f"and it could be due to chance ({format_p(p)})"
-    return (f"{where}, {outcome} for {_pct(group.ratio)} of {group.label} ({group.positives:,} of {group.n:,}) "
-            f"and {_pct(other.ratio)} of {other.label} ({other.positives:,} of {other.n:,}): a gap of "
-            f"{_points(diff)}, {size} the {tol} tolerance, {chance}.")
+__all__ = ["AuditResult", "Cell", "Gap", "audit", "audit_arrays", "result_from_counts", "pct"]

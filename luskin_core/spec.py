@@ -1,15 +1,20 @@
 """One specification of an audit: what the page, the command line and the report all share.
 
-It names the outcome and its positive value, the protected group, the filter (a conjunction of
-conditions on unprotected columns), an optional population restriction (e.g. COMPAS keeps only
-African-American and Caucasian rows), the tolerance and the words used for each class and cell.
-It round-trips through JSON so that a saved configuration reproduces the same view.
+It names the outcome (a label with a positive value, or a numeric score with a cut-off), who is
+compared (a protected condition vs the rest, as in the paper, or every value of one to three
+columns against a reference group), the cells inside which they are compared (all rows, a
+filter and its complement, or strata of control columns), who is audited at all (the
+population, e.g. COMPAS keeps only African-American and Caucasian rows), and how a gap is
+judged (tolerance or impact-ratio threshold, smallest group, correction for many comparisons).
+It round-trips through JSON so that a saved configuration reproduces the same view; files saved
+before groups and strata existed still load.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+import math
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
@@ -21,13 +26,41 @@ from .errors import LuskinError
 DEFAULT_TOLERANCE = 0.05
 
 
+GROUP_MODES = ("condition", "columns")
+METRICS = ("difference", "ratio")
+OUTCOME_TYPES = ("label", "score")
+DEFAULT_MIN_GROUP_SIZE = 30
+DEFAULT_RATIO_THRESHOLD = 0.8   # the EEOC four-fifths rule
+DEFAULT_BINS = 4                # quantile bins for a numeric column with many values
+MAX_CROSS = 3                   # groups may cross at most three columns (race x sex x age band)
+
+
 @dataclass(frozen=True)
 class AuditSpec:
-    """What to audit: outcome == positive, compared between protected classes in filter cells."""
+    """What to audit: an outcome, compared between groups, inside cells.
+
+    Groups, one of:
+      * a protected condition vs the rest (``protected``; the paper's White vs Non-White);
+      * each value of a column, or the cross of two or three columns (``group_by``), each
+        against a ``reference`` group (default: the group with the highest rate overall, as the
+        four-fifths rule does). Missing values form an explicit "Unknown" group.
+    Cells, one of: all rows; the ``filters`` and their complement (the paper); or ``strata``:
+    every value of one or more control columns. A numeric group or strata column with more
+    than 20 distinct values is cut into ``n_bins`` quantile bins, or at the user's ``bins``.
+    ``population`` restricts who is audited at all.
+    The outcome is a column with a ``positive`` value, or (``outcome_type="score"``) a numeric
+    score whose share at or above ``score_cutoff`` (default: the median) is compared. With
+    ``prediction`` the audited decision is that column (a model's 0/1 decisions) and the
+    outcome is the truth it is checked against (TPR, FPR, FNR, precision per group).
+    A comparison is judged against ``tolerance`` (the difference, in shares) or, with
+    ``metric="ratio"``, against ``ratio_threshold`` (the impact ratio); groups with fewer than
+    ``min_group_size`` rows in a cell (or under ``min_group_share`` of all rows) are shown but
+    not judged; p-values are adjusted with ``correction`` over every comparison.
+    """
 
     outcome: str
-    positive: Any
-    protected: Condition
+    positive: Any = None
+    protected: Condition | None = None
     filters: tuple[Condition, ...] = ()
     population: tuple[Condition, ...] = ()
     tolerance: float = DEFAULT_TOLERANCE
@@ -35,32 +68,112 @@ class AuditSpec:
     other_label: str | None = None
     filter_label: str | None = None
     not_filter_label: str | None = None
+    group_by: tuple[str, ...] = ()
+    reference: str | None = None
+    strata: tuple[str, ...] = ()
+    bins: tuple[tuple[str, tuple[float, ...]], ...] = ()
+    n_bins: int = DEFAULT_BINS
+    min_group_size: int = DEFAULT_MIN_GROUP_SIZE
+    min_group_share: float = 0.0
+    metric: str = "difference"
+    ratio_threshold: float = DEFAULT_RATIO_THRESHOLD
+    correction: str = "holm"
+    outcome_type: str = "label"
+    score_cutoff: float | None = None
+    prediction: str | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "protected", as_condition(self.protected))
-        object.__setattr__(self, "filters", tuple(as_condition(c) for c in self.filters))
-        object.__setattr__(self, "population", tuple(as_condition(c) for c in self.population))
-        if not str(self.outcome).strip():
+        set_ = object.__setattr__
+        if self.protected is not None:
+            set_(self, "protected", as_condition(self.protected))
+        set_(self, "filters", tuple(as_condition(c) for c in _as_tuple(self.filters)))
+        set_(self, "population", tuple(as_condition(c) for c in _as_tuple(self.population)))
+        set_(self, "group_by", _names(self.group_by, "group"))
+        set_(self, "strata", _names(self.strata, "strata"))
+        set_(self, "bins", _bins(self.bins))
+        if not isinstance(self.outcome, str) or not self.outcome.strip():
             raise LuskinError("Choose the outcome column (the decision or label to audit).")
-        if self.positive is None or (isinstance(self.positive, str) and not self.positive.strip()):
-            raise LuskinError("Choose which value of the outcome counts as positive (e.g. Y, >50K or 1).")
-        try:
-            tolerance = float(self.tolerance)
-        except (TypeError, ValueError):
-            raise LuskinError(f"The tolerance must be a number between 0 and 1, not '{self.tolerance}'.") from None
-        if not 0 <= tolerance < 1:
-            raise LuskinError(f"The tolerance must be between 0 and 1 (e.g. 0.05 for 5 points), not {tolerance}.")
-        object.__setattr__(self, "tolerance", tolerance)
+        if self.outcome_type not in OUTCOME_TYPES:
+            raise LuskinError(f"The outcome is a 'label' (with a positive value) or a 'score', not "
+                              f"'{self.outcome_type}'.")
+        if self.outcome_type == "label":
+            if self.positive is None or (isinstance(self.positive, str) and not self.positive.strip()):
+                raise LuskinError("Choose which value of the outcome counts as positive (e.g. Y, >50K or 1).")
+        elif self.positive is not None:
+            raise LuskinError("A score outcome has no positive value: rows at or above the cut-off count "
+                              "as positive.")
+        set_(self, "score_cutoff", _opt_number(self.score_cutoff, "The score cut-off"))
+        set_(self, "tolerance", _share(self.tolerance, "tolerance", "(e.g. 0.05 for 5 points)"))
+        set_(self, "ratio_threshold", _share(self.ratio_threshold, "impact-ratio threshold",
+                                             "(the four-fifths rule uses 0.8)", strict=True))
+        set_(self, "min_group_share", _share(self.min_group_share, "smallest group share", "(e.g. 0.02)"))
+        set_(self, "min_group_size", _whole(self.min_group_size, "smallest group size", 1))
+        set_(self, "n_bins", _whole(self.n_bins, "number of bins", 2, 20))
+        if self.metric not in METRICS:
+            raise LuskinError(f"The metric is 'difference' or 'ratio', not '{self.metric}'.")
+        if self.correction not in ("holm", "bh", "none"):
+            raise LuskinError(f"The correction for many comparisons is 'holm', 'bh' (Benjamini-Hochberg) or "
+                              f"'none', not '{self.correction}'.")
+        if self.reference is not None:
+            set_(self, "reference", str(self.reference))
+        if self.prediction is not None:
+            set_(self, "prediction", str(self.prediction).strip() or None)
+        self._check_roles()
+
+    def _check_roles(self) -> None:
+        """Each column plays one role: outcome, prediction, group, filter/strata."""
+        outcome = self.outcome.lower()
+        if self.group_by and self.protected is not None:
+            raise LuskinError("Choose one way to form groups: a protected condition (race == White) or the "
+                              "values of columns (race, or race x sex), not both.")
+        if not self.group_by and self.protected is None:
+            raise LuskinError("Choose the protected column and group (e.g. race == White), or group by the "
+                              "values of a column.")
+        if len(self.group_by) > MAX_CROSS:
+            raise LuskinError(f"Groups may cross at most {MAX_CROSS} columns (e.g. race x sex x age band).")
+        if self.filters and self.strata:
+            raise LuskinError("Choose one way to compare like with like: a filter (and its complement) or "
+                              "strata (every value of control columns), not both.")
+        group_cols = [c.lower() for c in self.group_by] or [self.protected.column.lower()]  # type: ignore[union-attr]
+        if outcome in group_cols:
+            raise LuskinError("The protected column and the outcome column must be different columns.")
+        if self.prediction is not None and self.prediction.lower() in group_cols + [outcome]:
+            raise LuskinError("The prediction column must differ from the outcome and the group columns.")
         for condition in self.filters:
-            if condition.column.lower() == self.protected.column.lower():
+            if condition.column.lower() in group_cols:
                 raise LuskinError(
                     f"The filter uses the protected column '{condition.column}'. Filters compare like "
                     "with like on the other (unprotected) columns."
                 )
-            if condition.column.lower() == str(self.outcome).lower():
+            if condition.column.lower() == outcome:
                 raise LuskinError(f"The filter uses the outcome column '{condition.column}' itself.")
-        if self.protected.column.lower() == str(self.outcome).lower():
-            raise LuskinError("The protected column and the outcome column must be different columns.")
+        for name in self.strata:
+            if name.lower() in group_cols:
+                raise LuskinError(f"'{name}' forms the groups, so it cannot also be a stratum.")
+            if name.lower() == outcome:
+                raise LuskinError(f"'{name}' is the outcome, so it cannot also be a stratum.")
+        if self.reference is not None and not self.group_by:
+            if self.reference not in (self.group_name, self.other_name):
+                raise LuskinError(f"The reference group '{self.reference}' must be '{self.group_name}' or "
+                                  f"'{self.other_name}'.")
+
+    # Modes -----------------------------------------------------------------------------
+    @property
+    def group_mode(self) -> str:
+        """'condition' (a protected condition vs the rest) or 'columns' (values of columns)."""
+        return "columns" if self.group_by else "condition"
+
+    @property
+    def cell_mode(self) -> str:
+        """'none' (one cell), 'filter' (the filter and its complement) or 'strata'."""
+        return "strata" if self.strata else ("filter" if self.filters else "none")
+
+    def cuts_for(self, column: str) -> tuple[float, ...] | None:
+        """The user's cut points for a column, if any."""
+        for name, cuts in self.bins:
+            if name.lower() == column.lower():
+                return cuts
+        return None
 
     # Words shown on screen -------------------------------------------------------------
     @property
@@ -69,6 +182,8 @@ class AuditSpec:
         if self.group_label:
             return self.group_label
         c = self.protected
+        if c is None:
+            return " × ".join(self.group_by)
         if c.op == "==":
             return str(c.value)
         if c.op == "in":
@@ -81,9 +196,26 @@ class AuditSpec:
         if self.other_label:
             return self.other_label
         c = self.protected
+        if c is None:
+            return ""
         if c.op == "==":
             return f"Non-{c.value}"
         return f"not ({self.group_name})"
+
+    @property
+    def groups_text(self) -> str:
+        """Who is compared, in words."""
+        if self.group_by:
+            return "each " + " × ".join(self.group_by) + " group"
+        return f"{self.group_name} vs {self.other_name}"
+
+    @property
+    def outcome_text(self) -> str:
+        """The audited outcome in words ('income is >50K', 'score at or above 5')."""
+        if self.outcome_type == "score":
+            cut = "the median" if self.score_cutoff is None else f"{self.score_cutoff:g}"
+            return f"{self.outcome} at or above {cut}"
+        return f"{self.outcome} is {self.positive}"
 
     @property
     def filter_text(self) -> str:
@@ -111,7 +243,7 @@ class AuditSpec:
         return {
             "outcome": self.outcome,
             "positive": _jsonable(self.positive),
-            "protected": self.protected.to_dict(),
+            "protected": None if self.protected is None else self.protected.to_dict(),
             "filters": [c.to_dict() for c in self.filters],
             "population": [c.to_dict() for c in self.population],
             "tolerance": self.tolerance,
@@ -119,27 +251,42 @@ class AuditSpec:
             "other_label": self.other_label,
             "filter_label": self.filter_label,
             "not_filter_label": self.not_filter_label,
+            "group_by": list(self.group_by),
+            "reference": self.reference,
+            "strata": list(self.strata),
+            "bins": {name: list(cuts) for name, cuts in self.bins},
+            "n_bins": self.n_bins,
+            "min_group_size": self.min_group_size,
+            "min_group_share": self.min_group_share,
+            "metric": self.metric,
+            "ratio_threshold": self.ratio_threshold,
+            "correction": self.correction,
+            "outcome_type": self.outcome_type,
+            "score_cutoff": self.score_cutoff,
+            "prediction": self.prediction,
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "AuditSpec":
+        """Read a saved specification; files saved before groups and strata existed still load."""
         if not isinstance(data, dict):
             raise LuskinError("The saved configuration is not a JSON object describing an audit.")
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(str(k) for k in data if k not in known)
+        if unknown:
+            raise LuskinError(f"The saved audit settings hold entries this version does not know: "
+                              f"{', '.join(unknown)}.")
+        if "outcome" not in data:
+            raise LuskinError("The saved configuration lacks its 'outcome' entry.")
+        values = {k: v for k, v in data.items() if v is not None or k in ("positive", "protected")}
+        if "positive" not in data and data.get("outcome_type", "label") == "label":
+            raise LuskinError("The saved configuration lacks its 'positive' entry.")
+        if "protected" not in data and not data.get("group_by"):
+            raise LuskinError("The saved configuration lacks its 'protected' entry.")
         try:
-            return cls(
-                outcome=data["outcome"],
-                positive=data["positive"],
-                protected=data["protected"],
-                filters=tuple(data.get("filters") or ()),
-                population=tuple(data.get("population") or ()),
-                tolerance=data.get("tolerance", DEFAULT_TOLERANCE),
-                group_label=data.get("group_label"),
-                other_label=data.get("other_label"),
-                filter_label=data.get("filter_label"),
-                not_filter_label=data.get("not_filter_label"),
-            )
-        except KeyError as missing:
-            raise LuskinError(f"The saved configuration lacks its '{missing.args[0]}' entry.") from None
+            return cls(**values)
+        except TypeError as err:
+            raise LuskinError(f"The saved audit settings are malformed ({err}).") from None
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
@@ -151,6 +298,82 @@ class AuditSpec:
         except (json.JSONDecodeError, TypeError) as err:
             raise LuskinError(f"The configuration file is not valid JSON ({err}).") from None
         return cls.from_dict(data)
+
+
+def _as_tuple(value: Any) -> tuple[Any, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, (str, dict, Condition)):
+        return (value,)
+    try:
+        return tuple(value)
+    except TypeError:
+        raise LuskinError(f"Expected a list of conditions, not {value!r}.") from None
+
+
+def _names(value: Any, role: str) -> tuple[str, ...]:
+    """Column names as a tuple of stripped strings (one name may be given as a string)."""
+    items = _as_tuple(value)
+    out = []
+    for item in items:
+        if not isinstance(item, str) or not item.strip():
+            raise LuskinError(f"Each {role} column must be a column name, not {item!r}.")
+        out.append(item.strip())
+    if len({n.lower() for n in out}) != len(out):
+        raise LuskinError(f"A {role} column is named twice: {', '.join(out)}.")
+    return tuple(out)
+
+
+def _bins(value: Any) -> tuple[tuple[str, tuple[float, ...]], ...]:
+    """User cut points: {column: [cuts]} or ((column, cuts), ...), cuts sorted and distinct."""
+    if not value:
+        return ()
+    items = value.items() if isinstance(value, dict) else value
+    out = []
+    try:
+        for name, cuts in items:
+            numbers = sorted({float(c) for c in (cuts if isinstance(cuts, (list, tuple)) else [cuts])})
+            if not numbers or not all(np.isfinite(numbers)):
+                raise ValueError
+            out.append((str(name), tuple(numbers)))
+    except (TypeError, ValueError):
+        raise LuskinError("Cut points are given per column as numbers, e.g. {\"age\": [25, 40, 60]}.") from None
+    return tuple(out)
+
+
+def _share(value: Any, name: str, example: str, strict: bool = False) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise LuskinError(f"The {name} must be a number between 0 and 1, not '{value}'.") from None
+    if not (0 < number <= 1 if strict else 0 <= number < 1):
+        raise LuskinError(f"The {name} must be between 0 and 1 {example}, not {number:g}.")
+    return number
+
+
+def _whole(value: Any, name: str, low: int, high: int | None = None) -> int:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if not (math.isfinite(number) and number.is_integer()) or isinstance(value, bool):
+        raise LuskinError(f"The {name} must be a whole number, not '{value}'.")
+    if number < low or (high is not None and number > high):
+        top = f" and {high}" if high is not None else " or more"
+        raise LuskinError(f"The {name} must be {'between ' if high is not None else ''}{low}{top}, not {int(number)}.")
+    return int(number)
+
+
+def _opt_number(value: Any, name: str) -> float | None:
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise LuskinError(f"{name} must be a number, not '{value}'.") from None
+    if not math.isfinite(number):
+        raise LuskinError(f"{name} must be a finite number.")
+    return number
 
 
 def _jsonable(value: Any) -> Any:

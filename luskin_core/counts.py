@@ -1,0 +1,584 @@
+"""The one count table every audit is computed from, and the single aggregation that makes it.
+
+An audit only needs counts: for each group and each cell, how many rows (``n``), how many with
+the audited decision positive (``positives``), and for a model audited against the truth the
+four confusion counts; for a score outcome also the sum and sum of squares of the score. Every
+statistic (rates, intervals, tests, impact ratios, pooled odds ratios) is computed from this
+table in :mod:`luskin_core.comparisons`, so the rows never need to travel: a query engine can
+make the table where the data lives (:mod:`luskin_core.engine` does it for DuckDB, PostgreSQL and
+Spark) and produce exactly the same numbers as the in-memory path here.
+
+Three steps, each with one job:
+
+1. :func:`build_plan` reads the specification and a few facts about the columns (numeric or
+   text, how many distinct values, quantiles) and decides how each row is keyed: the group key
+   (a protected condition, or the values of one to three columns, numeric ones with many values
+   cut into bins), the cell key (all rows, filter holds / does not, or strata), the outcome
+   indicator, and why a row is left out.
+2. An aggregation groups the rows by (raw group parts, raw cell parts, reason) and returns a
+   small *raw* table: :func:`aggregate_frame` for a pandas frame, the engine module for
+   others. Raw keys are the column values themselves (or a bin index, or a boolean).
+3. :meth:`CountTable.from_raw` turns raw keys into labels ("White", "White × Female",
+   "age < 28", "Unknown") and a complete group x cell grid.
+
+Conventions (shared by every engine):
+
+* Missing values of a group or strata column form the group "Unknown" (counted and shown).
+  In the paper's condition mode a row whose protected value is missing is left out and counted,
+  as are rows missing the outcome, the prediction or a filter value.
+* A numeric group or strata column with at most ``MAX_VALUES`` (20) distinct values is taken
+  value by value (codes such as EDUCATION 1-6); one with more is cut at the user's cut points,
+  or at quantiles (linear interpolation, rounded to 4 significant digits, duplicates and cuts
+  at the minimum dropped). Bin i holds ``cut[i-1] <= x < cut[i]``.
+* A score outcome's default cut-off is the median of the audited rows' scores.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .conditions import Condition, conjunction_known, conjunction_mask
+from .errors import LuskinError
+from .spec import AuditSpec, outcome_mask, resolve_column
+
+MAX_VALUES = 20
+UNKNOWN = "Unknown"
+ALL_ROWS = "All rows"
+CROSS = " × "
+
+# Why a row is not audited, in the order the checks are made (the first failing one counts).
+KEPT = "kept"
+OUTSIDE = "outside the population"
+REASONS = (KEPT, OUTSIDE, "outcome missing", "prediction missing", "protected value missing",
+           "filter value missing")
+COUNT_COLUMNS = ("n", "positives", "tp", "fp", "fn", "tn", "score_sum", "score_sumsq")
+
+
+# ------------------------------------------------------------------------------------------
+# The plan
+# ------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class KeyPart:
+    """One column's part of a group or cell key.
+
+    ``kind`` is "value" (the column's own values) or "bins" (the index of the bin between
+    ``cuts``; None where the value is missing).
+    """
+
+    column: str
+    kind: str
+    numeric: bool = False
+    cuts: tuple[float, ...] = ()
+
+    def label(self, raw: Any, *, with_column: bool = False) -> str:
+        """The words for one raw key value (a value, or a bin index)."""
+        if raw is None or (isinstance(raw, float) and math.isnan(raw)) or raw is pd.NA:
+            text = UNKNOWN
+            return f"{self.column} = {text}" if with_column else text
+        if self.kind == "bins":
+            i = int(raw)
+            if i == 0:
+                return f"{self.column} < {format_number(self.cuts[0])}"
+            if i == len(self.cuts):
+                return f"{self.column} ≥ {format_number(self.cuts[-1])}"
+            return f"{format_number(self.cuts[i - 1])} ≤ {self.column} < {format_number(self.cuts[i])}"
+        text = format_number(raw) if self.numeric else str(raw)
+        return f"{self.column} = {text}" if with_column else text
+
+    def sort_key(self, raw: Any) -> tuple[int, Any]:
+        """Order of the raw values: numbers numerically, text alphabetically, Unknown last."""
+        if raw is None or (isinstance(raw, float) and math.isnan(raw)) or raw is pd.NA:
+            return (2, 0)
+        if self.kind == "bins" or self.numeric:
+            return (0, float(raw))
+        return (1, str(raw))
+
+
+def format_number(value: Any) -> str:
+    """A number as a committee reads it: 3 not 3.0, 0.25 not 0.25000000001."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if math.isfinite(x) and x.is_integer() and abs(x) < 1e15:
+        return str(int(x))
+    return f"{x:.10g}"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How each row is keyed and counted: the spec resolved against one data source."""
+
+    spec: AuditSpec
+    outcome: str
+    outcome_numeric: bool
+    prediction: str | None
+    prediction_binary: bool
+    group_parts: tuple[KeyPart, ...]
+    protected: Condition | None
+    cell_parts: tuple[KeyPart, ...]
+    filters: tuple[Condition, ...]
+    population: tuple[Condition, ...]
+    score_cutoff: float | None
+
+    @property
+    def n_group_keys(self) -> int:
+        return len(self.group_parts) if self.group_parts else 1
+
+    @property
+    def n_cell_keys(self) -> int:
+        return len(self.cell_parts) if self.cell_parts else (1 if self.filters else 0)
+
+    @property
+    def confusion(self) -> bool:
+        return self.prediction is not None
+
+    @property
+    def score(self) -> bool:
+        return self.spec.outcome_type == "score"
+
+
+class Facts(Protocol):
+    """What :func:`build_plan` needs to know about a source's columns (any engine)."""
+
+    def resolve(self, name: str, role: str) -> str:
+        """The source's spelling of a column (case-insensitive), or a LuskinError."""
+
+    def is_numeric(self, column: str) -> bool:
+        """Whether the column holds numbers (not booleans)."""
+
+    def n_distinct(self, column: str, cap: int) -> int:
+        """Distinct non-missing values in the audited population, up to ``cap``."""
+
+    def quantiles(self, column: str, probs: Sequence[float]) -> list[float]:
+        """Linear-interpolation quantiles of the non-missing values in the audited population."""
+
+
+def _key_part(facts: Facts, name: str, role: str, spec: AuditSpec) -> KeyPart:
+    column = facts.resolve(name, role)
+    numeric = facts.is_numeric(column)
+    user_cuts = spec.cuts_for(column)
+    if user_cuts is not None:
+        if not numeric:
+            raise LuskinError(f"'{column}' holds text, so it cannot be cut at numbers; its values are used as "
+                              "they are.")
+        return KeyPart(column, "bins", True, user_cuts)
+    if numeric and facts.n_distinct(column, MAX_VALUES + 1) > MAX_VALUES:
+        probs = [i / spec.n_bins for i in range(1, spec.n_bins)]
+        low = facts.quantiles(column, [0.0])[0]
+        cuts = sorted({round_significant(q) for q in facts.quantiles(column, probs)})
+        cuts = [c for c in cuts if c > low]
+        if cuts:
+            return KeyPart(column, "bins", True, tuple(cuts))
+    return KeyPart(column, "value", numeric)
+
+
+def round_significant(x: float, digits: int = 4) -> float:
+    """Round to a few significant digits so cut points read well (and agree across engines)."""
+    if x == 0 or not math.isfinite(x):
+        return float(x)
+    return float(round(x, digits - 1 - int(math.floor(math.log10(abs(x))))))
+
+
+def build_plan(spec: AuditSpec, facts: Facts) -> Plan:
+    """Resolve the specification against a source's columns (names, types, bins, cut-off)."""
+    outcome = facts.resolve(spec.outcome, "outcome")
+    outcome_numeric = facts.is_numeric(outcome)
+    prediction = facts.resolve(spec.prediction, "prediction") if spec.prediction else None
+    prediction_binary = False
+    if prediction is not None:
+        prediction_binary = _is_zero_one(facts, prediction)
+    group_parts = tuple(_key_part(facts, name, "group", spec) for name in spec.group_by)
+    protected = None
+    if spec.protected is not None:
+        protected = Condition(facts.resolve(spec.protected.column, ""), spec.protected.op,
+                              spec.protected.value)
+    cell_parts = tuple(_key_part(facts, name, "strata", spec) for name in spec.strata)
+    filters = tuple(Condition(facts.resolve(c.column, ""), c.op, c.value) for c in spec.filters)
+    population = tuple(Condition(facts.resolve(c.column, "population"), c.op, c.value) for c in spec.population)
+    cutoff = None
+    if spec.outcome_type == "score":
+        if not outcome_numeric:
+            raise LuskinError(f"The outcome '{outcome}' holds text, so it cannot be a score: choose a numeric "
+                              "column, or say which value counts as positive.")
+        cutoff = spec.score_cutoff
+        if cutoff is None:
+            median = facts.quantiles(outcome, [0.5])
+            if not median or not math.isfinite(median[0]):
+                raise LuskinError(f"The score '{outcome}' has no values to take a median of.")
+            cutoff = float(median[0])
+    return Plan(spec, outcome, outcome_numeric, prediction, prediction_binary, group_parts, protected,
+                cell_parts, filters, population, cutoff)
+
+
+def _is_zero_one(facts: Facts, column: str) -> bool:
+    if not facts.is_numeric(column):
+        return False
+    if facts.n_distinct(column, 3) > 2:
+        return False
+    low, high = facts.quantiles(column, [0.0, 1.0])
+    return low in (0.0, 1.0) and high in (0.0, 1.0)
+
+
+# ------------------------------------------------------------------------------------------
+# In-memory facts and aggregation (pandas / numpy)
+# ------------------------------------------------------------------------------------------
+def _numeric(series: pd.Series) -> bool:
+    return bool(pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series))
+
+
+class FrameFacts:
+    """:class:`Facts` of a pandas frame, over the rows in the audited population."""
+
+    def __init__(self, frame: pd.DataFrame, population: Sequence[Condition] = ()) -> None:
+        self.frame = frame
+        self._population = tuple(population)
+        self._rows: pd.DataFrame | None = None
+
+    @property
+    def rows(self) -> pd.DataFrame:
+        if self._rows is None:
+            if self._population:
+                keep = conjunction_mask(self._population, self.frame)
+                self._rows = self.frame.loc[keep]
+            else:
+                self._rows = self.frame
+        return self._rows
+
+    def resolve(self, name: str, role: str) -> str:
+        return resolve_column(self.frame, name, role)
+
+    def is_numeric(self, column: str) -> bool:
+        return _numeric(self.frame[column])
+
+    def n_distinct(self, column: str, cap: int) -> int:
+        return min(int(self.rows[column].nunique(dropna=True)), cap)
+
+    def quantiles(self, column: str, probs: Sequence[float]) -> list[float]:
+        values = self.rows[column].to_numpy(dtype=float, na_value=np.nan)
+        values = values[~np.isnan(values)]
+        if values.size == 0:
+            return [math.nan for _ in probs]
+        return [float(q) for q in np.quantile(values, list(probs))]
+
+
+def plan_for_frame(frame: pd.DataFrame, spec: AuditSpec) -> Plan:
+    """The plan of ``spec`` on an in-memory frame."""
+    if frame is None or len(frame) == 0:
+        raise LuskinError("The data has no rows.")
+    population = tuple(Condition(resolve_column(frame, c.column, "population"), c.op, c.value)
+                       for c in spec.population)
+    return build_plan(spec, FrameFacts(frame, population))
+
+
+def _codes(values: np.ndarray | pd.Series) -> tuple[np.ndarray, list[Any]]:
+    """Integer codes (missing -> its own last code) and the distinct raw values."""
+    codes, uniques = pd.factorize(pd.Series(values), use_na_sentinel=True)
+    uniques_list = [_plain(v) for v in uniques]
+    codes = np.where(codes < 0, len(uniques_list), codes).astype(np.int64)
+    return codes, uniques_list + [None]
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def bin_index(values: np.ndarray, cuts: Sequence[float]) -> np.ndarray:
+    """Bin of each value (float, NaN for missing): the number of cuts at or below it."""
+    out = np.searchsorted(np.asarray(cuts, dtype=float), values, side="right").astype(float)
+    out[np.isnan(values)] = np.nan
+    return out
+
+
+def _part_values(frame: pd.DataFrame, part: KeyPart) -> np.ndarray | pd.Series:
+    series = frame[part.column]
+    if part.kind == "bins":
+        return bin_index(series.to_numpy(dtype=float, na_value=np.nan), part.cuts)
+    if part.numeric:
+        return series.to_numpy(dtype=float, na_value=np.nan)
+    return series
+
+
+def decision_mask(series: pd.Series, plan: Plan) -> np.ndarray:
+    """Where the prediction column says positive: 1/True for a 0/1 column, else the outcome's value."""
+    if plan.prediction_binary:
+        return series.to_numpy(dtype=float, na_value=np.nan) == 1.0
+    if pd.api.types.is_bool_dtype(series):
+        return series.fillna(False).to_numpy(dtype=bool)
+    return outcome_mask(series, plan.spec.positive)
+
+
+def row_reasons(frame: pd.DataFrame, plan: Plan) -> np.ndarray:
+    """For every row, the index in REASONS of why it is left out (0: it is audited)."""
+    reason = np.zeros(len(frame), dtype=np.int64)
+
+    def mark(failing: np.ndarray, code: int) -> None:
+        reason[(reason == 0) & failing] = code
+
+    if plan.population:
+        mark(~conjunction_mask(plan.population, frame), 1)
+    mark(frame[plan.outcome].isna().to_numpy(), 2)
+    if plan.prediction is not None:
+        mark(frame[plan.prediction].isna().to_numpy(), 3)
+    if plan.protected is not None:
+        mark(~plan.protected.known(frame), 4)
+    if plan.filters:
+        mark(~conjunction_known(plan.filters, frame), 5)
+    return reason
+
+
+def outcome_values(frame: pd.DataFrame, plan: Plan) -> tuple[np.ndarray, np.ndarray | None]:
+    """The 0/1 outcome per row (label == positive, or score >= cut-off) and the score itself."""
+    series = frame[plan.outcome]
+    if plan.score:
+        score = series.to_numpy(dtype=float, na_value=np.nan)
+        with np.errstate(invalid="ignore"):
+            return (score >= float(plan.score_cutoff)).astype(np.int64), score  # type: ignore[arg-type]
+    return outcome_mask(series, plan.spec.positive).astype(np.int64), None
+
+
+def aggregate_frame(frame: pd.DataFrame, plan: Plan) -> pd.DataFrame:
+    """The raw count table of an in-memory frame: one row per (group parts, cell parts, reason).
+
+    Columns ``g0..``, ``c0..`` (raw key values: column values, bin indices or booleans;
+    None/NaN for missing), ``reason`` (a name from REASONS) and the counts in COUNT_COLUMNS.
+    Rows left out carry no keys (one row per reason).
+    """
+    n_rows = len(frame)
+    reason = row_reasons(frame, plan)
+    kept = reason == 0
+    key_values: list[np.ndarray | pd.Series] = []
+    if plan.protected is not None:
+        key_values.append(plan.protected.mask(frame))
+    else:
+        key_values += [_part_values(frame, p) for p in plan.group_parts]
+    if plan.cell_parts:
+        key_values += [_part_values(frame, p) for p in plan.cell_parts]
+    elif plan.filters:
+        key_values.append(conjunction_mask(plan.filters, frame))
+    combined = np.zeros(n_rows, dtype=np.int64)
+    radices, uniques = [], []
+    for values in key_values:
+        codes, values_list = _codes(values)
+        radix = len(values_list)
+        codes = np.where(kept, codes, 0)
+        combined = combined * radix + codes
+        radices.append(radix)
+        uniques.append(values_list)
+    combined = combined * len(REASONS) + reason
+    y, score = outcome_values(frame, plan)
+    y = np.where(kept, y, 0)
+    decision = y
+    sums: dict[str, np.ndarray] = {}
+    if plan.prediction is not None:
+        decision = np.where(kept, decision_mask(frame[plan.prediction], plan).astype(np.int64), 0)
+        sums["tp"] = decision & y
+        sums["fp"] = decision & (1 - y)
+        sums["fn"] = (1 - decision) & y
+    space = int(np.prod(radices, dtype=np.float64) * len(REASONS)) if radices else len(REASONS)
+    if space <= max(4 * n_rows, 1 << 16):
+        # Few possible keys: count straight into a dense array (no sort of a million codes).
+        dense = np.bincount(combined, minlength=space)
+        keys = np.flatnonzero(dense)
+
+        def total(weights: np.ndarray | None = None) -> np.ndarray:
+            return dense[keys] if weights is None else np.bincount(combined, weights=weights, minlength=space)[keys]
+    else:
+        keys, inverse = np.unique(combined, return_inverse=True)
+
+        def total(weights: np.ndarray | None = None) -> np.ndarray:
+            return np.bincount(inverse, weights=weights)
+    counts = {"n": total(), "positives": total(decision)}
+    for name, values in sums.items():
+        counts[name] = total(values)
+    if plan.prediction is not None:
+        counts["tn"] = counts["n"] - counts["tp"] - counts["fp"] - counts["fn"]
+    if score is not None:
+        s = np.where(kept, score, 0.0)
+        counts["score_sum"] = total(s)
+        counts["score_sumsq"] = total(s * s)
+    columns: dict[str, Any] = {}
+    rest = keys.copy()
+    reasons = rest % len(REASONS)
+    rest //= len(REASONS)
+    decoded = []
+    for radix, values_list in zip(reversed(radices), reversed(uniques)):
+        decoded.append([values_list[int(c)] for c in rest % radix])
+        rest //= radix
+    decoded.reverse()
+    n_group = plan.n_group_keys
+    for i, values in enumerate(decoded):
+        name = f"g{i}" if i < n_group else f"c{i - n_group}"
+        columns[name] = [v if r == 0 else None for v, r in zip(values, reasons)]
+    columns["reason"] = [REASONS[int(r)] for r in reasons]
+    for name, values in counts.items():
+        columns[name] = np.rint(values).astype(np.int64) if name not in ("score_sum", "score_sumsq") else values
+    return pd.DataFrame(columns)
+
+
+# ------------------------------------------------------------------------------------------
+# The count table
+# ------------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class CountTable:
+    """Counts per group (rows of the arrays) and cell (columns), with the rows left out.
+
+    ``cell_keys`` are None (one cell: all rows), True/False (the filter holds / does not, the
+    paper's cells) or the stratum's label. ``tp``/``fp``/``fn``/``tn`` are present when a
+    model's decisions are audited against the outcome, ``score_sum``/``score_sumsq`` for a
+    score outcome.
+    """
+
+    groups: tuple[str, ...]
+    cell_keys: tuple[Any, ...]
+    cell_labels: tuple[str, ...]
+    n: np.ndarray
+    positives: np.ndarray
+    excluded: dict[str, int]
+    n_excluded: int
+    tp: np.ndarray | None = None
+    fp: np.ndarray | None = None
+    fn: np.ndarray | None = None
+    tn: np.ndarray | None = None
+    score_sum: np.ndarray | None = None
+    score_sumsq: np.ndarray | None = None
+    score_cutoff: float | None = None
+    group_in_protected: tuple[bool, ...] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.n.sum())
+
+    def group_index(self, label: str) -> int:
+        return self.groups.index(label)
+
+    def to_frame(self) -> pd.DataFrame:
+        """Long form: one row per group and cell with every count (what the engines must agree on)."""
+        rows = []
+        for gi, group in enumerate(self.groups):
+            for ci, (key, label) in enumerate(zip(self.cell_keys, self.cell_labels)):
+                row: dict[str, Any] = {"group": group, "cell": label, "n": int(self.n[gi, ci]),
+                                       "positives": int(self.positives[gi, ci])}
+                for name in ("tp", "fp", "fn", "tn"):
+                    array = getattr(self, name)
+                    if array is not None:
+                        row[name] = int(array[gi, ci])
+                for name in ("score_sum", "score_sumsq"):
+                    array = getattr(self, name)
+                    if array is not None:
+                        row[name] = float(array[gi, ci])
+                rows.append(row)
+        return pd.DataFrame(rows)
+
+    @classmethod
+    def from_raw(cls, raw: pd.DataFrame, plan: Plan) -> "CountTable":
+        """Labels and a complete group x cell grid from an aggregation's raw table."""
+        spec = plan.spec
+        reasons = raw["reason"].to_numpy()
+        excluded_all = raw.loc[reasons != KEPT].groupby("reason", sort=False)["n"].sum()
+        excluded = {str(r): int(v) for r, v in excluded_all.items() if r != OUTSIDE and int(v) > 0}
+        ordered = {r: excluded[r] for r in REASONS if r in excluded}
+        n_excluded = int(excluded_all.sum()) if len(excluded_all) else 0
+        kept = raw.loc[reasons == KEPT]
+        n_group = plan.n_group_keys
+        group_cols = [f"g{i}" for i in range(n_group)]
+        cell_cols = [f"c{i}" for i in range(plan.n_cell_keys)]
+        # Group labels and order
+        if plan.protected is not None:
+            groups_by_raw = {True: spec.group_name, False: spec.other_name}
+            group_labels = [groups_by_raw[bool(v)] for v in kept["g0"]]
+            groups = [spec.group_name, spec.other_name]
+            in_protected: tuple[bool, ...] | None = (True, False)
+            if spec.group_name == spec.other_name:
+                raise LuskinError("The protected group and the other class have the same name: give them "
+                                  "different names.")
+        else:
+            in_protected = None
+            raw_keys = [tuple(_nan_to_none(row[c]) for c in group_cols) for _, row in kept.iterrows()]
+            group_labels = [CROSS.join(p.label(v) for p, v in zip(plan.group_parts, key)) for key in raw_keys]
+            order = sorted(set(zip(raw_keys, group_labels)),
+                           key=lambda kl: tuple(p.sort_key(v) for p, v in zip(plan.group_parts, kl[0])))
+            groups = list(dict.fromkeys(label for _, label in order))
+        # Cell keys, labels and order
+        if plan.cell_parts:
+            raw_cells = [tuple(_nan_to_none(row[c]) for c in cell_cols) for _, row in kept.iterrows()]
+            with_column = True
+            cell_label_list = [CROSS.join(p.label(v, with_column=with_column) for p, v in zip(plan.cell_parts, key))
+                               for key in raw_cells]
+            order_c = sorted(set(zip(raw_cells, cell_label_list)),
+                             key=lambda kl: tuple(p.sort_key(v) for p, v in zip(plan.cell_parts, kl[0])))
+            cell_labels = list(dict.fromkeys(label for _, label in order_c))
+            cell_keys: list[Any] = list(cell_labels)
+            row_cells: list[Any] = cell_label_list
+        elif plan.filters:
+            cell_keys = [True, False]
+            cell_labels = [spec.cell_name(True), spec.cell_name(False)]
+            row_cells = [bool(v) for v in kept["c0"]]
+        else:
+            cell_keys, cell_labels = [None], [ALL_ROWS]
+            row_cells = [None] * len(kept)
+        if not groups:
+            raise LuskinError("Every row was left out, so nothing can be audited "
+                              + (f"({', '.join(f'{k}: {v:,}' for k, v in ordered.items())})." if ordered else "."))
+        gi = {g: i for i, g in enumerate(groups)}
+        ci = {k: i for i, k in enumerate(cell_keys)}
+        shape = (len(groups), len(cell_keys))
+        present = [name for name in COUNT_COLUMNS if name in kept.columns]
+        arrays = {name: np.zeros(shape, dtype=float) for name in present}
+        rows_g = np.array([gi[g] for g in group_labels], dtype=np.int64)
+        rows_c = np.array([ci[c] for c in row_cells], dtype=np.int64)
+        for name in present:
+            np.add.at(arrays[name], (rows_g, rows_c), kept[name].to_numpy(dtype=float))
+        ints = {name: np.rint(arrays[name]).astype(np.int64) for name in present
+                if name not in ("score_sum", "score_sumsq")}
+        return cls(
+            groups=tuple(groups), cell_keys=tuple(cell_keys), cell_labels=tuple(cell_labels),
+            n=ints["n"], positives=ints["positives"], excluded=ordered, n_excluded=n_excluded,
+            tp=ints.get("tp"), fp=ints.get("fp"), fn=ints.get("fn"), tn=ints.get("tn"),
+            score_sum=arrays.get("score_sum"), score_sumsq=arrays.get("score_sumsq"),
+            score_cutoff=plan.score_cutoff, group_in_protected=in_protected,
+        )
+
+
+def _nan_to_none(value: Any) -> Any:
+    if value is None or value is pd.NA:
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return _plain(value)
+
+
+def count_frame(frame: pd.DataFrame, spec: AuditSpec) -> tuple[CountTable, Plan]:
+    """The count table of an in-memory frame (plan, one aggregation, labels)."""
+    plan = plan_for_frame(frame, spec)
+    return CountTable.from_raw(aggregate_frame(frame, plan), plan), plan
+
+
+def count_arrays(
+    y: np.ndarray, in_group: np.ndarray, filter_holds: np.ndarray | None, spec: AuditSpec,
+    *, n_excluded: int = 0, excluded: dict[str, int] | None = None,
+) -> CountTable:
+    """The count table of aligned 0/1 decisions, protected-class membership and filter membership.
+
+    The model tools' path (their decisions are arrays, already restricted to the audited rows).
+    """
+    y = np.asarray(y, dtype=np.int64)
+    g = np.asarray(in_group, dtype=bool)
+    f = np.ones_like(g) if filter_holds is None else np.asarray(filter_holds, dtype=bool)
+    cell_keys: tuple[Any, ...] = (None,) if filter_holds is None else (True, False)
+    # rows: group (True first), columns: cells in cell_keys order
+    code = (1 - g.astype(np.int64)) * 2 + (1 - f.astype(np.int64))
+    n = np.bincount(code, minlength=4).reshape(2, 2)
+    k = np.rint(np.bincount(code, weights=y, minlength=4)).astype(np.int64).reshape(2, 2)
+    if filter_holds is None:
+        n, k = n[:, :1], k[:, :1]
+    labels = tuple(spec.cell_name(key) for key in cell_keys)
+    return CountTable(groups=(spec.group_name, spec.other_name), cell_keys=cell_keys, cell_labels=labels,
+                      n=n.astype(np.int64), positives=k, excluded=dict(excluded or {}), n_excluded=n_excluded,
+                      group_in_protected=(True, False))
