@@ -223,14 +223,18 @@ class AuditResult:
             return (f"No comparison can be judged: every group or the reference has fewer than "
                     f"{spec.min_group_size:,} rows in each cell.")
         parts = []
+        noun = "comparison" if judged == 1 else "comparisons"
         if counts[BEYOND]:
-            parts.append(f"{counts[BEYOND]} of {judged} comparisons with {self.reference} exceed {bar} and are "
-                         "not due to chance")
+            verb = "exceeds" if counts[BEYOND] == 1 else "exceed"
+            parts.append(f"{counts[BEYOND]} of {judged} {noun} with {self.reference} {verb} {bar} and "
+                         f"{'is' if counts[BEYOND] == 1 else 'are'} not due to chance")
         if counts[CHANCE]:
-            parts.append(f"{counts[CHANCE]} {'more ' if counts[BEYOND] else 'of ' + str(judged) + ' '}"
-                         f"exceed{'s' if counts[CHANCE] == 1 else ''} it but could be chance")
+            lead = "more" if counts[BEYOND] else f"of {judged} {noun} with {self.reference}"
+            verb = "exceeds" if counts[CHANCE] == 1 else "exceed"
+            parts.append(f"{counts[CHANCE]} {lead} {verb} {'it' if counts[BEYOND] else bar} but could be chance")
         if not parts:
-            parts.append(f"Every one of the {judged} comparisons with {self.reference} is within {bar}")
+            parts.append(f"The comparison with {self.reference} is within {bar}" if judged == 1 else
+                         f"All {judged} comparisons with {self.reference} are within {bar}")
         text = "; ".join(parts)
         text = text[0].upper() + text[1:]
         if counts[TOO_FEW]:

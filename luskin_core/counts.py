@@ -304,6 +304,22 @@ def _part_values(frame: pd.DataFrame, part: KeyPart) -> np.ndarray | pd.Series:
     return series
 
 
+def row_group_labels(frame: pd.DataFrame, plan: Plan) -> np.ndarray:
+    """Each row's group label, exactly as the count table names it (for tools that need rows)."""
+    if plan.protected is not None:
+        inside = plan.protected.mask(frame)
+        return np.where(inside, plan.spec.group_name, plan.spec.other_name).astype(object)
+    pieces = []
+    for part in plan.group_parts:
+        codes, values = _codes(_part_values(frame, part))
+        labels = np.array([part.label(v) for v in values], dtype=object)
+        pieces.append(labels[codes])
+    out = pieces[0]
+    for piece in pieces[1:]:
+        out = out + CROSS + piece
+    return np.asarray(out, dtype=object)
+
+
 def decision_mask(series: pd.Series, plan: Plan) -> np.ndarray:
     """Where the prediction column says positive: 1/True for a 0/1 column, else the outcome's value."""
     if plan.prediction_binary:

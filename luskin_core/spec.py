@@ -388,19 +388,21 @@ class Prepared:
 
     ``frame`` keeps the user's columns (restricted to the population and to rows where the
     outcome, the protected column and the filter columns are known); ``y`` is 1 where the
-    outcome equals the positive value; ``in_group`` is the protected condition;
-    ``filter_holds`` the filter (all True without a filter); ``kept`` marks, over the user's
-    rows, the ones that remain.
+    outcome equals the positive value (or a score is at or above its cut-off); ``in_group`` is
+    the protected condition (None when groups are the values of columns: then ``groups``
+    holds each row's group label, as the audit names it); ``filter_holds`` the filter (all
+    True without a filter); ``kept`` marks, over the user's rows, the ones that remain.
     """
 
     frame: pd.DataFrame
     y: np.ndarray
-    in_group: np.ndarray
+    in_group: np.ndarray | None
     filter_holds: np.ndarray
     has_filter: bool
     kept: np.ndarray
     n_excluded: int = 0
     excluded_reasons: dict[str, int] = field(default_factory=dict)
+    groups: np.ndarray | None = None
 
 
 def outcome_mask(series: pd.Series, positive: Any) -> np.ndarray:
@@ -431,41 +433,56 @@ def check_positive_present(series: pd.Series, positive: Any) -> None:
         )
 
 
-def prepare(frame: pd.DataFrame, spec: AuditSpec, *, check_positive: bool = True) -> Prepared:
-    """Restrict to the population and to decidable rows; compute labels, classes and cells."""
+def prepare(frame: pd.DataFrame, spec: AuditSpec, *, check_positive: bool = True,
+            allow_groups: bool = False) -> Prepared:
+    """Restrict to the population and to decidable rows; compute labels, classes and cells.
+
+    The rows left out, and why, are exactly the audit's (:func:`luskin_core.counts.row_reasons`).
+    Groups formed by the values of columns are accepted only by tools that handle many groups
+    (``allow_groups``); the others compare a protected group with the rest and say so.
+    """
+    from .counts import REASONS, outcome_values, plan_for_frame, row_group_labels, row_reasons
+
     if frame is None or len(frame) == 0:
         raise LuskinError("The data has no rows.")
-    outcome_col = resolve_column(frame, spec.outcome, "outcome")
-    keep = conjunction_mask(spec.population, frame) if spec.population else np.ones(len(frame), bool)
-    if spec.population and not keep.any():
+    if spec.group_mode == "columns" and not allow_groups:
+        raise LuskinError(
+            "This tool compares a protected group with everyone else (e.g. race == White): choose a protected "
+            f"group instead of grouping by {' × '.join(spec.group_by)}."
+        )
+    plan = plan_for_frame(frame, spec)
+    reason = row_reasons(frame, plan)
+    keep = reason == 0
+    if spec.population and not (reason != 1).any():
         raise LuskinError(
             "No row matches the population restriction "
             f"({' and '.join(str(c) for c in spec.population)})."
         )
-    reasons: dict[str, int] = {}
-    outcome_known = frame[outcome_col].notna().to_numpy()
-    protected_known = spec.protected.known(frame)
-    filter_known = conjunction_known(spec.filters, frame)
-    for name, known in (("outcome missing", outcome_known), ("protected value missing", protected_known),
-                        ("filter value missing", filter_known)):
-        lost = int((keep & ~known).sum())
-        if lost:
-            reasons[name] = lost
-        keep &= known
+    reasons = {REASONS[code]: int((reason == code).sum()) for code in range(2, len(REASONS))
+               if (reason == code).any()}
     if not keep.any():
+        where = "" if plan.protected is None else f", the protected column '{plan.protected.column}'"
         raise LuskinError(
-            f"Every row lacks a value in the outcome '{outcome_col}', the protected column "
-            f"'{spec.protected.column}' or a filter column, so nothing can be audited."
+            f"Every row lacks a value in the outcome '{plan.outcome}'{where} or a filter column, so nothing can "
+            "be audited."
         )
     rows = frame.loc[keep]
-    if check_positive:
-        check_positive_present(rows[outcome_col], spec.positive)
-    y = outcome_mask(rows[outcome_col], spec.positive).astype(np.int8)
-    in_group = spec.protected.mask(rows)
-    _check_two_classes(rows, spec, in_group)
-    filter_holds = conjunction_mask(spec.filters, rows)
+    if check_positive and spec.outcome_type == "label":
+        check_positive_present(rows[plan.outcome], spec.positive)
+    y = outcome_values(rows, plan)[0].astype(np.int8)
+    in_group = None
+    groups = None
+    if plan.protected is not None:
+        in_group = plan.protected.mask(rows)
+        _check_two_classes(rows, spec, in_group)
+    else:
+        groups = row_group_labels(rows, plan)
+        if len(set(groups.tolist())) < 2:
+            raise LuskinError(f"Every row is in the group '{groups[0]}', so there is no other group to compare "
+                              "with.")
+    filter_holds = conjunction_mask(plan.filters, rows)
     n_excluded = int(len(frame) - len(rows))
-    return Prepared(rows, y, in_group, filter_holds, bool(spec.filters), keep, n_excluded, reasons)
+    return Prepared(rows, y, in_group, filter_holds, bool(spec.filters), keep, n_excluded, reasons, groups)
 
 
 def _check_two_classes(rows: pd.DataFrame, spec: AuditSpec, in_group: np.ndarray) -> None:
