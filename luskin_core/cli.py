@@ -218,7 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _extensions() -> list[Callable[[Any], None]]:
     """Subcommands that live beside their core modules (retrain; thresholds and equalize)."""
     found = []
-    for module in ("._cli_retrain", "._cli_parity"):
+    for module in ("._cli_retrain", "._cli_parity", "._cli_report"):
         try:
             imported = __import__(f"luskin_core{module}", fromlist=["add_parsers"])
         except ModuleNotFoundError as err:

@@ -15,11 +15,13 @@ tests call the same functions.
 
 from __future__ import annotations
 
+import atexit
 import datetime as _dt
 import html
 import json
 import math
 import re
+import threading
 from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any, Mapping, Sequence
@@ -28,9 +30,11 @@ import numpy as np
 import pandas as pd
 
 from .audit import AuditResult
+from .comparisons import BEYOND, CHANCE, ERROR_RATE_NAMES, TOO_FEW
+from .cost import CONTROLLED, GAP_NAMES, CostPoint, accuracy_interval, cost_chart, cost_points
 from .errors import LuskinError
+from .relabel import ALGORITHM_NAMES
 from .spec import AuditSpec
-from .stats import format_p
 
 CONFIG_KIND = "luskin-configuration"  # the same "kind" as luskin_app.state writes
 CONFIG_VERSION = 1
@@ -244,81 +248,35 @@ def _is_missing(value: Any) -> bool:
         return False
 
 
-def _fmt(value: Any, column: str = "") -> str:
-    """A cell's text: shares as percentages, p-values as 'p < 0.001', counts with separators."""
-    if _is_missing(value):
+def _pct(x: Any, digits: int = 1) -> str:
+    return "n/a" if _is_missing(x) else f"{100 * float(x):.{digits}f}%"
+
+
+def _pts(x: Any, sign: bool = True) -> str:
+    if _is_missing(x):
         return "n/a"
-    name = column.lower()
-    if isinstance(value, (bool, np.bool_)):
-        return "yes" if value else "no"
-    if isinstance(value, (int, np.integer)):
-        return f"{int(value):,}"
-    if isinstance(value, (float, np.floating)):
-        x = float(value)
-        if name in ("alpha", "lambda", "seed"):
-            return f"{x:g}"
-        if "p-value" in name or name == "p":
-            return format_p(x).replace("p = ", "").replace("p ", "")
-        if "gap" in name and "point" in name:
-            return f"{x:+.1f}"
-        if "gap" in name:
-            return f"{100 * x:+.1f} pts"
-        if any(w in name for w in ("ratio", "share", "ci", "rate", "accuracy", "tpr", "fpr")) and 0 <= x <= 1:
-            return f"{100 * x:.1f}%"
-        if x.is_integer() and abs(x) < 1e15:
-            return f"{int(x):,}"
-        return f"{x:.3g}" if abs(x) < 1e-3 or abs(x) >= 1e4 else f"{x:.3f}"
-    return str(value)
+    return f"{100 * float(x):+.1f} pts" if sign else f"{100 * float(x):.1f} pts"
 
 
-def html_table(frame: pd.DataFrame, caption: str = "") -> str:
-    """A pandas frame as an escaped HTML table (index shown when it carries names)."""
-    show_index = not isinstance(frame.index, pd.RangeIndex)
-    columns = [str(c) if not isinstance(c, tuple) else " / ".join(map(str, c)) for c in frame.columns]
-    head = "".join(f"<th scope=\"col\">{esc(c)}</th>" for c in ([frame.index.name or ""] if show_index else []) + columns)
-    rows = []
-    for index, values in zip(frame.index, frame.itertuples(index=False, name=None)):
-        cells = []
-        if show_index:
-            label = " / ".join(map(str, index)) if isinstance(index, tuple) else index
-            cells.append(f"<th scope=\"row\">{esc(label)}</th>")
-        cells += [f"<td>{esc(_fmt(v, c))}</td>" for v, c in zip(values, columns)]
-        rows.append("<tr>" + "".join(cells) + "</tr>")
-    cap = f"<caption>{esc(caption)}</caption>" if caption else ""
-    return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+def _p(x: Any) -> str:
+    if _is_missing(x):
+        return "n/a"
+    return "< 0.001" if float(x) < 0.001 else f"{float(x):.3f}"
 
 
-def _definition_list(items: Sequence[tuple[str, Any]]) -> str:
-    body = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in items if v not in (None, ""))
-    return f"<dl>{body}</dl>"
+def _ratio(x: Any) -> str:
+    return "n/a" if _is_missing(x) else f"{float(x):.2f}"
 
 
-def _sentences(sentences: Sequence[str], css: str = "verdicts") -> str:
-    return f"<ul class=\"{css}\">" + "".join(f"<li>{esc(s)}</li>" for s in sentences) + "</ul>"
+def _with_ci(value: str, low: Any, high: Any, fmt: Any) -> str:
+    """'44.3% [43.4%, 45.1%]': a value with its 95% interval when there is one."""
+    if _is_missing(low) or _is_missing(high):
+        return value
+    return f"{value} [{fmt(low)}, {fmt(high)}]"
 
 
-class _Figures:
-    """Embeds plotly figures; plotly.js itself is written once, in the page head."""
-
-    def __init__(self) -> None:
-        self.count = 0
-
-    def render(self, figure: Any, caption: str = "") -> str:
-        self.count += 1
-        height = getattr(getattr(figure, "layout", None), "height", None) or 520
-        div = figure.to_html(full_html=False, include_plotlyjs=False, div_id=f"luskin-chart-{self.count}",
-                             default_width="100%", default_height=f"{int(height)}px",
-                             config={"displaylogo": False, "responsive": True})
-        cap = f"<figcaption>{esc(caption)}</figcaption>" if caption else ""
-        return f"<figure class=\"chart\">{div}{cap}</figure>"
-
-
-def _try(builder: Any, *args: Any, **kwargs: Any) -> Any:
-    """Call an optional builder; a result of an unexpected shape is left out, not fatal."""
-    try:
-        return builder(*args, **kwargs)
-    except (AttributeError, KeyError, TypeError, ValueError, IndexError):
-        return None
+def _count(x: Any) -> str:
+    return "n/a" if _is_missing(x) else f"{int(x):,}"
 
 
 def software_versions() -> dict[str, str]:
@@ -338,33 +296,353 @@ def software_versions() -> dict[str, str]:
 
 
 # ------------------------------------------------------------------------------------------
-# Sections
+# The report's content: sections made of blocks, rendered by templates/report.html.j2
 # ------------------------------------------------------------------------------------------
-def spec_in_words(spec: AuditSpec) -> list[tuple[str, str]]:
+_ALLOWED_TAG = re.compile(r"<(?=/?(?:br|b|i|em|sup|sub|extra)\s*/?>)", re.IGNORECASE)
+
+
+def _neutralise(text: str) -> str:
+    """Escape every '<' that does not open one of the plain formatting tags Luskin's charts use.
+
+    plotly renders a subset of HTML in labels (``<a href>`` becomes a live link), so user text
+    must reach it escaped. The chart builders escape what they take from the data; this is a
+    second line of defence for every string of every figure in the report. '&' is left alone,
+    so text the builders already escaped (``&lt;``) shows as intended.
+    """
+    if "<" not in text:
+        return text
+    marked = _ALLOWED_TAG.sub("\x00", text)
+    return marked.replace("<", "&lt;").replace("\x00", "<")
+
+
+def _neutralise_all(value: Any) -> Any:
+    if isinstance(value, str):
+        return _neutralise(value)
+    if isinstance(value, dict):
+        return {k: _neutralise_all(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_neutralise_all(v) for v in value]
+    if isinstance(value, np.ndarray) and value.dtype.kind in "OUS":
+        return np.array([_neutralise_all(v) for v in value.tolist()], dtype=object)
+    return value
+
+
+def safe_figure(figure: Any) -> Any:
+    """A copy of a plotly figure in which no string can become a tag other than br/b/i/em/sup/sub."""
+    import plotly.graph_objects as go
+
+    return go.Figure(_neutralise_all(figure.to_plotly_json()))
+
+
+@dataclass(frozen=True)
+class Chart:
+    """One figure of the report with its caption (``figure`` already made safe)."""
+
+    caption: str
+    figure: Any
+    html: str = ""
+    src: str = ""
+    width_pct: int = 100
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table as text cells (the template escapes them); ``row_classes`` colour rows."""
+
+    caption: str
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    row_classes: tuple[str, ...] = ()
+    note: str = ""
+    wide: bool = False
+    row_header: bool = False
+
+    def __post_init__(self) -> None:
+        missing = len(self.rows) - len(self.row_classes)
+        if missing:
+            object.__setattr__(self, "row_classes", tuple(self.row_classes) + ("",) * missing)
+
+
+def _block(kind: str, **fields: Any) -> dict[str, Any]:
+    return {"kind": kind, "title": fields.pop("title", ""), **fields}
+
+
+def _settings(items: Sequence[tuple[str, Any]]) -> dict[str, Any]:
+    return _block("settings", items=[(str(k), str(v)) for k, v in items if v not in (None, "")])
+
+
+def _frame_table(frame: pd.DataFrame, caption: str, *, note: str = "", wide: bool = False) -> Table:
+    """A small frame as a text table (every value shown as str; missing as n/a)."""
+    rows = tuple(tuple("n/a" if _is_missing(v) else str(v) for v in row)
+                 for row in frame.itertuples(index=False, name=None))
+    return Table(caption, tuple(str(c) for c in frame.columns), rows, note=note, wide=wide)
+
+
+@dataclass
+class Section:
+    """One part of the report: a heading and its blocks, in order."""
+
+    anchor: str
+    title: str
+    blocks: list[dict[str, Any]] = field(default_factory=list)
+    css: str = "page"
+
+    def add(self, kind: str, **fields: Any) -> None:
+        self.blocks.append(_block(kind, **fields))
+
+    def chart(self, figure: Any, caption: str) -> None:
+        self.blocks.append(_block("chart", chart=Chart(caption, safe_figure(figure))))
+
+    def table(self, table: Table) -> None:
+        self.blocks.append(_block("table", table=table))
+
+    def warnings(self, items: Sequence[str], title: str = "Warnings") -> None:
+        if items:
+            self.blocks.append(_block("warnings", items=list(items), title=title))
+
+
+_CORRECTIONS = {"holm": "Holm's method", "bh": "the Benjamini-Hochberg method", "none": "no adjustment"}
+
+
+def spec_in_words(spec: AuditSpec, reference: str = "") -> list[tuple[str, str]]:
     """The audit settings as (label, plain words) pairs."""
-    items = [
-        ("Outcome audited", f"{spec.outcome} = {spec.positive} counts as the positive outcome"),
-        ("Protected group", f"{spec.group_name}: rows where {spec.protected.describe()}"),
-        ("Compared with", f"{spec.other_name}: all other rows"),
-        ("Filter (like compared with like)",
-         " and ".join(c.describe() for c in spec.filters) if spec.filters else "none: all rows form one cell"),
-    ]
-    if spec.filters:
+    items: list[tuple[str, str]] = []
+    if spec.outcome_type == "score":
+        cut = "the median score" if spec.score_cutoff is None else f"{spec.score_cutoff:g}"
+        items.append(("Outcome audited", (f"{spec.outcome} is a score: a row counts as positive when it is at or above "
+                                         f"{cut}; the mean score is compared too")))
+    else:
+        items.append(("Outcome audited", f"{spec.outcome} = {spec.positive} counts as the positive outcome"))
+    if spec.prediction is not None:
+        items.append(("Decisions audited", (f"the decisions in '{spec.prediction}', checked against the true outcome "
+                                           f"{spec.outcome} (true and false positive rates per group)")))
+    if spec.group_mode == "columns":
+        items.append(("Groups", (f"each value of {' × '.join(spec.group_by)}; rows with a missing value form the group "
+                                "'Unknown'")))
+        chosen = f"'{spec.reference}' (chosen by the user)" if spec.reference else \
+            "the group with the highest share among those big enough (as the four-fifths rule does)"
+        items.append(("Reference group", chosen + (f": {reference}" if reference and not spec.reference else "")))
+    else:
+        assert spec.protected is not None
+        items.append(("Protected group", f"{spec.group_name}: rows where {spec.protected.describe()}"))
+        items.append(("Compared with", f"{spec.other_name}: all other rows"))
+    if spec.cell_mode == "filter":
+        items.append(("Filter (like compared with like)", " and ".join(c.describe() for c in spec.filters)))
         items.append(("Filter cells", f"{spec.filter_name}; {spec.not_filter_name}"))
+    elif spec.cell_mode == "strata":
+        items.append(("Strata (like compared with like)", (f"every value of {' × '.join(spec.strata)}; numeric columns "
+                                                          f"with more than 20 values are cut into {spec.n_bins} "
+                                                          "quantile bins")))
+    else:
+        items.append(("Filter (like compared with like)", "none: all rows form one cell"))
+    for column, cuts in spec.bins:
+        items.append((f"Bins of {column}", "cut at " + ", ".join(f"{c:g}" for c in cuts)))
     if spec.population:
         items.append(("Rows kept (population)", " and ".join(c.describe() for c in spec.population)))
-    items.append(("Tolerance", f"a gap of up to {100 * spec.tolerance:g} percentage points counts as fair"))
+    if spec.metric == "ratio":
+        items.append(("Tolerance", f"an impact ratio of at least {spec.ratio_threshold:g} counts as fair"))
+    else:
+        items.append(("Tolerance", f"a gap of up to {100 * spec.tolerance:g} percentage points counts as fair"))
+    items.append(("Chance", (f"p-values adjusted for the number of comparisons with {_CORRECTIONS[spec.correction]}; a "
+                            "gap beyond the tolerance counts as real when its adjusted p-value is below 0.05")))
+    small = f"{spec.min_group_size:,} rows in a cell"
+    if spec.min_group_share:
+        small += f" and {100 * spec.min_group_share:g}% of all rows"
+    items.append(("Smallest group judged", small + " (smaller groups are shown, not judged)"))
     return items
 
 
-def _data_section(result: AuditResult, frame: pd.DataFrame | None, dataset: DatasetRef | None) -> str:
-    parts = []
+def _cells_words(result: AuditResult) -> str:
+    spec = result.spec
+    if spec.cell_mode == "filter":
+        return f"separately where {spec.filter_name} and where {spec.not_filter_name}"
+    if spec.cell_mode == "strata":
+        return f"within each value of {' × '.join(spec.strata)} ({len(result.cell_names):,} cells)"
+    return "among all rows audited"
+
+
+def _question(result: AuditResult, dataset: DatasetRef | None) -> list[tuple[str, str]]:
+    """Who is compared, on what outcome, in which cells, on which data."""
+    spec = result.spec
+    if spec.group_mode == "columns":
+        who = f"each {' × '.join(spec.group_by)} group, against {result.reference} (the reference group)"
+    else:
+        who = f"{spec.group_name} against {spec.other_name}"
+    data = dataset.label if dataset is not None else result.source
+    rows = f"{result.n_rows:,} rows audited"
+    if result.n_excluded:
+        rows += f", {result.n_excluded:,} left out (see 'The data')"
+    outcome = spec.outcome_text if spec.prediction is None else \
+        f"the decisions in '{spec.prediction}', checked against {spec.outcome_text}"
+    return [("Who is compared", who), ("On what outcome", outcome), ("Where", _cells_words(result)),
+            ("On which data", f"{data}: {rows}")]
+
+
+def _caveats(result: AuditResult) -> list[str]:
+    """Chance, small groups, many comparisons, Simpson's paradox, pooling: said in words."""
+    spec = result.spec
+    counts = result.verdict_counts()
+    out = []
+    judged = [c for c in result.judged if c.verdict != TOO_FEW and c.p_value is not None]
+    if counts[CHANCE]:
+        out.append(f"Chance: {counts[CHANCE]} of the gaps beyond the tolerance could be chance (adjusted p-value of "
+                   "0.05 or more); more rows would be needed to tell.")
+    if counts[TOO_FEW]:
+        out.append(f"Too few rows: {counts[TOO_FEW]} comparison(s) have fewer than {spec.min_group_size:,} rows in the "
+                   "group or the reference; they are shown but not judged.")
+    if len(judged) > 1:
+        if spec.correction == "none":
+            out.append(f"Many comparisons: {len(judged)} comparisons were tested without adjustment; about "
+                       f"{0.05 * len(judged):.1f} of them would look significant by chance alone.")
+        else:
+            out.append(f"Many comparisons: the p-values are adjusted for the {len(judged)} comparisons made "
+                       f"({_CORRECTIONS[spec.correction]}), so a verdict of 'not due to chance' holds for the page "
+                       "as a whole.")
+    for p in result.simpson:
+        out.append("Simpson's paradox: " + p.sentence)
+    if spec.cell_mode != "none":
+        held = " and ".join(c.describe() for c in spec.filters) if spec.cell_mode == "filter" else \
+            " × ".join(spec.strata)
+        out.append(f"Only {held} is held equal between the groups; other differences between them are not "
+                   "controlled.")
+    return out
+
+
+# -- the audit -----------------------------------------------------------------------------
+def _comparison_rows(result: AuditResult) -> Table:
+    spec = result.spec
+    header = ("Cell", "Group", "Rows", "Positive", "Share [95% CI]", f"Difference to {result.reference} [95% CI]",
+              "Impact ratio [95% CI]", "p-value", "Adjusted p", "Verdict", "Below four-fifths")
+    rows, classes = [], []
+    for c in result.comparisons:
+        rows.append((
+            c.cell if c.cell is not None else "All rows", c.group + (" (reference)" if c.is_reference else ""),
+            _count(c.n), _count(c.positives), _with_ci(_pct(c.rate), c.ci_low, c.ci_high, _pct),
+            "" if c.is_reference else _with_ci(_pts(c.difference), c.difference_ci_low, c.difference_ci_high, _pts),
+            "" if c.is_reference else _with_ci(_ratio(c.impact_ratio), c.impact_ratio_ci_low,
+                                               c.impact_ratio_ci_high, _ratio),
+            "" if c.is_reference else _p(c.p_value), "" if c.is_reference else _p(c.p_adjusted),
+            "reference group" if c.is_reference else c.verdict,
+            "" if c.four_fifths is None else ("yes" if c.four_fifths else "no"),
+        ))
+        classes.append("reference" if c.is_reference else ("beyond" if c.verdict == BEYOND else ""))
+    note = (f"Difference in percentage points (pts), group minus {result.reference}, in the same cell. Impact ratio: "
+            "the group's share divided by the reference's; below 0.8 fails the four-fifths rule. Adjusted p: "
+            f"{_CORRECTIONS[spec.correction]} over every comparison on this page.")
+    return Table("Every group in every cell against the reference group", header, tuple(rows), tuple(classes),
+                 note=note, wide=True)
+
+
+def _paper_rows(result: AuditResult) -> Table:
+    spec = result.spec
+    header = ("Filter cell", "Group", "Rows", "Positive", "Share [95% CI]", (f"Gap ({spec.group_name} − "
+              f"{spec.other_name})"), "p-value", "Within tolerance", "Verdict")
+    rows, classes = [], []
+    for c in result.cells:
+        g = result.gap(c.filter_holds)
+        rows.append((c.cell, c.label, _count(c.n), _count(c.positives),
+                     _with_ci(_pct(c.ratio), c.ci_low, c.ci_high, _pct), _pts(g.gap), _p(g.p_value),
+                     {True: "yes", False: "no", None: "not computable"}[g.fair], g.verdict))
+        classes.append("beyond" if g.verdict == BEYOND else "")
+    return Table("The paper's view: the protected group and the other class in each filter cell", header,
+                 tuple(rows), tuple(classes), wide=True)
+
+
+def _error_rate_rows(result: AuditResult) -> Table:
+    names = ("tpr", "fpr", "fnr", "precision")
+    header = ("Cell", "Group") + tuple(
+        f"{ERROR_RATE_NAMES[n].capitalize()} [95% CI]" for n in names)
+    rows = []
+    for c in result.comparisons:
+        assert c.error_rates is not None
+        rows.append((c.cell if c.cell is not None else "All rows",
+                     c.group + (" (reference)" if c.is_reference else ""))
+                    + tuple(_with_ci(_pct(c.error_rates[n]["rate"]), c.error_rates[n]["ci_low"],
+                                     c.error_rates[n]["ci_high"], _pct) for n in names))
+    return Table("The model's errors per group (equal opportunity: equal true positive rates; equalized odds: equal "
+                 "true and false positive rates)", header, tuple(rows), wide=True)
+
+
+def _score_rows(result: AuditResult) -> Table:
+    header = ("Cell", "Group", "Rows", "Mean score [95% CI]", "Standardised mean difference [95% CI]")
+    rows = []
+    for c in result.comparisons:
+        assert c.score is not None
+        s = c.score
+
+        def num(x: Any) -> str:
+            return "n/a" if _is_missing(x) else f"{float(x):.3g}"
+
+        rows.append((c.cell if c.cell is not None else "All rows", c.group + (" (reference)" if c.is_reference else ""),
+                     _count(c.n), _with_ci(num(s["mean"]), s["mean_ci_low"], s["mean_ci_high"], num),
+                     "" if c.is_reference else _with_ci(num(s["smd"]), s["smd_ci_low"], s["smd_ci_high"], num)))
+    return Table("The score itself: mean per group and the standardised difference to the reference", header,
+                 tuple(rows), wide=True)
+
+
+def _pooled_rows(result: AuditResult) -> Table:
+    header = ("Group", "Overall share (group / reference)", "Overall difference [95% CI]", "Overall impact ratio",
+              "Overall p", "Within-cell difference (size-weighted)", "Pooled odds ratio (Mantel-Haenszel) [95% CI]",
+              "CMH p", "Breslow-Day p", "Simpson's paradox")
+    rows, classes = [], []
+    for p in result.pooled:
+        mh = "n/a" if p.mh_odds_ratio is None else _with_ci(f"{p.mh_odds_ratio:.2f}", p.mh_ci_low, p.mh_ci_high,
+                                                            lambda x: f"{x:.2f}")
+        rows.append((p.group, f"{_pct(p.marginal_rate)} / {_pct(p.reference_marginal_rate)}",
+                     _with_ci(_pts(p.marginal_difference), p.marginal_difference_ci_low,
+                              p.marginal_difference_ci_high, _pts),
+                     _ratio(p.marginal_impact_ratio), _p(p.marginal_p_value), _pts(p.weighted_difference), mh,
+                     _p(p.cmh_p_value), _p(p.breslow_day_p_value), "YES" if p.simpson else "no"))
+        classes.append("warn" if p.simpson else "")
+    note = ("Overall: all cells together, ignoring them. Within-cell: the cells' differences averaged by their size. "
+            "Pooled odds ratio and Cochran-Mantel-Haenszel (CMH) test: the gap inside the cells, pooled; Breslow-Day: "
+            "whether the gap differs from cell to cell (p below 0.05: read the cells one by one). Simpson's paradox: "
+            "the overall gap and the gap within the cells disagree.")
+    return Table(f"Overall against within the cells, per group (reference: {result.reference})", header, tuple(rows),
+                 tuple(classes), note=note, wide=True)
+
+
+def _audit_section(result: AuditResult) -> Section:
+    from . import plots
+    from .audit_plots import audit_figures
+
+    spec = result.spec
+    section = Section("audit", "The audit: " + (spec.groups_text if spec.group_mode == "columns"
+                                                 else f"{spec.group_name} vs {spec.other_name}"))
+    section.blocks.append(_settings(spec_in_words(spec, result.reference)))
+    section.add("lead", text=result.headline())
+    section.add("sentences", items=result.sentences(), title="Findings")
+    section.warnings(["Simpson's paradox: " + p.sentence for p in result.simpson], "The overall gap misleads")
+    figures = audit_figures(result)
+    if result.cells:  # the paper's two classes: the paper's bar chart first
+        section.chart(plots.audit_bars(result), "Share with the positive outcome per class and filter cell; whiskers: "
+                                                "95% confidence intervals; n: rows.")
+        figures = figures[1:]
+    for caption, figure in figures:
+        section.chart(figure, caption)
+    if result.cells:
+        section.table(_paper_rows(result))
+    section.table(_comparison_rows(result))
+    if any(c.error_rates is not None for c in result.comparisons):
+        section.table(_error_rate_rows(result))
+    if any(c.score is not None for c in result.comparisons):
+        section.table(_score_rows(result))
+    if len(result.cell_names) > 1:
+        if result.pooled:
+            section.table(_pooled_rows(result))
+        else:
+            section.add("missing", text="There is no pooled view: only the reference group has rows.")
+    return section
+
+
+def _data_section(result: AuditResult, frame: pd.DataFrame | None, dataset: DatasetRef | None) -> Section:
+    section = Section("data", "The data")
     items: list[tuple[str, Any]] = []
     if dataset is not None:
         items.append(("Data", dataset.label))
         if dataset.fingerprint:
             items.append(("Content fingerprint", dataset.fingerprint))
-    total = int(len(frame)) if frame is not None else result.n_rows + result.n_excluded
+    total = len(frame) if frame is not None else result.n_rows + result.n_excluded
     items.append(("Rows in the data", f"{total:,}"))
     if frame is not None:
         missing = int(frame.isna().sum().sum())
@@ -379,127 +657,166 @@ def _data_section(result: AuditResult, frame: pd.DataFrame | None, dataset: Data
         items.append(("Rows excluded", f"{result.n_excluded:,} ({why})" if why else f"{result.n_excluded:,}"))
     else:
         items.append(("Rows excluded", "none"))
-    parts.append(_definition_list(items))
-    if frame is not None:
-        from .data import column_summary
+    section.blocks.append(_settings(items))
+    if frame is None:
+        section.add("missing", text="The table itself was not given to the report, so its columns are not listed.")
+        return section
+    from .data import column_summary
 
-        summary = column_summary(frame)
-        parts.append("<details><summary>Columns, their types and missing values</summary>"
-                     + html_table(summary, "One row per column of the data") + "</details>")
-    return "".join(parts)
-
-
-def _audit_table(result: AuditResult) -> pd.DataFrame:
-    frame = result.to_frame()
-    return frame.rename(columns={"Ratio": "Share positive", "95% CI low": "Share 95% CI low",
-                                 "95% CI high": "Share 95% CI high"})
-
-
-_SETTING_NAMES = {
-    "algorithm_name": "Algorithm", "direction": "Direction", "seed": "Seed (fixes the random split)",
-    "solver": "Solver", "score_source": "Scores from", "reference": "Reference group",
-    "n_train": "Rows to train the model", "n_tune": "Rows to choose the thresholds",
-    "n_test": "Rows to test (numbers below)",
-}
+    summary = column_summary(frame)
+    shown = summary.head(_MAX_COLUMNS_LISTED)
+    note = "" if len(summary) <= _MAX_COLUMNS_LISTED else \
+        f"The first {_MAX_COLUMNS_LISTED} of {len(summary):,} columns are listed."
+    section.blocks.append(_block("details", title="Columns, their types and missing values",
+                                 table=_frame_table(shown, "One row per column of the data", note=note)))
+    return section
 
 
-def _scalar_settings(obj: Any, names: Sequence[str]) -> list[tuple[str, str]]:
-    """Readable (label, value) pairs for the simple attributes a result has (others are skipped)."""
-    out = []
-    for name in names:
-        value = getattr(obj, name, None)
-        if value is None or callable(value) or (name.startswith("n_") and not value):
-            continue
-        if isinstance(value, (str, int, float, bool, np.generic)):
-            label = _SETTING_NAMES.get(name, name.replace("_", " "))
-            out.append((label, _fmt(value, name) if isinstance(value, (int, float, np.generic)) else str(value)))
-    return out
+_MAX_COLUMNS_LISTED = 80
 
 
-def _table_of(obj: Any) -> pd.DataFrame | None:
-    """The result's own table (``paper_table()``, ``to_frame()`` or ``table()``), if it has one."""
-    for name, kwargs in (("paper_table", {"gap": True}), ("paper_table", {}), ("to_frame", {}), ("table", {})):
-        method = getattr(obj, name, None)
-        if callable(method):
-            table = _try(method, **kwargs)
-            if isinstance(table, pd.DataFrame):
-                return table
-    return None
+# -- the corrections -----------------------------------------------------------------------
+def _as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
-def _retrain_section(retrain: Any, figures: _Figures) -> str:
+def _warnings_of(obj: Any) -> list[str]:
+    return [str(w) for w in (getattr(obj, "warnings", ()) or ())]
+
+
+def _gap_rows(audits: Sequence[tuple[str, AuditResult]]) -> Table:
+    """Share per group per cell under each set of decisions, then each gap (the paper's Tables 1-4)."""
+    first = audits[0][1]
+    header = ("Cell", "Group") + tuple(f"{name}: share [95% CI]" for name, _ in audits)
+    rows, classes = [], []
+    if first.cells:
+        for key in dict.fromkeys(c.filter_holds for c in first.cells):
+            cell = first.gap(key).cell
+            for member in (True, False):
+                label = first.cell(key, member).label
+                rows.append((cell, label) + tuple(
+                    _with_ci(_pct(a.cell(key, member).ratio), a.cell(key, member).ci_low, a.cell(key, member).ci_high,
+                             _pct) for _, a in audits))
+                classes.append("")
+            rows.append((cell, "Gap (group − other)") + tuple(
+                f"{_pts(a.gap(key).gap)} (p {_p(a.gap(key).p_value)}; {a.gap(key).verdict or 'n/a'})"
+                for _, a in audits))
+            classes.append("warn")
+    else:
+        for c in first.comparisons:
+            rows.append((c.cell or "All rows", c.group + (" (reference)" if c.is_reference else "")) + tuple(
+                _with_ci(_pct(x.rate), x.ci_low, x.ci_high, _pct)
+                for x in (a.comparison(c.group, c.cell) for _, a in audits)))
+            classes.append("reference" if c.is_reference else "")
+    return Table("Share with a positive decision per group and cell on the held-out rows D4", header, tuple(rows),
+                 tuple(classes), wide=True)
+
+
+def _retrain_section(results: Sequence[Any], points: Sequence[CostPoint]) -> Section:
     from . import plots
 
-    items = _scalar_settings(retrain, ("algorithm_name", "direction", "seed"))
-    options = getattr(retrain, "options", None)
-    describe = getattr(options, "describe", None)
-    if callable(describe):
-        items = [("Settings", str(_try(describe) or ""))]
-    for label, name in (("AUC of the first model (A1)", "auc_first"), ("AUC of the retrained model (C2)", "auc_second")):
-        value = getattr(retrain, name, None)
-        if isinstance(value, (int, float)) and not _is_missing(value):
-            items.append((label, f"{float(value):.3f}"))
-    sizes = getattr(retrain, "sizes", None)
-    if isinstance(sizes, Mapping) and sizes:
-        items.append(("Rows per split", ", ".join(f"{k}: {int(v):,}" for k, v in sizes.items())))
-    parts = [_definition_list(items)]
-    table = _table_of(retrain)
-    if table is not None:
-        parts.append(html_table(table, "Original labels, the risk model A1 and the retrained C2 on the held-out rows (D4): "
-                                       "share positive per group and filter cell, and AUC against the original labels"))
-    figure = _try(plots.retrain_gaps, retrain)
-    if figure is not None:
-        parts.append(figures.render(figure, "Gap between the groups before and after retraining."))
-    second = getattr(retrain, "second", None)
-    if isinstance(second, AuditResult):
-        parts.append("<h3>Verdicts for the retrained model (C2)</h3>" + _sentences(second.sentences()))
-    relabel = getattr(retrain, "relabelling", None) or getattr(retrain, "relabel", None)
-    if relabel is not None and callable(getattr(relabel, "sentences", None)):
-        notes = _try(relabel.sentences)
-        if notes:
-            parts.append("<h3>How the training labels were adjusted</h3>" + _sentences(notes, "notes"))
-    return "".join(parts)
+    section = Section("retrain", "Correction 1: relabel and retrain (controlled fairness)")
+    section.add("paragraph", text=(
+        "The rows are split 40/40/20. A first model (A1) learns from the recorded outcomes on the first 40% (D1); its "
+        "risk scores on the second 40% (D2) decide which labels to change so that the groups' shares become equal "
+        "within the cells (D3); a second model (C2) learns from those labels. Both are measured on the last 20% (D4), "
+        "which neither has seen."))
+    for index, result in enumerate(results, 1):
+        options = result.options
+        mine = [p for p in points if p.series == f"retrain-{index}"]
+        if len(results) > 1:
+            section.add("subheading", text=f"{index}. {ALGORITHM_NAMES[options.algorithm]}, A1 {options.first}, "
+                                           f"C2 {options.second}")
+        sizes = result.sizes
+        dropped = "; ".join(f"{k} ({v})" for k, v in result.dropped_features.items())
+        section.blocks.append(_settings([
+            ("Settings", options.describe()),
+            ("Decision", f"a model decides positive when its score is at least {options.threshold:g}"),
+            ("Split", (f"D1 {sizes['D1']:,} rows (train A1), D2 {sizes['D2']:,} rows (relabelled to train C2), D4 "
+                      f"{sizes['D4']:,} rows (these numbers); stratified by {result.stratified_by}")),
+            ("Model inputs", f"{len(result.features)} columns: {', '.join(result.features)}"),
+            ("Left out of the inputs", dropped),
+        ]))
+        section.warnings(_warnings_of(result), "Warnings about this correction")
+        auc_rows = []
+        for p in mine:
+            auc_rows.append((p.label, _with_ci(f"{p.score:.3f}", p.score_low, p.score_high, lambda x: f"{x:.3f}"),
+                             "n/a" if p.gap is None else _with_ci(_pts(p.gap, False), p.gap_low, p.gap_high,
+                                                                  lambda x: _pts(x, False)), p.detail))
+        section.table(Table("Quality and remaining gap of the two models on D4",
+                            ("Model", "AUC against the recorded outcomes [95% CI]",
+                             "Largest gap in any cell [95% CI]", "Between"), tuple(auc_rows)))
+        audits = [("Recorded outcomes", result.original), (f"A1 ({options.first})", result.first),
+                  (f"C2 ({options.second})", result.second)]
+        section.table(_gap_rows(audits))
+        if result.original.gaps:
+            section.chart(plots.retrain_gaps(result), "Gap between the groups in each filter cell: recorded outcomes, "
+                                                      "the first model A1 and the retrained C2 (held-out rows D4).")
+        else:
+            section.add("missing", text="The before-and-after gap chart is drawn for a protected group against the "
+                                        "rest; the table above gives every group's share.")
+        section.add("sentences", items=result.second.sentences(), title="Verdicts for the retrained model C2 on D4")
+        section.add("sentences", items=result.relabelling.sentences(), title="How the training labels were changed")
+    return section
 
 
-def _split_table(report: Any) -> pd.DataFrame:
-    rows = []
-    for stage, split in (("Before (one threshold)", getattr(report, "before", None)),
-                         ("After (own thresholds)", getattr(report, "after", None))):
-        if split is None:
-            continue
-        for group, r in split.groups.items():
-            rows.append({"Stage": stage, "Group": group, "Threshold": r.threshold, "Rows": r.n,
-                         "Accuracy": r.accuracy, "TPR": r.tpr, "FPR": r.fpr})
-        rows.append({"Stage": stage, "Group": "All", "Threshold": None, "Rows": None,
-                     "Accuracy": split.accuracy, "TPR": split.tpr_gap, "FPR": split.fpr_gap})
-    table = pd.DataFrame(rows)
-    if not table.empty:
-        table.loc[table["Group"] == "All", "Group"] = "All rows (TPR / FPR: gap between groups)"
-    return table
-
-
-def _thresholds_section(report: Any, spec: AuditSpec, figures: _Figures) -> str:
+def _threshold_section(reports: Sequence[Any], spec: AuditSpec) -> Section:
     from . import plots
 
-    items = _scalar_settings(report, ("solver", "score_source", "reference", "seed", "n_train", "n_tune", "n_test"))
-    lam = getattr(report, "lam", None)
-    if lam is not None:
-        items.insert(0, ("lambda (weight on equal error rates)", f"{lam:g}"))
-    thresholds = getattr(report, "thresholds", None)
-    if isinstance(thresholds, Mapping):
-        items.append(("Thresholds chosen", "; ".join(f"{k}: {float(v):.4g}" for k, v in thresholds.items())))
-    parts = [_definition_list(items)]
-    table = _table_of(report)
-    if table is None:
-        table = _try(_split_table, report)
-    if table is not None and not table.empty:
-        parts.append(html_table(table, "Accuracy, true positive rate (TPR) and false positive rate (FPR) per group "
-                                       "on the held-out test rows, before and after per-group thresholds"))
-    figure = _try(plots.threshold_roc, report, spec, "test")
-    if figure is not None:
-        parts.append(figures.render(figure, "ROC curves per group with the operating points before (cross) and "
-                                            "after (circle) tuning, on the held-out test rows."))
-    return "".join(parts)
+    section = Section("thresholds", "Correction 2: one decision threshold per group (classification parity)")
+    section.add("paragraph", text=(
+        "One model scores everyone; each group gets its own threshold, chosen to maximise accuracy minus lambda times "
+        "the gaps in true and false positive rates between the groups. The numbers are measured on held-out test "
+        "rows. A row is decided positive when its score is at least its group's threshold."))
+    solvers = {"exact": "exact (the true best thresholds)", "pso": "the paper's particle swarm (seeded)"}
+    for index, report in enumerate(reports, 1):
+        if len(reports) > 1:
+            section.add("subheading", text=f"{index}. lambda = {report.lam:g}")
+        if report.n_train:
+            rows = (f"model trained on {report.n_train:,} rows, thresholds chosen on {report.n_tune:,}"
+                    + (" (out of fold)" if report.tuning_method == "crossfit" else "")
+                    + f", tested on {report.n_test:,} (these numbers)")
+        else:
+            rows = f"thresholds chosen on {report.n_tune:,} rows, tested on {report.n_test:,} (these numbers)"
+        before = ("no shared threshold to compare with" if report.default_threshold is None
+                  else f"one threshold of {report.default_threshold:.4g} for every group")
+        section.blocks.append(_settings([
+            ("Scores", report.score_source),
+            ("lambda", f"{report.lam:g} (weight on equal error rates against accuracy; the paper uses 1)"),
+            ("Solver", solvers.get(report.solver, report.solver)),
+            ("Reference group", report.reference),
+            ("Before", before),
+            ("Rows", rows),
+            ("Seed", f"{report.seed}"),
+            ("Thresholds chosen", "; ".join(f"{k}: {float(v):.4g}" for k, v in report.thresholds.items())),
+        ]))
+        section.warnings(_warnings_of(report), "Warnings about this correction")
+        header = ("Group", "Rows", "Threshold before", "Threshold after", "TPR before", "TPR after", "FPR before",
+                  "FPR after")
+        rows_out = []
+        for group, after in report.after.groups.items():
+            b = report.before.groups[group] if report.before is not None else None
+            rows_out.append((str(group), _count(after.n), "n/a" if b is None else f"{b.threshold:.4g}",
+                             f"{after.threshold:.4g}", "n/a" if b is None else _pct(b.tpr), _pct(after.tpr),
+                             "n/a" if b is None else _pct(b.fpr), _pct(after.fpr)))
+        b_split = report.before
+        rows_out.append(("Largest gap between groups", "", "", "",
+                         "n/a" if b_split is None else _pts(b_split.tpr_gap, False), _pts(report.after.tpr_gap, False),
+                         "n/a" if b_split is None else _pts(b_split.fpr_gap, False),
+                         _pts(report.after.fpr_gap, False)))
+        section.table(Table("True positive rate (TPR) and false positive rate (FPR) per group on the test rows",
+                            header, tuple(rows_out), ("",) * (len(rows_out) - 1) + ("warn",),
+                            note=f"Accuracy on the test rows: {_pct(b_split.accuracy) if b_split else 'n/a'} before, "
+                                 f"{_pct(report.after.accuracy)} after.", wide=True))
+        if report.before is None:
+            section.add("missing", text="There is no 'before' point: the score column has no shared threshold to "
+                                        "compare with (give one with --default-threshold).")
+        section.chart(plots.threshold_roc(report, spec, "test"), "ROC curves per group with the operating points "
+                                                                 "before (cross) and after (circle) tuning, on the "
+                                                                 "held-out test rows.")
+    return section
 
 
 def _sweep_histograms(sweep: Any, alpha: float, spec: AuditSpec) -> Any:
@@ -512,44 +829,483 @@ def _sweep_histograms(sweep: Any, alpha: float, spec: AuditSpec) -> Any:
     return plots.sweep_histograms(sweep, alpha, group, other)
 
 
-def _equalized_section(sweep: Any, alpha: float | None, spec: AuditSpec, figures: _Figures) -> str:
+def _equalized_section(sweeps: Sequence[Any], alpha: float | None, spec: AuditSpec) -> Section:
     from . import plots
 
-    points = list(getattr(sweep, "points", ()))
-    if not points:
-        return "<p>No equalized-distribution results were supplied.</p>"
-    chosen = sweep.point(alpha).alpha if alpha is not None else None
-    parts = [_definition_list([("Alpha shown", f"{chosen:g}" if chosen is not None else "all"),
-                               ("Training rows", f"{getattr(sweep, 'n_train', 0):,}"),
-                               ("Test rows", f"{getattr(sweep, 'n_test', 0):,}")])]
-    table = pd.DataFrame([{"alpha": p.alpha, "Accuracy": p.accuracy, "TPR gap": p.tpr_gap,
-                           "FPR gap": p.fpr_gap} for p in points])
-    parts.append(html_table(table, "Accuracy and the groups' error-rate gaps on the test rows for each alpha "
-                                   "(alpha = 1: accuracy only)"))
-    for builder, args in ((_sweep_histograms, (sweep, chosen if chosen is not None else points[0].alpha, spec)),
-                          (plots.alpha_accuracy, ([p.alpha for p in points], [p.accuracy for p in points], chosen)),
-                          (plots.alpha_gaps, ([p.alpha for p in points], [p.tpr_gap for p in points],
-                                              [p.fpr_gap for p in points], chosen))):
-        figure = _try(builder, *args)
-        if figure is not None:
-            parts.append(figures.render(figure))
-    return "".join(parts)
+    section = Section("equalized", "Correction 3: equalized score distributions")
+    section.add("paragraph", text=(
+        "A logistic regression trained on alpha × its usual error + (1 − alpha) × the distance between the groups' "
+        "score distributions (for people with a positive and a negative outcome separately). alpha = 1 is plain "
+        "logistic regression; smaller alpha pulls the distributions together. The group is used in training only, "
+        "not to decide. A row is decided positive when its probability is above 0.5."))
+    for index, sweep in enumerate(sweeps, 1):
+        points = list(sweep.points)
+        if len(sweeps) > 1:
+            section.add("subheading", text=f"Sweep {index}")
+        chosen = sweep.point(alpha).alpha if alpha is not None else None
+        section.blocks.append(_settings([
+            ("Alphas computed", ", ".join(f"{p.alpha:g}" for p in points)),
+            ("Alpha shown", f"{chosen:g}" if chosen is not None else "all (histograms: the smallest)"),
+            ("Rows", f"trained on {sweep.n_train:,}, tested on {sweep.n_test:,} (these numbers)"),
+            ("Reference group", sweep.reference_group),
+        ]))
+        notes = _warnings_of(sweep) + [f"alpha = {p.alpha:g}: {w}" for p in points for w in _warnings_of(p)]
+        section.warnings(notes, "Warnings about this correction")
+        labels = list(sweep.group_labels)
+        header = ("alpha", "Accuracy [95% CI]") + tuple(f"TPR {g}" for g in labels) + tuple(
+            f"FPR {g}" for g in labels) + ("TPR gap", "FPR gap")
+        rows = []
+        for p in points:
+            low, high = accuracy_interval(p.accuracy, int(sweep.n_test))
+            rows.append((f"{p.alpha:g}", _with_ci(_pct(p.accuracy), low, high, _pct))
+                        + tuple(_pct(p.groups[g]["tpr"]) for g in labels)
+                        + tuple(_pct(p.groups[g]["fpr"]) for g in labels)
+                        + (_pts(p.tpr_gap, False), _pts(p.fpr_gap, False)))
+        section.table(Table("Accuracy and the groups' error rates on the test rows for each alpha (alpha = 1: "
+                            "accuracy only)", header, tuple(rows),
+                            tuple("warn" if p.alpha >= 1 else "" for p in points), wide=True))
+        shown = chosen if chosen is not None else points[0].alpha
+        section.chart(_sweep_histograms(sweep, shown, spec),
+                      f"Score distributions of the groups at alpha = {shown:g} on the test rows.")
+        section.chart(plots.alpha_accuracy([p.alpha for p in points], [p.accuracy for p in points], chosen),
+                      "Accuracy on the test rows for each alpha.")
+        section.chart(plots.alpha_gaps([p.alpha for p in points], [p.tpr_gap for p in points],
+                                       [p.fpr_gap for p in points], chosen),
+                      "The gaps in true and false positive rates between the groups for each alpha.")
+    return section
 
 
-_STYLE = """
-body{font-family:Arial,Helvetica,sans-serif;font-size:18px;line-height:1.5;color:#1a1a1a;
-     max-width:1100px;margin:0 auto;padding:24px;}
-h1{font-size:2em;margin-bottom:0.2em} h2{border-bottom:3px solid #0072B2;padding-bottom:4px;margin-top:1.6em}
-.meta{color:#555} .verdicts li{margin:0.5em 0} .overall{font-size:1.15em;font-weight:bold}
-table{border-collapse:collapse;margin:1em 0;font-size:0.85em;width:100%}
-caption{text-align:left;font-weight:bold;padding:4px 0}
-th,td{border:1px solid #bbb;padding:4px 8px;text-align:left;vertical-align:top}
-thead th{background:#eef3f8} td{font-variant-numeric:tabular-nums}
-dl{display:grid;grid-template-columns:max-content auto;gap:4px 16px} dt{font-weight:bold} dd{margin:0}
-pre{background:#f4f4f4;padding:12px;overflow-x:auto;font-size:0.8em}
-figure.chart{margin:1em 0} figcaption{color:#444;font-size:0.9em}
-@media print{figure.chart,table{page-break-inside:avoid}}
-"""
+def _cost_rows(points: Sequence[CostPoint]) -> list[tuple[CostPoint | None, CostPoint]]:
+    """(before, after) per correction; for a sweep, the paper's default alphas (else the smallest gap)."""
+    out = []
+    for series in dict.fromkeys(p.series for p in points):
+        group = [p for p in points if p.series == series]
+        before = next((p for p in group if p.stage == "before"), None)
+        afters = [p for p in group if p.stage == "after"]
+        if group[0].tool == "equalized":
+            defaults = [p for p in afters if p.default]
+            afters = defaults or sorted(afters, key=lambda p: (p.gap is None, p.gap or 0.0))[:1]
+        out += [(before, after) for after in afters]
+    return out
+
+
+def _cost_name(after: CostPoint) -> str:
+    return f"Equalized distribution at {after.label}" if after.tool == "equalized" else after.correction
+
+
+def _cost_sentences(points: Sequence[CostPoint]) -> list[str]:
+    """One sentence per correction: what it did to the gap and what it cost in accuracy or AUC."""
+    out = []
+    for before, after in _cost_rows(points):
+        name = _cost_name(after)
+        if before is None or before.gap is None or after.gap is None:
+            out.append(f"{name}: {after.score_name} {_score_text(after)}; the gap could not be measured both before "
+                       "and after, so there is nothing to compare.")
+            continue
+        verb = "cut" if after.gap < before.gap else ("left" if after.gap == before.gap else "WIDENED")
+        change = after.score - before.score
+        if after.score_name == "AUC":
+            cost = f"AUC {before.score:.3f} → {after.score:.3f}"
+        elif change < 0:
+            cost = f"at a cost of {100 * -change:.1f} points of accuracy ({_pct(before.score)} → {_pct(after.score)})"
+        else:
+            cost = f"with no loss of accuracy ({_pct(before.score)} → {_pct(after.score)})"
+        out.append(f"{name}: {verb} the {GAP_NAMES[after.family]} from {100 * before.gap:.1f} to "
+                   f"{100 * after.gap:.1f} points, {cost}.")
+    return out
+
+
+def _score_text(p: CostPoint) -> str:
+    return f"{p.score:.3f}" if p.score_name == "AUC" else _pct(p.score)
+
+
+def _summary_rows(points: Sequence[CostPoint]) -> Table:
+    rows, classes = [], []
+    for before, after in _cost_rows(points):
+        score = f"{_score_text(before)} → {_score_text(after)}" if before is not None else _score_text(after)
+        gap_b = "n/a" if before is None or before.gap is None else f"{100 * before.gap:.1f}"
+        gap_a = "n/a" if after.gap is None else f"{100 * after.gap:.1f}"
+        rows.append((_cost_name(after) + (" (the paper's default)" if after.default else ""),
+                     f"{after.score_name} {score}", f"{gap_b} → {gap_a} points"
+                     + (" (see the warnings below)" if after.warnings else "")))
+        classes.append("warn" if after.warnings else "")
+    families = dict.fromkeys(p.family for p in points)
+    note = "Gap: " + "; ".join(f"for {'retraining' if f == CONTROLLED else 'the others'}, the {GAP_NAMES[f]}"
+                               for f in families) + ". All on held-out test rows."
+    return Table("", ("Correction", "Accuracy or AUC: before → after", "Remaining gap: before → after"),
+                 tuple(rows), tuple(classes), note=note, row_header=True)
+
+
+def _cost_section(points: Sequence[CostPoint]) -> Section:
+    section = Section("cost", "What each correction costs")
+    section.add("paragraph", text=(
+        "Each correction trades some accuracy for a smaller gap between the groups. The chart puts every model that "
+        "was computed on the same two axes: how accurate it is (AUC for retraining, whose result keeps no decisions "
+        "per row; accuracy for the others) and how large a gap remains. Up and to the left is better."))
+    if any(p.gap is not None for p in points):
+        section.chart(cost_chart(points), "Accuracy (or AUC) against the remaining gap for every correction computed; "
+                                          "arrows lead from before to after the correction; stars mark the paper's "
+                                          "default choices; whiskers are 95% intervals (Wilson for accuracy, Hanley "
+                                          "and McNeil for AUC, Newcombe for gaps).")
+    else:
+        section.add("missing", text="No correction left enough test rows in both groups to measure a gap, so there "
+                                    "is nothing to draw; the table lists what was computed.")
+    missing = [p for p in points if p.gap is None]
+    if missing:
+        section.add("missing", text="Not drawn (the gap could not be measured): " + "; ".join(
+            f"{p.correction}, {p.label} ({p.detail})" for p in missing) + ".")
+    section.add("sentences", items=_cost_sentences(points), title="In words")
+    rows = []
+    for p in points:
+        fmt = (lambda x: f"{x:.3f}") if p.score_name == "AUC" else _pct
+        rows.append((p.correction, p.label + (" ★" if p.default else ""), p.score_name,
+                     _with_ci(fmt(p.score), p.score_low, p.score_high, fmt),
+                     "n/a" if p.gap is None else _with_ci(_pts(p.gap, False), p.gap_low, p.gap_high,
+                                                          lambda x: _pts(x, False)),
+                     p.detail, _count(p.n_test)))
+    section.table(Table("Every point of the chart", ("Correction", "Model", "Measure", "Value [95% CI]",
+                                                     "Remaining gap [95% CI]", "Largest gap between", "Test rows"),
+                        tuple(rows), tuple("warn" if p.warnings else "" for p in points),
+                        note="★ the paper's default choice. Gap: " + "; ".join(
+                            f"{k}: {v}" for k, v in GAP_NAMES.items() if any(p.family == k for p in points)) + ".",
+                        wide=True))
+    return section
+
+
+def _summary_section(result: AuditResult, dataset: DatasetRef | None, points: Sequence[CostPoint],
+                     ran: Sequence[str], warnings: Sequence[str]) -> Section:
+    section = Section("summary", "The findings in one page", css="summary")
+    section.add("subheading", text="The question")
+    section.blocks.append(_settings(_question(result, dataset)))
+    section.add("subheading", text="The verdict")
+    section.add("lead", text=result.headline())
+    sentences = result.sentences()
+    shown = sentences[:_SUMMARY_SENTENCES]
+    if len(sentences) > len(shown):
+        shown.append(f"... and {len(sentences) - len(shown)} more findings in 'The audit'.")
+    section.add("sentences", items=shown)
+    caveats = _caveats(result)
+    if caveats:
+        section.add("caveats", items=caveats, title="Read with care")
+    section.add("subheading", text="What was tried to correct it, and what it cost")
+    if points:
+        section.table(_summary_rows(points))
+    else:
+        section.add("missing", text="No correction was run. Retraining, per-group thresholds and the equalized "
+                                    "distribution (the dashboard's pages, or 'luskin report --retrain --thresholds "
+                                    "--equalize') show what a correction would cost.")
+    not_run = [name for name in ("retraining", "per-group thresholds", "equalized distribution") if name not in ran]
+    if points and not_run:
+        section.add("paragraph", text="Not run for this report: " + ", ".join(not_run) + ".")
+    section.warnings(warnings, "Warnings: corrections that backfired or need care")
+    return section
+
+
+_SUMMARY_SENTENCES = 6
+
+_GLOSSARY = (
+    ("Share [95% CI]", "the share of a group's rows with the positive outcome, with its Wilson 95% interval"),
+    ("Difference", ("a group's share minus the reference group's, in percentage points (pts), with Newcombe's 95% "
+                   "interval")),
+    ("Impact ratio", ("a group's share divided by the reference group's (Koopman's interval); below 0.8 fails the "
+                     "four-fifths rule")),
+    ("p-value", ("the chance of a gap at least this large if the groups were treated alike (z-test; Fisher's exact "
+                "test for small counts)")),
+    ("Adjusted p", "the p-value corrected for the number of comparisons made (Holm, or Benjamini-Hochberg)"),
+    ("Verdict", ("too few rows (not judged); within tolerance; beyond tolerance (adjusted p below 0.05); beyond "
+                "tolerance but could be chance")),
+    ("Pooled odds ratio, CMH", ("the gap inside the cells pooled across them (Mantel-Haenszel) and its test "
+                               "(Cochran-Mantel-Haenszel)")),
+    ("Breslow-Day", "tests whether the gap differs from cell to cell; when it does, read the cells one by one"),
+    ("Simpson's paradox", ("the overall gap and the gap within the cells point different ways, or only one is "
+                          "significant")),
+    ("TPR, FPR", ("true positive rate (share of people with a positive outcome decided positive) and false positive "
+                 "rate (share of people with a negative outcome decided positive)")),
+    ("AUC", ("how well a model's scores rank positive above negative rows (0.5: chance; 1: perfect), with Hanley and "
+            "McNeil's interval")),
+)
+
+
+def _appendix(spec: AuditSpec, options: Mapping[str, Any] | None, retrains: Sequence[Any],
+              thresholds: Sequence[Any], sweeps: Sequence[Any], versions: Mapping[str, str]) -> Section:
+    section = Section("appendix", "Appendix: settings as JSON, how the numbers are made, software")
+    section.add("paragraph", text="The same settings as above, as JSON: for Luskin's command line (--config) or a "
+                                  "saved configuration.")
+    section.add("json", title="Audit specification", text=spec.to_json())
+    for i, result in enumerate(retrains, 1):
+        section.add("json", title=f"Retraining options ({i})", text=result.options.to_json())
+    for i, report in enumerate(thresholds, 1):
+        section.add("json", title=f"Threshold settings ({i})", text=json.dumps({
+            "lambda": report.lam, "solver": report.solver, "score_source": report.score_source,
+            "default_threshold": report.default_threshold, "tuning": report.tuning_method, "seed": report.seed},
+            indent=2, allow_nan=False))
+    for i, sweep in enumerate(sweeps, 1):
+        section.add("json", title=f"Equalized-distribution sweep ({i})", text=json.dumps({
+            "alphas": list(sweep.alphas), "rows": {"train": sweep.n_train, "test": sweep.n_test},
+            "reference_group": sweep.reference_group}, indent=2))
+    if options:
+        section.add("json", title="Page options",
+                    text=json.dumps(dict(options), indent=2, default=_json_default_lenient))
+    section.add("subheading", text="How the numbers are made")
+    section.blocks.append(_settings(_GLOSSARY))
+    section.add("subheading", text="Software")
+    section.add("paragraph", text="Made with " + ", ".join(f"{k} {v}" for k, v in versions.items()) + ".")
+    return section
+
+
+def _json_default_lenient(value: Any) -> Any:
+    try:
+        return _json_default(value)
+    except LuskinError:
+        return str(value)
+
+
+# ------------------------------------------------------------------------------------------
+# Rendering: the HTML (interactive charts) and the PDF (vector charts)
+# ------------------------------------------------------------------------------------------
+_ENVIRONMENT: Any = None
+_ENVIRONMENT_LOCK = threading.Lock()
+
+
+def _template() -> Any:
+    """The report template, loaded once, with autoescaping on for every variable."""
+    global _ENVIRONMENT
+    with _ENVIRONMENT_LOCK:
+        if _ENVIRONMENT is None:
+            import jinja2
+
+            _ENVIRONMENT = jinja2.Environment(loader=jinja2.PackageLoader("luskin_core", "templates"),
+                                              autoescape=True, undefined=jinja2.StrictUndefined,
+                                              trim_blocks=False, lstrip_blocks=False)
+        return _ENVIRONMENT.get_template("report.html.j2")
+
+
+@dataclass(frozen=True)
+class ReportContent:
+    """Everything the report says, built once; :meth:`html` and :meth:`pdf` render the same content."""
+
+    title: str
+    byline: str
+    footer: str
+    version: str
+    sections: tuple[Section, ...]
+
+    def charts(self) -> list[Chart]:
+        return [b["chart"] for s in self.sections for b in s.blocks if b["kind"] == "chart"]
+
+    def _render(self, *, pdf: bool, charts: Mapping[int, Chart], plotly_js: str = "") -> str:
+        from markupsafe import Markup
+
+        sections = []
+        for s in self.sections:
+            blocks = []
+            for b in s.blocks:
+                if b["kind"] == "chart":
+                    b = {**b, "chart": charts[id(b["chart"])]}
+                blocks.append(b)
+            sections.append(Section(s.anchor, s.title, blocks, s.css))
+        return str(_template().render(
+            title=self.title, byline=self.byline, footer=self.footer, version=self.version, sections=sections,
+            pdf=pdf, plotly_js=Markup(plotly_js),
+        ))
+
+    def html(self) -> str:
+        """A self-contained page: plotly.js written once in the head, each chart drawn from its figure."""
+        from markupsafe import Markup
+
+        charts: dict[int, Chart] = {}
+        for number, chart in enumerate(self.charts(), 1):
+            height = getattr(chart.figure.layout, "height", None) or 520
+            div = chart.figure.to_html(full_html=False, include_plotlyjs=False, div_id=f"luskin-chart-{number}",
+                                       default_width="100%", default_height=f"{int(height)}px",
+                                       config={"displaylogo": False, "responsive": True})
+            charts[id(chart)] = Chart(chart.caption, chart.figure, html=Markup(div))
+        plotly_js = ""
+        if charts:
+            from plotly.offline import get_plotlyjs
+
+            plotly_js = get_plotlyjs()
+        return self._render(pdf=False, charts=charts, plotly_js=plotly_js)
+
+    def pdf(self, *, browser_path: str | None = None) -> bytes:
+        """The same content as a PDF: charts as vector images (SVG drawn by Chromium), laid out by WeasyPrint."""
+        try:
+            import weasyprint
+        except ImportError:
+            raise LuskinError("The PDF report needs WeasyPrint: pip install weasyprint (the HTML report does "
+                              "not).") from None
+        import base64
+
+        charts: dict[int, Chart] = {}
+        all_charts = self.charts()
+        images = _RENDERER.svgs([c.figure for c in all_charts], browser_path=browser_path)
+        for chart, svg in zip(all_charts, images):
+            src = "data:image/svg+xml;base64," + base64.b64encode(svg).decode("ascii")
+            charts[id(chart)] = Chart(chart.caption, chart.figure, src=src, width_pct=100)
+        page = self._render(pdf=True, charts=charts)
+        fetcher = weasyprint.URLFetcher(allowed_protocols={"data"})  # nothing is fetched from outside
+        return bytes(weasyprint.HTML(string=page, url_fetcher=fetcher).write_pdf())
+
+
+_PDF_WIDTH = 820  # px: charts are drawn this wide and scaled to the page (about 18 cm)
+
+
+class _ChartRenderer:
+    """One headless Chromium (through kaleido) for the whole process, drawing charts as SVG.
+
+    Started on first use, under a lock, in its own thread with its own event loop, so no
+    request thread owns it and kaleido's process-wide server is never used. Nothing
+    process-wide is changed: the browser is named by path (kaleido's ``path``), not through
+    ``BROWSER_PATH``, and MathJax is off so the page asks nothing of the network. Concurrent
+    reports share the browser (two tabs; kaleido queues the rest). Closed at exit.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loop: Any = None
+        self._thread: threading.Thread | None = None
+        self._kaleido: Any = None
+        self._path: str | None = None
+        self._registered = False
+
+    def _find(self, browser_path: str | None) -> str:
+        import shutil
+
+        if browser_path:
+            return browser_path
+        for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome"):
+            found = shutil.which(name)
+            if found:
+                return found
+        raise LuskinError("The PDF report draws its charts with Chromium, which is not installed here (on Debian: "
+                          "apt-get install chromium). The HTML report needs no browser.")
+
+    def _start(self, path: str) -> None:
+        import asyncio
+
+        try:
+            import kaleido
+        except ImportError:
+            raise LuskinError("The PDF report needs kaleido to draw its charts: pip install kaleido.") from None
+        loop = asyncio.new_event_loop()
+        thread = threading.Thread(target=loop.run_forever, name="luskin-chart-renderer", daemon=True)
+        thread.start()
+
+        async def open_browser() -> Any:
+            browser = kaleido.Kaleido(n=2, timeout=90, mathjax=False, path=path)
+            await browser.open()
+            return browser
+
+        try:
+            self._kaleido = asyncio.run_coroutine_threadsafe(open_browser(), loop).result(timeout=120)
+        except Exception as err:
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(timeout=10)
+            raise LuskinError(f"Chromium at '{path}' could not be started to draw the PDF's charts ({err}).") from err
+        self._loop, self._thread, self._path = loop, thread, path
+        if not self._registered:
+            atexit.register(self.close)
+            self._registered = True
+
+    def svgs(self, figures: Sequence[Any], *, browser_path: str | None = None) -> list[bytes]:
+        """Each figure as SVG bytes, drawn at the report's width and the figure's own height."""
+        import asyncio
+
+        if not figures:
+            return []
+        path = self._find(browser_path)
+        with self._lock:
+            if self._kaleido is None or self._path != path:
+                self._close_locked()
+                self._start(path)
+            loop, browser = self._loop, self._kaleido
+        futures = []
+        for figure in figures:
+            height = int(getattr(figure.layout, "height", None) or 520)
+            opts = {"format": "svg", "width": _PDF_WIDTH, "height": height}
+            futures.append(asyncio.run_coroutine_threadsafe(browser.calc_fig(figure.to_dict(), opts=opts), loop))
+        return [bytes(f.result(timeout=180)) for f in futures]
+
+    def _close_locked(self) -> None:
+        import asyncio
+
+        if self._kaleido is None:
+            return
+        loop, browser, thread = self._loop, self._kaleido, self._thread
+        self._loop = self._kaleido = self._thread = self._path = None
+        asyncio.run_coroutine_threadsafe(browser.close(), loop).result(timeout=60)
+        loop.call_soon_threadsafe(loop.stop)
+        if thread is not None:
+            thread.join(timeout=10)
+
+    def close(self) -> None:
+        """Close the browser (the next PDF starts a new one)."""
+        with self._lock:
+            self._close_locked()
+
+
+_RENDERER = _ChartRenderer()
+
+
+def close_chart_renderer() -> None:
+    """Close the Chromium that draws the PDF's charts (it is also closed when the process exits)."""
+    _RENDERER.close()
+
+
+# ------------------------------------------------------------------------------------------
+# Building the report
+# ------------------------------------------------------------------------------------------
+def report_content(
+    result: AuditResult,
+    *,
+    frame: pd.DataFrame | None = None,
+    dataset: DatasetRef | Mapping[str, Any] | str | None = None,
+    retrain: Any = None,
+    thresholds: Any = None,
+    equalized: Any = None,
+    equalized_alpha: float | None = None,
+    options: Mapping[str, Any] | None = None,
+    title: str = "Fairness audit report",
+    generated_at: _dt.datetime | None = None,
+) -> ReportContent:
+    """Everything the report says, for :meth:`ReportContent.html` and :meth:`ReportContent.pdf`.
+
+    ``retrain``, ``thresholds`` and ``equalized`` are each one result (``RetrainResult``,
+    ``ThresholdReport``, ``AlphaSweep``), a sequence of them (several algorithms or model pairs,
+    several lambdas), or None when the tool was not run; see :func:`build_html_report`.
+    """
+    if not isinstance(result, AuditResult):
+        raise LuskinError("There is no audit result to report yet: run the audit first.")
+    spec = result.spec
+    ref = DatasetRef.coerce(dataset) if dataset is not None else None
+    when = (generated_at or _dt.datetime.now().astimezone()).strftime("%d %B %Y, %H:%M %Z").strip()
+    versions = software_versions()
+    retrains, reports, sweeps = _as_list(retrain), _as_list(thresholds), _as_list(equalized)
+    points = cost_points(retrains, reports, sweeps)
+    ran = [name for name, items in (("retraining", retrains), ("per-group thresholds", reports),
+                                    ("equalized distribution", sweeps)) if items]
+    warnings: list[str] = []
+    for name, items in (("Retraining", retrains), ("Thresholds", reports), ("Equalized distribution", sweeps)):
+        for obj in items:
+            warnings += [f"{name}: {w}" for w in _warnings_of(obj)]
+    for sweep in sweeps:
+        warnings += [f"Equalized distribution, alpha = {p.alpha:g}: {w}" for p in sweep.points for w in _warnings_of(p)]
+    sections = [_summary_section(result, ref, points, ran, list(dict.fromkeys(warnings)))]
+    if points:
+        sections.append(_cost_section(points))
+    sections.append(_audit_section(result))
+    if retrains:
+        sections.append(_retrain_section(retrains, points))
+    if reports:
+        sections.append(_threshold_section(reports, spec))
+    if sweeps:
+        sections.append(_equalized_section(sweeps, equalized_alpha, spec))
+    sections.append(_data_section(result, frame, ref))
+    sections.append(_appendix(spec, options, retrains, reports, sweeps, versions))
+    data_line = f" Data: {ref.label}." if ref is not None else ""
+    byline = f"Generated {when} by Luskin {versions['luskin']}.{data_line}"
+    return ReportContent(title, byline, f"Luskin {versions['luskin']} fairness report, {when}", versions["luskin"],
+                         tuple(sections))
 
 
 def build_html_report(
@@ -565,83 +1321,45 @@ def build_html_report(
     title: str = "Fairness audit report",
     generated_at: _dt.datetime | None = None,
 ) -> str:
-    """A self-contained HTML page with the audit (and any other results supplied).
+    """A self-contained HTML page with the audit and every correction supplied.
 
     ``frame`` is the data as loaded (for the data summary); ``dataset`` names it (see
-    :class:`DatasetRef`); ``retrain`` a retraining result (``paper_table()``, ``original`` /
-    ``first`` / ``second`` audits), ``thresholds`` a ``thresholds.ThresholdReport``,
-    ``equalized`` an ``equalize.AlphaSweep`` shown at ``equalized_alpha``. Parts that are None
-    are left out. ``options`` are the page options, saved with the configuration.
+    :class:`DatasetRef`); ``retrain`` one ``RetrainResult`` or several, ``thresholds`` one
+    ``ThresholdReport`` or several (e.g. per lambda), ``equalized`` an ``AlphaSweep`` (its
+    histograms drawn at ``equalized_alpha``). Parts that are None are left out and the first page
+    says which tools were not run. ``options`` are the page options, shown as JSON in the appendix.
     """
-    from . import plots
-
-    if not isinstance(result, AuditResult):
-        raise LuskinError("There is no audit result to report yet: run the audit first.")
-    spec = result.spec
-    ref = DatasetRef.coerce(dataset) if dataset is not None else None
-    when = (generated_at or _dt.datetime.now().astimezone()).strftime("%d %B %Y, %H:%M %Z").strip()
-    versions = software_versions()
-    figures = _Figures()
-    sections: list[tuple[str, str, str]] = []  # (anchor, heading, body)
-
-    overall = {True: "Every comparison is within the tolerance.",
-               False: "At least one comparison shows a gap larger than the tolerance.",
-               None: "No comparison could be computed (a group is empty in every cell)."}[result.fair]
-    sections.append(("verdicts", "Findings in plain words",
-                     f"<p class=\"overall\">{esc(overall)}</p>" + _sentences(result.sentences())
-                     + f"<p class=\"meta\">Source audited: {esc(result.source)}.</p>"))
-    sections.append(("settings", "Settings", _definition_list(spec_in_words(spec))
-                     + "<details><summary>The same settings as JSON (for Luskin's command line or a saved configuration)</summary>"
-                     f"<pre>{esc(spec.to_json())}</pre></details>"))
-    sections.append(("data", "The data", _data_section(result, frame, ref)))
-    chart = _try(plots.audit_bars, result)
-    audit_body = figures.render(chart, "Bars: share positive per group and filter cell; whiskers: 95% confidence "
-                                       "intervals; n: rows.") if chart is not None else ""
-    audit_body += html_table(_audit_table(result), "The audit's numbers: one row per group per filter cell")
-    sections.append(("audit", "Controlled-fairness audit", audit_body))
-    if retrain is not None:
-        sections.append(("retrain", "Retraining to controlled fairness", _retrain_section(retrain, figures)))
-    if thresholds is not None:
-        sections.append(("thresholds", "Per-group thresholds (classification parity)",
-                         _thresholds_section(thresholds, spec, figures)))
-    if equalized is not None:
-        sections.append(("equalized", "Equalized score distributions",
-                         _equalized_section(equalized, equalized_alpha, spec, figures)))
-    if options:
-        opts = json.dumps(dict(options), indent=2, default=_json_default_lenient)
-        sections.append(("options", "Page options", f"<pre>{esc(opts)}</pre>"))
-    version_text = ", ".join(f"{k} {v}" for k, v in versions.items())
-    sections.append(("software", "Software", "<p>" + esc(f"Made with {version_text}.") + "</p>"))
-
-    plotly_js = ""
-    if figures.count:
-        from plotly.offline import get_plotlyjs
-
-        plotly_js = f"<script type=\"text/javascript\">{get_plotlyjs()}</script>"
-    toc = "".join(f"<li><a href=\"#{a}\">{esc(h)}</a></li>" for a, h, _ in sections)
-    body = "".join(f"<section id=\"{a}\"><h2>{esc(h)}</h2>{b}</section>" for a, h, b in sections)
-    data_line = f" Data: {ref.label}." if ref is not None else ""
-    byline = f"Generated {when} by Luskin {versions['luskin']}.{data_line}"
-    return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-        f"<meta name=\"generator\" content=\"Luskin {esc(versions['luskin'])}\">"
-        f"<title>{esc(title)}</title><style>{_STYLE}</style>{plotly_js}</head><body>"
-        f"<header><h1>{esc(title)}</h1><p class=\"meta\">{esc(byline)}"
-        "</p><nav><ul>" + toc + "</ul></nav></header>"
-        f"<main>{body}</main></body></html>\n"
-    )
+    return report_content(result, frame=frame, dataset=dataset, retrain=retrain, thresholds=thresholds,
+                          equalized=equalized, equalized_alpha=equalized_alpha, options=options, title=title,
+                          generated_at=generated_at).html()
 
 
-def _json_default_lenient(value: Any) -> Any:
-    try:
-        return _json_default(value)
-    except LuskinError:
-        return str(value)
+def build_pdf_report(
+    result: AuditResult,
+    *,
+    frame: pd.DataFrame | None = None,
+    dataset: DatasetRef | Mapping[str, Any] | str | None = None,
+    retrain: Any = None,
+    thresholds: Any = None,
+    equalized: Any = None,
+    equalized_alpha: float | None = None,
+    options: Mapping[str, Any] | None = None,
+    title: str = "Fairness audit report",
+    generated_at: _dt.datetime | None = None,
+    browser_path: str | None = None,
+) -> bytes:
+    """The same report as :func:`build_html_report`, as PDF bytes (charts as vector images).
+
+    Needs WeasyPrint and kaleido with a Chromium (found on the PATH, or ``browser_path``).
+    """
+    return report_content(result, frame=frame, dataset=dataset, retrain=retrain, thresholds=thresholds,
+                          equalized=equalized, equalized_alpha=equalized_alpha, options=options, title=title,
+                          generated_at=generated_at).pdf(browser_path=browser_path)
 
 
-def report_filename(dataset: DatasetRef | Mapping[str, Any] | str | None, when: _dt.datetime | None = None) -> str:
-    """A safe download name such as ``luskin-report-adult-2026-11-22.html``."""
+def report_filename(dataset: DatasetRef | Mapping[str, Any] | str | None, when: _dt.datetime | None = None,
+                    extension: str = "html") -> str:
+    """A safe download name such as ``luskin-report-adult-2026-11-22.html`` (or ``.pdf``)."""
     name = DatasetRef.coerce(dataset).name if dataset is not None else "audit"
     stem = re.sub(r"[^A-Za-z0-9_]+", "-", str(name).rsplit(".", 1)[0]).strip("-")[:40] or "audit"
-    return f"luskin-report-{stem}-{(when or _dt.datetime.now()).date().isoformat()}.html"
+    return f"luskin-report-{stem}-{(when or _dt.datetime.now()).date().isoformat()}.{extension}"

@@ -1,9 +1,19 @@
-"""The HTML report and the configuration document: content, self-containment, escaping, round trip."""
+"""The report (HTML and PDF) and the configuration document: content, self-containment, escaping, round trip.
+
+PDF tests draw the charts with Debian's Chromium and read the PDF's text with pdftotext (poppler-utils); they
+are skipped when either is missing, unless LUSKIN_REQUIRE_BROWSER is set (as scripts/test.sh does), when they
+fail instead.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 import re
+import shutil
+import subprocess
+import threading
 from html.parser import HTMLParser
 
 import numpy as np
@@ -17,16 +27,22 @@ from luskin_core.equalize import AlphaPoint, AlphaSweep
 from luskin_core.report import (
     DatasetRef,
     build_html_report,
+    build_pdf_report,
     config_from_json,
     config_to_json,
+    report_content,
     report_filename,
+    safe_figure,
 )
 
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+EVIL_SCRIPT = "<script>alert('x')</script>"
+EVIL_LINK = '<a href="https://attacker.example/x">click</a>'
+EVIL_IMAGE = '<img src="https://attacker.example/beacon.png">'
 
 
 class _Checker(HTMLParser):
-    """Collects scripts and checks that every non-void element is closed in order."""
+    """Collects scripts, links, images, section ids and text; checks that every element is closed in order."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
@@ -34,21 +50,38 @@ class _Checker(HTMLParser):
         self.errors: list[str] = []
         self.scripts: list[dict[str, str | None]] = []
         self.links: list[dict[str, str | None]] = []
+        self.anchors: list[dict[str, str | None]] = []
+        self.images: list[dict[str, str | None]] = []
+        self.sections: list[str] = []
+        self.headings: list[str] = []
         self.text: list[str] = []
         self._in_script = False
+        self._in_h2 = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "script":
-            self.scripts.append(dict(attrs))
+        if tag in ("script", "style"):
+            if tag == "script":
+                self.scripts.append(dict(attrs))
             self._in_script = True
         if tag == "link":
             self.links.append(dict(attrs))
+        if tag == "a":
+            self.anchors.append(dict(attrs))
+        if tag == "img":
+            self.images.append(dict(attrs))
+        if tag == "section":
+            self.sections.append(str(dict(attrs).get("id")))
+        if tag == "h2":
+            self._in_h2 = True
+            self.headings.append("")
         if tag not in VOID:
             self.stack.append(tag)
 
     def handle_endtag(self, tag: str) -> None:
-        if tag == "script":
+        if tag in ("script", "style"):
             self._in_script = False
+        if tag == "h2":
+            self._in_h2 = False
         if not self.stack or self.stack[-1] != tag:
             self.errors.append(f"</{tag}> closes {self.stack[-1:] or 'nothing'}")
         else:
@@ -57,6 +90,8 @@ class _Checker(HTMLParser):
     def handle_data(self, data: str) -> None:
         if not self._in_script:
             self.text.append(data)
+        if self._in_h2:
+            self.headings[-1] += data
 
 
 def _parse(page: str) -> _Checker:
@@ -68,6 +103,32 @@ def _parse(page: str) -> _Checker:
     return checker
 
 
+def _text(page: str) -> str:
+    return " ".join(" ".join(_parse(page).text).split())
+
+
+def _figure_json(page: str) -> str:
+    """Every chart's data as plotly.js will read it (JSON escapes decoded), without the plotly.js library."""
+    scripts = re.findall(r"<script[^>]*>(.*?)</script>", page, flags=re.S)
+    data = [s for s in scripts if "Plotly.newPlot(" in s and "plotly.js v" not in s[:2000]]
+    return "".join(data).replace("\\u003c", "<").replace("\\u003e", ">").replace("\\u002f", "/")
+
+
+def _assert_no_live_markup(page: str) -> None:
+    """No tag a user string could have injected: in the page, or in the strings plotly.js will render."""
+    outside = re.sub(r"<script.*?</script>", "", page, flags=re.S)
+    for bad in ("<script>alert", '<a href="https://attacker', "<img", "<b>", "<i>x"):
+        assert bad not in outside, bad
+    assert not re.search(r"""(?:href|src)\s*=\s*["']?https?:""", outside)
+    figures = _figure_json(page)
+    for bad in ("<script", "<a href", "<a ", "<img", "attacker.example/beacon.png\\\">"):
+        assert bad not in figures, bad
+    assert page.count("</script>") == page.count("<script")
+
+
+# ------------------------------------------------------------------------------------------
+# The HTML report
+# ------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def adult_result(adult):
     return audit(adult, PRESETS["adult"].spec)
@@ -75,57 +136,121 @@ def adult_result(adult):
 
 @pytest.fixture(scope="module")
 def adult_page(adult, adult_result) -> str:
-    return build_html_report(adult_result, frame=adult, dataset=DatasetRef.for_frame("adult", adult, sample=True))
+    return build_html_report(adult_result, frame=adult, dataset=DatasetRef.for_frame("adult", adult, sample=True),
+                             options={"page": "Audit", "tolerance": 0.05})
 
 
 def test_report_holds_the_findings_and_numbers(adult_page, adult_result) -> None:
-    checker = _parse(adult_page)
-    text = " ".join(" ".join(checker.text).split())
+    text = _text(adult_page)
     for sentence in adult_result.sentences():
         assert sentence in text
+    assert adult_result.headline() in text
     # the paper's Adult numbers: 13,827 White people with more than 10 years of education
     assert "13,827" in text and "6,132" in text and "48,842" in text
     assert "44.3%" in text  # White share in the filter cell, in the table
     assert f"luskin {luskin_core.__version__}" in text
     assert re.search(r"pandas \d+\.\d+", text) and re.search(r"scikit-learn \d+\.\d+", text)
     assert "education-num is above 10" in text  # the spec in words
-    assert '"outcome": "income"' in text  # and as JSON
-    assert "At least one comparison shows a gap larger than the tolerance." in text
+    assert '"outcome": "income"' in text  # and as JSON, in the appendix
+
+
+def test_first_page_then_every_section_and_json_only_in_the_appendix(adult_page, adult_result) -> None:
+    checker = _parse(adult_page)
+    assert checker.sections == ["summary", "audit", "data", "appendix"]
+    assert checker.headings[0] == "The findings in one page"
+    summary = re.search(r'<section id="summary".*?</section>', adult_page, flags=re.S).group(0)
+    summary_text = " ".join(" ".join(_parse(summary).text).split())
+    for words in ("Who is compared", "White against Non-White", "On what outcome", "income is >50K",
+                  "separately where more than 10 years of education (E)", "sample 'adult': 48,842 rows audited",
+                  adult_result.headline(), "Read with care", "Many comparisons", "No correction was run"):
+        assert words in summary_text, words
+    # raw JSON appears in the appendix only (the settings elsewhere are in words)
+    before_appendix = adult_page.split('<section id="appendix"')[0]
+    assert '"outcome"' not in re.sub(r"<script.*?</script>", "", before_appendix, flags=re.S)
+    appendix = adult_page.split('<section id="appendix"')[1]
+    assert "&#34;outcome&#34;: &#34;income&#34;" in appendix and "&#34;page&#34;: &#34;Audit&#34;" in appendix
+    # the audit section: the paper's table, every comparison and the pooled view
+    text = _text(adult_page)
+    for caption in ("The paper's view: the protected group and the other class in each filter cell",
+                    "Every group in every cell against the reference group",
+                    "Overall against within the cells, per group (reference: White)"):
+        assert caption in text
+    non_white = adult_result.comparison("Non-White", "more than 10 years of education (E)")
+    assert f"{non_white.impact_ratio:.2f} [{non_white.impact_ratio_ci_low:.2f}, {non_white.impact_ratio_ci_high:.2f}]" \
+        in text
 
 
 def test_report_is_self_contained(adult_page) -> None:
     checker = _parse(adult_page)
     assert not [s for s in checker.scripts if s.get("src")], "no external (or any) script src"
     assert not checker.links, "no external stylesheets"
-    assert not re.search(r"""<script[^>]+src\s*=\s*["']?https?:""", adult_page, re.I)
+    assert all(str(a.get("href", "")).startswith("#") for a in checker.anchors), "only links inside the page"
     outside_scripts = re.sub(r"<script.*?</script>", "", adult_page, flags=re.S)
     assert not re.search(r"""(?:href|src)\s*=\s*["']?(?:https?:)?//""", outside_scripts, re.I)
-    # plotly.js embedded exactly once, and the audit chart drawn with it
+    # plotly.js embedded exactly once; the paper's bar chart and the overall-vs-within chart drawn with it
     from plotly.offline import get_plotlyjs
 
     assert adult_page.count(get_plotlyjs()[:300]) == 1
-    assert adult_page.count("Plotly.newPlot(") == 1
-    assert 'id="luskin-chart-1"' in adult_page
+    assert adult_page.count("Plotly.newPlot(") == 2
+    assert 'id="luskin-chart-1"' in adult_page and 'id="luskin-chart-2"' in adult_page
 
 
 def test_report_escapes_user_text() -> None:
-    evil = "<script>alert('x')</script>"
     frame = pd.DataFrame({
         "outcome<b>": ["yes", "no"] * 30,
         "grp": ["A&B", "C"] * 15 + ["C", "A&B"] * 15,
-        evil: [1, 2, 3] * 20,
+        EVIL_SCRIPT: [1, 2, 3] * 20,
     })
     spec = AuditSpec(outcome="outcome<b>", positive="yes", protected={"column": "grp", "op": "==", "value": "A&B"},
-                     group_label=evil)
+                     group_label=EVIL_SCRIPT, other_label=EVIL_LINK)
     result = audit(frame, spec)
-    page = build_html_report(result, frame=frame, dataset=f"{evil}.csv", title=evil)
+    page = build_html_report(result, frame=frame, dataset=f"{EVIL_IMAGE}.csv", title=EVIL_SCRIPT,
+                             options={"note": EVIL_LINK})
     _parse(page)
+    _assert_no_live_markup(page)
     outside_scripts = re.sub(r"<script.*?</script>", "", page, flags=re.S)
-    assert "<script>alert" not in outside_scripts and "<b>" not in outside_scripts
-    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in outside_scripts
+    assert "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;" in outside_scripts
     assert "A&amp;B" in outside_scripts
-    # user text inside the embedded figure JSON cannot close the script element either
-    assert page.count("</script>") == page.count("<script")
+    assert "&lt;a href=&#34;https://attacker.example/x&#34;&gt;click&lt;/a&gt;" in outside_scripts
+
+
+@pytest.fixture(scope="module")
+def hostile_groups() -> tuple[pd.DataFrame, AuditSpec]:
+    """Groups and strata whose names and values are markup, with enough rows to be judged and pooled."""
+    rng = np.random.default_rng(7)
+    n = 1200
+    groups = rng.choice([EVIL_LINK, EVIL_IMAGE, "plain"], n)
+    strata = rng.choice(["<i>x</i>", "y & z"], n)
+    rate = np.where(groups == "plain", 0.6, 0.4) + np.where(strata == "y & z", 0.1, 0.0)
+    frame = pd.DataFrame({"decision": np.where(rng.random(n) < rate, "yes", "no"), EVIL_SCRIPT: groups,
+                          "strata<b>": strata})
+    return frame, AuditSpec("decision", "yes", group_by=(EVIL_SCRIPT,), strata=("strata<b>",))
+
+
+def test_report_escapes_hostile_groups_and_strata(hostile_groups) -> None:
+    frame, spec = hostile_groups
+    result = audit(frame, spec)
+    assert len(result.pooled) == 2 and len(result.cell_names) == 2
+    page = build_html_report(result, frame=frame, dataset=f"{EVIL_IMAGE}.csv")
+    _assert_no_live_markup(page)
+    text = _text(page)
+    assert EVIL_LINK in text and EVIL_IMAGE in text  # shown as text, never as markup
+    assert "Every group in every cell against the reference group" in text
+    assert "Overall against within the cells, per group (reference: plain)" in text
+    assert page.count("Plotly.newPlot(") == 2
+
+
+def test_safe_figure_keeps_formatting_and_neutralises_tags() -> None:
+    import plotly.graph_objects as go
+
+    figure = go.Figure(go.Bar(x=[EVIL_LINK, "a"], y=[1, 2], name=EVIL_IMAGE,
+                              hovertemplate="%{x}<br><b>share</b> %{y}<extra></extra>"))
+    figure.update_layout(title={"text": "Title<br><sub>sub</sub> &lt;kept&gt;"})
+    safe = safe_figure(figure)
+    assert list(safe.data[0].x) == ['&lt;a href="https://attacker.example/x">click&lt;/a>', "a"]
+    assert safe.data[0].name == '&lt;img src="https://attacker.example/beacon.png">'
+    assert safe.data[0].hovertemplate == "%{x}<br><b>share</b> %{y}<extra></extra>"
+    assert safe.layout.title.text == "Title<br><sub>sub</sub> &lt;kept&gt;"
 
 
 def test_report_with_thresholds_and_equalized_sections(compas) -> None:
@@ -148,56 +273,182 @@ def test_report_with_thresholds_and_equalized_sections(compas) -> None:
     page = build_html_report(result, frame=compas, dataset="sample:compas", thresholds=thresholds,
                              equalized=sweep, equalized_alpha=0.12, options={"page": "Thresholds", "lambda": 1.0})
     checker = _parse(page)
-    text = " ".join(" ".join(checker.text).split())
-    assert "Per-group thresholds (classification parity)" in text
+    assert checker.sections == ["summary", "cost", "audit", "thresholds", "equalized", "data", "appendix"]
+    text = _text(page)
+    assert "Correction 2: one decision threshold per group (classification parity)" in text
     after = thresholds.after.groups["Caucasian"]
     assert f"{100 * after.tpr:.1f}%" in text
     for group, value in thresholds.thresholds.items():
         assert f"{group}: {float(value):.4g}" in text
-    assert "Equalized score distributions" in text and "Alpha shown 0.1" in text
-    assert "64.1%" in text and "+15.0 pts" in text  # accuracy at alpha 0.1, TPR gap at alpha 1
+    assert "Correction 3: equalized score distributions" in text and "Alpha shown 0.1" in text
+    from statsmodels.stats.proportion import proportion_confint
+
+    low, high = proportion_confint(round(0.641 * 1230), 1230, method="wilson")
+    assert f"64.1% [{100 * low:.1f}%, {100 * high:.1f}%]" in text  # accuracy at alpha 0.1 with its Wilson interval
+    assert "15.0 pts" in text  # the TPR gap at alpha 1
     assert "(alpha = 0.1)" in page  # the histogram title of the chosen point
-    assert page.count("Plotly.newPlot(") == 5  # audit, ROC, histograms, accuracy, gaps
+    # audit bars + ROC + histograms + accuracy + gaps + the cost chart
+    assert page.count("Plotly.newPlot(") == 6 and "What each correction costs" in text
     assert page.count("* plotly.js v") == 1
     assert '"page": "Thresholds"' in text
+    assert "Not run for this report: retraining." in text
+    summary = _text(page.split('<section id="cost"')[0] + "</main></body></html>")
+    assert "Per-group thresholds, lambda 1 (model LR) (the paper's default)" in summary
+    assert f"accuracy {100 * thresholds.before.accuracy:.1f}% → {100 * thresholds.after.accuracy:.1f}%" in summary
 
 
-def test_report_accepts_a_duck_typed_retrain_result(adult, adult_result) -> None:
-    class FakeRetrain:
-        algorithm_name = "risk-based flipping (Algorithm 2)"
-        direction = "down"
-        seed = 7
-        original = first = second = adult_result
+@dataclasses.dataclass(frozen=True)
+class _WarnedThresholds(luskin_core.thresholds.ThresholdReport):
+    """A ThresholdReport carrying warnings, as the corrections carry them (``warnings``: plain sentences)."""
 
-        def paper_table(self) -> pd.DataFrame:
-            return pd.DataFrame({"Labels": ["Original", "A1", "C2"], "AUC": [1.0, 0.9123, 0.8877]})
-
-    page = build_html_report(adult_result, dataset="sample:adult", retrain=FakeRetrain())
-    text = " ".join(" ".join(_parse(page).text).split())
-    assert "Retraining to controlled fairness" in text
-    assert "risk-based flipping (Algorithm 2)" in text and "0.912" in text
-    assert "Verdicts for the retrained model (C2)" in text
-    assert page.count("Plotly.newPlot(") == 2
+    warnings: tuple[str, ...] = ()
 
 
-@pytest.mark.slow
-def test_report_with_a_real_retrain(adult, adult_result) -> None:
+def test_warnings_of_a_correction_are_on_the_first_page_and_in_its_section(compas) -> None:
+    from luskin_core.thresholds import tune_thresholds
+
+    preset = PRESETS["compas"]
+    report = tune_thresholds(compas, preset.spec, model="LR", features=preset.features, lam=2.0)
+    fields = {f.name: getattr(report, f.name) for f in dataclasses.fields(report)}
+    warned = _WarnedThresholds(**fields, warnings=(f"The thresholds widened the test gap {EVIL_LINK}.",))
+    page = build_html_report(audit(compas, preset.spec), dataset="sample:compas", thresholds=warned)
+    _assert_no_live_markup(page)
+    summary = page.split('<section id="cost"')[0]
+    assert 'class="warnings" role="alert"' in summary
+    assert "Thresholds: The thresholds widened the test gap &lt;a href" in summary
+    section = page.split('<section id="thresholds"')[1].split("</section>")[0]
+    assert "Warnings about this correction" in section and "widened the test gap" in section
+    assert "(see the warnings below)" in _text(summary + "</main></body></html>")
+
+
+def test_report_with_real_retrains(adult, adult_result) -> None:
     from luskin_core.retrain import RetrainOptions, retrain
 
     preset = PRESETS["adult"]
-    result = retrain(adult, preset.spec, RetrainOptions(algorithm=1, first="LR", second="LR", features=preset.features))
-    page = build_html_report(adult_result, frame=adult, dataset="sample:adult", retrain=result)
-    text = " ".join(" ".join(_parse(page).text).split())
-    assert result.options.describe() in text
-    assert f"{result.auc_second:.3f}" in text
-    for sentence in result.second.sentences() + result.relabelling.sentences():
-        assert " ".join(sentence.split()) in text
-    assert "Gap" in text and page.count("Plotly.newPlot(") == 2
+    results = [retrain(adult, preset.spec, RetrainOptions(algorithm=a, first="LR", second="LR",
+                                                          features=preset.features)) for a in (1, 2)]
+    page = build_html_report(adult_result, frame=adult, dataset="sample:adult", retrain=results)
+    text = _text(page)
+    assert "Correction 1: relabel and retrain (controlled fairness)" in text
+    for result in results:
+        assert result.options.describe() in text
+        assert f"{result.auc_second:.3f}" in text
+        for sentence in result.second.sentences() + result.relabelling.sentences():
+            assert " ".join(sentence.split()) in text
+        gap = result.second.gap(True)
+        assert f"{100 * gap.gap:+.1f} pts" in text
+    # audit bars, overall vs within, two retrain gap charts, the cost chart
+    assert page.count("Plotly.newPlot(") == 5
+
+
+def test_missing_parts_are_said_in_words(adult_result) -> None:
+    text = _text(build_html_report(adult_result))
+    assert "The table itself was not given to the report, so its columns are not listed." in text
+    assert "No correction was run." in text
 
 
 def test_report_refuses_a_missing_result() -> None:
     with pytest.raises(LuskinError, match="run the audit first"):
         build_html_report(None)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------------------------------
+# The PDF report (Chromium draws the charts; pdftotext reads the PDF back)
+# ------------------------------------------------------------------------------------------
+def _need_pdf_tools() -> None:
+    missing = [name for name in ("chromium", "pdftotext") if shutil.which(name) is None]
+    if missing:
+        message = f"the PDF tests need {' and '.join(missing)} (apt-get install chromium poppler-utils)"
+        if os.environ.get("LUSKIN_REQUIRE_BROWSER"):
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+def _pdf_text(data: bytes, tmp_path, first: int | None = None, last: int | None = None) -> str:
+    assert data.startswith(b"%PDF-")
+    path = tmp_path / f"report-{len(data)}-{first}-{last}.pdf"
+    path.write_bytes(data)
+    pages = ([] if first is None else ["-f", str(first)]) + ([] if last is None else ["-l", str(last)])
+    out = subprocess.run(["pdftotext", *pages, str(path), "-"], check=True, capture_output=True, text=True)
+    return " ".join(out.stdout.split())
+
+
+def _pages(data: bytes, tmp_path) -> int:
+    path = tmp_path / "count.pdf"
+    path.write_bytes(data)
+    info = subprocess.run(["pdfinfo", str(path)], check=True, capture_output=True, text=True).stdout
+    return int(re.search(r"Pages:\s+(\d+)", info).group(1))
+
+
+@pytest.mark.slow
+def test_pdf_has_the_same_findings_with_vector_charts(compas, tmp_path) -> None:
+    _need_pdf_tools()
+    from luskin_core.equalize import equalize_frame
+    from luskin_core.retrain import RetrainOptions, retrain
+    from luskin_core.thresholds import tune_thresholds
+
+    preset = PRESETS["compas"]
+    spec = preset.spec
+    result = audit(compas, spec)
+    retrained = retrain(compas, spec, RetrainOptions(first="LR", second="LR", features=preset.features))
+    thresholds = tune_thresholds(compas, spec, model="LR", features=preset.features)
+    sweep = equalize_frame(compas, spec, alphas=(0.1, 1.0), features=preset.features)
+    environment = dict(os.environ)
+    content = report_content(result, frame=compas, dataset="sample:compas", retrain=retrained,
+                             thresholds=thresholds, equalized=sweep, equalized_alpha=0.1)
+    data = content.pdf()
+    assert dict(os.environ) == environment  # the browser is named by path, not through the environment
+    text = _pdf_text(data, tmp_path)
+    first_page = _pdf_text(data, tmp_path, 1, 1)
+    for words in ("The findings in one page", "The question", "Who is compared", result.headline(),
+                  "What was tried to correct it, and what it cost", "Retraining, Algorithm 2, A1 LR then C2 LR",
+                  "Per-group thresholds, lambda 1 (model LR) (the paper's default)",
+                  "Equalized distribution at α = 0.1 (the paper's default)"):
+        assert " ".join(words.split()) in first_page, words
+    for sentence in result.sentences():
+        assert " ".join(sentence.split()) in text
+    for title in ("What each correction costs", "The audit: African-American vs Caucasian",
+                  "Correction 1: relabel and retrain (controlled fairness)",
+                  "Correction 2: one decision threshold per group (classification parity)",
+                  "Correction 3: equalized score distributions", "The data",
+                  "Appendix: settings as JSON, how the numbers are made, software"):
+        assert title in text, title
+    assert ("Accuracy (or AUC) against the remaining gap for every correction computed; arrows lead from before to "
+            "after the correction") in text
+    # the charts are vector images: their own words are text in the PDF
+    assert "remaining gap (percentage points)" in text and "accuracy (axis from 0)" in text
+    assert "Right and wrong flags per group, before and after" in text
+    # HTML and PDF say the same: every sentence of the HTML's findings is in the PDF
+    html_text = _text(content.html())
+    assert result.headline() in html_text
+    assert _pages(data, tmp_path) >= 8
+
+
+@pytest.mark.slow
+def test_pdf_escapes_user_text_and_reports_run_side_by_side(hostile_groups, tmp_path) -> None:
+    _need_pdf_tools()
+    frame, spec = hostile_groups
+    result = audit(frame, spec)
+    outputs: dict[int, bytes] = {}
+    errors: list[BaseException] = []
+
+    def build(index: int) -> None:
+        try:
+            outputs[index] = build_pdf_report(result, frame=frame, dataset=f"{EVIL_IMAGE}.csv", title=EVIL_SCRIPT)
+        except BaseException as err:  # noqa: BLE001 - reported below
+            errors.append(err)
+
+    threads = [threading.Thread(target=build, args=(i,)) for i in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    texts = [_pdf_text(outputs[i], tmp_path) for i in range(2)]
+    texts = [re.sub(r"Generated .*? by Luskin", "", t) for t in texts]
+    assert texts[0] == texts[1]
+    assert EVIL_SCRIPT in texts[0] and EVIL_LINK in texts[0] and EVIL_IMAGE in texts[0]  # literal text
+    assert b"/URI" not in outputs[0]  # no link annotation to the outside in the PDF
 
 
 def test_config_round_trip(adult) -> None:

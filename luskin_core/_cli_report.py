@@ -1,0 +1,229 @@
+"""``luskin report``: run the audit and the chosen corrections, and write the report as HTML and/or PDF.
+
+Registered by :func:`luskin_core.cli.build_parser` through :func:`add_parsers`. The data and
+specification options are the other subcommands'; ``--retrain``, ``--thresholds`` and
+``--equalize`` add each correction (with the paper's defaults: Algorithm 2 with C2 an MLP,
+lambda 1, the default alphas), and ``--html`` / ``--pdf`` say where to write. Progress and
+timings go to stderr; with ``--json`` one JSON document on stdout says what was written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from .errors import LuskinError
+
+
+def add_parsers(subparsers: Any) -> None:
+    """Register the ``report`` subcommand."""
+    from .cli import add_data_options
+
+    parser = subparsers.add_parser(
+        "report", help="write the report (HTML and/or PDF): the audit and the corrections you choose",
+        description="Audit the data, run the corrections you choose (--retrain, --thresholds, --equalize) and write "
+                    "one report with every finding: a first page a committee reads in a minute, a section per tool "
+                    "with its settings, charts, tables and warnings, and the cost of each correction on one chart. "
+                    "--html writes a self-contained page (opens offline); --pdf the same content as PDF (its charts "
+                    "are drawn by Chromium).")
+    add_data_options(parser)
+    out = parser.add_argument_group("report")
+    out.add_argument("--html", metavar="PATH", help="write the HTML report here")
+    out.add_argument("--pdf", metavar="PATH", help="write the PDF report here")
+    out.add_argument("--title", default="Fairness audit report", help="the report's title")
+    out.add_argument("--browser", metavar="PATH",
+                     help="the Chromium that draws the PDF's charts (default: chromium on the PATH)")
+
+    rt = parser.add_argument_group("retraining (--retrain)")
+    rt.add_argument("--retrain", action="store_true", help="relabel and retrain (paper section 3)")
+    rt.add_argument("--algorithm", action="append", choices=["1", "2"], default=None,
+                    help="1: selective risk adjustment; 2: risk-based flipping (default 2); repeat for both")
+    rt.add_argument("--first", default="LR", type=str.upper, choices=["LR", "MLP"],
+                    help="type of the first model A1 (default LR)")
+    rt.add_argument("--second", action="append", type=str.upper, choices=["LR", "MLP"], default=None,
+                    help="type of the retrained model C2 (default MLP, the paper's); repeat for several")
+    rt.add_argument("--direction", default="down", type=str.lower, choices=["down", "up"],
+                    help="down: bring the higher class down (the paper); up: bring the lower class up")
+    rt.add_argument("--all-cells", action="store_true",
+                    help="relabel every filter cell, not only the cell where the filter holds")
+
+    th = parser.add_argument_group("per-group thresholds (--thresholds)")
+    th.add_argument("--thresholds", action="store_true", help="one decision threshold per group (paper section 4)")
+    source = th.add_mutually_exclusive_group()
+    source.add_argument("--model", type=str.upper, choices=["LR", "MLP", "SVM"],
+                        help="train this model and tune its thresholds (default LR)")
+    source.add_argument("--score-column", metavar="COL", help="tune thresholds on an existing score column")
+    th.add_argument("--lambda", dest="lams", action="append", type=float, default=None, metavar="L",
+                    help="weight of the error-rate gaps against accuracy (default 1, the paper's); repeat for several")
+    th.add_argument("--solver", default="exact", type=str.lower, choices=["exact", "pso"],
+                    help="exact: the true optimum (default); pso: the paper's particle swarm")
+    th.add_argument("--default-threshold", type=float, default=None, metavar="T",
+                    help="the single threshold to compare with ('before')")
+
+    eq = parser.add_argument_group("equalized distribution (--equalize)")
+    eq.add_argument("--equalize", action="store_true", help="the equalized-distribution sweep (paper section 4)")
+    eq.add_argument("--alphas", help="comma-separated alphas (default 0,0.01,0.05,0.1,0.2,0.3,0.4,0.5,0.7,0.9,1)")
+    eq.add_argument("--alpha-shown", type=float, default=0.1, metavar="A",
+                    help="the alpha whose score histograms the report draws (default 0.1, the paper's)")
+    parser.set_defaults(run=run)
+
+
+def _alphas(text: str | None) -> tuple[float, ...]:
+    from .equalize import DEFAULT_ALPHAS
+
+    if not text:
+        return DEFAULT_ALPHAS
+    out = []
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        try:
+            value = float(part)
+        except ValueError:
+            raise LuskinError(f"'{part.strip()}' is not a number: give alphas like 0,0.1,0.2,1.") from None
+        if not 0.0 <= value <= 1.0:
+            raise LuskinError(f"Every alpha must be between 0 and 1 (got {value:g}).")
+        out.append(value)
+    if not out:
+        raise LuskinError("Give at least one alpha between 0 and 1, e.g. --alphas 0.1,0.2,1.")
+    return tuple(out)
+
+
+def _target(path: str | None) -> Path | None:
+    """Where to write, checked before any work is done (a missing folder is a plain error)."""
+    if path is None:
+        return None
+    target = Path(path)
+    if target.is_dir():
+        raise LuskinError(f"'{path}' is a folder: give a file name for the report, e.g. {Path(path) / 'report.html'}.")
+    if not target.parent.exists():
+        raise LuskinError(f"Cannot write the report to '{path}': the folder '{target.parent}' does not exist.")
+    return target
+
+
+def _write(target: Path, data: bytes) -> None:
+    try:
+        target.write_bytes(data)
+    except OSError as err:
+        raise LuskinError(f"Cannot write the report to '{target}': {err.strerror}.") from None
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Audit, run the chosen corrections, and write the report(s); returns the exit status."""
+    from ._cli_parity import _paper_compas
+    from .audit import audit
+    from .cli import resolve
+    from .report import DatasetRef, close_chart_renderer, report_content
+
+    if not args.html and not args.pdf:
+        raise LuskinError("Say where to write the report: --html report.html, --pdf report.pdf, or both.")
+    html_path, pdf_path = _target(args.html), _target(args.pdf)
+    alphas = _alphas(args.alphas) if args.equalize else ()
+    if not 0.0 <= args.alpha_shown <= 1.0:
+        raise LuskinError(f"--alpha-shown must be between 0 and 1 (got {args.alpha_shown:g}).")
+    timings: dict[str, float] = {}
+    clock = time.perf_counter
+    start = clock()
+
+    frame, spec, features = resolve(args)
+    source = args.data or f"sample:{args.preset}"
+    name = source.split(":", 1)[1] if source.startswith("sample:") else Path(source).name
+    dataset = DatasetRef.for_frame(name, frame, sample=source.startswith("sample:"))
+    timings["load"] = clock() - start
+
+    t = clock()
+    result = audit(frame, spec)
+    timings["audit"] = clock() - t
+    _say(f"Audit: {result.headline()} ({timings['audit']:.1f} s)")
+
+    retrains = []
+    if args.retrain:
+        from .retrain import RetrainOptions, retrain
+
+        for algorithm in args.algorithm or ["2"]:
+            for second in args.second or ["MLP"]:
+                t = clock()
+                options = RetrainOptions(algorithm=int(algorithm), first=args.first, second=second,
+                                         direction=args.direction, all_cells=args.all_cells, seed=args.seed,
+                                         features=features)
+                retrains.append(retrain(frame, spec, options))
+                timings[f"retrain {len(retrains)}"] = clock() - t
+                _say(f"Retraining, Algorithm {algorithm}, A1 {args.first} then C2 {second}: AUC "
+                     f"{retrains[-1].auc_first:.3f} -> {retrains[-1].auc_second:.3f} ({clock() - t:.1f} s)")
+
+    reports = []
+    if args.thresholds:
+        from .thresholds import tune_thresholds
+
+        model = None if args.score_column else (args.model or "LR")
+        for lam in args.lams or [1.0]:
+            t = clock()
+            pipeline = None
+            if model is not None and _paper_compas(args, features):
+                from .models import compas_paper_pipeline
+
+                pipeline = compas_paper_pipeline(model, random_state=args.seed)
+            reports.append(tune_thresholds(frame, spec, model=model, score_column=args.score_column,
+                                           features=features, solver=args.solver, lam=lam, seed=args.seed,
+                                           pipeline=pipeline, default_threshold=args.default_threshold))
+            timings[f"thresholds {len(reports)}"] = clock() - t
+            after = reports[-1].after
+            _say(f"Thresholds, lambda {lam:g}: accuracy {100 * after.accuracy:.1f}%, TPR gap "
+                 f"{100 * after.tpr_gap:.1f} points, FPR gap {100 * after.fpr_gap:.1f} points ({clock() - t:.1f} s)")
+
+    sweep = None
+    if args.equalize:
+        from .equalize import equalize_frame
+
+        t = clock()
+        preprocess = None
+        if _paper_compas(args, features):
+            from .models import compas_paper_pipeline
+
+            preprocess = compas_paper_pipeline("LR", random_state=args.seed)[:-1]
+        sweep = equalize_frame(frame, spec, alphas=alphas, features=features, preprocess=preprocess, seed=args.seed,
+                               progress=lambda fraction, message: _say(f"  {message}"))
+        timings["equalize"] = clock() - t
+        _say(f"Equalized distribution: {len(sweep.points)} alphas ({timings['equalize']:.1f} s)")
+
+    t = clock()
+    content = report_content(result, frame=frame, dataset=dataset, retrain=retrains or None,
+                             thresholds=reports or None, equalized=sweep,
+                             equalized_alpha=args.alpha_shown if sweep is not None else None, title=args.title)
+    timings["report content"] = clock() - t
+    written: dict[str, str] = {}
+    if html_path is not None:
+        t = clock()
+        _write(html_path, content.html().encode("utf-8"))
+        timings["html"] = clock() - t
+        written["html"] = str(html_path)
+        _say(f"Wrote {html_path} ({html_path.stat().st_size / 1e6:.1f} MB, {timings['html']:.1f} s)")
+    if pdf_path is not None:
+        t = clock()
+        try:
+            data = content.pdf(browser_path=args.browser)
+        finally:
+            close_chart_renderer()
+        _write(pdf_path, data)
+        timings["pdf"] = clock() - t
+        written["pdf"] = str(pdf_path)
+        _say(f"Wrote {pdf_path} ({pdf_path.stat().st_size / 1e6:.1f} MB, {timings['pdf']:.1f} s)")
+    timings["total"] = clock() - start
+    if args.json:
+        print(json.dumps({"written": written, "headline": result.headline(),
+                          "seconds": {k: round(v, 3) for k, v in timings.items()}}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    from .cli import main
+
+    sys.exit(main(["report", *sys.argv[1:]]))
