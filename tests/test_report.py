@@ -451,6 +451,58 @@ def test_pdf_escapes_user_text_and_reports_run_side_by_side(hostile_groups, tmp_
     assert b"/URI" not in outputs[0]  # no link annotation to the outside in the PDF
 
 
+# ------------------------------------------------------------------------------------------
+# luskin report
+# ------------------------------------------------------------------------------------------
+def test_cli_writes_the_html_report(tmp_path, capsys) -> None:
+    from luskin_core.cli import main
+
+    target = tmp_path / "adult.html"
+    assert main(["report", "--preset", "adult", "--html", str(target), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["written"] == {"html": str(target)} and out["headline"].startswith("2 of 2 comparisons with White")
+    page = target.read_text(encoding="utf-8")
+    checker = _parse(page)
+    assert checker.sections == ["summary", "audit", "data", "appendix"]
+    assert "sample 'adult': 48,842 rows audited" in _text(page)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["report", "--preset", "adult"], "Say where to write the report"),
+    (["report", "--preset", "adult", "--html", "/no/such/folder/r.html"], "the folder '/no/such/folder' does not exist"),
+    (["report", "--preset", "adult", "--equalize", "--alphas", "0.1,x", "--html", "r.html"], "'x' is not a number"),
+])
+def test_cli_report_mistakes_are_plain_sentences(argv, message, capsys) -> None:
+    from luskin_core.cli import main
+
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+@pytest.mark.slow
+def test_cli_runs_every_tool_and_writes_both_files(tmp_path) -> None:
+    _need_pdf_tools()
+    import sys
+
+    html_path, pdf_path = tmp_path / "compas.html", tmp_path / "compas.pdf"
+    done = subprocess.run(
+        [sys.executable, "-m", "luskin_core", "report", "--preset", "compas", "--retrain", "--thresholds",
+         "--equalize", "--alphas", "0.1,1", "--html", str(html_path), "--pdf", str(pdf_path)],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert f"Wrote {html_path}" in done.stderr and f"Wrote {pdf_path}" in done.stderr
+    page = html_path.read_text(encoding="utf-8")
+    assert _parse(page).sections == ["summary", "cost", "audit", "retrain", "thresholds", "equalized", "data",
+                                     "appendix"]
+    text = _pdf_text(pdf_path.read_bytes(), tmp_path)
+    headline = re.search(r'<p class="lead">(.*?)</p>', page).group(1)
+    assert " ".join(headline.split()) in text
+    for title in ("What each correction costs", "Correction 1: relabel and retrain (controlled fairness)",
+                  "Correction 3: equalized score distributions"):
+        assert title in text
+
+
 def test_config_round_trip(adult) -> None:
     spec = PRESETS["adult"].spec.with_changes(tolerance=0.03)
     ref = DatasetRef.for_frame("adult", adult, sample=True)
