@@ -7,9 +7,175 @@ mistake gets the same plain sentence wherever it is made. Each check raises
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .conditions import Condition
+from .errors import LuskinError
+
 # ------------------------------------------------------------------------------------------
 # Columns and specifications
 # ------------------------------------------------------------------------------------------
+MAX_LISTED = 40        # column names listed in full in a message (more: the first ones and the count)
+MAX_LISTED_VALUES = 10  # values listed in a message
+MAX_SHOWN_CHARS = 60    # a value longer than this is shortened in messages
+
+ROLE_PROMPTS = {
+    "outcome": "Choose the outcome column (the decision or label to audit).",
+    "protected": "Choose the protected column (e.g. race or sex).",
+}
+
+
+def shown(value: Any, limit: int = MAX_SHOWN_CHARS) -> str:
+    """A value as it appears in a message: shortened when long (a 50 MB cell must not fill the screen)."""
+    text = str(value)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
+
+
+def column_list(names: Sequence[Any], limit: int = MAX_LISTED) -> str:
+    """Every column name, or the first ``limit`` and how many there are in all."""
+    names = [shown(n) for n in names]
+    if len(names) <= limit:
+        return ", ".join(names)
+    return ", ".join(names[:limit]) + f" … ({len(names):,} columns in all)"
+
+
+def value_list(series: pd.Series, limit: int = MAX_LISTED_VALUES) -> str:
+    """The distinct values of a column, most frequent first, for a message."""
+    counts = series.dropna().value_counts()
+    values = [shown(v) for v in counts.index[:limit]]
+    more = f" … ({len(counts):,} values in all)" if len(counts) > limit else ""
+    return ", ".join(values) + more
+
+
+def check_column_names(frame: pd.DataFrame) -> None:
+    """Column names must be distinct, also when compared without surrounding blanks and case.
+
+    Columns are found by name regardless of case (``Race`` and ``race`` are the same column for
+    the command line and a saved configuration), so two names that differ only there are ambiguous.
+    """
+    seen: dict[str, Any] = {}
+    for name in frame.columns:
+        key = str(name).strip().lower()
+        if key in seen:
+            first, second = str(seen[key]).strip(), str(name).strip()
+            named = f"'{shown(first)}' twice" if first == second else f"'{shown(first)}' and '{shown(second)}'"
+            raise LuskinError(
+                f"The file has two columns named {named} (names are compared without surrounding blanks "
+                "or case). Rename one of them and load the file again."
+            )
+        seen[key] = name
+
+
+def check_column(frame: pd.DataFrame, name: Any, role: str = "") -> str:
+    """The frame's own spelling of a column (matched regardless of case), or a plain error.
+
+    The error names the closest column names, then every column (the first 40 of a wide file).
+    """
+    if name is None or not str(name).strip():
+        raise LuskinError(ROLE_PROMPTS.get(role, f"Choose the {role} column." if role else "Choose a column."))
+    if name in frame.columns:
+        return str(name)
+    lowered = {str(c).lower(): c for c in frame.columns}
+    if str(name).lower() in lowered:
+        return str(lowered[str(name).lower()])
+    names = [str(c) for c in frame.columns]
+    close = difflib.get_close_matches(str(name), names, n=3, cutoff=0.6)
+    if not close:
+        close = [c for c in names if str(name).lower() in c.lower() or c.lower() in str(name).lower()][:3]
+    hint = f" Did you mean {' or '.join(repr(shown(c)) for c in close)}?" if close else ""
+    role = f"{role} " if role else ""
+    raise LuskinError(f"There is no {role}column named '{shown(name)}' in the data.{hint} "
+                      f"Columns are: {column_list(names)}.")
+
+
+def positive_mask(series: pd.Series, positive: Any) -> np.ndarray:
+    """Where the outcome equals the positive value, comparing numbers as numbers (missing: False)."""
+    if pd.api.types.is_bool_dtype(series):
+        text = str(positive).strip().lower()
+        return series.fillna(False).to_numpy(dtype=bool) == (text in ("true", "1", "yes", "y"))
+    if pd.api.types.is_numeric_dtype(series):
+        try:
+            target = float(positive)
+        except (TypeError, ValueError):
+            raise LuskinError(
+                f"The outcome '{shown(series.name)}' holds numbers, so its positive value must be a number, "
+                f"not '{shown(positive)}'."
+            ) from None
+        return series.to_numpy(dtype=float, na_value=np.nan) == target
+    return np.asarray(series.astype("string").fillna("").to_numpy(dtype=object) == str(positive), dtype=bool)
+
+
+def check_outcome(frame: pd.DataFrame, column: Any, positive: Any) -> str:
+    """The outcome column exists, has at least two values, and the positive value occurs in it.
+
+    Returns the column's own spelling. Numbers are compared as numbers (1 and 1.0 are the same).
+    """
+    name = check_column(frame, column, "outcome")
+    series = frame[name]
+    present = series.dropna()
+    if present.empty:
+        raise LuskinError(f"The outcome column '{shown(name)}' has no values at all (every row is missing). "
+                          "Choose another outcome column.")
+    if present.nunique() < 2:
+        raise LuskinError(f"The outcome column '{shown(name)}' has a single value ('{shown(present.iloc[0])}'), "
+                          "so there is nothing to compare. Choose another outcome column.")
+    if positive is None or (isinstance(positive, str) and not positive.strip()):
+        raise LuskinError("Choose which value of the outcome counts as positive (e.g. Y, >50K or 1).")
+    if not positive_mask(present, positive).any():
+        raise LuskinError(f"The value '{shown(positive)}' never occurs in the outcome column '{shown(name)}'. "
+                          f"Its values are: {value_list(series)}.")
+    return name
+
+
+def check_protected(frame: pd.DataFrame, condition: Condition) -> str:
+    """The protected column exists, holds at least two values, and the comparison fits its type.
+
+    Returns the column's own spelling.
+    """
+    name = check_column(frame, condition.column, "protected")
+    present = frame[name].dropna()
+    if present.nunique() < 2:
+        only = f" ('{shown(present.iloc[0])}')" if len(present) else ""
+        raise LuskinError(f"The protected column '{shown(name)}' has only one value{only}, so there are no two "
+                          "groups to compare. Choose another protected column.")
+    condition.mask(frame.head(1))  # a comparison that does not fit the column's type says so here
+    return name
+
+
+def check_two_groups(frame: pd.DataFrame, condition: Condition) -> None:
+    """The protected condition must hold for some rows with a value and fail for others."""
+    name = check_column(frame, condition.column, "protected")
+    held = condition.mask(frame)
+    known = condition.known(frame)
+    if not held.any():
+        raise LuskinError(f"No row has {shown(condition, 200)}, so the protected group is empty. "
+                          f"Values of '{shown(name)}' include: {value_list(frame[name])}. Choose other values.")
+    if held[known].all():
+        raise LuskinError(f"Every row has {shown(condition, 200)}, so there is no other class to compare with. "
+                          f"Values of '{shown(name)}' include: {value_list(frame[name])}. "
+                          "Choose fewer values for the group.")
+
+
+def check_features(frame: pd.DataFrame, features: Any, outcome: str | None = None) -> tuple[str, ...] | None:
+    """Model input columns: None (every column but the outcome) or a list of the data's column names."""
+    if features is None:
+        return None
+    if isinstance(features, (str, bytes)) or not isinstance(features, (list, tuple)):
+        raise LuskinError("The model input columns must be a list of column names, "
+                          f"not '{shown(features)}'.")
+    names = []
+    for item in features:
+        if not isinstance(item, str):
+            raise LuskinError(f"Each model input column must be a column name, not '{shown(item)}'.")
+        names.append(check_column(frame, item, "model input"))
+    if outcome is not None and any(n.lower() == str(outcome).lower() for n in names):
+        raise LuskinError(f"The outcome '{shown(outcome)}' cannot also be a model input column.")
+    return tuple(dict.fromkeys(names)) or None
 
 
 # ------------------------------------------------------------------------------------------
