@@ -327,16 +327,28 @@ def _neutralise_all(value: Any) -> Any:
     return value
 
 
+def safe_figure_dict(figure: Any) -> dict[str, Any]:
+    """A plotly figure as a JSON-ready dict in which no string can become a tag other than br/b/i/em/sup/sub.
+
+    The figure's own data is read, not copied or validated again (the builders made it valid).
+    """
+    return dict(_neutralise_all(figure.to_plotly_json()))
+
+
 def safe_figure(figure: Any) -> Any:
-    """A copy of a plotly figure in which no string can become a tag other than br/b/i/em/sup/sub."""
+    """:func:`safe_figure_dict` as a plotly Figure."""
     import plotly.graph_objects as go
 
-    return go.Figure(_neutralise_all(figure.to_plotly_json()))
+    return go.Figure(safe_figure_dict(figure))
+
+
+def _height(figure: Mapping[str, Any]) -> int:
+    return int(figure.get("layout", {}).get("height") or 520)
 
 
 @dataclass(frozen=True)
 class Chart:
-    """One figure of the report with its caption (``figure`` already made safe)."""
+    """One figure of the report with its caption (``figure``: the dict of :func:`safe_figure_dict`)."""
 
     caption: str
     figure: Any
@@ -391,7 +403,7 @@ class Section:
         self.blocks.append(_block(kind, **fields))
 
     def chart(self, figure: Any, caption: str) -> None:
-        self.blocks.append(_block("chart", chart=Chart(caption, safe_figure(figure))))
+        self.blocks.append(_block("chart", chart=Chart(caption, safe_figure_dict(figure))))
 
     def table(self, table: Table) -> None:
         self.blocks.append(_block("table", table=table))
@@ -604,7 +616,7 @@ def _pooled_rows(result: AuditResult) -> Table:
 
 def _audit_section(result: AuditResult) -> Section:
     from . import plots
-    from .audit_plots import audit_figures
+    from .audit_plots import audit_figures, overall_vs_within
 
     spec = result.spec
     section = Section("audit", "The audit: " + (spec.groups_text if spec.group_mode == "columns"
@@ -613,13 +625,14 @@ def _audit_section(result: AuditResult) -> Section:
     section.add("lead", text=result.headline())
     section.add("sentences", items=result.sentences(), title="Findings")
     section.warnings(["Simpson's paradox: " + p.sentence for p in result.simpson], "The overall gap misleads")
-    figures = audit_figures(result)
-    if result.cells:  # the paper's two classes: the paper's bar chart first
+    if result.cells:  # the paper's two classes: the paper's bar chart, then overall vs within the cells
         section.chart(plots.audit_bars(result), "Share with the positive outcome per class and filter cell; whiskers: "
                                                 "95% confidence intervals; n: rows.")
-        figures = figures[1:]
-    for caption, figure in figures:
-        section.chart(figure, caption)
+        if len(result.cell_names) > 1 and result.pooled:
+            section.chart(overall_vs_within(result), "Each group's gap to the reference, overall and within the cells.")
+    else:
+        for caption, figure in audit_figures(result):
+            section.chart(figure, caption)
     if result.cells:
         section.table(_paper_rows(result))
     section.table(_comparison_rows(result))
@@ -1111,14 +1124,15 @@ class ReportContent:
 
     def html(self) -> str:
         """A self-contained page: plotly.js written once in the head, each chart drawn from its figure."""
+        import plotly.io
         from markupsafe import Markup
 
         charts: dict[int, Chart] = {}
         for number, chart in enumerate(self.charts(), 1):
-            height = getattr(chart.figure.layout, "height", None) or 520
-            div = chart.figure.to_html(full_html=False, include_plotlyjs=False, div_id=f"luskin-chart-{number}",
-                                       default_width="100%", default_height=f"{int(height)}px",
-                                       config={"displaylogo": False, "responsive": True})
+            div = plotly.io.to_html(chart.figure, validate=False, full_html=False, include_plotlyjs=False,
+                                    div_id=f"luskin-chart-{number}", default_width="100%",
+                                    default_height=f"{_height(chart.figure)}px",
+                                    config={"displaylogo": False, "responsive": True})
             charts[id(chart)] = Chart(chart.caption, chart.figure, html=Markup(div))
         plotly_js = ""
         if charts:
@@ -1207,8 +1221,8 @@ class _ChartRenderer:
             atexit.register(self.close)
             self._registered = True
 
-    def svgs(self, figures: Sequence[Any], *, browser_path: str | None = None) -> list[bytes]:
-        """Each figure as SVG bytes, drawn at the report's width and the figure's own height."""
+    def svgs(self, figures: Sequence[Mapping[str, Any]], *, browser_path: str | None = None) -> list[bytes]:
+        """Each figure (a plotly figure dict) as SVG bytes, drawn at the report's width and its own height."""
         import asyncio
 
         if not figures:
@@ -1221,9 +1235,8 @@ class _ChartRenderer:
             loop, browser = self._loop, self._kaleido
         futures = []
         for figure in figures:
-            height = int(getattr(figure.layout, "height", None) or 520)
-            opts = {"format": "svg", "width": _PDF_WIDTH, "height": height}
-            futures.append(asyncio.run_coroutine_threadsafe(browser.calc_fig(figure.to_dict(), opts=opts), loop))
+            opts = {"format": "svg", "width": _PDF_WIDTH, "height": _height(figure)}
+            futures.append(asyncio.run_coroutine_threadsafe(browser.calc_fig(figure, opts=opts), loop))
         return [bytes(f.result(timeout=180)) for f in futures]
 
     def _close_locked(self) -> None:
