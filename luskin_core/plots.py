@@ -53,6 +53,18 @@ def _layout(fig: go.Figure, title: str, subtitle: str = "", **extra: Any) -> go.
     return fig
 
 
+def label(value: Any) -> str:
+    """A user string (column name, value, group or cell name) made safe for plotly.
+
+    plotly renders a subset of HTML in titles, axis and tick labels, legend names, bar text and
+    hover labels (``<a href>`` becomes a live link, ``<img>``-like tags and ``<span style>`` are
+    honoured), and decodes entities after reading the tags. Escaping ``&`` and ``<`` is enough for
+    no tag to form (``>`` alone opens nothing, so ``>50K`` stays readable in the figure's data); the
+    text is displayed exactly as the user wrote it.
+    """
+    return str(value).replace("&", "&amp;").replace("<", "&lt;")
+
+
 def class_colors(group: str, other: str) -> dict[str, str]:
     """Colour by class name: the protected group blue, the other class orange."""
     return {str(group): GROUP_COLOR, str(other): OTHER_COLOR}
@@ -73,14 +85,16 @@ def audit_bars(result: AuditResult) -> go.Figure:
     """Outcome share per protected class in each filter cell, with 95% CIs and n on each bar."""
     spec = result.spec
     fig = go.Figure()
-    cell_names = list(dict.fromkeys(c.cell for c in result.cells))
-    for member, name, color in ((True, spec.group_name, GROUP_COLOR), (False, spec.other_name, OTHER_COLOR)):
+    cell_names = list(dict.fromkeys(label(c.cell) for c in result.cells))
+    outcome, positive = label(spec.outcome), label(spec.positive)
+    for member, name, color in ((True, label(spec.group_name), GROUP_COLOR),
+                                (False, label(spec.other_name), OTHER_COLOR)):
         cells = [c for c in result.cells if c.in_group == member]
         ratio = [c.ratio if c.ratio is not None else 0.0 for c in cells]
         plus = [(c.ci_high - c.ratio) if c.ratio is not None else 0.0 for c in cells]
         minus = [(c.ratio - c.ci_low) if c.ratio is not None else 0.0 for c in cells]
         fig.add_trace(go.Bar(
-            name=name, x=[c.cell for c in cells], y=ratio, marker_color=color,
+            name=name, x=[label(c.cell) for c in cells], y=ratio, marker_color=color,
             error_y={"type": "data", "array": plus, "arrayminus": minus, "visible": True,
                      "color": "#333333", "thickness": 2, "width": 8},
             text=[f"{_pct(c.ratio)}<br>n = {c.n:,}" for c in cells],
@@ -98,16 +112,17 @@ def audit_bars(result: AuditResult) -> go.Figure:
         else:
             verdict = "within" if g.fair else "over"
             note = f"gap {_points(g.gap)} points ({verdict} tolerance)"
-        fig.add_annotation(x=g.cell, y=1.0, yref="paper", text=note, showarrow=False,
+        fig.add_annotation(x=label(g.cell), y=1.0, yref="paper", text=note, showarrow=False,
                            font={"size": FONT_SIZE - 2}, yanchor="bottom")
     tol = f"{100 * spec.tolerance:g}"
-    title = f"Share of people with {spec.outcome} = {spec.positive}, {spec.group_name} vs {spec.other_name}"
+    title = (f"Share of people with {outcome} = {positive}, {label(spec.group_name)} vs "
+             f"{label(spec.other_name)}")
     subtitle = ("Bar: share; whisker: 95% confidence interval; n: rows.<br>"
                 f"A gap above {tol} points (the tolerance) counts as unfair.")
     top = max([c.ci_high for c in result.cells if c.ci_high is not None] or [1.0])
     _layout(fig, title, subtitle, barmode="group", bargap=0.25, height=560,
             uniformtext={"minsize": FONT_SIZE - 4, "mode": "show"})
-    fig.update_yaxes(title_text=f"share with {spec.outcome} = {spec.positive}", tickformat=".0%",
+    fig.update_yaxes(title_text=f"share with {outcome} = {positive}", tickformat=".0%",
                      range=[0, min(1.0, top * 1.15) if top > 0 else 1.0])
     fig.update_xaxes(title_text="", categoryorder="array", categoryarray=cell_names)
     return fig
@@ -124,12 +139,14 @@ def gap_comparison(results: Mapping[str, AuditResult], title: str | None = None)
     spec = first.spec
     fig = go.Figure()
     tol = 100 * spec.tolerance
-    cells = list(dict.fromkeys(g.cell for g in first.gaps))
+    cells = list(dict.fromkeys(label(g.cell) for g in first.gaps))
+    group, other = label(spec.group_name), label(spec.other_name)
     for i, (stage, res) in enumerate(results.items()):
         gaps = [res.gap(g.filter_holds) for g in first.gaps]
         values = [None if g.gap is None else 100 * g.gap for g in gaps]
+        stage = label(stage)
         fig.add_trace(go.Bar(
-            name=stage, x=[g.cell for g in gaps], y=values,
+            name=stage, x=[label(g.cell) for g in gaps], y=values,
             marker_color=STAGE_COLORS[i % len(STAGE_COLORS)],
             text=["n/a" if v is None else f"{v:+.1f}" for v in values], textposition="outside",
             textfont={"size": FONT_SIZE},
@@ -139,9 +156,9 @@ def gap_comparison(results: Mapping[str, AuditResult], title: str | None = None)
     fig.add_hline(y=0, line_color="#555555", line_width=1)
     _layout(
         fig,
-        title or f"Gap between {spec.group_name} and {spec.other_name}, before and after retraining",
-        (f"Gap = share of {spec.group_name} minus share of {spec.other_name} with {spec.outcome} = "
-         f"{spec.positive}, in points.<br>The green band is the ±{tol:g}-point tolerance."),
+        label(title) if title else f"Gap between {group} and {other}, before and after retraining",
+        (f"Gap = share of {group} minus share of {other} with {label(spec.outcome)} = "
+         f"{label(spec.positive)}, in points.<br>The green band is the ±{tol:g}-point tolerance."),
         barmode="group", bargap=0.25,
     )
     values = [abs(v) for t in fig.data for v in t.y if v is not None] + [tol]
@@ -180,8 +197,9 @@ def threshold_roc(report: Any, spec: AuditSpec | None = None, split: str = "tune
     before = report.before_tune if split == "tune" else report.before
     after = report.after_tune if split == "tune" else report.after
     fig = go.Figure()
-    for i, (name, curve) in enumerate(roc.items()):
-        color = _color_for(name, spec, i)
+    for i, (group, curve) in enumerate(roc.items()):
+        color = _color_for(group, spec, i)
+        name = label(group)
         fig.add_trace(go.Scatter(
             x=np.asarray(curve.fpr, float), y=np.asarray(curve.tpr, float), mode="lines",
             name=f"{name}: ROC curve", line={"color": color, "width": 3}, legendgroup=name,
@@ -189,9 +207,9 @@ def threshold_roc(report: Any, spec: AuditSpec | None = None, split: str = "tune
         ))
         for rates, when, symbol, size in ((before, "before (one threshold)", "x", 18),
                                           (after, "after (own threshold)", "circle", 16)):
-            if rates is None or name not in rates.groups:
+            if rates is None or group not in rates.groups:
                 continue
-            r = rates.groups[name]
+            r = rates.groups[group]
             fig.add_trace(go.Scatter(
                 x=[r.fpr], y=[r.tpr], mode="markers", name=f"{name}: {when}", legendgroup=name,
                 marker={"symbol": symbol, "size": size, "color": color, "line": {"width": 2, "color": "black"}},
@@ -236,16 +254,17 @@ def score_histograms(
     width = float(np.median(np.diff(edges))) if len(edges) > 1 else 0.02
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06,
                         subplot_titles=("people with a positive outcome", "people with a negative outcome"))
-    for col, label in ((1, 1), (2, 0)):
+    for col, outcome in ((1, 1), (2, 0)):
         for name, color in ((group, GROUP_COLOR), (other, OTHER_COLOR)):
-            values = np.asarray(hist.get((name, label), np.zeros(len(centres))), float)
+            values = np.asarray(hist.get((name, outcome), np.zeros(len(centres))), float)
+            shown = label(name)
             fig.add_trace(go.Bar(
-                x=centres, y=values, width=width, name=name, marker_color=color, opacity=0.6,
-                legendgroup=name, showlegend=col == 1,
-                hovertemplate=f"<b>{name}</b><br>score %{{x:.2f}}<br>share %{{y:.1%}}<extra></extra>",
+                x=centres, y=values, width=width, name=shown, marker_color=color, opacity=0.6,
+                legendgroup=shown, showlegend=col == 1,
+                hovertemplate=f"<b>{shown}</b><br>score %{{x:.2f}}<br>share %{{y:.1%}}<extra></extra>",
             ), row=1, col=col)
     at = "" if alpha is None else f" (alpha = {alpha:g})"
-    _layout(fig, f"Score distributions of {group} and {other}{at}",
+    _layout(fig, f"Score distributions of {label(group)} and {label(other)}{at}",
             ("Each panel compares the two groups' model scores.<br>The closer the blue and orange "
              "shapes, the more alike the model treats the groups."),
             barmode="overlay", bargap=0, height=540, top_margin=180)
@@ -265,9 +284,9 @@ def sweep_histograms(sweep: Any, alpha: float, group: str, other: str) -> go.Fig
     point = sweep.point(alpha)
     hist: dict[tuple[str, int], list[float]] = {}
     for name, by_label in point.histograms.items():
-        for key, label in (("positive", 1), ("negative", 0)):
+        for key, outcome in (("positive", 1), ("negative", 0)):
             counts = np.asarray(by_label[key], float)
-            hist[(str(name), label)] = (counts / counts.sum() if counts.sum() else counts).tolist()
+            hist[(str(name), outcome)] = (counts / counts.sum() if counts.sum() else counts).tolist()
     return score_histograms(hist, sweep.bin_edges, group, other, alpha=point.alpha)
 
 
