@@ -1237,7 +1237,30 @@ class _ChartRenderer:
         for figure in figures:
             opts = {"format": "svg", "width": _PDF_WIDTH, "height": _height(figure)}
             futures.append(asyncio.run_coroutine_threadsafe(browser.calc_fig(figure, opts=opts), loop))
-        return [bytes(f.result(timeout=180)) for f in futures]
+        try:
+            return [bytes(f.result(timeout=180)) for f in futures]
+        except Exception as err:
+            self._discard(browser)
+            raise LuskinError(f"Chromium stopped while drawing the PDF's charts ({type(err).__name__}: {err}). Try "
+                              "again: a new browser will be started. The HTML report needs no browser.") from err
+
+    def _discard(self, browser: Any) -> None:
+        """Forget a browser that failed (the next PDF starts a new one); close it without waiting for it."""
+        import asyncio
+
+        with self._lock:
+            if self._kaleido is not browser:
+                return  # another thread already replaced it
+            loop = self._loop
+            self._loop = self._kaleido = self._thread = self._path = None
+
+        async def close_then_stop() -> None:
+            try:
+                await browser.close()
+            finally:
+                loop.stop()
+
+        asyncio.run_coroutine_threadsafe(close_then_stop(), loop)
 
     def _close_locked(self) -> None:
         import asyncio

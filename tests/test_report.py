@@ -451,6 +451,21 @@ def test_pdf_escapes_user_text_and_reports_run_side_by_side(hostile_groups, tmp_
     assert b"/URI" not in outputs[0]  # no link annotation to the outside in the PDF
 
 
+@pytest.mark.slow
+def test_a_browser_that_dies_is_a_plain_error_and_the_next_pdf_works(adult_result, tmp_path) -> None:
+    _need_pdf_tools()
+    from luskin_core import report
+
+    content = report_content(adult_result, dataset="sample:adult")
+    assert content.pdf().startswith(b"%PDF-")
+    browser = report._RENDERER._kaleido.subprocess  # the Chromium this process started for the charts
+    browser.kill()
+    browser.wait()
+    with pytest.raises(LuskinError, match="Chromium stopped while drawing the PDF's charts"):
+        content.pdf()
+    assert adult_result.headline() in _pdf_text(content.pdf(), tmp_path)
+
+
 # ------------------------------------------------------------------------------------------
 # luskin report
 # ------------------------------------------------------------------------------------------
