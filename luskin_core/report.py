@@ -938,10 +938,11 @@ def _summary_rows(points: Sequence[CostPoint]) -> Table:
         score = f"{_score_text(before)} → {_score_text(after)}" if before is not None else _score_text(after)
         gap_b = "n/a" if before is None or before.gap is None else f"{100 * before.gap:.1f}"
         gap_a = "n/a" if after.gap is None else f"{100 * after.gap:.1f}"
+        wider = before is not None and before.gap is not None and after.gap is not None and after.gap > before.gap
         rows.append((_cost_name(after) + (" (the paper's default)" if after.default else ""),
-                     f"{after.score_name} {score}", f"{gap_b} → {gap_a} points"
+                     f"{after.score_name} {score}", f"{gap_b} → {gap_a} points" + (" (WIDER)" if wider else "")
                      + (" (see the warnings below)" if after.warnings else "")))
-        classes.append("warn" if after.warnings else "")
+        classes.append("warn" if after.warnings or wider else "")
     families = dict.fromkeys(p.family for p in points)
     note = "Gap: " + "; ".join(f"for {'retraining' if f == CONTROLLED else 'the others'}, the {GAP_NAMES[f]}"
                                for f in families) + ". All on held-out test rows."

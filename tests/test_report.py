@@ -321,6 +321,24 @@ def test_warnings_of_a_correction_are_on_the_first_page_and_in_its_section(compa
     assert "(see the warnings below)" in _text(summary + "</main></body></html>")
 
 
+def test_a_correction_that_widens_the_gap_is_flagged_on_the_first_page(compas) -> None:
+    preset = PRESETS["compas"]
+    counts = {"positive": [2] * 50, "negative": [3] * 50}
+
+    def point(alpha: float, accuracy: float, gap: float) -> AlphaPoint:
+        groups = {"African-American": {"tpr": 0.6 + gap, "fpr": 0.3}, "Caucasian": {"tpr": 0.6, "fpr": 0.3}}
+        return AlphaPoint(alpha, accuracy, groups, {"African-American": counts, "Caucasian": counts}, 0.6, 0.01, 0.1)
+
+    sweep = AlphaSweep((point(0.1, 0.64, 0.25), point(1.0, 0.67, 0.15)), tuple(np.linspace(0, 1, 51)),
+                       ("African-American", "Caucasian"), "Caucasian", 3690, 1230)
+    page = build_html_report(audit(compas, preset.spec), dataset="sample:compas", equalized=sweep)
+    summary = _text(page.split('<section id="cost"')[0] + "</main></body></html>")
+    assert "Equalized distribution at α = 0.1 (the paper's default) accuracy 67.0% → 64.0% 15.0 → 25.0 points (WIDER)" \
+        in summary
+    assert ("Equalized distribution at α = 0.1: WIDENED the larger of the true-positive-rate and false-positive-rate "
+            "gaps from 15.0 to 25.0 points, at a cost of 3.0 points of accuracy (67.0% → 64.0%).") in _text(page)
+
+
 def test_report_with_real_retrains(adult, adult_result) -> None:
     from luskin_core.retrain import RetrainOptions, retrain
 
