@@ -497,11 +497,13 @@ def _caveats(result: AuditResult) -> list[str]:
     out = []
     judged = [c for c in result.judged if c.verdict != TOO_FEW and c.p_value is not None]
     if counts[CHANCE]:
-        out.append(f"Chance: {counts[CHANCE]} of the gaps beyond the tolerance could be chance (adjusted p-value of "
-                   "0.05 or more); more rows would be needed to tell.")
+        chance = counts[CHANCE]
+        out.append(f"Chance: {chance} gap{'s' if chance > 1 else ''} beyond the tolerance could be chance (adjusted "
+                   "p-value of 0.05 or more); more rows would be needed to tell.")
     if counts[TOO_FEW]:
-        out.append(f"Too few rows: {counts[TOO_FEW]} comparison(s) have fewer than {spec.min_group_size:,} rows in the "
-                   "group or the reference; they are shown but not judged.")
+        few = counts[TOO_FEW]
+        out.append(f"Too few rows: {few} comparison{'s have' if few > 1 else ' has'} fewer than "
+                   f"{spec.min_group_size:,} rows in the group or the reference; shown but not judged.")
     if len(judged) > 1:
         if spec.correction == "none":
             out.append(f"Many comparisons: {len(judged)} comparisons were tested without adjustment; about "
@@ -510,8 +512,10 @@ def _caveats(result: AuditResult) -> list[str]:
             out.append(f"Many comparisons: the p-values are adjusted for the {len(judged)} comparisons made "
                        f"({_CORRECTIONS[spec.correction]}), so a verdict of 'not due to chance' holds for the page "
                        "as a whole.")
-    for p in result.simpson:
-        out.append("Simpson's paradox: " + p.sentence)
+    if result.simpson:
+        names = ", ".join(p.group for p in result.simpson)
+        out.append(f"Simpson's paradox for {names}: the overall gap and the gap within the cells disagree, so the "
+                   "overall gap misleads; read the comparison within the cells (see 'The audit').")
     if spec.cell_mode != "none":
         held = " and ".join(c.describe() for c in spec.filters) if spec.cell_mode == "filter" else \
             " × ".join(spec.strata)

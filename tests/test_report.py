@@ -240,6 +240,27 @@ def test_report_escapes_hostile_groups_and_strata(hostile_groups) -> None:
     assert page.count("Plotly.newPlot(") == 2
 
 
+def test_simpsons_paradox_is_a_caveat_on_the_first_page_and_flagged_in_the_pooled_table() -> None:
+    from pathlib import Path
+
+    counts = pd.read_csv(Path(__file__).parent / "fixtures" / "ucb_admissions.csv")
+    rows = []
+    for r in counts.itertuples():
+        rows += [(r.department, r.sex, "admitted")] * r.admitted + [(r.department, r.sex, "rejected")] * r.rejected
+    berkeley = pd.DataFrame(rows, columns=["department", "sex", "decision"]).astype("string")
+    result = audit(berkeley, AuditSpec("decision", "admitted", group_by=("sex",), strata=("department",)))
+    page = build_html_report(result, frame=berkeley, dataset="ucb_admissions.csv")
+    summary = _text(page.split('<section id="audit"')[0] + "</main></body></html>")
+    assert "Who is compared each sex group, against Male (the reference group)" in summary
+    assert "Where within each value of department (6 cells)" in summary
+    assert "Simpson's paradox for Female: the overall gap and the gap within the cells disagree" in summary
+    assert "Breslow-Day p = 0.002" in summary
+    audit_section = page.split('<section id="audit"')[1].split("</section>")[0]
+    assert '<tr class="warn"><td>Female</td>' in audit_section  # the pooled row, flagged
+    assert "The overall gap misleads" in audit_section
+    assert "department = A" in audit_section
+
+
 def test_safe_figure_keeps_formatting_and_neutralises_tags() -> None:
     import plotly.graph_objects as go
 
