@@ -1,11 +1,20 @@
-"""The take-away documents: a self-contained HTML report and a saved configuration (JSON).
+"""The take-away documents: the report (HTML and PDF, the same content) and a saved configuration (JSON).
 
-The HTML report is what a committee member opens offline: the settings in words and as JSON,
-a summary of the data (rows, columns, missing values, rows excluded and why), the audit chart
-and table, the plain-language verdicts and, when supplied, the retraining, per-group threshold
-and equalized-distribution results, with the date and the software versions. plotly.js is
-embedded once in the page, so the charts work with no network. Every piece of user text
-(column names, values, labels, file names) is HTML-escaped.
+The report is what a committee member reads: a first page that takes a minute (the question: who
+is compared, on what outcome, in which cells, on which data; the verdict and its caveats: chance,
+too few rows, many comparisons, Simpson's paradox; what was tried to correct it and what each
+correction cost, with its warnings), the cost of every correction on one chart
+(:mod:`luskin_core.cost`), a section per tool that was run (the audit with every comparison and
+the pooled view; retraining; per-group thresholds; the equalized distribution) with its settings
+in words, charts, tables and warnings, the data, and an appendix with the settings as JSON, how
+the numbers are made and the software versions.
+
+:func:`report_content` builds the content once; ``templates/report.html.j2`` (Jinja2, autoescaping
+on: every user string is escaped) renders it as a self-contained HTML page (plotly.js embedded
+once, so it opens offline) or as the page WeasyPrint lays out into a PDF, with the charts drawn as
+vector images (SVG) by one headless Chromium per process through kaleido. Every string of every
+chart is neutralised too (plotly would render ``<a href>`` in a label as a live link). A part
+that cannot be shown is said in words; a builder that fails raises.
 
 The configuration document records everything needed to reproduce a view: which data (a
 sample's name or an uploaded file's name, with a fingerprint of its content), the audit

@@ -432,11 +432,14 @@ def test_pdf_has_the_same_findings_with_vector_charts(compas, tmp_path) -> None:
     retrained = retrain(compas, spec, RetrainOptions(first="LR", second="LR", features=preset.features))
     thresholds = tune_thresholds(compas, spec, model="LR", features=preset.features)
     sweep = equalize_frame(compas, spec, alphas=(0.1, 1.0), features=preset.features)
-    environment = dict(os.environ)
+    import logging
+
+    environment, folder, handlers = dict(os.environ), os.getcwd(), list(logging.getLogger().handlers)
     content = report_content(result, frame=compas, dataset="sample:compas", retrain=retrained,
                              thresholds=thresholds, equalized=sweep, equalized_alpha=0.1)
     data = content.pdf()
-    assert dict(os.environ) == environment  # the browser is named by path, not through the environment
+    # nothing process-wide changed: the browser is named by path, not through the environment
+    assert dict(os.environ) == environment and os.getcwd() == folder and logging.getLogger().handlers == handlers
     text = _pdf_text(data, tmp_path)
     first_page = _pdf_text(data, tmp_path, 1, 1)
     for words in ("The findings in one page", "The question", "Who is compared", result.headline(),
