@@ -1169,13 +1169,16 @@ class ReportContent:
         images = _RENDERER.svgs([c.figure for c in all_charts], browser_path=browser_path)
         for chart, svg in zip(all_charts, images):
             src = "data:image/svg+xml;base64," + base64.b64encode(svg).decode("ascii")
-            charts[id(chart)] = Chart(chart.caption, chart.figure, src=src, width_pct=100)
+            # a tall chart is drawn narrower so that it fits on a page with its section's text
+            width = min(100, int(100 * _PDF_MAX_HEIGHT_RATIO * _PDF_WIDTH / _height(chart.figure)))
+            charts[id(chart)] = Chart(chart.caption, chart.figure, src=src, width_pct=width)
         page = self._render(pdf=True, charts=charts)
         fetcher = weasyprint.URLFetcher(allowed_protocols={"data"})  # nothing is fetched from outside
         return bytes(weasyprint.HTML(string=page, url_fetcher=fetcher).write_pdf())
 
 
 _PDF_WIDTH = 820  # px: charts are drawn this wide and scaled to the page (about 18 cm)
+_PDF_MAX_HEIGHT_RATIO = 0.85  # a chart on the page is at most 0.85 times as tall as the page is wide (15 cm)
 
 
 class _ChartRenderer:
