@@ -125,6 +125,15 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.html and not args.pdf:
         raise LuskinError("Say where to write the report: --html report.html, --pdf report.pdf, or both.")
+    for tool, given in (("--retrain", {"--algorithm": args.algorithm, "--second": args.second,
+                                       "--all-cells": args.all_cells or None}),
+                        ("--thresholds", {"--lambda": args.lams, "--model": args.model, "--score-column":
+                                          args.score_column, "--default-threshold": args.default_threshold}),
+                        ("--equalize", {"--alphas": args.alphas})):
+        unused = [name for name, value in given.items() if value is not None]
+        if unused and not getattr(args, tool.lstrip("-")):
+            raise LuskinError(f"{', '.join(unused)} {'sets' if len(unused) == 1 else 'set'} an option of {tool}, "
+                              f"which was not asked for: add {tool}.")
     html_path, pdf_path = _target(args.html), _target(args.pdf)
     alphas = _alphas(args.alphas) if args.equalize else ()
     if not 0.0 <= args.alpha_shown <= 1.0:

@@ -528,6 +528,8 @@ def test_cli_writes_the_html_report(tmp_path, capsys) -> None:
     (["report", "--preset", "adult"], "Say where to write the report"),
     (["report", "--preset", "adult", "--html", "/no/such/folder/r.html"], "the folder '/no/such/folder' does not exist"),
     (["report", "--preset", "adult", "--equalize", "--alphas", "0.1,x", "--html", "r.html"], "'x' is not a number"),
+    (["report", "--preset", "adult", "--lambda", "2", "--html", "r.html"],
+     "--lambda sets an option of --thresholds, which was not asked for: add --thresholds."),
 ])
 def test_cli_report_mistakes_are_plain_sentences(argv, message, capsys) -> None:
     from luskin_core.cli import main
