@@ -261,6 +261,22 @@ def test_simpsons_paradox_is_a_caveat_on_the_first_page_and_flagged_in_the_poole
     assert "department = A" in audit_section
 
 
+def test_model_audits_and_score_outcomes_get_their_own_tables(compas) -> None:
+    spec = AuditSpec("two_year_recid", 1, group_by=("race",), prediction="is_recid", min_group_share=0.02)
+    result = audit(compas, spec)
+    text = _text(build_html_report(result, frame=compas, dataset="sample:compas"))
+    assert "The model's errors per group" in text
+    caucasian = result.comparison("Caucasian")
+    rates = caucasian.error_rates["tpr"]
+    assert f"{100 * rates['rate']:.1f}% [{100 * rates['ci_low']:.1f}%, {100 * rates['ci_high']:.1f}%]" in text
+    assert "the decisions in 'is_recid', checked against the true outcome two_year_recid" in text
+    scores = audit(compas, AuditSpec("decile_score", None, group_by=("race",), outcome_type="score",
+                                     min_group_share=0.02))
+    text = _text(build_html_report(scores, frame=compas, dataset="sample:compas"))
+    assert "The score itself: mean per group and the standardised difference to the reference" in text
+    assert "decile_score is a score: a row counts as positive when it is at or above the median score" in text
+
+
 def test_safe_figure_keeps_formatting_and_neutralises_tags() -> None:
     import plotly.graph_objects as go
 
