@@ -13,24 +13,24 @@ from __future__ import annotations
 
 import streamlit as st
 
-from luskin_app import state
+from luskin_app import dataset, ui
 
 st.set_page_config(page_title="Luskin: fairness audit", page_icon="⚖️", layout="wide")
 
 PAGES = [
-    st.Page(state.PAGE_FILES["data"], title="Data", icon="📄", default=True),
-    st.Page(state.PAGE_FILES["audit"], title="Audit", icon="📊", url_path="audit"),
-    st.Page(state.PAGE_FILES["retrain"], title="Retrain", icon="🔁", url_path="retrain"),
-    st.Page(state.PAGE_FILES["thresholds"], title="Thresholds", icon="🎚️", url_path="thresholds"),
-    st.Page(state.PAGE_FILES["equalized"], title="Equalized distribution", icon="📈", url_path="equalized"),
-    st.Page(state.PAGE_FILES["report"], title="Report", icon="📝", url_path="report"),
+    st.Page(ui.PAGE_FILES["data"], title="Data", icon="📄", default=True),
+    st.Page(ui.PAGE_FILES["audit"], title="Audit", icon="📊", url_path="audit"),
+    st.Page(ui.PAGE_FILES["retrain"], title="Retrain", icon="🔁", url_path="retrain"),
+    st.Page(ui.PAGE_FILES["thresholds"], title="Thresholds", icon="🎚️", url_path="thresholds"),
+    st.Page(ui.PAGE_FILES["equalized"], title="Equalized distribution", icon="📈", url_path="equalized"),
+    st.Page(ui.PAGE_FILES["report"], title="Report", icon="📝", url_path="report"),
 ]
 
 navigation = st.navigation(PAGES)
 try:
-    state.dataset()
-except Exception as err:  # the bundled sample itself failed: say so rather than crash
-    st.error(f"The sample data could not be loaded: {err}")
+    dataset.dataset()
+except Exception as err:  # noqa: BLE001 - the bundled sample itself failed: say so rather than crash
+    st.error(ui.md(f"The sample data could not be loaded: {err}"), icon="⚠️")
     st.stop()
 # The summary is drawn after the page has run, into a slot reserved now, so that it shows what
 # the page just changed (a new sample, another outcome) rather than the state before the click.
@@ -38,4 +38,4 @@ summary = st.sidebar.container()
 try:
     navigation.run()
 finally:
-    state.sidebar_summary(summary)
+    ui.sidebar_summary(summary)

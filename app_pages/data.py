@@ -1,4 +1,9 @@
-"""Data page (entry): load data, preview it, choose the outcome and the protected group."""
+"""Data page (entry): load data, preview it, choose the outcome and the protected group.
+
+For an uploaded file the first choices are Luskin's guesses (said on screen); the first verdict
+is drawn once the user presses "Use these choices". Every error shown here comes with its way
+out on this page.
+"""
 
 from __future__ import annotations
 
@@ -7,53 +12,102 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from luskin_app import state
+from luskin_app import choices as ch_
+from luskin_app import config, dataset, ui
+from luskin_app.cache import run_audit
+from luskin_app.help import HELP
 from luskin_core.data import PRESETS, column_summary
 from luskin_core.errors import LuskinError
+from luskin_core.guess import guess_group, guess_positive
 from luskin_core.models import choose_features
 
 NUMBER_OPS = ["==", "!=", "<", "<=", ">", ">="]
+PREVIEW_CHARS = 1_000  # longer cells are shortened in the preview (the data keeps them whole)
+
+
+def _use_sample(name: str) -> None:
+    dataset.use_sample(name)
+    st.session_state.pop("upload_error", None)
+    st.session_state.pop("upload_note", None)
 
 
 def render_loader() -> None:
     """One-click samples and a drag-and-drop CSV upload; a bad file never replaces good data."""
     st.subheader("1. Choose the data")
-    samples = state.available_samples()
     row = st.container(horizontal=True)
-    for name in samples:
-        if row.button(f"Use sample: {state.SAMPLE_TITLES[name]}", key=f"sample_{name}",
-                         help=PRESETS[name].title + ". " + PRESETS[name].note):
-            state.use_sample(name)
-            st.session_state.pop("upload_error", None)
+    for name in dataset.available_samples():
+        row.button(f"Use sample: {dataset.SAMPLE_TITLES[name]}", key=f"sample_{name}", on_click=_use_sample,
+                   args=(name,), help=PRESETS[name].title + ". " + PRESETS[name].note)
     upload = st.file_uploader(
         "Upload a CSV file (drag and drop it here)", key="upload_csv",
         help="A table saved as CSV with a header row: comma, semicolon or tab separated; UTF-8 or Latin-1.",
     )
     if upload is None:
         st.session_state.pop("upload_error", None)
-    else:
-        if state.is_new_upload(upload, "upload_token"):
-            st.session_state.pop("upload_error", None)
-            try:
-                with st.spinner("Reading the file…"):
-                    state.use_upload(upload.name, upload.getvalue())
-            except LuskinError as err:
-                st.session_state["upload_error"] = f"'{upload.name}' could not be used: {err}"
+        st.session_state.pop("upload_note", None)
+    elif dataset.is_new_upload(upload, "upload_token"):
+        st.session_state.pop("upload_error", None)
+        st.session_state.pop("upload_note", None)
+        try:
+            with st.spinner("Reading the file…"):
+                st.session_state["upload_note"] = dataset.use_upload(upload.name, upload.getvalue())
+        except LuskinError as err:
+            st.session_state["upload_error"] = f"'{upload.name}' could not be used: {err}"
     if st.session_state.get("upload_error"):
-        st.error(st.session_state["upload_error"] + " The data loaded before is still in use.", icon="⚠️")
+        st.error(ui.md(st.session_state["upload_error"]) + " The data loaded before is still in use: upload "
+                 "another file, or choose a sample above.", icon="⚠️")
+    if st.session_state.get("upload_note"):
+        st.success(ui.md(st.session_state["upload_note"]), icon="✅")
+
+
+def render_pending_config() -> None:
+    """A loaded configuration waiting for its file: which file to upload, or apply it to this data."""
+    waiting = config.pending()
+    if st.session_state.get("config_error"):
+        st.error(ui.md(st.session_state.pop("config_error")) + " Nothing was changed.", icon="⚠️")
+    if waiting is None:
+        return
+    st.info(f"The configuration **{ui.md(waiting.name, 80)}** is waiting for the file it was saved with: upload "
+            f"**{ui.md(waiting.wanted, 120)}** above and it is applied at once.", icon="⏳")
+    why_not = config.fits_current()
+    row = st.container(horizontal=True)
+    if why_not is None:
+        row.button("Apply it to the data loaded now", key="pending_apply", on_click=config.apply_pending_here,
+                   help="Its columns exist in the data on screen; the numbers differ from the saved ones if the "
+                        "data does.")
+    row.button("Forget this configuration", key="pending_discard", on_click=config.discard_pending)
+    if why_not is not None:
+        st.caption(f"It cannot be applied to the data loaded now: {ui.md(why_not, 300)}")
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _summary(fingerprint: str, _frame: pd.DataFrame) -> pd.DataFrame:
-    return column_summary(_frame)
+    summary = column_summary(_frame)
+    summary["Examples"] = summary["Examples"].map(lambda text: _clip(text, 200))
+    return summary
+
+
+def _clip(value: Any, limit: int = PREVIEW_CHARS) -> Any:
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[:limit]}… ({len(value):,} characters)"
+    return value
+
+
+def _preview(frame: pd.DataFrame) -> pd.DataFrame:
+    """The first rows, with very long text cells shortened (a 50 MB cell must not travel to the browser)."""
+    head = frame.head(50).copy()
+    for name in head.columns:
+        if not ch_.is_numeric(head[name]) and head[name].map(lambda v: isinstance(v, str) and len(v) > PREVIEW_CHARS).any():
+            head[name] = head[name].map(_clip)
+    return head
 
 
 def render_preview() -> None:
     """Row and column counts, missing values, the first rows and a per-column summary."""
-    data = state.dataset()
+    data = dataset.dataset()
     frame = data.frame
     st.subheader("2. Look at the data")
-    st.markdown(f"**{data.title}**")
+    st.markdown(f"**{ui.md(data.title, 200)}**")
     missing = int(frame.isna().sum().sum())
     a, b, c = st.columns(3)
     a.metric("Rows", f"{len(frame):,}")
@@ -61,7 +115,7 @@ def render_preview() -> None:
     c.metric("Missing values", f"{missing:,}",
              help="Empty cells (blank, '?', NA ...). Rows missing the outcome or the protected value are "
                   "left out of the audit, and the pages say how many.")
-    st.dataframe(frame.head(50), key="data_preview", height=260)
+    st.dataframe(_preview(frame), key="data_preview", height=260)
     with st.expander("Columns: type, missing values, distinct values"):
         st.dataframe(_summary(data.fingerprint, frame), hide_index=True, key="data_columns")
 
@@ -72,64 +126,90 @@ def _sanitize(key: str, options: list[Any], fallback: Any) -> None:
         st.session_state[key] = fallback
 
 
+def _first_positive(series: pd.Series, options: list[Any]) -> Any:
+    """The value that means "yes" when recognisable (1, yes, approved, >50K ...), else the most common."""
+    guess = guess_positive(series).value
+    matches = [v for v in options if str(v) == str(guess) or v == guess]
+    return matches[0] if matches else options[0]
+
+
 def render_outcome(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
     """Outcome column and the value that counts as positive."""
     columns = list(frame.columns)
-    state.seed("outcome", ch["outcome"])
+    ch_.seed("outcome", ch["outcome"])
     _sanitize("outcome", columns, columns[-1])
     outcome = st.selectbox("Outcome column (the decision or label to audit)", columns, key="outcome",
-                           help="For example income, frisked or two_year_recid.")
-    options = state.value_options(frame[outcome])
-    state.seed("positive", ch["positive"])
+                           format_func=ui.option_text, help="For example income, frisked or two_year_recid.")
+    options = ch_.value_options(frame[outcome])
+    ch_.seed("positive", ch["positive"])
     if not options:
-        st.error(f"The column '{outcome}' has no values at all (every row is missing). "
-                 "Choose another outcome column.", icon="⚠️")
+        problem = (f"The column '{outcome}' has no values short enough to choose from." if frame[outcome].notna().any()
+                   else f"The column '{outcome}' has no values at all (every row is missing).")
+        st.error(ui.md(problem) + " Choose another outcome column above.", icon="⚠️")
         ch.update(outcome=outcome, positive=None)
         return
     if outcome != ch["outcome"]:
-        st.session_state["positive"] = options[-1]
-    _sanitize("positive", options, options[-1])
+        st.session_state["positive"] = _first_positive(frame[outcome], options)
+    _sanitize("positive", options, _first_positive(frame[outcome], options))
     positive = st.selectbox("Positive value (what counts as a 'yes')", options, key="positive",
+                            format_func=ui.option_text,
                             help="The outcome value whose share is compared, e.g. >50K, Y or 1.")
     distinct = frame[outcome].nunique(dropna=True)
     if distinct > 10:
-        st.warning(f"'{outcome}' has {distinct:,} different values. The audit compares the share of rows whose "
-                   f"value is exactly '{positive}'; an outcome is usually a yes/no decision.", icon="ℹ️")
+        st.warning(ui.md(f"'{outcome}' has {distinct:,} different values. The audit compares the share of rows "
+                         f"whose value is exactly '{ui.option_text(positive)}'; an outcome is usually a yes/no "
+                         "decision."), icon="ℹ️")
     ch.update(outcome=outcome, positive=positive)
+
+
+def _group_from_guess(series: pd.Series, options: list[Any]) -> tuple[list[Any], str, float]:
+    """Values, comparison and number of the protected group Luskin guesses for a newly chosen column."""
+    condition = guess_group(series).value
+    if condition is None:
+        return options[:1], ">=", 0.0
+    if ch_.is_numeric(series):
+        return [], condition.op if condition.op in NUMBER_OPS else ">=", float(condition.value)
+    values = [v for v in options if str(v) == str(condition.value)]
+    return (values or options[:1]), ">=", 0.0
 
 
 def render_protected(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
     """Protected column and group: values for text, a comparison for numbers."""
     columns = [c for c in frame.columns if c != ch["outcome"]]
-    state.seed("protected_column", ch["protected_column"])
+    ch_.seed("protected_column", ch["protected_column"])
     _sanitize("protected_column", columns, columns[0])
     column = st.selectbox("Protected column (e.g. race or sex)", columns, key="protected_column",
-                          help="The attribute the decision must not depend on.")
+                          format_func=ui.option_text, help="The attribute the decision must not depend on.")
     changed = column != ch["protected_column"]
     series = frame[column]
-    if state.is_numeric(series):
+    options = ch_.value_options(series)
+    if ch_.is_numeric(series):
         if changed:
-            median = series.median()
-            st.session_state["protected_op"] = ">="
-            st.session_state["protected_number"] = float(median) if pd.notna(median) else 0.0
-        state.seed("protected_op", ch["protected_op"] if ch["protected_op"] in NUMBER_OPS else ">=")
-        state.seed("protected_number", float(ch["protected_number"] or 0.0))
+            _, op, number = _group_from_guess(series, options)
+            st.session_state["protected_op"] = op
+            st.session_state["protected_number"] = number
+        ch_.seed("protected_op", ch["protected_op"] if ch["protected_op"] in NUMBER_OPS else ">=")
+        ch_.seed("protected_number", float(ch["protected_number"] or 0.0))
         left, right = st.columns([1, 2])
         op = left.selectbox("Comparison", NUMBER_OPS, key="protected_op",
                             help="The protected group is the rows where the column compares true.")
-        number = right.number_input(f"Value of {column}", key="protected_number")
+        number = right.number_input(f"Value of {ui.md(column, 80)}", key="protected_number")
         ch.update(protected_column=column, protected_op=op, protected_number=number)
     else:
-        options = state.value_options(series)
         if changed:
-            st.session_state["protected_values"] = options[:1]
-        state.seed("protected_values", [v for v in ch["protected_values"] if v in options] or options[:1])
+            st.session_state["protected_values"] = _group_from_guess(series, options)[0]
+        ch_.seed("protected_values", [v for v in ch["protected_values"] if v in options] or options[:1])
         st.session_state["protected_values"] = [v for v in st.session_state["protected_values"] if v in options]
         values = st.multiselect("Protected group: the value(s) that form it", options, key="protected_values",
+                                format_func=ui.option_text,
                                 help="Rows with any of these values form the group; all other rows the other class.")
         ch.update(protected_column=column, protected_values=list(values))
+        hidden = ch_.long_values(series)
+        if hidden:
+            st.caption(f"{hidden:,} value{'s' if hidden > 1 else ''} longer than {ch_.MAX_VALUE_CHARS:,} characters "
+                       "cannot be chosen here.")
     try:
-        condition = state.protected_condition(ch, frame).to_dict()
+        condition = ch_.protected_condition(ch, frame).to_dict()
     except LuskinError:
         condition = None
     if condition != ch.get("protected_condition"):
@@ -141,12 +221,12 @@ def render_protected(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
 def render_names(ch: dict[str, Any]) -> None:
     """Optional names shown on charts for the two classes (e.g. White / Non-White)."""
     with st.expander("Names shown on charts (optional)"):
-        state.seed("group_label", ch.get("group_label") or "")
-        state.seed("other_label", ch.get("other_label") or "")
+        ch_.seed("group_label", ch.get("group_label") or "")
+        ch_.seed("other_label", ch.get("other_label") or "")
         left, right = st.columns(2)
-        group = left.text_input("Name of the protected group", key="group_label",
+        group = left.text_input("Name of the protected group", key="group_label", max_chars=200,
                                 placeholder="automatic (from the values)")
-        other = right.text_input("Name of the other class", key="other_label",
+        other = right.text_input("Name of the other class", key="other_label", max_chars=200,
                                  placeholder="automatic (Non-…)")
         ch.update(group_label=group.strip(), other_label=other.strip())
 
@@ -159,25 +239,26 @@ def render_features(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
     make any model look perfectly accurate and hide the bias being audited.
     """
     outcome = ch.get("outcome")
-    if outcome not in frame.columns:
+    if not isinstance(outcome, str) or outcome not in frame.columns:
         return
     with st.expander("Columns the models may use (Retrain, Thresholds, Equalized distribution)"):
         try:
             auto = choose_features(frame, outcome)
         except LuskinError as err:
-            st.info(str(err))
+            st.info(ui.md(err), icon="ℹ️")
             return
         options = [c for c in frame.columns if c != outcome]
         chosen_before = [c for c in (ch.get("features") or auto.columns) if c in options]
-        state.seed("model_features", chosen_before)
+        ch_.seed("model_features", chosen_before)
         st.session_state["model_features"] = [c for c in st.session_state["model_features"] if c in options]
         chosen = st.multiselect(
-            "Model input columns", options, key="model_features",
+            "Model input columns", options, key="model_features", format_func=ui.option_text,
             help="Take out any column that records the outcome again, or comes after the decision "
                  "(e.g. a re-arrest date, or a risk score built from the outcome): a model that sees it "
                  "looks perfect and hides the bias. The protected column may stay: the paper's models use it.")
         if auto.dropped:
-            st.caption("Left out by default: " + "; ".join(f"{c} ({why})" for c, why in auto.dropped.items()) + ".")
+            st.caption("Left out by default: " + ui.md("; ".join(f"{c} ({why})" for c, why in auto.dropped.items()),
+                                                       2000) + ".")
         if not chosen:
             st.warning("No column is chosen, so the models will use every column but the outcome.", icon="⚠️")
         ch["features"] = list(chosen) if chosen and list(chosen) != list(auto.columns) else None
@@ -185,28 +266,38 @@ def render_features(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
 
 def render_status() -> None:
     """Whether the choices make an audit possible, in plain words, with the way forward."""
-    spec, problem = state.current_spec()
+    spec, problem = ch_.current_spec()
     if spec is None:
-        st.error(problem, icon="⚠️")
+        ui.show_problem(str(problem), "data", data_link=False)
+        if ch_.needs_confirmation():
+            ui.render_confirm("data")
         return
-    st.success(f"Ready: comparing **{spec.group_name}** with **{spec.other_name}** on the share with "
-               f"**{spec.outcome} = {spec.positive}**.", icon="✅")
+    if ch_.needs_confirmation():
+        st.info(f"Check the choices above, then press **Use these choices** to compare "
+                f"**{ui.md(spec.group_name, 80)}** with **{ui.md(spec.other_name, 80)}** on the share with "
+                f"**{ui.md(spec.outcome, 80)} = {ui.md(spec.positive, 80)}**.", icon="🔎")
+        ui.render_confirm("data")
+        return
+    st.success(f"Ready: comparing **{ui.md(spec.group_name, 80)}** with **{ui.md(spec.other_name, 80)}** on the "
+               f"share with **{ui.md(spec.outcome, 80)} = {ui.md(spec.positive, 80)}**.", icon="✅")
     if spec.population:
-        st.caption("Rows restricted to: " + " and ".join(c.describe() for c in spec.population) + ".")
-    result = state.guarded(state.run_audit, spec)
+        st.caption("Rows restricted to: " + ui.md(" and ".join(c.describe() for c in spec.population), 300) + ".")
+    result = ui.guarded(run_audit, spec, where="data")
     if result is not None:
-        st.markdown("**At a glance:**\n" + "\n".join(f"- {sentence}" for sentence in result.sentences()))
-    st.page_link(state.PAGE_FILES["audit"], label="See the audit: chart, table and filter", icon="📊")
+        st.markdown("**At a glance:**\n" + ui.bullet_list(result.sentences()))
+    st.page_link(ui.PAGE_FILES["audit"], label="See the audit: chart, table and filter", icon="📊")
 
 
 st.title("Luskin: is the decision fair between groups?")
 st.markdown("Load a table of decisions (or a sample), then say which column is the decision and which "
             "group to compare. Every other page uses these choices.")
 render_loader()
+render_pending_config()
 render_preview()
-st.subheader("3. Choose the outcome and the protected group")
-frame_ = state.dataset().frame
-choices_ = state.choices()
+st.subheader("3. Choose the outcome and the protected group", help=HELP["guesses"])
+ui.render_guesses()
+frame_ = dataset.dataset().frame
+choices_ = ch_.choices()
 left_, right_ = st.columns(2)
 with left_:
     render_outcome(frame_, choices_)

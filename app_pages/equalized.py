@@ -12,7 +12,10 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from luskin_app import state
+from luskin_app import choices as ch_
+from luskin_app import dataset, ui
+from luskin_app.cache import cached_run, is_cached, options_key, remember
+from luskin_app.help import HELP
 from luskin_core import equalize, models, plots
 from luskin_core.data import PRESETS
 from luskin_core.equalize import AlphaSweep
@@ -32,24 +35,24 @@ def _sweep(spec_json: str, frame: pd.DataFrame, alphas: tuple[float, ...], featu
 
 def _features(spec: AuditSpec) -> tuple[str, ...] | None:
     """The preset's model columns without the outcome and the protected column (not known at decision time)."""
-    features = state.choices().get("features")
+    features = ch_.choices().get("features")
     if not features:
         return None
-    banned = {spec.outcome.lower(), spec.protected.column.lower()}
+    banned = {spec.outcome.lower(), spec.protected.column.lower() if spec.protected else ""}
     return tuple(c for c in features if c.lower() not in banned)
 
 
 def render_options() -> dict[str, Any]:
     """Which alphas to train, and the seed of the split."""
-    ch = state.choices()
+    ch = ch_.choices()
     opts = dict(ch["equalize"])
-    state.seed("eq_alphas", list(opts.get("alphas") or ALPHA_CHOICES))
-    state.seed("eq_seed", int(opts.get("seed") or 0))
+    ch_.seed("eq_alphas", [a for a in opts.get("alphas") or ALPHA_CHOICES if a in ALPHA_CHOICES])
+    ch_.seed("eq_seed", int(opts.get("seed") or 0))
     left, right = st.columns([3, 1])
     alphas = left.multiselect("Alphas to train (one model each)", ALPHA_CHOICES, key="eq_alphas",
-                              help=state.HELP["alpha"] + " Fewer alphas compute faster.")
+                              help=HELP["alpha"] + " Fewer alphas compute faster.")
     seed = right.number_input("Seed", min_value=0, max_value=1_000_000, step=1, key="eq_seed",
-                              help=state.HELP["seed"])
+                              help=HELP["seed"])
     opts.update(alphas=sorted(float(a) for a in alphas), seed=int(seed))
     ch["equalize"] = opts
     return opts
@@ -71,20 +74,21 @@ def render_sweep(sweep: AlphaSweep, spec: AuditSpec, store_key: str) -> None:
 
     A fragment: moving the slider reruns only this part of the page, with cached charts.
     """
-    ch = state.choices()
+    ch = ch_.choices()
     alphas = list(sweep.alphas)
     remembered = ch["equalize"].get("alpha")
-    state.seed("eq_alpha", remembered if remembered in alphas else alphas[-1])
+    ch_.seed("eq_alpha", remembered if remembered in alphas else alphas[-1])
     if st.session_state["eq_alpha"] not in alphas:
         st.session_state["eq_alpha"] = alphas[-1]
     alpha = st.select_slider("alpha (weight on accuracy)", options=alphas, key="eq_alpha",
-                             help=state.HELP["alpha"] + " Move it left and watch the two groups' shapes converge.")
+                             help=HELP["alpha"] + " Move it left and watch the two groups' shapes converge.")
     ch["equalize"]["alpha"] = alpha
     point = sweep.point(alpha)
+    ui.show_warnings(sweep, point)
     a, b, c = st.columns(3)
     a.metric("Accuracy (test rows)", f"{100 * point.accuracy:.1f}%")
-    b.metric("TPR gap", f"{100 * point.tpr_gap:.1f} points", help=state.HELP["tpr"])
-    c.metric("FPR gap", f"{100 * point.fpr_gap:.1f} points", help=state.HELP["fpr"])
+    b.metric("TPR gap", f"{100 * point.tpr_gap:.1f} points", help=HELP["tpr"])
+    c.metric("FPR gap", f"{100 * point.fpr_gap:.1f} points", help=HELP["fpr"])
     histograms, accuracy, gaps = _figures(store_key, alpha, spec.group_name, spec.other_name, sweep)
     st.plotly_chart(histograms, key="eq_hist", theme=None)
     left, right = st.columns(2)
@@ -102,38 +106,44 @@ def render_sweep(sweep: AlphaSweep, spec: AuditSpec, store_key: str) -> None:
                "The protected column is not a model input: the groups are only used while training.")
 
 
+def render_run(spec: AuditSpec, options: dict[str, Any]) -> None:
+    """The Train button (absent when the sweep is already kept), the progress bar and the sweep."""
+    data = dataset.dataset()
+    features = _features(spec)
+    paper_compas = data.sample == "compas" and ch_.choices().get("features") == list(PRESETS["compas"].features)
+    key = options_key({"alphas": options["alphas"], "seed": options["seed"], "features": features,
+                       "paper_compas": paper_compas})
+    store_key = f"{data.fingerprint}|{spec.to_json()}|{key}"
+    if not (is_cached("equalized", store_key) or st.button("Train the models", key="eq_run", type="primary")):
+        st.info(f"Press **Train the models** to train {len(options['alphas'])} models, one per alpha. "
+                "Results are kept, so the slider then answers at once.", icon="ℹ️")
+        return
+    bar = st.empty()
+
+    def progress(fraction: float, message: str) -> None:
+        bar.progress(min(max(float(fraction), 0.0), 1.0), text=message)
+
+    sweep = ui.guarded(cached_run, "equalized", store_key, lambda: _sweep(
+        spec.to_json(), data.frame, tuple(options["alphas"]), features, paper_compas, options["seed"], progress),
+        where="equalized")
+    if sweep is not None:  # draw every alpha's charts now, so each slider step only sends them
+        with st.spinner("Drawing the charts…"):
+            for alpha in sweep.alphas:
+                _figures(store_key, alpha, spec.group_name, spec.other_name, sweep)
+    bar.empty()
+    if sweep is not None:
+        remember("equalized", spec, sweep)
+        render_sweep(sweep, spec, store_key)
+
+
 st.title("Equalized distribution: fair scores without using the group")
 st.markdown("When the group may not be used at decision time, the model itself is trained to give "
             "both groups the same distribution of scores. **alpha** sets the balance: 1 means accuracy "
             "only; smaller values weigh equal distributions more.")
-spec_ = state.require_spec()
+spec_ = ui.require_spec("equalized")
 options_ = render_options()
 if not options_["alphas"]:
-    st.warning("Choose at least one alpha to train.", icon="⚠️")
+    st.warning("Choose at least one alpha to train (above).", icon="⚠️")
     st.stop()
-data_ = state.dataset()
-features_ = _features(spec_)
-paper_compas_ = data_.sample == "compas" and state.choices().get("features") == list(PRESETS["compas"].features)
-key_ = state.options_key({"alphas": options_["alphas"], "seed": options_["seed"], "features": features_,
-                          "paper_compas": paper_compas_})
-store_key_ = "|".join((data_.fingerprint, spec_.to_json(), key_))
-if state.is_cached("equalized", store_key_) or st.button("Train the models", key="eq_run", type="primary"):
-    bar_ = st.empty()
-
-    def _progress(fraction: float, message: str) -> None:
-        bar_.progress(min(max(float(fraction), 0.0), 1.0), text=message)
-
-    sweep_ = state.guarded(state.cached_run, "equalized", store_key_, lambda: _sweep(
-        spec_.to_json(), data_.frame, tuple(options_["alphas"]), features_, paper_compas_, options_["seed"],
-        _progress))
-    if sweep_ is not None:  # draw every alpha's charts now, so each slider step only sends them
-        with st.spinner("Drawing the charts…"):
-            for alpha_ in sweep_.alphas:
-                _figures(store_key_, alpha_, spec_.group_name, spec_.other_name, sweep_)
-    bar_.empty()
-    if sweep_ is not None:
-        state.remember("equalized", spec_, sweep_)
-        render_sweep(sweep_, spec_, store_key_)
-else:
-    st.info(f"Press **Train the models** to train {len(options_['alphas'])} models, one per alpha. "
-            "Results are kept, so the slider then answers at once.", icon="ℹ️")
+ui.require_model_inputs(spec_, "equalized", leave_out=[spec_.protected.column] if spec_.protected else [])
+render_run(spec_, options_)

@@ -1,12 +1,19 @@
-"""Report page: the self-contained HTML report, and the configuration saved and loaded as JSON."""
+"""Report page: the self-contained HTML report, and the configuration saved and loaded as JSON.
+
+A configuration saved from an uploaded file, loaded while other data is on screen, waits for
+its file: the page says which file to upload (name, rows, columns), or applies it to the data
+on screen when the user asks and its columns fit.
+"""
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import streamlit as st
 
-from luskin_app import state
+from luskin_app import choices as ch_
+from luskin_app import config, dataset, ui
+from luskin_app.cache import recall, run_audit
 from luskin_core.errors import LuskinError
 from luskin_core.report import build_html_report, report_filename
 from luskin_core.spec import AuditSpec
@@ -14,14 +21,14 @@ from luskin_core.spec import AuditSpec
 
 def _report_maker(spec: AuditSpec) -> tuple[Callable[[], str], list[str]]:
     """A function that builds the report when the button is clicked, and what it will contain."""
-    data = state.dataset()
-    result = state.run_audit(spec)
-    retrain = state.recall("retrain", spec)
-    thresholds = state.recall("thresholds", spec)
-    equalized = state.recall("equalized", spec)
-    alpha = state.choices()["equalize"].get("alpha")
-    ref = state.dataset_ref()
-    options = state.page_options()
+    data = dataset.dataset()
+    result = run_audit(spec)
+    retrain = recall("retrain", spec)
+    thresholds = recall("thresholds", spec)
+    equalized = recall("equalized", spec)
+    alpha = ch_.choices()["equalize"].get("alpha")
+    ref = config.dataset_ref()
+    options = config.page_options()
     parts = ["the settings, the data summary, the audit chart, table and verdicts"]
     parts += [name for name, value in (("the retraining results", retrain), ("the per-group thresholds", thresholds),
                                        ("the equalized-distribution sweep", equalized)) if value is not None]
@@ -36,16 +43,15 @@ def _report_maker(spec: AuditSpec) -> tuple[Callable[[], str], list[str]]:
 def render_report(spec: AuditSpec) -> None:
     """One click: the HTML report of the current view, for offline reading."""
     st.subheader("Download the report")
-    try:
-        make, parts = _report_maker(spec)
-    except LuskinError as err:
-        state.show_error(err)
+    made = ui.guarded(_report_maker, spec, where="report")
+    if made is None:
         return
+    make, parts = made
     st.markdown("The report is one HTML file that opens in any browser, without a network. It holds "
                 + ", ".join(parts) + ", with the date and the software versions.")
     st.caption("Results from the Retrain, Thresholds and Equalized distribution pages are included once "
                "they have been computed for the current choices.")
-    st.download_button("Download the HTML report", make, file_name=report_filename(state.dataset_ref()),
+    st.download_button("Download the HTML report", make, file_name=report_filename(config.dataset_ref()),
                        mime="text/html", key="report_download", type="primary", icon="📥")
 
 
@@ -53,9 +59,9 @@ def render_save() -> None:
     """Save every choice (data reference, audit settings, page options) as JSON."""
     st.subheader("Save or load the configuration")
     try:
-        text = state.configuration_json()
+        text = config.configuration_json()
     except LuskinError as err:
-        state.show_error(err)
+        ui.show_error(err)
         return
     st.download_button("Save the configuration (JSON)", text, file_name="luskin-configuration.json",
                        mime="application/json", key="config_download",
@@ -65,35 +71,63 @@ def render_save() -> None:
         st.code(text, language="json")
 
 
+def _load(upload: object) -> None:
+    """Read a newly uploaded configuration: apply it, keep it waiting for its file, or say why not."""
+    for key in ("config_error", "config_message", "config_waiting"):
+        st.session_state.pop(key, None)
+    try:
+        applied, message = config.apply_configuration(upload.getvalue(), upload.name)  # type: ignore[attr-defined]
+    except LuskinError as err:
+        st.session_state["config_error"] = f"'{upload.name}' could not be loaded: {err}"  # type: ignore[attr-defined]
+        return
+    if applied:
+        st.session_state["config_message"] = message
+        st.rerun()
+    st.session_state["config_waiting"] = message
+
+
+def render_pending() -> None:
+    """The configuration waiting for its file: which file, and the ways on."""
+    waiting = config.pending()
+    if waiting is None:
+        return
+    st.info(ui.md(st.session_state.get("config_waiting") or
+                  f"'{waiting.name}' is waiting for the file it was saved with: {waiting.wanted}. Upload it on the "
+                  "Data page."), icon="⏳")
+    row = st.container(horizontal=True)
+    row.page_link(ui.PAGE_FILES["data"], label="Upload the file on the Data page", icon="📄")
+    why_not = config.fits_current()
+    if why_not is None:
+        row.button("Apply it to the data loaded now", key="report_pending_apply", on_click=config.apply_pending_here)
+    row.button("Forget this configuration", key="report_pending_discard", on_click=config.discard_pending)
+    if why_not is not None:
+        st.caption(f"It cannot be applied to the data loaded now: {ui.md(why_not, 300)}")
+
+
 def render_load() -> None:
     """Load a saved configuration and reproduce its view; a bad file changes nothing."""
-    upload = st.file_uploader("Load a saved configuration (JSON)", key="config_upload",
-                              help="A file saved with the button above. For an uploaded dataset, upload the "
-                                   "same data file on the Data page first.")
+    upload = st.file_uploader("Load a saved configuration (JSON)", key="config_upload", type=None,
+                              help="A file saved with the button above. A configuration of an uploaded file waits "
+                                   "for that file if other data is loaded.")
     if upload is None:
-        st.session_state.pop("config_message", None)
-        st.session_state.pop("config_error", None)
-        st.session_state.pop("config_token", None)
-    else:
-        if state.is_new_upload(upload, "config_token"):
-            st.session_state.pop("config_error", None)
-            try:
-                note = state.apply_configuration(upload.getvalue())
-                st.session_state["config_message"] = (
-                    f"Loaded '{upload.name}': every page now shows the saved view. " + note).strip()
-                st.rerun()
-            except LuskinError as err:
-                st.session_state["config_error"] = f"'{upload.name}' could not be loaded: {err}"
+        for key in ("config_message", "config_error", "config_token", "config_waiting"):
+            st.session_state.pop(key, None)
+    elif dataset.is_new_upload(upload, "config_token"):
+        _load(upload)
     if st.session_state.get("config_error"):
-        st.error(st.session_state["config_error"] + " Nothing was changed.", icon="⚠️")
+        st.error(ui.md(st.session_state["config_error"], 1000) + " Nothing was changed.", icon="⚠️")
     if st.session_state.get("config_message"):
-        st.success(st.session_state["config_message"], icon="✅")
+        st.success(ui.md(st.session_state["config_message"]), icon="✅")
+    render_pending()
 
 
 st.title("Report: take the results to the committee")
-spec_, problem_ = state.current_spec()
+spec_, problem_ = ch_.current_spec()
 if spec_ is None:
-    st.error(f"{problem_}\n\nFix the choices on the **Data** page, or load a saved configuration below.", icon="⚠️")
+    ui.show_problem(str(problem_), "report", extra="Or load a saved configuration below.")
+elif ch_.needs_confirmation():
+    ui.render_guesses()
+    ui.render_confirm("report")
 else:
     render_report(spec_)
     render_save()

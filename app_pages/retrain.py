@@ -7,7 +7,10 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from luskin_app import state
+from luskin_app import choices as ch_
+from luskin_app import dataset, ui
+from luskin_app.cache import cached_run, is_cached, remember
+from luskin_app.help import HELP
 from luskin_core import plots
 from luskin_core.retrain import RetrainOptions, RetrainResult, model_bytes, retrain
 from luskin_core.spec import AuditSpec
@@ -22,7 +25,7 @@ DIRECTIONS = {"down": "Bring the higher group down (the paper's way)",
 def _retrain_cached(fingerprint: str, spec_json: str, options_json: str, frame: pd.DataFrame,
                     progress: Any = None) -> RetrainResult:
     """The experiment, cached on data, spec and options (the progress callback is not part of the key)."""
-    return state.cached_run("retrain", "|".join((fingerprint, spec_json, options_json)), lambda: retrain(
+    return cached_run("retrain", f"{fingerprint}|{spec_json}|{options_json}", lambda: retrain(
         frame, AuditSpec.from_json(spec_json), RetrainOptions.from_json(options_json), progress=progress))
 
 
@@ -34,13 +37,13 @@ def _downloads(fingerprint: str, spec_json: str, options_json: str, _result: Ret
 
 def render_options(spec: AuditSpec) -> RetrainOptions | None:
     """Algorithm, model pair, direction and seed; the core checks them."""
-    ch = state.choices()
+    ch = ch_.choices()
     opts = dict(ch["retrain"])
-    state.seed("retrain_algorithm", int(opts["algorithm"]))
-    state.seed("retrain_pair", f"{opts['first']}/{opts['second']}")
-    state.seed("retrain_direction", opts["direction"])
-    state.seed("retrain_seed", int(opts["seed"]))
-    state.seed("retrain_all_cells", bool(opts.get("all_cells", False)))
+    ch_.seed("retrain_algorithm", int(opts["algorithm"]))
+    ch_.seed("retrain_pair", f"{opts['first']}/{opts['second']}")
+    ch_.seed("retrain_direction", opts["direction"])
+    ch_.seed("retrain_seed", int(opts["seed"]))
+    ch_.seed("retrain_all_cells", bool(opts.get("all_cells", False)))
     left, right = st.columns(2)
     with left:
         algorithm = st.radio("Algorithm", list(ALGORITHMS), format_func=ALGORITHMS.get, key="retrain_algorithm",
@@ -53,43 +56,48 @@ def render_options(spec: AuditSpec) -> RetrainOptions | None:
                             help="LR: logistic regression; MLP: a small neural network. The paper finds that "
                                  "C2 = MLP closes the gap, C2 = LR barely moves it.")
         seed = st.number_input("Seed", min_value=0, max_value=1_000_000, step=1, key="retrain_seed",
-                               help=state.HELP["seed"])
+                               help=HELP["seed"])
     first, second = pair.split("/")
     opts.update(algorithm=int(algorithm), first=first, second=second, direction=direction,
                 all_cells=bool(all_cells), seed=int(seed))
     ch["retrain"] = opts
     features = ch.get("features")
     features = tuple(c for c in features if c != spec.outcome) if features else None
-    return state.guarded(RetrainOptions, algorithm=opts["algorithm"], first=first, second=second,
-                         direction=direction, all_cells=bool(all_cells), seed=int(seed), features=features)
+    return ui.guarded(RetrainOptions, algorithm=opts["algorithm"], first=first, second=second,
+                      direction=direction, all_cells=bool(all_cells), seed=int(seed), features=features,
+                      where="retrain")
 
 
-def _paper_table(result: RetrainResult) -> "pd.io.formats.style.Styler":
-    """The paper's table (stages x filter cells as a two-row header), numbers to 3 decimals."""
+def _paper_table(result: RetrainResult) -> pd.io.formats.style.Styler:
+    """The paper's table (stages x filter cells as a two-row header), numbers to 3 decimals.
+
+    st.table renders Markdown in its cells and headers: the group and cell names are escaped.
+    """
     table = result.paper_table(gap=True)
+    table.index = [ui.md(name) for name in table.index]
+    table.columns = pd.MultiIndex.from_tuples([tuple(ui.md(part) for part in col) for col in table.columns])
     return table.style.format("{:.3f}", na_rep="–")
 
 
-def render_result(result: RetrainResult, key: str) -> None:
-    """AUCs, the paper-style table, the gap chart, how labels were changed, and the downloads."""
+def render_result(result: RetrainResult, key: tuple[Any, ...]) -> None:
+    """Warnings, AUCs, the gap chart, the paper-style table, how labels were changed, and the downloads."""
+    ui.show_warnings(result)
     a, b, c = st.columns(3)
-    a.metric(f"AUC of A1 ({result.options.first})", f"{result.auc_first:.3f}", help=state.HELP["auc"])
+    a.metric(f"AUC of A1 ({result.options.first})", f"{result.auc_first:.3f}", help=HELP["auc"])
     b.metric(f"AUC of C2 ({result.options.second})", f"{result.auc_second:.3f}",
-             f"{result.auc_second - result.auc_first:+.3f}", help=state.HELP["auc"])
+             f"{result.auc_second - result.auc_first:+.3f}", help=HELP["auc"])
     c.metric("Time", f"{result.timings.get('total', 0):.1f} s")
     st.plotly_chart(plots.retrain_gaps(result), key="retrain_chart", theme=None)
     st.markdown("**The paper's table** (held-out rows D4): share with a positive outcome per group and "
                 "filter cell for the original labels, the first model A1 and the retrained C2, with each "
                 "model's AUC against the original labels.")
     st.table(_paper_table(result))
-    for gap in result.second.gaps:
-        st.markdown(f"- **C2:** {gap.sentence}")
+    st.markdown(ui.bullet_list([gap.sentence for gap in result.second.gaps], prefix="**C2:** "))
     with st.expander("How the training labels were changed"):
-        for sentence in result.relabelling.sentences():
-            st.markdown(f"- {sentence}")
+        st.markdown(ui.bullet_list(result.relabelling.sentences()))
         sizes = ", ".join(f"{k}: {v:,}" for k, v in result.sizes.items())
-        st.caption(f"Rows per split: {sizes} (split stratified by {result.stratified_by}). "
-                   f"Model inputs: {', '.join(result.features)}.")
+        st.caption(ui.md(f"Rows per split: {sizes} (split stratified by {result.stratified_by}). "
+                         f"Model inputs: {', '.join(result.features)}.", 3000))
     data_bytes, model = _downloads(*key)
     left, right = st.columns(2)
     left.download_button("Download the synthetic training data (CSV)", data_bytes, file_name="luskin-synthetic-D3.csv",
@@ -97,29 +105,35 @@ def render_result(result: RetrainResult, key: str) -> None:
                          help="D2's rows with the first model's risk and the labels before and after relabelling.")
     right.download_button("Download the retrained model C2 (skops)", model, file_name="luskin-C2.skops",
                           mime="application/octet-stream", key="retrain_download_model",
-                          help="skops format: safe to load (unlike a pickle) with luskin_core.retrain.load_model.")
+                          help="skops format, read back with luskin_core.retrain.load_model.")
+
+
+def render_run(spec: AuditSpec, options: RetrainOptions) -> None:
+    """The Retrain button (absent when the result is already kept), the progress bar and the result."""
+    data = dataset.dataset()
+    key = (data.fingerprint, spec.to_json(), options.to_json())
+    if not (is_cached("retrain", "|".join(key)) or st.button("Retrain", key="retrain_run", type="primary")):
+        st.info("Press **Retrain** to run the experiment (LR/MLP on Adult: a few seconds). "
+                "Results are kept: coming back to the same choices shows them at once.", icon="ℹ️")
+        return
+    bar = st.progress(0.0, text="Starting…")
+
+    def progress(fraction: float, message: str) -> None:
+        bar.progress(min(max(float(fraction), 0.0), 1.0), text=message)
+
+    result = ui.guarded(_retrain_cached, *key, data.frame, progress, where="retrain")
+    bar.empty()
+    if result is not None:
+        remember("retrain", spec, result)
+        render_result(result, (*key, result))
 
 
 st.title("Retrain: a model that is fair within each filter cell")
 st.markdown("The data is split 40/40/20. A first model (A1) learns from 40%; its risk scores are used to "
             "make the labels of the next 40% fair inside the filter cell; a second model (C2) learns from "
             "those labels. Both are judged on the last 20%, which neither has seen.")
-spec_ = state.require_spec()
+spec_ = ui.require_spec("retrain")
 options_ = render_options(spec_)
 if options_ is not None:
-    data_ = state.dataset()
-    key_ = (data_.fingerprint, spec_.to_json(), options_.to_json())
-    if state.is_cached("retrain", "|".join(key_)) or st.button("Retrain", key="retrain_run", type="primary"):
-        bar_ = st.progress(0.0, text="Starting…")
-
-        def _progress(fraction: float, message: str) -> None:
-            bar_.progress(min(max(float(fraction), 0.0), 1.0), text=message)
-
-        result_ = state.guarded(_retrain_cached, *key_, data_.frame, _progress)
-        bar_.empty()
-        if result_ is not None:
-            state.remember("retrain", spec_, result_)
-            render_result(result_, (*key_, result_))
-    else:
-        st.info("Press **Retrain** to run the experiment (LR/MLP on Adult: a few seconds). "
-                "Results are kept: coming back to the same choices shows them at once.", icon="ℹ️")
+    ui.require_model_inputs(spec_, "retrain")
+    render_run(spec_, options_)

@@ -1,4 +1,9 @@
-"""Thresholds page (classification parity, paper section 4.2): one threshold per group."""
+"""Thresholds page (classification parity, paper section 4.2): one threshold per group.
+
+A score already in the data is chosen only among plausible score columns (numeric, not the
+outcome or the protected column, never an identifier such as COMPAS's ``id``), those whose
+names say score, risk, probability or decile first.
+"""
 
 from __future__ import annotations
 
@@ -7,14 +12,22 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from luskin_app import state
+from luskin_app import choices as ch_
+from luskin_app import dataset, ui
+from luskin_app.cache import options_key, remember
+from luskin_app.help import HELP
 from luskin_core import plots
+from luskin_core.errors import LuskinError
+from luskin_core.guess import score_columns
 from luskin_core.models import MODEL_KINDS, MODEL_NAMES
 from luskin_core.spec import AuditSpec
 from luskin_core.thresholds import ThresholdReport, tune_thresholds
+from luskin_core.validation import check_finite
 
 SOURCES = {"model": "Train a model on the data", "column": "Use a score column already in the data"}
 SOLVERS = {"exact": "Exact (best possible)", "pso": "Particle swarm (the paper's method)"}
+TUNINGS = {"validation": "a 20% validation split (the paper)",
+           "crossfit": "all training rows, cross-fitted (smaller test gaps)"}
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)
@@ -33,38 +46,57 @@ def _tune_cached(fingerprint: str, spec_json: str, options_json: str, _frame: pd
     )
 
 
-TUNINGS = {"validation": "a 20% validation split (the paper)",
-           "crossfit": "all training rows, cross-fitted (smaller test gaps)"}
-
-
 def _features(spec: AuditSpec) -> tuple[str, ...] | None:
-    """The preset's model columns (without the outcome), else the core's default choice."""
-    features = state.choices().get("features")
+    """The chosen model columns (without the outcome), else the core's default choice."""
+    features = ch_.choices().get("features")
     if not features:
         return None
     return tuple(c for c in features if c != spec.outcome)
 
 
+def _train_instead() -> None:
+    st.session_state["thr_source"] = "model"
+
+
+def render_score_column(spec: AuditSpec, opts: dict[str, Any]) -> bool:
+    """The score column, among plausible ones only; False (with the way out) when there is none."""
+    frame = dataset.dataset().frame
+    found = score_columns(frame, spec.outcome, spec.protected.column if spec.protected else None)
+    if not found.columns:
+        st.warning(ui.md(found.note), icon="⚠️")
+        st.button("Train a model instead", key="thr_train_instead", on_click=_train_instead, type="primary")
+        return False
+    ch_.seed("thr_score_column", opts.get("score_column") or found.columns[0])
+    if st.session_state["thr_score_column"] not in found.columns:
+        st.session_state["thr_score_column"] = found.columns[0]
+    column = st.selectbox("Score column", list(found.columns), key="thr_score_column", format_func=ui.option_text,
+                          help="Higher score = more likely positive (e.g. COMPAS decile_score). Identifiers, codes "
+                               "and dates are not offered.")
+    st.caption(ui.md(found.note))
+    opts.update(source="column", score_column=column)
+    return True
+
+
 def render_options(spec: AuditSpec) -> dict[str, Any]:
-    """Score source, model or score column, solver, lambda, seed."""
-    ch = state.choices()
+    """Score source, model or score column, solver, lambda, seed (empty when nothing can be tuned)."""
+    ch = ch_.choices()
     opts = dict(ch["thresholds"])
-    frame = state.dataset().frame
-    score_columns = [c for c in frame.columns if c != spec.outcome and state.is_numeric(frame[c])]
-    state.seed("thr_source", opts["source"])
-    state.seed("thr_model", opts["model"])
-    state.seed("thr_solver", opts["solver"])
-    state.seed("thr_tuning", opts.get("tuning", "validation"))
-    state.seed("thr_lambda", float(opts["lam"]))
-    state.seed("thr_seed", int(opts["seed"]))
+    ch_.seed("thr_source", opts["source"])
+    ch_.seed("thr_model", opts["model"])
+    ch_.seed("thr_solver", opts["solver"])
+    ch_.seed("thr_tuning", opts.get("tuning", "validation"))
+    ch_.seed("thr_lambda", float(opts["lam"]))
+    ch_.seed("thr_seed", int(opts["seed"]))
     c1, c2, c3 = st.columns(3)
+    usable = True
     with c1:
         source = st.radio("Scores", list(SOURCES), format_func=SOURCES.get, key="thr_source",
                           help="Thresholds cut a score: train a model for it, or use a score the data already has.")
         if source == "model":
             model = st.selectbox("Model", list(MODEL_KINDS), key="thr_model",
                                  format_func=lambda k: f"{k}: {MODEL_NAMES[k]}",
-                                 help="LR: logistic regression; MLP: a small neural network; SVM: linear support vector machine.")
+                                 help="LR: logistic regression; MLP: a small neural network; SVM: linear support "
+                                      "vector machine.")
             tuning = st.radio("Tune the thresholds on", list(TUNINGS), format_func=TUNINGS.get, key="thr_tuning",
                               help="Paper: a separate 20% validation split. Cross-fitted: the model's "
                                    "out-of-fold scores on all 80% training rows (5 folds), which gave "
@@ -72,27 +104,19 @@ def render_options(spec: AuditSpec) -> dict[str, Any]:
                                    "(benchmarks/results/parity.md).")
             opts.update(source="model", model=model, tuning=tuning)
         else:
-            if not score_columns:
-                st.error("The data has no numeric column to use as a score. Train a model instead.", icon="⚠️")
-                return {}
-            state.seed("thr_score_column", opts.get("score_column") or score_columns[0])
-            if st.session_state["thr_score_column"] not in score_columns:
-                st.session_state["thr_score_column"] = score_columns[0]
-            column = st.selectbox("Score column", score_columns, key="thr_score_column",
-                                  help="Higher score = more likely positive (e.g. COMPAS decile_score).")
-            opts.update(source="column", score_column=column)
+            usable = render_score_column(spec, opts)
     with c2:
         solver = st.radio("Solver", list(SOLVERS), format_func=SOLVERS.get, key="thr_solver",
                           help="Exact finds the best thresholds for sure; particle swarm is the paper's search heuristic.")
         opts["solver"] = solver
     with c3:
         lam = st.number_input("Fairness weight (lambda)", min_value=0.0, max_value=20.0, step=0.5,
-                              key="thr_lambda", help=state.HELP["lambda"])
+                              key="thr_lambda", help=HELP["lambda"])
         seed = st.number_input("Seed", min_value=0, max_value=1_000_000, step=1, key="thr_seed",
-                               help=state.HELP["seed"])
+                               help=HELP["seed"])
         opts.update(lam=float(lam), seed=int(seed))
     ch["thresholds"] = opts
-    return opts
+    return opts if usable else {}
 
 
 def _rates_table(report: ThresholdReport) -> pd.DataFrame:
@@ -111,7 +135,8 @@ def _rates_table(report: ThresholdReport) -> pd.DataFrame:
 
 
 def render_result(report: ThresholdReport, spec: AuditSpec) -> None:
-    """Headline numbers, the ROC chart with before/after points, the thresholds and the table."""
+    """Warnings, headline numbers, the ROC chart with before/after points, the thresholds and the table."""
+    ui.show_warnings(report)
     a, b, c = st.columns(3)
     after = report.after
     before = report.before
@@ -120,20 +145,19 @@ def render_result(report: ThresholdReport, spec: AuditSpec) -> None:
              help="Share of correct decisions on rows held out from training and tuning.")
     b.metric("TPR gap", f"{100 * after.tpr_gap:.1f} points",
              None if before is None else f"{100 * (after.tpr_gap - before.tpr_gap):+.1f}", delta_color="inverse",
-             help=state.HELP["tpr"] + " The gap is the largest difference between groups.")
+             help=HELP["tpr"] + " The gap is the largest difference between groups.")
     c.metric("FPR gap", f"{100 * after.fpr_gap:.1f} points",
              None if before is None else f"{100 * (after.fpr_gap - before.fpr_gap):+.1f}", delta_color="inverse",
-             help=state.HELP["fpr"] + " The gap is the largest difference between groups.")
+             help=HELP["fpr"] + " The gap is the largest difference between groups.")
     splits = {"tune": "tuning rows (where the thresholds were chosen)", "test": "held-out test rows"}
-    state.seed("thr_split", state.choices()["thresholds"].get("split", "tune"))
+    ch_.seed("thr_split", ch_.choices()["thresholds"].get("split", "tune"))
     split = st.radio("Rows shown in the chart", list(splits), format_func=splits.get, key="thr_split",
                      horizontal=True)
-    state.choices()["thresholds"]["split"] = split
+    ch_.choices()["thresholds"]["split"] = split
     st.plotly_chart(plots.threshold_roc(report, spec, split=split), key="thr_chart", theme=None)
-    st.markdown("**Thresholds chosen:** " + "; ".join(
-        f"{group}: {value:.3f}" for group, value in report.thresholds.items())
-        + f" (a row is flagged when its score is at least its group's threshold). Rows: "
-          f"{report.n_train:,} to train, {report.n_tune:,} to tune, {report.n_test:,} to test.")
+    chosen = "; ".join(f"{ui.md(group, 80)}: {value:.3f}" for group, value in report.thresholds.items())
+    st.markdown(f"**Thresholds chosen:** {chosen} (a row is flagged when its score is at least its group's "
+                f"threshold). Rows: {report.n_train:,} to train, {report.n_tune:,} to tune, {report.n_test:,} to test.")
     if before is None:
         st.caption("There is no 'before' threshold to compare with.")
     elif report.score_source.startswith("column"):
@@ -144,26 +168,39 @@ def render_result(report: ThresholdReport, spec: AuditSpec) -> None:
         column_config={
             "Threshold": st.column_config.NumberColumn(format="%.3f"),
             "Accuracy": st.column_config.NumberColumn("Accuracy (%)", format="%.1f"),
-            "TPR": st.column_config.NumberColumn("TPR (%)", format="%.1f", help=state.HELP["tpr"]),
-            "FPR": st.column_config.NumberColumn("FPR (%)", format="%.1f", help=state.HELP["fpr"]),
+            "TPR": st.column_config.NumberColumn("TPR (%)", format="%.1f", help=HELP["tpr"]),
+            "FPR": st.column_config.NumberColumn("FPR (%)", format="%.1f", help=HELP["fpr"]),
         },
     )
+
+
+def render_run(spec: AuditSpec, options: dict[str, Any]) -> None:
+    """Check the inputs, tune (cached) and show the result."""
+    data = dataset.dataset()
+    features = _features(spec)
+    if options["source"] == "model":
+        ui.require_model_inputs(spec, "thresholds")
+    else:
+        try:
+            check_finite(data.frame, [options["score_column"]])
+        except LuskinError as err:
+            ui.show_problem(str(err), "thresholds", fixes=[], data_link=False,
+                            extra="Choose another score column above, or train a model instead.")
+            return
+    key = options_key({**{k: v for k, v in options.items() if k != "split"}, "features": features})
+    with st.spinner("Training the model and tuning the thresholds…"):
+        report = ui.guarded(_tune_cached, data.fingerprint, spec.to_json(), key, data.frame, options, features,
+                            where="thresholds")
+    if report is not None:
+        remember("thresholds", spec, report)
+        render_result(report, spec)
 
 
 st.title("Thresholds: equal error rates with one threshold per group")
 st.markdown("When the group is known at decision time, each group can get its own cut-off on the "
             "model's score so that both groups are flagged equally often when they should be "
             "(TPR) and when they should not (FPR), at a small cost in accuracy.")
-spec_ = state.require_spec()
+spec_ = ui.require_spec("thresholds")
 options_ = render_options(spec_)
 if options_:
-    data_ = state.dataset()
-    features_ = _features(spec_)
-    with st.spinner("Training the model and tuning the thresholds…"):
-        report_ = state.guarded(_tune_cached, data_.fingerprint, spec_.to_json(),
-                                state.options_key({**{k: v for k, v in options_.items() if k != "split"},
-                                                   "features": features_}), data_.frame,
-                                options_, features_)
-    if report_ is not None:
-        state.remember("thresholds", spec_, report_)
-        render_result(report_, spec_)
+    render_run(spec_, options_)

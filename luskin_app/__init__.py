@@ -1,1 +1,1 @@
-"""The dashboard's shared session and caching helpers (the pages live in pages/)."""
+"""The dashboard's session, choices, caching and page furniture (the pages live in app_pages/)."""

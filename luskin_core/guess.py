@@ -108,7 +108,8 @@ class FirstChoices:
             f"Outcome: '{self.outcome.value}' ({self.outcome.reason}).",
             f"Counted as positive: '{self.positive.value}' ({self.positive.reason}).",
             f"Protected column: '{self.protected.value}' ({self.protected.reason}).",
-            f"Protected group: {self.group.value.describe()} ({self.group.reason}).",
+            (f"Protected group: {self.group.value.describe()} ({self.group.reason})." if self.group.value is not None
+             else f"Protected group: none could be formed ({self.group.reason})."),
         )
 
 

@@ -178,6 +178,28 @@ def check_features(frame: pd.DataFrame, features: Any, outcome: str | None = Non
     return tuple(dict.fromkeys(names)) or None
 
 
+def infinite_counts(frame: pd.DataFrame, columns: Sequence[str]) -> dict[str, int]:
+    """Per numeric column, how many rows hold an infinite number (read from 'inf', or too large for a float)."""
+    counts = {}
+    for name in columns:
+        series = frame[name]
+        if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
+            n = int(np.isinf(series.to_numpy(dtype=float, na_value=np.nan)).sum())
+            if n:
+                counts[str(name)] = n
+    return counts
+
+
+def check_finite(frame: pd.DataFrame, columns: Sequence[str]) -> None:
+    """Model input columns must hold finite numbers: a model cannot learn from 'inf'."""
+    counts = infinite_counts(frame, columns)
+    if counts:
+        where = "; ".join(f"'{shown(c)}' in {n:,} row{'s' if n > 1 else ''}" for c, n in counts.items())
+        raise LuskinError(f"A model cannot learn from infinite numbers ('inf', or a number too large to store): "
+                          f"{where}. Leave {'that column' if len(counts) == 1 else 'those columns'} out of the "
+                          "model inputs, or correct those cells and load the file again.")
+
+
 # ------------------------------------------------------------------------------------------
 # Arrays handed to estimators (scores, 0/1 labels, group labels)
 # ------------------------------------------------------------------------------------------

@@ -55,6 +55,8 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from luskin_app.ui import unescape
+
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 90
 
@@ -72,7 +74,16 @@ def goto(at: AppTest, page: str) -> AppTest:
 
 
 def messages(at: AppTest, kind: str) -> list[str]:
-    return [str(e.value) for e in getattr(at, kind)]
+    """The texts of one kind of element as a reader sees them (the app escapes user text for Markdown)."""
+    return [unescape(str(e.value)) for e in getattr(at, kind)]
+
+
+def page_links(at: AppTest) -> list[str]:
+    return [link.label for link in at.get("page_link")]
+
+
+def sidebar_text(at: AppTest) -> str:
+    return " ".join(unescape(m.value) for m in at.sidebar.markdown)
 
 
 def all_text(at: AppTest) -> str:
@@ -111,9 +122,13 @@ def small_csv(n: int = 600, seed: int = 0, **extra: object) -> bytes:
     return frame.to_csv(index=False).encode()
 
 
-def upload(at: AppTest, data: bytes, name: str = "small.csv") -> AppTest:
+def upload(at: AppTest, data: bytes, name: str = "small.csv", confirm: bool = True) -> AppTest:
+    """Upload a file on the Data page; by default also confirm Luskin's first guesses for it."""
     at.file_uploader(key="upload_csv").set_value((name, data, "text/csv")).run()
     assert not at.exception, at.exception
+    if confirm and [b for b in at.button if b.key == "data_confirm"]:
+        at.button(key="data_confirm").click().run()
+        assert not at.exception, at.exception
     return at
 
 
@@ -142,12 +157,12 @@ def test_sample_button_switches_to_compas_and_its_preset():
     assert at.selectbox(key="positive").value == 1
     assert at.multiselect(key="protected_values").value == ["African-American"]
     assert any("restricted to" in c for c in messages(at, "caption"))
-    sidebar = " ".join(m.value for m in at.sidebar.markdown)
+    sidebar = sidebar_text(at)
     assert "7,214 rows" in sidebar and "two_year_recid = 1" in sidebar   # fresh after the click, not one run late
     at.button(key="sample_adult").click().run()
     assert at.selectbox(key="outcome").value == "income"
     at.multiselect(key="protected_values").set_value(["Black"]).run()
-    assert "Groups:** Black vs Non-Black" in " ".join(m.value for m in at.sidebar.markdown)
+    assert "Groups:** Black vs Non-Black" in sidebar_text(at)
 
 
 def test_model_columns_can_be_chosen_and_default_to_the_preset():
@@ -205,7 +220,8 @@ def test_all_missing_outcome_is_a_plain_error_and_other_pages_say_so():
     assert not at.exception
     assert any("no values at all" in e for e in messages(at, "error"))
     goto(at, "audit")
-    assert any("no values at all" in e and "Data" in e for e in messages(at, "error"))
+    assert any("no values at all" in e for e in messages(at, "error"))
+    assert "Change the choices on the Data page" in page_links(at)   # the way out, beside the error
     goto(at, "data")
     at.selectbox(key="outcome").set_value("y").run()
     assert not at.error
@@ -358,8 +374,9 @@ def test_retrain_page_runs_shows_table_chart_and_is_cached():
     assert [t["name"] for t in spec["data"]] == ["Original labels", "A1 (risk model)", "C2 (retrained)"]
     assert len(at.table) == 1
     paper = at.table[0].value
-    assert list(paper.index) == ["AUC", "A", "Non-A", "Gap"]
-    assert {stage for stage, _ in paper.columns} == {"Original", "A1 (LR)", "C2 (LR)"}
+    # the guessed group is the smaller one (B), never silently the majority; st.table cells are escaped
+    assert [unescape(name) for name in paper.index] == ["AUC", "B", "Non-B", "Gap"]
+    assert {unescape(stage) for stage, _ in paper.columns} == {"Original", "A1 (LR)", "C2 (LR)"}
     assert {d.key for d in at.get("download_button")} == {"retrain_download_data", "retrain_download_model"}
     goto(at, "audit")
     start = time.perf_counter()
@@ -488,14 +505,41 @@ def test_configuration_of_an_uploaded_file_round_trips_and_needs_that_file():
     assert any("Loaded 'saved.json'" in s for s in messages(at, "success"))
     goto(at, "data")
     assert at.multiselect(key="protected_values").value == ["B"]
-    # with other data loaded, the saved columns do not exist: a plain error and nothing changes
+    # with other data loaded the configuration waits for its file, saying which one; nothing changes
     at.button(key="sample_adult").click().run()
     goto(at, "report")
     at.file_uploader(key="config_upload").set_value(("again.json", text.encode(), "application/json")).run()
-    assert not at.exception
-    assert any("could not be loaded" in e and "Nothing was changed" in e for e in messages(at, "error"))
+    assert not at.exception and not at.error
+    waiting = " ".join(messages(at, "info"))
+    assert "'small.csv' (600 rows, 5 columns)" in waiting and "Upload that file on the Data page" in waiting
+    assert "Upload the file on the Data page" in page_links(at)
+    assert not [b for b in at.button if b.key == "report_pending_apply"]   # Adult lacks its columns
     goto(at, "data")
     assert at.selectbox(key="outcome").value == "income"
+    assert any("'small.csv' (600 rows, 5 columns)" in s for s in messages(at, "info"))
+    # the file arrives: the configuration is applied at once, with no guesses to confirm
+    upload(at, small_csv(), confirm=False)
+    assert any("'again.json' was applied" in s for s in messages(at, "success"))
+    assert at.selectbox(key="outcome").value == "y" and at.multiselect(key="protected_values").value == ["B"]
+    assert not [b for b in at.button if b.key == "data_confirm"]
+    assert any("comparing **B** with **Non-B**" in s for s in messages(at, "success"))
+
+
+def test_configuration_waiting_for_its_file_can_be_applied_to_data_whose_columns_fit():
+    at = upload(open_app(), small_csv())
+    at.multiselect(key="protected_values").set_value(["B"]).run()
+    text = _config_text(at)
+    goto(at, "data")
+    upload(at, small_csv(seed=5), name="other.csv")     # same columns, other rows
+    goto(at, "report")
+    at.file_uploader(key="config_upload").set_value(("saved.json", text.encode(), "application/json")).run()
+    assert any("'small.csv' (600 rows, 5 columns)" in s for s in messages(at, "info"))
+    at.button(key="report_pending_apply").click().run()
+    assert not at.exception
+    assert any("Applied 'saved.json' to the data loaded now" in s for s in messages(at, "success"))
+    goto(at, "data")
+    assert at.multiselect(key="protected_values").value == ["B"] and metric(at, "Rows") == "600"
+    assert not any("waiting" in s for s in messages(at, "info"))
 
 
 @pytest.mark.parametrize("content, words", [

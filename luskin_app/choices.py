@@ -1,0 +1,356 @@
+"""The user's choices and the AuditSpec built from them.
+
+The choices are a plain dict (outcome, positive value, protected group, filters, tolerance, the
+model columns and each page's options) kept in the session. Widgets are seeded from it when a
+page is (re)opened, because Streamlit forgets a widget's value when its page is left. The checks
+are the core's (:mod:`luskin_core.validation` and the AuditSpec), so a mistake reads the same
+here, in the command line and in the report. Every problem comes with its way out (:func:`fixes`).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from luskin_core.conditions import Condition
+from luskin_core.errors import LuskinError
+from luskin_core.guess import FirstChoices, first_choices
+from luskin_core.spec import AuditSpec
+from luskin_core.validation import (
+    check_column,
+    check_finite,
+    check_outcome,
+    check_protected,
+    check_two_groups,
+    infinite_counts,
+)
+
+from . import dataset as _dataset
+
+MAX_CHOICES = 300        # most frequent values offered in a value dropdown
+MAX_VALUE_CHARS = 1_000  # longer values are not offered in dropdowns (the page says how many)
+
+# Widget keys whose values are seeded from the choices; cleared when the dataset changes.
+WIDGET_KEYS = ("outcome", "positive", "protected_column", "protected_values", "protected_op",
+               "protected_number", "group_label", "other_label", "tolerance_points",
+               "filter_column", "filter_op", "filter_value_pick", "filter_value_multi",
+               "filter_value_number", "filter_column_seen", "retrain_algorithm", "retrain_pair",
+               "retrain_direction", "retrain_seed", "retrain_all_cells", "thr_source", "thr_split", "thr_model",
+               "thr_score_column", "thr_solver", "thr_lambda", "thr_seed", "thr_tuning", "eq_alpha", "eq_alphas",
+               "eq_seed", "model_features")
+
+DEFAULT_OPTIONS: dict[str, dict[str, Any]] = {
+    "retrain": {"algorithm": 1, "first": "LR", "second": "MLP", "direction": "down", "all_cells": False,
+                "seed": 0},
+    "thresholds": {"source": "model", "model": "LR", "score_column": None, "solver": "exact",
+                   "lam": 1.0, "seed": 0, "split": "tune", "tuning": "validation"},
+    "equalize": {"alpha": None, "alphas": [0.0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.7, 0.9, 1.0],
+                 "seed": 0},
+}
+# The choices an AuditSpec is built from (the cache key of the spec).
+SPEC_KEYS = ("outcome", "positive", "protected_column", "protected_values", "protected_op", "protected_number",
+             "group_label", "other_label", "filters", "filter_label", "not_filter_label", "population", "tolerance")
+
+
+def plain(value: Any) -> Any:
+    """numpy scalars to Python ones (JSON and widget friendly)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def is_numeric(series: pd.Series) -> bool:
+    return bool(pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series))
+
+
+# --------------------------------------------------------------------------------------------
+# The session's choices
+# --------------------------------------------------------------------------------------------
+def choices() -> dict[str, Any]:
+    """The session's current choices (the dataset is loaded first if needed)."""
+    _dataset.dataset()
+    return st.session_state["choices"]
+
+
+def set_choices(new: dict[str, Any], *, confirmed: bool, guesses: FirstChoices | None = None) -> None:
+    """Replace every choice (a new dataset, a preset or a loaded configuration); widgets re-seed."""
+    st.session_state["choices"] = new
+    st.session_state["confirmed"] = confirmed
+    st.session_state["guesses"] = guesses
+    st.session_state.pop("_spec_memo", None)
+    forget_widgets()
+
+
+def needs_confirmation() -> bool:
+    """True while the choices for an uploaded file are Luskin's guesses, not yet confirmed."""
+    return not st.session_state.get("confirmed", True)
+
+
+def guesses() -> FirstChoices | None:
+    """The first guesses for the uploaded file (None for samples and loaded configurations)."""
+    return st.session_state.get("guesses")
+
+
+def confirm() -> None:
+    """Button callback: the user has checked the guessed choices; verdicts may be drawn."""
+    st.session_state["confirmed"] = True
+
+
+def forget_widgets() -> None:
+    """Drop widget values so that the pages re-seed them from the (new) choices."""
+    for key in WIDGET_KEYS:
+        st.session_state.pop(key, None)
+
+
+def seed(key: str, value: Any) -> None:
+    """Give a widget its remembered value when the page is opened (Streamlit forgot it)."""
+    if key not in st.session_state:
+        st.session_state[key] = value
+
+
+# --------------------------------------------------------------------------------------------
+# Choices <-> AuditSpec
+# --------------------------------------------------------------------------------------------
+def _merged_options(options: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    merged = copy.deepcopy(DEFAULT_OPTIONS)
+    for page, values in (options or {}).items():
+        merged.setdefault(page, {}).update(values)
+    return merged
+
+
+def choices_from_spec(spec: AuditSpec, frame: pd.DataFrame, features: Sequence[str] | None = None,
+                      options: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The widget-level choices that reproduce ``spec`` on ``frame``."""
+    p = spec.protected
+    if p is None or spec.group_by or spec.strata:
+        raise LuskinError("This configuration compares the groups formed by the values of columns (or inside "
+                          "strata), which the dashboard cannot show yet. Use the command line "
+                          "(luskin audit --config FILE) for it.")
+    try:
+        column = check_column(frame, p.column, "protected")
+    except LuskinError:
+        column = p.column
+    numeric = column in frame.columns and is_numeric(frame[column])
+    values = list(p.value) if isinstance(p.value, tuple) else [p.value]
+    numeric_value = numeric and p.op not in ("in", "not in")
+    try:
+        number = float(p.value) if numeric_value else 0.0
+    except (TypeError, ValueError):
+        raise LuskinError(f"The protected condition '{p}' compares the numbers of '{column}' with a value "
+                          "that is not a number.") from None
+    choices = {
+        "outcome": spec.outcome,
+        "positive": plain(spec.positive),
+        "protected_column": column,
+        "protected_values": [] if numeric or p.op not in ("==", "in") else [plain(v) for v in values],
+        "protected_op": p.op if numeric_value else ">=",
+        "protected_number": number,
+        "protected_condition": p.to_dict(),
+        "group_label": spec.group_label or "",
+        "other_label": spec.other_label or "",
+        "filters": [c.to_dict() for c in spec.filters],
+        "filter_label": spec.filter_label,
+        "not_filter_label": spec.not_filter_label,
+        "population": [c.to_dict() for c in spec.population],
+        "tolerance": spec.tolerance,
+        "features": list(features) if features else None,
+    }
+    choices.update(_merged_options(options))
+    return choices
+
+
+def guess_choices(frame: pd.DataFrame) -> tuple[dict[str, Any], FirstChoices]:
+    """First choices for an uploaded file, from the core's guesses, and the guesses themselves."""
+    guess = first_choices(frame)
+    group: Condition | None = guess.group.value
+    numeric = is_numeric(frame[guess.protected.value])
+    choices = {
+        "outcome": guess.outcome.value, "positive": plain(guess.positive.value),
+        "protected_column": guess.protected.value,
+        "protected_values": [plain(group.value)] if group is not None and not numeric else [],
+        "protected_op": group.op if group is not None and numeric else ">=",
+        "protected_number": float(group.value) if group is not None and numeric else 0.0,
+        "protected_condition": None if group is None else group.to_dict(), "group_label": "", "other_label": "",
+        "filters": [], "filter_label": None, "not_filter_label": None, "population": [],
+        "tolerance": 0.05, "features": None,
+    }
+    choices.update(_merged_options(None))
+    return choices, guess
+
+
+def protected_condition(ch: dict[str, Any], frame: pd.DataFrame) -> Condition:
+    """The protected condition the choices describe (values for text, a comparison for numbers)."""
+    column = check_column(frame, ch.get("protected_column"), "protected")
+    if is_numeric(frame[column]):
+        number = ch.get("protected_number")
+        if number is None or not np.isfinite(float(number)):
+            raise LuskinError(f"Give the number that '{column}' is compared with to form the protected group.")
+        number = int(number) if float(number).is_integer() else number
+        return Condition(column, ch.get("protected_op") or ">=", number)
+    values = list(ch.get("protected_values") or [])
+    if not values:
+        raise LuskinError(f"Choose which values of '{column}' form the protected group.")
+    return Condition(column, "==", values[0]) if len(values) == 1 else Condition(column, "in", tuple(values))
+
+
+def spec_from_choices(ch: dict[str, Any], frame: pd.DataFrame) -> AuditSpec:
+    """Build and check the AuditSpec; raise LuskinError with a plain message when it cannot work.
+
+    The checks are the core's (luskin_core.validation, then the AuditSpec's own), so the words
+    are those of the command line.
+    """
+    outcome = check_outcome(frame, ch.get("outcome"), ch.get("positive"))
+    condition = protected_condition(ch, frame)
+    check_protected(frame, condition)
+    if condition.column.lower() == outcome.lower():
+        raise LuskinError("The protected column and the outcome column must be different columns.")
+    check_two_groups(frame, condition)
+    try:
+        tolerance = float(ch.get("tolerance", 0.05))
+    except (TypeError, ValueError):
+        raise LuskinError("The tolerance must be a number of percentage points.") from None
+    return AuditSpec(
+        outcome=outcome, positive=ch.get("positive"), protected=condition,
+        filters=tuple(Condition.from_dict(c) for c in ch.get("filters") or ()),
+        population=tuple(Condition.from_dict(c) for c in ch.get("population") or ()),
+        tolerance=tolerance,
+        group_label=ch.get("group_label") or None, other_label=ch.get("other_label") or None,
+        filter_label=ch.get("filter_label") or None, not_filter_label=ch.get("not_filter_label") or None,
+    )
+
+
+def current_spec() -> tuple[AuditSpec | None, str | None]:
+    """The AuditSpec of the current choices, or None and the plain reason it cannot be built.
+
+    Remembered per data and choices, since every page and the sidebar ask for it on each run.
+    """
+    data = _dataset.dataset()
+    ch = choices()
+    key = (data.fingerprint, json.dumps({k: ch.get(k) for k in SPEC_KEYS}, sort_keys=True, default=str))
+    memo = st.session_state.get("_spec_memo")
+    if memo is not None and memo[0] == key:
+        return memo[1]
+    try:
+        answer: tuple[AuditSpec | None, str | None] = (spec_from_choices(ch, data.frame), None)
+    except LuskinError as err:
+        answer = (None, str(err))
+    st.session_state["_spec_memo"] = (key, answer)
+    return answer
+
+
+def set_filters(filters: list[dict[str, Any]]) -> None:
+    """Replace the filter; the preset's cell names no longer apply to a different filter."""
+    ch = choices()
+    if filters != ch.get("filters"):
+        ch["filters"] = filters
+        ch["filter_label"] = None
+        ch["not_filter_label"] = None
+
+
+# --------------------------------------------------------------------------------------------
+# The way out of a problem
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Fix:
+    """A one-click way out of a problem: a button label (plain text) and what it does."""
+
+    label: str
+    key: str
+    apply: Callable[[], None]
+
+
+def _drop_filters_on(column: str) -> Callable[[], None]:
+    def apply() -> None:
+        set_filters([c for c in choices().get("filters") or [] if str(c.get("column", "")).lower() != column.lower()])
+        st.session_state.pop("filter_error", None)
+    return apply
+
+
+def _drop_population() -> None:
+    choices()["population"] = []
+
+
+def fixes(ch: dict[str, Any], frame: pd.DataFrame) -> list[Fix]:
+    """The ways out of the choices' problems that a page can offer as buttons.
+
+    A filter on the outcome or the protected column (say the user made ``age`` protected while a
+    filter on ``age`` was set, on another page), or on a column the data does not have; a
+    population restriction on a missing column.
+    """
+    roles = {str(ch.get(k)).lower() for k in ("outcome", "protected_column") if ch.get(k)}
+    present = {str(c).lower() for c in frame.columns}
+    out: list[Fix] = []
+    seen: set[str] = set()
+    for i, condition in enumerate(ch.get("filters") or []):
+        column = str(condition.get("column", ""))
+        if column.lower() in seen or (column.lower() not in roles and column.lower() in present):
+            continue
+        seen.add(column.lower())
+        out.append(Fix(f"Remove the filter on {column}", f"fix_filter_{i}", _drop_filters_on(column)))
+    if any(str(c.get("column", "")).lower() not in present for c in ch.get("population") or []):
+        out.append(Fix("Audit all rows (drop the saved restriction)", "fix_population", _drop_population))
+    return out
+
+
+def model_columns(ch: dict[str, Any], frame: pd.DataFrame, outcome: str,
+                  leave_out: Sequence[str] = ()) -> list[str]:
+    """The columns the models will use: the chosen ones, or the core's default (all but the outcome)."""
+    from luskin_core.models import choose_features
+
+    banned = {str(c).lower() for c in (outcome, *leave_out)}
+    chosen = ch.get("features") or list(choose_features(frame, outcome).columns)
+    return [c for c in chosen if str(c).lower() not in banned and c in frame.columns]
+
+
+def check_model_inputs(ch: dict[str, Any], frame: pd.DataFrame, outcome: str, leave_out: Sequence[str] = ()) -> None:
+    """The model columns hold finite numbers (LuskinError otherwise; :func:`model_fixes` offers the way out)."""
+    check_finite(frame, model_columns(ch, frame, outcome, leave_out))
+
+
+def _drop_feature(ch: dict[str, Any], column: str, columns: list[str]) -> Callable[[], None]:
+    def apply() -> None:
+        ch["features"] = [c for c in columns if c != column]
+        st.session_state.pop("model_features", None)
+    return apply
+
+
+def model_fixes(ch: dict[str, Any], frame: pd.DataFrame, outcome: str, leave_out: Sequence[str] = ()) -> list[Fix]:
+    """One button per model column holding infinite numbers: leave it out of the model inputs."""
+    try:
+        columns = model_columns(ch, frame, outcome)
+    except LuskinError:
+        return []
+    leave = {str(c).lower() for c in leave_out}
+    bad = infinite_counts(frame, [c for c in columns if c.lower() not in leave])
+    return [Fix(f"Leave {column} out of the model inputs", f"fix_inf_{i}", _drop_feature(ch, column, columns))
+            for i, column in enumerate(bad)]
+
+
+# --------------------------------------------------------------------------------------------
+# Values offered in dropdowns
+# --------------------------------------------------------------------------------------------
+def value_options(series: pd.Series) -> list[Any]:
+    """A column's values, most frequent first (at most MAX_CHOICES), as plain Python values.
+
+    Values longer than MAX_VALUE_CHARS are left out (:func:`long_values` counts them): Streamlit
+    keeps and sends a widget's state, and one 50 MB cell would exceed its limit.
+    """
+    counts = series.value_counts(dropna=True)
+    if counts.empty:
+        return []
+    index = counts.index
+    if not is_numeric(series):
+        index = index[[len(str(v)) <= MAX_VALUE_CHARS for v in index]]
+    return [plain(v) for v in index[:MAX_CHOICES]]
+
+
+def long_values(series: pd.Series) -> int:
+    """How many distinct values are too long to offer in a dropdown."""
+    if is_numeric(series):
+        return 0
+    return int(sum(len(str(v)) > MAX_VALUE_CHARS for v in series.dropna().unique()))

@@ -1,0 +1,277 @@
+"""Saving and loading the whole view as a configuration file (the report module's JSON format).
+
+A configuration names its data: a bundled sample (loading it switches to that sample), or an
+uploaded file by name, size and fingerprint. A configuration of an uploaded file loaded while
+other data is on screen waits for its file: the page says which file to upload (name, rows,
+columns) and applies it when that file arrives, or applies it to the data on screen when the
+user asks and its columns fit. Every entry is checked before use; a bad file changes nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from luskin_core.equalize import DEFAULT_ALPHAS
+from luskin_core.errors import LuskinError
+from luskin_core.models import MODEL_KINDS
+from luskin_core.report import DatasetRef, LuskinConfig, config_from_json, config_to_json
+from luskin_core.validation import check_features, shown
+
+from . import choices as _choices
+from . import dataset as _dataset
+
+MAX_CONFIG_BYTES = 1_000_000  # a saved configuration is a few kilobytes
+PAGE_NAMES = {"retrain": "Retrain", "thresholds": "Thresholds", "equalize": "Equalized distribution"}
+
+
+# --------------------------------------------------------------------------------------------
+# Saving
+# --------------------------------------------------------------------------------------------
+def dataset_ref() -> DatasetRef:
+    """The report module's reference to the current data (sample name or file name + fingerprint)."""
+    data = _dataset.dataset()
+    kind = "sample" if data.sample else "upload"
+    return DatasetRef(kind, data.file_name, data.fingerprint, int(data.frame.shape[0]), int(data.frame.shape[1]))
+
+
+def page_options() -> dict[str, Any]:
+    """Everything beyond the AuditSpec: the model columns and each page's options."""
+    ch = _choices.choices()
+    return {"features": ch.get("features"),
+            "options": {page: dict(ch.get(page) or {}) for page in _choices.DEFAULT_OPTIONS}}
+
+
+def configuration_json() -> str:
+    """The whole view as the report module's configuration JSON (raises LuskinError without a spec)."""
+    spec, problem = _choices.current_spec()
+    if spec is None:
+        raise LuskinError(f"The configuration cannot be saved yet: {problem}")
+    return config_to_json(dataset_ref(), spec, page_options())
+
+
+# --------------------------------------------------------------------------------------------
+# Checking a loaded file's entries
+# --------------------------------------------------------------------------------------------
+def _one_of(*allowed: Any) -> Callable[[str, Any], Any]:
+    def check(what: str, value: Any) -> Any:
+        if isinstance(value, bool) or value not in allowed:
+            raise LuskinError(f"{what} must be one of {', '.join(map(str, allowed))}, not '{shown(value)}'.")
+        return value
+    return check
+
+
+def _whole(low: int, high: int) -> Callable[[str, Any], Any]:
+    def check(what: str, value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not float(value).is_integer() \
+                or not low <= value <= high:
+            raise LuskinError(f"{what} must be a whole number from {low:,} to {high:,}, not '{shown(value)}'.")
+        return int(value)
+    return check
+
+
+def _number(low: float, high: float) -> Callable[[str, Any], Any]:
+    def check(what: str, value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+                or not low <= value <= high:
+            raise LuskinError(f"{what} must be a number from {low:g} to {high:g}, not '{shown(value)}'.")
+        return float(value)
+    return check
+
+
+def _flag(what: str, value: Any) -> Any:
+    if not isinstance(value, bool):
+        raise LuskinError(f"{what} must be true or false, not '{shown(value)}'.")
+    return value
+
+
+def _column_or_none(what: str, value: Any) -> Any:
+    if value is not None and not isinstance(value, str):
+        raise LuskinError(f"{what} must be a column name, not '{shown(value)}'.")
+    return value
+
+
+def _alpha_or_none(what: str, value: Any) -> Any:
+    return None if value is None else _one_of(*DEFAULT_ALPHAS)(what, value)
+
+
+def _alphas(what: str, value: Any) -> Any:
+    if not isinstance(value, list):
+        raise LuskinError(f"{what} must be a list of numbers among {', '.join(map(str, DEFAULT_ALPHAS))}.")
+    return sorted({float(_one_of(*DEFAULT_ALPHAS)(what, v)) for v in value})
+
+
+SEED = _whole(0, 1_000_000)
+OPTION_CHECKS: dict[str, dict[str, Callable[[str, Any], Any]]] = {
+    "retrain": {"algorithm": _one_of(1, 2), "first": _one_of("LR", "MLP"), "second": _one_of("LR", "MLP"),
+                "direction": _one_of("down", "up"), "all_cells": _flag, "seed": SEED},
+    "thresholds": {"source": _one_of("model", "column"), "model": _one_of(*MODEL_KINDS),
+                   "score_column": _column_or_none, "solver": _one_of("exact", "pso"), "lam": _number(0, 20),
+                   "seed": SEED, "split": _one_of("tune", "test"), "tuning": _one_of("validation", "crossfit")},
+    "equalize": {"alpha": _alpha_or_none, "alphas": _alphas, "seed": SEED},
+}
+
+
+def check_extra(extra: Mapping[str, Any], frame: pd.DataFrame, outcome: str) -> tuple[Any, dict[str, Any]]:
+    """The model columns and each page's options of a saved file, checked (LuskinError otherwise).
+
+    The ranges are the widgets' own, so that a loaded value can always be shown.
+    """
+    features = check_features(frame, extra.get("features"), outcome)
+    saved = extra.get("options", {k: v for k, v in extra.items() if k in OPTION_CHECKS})
+    if not isinstance(saved, dict):
+        raise LuskinError("The configuration's 'options' entry must hold each page's settings.")
+    options: dict[str, Any] = {}
+    for page, values in saved.items():
+        if page not in OPTION_CHECKS:
+            raise LuskinError(f"The configuration holds options for a page this version does not have: "
+                              f"'{shown(page)}'.")
+        if not isinstance(values, dict):
+            raise LuskinError(f"The saved options of the {PAGE_NAMES[page]} page must be a set of named settings.")
+        unknown = [str(k) for k in values if k not in OPTION_CHECKS[page]]
+        if unknown:
+            raise LuskinError(f"The saved options of the {PAGE_NAMES[page]} page hold settings this version does "
+                              f"not know: {', '.join(shown(k) for k in unknown)}.")
+        options[page] = {key: OPTION_CHECKS[page][key](f"The {PAGE_NAMES[page]} page's setting '{key}'", value)
+                         for key, value in values.items()}
+    return (list(features) if features else None), options
+
+
+def read_configuration(raw: bytes | str) -> LuskinConfig:
+    """Parse a configuration file; anything malformed is a plain LuskinError."""
+    size = len(raw)
+    if size > MAX_CONFIG_BYTES:
+        raise LuskinError(f"This file is {size / 1e6:,.1f} MB; a Luskin configuration is a few kilobytes. "
+                          "Choose the .json file saved from the Report page.")
+    try:
+        return config_from_json(raw)
+    except LuskinError:
+        raise
+    except RecursionError:
+        raise LuskinError("The file's JSON is nested too deeply to be a Luskin configuration. Choose the .json "
+                          "file saved from the Report page.") from None
+    except (TypeError, ValueError, AttributeError, KeyError) as err:
+        raise LuskinError(f"The configuration file is malformed ({type(err).__name__}). Choose the .json file "
+                          "saved from the Report page, unchanged.") from None
+
+
+def build_choices(config: LuskinConfig, frame: pd.DataFrame) -> dict[str, Any]:
+    """The choices a configuration makes on ``frame``, checked in full before anything changes."""
+    features, options = check_extra(config.extra or {}, frame, config.spec.outcome)
+    new = _choices.choices_from_spec(config.spec, frame, features=features, options=options)
+    _choices.spec_from_choices(new, frame)
+    for condition in config.spec.filters + config.spec.population:
+        condition.mask(frame.head(1))   # a condition that no longer fits the data says so now
+    return new
+
+
+# --------------------------------------------------------------------------------------------
+# Loading, now or when its file arrives
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Pending:
+    """A configuration of an uploaded file, waiting for that file."""
+
+    config: LuskinConfig
+    name: str   # the configuration file's name
+
+    @property
+    def wanted(self) -> str:
+        """The file to upload, as the user knows it: name, rows and columns."""
+        ref = self.config.dataset
+        size = ""
+        if ref.rows is not None and ref.columns is not None:
+            size = f" ({ref.rows:,} rows, {ref.columns:,} columns)"
+        return f"'{ref.name}'{size}"
+
+
+def pending() -> Pending | None:
+    return st.session_state.get("pending_config")
+
+
+def _matches(ref: DatasetRef, data: _dataset.Dataset) -> bool:
+    if ref.fingerprint:
+        return ref.fingerprint == data.fingerprint
+    return ref.name == data.file_name and ref.rows in (None, len(data.frame)) \
+        and ref.columns in (None, data.frame.shape[1])
+
+
+def _apply(config: LuskinConfig, data: _dataset.Dataset) -> None:
+    new = build_choices(config, data.frame)
+    st.session_state["dataset"] = data
+    _choices.set_choices(new, confirmed=True)
+    st.session_state.pop("pending_config", None)
+
+
+def apply_configuration(raw: bytes | str, name: str = "the configuration") -> tuple[bool, str]:
+    """Load a saved configuration. Returns (applied, message for the user).
+
+    A sample's configuration switches to that sample. An uploaded file's configuration applies
+    at once to the same file; with other data on screen it waits for its file (applied is
+    False and the message says which file to upload). Raises LuskinError (plain words) when the
+    file cannot be used; then nothing changes.
+    """
+    config = read_configuration(raw)
+    ref = config.dataset
+    if ref.kind == "sample":
+        if ref.name not in _dataset.SAMPLE_TITLES:
+            raise LuskinError(f"The configuration names a sample '{shown(ref.name)}' that this version does not have.")
+        if ref.name not in _dataset.available_samples():
+            raise LuskinError(f"The configuration uses the '{shown(ref.name)}' sample, whose file is not on this "
+                              "server.")
+        _apply(config, _dataset.sample_dataset(ref.name))
+        return True, f"Loaded '{name}': every page now shows the saved view."
+    current = _dataset.dataset()
+    if _matches(ref, current):
+        _apply(config, current)
+        return True, f"Loaded '{name}': every page now shows the saved view."
+    st.session_state["pending_config"] = Pending(config, name)
+    return False, (f"'{name}' was saved with the file {Pending(config, name).wanted}, which is not the data loaded "
+                   "now. Upload that file on the Data page: the configuration is applied as soon as it arrives.")
+
+
+def fits_current() -> str | None:
+    """None when the waiting configuration can be applied to the data on screen, else why not."""
+    waiting = pending()
+    if waiting is None:
+        return "No configuration is waiting."
+    try:
+        build_choices(waiting.config, _dataset.dataset().frame)
+    except LuskinError as err:
+        return str(err)
+    return None
+
+
+def apply_pending_here() -> None:
+    """Button callback: apply the waiting configuration to the data on screen (its columns fit)."""
+    waiting = pending()
+    if waiting is None:
+        return
+    try:
+        _apply(waiting.config, _dataset.dataset())
+        st.session_state["config_message"] = f"Applied '{waiting.name}' to the data loaded now."
+    except LuskinError as err:
+        st.session_state["config_error"] = f"'{waiting.name}' could not be applied: {err}"
+
+
+def discard_pending() -> None:
+    """Button callback: forget the waiting configuration."""
+    st.session_state.pop("pending_config", None)
+
+
+def apply_pending_to(data: _dataset.Dataset) -> str | None:
+    """When an upload is the file a waiting configuration names, apply it; return a note (else None)."""
+    waiting = pending()
+    if waiting is None or not _matches(waiting.config.dataset, data):
+        return None
+    try:
+        _apply(waiting.config, data)
+    except LuskinError as err:
+        st.session_state["config_error"] = f"'{waiting.name}' could not be applied to this file: {err}"
+        return None
+    return f"The saved configuration '{waiting.name}' was applied to it."

@@ -1,0 +1,125 @@
+"""The data a session works on: the bundled samples and uploaded files.
+
+The session keeps the last dataset that loaded without error: a bad upload never replaces it.
+A sample comes with the paper's preset; an uploaded file with first guesses that the user
+confirms before the first verdict (see :mod:`luskin_app.choices`). A configuration waiting for
+its file (loaded on the Report page before the file) is applied when that file arrives.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from luskin_core.data import PRESETS, frame_fingerprint, load_csv, load_sample, sqf_shared_path
+from luskin_core.errors import LuskinError
+from luskin_core.validation import check_column_names
+
+log = logging.getLogger("luskin.app")
+
+DEFAULT_SAMPLE = "adult"
+SAMPLE_TITLES = {"adult": "Adult (census income)", "compas": "COMPAS (re-offending)",
+                 "sqf": "NYPD stop-and-frisk 2014"}
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """The data the session works on: where it came from, the frame, and its fingerprint."""
+
+    source: str          # "sample:adult" or "upload:<file name>"
+    title: str
+    frame: pd.DataFrame
+    fingerprint: str
+
+    @property
+    def sample(self) -> str | None:
+        """The sample's name when the data is a bundled sample, else None."""
+        return self.source.split(":", 1)[1] if self.source.startswith("sample:") else None
+
+    @property
+    def file_name(self) -> str:
+        """The uploaded file's name, or the sample's name."""
+        return self.source.split(":", 1)[1]
+
+
+@st.cache_resource(show_spinner="Loading the sample data…", max_entries=4)
+def _sample_dataset(name: str) -> Dataset:
+    """A bundled sample, loaded once per server (shared; never mutated)."""
+    frame = load_sample(name)
+    return Dataset(f"sample:{name}", PRESETS[name].title, frame, frame_fingerprint(frame))
+
+
+def sample_dataset(name: str) -> Dataset:
+    """A bundled sample by name (Adult, COMPAS, and SQF when its file is present)."""
+    if name not in SAMPLE_TITLES:
+        raise LuskinError(f"There is no sample called '{name}'. Samples: {', '.join(SAMPLE_TITLES)}.")
+    return _sample_dataset(name)
+
+
+def available_samples() -> list[str]:
+    """Samples a user can pick: Adult and COMPAS always, SQF when its file is present."""
+    return [name for name in SAMPLE_TITLES if name != "sqf" or sqf_shared_path() is not None]
+
+
+def dataset() -> Dataset:
+    """The current dataset; on the first visit the Adult sample with the paper's settings."""
+    if "dataset" not in st.session_state:
+        use_sample(DEFAULT_SAMPLE)
+    return st.session_state["dataset"]
+
+
+def use_sample(name: str) -> None:
+    """Switch to a bundled sample and apply its paper preset (no confirmation needed)."""
+    from .choices import choices_from_spec, set_choices
+
+    data = sample_dataset(name)
+    preset = PRESETS[name]
+    st.session_state["dataset"] = data
+    set_choices(choices_from_spec(preset.spec, data.frame, features=preset.features), confirmed=True)
+
+
+def read_upload(name: str, raw: bytes) -> Dataset:
+    """Read an uploaded file into a Dataset, or raise LuskinError in plain words (nothing changes)."""
+    try:
+        frame = load_csv(raw)
+    except LuskinError:
+        raise
+    except Exception as err:
+        log.exception("reading the upload %r failed", name)
+        raise LuskinError(f"The file could not be read as a table ({type(err).__name__}). Check that it is a "
+                          "CSV file (comma, semicolon or tab separated) and not damaged.") from None
+    check_column_names(frame)
+    return Dataset(f"upload:{name}", name, frame, frame_fingerprint(frame))
+
+
+def use_upload(name: str, raw: bytes) -> str:
+    """Read an uploaded CSV; on success it becomes the dataset, on failure the old one stays.
+
+    The first choices are guesses the user confirms; a configuration waiting for this very file
+    is applied instead. Returns a note for the user (empty when there is nothing to add).
+    Raises LuskinError with a plain message (empty file, not a CSV, a single column, ...).
+    """
+    from .choices import guess_choices, set_choices
+    from .config import apply_pending_to
+
+    data = read_upload(name, raw)
+    choices, guesses = guess_choices(data.frame)
+    note = apply_pending_to(data)
+    if note is None:
+        st.session_state["dataset"] = data
+        set_choices(choices, confirmed=False, guesses=guesses)
+        return ""
+    return note
+
+
+def is_new_upload(upload: Any, token_key: str) -> bool:
+    """True once per uploaded file: Streamlit hands the same file to every rerun of the page."""
+    token = f"{upload.file_id}:{upload.name}:{upload.size}"
+    if st.session_state.get(token_key) == token:
+        return False
+    st.session_state[token_key] = token
+    return True

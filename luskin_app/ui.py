@@ -1,0 +1,216 @@
+"""Page furniture shared by every page: escaping user text, errors with their way out, the sidebar.
+
+Streamlit renders Markdown in st.markdown, st.error/warning/info/success, st.caption, st.metric,
+st.table cells and every widget label; GitHub-flavoured Markdown also turns bare URLs and e-mail
+addresses into live links. A column name or a value from an uploaded file is the user's (or an
+attacker's) text: it reaches the screen only through :func:`md`, so ``![x](https://…)`` shows as
+those characters instead of loading an outside image. Widget *options* are plain text in
+Streamlit and are only shortened (:func:`option_text`).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import string
+import zlib
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import streamlit as st
+
+from luskin_core import __version__
+from luskin_core.errors import LuskinError
+
+from . import choices as _choices
+from . import dataset as _dataset
+
+log = logging.getLogger("luskin.app")
+
+PAGE_FILES = {"data": "app_pages/data.py", "audit": "app_pages/audit.py", "retrain": "app_pages/retrain.py",
+              "thresholds": "app_pages/thresholds.py", "equalized": "app_pages/equalized.py",
+              "report": "app_pages/report.py"}
+
+# CommonMark lets every ASCII punctuation character be escaped with a backslash; escaping them all
+# also covers Streamlit's extensions ($ for LaTeX, :emoji: and :material/icons:, :red[colour]).
+_PUNCTUATION = frozenset(string.punctuation)
+_WORD_JOINER = "\u2060"  # invisible; breaks the words GFM turns into links without changing what is read
+_LINK_WORDS = re.compile(r"(?i)(https?|ftp|www|mailto)")
+_NEWLINES = re.compile(r"[\r\n\u2028\u2029\x0b\x0c\x85]+")
+OPTION_CHARS = 80  # a value longer than this is shortened in dropdowns (the full value is kept)
+
+
+def md(value: Any, limit: int | None = None) -> str:
+    """User text made safe to embed in Streamlit Markdown: shown exactly as written, never as markup.
+
+    Every ASCII punctuation character is backslash-escaped (links, images, emphasis, code, HTML,
+    entities, LaTeX ``$``, ``:emoji:`` shortcodes, headings and lists); line breaks become spaces;
+    an invisible word joiner splits ``http``, ``www``, ``mailto`` and ``@`` so that GFM's
+    autolinks find no URL or e-mail address. ``limit`` shortens long text (with its length).
+    """
+    text = str(value)
+    if limit is not None and len(text) > limit:
+        text = f"{text[:limit]}… ({len(text):,} characters)"
+    text = _NEWLINES.sub(" ", text)
+    escaped = "".join("\\" + ch if ch in _PUNCTUATION else ch for ch in text)
+    escaped = _LINK_WORDS.sub(lambda m: m.group(1)[0] + _WORD_JOINER + m.group(1)[1:], escaped)
+    return escaped.replace("\\@", _WORD_JOINER + "\\@")
+
+
+def unescape(text: str) -> str:
+    """What a reader sees of :func:`md`'s output (for tests and for plain-text copies)."""
+    return re.sub(r"\\(.)", r"\1", text).replace(_WORD_JOINER, "")
+
+
+def option_text(value: Any) -> str:
+    """A dropdown's text for a value: the value itself, shortened when long (unique by a short hash).
+
+    Streamlit sends a widget's options (as these texts) to the browser and back; a 50 MB cell
+    must not travel, so the full value stays on the server and the dropdown shows its start.
+    """
+    text = str(value)
+    if len(text) <= OPTION_CHARS:
+        return text
+    digest = zlib.crc32(text.encode("utf-8", "surrogatepass")) & 0xFFFF
+    return f"{text[:OPTION_CHARS]}… ({len(text):,} characters, #{digest:04x})"
+
+
+# --------------------------------------------------------------------------------------------
+# Errors and their way out
+# --------------------------------------------------------------------------------------------
+def show_error(err: Exception | str) -> None:
+    """A user's mistake as a plain message (never a traceback); the text is escaped."""
+    st.error(md(err), icon="⚠️")
+
+
+def show_fixes(fixes: Sequence[_choices.Fix], where: str) -> None:
+    """One button per way out of an error (e.g. "Remove the filter on age"), right beside it."""
+    if not fixes:
+        return
+    row = st.container(horizontal=True)
+    for fix in fixes:
+        row.button(md(fix.label), key=f"{where}_{fix.key}", on_click=fix.apply, icon="🛠️")
+
+
+def show_problem(problem: str, where: str, *, fixes: Sequence[_choices.Fix] | None = None,
+                 data_link: bool = True, extra: str = "") -> None:
+    """An error with every way out: fix buttons, and a link to the Data page where choices are made.
+
+    ``fixes`` default to the ways out of the choices' own problems (a filter on the protected
+    column, ...); ``extra`` is more Markdown after the message (already safe).
+    """
+    if fixes is None:
+        fixes = _choices.fixes(_choices.choices(), _dataset.dataset().frame)
+    st.error(md(problem) + (f"\n\n{extra}" if extra else ""), icon="⚠️")
+    show_fixes(fixes, where)
+    if data_link:
+        st.page_link(PAGE_FILES["data"], label="Change the choices on the Data page", icon="📄")
+
+
+def guarded(func: Callable[..., Any], *args: Any, where: str = "page", **kwargs: Any) -> Any:
+    """Call the core; show a LuskinError plainly with its way out and return None.
+
+    Any other exception is a bug in Luskin, not the user's mistake: it is logged with its
+    traceback and the page says so in plain words, keeping the data and choices (a traceback
+    box would tell the analyst nothing and hide the rest of the page).
+    """
+    try:
+        return func(*args, **kwargs)
+    except LuskinError as err:
+        show_problem(str(err), where)
+    except Exception as err:
+        log.exception("unexpected error in %s", getattr(func, "__name__", func))
+        st.error(md(f"Luskin could not finish this step because of an internal error ({type(err).__name__}: "
+                    f"{err}). The data and the choices are kept; try other options, and please report this.",
+                    limit=600), icon="⚠️")
+    return None
+
+
+def require_model_inputs(spec: Any, where: str, leave_out: Sequence[str] = ()) -> None:
+    """Stop a model page with the way out when a model column holds infinite numbers (or none is left)."""
+    ch = _choices.choices()
+    frame = _dataset.dataset().frame
+    try:
+        _choices.check_model_inputs(ch, frame, spec.outcome, leave_out)
+    except LuskinError as err:
+        show_problem(str(err), where, fixes=_choices.model_fixes(ch, frame, spec.outcome, leave_out))
+        st.stop()
+
+
+def show_warnings(*results: Any) -> None:
+    """A correction that backfires says so in words: the results' ``warnings`` sentences, prominent."""
+    seen: set[str] = set()
+    for result in results:
+        for sentence in getattr(result, "warnings", ()) or ():
+            if str(sentence) not in seen:
+                seen.add(str(sentence))
+                st.warning(md(sentence), icon="⚠️")
+
+
+# --------------------------------------------------------------------------------------------
+# The guesses for a new file, and their confirmation
+# --------------------------------------------------------------------------------------------
+def render_guesses() -> None:
+    """Say which first choices are guesses for a newly uploaded file (shown until confirmed)."""
+    guesses = _choices.guesses()
+    if guesses is None or not _choices.needs_confirmation():
+        return
+    lines = [("✅ " if guess.sure else "❓ ") + md(sentence)
+             for guess, sentence in zip((guesses.outcome, guesses.positive, guesses.protected, guesses.group),
+                                        guesses.sentences(), strict=True)]
+    st.info("**Luskin's first guesses for this file. Check them, change any below, then press "
+            "Use these choices.**\n\n" + "\n".join(f"- {line}" for line in lines), icon="🔎")
+
+
+def render_confirm(where: str) -> None:
+    """The button that turns the guesses into the user's choices (the first verdict comes after it)."""
+    st.button("Use these choices", key=f"{where}_confirm", type="primary", on_click=_choices.confirm,
+              help="The audit is drawn once you have checked the outcome, its 'yes' value and the group.")
+
+
+def require_spec(where: str = "page") -> Any:
+    """The AuditSpec, or the problem with its way out (and a stop of this page's run).
+
+    Before the guesses for an uploaded file are confirmed, no verdict is drawn: the page shows
+    the guesses and the button to confirm them.
+    """
+    spec, problem = _choices.current_spec()
+    if spec is None:
+        show_problem(str(problem), where)
+        st.stop()
+    if _choices.needs_confirmation():
+        render_guesses()
+        st.caption(f"The choices for '{md(_dataset.dataset().title, 80)}' have not been confirmed yet.")
+        left, right = st.columns([1, 2], vertical_alignment="center")
+        with left:
+            render_confirm(where)
+        right.page_link(PAGE_FILES["data"], label="Check them on the Data page", icon="📄")
+        st.stop()
+    return spec
+
+
+# --------------------------------------------------------------------------------------------
+# Sidebar
+# --------------------------------------------------------------------------------------------
+def bullet_list(sentences: Iterable[Any], prefix: str = "") -> str:
+    """Sentences as a Markdown list, each escaped."""
+    return "\n".join(f"- {prefix}{md(s)}" for s in sentences)
+
+
+def sidebar_summary(where: Any = None) -> None:
+    """What is loaded and audited, on every page, so a presenter never loses the thread."""
+    data = _dataset.dataset()
+    spec, _ = _choices.current_spec()
+    with where if where is not None else st.sidebar:
+        st.markdown(f"**Data:** {md(data.title, 80)}  \n{len(data.frame):,} rows × {data.frame.shape[1]} columns")
+        if spec is not None and not _choices.needs_confirmation():
+            lines = [f"**Outcome:** {md(spec.outcome, 60)} = {md(spec.positive, 60)}",
+                     f"**Groups:** {md(spec.group_name, 60)} vs {md(spec.other_name, 60)}"]
+            if spec.filters:
+                lines.append(f"**Filter:** {md(spec.filter_text, 200)}")
+            st.markdown("  \n".join(lines))
+        elif spec is not None:
+            st.markdown("**Choices not confirmed yet:** see the Data page.")
+        else:
+            st.markdown("**Choices incomplete:** see the Data page.")
+        st.caption(f"Luskin {__version__}")
