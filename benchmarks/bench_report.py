@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     sweep = equalize_frame(adult, preset.spec, features=preset.features)
     tools[f"equalized sweep ({len(sweep.points)} alphas)"] = time.perf_counter() - start
     for name, seconds in tools.items():
-        print(f"tool {name}: {seconds:.1f} s", flush=True)
+        print(f"tool {name}: {seconds:.2f} s", flush=True)
     dataset = DatasetRef.for_frame("adult", adult, sample=True)
     kwargs = dict(frame=adult, dataset=dataset, retrain=retrained, thresholds=thresholds, equalized=sweep,
                   equalized_alpha=0.1)
@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         f"Python {platform.python_version()}. Wall times; load average before the run "
         f"{load[0]:.2f} / {load[1]:.2f} / {load[2]:.2f}. Medians of {args.repeat} repeats.", "",
         "## The tools (run once; their results feed every report)", "",
-        "| tool | s |", "|---|---|", *[f"| {k} | {v:.1f} |" for k, v in tools.items()], "",
+        "| tool | s |", "|---|---|", *[f"| {k} | {v:.2f} |" for k, v in tools.items()], "",
         f"## The report ({charts} charts)", "",
         "| step | median s | best s | size |", "|---|---|---|---|",
         f"| content (sentences, tables, figures, cost points) | {content_med:.2f} | {content_best:.2f} | |",
