@@ -63,7 +63,7 @@ def main() -> None:
     g = rng.integers(0, 2, n)
     s = rng.random(n)
     y = (rng.random(n) < 0.2 + 0.6 * s - 0.1 * g).astype(int)
-    t, opt = best_of(lambda: GroupThresholdOptimizer().fit(s, y, g))
+    t, opt = best_of(lambda: GroupThresholdOptimizer().fit(s, y, groups=g))
     print(f"- exact solver, 2 groups, {n:,} continuous scores (~{n // 2:,} distinct per group): "
           f"{t:.2f} s (target < 2 s); objective {opt.objective_:.5f}")
 
@@ -74,9 +74,9 @@ def main() -> None:
         X, y, g, train, tune, test = compas_arrays(seed)
         model = compas_paper_pipeline("LR", random_state=seed).fit(X.iloc[train], y[train])
         sc = risk_scores(model, X.iloc[tune])
-        te, ex = best_of(lambda: GroupThresholdOptimizer().fit(sc, y[tune], g[tune]), 5)
+        te, ex = best_of(lambda: GroupThresholdOptimizer().fit(sc, y[tune], groups=g[tune]), 5)
         tp, ps = best_of(
-            lambda: GroupThresholdOptimizer(solver="pso", random_state=seed).fit(sc, y[tune], g[tune]), 1
+            lambda: GroupThresholdOptimizer(solver="pso", random_state=seed).fit(sc, y[tune], groups=g[tune]), 1
         )
         exact_t.append(te)
         pso_t.append(tp)

@@ -99,7 +99,7 @@ def run_seed(seed: int, frame, preset) -> list[dict]:
         for solver in ("exact", "pso"):
             t0 = time.perf_counter()
             opt = GroupThresholdOptimizer(lam=1.0, solver=solver, random_state=seed)
-            opt.fit(s[tune], y[tune], g[tune])
+            opt.fit(s[tune], y[tune], groups=g[tune])
             secs = time.perf_counter() - t0
             rows.append({"model": kind, "method": f"after, {solver}, tuned on validation",
                          "seed": seed, "thr_W": opt.thresholds_[W], "thr_B": opt.thresholds_[B],
@@ -130,7 +130,7 @@ def run_seed(seed: int, frame, preset) -> list[dict]:
         rows.append({"model": kind, "method": "before, model refitted on train + validation",
                      "seed": seed, "thr_W": d, "thr_B": d, **rates((sf >= d).astype(int), yt, gt)})
         t0 = time.perf_counter()
-        opt = GroupThresholdOptimizer(lam=1.0).fit(oof, y[rest], g[rest])
+        opt = GroupThresholdOptimizer(lam=1.0).fit(oof, y[rest], groups=g[rest])
         secs = time.perf_counter() - t0
         if seed == 0:
             rep = tune_thresholds(frame, preset.spec, model=kind, features=preset.features, seed=seed,

@@ -595,27 +595,14 @@ def equalize_frame(
     features are imputed, standardised and one-hot encoded. The protected column is never a
     feature unless named in ``features``.
     """
-    from sklearn.model_selection import train_test_split
-
     from luskin_core import models
-    from luskin_core.spec import prepare, resolve_column
-    from luskin_core.thresholds import _strata
+    from luskin_core.pipeline import prepare_split
 
-    prep = prepare(frame, spec)
-    data, y, in_group = prep.frame, prep.y.astype(np.int64), np.asarray(prep.in_group, bool)
-    if len(y) < 10:
-        raise LuskinError("There are too few rows (fewer than 10) to train the classifier.")
-    g = np.where(in_group, spec.group_name, spec.other_name).astype(str)
-    if features is None:
-        exclude = [spec.protected.column] if spec.protected.column in data.columns else []
-        features = models.choose_features(data, spec.outcome, None, exclude).columns
-    features = [resolve_column(data, c, "feature") for c in features]
-    idx = np.arange(len(y))
-    strat = _strata(y, in_group)
-    rest, test_idx = train_test_split(idx, test_size=0.2, random_state=seed, stratify=strat)
-    train_idx, _ = train_test_split(
-        rest, test_size=0.25, random_state=seed, stratify=None if strat is None else strat[rest]
-    )
+    split = prepare_split(frame, spec, shape="60/20/20", seed=seed, min_rows=10, features=features,
+                          purpose="Training the equalized-distribution classifier splits the data 60/20/20 and")
+    data, y, g = split.frame, split.y.astype(np.int64), split.groups.astype(str)
+    features = list(split.features)
+    train_idx, test_idx = split.part("train"), split.part("test")
     X = data[features]
     if preprocess is None:
         preprocess = models.make_model("LR", X.iloc[train_idx], features, random_state=seed)[:-1]

@@ -8,12 +8,17 @@ C2's decisions, the ratio of each protected class in each filter cell (with Wils
 the gap and its test, via :func:`luskin_core.audit.audit_arrays`) and each model's AUC against
 the recorded labels: the shape of the paper's Tables 1-4.
 
-Split. Rows are stratified by outcome x protected class x filter cell, so that every split
-holds each combination in proportion (a 20% test set of a small cell could otherwise miss a
-class). When a stratum has fewer than ``MIN_STRATUM`` rows, the split falls back to coarser
-strata (outcome x class, then outcome, then none); the result says which was used. D4 takes
-20% (rounded up), and the rest is halved (D2 gets the odd row). Each split is kept in the
-data's own row order.
+Split (:mod:`luskin_core.pipeline`, shape 40/40/20). Rows are stratified by outcome x protected
+class x filter cell, so that every split holds each combination in proportion (a 20% test set of
+a small cell could otherwise miss a class). When a stratum has fewer than ``MIN_STRATUM`` rows,
+the split falls back to coarser strata (outcome x class, then outcome, then none); the result
+says which was used. D4 takes 20% (rounded up), and the rest is halved (D2 gets the odd row).
+Each split is kept in the data's own row order.
+
+Warnings. A correction can backfire; the result says so in words (``RetrainResult.warnings``):
+when C2's AUC on D4 is more than ``AUC_DROP`` (0.02) below A1's, and for each filter cell where
+C2's gap on D4 is larger than A1's by at least ``GAP_GROWTH`` (one point) and either by more
+than the specification's tolerance or from within the tolerance to past it.
 
 Decisions. A model's decision on a row is ``score >= threshold`` (default 0.5) for both A1
 and C2. Algorithm 1 relabels D2 with A1's decisions at that threshold. A cell whose gap on D2
@@ -24,25 +29,27 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from sklearn.metrics import roc_auc_score
-from sklearn.model_selection import train_test_split
 
 from .audit import AuditResult, audit_arrays
 from .errors import LuskinError
-from .models import MODEL_NAMES, check_kind, choose_features, make_model, risk_scores
+from .models import MODEL_NAMES, check_kind, make_model, risk_scores
+from .pipeline import MIN_STRATUM, SHAPES, prepare_split, split_positions
 from .relabel import ALGORITHM_NAMES, RelabelResult, check_algorithm, check_direction, relabel
-from .spec import AuditSpec, prepare
+from .spec import AuditSpec
 
 RETRAIN_KINDS = ("LR", "MLP")
 SPLIT = (0.4, 0.4, 0.2)
 MIN_ROWS = 50          # below this a 20% test set holds too few rows to say anything
-MIN_STRATUM = 5        # a stratum needs at least this many rows to appear in all three splits
+AUC_DROP = 0.02        # C2's AUC this much below A1's is worth a warning
+GAP_GROWTH = 0.01      # a gap that grew by less than one point is not called grown
 SYNTHETIC_COLUMNS = ("luskin_risk", "luskin_label_before", "luskin_label_after")
 
 Progress = Callable[[float, str], None]
@@ -107,7 +114,7 @@ class RetrainOptions:
         return data
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "RetrainOptions":
+    def from_dict(cls, data: Mapping[str, Any]) -> RetrainOptions:
         if not isinstance(data, Mapping):
             raise LuskinError("The saved retraining options are not a JSON object.")
         known = {f.name for f in fields(cls)}
@@ -124,7 +131,7 @@ class RetrainOptions:
         return json.dumps(self.to_dict(), indent=2)
 
     @classmethod
-    def from_json(cls, text: str) -> "RetrainOptions":
+    def from_json(cls, text: str) -> RetrainOptions:
         try:
             data = json.loads(text)
         except (json.JSONDecodeError, TypeError) as err:
@@ -151,7 +158,8 @@ class RetrainResult:
     decisions. ``d2_before`` / ``d2_after`` audit the labels of D2 before and after the
     relabelling (A1's decisions or the recorded labels; the synthetic labels of D3).
     ``synthetic`` is D3 for export: D2's rows with their original columns plus
-    ``luskin_risk``, ``luskin_label_before`` and ``luskin_label_after`` (0/1).
+    ``luskin_risk``, ``luskin_label_before`` and ``luskin_label_after`` (0/1). ``warnings`` says
+    in plain sentences where the correction backfired (see the module's "Warnings").
     """
 
     spec: AuditSpec
@@ -172,6 +180,7 @@ class RetrainResult:
     synthetic: pd.DataFrame = field(repr=False)
     first_model: Any = field(repr=False)
     second_model: Any = field(repr=False)
+    warnings: tuple[str, ...] = ()
 
     @property
     def seed(self) -> int:
@@ -196,6 +205,7 @@ class RetrainResult:
             "relabel": self.relabelling.to_dict(),
             "synthetic_audit": {"before": self.d2_before.to_dict(), "after": self.d2_after.to_dict()},
             "timings": dict(self.timings),
+            "warnings": list(self.warnings),
         }
 
     def to_json(self) -> str:
@@ -274,18 +284,14 @@ def split_rows(
     """Seeded 40/40/20 positions (D1, D2, D4), each sorted, and the stratification used.
 
     ``strata`` lists candidate stratifications, finest first, as (description, codes); the
-    first whose every stratum has at least ``MIN_STRATUM`` rows is used (None: no strata).
+    first whose every stratum has at least ``MIN_STRATUM`` rows is used (None: no strata), the
+    rule of :mod:`luskin_core.pipeline`, which :func:`retrain` uses through ``prepare_split``.
     """
-    positions = np.arange(n)
     for name, codes in strata:
-        if codes is not None:
-            counts = np.unique(codes, return_counts=True)[1]
-            if counts.min() < MIN_STRATUM:
-                continue
-        rest, d4 = train_test_split(positions, test_size=SPLIT[2], random_state=seed, stratify=codes)
-        d1, d2 = train_test_split(rest, test_size=SPLIT[1] / (SPLIT[0] + SPLIT[1]), random_state=seed,
-                                  stratify=None if codes is None else codes[rest])
-        return np.sort(d1), np.sort(d2), np.sort(d4), name
+        if codes is not None and np.unique(codes, return_counts=True)[1].min() < MIN_STRATUM:
+            continue
+        parts = split_positions(n, SHAPES["40/40/20"], codes, seed)
+        return parts["D1"], parts["D2"], parts["D4"], name
     raise AssertionError("the last stratification must be None")  # pragma: no cover
 
 
@@ -326,41 +332,20 @@ def retrain(
     timings: dict[str, float] = {}
 
     report(0.0, "Checking the data and splitting it 40/40/20")
-    prepared = prepare(frame, spec)
-    y, in_group, filt = prepared.y.astype(np.int8), prepared.in_group, prepared.filter_holds
-    has_filter = prepared.has_filter
-    n = len(y)
-    if n < MIN_ROWS:
-        raise LuskinError(
-            f"Retraining splits the data 40/40/20 and needs at least {MIN_ROWS} rows with a known outcome "
-            f"and group; there are {n}."
-        )
-    if y.min() == y.max():
-        raise LuskinError(
-            f"Every row's outcome is {'positive' if y[0] == 1 else 'not positive'} "
-            f"({spec.outcome} {'==' if y[0] == 1 else '!='} {spec.positive}), so there is nothing to learn."
-        )
-    if in_group.all() or not in_group.any():
-        raise LuskinError(
-            f"The protected condition ({spec.protected}) holds for {'every' if in_group.all() else 'no'} row, "
-            "so there are not two classes to compare."
-        )
-    choice = choose_features(prepared.frame, spec.outcome, options.features, options.exclude)
-    columns = list(choice.columns)
-    candidates: list[tuple[str, np.ndarray | None]] = []
-    if has_filter:
-        candidates.append(("outcome x protected class x filter cell",
-                           4 * y.astype(np.int64) + 2 * in_group.astype(np.int64) + filt.astype(np.int64)))
-    candidates += [("outcome x protected class", 2 * y.astype(np.int64) + in_group.astype(np.int64)),
-                   ("outcome", y), ("none", None)]
-    d1, d2, d4, stratified_by = split_rows(n, candidates, options.seed)
+    split = prepare_split(frame, spec, shape="40/40/20", seed=options.seed, min_rows=MIN_ROWS,
+                          purpose="Retraining splits the data 40/40/20 and", features=options.features,
+                          exclude=options.exclude, exclude_protected=False)
+    y, in_group, filt = split.y, split.in_group, split.cells
+    columns = list(split.features)
+    d1, d2, d4 = split.part("D1"), split.part("D2"), split.part("D4")
+    stratified_by = split.stratified_by
     roles = {"D1": "training the first model", "D2": "building the synthetic data", "D4": "the final report"}
     for name, idx in (("D1", d1), ("D2", d2), ("D4", d4)):
         _check_split(name, roles[name], y[idx], in_group[idx], spec)
-    rows = prepared.frame
+    rows = split.frame
     X1, X2, X4 = rows.iloc[d1][columns], rows.iloc[d2][columns], rows.iloc[d4][columns]
-    f2 = filt[d2] if has_filter else None
-    f4 = filt[d4] if has_filter else None
+    f2 = filt[d2] if filt is not None else None
+    f4 = filt[d4] if filt is not None else None
     timings["split"] = clock() - start
 
     report(0.05, f"Training the first model A1 ({MODEL_NAMES[options.first]}) on D1 ({len(d1):,} rows)")
@@ -409,13 +394,48 @@ def retrain(
     timings["total"] = clock() - start
     report(1.0, "Done")
     return RetrainResult(
-        spec=spec, options=options, features=tuple(columns), dropped_features=dict(choice.dropped),
-        sizes={"D1": int(len(d1)), "D2": int(len(d2)), "D4": int(len(d4))}, stratified_by=stratified_by,
+        spec=spec, options=options, features=tuple(columns), dropped_features=dict(split.dropped),
+        sizes={"D1": len(d1), "D2": len(d2), "D4": len(d4)}, stratified_by=stratified_by,
         original=original, first=first, second=second, auc_first=auc_first, auc_second=auc_second,
         relabelling=relabelled, d2_before=d2_before, d2_after=d2_after,
         timings={k: round(v, 4) for k, v in timings.items()},
         synthetic=synthetic, first_model=first_model, second_model=second_model,
+        warnings=retrain_warnings(spec, first, second, auc_first, auc_second),
     )
+
+
+def _points(x: float) -> str:
+    """A share as percentage points, e.g. 0.021 -> '2.1'."""
+    return f"{100 * x:.1f}".replace("-0.0", "0.0")
+
+
+def retrain_warnings(spec: AuditSpec, first: AuditResult, second: AuditResult, auc_first: float,
+                     auc_second: float) -> tuple[str, ...]:
+    """Plain sentences for every way the retrained model C2 did worse than A1 on D4 (module doc)."""
+    out: list[str] = []
+    drop = auc_first - auc_second
+    if drop > AUC_DROP:
+        out.append(
+            f"The retrained model C2's AUC fell from {auc_first:.2f} to {auc_second:.2f} "
+            f"({_points(drop)} points) on the held-out rows D4: it ranks people by the recorded outcome "
+            "worse than the first model A1 did."
+        )
+    tolerance = float(spec.tolerance)
+    for gap in first.gaps:
+        key = gap.filter_holds
+        before, after = gap.gap, second.gap(key).gap
+        if before is None or after is None:
+            continue
+        grown = abs(after) - abs(before)
+        if grown >= GAP_GROWTH and (grown > tolerance or abs(before) <= tolerance < abs(after)):
+            where = "all rows" if key is None else f"the cell '{spec.cell_name(key)}'"
+            past = " and is now past the tolerance" if abs(before) <= tolerance < abs(after) else ""
+            out.append(
+                f"In {where} the gap between {spec.group_name} and {spec.other_name} grew from "
+                f"{_points(abs(before))} to {_points(abs(after))} points on the held-out rows D4 after retraining "
+                f"(first model A1 vs retrained model C2){past}: the correction made this cell less fair."
+            )
+    return tuple(out)
 
 
 # ----------------------------------------------------------------------------------------
@@ -465,6 +485,6 @@ def load_model(source: str | Path | bytes) -> Any:
 
 
 __all__ = [
-    "MIN_ROWS", "RETRAIN_KINDS", "SYNTHETIC_COLUMNS", "RetrainOptions", "RetrainResult", "load_model",
-    "model_bytes", "paper_table", "retrain", "save_model", "split_rows",
+    "AUC_DROP", "GAP_GROWTH", "MIN_ROWS", "RETRAIN_KINDS", "SYNTHETIC_COLUMNS", "RetrainOptions", "RetrainResult",
+    "load_model", "model_bytes", "paper_table", "retrain", "retrain_warnings", "save_model", "split_rows",
 ]

@@ -21,7 +21,12 @@ Solvers
     This is the true optimum over all candidate thresholds for any number of groups (not only
     two), in O(n log n) time.
 ``pso``
-    The paper's particle swarm (pyswarms ``GlobalBestPSO``), seeded and reproducible. Its result
+    The paper's particle swarm: pyswarms 1.3's ``GlobalBestPSO`` update rule, reimplemented here
+    draw for draw (:func:`global_best_pso`), so that a seed gives exactly the thresholds pyswarms
+    gives after ``numpy.random.seed(seed)`` (tests/test_thresholds.py runs pyswarms in a separate
+    process and compares the best position bit for bit). It draws from its own generator: it never
+    touches numpy's global one, the environment or the working folder, so sessions running at once
+    in one server get the same thresholds as alone. pyswarms is not needed at run time. Its result
     is a feasible set of thresholds, so its objective is never above the exact one.
 
 Reported threshold values
@@ -30,104 +35,61 @@ For a candidate "positive iff score >= u_j" the reported threshold is the midpoi
 group's previous distinct score and ``u_j`` (the widest margin on both sides, which matters for
 scores never seen while tuning); "everyone positive" is ``-inf`` and "nobody positive" ``+inf``.
 On the tuning rows the midpoint gives exactly the same predictions as ``u_j`` itself.
+
+Warnings
+--------
+``ThresholdReport.warnings`` says in words when tuning backfired on the test rows: a TPR or FPR
+gap at least ``GAP_GROWTH`` (one point) larger after tuning than before, or a test accuracy below
+what always predicting the most common outcome gets.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_is_fitted
 
 from luskin_core.errors import LuskinError
+from luskin_core.validation import (
+    check_both_outcomes_per_group,
+    check_groups_argument,
+    check_scores_outcomes_groups,
+)
 
 __all__ = [
-    "GroupThresholdOptimizer",
+    "GAP_GROWTH",
     "GroupRates",
     "GroupRoc",
+    "GroupThresholdOptimizer",
     "ThresholdReport",
-    "objective",
+    "global_best_pso",
     "group_rates",
+    "objective",
     "roc_curves",
+    "threshold_warnings",
     "tune_thresholds",
 ]
 
-
-# --------------------------------------------------------------------------------------------
-# validation
-# --------------------------------------------------------------------------------------------
+GAP_GROWTH = 0.01  # a test gap this much larger after tuning than before is worth a warning
 
 
-def _validate(scores: Any, y: Any, groups: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Check scores, 0/1 labels and group labels; return them as numpy arrays."""
-    s = np.asarray(scores)
-    if s.ndim != 1:
-        raise LuskinError("The scores must be one number per row (a single column).")
-    try:
-        s = s.astype(float)
-    except (TypeError, ValueError):
-        raise LuskinError("The score column must contain numbers only.") from None
-    yy = np.asarray(y)
-    g = np.asarray(groups)
-    if not (len(s) == len(yy) == len(g)):
-        raise LuskinError(
-            "Scores, outcomes and groups must have the same number of rows "
-            f"(got {len(s)}, {len(yy)} and {len(g)})."
-        )
-    if len(s) == 0:
-        raise LuskinError("There are no rows to tune thresholds on.")
-    if np.isnan(s).any():
-        raise LuskinError(
-            f"{int(np.isnan(s).sum())} row(s) have no score (empty or not a number). "
-            "Remove those rows or choose a score column without gaps."
-        )
-    if np.isinf(s).any():
-        raise LuskinError("Some scores are infinite; every score must be a finite number.")
-    if pd.isna(yy).any():
-        raise LuskinError("Some rows have no outcome. Remove them or choose another outcome.")
-    uy = np.unique(yy)
-    if not set(uy.tolist()) <= {0, 1, False, True}:
-        raise LuskinError("The outcome must be coded 0 (negative) and 1 (positive).")
-    yy = yy.astype(np.int8)
-    if len(uy) < 2:
-        only = "positive" if uy[0] == 1 else "negative"
-        raise LuskinError(
-            f"Every row has a {only} outcome, so true and false positive rates cannot be "
-            "measured. Choose data with both outcomes."
-        )
-    if pd.isna(g).any():
-        raise LuskinError("Some rows have no group. Remove them before tuning thresholds.")
-    return s, yy, g
-
-
-def _check_groups(y: np.ndarray, g: np.ndarray, labels: Sequence[Any]) -> None:
-    """Every group needs at least one positive and one negative row for TPR and FPR."""
-    if len(labels) < 2:
-        raise LuskinError(
-            "Thresholds per group need at least two groups, but every row is in the group "
-            f"'{labels[0]}'. Check the protected condition."
-        )
-    for lab in labels:
-        m = g == lab
-        npos = int(y[m].sum())
-        if m.sum() == 0:
-            raise LuskinError(f"The group '{lab}' has no rows.")
-        if npos == 0:
-            raise LuskinError(
-                f"The group '{lab}' has no rows with a positive outcome, so its true positive "
-                "rate cannot be measured. Use more data or a different split of the groups."
-            )
-        if npos == m.sum():
-            raise LuskinError(
-                f"The group '{lab}' has no rows with a negative outcome, so its false positive "
-                "rate cannot be measured. Use more data or a different split of the groups."
-            )
+def _validate(scores: Any, y: Any, groups: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[Any]]:
+    """Checked scores, 0/1 outcomes and group labels, and the sorted labels (see validation.py)."""
+    s, yy, g = check_scores_outcomes_groups(scores, y, groups)
+    labels = np.unique(g).tolist()
+    check_both_outcomes_per_group(yy, g, labels, purpose="thresholds per group",
+                                  positive_need="its true positive rate cannot be measured",
+                                  negative_need="its false positive rate cannot be measured",
+                                  remedy="Use more data or a different split of the groups.")
+    return s, yy, g, labels
 
 
 # --------------------------------------------------------------------------------------------
@@ -280,57 +242,116 @@ def _objective_from_counts(
 # PSO solver
 # --------------------------------------------------------------------------------------------
 
-_LOG_CFG_TEXT = "version: 1\nincremental: true\nloggers:\n  pyswarms:\n    level: WARNING\n"
-_log_cfg_path: str | None = None
+PSO_DEFAULTS = {"c1": 0.5, "c2": 0.3, "w": 0.9}
 
 
-@contextlib.contextmanager
-def _quiet_pyswarms() -> Iterator[None]:
-    """Point pyswarms' reporter at a quiet logging config so it neither adds root handlers nor
-    writes ``report.log`` into the working directory; restore the caller's LOG_CFG after."""
-    global _log_cfg_path
-    if _log_cfg_path is None or not os.path.exists(_log_cfg_path):
-        fd, path = tempfile.mkstemp(prefix="luskin_pyswarms_", suffix=".yaml")
-        with os.fdopen(fd, "w") as fh:
-            fh.write(_LOG_CFG_TEXT)
-        _log_cfg_path = path
-    old = os.environ.get("LOG_CFG")
-    os.environ["LOG_CFG"] = _log_cfg_path
+def _periodic(position: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """pyswarms' default boundary handler ("periodic"): wrap coordinates back into the bounds."""
+    greater = np.nonzero(position > upper)
+    below = np.nonzero(position < lower)
+    n = position.shape[0]
+    span = np.tile(np.abs(np.array(upper) - np.array(lower)), (n, 1))
+    up = np.tile(upper, (n, 1))
+    low = np.tile(lower, (n, 1))
+    if below[0].size != 0 and below[1].size != 0:
+        position[below] = up[below] - np.mod(low[below] - position[below], span[below])
+    if greater[0].size != 0 and greater[1].size != 0:
+        position[greater] = low[greater] + np.mod(position[greater] - up[greater], span[greater])
+    return position
+
+
+def _random_state(random_state: Any) -> np.random.RandomState:
+    """A generator of our own: a seed, a RandomState to use, or None for fresh entropy.
+
+    Never numpy's global generator (``sklearn.utils.check_random_state(None)`` would return it).
+    """
+    if random_state is None:
+        return np.random.RandomState()
+    if isinstance(random_state, np.random.RandomState):
+        return random_state
     try:
-        yield
-    finally:
-        if old is None:
-            os.environ.pop("LOG_CFG", None)
-        else:
-            os.environ["LOG_CFG"] = old
+        return np.random.RandomState(int(random_state))
+    except (TypeError, ValueError):
+        raise LuskinError(f"The seed must be a whole number from 0 to {2**32 - 1}, not '{random_state}'.") from None
 
 
-def _solve_pso(
-    s: np.ndarray,
-    y: np.ndarray,
-    g: np.ndarray,
-    labels: Sequence[Any],
-    ref: int,
-    lam: float,
-    random_state: int | None,
-    n_particles: int,
-    iters: int,
-    options: Mapping[str, float],
-) -> np.ndarray:
-    """The paper's particle swarm over one threshold per group; returns the best position."""
-    with _quiet_pyswarms():
-        from pyswarms.single import GlobalBestPSO  # imported lazily: heavy, and logs on import
+def global_best_pso(
+    cost: Callable[[np.ndarray], np.ndarray],
+    lower: np.ndarray,
+    upper: np.ndarray,
+    *,
+    n_particles: int = 50,
+    iters: int = 200,
+    c1: float = 0.5,
+    c2: float = 0.3,
+    w: float = 0.9,
+    random_state: Any = None,
+    ftol: float = -np.inf,
+    ftol_iter: int = 1,
+) -> tuple[float, np.ndarray]:
+    """pyswarms 1.3's ``GlobalBestPSO(...).optimize(cost, iters)``, draw for draw; returns (cost, position).
 
+    The same rule with pyswarms' defaults (star topology, "periodic" boundary handler,
+    "unmodified" velocity handler, no velocity clamp, centre 1): positions start uniform in the
+    bounds and velocities uniform in [0, 1); each iteration evaluates the swarm, keeps each
+    particle's best position (strictly lower cost replaces it) and the swarm's best, stops early
+    when the best cost changed by less than ``ftol * (1 + |previous best|)`` for ``ftol_iter``
+    iterations running (never, with the default ``ftol=-inf``), then moves:
+    ``v = w v + c1 r1 (personal best - x) + c2 r2 (swarm best - x)``, ``x = wrap(x + v)``.
+    The draws come in pyswarms' order from ``random_state`` (a seed, a ``RandomState``, or None),
+    never from numpy's global generator. pyswarms builds its swarm twice (its base class and
+    ``GlobalBestPSO`` both call ``reset()``), so the first positions and velocities are drawn
+    and discarded here too. The returned position is the personal best of lowest cost.
+    """
+    rng = _random_state(random_state)
+    lower = np.asarray(lower, dtype=float)
+    upper = np.asarray(upper, dtype=float)
+    size = (int(n_particles), len(lower))
+    low = np.repeat(np.array(lower)[np.newaxis, :], size[0], axis=0)
+    high = np.repeat(np.array(upper)[np.newaxis, :], size[0], axis=0)
+    for _ in range(2):  # pyswarms' two reset() calls: the first swarm is discarded
+        position = 1.0 * rng.uniform(low=low, high=high, size=size)
+        velocity = (1 - 0) * rng.random_sample(size=size) + 0
+    pbest_pos = position
+    pbest_cost = np.full(size[0], np.inf)
+    best_pos = np.array([])
+    best_cost = np.inf
+    history: deque[bool] = deque(maxlen=ftol_iter)
+    for i in range(int(iters)):
+        current = cost(position)
+        improved = current < pbest_cost
+        pbest_pos = np.where(~np.repeat(improved[:, np.newaxis], size[1], axis=1), pbest_pos, position)
+        pbest_cost = np.where(~improved, pbest_cost, current)
+        previous = best_cost
+        if np.min(pbest_cost) < best_cost:
+            best_pos = pbest_pos[np.argmin(pbest_cost)]
+            best_cost = np.min(pbest_cost)
+        history.append(bool(np.abs(best_cost - previous) < ftol * (1 + np.abs(previous))))
+        if i >= ftol_iter and all(history):
+            break
+        cognitive = c1 * rng.uniform(0, 1, size) * (pbest_pos - position)
+        social = c2 * rng.uniform(0, 1, size) * (best_pos - position)
+        velocity = (w * velocity) + cognitive + social
+        moved = position.copy()
+        moved += velocity
+        position = _periodic(moved, lower, upper)
+    return float(best_cost), pbest_pos[pbest_cost.argmin()].copy()
+
+
+def _pso_problem(
+    s: np.ndarray, y: np.ndarray, g: np.ndarray, labels: Sequence[Any], ref: int, lam: float
+) -> tuple[Callable[[np.ndarray], np.ndarray], np.ndarray, np.ndarray]:
+    """The swarm's cost (minus the objective, for each particle's thresholds) and search bounds."""
     n = len(s)
     pos_sorted, neg_sorted, P, N = [], [], [], []
     lo_b, hi_b = [], []
     for lab in labels:
         m = g == lab
-        sp = np.sort(s[m & (y == 1)])
+        sp_ = np.sort(s[m & (y == 1)])
         sn = np.sort(s[m & (y == 0)])
-        pos_sorted.append(sp)
+        pos_sorted.append(sp_)
         neg_sorted.append(sn)
-        P.append(len(sp))
+        P.append(len(sp_))
         N.append(len(sn))
         lo_b.append(float(s[m].min()))
         hi_b.append(float(s[m].max()))
@@ -356,17 +377,25 @@ def _solve_pso(
                 ef += np.abs(tpr[:, ref] - tpr[:, k]) + np.abs(fpr[:, ref] - fpr[:, k])
         return -(correct / n - lam * ef)
 
-    state = np.random.get_state()
-    try:
-        if random_state is not None:
-            np.random.seed(random_state)
-        with _quiet_pyswarms():
-            opt = GlobalBestPSO(
-                n_particles=n_particles, dimensions=K, options=dict(options), bounds=(lo, hi)
-            )
-            _, best = opt.optimize(cost, iters=iters, verbose=False)
-    finally:
-        np.random.set_state(state)
+    return cost, lo, hi
+
+
+def _solve_pso(
+    s: np.ndarray,
+    y: np.ndarray,
+    g: np.ndarray,
+    labels: Sequence[Any],
+    ref: int,
+    lam: float,
+    random_state: Any,
+    n_particles: int,
+    iters: int,
+    options: Mapping[str, float],
+) -> np.ndarray:
+    """The paper's particle swarm over one threshold per group; returns the best position."""
+    cost, lo, hi = _pso_problem(s, y, g, labels, ref, lam)
+    _, best = global_best_pso(cost, lo, hi, n_particles=n_particles, iters=iters, c1=options["c1"],
+                              c2=options["c2"], w=options["w"], random_state=random_state)
     return np.asarray(best, dtype=float)
 
 
@@ -378,13 +407,19 @@ def _solve_pso(
 class GroupThresholdOptimizer(BaseEstimator):
     """Choose one decision threshold per group to maximise accuracy - lam * (TPR/FPR gaps).
 
+    scikit-learn conventions, as fairlearn's ``ThresholdOptimizer``: the group of each row is a
+    keyword argument, ``groups`` or its fairlearn name ``sensitive_features`` (one of them), at
+    ``fit`` and at ``predict``; ``fit`` returns the estimator; ``get_params``, ``set_params`` and
+    ``sklearn.base.clone`` work; learned attributes end in ``_``.
+
     Parameters
     ----------
     lam : weight of the fairness term (the paper's lambda; 1 in its experiments).
     solver : ``"exact"`` (true optimum, default) or ``"pso"`` (the paper's particle swarm).
     reference : group label whose TPR/FPR the others are compared with; ``None`` = the largest
         group (ties: first label in sorted order).
-    random_state : seed for the PSO solver (unused by ``exact``).
+    random_state : seed (or a ``numpy.random.RandomState``) for the PSO solver; unused by
+        ``exact``. None draws fresh entropy; numpy's global generator is never used.
     n_particles, iters, pso_options : particle swarm settings; defaults 50 particles, 200
         iterations, c1=0.5, c2=0.3, w=0.9 (the paper does not give its own). The swarm searches
         each group's threshold between its lowest and (just above) its highest score.
@@ -399,7 +434,7 @@ class GroupThresholdOptimizer(BaseEstimator):
         lam: float = 1.0,
         solver: str = "exact",
         reference: Any = None,
-        random_state: int | None = None,
+        random_state: Any = None,
         n_particles: int = 50,
         iters: int = 200,
         pso_options: Mapping[str, float] | None = None,
@@ -412,16 +447,20 @@ class GroupThresholdOptimizer(BaseEstimator):
         self.iters = iters
         self.pso_options = pso_options
 
-    def fit(self, scores: Any, y: Any, groups: Any) -> "GroupThresholdOptimizer":
-        """Find the thresholds on these rows (scores, 0/1 outcomes, group labels)."""
+    def fit(
+        self, scores: Any, y: Any, *, groups: Any = None, sensitive_features: Any = None
+    ) -> GroupThresholdOptimizer:
+        """Find the thresholds on these rows: scores, 0/1 outcomes and each row's group label."""
         if self.solver not in ("exact", "pso"):
             raise LuskinError(f"Unknown solver '{self.solver}': choose 'exact' or 'pso'.")
-        lam = float(self.lam)
+        try:
+            lam = float(self.lam)
+        except (TypeError, ValueError):
+            lam = float("nan")
         if not np.isfinite(lam) or lam < 0:
             raise LuskinError("The fairness weight lambda must be a number of 0 or more.")
-        s, yy, g = _validate(scores, y, groups)
-        labels = np.unique(g).tolist()
-        _check_groups(yy, g, labels)
+        g_in = check_groups_argument(groups, sensitive_features)
+        s, yy, g, labels = _validate(scores, y, g_in)
         if self.reference is None:
             sizes = [int((g == lab).sum()) for lab in labels]
             ref = int(np.argmax(sizes))
@@ -436,9 +475,11 @@ class GroupThresholdOptimizer(BaseEstimator):
             idx, obj = _solve_exact(curves, ref, lam, n)
             thr = [c.threshold_value(j) for c, j in zip(curves, idx)]
         else:
-            opts = dict(self.pso_options or {"c1": 0.5, "c2": 0.3, "w": 0.9})
+            opts = {**PSO_DEFAULTS, **dict(self.pso_options or {})}
+            if int(self.n_particles) < 1 or int(self.iters) < 1:
+                raise LuskinError("The particle swarm needs at least one particle and one iteration.")
             best = _solve_pso(
-                s, yy, g, labels, ref, lam, self.random_state, self.n_particles, self.iters, opts
+                s, yy, g, labels, ref, lam, self.random_state, int(self.n_particles), int(self.iters), opts
             )
             thr = [float(t) for t in best]
             idx = [int(np.searchsorted(c.u, t, side="left")) for c, t in zip(curves, thr)]
@@ -450,12 +491,14 @@ class GroupThresholdOptimizer(BaseEstimator):
         self.objective_ = float(obj)
         return self
 
-    def predict(self, scores: Any, groups: Any) -> np.ndarray:
+    def predict(self, scores: Any, *, groups: Any = None, sensitive_features: Any = None) -> np.ndarray:
         """0/1 decisions: 1 where the row's score is at least its group's threshold."""
-        if not hasattr(self, "thresholds_"):
-            raise LuskinError("Tune the thresholds (fit) before predicting.")
+        try:
+            check_is_fitted(self, "thresholds_")
+        except NotFittedError:
+            raise LuskinError("Tune the thresholds (fit) before predicting.") from None
+        g = np.asarray(check_groups_argument(groups, sensitive_features))
         s = np.asarray(scores, dtype=float)
-        g = np.asarray(groups)
         if s.shape != g.shape:
             raise LuskinError("Scores and groups must have the same number of rows.")
         t = np.empty(len(s))
@@ -482,9 +525,7 @@ def objective(
     reference: Any = None,
 ) -> float:
     """E_a - lam * E_f of the given thresholds (reference: the largest group unless named)."""
-    s, yy, g = _validate(scores, y, groups)
-    labels = np.unique(g).tolist()
-    _check_groups(yy, g, labels)
+    s, yy, g, labels = _validate(scores, y, groups)
     if reference is None:
         reference = labels[int(np.argmax([(g == lab).sum() for lab in labels]))]
     rates = group_rates(s, yy, g, thresholds)
@@ -636,7 +677,8 @@ class ThresholdReport:
     an SVM's decision function, none for a user's score column: see ``default_threshold``);
     ``after`` the tuned thresholds. ``*_tune`` are on the tuning split, the others on the test
     split. ``roc_tune`` holds the groups' ROC curves on the tuning split for plotting, with the
-    before/after operating points in ``before_tune`` / ``after_tune``.
+    before/after operating points in ``before_tune`` / ``after_tune``. ``warnings`` says in plain
+    sentences where tuning backfired on the test rows (see the module's "Warnings").
     """
 
     thresholds: dict[str, float]
@@ -658,6 +700,7 @@ class ThresholdReport:
     seed: int
     fit_seconds: float
     tuning_method: str = "validation"
+    warnings: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict; the command line prints exactly this."""
@@ -683,6 +726,7 @@ class ThresholdReport:
             "seed": self.seed,
             "fit_seconds": self.fit_seconds,
             "tuning_method": self.tuning_method,
+            "warnings": list(self.warnings),
         }
 
 
@@ -750,10 +794,9 @@ def tune_thresholds(
     smaller test gaps at a smaller accuracy cost than the paper's validation-only tuning (see
     benchmarks/results/parity.md), for five extra model fits.
     """
-    from sklearn.model_selection import train_test_split
-
     from luskin_core import models
-    from luskin_core.spec import prepare, resolve_column
+    from luskin_core.pipeline import prepare_split
+    from luskin_core.spec import resolve_column
 
     if score_column is not None and model is not None:
         raise LuskinError("Choose either a model to train or an existing score column, not both.")
@@ -766,15 +809,11 @@ def tune_thresholds(
         )
     if score_column is None and model is None and pipeline is None:
         raise LuskinError("Choose a model to train (LR, MLP or SVM) or an existing score column.")
-    prep = prepare(frame, spec)
-    data, y, in_group = prep.frame, prep.y.astype(np.int8), np.asarray(prep.in_group, bool)
-    g = np.where(in_group, spec.group_name, spec.other_name).astype(object)
-    idx = np.arange(len(y))
-    if len(idx) < 10:
-        raise LuskinError("There are too few rows (fewer than 10) to tune thresholds.")
-    strat = _strata(y, in_group)
     default: float | None
     if score_column is not None:
+        split = prepare_split(frame, spec, shape="50/50", seed=seed, min_rows=10, choose=False,
+                              purpose="Tuning thresholds on a score column splits the data 50/50 and")
+        data, y, g = split.frame, split.y, split.groups
         col_name = resolve_column(data, score_column, "score")
         col = pd.to_numeric(data[col_name], errors="coerce")
         if col.isna().all():
@@ -785,9 +824,7 @@ def tune_thresholds(
                 f"{int(np.isnan(scores).sum())} row(s) have no number in the score column "
                 f"'{col_name}'. Remove those rows or choose a score column without gaps."
             )
-        tune_idx, test_idx = train_test_split(
-            idx, test_size=0.5, random_state=seed, stratify=strat
-        )
+        tune_idx, test_idx = split.part("tune"), split.part("test")
         n_train = 0
         s_tune, s_test = scores[tune_idx], scores[test_idx]
         if default_threshold is not None:
@@ -799,15 +836,11 @@ def tune_thresholds(
         source = f"column {col_name}"
     else:
         kind = models.check_kind(model) if model is not None else "custom"
-        if features is None:
-            exclude = [spec.protected.column] if spec.protected.column in data.columns else []
-            features = models.choose_features(data, spec.outcome, None, exclude).columns
-        features = [resolve_column(data, c, "feature") for c in features]
-        rest, test_idx = train_test_split(idx, test_size=0.2, random_state=seed, stratify=strat)
-        train_idx, tune_idx = train_test_split(
-            rest, test_size=0.25, random_state=seed,
-            stratify=None if strat is None else strat[rest],
-        )
+        split = prepare_split(frame, spec, shape="60/20/20", seed=seed, min_rows=10, features=features,
+                              purpose="Tuning thresholds splits the data 60/20/20 and")
+        data, y, g = split.frame, split.y, split.groups
+        features = list(split.features)
+        train_idx, tune_idx, test_idx = split.part("train"), split.part("tune"), split.part("test")
         X = data[features]
         if tuning == "validation":
             if pipeline is None:
@@ -817,8 +850,9 @@ def tune_thresholds(
             s_test = np.asarray(models.risk_scores(pipeline, X.iloc[test_idx]), dtype=float)
             n_train = len(train_idx)
         else:
+            rest = split.rest
             s_tune, s_test, pipeline = _crossfit_scores(
-                pipeline, kind, X, y, rest, test_idx, features, strat, seed
+                pipeline, kind, X, y, rest, test_idx, features, split.strata, seed
             )
             tune_idx = rest
             n_train = len(rest)
@@ -826,13 +860,15 @@ def tune_thresholds(
         source = f"model {kind}" + (", cross-fitted" if tuning == "crossfit" else "")
     y_tune, g_tune = y[tune_idx], g[tune_idx]
     opt = GroupThresholdOptimizer(lam=lam, solver=solver, random_state=seed)
-    opt.fit(s_tune, y_tune, g_tune)
+    opt.fit(s_tune, y_tune, groups=g_tune)
     thr = {str(k): v for k, v in opt.thresholds_.items()}
     st, yt, gt = s_test, y[test_idx], g[test_idx]
     for lab in thr:
         if not (gt == lab).any():
             raise LuskinError(f"The test split has no rows of the group '{lab}'. Use more data.")
     dflt = None if default is None else {lab: default for lab in thr}
+    before = _split_result(st, yt, gt, dflt) if dflt else None
+    after = _split_result(st, yt, gt, thr)
     return ThresholdReport(
         thresholds=thr,
         objective=opt.objective_,
@@ -841,8 +877,8 @@ def tune_thresholds(
         reference=str(opt.reference_),
         default_threshold=default,
         score_source=source,
-        before=_split_result(st, yt, gt, dflt) if dflt else None,
-        after=_split_result(st, yt, gt, thr),
+        before=before,
+        after=after,
         before_tune=_split_result(s_tune, y_tune, g_tune, dflt) if dflt else None,
         after_tune=_split_result(s_tune, y_tune, g_tune, thr),
         roc_tune={str(k): v for k, v in roc_curves(s_tune, y_tune, g_tune).items()},
@@ -853,7 +889,35 @@ def tune_thresholds(
         seed=seed,
         fit_seconds=opt.fit_seconds_,
         tuning_method=tuning,
+        warnings=threshold_warnings(before, after, yt),
     )
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def threshold_warnings(before: SplitResult | None, after: SplitResult, y_test: np.ndarray) -> tuple[str, ...]:
+    """Plain sentences for every way the tuned thresholds did worse on the test rows (module doc)."""
+    out: list[str] = []
+    if before is not None:
+        for name, b, a in (("true positive rate", before.tpr_gap, after.tpr_gap),
+                           ("false positive rate", before.fpr_gap, after.fpr_gap)):
+            if np.isfinite(a) and np.isfinite(b) and a - b >= GAP_GROWTH:
+                out.append(
+                    f"After per-group thresholds the gap in {name} on the test rows is larger than before "
+                    f"({a:.3f} after, {b:.3f} before): the thresholds tuned on other rows did not carry over "
+                    "to these. Try cross-fitted tuning or more data."
+                )
+    share = float(np.mean(y_test)) if len(y_test) else 0.0
+    majority = max(share, 1.0 - share)
+    if after.accuracy < majority:
+        common = "positive" if share >= 0.5 else "negative"
+        out.append(
+            f"With the tuned thresholds the test accuracy ({_pct(after.accuracy)}) is below what always "
+            f"predicting the most common outcome ({common}) gets ({_pct(majority)})."
+        )
+    return tuple(out)
 
 
 def _crossfit_scores(
@@ -889,12 +953,3 @@ def _crossfit_scores(
     final = clone(template).fit(X.iloc[rest], y[rest])
     s_test = np.asarray(models.risk_scores(final, X.iloc[test_idx]), dtype=float)
     return oof, s_test, final
-
-
-def _strata(y: np.ndarray, in_group: np.ndarray) -> np.ndarray | None:
-    """Stratify splits by outcome x group when every cell is big enough, so no split loses a
-    group's positives; otherwise fall back to a plain random split."""
-    cells = y.astype(int) * 2 + in_group.astype(int)
-    counts = np.bincount(cells, minlength=4)
-    present = counts[counts > 0]
-    return cells if present.size and present.min() >= 5 else None

@@ -203,3 +203,105 @@ def check_finite(frame: pd.DataFrame, columns: Sequence[str]) -> None:
 # ------------------------------------------------------------------------------------------
 # Arrays handed to estimators (scores, 0/1 labels, group labels)
 # ------------------------------------------------------------------------------------------
+def check_groups_argument(groups: Any, sensitive_features: Any) -> Any:
+    """The group labels given as ``groups`` or (fairlearn's name) ``sensitive_features``: exactly one."""
+    if groups is not None and sensitive_features is not None:
+        raise LuskinError("Give the group of each row once: as groups or as sensitive_features, not both.")
+    if groups is None and sensitive_features is None:
+        raise LuskinError("Give the group of each row (groups=..., or sensitive_features=... as in fairlearn).")
+    return groups if groups is not None else sensitive_features
+
+
+def check_scores_outcomes_groups(scores: Any, y: Any, groups: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Finite scores, 0/1 outcomes with both values, and a group label per row, as numpy arrays."""
+    s = np.asarray(scores)
+    if s.ndim != 1:
+        raise LuskinError("The scores must be one number per row (a single column).")
+    try:
+        s = s.astype(float)
+    except (TypeError, ValueError):
+        raise LuskinError("The score column must contain numbers only.") from None
+    yy = np.asarray(y)
+    g = np.asarray(groups)
+    if not (len(s) == len(yy) == len(g)):
+        raise LuskinError(
+            "Scores, outcomes and groups must have the same number of rows "
+            f"(got {len(s)}, {len(yy)} and {len(g)})."
+        )
+    if len(s) == 0:
+        raise LuskinError("There are no rows to tune thresholds on.")
+    if np.isnan(s).any():
+        raise LuskinError(
+            f"{int(np.isnan(s).sum())} row(s) have no score (empty or not a number). "
+            "Remove those rows or choose a score column without gaps."
+        )
+    if np.isinf(s).any():
+        raise LuskinError("Some scores are infinite; every score must be a finite number.")
+    yy = check_outcome_01(yy, both=True)
+    check_group_labels(g, len(s), action="tuning thresholds")
+    return s, yy, g
+
+
+def check_outcome_01(y: Any, *, both: bool = True) -> np.ndarray:
+    """Outcomes coded 0 (negative) and 1 (positive), none missing; with ``both``, each value present."""
+    yy = np.asarray(y)
+    if pd.isna(yy).any():
+        raise LuskinError("Some rows have no outcome. Remove them or choose another outcome.")
+    uy = np.unique(yy)
+    if not set(uy.tolist()) <= {0, 1}:  # True and False count as 1 and 0
+        raise LuskinError("The outcome must be coded 0 (negative) and 1 (positive).")
+    if both and len(uy) < 2:
+        only = "positive" if uy[0] == 1 else "negative"
+        raise LuskinError(
+            f"Every row has a {only} outcome, so true and false positive rates cannot be "
+            "measured. Choose data with both outcomes."
+        )
+    return yy.astype(np.int8)
+
+
+def check_group_labels(groups: Any, n_rows: int, *, action: str) -> np.ndarray:
+    """One group label per row and none missing; ``action`` completes "Remove them before ..."."""
+    g = np.asarray(groups)
+    if g.shape != (n_rows,):
+        raise LuskinError(f"There must be one group label per row ({n_rows} rows, {g.size} group labels).")
+    if pd.isna(g).any():
+        raise LuskinError(f"Some rows have no group label. Remove them before {action}.")
+    return g
+
+
+def check_both_outcomes_per_group(
+    y: np.ndarray,
+    groups: np.ndarray,
+    labels: Sequence[Any],
+    *,
+    purpose: str,
+    positive_need: str,
+    negative_need: str,
+    remedy: str,
+) -> None:
+    """At least two groups, each with rows of both outcomes.
+
+    ``purpose`` names what needs two groups ("Thresholds per group"); ``positive_need`` /
+    ``negative_need`` say what a group without positives / negatives makes impossible ("its true
+    positive rate cannot be measured"); ``remedy`` ends those messages.
+    """
+    if len(labels) < 2:
+        only = shown(labels[0]) if len(labels) else ""
+        raise LuskinError(
+            f"Every row is in the group '{only}', so there is no other group to compare with "
+            f"({purpose} need at least two groups). Check the protected condition."
+        )
+    for lab in labels:
+        m = groups == lab
+        rows = int(m.sum())
+        npos = int(y[m].sum())
+        if rows == 0:
+            raise LuskinError(f"The group '{shown(lab)}' has no rows.")
+        if npos == 0:
+            raise LuskinError(
+                f"The group '{shown(lab)}' has no rows with a positive outcome, so {positive_need}. {remedy}"
+            )
+        if npos == rows:
+            raise LuskinError(
+                f"The group '{shown(lab)}' has no rows with a negative outcome, so {negative_need}. {remedy}"
+            )

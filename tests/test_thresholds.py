@@ -54,7 +54,7 @@ def scored_groups(draw, max_groups=2, max_rows=24):
 @given(scored_groups(max_groups=2))
 def test_exact_two_groups_matches_brute_force(data):
     s, y, g, lam = data
-    opt = GroupThresholdOptimizer(lam=lam).fit(s, y, g)
+    opt = GroupThresholdOptimizer(lam=lam).fit(s, y, groups=g)
     best = _brute_force(s, y, g, lam)
     assert opt.objective_ == pytest.approx(best, abs=1e-12)
     # the reported thresholds really achieve that objective on these rows
@@ -65,7 +65,7 @@ def test_exact_two_groups_matches_brute_force(data):
 @given(scored_groups(max_groups=3, max_rows=14))
 def test_exact_three_groups_matches_brute_force(data):
     s, y, g, lam = data
-    opt = GroupThresholdOptimizer(lam=lam).fit(s, y, g)
+    opt = GroupThresholdOptimizer(lam=lam).fit(s, y, groups=g)
     assert opt.objective_ == pytest.approx(_brute_force(s, y, g, lam), abs=1e-12)
 
 
@@ -79,8 +79,8 @@ def _synthetic(n=3000, seed=0):
 
 def test_predict_uses_score_at_least_threshold():
     s, y, g = _synthetic()
-    opt = GroupThresholdOptimizer().fit(s, y, g)
-    pred = opt.predict(s, g)
+    opt = GroupThresholdOptimizer().fit(s, y, groups=g)
+    pred = opt.predict(s, groups=g)
     for lab, t in opt.thresholds_.items():
         m = g == lab
         assert np.array_equal(pred[m], (s[m] >= t).astype(int))
@@ -95,21 +95,21 @@ def test_tuning_shrinks_gaps_and_lambda_zero_maximises_accuracy():
     s, y, g = _synthetic()
     before = group_rates(s, y, g, 0.5)
     gap_before = abs(before["A"].tpr - before["B"].tpr) + abs(before["A"].fpr - before["B"].fpr)
-    after = group_rates(s, y, g, GroupThresholdOptimizer(lam=1.0).fit(s, y, g).thresholds_)
+    after = group_rates(s, y, g, GroupThresholdOptimizer(lam=1.0).fit(s, y, groups=g).thresholds_)
     gap_after = abs(after["A"].tpr - after["B"].tpr) + abs(after["A"].fpr - after["B"].fpr)
     assert gap_after < gap_before / 2
-    acc_only = GroupThresholdOptimizer(lam=0.0).fit(s, y, g)
+    acc_only = GroupThresholdOptimizer(lam=0.0).fit(s, y, groups=g)
     assert acc_only.objective_ >= np.mean((s >= 0.5) == y)
 
 
 def test_pso_reproducible_and_never_above_exact(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     s, y, g = _synthetic(1500, seed=3)
-    a = GroupThresholdOptimizer(solver="pso", random_state=7, iters=60).fit(s, y, g)
-    b = GroupThresholdOptimizer(solver="pso", random_state=7, iters=60).fit(s, y, g)
+    a = GroupThresholdOptimizer(solver="pso", random_state=7, iters=60).fit(s, y, groups=g)
+    b = GroupThresholdOptimizer(solver="pso", random_state=7, iters=60).fit(s, y, groups=g)
     assert a.thresholds_ == b.thresholds_
     assert a.objective_ == b.objective_
-    exact = GroupThresholdOptimizer().fit(s, y, g)
+    exact = GroupThresholdOptimizer().fit(s, y, groups=g)
     assert a.objective_ <= exact.objective_ + 1e-12
     # the objective reported for PSO is the true objective of its thresholds
     assert objective(s, y, g, a.thresholds_) == pytest.approx(a.objective_)
@@ -118,7 +118,7 @@ def test_pso_reproducible_and_never_above_exact(tmp_path, monkeypatch):
     np.random.seed(123)
     expected = np.random.random()
     np.random.seed(123)
-    GroupThresholdOptimizer(solver="pso", random_state=1, iters=5).fit(s, y, g)
+    GroupThresholdOptimizer(solver="pso", random_state=1, iters=5).fit(s, y, groups=g)
     assert np.random.random() == expected
 
 
@@ -144,20 +144,20 @@ def test_get_params_round_trip():
 )
 def test_user_mistakes_raise_plain_luskin_error(scores, y, groups, words):
     with pytest.raises(LuskinError, match=words):
-        GroupThresholdOptimizer().fit(scores, y, groups)
+        GroupThresholdOptimizer().fit(scores, y, groups=groups)
 
 
 def test_bad_settings_raise_luskin_error():
     s, y, g = _synthetic(200)
     with pytest.raises(LuskinError, match="solver"):
-        GroupThresholdOptimizer(solver="grid").fit(s, y, g)
+        GroupThresholdOptimizer(solver="grid").fit(s, y, groups=g)
     with pytest.raises(LuskinError, match="lambda"):
-        GroupThresholdOptimizer(lam=-1).fit(s, y, g)
+        GroupThresholdOptimizer(lam=-1).fit(s, y, groups=g)
     with pytest.raises(LuskinError, match="fit"):
-        GroupThresholdOptimizer().predict(s, g)
-    opt = GroupThresholdOptimizer().fit(s, y, g)
+        GroupThresholdOptimizer().predict(s, groups=g)
+    opt = GroupThresholdOptimizer().fit(s, y, groups=g)
     with pytest.raises(LuskinError, match="not tuned for"):
-        opt.predict(s, np.where(g == "A", "A", "C"))
+        opt.predict(s, groups=np.where(g == "A", "A", "C"))
 
 
 def test_roc_curves_run_from_origin_to_corner():
