@@ -223,7 +223,9 @@ def guess_outcome(frame: pd.DataFrame) -> Guess:
             score += 0.5 if named else -1
         else:
             score -= 4
-        if is_numeric(series) and count > 2 and not np.all(np.mod(series.dropna().to_numpy(float), 1) == 0):
+        numbers = series.dropna().to_numpy(float) if is_numeric(series) else np.array([])
+        numbers = numbers[np.isfinite(numbers)]
+        if is_numeric(series) and count > 2 and not np.all(np.mod(numbers, 1) == 0):
             score -= 4   # a continuous measurement is not a decision
         if named:
             score += 5 if count <= 10 else 1

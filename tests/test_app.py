@@ -418,11 +418,11 @@ def test_thresholds_page_on_compas():
     table = at.dataframe[0].value
     assert set(table["When"]) == {"Before", "After"}
     assert "African-American" in set(table["Group"])
-    circle = [t for t in spec["data"] if t.get("marker", {}).get("symbol") == "circle"][0]
+    circle = next(t for t in spec["data"] if t.get("marker", {}).get("symbol") == "circle")
     start = time.perf_counter()
     at.radio(key="thr_split").set_value("test").run()
     assert time.perf_counter() - start < 3          # the same tuned result, only redrawn
-    moved = [t for t in chart(at, "thr_chart")["data"] if t.get("marker", {}).get("symbol") == "circle"][0]
+    moved = next(t for t in chart(at, "thr_chart")["data"] if t.get("marker", {}).get("symbol") == "circle")
     assert moved["x"] != circle["x"] or moved["y"] != circle["y"]
     at.radio(key="thr_tuning").set_value("crossfit").run()
     assert not at.exception and not at.error
@@ -591,3 +591,204 @@ def test_configuration_with_a_positive_value_absent_from_the_data():
     assert any("'maybe' never occurs" in e for e in messages(at, "error"))
     goto(at, "data")
     assert at.selectbox(key="positive").value == ">50K"
+
+
+# ------------------------------------------------------------------------------------------
+# A newcomer's first audit: guesses said on screen, confirmed before the first verdict
+# ------------------------------------------------------------------------------------------
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def test_guesses_for_german_credit_are_shown_and_confirmed_before_any_verdict():
+    at = upload(open_app(), (FIXTURES / "german_credit.csv").read_bytes(), "german.csv", confirm=False)
+    assert at.selectbox(key="outcome").value == "credit"          # not sex, the last column
+    assert at.selectbox(key="positive").value == 1
+    assert at.selectbox(key="protected_column").value == "sex"
+    assert at.multiselect(key="protected_values").value == ["female"]
+    guesses = " ".join(messages(at, "info"))
+    assert "Luskin's first guesses for this file" in guesses
+    assert "Outcome: 'credit' (recognised from its name)" in guesses
+    assert "Counted as positive: '1' (a guess: in a 1/2 coding 1 usually means yes)" in guesses
+    assert not messages(at, "success") and not [m for m in messages(at, "markdown") if "At a glance" in m]
+    assert "Choices not confirmed yet" in sidebar_text(at)
+    goto(at, "audit")                                             # no verdict on other pages either
+    assert not at.get("plotly_chart") and [b for b in at.button if b.key == "audit_confirm"]
+    assert any("Protected group: sex is female" in s for s in messages(at, "info"))
+    at.button(key="audit_confirm").click().run()                  # confirmed right there
+    assert not at.exception
+    assert chart(at, "audit_chart")["data"][0]["name"] == "female"
+    goto(at, "data")
+    assert not [b for b in at.button if b.key == "data_confirm"]
+    assert any("Ready: comparing **female** with **Non-female**" in s for s in messages(at, "success"))
+
+
+def test_law_school_counts_passing_as_positive_and_samples_need_no_confirmation():
+    at = upload(open_app(), (FIXTURES / "law_school.csv").read_bytes(), "law.csv", confirm=False)
+    assert at.selectbox(key="outcome").value == "pass_bar" and at.selectbox(key="positive").value == 1
+    assert at.multiselect(key="protected_values").value == ["Black"]
+    at.selectbox(key="outcome").set_value("fulltime").run()       # another outcome: its value is guessed too
+    assert at.selectbox(key="positive").value == 1
+    at.button(key="sample_compas").click().run()
+    assert not [b for b in at.button if b.key == "data_confirm"] and messages(at, "success")
+
+
+# ------------------------------------------------------------------------------------------
+# No dead ends: every error offers its way out where it is shown
+# ------------------------------------------------------------------------------------------
+def test_a_filter_on_the_new_protected_column_has_a_way_out_on_both_pages():
+    at = goto(open_app(), "audit")
+    at.selectbox(key="filter_column").set_value("age").run()
+    at.selectbox(key="filter_op").set_value(">").run()
+    at.number_input(key="filter_value_number").set_value(40).run()
+    at.button(key="filter_add").click().run()
+    goto(at, "data")
+    at.selectbox(key="protected_column").set_value("age").run()
+    assert not at.exception
+    assert any("The filter uses the protected column 'age'" in e for e in messages(at, "error"))
+    assert [b.label for b in at.button if b.key == "data_fix_filter_1"] == ["Remove the filter on age"]
+    goto(at, "audit")                                             # the Audit page keeps the filter editable
+    assert any("The filter uses the protected column 'age'" in e for e in messages(at, "error"))
+    assert [b for b in at.button if b.key == "audit_fix_filter_1"] and at.button(key="filter_remove_1")
+    assert "Change the choices on the Data page" in page_links(at)
+    at.button(key="audit_fix_filter_1").click().run()
+    assert not at.exception and not at.error
+    assert chart(at, "audit_chart")                               # the audit is back, on age >= its median
+    assert any("education-num > 10" in s for s in messages(at, "info") + messages(at, "success"))
+
+
+def test_thresholds_offer_only_plausible_score_columns():
+    at = open_app()
+    at.button(key="sample_compas").click().run()
+    goto(at, "thresholds")
+    at.radio(key="thr_source").set_value("column").run()
+    options = at.selectbox(key="thr_score_column").options
+    assert options[:3] == ["decile_score", "decile_score.1", "v_decile_score"]
+    assert "id" not in options and "two_year_recid" not in options
+    assert at.selectbox(key="thr_score_column").value == "decile_score"
+    assert not at.exception and not at.error
+
+
+def test_no_plausible_score_column_says_so_with_the_way_out():
+    rng = np.random.default_rng(2)
+    n = 400
+    frame = pd.DataFrame({"case_id": np.arange(n) + 1000, "race": rng.choice(["A", "B"], n),
+                          "zip": rng.integers(10_000, 99_999, n), "job": rng.choice(["p", "q"], n),
+                          "approved": rng.choice(["yes", "no"], n)})
+    at = goto(upload(open_app(), frame.to_csv(index=False).encode()), "thresholds")
+    at.radio(key="thr_source").set_value("column").run()
+    assert any("No column can serve as a score" in w for w in messages(at, "warning"))
+    at.button(key="thr_train_instead").click().run()
+    assert not at.exception and at.radio(key="thr_source").value == "model"
+
+
+def test_corrections_warnings_are_shown_prominently_and_escaped():
+    from dataclasses import dataclass
+
+    def page() -> None:
+        from dataclasses import dataclass as dc
+
+        from luskin_app.ui import show_warnings
+
+        @dc(frozen=True)
+        class Result:
+            warnings: tuple[str, ...]
+
+        show_warnings(Result(("C2's AUC fell from 0.82 to 0.71 for [x](https://attacker.example).",)), object())
+
+    at = AppTest.from_function(page).run()
+    assert not at.exception and len(at.warning) == 1
+    body = at.warning[0].value
+    assert "\\[x\\]\\(h\u2060ttps" in body and unescape(body).startswith("C2's AUC fell from 0.82 to 0.71")
+    assert dataclass  # the page above defines its own
+
+
+# ------------------------------------------------------------------------------------------
+# Bad input on the app side: a plain message with the way out, the data kept
+# ------------------------------------------------------------------------------------------
+def _with_data(frame: pd.DataFrame, name: str = "data.csv") -> AppTest:
+    """A fresh session on a frame put in place as an upload would (for data no reader produces)."""
+    from luskin_app.choices import guess_choices
+    from luskin_app.dataset import Dataset
+    from luskin_core.data import frame_fingerprint
+
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.session_state["dataset"] = Dataset(f"upload:{name}", name, frame, frame_fingerprint(frame))
+    at.session_state["choices"] = guess_choices(frame)[0]
+    at.session_state["confirmed"] = True
+    at.run()
+    assert not at.exception
+    return at
+
+
+def test_infinite_numbers_in_a_model_column_have_a_way_out_on_each_model_page():
+    from luskin_core.data import load_csv
+
+    frame = load_csv(small_csv())
+    frame["x"] = frame["x"].astype(float)
+    frame.loc[[3, 9], "x"] = [np.inf, -np.inf]      # the readers make 'inf' missing; other sources may not
+    at = _with_data(frame)
+    for page, key in (("retrain", "retrain_fix_inf_0"), ("thresholds", "thresholds_fix_inf_0"),
+                      ("equalized", "equalized_fix_inf_0")):
+        goto(at, page)
+        assert any("infinite numbers" in e and "'x' in 2 rows" in e for e in messages(at, "error")), page
+        assert [b.label for b in at.button if b.key == key] == ["Leave x out of the model inputs"], page
+    at.button(key="equalized_fix_inf_0").click().run()
+    assert not at.exception and not at.error
+    assert at.session_state["choices"]["features"] == ["race", "edu", "job"]
+    goto(at, "thresholds")
+    assert not at.exception and not at.error and chart(at, "thr_chart")
+
+
+@pytest.mark.parametrize("data, words", [
+    (b"\x1f\x8b\x08\x00\x00\x00\x00\x00damaged", "could not be"),
+    (b"Race,y,race\nA,1,B\nB,0,A\n", "two columns named 'Race' and 'race'"),
+])
+def test_unreadable_uploads_keep_the_data(data, words):
+    at = upload(open_app(), data, "bad.csv")
+    errors = messages(at, "error")
+    assert any(words in e and "still in use" in e for e in errors), errors
+    assert metric(at, "Rows") == "48,842"
+
+
+def test_a_50_mb_cell_is_never_offered_in_a_dropdown_and_add_condition_works():
+    rng = np.random.default_rng(0)
+    n = 300
+    frame = pd.DataFrame({"race": rng.choice(["A", "B"], n), "note": rng.choice(["p", "q"], n),
+                          "edu": rng.integers(5, 16, n), "y": rng.choice(["yes", "no"], n)})
+    frame.loc[3, "note"] = "Z" * 50_000_000
+    at = goto(upload(open_app(), frame.to_csv(index=False).encode(), "big.csv"), "audit")
+    at.selectbox(key="filter_column").set_value("note").run()
+    assert at.selectbox(key="filter_value_pick").options == ["q", "p"]
+    assert any("1 value of this column is longer than 1,000 characters" in c for c in messages(at, "caption"))
+    at.button(key="filter_add").click().run()
+    assert not at.exception and any("Where note == q" in s for s in messages(at, "info") + messages(at, "success"))
+    goto(at, "data")
+    preview = at.dataframe[0].value
+    assert preview["note"].map(len).max() < 1_100                 # shortened on screen, whole in the data
+
+
+@pytest.mark.parametrize("change, words", [
+    (lambda c: c.update(features=5), "must be a list of column names"),
+    (lambda c: c["options"]["thresholds"].update(lam=50), "from 0 to 20"),
+    (lambda c: c["options"]["retrain"].update(seed="x"), "whole number"),
+    (lambda c: c["options"]["equalize"].update(alphas=[0.33]), "must be one of"),
+    (lambda c: c["options"]["retrain"].update(speed=3), "settings this version does not know: speed"),
+    (lambda c: c.update(features=["age", "no such column"]), "no model input column named 'no such column'"),
+])
+def test_configuration_entries_are_checked_before_use(change, words):
+    at = open_app()
+    saved = json.loads(_config_text(at))
+    change(saved)
+    at.file_uploader(key="config_upload").set_value(("edited.json", json.dumps(saved).encode(), "application/json")).run()
+    assert not at.exception
+    assert any(words in e and "Nothing was changed" in e for e in messages(at, "error")), messages(at, "error")
+    goto(at, "audit")
+    assert any("44% of White" in s for s in messages(at, "info"))
+
+
+def test_deeply_nested_configuration_is_refused_plainly():
+    at = goto(open_app(), "report")
+    deep = b"[" * 100_000 + b"]" * 100_000
+    at.file_uploader(key="config_upload").set_value(("deep.json", deep, "application/json")).run()
+    assert not at.exception
+    assert any("could not be loaded" in e and "Nothing was changed" in e for e in messages(at, "error"))
