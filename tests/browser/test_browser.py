@@ -105,9 +105,13 @@ def test_upload_a_csv_and_a_bad_file(ui: Any, tmp_path: Path) -> None:
     ui.wait_text("Ready: comparing")
     ui.idle()
     dropzone = ui.page.get_by_test_id("stFileUploaderDropzoneInput")
-    ui.timed("upload a 300-row CSV -> preview and choices ready", lambda: dropzone.set_input_files(str(good)),
-             lambda: ui.wait_text("Ready: comparing F with Non-F"))
+    ui.timed("upload a 300-row CSV -> preview and guessed choices ready", lambda: dropzone.set_input_files(str(good)),
+             lambda: ui.wait_text("Luskin's first guesses for this file"))
     expect(_metric(ui, "Rows")).to_have_text(re.compile(r"^Rows\s*300$"))
+    assert "Ready: comparing" not in _alert_texts(ui)      # no verdict before the guesses are confirmed
+    ui.page.get_by_role("button", name="Use these choices").first.click()
+    ui.wait_text("Ready: comparing F with Non-F")
+    ui.idle()
     assert "loans.csv" in ui.page.get_by_test_id("stMain").inner_text()
     assert ui.page.get_by_role("combobox", name=re.compile("^Outcome column")).input_value() == "approved"
 
