@@ -46,7 +46,7 @@ def _check_page(ui: Any) -> None:
     assert page.locator('img[src*="attacker"], image[href*="attacker"]').count() == 0
     assert page.locator('a[href*="attacker"], [href*="attacker"], [src*="attacker"]').count() == 0
     for href in page.locator("a[href]").evaluate_all("els => els.map(e => e.href)"):
-        assert href.startswith(ui.base_url) or href.startswith("#"), href
+        assert href.startswith((ui.base_url, "#")), href
     for src in page.locator("img[src]").evaluate_all("els => els.map(e => e.src)"):
         assert src.startswith((ui.base_url, "data:", "blob:")), src
 
