@@ -34,6 +34,7 @@ from luskin_core.report import (
     report_filename,
     safe_figure,
 )
+from luskin_core.thresholds import ThresholdReport
 
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 EVIL_SCRIPT = "<script>alert('x')</script>"
@@ -335,7 +336,7 @@ def test_report_with_thresholds_and_equalized_sections(compas) -> None:
 
 
 @dataclasses.dataclass(frozen=True)
-class _WarnedThresholds(luskin_core.thresholds.ThresholdReport):
+class _WarnedThresholds(ThresholdReport):
     """A ThresholdReport carrying warnings, as the corrections carry them (``warnings``: plain sentences)."""
 
     warnings: tuple[str, ...] = ()
