@@ -17,7 +17,13 @@ Data   sample_adult / sample_compas / sample_sqf  buttons "Use sample: Adult (ce
        protected_op, protected_number  selectbox "Comparison", number_input "Value of <column>" (numeric column)
        group_label, other_label  text inputs in the expander "Names shown on charts (optional)"
        model_features      multiselect "Model input columns" (expander "Columns the models may use ...")
-       success box "Ready: comparing ..." / error box with the reason
+       for an uploaded file: info box "Luskin's first guesses for this file ..." and data_confirm button
+       "Use these choices" (no verdict before it; <page>_confirm on every other page)
+       success box "Ready: comparing ..." / error box with the reason, then its ways out:
+       <page>_fix_filter_<i> "Remove the filter on <column>", <page>_fix_inf_<i> "Leave <column> out of the
+       model inputs", page link "Change the choices on the Data page"
+       pending_apply "Apply it to the data loaded now", pending_discard "Forget this configuration"
+       (a configuration waiting for its file)
 Audit  filter_column, filter_op, filter_value_pick | filter_value_multi | filter_value_number
        ("Column", "Comparison", then "Value" or, for in / not in, "Values"), filter_add button "Add condition",
        filter_remove_<i> buttons "Remove", filter_clear "Remove all conditions"
@@ -32,7 +38,8 @@ Retrain retrain_algorithm radio "Algorithm", retrain_direction radio "Direction"
        progress bar while training, metrics "AUC of A1 (..)", "AUC of C2 (..)", "Time",
        retrain_chart, the paper's table (st.table, two header rows), retrain_download_data "Download the synthetic training data (CSV)",
        retrain_download_model "Download the retrained model C2 (skops)"
-Thresholds thr_source radio "Scores", thr_model selectbox "Model", thr_score_column "Score column",
+Thresholds thr_source radio "Scores", thr_model selectbox "Model", thr_score_column "Score column" (plausible
+       score columns only; none: warning and thr_train_instead "Train a model instead"),
        thr_tuning radio "Tune the thresholds on" (validation / crossfit),
        thr_solver radio "Solver", thr_lambda number "Fairness weight (lambda)", thr_seed "Seed",
        metrics "Accuracy (test rows)", "TPR gap", "FPR gap", thr_split radio "Rows shown in the chart"
@@ -41,7 +48,9 @@ Equalized eq_alphas multiselect "Alphas to train (one model each)", eq_seed "See
        eq_run button "Train the models" (absent once cached), eq_alpha select_slider
        "alpha (weight on accuracy)", eq_hist, eq_accuracy, eq_gaps charts, eq_table
 Report report_download "Download the HTML report", config_download "Save the configuration (JSON)",
-       config_upload file uploader "Load a saved configuration (JSON)"
+       config_upload file uploader "Load a saved configuration (JSON)"; a configuration of another file waits:
+       info box naming the file, report_pending_apply / report_pending_discard buttons
+User text is escaped for Markdown (luskin_app.ui.md); ``messages`` unescapes what a reader sees.
 """
 
 from __future__ import annotations
