@@ -15,7 +15,11 @@ COPY requirements.txt .
 RUN pip install --no-cache-dir -r requirements.txt \
     && useradd --create-home --uid 10001 --shell /usr/sbin/nologin luskin
 
+# The app's files, then Luskin itself as a package (setup.py copies the samples and the
+# dashboard into it), so that the `luskin` command works in the container too.
 COPY . .
+RUN pip install --no-cache-dir --no-deps . \
+    && rm -rf build ./*.egg-info
 
 USER 10001
 EXPOSE 8501

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .errors import LuskinError
-from .relabel import ALGORITHM_NAMES
-from .retrain import RetrainOptions, RetrainResult, retrain, save_model
+if TYPE_CHECKING:  # imported when the subcommand runs, so that `luskin --help` starts fast
+    from .retrain import RetrainResult
 
 
 def add_parsers(subparsers: Any) -> None:
@@ -50,6 +49,7 @@ def add_parsers(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the experiment and print the report; returns the exit status."""
     from .cli import print_json, resolve
+    from .retrain import RetrainOptions, retrain, save_model
 
     frame, spec, features = resolve(args)
     options = RetrainOptions(
@@ -86,6 +86,7 @@ def _p(p: float | None) -> str:
 def format_retrain(result: RetrainResult) -> str:
     """The paper-style table in plain text, with intervals, gaps and the relabelling record."""
     from .cli import format_table
+    from .relabel import ALGORITHM_NAMES
 
     opts, spec = result.options, result.spec
     blocks = [("Original", result.original), (f"A1 ({opts.first})", result.first),

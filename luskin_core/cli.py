@@ -1,42 +1,77 @@
-"""The ``luskin`` command line: audit, retrain, thresholds, equalize.
+"""The ``luskin`` command line: audit, retrain, thresholds, equalize, report, app.
 
 Every subcommand reads the same data and specification options; a user's mistake prints one
-plain sentence on stderr and exits with status 2, never a traceback.
+plain sentence on stderr and exits with status 2, never a traceback. This module imports only
+the standard library at start-up: pandas, scipy and scikit-learn are imported by the subcommand
+that needs them, so ``luskin --help`` answers at once.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
-from typing import Any, Callable, Sequence
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from . import __version__
-from .audit import AuditResult, audit
-from .conditions import conjunction_mask, parse_condition
-from .models import choose_features
-from .data import PRESETS, get_preset, load_data
 from .errors import LuskinError
-from .spec import DEFAULT_TOLERANCE, AuditSpec, resolve_column
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .audit import AuditResult
+    from .spec import AuditSpec
 
 EXIT_USAGE = 2
 
 
+# Known without importing the modules that define them (a test checks they agree):
+# luskin_core.data.PRESETS and luskin_core.spec.DEFAULT_TOLERANCE.
+PRESET_NAMES = ("adult", "compas", "sqf")
+DEFAULT_TOLERANCE = 0.05
+
+
+class _StoreOnce(argparse._StoreAction):
+    """An option that takes one value: giving it twice is a mistake, not "the last one wins"."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        given: dict[str, Any] = namespace.__dict__.setdefault("_luskin_given", {})
+        if self.dest in given:
+            name = max(self.option_strings, key=len)
+            parser.error(f"The option {name} was given twice ('{given[self.dest]}' and '{values}'); give it once")
+        given[self.dest] = values
+        setattr(namespace, self.dest, values)
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse that reports usage mistakes as a LuskinError (one message, exit 2)."""
+    """argparse that reports usage mistakes as a LuskinError (one message, exit 2).
+
+    An option that takes one value (the default ``store`` action) may be given only once, in
+    this parser, its argument groups and its subcommands' parsers.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.register("action", None, _StoreOnce)
+        self.register("action", "store", _StoreOnce)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         raise LuskinError(f"{message}. Run '{self.prog} --help' for the options.")
+
+    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
+        parsed = super().parse_args(args, namespace)
+        parsed.__dict__.pop("_luskin_given", None)
+        return parsed
 
 
 def add_data_options(parser: argparse.ArgumentParser, *, outcome: bool = True) -> None:
     """The options every subcommand shares: where the data is and what to audit."""
     data = parser.add_argument_group("data and specification")
     data.add_argument("--data", help="a CSV file, or sample:adult / sample:compas / sample:sqf")
-    data.add_argument("--preset", choices=sorted(PRESETS),
+    data.add_argument("--preset", choices=PRESET_NAMES,
                       help="the paper's setup for a sample (data, outcome, group, filter, features); "
                            "other options override it")
     data.add_argument("--config", help="a saved specification (JSON) to start from")
@@ -69,20 +104,18 @@ def resolve(args: argparse.Namespace) -> tuple[pd.DataFrame, AuditSpec, tuple[st
     Returns the frame already restricted to the population, the specification, and the
     model features (None means every column but the outcome).
     """
+    from .conditions import conjunction_mask, parse_condition
+    from .data import get_preset, load_data
+    from .spec import AuditSpec
+
     preset = get_preset(args.preset) if args.preset else None
     base: AuditSpec | None = preset.spec if preset else None
     if getattr(args, "config", None):
-        try:
-            with open(args.config, encoding="utf-8") as handle:
-                text = handle.read()
-        except OSError as err:
-            raise LuskinError(f"Cannot read the configuration file '{args.config}': {err.strerror}.") from None
-        try:
-            loaded = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise LuskinError(f"The configuration file '{args.config}' is not valid JSON ({err.msg}).") from None
+        from .configfile import read_config_file
+
+        loaded = read_config_file(args.config)  # size, encoding, depth and entry types checked
         # A saved dashboard configuration keeps the specification under "spec".
-        base = AuditSpec.from_dict(loaded.get("spec", loaded) if isinstance(loaded, dict) else loaded)
+        base = AuditSpec.from_dict(loaded.get("spec", loaded))
     source = args.data or (f"sample:{preset.name}" if preset else None)
     if not source:
         raise LuskinError("Say which data to use: --data FILE.csv, --data sample:adult, or --preset adult.")
@@ -108,10 +141,19 @@ def resolve(args: argparse.Namespace) -> tuple[pd.DataFrame, AuditSpec, tuple[st
         fields["population"] = [parse_condition(c).to_dict() for c in args.population]
     if args.tolerance is not None:
         fields["tolerance"] = args.tolerance
-    missing = [name for name in ("outcome", "positive", "protected") if fields.get(name) in (None, "")]
+    from ._cli_audit import apply_audit_options
+
+    apply_audit_options(args, fields)
+    needed = ["outcome"]
+    if fields.get("outcome_type", "label") == "label":
+        needed.append("positive")
+    if not fields.get("group_by"):
+        needed.append("protected")
+    missing = [name for name in needed if fields.get(name) in (None, "")]
     if missing:
         raise LuskinError(
             "Missing " + ", ".join(f"--{m}" for m in missing)
+            + (" (or --groups COLUMN to compare every value of a column)" if "protected" in missing else "")
             + " (or use --preset adult|compas|sqf for the paper's setup)."
         )
     spec = AuditSpec.from_dict(fields)
@@ -123,6 +165,8 @@ def resolve(args: argparse.Namespace) -> tuple[pd.DataFrame, AuditSpec, tuple[st
     features = _split_names(args.features) or (preset.features if preset and args.data is None else None)
     exclude = _split_names(args.exclude)
     if exclude:
+        from .models import choose_features
+
         features = choose_features(frame, spec.outcome, features, exclude).columns
     return frame, spec, features
 
@@ -131,7 +175,26 @@ def resolve(args: argparse.Namespace) -> tuple[pd.DataFrame, AuditSpec, tuple[st
 # Printing
 # ----------------------------------------------------------------------------------------
 def _fmt(x: float | None, digits: int = 3) -> str:
-    return "n/a" if x is None or (isinstance(x, float) and not np.isfinite(x)) else f"{x:.{digits}f}"
+    return "n/a" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.{digits}f}"
+
+
+def format_percent(share: float | None, digits: int = 1) -> str:
+    """A share (0..1) as a percentage that never rounds to 0% or 100% unless it is exactly that.
+
+    99.96% with one decimal would print as "100.0%", which reads as "every one": near the ends
+    up to two more decimals are shown, and beyond them a bound (">99.999%", "<0.001%").
+    """
+    if share is None or not math.isfinite(share):
+        return "n/a"
+    value = 100.0 * float(share) + 0.0  # + 0.0 turns -0.0 into 0.0
+    if value in (0.0, 100.0):
+        return f"{value:.{digits}f}%"
+    for places in range(digits, digits + 3):
+        text = f"{value:.{places}f}"
+        if float(text) not in (0.0, 100.0):
+            return f"{text}%"
+    step = f"{10.0 ** -places:.{places}f}"
+    return f"<{step}%" if value < 50 else f">{100 - float(step):.{places}f}%"
 
 
 def format_table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
@@ -144,21 +207,10 @@ def format_table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
 
 
 def format_audit(result: AuditResult) -> str:
-    """The audit as a table and one sentence per filter cell."""
-    rows = []
-    for c in result.cells:
-        g = result.gap(c.filter_holds)
-        rows.append([c.cell, c.label, f"{c.n:,}", f"{c.positives:,}", _fmt(c.ratio),
-                     f"[{_fmt(c.ci_low)}, {_fmt(c.ci_high)}]", _fmt(g.gap),
-                     "n/a" if g.p_value is None else f"{g.p_value:.2g}",
-                     {True: "fair", False: "NOT fair", None: "not computable"}[g.fair]])
-    spec = result.spec
-    head = (f"Audit of {result.source}: {spec.outcome} == {spec.positive}, {spec.group_name} vs "
-            f"{spec.other_name}, tolerance {spec.tolerance:g} ({result.n_rows:,} rows")
-    head += f"; {result.n_excluded:,} left out: " + ", ".join(
-        f"{k} {v:,}" for k, v in result.excluded_reasons.items()) + ")" if result.n_excluded else ")"
-    table = format_table(rows, ["cell", "group", "n", "positive", "ratio", "95% CI", "gap", "p", "verdict"])
-    return "\n".join([head, "", table, ""] + [f"- {s}" for s in result.sentences()])
+    """The audit as plain text (see :func:`luskin_core._cli_audit.format_audit`)."""
+    from ._cli_audit import format_audit as _format
+
+    return _format(result)
 
 
 def print_json(document: Any) -> None:
@@ -166,6 +218,8 @@ def print_json(document: Any) -> None:
 
 
 def _json_default(value: Any) -> Any:
+    import numpy as np
+
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, np.ndarray):
@@ -178,35 +232,25 @@ def _json_default(value: Any) -> Any:
 # ----------------------------------------------------------------------------------------
 # Subcommands
 # ----------------------------------------------------------------------------------------
-def _run_audit(args: argparse.Namespace) -> int:
-    frame, spec, _ = resolve(args)
-    predictions = None
-    if args.predictions:
-        predictions = frame[resolve_column(frame, args.predictions, "predictions")].to_numpy()
-    result = audit(frame, spec, predictions,
-                   source=f"predictions in '{args.predictions}'" if args.predictions else None)
-    if args.json:
-        print_json(result.to_dict())
-    else:
-        print(format_audit(result))
-    return 0
-
-
 def _add_audit(subparsers: Any) -> None:
+    from ._cli_audit import AUDIT_DESCRIPTION, add_audit_options, run_audit
+
     parser = subparsers.add_parser(
         "audit", help="controlled-fairness audit of recorded decisions or predictions",
-        description="Compare the outcome ratio of the protected group and the other class in each "
-                    "filter cell, with 95%% confidence intervals, a significance test of each gap, "
-                    "and a verdict against the tolerance.")
+        description=AUDIT_DESCRIPTION)
     add_data_options(parser)
-    parser.add_argument("--predictions", help="audit a 0/1 prediction column instead of the outcome")
-    parser.set_defaults(run=_run_audit)
+    parser.add_argument("--predictions", help="audit a 0/1 prediction column (a model's decisions) against the "
+                                              "outcome: the share predicted positive, and TPR, FPR, FNR and "
+                                              "precision per group")
+    add_audit_options(parser)
+    parser.set_defaults(run=run_audit)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="luskin", description="Audit a classifier or a record of decisions for bias, "
                                                 "and correct it (controlled fairness, retraining, "
-                                                "per-group thresholds, equalized distributions).")
+                                                "per-group thresholds, equalized distributions), or "
+                                                "start the dashboard (luskin app).")
     parser.add_argument("--version", action="version", version=f"luskin {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     _add_audit(subparsers)
@@ -216,9 +260,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _extensions() -> list[Callable[[Any], None]]:
-    """Subcommands that live beside their core modules (retrain; thresholds and equalize)."""
+    """Subcommands that live in their own modules (retrain; thresholds and equalize; report; app)."""
     found = []
-    for module in ("._cli_retrain", "._cli_parity", "._cli_report"):
+    for module in ("._cli_retrain", "._cli_parity", "._cli_report", "._cli_app"):
         try:
             imported = __import__(f"luskin_core{module}", fromlist=["add_parsers"])
         except ModuleNotFoundError as err:

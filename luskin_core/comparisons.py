@@ -379,7 +379,7 @@ def _tolerance_words(spec: AuditSpec) -> str:
 
 def _with_sentence(c: Comparison, spec: AuditSpec, table: CountTable) -> Comparison:
     where = "Among all rows" if c.cell_key is None else f"Where {c.cell}"
-    outcome = spec.outcome_text
+    outcome = spec.decision_text
     if c.is_reference:
         text = (f"{where}, {outcome} for {pct(c.rate)} of {c.group} ({c.positives:,} of {c.n:,}), the reference "
                 "group.")
@@ -407,13 +407,13 @@ def _with_sentence(c: Comparison, spec: AuditSpec, table: CountTable) -> Compari
     if c.verdict == TOO_FEW:
         small = min(c.n, c.reference_n)
         who = c.group if c.n <= c.reference_n else c.reference
-        text += (f" With {small:,} {who} rows here (fewer than {spec.min_group_size:,}), this is too few rows to "
+        text += (f" With {small:,} {who} rows here (fewer than {spec.min_group_size:,}), there are too few rows to "
                  "judge.")
     return _replace(c, sentence=text)
 
 
 def _with_pooled_sentence(pc: PooledComparison, spec: AuditSpec, several: bool) -> PooledComparison:
-    outcome = spec.outcome_text
+    outcome = spec.decision_text
     if pc.marginal_difference is None:
         return _replace(pc, sentence=f"{pc.group} has no rows to compare with {pc.reference}.")
     overall = (f"Overall, {outcome} for {pct(pc.marginal_rate)} of {pc.group} and {pct(pc.reference_marginal_rate)} "

@@ -7,27 +7,37 @@ Each sample comes with the paper's preset (outcome, protected group, filter, mod
 
 from __future__ import annotations
 
+import codecs
 import csv
 import gzip
 import hashlib
 import io
 import os
+import re
 import shutil
+import stat
 import tempfile
 import urllib.request
 import zipfile
+import zlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from importlib.resources import as_file
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import IO, Any, Iterable
 
 import numpy as np
 import pandas as pd
 
+from ._locations import sample_dir, shared_data_dir
 from .errors import LuskinError
 from .spec import AuditSpec
 
-SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_data"
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+# The samples: the checkout's sample_data/, or the installed package's copy (see _locations).
+SAMPLE_DIR: Traversable = sample_dir()
+# The checkout's ../shared/data (None when installed): where the SQF sample is looked for.
+SHARED_DATA: Path | None = shared_data_dir()
 MAX_BYTES = 1_000_000_000  # beyond 1 GB a browser upload and an in-memory table are impractical
 MISSING_MARKERS = ["", "?", "NA", "N/A", "NaN", "nan", "null", "NULL", "None", "#N/A"]
 _DELIMITERS = ",;\t|"
@@ -59,119 +69,729 @@ SQF_YEARS = range(2003, 2017)  # NYPD publishes these years as zipped CSV with t
 # --------------------------------------------------------------------------------------
 # A user's CSV
 # --------------------------------------------------------------------------------------
-def _read_bytes(source: str | os.PathLike[str] | bytes | IO[bytes], max_bytes: int) -> bytes:
-    if isinstance(source, (bytes, bytearray)):
-        raw = bytes(source)
-    elif hasattr(source, "read"):
-        raw = source.read(max_bytes + 1)
-    else:
-        path = Path(source)
-        if not path.exists():
-            raise LuskinError(f"There is no file at '{path}'.")
-        if path.is_dir():
-            raise LuskinError(f"'{path}' is a folder, not a data file.")
-        if path.stat().st_size > max_bytes:
-            raise LuskinError(_too_big(path.stat().st_size, max_bytes))
-        raw = path.read_bytes()
-    if len(raw) > max_bytes:
-        raise LuskinError(_too_big(len(raw), max_bytes))
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError):
-            raise LuskinError("The file looks compressed (gzip) but is damaged and cannot be opened.") from None
-        if len(raw) > max_bytes:
-            raise LuskinError(_too_big(len(raw), max_bytes))
-    return raw
+# How a CSV is read. The bytes come from a regular file or from memory (an upload); a gzip is
+# inflated as a stream, and counted before anything is parsed, so a small file that inflates
+# past the limit costs a little CPU time and no memory. The first 64 KB tell the format
+# (refusing zip, Excel, JSON, binary ... with a sentence that says what the file is), the
+# encoding (UTF-8, UTF-16/32 with or without a byte-order mark, else Latin-1) and the delimiter.
+# pyarrow's multi-threaded reader then reads every column as text (missing markers become
+# missing as it reads), and each column becomes numbers when every present value is one
+# (pandas' rules; 'inf' and numbers beyond float64's range become missing: no model or
+# statistic can use them). Files pyarrow's strict reader refuses (rows shorter than the header,
+# a quote after a space) are read by pandas' C parser, as before; a ragged file gets a sentence
+# naming the line.
+_SAMPLE_BYTES = 1 << 16
+_BLOCK_BYTES = 1 << 22            # pyarrow's block: a row must fit in one (grown on demand)
+MAX_COLUMNS = 20_000              # beyond this a file is not a table a person audits
+_WHITESPACE_EDGE = np.zeros(256, dtype=bool)
+_WHITESPACE_EDGE[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True
+_WHITESPACE_EDGE[128:] = True     # any non-ASCII first/last byte: let the Unicode-aware trim decide
+_DELIMITER_NAMES = {",": "commas", ";": "semicolons", "\t": "tabs", "|": "vertical bars"}
+_SIGNATURES: tuple[tuple[bytes, str], ...] = (
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an Excel 97-2003 workbook (.xls) or another Office file"),
+    (b"PAR1", "a Parquet file"),
+    (b"%PDF", "a PDF document"),
+    (b"SQLite format 3\x00", "an SQLite database"),
+    (b"BZh", "compressed with bzip2"),
+    (b"\xfd7zXZ\x00", "compressed with xz"),
+    (b"\x28\xb5\x2f\xfd", "compressed with zstd"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive"),
+    (b"Rar!", "a RAR archive"),
+    (b"\x1f\x8b", "compressed twice with gzip"),
+    (b"\x89PNG", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+)
 
 
-def _too_big(size: int, limit: int) -> str:
-    return (f"The file is {size / 1e6:,.0f} MB, more than the {limit / 1e6:,.0f} MB this tool reads. "
+def _too_big(size: int | None, limit: int, *, inflated: bool = False) -> str:
+    what = ("Once decompressed, the file is more than" if size is None
+            else f"The file is {size / 1e6:,.0f} MB{', decompressed,' if inflated else ''} more than")
+    return (f"{what} the {limit / 1e6:,.0f} MB this tool reads. "
             "Keep only the columns and rows you need (or a random sample) and try again.")
 
 
-def _decode(raw: bytes) -> str:
-    if raw[:4] == b"PK\x03\x04":
-        raise LuskinError("This is a zip or Excel file, not a CSV. Open it and save it as CSV (comma separated) first.")
-    if b"\x00" in raw[:4096]:
+_DAMAGED_GZIP = "The file looks compressed (gzip) but is damaged and cannot be opened."
+
+
+class _Inflating(io.RawIOBase):
+    """A gzip stream inflated as it is read, refused as soon as it passes ``limit`` bytes."""
+
+    def __init__(self, raw: IO[bytes], limit: int) -> None:
+        super().__init__()
+        self._raw = raw
+        self._gzip = gzip.GzipFile(fileobj=raw, mode="rb")
+        self._limit = limit
+        self.count = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> bytes:
+        try:
+            chunk = self._gzip.read(size if size is not None and size >= 0 else self._limit + 1 - self.count)
+        except (OSError, EOFError, zlib.error):
+            raise LuskinError(_DAMAGED_GZIP) from None
+        self.count += len(chunk)
+        if self.count > self._limit:
+            raise LuskinError(_too_big(None, self._limit))
+        return chunk
+
+    def readinto(self, buffer: Any) -> int:
+        chunk = self.read(len(buffer))
+        buffer[: len(chunk)] = chunk
+        return len(chunk)
+
+    def close(self) -> None:
+        try:
+            self._gzip.close()
+            self._raw.close()
+        finally:
+            super().close()
+
+
+class _Source:
+    """Bytes to read as a CSV, from a regular file or memory; reopened for each pass."""
+
+    def __init__(self, source: str | os.PathLike[str] | bytes | IO[bytes], max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.path: Path | None = None
+        self.data: bytes | memoryview | None = None
+        if isinstance(source, (bytes, bytearray, memoryview)):
+            self.data = source if isinstance(source, (bytes, memoryview)) else bytes(source)
+            size = len(self.data)
+        elif hasattr(source, "read"):
+            self.data = source.read(max_bytes + 1)  # type: ignore[union-attr]
+            if not isinstance(self.data, (bytes, bytearray)):
+                raise LuskinError("The upload could not be read as a file of bytes.")
+            size = len(self.data)
+        else:
+            self.path = Path(source)
+            size = _regular_file_size(self.path)
+        if size > max_bytes:
+            raise LuskinError(_too_big(size, max_bytes))
+        self.size = size
+        with self._open_raw() as raw:
+            self.gzip = raw.read(2) == b"\x1f\x8b"
+        if self.gzip:
+            self.size = self._inflated_size()
+
+    def _open_raw(self) -> IO[bytes]:
+        if self.path is None:
+            return io.BytesIO(self.data)  # type: ignore[arg-type]
+        try:
+            return open(self.path, "rb")
+        except OSError as err:
+            raise LuskinError(f"Cannot open '{self.path}': {err.strerror or err}.") from None
+
+    def open(self) -> IO[bytes]:
+        """A fresh binary stream of the (inflated) content, from its start."""
+        raw = self._open_raw()
+        return _Inflating(raw, self.max_bytes) if self.gzip else raw  # type: ignore[return-value]
+
+    def arrow_input(self) -> Any:
+        """The content as pyarrow reads it fastest: native reads for a plain file, zero copy for bytes."""
+        import pyarrow as pa
+
+        if self.gzip:
+            return self.open()
+        if self.path is not None:
+            try:
+                return pa.OSFile(str(self.path), "r")
+            except OSError as err:
+                raise LuskinError(f"Cannot open '{self.path}': {err}.") from None
+        return pa.BufferReader(pa.py_buffer(self.data))
+
+    def head(self, size: int) -> tuple[bytes, bool]:
+        """The first ``size`` bytes of the content, and whether that is all of it."""
+        with self.open() as stream:
+            data = stream.read(size + 1)
+        return data[:size], len(data) <= size
+
+    def _inflated_size(self) -> int:
+        """Inflate once without keeping anything: refuse a damaged gzip or one past the limit."""
+        with self._open_raw() as raw:
+            raw.seek(0, io.SEEK_END)
+            if raw.tell() >= 18:  # the trailer's size is a lower bound (modulo 2**32): a quick refusal
+                raw.seek(-4, io.SEEK_END)
+                if int.from_bytes(raw.read(4), "little") > self.max_bytes:
+                    raise LuskinError(_too_big(None, self.max_bytes))
+        with self.open() as stream:
+            while stream.read(1 << 20):
+                pass
+            return stream.count  # type: ignore[attr-defined, no-any-return]
+
+
+def _regular_file_size(path: Path) -> int:
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise LuskinError(f"There is no file at '{path}'.") from None
+    except OSError as err:
+        raise LuskinError(f"Cannot open '{path}': {err.strerror or err}.") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise LuskinError(f"'{path}' is a folder, not a data file.")
+    if not stat.S_ISREG(info.st_mode):
+        raise LuskinError(f"'{path}' is not a regular file (it is a device, a pipe or a socket): "
+                          "save the data as a CSV file and give that file's path.")
+    return info.st_size
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """What the first bytes say: the encoding, the delimiter and the header's names."""
+
+    encoding: str               # a Python codec name
+    delimiter: str
+    names: tuple[str, ...] | None
+    kinds: tuple[str, ...]      # per header name: "int", "float" or "text", guessed from the first rows
+    quote_after_space: bool
+    bytes_per_row: float        # in the first rows: to size the number columns before reading
+
+
+def _what_binary(head: bytes) -> str | None:
+    """What a binary file is, in a user's words (None: it may be text)."""
+    if head.startswith((b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08")):
+        if b"[Content_Types].xml" in head[:2048] or b"xl/" in head[:2048]:
+            return "an Excel workbook (.xlsx) or another zipped Office file"
+        return "a zip or Excel file"
+    for signature, what in _SIGNATURES:
+        if head.startswith(signature):
+            return what
+    return None
+
+
+def _encoding(head: bytes, at_end: bool) -> str:
+    """UTF-32/16 by byte-order mark or zero-byte pattern, UTF-8 if it decodes, Latin-1 otherwise."""
+    if head.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return "utf-32"
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "utf-16"
+    probe = head[:4096]
+    if len(probe) >= 4 and b"\x00" in probe:
+        pairs = len(probe) // 2
+        odd = probe[1::2].count(0) / pairs
+        even = probe[0::2].count(0) / pairs
+        # UTF-16 without a byte-order mark: mostly ASCII text, so nearly every other byte is zero
+        if odd > 0.7 and even < 0.02:
+            return "utf-16-le"
+        if even > 0.7 and odd < 0.02:
+            return "utf-16-be"
+        raise LuskinError("This file is not text (it looks like a binary file). Save your table as CSV first.")
+    controls = sum(probe.count(bytes([c])) for c in (*range(1, 9), 14, 15, *range(16, 28), 127))
+    if probe and controls > 0.05 * len(probe):
         raise LuskinError("This file is not text (it looks like a binary file). Save your table as CSV first.")
     try:
-        return raw.decode("utf-8-sig")
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=at_end)
+        return "utf-8"
     except UnicodeDecodeError:
-        return raw.decode("latin-1")
+        return "latin-1"
+
+
+def _decode_head(head: bytes, encoding: str, at_end: bool) -> str:
+    decoder = codecs.getincrementaldecoder("utf-8-sig" if encoding == "utf-8" else encoding)(errors="replace")
+    return decoder.decode(head, final=at_end)
+
+
+def _refuse_other_formats(text: str) -> None:
+    start = text.lstrip("\ufeff \t\r\n")
+    lowered = start[:64].lower()
+    if start.startswith("{") or (start.startswith("[") and start[1:].lstrip()[:1] in ("{", "[", '"')):
+        raise LuskinError("This is a JSON file, not a CSV. Save the table as CSV (comma separated) first.")
+    if lowered.startswith(("<!doctype html", "<html", "<?xml", "<table", "<head", "<body")):
+        raise LuskinError("This is a web page or an XML document, not a CSV. Save the table as CSV (comma separated) "
+                          "first.")
 
 
 def _sniff_delimiter(text: str) -> str:
-    sample = "\n".join(text.splitlines()[:50])
+    """The delimiter among comma, semicolon, tab and pipe, from the first lines (comma when unsure)."""
+    sample = "\n".join(text[:_SAMPLE_BYTES].splitlines()[:50])
     try:
         return csv.Sniffer().sniff(sample, delimiters=_DELIMITERS).delimiter
     except csv.Error:
         header = sample.splitlines()[0] if sample else ""
         counts = {d: header.count(d) for d in _DELIMITERS}
-        best = max(counts, key=counts.get)
+        best = max(counts, key=lambda d: counts[d])
         return best if counts[best] else ","
 
 
-def tidy(frame: pd.DataFrame) -> pd.DataFrame:
-    """Strip blanks around text, turn blank text into missing, and make numeric text numeric."""
-    out = frame.copy()
-    out.columns = [str(c).strip() for c in out.columns]
-    for name in out.columns:
-        series = out[name]
-        if pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
+# What pyarrow's number parsers take as they read and pandas reads the same way; anything else
+# (a '+' sign, blanks around, 'inf') is read as text first and converted afterwards.
+_INT_TEXT = re.compile(r"-?[0-9]{1,18}")
+_FLOAT_TEXT = re.compile(r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?")
+
+
+def _kind(values: Iterable[str]) -> str:
+    """'int', 'float' or 'text': how a column's first values say it should be read."""
+    present = [v for v in values if v not in MISSING_MARKERS]
+    if present and all(_INT_TEXT.fullmatch(v) for v in present):
+        return "int"
+    if present and all(_FLOAT_TEXT.fullmatch(v) for v in present):
+        return "float"
+    return "text"
+
+
+def _layout(source: _Source) -> _Layout:
+    head, at_end = source.head(_SAMPLE_BYTES)
+    if not head.strip():
+        raise LuskinError("The file is empty: there is nothing to read.")
+    what = _what_binary(head)
+    if what:
+        raise LuskinError(f"This is {what}, not a CSV. Open it and save the table as CSV (comma separated) first.")
+    encoding = _encoding(head, at_end)
+    text = _decode_head(head, encoding, at_end)
+    if not text.strip():
+        raise LuskinError("The file is empty: there is nothing to read.")
+    _refuse_other_formats(text)
+    delimiter = _sniff_delimiter(text)
+    names: tuple[str, ...] | None = None
+    rows: list[list[str]] = []
+    try:
+        reader = csv.reader(io.StringIO(text if at_end else text[: text.rfind("\n") + 1] or text),
+                            delimiter=delimiter)
+        for row in reader:
+            if not row:
+                continue
+            if names is None:
+                names = tuple(row)
+            elif len(rows) < 2000:
+                rows.append(row)
+            else:
+                break
+    except csv.Error:  # e.g. a field longer than the csv module's limit: let pyarrow read the header
+        names = None
+    width = len(names or ())
+    kinds = tuple(_kind(r[i] for r in rows if i < len(r)) for i in range(width))
+    per_row = len(head) / max(1, len(rows) + 1) if not at_end else 1.0
+    blanks = "[ ]+" if delimiter == "\t" else "[ \t]+"
+    after_space = re.compile(rf"(^|{re.escape(delimiter)}){blanks}\"", re.MULTILINE)
+    return _Layout(encoding, delimiter, names, kinds, bool(after_space.search(text)), per_row)
+
+
+def _check_width(width: int) -> None:
+    if width > MAX_COLUMNS:
+        raise LuskinError(f"The file has {width:,} columns, more than the {MAX_COLUMNS:,} this tool reads. "
+                          "Keep only the columns you need and try again.")
+
+
+class _Restart(Exception):
+    """A read to start again with other settings (a column's type, the block size, the encoding)."""
+
+
+class _NumberColumn:
+    """A column read as numbers, copied batch by batch into one array sized from the file's size.
+
+    pyarrow's batch is freed as soon as it is copied, so the numbers exist once; pages of the
+    array beyond the last row are never touched and cost no memory.
+    """
+
+    def __init__(self, kind: str, capacity: int) -> None:
+        self.kind = kind
+        self.values = np.empty(capacity, dtype=np.int64 if kind == "int" else np.float64)
+        self.missing = np.empty(capacity, dtype=bool)
+        self.size = 0
+
+    def append(self, array: Any) -> None:
+        n = len(array)
+        if self.size + n > len(self.values):
+            grow = max(self.size + n, int(len(self.values) * 1.5) + 1024)
+            self.values = np.resize(self.values, grow)
+            self.missing = np.resize(self.missing, grow)
+        width = self.values.dtype.itemsize
+        self.values[self.size:self.size + n] = np.frombuffer(array.buffers()[1], dtype=self.values.dtype,
+                                                            count=n, offset=array.offset * width)
+        self.missing[self.size:self.size + n] = (array.is_null().to_numpy(zero_copy_only=False)
+                                                 if array.null_count else False)
+        self.size += n
+
+    def finish(self) -> pd.api.extensions.ExtensionArray:
+        values, missing = self.values[:self.size], self.missing[:self.size]
+        if self.kind == "int":
+            return pd.arrays.IntegerArray(values, missing)
+        return _finite(values, missing)
+
+
+def _read_arrow(source: _Source, layout: _Layout) -> tuple[list[str], list[Any]] | None:
+    """Every column with pyarrow's streaming reader: numbers as numbers, the rest as text.
+
+    Columns whose first rows are all numbers are parsed as numbers while reading; when a later
+    value is not one, the read starts again with that column as text. Returns None when the
+    file is for pandas' parser (rows shorter than the header, ...).
+    """
+    import pyarrow as pa
+
+    kinds: dict[str, str] = {}
+    for name, kind in zip(layout.names or (), layout.kinds):
+        kinds[name] = kind if kinds.get(name, kind) == kind else "text"
+    settings = {"encoding": layout.encoding, "newlines": False, "block": _BLOCK_BYTES}
+    rows = int(source.size / max(layout.bytes_per_row, 1.0) * 1.25) + 1024
+    for _ in range(12):
+        try:
+            return _stream(source, layout.delimiter, kinds, settings, rows)
+        except _Restart:
             continue
-        text = series.astype("string").str.strip()
-        text = text.mask(text.isin(MISSING_MARKERS))
-        out[name] = _numbers_or_text(text)
+        except pa.ArrowMemoryError:
+            raise LuskinError("There is not enough memory to read this file. Keep only the columns and rows "
+                              "you need (or a random sample) and try again.") from None
+    return None
+
+
+_CONVERSION = re.compile(r"In CSV column #(\d+): .*CSV conversion error to (\w+): invalid value '(.*)'", re.DOTALL)
+
+
+def _stream(source: _Source, delimiter: str, kinds: dict[str, str], settings: dict[str, Any],
+            rows: int) -> tuple[list[str], list[Any]] | None:
+    """One pass of :func:`_read_arrow`; raises _Restart with ``kinds``/``settings`` changed."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    arrow_type = {"int": pa.int64(), "float": pa.float64(), "text": pa.large_string()}
+    encoding = settings["encoding"]
+    stream = source.arrow_input() if encoding == "utf-8" else source.open()
+    names: list[str] = []
+    try:
+        reader = pcsv.open_csv(
+            stream,
+            read_options=pcsv.ReadOptions(block_size=settings["block"],
+                                          encoding="utf8" if encoding == "utf-8" else encoding),
+            parse_options=pcsv.ParseOptions(delimiter=delimiter, newlines_in_values=settings["newlines"]),
+            convert_options=pcsv.ConvertOptions(column_types={n: arrow_type[k] for n, k in kinds.items()},
+                                                null_values=MISSING_MARKERS, strings_can_be_null=True,
+                                                quoted_strings_can_be_null=True),
+        )
+        names = reader.schema.names
+        _check_width(len(names))
+        numbers: dict[int, _NumberColumn] = {}
+        texts: dict[int, list[Any]] = {}
+        for i, field_ in enumerate(reader.schema):
+            if pa.types.is_int64(field_.type) or pa.types.is_float64(field_.type):
+                numbers[i] = _NumberColumn("int" if pa.types.is_int64(field_.type) else "float", rows)
+            else:
+                texts[i] = []
+        for batch in reader:
+            for i, column in numbers.items():
+                column.append(batch.column(i))
+            for i, parts in texts.items():
+                parts.append(batch.column(i))
+            del batch
+    except pa.ArrowInvalid as err:
+        message = str(err)
+        found = _CONVERSION.search(message)
+        if found and names and int(found.group(1)) < len(names):
+            name, value = names[int(found.group(1))], found.group(3)
+            # A later value is not a number of that kind: a float if it reads as one, else text.
+            kinds.update({n: kinds.get(n, "text") for n in names})
+            kinds[name] = "float" if found.group(2) == "int64" and _FLOAT_TEXT.fullmatch(value) else "text"
+            raise _Restart() from None
+        if "out of sync with chunker" in message and not settings["newlines"]:
+            settings["newlines"] = True     # a quoted value spans lines across a block boundary
+            raise _Restart() from None
+        if "straddl" in message and settings["block"] < source.size:
+            settings["block"] = min(settings["block"] * 16, max(source.size + 1, _BLOCK_BYTES))
+            raise _Restart() from None
+        if "invalid UTF8" in message and encoding == "utf-8":
+            settings["encoding"] = "latin-1"  # UTF-8 at the start, not further on
+            raise _Restart() from None
+        if "Empty CSV" in message:
+            raise LuskinError("The file is empty: there is nothing to read.") from None
+        return None                           # ragged or otherwise odd: pandas' parser says which line
+    finally:
+        stream.close()
+    columns: list[Any] = []
+    for i, field_ in enumerate(reader.schema):
+        if i in numbers:
+            columns.append(numbers.pop(i).finish())
+        else:
+            columns.append(pa.chunked_array(texts.pop(i), type=field_.type))
+    return names, columns
+
+
+_RAGGED = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
+
+
+def _read_pandas(source: _Source, layout: _Layout) -> tuple[list[str], list[Any]]:
+    """Every column as text with pandas' C parser: rows shorter than the header, spaces before quotes."""
+    import pyarrow as pa
+
+    encoding = layout.encoding
+    for _ in range(2):
+        try:
+            with source.open() as stream:
+                frame = pd.read_csv(stream, sep=layout.delimiter, skipinitialspace=True, dtype=str,
+                                    keep_default_na=False, na_values=[], engine="c",
+                                    encoding="utf-8-sig" if encoding == "utf-8" else encoding)
+            break
+        except UnicodeDecodeError:
+            encoding = "latin-1"
+        except pd.errors.EmptyDataError:
+            raise LuskinError("The file is empty: there is nothing to read.") from None
+        except pd.errors.ParserError as err:
+            found = _RAGGED.search(str(err))
+            separator = _DELIMITER_NAMES.get(layout.delimiter, repr(layout.delimiter))
+            where = (f"line {int(found.group(2)):,} has {int(found.group(3)):,} fields where the header has "
+                     f"{int(found.group(1)):,}" if found else "its rows do not all have the same number of fields")
+            raise LuskinError(
+                f"The file could not be read as a table: {where}, and every row needs the same number of fields "
+                f"separated by {separator}. Check that it is a CSV with one header row, and that text holding "
+                f"the separator is in quotes.") from None
+        except MemoryError:
+            raise LuskinError("There is not enough memory to read this file. Keep only the columns and rows "
+                              "you need (or a random sample) and try again.") from None
+    else:  # pragma: no cover - Latin-1 decodes every byte
+        raise LuskinError("The file's text encoding could not be recognised. Save it as UTF-8 CSV.")
+    _check_width(frame.shape[1])
+    columns = [_as_arrow(frame.iloc[:, i]) for i in range(frame.shape[1])]
+    return [str(c) for c in frame.columns], [pa.chunked_array([c]) if isinstance(c, pa.Array) else c
+                                             for c in columns]
+
+
+def _as_arrow(series: pd.Series) -> Any:
+    import pyarrow as pa
+
+    return pa.array(series.astype("string").array)
+
+
+def _clean_names(names: Iterable[Any]) -> list[str]:
+    """Names stripped (line breaks and tabs inside become spaces), blanks named, duplicates numbered.
+
+    Names that become equal once stripped ('age' and 'age ') are told apart as pandas tells
+    repeated names apart: 'age', 'age.1'.
+    """
+    cleaned = [" ".join(str(n).split()) if any(ch in str(n) for ch in "\r\n\t\v\f") else str(n).strip()
+               for n in names]
+    cleaned = [name or f"Unnamed: {i}" for i, name in enumerate(cleaned)]
+    taken: set[str] = set()
+    out = []
+    for name in cleaned:
+        candidate, k = name, 0
+        while candidate in taken:
+            k += 1
+            candidate = f"{name}.{k}"
+        taken.add(candidate)
+        out.append(candidate)
     return out
 
 
-def _numbers_or_text(text: pd.Series) -> pd.Series:
-    """Numbers when every present value is one; the text otherwise (checked on a sample first: fast)."""
-    present = text.dropna()
-    if present.empty:
-        return text
+def _needs_trim(column: Any) -> bool:
+    """Whether some value starts or ends with white space (or a non-ASCII byte that might be)."""
+    import pyarrow as pa
+
+    width = np.int64 if pa.types.is_large_string(column.type) else np.int32
+    for chunk in column.chunks:
+        if chunk.null_count == len(chunk):
+            continue
+        buffers = chunk.buffers()
+        if buffers[2] is None:
+            continue
+        offsets: np.ndarray[Any, np.dtype[np.integer[Any]]] = np.frombuffer(
+            buffers[1], dtype=width, count=len(chunk) + 1, offset=chunk.offset * np.dtype(width).itemsize)
+        data = np.frombuffer(buffers[2], dtype=np.uint8)
+        start, end = offsets[:-1], offsets[1:]
+        filled = end > start
+        if _WHITESPACE_EDGE[data[start[filled]]].any() or _WHITESPACE_EDGE[data[end[filled] - 1]].any():
+            return True
+    return False
+
+
+def _contains_byte(column: Any, values: bytes) -> bool:
+    """Whether any value holds one of these bytes (a scan of the text buffers, no copy)."""
+    import pyarrow as pa
+
+    width = np.int64 if pa.types.is_large_string(column.type) else np.int32
+    wanted = np.frombuffer(values, dtype=np.uint8)
+    for chunk in column.chunks:
+        buffers = chunk.buffers()
+        if buffers[2] is None or len(chunk) == 0:
+            continue
+        offsets = np.frombuffer(buffers[1], dtype=width, count=len(chunk) + 1,
+                                offset=chunk.offset * np.dtype(width).itemsize)
+        data = np.frombuffer(buffers[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
+        if np.isin(data, wanted).any():
+            return True
+    return False
+
+
+def _clean_text(column: Any) -> Any:
+    """Blanks stripped, and values that are then blank or a missing marker made missing."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    column = pc.utf8_trim_whitespace(column)
+    marker = pc.is_in(column, value_set=pa.array(MISSING_MARKERS, column.type))
+    if pc.any(marker).as_py():
+        column = pc.if_else(marker, pa.scalar(None, column.type), column)
+    return column
+
+
+def _finite(values: np.ndarray, missing: np.ndarray | None = None) -> pd.api.extensions.ExtensionArray:
+    """Float64 with NaN, infinities and numbers past float64's range as missing."""
+    bad = ~np.isfinite(values)
+    if missing is not None:
+        bad |= missing
+    return pd.arrays.FloatingArray(np.where(bad, 0.0, values), bad)
+
+
+def _numbers(column: Any) -> pd.api.extensions.ExtensionArray | None:
+    """The column as Int64 or Float64 when every present value is a number; None otherwise."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if column.null_count == len(column):
+        return None
     try:
-        pd.to_numeric(present.head(200))
-    except (ValueError, TypeError):
-        return text
+        whole = pc.cast(column, pa.int64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        whole = None
+    # pyarrow reads '0x1F' as 31; pandas (and so Luskin) keeps it as text.
+    if whole is not None and not pc.any(pc.starts_with(column, "0x", ignore_case=True)).as_py():
+        return pd.Int64Dtype().__from_arrow__(whole)
+    try:
+        real = pc.cast(column, pa.float64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    if _contains_byte(column, b"+") and pc.all(pc.match_substring_regex(column, r"^[+-]?[0-9]+$")).as_py():
+        try:  # '+5' is an integer to pandas
+            return pd.Int64Dtype().__from_arrow__(pc.cast(pc.replace_substring_regex(column, r"^\+", ""), pa.int64()))
+        except pa.ArrowInvalid:
+            pass  # beyond int64: a float
+    return _finite(real.to_numpy())
+
+
+def _numbers_like_pandas(column: Any) -> pd.api.extensions.ExtensionArray | None:
+    """pandas' own number parsing, for the rare value pyarrow reads differently (checked on 200 first)."""
+    first: list[Any] = []
+    for chunk in column.chunks:
+        first.extend(chunk.drop_null().slice(0, 200 - len(first)).to_pylist())
+        if len(first) >= 200:
+            break
+    if not first:
+        return None
+    try:
+        pd.to_numeric(pd.Series(first, dtype="string"))
+    except (ValueError, TypeError, OverflowError):
+        return None
+    text = pd.Series(pd.arrays.ArrowStringArray(column.cast(_large_string())))
     numbers = pd.to_numeric(text, errors="coerce")
-    return numbers if numbers.notna().sum() == len(present) else text
+    if numbers.notna().sum() != len(column) - column.null_count:
+        return None
+    if pd.api.types.is_integer_dtype(numbers.dtype) and numbers.dtype != object:
+        try:
+            return numbers.astype("Int64").array
+        except (OverflowError, TypeError, ValueError):
+            pass
+    values = numbers.astype("Float64")
+    return _finite(values.to_numpy(dtype=float, na_value=np.nan))
+
+
+def _large_string() -> Any:
+    import pyarrow as pa
+
+    return pa.large_string()
+
+
+def _column(column: Any, *, clean: bool = False) -> pd.api.extensions.ExtensionArray:
+    """One column of text as numbers (Int64, Float64) or stripped text (string), with missing values."""
+    import pyarrow as pa
+
+    if isinstance(column, pd.api.extensions.ExtensionArray):
+        return column  # read as numbers already
+    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+        column = column.cast(pa.large_string())  # pyarrow guessed a type: back to the text
+        clean = True
+    if clean or _needs_trim(column):
+        column = _clean_text(column)
+    found = _numbers(column)
+    if found is None:
+        found = _numbers_like_pandas(column)
+    if found is not None:
+        return found
+    if not pa.types.is_large_string(column.type):
+        column = column.cast(pa.large_string())
+    return pd.arrays.ArrowStringArray(column)
+
+
+def _frame(names: list[str], columns: list[Any], *, clean: bool) -> pd.DataFrame:
+    """Convert the columns (in threads: pyarrow and numpy release the GIL), freeing each text as it goes."""
+    def convert(i: int) -> pd.api.extensions.ExtensionArray:
+        column, columns[i] = columns[i], None
+        return _column(column, clean=clean)
+
+    workers = max(1, min(len(columns), os.cpu_count() or 1, 8))
+    if workers == 1:
+        arrays = [convert(i) for i in range(len(columns))]
+    else:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="luskin-csv") as pool:
+            arrays = list(pool.map(convert, range(len(columns))))
+    return pd.DataFrame(dict(zip(_clean_names(names), arrays)), copy=False)
+
+
+def tidy(frame: pd.DataFrame) -> pd.DataFrame:
+    """Strip blanks around text, turn blank text into missing, and make numeric text numeric.
+
+    The same rules as :func:`load_csv`: names stripped and told apart, missing markers,
+    numbers when every present value is one, infinities as missing.
+    """
+    names = _clean_names(frame.columns)
+    out = {}
+    for name, (_, series) in zip(names, frame.items()):
+        if pd.api.types.is_bool_dtype(series):
+            out[name] = series.array
+        elif pd.api.types.is_numeric_dtype(series):
+            numbers = series.array
+            if pd.api.types.is_float_dtype(series) and not np.isfinite(series.dropna().to_numpy(dtype=float)).all():
+                numbers = _finite(series.to_numpy(dtype=float, na_value=np.nan))
+            out[name] = numbers
+        else:
+            out[name] = _column(_chunked(_as_arrow(series)), clean=True)
+    return pd.DataFrame(out, index=frame.index)
+
+
+def _chunked(array: Any) -> Any:
+    import pyarrow as pa
+
+    return array if isinstance(array, pa.ChunkedArray) else pa.chunked_array([array])
 
 
 def load_csv(source: str | os.PathLike[str] | bytes | IO[bytes], *, max_bytes: int = MAX_BYTES) -> pd.DataFrame:
-    """Read a CSV with a header row: comma, semicolon, tab or pipe; UTF-8 or Latin-1; gzip allowed."""
-    text = _decode(_read_bytes(source, max_bytes))
-    if not text.strip():
-        raise LuskinError("The file is empty: there is nothing to read.")
-    delimiter = _sniff_delimiter(text)
-    try:
-        frame = pd.read_csv(io.StringIO(text), sep=delimiter, skipinitialspace=True, dtype=str,
-                            keep_default_na=False, na_values=[], engine="c")
-    except pd.errors.EmptyDataError:
-        raise LuskinError("The file is empty: there is nothing to read.") from None
-    except pd.errors.ParserError as err:
-        detail = str(err).split("\n")[0]
-        raise LuskinError(
-            "The file could not be read as a table: its rows do not all have the same number of "
-            f"fields ({detail}). Check that it is a CSV with one header row."
-        ) from None
+    """Read a CSV with a header row: comma, semicolon, tab or pipe; UTF-8, UTF-16 or Latin-1; gzip allowed.
+
+    Refuses what cannot be read (empty, not a table, not text, too big, a device or a pipe)
+    with a sentence that says what is wrong.
+    """
+    return _check_frame(_load(_Source(source, max_bytes)))
+
+
+def _load(source: _Source) -> pd.DataFrame:
+    layout = _layout(source)
+    if layout.names is not None:
+        _check_width(len(layout.names))
+        if len(layout.names) < 2:
+            raise LuskinError(_ONE_COLUMN)
+    read = None if layout.quote_after_space else _read_arrow(source, layout)
+    if read is not None:
+        return _frame(*read, clean=False)
+    return _frame(*_read_pandas(source, layout), clean=True)
+
+
+_ONE_COLUMN = ("Only one column was found. A usable file needs a header row and at least two columns "
+               "(an outcome and a protected attribute), separated by commas, semicolons or tabs.")
+
+
+def _check_frame(frame: pd.DataFrame) -> pd.DataFrame:
     if frame.shape[1] < 2:
-        raise LuskinError(
-            "Only one column was found. A usable file needs a header row and at least two columns "
-            "(an outcome and a protected attribute), separated by commas, semicolons or tabs."
-        )
+        raise LuskinError(_ONE_COLUMN)
     if len(frame) == 0:
         raise LuskinError("The file has a header row but no data rows.")
-    return tidy(frame)
+    if all(frame[name].isna().all() for name in frame.columns):
+        raise LuskinError("Every cell of the file is empty: there is nothing to audit.")
+    return frame
 
 
 # --------------------------------------------------------------------------------------
 # Samples
 # --------------------------------------------------------------------------------------
-def _sample_path(name: str) -> Path:
+def _sample_path(name: str) -> Traversable:
     path = SAMPLE_DIR / name
-    if not path.exists():
+    if not path.is_file():
         raise LuskinError(f"The bundled sample file '{name}' is missing from {SAMPLE_DIR}. Reinstall Luskin.")
     return path
 
@@ -180,8 +800,9 @@ def load_adult() -> pd.DataFrame:
     """UCI Adult, train + test (48,842 rows); '?' is missing and the test labels' dot is stripped."""
     parts = []
     for name, skip in (("adult.data.gz", 0), ("adult.test.gz", 1)):
-        part = pd.read_csv(_sample_path(name), header=None, names=ADULT_COLUMNS, skiprows=skip,
-                           skipinitialspace=True, na_values=["?"], keep_default_na=False)
+        with as_file(_sample_path(name)) as path:
+            part = pd.read_csv(path, header=None, names=ADULT_COLUMNS, skiprows=skip,
+                               skipinitialspace=True, na_values=["?"], keep_default_na=False)
         parts.append(part.dropna(how="all"))
     frame = pd.concat(parts, ignore_index=True)
     frame["income"] = frame["income"].str.rstrip(".")
@@ -190,7 +811,8 @@ def load_adult() -> pd.DataFrame:
 
 def load_compas() -> pd.DataFrame:
     """ProPublica's two-year COMPAS file (7,214 rows, 53 columns as published)."""
-    return tidy(pd.read_csv(_sample_path("compas-scores-two-years.csv.gz"), dtype=str, keep_default_na=False))
+    with as_file(_sample_path("compas-scores-two-years.csv.gz")) as path:
+        return tidy(pd.read_csv(path, dtype=str, keep_default_na=False))
 
 
 def _canonical_sqf_names(columns: Iterable[str]) -> list[str]:
@@ -204,19 +826,19 @@ def load_sqf(source: str | os.PathLike[str] | bytes | IO[bytes], *, max_bytes: i
     Blank fields (a single space in NYPD's files) become missing; ages outside 10..99 are
     recorded errors and become missing too.
     """
-    text = _decode(_read_bytes(source, max_bytes))
-    try:
-        frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError):
-        raise LuskinError("This file could not be read as an NYPD Stop-Question-Frisk CSV.") from None
-    frame.columns = _canonical_sqf_names(frame.columns)
+    return _sqf_frame(load_csv(source, max_bytes=max_bytes))
+
+
+def _sqf_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """A frame read by :func:`load_csv` with NYPD's names, yes/no coding and plausible ages."""
+    frame = frame.set_axis(_clean_names(_canonical_sqf_names(frame.columns)), axis=1)
     missing = [c for c in ("race", "frisked", "detailCM") if c not in frame.columns]
     if missing:
         raise LuskinError(
             "This does not look like an NYPD Stop-Question-Frisk file: it lacks the column(s) "
             f"{', '.join(missing)}."
         )
-    frame = _sqf_flags(tidy(frame))
+    frame = _sqf_flags(frame)
     if "age" in frame.columns:
         age = pd.to_numeric(frame["age"], errors="coerce")
         frame["age"] = age.where((age >= 10) & (age <= 99))
@@ -271,9 +893,19 @@ def download_sqf(year: int, dest_dir: str | os.PathLike[str], *, url_template: s
 
 
 def sqf_shared_path() -> Path | None:
-    """The 2014 SQF copy beside the project (../shared/data), if there is one."""
-    path = Path(os.environ.get("LUSKIN_SQF_PATH", SHARED_DATA / "sqf_2014.csv.gz"))
-    return path if path.exists() else None
+    """The NYPD SQF file used as the 'sqf' sample, if there is one.
+
+    Looked for only in ``$LUSKIN_SQF_PATH`` or, when running from a checkout, the checkout's
+    ``../shared/data/sqf_2014.csv.gz``; an installed package has no shared folder.
+    """
+    configured = os.environ.get("LUSKIN_SQF_PATH", "").strip()
+    if configured:
+        path = Path(configured).expanduser()
+    elif SHARED_DATA is not None:
+        path = SHARED_DATA / "sqf_2014.csv.gz"
+    else:
+        return None
+    return path if path.is_file() else None
 
 
 def load_sample(name: str) -> pd.DataFrame:
@@ -286,6 +918,10 @@ def load_sample(name: str) -> pd.DataFrame:
     if key == "sqf":
         path = sqf_shared_path()
         if path is None:
+            configured = os.environ.get("LUSKIN_SQF_PATH", "").strip()
+            if configured:
+                raise LuskinError(f"LUSKIN_SQF_PATH names '{configured}', which is not a file: point it at an NYPD "
+                                  "Stop-Question-Frisk CSV (plain or gzip).")
             raise LuskinError(
                 "The Stop-Question-Frisk sample is not shipped with Luskin. Load an NYPD file you have "
                 "(any year) or download one from NYPD's site; set LUSKIN_SQF_PATH to use a local copy."
@@ -302,7 +938,7 @@ def load_data(ref: str | os.PathLike[str]) -> pd.DataFrame:
     frame = load_csv(ref)
     lowered = {str(c).lower() for c in frame.columns}
     if {"frisked", "detailcm", "crimsusp"} <= lowered:
-        return load_sqf(ref)
+        return _sqf_frame(frame)
     return frame
 
 

@@ -20,41 +20,67 @@ The classifier is a logistic regression trained on
 Groups are needed at fit time only; predictions use the features alone. With ``groups=None``
 ``E_f`` is zero (and at ``alpha=1`` it has no weight): the model is then plain unpenalised logistic
 regression, which keeps the scikit-learn estimator contract (``fit(X, y)``) intact.
+
+Fitting (L-BFGS-B, the default solver). The weights are optimised in coordinates whitened by the
+log-loss's curvature at the start (``theta = R^-1 phi`` with ``R^T R`` the Hessian of the mean
+log-loss there, plus a tiny ridge): one-hot columns that overlap the intercept and features on very
+different scales then no longer slow the search, and the gradient tolerance ``tol`` means the same
+whatever the features' units (``|grad|^2 / 2`` in these coordinates estimates how far the loss is
+from its minimum). A fit stops when that gradient is below ``tol`` (1e-5) or one iteration lowers the
+loss by less than ``ftol`` (scipy's default 2.2e-9, relative to max(|loss|, 1)), and records whether
+it converged (``converged_``, with scipy's message in ``convergence_message_``); a fit that stops
+at ``max_iter`` says so (a ``ConvergenceWarning`` from the estimator, a sentence in the sweep's
+``warnings``). Products with the features use no BLAS threads (numpy's own loops for dense
+features, scipy.sparse for sparse ones), so nothing here depends on, or changes, the process's
+thread settings.
+
+Warnings (``AlphaPoint.warnings``, ``AlphaSweep.warnings``): a fit that did not converge; a test
+accuracy below what always predicting the most common outcome gets; a TPR or FPR gap at least
+``GAP_GROWTH`` (one point) larger than plain logistic regression's (alpha = 1, when in the sweep).
 """
 
 from __future__ import annotations
 
 import time
+import warnings as _warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
+import scipy.linalg as sla
 import scipy.sparse as sp
 from scipy.optimize import minimize
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
-from threadpoolctl import threadpool_limits
 
 from luskin_core.errors import LuskinError
+from luskin_core.validation import check_both_outcomes_per_group, check_group_labels, check_groups_argument
 
 __all__ = [
     "BIN_CENTERS",
     "BIN_EDGES",
-    "EqualizedDistributionClassifier",
-    "equalized_loss",
+    "DEFAULT_ALPHAS",
+    "GAP_GROWTH",
     "AlphaPoint",
     "AlphaSweep",
-    "DEFAULT_ALPHAS",
+    "EqualizedDistributionClassifier",
     "alpha_sweep",
     "equalize_frame",
+    "equalized_loss",
 ]
 
+BIN_WIDTH = 0.02
 BIN_CENTERS = np.round(np.arange(0.01, 1.0, 0.02), 10)  # 50 bins of width 0.02
 BIN_EDGES = np.round(np.linspace(0.0, 1.0, 51), 10)
 DEFAULT_ALPHAS = (0.0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.7, 0.9, 1.0)
+GAP_GROWTH = 0.01   # a gap this much larger than plain logistic regression's is worth a warning
+DEFAULT_FTOL = 2.220446049250313e-09  # scipy's L-BFGS-B default (factr = 1e7: "moderate accuracy")
+_RIDGE = 1e-6       # relative ridge on the preconditioner's diagonal (for collinear one-hot columns)
 
 
 class _SoftHistogramPenalty:
@@ -62,8 +88,14 @@ class _SoftHistogramPenalty:
 
     Rows must be sorted so that each (group, class) segment is contiguous; ``segments`` lists
     (start, stop, group index, class) and ``ref`` is the reference group's index. Each row only
-    touches the bins within 8 kernel widths of its score (beyond that the kernel is below 1e-13
-    of its peak), which cuts the work about threefold at the default bandwidth.
+    touches the ``L`` bins within 8 kernel widths of its score (beyond that the kernel is below
+    1e-13 of its peak), which cuts the work about threefold at the default bandwidth.
+
+    The kernel values along a row's window follow a recurrence, so two exponentials per row give
+    all of them: with ``d = s - c_first`` and ``a = 1 / (2 bandwidth^2)``,
+    ``K_l = exp(-a (d - l w)^2) = K_{l-1} * exp(2 a w d) * exp(-a w^2 (2l - 1))`` (relative error a
+    few 1e-15). For very narrow kernels, where those factors would leave floating point's range,
+    every value is computed directly.
     """
 
     def __init__(
@@ -72,51 +104,75 @@ class _SoftHistogramPenalty:
         self.segments = segments
         self.ref = ref
         nb = len(BIN_CENTERS)
-        half = int(np.ceil(8.0 * bandwidth / 0.02))
-        self.L = min(nb, 2 * half + 1)
+        half = int(np.ceil(8.0 * bandwidth / BIN_WIDTH))
+        self.L = L = min(nb, 2 * half + 1)
         self.half = half
         self.nb = nb
-        self.inv2s2 = 1.0 / (2.0 * bandwidth * bandwidth)
-        self.invs2 = 1.0 / (bandwidth * bandwidth)
+        self.a = a = 1.0 / (2.0 * bandwidth * bandwidth)
         # each row's kernel sums to about 1 over the bins, like the paper's box histogram
-        self.kscale = 0.02 / (np.sqrt(2.0 * np.pi) * bandwidth)
-        self.offsets = np.arange(self.L) * 0.02
+        self.kscale = BIN_WIDTH / (np.sqrt(2.0 * np.pi) * bandwidth)
+        d_max = (L - 0.5) * BIN_WIDTH
+        self.recurrence = (a * d_max * d_max < 600.0 and 2.0 * a * BIN_WIDTH * d_max < 600.0
+                           and a * BIN_WIDTH * BIN_WIDTH * (2 * L) < 600.0)
+        steps = np.arange(L)
+        self.step_factor = np.exp(-a * BIN_WIDTH * BIN_WIDTH * (2 * steps - 1))
+        self.offsets = steps * BIN_WIDTH
         seg_id = np.empty(n, dtype=np.int64)
         sizes = np.empty(len(segments))
-        for k, (a, b, _, _) in enumerate(segments):
-            seg_id[a:b] = k
-            sizes[k] = b - a
+        for k, (lo, hi, _, _) in enumerate(segments):
+            seg_id[lo:hi] = k
+            sizes[k] = hi - lo
         self.seg_base = seg_id * nb
         self.sizes = sizes
-        self.neg_row_scale = -self.invs2 * self.kscale / sizes[seg_id]
-        self.D = np.empty((self.L, n))
-        self.K = np.empty((self.L, n))
-        self.G = np.empty((self.L, n))
-        self.B = np.empty((self.L, n), dtype=np.int64)
+        self.neg_row_scale = -self.kscale / (bandwidth * bandwidth) / sizes[seg_id]
+        self.K = np.empty((L, n))
         self.lo = np.zeros(n, dtype=np.int64)
-        self._tmp = np.empty(n)
-        self.arange_L = np.arange(self.L)
+        self.idx = np.empty(n, dtype=np.int64)
+        self._t = np.empty(n)
+        self._r = np.empty(n)
+        self._d0 = np.empty(n)
+        self._acc0 = np.empty(n)
+        self._acc1 = np.empty(n)
         index = {(gi, cl): k for k, (_, _, gi, cl) in enumerate(segments)}
         # (segment, reference segment of the same class) for every non-reference segment
         self.pairs = [(k, index[ref, cl]) for (gi, cl), k in index.items() if gi != ref]
+
+    def _kernel(self, d0: np.ndarray) -> np.ndarray:
+        """K[l, i] = exp(-a (d0_i - l w)^2) for every row i and window position l."""
+        K, a = self.K, self.a
+        if self.recurrence:
+            np.square(d0, out=K[0])
+            K[0] *= -a
+            np.exp(K[0], out=K[0])
+            r = np.multiply(d0, 2.0 * a * BIN_WIDTH, out=self._r)
+            np.exp(r, out=r)
+            for step in range(1, self.L):
+                np.multiply(K[step - 1], r, out=K[step])
+                K[step] *= self.step_factor[step]
+        else:
+            np.subtract(d0[None, :], self.offsets[:, None], out=K)
+            np.square(K, out=K)
+            K *= -a
+            np.exp(K, out=K)
+        return K
 
     def __call__(self, s: np.ndarray) -> tuple[float, np.ndarray]:
         nb, L = self.nb, self.L
         lo = self.lo
         if L < nb:
-            np.rint((s - 0.01) / 0.02, out=self._tmp)
-            lo[:] = self._tmp
+            np.rint((s - 0.01) / BIN_WIDTH, out=self._t)
+            lo[:] = self._t
             lo -= self.half
             np.clip(lo, 0, nb - L, out=lo)
-        # buffers are (L, n): the long axis contiguous, which numpy streams fastest
-        D, K, B = self.D, self.K, self.B
-        np.subtract((s - BIN_CENTERS[lo])[None, :], self.offsets[:, None], out=D)  # s - centre
-        np.square(D, out=K)
-        K *= -self.inv2s2
-        np.exp(K, out=K)
-        np.add((self.seg_base + lo)[None, :], self.arange_L[:, None], out=B)
+        d0 = np.subtract(s, BIN_CENTERS[lo], out=self._d0)  # score minus its window's first centre
+        K = self._kernel(d0)
+        idx = np.add(self.seg_base, lo, out=self.idx)
         nseg = len(self.segments)
-        hist = np.bincount(B.ravel(), weights=K.ravel(), minlength=nseg * nb).reshape(nseg, nb)
+        size = nseg * nb
+        flat = np.zeros(size)
+        for step in range(L):
+            flat[step:] += np.bincount(idx, weights=K[step], minlength=size)[: size - step]
+        hist = flat.reshape(nseg, nb)
         hist *= self.kscale / self.sizes[:, None]
         dh = np.zeros((nseg, nb))
         value = 0.0
@@ -125,13 +181,37 @@ class _SoftHistogramPenalty:
             value += float(diff @ diff)
             dh[k] += 2.0 * diff
             dh[r] -= 2.0 * diff
-        # dE/ds_i = sum_b dh_b K_ib (c_b - s_i) / (n_seg sigma^2) = -sum_l dh[B_li] K_li D_li * scale
-        G = np.take(dh.ravel(), B, out=self.G)
-        G *= K
-        G *= D
-        grad = G.sum(axis=0)
-        grad *= self.neg_row_scale
-        return value, grad
+        # dE/ds_i = -scale_i * sum_l dh[idx_i + l] K_li (d0_i - l w) = -scale_i (d0_i A_i - w B_i)
+        dhf = dh.ravel()
+        acc0, acc1, t = self._acc0, self._acc1, self._t
+        acc0.fill(0.0)
+        acc1.fill(0.0)
+        for step in range(L):
+            np.take(dhf[step:], idx, out=t)
+            t *= K[step]
+            acc0 += t
+            if step:
+                t *= step
+                acc1 += t
+        acc0 *= d0
+        acc1 *= BIN_WIDTH
+        acc0 -= acc1
+        acc0 *= self.neg_row_scale
+        return value, acc0
+
+
+def _matvec(X: Any, w: np.ndarray) -> np.ndarray:
+    """X @ w without BLAS threads (numpy's own loop for dense X, scipy.sparse otherwise)."""
+    if sp.issparse(X):
+        return np.asarray(X @ w).ravel()
+    return np.einsum("ij,j->i", X, w)
+
+
+def _rmatvec(X: Any, v: np.ndarray) -> np.ndarray:
+    """X.T @ v without BLAS threads."""
+    if sp.issparse(X):
+        return np.asarray(X.T @ v).ravel()
+    return np.einsum("ij,i->j", X, v)
 
 
 class _Objective:
@@ -156,26 +236,9 @@ class _Objective:
         self.labels: np.ndarray | None = None
         self.ref = 0
         if groups is not None:
-            g = np.asarray(groups)
-            if g.shape != (n,):
-                raise LuskinError(
-                    f"There must be one group label per row ({n} rows, {g.size} group labels)."
-                )
-            if pd.isna(g).any():
-                raise LuskinError("Some rows have no group label. Remove them before training.")
+            g = check_group_labels(groups, n, action="training")
             labels, gi = np.unique(g, return_inverse=True)
-            if len(labels) < 2:
-                raise LuskinError(
-                    f"Every row is in the group '{labels[0]}', so there is no other group to make "
-                    "the score distributions equal with. Check the protected condition."
-                )
-            for k, lab in enumerate(labels):
-                for cl, word in ((1, "positive"), (0, "negative")):
-                    if not np.any((gi == k) & (y01 == cl)):
-                        raise LuskinError(
-                            f"The group '{lab}' has no rows with a {word} outcome, so its score "
-                            "distribution for that outcome cannot be compared. Use more data."
-                        )
+            _check_groups_outcomes(y01, gi, labels)
             self.ref = int(np.argmax(np.bincount(gi)))
             key = gi * 2 + (1 - y01.astype(np.int64))
             order = np.argsort(key, kind="stable")
@@ -191,21 +254,28 @@ class _Objective:
             _SoftHistogramPenalty(n, segments, self.ref, bandwidth) if segments else None
         )
 
+    def scores(self, theta: np.ndarray) -> np.ndarray:
+        """The log-odds of every (sorted) training row."""
+        z = _matvec(self.X, theta[: self.d])
+        if self.fit_intercept:
+            z += theta[self.d]
+        return z
+
     def __call__(self, theta: np.ndarray, alpha: float | None = None) -> tuple[float, np.ndarray]:
         alpha = self.alpha if alpha is None else alpha
         d, n = self.d, self.n
-        b = theta[d] if self.fit_intercept else 0.0
-        z = np.asarray(self.X @ theta[:d]).ravel() + b
-        s = expit(z)
-        ll = float(np.mean(np.logaddexp(0.0, z) - self.y * z))
+        z = self.scores(theta)
+        e = np.exp(-np.abs(z))
+        ll = float(np.mean(np.log1p(e) + np.maximum(z, 0.0) - self.y * z))  # log(1 + exp(z)) - y z
+        s = np.where(z >= 0, 1.0 / (1.0 + e), e / (1.0 + e))  # expit(z), stably
         gz = (s - self.y) * (alpha / n)
         total = alpha * ll
         if self.penalty is not None and alpha < 1.0:
             ef, gs = self.penalty(s)
             total += (1.0 - alpha) * ef
             gz += (1.0 - alpha) * gs * s * (1.0 - s)
-        grad = np.empty_like(theta, dtype=np.float64)
-        grad[:d] = self.X.T @ gz
+        grad = np.empty(len(theta), dtype=np.float64)
+        grad[:d] = _rmatvec(self.X, gz)
         if self.fit_intercept:
             grad[d] = gz.sum()
         return total, grad
@@ -217,6 +287,68 @@ class _Objective:
             return float(ll), 0.0
         ef = self(theta, 0.0)[0]
         return float(ll), float(ef)
+
+    def whitening(self, theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(R, R^-1)``, upper triangular, with ``R^T R`` the mean log-loss's Hessian at theta + a ridge.
+
+        Identities when the Hessian cannot be factorised (e.g. every feature is zero).
+        """
+        n, d = self.n, self.d
+        p = expit(self.scores(theta))
+        w = p * (1.0 - p) / n
+        X = self.X
+        if sp.issparse(X):
+            xtwx = np.asarray((X.T @ X.multiply(w[:, None])).todense())
+        else:
+            xtwx = X.T @ (X * w[:, None])
+        if self.fit_intercept:
+            xtw = _rmatvec(X, w)
+            H = np.empty((d + 1, d + 1))
+            H[:d, :d] = xtwx
+            H[:d, d] = H[d, :d] = xtw
+            H[d, d] = w.sum()
+        else:
+            H = np.array(xtwx, dtype=float)
+        dim = len(H)
+        scale = float(np.trace(H)) / dim
+        if not (np.isfinite(scale) and scale > 0):
+            return np.eye(dim), np.eye(dim)
+        H[np.diag_indices(dim)] += _RIDGE * scale
+        try:
+            R = sla.cholesky(H, lower=False)
+            return R, sla.solve_triangular(R, np.eye(dim), lower=False)
+        except (np.linalg.LinAlgError, ValueError):
+            return np.eye(dim), np.eye(dim)
+
+
+def _check_groups_outcomes(y01: np.ndarray, gi: np.ndarray, labels: np.ndarray) -> None:
+    """At least two groups, each with rows of both outcomes (see validation.py)."""
+    check_both_outcomes_per_group(
+        y01, labels[gi], labels.tolist(), purpose="equal score distributions",
+        positive_need="its score distribution for that outcome cannot be compared",
+        negative_need="its score distribution for that outcome cannot be compared",
+        remedy="Use more data.",
+    )
+
+
+def _lbfgs(
+    obj: _Objective, alpha: float, theta0: np.ndarray, *, maxiter: int, gtol: float, ftol: float
+) -> tuple[np.ndarray, int, bool, str]:
+    """Minimise the objective at ``alpha`` from ``theta0`` in whitened coordinates.
+
+    Returns (theta, iterations, converged, scipy's message).
+    """
+    R, W = obj.whitening(theta0)  # theta = W phi, phi = R theta
+
+    def fun(phi: np.ndarray) -> tuple[float, np.ndarray]:
+        value, grad = obj(np.einsum("ij,j->i", W, phi), alpha)
+        return value, np.einsum("ij,i->j", W, grad)
+
+    phi0 = np.einsum("ij,j->i", R, theta0)
+    res = minimize(fun, phi0, jac=True, method="L-BFGS-B",
+                   options={"maxiter": maxiter, "gtol": gtol, "ftol": ftol})
+    theta = np.einsum("ij,j->i", W, res.x)
+    return theta, int(res.nit), bool(res.status == 0), str(res.message)
 
 
 def equalized_loss(
@@ -238,6 +370,15 @@ def equalized_loss(
     return obj(np.asarray(theta, dtype=np.float64))
 
 
+def _not_converged_sentence(alpha: float, iterations: int, message: str) -> str:
+    if "ITERATIONS REACHED LIMIT" in message.upper():
+        why = f"in {iterations} iterations (the limit)"
+    else:
+        why = f"after {iterations} iterations: the optimiser could not lower the loss further ({message.lower()})"
+    return (f"The fit at alpha = {alpha:g} did not converge {why}; its figures may still move with more "
+            "iterations (max_iter).")
+
+
 class EqualizedDistributionClassifier(ClassifierMixin, BaseEstimator):
     """Logistic regression whose score distributions are pulled together across groups.
 
@@ -247,19 +388,23 @@ class EqualizedDistributionClassifier(ClassifierMixin, BaseEstimator):
         1 is plain logistic regression, near 0 equal score distributions (the paper recommends
         0.1-0.2).
     bandwidth : standard deviation of the Gaussian kernel that replaces the histogram's box.
-    solver : ``"lbfgs"`` (scipy L-BFGS-B with the analytic gradient, default) or
-        ``"momentum"`` (the paper: gradient descent with momentum).
+    solver : ``"lbfgs"`` (scipy L-BFGS-B with the analytic gradient, in whitened coordinates;
+        default) or ``"momentum"`` (the paper: gradient descent with momentum).
     fit_intercept : learn an intercept.
     max_iter : iteration limit; ``None`` means 500 for lbfgs and 2000 (the paper's) for momentum.
-    tol : gradient tolerance of L-BFGS-B.
+    tol : gradient tolerance of L-BFGS-B (in whitened coordinates, see the module doc); for the
+        momentum solver, ``converged_`` says whether the final gradient is within ``tol``.
+    ftol : L-BFGS-B also stops when one iteration lowers the loss by less than ``ftol`` times
+        max(|loss|, 1) (scipy's default).
     learning_rate, momentum : momentum solver settings (paper: 1 and 0.9).
     init : ``"lr"`` (default) starts from the plain logistic regression solution, so that every
         alpha moves away from the accurate model and a fit does not depend on other fits;
         ``"zeros"`` starts from all-zero weights (every score 0.5, where E_f is already 0).
 
     Learned attributes: ``classes_``, ``coef_`` (1, n_features), ``intercept_`` (1,),
-    ``n_features_in_``, ``n_iter_``, ``loss_``, ``log_loss_``, ``fairness_loss_`` (E_f at the
-    solution, on the training rows), ``groups_`` and ``reference_group_`` (None without groups).
+    ``n_features_in_``, ``n_iter_``, ``converged_``, ``convergence_message_``, ``loss_``,
+    ``log_loss_``, ``fairness_loss_`` (E_f at the solution, on the training rows), ``groups_``
+    and ``reference_group_`` (None without groups).
     """
 
     def __init__(
@@ -269,7 +414,8 @@ class EqualizedDistributionClassifier(ClassifierMixin, BaseEstimator):
         solver: str = "lbfgs",
         fit_intercept: bool = True,
         max_iter: int | None = None,
-        tol: float = 1e-6,
+        tol: float = 1e-5,
+        ftol: float = DEFAULT_FTOL,
         learning_rate: float = 1.0,
         momentum: float = 0.9,
         init: str = "lr",
@@ -280,6 +426,7 @@ class EqualizedDistributionClassifier(ClassifierMixin, BaseEstimator):
         self.fit_intercept = fit_intercept
         self.max_iter = max_iter
         self.tol = tol
+        self.ftol = ftol
         self.learning_rate = learning_rate
         self.momentum = momentum
         self.init = init
@@ -307,23 +454,42 @@ class EqualizedDistributionClassifier(ClassifierMixin, BaseEstimator):
             raise LuskinError(f"Unknown init '{self.init}': choose 'lr' or 'zeros'.")
         if self.max_iter is not None and int(self.max_iter) < 1:
             raise LuskinError("max_iter must be at least 1.")
+        for name in ("tol", "ftol"):
+            value = getattr(self, name)
+            if not (np.isfinite(value) and value >= 0):
+                raise LuskinError(f"{name} must be a number of 0 or more.")
 
     def fit(
-        self, X: Any, y: Any, groups: Any = None, *, coef_init: Any = None
-    ) -> "EqualizedDistributionClassifier":
-        """Fit on features X, two-valued outcome y and (optionally) group labels per row.
+        self,
+        X: Any,
+        y: Any,
+        groups: Any = None,
+        *,
+        sensitive_features: Any = None,
+        coef_init: Any = None,
+    ) -> EqualizedDistributionClassifier:
+        """Fit on features X, two-valued outcome y and (optionally) each row's group label.
 
+        The group labels may be given as ``groups`` or, as in fairlearn, ``sensitive_features``.
         ``coef_init`` (coefficients, then the intercept) replaces the start chosen by ``init``;
-        the alpha sweep passes the plain logistic regression solution it computed once. BLAS is
-        held to one thread: the products here are small, and on a busy machine threads that
-        wait for each other made fits several times slower.
+        the alpha sweep passes the plain logistic regression solution it computed once. A fit
+        that stops without converging warns (``sklearn.exceptions.ConvergenceWarning``).
         """
-        with threadpool_limits(limits=1, user_api="blas"):
-            return self._fit(X, y, groups, coef_init)
+        if groups is not None or sensitive_features is not None:
+            groups = check_groups_argument(groups, sensitive_features)
+        self._fit(X, y, groups, coef_init)
+        if not self.converged_:
+            _warnings.warn(self.convergence_sentence(), ConvergenceWarning, stacklevel=2)
+        return self
 
-    def _fit(
-        self, X: Any, y: Any, groups: Any, coef_init: Any
-    ) -> "EqualizedDistributionClassifier":
+    def convergence_sentence(self) -> str:
+        """A plain sentence when the fit did not converge ('' when it did)."""
+        check_is_fitted(self)
+        if self.converged_:
+            return ""
+        return _not_converged_sentence(float(self.alpha), int(self.n_iter_[0]), self.convergence_message_)
+
+    def _fit(self, X: Any, y: Any, groups: Any, coef_init: Any) -> EqualizedDistributionClassifier:
         self._check_params()
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64)
         check_classification_targets(y)
@@ -339,49 +505,46 @@ class EqualizedDistributionClassifier(ClassifierMixin, BaseEstimator):
                 f"values, not {len(self.classes_)}."
             )
         yb = (y == self.classes_[1]).astype(np.float64)
-        n, d = X.shape
+        d = X.shape[1]
         alpha = float(self.alpha)
         obj = _Objective(X, yb, groups, alpha, float(self.bandwidth), bool(self.fit_intercept))
         self.groups_ = obj.labels
         self.reference_group_ = None if obj.labels is None else obj.labels[obj.ref]
-        loss_grad = obj
-        penalty = obj.penalty
         fi = obj.fit_intercept
         theta0 = np.zeros(d + int(fi))
-        lbfgs_options = {
+        limits = {
             "maxiter": 500 if self.max_iter is None else int(self.max_iter),
             "gtol": float(self.tol),
-            "ftol": 1e-12,
+            "ftol": float(self.ftol),
         }
         if coef_init is not None:
             coef_init = np.asarray(coef_init, dtype=float).ravel()
             if coef_init.shape != theta0.shape:
                 raise ValueError("coef_init needs one value per feature (+ the intercept).")
             theta0 = coef_init.copy()
-        elif self.init == "lr" and penalty is not None and alpha < 1.0:
-            theta0 = minimize(
-                lambda t: loss_grad(t, 1.0), theta0, jac=True, method="L-BFGS-B",
-                options=lbfgs_options,
-            ).x
+        elif self.init == "lr" and obj.penalty is not None and alpha < 1.0:
+            theta0 = _lbfgs(obj, 1.0, theta0, **limits)[0]
         if self.solver == "lbfgs":
-            res = minimize(
-                loss_grad, theta0, jac=True, method="L-BFGS-B", options=lbfgs_options
-            )
-            theta = res.x
-            self.n_iter_ = np.array([int(res.nit)])
+            theta, nit, converged, message = _lbfgs(obj, alpha, theta0, **limits)
         else:
             max_iter = 2000 if self.max_iter is None else int(self.max_iter)
             theta = theta0
             v = np.zeros_like(theta)
             lr, mom = float(self.learning_rate), float(self.momentum)
             for _ in range(max_iter):
-                _, grad = loss_grad(theta)
+                _, grad = obj(theta)
                 v = mom * v - lr * grad
                 theta = theta + v
-            self.n_iter_ = np.array([max_iter])
+            nit = max_iter
+            converged = bool(np.max(np.abs(obj(theta)[1]), initial=0.0) <= float(self.tol))
+            message = ("the paper's fixed number of momentum steps; final gradient within tol" if converged
+                       else "ITERATIONS REACHED LIMIT")
+        self.n_iter_ = np.array([nit])
+        self.converged_ = converged
+        self.convergence_message_ = message
         self.coef_ = theta[:d].reshape(1, d).copy()
         self.intercept_ = np.array([theta[d] if fi else 0.0])
-        self.loss_ = float(loss_grad(theta)[0])
+        self.loss_ = float(obj(theta)[0])
         self.log_loss_, self.fairness_loss_ = obj.parts(theta)
         return self
 
@@ -391,7 +554,7 @@ class EqualizedDistributionClassifier(ClassifierMixin, BaseEstimator):
         """Log-odds of the second class (the positive outcome)."""
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False)
-        return np.asarray(X @ self.coef_[0] + self.intercept_[0]).ravel()
+        return _matvec(X, self.coef_[0]) + self.intercept_[0]
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Probabilities of the two classes, in the order of ``classes_``."""
@@ -415,6 +578,8 @@ class AlphaPoint:
 
     ``groups``: label -> {"tpr", "fpr"} at the 0.5 probability threshold; ``histograms``:
     label -> {"positive": counts, "negative": counts} of test scores in the 50 bins ``BIN_EDGES``.
+    ``converged`` and ``iterations`` describe the fit; ``warnings`` says in plain sentences what
+    went wrong at this alpha (see the module's "Warnings").
     """
 
     alpha: float
@@ -424,6 +589,9 @@ class AlphaPoint:
     loss: float
     fairness_loss: float
     seconds: float
+    converged: bool = True
+    iterations: int = 0
+    warnings: tuple[str, ...] = ()
 
     @property
     def tpr_gap(self) -> float:
@@ -446,6 +614,9 @@ class AlphaPoint:
             "train_loss": self.loss,
             "train_fairness_loss": self.fairness_loss,
             "seconds": self.seconds,
+            "converged": self.converged,
+            "iterations": self.iterations,
+            "warnings": list(self.warnings),
         }
 
 
@@ -464,6 +635,16 @@ class AlphaSweep:
     def alphas(self) -> tuple[float, ...]:
         return tuple(p.alpha for p in self.points)
 
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """Every point's warnings, in ascending alpha."""
+        return tuple(w for p in self.points for w in p.warnings)
+
+    @property
+    def converged(self) -> bool:
+        """Whether every fit of the sweep converged."""
+        return all(p.converged for p in self.points)
+
     def point(self, alpha: float) -> AlphaPoint:
         """The point whose alpha is nearest to the given one (for a slider)."""
         return min(self.points, key=lambda p: abs(p.alpha - alpha))
@@ -475,6 +656,8 @@ class AlphaSweep:
             "group_labels": list(self.group_labels),
             "reference_group": self.reference_group,
             "rows": {"train": self.n_train, "test": self.n_test},
+            "converged": self.converged,
+            "warnings": list(self.warnings),
         }
 
 
@@ -510,8 +693,8 @@ def alpha_sweep(
     y must be 0/1. With ``warm_start`` the plain logistic regression solution is computed once
     and every alpha starts from it: the same start a single fit uses (``init="lr"``), so each
     point equals ``EqualizedDistributionClassifier(alpha=a).fit(...)`` on its own. Points come
-    back in ascending alpha. ``progress(fraction, message)`` is told after each alpha (a page's
-    progress bar: an Adult sweep takes about a minute).
+    back in ascending alpha, each saying whether its fit converged and, in ``warnings``, what
+    backfired. ``progress(fraction, message)`` is told before each alpha (a page's progress bar).
     """
     alphas = sorted({float(a) for a in alphas})
     if not alphas:
@@ -523,42 +706,48 @@ def alpha_sweep(
     gt = np.asarray(g_test)
     labels = [str(v) for v in np.unique(np.asarray(g_train))]
     gt = gt.astype(str)
-    points: list[AlphaPoint] = []
+    fits: list[tuple[float, EqualizedDistributionClassifier, float]] = []
     init = None
-    ref = ""
     n_train = int(np.asarray(y_train).shape[0])
     g_train = np.asarray(g_train).astype(str)
     if warm_start:
-        lr = EqualizedDistributionClassifier(alpha=1.0, bandwidth=bandwidth).fit(
-            X_train, y_train, g_train
-        )
+        lr = EqualizedDistributionClassifier(alpha=1.0, bandwidth=bandwidth)._fit(X_train, y_train, g_train, None)
         init = np.concatenate([lr.coef_[0], lr.intercept_])
     for done, a in enumerate(sorted(alphas, reverse=True)):
         if progress is not None:
             progress(done / len(alphas), f"Training the model for alpha = {a:g} ({done + 1} of {len(alphas)})")
         t0 = time.perf_counter()
         clf = EqualizedDistributionClassifier(alpha=a, bandwidth=bandwidth, solver=solver)
-        clf.fit(X_train, y_train, g_train, coef_init=init)
-        seconds = time.perf_counter() - t0
-        ref = str(clf.reference_group_)
-        s = clf.predict_proba(X_test)[:, 1]
-        pred = (s > 0.5).astype(np.int64)
-        hists = {}
-        for lab in labels:
-            m = gt == lab
-            hists[lab] = {
-                "positive": np.histogram(s[m & (yt == 1)], bins=BIN_EDGES)[0].tolist(),
-                "negative": np.histogram(s[m & (yt == 0)], bins=BIN_EDGES)[0].tolist(),
-            }
+        clf._fit(X_train, y_train, g_train, init)  # no ConvergenceWarning: the point says it in words
+        fits.append((a, clf, time.perf_counter() - t0))
+    share = float(np.mean(yt)) if len(yt) else 0.0
+    majority = max(share, 1.0 - share)
+    points: list[AlphaPoint] = []
+    measured = {a: _measure(clf, X_test, yt, gt, labels) for a, clf, _ in fits}
+    plain = measured.get(1.0)
+    for a, clf, seconds in fits:
+        accuracy, rates, hists = measured[a]
+        notes = [] if clf.converged_ else [clf.convergence_sentence()]
+        if accuracy < majority:
+            common = "positive" if share >= 0.5 else "negative"
+            notes.append(
+                f"At alpha = {a:g} the model's test accuracy ({100 * accuracy:.1f}%) is below what always "
+                f"predicting the most common outcome ({common}) gets ({100 * majority:.1f}%)."
+            )
+        if plain is not None and a < 1.0:
+            for key, name in (("tpr", "true positive rate"), ("fpr", "false positive rate")):
+                gap, base = _gap(rates, key), _gap(plain[1], key)
+                if gap - base >= GAP_GROWTH:
+                    notes.append(
+                        f"At alpha = {a:g} the gap in {name} on the test rows ({gap:.3f}) is larger than plain "
+                        f"logistic regression's (alpha = 1: {base:.3f}): equalizing the score distributions "
+                        "did not narrow it here."
+                    )
         points.append(
             AlphaPoint(
-                alpha=a,
-                accuracy=float(np.mean(pred == yt)),
-                groups=_rates(yt, pred, gt, labels),
-                histograms=hists,
-                loss=clf.loss_,
-                fairness_loss=clf.fairness_loss_,
-                seconds=seconds,
+                alpha=a, accuracy=accuracy, groups=rates, histograms=hists, loss=clf.loss_,
+                fairness_loss=clf.fairness_loss_, seconds=seconds, converged=bool(clf.converged_),
+                iterations=int(clf.n_iter_[0]), warnings=tuple(notes),
             )
         )
     points.sort(key=lambda p: p.alpha)
@@ -568,10 +757,31 @@ def alpha_sweep(
         points=tuple(points),
         bin_edges=tuple(float(e) for e in BIN_EDGES),
         group_labels=tuple(labels),
-        reference_group=ref,
+        reference_group=str(fits[-1][1].reference_group_),
         n_train=n_train,
         n_test=int(len(yt)),
     )
+
+
+def _gap(rates: dict[str, dict[str, float]], key: str) -> float:
+    values = [r[key] for r in rates.values()]
+    return float(max(values) - min(values))
+
+
+def _measure(
+    clf: EqualizedDistributionClassifier, X_test: Any, yt: np.ndarray, gt: np.ndarray, labels: Sequence[str]
+) -> tuple[float, dict[str, dict[str, float]], dict[str, dict[str, list[int]]]]:
+    """Test accuracy, TPR/FPR per group at 0.5, and the groups' score histograms."""
+    s = clf.predict_proba(X_test)[:, 1]
+    pred = (s > 0.5).astype(np.int64)
+    hists = {}
+    for lab in labels:
+        m = gt == lab
+        hists[lab] = {
+            "positive": np.histogram(s[m & (yt == 1)], bins=BIN_EDGES)[0].tolist(),
+            "negative": np.histogram(s[m & (yt == 0)], bins=BIN_EDGES)[0].tolist(),
+        }
+    return float(np.mean(pred == yt)), _rates(yt, pred, gt, labels), hists
 
 
 def equalize_frame(

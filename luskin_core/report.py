@@ -203,20 +203,9 @@ def config_to_json(dataset_ref: DatasetRef | Mapping[str, Any] | str, spec: Audi
 
 def config_from_json(text: str | bytes) -> LuskinConfig:
     """Read a configuration document back; anything malformed is a plain LuskinError."""
-    if isinstance(text, (bytes, bytearray)):
-        try:
-            text = bytes(text).decode("utf-8-sig")
-        except UnicodeDecodeError:
-            raise LuskinError("The configuration file is not a text file. Choose the .json file Luskin saved.") from None
-    if not isinstance(text, str) or not text.strip():
-        raise LuskinError("The configuration file is empty.")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise LuskinError(
-            f"The configuration file is not valid JSON (line {err.lineno}, column {err.colno}: {err.msg}). "
-            "Choose the .json file Luskin saved, unchanged."
-        ) from None
+    from .configfile import parse_json_document
+
+    data = parse_json_document(text)  # size, encoding, depth, syntax and entry types checked
     if not isinstance(data, dict) or data.get("kind") != CONFIG_KIND:
         raise LuskinError("This JSON file is not a Luskin configuration (it lacks \"kind\": "
                           f"\"{CONFIG_KIND}\"). Choose a file saved from Luskin's Report page.")

@@ -218,6 +218,13 @@ class AuditSpec:
         return f"{self.outcome} is {self.positive}"
 
     @property
+    def decision_text(self) -> str:
+        """What the audited share counts, in words: the outcome, or a model's prediction of it."""
+        if self.prediction is not None:
+            return f"'{self.prediction}' predicts {self.outcome_text}"
+        return self.outcome_text
+
+    @property
     def filter_text(self) -> str:
         return " and ".join(str(c) for c in self.filters)
 

@@ -14,7 +14,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 # Install only when the requirements changed since the last install (a stamp holds their hash).
 stamp=.venv/.luskin-installed
-want=$(cat "$1" requirements.txt pyproject.toml | sha256sum | cut -d' ' -f1)
+want=$(cat "$1" requirements.txt pyproject.toml setup.py | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   .venv/bin/python -m pip install --quiet --upgrade pip
   .venv/bin/python -m pip install --quiet -r "$1" -e .

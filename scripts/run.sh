@@ -3,4 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/_venv.sh requirements.txt
-exec .venv/bin/python -m streamlit run app.py --server.headless true --browser.gatherUsageStats false "$@"
+# `luskin app` passes the settings of .streamlit/config.toml; options: --port, --address (default
+# 127.0.0.1, this computer only; 0.0.0.0 to serve the network).
+exec .venv/bin/luskin app --headless "$@"

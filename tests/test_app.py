@@ -777,7 +777,7 @@ def test_a_50_mb_cell_is_never_offered_in_a_dropdown_and_add_condition_works():
 
 
 @pytest.mark.parametrize("change, words", [
-    (lambda c: c.update(features=5), "must be a list of column names"),
+    (lambda c: c.update(features=5), "not a list of column names"),
     (lambda c: c["options"]["thresholds"].update(lam=50), "from 0 to 20"),
     (lambda c: c["options"]["retrain"].update(seed="x"), "whole number"),
     (lambda c: c["options"]["equalize"].update(alphas=[0.33]), "must be one of"),

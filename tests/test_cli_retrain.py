@@ -81,7 +81,11 @@ def test_table_by_default(capsys, adult_csv):
     (["--protected", "colour == blue"], "no column named 'colour'"),
 ])
 def test_bad_input_exits_2_with_a_message(capsys, adult_csv, argv, words):
-    status, out, err = run(capsys, "retrain", *spec_args(adult_csv), *argv)
+    base = spec_args(adult_csv)
+    if argv[0] in base:  # an option given twice is its own mistake: replace the base's value instead
+        at = base.index(argv[0])
+        del base[at:at + 2]
+    status, out, err = run(capsys, "retrain", *base, *argv)
     assert status == 2
     assert words in err and "Traceback" not in err
     assert out == ""

@@ -377,6 +377,26 @@ def test_a_correction_that_widens_the_gap_is_flagged_on_the_first_page(compas) -
             "gaps from 15.0 to 25.0 points, at a cost of 3.0 points of accuracy (67.0% → 64.0%).") in _text(page)
 
 
+def test_a_real_backfire_is_warned_on_the_first_page(compas) -> None:
+    """COMPAS within 'priors_count > 2': Algorithm 1 with seed 0 widens that cell's gap (RetrainResult.warnings)."""
+    from luskin_core.conditions import parse_condition
+    from luskin_core.retrain import RetrainOptions, retrain
+
+    preset = PRESETS["compas"]
+    spec = preset.spec.with_changes(filters=(parse_condition("priors_count > 2"),))
+    result = retrain(compas, spec, RetrainOptions(algorithm=1, first="LR", second="MLP", seed=0,
+                                                  features=preset.features))
+    assert result.warnings, "the case this test relies on no longer backfires"
+    page = build_html_report(audit(compas, spec), frame=compas, dataset="sample:compas", retrain=result)
+    summary = _text(page.split('<section id="cost"')[0] + "</main></body></html>")
+    assert "Warnings: corrections that backfired or need care" in summary
+    for warning in result.warnings:
+        assert f"Retraining: {warning}" in summary
+    assert "(WIDER)" in summary and "(see the warnings below)" in summary
+    section = page.split('<section id="retrain"')[1].split("</section>")[0]
+    assert "Warnings about this correction" in section
+
+
 def test_report_with_real_retrains(adult, adult_result) -> None:
     from luskin_core.retrain import RetrainOptions, retrain
 

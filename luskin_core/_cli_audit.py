@@ -1,0 +1,193 @@
+"""``luskin audit``: every group against a reference, in every cell, with the pooled view.
+
+Registered by :func:`luskin_core.cli.build_parser` through :func:`add_parsers`. The paper's
+setup (a protected condition, one filter) prints the paper's two-class table; groups formed by
+columns (``--groups race --groups sex``) and strata (``--stratify education``) print one row per
+group per cell against the reference, then the overall and within-cell comparison per group.
+``--json`` prints :meth:`luskin_core.audit.AuditResult.to_dict`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .errors import LuskinError
+
+AUDIT_DESCRIPTION = (
+    "Compare the share with a positive outcome between groups inside each cell, with 95% confidence "
+    "intervals, the difference and the impact ratio against a reference group, a significance test of each "
+    "gap adjusted for the number of comparisons, and a verdict: too few rows, within the tolerance, beyond "
+    "it, or beyond it but possibly chance. With strata, each group's overall gap is set beside the gap "
+    "within the strata (Mantel-Haenszel, Cochran-Mantel-Haenszel, Breslow-Day, Simpson's paradox)."
+)
+
+
+def add_audit_options(parser: argparse.ArgumentParser) -> None:
+    """Who is compared, within what, and how a gap is judged (issue 8's options)."""
+    group = parser.add_argument_group("groups, cells and verdicts")
+    group.add_argument("--groups", action="append", default=None, metavar="COL",
+                       help="compare every value of this column (instead of --protected); repeat to cross "
+                            "columns, e.g. --groups race --groups sex")
+    group.add_argument("--reference", metavar="GROUP",
+                       help="the group every other group is compared with (default: the highest share among "
+                            "groups big enough, as the four-fifths rule does)")
+    group.add_argument("--stratify", action="append", default=None, metavar="COL",
+                       help="compare within every value of this control column (instead of --filter); repeat "
+                            "to cross")
+    group.add_argument("--bins", action="append", default=None, metavar="COL=CUTS",
+                       help="cut a numeric column at these points, e.g. age=25,40,60 (default: quartiles for "
+                            "a column with more than 20 values)")
+    group.add_argument("--metric", choices=["difference", "ratio"], default=None,
+                       help="judge a gap by the difference in shares (with --tolerance) or by the impact ratio "
+                            "(with --ratio-threshold, default 0.8: the four-fifths rule)")
+    group.add_argument("--ratio-threshold", type=float, default=None, metavar="R",
+                       help="smallest impact ratio counted as fair with --metric ratio (default 0.8)")
+    group.add_argument("--correction", choices=["holm", "bh", "none"], default=None,
+                       help="adjust p-values for the number of comparisons: holm (default), bh "
+                            "(Benjamini-Hochberg) or none")
+    group.add_argument("--min-group-size", type=int, default=None, metavar="N",
+                       help="groups with fewer rows in a cell are shown but not judged (default 30)")
+    group.add_argument("--min-group-share", type=float, default=None, metavar="S",
+                       help="groups under this share of all rows are set aside (e.g. 0.02; default 0)")
+    group.add_argument("--score", action="store_true",
+                       help="the outcome is a numeric score: compare the share at or above --score-cutoff "
+                            "(default: the median), and the mean")
+    group.add_argument("--score-cutoff", type=float, default=None, metavar="X",
+                       help="the score at or above which a row counts as positive (implies --score)")
+
+
+def _bins(items: list[str]) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {}
+    for item in items:
+        name, sep, cuts = item.rpartition("=")
+        if not sep or not name.strip():
+            raise LuskinError(f"Write cut points as COLUMN=CUT,CUT (e.g. age=25,40,60), not '{item}'.")
+        try:
+            out[name.strip()] = [float(c) for c in cuts.split(",") if c.strip()]
+        except ValueError:
+            raise LuskinError(f"The cut points in '{item}' must be numbers, e.g. age=25,40,60.") from None
+    return out
+
+
+def apply_audit_options(args: argparse.Namespace, fields: dict[str, Any]) -> None:
+    """Fold the audit options into the specification's fields (before it is built)."""
+    groups = getattr(args, "groups", None)
+    if groups:
+        if getattr(args, "protected", None):
+            raise LuskinError("Use either --protected (one group vs the rest) or --groups (every value of columns), "
+                              "not both.")
+        fields["group_by"] = [g.strip() for g in groups]
+        fields["protected"] = None
+        fields["group_label"] = fields["other_label"] = None
+    strata = getattr(args, "stratify", None)
+    if strata:
+        if getattr(args, "filter", None):
+            raise LuskinError("Use either --filter (a condition and its complement) or --stratify (every value of "
+                              "control columns), not both.")
+        fields["strata"] = [s.strip() for s in strata]
+        fields["filters"] = []
+        fields["filter_label"] = fields["not_filter_label"] = None
+    if getattr(args, "bins", None):
+        fields["bins"] = _bins(args.bins)
+    for option, key in (("reference", "reference"), ("metric", "metric"), ("ratio_threshold", "ratio_threshold"),
+                        ("correction", "correction"), ("min_group_size", "min_group_size"),
+                        ("min_group_share", "min_group_share"), ("score_cutoff", "score_cutoff")):
+        value = getattr(args, option, None)
+        if value is not None:
+            fields[key] = value
+    if getattr(args, "score", False) or getattr(args, "score_cutoff", None) is not None:
+        if getattr(args, "positive", None) is not None:
+            raise LuskinError("A score outcome has no positive value: use --score (or --score-cutoff) or "
+                              "--positive, not both.")
+        fields["outcome_type"] = "score"
+        fields["positive"] = None
+
+
+# ------------------------------------------------------------------------------------------
+# Printing
+# ------------------------------------------------------------------------------------------
+def _f(x: float | None, digits: int = 3) -> str:
+    return "n/a" if x is None else f"{x:.{digits}f}"
+
+
+def _p(x: float | None) -> str:
+    if x is None:
+        return "n/a"
+    return "<0.001" if x < 0.001 else f"{x:.3f}"
+
+
+def format_audit(result: Any) -> str:
+    """The audit as plain text: the headline, the table(s), and one sentence per finding."""
+    from .cli import format_table
+
+    spec = result.spec
+    head = (f"Audit of {result.source}: {spec.outcome_text}; {spec.groups_text}"
+            + (f", reference {result.reference}" if spec.group_mode == "columns" else "")
+            + f"; tolerance {spec.tolerance:g}" + (f", impact-ratio threshold {spec.ratio_threshold:g}"
+                                                     if spec.metric == "ratio" else "")
+            + f"; p-values adjusted by {({'holm': 'Holm', 'bh': 'Benjamini-Hochberg', 'none': 'nothing'})[spec.correction]}"
+            + f" ({result.n_rows:,} rows")
+    if result.n_excluded:
+        reasons = ", ".join(f"{k} {v:,}" for k, v in result.excluded_reasons.items())
+        outside = result.n_excluded - sum(result.excluded_reasons.values())
+        if outside:
+            reasons = (reasons + ", " if reasons else "") + f"outside the population {outside:,}"
+        head += f"; {result.n_excluded:,} left out: {reasons})"
+    else:
+        head += ")"
+    if result.counts is not None and result.counts.score_cutoff is not None:
+        head += f"\nA row counts as positive when {spec.outcome} is at least {result.counts.score_cutoff:g}."
+    lines = [head, "", result.headline(), ""]
+    if result.gaps:
+        rows = []
+        for c in result.cells:
+            g = result.gap(c.filter_holds)
+            rows.append([c.cell, c.label, f"{c.n:,}", f"{c.positives:,}", _f(c.ratio),
+                         f"[{_f(c.ci_low)}, {_f(c.ci_high)}]", _f(g.gap), _p(g.p_value),
+                         {True: "fair", False: "NOT fair", None: "not computable"}[g.fair], g.verdict])
+        lines.append(format_table(rows, ["cell", "group", "n", "positive", "ratio", "95% CI", "gap", "p",
+                                         "tolerance", "verdict"]))
+    else:
+        rows = []
+        for c in result.comparisons:
+            rows.append([c.cell or "all rows", c.group + (" (ref)" if c.is_reference else ""), f"{c.n:,}",
+                         _f(c.rate), f"[{_f(c.ci_low)}, {_f(c.ci_high)}]",
+                         "" if c.is_reference else f"{_f(c.difference)} [{_f(c.difference_ci_low)}, "
+                                                   f"{_f(c.difference_ci_high)}]",
+                         "" if c.is_reference else _f(c.impact_ratio, 2), "" if c.is_reference else _p(c.p_value),
+                         "" if c.is_reference else _p(c.p_adjusted), "" if c.is_reference else c.verdict,
+                         "" if c.four_fifths is None else ("below 0.8" if c.four_fifths else "")])
+        lines.append(format_table(rows, ["cell", "group", "n", "share", "95% CI", "difference [95% CI]",
+                                         "ratio", "p", "p adj.", "verdict", "4/5 rule"]))
+    if len(result.cell_names) > 1 and result.pooled:
+        rows = []
+        for p in result.pooled:
+            ci = "" if p.mh_ci_low is None else f" [{_f(p.mh_ci_low, 2)}, {_f(p.mh_ci_high, 2)}]"
+            rows.append([p.group, _f(p.marginal_difference), _f(p.marginal_impact_ratio, 2),
+                         _f(p.weighted_difference), f"{_f(p.mh_odds_ratio, 2)}{ci}", _p(p.cmh_p_value),
+                         _p(p.breslow_day_p_value), "YES" if p.simpson else "no"])
+        lines += ["", f"Overall vs within the cells (against {result.reference}):",
+                  format_table(rows, ["group", "overall diff.", "overall ratio", "within diff. (weighted)",
+                                      "pooled odds ratio (MH)", "CMH p", "Breslow-Day p", "Simpson"])]
+    lines.append("")
+    lines += [f"- {s}" for s in result.sentences()]
+    return "\n".join(lines)
+
+
+def run_audit(args: argparse.Namespace) -> int:
+    """Audit the outcome (or a prediction column against it) and print the result."""
+    from .audit import audit
+    from .cli import print_json, resolve
+
+    frame, spec, _ = resolve(args)
+    source = None
+    if getattr(args, "predictions", None):
+        spec = spec.with_changes(prediction=args.predictions)
+        source = f"predictions in '{args.predictions}'"
+    result = audit(frame, spec, source=source)
+    if args.json:
+        print_json(result.to_dict())
+    else:
+        print(format_audit(result))
+    return 0
