@@ -4,11 +4,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/_venv.sh requirements-dev.txt
-if [ ! -x /usr/bin/chromium ]; then
-  echo "Installing Debian's Chromium for the browser tests..."
+# Debian packages the tests drive for real: Chromium (browser tests, PDF charts), PostgreSQL (a
+# throwaway server per test session), Java (Spark in local mode), pdftotext (the PDF report's text).
+need=()
+[ -x /usr/bin/chromium ] || need+=(chromium)
+[ -x /usr/bin/java ] || need+=(openjdk-17-jre-headless)
+command -v pdftotext >/dev/null || need+=(poppler-utils)
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "Installing Debian packages for the tests: ${need[*]}..."
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 export LUSKIN_REQUIRE_BROWSER=1
 # Browser tests write screenshots and timings; keep the committed ones (docs/screenshots,
