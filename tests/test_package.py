@@ -33,3 +33,25 @@ def test_console_script_is_installed():
     helped = subprocess.run([str(script), "--help"], capture_output=True, text=True, timeout=60)
     for command in ("audit", "retrain", "thresholds", "equalize"):
         assert command in helped.stdout
+
+
+def test_the_command_line_starts_without_the_heavy_libraries():
+    """`luskin --help` and `luskin audit --help` import no pandas, numpy, scipy or scikit-learn (issue 9)."""
+    code = ("import sys, contextlib, io\nfrom luskin_core.cli import main\n"
+            "for argv in (['--help'], ['audit', '--help'], ['retrain', '--help'], ['report', '--help']):\n"
+            "    with contextlib.redirect_stdout(io.StringIO()):\n"
+            "        try:\n            main(argv)\n        except SystemExit:\n            pass\n"
+            "print(sorted(m for m in ('pandas', 'numpy', 'scipy', 'sklearn', 'statsmodels', 'plotly') "
+            "if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_the_command_lines_preset_names_and_tolerance_match_the_library():
+    from luskin_core import cli
+    from luskin_core.data import PRESETS
+    from luskin_core.spec import DEFAULT_TOLERANCE
+
+    assert set(cli.PRESET_NAMES) == set(PRESETS)
+    assert cli.DEFAULT_TOLERANCE == DEFAULT_TOLERANCE
