@@ -15,8 +15,9 @@ its test, and whether it is within the tolerance), with the same numbers as befo
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -291,6 +292,7 @@ def audit(
         if spec.group_mode != "condition":
             raise LuskinError("Predictions given as a list are audited for a protected condition only; for groups "
                               "formed by columns, put the predictions in a column and name it as the prediction.")
+        assert prepared.in_group is not None  # set for a protected condition
         return audit_arrays(y, prepared.in_group, prepared.filter_holds if prepared.has_filter else None,
                             spec, source=source or "predictions", n_excluded=prepared.n_excluded,
                             excluded_reasons=prepared.excluded_reasons)
@@ -302,12 +304,11 @@ def audit(
             + (" or a filter column" if plan.filters else "") + ", so nothing can be audited."
             + ("" if not table.excluded else " (" + ", ".join(f"{k}: {v:,}" for k, v in table.excluded.items()) + ")")
         )
-    if spec.outcome_type == "label":
-        if int(table.positives.sum()) == 0 and spec.prediction is None:
-            column = resolve_column(frame, spec.outcome, "outcome")
-            from .spec import check_positive_present
+    if spec.outcome_type == "label" and int(table.positives.sum()) == 0 and spec.prediction is None:
+        column = resolve_column(frame, spec.outcome, "outcome")
+        from .spec import check_positive_present
 
-            check_positive_present(frame[column], spec.positive)
+        check_positive_present(frame[column], spec.positive)
     if spec.group_mode == "condition":
         _check_two_classes(frame, spec, table)
     default = "recorded outcome" if spec.prediction is None else f"decisions in '{spec.prediction}'"
@@ -397,4 +398,4 @@ def _paper_view(table: CountTable, spec: AuditSpec, comparisons: Sequence[Compar
     return cells, gaps
 
 
-__all__ = ["AuditResult", "Cell", "Gap", "audit", "audit_arrays", "result_from_counts", "pct"]
+__all__ = ["AuditResult", "Cell", "Gap", "audit", "audit_arrays", "pct", "result_from_counts"]

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import html
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go

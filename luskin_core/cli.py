@@ -12,7 +12,8 @@ import argparse
 import json
 import math
 import sys
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .errors import LuskinError

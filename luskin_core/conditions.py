@@ -8,8 +8,9 @@ Column names and values may contain hyphens and spaces; values may be quoted.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -22,8 +23,8 @@ _WORDS = {"==": "is", "!=": "is not", "<": "is below", "<=": "is at most", ">": 
           ">=": "is at least", "in": "is one of", "not in": "is none of"}
 
 # Longest symbols first so that "<=" is not read as "<" followed by "=".
-_SYMBOL_RE = re.compile(r"^(?P<col>[^=!<>].*?)\s*(?P<op>==|!=|<=|>=|<|>|=)\s*(?P<val>.*)$", re.S)
-_WORD_RE = re.compile(r"^(?P<col>.+?)\s+(?P<op>not\s+in|in)\s+(?P<val>[\[(].*[\])])\s*$", re.S | re.I)
+_SYMBOL_RE = re.compile(r"^(?P<col>[^=!<>].*?)\s*(?P<op>==|!=|<=|>=|<|>|=)\s*(?P<val>.*)$", re.DOTALL)
+_WORD_RE = re.compile(r"^(?P<col>.+?)\s+(?P<op>not\s+in|in)\s+(?P<val>[\[(].*[\])])\s*$", re.DOTALL | re.IGNORECASE)
 
 
 def _unquote(text: str) -> str:
@@ -109,7 +110,7 @@ class Condition:
         return {"column": self.column, "op": self.op, "value": value}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Condition":
+    def from_dict(cls, data: dict[str, Any]) -> Condition:
         try:
             return cls(str(data["column"]), str(data["op"]), data["value"])
         except KeyError as missing:
@@ -212,7 +213,7 @@ def parse_condition(text: str) -> Condition:
     return Condition(column, op, _parse_value(raw))
 
 
-def as_condition(value: "Condition | str | dict[str, Any]") -> Condition:
+def as_condition(value: Condition | str | dict[str, Any]) -> Condition:
     """Accept a Condition, its text, or its JSON dict."""
     if isinstance(value, Condition):
         return value

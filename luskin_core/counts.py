@@ -36,8 +36,9 @@ Conventions (shared by every engine):
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -182,7 +183,7 @@ def round_significant(x: float, digits: int = 4) -> float:
     """Round to a few significant digits so cut points read well (and agree across engines)."""
     if x == 0 or not math.isfinite(x):
         return float(x)
-    return float(round(x, digits - 1 - int(math.floor(math.log10(abs(x))))))
+    return float(round(x, digits - 1 - math.floor(math.log10(abs(x)))))
 
 
 def build_plan(spec: AuditSpec, facts: Facts) -> Plan:
@@ -428,9 +429,9 @@ def aggregate_frame(frame: pd.DataFrame, plan: Plan) -> pd.DataFrame:
         rest //= radix
     decoded.reverse()
     n_group = plan.n_group_keys
-    for i, values in enumerate(decoded):
+    for i, key_values in enumerate(decoded):
         name = f"g{i}" if i < n_group else f"c{i - n_group}"
-        columns[name] = [v if r == 0 else None for v, r in zip(values, reasons)]
+        columns[name] = [v if r == 0 else None for v, r in zip(key_values, reasons)]
     columns["reason"] = [REASONS[int(r)] for r in reasons]
     for name, values in counts.items():
         columns[name] = np.rint(values).astype(np.int64) if name not in ("score_sum", "score_sumsq") else values
@@ -493,7 +494,7 @@ class CountTable:
         return pd.DataFrame(rows)
 
     @classmethod
-    def from_raw(cls, raw: pd.DataFrame, plan: Plan) -> "CountTable":
+    def from_raw(cls, raw: pd.DataFrame, plan: Plan) -> CountTable:
         """Labels and a complete group x cell grid from an aggregation's raw table."""
         spec = plan.spec
         reasons = raw["reason"].to_numpy()

@@ -169,7 +169,7 @@ def is_id_like(series: pd.Series, name: Any = None) -> bool:
     return whole and present.nunique() == len(present)
 
 
-def _yes_no(values: Sequence[Any]) -> tuple[Any | None, str, bool]:
+def _yes_no(values: Sequence[Any] | np.ndarray) -> tuple[Any | None, str, bool]:
     """Of a column's two values, the one that means "yes", why, and whether that is recognised or a guess."""
     normed = {_norm(v): v for v in values}
     keys = set(normed)

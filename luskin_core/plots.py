@@ -8,7 +8,8 @@ shows; a subtitle says how to read it. Fonts are large enough to read from the b
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -91,8 +92,8 @@ def audit_bars(result: AuditResult) -> go.Figure:
                                 (False, label(spec.other_name), OTHER_COLOR)):
         cells = [c for c in result.cells if c.in_group == member]
         ratio = [c.ratio if c.ratio is not None else 0.0 for c in cells]
-        plus = [(c.ci_high - c.ratio) if c.ratio is not None else 0.0 for c in cells]
-        minus = [(c.ratio - c.ci_low) if c.ratio is not None else 0.0 for c in cells]
+        plus = [(c.ci_high - c.ratio) if c.ratio is not None and c.ci_high is not None else 0.0 for c in cells]
+        minus = [(c.ratio - c.ci_low) if c.ratio is not None and c.ci_low is not None else 0.0 for c in cells]
         fig.add_trace(go.Bar(
             name=name, x=[label(c.cell) for c in cells], y=ratio, marker_color=color,
             error_y={"type": "data", "array": plus, "arrayminus": minus, "visible": True,
@@ -161,8 +162,8 @@ def gap_comparison(results: Mapping[str, AuditResult], title: str | None = None)
          f"{label(spec.positive)}, in points.<br>The green band is the ±{tol:g}-point tolerance."),
         barmode="group", bargap=0.25,
     )
-    values = [abs(v) for t in fig.data for v in t.y if v is not None] + [tol]
-    span = max(values) * 1.25
+    magnitudes = [abs(float(v)) for t in fig.data for v in t.y if v is not None] + [tol]
+    span = max(magnitudes) * 1.25
     fig.update_yaxes(title_text="gap (percentage points)", zeroline=True,
                      range=[-span if any(v is not None and v < 0 for t in fig.data for v in t.y) else -tol * 1.25, span])
     fig.update_xaxes(categoryorder="array", categoryarray=cells)

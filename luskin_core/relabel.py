@@ -121,7 +121,7 @@ class RelabelResult:
             "algorithm_name": ALGORITHM_NAMES[self.algorithm],
             "direction": self.direction,
             "threshold": self.threshold,
-            "n_rows": int(len(self.labels)),
+            "n_rows": len(self.labels),
             "n_changed": self.n_changed,
             "cells": [c.to_dict() for c in self.cells],
         }
@@ -242,11 +242,11 @@ def _relabel(
         n_g, n_o = int(g_rows.sum()), int(o_rows.sum())
         k_g, k_o = int(before[g_rows].sum()), int(before[o_rows].sum())
         r_g, r_o = _ratio(k_g, n_g), _ratio(k_o, n_o)
-        base = dict(filter_holds=fh, n_group=n_g, n_other=n_o, positives_group_before=k_g,
-                    positives_other_before=k_o, ratio_group_before=r_g, ratio_other_before=r_o)
+        base: dict[str, Any] = {"filter_holds": fh, "n_group": n_g, "n_other": n_o, "positives_group_before": k_g,
+                    "positives_other_before": k_o, "ratio_group_before": r_g, "ratio_other_before": r_o}
         where = _cell_words(fh)
 
-        def skip(status: str, message: str) -> CellAdjustment:
+        def skip(status: str, message: str, base: dict[str, Any] = base) -> CellAdjustment:
             return CellAdjustment(**base, status=status, adjusted_in_group=None, alpha=None, target=None,
                                   beta=None, changed=0, threshold_new=None, delta=None, message=message)
 
@@ -264,6 +264,7 @@ def _relabel(
             records.append(skip(EQUAL, f"In {where} both classes already have the same ratio "
                                        f"({_pct(r_g)}); nothing was relabelled."))
             continue
+        assert r_g is not None and r_o is not None  # both classes have rows here
         if abs(r_g - r_o) <= tolerance + 1e-12:
             records.append(skip(WITHIN_TOLERANCE, f"In {where} the gap ({_pct(r_g)} vs {_pct(r_o)}) is "
                                                   f"already within the tolerance of {tolerance:g}; nothing "
@@ -271,7 +272,7 @@ def _relabel(
             continue
         group_higher = k_g * n_o > k_o * n_g
         adjusted = group_higher if direction == "down" else not group_higher
-        adj_rows, ref_rows = (g_rows, o_rows) if adjusted else (o_rows, g_rows)
+        adj_rows, _ref_rows = (g_rows, o_rows) if adjusted else (o_rows, g_rows)
         n_a, k_a = (n_g, k_g) if adjusted else (n_o, k_o)
         n_r, k_r = (n_o, k_o) if adjusted else (n_g, k_g)
         alpha = n_a * k_r / n_r

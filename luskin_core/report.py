@@ -31,9 +31,10 @@ import json
 import math
 import re
 import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -77,7 +78,7 @@ class DatasetRef:
             raise LuskinError("The saved configuration does not name its dataset.")
 
     @classmethod
-    def for_frame(cls, name: str, frame: pd.DataFrame | None, *, sample: bool) -> "DatasetRef":
+    def for_frame(cls, name: str, frame: pd.DataFrame | None, *, sample: bool) -> DatasetRef:
         """The reference for a loaded table (computes its fingerprint)."""
         from .data import frame_fingerprint
 
@@ -87,7 +88,7 @@ class DatasetRef:
                    int(frame.shape[0]), int(frame.shape[1]))
 
     @classmethod
-    def coerce(cls, value: "DatasetRef | Mapping[str, Any] | str") -> "DatasetRef":
+    def coerce(cls, value: DatasetRef | Mapping[str, Any] | str) -> DatasetRef:
         """Accept a DatasetRef, its dict form, or a string: ``sample:NAME``, ``upload:NAME`` or a file name."""
         if isinstance(value, DatasetRef):
             return value
@@ -190,7 +191,7 @@ def config_to_json(dataset_ref: DatasetRef | Mapping[str, Any] | str, spec: Audi
         "kind": CONFIG_KIND,
         "version": CONFIG_VERSION,
         "luskin_version": __version__,
-        "saved_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "saved_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "data": DatasetRef.coerce(dataset_ref).to_dict(),
         "spec": spec.to_dict(),
         **dict(extra or {}),

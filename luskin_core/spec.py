@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .conditions import Condition, as_condition, conjunction_known, conjunction_mask
+from .conditions import Condition, as_condition, conjunction_mask
 from .errors import LuskinError
 
 DEFAULT_TOLERANCE = 0.05
@@ -152,10 +152,10 @@ class AuditSpec:
                 raise LuskinError(f"'{name}' forms the groups, so it cannot also be a stratum.")
             if name.lower() == outcome:
                 raise LuskinError(f"'{name}' is the outcome, so it cannot also be a stratum.")
-        if self.reference is not None and not self.group_by:
-            if self.reference not in (self.group_name, self.other_name):
-                raise LuskinError(f"The reference group '{self.reference}' must be '{self.group_name}' or "
-                                  f"'{self.other_name}'.")
+        if self.reference is not None and not self.group_by and \
+                self.reference not in (self.group_name, self.other_name):
+            raise LuskinError(f"The reference group '{self.reference}' must be '{self.group_name}' or "
+                              f"'{self.other_name}'.")
 
     # Modes -----------------------------------------------------------------------------
     @property
@@ -242,7 +242,7 @@ class AuditSpec:
             return "All rows"
         return self.filter_name if filter_holds else self.not_filter_name
 
-    def with_changes(self, **changes: Any) -> "AuditSpec":
+    def with_changes(self, **changes: Any) -> AuditSpec:
         return replace(self, **changes)
 
     # JSON ------------------------------------------------------------------------------
@@ -274,7 +274,7 @@ class AuditSpec:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "AuditSpec":
+    def from_dict(cls, data: dict[str, Any]) -> AuditSpec:
         """Read a saved specification; files saved before groups and strata existed still load."""
         if not isinstance(data, dict):
             raise LuskinError("The saved configuration is not a JSON object describing an audit.")
@@ -299,7 +299,7 @@ class AuditSpec:
         return json.dumps(self.to_dict(), indent=2)
 
     @classmethod
-    def from_json(cls, text: str) -> "AuditSpec":
+    def from_json(cls, text: str) -> AuditSpec:
         try:
             data = json.loads(text)
         except (json.JSONDecodeError, TypeError) as err:
@@ -496,6 +496,7 @@ def _check_two_classes(rows: pd.DataFrame, spec: AuditSpec, in_group: np.ndarray
     """Both protected classes must have rows, or there is nothing to compare (usually a typo)."""
     if in_group.any() and not in_group.all():
         return
+    assert spec.protected is not None  # only called for a protected condition
     column = resolve_column(rows, spec.protected.column, "protected")
     values = ", ".join(str(v) for v in rows[column].dropna().unique()[:10])
     if not in_group.any():

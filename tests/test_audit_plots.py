@@ -34,7 +34,7 @@ def test_heatmap_holds_every_group_and_cell_and_greys_small_ones(adult):
              if g != result.reference and result.comparison(g, c).verdict == "too few rows"]
     flat = [(y, x, z) for y, row in zip(main.y, main.z) for x, z in zip(main.x, row)]
     assert sum(z is None for _, _, z in flat) == len(small)
-    assert [t for t, _ in audit_figures(result)][0].startswith("Impact ratio")
+    assert next(t for t, _ in audit_figures(result)).startswith("Impact ratio")
 
 
 def test_overall_vs_within_names_simpsons_paradox():

@@ -26,7 +26,7 @@ def test_thresholds_json_with_paper_model(capsys):
         for rates in doc[when]["groups"].values():
             assert 0 <= rates["tpr"] <= 1 and 0 <= rates["fpr"] <= 1
     assert doc["rows"] == {"train": 3690, "tuning": 1230, "test": 1230}
-    gap = lambda d: max(g["tpr"] for g in d["groups"].values()) - min(  # noqa: E731
+    gap = lambda d: max(g["tpr"] for g in d["groups"].values()) - min(
         g["tpr"] for g in d["groups"].values())
     assert gap(doc["after"]) < gap(doc["before"])
 

@@ -94,7 +94,7 @@ def test_bad_input_exits_2_with_a_message(capsys, adult_csv, argv, words):
 def test_too_few_rows_exits_2(capsys, adult, tmp_path):
     path = tmp_path / "tiny.csv"
     adult.head(20).to_csv(path, index=False)
-    status, out, err = run(capsys, "retrain", *spec_args(path))
+    status, _out, err = run(capsys, "retrain", *spec_args(path))
     assert status == 2 and "at least 50 rows" in err and "Traceback" not in err
 
 

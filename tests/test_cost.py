@@ -139,8 +139,8 @@ def test_auc_interval_is_close_to_a_bootstrap_on_real_scores(compas) -> None:
 
 
 def test_a_point_without_a_gap_is_listed_not_drawn() -> None:
-    common = dict(tool="thresholds", family=PARITY, series="thresholds-1", correction="Per-group thresholds",
-                  score_name="accuracy", score_low=0.7, score_high=0.8, gap_low=None, gap_high=None, n_test=100)
+    common = {"tool": "thresholds", "family": PARITY, "series": "thresholds-1", "correction": "Per-group thresholds",
+                  "score_name": "accuracy", "score_low": 0.7, "score_high": 0.8, "gap_low": None, "gap_high": None, "n_test": 100}
     drawn = CostPoint(label="one threshold", stage="before", score=0.75, gap=0.1, detail="x", default=False, **common)
     missing = CostPoint(label="own thresholds", stage="after", score=0.74, gap=None,
                         detail="the error rates could not be measured", default=True, **common)

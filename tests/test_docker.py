@@ -43,7 +43,7 @@ def _instructions() -> list[tuple[str, str]]:
 
 def test_hadolint_finds_nothing() -> None:
     result = subprocess.run([_hadolint(), "--no-color", str(DOCKERFILE)], capture_output=True, text=True,
-                            timeout=60)
+                            timeout=60, check=False)
     assert result.returncode == 0 and not result.stdout.strip(), result.stdout + result.stderr
 
 
@@ -51,7 +51,7 @@ def test_hadolint_really_lints() -> None:
     """Guard against a lint that passes everything: a known-bad Dockerfile must be flagged."""
     bad = "FROM python:latest\nRUN apt-get install curl\nCMD python app.py\n"
     result = subprocess.run([_hadolint(), "--no-color", "-"], input=bad, capture_output=True, text=True,
-                            timeout=60)
+                            timeout=60, check=False)
     assert result.returncode != 0
     assert "DL3007" in result.stdout  # "latest" tag
 
@@ -94,5 +94,5 @@ def test_streamlit_config() -> None:
     theme = config["theme"]
     okabe_ito = {"#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"}
     assert theme["primaryColor"].upper() in okabe_ito
-    assert set(c.upper() for c in theme["chartCategoricalColors"]) <= okabe_ito
+    assert {c.upper() for c in theme["chartCategoricalColors"]} <= okabe_ito
     assert theme["baseFontSize"] > 16

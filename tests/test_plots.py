@@ -101,7 +101,7 @@ def test_threshold_roc_points_and_colours(compas):
         assert trace.x[0] == pytest.approx(rates.fpr) and trace.y[0] == pytest.approx(rates.tpr)
         assert trace.marker.color == colour[group]
     test_fig = plots.threshold_roc(report, spec, split="test")
-    point = [t for t in test_fig.data if t.mode == "markers" and t.marker.symbol == "circle"][0]
+    point = next(t for t in test_fig.data if t.mode == "markers" and t.marker.symbol == "circle")
     assert point.x[0] == pytest.approx(report.after.groups[point.name.split(":")[0]].fpr)
     assert "before and after" in fig.layout.title.text
 

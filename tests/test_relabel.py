@@ -16,8 +16,15 @@ from hypothesis import strategies as st
 
 from luskin_core.errors import LuskinError
 from luskin_core.relabel import (
-    ADJUSTED, EMPTY_CLASS, EQUAL, NOT_SELECTED, WITHIN_TOLERANCE, relabel, risk_based_flipping,
-    round_half_up_ratio, selective_risk_adjustment,
+    ADJUSTED,
+    EMPTY_CLASS,
+    EQUAL,
+    NOT_SELECTED,
+    WITHIN_TOLERANCE,
+    relabel,
+    risk_based_flipping,
+    round_half_up_ratio,
+    selective_risk_adjustment,
 )
 
 

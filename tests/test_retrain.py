@@ -12,7 +12,14 @@ from luskin_core.data import PRESETS
 from luskin_core.errors import LuskinError
 from luskin_core.relabel import ADJUSTED, NOT_SELECTED
 from luskin_core.retrain import (
-    SYNTHETIC_COLUMNS, RetrainOptions, load_model, model_bytes, paper_table, retrain, save_model, split_rows,
+    SYNTHETIC_COLUMNS,
+    RetrainOptions,
+    load_model,
+    model_bytes,
+    paper_table,
+    retrain,
+    save_model,
+    split_rows,
 )
 from luskin_core.spec import AuditSpec
 
@@ -20,7 +27,7 @@ ADULT = PRESETS["adult"]
 # Tolerance 0: on a small sample the recorded gap may be within 0.05 by chance, and a cell within
 # tolerance is (rightly) left alone; these tests want the relabelling to happen.
 SPEC = ADULT.spec.with_changes(tolerance=0.0)
-FAST = dict(first="LR", second="LR", features=ADULT.features)
+FAST = {"first": "LR", "second": "LR", "features": ADULT.features}
 
 
 @pytest.fixture(scope="module")
@@ -258,12 +265,12 @@ def test_outcome_absent_from_a_split(small):
 
 
 @pytest.mark.parametrize("changes, words", [
-    (dict(algorithm=3), "algorithm must be 1"),
-    (dict(first="SVM"), "first model must be LR"),
-    (dict(second="tree"), "Unknown model type"),
-    (dict(direction="left"), "direction"),
-    (dict(threshold=1.5), "threshold must be between 0 and 1"),
-    (dict(seed=-1), "seed"),
+    ({"algorithm": 3}, "algorithm must be 1"),
+    ({"first": "SVM"}, "first model must be LR"),
+    ({"second": "tree"}, "Unknown model type"),
+    ({"direction": "left"}, "direction"),
+    ({"threshold": 1.5}, "threshold must be between 0 and 1"),
+    ({"seed": -1}, "seed"),
 ])
 def test_bad_options(changes, words):
     with pytest.raises(LuskinError, match=words):

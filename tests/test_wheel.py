@@ -27,7 +27,7 @@ pytestmark = pytest.mark.slow
 
 
 def _run(args: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: int = 300) -> subprocess.CompletedProcess:
-    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
 
 
 @pytest.fixture(scope="module")
@@ -75,8 +75,8 @@ def test_the_wheel_carries_the_samples_and_the_dashboard_byte_for_byte(wheel: Pa
 
 
 def test_the_installed_package_is_the_wheel_not_the_checkout(venv: Path, tmp_path: Path) -> None:
-    done = _run([str(venv / "bin" / "python"), "-c", "import luskin_core, luskin_core._locations as l; "
-                 "print(luskin_core.__file__); print(l.checkout_root()); print(l.shared_data_dir())"],
+    done = _run([str(venv / "bin" / "python"), "-c", ("import luskin_core, luskin_core._locations as l; "
+                 "print(luskin_core.__file__); print(l.checkout_root()); print(l.shared_data_dir())")],
                 tmp_path, _env())
     assert done.returncode == 0, done.stderr
     where, root, shared = done.stdout.split("\n")[:3]
