@@ -162,10 +162,9 @@ class Condition:
         lowered = {str(c).lower(): c for c in frame.columns}
         if str(self.column).lower() in lowered:
             return lowered[str(self.column).lower()]
-        raise LuskinError(
-            f"There is no column named '{self.column}' in the data. "
-            f"Columns are: {_preview(list(frame.columns))}."
-        )
+        from .validation import check_column  # the closest names, then every column
+
+        return check_column(frame, self.column)
 
     def _as_number(self, column: str, value: Any) -> float:
         if isinstance(value, bool):
@@ -177,11 +176,6 @@ class Condition:
                 f"'{column}' holds numbers, but the condition compares it with '{value}', "
                 "which is not a number."
             ) from None
-
-
-def _preview(names: Sequence[Any], limit: int = 12) -> str:
-    shown = ", ".join(str(n) for n in names[:limit])
-    return shown + (f" ... ({len(names)} in all)" if len(names) > limit else "")
 
 
 def parse_condition(text: str) -> Condition:

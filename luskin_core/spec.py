@@ -507,13 +507,14 @@ def _check_two_classes(rows: pd.DataFrame, spec: AuditSpec, in_group: np.ndarray
 
 
 def resolve_column(frame: pd.DataFrame, name: str, role: str = "") -> str:
-    """The frame's own spelling of a column name (matched without regard to case)."""
+    """The frame's own spelling of a column name (matched without regard to case).
+
+    An unknown name is :func:`luskin_core.validation.check_column`'s error: the closest names, then
+    every column.
+    """
     if name in frame.columns:
         return name
-    lowered = {str(c).lower(): c for c in frame.columns}
-    if str(name).lower() in lowered:
-        return lowered[str(name).lower()]
-    shown = ", ".join(str(c) for c in list(frame.columns)[:12])
-    role = f"{role} " if role else ""
-    raise LuskinError(f"There is no {role}column named '{name}' in the data. Columns are: {shown}.")
+    from .validation import check_column
+
+    return check_column(frame, name, role)
 

@@ -20,7 +20,7 @@ from .errors import LuskinError
 # ------------------------------------------------------------------------------------------
 # Columns and specifications
 # ------------------------------------------------------------------------------------------
-MAX_LISTED = 40        # column names listed in full in a message (more: the first ones and the count)
+MAX_LISTED = 100       # column names listed in full in a message (more: the first ones and the count)
 MAX_LISTED_VALUES = 10  # values listed in a message
 MAX_SHOWN_CHARS = 60    # a value longer than this is shortened in messages
 

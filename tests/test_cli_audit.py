@@ -106,3 +106,14 @@ def test_predictions_are_audited_with_error_rates(capsys) -> None:
     status, out, _ = run(capsys, "audit", "--data", "sample:compas", "--outcome", "two_year_recid",
                          "--positive", "1", "--groups", "race", "--predictions", "is_recid")
     assert "'is_recid' predicts two_year_recid is 1" in out
+
+
+def test_an_unknown_column_names_the_closest_and_lists_every_column(capsys) -> None:
+    status, _, err = run(capsys, "audit", "--data", "sample:compas", "--outcome", "two_year_recid", "--positive",
+                         "1", "--protected", "rac == x")
+    assert status == 2 and "Did you mean 'race'?" in err
+    status, _, err = run(capsys, "audit", "--data", "sample:compas", "--outcome", "two_year_recid", "--positive",
+                         "1", "--protected", "zzzz == x")
+    assert status == 2
+    for column in load_sample("compas").columns:          # all 53, not the first 12
+        assert str(column) in err
