@@ -21,8 +21,8 @@ def add_parsers(subparsers: Any) -> None:
         "thresholds", help="one decision threshold per group for equal error rates (paper section 4)",
         description="Tune one decision threshold per group to maximise accuracy minus lambda times "
                     "the gaps in true and false positive rates between the groups. With --model a "
-                    "model is trained on 60%% of the rows, thresholds are tuned on 20%% and results "
-                    "are reported on the last 20%%; with --score-column your own score is used, "
+                    "model is trained on 60% of the rows, thresholds are tuned on 20% and results "
+                    "are reported on the last 20%; with --score-column your own score is used, "
                     "tuned on half of the rows and reported on the other half.")
     add_data_options(th)
     group = th.add_argument_group("thresholds")
@@ -51,7 +51,7 @@ def add_parsers(subparsers: Any) -> None:
         description="Train logistic regression on alpha * log-loss + (1 - alpha) * the distance "
                     "between the groups' score histograms (for positives and negatives separately). "
                     "The protected attribute is used for training only. Rows split 60/20/20; the "
-                    "model trains on the 60%% and is reported on the last 20%%.")
+                    "model trains on the 60% and is reported on the last 20%.")
     add_data_options(eq)
     group = eq.add_argument_group("equalized distribution")
     alphas = group.add_mutually_exclusive_group()

@@ -55,3 +55,18 @@ def test_the_command_lines_preset_names_and_tolerance_match_the_library():
 
     assert set(cli.PRESET_NAMES) == set(PRESETS)
     assert cli.DEFAULT_TOLERANCE == DEFAULT_TOLERANCE
+
+
+def test_no_help_text_prints_a_doubled_percent_sign(capsys):
+    """argparse formats `help=` with %, not `description=`: "95%%" must never reach the screen."""
+    from luskin_core.cli import build_parser, main
+
+    commands = [name for action in build_parser()._subparsers._group_actions for name in action.choices]
+    assert {"audit", "retrain", "thresholds", "equalize", "report", "app"} <= set(commands)
+    for argv in [["--help"]] + [[c, "--help"] for c in commands]:
+        try:
+            main(argv)
+        except SystemExit:
+            pass
+        out = capsys.readouterr().out
+        assert "usage:" in out and "%%" not in out, argv
