@@ -21,6 +21,7 @@ import plotly.graph_objects as go
 
 from .audit import AuditResult
 from .comparisons import BEYOND, CHANCE, TOO_FEW, WITHIN, Comparison
+from .formatting import format_percent
 
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#F0E442", "#000000")
 UNKNOWN_COLOR = "#999999"
@@ -55,7 +56,7 @@ def _layout(fig: go.Figure, title: str, subtitle: str, height: int, top: int = 1
 
 
 def _pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{100 * x:.0f}%"
+    return format_percent(x, 0)
 
 
 def _cells(result: AuditResult) -> list[str | None]:

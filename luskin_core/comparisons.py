@@ -35,6 +35,7 @@ import numpy as np
 
 from .counts import UNKNOWN, CountTable
 from .errors import LuskinError
+from .formatting import format_percent
 from .spec import AuditSpec
 from .stats import (
     adjust_p,
@@ -351,18 +352,8 @@ def _pooled(table: CountTable, spec: AuditSpec, gi: int, r: int, comparisons: li
 # Words
 # ------------------------------------------------------------------------------------------
 def pct(x: float | None) -> str:
-    """A share as a percentage a committee reads; never 0% or 100% unless exactly so."""
-    if x is None:
-        return "n/a"
-    value = 100 * x
-    if value == 0 or value == 100:
-        return f"{value:.0f}%"
-    if value < 0.5 or value > 99.5:
-        text = f"{value:.1f}"
-        if text in ("0.0", "100.0"):
-            text = f"{value:.2g}"
-        return f"{text}%"
-    return f"{value:.0f}%"
+    """A share as a whole percentage; never 0% or 100% unless exactly so (99.6% stays 99.6%)."""
+    return format_percent(x, 0)
 
 
 def points(x: float) -> str:

@@ -15,6 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .audit import AuditResult
+from .formatting import format_percent
 from .spec import AuditSpec
 
 # Okabe & Ito (2008), "Color Universal Design".
@@ -72,7 +73,7 @@ def class_colors(group: str, other: str) -> dict[str, str]:
 
 
 def _pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{100 * x:.0f}%"
+    return format_percent(x, 0)
 
 
 def _points(x: float | None) -> str:

@@ -36,6 +36,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .errors import LuskinError
+from .formatting import format_percent
 
 Direction = Literal["down", "up"]
 DIRECTIONS: tuple[str, ...] = ("down", "up")
@@ -206,7 +207,7 @@ def _ratio(k: int, n: int) -> float | None:
 
 
 def _pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{100 * x:.1f}%"
+    return format_percent(x, 1)
 
 
 def _cell_words(fh: bool | None) -> str:

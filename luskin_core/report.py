@@ -43,6 +43,7 @@ from .audit import AuditResult
 from .comparisons import BEYOND, CHANCE, ERROR_RATE_NAMES, TOO_FEW
 from .cost import CONTROLLED, GAP_NAMES, CostPoint, accuracy_interval, cost_chart, cost_points
 from .errors import LuskinError
+from .formatting import format_percent
 from .relabel import ALGORITHM_NAMES
 from .spec import AuditSpec
 
@@ -248,7 +249,7 @@ def _is_missing(value: Any) -> bool:
 
 
 def _pct(x: Any, digits: int = 1) -> str:
-    return "n/a" if _is_missing(x) else f"{100 * float(x):.{digits}f}%"
+    return "n/a" if _is_missing(x) else format_percent(float(x), digits)
 
 
 def _pts(x: Any, sign: bool = True) -> str:

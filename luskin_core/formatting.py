@@ -1,0 +1,29 @@
+"""Numbers as a committee reads them: one rule for percentages everywhere (CLI, pages, charts, report).
+
+Standard library only: the command line imports it at start-up.
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["format_percent"]
+
+
+def format_percent(share: float | None, digits: int = 1) -> str:
+    """A share (0..1) as a percentage that never rounds to 0% or 100% unless it is exactly that.
+
+    99.96% with one decimal would print as "100.0%", which reads as "every one": near the ends
+    up to two more decimals are shown, and beyond them a bound (">99.999%", "<0.001%").
+    """
+    if share is None or not math.isfinite(share):
+        return "n/a"
+    value = 100.0 * float(share) + 0.0  # + 0.0 turns -0.0 into 0.0
+    if value in (0.0, 100.0):
+        return f"{value:.{digits}f}%"
+    for places in range(digits, digits + 3):
+        text = f"{value:.{places}f}"
+        if float(text) not in (0.0, 100.0):
+            return f"{text}%"
+    step = f"{10.0 ** -places:.{places}f}"
+    return f"<{step}%" if value < 50 else f">{100 - float(step):.{places}f}%"
