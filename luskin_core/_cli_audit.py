@@ -13,6 +13,7 @@ import argparse
 from typing import Any
 
 from .errors import LuskinError
+from .formatting import format_number, format_p
 
 AUDIT_DESCRIPTION = (
     "Compare the share with a positive outcome between groups inside each cell, with 95% confidence "
@@ -108,13 +109,11 @@ def apply_audit_options(args: argparse.Namespace, fields: dict[str, Any]) -> Non
 # Printing
 # ------------------------------------------------------------------------------------------
 def _f(x: float | None, digits: int = 3) -> str:
-    return "n/a" if x is None else f"{x:.{digits}f}"
+    return format_number(x, digits)
 
 
 def _p(x: float | None) -> str:
-    if x is None:
-        return "n/a"
-    return "<0.001" if x < 0.001 else f"{x:.3f}"
+    return format_p(x, short=True)
 
 
 def format_audit(result: Any) -> str:

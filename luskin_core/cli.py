@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .errors import LuskinError
+from .formatting import format_number
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -176,7 +176,7 @@ def resolve(args: argparse.Namespace) -> tuple[pd.DataFrame, AuditSpec, tuple[st
 # Printing
 # ----------------------------------------------------------------------------------------
 def _fmt(x: float | None, digits: int = 3) -> str:
-    return "n/a" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.{digits}f}"
+    return format_number(x, digits)
 
 
 def format_table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:

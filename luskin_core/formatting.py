@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["format_percent"]
+__all__ = ["format_number", "format_p", "format_percent"]
 
 
 def format_percent(share: float | None, digits: int = 1) -> str:
@@ -27,3 +27,17 @@ def format_percent(share: float | None, digits: int = 1) -> str:
             return f"{text}%"
     step = f"{10.0 ** -places:.{places}f}"
     return f"<{step}%" if value < 50 else f">{100 - float(step):.{places}f}%"
+
+
+def format_number(x: float | None, digits: int = 3) -> str:
+    """A number with fixed decimals, or "n/a" when there is none (None, NaN, infinite)."""
+    return "n/a" if x is None or not math.isfinite(x) else f"{x:.{digits}f}"
+
+
+def format_p(p: float | None, *, short: bool = False) -> str:
+    """A p-value: 'p < 0.001' / 'p = 0.034' in a sentence, '<0.001' / '0.034' in a table (short)."""
+    if p is None or not math.isfinite(p):
+        return "n/a" if short else "p not computable"
+    if short:
+        return "<0.001" if p < 0.001 else f"{p:.3f}"
+    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"

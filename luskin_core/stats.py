@@ -247,7 +247,7 @@ def standardized_mean_difference(mean1: Any, sd1: Any, n1: Any, mean2: Any, sd2:
 
 
 def format_p(p: float | None) -> str:
-    """p-value the way a report prints it: 'p < 0.001' or 'p = 0.034'."""
-    if p is None or not np.isfinite(p):
-        return "p not computable"
-    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+    """p-value the way a report prints it: 'p < 0.001' or 'p = 0.034' (see :mod:`luskin_core.formatting`)."""
+    from .formatting import format_p as _format_p
+
+    return _format_p(None if p is None else float(p))
