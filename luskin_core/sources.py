@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import re
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,8 +106,9 @@ class Source:
         col = self._table[name]
         expr = (self._table.group_by(value=col).aggregate(count=col.isnull().count())
                 .order_by([_ibis().desc("count"), "value"]).limit(int(limit)))
-        frame = self._run(expr, fetch=True)
-        return frame.reset_index(drop=True)
+        frame = self._run(expr, fetch=True).reset_index(drop=True)
+        frame["value"] = frame["value"].astype(object).where(frame["value"].notna(), None)
+        return frame
 
     # -- counting ------------------------------------------------------------------------------
     def plan(self, spec: AuditSpec) -> Plan:
@@ -135,11 +137,11 @@ class Source:
         elif plan.filters:
             keys["c0"] = ibis.ifelse(kept, _conjunction(t, plan.filters), ibis.null().cast("boolean"))
         y = _outcome_expr(t, plan)
-        y_int = ibis.ifelse(kept, y.cast("int64"), 0)
+        y_int = ibis.ifelse(kept & y, 1, 0)
         values: dict[str, Any] = {"reason": reason, "y": y_int}
         if plan.prediction is not None:
             d = _decision_expr(t, plan).fill_null(False)
-            values["d"] = ibis.ifelse(kept, d.cast("int64"), 0)
+            values["d"] = ibis.ifelse(kept & d, 1, 0)
         if plan.score:
             s = t[plan.outcome].cast("float64")
             values["s"] = ibis.ifelse(kept, s, 0.0)
@@ -385,7 +387,7 @@ def _part_expr(t: Any, part: Any) -> Any:
         x = col.cast("float64")
         index = _ibis().literal(0, "int64")
         for cut in part.cuts:
-            index = index + (x >= float(cut)).cast("int64")
+            index = index + _ibis().ifelse(x >= float(cut), 1, 0)
         return _ibis().ifelse(x.isnull(), _ibis().null().cast("int64"), index)
     if part.numeric:
         return col.cast("float64")
@@ -466,9 +468,10 @@ def _open_path(text: str, table: str | None) -> Source:
             if not table:
                 raise LuskinError(f"'{shown}' is a DuckDB database: name the table to audit (--table NAME).")
             con = ibis.duckdb.connect(str(path), read_only=True)
-            if table not in con.list_tables():
+            names = [str(r[0]) for r in con.con.execute("SELECT table_name FROM information_schema.tables").fetchall()]
+            if table not in names:
                 raise LuskinError(f"The DuckDB database '{shown}' has no table '{table}'. Its tables are: "
-                                  f"{', '.join(con.list_tables()) or 'none'}.")
+                                  f"{', '.join(names) or 'none'}.")
             t = con.table(table)
             kind = "duckdb"
             shown = f"{shown}:{table}"
@@ -505,7 +508,12 @@ def _open_postgres(url: str, table: str | None) -> Source:
         raise LuskinError(_connect_message(error, shown)) from None
     try:
         if re.match(r"^\s*(select|with)\s", table, re.IGNORECASE):
-            t = con.sql(table)
+            # A temporary view named by us (ibis' own .sql() path breaks on this sqlglot); the query is the user's.
+            view = f"luskin_query_{uuid.uuid4().hex}"
+            with con.con.cursor() as cursor:
+                cursor.execute(f'CREATE TEMPORARY VIEW "{view}" AS {table}')
+            con.con.commit()
+            t = con.table(view)
             shown = f"{shown} (query)"
         else:
             t = con.table(table)

@@ -1,0 +1,99 @@
+"""Real engines for the tests: a throwaway PostgreSQL cluster on a Unix socket and a local Spark session.
+
+When an engine is missing the tests skip, or fail when LUSKIN_REQUIRE_ENGINES=1 (CI and scripts/test.sh).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REQUIRE = os.environ.get("LUSKIN_REQUIRE_ENGINES", "") == "1"
+
+
+def missing(what: str) -> None:
+    """Fail (engines required) or skip (a developer's machine without the engine)."""
+    if REQUIRE:
+        pytest.fail(f"{what} (LUSKIN_REQUIRE_ENGINES=1)")
+    pytest.skip(what)
+
+
+def _pg_bin() -> Path | None:
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    if found:
+        return Path(found[-1]).parent
+    initdb = shutil.which("initdb")
+    return Path(initdb).parent if initdb else None
+
+
+def _as_user(user: str | None, args: list[str]) -> list[str]:
+    return ["runuser", "-u", user, "--", *args] if user else args
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A PostgreSQL cluster in a temp folder, listening only on a Unix socket there; its URL."""
+    bindir = _pg_bin()
+    if bindir is None:
+        missing("PostgreSQL (initdb) is not installed")
+    assert bindir is not None
+    user: str | None = None
+    if os.geteuid() == 0:  # postgres refuses to run as root
+        import pwd
+
+        for name in ("postgres", "nobody"):
+            try:
+                pwd.getpwnam(name)
+                user = name
+                break
+            except KeyError:
+                continue
+    base = Path(tempfile.mkdtemp(prefix="luskin-pg-"))
+    data, sock = base / "data", base / "sock"
+    sock.mkdir()
+    if user:
+        shutil.chown(base, user)
+        shutil.chown(sock, user)
+        os.chmod(base, 0o700)
+    try:
+        subprocess.run(_as_user(user, [str(bindir / "initdb"), "-D", str(data), "-U", "luskin", "-A", "trust",
+                                       "--no-sync", "-E", "UTF8"]), check=True, capture_output=True)
+        options = f"-c listen_addresses='' -k {sock} -c fsync=off -c shared_buffers=32MB"
+        subprocess.run(_as_user(user, [str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-w", "-l",
+                                       str(base / "log"), "start"]), check=True, capture_output=True)
+    except (subprocess.CalledProcessError, FileNotFoundError) as error:
+        shutil.rmtree(base, ignore_errors=True)
+        missing(f"PostgreSQL could not start: {error}")
+    try:
+        yield f"postgresql://luskin@localhost/postgres?host={sock}"
+    finally:
+        subprocess.run(_as_user(user, [str(bindir / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"]),
+                       check=False, capture_output=True)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def spark_session() -> Iterator[object]:
+    """A local Spark session (one core, small memory, quiet logs), stopped at the end."""
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        missing("Java is not installed, so Spark cannot run")
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        missing("pyspark is not installed")
+    session = (SparkSession.builder.master("local[1]").appName("luskin-tests")
+               .config("spark.driver.memory", "1g").config("spark.ui.enabled", "false")
+               .config("spark.sql.shuffle.partitions", "2").config("spark.sql.session.timeZone", "UTC")
+               .getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    try:
+        yield session
+    finally:
+        session.stop()

@@ -1,0 +1,281 @@
+"""Every engine (DuckDB, PostgreSQL, Spark) gives the in-memory path's count table and audit, exactly.
+
+Real components: DuckDB embedded, a throwaway PostgreSQL cluster and Spark in local mode
+(tests/engine_servers.py). Counts must be equal; float sums agree to 1e-12 (relative).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from luskin_core import AuditSpec, LuskinError, audit
+from luskin_core.conditions import parse_condition
+from luskin_core.counts import count_frame
+from luskin_core.data import load_sample
+from luskin_core.sources import Source, open_source
+
+from engine_servers import postgres_url, spark_session  # noqa: F401 - fixtures
+
+N_BIG = 1_000_000
+
+
+def generated(n: int, seed: int = 7) -> pd.DataFrame:
+    """6 groups (with missing values) x 20 strata, a numeric column with many values, a model's decisions."""
+    rng = np.random.default_rng(seed)
+    group = rng.choice(np.array(["A", "B", "C", "D", "E", "F"], dtype=object), n, p=[.3, .25, .2, .15, .07, .03])
+    group[rng.random(n) < 0.01] = None
+    stratum = rng.integers(0, 20, n)
+    rate = 0.2 + 0.03 * (np.searchsorted(["A", "B", "C", "D", "E", "F"], np.where(group == None, "A", group))  # noqa: E711
+                         ) + 0.01 * stratum
+    outcome = np.where(rng.random(n) < rate, "yes", "no").astype(object)
+    outcome[rng.random(n) < 0.005] = None
+    score = np.round(rng.normal(50 + 10 * rate, 15, n), 3)
+    return pd.DataFrame({
+        "group-name": pd.array(group, dtype="string"),
+        "sex": pd.array(rng.choice(["F", "M"], n), dtype="string"),
+        "stratum code": stratum,
+        "income level": np.round(rng.lognormal(10, 0.6, n), 2),
+        "outcome": pd.array(outcome, dtype="string"),
+        "pred": (rng.random(n) < rate).astype(np.int64),
+        "score": score,
+    })
+
+
+def specs_for(name: str) -> list[AuditSpec]:
+    c = parse_condition
+    if name == "adult":
+        return [
+            AuditSpec("income", ">50K", protected=c("race == White"), filters=(c("education-num > 10"),)),
+            AuditSpec("income", ">50K", protected=c("race == White")),
+            AuditSpec("income", ">50K", group_by=("race",)),
+            AuditSpec("income", ">50K", group_by=("race", "sex"), strata=("education-num",)),
+            AuditSpec("income", ">50K", group_by=("sex",), strata=("age",), population=(c("workclass != Private"),)),
+            AuditSpec("income", ">50K", group_by=("age", "native-country"), strata=("relationship", "sex")),
+            AuditSpec("hours-per-week", outcome_type="score", group_by=("race",), strata=("sex",)),
+        ]
+    if name == "compas":
+        return [
+            AuditSpec("two_year_recid", 1, protected=c("race == African-American"),
+                      filters=(c("priors_count > 3"),)),
+            AuditSpec("two_year_recid", 1, group_by=("race", "sex"), strata=("age_cat",)),
+            AuditSpec("two_year_recid", 1, group_by=("race",), strata=("priors_count",), prediction="score_text",),
+            AuditSpec("decile_score", outcome_type="score", group_by=("race",), strata=("c_charge_degree",)),
+        ]
+    return [
+        AuditSpec("outcome", "yes", protected=c("group-name == A"), filters=(c("stratum code < 10"),)),
+        AuditSpec("outcome", "yes", group_by=("group-name",)),
+        AuditSpec("outcome", "yes", group_by=("group-name", "sex"), strata=("stratum code",), prediction="pred"),
+        AuditSpec("outcome", "yes", group_by=("group-name",), strata=("income level",)),
+        AuditSpec("score", outcome_type="score", group_by=("group-name",), strata=("stratum code",)),
+    ]
+
+
+def _compas() -> pd.DataFrame:
+    frame = load_sample("compas")
+    keep = [c for c in ("race", "sex", "age_cat", "priors_count", "two_year_recid", "score_text", "decile_score",
+                        "c_charge_degree") if c in frame.columns]
+    return frame[keep]
+
+
+@pytest.fixture(scope="module")
+def datasets() -> dict[str, pd.DataFrame]:
+    return {"adult": load_sample("adult"), "compas": _compas(), "generated": generated(N_BIG)}
+
+
+def assert_same(a: Any, b: Any, path: str = "") -> None:
+    """Equal, with floats to 1e-12 (relative) and NaN equal to NaN."""
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and set(a) == set(b), path
+        for key in a:
+            assert_same(a[key], b[key], f"{path}.{key}")
+    elif isinstance(a, (list, tuple)):
+        assert isinstance(b, (list, tuple)) and len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b)):
+            assert_same(x, y, f"{path}[{i}]")
+    elif isinstance(a, float) and not isinstance(a, bool):
+        assert isinstance(b, (int, float)), path
+        if math.isnan(a):
+            assert math.isnan(b), path
+        else:
+            assert b == pytest.approx(a, rel=1e-12, abs=1e-12), path
+    else:
+        assert a == b, path
+
+
+def check_source(source: Source, frame: pd.DataFrame, specs: list[AuditSpec]) -> None:
+    for spec in specs:
+        expected, _ = count_frame(frame, spec)
+        got = source.count_table(spec)
+        want, have = expected.to_frame(), got.to_frame()
+        assert list(want.columns) == list(have.columns)
+        assert_same(want.to_dict("list"), have.to_dict("list"), repr(spec))
+        assert got.excluded == expected.excluded and got.n_excluded == expected.n_excluded
+        assert_same(audit(frame, spec).to_dict(), source.audit(spec).to_dict(), repr(spec))
+
+
+# ------------------------------------------------------------------------------------------
+# DuckDB: in memory, Parquet, CSV (gzip), a database file
+# ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["adult", "compas", "generated"])
+def test_duckdb_parquet_matches_in_memory(name, datasets, tmp_path):
+    frame = datasets[name]
+    path = tmp_path / f"{name}.parquet"
+    frame.to_parquet(path)
+    check_source(open_source(str(path)), frame, specs_for(name))
+
+
+def test_duckdb_in_memory_and_folder_and_database(datasets, tmp_path):
+    import duckdb
+
+    frame = datasets["adult"]
+    check_source(Source.from_frame(frame), frame, specs_for("adult")[:3])
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    frame.iloc[:10000].to_parquet(folder / "a.parquet")
+    frame.iloc[10000:].to_parquet(folder / "b.parquet")
+    check_source(open_source(str(folder)), frame, specs_for("adult")[:4])
+    db = tmp_path / "adult.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.register("frame", frame)
+        con.execute("CREATE TABLE people AS SELECT * FROM frame")
+    source = open_source(str(db), "people")
+    assert source.n_rows() == len(frame) and "education-num" in source.columns()
+    check_source(source, frame, specs_for("adult")[3:5])
+
+
+def test_gzip_csv_matches_in_memory(tmp_path):
+    frame = generated(50_000, seed=3)
+    path = tmp_path / "gen.csv.gz"
+    frame.to_csv(path, index=False)
+    check_source(open_source(str(path)), pd.read_csv(path, dtype_backend="pyarrow").convert_dtypes(), specs_for("gen"))
+
+
+def test_value_counts_and_sample(datasets, tmp_path):
+    frame = datasets["generated"]
+    path = tmp_path / "gen.parquet"
+    frame.to_parquet(path)
+    source = open_source(str(path))
+    counts = source.value_counts("group-name", 10)
+    want = frame["group-name"].value_counts(dropna=False)
+    assert dict(zip(counts["value"], counts["count"])) == {
+        (None if pd.isna(k) else k): v for k, v in want.items()}
+    spec = specs_for("gen")[1]
+    sample, info = source.sample(spec, cap=20_000, seed=1)
+    assert info.sampled and info.n_table == N_BIG and info.n_sample == len(sample)
+    assert 19_000 <= len(sample) <= 20_100
+    again, _ = source.sample(spec, cap=20_000, seed=1)
+    pd.testing.assert_frame_equal(sample, again)
+    share = sample["group-name"].value_counts(normalize=True, dropna=False)
+    full = frame["group-name"].value_counts(normalize=True, dropna=False)
+    assert np.allclose(share.sort_index().to_numpy(), full.sort_index().to_numpy(), atol=0.01)
+    whole, info = open_source(str(path)).sample(spec, cap=2 * N_BIG)
+    assert not info.sampled and len(whole) == N_BIG
+
+
+def test_bad_files_are_plain_sentences(tmp_path):
+    with pytest.raises(LuskinError, match="no file or folder"):
+        open_source(str(tmp_path / "nope.parquet"))
+    junk = tmp_path / "junk.parquet"
+    junk.write_bytes(b"\x00\x01 not parquet" * 100)
+    with pytest.raises(LuskinError, match="could not be read as a table"):
+        open_source(str(junk))
+    empty = tmp_path / "empty.parquet"
+    generated(10).iloc[:0].to_parquet(empty)
+    with pytest.raises(LuskinError, match="has no rows"):
+        open_source(str(empty)).audit(specs_for("gen")[1])
+    small = tmp_path / "small.parquet"
+    generated(100).to_parquet(small)
+    source = open_source(str(small))
+    with pytest.raises(LuskinError, match="no outcome column named 'outcom'"):
+        source.count_table(AuditSpec("outcom", "yes", group_by=("sex",)))
+    binary = tmp_path / "image.csv"
+    binary.write_bytes(bytes(range(256)) * 50)
+    with pytest.raises(LuskinError, match="could not be read as a table"):
+        open_source(str(binary)).audit(specs_for("gen")[1])
+    (tmp_path / "emptydir").mkdir()
+    with pytest.raises(LuskinError, match="holds no Parquet files"):
+        open_source(str(tmp_path / "emptydir"))
+
+
+# ------------------------------------------------------------------------------------------
+# PostgreSQL
+# ------------------------------------------------------------------------------------------
+def _load_postgres(url: str, name: str, frame: pd.DataFrame) -> None:
+    import ibis
+
+    from urllib.parse import parse_qs, urlsplit
+
+    host = parse_qs(urlsplit(url).query)["host"][0]
+    con = ibis.postgres.connect(user="luskin", host=host, database="postgres")
+    con.create_table(name, ibis.memtable(frame))
+    con.disconnect()
+
+
+@pytest.fixture(scope="module")
+def postgres_tables(postgres_url, datasets):  # noqa: F811
+    for name, frame in datasets.items():
+        _load_postgres(postgres_url, name, frame)
+    return postgres_url
+
+
+@pytest.mark.parametrize("name", ["adult", "compas", "generated"])
+def test_postgres_matches_in_memory(name, postgres_tables, datasets):
+    check_source(open_source(postgres_tables, name), datasets[name], specs_for(name if name != "generated" else "gen"))
+
+
+def test_postgres_query_and_bad_sources(postgres_tables, datasets):
+    url = postgres_tables
+    adult = datasets["adult"]
+    query = open_source(url, 'SELECT * FROM adult WHERE "sex" = \'Female\'')
+    spec = AuditSpec("income", ">50K", group_by=("race",))
+    assert_same(audit(adult[adult["sex"] == "Female"].reset_index(drop=True), spec).to_dict(),
+                query.audit(spec).to_dict())
+    with pytest.raises(LuskinError, match="no table 'missing'"):
+        open_source(url, "missing")
+    lacking = open_source(url, "SELECT race, sex FROM adult")
+    with pytest.raises(LuskinError, match="no outcome column named 'income'"):
+        lacking.audit(spec)
+    with pytest.raises(LuskinError, match="could not be run"):
+        open_source(url, "SELECT nothing FROM adult")
+    secret = "s3cret-pw"
+    with pytest.raises(LuskinError) as error:
+        open_source(f"postgresql://luskin:{secret}@127.0.0.1:1/postgres", "adult")
+    assert "does not answer" in str(error.value) and secret not in str(error.value)
+    source = open_source(url.replace("luskin@", f"luskin:{secret}@"), "adult")
+    assert secret not in source.name and secret not in repr(source)
+
+
+# ------------------------------------------------------------------------------------------
+# Spark (local mode)
+# ------------------------------------------------------------------------------------------
+N_SPARK = 200_000
+
+
+@pytest.mark.parametrize("name", ["adult", "compas", "generated"])
+def test_spark_matches_in_memory(name, spark_session, datasets, tmp_path):  # noqa: F811
+    frame = datasets[name] if name != "generated" else datasets[name].iloc[:N_SPARK].reset_index(drop=True)
+    path = tmp_path / f"{name}.parquet"
+    frame.to_parquet(path)
+    spark_session.read.parquet(str(path)).createOrReplaceTempView(f"t_{name}")  # type: ignore[attr-defined]
+    check_source(open_source("spark:", f"t_{name}"), frame, specs_for(name if name != "generated" else "gen"))
+
+
+def test_spark_parquet_path_and_missing_table(spark_session, datasets, tmp_path):  # noqa: F811
+    frame = datasets["adult"]
+    path = tmp_path / "adult.parquet"
+    frame.to_parquet(path)
+    source = open_source(f"spark:{path}")
+    assert source.n_rows() == len(frame)
+    check_source(source, frame, specs_for("adult")[3:4])
+    with pytest.raises(LuskinError, match="no table or view named 'nope'"):
+        open_source("spark:", "nope")
+
+
+def _unused(path: Path) -> None:  # pragma: no cover
+    del path
