@@ -179,12 +179,14 @@ def run_audit(args: argparse.Namespace) -> int:
     from .audit import audit
     from .cli import print_json, resolve
 
-    frame, spec, _ = resolve(args)
+    frame, spec, _ = resolve(args, engine=True)
     source = None
     if getattr(args, "predictions", None):
         spec = spec.with_changes(prediction=args.predictions)
         source = f"predictions in '{args.predictions}'"
-    result = audit(frame, spec, source=source)
+    from .sources import Source
+
+    result = frame.audit(spec, source=source) if isinstance(frame, Source) else audit(frame, spec, source=source)
     if args.json:
         print_json(result.to_dict())
     else:

@@ -71,7 +71,8 @@ class _Parser(argparse.ArgumentParser):
 def add_data_options(parser: argparse.ArgumentParser, *, outcome: bool = True) -> None:
     """The options every subcommand shares: where the data is and what to audit."""
     data = parser.add_argument_group("data and specification")
-    data.add_argument("--data", help="a CSV file, or sample:adult / sample:compas / sample:sqf")
+    data.add_argument("--data", help="a CSV file, or sample:adult / sample:compas / sample:sqf; also a Parquet "
+                      "file or folder, a DuckDB file, postgresql://user@host/db or spark: (with --table)")
     data.add_argument("--preset", choices=PRESET_NAMES,
                       help="the paper's setup for a sample (data, outcome, group, filter, features); "
                            "other options override it")
@@ -93,17 +94,21 @@ def add_data_options(parser: argparse.ArgumentParser, *, outcome: bool = True) -
     data.add_argument("--exclude", default=None, help="comma-separated columns the models must not use")
     data.add_argument("--seed", type=int, default=0, help="random seed for splits and models")
     data.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
+    from ._engine_cli import add_engine_options
+
+    add_engine_options(parser)
 
 
 def _split_names(text: str | None) -> tuple[str, ...]:
     return tuple(part.strip() for part in (text or "").split(",") if part.strip())
 
 
-def resolve(args: argparse.Namespace) -> tuple[pd.DataFrame, AuditSpec, tuple[str, ...] | None]:
+def resolve(args: argparse.Namespace, *, engine: bool = False) -> tuple[Any, AuditSpec, tuple[str, ...] | None]:
     """Load the data and build the specification from a preset, a saved config and options.
 
     Returns the frame already restricted to the population, the specification, and the
-    model features (None means every column but the outcome).
+    model features (None means every column but the outcome). With ``engine``, a source an
+    engine reads (:mod:`luskin_core._engine_cli`) is returned unloaded as a ``Source``.
     """
     from .conditions import conjunction_mask, parse_condition
     from .data import get_preset, load_data
@@ -120,7 +125,6 @@ def resolve(args: argparse.Namespace) -> tuple[pd.DataFrame, AuditSpec, tuple[st
     source = args.data or (f"sample:{preset.name}" if preset else None)
     if not source:
         raise LuskinError("Say which data to use: --data FILE.csv, --data sample:adult, or --preset adult.")
-    frame = load_data(source)
 
     fields: dict[str, Any] = base.to_dict() if base else {}
     if getattr(args, "outcome", None):
@@ -158,6 +162,14 @@ def resolve(args: argparse.Namespace) -> tuple[pd.DataFrame, AuditSpec, tuple[st
             + " (or use --preset adult|compas|sqf for the paper's setup)."
         )
     spec = AuditSpec.from_dict(fields)
+    from ._engine_cli import is_engine_location, open_for_args, sample_for_args
+
+    if is_engine_location(source, getattr(args, "table", None)):
+        if engine:
+            return open_for_args(args, source), spec, _split_names(args.features) or None
+        frame = sample_for_args(args, source, spec)
+    else:
+        frame = load_data(source)
     if spec.population:
         keep = conjunction_mask(spec.population, frame)
         if not keep.any():

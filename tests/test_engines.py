@@ -13,14 +13,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from engine_servers import postgres_url, spark_session  # noqa: F401 - fixtures
 
 from luskin_core import AuditSpec, LuskinError, audit
 from luskin_core.conditions import parse_condition
 from luskin_core.counts import count_frame
 from luskin_core.data import load_sample
 from luskin_core.sources import Source, open_source
-
-from engine_servers import postgres_url, spark_session  # noqa: F401 - fixtures
 
 N_BIG = 1_000_000
 
@@ -31,7 +30,7 @@ def generated(n: int, seed: int = 7) -> pd.DataFrame:
     group = rng.choice(np.array(["A", "B", "C", "D", "E", "F"], dtype=object), n, p=[.3, .25, .2, .15, .07, .03])
     group[rng.random(n) < 0.01] = None
     stratum = rng.integers(0, 20, n)
-    rate = 0.2 + 0.03 * (np.searchsorted(["A", "B", "C", "D", "E", "F"], np.where(group == None, "A", group))  # noqa: E711
+    rate = 0.2 + 0.03 * (np.searchsorted(["A", "B", "C", "D", "E", "F"], np.where(group == None, "A", group))
                          ) + 0.01 * stratum
     outcome = np.where(rng.random(n) < rate, "yes", "no").astype(object)
     outcome[rng.random(n) < 0.005] = None
@@ -207,9 +206,9 @@ def test_bad_files_are_plain_sentences(tmp_path):
 # PostgreSQL
 # ------------------------------------------------------------------------------------------
 def _load_postgres(url: str, name: str, frame: pd.DataFrame) -> None:
-    import ibis
-
     from urllib.parse import parse_qs, urlsplit
+
+    import ibis
 
     host = parse_qs(urlsplit(url).query)["host"][0]
     con = ibis.postgres.connect(user="luskin", host=host, database="postgres")
@@ -279,3 +278,27 @@ def test_spark_parquet_path_and_missing_table(spark_session, datasets, tmp_path)
 
 def _unused(path: Path) -> None:  # pragma: no cover
     del path
+
+
+# ------------------------------------------------------------------------------------------
+# The command line
+# ------------------------------------------------------------------------------------------
+def test_cli_audits_parquet_in_the_engine_and_samples_for_models(datasets, tmp_path, capsys):
+    import json
+
+    from luskin_core.cli import main
+
+    path = tmp_path / "adult.parquet"
+    datasets["adult"].to_parquet(path)
+    args = ["--outcome", "income", "--positive", ">50K", "--groups", "race", "--stratify", "education-num", "--json"]
+    assert main(["audit", "--data", str(path), *args]) == 0
+    engine = json.loads(capsys.readouterr().out)
+    spec = AuditSpec("income", ">50K", group_by=("race",), strata=("education-num",))
+    assert_same(json.loads(json.dumps(audit(datasets["adult"], spec).to_dict(), default=str))["comparisons"],
+                engine["comparisons"])
+    assert main(["thresholds", "--data", str(path), "--outcome", "income", "--positive", ">50K",
+                 "--protected", "race == White", "--sample-cap", "5000"]) == 0
+    captured = capsys.readouterr()
+    assert "Sample: 4,9" in captured.err and "of 48,842 rows" in captured.err
+    assert main(["audit", "--data", str(tmp_path / "missing.duckdb"), "--table", "t", *args]) != 0
+    assert "no file or folder" in capsys.readouterr().err

@@ -1,0 +1,66 @@
+"""The command line's side of engine sources: which ``--data`` values an engine reads, and loading them.
+
+``luskin audit`` counts inside the engine (the rows never leave it); the model tools (retrain,
+thresholds, equalize, report) need rows, so a large source gives them a seeded sample stratified by
+group x outcome, and one line on stderr says its size and the table's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from .spec import AuditSpec
+
+ENGINE_SUFFIXES = (".parquet", ".pq", ".duckdb", ".db", ".ddb")
+# A CSV this large is read by the engine rather than into pandas (the library's in-memory limit is 1 GB).
+BIG_CSV_BYTES = 200 * 1024 * 1024
+
+
+def is_engine_location(location: str, table: str | None) -> bool:
+    """Whether ``--data`` names something an engine reads: a database, Spark, Parquet, or a big CSV."""
+    text = location.strip()
+    lowered = text.lower()
+    if table or lowered.startswith(("postgresql://", "postgres://", "spark:")):
+        return True
+    if lowered.startswith("sample:"):
+        return False
+    path = Path(text).expanduser()
+    if path.is_dir() or lowered.endswith(ENGINE_SUFFIXES):
+        return True
+    try:
+        return path.is_file() and path.stat().st_size > BIG_CSV_BYTES
+    except OSError:
+        return False
+
+
+def add_engine_options(parser: argparse.ArgumentParser) -> None:
+    """--table and --sample-cap (beside --data)."""
+    group = parser.add_argument_group("large sources")
+    group.add_argument("--table", default=None, metavar="NAME",
+                       help="the table (or a SELECT query, for PostgreSQL) when --data is a database: "
+                            "postgresql://user@host:5432/db, a DuckDB file, or spark:")
+    group.add_argument("--sample-cap", type=int, default=None, metavar="N",
+                       help="largest sample the model tools draw from a large source (default 500000)")
+
+
+def open_for_args(args: argparse.Namespace, location: str) -> Any:
+    """The :class:`~luskin_core.sources.Source` that ``--data``/``--table`` name."""
+    from .sources import open_source
+
+    return open_source(location, getattr(args, "table", None))
+
+
+def sample_for_args(args: argparse.Namespace, location: str, spec: AuditSpec) -> Any:
+    """Rows for the model tools: the whole source when small, else a stratified seeded sample (said on stderr)."""
+    from .sources import DEFAULT_SAMPLE_CAP
+
+    source = open_for_args(args, location)
+    cap = getattr(args, "sample_cap", None) or DEFAULT_SAMPLE_CAP
+    frame, info = source.sample(spec, cap=int(cap), seed=int(getattr(args, "seed", 0) or 0))
+    if info.sampled:
+        print(f"Sample: {info.n_sample:,} of {info.n_table:,} rows of {source.name}, stratified by group and "
+              f"outcome (seed {info.seed}); --sample-cap changes its size.", file=sys.stderr)
+    return frame
