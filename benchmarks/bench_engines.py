@@ -95,12 +95,54 @@ def generate(folder: Path, rows: int, csv_rows: int) -> tuple[Path, Path]:
     return parquet, csv
 
 
+def in_memory_figures() -> None:
+    """The in-memory path: numpy counting (count_frame) vs DuckDB on the same frame (Source.from_frame)."""
+    import statistics
+
+    from luskin_core import AuditSpec
+    from luskin_core.conditions import parse_condition
+    from luskin_core.counts import count_frame
+    from luskin_core.data import load_sample
+    from luskin_core.sources import Source
+
+    adult = load_sample("adult")
+    specs = {
+        "Adult preset (race == White, one filter)": AuditSpec(
+            "income", ">50K", protected=parse_condition("race == White"),
+            filters=(parse_condition("education-num > 10"),)),
+        "Adult race x sex within education-num": AuditSpec("income", ">50K", group_by=("race", "sex"),
+                                                          strata=("education-num",)),
+    }
+
+    def median_ms(fn: object, repeat: int = 15) -> float:
+        fn()  # type: ignore[operator]
+        times = []
+        for _ in range(repeat):
+            begun = time.perf_counter()
+            fn()  # type: ignore[operator]
+            times.append(time.perf_counter() - begun)
+        return statistics.median(times) * 1e3
+
+    print("\nIn-memory count table (median of 15, ms): numpy path vs DuckDB on the frame")
+    for label, spec in specs.items():
+        numpy_ms = median_ms(lambda spec=spec: count_frame(adult, spec))
+        source = Source.from_frame(adult)
+        duck_ms = median_ms(lambda spec=spec, source=source: source.count_table(spec))
+        with_load_ms = median_ms(lambda spec=spec: Source.from_frame(adult).count_table(spec), repeat=5)
+        print(f"  {label:44} numpy {numpy_ms:6.1f}  DuckDB (frame registered) {duck_ms:6.1f}  "
+              f"DuckDB incl. registering {with_load_ms:6.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=50_000_000)
     parser.add_argument("--csv-rows", type=int, default=10_000_000)
+    parser.add_argument("--in-memory-only", action="store_true", help="only the numpy vs DuckDB in-memory figures")
     args = parser.parse_args()
     print(f"uptime: {os.popen('uptime').read().strip()}; cores: {os.cpu_count()}")
+    in_memory_figures()
+    if args.in_memory_only:
+        return
     with tempfile.TemporaryDirectory(prefix="luskin-bench-") as tmp:
         started = time.perf_counter()
         parquet, csv = generate(Path(tmp), args.rows, args.csv_rows)

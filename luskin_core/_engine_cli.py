@@ -10,9 +10,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .spec import AuditSpec
+if TYPE_CHECKING:  # the CLI's --help must not import pandas
+    from .spec import AuditSpec
 
 ENGINE_SUFFIXES = (".parquet", ".pq", ".duckdb", ".db", ".ddb")
 # A CSV this large is read by the engine rather than into pandas (the library's in-memory limit is 1 GB).

@@ -58,7 +58,7 @@ class SampleInfo:
 
 
 def _ibis() -> Any:
-    import ibis
+    import ibis  # type: ignore[import-untyped]
 
     return ibis
 
@@ -229,10 +229,10 @@ class Source:
         order = rng.permutation(len(drawn))
         shuffled = strata.iloc[order].reset_index(drop=True)
         sizes = shuffled.value_counts()
-        quota = np.maximum(1, np.floor(sizes * (cap / max(len(drawn), 1)))).astype(int)
+        quota = (sizes * (cap / max(len(drawn), 1))).apply(math.floor).clip(lower=1).astype(int)
         rank = shuffled.groupby(shuffled).cumcount()
-        keep = rank.to_numpy() < shuffled.map(quota).to_numpy()
-        chosen = np.sort(order[keep])[: max(cap, int(keep.sum()))]
+        keep = rank.to_numpy() < shuffled.map(quota.to_dict()).to_numpy()
+        chosen = np.sort(order[keep])  # at most cap rows, plus one per stratum too small for its share
         sample = drawn.iloc[chosen].reset_index(drop=True)
         return sample, SampleInfo(len(sample), total, seed, True)
 

@@ -208,7 +208,7 @@ def test_bad_files_are_plain_sentences(tmp_path):
 def _load_postgres(url: str, name: str, frame: pd.DataFrame) -> None:
     from urllib.parse import parse_qs, urlsplit
 
-    import ibis
+    import ibis  # type: ignore[import-untyped]
 
     host = parse_qs(urlsplit(url).query)["host"][0]
     con = ibis.postgres.connect(user="luskin", host=host, database="postgres")
