@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+PASSWORD = "engine-test-pw"
 REQUIRE = os.environ.get("LUSKIN_REQUIRE_ENGINES", "") == "1"
 
 
@@ -39,7 +40,7 @@ def _as_user(user: str | None, args: list[str]) -> list[str]:
 
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
-    """A PostgreSQL cluster in a temp folder, listening only on a Unix socket there; its URL."""
+    """A PostgreSQL cluster in a temp folder, listening only on a Unix socket there; its URL (with the password)."""
     bindir = _pg_bin()
     if bindir is None:
         missing("PostgreSQL (initdb) is not installed")
@@ -62,9 +63,14 @@ def postgres_url() -> Iterator[str]:
         shutil.chown(base, user)
         shutil.chown(sock, user)
         os.chmod(base, 0o700)
+    pwfile = base / "pw"
+    pwfile.write_text(PASSWORD + "\n")
+    if user:
+        shutil.chown(pwfile, user)
     try:
-        subprocess.run(_as_user(user, [str(bindir / "initdb"), "-D", str(data), "-U", "luskin", "-A", "trust",
-                                       "--no-sync", "-E", "UTF8"]), check=True, capture_output=True)
+        # Password authentication (scram) even on the socket, so a wrong password is refused for real.
+        subprocess.run(_as_user(user, [str(bindir / "initdb"), "-D", str(data), "-U", "luskin", "-A", "scram-sha-256",
+                                       f"--pwfile={pwfile}", "--no-sync", "-E", "UTF8"]), check=True, capture_output=True)
         options = f"-c listen_addresses='' -k {sock} -c fsync=off -c shared_buffers=32MB"
         subprocess.run(_as_user(user, [str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-w", "-l",
                                        str(base / "log"), "start"]), check=True, capture_output=True)
@@ -72,7 +78,7 @@ def postgres_url() -> Iterator[str]:
         shutil.rmtree(base, ignore_errors=True)
         missing(f"PostgreSQL could not start: {error}")
     try:
-        yield f"postgresql://luskin@localhost/postgres?host={sock}"
+        yield f"postgresql://luskin:{PASSWORD}@localhost/postgres?host={sock}"
     finally:
         subprocess.run(_as_user(user, [str(bindir / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"]),
                        check=False, capture_output=True)

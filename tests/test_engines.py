@@ -211,7 +211,7 @@ def _load_postgres(url: str, name: str, frame: pd.DataFrame) -> None:
     import ibis  # type: ignore[import-untyped]
 
     host = parse_qs(urlsplit(url).query)["host"][0]
-    con = ibis.postgres.connect(user="luskin", host=host, database="postgres")
+    con = ibis.postgres.connect(user="luskin", password=urlsplit(url).password, host=host, database="postgres")
     con.create_table(name, ibis.memtable(frame))
     con.disconnect()
 
@@ -229,6 +229,8 @@ def test_postgres_matches_in_memory(name, postgres_tables, datasets):
 
 
 def test_postgres_query_and_bad_sources(postgres_tables, datasets):
+    from urllib.parse import urlsplit
+
     url = postgres_tables
     adult = datasets["adult"]
     query = open_source(url, 'SELECT * FROM adult WHERE "sex" = \'Female\'')
@@ -246,8 +248,11 @@ def test_postgres_query_and_bad_sources(postgres_tables, datasets):
     with pytest.raises(LuskinError) as error:
         open_source(f"postgresql://luskin:{secret}@127.0.0.1:1/postgres", "adult")
     assert "does not answer" in str(error.value) and secret not in str(error.value)
-    source = open_source(url.replace("luskin@", f"luskin:{secret}@"), "adult")
-    assert secret not in source.name and secret not in repr(source)
+    with pytest.raises(LuskinError) as error:
+        open_source(url.replace(f":{urlsplit(url).password}@", f":{secret}@"), "adult")
+    assert "refused the user name or password" in str(error.value) and secret not in str(error.value)
+    source = open_source(url, "adult")
+    assert urlsplit(url).password not in source.name and urlsplit(url).password not in repr(source)
 
 
 # ------------------------------------------------------------------------------------------
