@@ -112,11 +112,21 @@ class Source:
 
     # -- counting ------------------------------------------------------------------------------
     def plan(self, spec: AuditSpec) -> Plan:
-        """The plan of ``spec`` on this source, from facts the engine computes."""
+        """The plan of ``spec`` on this source, from facts the engine computes.
+
+        The row count and the distinct counts of the numeric group and strata columns (the
+        20-values rule) come from one pass over the table; a CSV is scanned once here and once
+        for the counts.
+        """
+        population = tuple(Condition(self._resolve(c.column, "population"), c.op, c.value) for c in spec.population)
+        facts = EngineFacts(self, population)
+        schema = self._table.schema()
+        keyed = [self._resolve(name, role) for names, role in ((spec.group_by, "group"), (spec.strata, "strata"))
+                 for name in names]
+        facts.prefetch([c for c in dict.fromkeys(keyed) if _is_numeric(schema[c])], with_total=not population)
         if self.n_rows() == 0:
             raise LuskinError(f"The source {self.name} has no rows.")
-        population = tuple(Condition(self._resolve(c.column, "population"), c.op, c.value) for c in spec.population)
-        return build_plan(spec, EngineFacts(self, population))
+        return build_plan(spec, facts)
 
     def raw_counts(self, plan: Plan) -> pd.DataFrame:
         """The raw count table (as :func:`~luskin_core.counts.aggregate_frame` makes it), in one aggregation."""
@@ -262,6 +272,20 @@ class EngineFacts:
         table = source.table
         self.rows = table.filter(_conjunction(table, population)) if population else table
         self.schema = table.schema()
+        self._distinct: dict[str, int] = {}
+
+    def prefetch(self, columns: Sequence[str], *, with_total: bool) -> None:
+        """Distinct counts of ``columns`` (and the table's row count) in one aggregation."""
+        if not columns and (not with_total or self.source._n_rows is not None):
+            return
+        metrics = {f"d{i}": self.rows[c].nunique() for i, c in enumerate(columns)}
+        if with_total:
+            metrics["total"] = self.rows.count()
+        frame = self.source._run(self.rows.aggregate(**metrics), fetch=True)
+        for i, column in enumerate(columns):
+            self._distinct[column] = int(frame[f"d{i}"].iloc[0])
+        if with_total:
+            self.source._n_rows = int(frame["total"].iloc[0])
 
     def resolve(self, name: str, role: str) -> str:
         return self.source._resolve(name, role)
@@ -270,8 +294,9 @@ class EngineFacts:
         return _is_numeric(self.schema[column])
 
     def n_distinct(self, column: str, cap: int) -> int:
-        col = self.rows[column]
-        return min(int(self.source._run(col.nunique())), cap)
+        if column not in self._distinct:
+            self._distinct[column] = int(self.source._run(self.rows[column].nunique()))
+        return min(self._distinct[column], cap)
 
     def quantiles(self, column: str, probs: Sequence[float]) -> list[float]:
         present = self.rows.filter(self.rows[column].notnull())
