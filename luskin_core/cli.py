@@ -19,8 +19,6 @@ from .errors import LuskinError
 from .formatting import format_number
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from .audit import AuditResult
     from .spec import AuditSpec
 
