@@ -307,3 +307,16 @@ def test_cli_audits_parquet_in_the_engine_and_samples_for_models(datasets, tmp_p
     assert "Sample: 4,9" in captured.err and "of 48,842 rows" in captured.err
     assert main(["audit", "--data", str(tmp_path / "missing.duckdb"), "--table", "t", *args]) != 0
     assert "no file or folder" in capsys.readouterr().err
+
+
+def test_postgres_value_counts_and_sample(postgres_tables, datasets):
+    frame = datasets["generated"]
+    source = open_source(postgres_tables, "generated")
+    counts = source.value_counts("group-name", 10)
+    want = frame["group-name"].value_counts(dropna=False)
+    assert dict(zip(counts["value"], counts["count"])) == {(None if pd.isna(k) else k): v for k, v in want.items()}
+    spec = specs_for("gen")[1]
+    sample, info = source.sample(spec, cap=20_000, seed=3)
+    assert info.sampled and info.n_table == N_BIG and 19_000 <= len(sample) <= 20_100
+    again, _ = source.sample(spec, cap=20_000, seed=3)
+    pd.testing.assert_frame_equal(sample, again)
