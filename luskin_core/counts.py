@@ -5,7 +5,7 @@ the audited decision positive (``positives``), and for a model audited against t
 four confusion counts; for a score outcome also the sum and sum of squares of the score. Every
 statistic (rates, intervals, tests, impact ratios, pooled odds ratios) is computed from this
 table in :mod:`luskin_core.comparisons`, so the rows never need to travel: a query engine can
-make the table where the data lives (:mod:`luskin_core.engine` does it for DuckDB, PostgreSQL and
+make the table where the data lives (:mod:`luskin_core.sources` does it for DuckDB, PostgreSQL and
 Spark) and produce exactly the same numbers as the in-memory path here.
 
 Three steps, each with one job:

@@ -18,6 +18,7 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 export LUSKIN_REQUIRE_BROWSER=1
+export LUSKIN_REQUIRE_ENGINES=1  # PostgreSQL and Spark tests fail, not skip, when their engine is missing
 # Browser tests write screenshots and timings; keep the committed ones (docs/screenshots,
 # benchmarks/results) unless asked: LUSKIN_SCREENSHOT_DIR=docs/screenshots bash scripts/test.sh tests/browser
 export LUSKIN_SCREENSHOT_DIR="${LUSKIN_SCREENSHOT_DIR:-test-results/screenshots}"
