@@ -442,7 +442,14 @@ def retrain_warnings(spec: AuditSpec, first: AuditResult, second: AuditResult, a
 # Saving the second model
 # ----------------------------------------------------------------------------------------
 # Types a Luskin model file may hold beyond skops' defaults: our pipelines' own steps.
-_TRUSTED_PREFIXES = ("luskin_core.", "sklearn.", "numpy.", "scipy.")
+# Exactly the types skops does not already trust that a saved Luskin model holds (LR, MLP and linear SVM
+# pipelines from luskin_core.models, with and without text columns; derived by saving each kind). A prefix
+# such as "numpy." would also admit helpers that run code when the file is loaded.
+_TRUSTED_TYPES = frozenset({
+    "luskin_core.models.plain_missing",
+    "numpy.dtype",
+    "sklearn.neural_network._stochastic_optimizers.AdamOptimizer",
+})
 
 
 def model_bytes(model: Any) -> bytes:
@@ -477,7 +484,7 @@ def load_model(source: str | Path | bytes) -> Any:
         untrusted = sio.get_untrusted_types(data=data)
     except Exception:  # noqa: BLE001 - any failure here means the file is not a skops model
         raise LuskinError("This file is not a model saved by Luskin (skops format).") from None
-    foreign = [t for t in untrusted if not t.startswith(_TRUSTED_PREFIXES)]
+    foreign = [t for t in untrusted if t not in _TRUSTED_TYPES]
     if foreign:
         raise LuskinError("This model file holds objects Luskin does not recognise and was not loaded for "
                           f"safety: {', '.join(foreign)}.")

@@ -1,0 +1,74 @@
+"""Saved models: only the exact types a Luskin model holds are loaded; crafted files are refused in one sentence."""
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+
+import numpy as np
+import pandas as pd
+import pytest
+import skops.io as sio
+
+from luskin_core import models
+from luskin_core.errors import LuskinError
+from luskin_core.retrain import load_model, model_bytes
+
+
+def _frame(n: int = 300) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    return pd.DataFrame({"a": rng.normal(size=n), "b": rng.integers(0, 5, n),
+                         "c": pd.array(rng.choice(["x", "y", "z"], n), dtype="string"),
+                         "y": rng.integers(0, 2, n)})
+
+
+@pytest.mark.parametrize("kind", ["LR", "MLP", "SVM"])
+def test_every_model_kind_luskin_saves_loads_back(kind: str) -> None:
+    frame = _frame()
+    model = models.make_model(kind, frame, ["a", "b", "c"]).fit(frame[["a", "b", "c"]], frame["y"])
+    loaded = load_model(model_bytes(model))
+    np.testing.assert_array_equal(loaded.predict(frame[["a", "b", "c"]]), model.predict(frame[["a", "b", "c"]]))
+
+
+def _with_function(data: bytes, module: str, name: str) -> bytes:
+    """A real saved model whose plain_missing step is rewritten to point at another function."""
+    source = zipfile.ZipFile(io.BytesIO(data))
+    schema = json.loads(source.read("schema.json"))
+
+    def rewrite(node: object) -> None:
+        if isinstance(node, dict):
+            if node.get("__module__") == "luskin_core.models" and node.get("__class__") == "plain_missing":
+                node["__module__"], node["__class__"] = module, name
+            for value in node.values():
+                rewrite(value)
+        elif isinstance(node, list):
+            for value in node:
+                rewrite(value)
+
+    rewrite(schema)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as target:
+        for info in source.infolist():
+            body = json.dumps(schema).encode() if info.filename == "schema.json" else source.read(info)
+            target.writestr(info.filename, body)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(("module", "name"), [("builtins", "exec"), ("builtins", "eval"), ("os", "system"),
+                                              ("numpy.lib.npyio", "load"), ("numpy", "fromfile")])
+def test_crafted_model_naming_a_code_running_helper_is_refused(module: str, name: str) -> None:
+    frame = _frame()
+    model = models.make_model("LR", frame, ["a", "c"]).fit(frame[["a", "c"]], frame["y"])
+    crafted = _with_function(model_bytes(model), module, name)
+    assert f"{module}.{name}" in sio.get_untrusted_types(data=crafted)
+    with pytest.raises(LuskinError, match="not loaded for safety") as caught:
+        load_model(crafted)
+    assert f"{module}.{name}" in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_file_that_is_not_a_model_is_refused_in_one_sentence(tmp_path) -> None:
+    path = tmp_path / "model.skops"
+    path.write_bytes(b"not a zip at all")
+    with pytest.raises(LuskinError, match="not a model saved by Luskin"):
+        load_model(path)
