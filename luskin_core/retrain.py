@@ -219,14 +219,18 @@ class RetrainResult:
         """Write D3 as CSV (no index) and return the path."""
         target = Path(path)
         try:
-            self.synthetic.to_csv(target, index=False)
+            from luskin_core.export import write_csv
+
+            write_csv(self.synthetic, target)
         except OSError as err:
             raise LuskinError(f"Cannot write the synthetic data to '{target}': {err.strerror}.") from None
         return target
 
     def synthetic_csv(self) -> bytes:
         """D3 as CSV bytes (for a download button)."""
-        return self.synthetic.to_csv(index=False).encode("utf-8")
+        from luskin_core.export import csv_bytes
+
+        return csv_bytes(self.synthetic)
 
 
 def paper_table(report: Mapping[str, Any], *, ci: bool = False, gap: bool = False, digits: int = 3) -> pd.DataFrame:

@@ -72,3 +72,19 @@ def test_a_file_that_is_not_a_model_is_refused_in_one_sentence(tmp_path) -> None
     path.write_bytes(b"not a zip at all")
     with pytest.raises(LuskinError, match="not a model saved by Luskin"):
         load_model(path)
+
+
+def test_csv_exports_neutralise_formula_cells_and_keep_negative_numbers() -> None:
+    from luskin_core.export import csv_bytes
+
+    frame = pd.DataFrame({"=cmd": pd.array(["=HYPERLINK(\"http://x\")", "+1+1", "-2-2", "@SUM(A1)", "\tx", "\rx",
+                                            "plain", None], dtype="string"),
+                          "score": [-3.5, 1.0, -0.25, 2.0, 0.0, -1.0, 5.0, -7.0],
+                          "count": [-1, 2, 3, 4, 5, 6, 7, -8]})
+    back = pd.read_csv(io.BytesIO(csv_bytes(frame)), keep_default_na=False)
+    assert list(back.columns) == ["'=cmd", "score", "count"]
+    assert list(back["'=cmd"]) == ["'=HYPERLINK(\"http://x\")", "'+1+1", "'-2-2", "'@SUM(A1)", "'\tx", "'\rx",
+                                   "plain", ""]
+    assert back["score"].tolist() == frame["score"].tolist()
+    assert back["count"].tolist() == frame["count"].tolist()
+    assert frame.columns[0] == "=cmd"  # the caller's frame is not changed
