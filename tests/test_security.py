@@ -88,3 +88,44 @@ def test_csv_exports_neutralise_formula_cells_and_keep_negative_numbers() -> Non
     assert back["score"].tolist() == frame["score"].tolist()
     assert back["count"].tolist() == frame["count"].tolist()
     assert frame.columns[0] == "=cmd"  # the caller's frame is not changed
+
+
+def _gzip_bomb(path, inflated: int) -> None:
+    """A gzip CSV of one column whose rows are all "0": about 1,000 times smaller than what it inflates to."""
+    import zlib
+
+    block = b"0\n" * (8 << 20)
+    squeeze = zlib.compressobj(9, zlib.DEFLATED, 31)
+    with open(path, "wb") as out:
+        out.write(squeeze.compress(b"a\n"))
+        for _ in range(inflated // len(block)):
+            out.write(squeeze.compress(block))
+        out.write(squeeze.flush())
+
+
+def test_a_gzip_bomb_is_refused_without_inflating_it_in_memory(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    bomb = tmp_path / "bomb.csv.gz"
+    _gzip_bomb(bomb, 2 << 30)
+    assert bomb.stat().st_size < 3 << 20
+    child = ("import resource, sys\n"
+             "import luskin_core.data as d\n"
+             "from luskin_core.errors import LuskinError\n"
+             "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+             "try:\n"
+             "    d.load_csv(sys.argv[1])\n"
+             "    print('loaded')\n"
+             "except LuskinError as err:\n"
+             "    print(str(err).replace(chr(10), ' '))\n"
+             "print(base, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n")
+    done = subprocess.run([sys.executable, "-c", child, str(bomb)], capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    message, figures = done.stdout.strip().splitlines()
+    base_kib, peak_kib = (int(x) for x in figures.split())
+    print(f"gzip bomb {bomb.stat().st_size / 2**20:.1f} MB -> 2 GB: refused with {message!r}; "
+          f"peak RSS {peak_kib / 1024:.0f} MB (after imports {base_kib / 1024:.0f} MB)")
+    assert "loaded" not in message and "Traceback" not in done.stderr
+    assert peak_kib - base_kib < 300 * 1024 and peak_kib < 600 * 1024  # far below the 2 GB it would inflate to
