@@ -98,8 +98,7 @@ def _gzip_bomb(path, inflated: int) -> None:
     squeeze = zlib.compressobj(9, zlib.DEFLATED, 31)
     with open(path, "wb") as out:
         out.write(squeeze.compress(b"a\n"))
-        for _ in range(inflated // len(block)):
-            out.write(squeeze.compress(block))
+        out.writelines(squeeze.compress(block) for _ in range(inflated // len(block)))
         out.write(squeeze.flush())
 
 
