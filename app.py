@@ -7,6 +7,9 @@ The page files are NOT in a folder named ``pages/``: Streamlit treats such a fol
 multipage app, and a visitor whose first request is a deep link (e.g. /retrain) would then get
 that page without this entry point (no navigation titles, no page setup), depending on which
 session reached the server first.
+
+A presenter's bookmark may also name the page in the query string (``/?page=present&slide=3``):
+the visitor is sent to that page with the rest of the query kept.
 """
 
 from __future__ import annotations
@@ -15,22 +18,23 @@ import streamlit as st
 
 from luskin_app import dataset, ui
 
-st.set_page_config(page_title="Luskin: fairness audit", page_icon="⚖️", layout="wide")
+st.set_page_config(page_title="Luskin: fairness audit", page_icon=":material/balance:", layout="wide")
 
-PAGES = [
-    st.Page(ui.PAGE_FILES["data"], title="Data", icon="📄", default=True),
-    st.Page(ui.PAGE_FILES["audit"], title="Audit", icon="📊", url_path="audit"),
-    st.Page(ui.PAGE_FILES["retrain"], title="Retrain", icon="🔁", url_path="retrain"),
-    st.Page(ui.PAGE_FILES["thresholds"], title="Thresholds", icon="🎚️", url_path="thresholds"),
-    st.Page(ui.PAGE_FILES["equalized"], title="Equalized distribution", icon="📈", url_path="equalized"),
-    st.Page(ui.PAGE_FILES["report"], title="Report", icon="📝", url_path="report"),
-]
+TITLES = {"data": "Data", "audit": "Audit", "retrain": "Retrain", "thresholds": "Thresholds",
+          "equalized": "Equalized distribution", "report": "Report", "present": "Present"}
+PAGES = {name: st.Page(ui.PAGE_FILES[name], title=title, icon=ui.ICONS[name], default=name == "data",
+                       url_path=None if name == "data" else name)
+         for name, title in TITLES.items()}
 
-navigation = st.navigation(PAGES)
+navigation = st.navigation(list(PAGES.values()))
+ui.page_style()
+wanted = st.query_params.get("page")
+if wanted in PAGES and wanted != "data" and navigation.url_path != PAGES[wanted].url_path:
+    st.switch_page(PAGES[wanted], query_params={k: v for k, v in st.query_params.to_dict().items() if k != "page"})
 try:
     dataset.dataset()
 except Exception as err:  # noqa: BLE001 - the bundled sample itself failed: say so rather than crash
-    st.error(ui.md(f"The sample data could not be loaded: {err}"), icon="⚠️")
+    st.error(ui.md(f"The sample data could not be loaded: {err}"), icon=ui.ICONS["error"])
     st.stop()
 # The summary is drawn after the page has run, into a slot reserved now, so that it shows what
 # the page just changed (a new sample, another outcome) rather than the state before the click.

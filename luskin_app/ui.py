@@ -29,7 +29,14 @@ log = logging.getLogger("luskin.app")
 
 PAGE_FILES = {"data": "app_pages/data.py", "audit": "app_pages/audit.py", "retrain": "app_pages/retrain.py",
               "thresholds": "app_pages/thresholds.py", "equalized": "app_pages/equalized.py",
-              "report": "app_pages/report.py"}
+              "report": "app_pages/report.py", "present": "app_pages/present.py"}
+
+# Emoji-free icons (Material Symbols ship with Streamlit, so they render without an emoji font).
+ICONS = {"data": ":material/table_view:", "audit": ":material/balance:", "retrain": ":material/model_training:",
+         "thresholds": ":material/tune:", "equalized": ":material/stacked_line_chart:",
+         "report": ":material/description:", "present": ":material/slideshow:", "error": ":material/error:",
+         "fix": ":material/build:", "ok": ":material/check_circle:", "info": ":material/info:",
+         "guess": ":material/search:", "wait": ":material/hourglass_top:", "download": ":material/download:"}
 
 # CommonMark lets every ASCII punctuation character be escaped with a backslash; escaping them all
 # also covers Streamlit's extensions ($ for LaTeX, :emoji: and :material/icons:, :red[colour]).
@@ -80,7 +87,7 @@ def option_text(value: Any) -> str:
 # --------------------------------------------------------------------------------------------
 def show_error(err: Exception | str) -> None:
     """A user's mistake as a plain message (never a traceback); the text is escaped."""
-    st.error(md(err), icon="⚠️")
+    st.error(md(err), icon=ICONS["error"])
 
 
 def show_fixes(fixes: Sequence[_choices.Fix], where: str) -> None:
@@ -89,7 +96,7 @@ def show_fixes(fixes: Sequence[_choices.Fix], where: str) -> None:
         return
     row = st.container(horizontal=True)
     for fix in fixes:
-        row.button(md(fix.label), key=f"{where}_{fix.key}", on_click=fix.apply, icon="🛠️")
+        row.button(md(fix.label), key=f"{where}_{fix.key}", on_click=fix.apply, icon=ICONS["fix"])
 
 
 def show_problem(problem: str, where: str, *, fixes: Sequence[_choices.Fix] | None = None,
@@ -101,10 +108,10 @@ def show_problem(problem: str, where: str, *, fixes: Sequence[_choices.Fix] | No
     """
     if fixes is None:
         fixes = _choices.fixes(_choices.choices(), _dataset.dataset().frame)
-    st.error(md(problem) + (f"\n\n{extra}" if extra else ""), icon="⚠️")
+    st.error(md(problem) + (f"\n\n{extra}" if extra else ""), icon=ICONS["error"])
     show_fixes(fixes, where)
     if data_link:
-        st.page_link(PAGE_FILES["data"], label="Change the choices on the Data page", icon="📄")
+        st.page_link(PAGE_FILES["data"], label="Change the choices on the Data page", icon=ICONS["data"])
 
 
 def guarded(func: Callable[..., Any], *args: Any, where: str = "page", **kwargs: Any) -> Any:
@@ -122,7 +129,7 @@ def guarded(func: Callable[..., Any], *args: Any, where: str = "page", **kwargs:
         log.exception("unexpected error in %s", getattr(func, "__name__", func))
         st.error(md(f"Luskin could not finish this step because of an internal error ({type(err).__name__}: "
                     f"{err}). The data and the choices are kept; try other options, and please report this.",
-                    limit=600), icon="⚠️")
+                    limit=600), icon=ICONS["error"])
     return None
 
 
@@ -144,7 +151,7 @@ def show_warnings(*results: Any) -> None:
         for sentence in getattr(result, "warnings", ()) or ():
             if str(sentence) not in seen:
                 seen.add(str(sentence))
-                st.warning(md(sentence), icon="⚠️")
+                st.warning(md(sentence), icon=ICONS["error"])
 
 
 # --------------------------------------------------------------------------------------------
@@ -155,11 +162,11 @@ def render_guesses() -> None:
     guesses = _choices.guesses()
     if guesses is None or not _choices.needs_confirmation():
         return
-    lines = [("✅ " if guess.sure else "❓ ") + md(sentence)
+    lines = [(":material/check: " if guess.sure else ":material/help: ") + md(sentence)
              for guess, sentence in zip((guesses.outcome, guesses.positive, guesses.protected, guesses.group),
                                         guesses.sentences(), strict=True)]
     st.info("**Luskin's first guesses for this file. Check them, change any below, then press "
-            "Use these choices.**\n\n" + "\n".join(f"- {line}" for line in lines), icon="🔎")
+            "Use these choices.**\n\n" + "\n".join(f"- {line}" for line in lines), icon=ICONS["guess"])
 
 
 def render_confirm(where: str) -> None:
@@ -184,7 +191,7 @@ def require_spec(where: str = "page") -> Any:
         left, right = st.columns([1, 2], vertical_alignment="center")
         with left:
             render_confirm(where)
-        right.page_link(PAGE_FILES["data"], label="Check them on the Data page", icon="📄")
+        right.page_link(PAGE_FILES["data"], label="Check them on the Data page", icon=ICONS["data"])
         st.stop()
     return spec
 
@@ -214,3 +221,47 @@ def sidebar_summary(where: Any = None) -> None:
         else:
             st.markdown("**Choices incomplete:** see the Data page.")
         st.caption(f"Luskin {__version__}")
+
+
+# --------------------------------------------------------------------------------------------
+# Layout: readable at projector width (1024 px) as on a wide screen
+# --------------------------------------------------------------------------------------------
+# - the sidebar takes at most about a fifth of a 1024-px screen (Streamlit's default is 336 px);
+# - button and link labels wrap instead of being cut to "Rem…";
+# - widget labels and tab names wrap;
+# - the presentation deck (app_pages/present.py) uses large type.
+PAGE_CSS = """
+<style>
+@media (max-width: 1279px) {
+  section[data-testid="stSidebar"] { width: 220px !important; min-width: 220px !important;
+                                     max-width: 220px !important; }
+  section[data-testid="stSidebar"][aria-expanded="false"] { width: 0 !important; min-width: 0 !important; }
+  [data-testid="stMainBlockContainer"] { padding-left: 1.5rem; padding-right: 1.5rem; }
+}
+@media (min-width: 1280px) {
+  section[data-testid="stSidebar"] { width: 280px !important; min-width: 240px !important;
+                                     max-width: 300px !important; }
+}
+[data-testid="stBaseButton-primary"], [data-testid="stBaseButton-secondary"],
+[data-testid="stBaseButton-tertiary"], [data-testid="stDownloadButton"] button,
+[data-testid="stPageLink"] a { height: auto; min-height: 2.5rem; }
+[data-testid^="stBaseButton"] p, [data-testid^="stBaseButton"] div,
+[data-testid="stPageLink"] p, [data-testid="stPageLink"] span {
+  white-space: normal !important; overflow: visible !important; text-overflow: clip !important;
+  overflow-wrap: anywhere;
+}
+[data-testid="stWidgetLabel"] p, [data-testid="stWidgetLabel"] div,
+[data-testid="stMetricLabel"] p, [data-testid="stMetricLabel"] div,
+button[role="tab"] p {
+  white-space: normal !important; overflow: visible !important; text-overflow: clip !important;
+}
+.st-key-present_deck h1 { font-size: 2.6rem; line-height: 1.2; padding-top: 0.2rem; }
+.st-key-present_deck [data-testid="stMarkdownContainer"] p { font-size: 1.55rem; line-height: 1.45; }
+.st-key-present_deck [data-testid="stCaptionContainer"] p { font-size: 1rem; }
+</style>
+"""
+
+
+def page_style() -> None:
+    """The layout rules above, on every page (called once per run by app.py)."""
+    st.html(PAGE_CSS)

@@ -1,0 +1,161 @@
+"""Presentation page: the current analysis as slides, for a committee on a projector.
+
+The deck is built on every run from the session's current results (the audit, and whatever
+the Retrain, Thresholds and Equalized distribution pages computed for the current choices), so
+it follows the analysis live. The slide on screen is in the URL (``/present?slide=3``, or
+``/?page=present&slide=3``) so that a presenter can bookmark it. Previous/Next buttons and the
+arrow keys (a small script in a same-origin frame clicks those buttons) move between slides; the
+"Slides" expander below the deck hides slides. The slide itself holds no widget.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+import streamlit.components.v1 as components
+
+from luskin_app import choices as ch_
+from luskin_app import config, ui
+from luskin_app.cache import recall, run_audit
+from luskin_core.slides import Slide, build_slides, visible
+from luskin_core.spec import AuditSpec
+
+INDEX = "present_index"  # the position in the visible deck (0-based)
+URL_SEEN = "present_url_seen"  # the ?slide= value this session last wrote or read
+HIDDEN = "present_hidden"  # keys of the slides the presenter hid
+
+# Arrow keys (and Page Up/Down, as sent by presentation clickers) press the on-screen buttons.
+# The listener lives on the app's document (this frame is same-origin); a new run replaces it.
+KEYS_SCRIPT = """
+<script>
+(function () {
+  const doc = window.parent.document;
+  const win = window.parent;
+  if (win.__luskinDeckKeys) { doc.removeEventListener("keydown", win.__luskinDeckKeys, true); }
+  win.__luskinDeckKeys = function (event) {
+    if (event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) { return; }
+    const target = event.target;
+    const tag = target && target.tagName ? target.tagName.toLowerCase() : "";
+    if (tag === "input" || tag === "textarea" || tag === "select" || (target && target.isContentEditable)) {
+      return;
+    }
+    if (target && target.closest && target.closest('[role="slider"], [role="listbox"], [role="combobox"]')) {
+      return;
+    }
+    let which = null;
+    if (event.key === "ArrowRight" || event.key === "PageDown") { which = "next"; }
+    if (event.key === "ArrowLeft" || event.key === "PageUp") { which = "prev"; }
+    if (which === null) { return; }
+    const button = doc.querySelector(".st-key-present_" + which + " button");
+    if (!button) { return; }
+    event.preventDefault();
+    if (!button.disabled) { button.click(); }
+  };
+  doc.addEventListener("keydown", win.__luskinDeckKeys, true);
+})();
+</script>
+"""
+
+
+def _slides(spec: AuditSpec) -> list[Slide]:
+    """The deck from this session's current results (the same inputs as the report)."""
+    result = run_audit(spec)
+    return build_slides(result, dataset=config.dataset_ref(), retrain=recall("retrain", spec),
+                        thresholds=recall("thresholds", spec), equalized=recall("equalized", spec),
+                        equalized_alpha=ch_.choices()["equalize"].get("alpha"))
+
+
+def _url_slide() -> int | None:
+    """The 1-based slide number in the URL, if it is a number."""
+    raw = st.query_params.get("slide")
+    try:
+        return int(str(raw)) if raw is not None else None
+    except ValueError:
+        return None
+
+
+def _step(delta: int, count: int) -> None:
+    st.session_state[INDEX] = min(max(int(st.session_state.get(INDEX, 0)) + delta, 0), max(count - 1, 0))
+
+
+def _current(count: int) -> int:
+    """The slide to show: the URL's when it changed (a bookmark, a typed address), else the session's."""
+    raw = st.query_params.get("slide")
+    if raw != st.session_state.get(URL_SEEN):
+        number = _url_slide()
+        if number is not None:
+            st.session_state[INDEX] = number - 1
+    index = min(max(int(st.session_state.get(INDEX, 0)), 0), max(count - 1, 0))
+    st.session_state[INDEX] = index
+    st.query_params["slide"] = str(index + 1)
+    st.session_state[URL_SEEN] = str(index + 1)
+    return index
+
+
+def render_slide(slide: Slide, number: int, count: int) -> None:
+    """One slide in large type: title, sentences, chart. Text is escaped; no widgets."""
+    with st.container(key="present_deck", border=True):
+        st.caption(f"Slide {number} of {count}")
+        st.title(ui.md(slide.title), anchor=False)
+        for sentence in slide.sentences:
+            st.markdown(ui.md(sentence))
+        if slide.figure is not None:
+            st.plotly_chart(slide.figure, key=f"present_chart_{slide.key}", theme=None,
+                            config={"displayModeBar": False})
+
+
+def render_controls(index: int, count: int) -> None:
+    """Previous / Next (the arrow keys press them) and where the deck is."""
+    row = st.container(horizontal=True, key="present_controls", vertical_alignment="center")
+    row.button("Previous", key="present_prev", icon=":material/arrow_back:", on_click=_step, args=(-1, count),
+               disabled=index <= 0, help="Or press the left arrow key.")
+    row.button("Next", key="present_next", icon=":material/arrow_forward:", on_click=_step, args=(1, count),
+               disabled=index >= count - 1, type="primary", help="Or press the right arrow key.")
+    components.html(KEYS_SCRIPT, height=0)
+
+
+def _toggle(key: str) -> None:
+    hidden = set(st.session_state.get(HIDDEN, ()))
+    if st.session_state.get(f"present_show_{key}", True):
+        hidden.discard(key)
+    else:
+        hidden.add(key)
+    st.session_state[HIDDEN] = sorted(hidden)
+
+
+def render_slide_list(slides: list[Slide]) -> None:
+    """One checkbox per slide: untick to hide it from the deck (kept while the numbers change)."""
+    hidden = set(st.session_state.get(HIDDEN, ()))
+    with st.expander("Slides: choose which to show", icon=":material/checklist:"):
+        for number, slide in enumerate(slides, 1):
+            key = f"present_show_{slide.key}"
+            st.session_state[key] = slide.key not in hidden
+            st.checkbox(f"{number}. {ui.md(slide.title, 120)}", key=key, on_change=_toggle, args=(slide.key,))
+
+
+def render_deck(spec: AuditSpec) -> None:
+    slides: Any = ui.guarded(_slides, spec, where="present")
+    if not slides:
+        return
+    shown = visible(slides, st.session_state.get(HIDDEN, ()))
+    if not shown:
+        st.info("Every slide is hidden: tick at least one in the list below.", icon=":material/visibility_off:")
+    else:
+        index = _current(len(shown))
+        render_controls(index, len(shown))
+        render_slide(shown[index], index + 1, len(shown))
+    render_slide_list(slides)
+    st.caption("The deck follows the analysis: results computed on the Retrain, Thresholds and Equalized "
+               "distribution pages for the current choices appear here as slides. Bookmark this address to come "
+               "back to this slide.")
+
+
+spec_, problem_ = ch_.current_spec()
+if spec_ is None:
+    ui.show_problem(str(problem_), "present")
+elif ch_.needs_confirmation():
+    ui.render_guesses()
+    ui.render_confirm("present")
+else:
+    render_deck(spec_)

@@ -1,0 +1,201 @@
+"""Presentation mode: the slide builder (luskin_core.slides) and the Present page (AppTest).
+
+The deck must say what the report says (the same sentences), in the order a committee hears it,
+with one finding per slide and its chart; follow the session's results (a correction computed on
+another page adds its slides); reopen at the slide in the URL; move with Previous/Next; hide a
+slide; and never let a user's string become markup.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from luskin_app.ui import unescape
+from luskin_core import PRESETS, audit, load_sample
+from luskin_core.conditions import Condition
+from luskin_core.cost import cost_points
+from luskin_core.report import _caveats, _cost_sentences
+from luskin_core.slides import KINDS, MAX_FINDINGS, Slide, build_slides, visible
+from luskin_core.spec import AuditSpec
+from luskin_core.thresholds import tune_thresholds
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+TIMEOUT = 90
+
+
+@pytest.fixture(scope="module")
+def adult() -> tuple[pd.DataFrame, AuditSpec]:
+    return load_sample("adult"), PRESETS["adult"].spec
+
+
+@pytest.fixture(scope="module")
+def compas_thresholds() -> tuple[pd.DataFrame, AuditSpec, object]:
+    frame, spec = load_sample("compas"), PRESETS["compas"].spec
+    report = tune_thresholds(frame, spec, model=None, score_column="decile_score", solver="exact", lam=1.0, seed=0)
+    return frame, spec, report
+
+
+def _kinds(slides: list[Slide]) -> list[str]:
+    return [s.kind for s in slides]
+
+
+def _figure_json(slide: Slide) -> dict:
+    return json.loads(slide.figure.to_json())
+
+
+def test_adult_deck_follows_the_committee_order_with_one_finding_per_slide(adult: tuple) -> None:
+    frame, spec = adult
+    result = audit(frame, spec)
+    slides = build_slides(result, dataset="sample:adult")
+    kinds = _kinds(slides)
+    assert kinds[:3] == ["question", "data", "verdict"] and kinds[-1] == "caveats"
+    assert kinds == sorted(kinds, key=KINDS.index)  # question, data, verdict, findings, ..., caveats
+    assert len({s.key for s in slides}) == len(slides)
+    findings = [s for s in slides if s.kind == "finding" and s.key.startswith("finding-")]
+    # one slide per filter cell, each with the core's sentence and a chart of that cell's two groups
+    assert [s.sentences[0] for s in findings] == [g.sentence for g in result.gaps]
+    for slide, gap in zip(findings, result.gaps):
+        fig = _figure_json(slide)
+        assert {t["name"] for t in fig["data"]} == {"White", "Non-White"}
+        assert all(t["x"] == [gap.cell] for t in fig["data"])
+        assert fig["layout"]["yaxis"]["range"][0] == 0  # shares from zero
+    assert slides[2].sentences == (result.headline(),)
+    assert "White and Non-White" in slides[0].sentences[0] and "education" in slides[0].sentences[0]
+    assert "48,842 rows audited" in " ".join(slides[1].sentences)
+    assert list(slides[-1].sentences) == _caveats(result)
+    assert not any(s.kind in ("correction", "cost") for s in slides)  # nothing was corrected
+
+
+def test_a_correction_adds_its_slide_and_the_cost_chart(compas_thresholds: tuple) -> None:
+    frame, spec, report = compas_thresholds
+    result = audit(frame, spec)
+    slides = build_slides(result, dataset="sample:compas", thresholds=report)
+    kinds = _kinds(slides)
+    assert kinds.index("correction") < kinds.index("cost") < kinds.index("caveats")
+    correction = slides[kinds.index("correction")]
+    cost = slides[kinds.index("cost")]
+    sentences = _cost_sentences(cost_points(None, report, None))
+    assert correction.sentences[0] == sentences[0] and "points of accuracy" in sentences[0]
+    assert list(cost.sentences) == sentences
+    assert correction.figure is not None and cost.figure is not None
+    # the slide's chart carries no title of its own (the slide's title says it, large)
+    assert not _figure_json(cost)["layout"].get("title", {}).get("text")
+    # COMPAS with no filter: the caveat that nothing is held equal
+    assert any("Nothing is held equal" in s for s in slides[-1].sentences)
+
+
+def test_many_findings_are_capped_and_hidden_slides_leave_the_deck() -> None:
+    rng = np.random.default_rng(3)
+    n = 4000
+    frame = pd.DataFrame({"grp": rng.choice(list("ABCDEFGHIJKL"), n), "y": rng.choice(["yes", "no"], n)})
+    spec = AuditSpec(outcome="y", positive="yes", group_by=("grp",))
+    result = audit(frame, spec)
+    slides = build_slides(result)
+    findings = [s for s in slides if s.key.startswith("finding-")]
+    assert len(findings) == MAX_FINDINGS
+    assert "more findings in the report" in findings[-1].sentences[-1]
+    kept = visible(slides, {"data", "finding-2"})
+    assert [s.key for s in kept] == [s.key for s in slides if s.key not in ("data", "finding-2")]
+
+
+def test_user_strings_never_become_markup_in_slide_charts() -> None:
+    rng = np.random.default_rng(0)
+    n = 600
+    evil = '<a href="https://evil.example/x">click</a>'
+    frame = pd.DataFrame({"group": rng.choice([evil, "plain"], n), "y": rng.choice(["yes", "no"], n),
+                          "edu": rng.integers(1, 10, n)})
+    spec = AuditSpec(outcome="y", positive="yes", protected=Condition("group", "==", evil),
+                     filters=(Condition("edu", ">", 5),))
+    slides = build_slides(audit(frame, spec), dataset="upload:<img src=x>.csv")
+    assert any(evil in s for s in slides[1].sentences)  # plain text: the page escapes it (tested below)
+    for slide in slides:
+        if slide.figure is not None:
+            text = slide.figure.to_json()
+            assert "<a href" not in text and "<img" not in text
+
+
+# ------------------------------------------------------------------------------------------
+# The Present page (AppTest)
+# ------------------------------------------------------------------------------------------
+def _open_present(slide: int | None = None, via_page_param: bool = False) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    if via_page_param:
+        at.query_params["page"] = "present"
+    if slide is not None:
+        at.query_params["slide"] = str(slide)
+    at.run()
+    if not via_page_param:
+        at.switch_page("app_pages/present.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _title(at: AppTest) -> str:
+    return unescape(at.title[-1].value)
+
+
+def _slide_number(at: AppTest) -> str:
+    return next(unescape(c.value) for c in at.caption if unescape(c.value).startswith("Slide "))
+
+
+def test_present_page_opens_at_the_bookmarked_slide_and_moves(adult: tuple) -> None:
+    at = _open_present(slide=3, via_page_param=True)
+    assert _title(at) == "The verdict"
+    assert _slide_number(at).startswith("Slide 3 of ")
+    assert at.query_params["slide"] == ["3"] or at.query_params["slide"] == "3"
+    at.button(key="present_next").click().run()
+    assert _slide_number(at).startswith("Slide 4 of ")
+    assert _title(at).startswith("Where more than 10 years of education")
+    assert str(at.query_params["slide"]).strip("[]'") == "4"
+    at.button(key="present_prev").click().run()
+    at.button(key="present_prev").click().run()
+    assert _title(at) == "The data and who is compared"
+    # the first slide has no Previous
+    at.button(key="present_prev").click().run()
+    assert at.button(key="present_prev").disabled
+    assert _title(at) == "The question"
+
+
+def test_hiding_a_slide_removes_it_and_the_deck_follows_new_results(adult: tuple) -> None:
+    at = _open_present(slide=2)
+    count = int(_slide_number(at).split(" of ")[1])
+    assert _title(at) == "The data and who is compared"
+    at.checkbox(key="present_show_data").uncheck().run()
+    assert int(_slide_number(at).split(" of ")[1]) == count - 1
+    assert _title(at) == "The verdict"  # slide 2 is now the next one
+    at.checkbox(key="present_show_data").check().run()
+    assert int(_slide_number(at).split(" of ")[1]) == count
+    # a correction computed on another page for the current choices adds its slide and the cost slide
+    assert "present_show_cost" not in [c.key for c in at.checkbox]
+    at.switch_page("app_pages/thresholds.py").run()
+    assert not at.exception, at.exception
+    at.switch_page("app_pages/present.py").run()
+    assert not at.exception, at.exception
+    keys = [c.key for c in at.checkbox]
+    assert "present_show_correction-thresholds-1" in keys and "present_show_cost" in keys
+    assert int(_slide_number(at).split(" of ")[1]) == count + 2
+    assert "present_show_data" in keys and at.checkbox(key="present_show_data").value
+
+
+def test_present_page_escapes_user_text() -> None:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    rng = np.random.default_rng(1)
+    n = 400
+    evil = "**bold** [link](https://evil.example) $x$"
+    frame = pd.DataFrame({"who": rng.choice([evil, "other"], n), "y": rng.choice(["yes", "no"], n)})
+    at.file_uploader(key="upload_csv").set_value(("evil.csv", frame.to_csv(index=False).encode(), "text/csv")).run()
+    confirm = [b for b in at.button if b.key and b.key.endswith("_confirm")]
+    if confirm:
+        confirm[0].click().run()
+    at.switch_page("app_pages/present.py").run()
+    assert not at.exception, at.exception
+    at.query_params["slide"] = "2"
+    at.run()
+    raw = " ".join(m.value for m in at.markdown)
+    assert "\\*\\*bold\\*\\*" in raw and "[link](" not in raw and "https://" not in raw
