@@ -55,20 +55,20 @@ def render_loader() -> None:
             st.session_state["upload_error"] = f"'{upload.name}' could not be used: {err}"
     if st.session_state.get("upload_error"):
         st.error(ui.md(st.session_state["upload_error"]) + " The data loaded before is still in use: upload "
-                 "another file, or choose a sample above.", icon="⚠️")
+                 "another file, or choose a sample above.", icon=ui.ICONS["error"])
     if st.session_state.get("upload_note"):
-        st.success(ui.md(st.session_state["upload_note"]), icon="✅")
+        st.success(ui.md(st.session_state["upload_note"]), icon=ui.ICONS["ok"])
 
 
 def render_pending_config() -> None:
     """A loaded configuration waiting for its file: which file to upload, or apply it to this data."""
     waiting = config.pending()
     if st.session_state.get("config_error"):
-        st.error(ui.md(st.session_state.pop("config_error")) + " Nothing was changed.", icon="⚠️")
+        st.error(ui.md(st.session_state.pop("config_error")) + " Nothing was changed.", icon=ui.ICONS["error"])
     if waiting is None:
         return
     st.info(f"The configuration **{ui.md(waiting.name, 80)}** is waiting for the file it was saved with: upload "
-            f"**{ui.md(waiting.wanted, 120)}** above and it is applied at once.", icon="⏳")
+            f"**{ui.md(waiting.wanted, 120)}** above and it is applied at once.", icon=ui.ICONS["wait"])
     why_not = config.fits_current()
     row = st.container(horizontal=True)
     if why_not is None:
@@ -145,7 +145,7 @@ def render_outcome(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
     if not options:
         problem = (f"The column '{outcome}' has no values short enough to choose from." if frame[outcome].notna().any()
                    else f"The column '{outcome}' has no values at all (every row is missing).")
-        st.error(ui.md(problem) + " Choose another outcome column above.", icon="⚠️")
+        st.error(ui.md(problem) + " Choose another outcome column above.", icon=ui.ICONS["error"])
         ch.update(outcome=outcome, positive=None)
         return
     if outcome != ch["outcome"]:
@@ -158,7 +158,7 @@ def render_outcome(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
     if distinct > 10:
         st.warning(ui.md(f"'{outcome}' has {distinct:,} different values. The audit compares the share of rows "
                          f"whose value is exactly '{ui.option_text(positive)}'; an outcome is usually a yes/no "
-                         "decision."), icon="ℹ️")
+                         "decision."), icon=ui.ICONS["info"])
     ch.update(outcome=outcome, positive=positive)
 
 
@@ -245,7 +245,7 @@ def render_features(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
         try:
             auto = choose_features(frame, outcome)
         except LuskinError as err:
-            st.info(ui.md(err), icon="ℹ️")
+            st.info(ui.md(err), icon=ui.ICONS["info"])
             return
         options = [c for c in frame.columns if c != outcome]
         chosen_before = [c for c in (ch.get("features") or auto.columns) if c in options]
@@ -260,7 +260,7 @@ def render_features(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
             st.caption("Left out by default: " + ui.md("; ".join(f"{c} ({why})" for c, why in auto.dropped.items()),
                                                        2000) + ".")
         if not chosen:
-            st.warning("No column is chosen, so the models will use every column but the outcome.", icon="⚠️")
+            st.warning("No column is chosen, so the models will use every column but the outcome.", icon=ui.ICONS["error"])
         ch["features"] = list(chosen) if chosen and list(chosen) != list(auto.columns) else None
 
 
@@ -275,17 +275,17 @@ def render_status() -> None:
     if ch_.needs_confirmation():
         st.info(f"Check the choices above, then press **Use these choices** to compare "
                 f"**{ui.md(spec.group_name, 80)}** with **{ui.md(spec.other_name, 80)}** on the share with "
-                f"**{ui.md(spec.outcome, 80)} = {ui.md(spec.positive, 80)}**.", icon="🔎")
+                f"**{ui.md(spec.outcome, 80)} = {ui.md(spec.positive, 80)}**.", icon=ui.ICONS["guess"])
         ui.render_confirm("data")
         return
     st.success(f"Ready: comparing **{ui.md(spec.group_name, 80)}** with **{ui.md(spec.other_name, 80)}** on the "
-               f"share with **{ui.md(spec.outcome, 80)} = {ui.md(spec.positive, 80)}**.", icon="✅")
+               f"share with **{ui.md(spec.outcome, 80)} = {ui.md(spec.positive, 80)}**.", icon=ui.ICONS["ok"])
     if spec.population:
         st.caption("Rows restricted to: " + ui.md(" and ".join(c.describe() for c in spec.population), 300) + ".")
     result = ui.guarded(run_audit, spec, where="data")
     if result is not None:
         st.markdown("**At a glance:**\n" + ui.bullet_list(result.sentences()))
-    st.page_link(ui.PAGE_FILES["audit"], label="See the audit: chart, table and filter", icon="📊")
+    st.page_link(ui.PAGE_FILES["audit"], label="See the audit: chart, table and filter", icon=ui.ICONS["audit"])
 
 
 st.title("Luskin: is the decision fair between groups?")

@@ -63,9 +63,29 @@ def _figures(store_key: str, alpha: float, group: str, other: str, _sweep: Alpha
     """The three charts for one alpha, built once (a slider step then only sends them)."""
     points = _sweep.points
     alphas = list(_sweep.alphas)
-    return (plots.sweep_histograms(_sweep, alpha, group, other),
-            plots.alpha_accuracy(alphas, [p.accuracy for p in points], alpha),
-            plots.alpha_gaps(alphas, [p.tpr_gap for p in points], [p.fpr_gap for p in points], alpha))
+    histograms = plots.sweep_histograms(_sweep, alpha, group, other)
+    # fixed axes while the slider moves: the tallest bar of every alpha sets the histograms' scale
+    histograms.update_yaxes(range=[0, _tallest_bar(_sweep) * 1.05], autorange=False)
+    accuracy = plots.alpha_accuracy(alphas, [p.accuracy for p in points], alpha)
+    accuracy.update_yaxes(range=[0, 1], tickformat=".0%", title_text="accuracy (axis from 0%)")
+    gaps = plots.alpha_gaps(alphas, [100 * p.tpr_gap for p in points], [100 * p.fpr_gap for p in points], alpha)
+    top = max([100 * max(p.tpr_gap, p.fpr_gap) for p in points] + [1.0])
+    gaps.update_yaxes(range=[0, top * 1.1], title_text="gap (percentage points)")
+    gaps.update_traces(hovertemplate="alpha %{x:g}<br>%{fullData.name} %{y:.1f} points<extra></extra>")
+    return (ui.fit_chart(histograms), ui.fit_chart(accuracy, 340), ui.fit_chart(gaps, 340))
+
+
+def _tallest_bar(sweep: AlphaSweep) -> float:
+    """The largest share in any bin of any group's score histogram, over every alpha of the sweep."""
+    tallest = 0.0
+    for point in sweep.points:
+        for by_label in point.histograms.values():
+            for key in ("positive", "negative"):
+                counts = [float(c) for c in by_label[key]]
+                total = sum(counts)
+                if total:
+                    tallest = max(tallest, max(counts) / total)
+    return tallest or 1.0
 
 
 @st.fragment
@@ -116,7 +136,7 @@ def render_run(spec: AuditSpec, options: dict[str, Any]) -> None:
     store_key = f"{data.fingerprint}|{spec.to_json()}|{key}"
     if not (is_cached("equalized", store_key) or st.button("Train the models", key="eq_run", type="primary")):
         st.info(f"Press **Train the models** to train {len(options['alphas'])} models, one per alpha. "
-                "Results are kept, so the slider then answers at once.", icon="ℹ️")
+                "Results are kept, so the slider then answers at once.", icon=ui.ICONS["info"])
         return
     bar = st.empty()
 
@@ -143,7 +163,7 @@ st.markdown("When the group may not be used at decision time, the model itself i
 spec_ = ui.require_spec("equalized")
 options_ = render_options()
 if not options_["alphas"]:
-    st.warning("Choose at least one alpha to train (above).", icon="⚠️")
+    st.warning("Choose at least one alpha to train (above).", icon=ui.ICONS["error"])
     st.stop()
 ui.require_model_inputs(spec_, "equalized", leave_out=[spec_.protected.column] if spec_.protected else [])
 render_run(spec_, options_)

@@ -87,7 +87,7 @@ def render_result(result: RetrainResult, key: tuple[Any, ...]) -> None:
     b.metric(f"AUC of C2 ({result.options.second})", f"{result.auc_second:.3f}",
              f"{result.auc_second - result.auc_first:+.3f}", help=HELP["auc"])
     c.metric("Time", f"{result.timings.get('total', 0):.1f} s")
-    st.plotly_chart(plots.retrain_gaps(result), key="retrain_chart", theme=None)
+    st.plotly_chart(ui.fit_chart(plots.retrain_gaps(result)), key="retrain_chart", theme=None)
     st.markdown("**The paper's table** (held-out rows D4): share with a positive outcome per group and "
                 "filter cell for the original labels, the first model A1 and the retrained C2, with each "
                 "model's AUC against the original labels.")
@@ -101,10 +101,10 @@ def render_result(result: RetrainResult, key: tuple[Any, ...]) -> None:
     data_bytes, model = _downloads(*key)
     left, right = st.columns(2)
     left.download_button("Download the synthetic training data (CSV)", data_bytes, file_name="luskin-synthetic-D3.csv",
-                         mime="text/csv", key="retrain_download_data",
+                         mime="text/csv", key="retrain_download_data", icon=ui.ICONS["download"],
                          help="D2's rows with the first model's risk and the labels before and after relabelling.")
     right.download_button("Download the retrained model C2 (skops)", model, file_name="luskin-C2.skops",
-                          mime="application/octet-stream", key="retrain_download_model",
+                          mime="application/octet-stream", key="retrain_download_model", icon=ui.ICONS["download"],
                           help="skops format, read back with luskin_core.retrain.load_model.")
 
 
@@ -114,7 +114,7 @@ def render_run(spec: AuditSpec, options: RetrainOptions) -> None:
     key = (data.fingerprint, spec.to_json(), options.to_json())
     if not (is_cached("retrain", "|".join(key)) or st.button("Retrain", key="retrain_run", type="primary")):
         st.info("Press **Retrain** to run the experiment (LR/MLP on Adult: a few seconds). "
-                "Results are kept: coming back to the same choices shows them at once.", icon="ℹ️")
+                "Results are kept: coming back to the same choices shows them at once.", icon=ui.ICONS["info"])
         return
     bar = st.progress(0.0, text="Starting…")
 

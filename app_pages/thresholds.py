@@ -63,7 +63,7 @@ def render_score_column(spec: AuditSpec, opts: dict[str, Any]) -> bool:
     frame = dataset.dataset().frame
     found = score_columns(frame, spec.outcome, spec.protected.column if spec.protected else None)
     if not found.columns:
-        st.warning(ui.md(found.note), icon="⚠️")
+        st.warning(ui.md(found.note), icon=ui.ICONS["error"])
         st.button("Train a model instead", key="thr_train_instead", on_click=_train_instead, type="primary")
         return False
     ch_.seed("thr_score_column", opts.get("score_column") or found.columns[0])
@@ -154,7 +154,7 @@ def render_result(report: ThresholdReport, spec: AuditSpec) -> None:
     split = st.radio("Rows shown in the chart", list(splits), format_func=splits.get, key="thr_split",
                      horizontal=True)
     ch_.choices()["thresholds"]["split"] = split
-    st.plotly_chart(plots.threshold_roc(report, spec, split=split), key="thr_chart", theme=None)
+    st.plotly_chart(ui.fit_chart(plots.threshold_roc(report, spec, split=split)), key="thr_chart", theme=None)
     chosen = "; ".join(f"{ui.md(group, 80)}: {value:.3f}" for group, value in report.thresholds.items())
     st.markdown(f"**Thresholds chosen:** {chosen} (a row is flagged when its score is at least its group's "
                 f"threshold). Rows: {report.n_train:,} to train, {report.n_tune:,} to tune, {report.n_test:,} to test.")

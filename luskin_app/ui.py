@@ -236,7 +236,9 @@ PAGE_CSS = """
   section[data-testid="stSidebar"] { width: 220px !important; min-width: 220px !important;
                                      max-width: 220px !important; }
   section[data-testid="stSidebar"][aria-expanded="false"] { width: 0 !important; min-width: 0 !important; }
-  [data-testid="stMainBlockContainer"] { padding-left: 1.5rem; padding-right: 1.5rem; }
+  [data-testid="stMainBlockContainer"] { padding: 3rem 1.5rem 4rem 1.5rem; }
+  [data-testid="stMain"] h1 { font-size: 2.1rem; }
+  [data-testid="stMain"] h2 { font-size: 1.6rem; }
 }
 @media (min-width: 1280px) {
   section[data-testid="stSidebar"] { width: 280px !important; min-width: 240px !important;
@@ -250,16 +252,60 @@ PAGE_CSS = """
   white-space: normal !important; overflow: visible !important; text-overflow: clip !important;
   overflow-wrap: anywhere;
 }
+[data-testid="stSidebarNavLink"] span, [data-testid="stSidebarNavLink"] p,
 [data-testid="stWidgetLabel"] p, [data-testid="stWidgetLabel"] div,
 [data-testid="stMetricLabel"] p, [data-testid="stMetricLabel"] div,
 button[role="tab"] p {
   white-space: normal !important; overflow: visible !important; text-overflow: clip !important;
 }
-.st-key-present_deck h1 { font-size: 2.6rem; line-height: 1.2; padding-top: 0.2rem; }
+[data-testid="stMain"] .st-key-present_deck h1 { font-size: 2.6rem; line-height: 1.2; padding-top: 0.2rem; }
 .st-key-present_deck [data-testid="stMarkdownContainer"] p { font-size: 1.55rem; line-height: 1.45; }
 .st-key-present_deck [data-testid="stCaptionContainer"] p { font-size: 1rem; }
 </style>
 """
+
+
+_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
+
+
+def _wrap(text: str, chars: int) -> list[str]:
+    """Lines of at most ``chars`` characters, broken at spaces (plotly's own line breaks kept)."""
+    import textwrap
+
+    lines: list[str] = []
+    for part in _BREAK.split(text or ""):
+        lines += textwrap.wrap(part, chars, break_long_words=False, break_on_hyphens=False) or [""]
+    return lines
+
+
+def fit_chart(fig: Any, width: int = 720) -> Any:
+    """A chart whose title and subtitle fit ``width`` pixels: long lines wrapped, the top margin grown to match.
+
+    plotly never wraps a title: at projector width (a 1024-px screen leaves about 760 px for the
+    page) a long one is cut at the chart's edge ("...vs not (EDUCATION >"). Pass the width the
+    chart gets (half of it in two columns). The figure is changed in place and returned.
+    """
+    title = fig.layout.title
+    text = title.text or ""
+    subtitle = (title.subtitle.text or "") if title.subtitle is not None else ""
+    title_size = (title.font.size if title.font and title.font.size else 24)
+    sub_size = (title.subtitle.font.size if title.subtitle and title.subtitle.font and title.subtitle.font.size
+                else 15)
+    title_lines = _wrap(text, max(int(width / (0.56 * title_size)), 12)) if text else []
+    sub_lines = _wrap(subtitle, max(int(width / (0.5 * sub_size)), 16)) if subtitle else []
+    old = len(_BREAK.split(text)) * title_size * 1.3 + len(_BREAK.split(subtitle)) * sub_size * 1.3 if text else 0
+    new = len(title_lines) * title_size * 1.3 + len(sub_lines) * sub_size * 1.3
+    if title_lines:
+        fig.update_layout(title_text="<br>".join(title_lines))
+    if sub_lines:
+        fig.update_layout(title_subtitle_text="<br>".join(sub_lines))
+    if new > old:
+        top = fig.layout.margin.t if fig.layout.margin and fig.layout.margin.t is not None else 100
+        grow = int(new - old)
+        fig.update_layout(margin_t=top + grow)
+        if fig.layout.height:
+            fig.update_layout(height=fig.layout.height + grow)
+    return fig
 
 
 def page_style() -> None:
