@@ -1,33 +1,49 @@
-"""Audit page (controlled fairness): filter cells, the share per group with CIs, one sentence per cell.
+"""Audit page (controlled fairness): who is compared, within what, and the verdicts.
 
-When the choices cannot be audited (say the protected column is also filtered on), the page
-says why and keeps the filter's conditions editable here, beside the error.
+Who: one group against the rest (the paper's, chosen on the Data page) or every group formed by
+one to three columns against a reference group. Within what: all rows, a filter and its
+complement (the paper's), or strata of control columns. More settings (the outcome as a score,
+the impact ratio, the correction for many comparisons, the smallest group) wait in an expander.
+The paper's setup shows the paper's view; any other shows the general one
+(:mod:`luskin_app.audit_view`). When the choices cannot be audited (say a column both forms the
+groups and the strata), the page says why, with its way out, and keeps every choice editable.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
+from luskin_app import audit_view, dataset, ui
 from luskin_app import choices as ch_
-from luskin_app import dataset, ui
 from luskin_app.cache import run_audit
 from luskin_app.help import HELP
 from luskin_core import plots
 from luskin_core.audit import AuditResult
 from luskin_core.conditions import OPERATORS, Condition
+from luskin_core.counts import MAX_VALUES
 from luskin_core.errors import LuskinError
+from luskin_core.guess import score_columns
 from luskin_core.spec import AuditSpec
 
 TEXT_OPS = ["==", "!=", "in", "not in"]
 
 
-def _filter_columns(spec: AuditSpec) -> list[str]:
+def _filter_columns() -> list[str]:
+    """Columns a filter may use: not the outcome, not a column that forms the groups."""
     frame = dataset.dataset().frame
-    banned = {spec.outcome.lower(), spec.protected.column.lower()} if spec.protected else {spec.outcome.lower()}
+    ch = ch_.choices()
+    banned = {str(ch.get("outcome") or "").lower()} | {c.lower() for c in _group_columns(ch)}
     return [c for c in frame.columns if str(c).lower() not in banned]
+
+
+def _group_columns(ch: dict[str, Any]) -> list[str]:
+    if ch_.audit_choice(ch, "group_mode") == "columns":
+        return [str(c) for c in ch_.audit_choice(ch, "group_by")]
+    return [str(ch["protected_column"])] if ch.get("protected_column") else []
 
 
 def _add_filter() -> None:
@@ -87,10 +103,10 @@ def render_filter_list() -> None:
     st.button("Remove all conditions", key="filter_clear", on_click=_clear_filters)
 
 
-def render_filter_builder(spec: AuditSpec) -> None:
+def render_filter_builder() -> None:
     """Column, comparison, value and the Add button; long values are shortened in the dropdowns."""
     frame = dataset.dataset().frame
-    columns = _filter_columns(spec)
+    columns = _filter_columns()
     if not columns:
         st.caption("There is no other column to filter on.")
         return
@@ -129,14 +145,12 @@ def render_filter_builder(spec: AuditSpec) -> None:
         st.error(ui.md(st.session_state["filter_error"], 2000), icon="⚠️")
 
 
-def render_filter(spec: AuditSpec | None) -> None:
+def render_filter() -> None:
     """The filter: its conditions (joined by AND) with Remove buttons, then the builder."""
-    st.subheader("Compare like with like: the filter")
     st.markdown("The filter splits the rows into two cells (where it holds, and where it does not). "
                 "The groups are compared inside each cell, e.g. among people with the same education.")
     render_filter_list()
-    if spec is not None:
-        render_filter_builder(spec)
+    render_filter_builder()
 
 
 def render_tolerance() -> None:
@@ -193,28 +207,281 @@ def render_table(result: AuditResult) -> None:
         st.caption(f"{result.n_excluded:,} rows were left out ({ui.md(reasons or 'outside the population', 500)}).")
 
 
+# --------------------------------------------------------------------------------------------
+# Who is compared, within what, how a gap is judged
+# --------------------------------------------------------------------------------------------
+GROUP_MODES = {"condition": "One group against everyone else",
+               "columns": "Every group formed by one to three columns (e.g. race × sex)"}
+CELL_MODES = {"none": "All rows together", "filter": "A filter and its complement",
+              "strata": "Strata: every value of control columns"}
+OUTCOME_TYPES = {"label": "The outcome label chosen on the Data page", "score": "A numeric score at or above a cut-off"}
+METRICS = {"difference": "Difference of shares (percentage points)", "ratio": "Impact ratio (group ÷ reference)"}
+CORRECTIONS = {"holm": "Holm (controls the chance of any false alarm)",
+               "bh": "Benjamini-Hochberg (controls the share of false alarms)", "none": "None"}
+AUTO = "\u0000auto"   # the reference option meaning "the group with the highest share" (no column value is this)
+
+
+def _choice_widget(widget: Any, key: str, label: str, options: dict[str, str], choice: str, **kwargs: Any) -> str:
+    """A radio or selectbox over fixed options, seeded from and written back to one choice."""
+    ch = ch_.choices()
+    ch_.seed(key, ch_.audit_choice(ch, choice))
+    if st.session_state[key] not in options:
+        st.session_state[key] = next(iter(options))
+    value = widget(label, list(options), key=key, format_func=options.__getitem__, **kwargs)
+    ch[choice] = value
+    return str(value)
+
+
+def _many_values(frame: pd.DataFrame, column: str) -> bool:
+    """A numeric column with more than 20 distinct values is cut into bins (the core's rule)."""
+    series = frame[column]
+    return ch_.is_numeric(series) and series.nunique(dropna=True) > MAX_VALUES
+
+
+def _binning_note(frame: pd.DataFrame, columns: list[str], ch: dict[str, Any]) -> None:
+    binned = [c for c in columns if c in frame.columns and _many_values(frame, c)]
+    if binned:
+        cuts = ch_.audit_choice(ch, "bins") or {}
+        words = [f"{c} ({'at ' + ', '.join(f'{x:g}' for x in cuts[c]) if cuts.get(c) else 'quantile bins'})"
+                 for c in binned]
+        st.caption("Numbers with more than 20 values are cut into bins: " + ui.md("; ".join(words), 500)
+                   + ". Change the cuts under More settings.")
+
+
+def _columns_widget(key: str, label: str, options: list[str], choice: str, default: list[str], **kwargs: Any) -> list[str]:
+    ch = ch_.choices()
+    ch_.seed(key, [c for c in ch_.audit_choice(ch, choice) if c in options] or [c for c in default if c in options])
+    st.session_state[key] = [c for c in st.session_state[key] if c in options]
+    value = st.multiselect(label, options, key=key, format_func=ui.option_text, **kwargs)
+    ch[choice] = list(value)
+    return list(value)
+
+
+def render_who(frame: pd.DataFrame, ch: dict[str, Any]) -> Any:
+    """One group vs the rest (from the Data page), or every value of one to three columns; returns the
+    container that receives the reference group's choice once the groups are known."""
+    st.subheader("Who is compared")
+    before = ch_.audit_choice(ch, "group_mode")
+    mode = _choice_widget(st.radio, "audit_group_mode", "Groups", GROUP_MODES, "group_mode", horizontal=True,
+                          label_visibility="collapsed")
+    if mode != before:
+        ch["reference"] = None
+        st.session_state.pop("audit_reference", None)
+    if mode == "condition":
+        try:
+            condition = ch_.protected_condition(ch, frame)
+            group = ch.get("group_label") or (str(condition.value) if condition.op == "==" else str(condition))
+            other = ch.get("other_label") or (f"Non-{condition.value}" if condition.op == "==" else f"not ({group})")
+            st.markdown(f"**{ui.md(group, 120)}** against **{ui.md(other, 120)}**, as chosen on the Data page.")
+        except LuskinError:
+            st.markdown("The protected group is chosen on the Data page.")
+        st.page_link(ui.PAGE_FILES["data"], label="Change the group on the Data page", icon=ui.ICONS["data"])
+        return None
+    outcome = str(ch.get("outcome") or "").lower()
+    options = [c for c in frame.columns if str(c).lower() != outcome]
+    default = [ch["protected_column"]] if ch.get("protected_column") else []
+    columns = _columns_widget("audit_group_by", "Columns whose values form the groups (crossed: A × B)", options,
+                              "group_by", default, max_selections=3,
+                              help="Each value is a group; with two or three columns, each combination "
+                                   "(e.g. Black × Female). Missing values form an 'Unknown' group.")
+    _binning_note(frame, columns, ch)
+    return st.container()
+
+
+def render_within(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
+    """All rows, the filter and its complement, or strata of control columns."""
+    st.subheader("Within what: compare like with like")
+    mode = _choice_widget(st.radio, "audit_cell_mode", "Cells", CELL_MODES, "cell_mode", horizontal=True,
+                          label_visibility="collapsed")
+    if mode == "filter":
+        render_filter()
+    elif mode == "strata":
+        outcome = str(ch.get("outcome") or "").lower()
+        options = [c for c in frame.columns if str(c).lower() != outcome]
+        columns = _columns_widget("audit_strata", "Control columns (each value, or each combination, is a stratum)",
+                                  options, "strata", [],
+                                  help="The groups are compared inside each stratum (e.g. the same department), "
+                                       "then the strata are pooled (Cochran-Mantel-Haenszel).")
+        _binning_note(frame, columns, ch)
+    else:
+        st.caption("No cells: the groups are compared over all rows.")
+
+
+def render_threshold(ch: dict[str, Any]) -> None:
+    """The tolerance (difference, in points) or the impact-ratio threshold, by the metric."""
+    if st.session_state.get("audit_metric", ch_.audit_choice(ch, "metric")) == "ratio":  # the radio sits below
+        ch_.seed("audit_ratio_threshold", float(ch_.audit_choice(ch, "ratio_threshold")))
+        ch["ratio_threshold"] = st.slider(
+            "Impact-ratio threshold", 0.5, 1.0, step=0.05, key="audit_ratio_threshold",
+            help="A group whose share divided by the reference's share is below this fails (0.8: the EEOC "
+                 "four-fifths rule); a group doing better is judged by the inverse.")
+    else:
+        render_tolerance()
+
+
+def _cut_points(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
+    """Optional cut points for each binned group or strata column ("25, 40, 60")."""
+    columns = _group_columns(ch) if ch_.audit_choice(ch, "group_mode") == "columns" else []
+    if ch_.audit_choice(ch, "cell_mode") == "strata":
+        columns += [str(c) for c in ch_.audit_choice(ch, "strata")]
+    binned = [c for c in dict.fromkeys(columns) if c in frame.columns and _many_values(frame, c)]
+    if not binned:
+        return
+    ch_.seed("audit_n_bins", int(ch_.audit_choice(ch, "n_bins")))
+    ch["n_bins"] = int(st.number_input("Quantile bins for numbers with many values", 2, 20, step=1,
+                                       key="audit_n_bins"))
+    bins = dict(ch_.audit_choice(ch, "bins") or {})
+    for i, column in enumerate(binned):
+        key = f"audit_cuts_{i}_{column}"
+        ch_.seed(key, ", ".join(f"{x:g}" for x in bins.get(column) or []))
+        text = st.text_input(f"Cut points for {ui.md(column, 60)} (optional, e.g. 25, 40, 60)", key=key)
+        try:
+            cuts = sorted({float(x) for x in text.replace(";", ",").split(",") if x.strip()})
+            if not all(np.isfinite(cuts)):
+                raise ValueError
+        except ValueError:
+            st.error(f"Cut points are numbers separated by commas, e.g. 25, 40, 60. The bins of "
+                     f"{ui.md(column, 60)} stay as they were.", icon=ui.ICONS["error"])
+            continue
+        if cuts:
+            bins[column] = cuts
+        else:
+            bins.pop(column, None)
+    ch["bins"] = bins
+
+
+def render_outcome_choice(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
+    """The label from the Data page, or a numeric score with its cut-off (the median by default)."""
+    kind = _choice_widget(st.radio, "audit_outcome_type", "What is audited", OUTCOME_TYPES, "outcome_type",
+                          horizontal=True)
+    if kind != "score":
+        return
+    found = score_columns(frame, protected=_group_columns(ch))
+    numeric = [c for c in frame.columns if ch_.is_numeric(frame[c])]
+    options = list(found.columns) or numeric
+    if not options:
+        st.warning("The data has no numeric column to use as a score.", icon=ui.ICONS["error"])
+        return
+    ch_.seed("audit_score_column", ch_.audit_choice(ch, "score_column") or options[0])
+    if st.session_state["audit_score_column"] not in options:
+        st.session_state["audit_score_column"] = options[0]
+    column = st.selectbox("Score column", options, key="audit_score_column", format_func=ui.option_text,
+                          help="A row counts as positive when its score is at or above the cut-off.")
+    ch["score_column"] = column
+    ch_.seed("audit_cutoff_median", ch_.audit_choice(ch, "score_cutoff") is None)
+    median = st.checkbox("Cut at the median (as NYC Local Law 144 does for scores)", key="audit_cutoff_median")
+    if median:
+        ch["score_cutoff"] = None
+        middle = frame[column].median()
+        st.caption(f"The median of {ui.md(column, 60)} is {float(middle):g}." if pd.notna(middle) else "")
+        st.session_state.pop("audit_cutoff", None)
+        return
+    start = ch_.audit_choice(ch, "score_cutoff")
+    ch_.seed("audit_cutoff", float(start if start is not None else frame[column].median()))
+    ch["score_cutoff"] = float(st.number_input("Cut-off (at or above counts as positive)", key="audit_cutoff"))
+
+
+def render_more(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
+    """More settings, out of a newcomer's way: outcome, metric, chance, small groups, bins."""
+    with st.expander("More settings: score outcome, impact ratio, chance, small groups, bins"):
+        render_outcome_choice(frame, ch)
+        _choice_widget(st.radio, "audit_metric", "How a gap is judged", METRICS, "metric", horizontal=True)
+        _choice_widget(st.selectbox, "audit_correction", "Correction for many comparisons", CORRECTIONS,
+                       "correction", help="Many groups and cells mean many tests; some will look significant by "
+                                          "chance. The correction adjusts the p-values for their number.")
+        left, right = st.columns(2)
+        ch_.seed("audit_min_size", int(ch_.audit_choice(ch, "min_group_size")))
+        ch["min_group_size"] = int(left.number_input(
+            "Smallest group (rows)", 1, 1_000_000, step=1, key="audit_min_size",
+            help="A group (or the reference) with fewer rows in a cell is shown but not judged."))
+        ch_.seed("audit_min_share", round(100 * float(ch_.audit_choice(ch, "min_group_share")), 3))
+        ch["min_group_share"] = float(right.number_input(
+            "Smallest group share (%)", 0.0, 50.0, step=0.5, key="audit_min_share",
+            help="Groups under this share of all rows are shown but not judged (NYC Local Law 144 allows "
+                 "setting aside categories under 2%).")) / 100
+        _cut_points(frame, ch)
+
+
+def _probe(ch: dict[str, Any]) -> AuditResult | None:
+    """The audit with the automatic reference: the groups and the group with the highest share."""
+    probe = dict(ch, reference=None)
+    try:
+        spec = ch_.spec_from_choices(probe, dataset.dataset().frame)
+        return run_audit(spec)
+    except LuskinError:
+        return None
+
+
+def render_reference(box: Any, ch: dict[str, Any]) -> None:
+    """The reference group: the highest share among big-enough groups (default), or one the user picks."""
+    if box is None:
+        return
+    probe = _probe(ch)
+    if probe is None:
+        return
+    groups = list(probe.groups)
+    chosen = ch_.audit_choice(ch, "reference")
+    if chosen is not None and chosen not in groups:
+        box.caption(f"The reference group '{ui.md(chosen, 120)}' is not one of the groups now, so the group with "
+                    "the highest share is used.")
+        ch["reference"] = chosen = None
+        st.session_state.pop("audit_reference", None)
+    options = [AUTO] + groups
+    ch_.seed("audit_reference", chosen if chosen is not None else AUTO)
+    if st.session_state["audit_reference"] not in options:
+        st.session_state["audit_reference"] = AUTO
+
+    def label(value: str) -> str:
+        if value == AUTO:
+            return ui.option_text(f"The group with the highest share (now {probe.reference})")
+        return ui.option_text(value)
+
+    value = box.selectbox("Reference group (every group is compared with it)", options, key="audit_reference",
+                          format_func=label, help="By default the group with the highest share among those with "
+                                                  "enough rows, as the four-fifths rule does.")
+    ch["reference"] = None if value == AUTO else value
+
+
+# --------------------------------------------------------------------------------------------
+# Results
+# --------------------------------------------------------------------------------------------
+def paper_view(spec: AuditSpec) -> bool:
+    """The paper's setup (one group vs the rest, a filter or none, the difference, a label) keeps its view."""
+    return (spec.group_mode == "condition" and spec.cell_mode != "strata" and spec.metric == "difference"
+            and spec.outcome_type == "label")
+
+
 def render_result(spec: AuditSpec) -> None:
     """The verdict, the chart and table, and the sentences, for the current choices."""
     result = ui.guarded(run_audit, spec, where="audit")
     if result is None:
         return
+    if not paper_view(spec):
+        audit_view.render_general(result)
+        return
     render_verdict(result)
     chart_tab, table_tab = st.tabs(["Chart", "Table"])
     with chart_tab:
-        st.plotly_chart(ui.fit_chart(plots.audit_bars(result)), key="audit_chart", theme=None)
+        st.plotly_chart(plots.audit_bars(result), key="audit_chart", theme=None)
     with table_tab:
         render_table(result)
     st.subheader("What this means, cell by cell")
     render_sentences(result)
+    audit_view.render_paper_extras(result)
 
 
 st.title("Audit: is the outcome shared fairly between the groups?")
+if ch_.needs_confirmation():
+    ui.require_spec("audit")      # the guesses for a new file, and the button to confirm them
+frame_ = dataset.dataset().frame
+choices_ = ch_.choices()
+reference_box_ = render_who(frame_, choices_)
+render_within(frame_, choices_)
+render_threshold(choices_)
+render_more(frame_, choices_)
+render_reference(reference_box_, choices_)
 spec_, problem_ = ch_.current_spec()
 if spec_ is None:
     ui.show_problem(str(problem_), "audit")
-    render_filter(None)
     st.stop()
-spec_ = ui.require_spec("audit")
-render_filter(spec_)
-render_tolerance()
-render_result(ui.require_spec("audit"))
+render_result(spec_)

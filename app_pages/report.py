@@ -12,7 +12,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from luskin_app import choices as ch_
-from luskin_app import config, dataset, ui
+from luskin_app import config, dataset, source_view, ui
 from luskin_app.cache import recall, run_audit
 from luskin_core.errors import LuskinError
 from luskin_core.report import build_html_report, report_filename
@@ -21,7 +21,6 @@ from luskin_core.spec import AuditSpec
 
 def _report_maker(spec: AuditSpec) -> tuple[Callable[[], str], list[str]]:
     """A function that builds the report when the button is clicked, and what it will contain."""
-    data = dataset.dataset()
     result = run_audit(spec)
     retrain = recall("retrain", spec)
     thresholds = recall("thresholds", spec)
@@ -29,13 +28,20 @@ def _report_maker(spec: AuditSpec) -> tuple[Callable[[], str], list[str]]:
     alpha = ch_.choices()["equalize"].get("alpha")
     ref = config.dataset_ref()
     options = config.page_options()
-    parts = ["the settings, the data summary, the audit chart, table and verdicts"]
+    if result.cells:
+        parts = ["the settings, the data summary, the audit chart, table and verdicts"]
+    else:
+        parts = [(f"the settings, the data summary, the audit charts, the table of every group against "
+                 f"{ui.md(result.reference, 120)} and the verdicts")]
+    if len(result.cell_names) > 1 and result.pooled:
+        parts.append("the table of overall against within the cells (pooled odds ratios, CMH and Breslow-Day tests)")
     parts += [name for name, value in (("the retraining results", retrain), ("the per-group thresholds", thresholds),
                                        ("the equalized-distribution sweep", equalized)) if value is not None]
 
     def make() -> str:
-        return build_html_report(result, frame=data.frame, dataset=ref, retrain=retrain, thresholds=thresholds,
-                                 equalized=equalized, equalized_alpha=alpha, options=options)
+        return build_html_report(result, frame=source_view.report_frame(), dataset=ref, retrain=retrain,
+                                 thresholds=thresholds, equalized=equalized, equalized_alpha=alpha, options=options,
+                                 sample_note=source_view.report_sample_note(spec))
 
     return make, parts
 
@@ -52,7 +58,7 @@ def render_report(spec: AuditSpec) -> None:
     st.caption("Results from the Retrain, Thresholds and Equalized distribution pages are included once "
                "they have been computed for the current choices.")
     st.download_button("Download the HTML report", make, file_name=report_filename(config.dataset_ref()),
-                       mime="text/html", key="report_download", type="primary", icon="📥")
+                       mime="text/html", key="report_download", type="primary", icon=ui.ICONS["download"])
 
 
 def render_save() -> None:
@@ -93,9 +99,9 @@ def render_pending() -> None:
         return
     st.info(ui.md(st.session_state.get("config_waiting") or
                   f"'{waiting.name}' is waiting for the file it was saved with: {waiting.wanted}. Upload it on the "
-                  "Data page."), icon="⏳")
+                  "Data page."), icon=ui.ICONS["wait"])
     row = st.container(horizontal=True)
-    row.page_link(ui.PAGE_FILES["data"], label="Upload the file on the Data page", icon="📄")
+    row.page_link(ui.PAGE_FILES["data"], label="Upload the file on the Data page", icon=ui.ICONS["data"])
     why_not = config.fits_current()
     if why_not is None:
         row.button("Apply it to the data loaded now", key="report_pending_apply", on_click=config.apply_pending_here)
@@ -115,9 +121,9 @@ def render_load() -> None:
     elif dataset.is_new_upload(upload, "config_token"):
         _load(upload)
     if st.session_state.get("config_error"):
-        st.error(ui.md(st.session_state["config_error"], 1000) + " Nothing was changed.", icon="⚠️")
+        st.error(ui.md(st.session_state["config_error"], 1000) + " Nothing was changed.", icon=ui.ICONS["error"])
     if st.session_state.get("config_message"):
-        st.success(ui.md(st.session_state["config_message"]), icon="✅")
+        st.success(ui.md(st.session_state["config_message"]), icon=ui.ICONS["ok"])
     render_pending()
 
 

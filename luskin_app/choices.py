@@ -22,7 +22,13 @@ import streamlit as st
 from luskin_core.conditions import Condition
 from luskin_core.errors import LuskinError
 from luskin_core.guess import FirstChoices, first_choices
-from luskin_core.spec import AuditSpec
+from luskin_core.spec import (
+    DEFAULT_BINS,
+    DEFAULT_MIN_GROUP_SIZE,
+    DEFAULT_RATIO_THRESHOLD,
+    MAX_CROSS,
+    AuditSpec,
+)
 from luskin_core.validation import (
     check_column,
     check_finite,
@@ -44,7 +50,10 @@ WIDGET_KEYS = ("outcome", "positive", "protected_column", "protected_values", "p
                "filter_value_number", "filter_column_seen", "retrain_algorithm", "retrain_pair",
                "retrain_direction", "retrain_seed", "retrain_all_cells", "thr_source", "thr_split", "thr_model",
                "thr_score_column", "thr_solver", "thr_lambda", "thr_seed", "thr_tuning", "eq_alpha", "eq_alphas",
-               "eq_seed", "model_features")
+               "eq_seed", "model_features", "audit_group_mode", "audit_group_by", "audit_reference",
+               "audit_cell_mode", "audit_strata", "audit_cuts", "audit_n_bins", "audit_min_size", "audit_min_share",
+               "audit_outcome_type", "audit_score_column", "audit_cutoff_median", "audit_cutoff", "audit_metric",
+               "audit_ratio_threshold", "audit_correction")
 
 DEFAULT_OPTIONS: dict[str, dict[str, Any]] = {
     "retrain": {"algorithm": 1, "first": "LR", "second": "MLP", "direction": "down", "all_cells": False,
@@ -54,9 +63,18 @@ DEFAULT_OPTIONS: dict[str, dict[str, Any]] = {
     "equalize": {"alpha": None, "alphas": [0.0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.7, 0.9, 1.0],
                  "seed": 0},
 }
+# The Audit page's choices beyond the paper's (who is compared, within what, the outcome, the judgement);
+# their defaults give the paper's view, so presets and older configurations keep their numbers.
+AUDIT_DEFAULTS: dict[str, Any] = {
+    "group_mode": "condition", "group_by": [], "reference": None, "min_group_size": DEFAULT_MIN_GROUP_SIZE,
+    "min_group_share": 0.0, "cell_mode": "filter", "strata": [], "bins": {}, "n_bins": DEFAULT_BINS,
+    "outcome_type": "label", "score_column": None, "score_cutoff": None, "metric": "difference",
+    "ratio_threshold": DEFAULT_RATIO_THRESHOLD, "correction": "holm",
+}
 # The choices an AuditSpec is built from (the cache key of the spec).
 SPEC_KEYS = ("outcome", "positive", "protected_column", "protected_values", "protected_op", "protected_number",
-             "group_label", "other_label", "filters", "filter_label", "not_filter_label", "population", "tolerance")
+             "group_label", "other_label", "filters", "filter_label", "not_filter_label", "population",
+             "tolerance") + tuple(AUDIT_DEFAULTS)
 
 
 def plain(value: Any) -> Any:
@@ -123,23 +141,37 @@ def _merged_options(options: dict[str, Any] | None) -> dict[str, dict[str, Any]]
     return merged
 
 
+def _audit_choices(spec: AuditSpec) -> dict[str, Any]:
+    """The Audit page's choices (groups by columns, strata, score, metric ...) that reproduce ``spec``."""
+    return {
+        "group_mode": spec.group_mode, "group_by": list(spec.group_by), "reference": spec.reference,
+        "min_group_size": spec.min_group_size, "min_group_share": spec.min_group_share,
+        "cell_mode": "strata" if spec.strata else "filter", "strata": list(spec.strata),
+        "bins": {name: list(cuts) for name, cuts in spec.bins}, "n_bins": spec.n_bins,
+        "outcome_type": spec.outcome_type, "score_column": spec.outcome if spec.outcome_type == "score" else None,
+        "score_cutoff": spec.score_cutoff, "metric": spec.metric, "ratio_threshold": spec.ratio_threshold,
+        "correction": spec.correction,
+    }
+
+
 def choices_from_spec(spec: AuditSpec, frame: pd.DataFrame, features: Sequence[str] | None = None,
                       options: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The widget-level choices that reproduce ``spec`` on ``frame``."""
+    """The widget-level choices that reproduce ``spec`` on ``frame``.
+
+    A specification grouping by columns keeps the Data page's protected group on the first of
+    them (the page needs one; the audit ignores it until "one group vs the rest" is chosen).
+    """
     p = spec.protected
-    if p is None or spec.group_by or spec.strata:
-        raise LuskinError("This configuration compares the groups formed by the values of columns (or inside "
-                          "strata), which the dashboard cannot show yet. Use the command line "
-                          "(luskin audit --config FILE) for it.")
+    name = spec.group_by[0] if p is None else p.column
     try:
-        column = check_column(frame, p.column, "protected")
+        column = check_column(frame, name, "protected")
     except LuskinError:
-        column = p.column
+        column = name
     numeric = column in frame.columns and is_numeric(frame[column])
-    values = list(p.value) if isinstance(p.value, tuple) else [p.value]
-    numeric_value = numeric and p.op not in ("in", "not in")
+    values = [] if p is None else list(p.value) if isinstance(p.value, tuple) else [p.value]
+    numeric_value = p is not None and numeric and p.op not in ("in", "not in")
     try:
-        number = float(p.value) if numeric_value else 0.0
+        number = float(p.value) if p is not None and numeric_value else 0.0
     except (TypeError, ValueError):
         raise LuskinError(f"The protected condition '{p}' compares the numbers of '{column}' with a value "
                           "that is not a number.") from None
@@ -147,10 +179,10 @@ def choices_from_spec(spec: AuditSpec, frame: pd.DataFrame, features: Sequence[s
         "outcome": spec.outcome,
         "positive": plain(spec.positive),
         "protected_column": column,
-        "protected_values": [] if numeric or p.op not in ("==", "in") else [plain(v) for v in values],
-        "protected_op": p.op if numeric_value else ">=",
+        "protected_values": [] if p is None or numeric or p.op not in ("==", "in") else [plain(v) for v in values],
+        "protected_op": p.op if p is not None and numeric_value else ">=",
         "protected_number": number,
-        "protected_condition": p.to_dict(),
+        "protected_condition": None if p is None else p.to_dict(),
         "group_label": spec.group_label or "",
         "other_label": spec.other_label or "",
         "filters": [c.to_dict() for c in spec.filters],
@@ -160,6 +192,7 @@ def choices_from_spec(spec: AuditSpec, frame: pd.DataFrame, features: Sequence[s
         "tolerance": spec.tolerance,
         "features": list(features) if features else None,
     }
+    choices.update(_audit_choices(spec))
     choices.update(_merged_options(options))
     return choices
 
@@ -179,6 +212,7 @@ def guess_choices(frame: pd.DataFrame) -> tuple[dict[str, Any], FirstChoices]:
         "filters": [], "filter_label": None, "not_filter_label": None, "population": [],
         "tolerance": 0.05, "features": None,
     }
+    choices.update(copy.deepcopy(AUDIT_DEFAULTS))
     choices.update(_merged_options(None))
     return choices, guess
 
@@ -198,29 +232,124 @@ def protected_condition(ch: dict[str, Any], frame: pd.DataFrame) -> Condition:
     return Condition(column, "==", values[0]) if len(values) == 1 else Condition(column, "in", tuple(values))
 
 
+def audit_choice(ch: dict[str, Any], key: str) -> Any:
+    """One of the Audit page's choices, or its default (choices made before these existed lack them)."""
+    value = ch.get(key, AUDIT_DEFAULTS[key])
+    return copy.deepcopy(AUDIT_DEFAULTS[key]) if value is None and AUDIT_DEFAULTS[key] is not None else value
+
+
+def _distinct(series: pd.Series) -> int:
+    return int(series.nunique(dropna=True))
+
+
+def check_group_columns(frame: pd.DataFrame, names: Sequence[Any]) -> tuple[str, ...]:
+    """Columns whose values (or crosses) form the groups: one to three, each with at least two values."""
+    if not names:
+        raise LuskinError("Choose at least one column whose values form the groups (e.g. race).")
+    if len(names) > MAX_CROSS:
+        raise LuskinError(f"Groups may cross at most {MAX_CROSS} columns (e.g. race × sex × age band); "
+                          f"{len(names)} are chosen.")
+    out = []
+    for name in names:
+        column = check_column(frame, name, "group")
+        present = frame[column].dropna()
+        if _distinct(present) < 2:
+            only = f" ('{present.iloc[0]}')" if len(present) else ""
+            raise LuskinError(f"The group column '{column}' has only one value{only}, so it does not split the rows "
+                              "into groups. Remove it from the groups or choose another column.")
+        out.append(column)
+    return tuple(out)
+
+
+def check_strata_columns(frame: pd.DataFrame, names: Sequence[Any]) -> tuple[str, ...]:
+    """Control columns whose values (or bins) form the strata."""
+    if not names:
+        raise LuskinError("Choose at least one column to compare like with like (e.g. education), or choose "
+                          "'All rows together'.")
+    out = []
+    for name in names:
+        column = check_column(frame, name, "strata")
+        if frame[column].notna().sum() == 0:
+            raise LuskinError(f"The column '{column}' has no values at all, so it forms no strata. Remove it from "
+                              "the strata.")
+        out.append(column)
+    return tuple(out)
+
+
+def check_score_column(frame: pd.DataFrame, name: Any) -> str:
+    """A score outcome: a numeric column with at least two values."""
+    if name is None:
+        raise LuskinError("Choose the numeric score column to audit (e.g. a risk score), or audit the outcome "
+                          "label instead.")
+    column = check_column(frame, name, "score")
+    series = frame[column]
+    if not is_numeric(series):
+        raise LuskinError(f"The score column '{column}' does not hold numbers, so it has no cut-off. Choose a "
+                          "numeric column, or audit the outcome label instead.")
+    if _distinct(series) < 2:
+        raise LuskinError(f"The score column '{column}' has a single value, so there is nothing to compare. "
+                          "Choose another score column.")
+    return column
+
+
+def _number(value: Any, what: str) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise LuskinError(f"The {what} must be a number.") from None
+
+
 def spec_from_choices(ch: dict[str, Any], frame: pd.DataFrame) -> AuditSpec:
     """Build and check the AuditSpec; raise LuskinError with a plain message when it cannot work.
 
     The checks are the core's (luskin_core.validation, then the AuditSpec's own), so the words
     are those of the command line.
     """
-    outcome = check_outcome(frame, ch.get("outcome"), ch.get("positive"))
-    condition = protected_condition(ch, frame)
-    check_protected(frame, condition)
-    if condition.column.lower() == outcome.lower():
-        raise LuskinError("The protected column and the outcome column must be different columns.")
-    check_two_groups(frame, condition)
-    try:
-        tolerance = float(ch.get("tolerance", 0.05))
-    except (TypeError, ValueError):
-        raise LuskinError("The tolerance must be a number of percentage points.") from None
+    score = audit_choice(ch, "outcome_type") == "score"
+    if score:
+        outcome = check_score_column(frame, audit_choice(ch, "score_column"))
+    else:
+        outcome = check_outcome(frame, ch.get("outcome"), ch.get("positive"))
+    by_columns = audit_choice(ch, "group_mode") == "columns"
+    condition: Condition | None = None
+    group_by: tuple[str, ...] = ()
+    if by_columns:
+        group_by = check_group_columns(frame, audit_choice(ch, "group_by"))
+        if outcome.lower() in {g.lower() for g in group_by}:
+            raise LuskinError(f"'{outcome}' is the outcome, so it cannot also form the groups.")
+    else:
+        condition = protected_condition(ch, frame)
+        check_protected(frame, condition)
+        if condition.column.lower() == outcome.lower():
+            raise LuskinError("The protected column and the outcome column must be different columns.")
+        check_two_groups(frame, condition)
+    cell_mode = audit_choice(ch, "cell_mode")
+    strata = check_strata_columns(frame, audit_choice(ch, "strata")) if cell_mode == "strata" else ()
+    filters = tuple(Condition.from_dict(c) for c in ch.get("filters") or ()) if cell_mode == "filter" else ()
+    tolerance = _number(ch.get("tolerance", 0.05), "tolerance (percentage points)")
+    bins = {name: cuts for name, cuts in (audit_choice(ch, "bins") or {}).items()
+            if cuts and str(name).lower() in {c.lower() for c in group_by + strata}}
+    cutoff = audit_choice(ch, "score_cutoff") if score else None
+    reference = audit_choice(ch, "reference")
+    if condition is not None and reference is not None:
+        named = AuditSpec(outcome, positive=None if score else ch.get("positive"), protected=condition,
+                          outcome_type="score" if score else "label", group_label=ch.get("group_label") or None,
+                          other_label=ch.get("other_label") or None, reference=None)
+        reference = reference if reference in (named.group_name, named.other_name) else None
     return AuditSpec(
-        outcome=outcome, positive=ch.get("positive"), protected=condition,
-        filters=tuple(Condition.from_dict(c) for c in ch.get("filters") or ()),
+        outcome=outcome, positive=None if score else ch.get("positive"), protected=condition,
+        filters=filters,
         population=tuple(Condition.from_dict(c) for c in ch.get("population") or ()),
         tolerance=tolerance,
-        group_label=ch.get("group_label") or None, other_label=ch.get("other_label") or None,
-        filter_label=ch.get("filter_label") or None, not_filter_label=ch.get("not_filter_label") or None,
+        group_label=None if by_columns else ch.get("group_label") or None,
+        other_label=None if by_columns else ch.get("other_label") or None,
+        filter_label=ch.get("filter_label") or None if filters else None,
+        not_filter_label=ch.get("not_filter_label") or None if filters else None,
+        group_by=group_by, reference=reference, strata=strata,
+        bins=bins, n_bins=audit_choice(ch, "n_bins"), min_group_size=audit_choice(ch, "min_group_size"),
+        min_group_share=audit_choice(ch, "min_group_share"), metric=audit_choice(ch, "metric"),
+        ratio_threshold=audit_choice(ch, "ratio_threshold"), correction=audit_choice(ch, "correction"),
+        outcome_type="score" if score else "label", score_cutoff=cutoff,
     )
 
 
@@ -275,26 +404,80 @@ def _drop_population() -> None:
     choices()["population"] = []
 
 
+def _drop_from(key: str, column: str) -> Callable[[], None]:
+    def apply() -> None:
+        ch = choices()
+        ch[key] = [c for c in audit_choice(ch, key) if str(c).lower() != column.lower()]
+        st.session_state.pop("audit_" + key, None)
+    return apply
+
+
+def _use_condition() -> None:
+    ch = choices()
+    ch["group_mode"] = "condition"
+    ch["reference"] = None
+    for key in ("audit_group_mode", "audit_reference"):
+        st.session_state.pop(key, None)
+
+
+def _use_label() -> None:
+    choices()["outcome_type"] = "label"
+    st.session_state.pop("audit_outcome_type", None)
+
+
+def _group_columns(ch: dict[str, Any]) -> list[str]:
+    if audit_choice(ch, "group_mode") == "columns":
+        return [str(c) for c in audit_choice(ch, "group_by")]
+    return [str(ch["protected_column"])] if ch.get("protected_column") else []
+
+
+def _audit_fixes(ch: dict[str, Any], frame: pd.DataFrame) -> list[Fix]:
+    """Ways out of the Audit page's own choices: a column in two roles, a one-valued group column ..."""
+    out: list[Fix] = []
+    groups = {c.lower() for c in _group_columns(ch)}
+    outcome = str(audit_choice(ch, "score_column") if audit_choice(ch, "outcome_type") == "score"
+                  else ch.get("outcome") or "").lower()
+    present = {str(c).lower(): c for c in frame.columns}
+    by_columns = audit_choice(ch, "group_mode") == "columns"
+    if audit_choice(ch, "cell_mode") == "strata":
+        for i, name in enumerate(audit_choice(ch, "strata")):
+            if str(name).lower() in groups | {outcome} or str(name).lower() not in present:
+                out.append(Fix(f"Remove {name} from the strata", f"fix_strata_{i}", _drop_from("strata", str(name))))
+    if by_columns:
+        for i, name in enumerate(audit_choice(ch, "group_by")):
+            column = present.get(str(name).lower())
+            if column is None or str(name).lower() == outcome or frame[column].nunique(dropna=True) < 2:
+                out.append(Fix(f"Remove {name} from the groups", f"fix_group_{i}", _drop_from("group_by", str(name))))
+        out.append(Fix("Compare one group with the rest instead", "fix_condition", _use_condition))
+    if audit_choice(ch, "outcome_type") == "score":
+        out.append(Fix("Audit the outcome label instead of a score", "fix_label", _use_label))
+    return out
+
+
 def fixes(ch: dict[str, Any], frame: pd.DataFrame) -> list[Fix]:
     """The ways out of the choices' problems that a page can offer as buttons.
 
-    A filter on the outcome or the protected column (say the user made ``age`` protected while a
+    A filter on the outcome or a group column (say the user made ``age`` protected while a
     filter on ``age`` was set, on another page), or on a column the data does not have; a
-    population restriction on a missing column.
+    population restriction on a missing column; and the Audit page's own choices (a column
+    both grouping and stratifying, a group column with one value, a reference that is not a
+    group, a score that is not numeric).
     """
-    roles = {str(ch.get(k)).lower() for k in ("outcome", "protected_column") if ch.get(k)}
+    roles = {str(ch.get("outcome")).lower()} if ch.get("outcome") else set()
+    roles |= {c.lower() for c in _group_columns(ch)}
     present = {str(c).lower() for c in frame.columns}
     out: list[Fix] = []
     seen: set[str] = set()
-    for i, condition in enumerate(ch.get("filters") or []):
-        column = str(condition.get("column", ""))
-        if column.lower() in seen or (column.lower() not in roles and column.lower() in present):
-            continue
-        seen.add(column.lower())
-        out.append(Fix(f"Remove the filter on {column}", f"fix_filter_{i}", _drop_filters_on(column)))
+    if audit_choice(ch, "cell_mode") == "filter":
+        for i, condition in enumerate(ch.get("filters") or []):
+            column = str(condition.get("column", ""))
+            if column.lower() in seen or (column.lower() not in roles and column.lower() in present):
+                continue
+            seen.add(column.lower())
+            out.append(Fix(f"Remove the filter on {column}", f"fix_filter_{i}", _drop_filters_on(column)))
     if any(str(c.get("column", "")).lower() not in present for c in ch.get("population") or []):
         out.append(Fix("Audit all rows (drop the saved restriction)", "fix_population", _drop_population))
-    return out
+    return out + _audit_fixes(ch, frame)
 
 
 def model_columns(ch: dict[str, Any], frame: pd.DataFrame, outcome: str,

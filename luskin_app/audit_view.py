@@ -1,0 +1,233 @@
+"""The Audit page's results for any group mode: headline, verdict counts, tables, charts, sentences.
+
+Tables are built by pure functions (:func:`comparison_table`, :func:`pooled_table`) so that their
+numbers can be checked against the core's result; they are sized to fit a 1024-px projector
+without horizontal scrolling: short column labels, percentages and points with their intervals
+in one column, and the technical columns (raw p-value, counts, interval bounds) in an expander.
+Every user string reaches the screen through :func:`luskin_app.ui.md` (Markdown) or as a
+dataframe cell (plain text).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from luskin_core.audit import AuditResult
+from luskin_core.audit_plots import audit_figures
+from luskin_core.comparisons import BEYOND, CHANCE, REFERENCE, TOO_FEW, WITHIN
+from luskin_core.formatting import format_p, format_percent
+
+from . import ui
+from .help import HELP
+
+# Short verdict words for the table (the full words are in the legend and the sentences).
+SHORT_VERDICTS = {BEYOND: "beyond", CHANCE: "chance?", WITHIN: "within", TOO_FEW: "too few", REFERENCE: "reference"}
+VERDICT_LEGEND = ("Verdict: **beyond** the tolerance and not chance; **chance?** beyond the tolerance but could be "
+                  "chance (adjusted p ≥ 0.05); **within** the tolerance; **too few** rows to judge (shown, not "
+                  "judged). 4/5: the impact ratio is below 0.8 (the four-fifths rule).")
+
+
+def _finite(x: Any) -> bool:
+    return x is not None and isinstance(x, (int, float)) and math.isfinite(x)
+
+
+def _pct(x: Any) -> str:
+    """A share as a percentage without the sign (never 0.0 or 100.0 unless exact: the project's rule)."""
+    return format_percent(x, 1).rstrip("%") if _finite(x) else "n/a"
+
+
+def _pts(x: Any) -> str:
+    return f"{100 * x:+.1f}" if _finite(x) else "n/a"
+
+
+def _ci(low: Any, high: Any, fmt: Any) -> str:
+    return f" [{fmt(low)}, {fmt(high)}]" if _finite(low) and _finite(high) else ""
+
+
+def _p(x: Any) -> str:
+    return format_p(x, short=True) if _finite(x) else ""
+
+
+def _ratio(x: Any) -> str:
+    return f"{x:.2f}" if _finite(x) else "n/a"
+
+
+def comparison_table(result: AuditResult) -> pd.DataFrame:
+    """One row per group per cell, as shown: group, cell, n, share [CI] in %, difference [CI] in
+    points, impact ratio, adjusted p, short verdict and the four-fifths flag."""
+    rows = []
+    several = len(result.cell_names) > 1
+    for c in result.comparisons:
+        row: dict[str, Any] = {"Group": c.group + (" (ref.)" if c.is_reference else "")}
+        if several:
+            row["Cell"] = c.cell if c.cell is not None else "All rows"
+        row.update({
+            "n": c.n,
+            "Share % [CI]": _pct(c.rate) + _ci(c.ci_low, c.ci_high, _pct),
+            "Diff. pts [CI]": "" if c.is_reference else _pts(c.difference) + _ci(c.difference_ci_low,
+                                                                                 c.difference_ci_high, _pts),
+            "Ratio": "" if c.is_reference else _ratio(c.impact_ratio),
+            "p adj.": "" if c.is_reference else _p(c.p_adjusted),
+            "Verdict": SHORT_VERDICTS.get(c.verdict, c.verdict),
+            "4/5": "below" if c.four_fifths else "",
+        })
+        if c.score is not None:
+            mean = c.score.get("mean")
+            row["Mean"] = f"{mean:.3g}" if _finite(mean) else "n/a"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+COMPARISON_COLUMNS = {
+    "Group": st.column_config.TextColumn("Group", width=150, pinned=True),
+    "Cell": st.column_config.TextColumn("Cell", width=110),
+    "n": st.column_config.NumberColumn("n", width=55, format="localized", help="Rows of the group in the cell."),
+    "Share % [CI]": st.column_config.TextColumn("Share % [CI]", width=115, help=HELP["ci"]),
+    "Diff. pts [CI]": st.column_config.TextColumn(
+        "Diff. pts [CI]", width=120, help="The group's share minus the reference group's share in the same cell, in "
+                                          "percentage points, with its 95% interval (Newcombe)."),
+    "Ratio": st.column_config.TextColumn(
+        "Ratio", width=50, help="Impact ratio: the group's share divided by the reference group's share."),
+    "p adj.": st.column_config.TextColumn("p adj.", width=55, help=HELP["p_value"] + " Adjusted for the number "
+                                                                   "of comparisons on the page."),
+    "Verdict": st.column_config.TextColumn("Verdict", width=70),
+    "4/5": st.column_config.TextColumn("4/5", width=45, help="'below': the impact ratio is under 0.8."),
+    "Mean": st.column_config.TextColumn("Mean", width=55, help="Mean score of the group in the cell."),
+}
+
+
+def pooled_table(result: AuditResult) -> pd.DataFrame:
+    """One row per non-reference group: the overall gap beside the gap within the cells and the pooled tests."""
+    rows = []
+    for p in result.pooled:
+        rows.append({
+            "Group": p.group,
+            "Overall pts [CI]": _pts(p.marginal_difference) + _ci(p.marginal_difference_ci_low,
+                                                                  p.marginal_difference_ci_high, _pts),
+            "Within pts": _pts(p.weighted_difference),
+            "MH odds ratio [CI]": ("n/a" if not _finite(p.mh_odds_ratio) else
+                                   _ratio(p.mh_odds_ratio) + _ci(p.mh_ci_low, p.mh_ci_high, _ratio)),
+            "CMH p": _p(p.cmh_p_value) or "n/a",
+            "Breslow-Day p": _p(p.breslow_day_p_value) or "n/a",
+            "Simpson": "YES" if p.simpson else "",
+        })
+    return pd.DataFrame(rows)
+
+
+POOLED_COLUMNS = {
+    "Group": st.column_config.TextColumn("Group", width=150, pinned=True),
+    "Overall pts [CI]": st.column_config.TextColumn(
+        "Overall pts [CI]", width=130, help="The gap to the reference over all rows, ignoring the cells."),
+    "Within pts": st.column_config.TextColumn(
+        "Within pts", width=75, help="The gaps inside the cells, averaged by the cells' sizes."),
+    "MH odds ratio [CI]": st.column_config.TextColumn(
+        "MH odds ratio [CI]", width=135, help="Mantel-Haenszel odds ratio: the gap inside the cells, pooled "
+                                              "(1 = no gap)."),
+    "CMH p": st.column_config.TextColumn("CMH p", width=65, help="Cochran-Mantel-Haenszel test of the pooled gap."),
+    "Breslow-Day p": st.column_config.TextColumn(
+        "Breslow-Day p", width=80, help="Whether the gap differs from cell to cell; below 0.05 the pooled odds "
+                                        "ratio hides differences: read the cells one by one."),
+    "Simpson": st.column_config.TextColumn(
+        "Simpson", width=65, help="YES: the overall gap and the gap within the cells disagree (Simpson's paradox)."),
+}
+
+
+def all_numbers(result: AuditResult) -> pd.DataFrame:
+    """Every number of every comparison, unrounded (for analysts; scrolls sideways)."""
+    return result.comparisons_frame()
+
+
+def render_headline(result: AuditResult) -> None:
+    """The finding in words, then how many comparisons got each verdict."""
+    st.markdown(f"#### {ui.md(result.headline())}")
+    counts = result.verdict_counts()
+    cols = st.columns(4)
+    labels = ((BEYOND, "Beyond tolerance", "The gap exceeds the tolerance and is not due to chance."),
+              (CHANCE, "Could be chance", "The gap exceeds the tolerance, but the adjusted p-value is 0.05 or more."),
+              (WITHIN, "Within tolerance", "The gap is within the tolerance."),
+              (TOO_FEW, "Too few rows", (f"The group or the reference has fewer than {result.spec.min_group_size:,} "
+                                        "rows in the cell: shown, not judged.")))
+    for col, (verdict, label, help_text) in zip(cols, labels):
+        col.metric(label, f"{counts[verdict]:,}", help=help_text)
+
+
+def render_simpson(result: AuditResult) -> None:
+    """The Simpson's-paradox callout: the overall gap misleads, in words."""
+    for p in result.simpson:
+        st.warning("**Simpson's paradox: the overall gap misleads.** " + ui.md(p.sentence), icon=ui.ICONS["error"])
+
+
+def render_tables(result: AuditResult) -> None:
+    """The comparisons table (fits 1024 px), its legend, and every number in an expander."""
+    table = comparison_table(result)
+    st.dataframe(table, hide_index=True, key="audit_comparisons",
+                 column_config={k: v for k, v in COMPARISON_COLUMNS.items() if k in table.columns})
+    st.caption(VERDICT_LEGEND.replace("**", "") + f" Reference group: {ui.md(result.reference, 200)}.")
+    too_few = sum(1 for c in result.judged if c.verdict == TOO_FEW)
+    if too_few:
+        st.caption(f"{too_few:,} comparison{'s' if too_few > 1 else ''} marked 'too few' "
+                   f"{'have' if too_few > 1 else 'has'} fewer than {result.spec.min_group_size:,} rows in the group "
+                   "or the reference: shown, kept out of the verdict.")
+    with st.expander("Every number (counts, raw p-values, interval bounds)"):
+        st.dataframe(all_numbers(result), hide_index=True, key="audit_all_numbers")
+
+
+def render_pooled(result: AuditResult) -> None:
+    """Overall vs within the cells, per group: the controlled view."""
+    if len(result.cell_names) < 2:
+        return
+    if not result.pooled:
+        st.caption("There is no pooled view: only the reference group has rows.")
+        return
+    st.dataframe(pooled_table(result), hide_index=True, key="audit_pooled", column_config=POOLED_COLUMNS)
+    st.caption("Overall: all rows together, ignoring the cells. Within: the cells' gaps averaged by size. MH odds "
+               "ratio and CMH p: the gap inside the cells, pooled. Breslow-Day p below 0.05: the gap differs from "
+               "cell to cell. Simpson YES: the overall gap and the gap within the cells disagree.")
+
+
+def render_charts(result: AuditResult) -> None:
+    for i, (caption, figure) in enumerate(audit_figures(result)):
+        st.plotly_chart(figure, key=f"audit_fig_{i}", theme=None)
+        st.caption(caption)
+
+
+def render_sentences(result: AuditResult) -> None:
+    st.markdown(ui.bullet_list(result.sentences()))
+
+
+def render_excluded(result: AuditResult) -> None:
+    if result.n_excluded:
+        reasons = ", ".join(f"{k}: {v:,}" for k, v in result.excluded_reasons.items())
+        st.caption(f"{result.n_excluded:,} rows were left out ({ui.md(reasons or 'outside the population', 500)}).")
+
+
+def render_general(result: AuditResult) -> None:
+    """Any audit: headline, counts, Simpson callout, chart / table / pooled tabs, and the sentences."""
+    render_headline(result)
+    render_simpson(result)
+    names = ["Chart", "Table"] + (["Overall vs within"] if len(result.cell_names) > 1 else [])
+    tabs = st.tabs(names)
+    with tabs[0]:
+        render_charts(result)
+    with tabs[1]:
+        render_tables(result)
+    if len(tabs) > 2:
+        with tabs[2]:
+            render_pooled(result)
+    st.subheader("What this means")
+    render_sentences(result)
+    render_excluded(result)
+
+
+def render_paper_extras(result: AuditResult) -> None:
+    """Beside the paper's view: every comparison and, with two cells, overall vs within (in expanders)."""
+    with st.expander("Every comparison: impact ratio, adjusted p-value, four-fifths rule"):
+        render_tables(result)
+    if len(result.cell_names) > 1 and result.pooled:
+        with st.expander("Overall vs within the cells (pooled odds ratio, CMH and Breslow-Day tests)"):
+            render_simpson(result)
+            render_pooled(result)

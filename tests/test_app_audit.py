@@ -1,0 +1,320 @@
+"""AppTest tests of the Audit page's groups, strata, reference, score outcome, metric and their mistakes.
+
+Widget keys (Audit page, beside those listed in tests/test_app.py)
+------------------------------------------------------------------
+audit_group_mode   radio "condition" (one group vs the rest, from the Data page) | "columns"
+audit_group_by     multiselect: columns whose values (or crosses, "A × B") form the groups (at most 3)
+audit_reference    selectbox: the automatic reference (highest share) or one group
+audit_cell_mode    radio "none" | "filter" (the filter builder of tests/test_app.py) | "strata"
+audit_strata       multiselect: control columns
+expander "More settings": audit_outcome_type radio "label" | "score", audit_score_column selectbox,
+audit_cutoff_median checkbox, audit_cutoff number, audit_metric radio "difference" | "ratio",
+audit_ratio_threshold slider (main area, with the ratio), audit_correction selectbox "holm" | "bh" | "none",
+audit_min_size, audit_min_share (%), audit_n_bins, audit_cuts_<i>_<column> text inputs
+Results (general view): metrics "Beyond tolerance", "Could be chance", "Within tolerance", "Too few rows";
+tables with the columns of luskin_app.audit_view.comparison_table / pooled_table / comparisons_frame;
+charts audit_fig_<i>; a warning "Simpson's paradox: ..." when flagged; ways out audit_fix_* buttons.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from test_app import _config_text, goto, messages, open_app, upload
+
+from luskin_app.audit_view import comparison_table, pooled_table
+from luskin_app.ui import unescape
+from luskin_core.audit import AuditResult, audit
+from luskin_core.data import PRESETS, load_sample
+from luskin_core.report import build_html_report
+from luskin_core.spec import AuditSpec
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+@pytest.fixture(scope="module")
+def adult() -> pd.DataFrame:
+    return load_sample("adult")
+
+
+def table(at, column: str) -> pd.DataFrame:
+    """The dataframe on the page that has ``column``."""
+    found = [d.value for d in at.dataframe if column in d.value.columns]
+    assert found, [list(d.value.columns) for d in at.dataframe]
+    return found[0]
+
+
+def metrics(at) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def headline(at) -> str:
+    found = [unescape(m.value)[5:] for m in at.markdown if m.value.startswith("#### ")]
+    assert found, [m.value for m in at.markdown]
+    return found[0]
+
+
+def assert_page_shows(at, result: AuditResult) -> None:
+    """The page's tables, counts and headline are exactly the core's for this audit."""
+    shown = table(at, "Diff. pts [CI]")
+    pd.testing.assert_frame_equal(shown.reset_index(drop=True), comparison_table(result).reset_index(drop=True),
+                                  check_dtype=False)
+    every = table(at, "Adjusted p-value").reset_index(drop=True)
+    pd.testing.assert_frame_equal(every, result.comparisons_frame(), check_dtype=False)
+    counts = result.verdict_counts()
+    assert metrics(at)["Beyond tolerance"] == f"{counts['beyond tolerance']:,}"
+    assert metrics(at)["Too few rows"] == f"{counts['too few rows']:,}"
+    assert headline(at) == result.headline()
+
+
+def by_columns(at, *columns: str):
+    at.radio(key="audit_group_mode").set_value("columns").run()
+    at.multiselect(key="audit_group_by").set_value(list(columns)).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def berkeley_csv() -> bytes:
+    counts = pd.read_csv(FIXTURES / "ucb_admissions.csv")
+    rows = []
+    for r in counts.itertuples():
+        rows += [(r.department, r.sex, "admitted")] * r.admitted + [(r.department, r.sex, "rejected")] * r.rejected
+    return pd.DataFrame(rows, columns=["department", "sex", "decision"]).to_csv(index=False).encode()
+
+
+# ------------------------------------------------------------------------------------------
+# Groups by columns
+# ------------------------------------------------------------------------------------------
+def test_race_by_sex_on_adult_shows_the_cores_numbers(adult):
+    at = by_columns(goto(open_app(), "audit"), "race", "sex")
+    at.radio(key="audit_cell_mode").set_value("none").run()
+    assert not at.exception and not at.error
+    result = audit(adult, AuditSpec("income", ">50K", group_by=("race", "sex")))
+    assert result.reference == "Asian-Pac-Islander × Male"
+    assert_page_shows(at, result)
+    shown = table(at, "Diff. pts [CI]")
+    assert len(shown) == 10 and "Cell" not in shown.columns       # one cell: no cell column
+    black_women = shown[shown["Group"] == "Black × Female"].iloc[0]
+    c = result.comparison("Black × Female")
+    assert black_women["n"] == c.n and black_women["Verdict"] == "beyond" and black_women["4/5"] == "below"
+    assert black_women["Share % [CI]"].startswith(f"{100 * c.rate:.1f} [")
+    assert shown[shown["Group"] == "Asian-Pac-Islander × Male (ref.)"].iloc[0]["Verdict"] == "reference"
+    assert "Groups:** each race × sex group" in " ".join(unescape(m.value) for m in at.sidebar.markdown)
+    assert at.get("plotly_chart")                                   # the small multiples are drawn
+
+
+def test_the_papers_filter_with_groups_gives_cells_and_the_pooled_view(adult):
+    at = by_columns(goto(open_app(), "audit"), "race", "sex")      # the preset's filter stays: two cells
+    spec = PRESETS["adult"].spec.with_changes(protected=None, group_label=None, other_label=None,
+                                              group_by=("race", "sex"))
+    result = audit(adult, spec)
+    assert_page_shows(at, result)
+    assert set(table(at, "Diff. pts [CI]")["Cell"]) == {c for c in result.cell_names}
+    pd.testing.assert_frame_equal(table(at, "MH odds ratio [CI]"), pooled_table(result))
+    # White men: the overall gap and the within-cell gap disagree, and the page says so in words
+    warnings = [w.replace("**", "") for w in messages(at, "warning")]
+    assert any(w.startswith("Simpson's paradox: the overall gap misleads.") and "White × Male" in w for w in warnings)
+
+
+def test_changing_the_reference_group(adult):
+    at = by_columns(goto(open_app(), "audit"), "race")
+    at.radio(key="audit_cell_mode").set_value("none").run()
+    reference = at.selectbox(key="audit_reference")
+    assert reference.options[0] == "The group with the highest share (now Asian-Pac-Islander)"
+    reference.set_value("White").run()
+    assert not at.exception and not at.error
+    result = audit(adult, AuditSpec("income", ">50K", group_by=("race",), reference="White"))
+    assert_page_shows(at, result)
+    assert "White (ref.)" in set(table(at, "Diff. pts [CI]")["Group"])
+    assert "with White" in headline(at)
+    # back to the automatic reference
+    at.selectbox(key="audit_reference").set_value(at.selectbox(key="audit_reference").options[0]).run()
+    assert "Asian-Pac-Islander (ref.)" in set(table(at, "Diff. pts [CI]")["Group"])
+
+
+def test_metric_correction_and_smallest_group_reach_the_audit(adult):
+    at = by_columns(goto(open_app(), "audit"), "race")
+    at.radio(key="audit_cell_mode").set_value("none").run()
+    at.radio(key="audit_metric").set_value("ratio").run()
+    at.slider(key="audit_ratio_threshold").set_value(0.9).run()
+    at.selectbox(key="audit_correction").set_value("bh").run()
+    at.number_input(key="audit_min_size").set_value(500).run()
+    assert not at.exception and not at.error
+    spec = AuditSpec("income", ">50K", group_by=("race",), metric="ratio", ratio_threshold=0.9, correction="bh",
+                     min_group_size=500)
+    result = audit(adult, spec)
+    assert_page_shows(at, result)
+    assert "0.9 impact-ratio threshold" in headline(at)
+    assert set(table(at, "Diff. pts [CI]").query("Group == 'Other'")["Verdict"]) == {"too few"}   # 406 rows
+
+
+# ------------------------------------------------------------------------------------------
+# Strata and Simpson's paradox (Berkeley 1973)
+# ------------------------------------------------------------------------------------------
+def test_berkeley_admissions_by_department_show_simpsons_paradox():
+    at = upload(open_app(), berkeley_csv(), "berkeley.csv")
+    assert at.selectbox(key="outcome").value == "decision"
+    at.selectbox(key="positive").set_value("admitted").run()
+    goto(at, "audit")
+    by_columns(at, "sex")
+    at.radio(key="audit_cell_mode").set_value("strata").run()
+    at.multiselect(key="audit_strata").set_value(["department"]).run()
+    assert not at.exception and not at.error
+    warnings = [w.replace("**", "") for w in messages(at, "warning")]
+    callout = [w for w in warnings if w.startswith("Simpson's paradox")]
+    assert callout and "Female" in callout[0] and "Male" in callout[0]
+    assert "30% of Female and 45% of Male" in callout[0]
+    pooled = table(at, "MH odds ratio [CI]")
+    assert list(pooled["Group"]) == ["Female"] and list(pooled["Simpson"]) == ["YES"]
+    assert len(set(table(at, "Diff. pts [CI]")["Cell"])) == 6
+    frame = pd.read_csv(io.BytesIO(berkeley_csv()))
+    result = audit(frame, AuditSpec("decision", "admitted", group_by=("sex",), strata=("department",)))
+    assert_page_shows(at, result)
+    assert "Within:** each department" in " ".join(unescape(m.value) for m in at.sidebar.markdown)
+
+
+# ------------------------------------------------------------------------------------------
+# A score outcome (COMPAS decile_score)
+# ------------------------------------------------------------------------------------------
+def test_score_outcome_on_compas_decile_score():
+    at = open_app()
+    at.button(key="sample_compas").click().run()
+    goto(at, "audit")
+    by_columns(at, "race")
+    at.radio(key="audit_cell_mode").set_value("none").run()
+    at.radio(key="audit_outcome_type").set_value("score").run()
+    assert at.selectbox(key="audit_score_column").value == "decile_score"
+    assert at.checkbox(key="audit_cutoff_median").value is True
+    assert not at.exception and not at.error
+    frame = load_sample("compas")
+    base = {"outcome": "decile_score", "outcome_type": "score", "group_by": ("race",),
+                "population": PRESETS["compas"].spec.population}
+    result = audit(frame, AuditSpec(**base))
+    assert_page_shows(at, result)
+    assert "Mean" in table(at, "Diff. pts [CI]").columns
+    assert "decile_score at or above the median" in " ".join(unescape(m.value) for m in at.sidebar.markdown)
+    # a cut-off of the user's
+    at.checkbox(key="audit_cutoff_median").uncheck().run()
+    at.number_input(key="audit_cutoff").set_value(7.0).run()
+    assert not at.exception and not at.error
+    assert_page_shows(at, audit(frame, AuditSpec(**base, score_cutoff=7.0)))
+    # back to the label: the Data page's outcome again
+    at.radio(key="audit_outcome_type").set_value("label").run()
+    assert at.session_state["choices"]["outcome"] == "two_year_recid"
+    assert "Mean" not in table(at, "Diff. pts [CI]").columns
+
+
+# ------------------------------------------------------------------------------------------
+# Mistakes, each with its way out on the page
+# ------------------------------------------------------------------------------------------
+def test_the_same_column_as_group_and_stratum_has_a_way_out():
+    at = by_columns(goto(open_app(), "audit"), "race")
+    at.radio(key="audit_cell_mode").set_value("strata").run()
+    assert any("Choose at least one column to compare like with like" in e for e in messages(at, "error"))
+    at.multiselect(key="audit_strata").set_value(["race"]).run()
+    assert not at.exception
+    assert any("'race' forms the groups, so it cannot also be a stratum" in e for e in messages(at, "error"))
+    fix = at.button(key="audit_fix_strata_0")
+    assert fix.label == "Remove race from the strata"
+    at.multiselect(key="audit_strata").set_value(["race", "sex"]).run()
+    at.button(key="audit_fix_strata_0").click().run()
+    assert not at.exception and not at.error
+    assert at.multiselect(key="audit_strata").value == ["sex"]
+    assert table(at, "Diff. pts [CI]")["Cell"].nunique() == 2
+
+
+def test_a_one_valued_group_column_has_a_way_out():
+    from test_app import small_csv
+
+    at = goto(upload(open_app(), small_csv(const="X")), "audit")
+    by_columns(at, "const")
+    errors = messages(at, "error")
+    assert any("The group column 'const' has only one value ('X')" in e for e in errors), errors
+    assert at.button(key="audit_fix_group_0").label == "Remove const from the groups"
+    assert "Change the choices on the Data page" in [link.label for link in at.get("page_link")]
+    at.button(key="audit_fix_condition").click().run()             # or: back to one group vs the rest
+    assert not at.exception and not at.error
+    assert at.radio(key="audit_group_mode").value == "condition"
+    assert at.get("plotly_chart")
+
+
+def test_bad_cut_points_are_refused_plainly_and_good_ones_cut_the_bins(adult):
+    at = by_columns(goto(open_app(), "audit"), "sex")
+    at.radio(key="audit_cell_mode").set_value("strata").run()
+    at.multiselect(key="audit_strata").set_value(["age"]).run()
+    assert any("age (quantile bins)" in unescape(c.value) for c in at.caption)
+    key = next(t.key for t in at.text_input if t.key.startswith("audit_cuts_"))
+    at.text_input(key=key).input("30, forty").run()
+    assert not at.exception
+    assert any("Cut points are numbers separated by commas" in e for e in messages(at, "error"))
+    at.text_input(key=key).input("30, 50").run()
+    assert not at.error
+    cells = set(table(at, "Diff. pts [CI]")["Cell"])
+    assert cells == {"age < 30", "30 ≤ age < 50", "age ≥ 50"}
+    assert_page_shows(at, audit(adult, AuditSpec("income", ">50K", group_by=("sex",), strata=("age",),
+                                                 bins={"age": [30, 50]})))
+
+
+# ------------------------------------------------------------------------------------------
+# Saved configurations and the report
+# ------------------------------------------------------------------------------------------
+def test_configuration_round_trip_keeps_groups_strata_and_settings(adult):
+    at = by_columns(goto(open_app(), "audit"), "race", "sex")
+    at.radio(key="audit_cell_mode").set_value("strata").run()
+    at.multiselect(key="audit_strata").set_value(["relationship"]).run()
+    at.selectbox(key="audit_reference").set_value("White × Male").run()
+    at.radio(key="audit_metric").set_value("ratio").run()
+    at.selectbox(key="audit_correction").set_value("none").run()
+    at.number_input(key="audit_min_share").set_value(2.0).run()
+    assert not at.exception and not at.error
+    text = _config_text(at)
+    saved = json.loads(text)["spec"]
+    assert saved["group_by"] == ["race", "sex"] and saved["strata"] == ["relationship"]
+    assert saved["reference"] == "White × Male" and saved["metric"] == "ratio" and saved["correction"] == "none"
+    assert saved["min_group_share"] == 0.02 and saved["protected"] is None and saved["filters"] == []
+    # the report holds the groups audit: comparisons and the pooled view
+    report_text = " ".join(messages(at, "markdown"))
+    assert "every group against White × Male" in report_text and "overall against within" in report_text
+    # change everything, then load the file back
+    goto(at, "audit")
+    at.radio(key="audit_group_mode").set_value("condition").run()
+    at.radio(key="audit_cell_mode").set_value("filter").run()
+    goto(at, "report")
+    at.file_uploader(key="config_upload").set_value(("groups.json", text.encode(), "application/json")).run()
+    assert not at.exception
+    assert any("Loaded 'groups.json'" in s for s in messages(at, "success")), messages(at, "error")
+    goto(at, "audit")
+    assert at.radio(key="audit_group_mode").value == "columns"
+    assert at.multiselect(key="audit_group_by").value == ["race", "sex"]
+    assert at.multiselect(key="audit_strata").value == ["relationship"]
+    assert at.selectbox(key="audit_reference").value == "White × Male"
+    assert at.radio(key="audit_metric").value == "ratio"
+    spec = AuditSpec.from_dict(saved)
+    assert_page_shows(at, audit(adult, spec))
+
+
+def test_a_configuration_saved_before_groups_existed_still_loads():
+    at = open_app()
+    config = json.loads(_config_text(at))
+    for key in ("group_by", "reference", "strata", "bins", "n_bins", "min_group_size", "min_group_share", "metric",
+                "ratio_threshold", "correction", "outcome_type", "score_cutoff", "prediction"):
+        config["spec"].pop(key)
+    config["spec"]["tolerance"] = 0.1
+    goto(at, "report")
+    at.file_uploader(key="config_upload").set_value(("old.json", json.dumps(config).encode(), "application/json")).run()
+    assert any("Loaded 'old.json'" in s for s in messages(at, "success"))
+    goto(at, "audit")
+    assert at.radio(key="audit_group_mode").value == "condition"
+    assert at.slider(key="tolerance_points").value == 10
+    assert any("44% of White" in s for s in messages(at, "info") + messages(at, "success"))
+
+
+def test_report_of_a_groups_audit_has_the_comparisons_and_pooled_tables(adult):
+    spec = AuditSpec("income", ">50K", group_by=("race", "sex"), strata=("relationship",))
+    html = build_html_report(audit(adult, spec), frame=adult, dataset="adult")
+    assert "Every group in every cell against the reference group" in html
+    assert "Overall against within the cells, per group" in html
