@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from luskin_app import choices as ch_
-from luskin_app import config, dataset, ui
+from luskin_app import config, dataset, source_view, ui
 from luskin_app.cache import run_audit
 from luskin_app.help import HELP
 from luskin_core.data import PRESETS, column_summary
@@ -105,6 +105,8 @@ def _preview(frame: pd.DataFrame) -> pd.DataFrame:
 def render_preview() -> None:
     """Row and column counts, missing values, the first rows and a per-column summary."""
     data = dataset.dataset()
+    if source_view.render_source_preview(data):  # a configured source: no rows to show
+        return
     frame = data.frame
     st.subheader("2. Look at the data")
     st.markdown(f"**{ui.md(data.title, 200)}**")
@@ -292,6 +294,7 @@ st.title("Luskin: is the decision fair between groups?")
 st.markdown("Load a table of decisions (or a sample), then say which column is the decision and which "
             "group to compare. Every other page uses these choices.")
 render_loader()
+source_view.render_sources()
 render_pending_config()
 render_preview()
 st.subheader("3. Choose the outcome and the protected group", help=HELP["guesses"])

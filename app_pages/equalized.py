@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from luskin_app import choices as ch_
-from luskin_app import dataset, ui
+from luskin_app import dataset, source_view, ui
 from luskin_app.cache import cached_run, is_cached, options_key, remember
 from luskin_app.help import HELP
 from luskin_core import equalize, models, plots
@@ -143,8 +143,9 @@ def render_run(spec: AuditSpec, options: dict[str, Any]) -> None:
     def progress(fraction: float, message: str) -> None:
         bar.progress(min(max(float(fraction), 0.0), 1.0), text=message)
 
+    rows = source_view.model_rows(spec)
     sweep = ui.guarded(cached_run, "equalized", store_key, lambda: _sweep(
-        spec.to_json(), data.frame, tuple(options["alphas"]), features, paper_compas, options["seed"], progress),
+        spec.to_json(), rows, tuple(options["alphas"]), features, paper_compas, options["seed"], progress),
         where="equalized")
     if sweep is not None:  # draw every alpha's charts now, so each slider step only sends them
         with st.spinner("Drawing the charts…"):

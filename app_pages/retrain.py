@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from luskin_app import choices as ch_
-from luskin_app import dataset, ui
+from luskin_app import dataset, source_view, ui
 from luskin_app.cache import cached_run, is_cached, remember
 from luskin_app.help import HELP
 from luskin_core import plots
@@ -121,7 +121,7 @@ def render_run(spec: AuditSpec, options: RetrainOptions) -> None:
     def progress(fraction: float, message: str) -> None:
         bar.progress(min(max(float(fraction), 0.0), 1.0), text=message)
 
-    result = ui.guarded(_retrain_cached, *key, data.frame, progress, where="retrain")
+    result = ui.guarded(_retrain_cached, *key, source_view.model_rows(spec), progress, where="retrain")
     bar.empty()
     if result is not None:
         remember("retrain", spec, result)

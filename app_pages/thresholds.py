@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from luskin_app import choices as ch_
-from luskin_app import dataset, ui
+from luskin_app import dataset, source_view, ui
 from luskin_app.cache import options_key, remember
 from luskin_app.help import HELP
 from luskin_core import plots
@@ -189,8 +189,8 @@ def render_run(spec: AuditSpec, options: dict[str, Any]) -> None:
             return
     key = options_key({**{k: v for k, v in options.items() if k != "split"}, "features": features})
     with st.spinner("Training the model and tuning the thresholds…"):
-        report = ui.guarded(_tune_cached, data.fingerprint, spec.to_json(), key, data.frame, options, features,
-                            where="thresholds")
+        report = ui.guarded(_tune_cached, data.fingerprint, spec.to_json(), key, source_view.model_rows(spec),
+                            options, features, where="thresholds")
     if report is not None:
         remember("thresholds", spec, report)
         render_result(report, spec)

@@ -31,6 +31,10 @@ def _audit_cached(fingerprint: str, spec_json: str, _frame: pd.DataFrame) -> Aud
 def run_audit(spec: AuditSpec) -> AuditResult:
     """The audit of the current dataset under ``spec`` (cached on fingerprint + spec JSON)."""
     data = _dataset.dataset()
+    if data.engine is not None:  # a configured source: counted inside its engine
+        from .source_view import run_audit as run_source_audit
+
+        return run_source_audit(data, spec)
     return _audit_cached(data.fingerprint, spec.to_json(), data.frame)
 
 

@@ -36,8 +36,8 @@ PAGE_NAMES = {"retrain": "Retrain", "thresholds": "Thresholds", "equalize": "Equ
 def dataset_ref() -> DatasetRef:
     """The report module's reference to the current data (sample name or file name + fingerprint)."""
     data = _dataset.dataset()
-    kind = "sample" if data.sample else "upload"
-    return DatasetRef(kind, data.file_name, data.fingerprint, int(data.frame.shape[0]), int(data.frame.shape[1]))
+    kind = "sample" if data.sample else "source" if data.engine is not None else "upload"
+    return DatasetRef(kind, data.file_name, data.fingerprint, data.n_rows, int(data.frame.shape[1]))
 
 
 def page_options() -> dict[str, Any]:
@@ -226,6 +226,11 @@ def apply_configuration(raw: bytes | str, name: str = "the configuration") -> tu
                               "server.")
         _apply(config, _dataset.sample_dataset(ref.name))
         return True, f"Loaded '{name}': every page now shows the saved view."
+    if ref.kind == "source":  # a source the administrator set up, by its name (never its address or password)
+        from .source_view import source_dataset
+
+        _apply(config, source_dataset(ref.name))
+        return True, f"Loaded '{name}': every page now shows the saved view of the source '{ref.name}'."
     current = _dataset.dataset()
     if _matches(ref, current):
         _apply(config, current)

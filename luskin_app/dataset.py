@@ -9,7 +9,7 @@ its file (loaded on the Report page before the file) is applied when that file a
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -30,10 +30,17 @@ SAMPLE_TITLES = {"adult": "Adult (census income)", "compas": "COMPAS (re-offendi
 class Dataset:
     """The data the session works on: where it came from, the frame, and its fingerprint."""
 
-    source: str          # "sample:adult" or "upload:<file name>"
+    source: str          # "sample:adult", "upload:<file name>" or "source:<configured name>"
     title: str
-    frame: pd.DataFrame
+    frame: pd.DataFrame  # for a configured source: its distinct values only (see luskin_app.source_view)
     fingerprint: str
+    engine: Any = field(default=None, compare=False, repr=False)  # the opened source the audit runs on, or None
+    table_rows: int | None = None  # rows of a configured source (its frame holds none of them)
+
+    @property
+    def n_rows(self) -> int:
+        """Rows of the data (a configured source's count comes from its engine)."""
+        return self.table_rows if self.table_rows is not None else len(self.frame)
 
     @property
     def sample(self) -> str | None:

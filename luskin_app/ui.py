@@ -209,7 +209,7 @@ def sidebar_summary(where: Any = None) -> None:
     data = _dataset.dataset()
     spec, _ = _choices.current_spec()
     with where if where is not None else st.sidebar:
-        st.markdown(f"**Data:** {md(data.title, 80)}  \n{len(data.frame):,} rows × {data.frame.shape[1]} columns")
+        st.markdown(f"**Data:** {md(data.title, 80)}  \n{data.n_rows:,} rows × {data.frame.shape[1]} columns")
         if spec is not None and not _choices.needs_confirmation():
             lines = [f"**Outcome:** {md(spec.outcome, 60)} = {md(spec.positive, 60)}",
                      f"**Groups:** {md(spec.group_name, 60)} vs {md(spec.other_name, 60)}"]

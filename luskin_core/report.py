@@ -60,10 +60,11 @@ class DatasetRef:
     """Which data a view was made from: a bundled sample or an uploaded file.
 
     ``kind`` is "sample" (``name`` is the sample's name, e.g. "adult") or "upload" (``name`` is
-    the file's name as uploaded). ``fingerprint`` is :func:`luskin_core.data.frame_fingerprint`
-    of the loaded table, so that loading a configuration can tell whether the data is the same.
-    In JSON it is written as the dashboard's ``source`` string: ``sample:adult`` or
-    ``upload:<file name>``.
+    the file's name as uploaded) or "source" (``name`` is a source the dashboard's administrator
+    set up, by its name only: its address and password are never saved). ``fingerprint`` is
+    :func:`luskin_core.data.frame_fingerprint` of the loaded table, so that loading a configuration
+    can tell whether the data is the same. In JSON it is written as the dashboard's ``source``
+    string: ``sample:adult``, ``upload:<file name>`` or ``source:<name>``.
     """
 
     kind: str
@@ -73,8 +74,8 @@ class DatasetRef:
     columns: int | None = None
 
     def __post_init__(self) -> None:
-        if self.kind not in ("sample", "upload"):
-            raise LuskinError(f"A dataset is either a 'sample' or an 'upload', not '{self.kind}'.")
+        if self.kind not in ("sample", "upload", "source"):
+            raise LuskinError(f"A dataset is a 'sample', an 'upload' or a 'source', not '{self.kind}'.")
         if not str(self.name).strip():
             raise LuskinError("The saved configuration does not name its dataset.")
 
@@ -95,7 +96,7 @@ class DatasetRef:
             return value
         if isinstance(value, str):
             kind, sep, rest = value.partition(":")
-            if sep and kind in ("sample", "upload"):
+            if sep and kind in ("sample", "upload", "source"):
                 return cls(kind, rest)
             return cls("upload", value)
         if isinstance(value, Mapping):
@@ -118,6 +119,8 @@ class DatasetRef:
     @property
     def label(self) -> str:
         """How the dataset is named on screen and in the report."""
+        if self.kind == "source":
+            return f"source '{self.name}' (set up by the administrator)"
         return f"sample '{self.name}'" if self.kind == "sample" else f"uploaded file '{self.name}'"
 
     def matches(self, frame: pd.DataFrame) -> bool:
@@ -652,7 +655,8 @@ def _audit_section(result: AuditResult) -> Section:
     return section
 
 
-def _data_section(result: AuditResult, frame: pd.DataFrame | None, dataset: DatasetRef | None) -> Section:
+def _data_section(result: AuditResult, frame: pd.DataFrame | None, dataset: DatasetRef | None,
+                  sample_note: str | None = None) -> Section:
     section = Section("data", "The data")
     items: list[tuple[str, Any]] = []
     if dataset is not None:
@@ -674,6 +678,8 @@ def _data_section(result: AuditResult, frame: pd.DataFrame | None, dataset: Data
         items.append(("Rows excluded", f"{result.n_excluded:,} ({why})" if why else f"{result.n_excluded:,}"))
     else:
         items.append(("Rows excluded", "none"))
+    if sample_note:
+        items.append(("Rows the models used", sample_note))
     section.blocks.append(_settings(items))
     if frame is None:
         section.add("missing", text="The table itself was not given to the report, so its columns are not listed.")
@@ -1311,12 +1317,15 @@ def report_content(
     options: Mapping[str, Any] | None = None,
     title: str = "Fairness audit report",
     generated_at: _dt.datetime | None = None,
+    sample_note: str | None = None,
 ) -> ReportContent:
     """Everything the report says, for :meth:`ReportContent.html` and :meth:`ReportContent.pdf`.
 
     ``retrain``, ``thresholds`` and ``equalized`` are each one result (``RetrainResult``,
     ``ThresholdReport``, ``AlphaSweep``), a sequence of them (several algorithms or model pairs,
     several lambdas), or None when the tool was not run; see :func:`build_html_report`.
+    ``sample_note`` says which rows the model tools used when they ran on a sample of a large
+    source (e.g. "a stratified sample of 500,000 of 10,000,000 rows"); it is listed with the data.
     """
     if not isinstance(result, AuditResult):
         raise LuskinError("There is no audit result to report yet: run the audit first.")
@@ -1344,7 +1353,7 @@ def report_content(
         sections.append(_threshold_section(reports, spec))
     if sweeps:
         sections.append(_equalized_section(sweeps, equalized_alpha, spec))
-    sections.append(_data_section(result, frame, ref))
+    sections.append(_data_section(result, frame, ref, sample_note if ran else None))
     sections.append(_appendix(spec, options, retrains, reports, sweeps, versions))
     data_line = f" Data: {ref.label}." if ref is not None else ""
     byline = f"Generated {when} by Luskin {versions['luskin']}.{data_line}"
@@ -1364,6 +1373,7 @@ def build_html_report(
     options: Mapping[str, Any] | None = None,
     title: str = "Fairness audit report",
     generated_at: _dt.datetime | None = None,
+    sample_note: str | None = None,
 ) -> str:
     """A self-contained HTML page with the audit and every correction supplied.
 
@@ -1371,11 +1381,12 @@ def build_html_report(
     :class:`DatasetRef`); ``retrain`` one ``RetrainResult`` or several, ``thresholds`` one
     ``ThresholdReport`` or several (e.g. per lambda), ``equalized`` an ``AlphaSweep`` (its
     histograms drawn at ``equalized_alpha``). Parts that are None are left out and the first page
-    says which tools were not run. ``options`` are the page options, shown as JSON in the appendix.
+    says which tools were not run. ``options`` are the page options, shown as JSON in the appendix;
+    ``sample_note`` the rows the model tools used on a sample of a large source.
     """
     return report_content(result, frame=frame, dataset=dataset, retrain=retrain, thresholds=thresholds,
                           equalized=equalized, equalized_alpha=equalized_alpha, options=options, title=title,
-                          generated_at=generated_at).html()
+                          generated_at=generated_at, sample_note=sample_note).html()
 
 
 def build_pdf_report(

@@ -1,0 +1,317 @@
+"""The Data page's "Sources set up by your administrator", and the dataset such a source becomes.
+
+A configured source is opened through its engine and never loaded: the session's
+:class:`~luskin_app.dataset.Dataset` for it holds the opened source (``engine``), its row count
+from the engine, and as ``frame`` a small stand-in with one row per distinct value of each
+column (most frequent first, at most ``MAX_CHOICES``; numbers also with their least and greatest
+value), padded with missing values. The dropdowns and the choices' checks (a value occurs, a
+column has two values, a group is neither empty nor everything) read that frame, so they see
+the engine's values; nothing is counted on it. The audit runs inside the engine
+(``Source.audit``), and the model pages get a seeded stratified sample (``Source.sample``),
+said on the page with its size.
+
+One opened source serves every session of the server; its engine calls are serialised by a
+lock (a DuckDB or PostgreSQL connection is not for two threads at once).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import pandas as pd
+import streamlit as st
+
+from luskin_core.audit import AuditResult
+from luskin_core.errors import LuskinError
+from luskin_core.sources import SampleInfo, Source
+from luskin_core.spec import AuditSpec
+
+from . import dataset as _dataset
+from . import ui
+from .sources import Settings, SourceSetting, load_settings, open_setting
+
+log = logging.getLogger("luskin.app.sources")
+
+KIND_NAMES = {"parquet": "Parquet file(s)", "csv": "CSV file", "duckdb": "DuckDB table", "postgres": "PostgreSQL",
+              "spark": "Spark", "frame": "in-memory table"}
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Opened:
+    """An opened source shared by the server's sessions, with the lock its engine calls take."""
+
+    setting: SourceSetting
+    source: Source
+    lock: threading.RLock
+
+    def run(self, func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        with self.lock:
+            return func(*args, **kwargs)
+
+
+# --------------------------------------------------------------------------------------------
+# Opening (cached per server) and the engine's answers (cached per source and question)
+# --------------------------------------------------------------------------------------------
+@st.cache_resource(show_spinner=False, max_entries=16, ttl=3600)
+def _opened(key: str, _setting: SourceSetting) -> Opened:
+    """The source opened once per server and settings entry (a failure is not remembered)."""
+    return Opened(_setting, open_setting(_setting), threading.RLock())
+
+
+def settings() -> Settings:
+    """The operator's settings, read afresh (they may be edited while the server runs)."""
+    return load_settings()
+
+
+def open_configured(name: str) -> Opened:
+    """The configured source called ``name``, opened; LuskinError in plain words."""
+    setting = settings().get(name)
+    return _opened(setting.key, setting)
+
+
+@st.cache_data(show_spinner=False, max_entries=1024, ttl=3600)
+def _value_counts(key: str, column: str, limit: int, _opened: Opened) -> pd.DataFrame:
+    return _opened.run(_opened.source.value_counts, column, limit)
+
+
+def value_counts(opened: Opened, column: str, limit: int | None = None) -> pd.DataFrame:
+    """A column's distinct values and their counts from the engine, most frequent first (cached)."""
+    from .choices import MAX_CHOICES
+
+    return _value_counts(opened.setting.key, column, int(limit or MAX_CHOICES), opened)
+
+
+@st.cache_data(show_spinner=False, max_entries=64, ttl=3600)
+def _extremes(key: str, columns: tuple[str, ...], _opened: Opened) -> pd.DataFrame:
+    table = _opened.source.table
+    metrics: dict[str, Any] = {}
+    for i, column in enumerate(columns):
+        metrics[f"lo{i}"] = table[column].min()
+        metrics[f"hi{i}"] = table[column].max()
+    try:
+        frame: pd.DataFrame = _opened.run(table.aggregate(**metrics).to_pandas)
+    except Exception:  # noqa: BLE001 - an engine failure is one plain sentence
+        raise LuskinError(f"The engine could not read the least and greatest values of '{_opened.setting.name}'.") \
+            from None
+    return frame
+
+
+def _typed(values: list[Any], dtype: Any) -> pd.Series:
+    if dtype.is_integer():
+        return pd.Series(pd.array(values, dtype="Int64"))
+    if dtype.is_floating() or dtype.is_decimal():
+        return pd.Series(values, dtype="float64")
+    if dtype.is_boolean():
+        return pd.Series(pd.array(values, dtype="boolean"))
+    if dtype.is_string():
+        return pd.Series(values, dtype="string")
+    return pd.Series(values, dtype=object)
+
+
+def values_frame(opened: Opened) -> pd.DataFrame:
+    """The stand-in frame: each column's distinct values from the engine, most frequent first."""
+    source = opened.source
+    schema = source.table.schema()
+    columns = source.columns()
+    numeric = tuple(c for c in columns if schema[c].is_numeric() and not schema[c].is_boolean())
+    extremes = _extremes(opened.setting.key, numeric, opened) if numeric else None
+    parts = {}
+    for column in columns:
+        values = [v for v in value_counts(opened, column)["value"] if v is not None and not pd.isna(v)]
+        if extremes is not None and column in numeric:
+            i = numeric.index(column)
+            for end in (extremes[f"lo{i}"].iloc[0], extremes[f"hi{i}"].iloc[0]):
+                if end is not None and not pd.isna(end) and end not in values:
+                    values.append(end)
+        parts[column] = _typed(values, schema[column])
+    frame = pd.concat(parts, axis=1) if parts else pd.DataFrame()
+    return frame.reset_index(drop=True)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16, ttl=3600)
+def _source_dataset(key: str, _opened: Opened) -> _dataset.Dataset:
+    source = _opened.source
+    rows = _opened.run(source.n_rows)
+    frame = values_frame(_opened)
+    digest = hashlib.sha256(f"{key}\x1f{rows}\x1f{source.columns()}".encode()).hexdigest()[:16]
+    return _dataset.Dataset(f"source:{_opened.setting.name}", _opened.setting.name, frame, f"source-{digest}",
+                            engine=_opened, table_rows=rows)
+
+
+def source_dataset(name: str) -> _dataset.Dataset:
+    """The dataset of the configured source ``name``: opened, counted, its values read; no rows loaded."""
+    opened = open_configured(name)
+    return _source_dataset(opened.setting.key, opened)
+
+
+def use_source(name: str) -> str:
+    """Make the configured source the session's data (its first choices are guesses to confirm).
+
+    A configuration waiting for this source is applied instead. Returns a note for the user.
+    Raises LuskinError in plain words; then the data loaded before stays.
+    """
+    from .choices import guess_choices, set_choices
+    from .config import apply_pending_to
+
+    data = source_dataset(name)
+    choices, guesses = guess_choices(data.frame)
+    note = apply_pending_to(data)
+    if note is None:
+        st.session_state["dataset"] = data
+        set_choices(choices, confirmed=False, guesses=guesses)
+        return ""
+    return note
+
+
+# --------------------------------------------------------------------------------------------
+# The audit and the model tools' rows
+# --------------------------------------------------------------------------------------------
+@st.cache_resource(show_spinner=False, max_entries=256)
+def _audit_cached(fingerprint: str, spec_json: str, _opened: Opened) -> AuditResult:
+    result: AuditResult = _opened.run(_opened.source.audit, AuditSpec.from_json(spec_json))
+    return result
+
+
+def run_audit(data: _dataset.Dataset, spec: AuditSpec) -> AuditResult:
+    """The audit of a configured source, made inside its engine (cached on the source and spec)."""
+    return _audit_cached(data.fingerprint, spec.to_json(), data.engine)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _sample_cached(fingerprint: str, spec_json: str, cap: int, seed: int,
+                   _opened: Opened) -> tuple[pd.DataFrame, SampleInfo]:
+    return _opened.run(_opened.source.sample, AuditSpec.from_json(spec_json), cap=cap, seed=seed)
+
+
+def sample(data: _dataset.Dataset, spec: AuditSpec, seed: int = 0) -> tuple[pd.DataFrame, SampleInfo]:
+    """The model tools' rows of a configured source: seeded, stratified by group and outcome, capped."""
+    opened: Opened = data.engine
+    return _sample_cached(data.fingerprint, spec.to_json(), opened.setting.sample_cap, int(seed), opened)
+
+
+def sample_sentence(info: SampleInfo, name: str) -> str:
+    """What the model tools were given, in one sentence (the page and the report say it)."""
+    if not info.sampled:
+        return f"The models use all {info.n_table:,} rows of the source '{name}'."
+    return (f"The models use a stratified sample of {info.n_sample:,} of {info.n_table:,} rows of the source "
+            f"'{name}' (drawn by its engine, stratified by group and outcome, seed {info.seed}).")
+
+
+def model_rows(spec: AuditSpec) -> pd.DataFrame:
+    """The rows the model pages train on: the data in memory, or a configured source's sample (said on the page).
+
+    Every model page draws the same sample (seed 0) so that their results describe the same rows.
+    An engine failure stops the page with one plain sentence.
+    """
+    data = _dataset.dataset()
+    if data.engine is None:
+        return data.frame
+    try:
+        with st.spinner(f"Drawing the rows for the models from '{data.title}'…"):
+            frame, info = sample(data, spec)
+    except LuskinError as err:
+        st.error(ui.md(err, 800) + " The audit still works; try again later.", icon=ui.ICONS["error"])
+        st.stop()
+    st.info(ui.md(sample_sentence(info, data.title)), icon=ui.ICONS["info"])
+    return frame
+
+
+def report_sample_note(spec: AuditSpec) -> str | None:
+    """The sentence for the report when the model tools ran on a configured source (None otherwise)."""
+    from .cache import recall
+
+    data = _dataset.dataset()
+    if data.engine is None or all(recall(kind, spec) is None for kind in ("retrain", "thresholds", "equalized")):
+        return None
+    try:
+        _, info = sample(data, spec)  # the sample the model pages drew (cached)
+    except LuskinError:
+        return None
+    return sample_sentence(info, data.title)
+
+
+def report_frame() -> pd.DataFrame | None:
+    """The table for the report's data summary: None for a configured source (its rows are not loaded)."""
+    data = _dataset.dataset()
+    return None if data.engine is not None else data.frame
+
+
+# --------------------------------------------------------------------------------------------
+# The Data page
+# --------------------------------------------------------------------------------------------
+def _open_chosen() -> None:
+    name = st.session_state.get("source_pick")
+    for key in ("source_error", "source_note"):
+        st.session_state.pop(key, None)
+    if not name:
+        return
+    try:
+        st.session_state["source_note"] = use_source(name)
+    except LuskinError as err:
+        st.session_state["source_error"] = str(err)
+        log.info("the source %r could not be opened", name)
+
+
+def render_sources() -> None:
+    """The administrator's sources beside upload and samples: pick one, open it (no rows are loaded)."""
+    found = settings()
+    if found.path is None and not found.problems:
+        return
+    with st.expander("Sources set up by your administrator", expanded=bool(found.sources or found.problems),
+                     icon=":material/database:"):
+        for problem in found.problems:
+            st.warning(ui.md(problem, 600) + " The other sources and the rest of Luskin work as usual.",
+                       icon=ui.ICONS["error"])
+        if not found.sources:
+            if not found.problems:
+                st.caption("No source is set up on this server.")
+            return
+        names = [s.name for s in found.sources]
+        if st.session_state.get("source_pick") not in names:
+            st.session_state["source_pick"] = names[0]
+        pick = st.selectbox("Source", names, key="source_pick", format_func=ui.option_text,
+                            help="Large tables the audit reads where they live (a file, a database); "
+                                 "only counts travel, never the rows.")
+        described = next(s for s in found.sources if s.name == pick).description
+        if described:
+            st.caption(ui.md(described, 500))
+        st.button("Open this source", key="source_open", on_click=_open_chosen, icon=":material/database:")
+        if st.session_state.get("source_error"):
+            st.error(ui.md(st.session_state["source_error"], 800) + " The data loaded before is still in use.",
+                     icon=ui.ICONS["error"])
+        if st.session_state.get("source_note"):
+            st.success(ui.md(st.session_state["source_note"]), icon=ui.ICONS["ok"])
+
+
+def render_source_preview(data: _dataset.Dataset) -> bool:
+    """For a configured source: its name, kind, row count and columns (no rows shown). False for other data."""
+    if data.engine is None:
+        return False
+    source: Source = data.engine.source
+    st.subheader("2. Look at the data")
+    st.markdown(f"**{ui.md(data.title, 200)}** ({ui.md(source.name, 200)})")
+    a, b, c = st.columns(3)
+    a.metric("Rows", f"{data.n_rows:,}")
+    b.metric("Columns", f"{len(source.columns()):,}")
+    c.metric("Kind", KIND_NAMES.get(source.kind, source.kind))
+    st.caption("The rows stay in the source: the audit is counted by its engine, and the value lists below come "
+               "from it. The model pages draw a seeded sample.")
+    schema = source.table.schema()
+    distinct = {c: int(data.frame[c].notna().sum()) for c in data.frame.columns}
+    from .choices import MAX_CHOICES
+
+    table = pd.DataFrame({
+        "Column": [str(c) for c in source.columns()],
+        "Type": [str(schema[c]) for c in source.columns()],
+        "Values offered": [f"{distinct.get(c, 0):,}" + ("+" if distinct.get(c, 0) >= MAX_CHOICES else "")
+                           for c in source.columns()],
+    })
+    with st.expander("Columns: type and values"):
+        st.dataframe(table, hide_index=True, key="source_columns")
+    return True

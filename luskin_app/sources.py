@@ -1,0 +1,257 @@
+"""The data sources the server's operator sets up: a TOML settings file of named sources.
+
+The file is found through the ``LUSKIN_SOURCES`` environment variable (read, never set), else
+``.streamlit/luskin_sources.toml`` in the working folder, else ``~/.config/luskin/sources.toml``.
+Each ``[[source]]`` entry has a ``name`` (what analysts see and what a saved configuration refers
+to), a ``location`` (a file, a folder of Parquet files, a DuckDB file, ``postgresql://...`` or
+``spark:``; relative paths are taken from the settings file's folder), an optional ``table`` (a
+table, or a SELECT query for PostgreSQL), an optional ``description`` and ``sample_cap``, and the
+password, if any, as ``password_env`` (an environment variable's name) or ``password_file`` (a
+file holding it). See ``docs/sources.example.toml``.
+
+A password never leaves this module: it is not kept in :class:`SourceSetting`, not shown in any
+message or log line, and a location with a password written in it is refused. The settings are
+read on every call (the operator may edit the file while the server runs); a problem with the
+file or an entry is one plain sentence, and the other entries stay usable.
+
+This module does not import Streamlit (see :mod:`luskin_app.source_view` for the page).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlsplit, urlunsplit
+
+from luskin_core.errors import LuskinError
+from luskin_core.sources import DEFAULT_SAMPLE_CAP, Source, open_source
+
+log = logging.getLogger("luskin.app.sources")
+
+ENV_VAR = "LUSKIN_SOURCES"
+LOCAL_FILE = Path(".streamlit") / "luskin_sources.toml"
+USER_FILE = Path("~/.config/luskin/sources.toml")
+MAX_SETTINGS_BYTES = 1_000_000
+MAX_PASSWORD_BYTES = 10_000
+_KEYS = {"name", "location", "table", "password_env", "password_file", "description", "sample_cap"}
+_URL_SCHEMES = ("postgresql://", "postgres://", "spark:")
+
+
+@dataclass(frozen=True)
+class SourceSetting:
+    """One configured source, as the settings file names it (never holding a password)."""
+
+    name: str
+    location: str = field(repr=False)
+    table: str | None = field(default=None, repr=False)
+    password_env: str | None = field(default=None, repr=False)
+    password_file: str | None = field(default=None, repr=False)
+    description: str = ""
+    sample_cap: int = DEFAULT_SAMPLE_CAP
+
+    @property
+    def key(self) -> str:
+        """What identifies the opened source in the server's caches (no password in it)."""
+        return "\x1f".join((self.name, self.location, self.table or "", self.password_env or "",
+                            self.password_file or ""))
+
+    @property
+    def is_url(self) -> bool:
+        return self.location.lower().startswith(_URL_SCHEMES)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The operator's sources, the file they came from, and the problems found (plain sentences)."""
+
+    path: Path | None
+    sources: tuple[SourceSetting, ...] = ()
+    problems: tuple[str, ...] = ()
+
+    def get(self, name: str) -> SourceSetting:
+        for setting in self.sources:
+            if setting.name == name:
+                return setting
+        raise LuskinError(f"No source named '{name}' is set up on this server"
+                          + (": ask the administrator." if self.sources or self.path else
+                             " (there is no sources settings file)."))
+
+
+def settings_path(environ: Mapping[str, str] | None = None) -> Path | None:
+    """The settings file to read: $LUSKIN_SOURCES, else the local, else the user's file; None when none exists."""
+    env = os.environ if environ is None else environ
+    named = env.get(ENV_VAR, "").strip()
+    if named:
+        return Path(named).expanduser()  # named explicitly: a missing file is reported, not skipped
+    for candidate in (LOCAL_FILE, USER_FILE.expanduser()):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_settings(path: Path | None = None, environ: Mapping[str, str] | None = None) -> Settings:
+    """The configured sources; never raises (a problem becomes a sentence in ``problems``)."""
+    path = path if path is not None else settings_path(environ)
+    if path is None:
+        return Settings(None)
+    try:
+        return read_settings(path)
+    except LuskinError as err:
+        log.warning("sources settings file %s not used: %s", path.name, err)
+        return Settings(path, (), (str(err),))
+
+
+def read_settings(path: Path) -> Settings:
+    """Read and check a settings file; raise LuskinError when the file as a whole cannot be used.
+
+    A bad entry does not spoil the others: it is left out and its problem is listed.
+    """
+    shown = path.name
+    try:
+        if path.stat().st_size > MAX_SETTINGS_BYTES:
+            raise LuskinError(f"The sources settings file '{shown}' is too large to be a settings file.")
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise LuskinError(f"The sources settings file '{shown}' does not exist (check {ENV_VAR}).") from None
+    except OSError:
+        raise LuskinError(f"The sources settings file '{shown}' could not be read.") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise LuskinError(f"The sources settings file '{shown}' is not a text file (UTF-8).") from None
+    except tomllib.TOMLDecodeError as err:
+        where = f" ({err.args[0].split('(', 1)[1].rstrip(')')})" if "(at line" in str(err) else ""
+        raise LuskinError(f"The sources settings file '{shown}' is not valid TOML{where}.") from None
+    entries = data.get("source")
+    if entries is None:
+        raise LuskinError(f"The sources settings file '{shown}' lists no sources: add [[source]] entries.")
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise LuskinError(f"In the sources settings file '{shown}', 'source' must be a list of [[source]] tables.")
+    sources: list[SourceSetting] = []
+    problems: list[str] = []
+    for number, entry in enumerate(entries, start=1):
+        try:
+            setting = _entry(entry, number, path.parent)
+        except LuskinError as err:
+            problems.append(str(err))
+            continue
+        if any(s.name == setting.name for s in sources):
+            problems.append(f"The source name '{setting.name}' is used twice; only the first is listed.")
+            continue
+        sources.append(setting)
+    return Settings(path, tuple(sources), tuple(problems))
+
+
+def _text(entry: Mapping[str, Any], key: str, what: str) -> str | None:
+    value = entry.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise LuskinError(f"{what}: '{key}' must be a non-empty text.")
+    return value.strip()
+
+
+def _entry(entry: Mapping[str, Any], number: int, folder: Path) -> SourceSetting:
+    """One [[source]] entry, checked; relative file locations are taken from the settings file's folder."""
+    name = entry.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise LuskinError(f"Source number {number} in the settings file has no name.")
+    name = " ".join(name.split())[:200]
+    what = f"The source '{name}'"
+    unknown = sorted(set(entry) - _KEYS)
+    if unknown:
+        raise LuskinError(f"{what} has settings Luskin does not know: {', '.join(unknown)} "
+                          f"(known: {', '.join(sorted(_KEYS))}).")
+    location = _text(entry, "location", what)
+    if location is None:
+        raise LuskinError(f"{what} has no location (a file, a folder, a DuckDB file or postgresql://...).")
+    table = _text(entry, "table", what)
+    password_env = _text(entry, "password_env", what)
+    password_file = _text(entry, "password_file", what)
+    if password_env and password_file:
+        raise LuskinError(f"{what} names both password_env and password_file: keep one.")
+    lowered = location.lower()
+    if lowered.startswith(("postgresql://", "postgres://")):
+        if urlsplit(location).password is not None:
+            raise LuskinError(f"{what} has a password written in its location: move it to an environment "
+                              "variable (password_env) or a file (password_file).")
+    elif (password_env or password_file) and not lowered.startswith("spark:"):
+        raise LuskinError(f"{what} is a file or DuckDB database, which takes no password.")
+    elif not lowered.startswith("spark:"):
+        path = Path(location).expanduser()
+        location = str(path if path.is_absolute() else folder / path)
+    if password_file:
+        path = Path(password_file).expanduser()
+        password_file = str(path if path.is_absolute() else folder / path)
+    description = entry.get("description", "")
+    if not isinstance(description, str):
+        raise LuskinError(f"{what}: 'description' must be a text.")
+    cap = entry.get("sample_cap", DEFAULT_SAMPLE_CAP)
+    if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
+        raise LuskinError(f"{what}: 'sample_cap' must be a whole number of rows, at least 1.")
+    return SourceSetting(name, location, table, password_env, password_file, description.strip()[:500], int(cap))
+
+
+def _password(setting: SourceSetting, environ: Mapping[str, str] | None = None) -> str | None:
+    """The source's password from its environment variable or file (read each time; never logged)."""
+    if setting.password_env:
+        env = os.environ if environ is None else environ
+        value = env.get(setting.password_env)
+        if not value:
+            raise LuskinError(f"The password of '{setting.name}' is not available: the environment variable "
+                              f"{setting.password_env} is not set on the server. Ask the administrator.")
+        return value
+    if setting.password_file:
+        path = Path(setting.password_file)
+        try:
+            if path.stat().st_size > MAX_PASSWORD_BYTES:
+                raise LuskinError(f"The password file of '{setting.name}' is too large to hold a password.")
+            value = path.read_text(encoding="utf-8").strip("\r\n")
+        except (OSError, UnicodeDecodeError):
+            raise LuskinError(f"The password file of '{setting.name}' could not be read. "
+                              "Ask the administrator.") from None
+        if not value:
+            raise LuskinError(f"The password file of '{setting.name}' is empty. Ask the administrator.")
+        return value
+    return None
+
+
+def _with_password(url: str, password: str) -> str:
+    """The PostgreSQL URL with the password put in (percent-encoded, so any character is safe)."""
+    parts = urlsplit(url)
+    user = quote(parts.username or "", safe="")
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return urlunsplit((parts.scheme, f"{user}:{quote(password, safe='')}@{host}", parts.path, parts.query,
+                       parts.fragment))
+
+
+def open_setting(setting: SourceSetting, environ: Mapping[str, str] | None = None) -> Source:
+    """Open a configured source through the engine (no rows are read); LuskinError in plain words."""
+    password = _password(setting, environ)
+    location = setting.location
+    if password is not None and location.lower().startswith(("postgresql://", "postgres://")):
+        location = _with_password(location, password)
+    try:
+        source = open_source(location, setting.table)
+        source.n_rows()  # reaches the engine now, so an unreachable source is said at once
+    except LuskinError as err:
+        raise LuskinError(f"The source '{setting.name}' could not be opened: {_scrub(str(err), password)}") from None
+    except Exception as err:  # noqa: BLE001 - any engine failure is one plain sentence (never its text)
+        log.warning("opening the source %r failed (%s)", setting.name, type(err).__name__)
+        raise LuskinError(f"The source '{setting.name}' could not be opened: the engine refused it "
+                          f"({type(err).__name__}). Ask the administrator.") from None
+    log.info("opened the source %r (%s, %s rows)", setting.name, source.kind, f"{source.n_rows():,}")
+    return source
+
+
+def _scrub(text: str, password: str | None) -> str:
+    """A message with any copy of the password (plain or percent-encoded) blotted out."""
+    if password:
+        for form in {password, quote(password, safe="")}:
+            text = text.replace(form, "•••")
+    return text
