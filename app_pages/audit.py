@@ -462,7 +462,7 @@ def render_result(spec: AuditSpec) -> None:
     render_verdict(result)
     chart_tab, table_tab = st.tabs(["Chart", "Table"])
     with chart_tab:
-        st.plotly_chart(plots.audit_bars(result), key="audit_chart", theme=None)
+        st.plotly_chart(ui.fit_chart(plots.audit_bars(result)), key="audit_chart", theme=None)
     with table_tab:
         render_table(result)
     st.subheader("What this means, cell by cell")

@@ -191,7 +191,7 @@ def render_pooled(result: AuditResult) -> None:
 
 def render_charts(result: AuditResult) -> None:
     for i, (caption, figure) in enumerate(audit_figures(result)):
-        st.plotly_chart(figure, key=f"audit_fig_{i}", theme=None)
+        st.plotly_chart(ui.fit_chart(figure), key=f"audit_fig_{i}", theme=None)
         st.caption(caption)
 
 

@@ -327,8 +327,9 @@ def spec_from_choices(ch: dict[str, Any], frame: pd.DataFrame) -> AuditSpec:
     strata = check_strata_columns(frame, audit_choice(ch, "strata")) if cell_mode == "strata" else ()
     filters = tuple(Condition.from_dict(c) for c in ch.get("filters") or ()) if cell_mode == "filter" else ()
     tolerance = _number(ch.get("tolerance", 0.05), "tolerance (percentage points)")
-    bins = {name: cuts for name, cuts in (audit_choice(ch, "bins") or {}).items()
-            if cuts and str(name).lower() in {c.lower() for c in group_by + strata}}
+    used = {c.lower() for c in group_by + strata}
+    bins = tuple((str(name), tuple(float(x) for x in cuts)) for name, cuts in (audit_choice(ch, "bins") or {}).items()
+                 if cuts and str(name).lower() in used)
     cutoff = audit_choice(ch, "score_cutoff") if score else None
     reference = audit_choice(ch, "reference")
     if condition is not None and reference is not None:
