@@ -211,10 +211,15 @@ def sidebar_summary(where: Any = None) -> None:
     with where if where is not None else st.sidebar:
         st.markdown(f"**Data:** {md(data.title, 80)}  \n{data.n_rows:,} rows × {data.frame.shape[1]} columns")
         if spec is not None and not _choices.needs_confirmation():
-            lines = [f"**Outcome:** {md(spec.outcome, 60)} = {md(spec.positive, 60)}",
-                     f"**Groups:** {md(spec.group_name, 60)} vs {md(spec.other_name, 60)}"]
+            outcome = (f"{md(spec.outcome, 60)} = {md(spec.positive, 60)}" if spec.outcome_type == "label"
+                       else md(spec.outcome_text, 120))
+            groups = (md(spec.groups_text, 120) if spec.group_by
+                      else f"{md(spec.group_name, 60)} vs {md(spec.other_name, 60)}")
+            lines = [f"**Outcome:** {outcome}", f"**Groups:** {groups}"]
             if spec.filters:
                 lines.append(f"**Filter:** {md(spec.filter_text, 200)}")
+            if spec.strata:
+                lines.append(f"**Within:** each {md(' × '.join(spec.strata), 200)}")
             st.markdown("  \n".join(lines))
         elif spec is not None:
             st.markdown("**Choices not confirmed yet:** see the Data page.")
