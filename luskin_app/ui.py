@@ -310,7 +310,23 @@ def fit_chart(fig: Any, width: int = 720) -> Any:
         fig.update_layout(margin_t=top + grow)
         if fig.layout.height:
             fig.update_layout(height=fig.layout.height + grow)
+    _fit_axis_title(fig)
     return fig
+
+
+def _fit_axis_title(fig: Any) -> None:
+    """Grow the chart when its vertical axis title is longer than the plot is high (it would run into the subtitle)."""
+    axis = fig.layout.yaxis
+    if not fig.layout.height or axis is None or axis.title is None or not axis.title.text:
+        return
+    size = (axis.title.font.size if axis.title.font and axis.title.font.size else None) \
+        or (fig.layout.font.size if fig.layout.font and fig.layout.font.size else 18)
+    longest = max(len(line) for line in _BREAK.split(axis.title.text))
+    margin = fig.layout.margin
+    plot = fig.layout.height - (margin.t or 100) - (margin.b or 80)
+    needed = int(longest * 0.55 * size / 0.9) - plot
+    if needed > 0:
+        fig.update_layout(height=fig.layout.height + needed)
 
 
 def page_style() -> None:

@@ -80,6 +80,17 @@ MEASURE = """
       out.tables.push({key: header.join(" | "), scroll: scroller.scrollWidth, client: scroller.clientWidth});
     }
   }
+  for (const table of document.querySelectorAll('[data-testid="stTable"]')) {
+    if (!checkTables || !visible(table)) continue;
+    for (const el of [table, ...table.querySelectorAll("*")]) {
+      const s = getComputedStyle(el);
+      if ((s.overflowX === "auto" || s.overflowX === "scroll") && el.scrollWidth > el.clientWidth + 1) {
+        out.tables.push({key: "st.table: " + (table.textContent || "").slice(0, 40), scroll: el.scrollWidth,
+                         client: el.clientWidth});
+        break;
+      }
+    }
+  }
   return out;
 }
 """
