@@ -218,7 +218,9 @@ def model_rows(spec: AuditSpec) -> pd.DataFrame:
     except LuskinError as err:
         st.error(ui.md(err, 800) + " The audit still works; try again later.", icon=ui.ICONS["error"])
         st.stop()
-    st.info(ui.md(sample_sentence(info, data.title)), icon=ui.ICONS["info"])
+    sentence = sample_sentence(info, data.title)
+    st.session_state["source_sample"] = (data.fingerprint, spec.to_json(), sentence)  # for the report
+    st.info(ui.md(sentence), icon=ui.ICONS["info"])
     return frame
 
 
@@ -227,13 +229,12 @@ def report_sample_note(spec: AuditSpec) -> str | None:
     from .cache import recall
 
     data = _dataset.dataset()
-    if data.engine is None or all(recall(kind, spec) is None for kind in ("retrain", "thresholds", "equalized")):
+    drawn = st.session_state.get("source_sample")
+    if data.engine is None or not drawn or drawn[:2] != (data.fingerprint, spec.to_json()):
         return None
-    try:
-        _, info = sample(data, spec)  # the sample the model pages drew (cached)
-    except LuskinError:
+    if all(recall(kind, spec) is None for kind in ("retrain", "thresholds", "equalized")):
         return None
-    return sample_sentence(info, data.title)
+    return str(drawn[2])
 
 
 def report_frame() -> pd.DataFrame | None:
