@@ -385,3 +385,12 @@ password_env = "LUSKIN_TEST_PG_PASSWORD"
     assert "opened the source 'Agency records'" in caplog.text
     for text in seen:
         assert PASSWORD not in text
+
+
+def test_the_example_settings_file_is_valid():
+    example = Path(__file__).resolve().parent.parent / "docs" / "sources.example.toml"
+    settings = read_settings(example)
+    assert settings.problems == ()
+    assert len(settings.sources) == 6 and settings.get("HMDA 2022").password_env == "PGPASSWORD_HMDA"
+    with pytest.raises(LuskinError, match="No source named 'Elsewhere'"):
+        settings.get("Elsewhere")
