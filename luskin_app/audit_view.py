@@ -17,7 +17,7 @@ import pandas as pd
 import streamlit as st
 
 from luskin_core.audit import AuditResult
-from luskin_core.audit_plots import audit_figures
+from luskin_core.audit_plots import audit_figures, comparison_bars
 from luskin_core.comparisons import BEYOND, CHANCE, REFERENCE, TOO_FEW, WITHIN
 from luskin_core.formatting import format_p, format_percent
 
@@ -25,7 +25,7 @@ from . import ui
 from .help import HELP
 
 # Short verdict words for the table (the full words are in the legend and the sentences).
-SHORT_VERDICTS = {BEYOND: "beyond", CHANCE: "chance?", WITHIN: "within", TOO_FEW: "too few", REFERENCE: "reference"}
+SHORT_VERDICTS = {BEYOND: "beyond", CHANCE: "chance?", WITHIN: "within", TOO_FEW: "too few", REFERENCE: "ref."}
 VERDICT_LEGEND = ("Verdict: **beyond** the tolerance and not chance; **chance?** beyond the tolerance but could be "
                   "chance (adjusted p ≥ 0.05); **within** the tolerance; **too few** rows to judge (shown, not "
                   "judged). 4/5: the impact ratio is below 0.8 (the four-fifths rule).")
@@ -44,6 +44,17 @@ def _pts(x: Any) -> str:
     return f"{100 * x:+.1f}" if _finite(x) else "n/a"
 
 
+def _pct_bound(x: Any) -> str:
+    """An interval bound in whole percent (0.3 stays 0.3: never 0 or 100 unless exact)."""
+    return format_percent(x, 0).rstrip("%")
+
+
+def _pts_bound(x: Any) -> str:
+    """An interval bound in whole points, signed (below one point: one decimal, so -0.4 is not -0)."""
+    value = 100 * float(x)
+    return f"{value:+.1f}" if 0 < abs(value) < 0.95 else f"{value:+.0f}"
+
+
 def _ci(low: Any, high: Any, fmt: Any) -> str:
     return f" [{fmt(low)}, {fmt(high)}]" if _finite(low) and _finite(high) else ""
 
@@ -58,7 +69,8 @@ def _ratio(x: Any) -> str:
 
 def comparison_table(result: AuditResult) -> pd.DataFrame:
     """One row per group per cell, as shown: group, cell, n, share [CI] in %, difference [CI] in
-    points, impact ratio, adjusted p, short verdict and the four-fifths flag."""
+    points, impact ratio, adjusted p, short verdict and the four-fifths flag (a score's mean and
+    standardised difference are among every number, :func:`all_numbers`)."""
     rows = []
     several = len(result.cell_names) > 1
     for c in result.comparisons:
@@ -67,37 +79,35 @@ def comparison_table(result: AuditResult) -> pd.DataFrame:
             row["Cell"] = c.cell if c.cell is not None else "All rows"
         row.update({
             "n": c.n,
-            "Share % [CI]": _pct(c.rate) + _ci(c.ci_low, c.ci_high, _pct),
+            "Share % [CI]": _pct(c.rate) + _ci(c.ci_low, c.ci_high, _pct_bound),
             "Diff. pts [CI]": "" if c.is_reference else _pts(c.difference) + _ci(c.difference_ci_low,
-                                                                                 c.difference_ci_high, _pts),
+                                                                                 c.difference_ci_high, _pts_bound),
             "Ratio": "" if c.is_reference else _ratio(c.impact_ratio),
             "p adj.": "" if c.is_reference else _p(c.p_adjusted),
             "Verdict": SHORT_VERDICTS.get(c.verdict, c.verdict),
             "4/5": "below" if c.four_fifths else "",
         })
-        if c.score is not None:
-            mean = c.score.get("mean")
-            row["Mean"] = f"{mean:.3g}" if _finite(mean) else "n/a"
         rows.append(row)
     return pd.DataFrame(rows)
 
 
 COMPARISON_COLUMNS = {
-    "Group": st.column_config.TextColumn("Group", width=150, pinned=True),
+    "Group": st.column_config.TextColumn("Group", width=140),
     "Cell": st.column_config.TextColumn("Cell", width=110),
-    "n": st.column_config.NumberColumn("n", width=55, format="localized", help="Rows of the group in the cell."),
-    "Share % [CI]": st.column_config.TextColumn("Share % [CI]", width=115, help=HELP["ci"]),
+    "n": st.column_config.NumberColumn("n", width=50, format="localized", help="Rows of the group in the cell."),
+    "Share % [CI]": st.column_config.TextColumn("Share % [CI]", width=95, help=HELP["ci"]),
     "Diff. pts [CI]": st.column_config.TextColumn(
-        "Diff. pts [CI]", width=120, help="The group's share minus the reference group's share in the same cell, in "
+        "Diff. pts [CI]", width=105, help="The group's share minus the reference group's share in the same cell, in "
                                           "percentage points, with its 95% interval (Newcombe)."),
     "Ratio": st.column_config.TextColumn(
-        "Ratio", width=50, help="Impact ratio: the group's share divided by the reference group's share."),
+        "Ratio", width=45, help="Impact ratio: the group's share divided by the reference group's share."),
     "p adj.": st.column_config.TextColumn("p adj.", width=55, help=HELP["p_value"] + " Adjusted for the number "
                                                                    "of comparisons on the page."),
-    "Verdict": st.column_config.TextColumn("Verdict", width=70),
+    "Verdict": st.column_config.TextColumn("Verdict", width=60),
     "4/5": st.column_config.TextColumn("4/5", width=45, help="'below': the impact ratio is under 0.8."),
-    "Mean": st.column_config.TextColumn("Mean", width=55, help="Mean score of the group in the cell."),
 }
+# Widths above add up to 700 px (the grid adds about 40): a 1024-px screen leaves about 750 px beside the
+# 220-px sidebar. Interval bounds are whole numbers here; every digit is under "Every number".
 
 
 def pooled_table(result: AuditResult) -> pd.DataFrame:
@@ -107,7 +117,7 @@ def pooled_table(result: AuditResult) -> pd.DataFrame:
         rows.append({
             "Group": p.group,
             "Overall pts [CI]": _pts(p.marginal_difference) + _ci(p.marginal_difference_ci_low,
-                                                                  p.marginal_difference_ci_high, _pts),
+                                                                  p.marginal_difference_ci_high, _pts_bound),
             "Within pts": _pts(p.weighted_difference),
             "MH odds ratio [CI]": ("n/a" if not _finite(p.mh_odds_ratio) else
                                    _ratio(p.mh_odds_ratio) + _ci(p.mh_ci_low, p.mh_ci_high, _ratio)),
@@ -119,7 +129,7 @@ def pooled_table(result: AuditResult) -> pd.DataFrame:
 
 
 POOLED_COLUMNS = {
-    "Group": st.column_config.TextColumn("Group", width=150, pinned=True),
+    "Group": st.column_config.TextColumn("Group", width=150),
     "Overall pts [CI]": st.column_config.TextColumn(
         "Overall pts [CI]", width=130, help="The gap to the reference over all rows, ignoring the cells."),
     "Within pts": st.column_config.TextColumn(
@@ -189,8 +199,17 @@ def render_pooled(result: AuditResult) -> None:
                "cell to cell. Simpson YES: the overall gap and the gap within the cells disagree.")
 
 
+def figures(result: AuditResult) -> list[tuple[str, Any]]:
+    """The core's charts (:func:`luskin_core.audit_plots.audit_figures`), with the small multiples in one
+    column: two panels side by side overlap their long group names at projector width."""
+    out = audit_figures(result)
+    if out and any(trace.type == "bar" for trace in out[0][1].data):   # the bars, not the heat map
+        out[0] = (out[0][0], comparison_bars(result, columns=1))
+    return out
+
+
 def render_charts(result: AuditResult) -> None:
-    for i, (caption, figure) in enumerate(audit_figures(result)):
+    for i, (caption, figure) in enumerate(figures(result)):
         st.plotly_chart(ui.fit_chart(figure), key=f"audit_fig_{i}", theme=None)
         st.caption(caption)
 

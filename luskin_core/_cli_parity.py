@@ -8,7 +8,8 @@ paper's COMPAS encoding (0/1 binaries, standardised counts, one-hot charge, PCA 
 from __future__ import annotations
 
 import argparse
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .errors import LuskinError
 

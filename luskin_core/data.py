@@ -20,12 +20,13 @@ import tempfile
 import urllib.request
 import zipfile
 import zlib
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib.resources import as_file
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import IO, Any, Iterable
+from typing import IO, Any
 
 import numpy as np
 import pandas as pd
@@ -49,18 +50,7 @@ ADULT_COLUMNS = [
 ]
 
 # The 112 columns of NYPD's SQF files (2014 spelling; the 2012 spec lists the same names).
-SQF_COLUMNS = (
-    "year pct ser_num datestop timestop recstat inout trhsloc perobs crimsusp perstop typeofid "
-    "explnstp othpers arstmade arstoffn sumissue sumoffen compyear comppct offunif officrid frisked "
-    "searched contrabn adtlrept pistol riflshot asltweap knifcuti machgun othrweap pf_hands pf_wall "
-    "pf_grnd pf_drwep pf_ptwep pf_baton pf_hcuff pf_pepsp pf_other radio ac_rept ac_inves rf_vcrim "
-    "rf_othsw ac_proxm rf_attir cs_objcs cs_descr cs_casng cs_lkout rf_vcact cs_cloth cs_drgtr "
-    "ac_evasv ac_assoc cs_furtv rf_rfcmp ac_cgdir rf_verbl cs_vcrim cs_bulge cs_other ac_incid "
-    "ac_time rf_knowl ac_stsnd ac_other sb_hdobj sb_outln sb_admis sb_other repcmd revcmd rf_furt "
-    "rf_bulg offverb offshld forceuse sex race dob age ht_feet ht_inch weight haircolr eyecolor "
-    "build othfeatr addrtyp rescode premtype premname addrnum stname stinter crossst aptnum city "
-    "state zip addrpct sector beat post xcoord ycoord dettypCM lineCM detailCM"
-).split()
+SQF_COLUMNS = ["year", "pct", "ser_num", "datestop", "timestop", "recstat", "inout", "trhsloc", "perobs", "crimsusp", "perstop", "typeofid", "explnstp", "othpers", "arstmade", "arstoffn", "sumissue", "sumoffen", "compyear", "comppct", "offunif", "officrid", "frisked", "searched", "contrabn", "adtlrept", "pistol", "riflshot", "asltweap", "knifcuti", "machgun", "othrweap", "pf_hands", "pf_wall", "pf_grnd", "pf_drwep", "pf_ptwep", "pf_baton", "pf_hcuff", "pf_pepsp", "pf_other", "radio", "ac_rept", "ac_inves", "rf_vcrim", "rf_othsw", "ac_proxm", "rf_attir", "cs_objcs", "cs_descr", "cs_casng", "cs_lkout", "rf_vcact", "cs_cloth", "cs_drgtr", "ac_evasv", "ac_assoc", "cs_furtv", "rf_rfcmp", "ac_cgdir", "rf_verbl", "cs_vcrim", "cs_bulge", "cs_other", "ac_incid", "ac_time", "rf_knowl", "ac_stsnd", "ac_other", "sb_hdobj", "sb_outln", "sb_admis", "sb_other", "repcmd", "revcmd", "rf_furt", "rf_bulg", "offverb", "offshld", "forceuse", "sex", "race", "dob", "age", "ht_feet", "ht_inch", "weight", "haircolr", "eyecolor", "build", "othfeatr", "addrtyp", "rescode", "premtype", "premname", "addrnum", "stname", "stinter", "crossst", "aptnum", "city", "state", "zip", "addrpct", "sector", "beat", "post", "xcoord", "ycoord", "dettypCM", "lineCM", "detailCM"]
 SQF_URL = ("https://www.nyc.gov/assets/nypd/downloads/zip/analysis_and_planning/"
            "stop-question-frisk/sqf-{year}-csv.zip")
 SQF_YEARS = range(2003, 2017)  # NYPD publishes these years as zipped CSV with the 112 columns

@@ -759,7 +759,7 @@ def alpha_sweep(
         group_labels=tuple(labels),
         reference_group=str(fits[-1][1].reference_group_),
         n_train=n_train,
-        n_test=int(len(yt)),
+        n_test=len(yt),
     )
 
 

@@ -31,7 +31,7 @@ QUESTION, DATA, VERDICT, FINDING, CORRECTION, COST, CAVEATS = (
     "question", "data", "verdict", "finding", "correction", "cost", "caveats")
 KINDS = (QUESTION, DATA, VERDICT, FINDING, CORRECTION, COST, CAVEATS)
 MAX_FINDINGS = 8  # more findings than this are summarised on the last finding slide (the report has them all)
-SLIDE_HEIGHT = 460  # px: a chart and two lines of large text fit a 768-px-high projector
+SLIDE_HEIGHT = 420  # px: a chart and two lines of large text nearly fit a 768-px-high projector
 
 
 @dataclass(frozen=True)

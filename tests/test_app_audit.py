@@ -102,7 +102,7 @@ def test_race_by_sex_on_adult_shows_the_cores_numbers(adult):
     c = result.comparison("Black × Female")
     assert black_women["n"] == c.n and black_women["Verdict"] == "beyond" and black_women["4/5"] == "below"
     assert black_women["Share % [CI]"].startswith(f"{100 * c.rate:.1f} [")
-    assert shown[shown["Group"] == "Asian-Pac-Islander × Male (ref.)"].iloc[0]["Verdict"] == "reference"
+    assert shown[shown["Group"] == "Asian-Pac-Islander × Male (ref.)"].iloc[0]["Verdict"] == "ref."
     assert "Groups:** each race × sex group" in " ".join(unescape(m.value) for m in at.sidebar.markdown)
     assert at.get("plotly_chart")                                   # the small multiples are drawn
 
@@ -195,7 +195,7 @@ def test_score_outcome_on_compas_decile_score():
                 "population": PRESETS["compas"].spec.population}
     result = audit(frame, AuditSpec(**base))
     assert_page_shows(at, result)
-    assert "Mean" in table(at, "Diff. pts [CI]").columns
+    assert {"Mean score", "SMD"} <= set(table(at, "Adjusted p-value").columns)   # among every number
     assert "decile_score at or above the median" in " ".join(unescape(m.value) for m in at.sidebar.markdown)
     # a cut-off of the user's
     at.checkbox(key="audit_cutoff_median").uncheck().run()
@@ -205,7 +205,7 @@ def test_score_outcome_on_compas_decile_score():
     # back to the label: the Data page's outcome again
     at.radio(key="audit_outcome_type").set_value("label").run()
     assert at.session_state["choices"]["outcome"] == "two_year_recid"
-    assert "Mean" not in table(at, "Diff. pts [CI]").columns
+    assert "Mean score" not in table(at, "Adjusted p-value").columns
 
 
 # ------------------------------------------------------------------------------------------
@@ -240,6 +240,16 @@ def test_a_one_valued_group_column_has_a_way_out():
     assert not at.exception and not at.error
     assert at.radio(key="audit_group_mode").value == "condition"
     assert at.get("plotly_chart")
+
+
+def test_model_pages_say_they_compare_one_group_and_offer_the_way_back():
+    at = by_columns(goto(open_app(), "audit"), "race")
+    goto(at, "thresholds")
+    assert any("This tool compares a protected group with everyone else" in e for e in messages(at, "error"))
+    at.button(key="thresholds_fix_condition").click().run()
+    assert not at.exception and not at.error
+    goto(at, "audit")
+    assert at.radio(key="audit_group_mode").value == "condition"
 
 
 def test_bad_cut_points_are_refused_plainly_and_good_ones_cut_the_bins(adult):

@@ -3,7 +3,7 @@
 The presenter's bookmark names the page and the slide in the query string; the arrow keys are
 caught by the page's small same-origin script, which presses the on-screen Previous/Next buttons;
 the address follows the slide on screen; unticking a slide in the "Slides" list removes it.
-Screenshots (``present-<width>.png``) go to LUSKIN_SCREENSHOT_DIR; ``present.png`` is the README's.
+Screenshots (``present-bookmark-<width>.png``) go to LUSKIN_SCREENSHOT_DIR/layout.
 """
 
 from __future__ import annotations
@@ -48,9 +48,9 @@ def test_bookmark_opens_slide_3_and_arrow_keys_move(ui: UI, size: str) -> None:
     assert re.search(r"/present\?slide=3$", ui.page.url), ui.page.url
     ui.page.locator('[data-testid="stPlotlyChart"] .main-svg').first.wait_for()
     check_layout(ui, f"present {size} slide 3")
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    (SCREENSHOTS / "layout").mkdir(parents=True, exist_ok=True)
     ui.page.mouse.move(0, 0)
-    ui.page.screenshot(path=str(SCREENSHOTS / f"present-{size}.png"))
+    ui.page.screenshot(path=str(SCREENSHOTS / "layout" / f"present-bookmark-{size}.png"))
 
     ui.page.keyboard.press("ArrowRight")
     _wait_slide(ui, 4, total)
