@@ -18,7 +18,7 @@ import streamlit as st
 
 from luskin_app import dataset, ui
 
-st.set_page_config(page_title="Luskin: fairness audit", page_icon=":material/balance:", layout="wide")
+st.set_page_config(page_title="Luskin: fairness audit", page_icon=ui.FAVICON, layout="wide")
 
 TITLES = {"data": "Data", "audit": "Audit", "retrain": "Retrain", "thresholds": "Thresholds",
           "equalized": "Equalized distribution", "report": "Report", "present": "Present"}

@@ -142,7 +142,7 @@ def render_filter_builder() -> None:
         st.caption(f"{hidden:,} value{'s' if hidden > 1 else ''} of this column {'are' if hidden > 1 else 'is'} "
                    f"longer than {ch_.MAX_VALUE_CHARS:,} characters and cannot be chosen.")
     if st.session_state.get("filter_error"):
-        st.error(ui.md(st.session_state["filter_error"], 2000), icon="⚠️")
+        st.error(ui.md(st.session_state["filter_error"], 2000), icon=ui.ICONS["error"])
 
 
 def render_filter() -> None:
@@ -167,12 +167,12 @@ def render_verdict(result: AuditResult) -> None:
     over = [g for g in computable if not g.fair]
     if not computable:
         st.warning("No cell can be compared: each cell lacks one of the two groups. Change the filter above.",
-                   icon="⚠️")
+                   icon=ui.ICONS["error"])
     elif over:
-        st.markdown(f"### ⚠️ The gap exceeds the {100 * result.spec.tolerance:g}-point tolerance in "
+        st.markdown(f"### :material/warning: The gap exceeds the {100 * result.spec.tolerance:g}-point tolerance in "
                     f"{len(over)} of {len(computable)} cell{'s' if len(computable) > 1 else ''}.")
     else:
-        st.markdown(f"### ✅ Within the {100 * result.spec.tolerance:g}-point tolerance in every cell.")
+        st.markdown(f"### :material/check_circle: Within the {100 * result.spec.tolerance:g}-point tolerance in every cell.")
 
 
 def render_sentences(result: AuditResult) -> None:
@@ -180,11 +180,14 @@ def render_sentences(result: AuditResult) -> None:
     for gap in result.gaps:
         if gap.gap is None:
             st.warning(ui.md(gap.sentence) + " The filter leaves this cell without one of the groups: change the "
-                       "filter above.", icon="⚠️")
+                       "filter above.", icon=ui.ICONS["error"])
         elif gap.fair:
-            st.success(ui.md(gap.sentence), icon="✅")
+            st.success(ui.md(gap.sentence), icon=ui.ICONS["ok"])
         else:
-            st.info(ui.md(gap.sentence), icon="❗")
+            st.info(ui.md(gap.sentence), icon=ui.ICONS["beyond"])
+    # Overall vs within the cells, and whether the cells may be pooled (the core's words after the cells').
+    for sentence in result.sentences()[len(result.gaps):]:
+        st.info(ui.md(sentence), icon=ui.ICONS["info"])
 
 
 def render_table(result: AuditResult) -> None:

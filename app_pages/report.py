@@ -1,4 +1,4 @@
-"""Report page: the self-contained HTML report, and the configuration saved and loaded as JSON.
+"""Report page: the self-contained HTML report and its PDF, and the configuration saved and loaded as JSON.
 
 A configuration saved from an uploaded file, loaded while other data is on screen, waits for
 its file: the page says which file to upload (name, rows, columns), or applies it to the data
@@ -13,14 +13,15 @@ import streamlit as st
 
 from luskin_app import choices as ch_
 from luskin_app import config, dataset, source_view, ui
-from luskin_app.cache import recall, run_audit
+from luskin_app.cache import options_key, recall, run_audit
 from luskin_core.errors import LuskinError
-from luskin_core.report import build_html_report, report_filename
+from luskin_core.report import ReportContent, report_content, report_filename
 from luskin_core.spec import AuditSpec
 
 
-def _report_maker(spec: AuditSpec) -> tuple[Callable[[], str], list[str]]:
-    """A function that builds the report when the button is clicked, and what it will contain."""
+def _report_maker(spec: AuditSpec) -> tuple[Callable[[], ReportContent], list[str], str]:
+    """A function that builds the report's content when asked, what it will contain, and a token that
+    changes whenever that content would (data, choices, the results included)."""
     result = run_audit(spec)
     retrain = recall("retrain", spec)
     thresholds = recall("thresholds", spec)
@@ -38,12 +39,41 @@ def _report_maker(spec: AuditSpec) -> tuple[Callable[[], str], list[str]]:
     parts += [name for name, value in (("the retraining results", retrain), ("the per-group thresholds", thresholds),
                                        ("the equalized-distribution sweep", equalized)) if value is not None]
 
-    def make() -> str:
-        return build_html_report(result, frame=source_view.report_frame(), dataset=ref, retrain=retrain,
-                                 thresholds=thresholds, equalized=equalized, equalized_alpha=alpha, options=options,
-                                 sample_note=source_view.report_sample_note(spec))
+    def make() -> ReportContent:
+        return report_content(result, frame=source_view.report_frame(), dataset=ref, retrain=retrain,
+                              thresholds=thresholds, equalized=equalized, equalized_alpha=alpha, options=options,
+                              sample_note=source_view.report_sample_note(spec))
 
-    return make, parts
+    token = "|".join([dataset.dataset().fingerprint, spec.to_json(), options_key(options), str(alpha),
+                      *(str(id(value)) for value in (retrain, thresholds, equalized))])
+    return make, parts, token
+
+
+def _make_pdf(make: Callable[[], ReportContent], token: str) -> None:
+    """Button callback's work: the PDF of the same content, kept for the download button (or why not)."""
+    st.session_state.pop("report_pdf_error", None)
+    with st.spinner("Drawing the charts and laying out the pages (a few seconds; up to 20 s the first time)…"):
+        try:
+            st.session_state["report_pdf"] = (token, make().pdf())
+        except LuskinError as err:
+            st.session_state["report_pdf_error"] = str(err)
+            st.session_state.pop("report_pdf", None)
+
+
+def render_pdf(make: Callable[[], ReportContent], token: str) -> None:
+    """The same report as a PDF to print or hand out: made on request (it takes seconds), then downloaded."""
+    held = st.session_state.get("report_pdf")
+    if held is not None and held[0] == token:
+        st.download_button("Download the PDF report", held[1], key="report_pdf_download", mime="application/pdf",
+                           file_name=report_filename(config.dataset_ref(), extension="pdf"),
+                           icon=ui.ICONS["download"])
+    elif st.button("Make the PDF report", key="report_pdf_make", icon=ui.ICONS["report"],
+                   help="The same content as the HTML report, with the charts as vector images, for print."):
+        _make_pdf(make, token)
+        st.rerun()
+    if st.session_state.get("report_pdf_error"):
+        st.error(ui.md(st.session_state["report_pdf_error"], 800) + " The HTML report above has the same content.",
+                 icon=ui.ICONS["error"])
 
 
 def render_report(spec: AuditSpec) -> None:
@@ -52,13 +82,18 @@ def render_report(spec: AuditSpec) -> None:
     made = ui.guarded(_report_maker, spec, where="report")
     if made is None:
         return
-    make, parts = made
-    st.markdown("The report is one HTML file that opens in any browser, without a network. It holds "
-                + ", ".join(parts) + ", with the date and the software versions.")
+    make, parts, token = made
+    st.markdown("The report opens with a one-page summary for the committee, then a section for each tool. The "
+                "HTML file opens in any browser, without a network; the PDF has the same content for print. It "
+                "holds " + ", ".join(parts) + ", with the date and the software versions.")
     st.caption("Results from the Retrain, Thresholds and Equalized distribution pages are included once "
                "they have been computed for the current choices.")
-    st.download_button("Download the HTML report", make, file_name=report_filename(config.dataset_ref()),
-                       mime="text/html", key="report_download", type="primary", icon=ui.ICONS["download"])
+    row = st.container(horizontal=True)
+    with row:
+        st.download_button("Download the HTML report", lambda: make().html(),
+                           file_name=report_filename(config.dataset_ref()), mime="text/html", key="report_download",
+                           type="primary", icon=ui.ICONS["download"])
+        render_pdf(make, token)
 
 
 def render_save() -> None:

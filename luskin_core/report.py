@@ -1401,6 +1401,7 @@ def build_pdf_report(
     options: Mapping[str, Any] | None = None,
     title: str = "Fairness audit report",
     generated_at: _dt.datetime | None = None,
+    sample_note: str | None = None,
     browser_path: str | None = None,
 ) -> bytes:
     """The same report as :func:`build_html_report`, as PDF bytes (charts as vector images).
@@ -1409,7 +1410,7 @@ def build_pdf_report(
     """
     return report_content(result, frame=frame, dataset=dataset, retrain=retrain, thresholds=thresholds,
                           equalized=equalized, equalized_alpha=equalized_alpha, options=options, title=title,
-                          generated_at=generated_at).pdf(browser_path=browser_path)
+                          generated_at=generated_at, sample_note=sample_note).pdf(browser_path=browser_path)
 
 
 def report_filename(dataset: DatasetRef | Mapping[str, Any] | str | None, when: _dt.datetime | None = None,

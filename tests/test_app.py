@@ -47,7 +47,8 @@ Thresholds thr_source radio "Scores", thr_model selectbox "Model", thr_score_col
 Equalized eq_alphas multiselect "Alphas to train (one model each)", eq_seed "Seed",
        eq_run button "Train the models" (absent once cached), eq_alpha select_slider
        "alpha (weight on accuracy)", eq_hist, eq_accuracy, eq_gaps charts, eq_table
-Report report_download "Download the HTML report", config_download "Save the configuration (JSON)",
+Report report_download "Download the HTML report", report_pdf_make "Make the PDF report" then
+       report_pdf_download "Download the PDF report", config_download "Save the configuration (JSON)",
        config_upload file uploader "Load a saved configuration (JSON)"; a configuration of another file waits:
        info box naming the file, report_pending_apply / report_pending_discard buttons
 User text is escaped for Markdown (luskin_app.ui.md); ``messages`` unescapes what a reader sees.
@@ -475,6 +476,22 @@ def test_equalized_page_sweep_and_slider():
 def _config_text(at: AppTest) -> str:
     goto(at, "report")
     return at.code[0].value
+
+
+@pytest.mark.slow
+def test_report_page_makes_the_pdf_on_request_and_drops_it_when_the_choices_change():
+    at = goto(open_app(), "report")
+    assert "report_pdf_download" not in {d.key for d in at.get("download_button")}
+    at.button(key="report_pdf_make").click().run(timeout=180)
+    assert not at.exception and not at.error
+    token, pdf = at.session_state["report_pdf"]
+    assert pdf.startswith(b"%PDF-") and len(pdf) > 10_000
+    assert "report_pdf_download" in {d.key for d in at.get("download_button")}
+    goto(at, "audit")
+    at.slider(key="tolerance_points").set_value(10).run()
+    goto(at, "report")                      # another tolerance, another report: the old PDF is not offered
+    assert "report_pdf_download" not in {d.key for d in at.get("download_button")}
+    assert any(b.key == "report_pdf_make" for b in at.button)
 
 
 def test_report_page_buttons_and_config_round_trip():

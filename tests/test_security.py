@@ -109,16 +109,20 @@ def test_a_gzip_bomb_is_refused_without_inflating_it_in_memory(tmp_path) -> None
     bomb = tmp_path / "bomb.csv.gz"
     _gzip_bomb(bomb, 2 << 30)
     assert bomb.stat().st_size < 3 << 20
-    child = ("import resource, sys\n"
+    # The peak is this child's own VmHWM (KiB): ru_maxrss would carry the forking pytest's high-water mark
+    # over exec, so a big test process would hide the growth (or fail the absolute bound).
+    child = ("import re, sys\n"
              "import luskin_core.data as d\n"
              "from luskin_core.errors import LuskinError\n"
-             "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+             "def hwm():\n"
+             "    return int(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1))\n"
+             "base = hwm()\n"
              "try:\n"
              "    d.load_csv(sys.argv[1])\n"
              "    print('loaded')\n"
              "except LuskinError as err:\n"
              "    print(str(err).replace(chr(10), ' '))\n"
-             "print(base, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n")
+             "print(base, hwm())\n")
     done = subprocess.run([sys.executable, "-c", child, str(bomb)], capture_output=True, text=True, timeout=300,
                           check=False)
     assert done.returncode == 0, done.stderr

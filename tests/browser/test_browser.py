@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import os
 import re
+import subprocess
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -54,7 +55,16 @@ def _open_with_compas(ui: Any) -> None:
 
 
 def _chart_text(ui: Any, index: int = 0) -> str:
-    return " ".join((ui.page.locator('[data-testid="stPlotlyChart"]').nth(index).text_content() or "").split())
+    """The chart's words, each text line of the SVG joined by a space (a title wrapped to the width it
+    gets is two <tspan> lines, whose text_content() runs together)."""
+    chart = ui.page.locator('[data-testid="stPlotlyChart"]').nth(index)
+    lines = chart.evaluate("""el => {
+        const out = [];
+        const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+        while (walk.nextNode()) out.push(walk.currentNode.nodeValue);
+        return out.join(' ');
+    }""")
+    return " ".join(str(lines).split())
 
 
 def test_first_visit_shows_the_audit_and_a_filter_redraws_it(ui: Any, adult_sentences: list[str]) -> None:
@@ -172,7 +182,8 @@ def test_retrain_then_download_the_report(ui: Any, adult_sentences: list[str], t
     report = target.read_text(encoding="utf-8")
     for sentence in adult_sentences:
         assert html.escape(sentence) in report
-    assert "Retraining to controlled fairness" in report and f"A1 = {first}, C2 = {second}" in report
+    assert "Correction 1: relabel and retrain (controlled fairness)" in report
+    assert f"A1 = {first}, C2 = {second}" in report
     assert re.search(r"by Luskin \d+\.\d+\.\d+", report)
     assert not re.search(r"<script[^>]*\bsrc=", report)
 
@@ -182,10 +193,28 @@ def test_retrain_then_download_the_report(ui: Any, adult_sentences: list[str], t
     offline.route(re.compile(r"^https?://"), lambda route: (blocked.append(route.request.url), route.abort()))
     offline.goto(target.as_uri())
     offline.locator(".plotly-graph-div .main-svg").first.wait_for(timeout=15_000)
-    assert offline.locator(".plotly-graph-div").count() == 2  # the audit bars and the retraining gaps
-    assert "Findings in plain words" in offline.inner_text("body")
+    # the cost of each correction, the audit bars, overall vs within the cells, the retraining gaps
+    assert offline.locator(".plotly-graph-div").count() == 4
+    assert "The findings in one page" in offline.inner_text("body")
     assert not blocked, f"the report tried to fetch: {blocked[:3]}"
     offline.close()
+
+    # the same report as a PDF, made on request and downloaded; its text read back with pdftotext
+    start = time.perf_counter()
+    ui.page.get_by_role("button", name=re.compile("Make the PDF report")).click()
+    pdf_button = ui.page.get_by_role("button", name=re.compile("Download the PDF report"))
+    pdf_button.wait_for(timeout=120_000)
+    record_timing("report: click -> PDF ready to download", time.perf_counter() - start)
+    with ui.page.expect_download(timeout=60_000) as info:
+        pdf_button.click()
+    pdf = tmp_path / info.value.suggested_filename
+    info.value.save_as(str(pdf))
+    assert re.fullmatch(r"luskin-report-adult-\d{4}-\d{2}-\d{2}\.pdf", info.value.suggested_filename)
+    assert pdf.read_bytes().startswith(b"%PDF-")
+    text = " ".join(subprocess.run(["pdftotext", str(pdf), "-"], check=True, capture_output=True,
+                                   text=True).stdout.split())
+    assert "The findings in one page" in text and "Correction 1: relabel and retrain" in text
+    assert "income is >50K for 32% of Non-White (623 of 1,945)" in text
 
 
 def test_thresholds_page_draws_the_roc_curves(ui: Any) -> None:
