@@ -113,12 +113,12 @@ def format_retrain(result: RetrainResult) -> str:
     header = ["filter cell", "class"] + [name for name, _ in blocks]
     sizes = result.sizes
     lines = [
-        f"Retraining: {ALGORITHM_NAMES[opts.algorithm]}; A1 = {opts.first}, C2 = {opts.second}; direction "
-        f"{opts.direction}; {'every filter cell' if opts.all_cells else 'the filter cell only'}; seed {opts.seed}.",
-        f"Outcome {spec.outcome} == {spec.positive}; {spec.group_name} vs {spec.other_name}; tolerance "
-        f"{spec.tolerance:g}.",
-        f"Split 40/40/20 (stratified by {result.stratified_by}): D1 {sizes['D1']:,} rows, D2 {sizes['D2']:,}, "
-        f"D4 {sizes['D4']:,}. Models use {len(result.features)} columns: {', '.join(result.features)}.",
+        (f"Retraining: {ALGORITHM_NAMES[opts.algorithm]}; A1 = {opts.first}, C2 = {opts.second}; direction "
+         f"{opts.direction}; {'every filter cell' if opts.all_cells else 'the filter cell only'}; seed {opts.seed}."),
+        (f"Outcome {spec.outcome} == {spec.positive}; {spec.group_name} vs {spec.other_name}; tolerance "
+         f"{spec.tolerance:g}."),
+        (f"Split 40/40/20 (stratified by {result.stratified_by}): D1 {sizes['D1']:,} rows, D2 {sizes['D2']:,}, "
+         f"D4 {sizes['D4']:,}. Models use {len(result.features)} columns: {', '.join(result.features)}."),
         "",
         "Synthetic data D3 (built from D2):",
         *[f"- {s}" for s in result.relabelling.sentences()],

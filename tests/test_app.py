@@ -484,7 +484,7 @@ def test_report_page_makes_the_pdf_on_request_and_drops_it_when_the_choices_chan
     assert "report_pdf_download" not in {d.key for d in at.get("download_button")}
     at.button(key="report_pdf_make").click().run(timeout=180)
     assert not at.exception and not at.error
-    token, pdf = at.session_state["report_pdf"]
+    _, pdf = at.session_state["report_pdf"]
     assert pdf.startswith(b"%PDF-") and len(pdf) > 10_000
     assert "report_pdf_download" in {d.key for d in at.get("download_button")}
     goto(at, "audit")

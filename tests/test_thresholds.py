@@ -239,7 +239,9 @@ def test_best_common_threshold_is_the_most_accurate_single_cut():
         s = rng.integers(0, 12, 60).astype(float)
         y = (rng.random(60) < (s + 1) / 14).astype(int)
         t = best_common_threshold(s, y)
-        acc = lambda th: np.mean((s >= th) == y)  # noqa: E731
+        def acc(th: float, s: np.ndarray = s, y: np.ndarray = y) -> float:
+            return float(np.mean((s >= th) == y))
+
         best = max(acc(c) for c in np.append(np.unique(s), np.inf))
         assert acc(t) == pytest.approx(best)
         assert np.isfinite(t)

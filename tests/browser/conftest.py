@@ -27,8 +27,9 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -95,11 +96,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     lines = [
         "# Browser timings (Playwright + Debian Chromium against `streamlit run app.py`)",
         "",
-        f"Written by tests/browser (`pytest -s tests/browser` prints the same lines) on "
-        f"{platform.node() or 'this machine'} ({os.cpu_count()} cores, Python {platform.python_version()}). "
-        "Times are wall-clock from the user's action until the new content is on screen and "
-        "Streamlit's script run has finished, browser rendering included. The machines are shared, "
-        "so expect some spread between runs.",
+        (f"Written by tests/browser (`pytest -s tests/browser` prints the same lines) on "
+         f"{platform.node() or 'this machine'} ({os.cpu_count()} cores, Python {platform.python_version()}). "
+         "Times are wall-clock from the user's action until the new content is on screen and "
+         "Streamlit's script run has finished, browser rendering included. The machines are shared, "
+         "so expect some spread between runs."),
         "",
         "| step | seconds | note | measured |",
         "| --- | ---: | --- | --- |",

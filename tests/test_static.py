@@ -1,0 +1,29 @@
+"""Static checks are part of the suite: ruff (its default rules, pyproject's line length) on the whole
+repository, and mypy on the core library (pyproject's settings), with no errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _run(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", *argv], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          check=False)
+
+
+def test_ruff_finds_nothing() -> None:
+    pytest.importorskip("ruff")
+    done = _run("ruff", "check", "--no-cache", ".")
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
+
+
+def test_mypy_finds_nothing_in_the_core() -> None:
+    pytest.importorskip("mypy")
+    done = _run("mypy", "--no-incremental", "--cache-dir", "/dev/null", "luskin_core")
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
