@@ -1,11 +1,28 @@
-"""Audit where the data lives: a 50,000,000-row Parquet table and a 10,000,000-row CSV, each in a child process.
+"""Audit where the data lives: a 50,000,000-row Parquet table and a 10,000,000-row CSV, each in fresh child processes.
 
 Targets (issue 9): the Parquet audit (6 groups x 20 strata, every number) under 5 s end to end,
 peak memory under 1 GB, within 2x of a hand-written DuckDB GROUP BY on the same file measured in
-the same run; the CSV audit under 15 s without pandas. Peak memory is the child's ru_maxrss.
-Peers on the same files: the hand-written DuckDB query (counts only, no statistics) and, for the
-CSV, pandas.read_csv(engine="pyarrow") followed by the in-memory audit.
-Run: .venv/bin/python benchmarks/bench_engines.py [--rows 50000000] [--csv-rows 10000000]
+the same run; the CSV audit under 15 s without pandas.
+
+Every figure comes from a fresh ``python -c`` child (the same process model for Luskin and its
+peers), repeated ``--repeat`` times in turn, the medians reported with the load average (from
+/proc/loadavg) before each child:
+
+* *cold s*: from the child's first line to the result (imports included, interpreter start not);
+* *process s*: the whole child, measured by the parent (interpreter start and exit included);
+* *warm s*: the same work done a second time in one child (every module imported, the file in the
+  page cache as for the cold run);
+* *peak MB*: the child's ``VmHWM`` from /proc/self/status. Not ``ru_maxrss``: on Linux a fork+exec'd
+  child's ``ru_maxrss`` starts from its parent's high-water mark (exec keeps the old address space's
+  peak in signal->maxrss), so a child of a big parent would report the parent's size.
+
+Peers on the same files: the hand-written DuckDB query (``import duckdb``, one GROUP BY, counts only,
+no statistics) and, for the CSV, pandas.read_csv(engine="pyarrow") followed by the in-memory audit.
+Luskin's count table (group, stratum, n, positives: all 120 cells) must equal the hand-written
+query's, cell for cell. The floor rows time the imports alone: what any audit through Luskin's
+library pays before it reads a row.
+
+Run: .venv/bin/python benchmarks/bench_engines.py [--rows 50000000] [--csv-rows 10000000] [--repeat 5]
 """
 
 from __future__ import annotations
@@ -13,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -23,36 +41,51 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 CHILD_PRELUDE = """
-import json, resource, sys, time
+import json, time
 start = time.perf_counter()
 """
 CHILD_END = """
 elapsed = time.perf_counter() - start
-print(json.dumps({"seconds": elapsed, "after_imports": globals().get("after_imports"), "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                  "check": check}))
+def vm_hwm_mb():
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+print("\\nFIGURES " + json.dumps({"seconds": elapsed, "warm": globals().get("warm"), "rss_mb": vm_hwm_mb(),
+                               "check": globals().get("check")}))
 """
 
 LUSKIN = """
-import pandas as pd
-from luskin_core import AuditSpec, audit
+from luskin_core import AuditSpec
 from luskin_core.sources import open_source
-# Warm the modules imported on first use (Ibis' DuckDB backend; scipy and statsmodels for the statistics).
-import ibis
-ibis.duckdb.connect()
-audit(pd.DataFrame({"group": ["A", "A", "B", "B"], "stratum": [1, 1, 1, 1], "decision": [0, 1, 0, 1]}),
-      AuditSpec("decision", 1, group_by=("group",), strata=("stratum",), min_group_size=1))
-warm = time.perf_counter()
-result = open_source(PATH).audit(AuditSpec("decision", 1, group_by=("group",), strata=("stratum",)))
-check = [int(result.counts.n.sum()), int(result.counts.positives.sum()), len(result.comparisons)]
-after_imports = time.perf_counter() - warm
+
+def run():
+    result = open_source(PATH).audit(AuditSpec("decision", 1, group_by=("group",), strata=("stratum",)))
+    counts = result.counts
+    assert len(result.comparisons) == 120 and len(result.pooled) == 5
+    return sorted([g, c, int(counts.n[i, j]), int(counts.positives[i, j])]
+                  for i, g in enumerate(counts.groups) for j, c in enumerate(counts.cell_labels))
+
+check = run()
 """
 
-DUCKDB = """
+HAND = """
 import duckdb
-con = duckdb.connect()
-rows = con.execute("SELECT \\"group\\", stratum, count(*) AS n, sum(decision) AS k FROM READER "
-                   "GROUP BY ALL").fetchall()
-check = [sum(r[2] for r in rows), int(sum(r[3] for r in rows)), len(rows)]
+
+def run():
+    con = duckdb.connect()
+    con.execute("SET enable_progress_bar = false")  # as Luskin's connections (it draws on stdout)
+    rows = con.execute("SELECT \\"group\\", stratum, count(*) AS n, sum(decision) AS k FROM READER "
+                       "GROUP BY ALL").fetchall()
+    return sorted([g, f"stratum = {s}", int(n), int(k)] for g, s, n, k in rows)
+
+check = run()
+"""
+
+WARM = """
+again = time.perf_counter()
+assert run() == check
+warm = time.perf_counter() - again
 """
 
 PANDAS = """
@@ -60,20 +93,70 @@ import pandas as pd
 from luskin_core import AuditSpec, audit
 frame = pd.read_csv(PATH, engine="pyarrow")
 result = audit(frame, AuditSpec("decision", 1, group_by=("group",), strata=("stratum",)))
-check = [int(result.counts.n.sum()), int(result.counts.positives.sum()), len(result.comparisons)]
+counts = result.counts
+check = sorted([g, c, int(counts.n[i, j]), int(counts.positives[i, j])]
+               for i, g in enumerate(counts.groups) for j, c in enumerate(counts.cell_labels))
+"""
+
+# What Luskin's audit of a DuckDB-read file imports before it reads a row (nothing else is imported).
+IMPORTS_LUSKIN = """
+from luskin_core import AuditSpec
+from luskin_core.sources import open_source
+import ibis
+ibis.duckdb.connect()
+import luskin_core.audit
+import scipy.special
+"""
+# The same without Ibis: luskin_core.spec (pandas, numpy), duckdb, the statistics.
+IMPORTS_NO_IBIS = """
+from luskin_core.spec import AuditSpec
+import duckdb
+duckdb.connect()
+import luskin_core.audit
+import scipy.special
+"""
+IMPORTS_DUCKDB = """
+import duckdb
+duckdb.connect()
+"""
+NOTHING = """
 """
 
 
-def child(body: str, path: Path, reader: str = "") -> dict:
-    """Run ``body`` in a fresh Python; its wall time (after imports start) and peak RSS."""
-    code = CHILD_PRELUDE + textwrap.dedent(body).replace("PATH", repr(str(path))).replace("READER", reader) + CHILD_END
+def load() -> str:
+    """The 1-, 5- and 15-minute load averages now."""
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def child(body: str, path: Path | None = None, reader: str = "") -> dict:
+    """Run ``body`` in a fresh Python; its figures (see the module docstring)."""
+    code = (CHILD_PRELUDE + textwrap.dedent(body).replace("PATH", repr(str(path))).replace("READER", reader)
+            + CHILD_END)
+    before = load()
     begun = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False)
     if out.returncode != 0:
-        raise SystemExit(out.stderr[-2000:])
-    figures = json.loads(out.stdout.strip().splitlines()[-1])
+        raise SystemExit(out.stderr[-3000:])
+    figures = json.loads(next(line for line in out.stdout.splitlines() if line.startswith("FIGURES "))[8:])
     figures["process_seconds"] = time.perf_counter() - begun
+    figures["load"] = before
     return figures
+
+
+def cli_child(path: Path) -> dict:
+    """``luskin audit --data FILE --json`` as a user runs it: the whole process, timed by the parent."""
+    before = load()
+    begun = time.perf_counter()
+    out = subprocess.run([sys.executable, "-m", "luskin_core", "audit", "--data", str(path), "--outcome", "decision",
+                          "--positive", "1", "--groups", "group", "--stratify", "stratum", "--json"],
+                         capture_output=True, text=True, cwd=ROOT, check=False)
+    if out.returncode != 0:
+        raise SystemExit(out.stderr[-3000:])
+    seconds = time.perf_counter() - begun
+    result = json.loads(out.stdout)
+    return {"seconds": None, "warm": None, "rss_mb": None, "process_seconds": seconds, "load": before,
+            "check": len(result["comparisons"])}
 
 
 def generate(folder: Path, rows: int, csv_rows: int) -> tuple[Path, Path]:
@@ -97,8 +180,6 @@ def generate(folder: Path, rows: int, csv_rows: int) -> tuple[Path, Path]:
 
 def in_memory_figures() -> None:
     """The in-memory path: numpy counting (count_frame) vs DuckDB on the same frame (Source.from_frame)."""
-    import statistics
-
     from luskin_core import AuditSpec
     from luskin_core.conditions import parse_condition
     from luskin_core.counts import count_frame
@@ -123,7 +204,7 @@ def in_memory_figures() -> None:
             times.append(time.perf_counter() - begun)
         return statistics.median(times) * 1e3
 
-    print("\nIn-memory count table (median of 15, ms): numpy path vs DuckDB on the frame")
+    print(f"\nIn-memory count table (median of 15, ms; load {load()}): numpy path vs DuckDB on the frame")
     for label, spec in specs.items():
         numpy_ms = median_ms(lambda spec=spec: count_frame(adult, spec))
         source = Source.from_frame(adult)
@@ -133,12 +214,19 @@ def in_memory_figures() -> None:
               f"DuckDB incl. registering {with_load_ms:6.1f}")
 
 
+def median(runs: list[dict], key: str) -> float | None:
+    values = [r[key] for r in runs if r.get(key) is not None]
+    return statistics.median(values) if values else None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=50_000_000)
     parser.add_argument("--csv-rows", type=int, default=10_000_000)
+    parser.add_argument("--repeat", type=int, default=5, help="runs of every child, in turn (medians reported)")
     parser.add_argument("--in-memory-only", action="store_true", help="only the numpy vs DuckDB in-memory figures")
     parser.add_argument("--generate", metavar="FOLDER", help="only write the test tables into FOLDER")
+    parser.add_argument("--data", metavar="FOLDER", help="use audit.parquet and audit.csv already in FOLDER")
     args = parser.parse_args()
     if args.generate:
         generate(Path(args.generate), args.rows, args.csv_rows)
@@ -146,39 +234,81 @@ def main() -> None:
     if args.in_memory_only:
         in_memory_figures()
         return
-    # This process stays small (no pandas, no DuckDB): Linux keeps a parent's peak RSS in a forked child's
-    # ru_maxrss, so the data are generated, and every peer measured, in child processes.
+    # This process stays small (no pandas, no DuckDB): the data are generated, and every peer measured, in children.
     print(f"uptime: {os.popen('uptime').read().strip()}; cores: {os.cpu_count()}")
     with tempfile.TemporaryDirectory(prefix="luskin-bench-") as tmp:
-        started = time.perf_counter()
-        parquet, csv = Path(tmp) / "audit.parquet", Path(tmp) / "audit.csv"
-        subprocess.run([sys.executable, __file__, "--generate", tmp, "--rows", str(args.rows), "--csv-rows",
-                        str(args.csv_rows)], check=True, cwd=ROOT)
-        print(f"generated {args.rows:,}-row Parquet ({parquet.stat().st_size / 1e6:.0f} MB) and {args.csv_rows:,}-row "
-              f"CSV ({csv.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - started:.1f} s")
-        rows = [
-            ("Parquet", "Luskin audit (open_source -> every number)", child(LUSKIN, parquet)),
-            ("Parquet", "hand-written DuckDB GROUP BY (counts only)",
-             child(DUCKDB, parquet, f"read_parquet('{parquet}')")),
-            ("CSV", "Luskin audit (DuckDB reads the CSV)", child(LUSKIN, csv)),
-            ("CSV", "hand-written DuckDB GROUP BY (counts only)", child(DUCKDB, csv, f"read_csv('{csv}')")),
-            ("CSV", "pandas.read_csv(pyarrow) + in-memory audit", child(PANDAS, csv)),
+        folder = Path(args.data) if args.data else Path(tmp)
+        parquet, csv = folder / "audit.parquet", folder / "audit.csv"
+        if not args.data:
+            started = time.perf_counter()
+            subprocess.run([sys.executable, __file__, "--generate", tmp, "--rows", str(args.rows), "--csv-rows",
+                            str(args.csv_rows)], check=True, cwd=ROOT)
+            print(f"generated in {time.perf_counter() - started:.1f} s")
+        print(f"Parquet: {parquet.stat().st_size / 1e6:.0f} MB; CSV: {csv.stat().st_size / 1e6:.0f} MB")
+        parquet_reader, csv_reader = f"read_parquet('{parquet}')", f"read_csv('{csv}')"
+        plan = [
+            ("Parquet", "Luskin audit (open_source -> every number)", lambda: child(LUSKIN, parquet)),
+            ("Parquet", "hand-written DuckDB GROUP BY (counts only)", lambda: child(HAND, parquet, parquet_reader)),
+            ("Parquet", "Luskin audit, run twice in one process", lambda: child(LUSKIN + WARM, parquet)),
+            ("Parquet", "hand-written query, run twice in one process",
+             lambda: child(HAND + WARM, parquet, parquet_reader)),
+            ("Parquet", "luskin audit --data FILE --json (command line)", lambda: cli_child(parquet)),
+            ("CSV", "Luskin audit (DuckDB reads the CSV)", lambda: child(LUSKIN, csv)),
+            ("CSV", "hand-written DuckDB GROUP BY (counts only)", lambda: child(HAND, csv, csv_reader)),
+            ("CSV", "Luskin audit, run twice in one process", lambda: child(LUSKIN + WARM, csv)),
+            ("CSV", "hand-written query, run twice in one process", lambda: child(HAND + WARM, csv, csv_reader)),
+            ("CSV", "pandas.read_csv(pyarrow) + in-memory audit", lambda: child(PANDAS, csv)),
+            ("floor", "python -c '' (interpreter start and exit)", lambda: child(NOTHING)),
+            ("floor", "imports of Luskin's audit (with Ibis)", lambda: child(IMPORTS_LUSKIN)),
+            ("floor", "the same imports without Ibis", lambda: child(IMPORTS_NO_IBIS)),
+            ("floor", "import duckdb (the hand-written query's)", lambda: child(IMPORTS_DUCKDB)),
         ]
-    print(f"\n{'file':8} {'method':46} {'seconds':>8} {'warm s':>7} {'process s':>9} {'peak MB':>8}  "
-          "check (n, positives, rows)")
-    for file, method, f in rows:
-        warm = "" if f["after_imports"] is None else f"{f['after_imports']:.2f}"
-        print(f"{file:8} {method:46} {f['seconds']:8.2f} {warm:>7} {f['process_seconds']:9.2f} {f['rss_mb']:8.0f}  "
-              f"{f['check']}")
-    print("seconds: from the child's first line (imports included); warm s: Luskin's audit once Ibis, scipy and "
-          "statsmodels are imported; process s: the whole child process; peak MB: the child's ru_maxrss")
-    luskin, hand = rows[0][2], rows[1][2]
-    print(f"\nParquet: Luskin {luskin['seconds']:.2f} s (target < 5 s), {luskin['rss_mb']:.0f} MB (target < 1024 MB), "
-          f"{luskin['seconds'] / hand['seconds']:.2f}x the hand-written query (target < 2x); "
-          f"warm: {luskin['after_imports']:.2f} s, {luskin['after_imports'] / hand['seconds']:.2f}x")
-    print(f"CSV: Luskin {rows[2][2]['seconds']:.2f} s (target < 15 s), {rows[2][2]['rss_mb']:.0f} MB")
-    assert luskin["check"][:2] == hand["check"][:2], "Luskin's counts differ from the hand-written query's"
-    assert rows[2][2]["check"][:2] == rows[3][2]["check"][:2]
+        runs: list[list[dict]] = [[] for _ in plan]
+        for round_ in range(args.repeat):
+            print(f"round {round_ + 1}/{args.repeat}: load {load()}", flush=True)
+            for i, (_, _, run) in enumerate(plan):
+                runs[i].append(run())
+        print(f"after: load {load()}")
+    print(f"\nmedians of {args.repeat} runs\n{'file':8} {'method':48} {'cold s':>7} {'process s':>9} {'warm s':>7} "
+          f"{'peak MB':>8}  load (1, 5, 15 min) before each run")
+    for (file, method, _), figures in zip(plan, runs):
+        cells = []
+        for key, width, digits in (("seconds", 7, 2), ("process_seconds", 9, 2), ("warm", 7, 2), ("rss_mb", 8, 0)):
+            value = median(figures, key)
+            cells.append(" " * width if value is None else f"{value:{width}.{digits}f}")
+        print(f"{file:8} {method:48} {' '.join(cells)}  {'; '.join(f['load'] for f in figures)}")
+    print("cold s: from the child's first line (imports included); process s: the whole child (interpreter start and "
+          "exit included); warm s: the second run in one child; peak MB: the child's VmHWM")
+    print("\nevery run (cold s / process s / warm s), in the order run")
+    for (file, method, _), figures in zip(plan, runs):
+        print(f"{file:8} {method:48} " + "  ".join(
+            "/".join("-" if f.get(key) is None else f"{f[key]:.2f}" for key in ("seconds", "process_seconds", "warm"))
+            for f in figures))
+
+    def fig(i: int, key: str) -> float:
+        value = median(runs[i], key)
+        assert value is not None
+        return value
+
+    for row in (0, 2, 5, 7):  # Luskin's count table equals the hand-written query's, cell for cell, in every run
+        assert all(r["check"] == runs[row + 1][0]["check"] for r in runs[row]), plan[row][:2]
+    assert all(r["check"] == runs[5][0]["check"] for r in runs[9])  # pandas
+    assert len(runs[0][0]["check"]) == 120 and all(r["check"] == 120 for r in runs[4])
+    for name, luskin, hand in (("Parquet", 0, 1), ("CSV", 5, 6)):
+        print(f"\n{name}: Luskin {fig(luskin, 'seconds'):.2f} s cold ({fig(luskin, 'process_seconds'):.2f} s the whole "
+              f"process), {fig(luskin, 'rss_mb'):.0f} MB; hand-written query {fig(hand, 'seconds'):.2f} s "
+              f"({fig(hand, 'process_seconds'):.2f} s), {fig(hand, 'rss_mb'):.0f} MB")
+        print(f"  end to end: {fig(luskin, 'seconds') / fig(hand, 'seconds'):.2f}x cold, "
+              f"{fig(luskin, 'process_seconds') / fig(hand, 'process_seconds'):.2f}x whole processes (target < 2x)")
+        print(f"  warm: Luskin {fig(luskin + 2, 'warm'):.2f} s vs the query {fig(hand + 2, 'warm'):.2f} s = "
+              f"{fig(luskin + 2, 'warm') / fig(hand + 2, 'warm'):.2f}x")
+    print(f"\ncommand line (Parquet): {fig(4, 'process_seconds'):.2f} s the whole process")
+    floor_ibis, floor_plain, duck = fig(11, "seconds"), fig(12, "seconds"), fig(13, "seconds")
+    query = fig(3, "warm")
+    print(f"floor: imports {floor_ibis:.2f} s with Ibis, {floor_plain:.2f} s without (the query's own: {duck:.2f} s); "
+          f"imports + the hand-written query warm ({query:.2f} s) = {floor_ibis + query:.2f} s with Ibis, "
+          f"{floor_plain + query:.2f} s without, against 2x the hand-written query cold = "
+          f"{2 * fig(1, 'seconds'):.2f} s")
     sys.stdout.flush()
     subprocess.run([sys.executable, __file__, "--in-memory-only"], check=True, cwd=ROOT)
 

@@ -171,8 +171,8 @@ def _key_part(facts: Facts, name: str, role: str, spec: AuditSpec) -> KeyPart:
         return KeyPart(column, "bins", True, user_cuts)
     if numeric and facts.n_distinct(column, MAX_VALUES + 1) > MAX_VALUES:
         probs = [i / spec.n_bins for i in range(1, spec.n_bins)]
-        low = facts.quantiles(column, [0.0])[0]
-        cuts = sorted({round_significant(q) for q in facts.quantiles(column, probs)})
+        low, *quantiles = facts.quantiles(column, [0.0, *probs])  # one query: each quantile is computed alone
+        cuts = sorted({round_significant(q) for q in quantiles})
         cuts = [c for c in cuts if c > low]
         if cuts:
             return KeyPart(column, "bins", True, tuple(cuts))
@@ -517,14 +517,14 @@ class CountTable:
                                   "different names.")
         else:
             in_protected = None
-            raw_keys = [tuple(_nan_to_none(row[c]) for c in group_cols) for _, row in kept.iterrows()]
+            raw_keys = [tuple(_nan_to_none(v) for v in row) for row in zip(*(kept[c].tolist() for c in group_cols))]
             group_labels = [CROSS.join(p.label(v) for p, v in zip(plan.group_parts, key)) for key in raw_keys]
             order = sorted(set(zip(raw_keys, group_labels)),
                            key=lambda kl: tuple(p.sort_key(v) for p, v in zip(plan.group_parts, kl[0])))
             groups = list(dict.fromkeys(label for _, label in order))
         # Cell keys, labels and order
         if plan.cell_parts:
-            raw_cells = [tuple(_nan_to_none(row[c]) for c in cell_cols) for _, row in kept.iterrows()]
+            raw_cells = [tuple(_nan_to_none(v) for v in row) for row in zip(*(kept[c].tolist() for c in cell_cols))]
             with_column = True
             cell_label_list = [CROSS.join(p.label(v, with_column=with_column) for p, v in zip(plan.cell_parts, key))
                                for key in raw_cells]

@@ -6,6 +6,15 @@ count table in one aggregation: the rows never travel. The expressions mirror
 :func:`luskin_core.counts.aggregate_frame` rule by rule, so every engine gives the same count
 table and audit as the in-memory path.
 
+One scan where it can be: whether a numeric group or strata column has at most 20 values (taken
+value by value) is first read from the table's first rows (a LIMIT query, which reads a row group
+or two); a column showing more is binned (its quantiles take a scan). A column showing at most 20
+values is assumed to have no others, and the counting query checks the assumption on every row
+of the population (an integer key is clamped to just outside the values seen, so another value
+shows in the count table without multiplying it; other columns count the rows holding another
+value); if any turns up, the exact distinct counts are asked for and the counts made again. So a
+table whose keys are text or codes is read once, and the result is always the exact plan's.
+
 Locations understood by :func:`open_source`:
 
 * a CSV file (plain or ``.gz``), a Parquet file or a folder of Parquet files (read by DuckDB);
@@ -38,6 +47,8 @@ from .errors import LuskinError
 from .spec import AuditSpec
 
 DEFAULT_SAMPLE_CAP = 500_000
+# Rows read from the top of the table to see the values of numeric group and strata columns.
+LOOK_ROWS = 50_000
 _ORDER_OPS = ("<", "<=", ">", ">=")
 
 
@@ -81,7 +92,7 @@ class Source:
     def from_frame(cls, frame: pd.DataFrame, name: str = "in-memory data") -> Source:
         """An in-memory frame served by an embedded DuckDB (the engine's view of uploaded data)."""
         ibis = _ibis()
-        con = ibis.duckdb.connect()
+        con = _duckdb()
         table = con.create_table("luskin_frame", ibis.memtable(frame))
         return cls(table, name=name, kind="frame", backend=con)
 
@@ -115,85 +126,172 @@ class Source:
         """The plan of ``spec`` on this source, from facts the engine computes.
 
         The row count and the distinct counts of the numeric group and strata columns (the
-        20-values rule) come from one pass over the table; a CSV is scanned once here and once
-        for the counts.
+        20-values rule) come from one pass over the table. (:meth:`count_table` and
+        :meth:`audit` avoid that pass where they can: see the module's docstring.)
         """
-        population = tuple(Condition(self._resolve(c.column, "population"), c.op, c.value) for c in spec.population)
-        facts = EngineFacts(self, population)
-        schema = self._table.schema()
-        keyed = [self._resolve(name, role) for names, role in ((spec.group_by, "group"), (spec.strata, "strata"))
-                 for name in names]
-        facts.prefetch([c for c in dict.fromkeys(keyed) if _is_numeric(schema[c])], with_total=not population)
+        facts = self._facts(spec)
+        facts.prefetch(self._numeric_keys(spec), with_total=not facts.population)
         if self.n_rows() == 0:
             raise LuskinError(f"The source {self.name} has no rows.")
         return build_plan(spec, facts)
 
-    def raw_counts(self, plan: Plan) -> pd.DataFrame:
-        """The raw count table (as :func:`~luskin_core.counts.aggregate_frame` makes it), in one aggregation."""
+    def _facts(self, spec: AuditSpec) -> EngineFacts:
+        population = tuple(Condition(self._resolve(c.column, "population"), c.op, c.value) for c in spec.population)
+        return EngineFacts(self, population)
+
+    def _numeric_keys(self, spec: AuditSpec) -> list[str]:
+        """Numeric group and strata columns without the user's cut points (the 20-values rule decides them)."""
+        schema = self._table.schema()
+        keyed = [self._resolve(name, role) for names, role in ((spec.group_by, "group"), (spec.strata, "strata"))
+                 for name in names]
+        return [c for c in dict.fromkeys(keyed) if _is_numeric(schema[c]) and spec.cuts_for(c) is None]
+
+    def counts(self, spec: AuditSpec) -> tuple[Plan, pd.DataFrame]:
+        """The plan and the raw count table, in one scan of the table where the first rows allow it.
+
+        The first rows (one LIMIT query) say whether the table is empty and which values the
+        numeric group and strata columns take; the counting query checks that no row of the
+        population holds another (see the module's docstring). Otherwise the exact distinct
+        counts are asked for and the counts made again: the plan and the table are always
+        :meth:`plan`'s.
+        """
+        facts = self._facts(spec)
+        if not facts.look(self._numeric_keys(spec)):
+            raise LuskinError(f"The source {self.name} has no rows.")
+        plan = build_plan(spec, facts)
+        keyed = {p.column for p in (*plan.group_parts, *plan.cell_parts) if p.kind == "value"}
+        unkeyed = [c for c in facts.assumed if c not in keyed]
+        if unkeyed:  # an assumption no key of the counting query would check: counted exactly instead
+            facts.prefetch(unkeyed, with_total=False)
+            plan = build_plan(spec, facts)
+        assumed = dict(facts.assumed)
+        raw = self.raw_counts(plan, assumed=assumed)
+        if not raw.attrs["assumptions_hold"]:
+            facts.prefetch(list(assumed), with_total=False)
+            plan = build_plan(spec, facts)
+            raw = self.raw_counts(plan)
+        self._n_rows = int(raw["n"].sum())
+        return plan, raw
+
+    def raw_counts(self, plan: Plan, *, assumed: dict[str, list[Any]] | None = None) -> pd.DataFrame:
+        """The raw count table (as :func:`~luskin_core.counts.aggregate_frame` makes it), in one aggregation.
+
+        The query is kept plain, for speed: rows are grouped by their own keys and by each check
+        that can leave a row out (a boolean each, rather than a CASE naming the first that fails),
+        and the sums run over every row. Afterwards, on the small table, the reason is the first
+        check that fails, and a row left out keeps only its count (no keys, no positives). Rows
+        outside the population get no keys in the query, as their values may be many.
+
+        ``assumed``: numeric columns taken value by value on the belief that the population holds
+        no values but these (read from the first rows). Their keys cannot multiply (see
+        :func:`_assumed_key`), and a value outside them is found; ``raw.attrs["assumptions_hold"]``
+        says whether none was (then the table is exactly the one made without the assumption).
+        """
         t = self._table
         ibis = _ibis()
-        reason = _reason_expr(t, plan)
-        kept = reason == 0
+        assumed = assumed or {}
+        checks = _checks(t, plan)
+        outside = dict(checks).get(1)
+
+        def keyed(expr: Any) -> Any:
+            return expr if outside is None else ibis.ifelse(outside, ibis.null().cast(expr.type()), expr)
+
         keys: dict[str, Any] = {}
+        parts: dict[str, Any] = {}
         if plan.protected is not None:
-            keys["g0"] = ibis.ifelse(kept, _mask(t, plan.protected), ibis.null().cast("boolean"))
+            keys["g0"] = keyed(_mask(t, plan.protected))
         else:
             for i, part in enumerate(plan.group_parts):
-                keys[f"g{i}"] = _when_kept(kept, _part_expr(t, part))
+                keys[f"g{i}"], parts[f"g{i}"] = keyed(_part_expr(t, part, assumed)), part
         n_group = plan.n_group_keys
         if plan.cell_parts:
             for i, part in enumerate(plan.cell_parts):
-                keys[f"c{i}"] = _when_kept(kept, _part_expr(t, part))
+                keys[f"c{i}"], parts[f"c{i}"] = keyed(_part_expr(t, part, assumed)), part
         elif plan.filters:
-            keys["c0"] = ibis.ifelse(kept, _conjunction(t, plan.filters), ibis.null().cast("boolean"))
-        y = _outcome_expr(t, plan)
-        y_int = ibis.ifelse(kept & y, 1, 0)
-        values: dict[str, Any] = {"reason": reason, "y": y_int}
+            keys["c0"] = keyed(_conjunction(t, plan.filters))
+        flags = {f"r{code}": expr for code, expr in checks}
+        # Outcome and decision as booleans, NULL only where their column is missing (such a row is left out).
+        values: dict[str, Any] = {"y": _outcome_expr(t, plan)}
         if plan.prediction is not None:
-            d = _decision_expr(t, plan).fill_null(False)
-            values["d"] = ibis.ifelse(kept & d, 1, 0)
+            values["d"] = _decision_expr(t, plan)
         if plan.score:
-            s = t[plan.outcome].cast("float64")
-            values["s"] = ibis.ifelse(kept, s, 0.0)
-        rows = t.select(**keys, **values)
-        metrics: dict[str, Any] = {"n": rows.reason.count()}
+            values["s"] = t[plan.outcome].cast("float64")
+        # Values outside those assumed: a clamped integer key shows them; other columns are counted here.
+        counted = {c: seen for c, seen in assumed.items() if _clamp_range(t[c], seen) is None}
+        if counted:
+            unseen = ibis.literal(False)
+            for column, seen in counted.items():
+                unseen = unseen | _unseen(t[column], seen)
+            values["u"] = unseen if outside is None else unseen & ~outside
+        rows = t.select(**keys, **flags, **values)
+
+        def count(condition: Any) -> Any:
+            return condition.cast("int32").sum()  # PostgreSQL casts a boolean to integer, not to bigint
+
+        metrics: dict[str, Any] = {"n": rows.count()}
         if plan.prediction is not None:
-            metrics["positives"] = rows.d.sum()
-            metrics["tp"] = (rows.d * rows.y).sum()
-            metrics["fp"] = (rows.d * (1 - rows.y)).sum()
-            metrics["fn"] = ((1 - rows.d) * rows.y).sum()
+            metrics["positives"] = count(rows.d)
+            metrics["tp"] = count(rows.d & rows.y)
+            metrics["fp"] = count(rows.d & ~rows.y)
+            metrics["fn"] = count(~rows.d & rows.y)
         else:
-            metrics["positives"] = rows.y.sum()
+            metrics["positives"] = count(rows.y)
         if plan.score:
             metrics["score_sum"] = rows.s.sum()
             metrics["score_sumsq"] = (rows.s * rows.s).sum()
-        raw = self._run(rows.group_by([*keys, "reason"]).aggregate(**metrics), fetch=True)
-        raw["reason"] = [REASONS[int(r)] for r in raw["reason"]]
-        for name in ("n", "positives", "tp", "fp", "fn"):
+        if counted:
+            metrics["unseen"] = count(rows.u)
+        raw = self._run(rows.group_by([*keys, *flags]).aggregate(**metrics), fetch=True)
+        for name, part in parts.items():
+            if part.kind == "value" and part.numeric:
+                raw[name] = pd.to_numeric(raw[name]).astype(float)
+        reasons = np.zeros(len(raw), dtype=np.int64)
+        for code, _ in reversed(checks):  # the first check that fails names the reason
+            reasons[raw[f"r{code}"].fillna(False).astype(bool).to_numpy()] = code
+        raw = raw.drop(columns=list(flags))
+        for name in ("n", "positives", "tp", "fp", "fn", "unseen"):
             if name in raw.columns:
                 raw[name] = pd.to_numeric(raw[name]).fillna(0).astype(np.int64)
-        if plan.prediction is not None:
-            raw["tn"] = raw["n"] - raw["tp"] - raw["fp"] - raw["fn"]
         for name in ("score_sum", "score_sumsq"):
             if name in raw.columns:
                 raw[name] = pd.to_numeric(raw[name]).astype(float).fillna(0.0)
+        hold = True
+        if assumed:
+            hold = int(raw.pop("unseen").sum()) == 0 if counted else True
+            population = raw.loc[reasons != 1]
+            for name, part in parts.items():
+                if part.kind == "value" and part.column in assumed:
+                    known = set(assumed[part.column])
+                    hold = hold and all(_plain_value(v) in known for v in population[name].dropna().unique())
+        # A row left out keeps its count only, under its reason: one row per reason.
+        left_n = raw.loc[reasons != 0].groupby(reasons[reasons != 0], sort=True)["n"].sum()
+        collapsed = pd.DataFrame({**{k: [None] * len(left_n) for k in keys}, "reason": left_n.index.to_numpy(),
+                                  **{c: (left_n.to_numpy() if c == "n" else np.zeros(len(left_n), raw[c].dtype))
+                                     for c in raw.columns if c not in keys}})
+        kept = raw.loc[reasons == 0].assign(reason=0)
+        raw = pd.concat([kept, collapsed], ignore_index=True) if len(left_n) else kept.reset_index(drop=True)
+        raw["reason"] = [REASONS[int(r)] for r in raw["reason"]]
+        if plan.prediction is not None:
+            raw["tn"] = raw["n"] - raw["tp"] - raw["fp"] - raw["fn"]
         for i in range(n_group + plan.n_cell_keys):
             col = f"g{i}" if i < n_group else f"c{i - n_group}"
             raw[col] = raw[col].astype(object).where(raw[col].notna(), None)
         order = [c for c in raw.columns if c not in COUNT_COLUMNS] + [c for c in COUNT_COLUMNS if c in raw.columns]
-        return raw[order]
+        raw = raw[order]
+        raw.attrs["assumptions_hold"] = hold
+        return raw
 
     def count_table(self, spec: AuditSpec) -> CountTable:
         """The audit's count table, made inside the engine."""
-        plan = self.plan(spec)
-        return CountTable.from_raw(self.raw_counts(plan), plan)
+        plan, raw = self.counts(spec)
+        return CountTable.from_raw(raw, plan)
 
     def audit(self, spec: AuditSpec, *, source: str | None = None) -> Any:
         """The full audit (every statistic) from the engine's count table."""
         from .audit import result_from_counts
 
-        plan = self.plan(spec)
-        table = CountTable.from_raw(self.raw_counts(plan), plan)
+        plan, raw = self.counts(spec)
+        table = CountTable.from_raw(raw, plan)
         if table.n_rows == 0:
             raise LuskinError(f"Every row of {self.name} lacks a value the audit needs, so nothing can be audited.")
         if spec.outcome_type == "label" and spec.prediction is None and int(table.positives.sum()) == 0:
@@ -270,9 +368,34 @@ class EngineFacts:
     def __init__(self, source: Source, population: Sequence[Condition] = ()) -> None:
         self.source = source
         table = source.table
+        self.population = tuple(population)
         self.rows = table.filter(_conjunction(table, population)) if population else table
         self.schema = table.schema()
         self._distinct: dict[str, int] = {}
+        self._seen: dict[str, list[Any]] = {}
+        # Columns whose distinct count was taken from the first rows: their values, to be checked.
+        self.assumed: dict[str, list[Any]] = {}
+
+    def look(self, columns: Sequence[str], rows: int | None = None) -> bool:
+        """Read the first rows (one LIMIT query): whether the table has any, and the values of ``columns`` there.
+
+        Integer and floating columns only (other numeric types are counted exactly); values of rows
+        outside the population are not looked at.
+        """
+        t = self.source.table
+        ibis = _ibis()
+        looked = [c for c in columns if self.schema[c].is_integer() or self.schema[c].is_floating()]
+        exprs: dict[str, Any] = {f"k{i}": t[c] for i, c in enumerate(looked)}
+        exprs["p"] = _conjunction(t, self.population) if self.population else ibis.literal(True)
+        frame = self.source._run(t.select(**exprs).limit(int(rows or LOOK_ROWS) if looked else 1), fetch=True)
+        if len(frame) == 0:
+            return False
+        inside = frame.loc[frame["p"].astype(bool)]
+        for i, column in enumerate(looked):
+            values = [_plain_value(v) for v in pd.unique(inside[f"k{i}"].dropna())]
+            # an integer column with missing values arrives as floats
+            self._seen[column] = [int(v) for v in values] if self.schema[column].is_integer() else values
+        return True
 
     def prefetch(self, columns: Sequence[str], *, with_total: bool) -> None:
         """Distinct counts of ``columns`` (and the table's row count) in one aggregation."""
@@ -284,6 +407,7 @@ class EngineFacts:
         frame = self.source._run(self.rows.aggregate(**metrics), fetch=True)
         for i, column in enumerate(columns):
             self._distinct[column] = int(frame[f"d{i}"].iloc[0])
+            self.assumed.pop(column, None)
         if with_total:
             self.source._n_rows = int(frame["total"].iloc[0])
 
@@ -294,6 +418,12 @@ class EngineFacts:
         return _is_numeric(self.schema[column])
 
     def n_distinct(self, column: str, cap: int) -> int:
+        if column not in self._distinct and column in self._seen:
+            seen = self._seen[column]
+            if len(seen) >= cap:
+                return cap  # the first rows already show cap values: the exact count is at least that
+            self.assumed[column] = seen  # no more values than seen, if the counting query finds no other
+            return len(seen)
         if column not in self._distinct:
             self._distinct[column] = int(self.source._run(self.rows[column].nunique()))
         return min(self._distinct[column], cap)
@@ -332,6 +462,47 @@ class EngineFacts:
 
 def _is_numeric(dtype: Any) -> bool:
     return bool(dtype.is_numeric() and not dtype.is_boolean())
+
+
+def _plain_value(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+# An integer column whose values seen span at most this many integers is clamped to just outside them.
+_RANGE_CHECK = 1024
+
+
+def _clamp_range(col: Any, seen: Sequence[Any]) -> tuple[int, int] | None:
+    """For an integer column, the values just outside those seen (its key is clamped to them), or None."""
+    if not seen or not col.type().is_integer() or not all(isinstance(v, int) for v in seen):
+        return None
+    low, high = min(seen) - 1, max(seen) + 1
+    if high - low > _RANGE_CHECK or low < -(2**63) or high >= 2**63:
+        return None
+    return low, high
+
+
+def _assumed_key(col: Any, seen: Sequence[Any]) -> Any:
+    """The key of a column assumed to hold only ``seen``, which a value outside them cannot multiply.
+
+    An integer column is clamped to one below and one above the values seen: a value outside
+    them becomes one of those two, a value inside them keeps its key; either way the count table
+    shows it (and stays small), with no CASE per row. ``+ (x - x)`` keeps a missing value missing
+    (GREATEST and LEAST skip NULLs). Other columns get no key outside ``seen`` (counted by
+    :func:`_unseen`).
+    """
+    ibis = _ibis()
+    bounds = _clamp_range(col, seen)
+    if bounds is not None:
+        return ibis.greatest(ibis.least(col, bounds[1]), bounds[0]) + (col - col)
+    return ibis.ifelse(_unseen(col, seen), ibis.null().cast(col.type()), col)
+
+
+def _unseen(col: Any, seen: Sequence[Any]) -> Any:
+    """Where the column holds a value (not missing) that is not one of ``seen``."""
+    if not seen:
+        return col.notnull()
+    return col.notnull() & ~col.isin(list(seen)).fill_null(False)
 
 
 # ------------------------------------------------------------------------------------------
@@ -384,51 +555,56 @@ def _conjunction(t: Any, conditions: Sequence[Condition]) -> Any:
     return out
 
 
-def _reason_expr(t: Any, plan: Plan) -> Any:
-    """Index in REASONS of why a row is left out (0: audited), the first failing check first."""
+def _checks(t: Any, plan: Plan) -> list[tuple[int, Any]]:
+    """Why a row may be left out: (index in REASONS, where it holds), in the order they are made.
+
+    Each is a boolean that is never NULL; a row's reason is the first that holds (0: audited).
+    """
     ibis = _ibis()
     checks = []
     if plan.population:
-        checks.append((~_conjunction(t, plan.population), 1))
-    checks.append((t[plan.outcome].isnull(), 2))
+        checks.append((1, ~_conjunction(t, plan.population)))
+    checks.append((2, t[plan.outcome].isnull()))
     if plan.prediction is not None:
-        checks.append((t[plan.prediction].isnull(), 3))
+        checks.append((3, t[plan.prediction].isnull()))
     if plan.protected is not None:
-        checks.append((t[plan.protected.column].isnull(), 4))
+        checks.append((4, t[plan.protected.column].isnull()))
     if plan.filters:
         unknown = ibis.literal(False)
         for condition in plan.filters:
             unknown = unknown | t[condition.column].isnull()
-        checks.append((unknown, 5))
-    return ibis.cases(*checks, else_=0).cast("int64")
+        checks.append((5, unknown))
+    return checks
 
 
-def _when_kept(kept: Any, value: Any) -> Any:
-    return _ibis().ifelse(kept, value, _ibis().null().cast(value.type()))
-
-
-def _part_expr(t: Any, part: Any) -> Any:
+def _part_expr(t: Any, part: Any, assumed: dict[str, list[Any]] | None = None) -> Any:
     col = t[part.column]
     if part.kind == "bins":
         x = col.cast("float64")
         index = _ibis().literal(0, "int64")
         for cut in part.cuts:
-            index = index + _ibis().ifelse(x >= float(cut), 1, 0)
-        return _ibis().ifelse(x.isnull(), _ibis().null().cast("int64"), index)
-    if part.numeric:
+            index = index + (x >= float(cut)).cast("int32")  # NULL where the value is missing
+        return index
+    if assumed and part.column in assumed:
+        col = _assumed_key(col, assumed[part.column])
+    if part.numeric and not col.type().is_integer():
         return col.cast("float64")
-    return col
+    return col  # an integer key is made a float after the query, on the small table (as the engine's cast would)
 
 
 def _outcome_expr(t: Any, plan: Plan) -> Any:
-    """The 0/1 outcome (label == positive, or score >= cut-off), False where missing."""
+    """The outcome as a boolean (label == positive, or score >= cut-off); NULL where it is missing.
+
+    A row missing its outcome is left out (its sums are dropped), so no COALESCE is paid for it.
+    """
     col = t[plan.outcome]
     if plan.score:
-        return (col.cast("float64") >= float(plan.score_cutoff)).fill_null(False)  # type: ignore[arg-type]
+        return col.cast("float64") >= float(plan.score_cutoff)  # type: ignore[arg-type]
     return _label_expr(t, plan.outcome, plan.spec.positive)
 
 
 def _label_expr(t: Any, column: str, positive: Any) -> Any:
+    """Whether the column holds the positive value; NULL where it is missing."""
     col = t[column]
     dtype = t.schema()[column]
     if _is_numeric(dtype):
@@ -437,20 +613,21 @@ def _label_expr(t: Any, column: str, positive: Any) -> Any:
         except (TypeError, ValueError):
             raise LuskinError(f"The outcome '{column}' holds numbers, so its positive value must be a number, "
                               f"not '{positive}'.") from None
-        return (col.cast("float64") == target).fill_null(False)
+        return col.cast("float64") == target
     if dtype.is_boolean():
         text = str(positive).strip().lower()
-        return col.fill_null(False) == (text in ("true", "1", "yes", "y"))
-    return col.cast("string").fill_null("") == str(positive)
+        return col == (text in ("true", "1", "yes", "y"))
+    return col.cast("string") == str(positive)
 
 
 def _decision_expr(t: Any, plan: Plan) -> Any:
+    """The model's decision as a boolean; NULL where the prediction is missing (such a row is left out)."""
     assert plan.prediction is not None
     col = t[plan.prediction]
     if plan.prediction_binary:
         return col.cast("float64") == 1.0
     if t.schema()[plan.prediction].is_boolean():
-        return col.fill_null(False)
+        return col
     return _label_expr(t, plan.prediction, plan.spec.positive)
 
 
@@ -460,6 +637,17 @@ def _decision_expr(t: Any, plan: Plan) -> Any:
 _PARQUET = (".parquet", ".pq")
 _CSV = (".csv", ".csv.gz", ".txt", ".tsv", ".data")
 _DUCKDB = (".duckdb", ".db", ".ddb")
+
+
+def _duckdb(*args: Any, **kwargs: Any) -> Any:
+    """An embedded DuckDB through Ibis, without its progress bar.
+
+    DuckDB draws a progress bar on stdout for a query longer than 2 s, even when stdout is a file:
+    it would land in the middle of ``luskin audit --json``'s output.
+    """
+    con = _ibis().duckdb.connect(*args, **kwargs)
+    con.con.execute("SET enable_progress_bar = false")
+    return con
 
 
 def open_source(location: str, table: str | None = None) -> Source:
@@ -476,12 +664,11 @@ def open_source(location: str, table: str | None = None) -> Source:
 
 
 def _open_path(text: str, table: str | None) -> Source:
-    ibis = _ibis()
     path = Path(text).expanduser()
     shown = path.name or str(path)
     if not path.exists():
         raise LuskinError(f"There is no file or folder '{text}'.")
-    con = ibis.duckdb.connect()
+    con = _duckdb()
     name = path.name.lower()
     try:
         if path.is_dir():
@@ -493,7 +680,7 @@ def _open_path(text: str, table: str | None) -> Source:
         elif name.endswith(_DUCKDB):
             if not table:
                 raise LuskinError(f"'{shown}' is a DuckDB database: name the table to audit (--table NAME).")
-            con = ibis.duckdb.connect(str(path), read_only=True)
+            con = _duckdb(str(path), read_only=True)
             names = [str(r[0]) for r in con.con.execute("SELECT table_name FROM information_schema.tables").fetchall()]
             if table not in names:
                 raise LuskinError(f"The DuckDB database '{shown}' has no table '{table}'. Its tables are: "

@@ -202,6 +202,165 @@ def test_bad_files_are_plain_sentences(tmp_path):
         open_source(str(tmp_path / "emptydir"))
 
 
+def test_duckdb_draws_no_progress_bar_on_stdout(tmp_path):
+    """DuckDB draws a progress bar on stdout for a query over 2 s: it would land in `luskin audit --json`.
+
+    Checked in a fresh Python writing to a file, as the command line does (under pytest's capture
+    DuckDB leaves the bar off by itself).
+    """
+    import subprocess
+    import sys
+
+    import duckdb
+
+    frame = generated(2_000)
+    frame.to_parquet(tmp_path / "gen.parquet")
+    frame.to_csv(tmp_path / "gen.csv", index=False)
+    with duckdb.connect(str(tmp_path / "gen.duckdb")) as con:
+        con.register("frame", frame)
+        con.execute("CREATE TABLE gen AS SELECT * FROM frame")
+    code = f"""
+import duckdb, pandas as pd
+from luskin_core.sources import Source, open_source
+setting = "SELECT current_setting('enable_progress_bar')"
+print("plain DuckDB", duckdb.connect().execute(setting).fetchall()[0][0])
+for location, table in (("gen.parquet", None), ("gen.csv", None), ("gen.duckdb", "gen")):
+    source = open_source({str(tmp_path)!r} + "/" + location, table)
+    print(location, source._backend.con.execute(setting).fetchall()[0][0])
+print("frame", Source.from_frame(pd.DataFrame({{"a": [1]}}))._backend.con.execute(setting).fetchall()[0][0])
+"""
+    out = tmp_path / "out.txt"
+    with out.open("w") as stdout:
+        subprocess.run([sys.executable, "-c", code], stdout=stdout, check=True)
+    lines = out.read_text().splitlines()
+    assert lines == ["plain DuckDB True", "gen.parquet False", "gen.csv False", "gen.duckdb False", "frame False"]
+
+
+# ------------------------------------------------------------------------------------------
+# One scan: the 20-values rule read from the first rows, checked by the counting query
+# ------------------------------------------------------------------------------------------
+def _top_heavy(n: int = 6000, head: int = 5000, seed: int = 5) -> pd.DataFrame:
+    """The first ``head`` rows show few values of the numeric columns; the rows after them show others."""
+    rng = np.random.default_rng(seed)
+    tail = n - head
+    frame = pd.DataFrame({
+        "group": rng.choice(["A", "B", "C"], n),
+        "wide": np.r_[rng.choice([0, 5], head), rng.integers(0, 31, tail)],  # 31 values: binned
+        "narrow": np.r_[rng.choice([0, 5], head), rng.integers(0, 6, tail)],  # 1..4 inside the range seen
+        "far": np.r_[rng.choice([1, 2], head), rng.choice([1, 2, 900], tail)],  # 900 outside the range seen
+        "half": np.r_[rng.choice([1.5, 2.5], head), rng.choice([1.5, 2.5, 3.5], tail)],  # floats
+        "hidden": np.r_[rng.choice([1, 2], head), rng.integers(100, 130, tail)],  # others only where y is missing
+        "region": np.r_[["north"] * head, rng.choice(["north", "south"], tail)],
+        "y": rng.choice(["yes", "no"], n).astype(object),
+    })
+    tail_rows = np.arange(head, n)
+    frame.loc[tail_rows, "y"] = None  # every later row lacks the outcome: left out, but in the population
+    frame.loc[tail_rows[: tail // 2], "y"] = rng.choice(["yes", "no"], tail // 2)
+    frame.loc[(frame.index >= head) & frame["y"].notna(), "hidden"] = 1
+    frame["y"] = frame["y"].astype("string")
+    return frame
+
+
+def _queries(source: Source, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every query the source sends from now on, as SQL-ish text."""
+    sent: list[str] = []
+    run = source._run
+
+    def counted(expr: Any, *, fetch: bool = False) -> Any:
+        sent.append(repr(expr))
+        return run(expr, fetch=fetch)
+
+    monkeypatch.setattr(source, "_run", counted)
+    return sent
+
+
+def test_one_scan_when_the_first_rows_show_every_value(datasets, tmp_path, monkeypatch):
+    frame = datasets["generated"]
+    path = tmp_path / "gen.parquet"
+    frame.to_parquet(path)
+    source = open_source(str(path))
+    sent = _queries(source, monkeypatch)
+    spec = AuditSpec("outcome", "yes", group_by=("group-name",), strata=("stratum code",))
+    table = source.count_table(spec)
+    assert len(sent) == 2  # the first rows (LIMIT), then the counts: the table is read once
+    expected, _ = count_frame(frame, spec)
+    assert_same(expected.to_frame().to_dict("list"), table.to_frame().to_dict("list"))
+    assert source.n_rows() == len(frame) and len(sent) == 2  # the row count came with the counts
+
+
+@pytest.mark.parametrize("column", ["wide", "narrow", "far", "half", "hidden"])
+def test_first_rows_that_mislead_still_give_the_exact_plan(column, tmp_path, monkeypatch):
+    from luskin_core import sources
+
+    monkeypatch.setattr(sources, "LOOK_ROWS", 100)
+    frame = _top_heavy()
+    path = tmp_path / "top.parquet"
+    frame.to_parquet(path)
+    source = open_source(str(path))
+    sent = _queries(source, monkeypatch)
+    for spec in (AuditSpec("y", "yes", group_by=("group",), strata=(column,)),
+                 AuditSpec("y", "yes", group_by=(column,)),
+                 AuditSpec("y", "yes", group_by=("group",), strata=(column,), population=(parse_condition(
+                     "region == north"),))):
+        expected, _ = count_frame(frame, spec)
+        before = len(sent)
+        got = source.count_table(spec)
+        assert len(sent) - before >= 3, spec  # the counts found values the first rows did not show: counted again
+        assert_same(expected.to_frame().to_dict("list"), got.to_frame().to_dict("list"), f"{column} {spec!r}")
+        assert got.excluded == expected.excluded and got.n_excluded == expected.n_excluded
+        assert_same(audit(frame, spec).to_dict(), source.audit(spec).to_dict(), repr(spec))
+
+
+def test_values_the_first_rows_did_not_show_cannot_multiply_the_table(tmp_path, monkeypatch):
+    from luskin_core import sources
+    from luskin_core.counts import build_plan
+
+    monkeypatch.setattr(sources, "LOOK_ROWS", 100)
+    frame = _top_heavy()
+    tail = frame.index >= 5000
+    frame.loc[tail, "far"] = np.arange(10_000, 10_000 + int(tail.sum()))  # a thousand values never seen
+    frame.loc[tail, "half"] = np.arange(int(tail.sum())) + 0.25
+    path = tmp_path / "top.parquet"
+    frame.to_parquet(path)
+    source = open_source(str(path))
+    for column in ("far", "half"):
+        spec = AuditSpec("y", "yes", group_by=("group",), strata=(column,))
+        facts = source._facts(spec)
+        assert facts.look(source._numeric_keys(spec))
+        plan = build_plan(spec, facts)
+        assert set(facts.assumed) == {column}
+        raw = source.raw_counts(plan, assumed=dict(facts.assumed))
+        assert not raw.attrs["assumptions_hold"] and len(raw) <= 3 * 3 + 1, column  # groups x (2 seen + 1) + left out
+        expected, _ = count_frame(frame, spec)
+        assert_same(expected.to_frame().to_dict("list"), source.count_table(spec).to_frame().to_dict("list"))
+
+
+def test_values_outside_the_population_do_not_cost_a_second_scan(tmp_path, monkeypatch):
+    from luskin_core import sources
+
+    monkeypatch.setattr(sources, "LOOK_ROWS", 100)
+    frame = _top_heavy()
+    south = frame["region"] == "south"
+    frame.loc[~south, "narrow"] = frame.loc[~south, "narrow"].where(frame["narrow"].isin([0, 5]), 0)
+    frame.loc[~south, "far"] = frame.loc[~south, "far"].where(frame["far"].isin([1, 2]), 1)
+    frame.loc[south, "narrow"] = 3  # values the first rows never show, only outside the population
+    frame.loc[south, "far"] = 77
+    path = tmp_path / "top.parquet"
+    frame.to_parquet(path)
+    source = open_source(str(path))
+    sent = _queries(source, monkeypatch)
+    north = (parse_condition("region == north"),)
+    for column in ("narrow", "far"):
+        frame_north = frame[frame["region"] == "north"]
+        assert frame_north[column].nunique() == 2 and frame[column].nunique() > 2
+        spec = AuditSpec("y", "yes", group_by=("group",), strata=(column,), population=north)
+        expected, _ = count_frame(frame, spec)
+        got = source.count_table(spec)
+        assert_same(expected.to_frame().to_dict("list"), got.to_frame().to_dict("list"), column)
+        assert got.excluded == expected.excluded and got.n_excluded == expected.n_excluded
+    assert len(sent) == 4
+
+
 # ------------------------------------------------------------------------------------------
 # PostgreSQL
 # ------------------------------------------------------------------------------------------
