@@ -176,10 +176,11 @@ def format_audit(result: Any) -> str:
 
 def run_audit(args: argparse.Namespace) -> int:
     """Audit the outcome (or a prediction column against it) and print the result."""
-    from .audit import audit
     from .cli import print_json, resolve
 
-    frame, spec, _ = resolve(args, engine=True)
+    frame, spec, _ = resolve(args, engine=True)  # a broken --config is refused before the audit's imports
+    from .audit import audit
+
     source = None
     if getattr(args, "predictions", None):
         spec = spec.with_changes(prediction=args.predictions)

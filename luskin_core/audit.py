@@ -298,12 +298,9 @@ def audit(
                             excluded_reasons=prepared.excluded_reasons)
     table, plan = count_frame(frame, spec)
     if table.n_rows == 0:
-        raise LuskinError(
-            f"Every row lacks a value in the outcome '{plan.outcome}'"
-            + ("" if plan.protected is None else f", the protected column '{plan.protected.column}'")
-            + (" or a filter column" if plan.filters else "") + ", so nothing can be audited."
-            + ("" if not table.excluded else " (" + ", ".join(f"{k}: {v:,}" for k, v in table.excluded.items()) + ")")
-        )
+        from .spec import nothing_to_audit
+
+        raise nothing_to_audit(plan, table.excluded)
     if spec.outcome_type == "label" and int(table.positives.sum()) == 0 and spec.prediction is None:
         column = resolve_column(frame, spec.outcome, "outcome")
         from .spec import check_positive_present

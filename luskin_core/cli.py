@@ -108,16 +108,19 @@ def resolve(args: argparse.Namespace, *, engine: bool = False) -> tuple[Any, Aud
     model features (None means every column but the outcome). With ``engine``, a source an
     engine reads (:mod:`luskin_core._engine_cli`) is returned unloaded as a ``Source``.
     """
+    loaded = None
+    if getattr(args, "config", None):
+        from .configfile import read_config_file
+
+        # size, encoding, depth and entry types checked first: a broken file is refused before pandas loads
+        loaded = read_config_file(args.config)
     from .conditions import conjunction_mask, parse_condition
     from .data import get_preset, load_data
     from .spec import AuditSpec
 
     preset = get_preset(args.preset) if args.preset else None
     base: AuditSpec | None = preset.spec if preset else None
-    if getattr(args, "config", None):
-        from .configfile import read_config_file
-
-        loaded = read_config_file(args.config)  # size, encoding, depth and entry types checked
+    if loaded is not None:
         # A saved dashboard configuration keeps the specification under "spec".
         base = AuditSpec.from_dict(loaded.get("spec", loaded))
     source = args.data or (f"sample:{preset.name}" if preset else None)
@@ -167,7 +170,10 @@ def resolve(args: argparse.Namespace, *, engine: bool = False) -> tuple[Any, Aud
             return open_for_args(args, source), spec, _split_names(args.features) or None
         frame = sample_for_args(args, source, spec)
     else:
+        from .validation import check_column_names
+
         frame = load_data(source)
+        check_column_names(frame)  # 'Race' and 'race' are one column to --protected: refuse, as the upload does
     if spec.population:
         keep = conjunction_mask(spec.population, frame)
         if not keep.any():

@@ -201,7 +201,15 @@ def _is_bins(value: Any) -> bool:
 
 
 def _is_options(value: Any) -> bool:
-    return value is None or (isinstance(value, dict) and all(isinstance(v, dict) for v in value.values()))
+    return value is None or isinstance(value, dict)  # each page's entry: check_entries
+
+
+def _is_flag(value: Any) -> bool:
+    return isinstance(value, bool)
+
+
+def _is_numbers(value: Any) -> bool:
+    return isinstance(value, list) and all(_is_number(v) for v in value)
 
 
 # entry -> (check, what it must be, in words)
@@ -249,6 +257,20 @@ SPEC_ENTRIES: dict[str, tuple[Check, str]] = {
     "prediction": (_is_text_or_null, "a column name"),
 }
 
+# Each page's saved settings (the dashboard checks their ranges: luskin_app.config.OPTION_CHECKS).
+OPTION_ENTRIES: dict[str, dict[str, tuple[Check, str]]] = {
+    "retrain": {"algorithm": (_is_number, "a number (1 or 2)"), "first": (_is_text, "a model's name"),
+                "second": (_is_text, "a model's name"), "direction": (_is_text, "a word"),
+                "all_cells": (_is_flag, "true or false"), "seed": (_is_number, "a whole number")},
+    "thresholds": {"source": (_is_text, "a word"), "model": (_is_text, "a model's name"),
+                   "score_column": (_is_text_or_null, "a column name"), "solver": (_is_text, "a word"),
+                   "lam": (_is_number, "a number"), "seed": (_is_number, "a whole number"),
+                   "split": (_is_text, "a word"), "tuning": (_is_text, "a word")},
+    "equalize": {"alpha": (_is_number_or_null, "a number"), "alphas": (_is_numbers, "a list of numbers"),
+                 "seed": (_is_number, "a whole number")},
+}
+_PAGES = {"retrain": "Retrain", "thresholds": "Thresholds", "equalize": "Equalized distribution"}
+
 
 def check_entries(document: Mapping[str, Any]) -> None:
     """The JSON type of each entry Luskin knows, in a saved configuration or a bare specification.
@@ -262,6 +284,14 @@ def check_entries(document: Mapping[str, Any]) -> None:
     spec = document if spec_at_top else document.get("spec")
     if isinstance(spec, dict):
         _check(spec, SPEC_ENTRIES, "the saved audit's")
+    options = document.get("options")
+    for page, values in (options.items() if isinstance(options, dict) else ()):
+        if not isinstance(values, dict):
+            raise LuskinError(f"In the configuration's 'options' settings, '{_short(page)}' is {_json_type(values)}, "
+                              "not a set of named settings for that page. Choose the .json file Luskin saved, "
+                              "unchanged.")
+        if page in OPTION_ENTRIES:
+            _check(values, OPTION_ENTRIES[page], f"the saved {_PAGES[page]} page's")
 
 
 def _check(mapping: Mapping[str, Any], entries: Mapping[str, tuple[Check, str]], where: str) -> None:
@@ -290,5 +320,5 @@ def _short(text: str, limit: int = 40) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-__all__ = ["MAX_CONFIG_BYTES", "MAX_DEPTH", "check_entries", "nesting_depth", "parse_json_document",
+__all__ = ["MAX_CONFIG_BYTES", "MAX_DEPTH", "OPTION_ENTRIES", "check_entries", "nesting_depth", "parse_json_document",
            "read_config_file", "read_config_upload"]

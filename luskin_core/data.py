@@ -198,13 +198,11 @@ class _Source:
         return data[:size], len(data) <= size
 
     def _inflated_size(self) -> int:
-        """Inflate once without keeping anything: refuse a damaged gzip or one past the limit."""
-        with self._open_raw() as raw:
-            raw.seek(0, io.SEEK_END)
-            if raw.tell() >= 18:  # the trailer's size is a lower bound (modulo 2**32): a quick refusal
-                raw.seek(-4, io.SEEK_END)
-                if int.from_bytes(raw.read(4), "little") > self.max_bytes:
-                    raise LuskinError(_too_big(None, self.max_bytes))
+        """Inflate once without keeping anything: refuse a damaged gzip or one past the limit.
+
+        The trailer's size is not trusted: a truncated or damaged file ends in arbitrary bytes, and
+        reading them as a size called such a file "more than 1,000 MB" rather than damaged.
+        """
         with self.open() as stream:
             while stream.read(1 << 20):
                 pass
@@ -350,6 +348,9 @@ def _layout(source: _Source) -> _Layout:
     except csv.Error:  # e.g. a field longer than the csv module's limit: let pyarrow read the header
         names = None
     width = len(names or ())
+    if width > MAX_COLUMNS and not at_end and "\n" not in text:  # the header goes on past the first 64 KB
+        raise LuskinError(f"The file's header row names more than {width - 1:,} columns, more than the "
+                          f"{MAX_COLUMNS:,} this tool reads. Keep only the columns you need and try again.")
     kinds = tuple(_kind(r[i] for r in rows if i < len(r)) for i in range(width))
     per_row = len(head) / max(1, len(rows) + 1) if not at_end else 1.0
     blanks = "[ ]+" if delimiter == "\t" else "[ \t]+"
@@ -496,6 +497,7 @@ def _stream(source: _Source, delimiter: str, kinds: dict[str, str], settings: di
 
 
 _RAGGED = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
+_UNCLOSED = re.compile(r"EOF inside string starting at row (\d+)")
 
 
 def _read_pandas(source: _Source, layout: _Layout) -> tuple[list[str], list[Any]]:
@@ -515,6 +517,12 @@ def _read_pandas(source: _Source, layout: _Layout) -> tuple[list[str], list[Any]
         except pd.errors.EmptyDataError:
             raise LuskinError("The file is empty: there is nothing to read.") from None
         except pd.errors.ParserError as err:
+            unclosed = _UNCLOSED.search(str(err))
+            if unclosed:
+                raise LuskinError(
+                    f"The file could not be read as a table: a double quote (\") in data row "
+                    f"{int(unclosed.group(1)):,} opens a quoted value that is never closed. Remove that quote, or "
+                    "close it, and load the file again.") from None
             found = _RAGGED.search(str(err))
             separator = _DELIMITER_NAMES.get(layout.delimiter, repr(layout.delimiter))
             where = (f"line {int(found.group(2)):,} has {int(found.group(3)):,} fields where the header has "

@@ -440,6 +440,28 @@ def check_positive_present(series: pd.Series, positive: Any) -> None:
         )
 
 
+def nothing_to_audit(plan: Any, reasons: dict[str, int]) -> LuskinError:
+    """The error when every row lacks a value the audit needs, naming only the columns that lack them.
+
+    ``reasons`` counts the rows left out per reason (:data:`luskin_core.counts.REASONS`; a row is
+    counted under the first that applies, so the outcome alone means the outcome is empty).
+    """
+    from .validation import shown
+
+    if set(reasons) == {"outcome missing"}:
+        return LuskinError(f"The outcome column '{shown(plan.outcome)}' has no values at all (every row is missing), "
+                           "so nothing can be audited. Choose another outcome column.")
+    group = ("the group columns" if plan.protected is None
+             else f"the protected column '{shown(plan.protected.column)}'")
+    words = {"outcome missing": f"the outcome '{shown(plan.outcome)}'",
+             "prediction missing": f"the prediction column '{shown(plan.prediction)}'",
+             "protected value missing": group, "filter value missing": "a filter column"}
+    named = [words[r] for r in words if r in reasons] or list(words.values())[:1]
+    listed = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " or " + named[-1]
+    return LuskinError(f"Every row lacks a value in {listed}, so nothing can be audited. Choose other columns, or "
+                       "fill in the missing values and load the file again.")
+
+
 def prepare(frame: pd.DataFrame, spec: AuditSpec, *, check_positive: bool = True,
             allow_groups: bool = False) -> Prepared:
     """Restrict to the population and to decidable rows; compute labels, classes and cells.
@@ -468,11 +490,7 @@ def prepare(frame: pd.DataFrame, spec: AuditSpec, *, check_positive: bool = True
     reasons = {REASONS[code]: int((reason == code).sum()) for code in range(2, len(REASONS))
                if (reason == code).any()}
     if not keep.any():
-        where = "" if plan.protected is None else f", the protected column '{plan.protected.column}'"
-        raise LuskinError(
-            f"Every row lacks a value in the outcome '{plan.outcome}'{where} or a filter column, so nothing can "
-            "be audited."
-        )
+        raise nothing_to_audit(plan, reasons)
     rows = frame.loc[keep]
     if check_positive and spec.outcome_type == "label":
         check_positive_present(rows[plan.outcome], spec.positive)

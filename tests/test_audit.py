@@ -129,7 +129,7 @@ def test_user_mistakes_are_plain(adult, change, words):
 
 def test_all_missing_outcome(adult):
     frame = adult.assign(income=pd.NA)
-    with pytest.raises(LuskinError, match="lacks a value"):
+    with pytest.raises(LuskinError, match="no values at all"):
         audit(frame, PRESETS["adult"].spec)
 
 
