@@ -8,10 +8,12 @@ Each sample comes with the paper's preset (outcome, protected group, filter, mod
 from __future__ import annotations
 
 import codecs
+import collections
 import csv
 import gzip
 import hashlib
 import io
+import mmap
 import os
 import re
 import shutil
@@ -20,7 +22,7 @@ import tempfile
 import urllib.request
 import zipfile
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib.resources import as_file
@@ -64,14 +66,24 @@ SQF_YEARS = range(2003, 2017)  # NYPD publishes these years as zipped CSV with t
 # past the limit costs a little CPU time and no memory. The first 64 KB tell the format
 # (refusing zip, Excel, JSON, binary ... with a sentence that says what the file is), the
 # encoding (UTF-8, UTF-16/32 with or without a byte-order mark, else Latin-1) and the delimiter.
-# pyarrow's multi-threaded reader then reads every column as text (missing markers become
-# missing as it reads), and each column becomes numbers when every present value is one
-# (pandas' rules; 'inf' and numbers beyond float64's range become missing: no model or
-# statistic can use them). Files pyarrow's strict reader refuses (rows shorter than the header,
-# a quote after a space) are read by pandas' C parser, as before; a ragged file gets a sentence
-# naming the line.
+# pyarrow then parses the file: a UTF-8 file is cut into pieces of up to 1 MB at line ends (never
+# inside a quoted value), parsed on a few threads at once and gathered in order, so that only a
+# few pieces are in memory beside the result (pyarrow's own whole-file reader keeps the raw
+# file beside the table; its streaming reader parses on one thread). Columns whose first rows
+# are numbers are parsed as numbers (missing markers become missing as it reads); the others
+# are text, stripped, and become numbers when every present value is one (pandas' rules; 'inf'
+# and numbers beyond float64's range become missing: no model or statistic can use them).
+# Other encodings, and quotes pyarrow might read differently from their count, go through
+# pyarrow's streaming reader. Files pyarrow's strict reader refuses (rows shorter than the
+# header, a quote after a space) are read by pandas' C parser, as before; a ragged file gets a
+# sentence naming the line.
 _SAMPLE_BYTES = 1 << 16
 _BLOCK_BYTES = 1 << 22            # pyarrow's block: a row must fit in one (grown on demand)
+# A piece parsed on a thread: 1/256 of the file within these bounds (small pieces keep the memory
+# in flight small: on 10,000,000 rows, 1 MB pieces peak at 1.93x the file, 4 MB ones at 2.0x).
+_PIECE_BYTES = (1 << 18, 1 << 20)
+_PIECE_SHARE = 256
+_MAX_WORKERS = 4                  # pieces parsed at once (each in flight costs about three pieces' size)
 MAX_COLUMNS = 20_000              # beyond this a file is not a table a person audits
 _WHITESPACE_EDGE = np.zeros(256, dtype=bool)
 _WHITESPACE_EDGE[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True
@@ -377,8 +389,8 @@ class _NumberColumn:
 
     def __init__(self, kind: str, capacity: int) -> None:
         self.kind = kind
-        self.values = np.empty(capacity, dtype=np.int64 if kind == "int" else np.float64)
-        self.missing = np.empty(capacity, dtype=bool)
+        self.values = _buffer(capacity, np.int64 if kind == "int" else np.float64)
+        self.missing = _buffer(capacity, np.bool_)
         self.size = 0
 
     def append(self, array: Any) -> None:
@@ -390,34 +402,141 @@ class _NumberColumn:
         width = self.values.dtype.itemsize
         self.values[self.size:self.size + n] = np.frombuffer(array.buffers()[1], dtype=self.values.dtype,
                                                             count=n, offset=array.offset * width)
-        self.missing[self.size:self.size + n] = (array.is_null().to_numpy(zero_copy_only=False)
-                                                 if array.null_count else False)
+        if array.null_count:
+            np.logical_not(_valid(array), out=self.missing[self.size:self.size + n])
+        else:
+            self.missing[self.size:self.size + n] = False
         self.size += n
 
     def finish(self) -> pd.api.extensions.ExtensionArray:
         values, missing = self.values[:self.size], self.missing[:self.size]
         if self.kind == "int":
             return pd.arrays.IntegerArray(values, missing)
-        return _finite(values, missing)
+        bad = ~np.isfinite(values)  # as _finite, in place: the array is this column's own
+        bad |= missing
+        values[bad] = 0.0
+        return pd.arrays.FloatingArray(values, bad)
 
 
-def _read_arrow(source: _Source, layout: _Layout) -> tuple[list[str], list[Any]] | None:
-    """Every column with pyarrow's streaming reader: numbers as numbers, the rest as text.
+def _buffer(count: int, dtype: Any) -> np.ndarray[Any, Any]:
+    """An uninitialised array whose memory is taken only as it is written.
+
+    Sized from an estimate with a margin, most of it is filled. numpy asks for huge pages
+    (2 MB) for large arrays, so the last one touched costs up to 2 MB whatever is written in
+    it; here huge pages cover the first 70 % (quick to fill), small pages the rest.
+    """
+    size = count * np.dtype(dtype).itemsize
+    if size < 1 << 22 or not hasattr(mmap, "MAP_PRIVATE"):
+        return np.empty(count, dtype=dtype)
+    memory = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE)
+    huge = int(size * 0.7) >> 21 << 21
+    if huge and hasattr(mmap, "MADV_HUGEPAGE"):
+        try:
+            memory.madvise(mmap.MADV_HUGEPAGE, 0, huge)
+        except OSError:  # a kernel without transparent huge pages
+            pass
+    return np.frombuffer(memory, dtype=dtype, count=count)
+
+
+def _valid(array: Any) -> np.ndarray[Any, np.dtype[np.bool_]]:
+    """Which values of a pyarrow array are present, from its validity bitmap (numpy: no pyarrow memory)."""
+    n, bits = len(array), array.buffers()[0]
+    if bits is None:
+        return np.ones(n, dtype=bool)
+    packed = np.frombuffer(bits, dtype=np.uint8, count=(array.offset + n + 7) // 8)
+    return np.unpackbits(packed, bitorder="little")[array.offset:array.offset + n].view(bool)
+
+
+class _TextColumn:
+    """A text column copied piece by piece into one buffer of bytes and one of offsets.
+
+    Each piece's text is freed as soon as it is copied, so the pieces' many small allocations
+    never stay behind between the kept ones (they would, interleaved, in any allocator); the
+    buffers are sized from the file's size, and pages beyond the last value are never touched.
+    A piece that does not fit starts a new chunk.
+    """
+
+    def __init__(self, rows: int, size: int) -> None:
+        self.chunks: list[Any] = []
+        self._start(rows, size)
+
+    def _start(self, rows: int, size: int) -> None:
+        self.offsets = _buffer(rows + 1, np.int64)
+        self.offsets[0] = 0
+        self.data = _buffer(max(size, 1), np.uint8)
+        self.bits = np.empty(rows // 8 + 1, dtype=np.uint8)
+        self.rows = self.size = self.nulls = 0
+
+    def append(self, array: Any) -> None:
+        n = len(array)
+        buffers = array.buffers()
+        offsets = np.frombuffer(buffers[1], dtype=np.int64, count=n + 1, offset=array.offset * 8)
+        first, last = int(offsets[0]), int(offsets[-1])
+        if self.rows + n >= len(self.offsets) or self.size + last - first > len(self.data):
+            self._finish_chunk()
+            self._start(max(2 * n, len(self.offsets) - 1), max(2 * (last - first), len(self.data)))
+        np.subtract(offsets[1:], first - self.size, out=self.offsets[self.rows + 1:self.rows + n + 1])
+        if last > first:
+            self.data[self.size:self.size + last - first] = np.frombuffer(buffers[2], dtype=np.uint8,
+                                                                           count=last - first, offset=first)
+        self._set_bits(_valid(array) if array.null_count else np.ones(n, dtype=bool))
+        self.nulls += array.null_count
+        self.rows += n
+        self.size += last - first
+
+    def _set_bits(self, valid: np.ndarray[Any, np.dtype[np.bool_]]) -> None:
+        """Write these validity bits at ``self.rows`` (least significant bit first, as Arrow)."""
+        at = self.rows
+        head = min((-at) % 8, len(valid))
+        if head:  # finish the byte begun by the previous piece
+            shifted = int(np.packbits(valid[:head], bitorder="little")[0]) << (at % 8)
+            self.bits[at // 8] = (int(self.bits[at // 8]) & ((1 << (at % 8)) - 1)) | shifted
+            valid, at = valid[head:], at + head
+        if len(valid):
+            packed = np.packbits(valid, bitorder="little")
+            self.bits[at // 8:at // 8 + len(packed)] = packed
+
+    def _finish_chunk(self) -> None:
+        import pyarrow as pa
+
+        if self.rows == 0:
+            return
+        bits = pa.py_buffer(self.bits[:(self.rows + 7) // 8]) if self.nulls else None
+        self.chunks.append(pa.Array.from_buffers(
+            pa.large_string(), self.rows,
+            [bits, pa.py_buffer(self.offsets[:self.rows + 1]), pa.py_buffer(self.data[:self.size])],
+            null_count=self.nulls))
+
+    def finish(self) -> Any:
+        import pyarrow as pa
+
+        self._finish_chunk()
+        self.offsets = self.data = self.bits = np.empty(0, dtype=np.uint8)
+        return pa.chunked_array(self.chunks, type=pa.large_string())
+
+
+def _read_arrow(source: _Source, layout: _Layout) -> tuple[list[str], list[Any], bool] | None:
+    """Every column with pyarrow: numbers as numbers, the rest as text (UTF-8 in parallel pieces).
 
     Columns whose first rows are all numbers are parsed as numbers while reading; when a later
     value is not one, the read starts again with that column as text. Returns None when the
-    file is for pandas' parser (rows shorter than the header, ...).
+    file is for pandas' parser (rows shorter than the header, ...). The flag says whether the
+    text is stripped already.
     """
     import pyarrow as pa
 
     kinds: dict[str, str] = {}
     for name, kind in zip(layout.names or (), layout.kinds):
         kinds[name] = kind if kinds.get(name, kind) == kind else "text"
-    settings = {"encoding": layout.encoding, "newlines": False, "block": _BLOCK_BYTES}
+    settings = {"encoding": layout.encoding, "newlines": False, "block": _BLOCK_BYTES, "pieces": True}
     rows = int(source.size / max(layout.bytes_per_row, 1.0) * 1.25) + 1024
     for _ in range(12):
         try:
-            return _stream(source, layout.delimiter, kinds, settings, rows)
+            if settings["pieces"] and settings["encoding"] == "utf-8":
+                read = _read_pieces(source, layout.delimiter, kinds, settings, rows)
+                return None if read is None else (*read, True)
+            read = _stream(source, layout.delimiter, kinds, settings, rows)
+            return None if read is None else (*read, False)
         except _Restart:
             continue
         except pa.ArrowMemoryError:
@@ -465,25 +584,7 @@ def _stream(source: _Source, delimiter: str, kinds: dict[str, str], settings: di
                 parts.append(batch.column(i))
             del batch
     except pa.ArrowInvalid as err:
-        message = str(err)
-        found = _CONVERSION.search(message)
-        if found and names and int(found.group(1)) < len(names):
-            name, value = names[int(found.group(1))], found.group(3)
-            # A later value is not a number of that kind: a float if it reads as one, else text.
-            kinds.update({n: kinds.get(n, "text") for n in names})
-            kinds[name] = "float" if found.group(2) == "int64" and _FLOAT_TEXT.fullmatch(value) else "text"
-            raise _Restart() from None
-        if "out of sync with chunker" in message and not settings["newlines"]:
-            settings["newlines"] = True     # a quoted value spans lines across a block boundary
-            raise _Restart() from None
-        if "straddl" in message and settings["block"] < source.size:
-            settings["block"] = min(settings["block"] * 16, max(source.size + 1, _BLOCK_BYTES))
-            raise _Restart() from None
-        if "invalid UTF8" in message and encoding == "utf-8":
-            settings["encoding"] = "latin-1"  # UTF-8 at the start, not further on
-            raise _Restart() from None
-        if "Empty CSV" in message:
-            raise LuskinError("The file is empty: there is nothing to read.") from None
+        _arrow_refused(err, names, kinds, settings, source.size)
         return None                           # ragged or otherwise odd: pandas' parser says which line
     finally:
         stream.close()
@@ -494,6 +595,253 @@ def _stream(source: _Source, delimiter: str, kinds: dict[str, str], settings: di
         else:
             columns.append(pa.chunked_array(texts.pop(i), type=field_.type))
     return names, columns
+
+
+def _arrow_refused(err: Exception, names: list[str], kinds: dict[str, str], settings: dict[str, Any],
+                   size: int) -> None:
+    """What to do when pyarrow refuses the file: raise _Restart with ``kinds``/``settings`` changed,
+    raise a LuskinError, or return (the file is for pandas' parser)."""
+    message = str(err)
+    found = _CONVERSION.search(message)
+    if found and names and int(found.group(1)) < len(names):
+        name, value = names[int(found.group(1))], found.group(3)
+        # A later value is not a number of that kind: a float if it reads as one, else text.
+        kinds.update({n: kinds.get(n, "text") for n in names})
+        kinds[name] = "float" if found.group(2) == "int64" and _FLOAT_TEXT.fullmatch(value) else "text"
+        raise _Restart() from None
+    if "out of sync with chunker" in message and not settings["newlines"]:
+        settings["newlines"] = True     # a quoted value spans lines across a block boundary
+        raise _Restart() from None
+    if "straddl" in message and settings["block"] < size:
+        settings["block"] = min(settings["block"] * 16, max(size + 1, _BLOCK_BYTES))
+        raise _Restart() from None
+    if "invalid UTF8" in message and settings["encoding"] == "utf-8":
+        settings["encoding"] = "latin-1"  # UTF-8 at the start, not further on
+        raise _Restart() from None
+    if "Empty CSV" in message:
+        raise LuskinError("The file is empty: there is nothing to read.") from None
+
+
+class _Unsafe(Exception):
+    """Pieces cannot be cut safely (quotes pyarrow may read otherwise, a very long row): read serially."""
+
+
+def _cut(data: bytes, start: int, end: int) -> int:
+    """Just after the last line end in ``data[start:end]`` that is outside quotes (-1: none).
+
+    A piece starts outside quotes, so a line end is outside them when an even number of quote
+    characters precede it in the piece (:func:`_plain_quotes` checks that pyarrow agrees).
+    """
+    at = data.rfind(b"\n", start, end)
+    if at < 0 or data.find(b'"', start, at) < 0:
+        return at + 1 if at >= 0 else -1
+    quotes = data.count(b'"', start, at)
+    while quotes % 2:
+        before = data.rfind(b"\n", start, at)
+        if before < 0:
+            return -1
+        quotes -= data.count(b'"', before, at)
+        at = before
+    return at + 1
+
+
+def _plain_quotes(piece: Any, delimiter: str, first: bool) -> bool:
+    """Whether pyarrow reads this piece's quotes as their count says (checked where there are some).
+
+    True when every quote that opens (by count) starts a field or doubles the quote just before
+    it, and every quote that closes ends a field or is doubled: then pyarrow's state (inside or
+    outside a quoted value) is the count's everywhere, and the piece ends outside quotes. A quote
+    inside an unquoted value (5'11") or after a space fails the check.
+    """
+    data = np.frombuffer(piece, dtype=np.uint8)
+    quotes = np.flatnonzero(data == 34)
+    if not len(quotes):
+        return True
+    ends = np.array([ord(delimiter), 10, 13, 34], dtype=np.uint8)
+    opening, closing = quotes[0::2], quotes[1::2]
+    start = 3 if first and bytes(data[:3]) == codecs.BOM_UTF8 else 0
+    before = data[np.maximum(opening - 1, 0)]
+    if not ((opening == start) | np.isin(before, ends)).all():
+        return False
+    after = data[np.minimum(closing + 1, len(data) - 1)]
+    return bool(((closing == len(data) - 1) | np.isin(after, ends)).all())
+
+
+def _pieces(source: _Source, size: int) -> Iterator[tuple[Any, bool]]:
+    """The content in pieces of about ``size`` bytes, each ending at a line end outside quotes,
+    with whether it holds a quote. Zero copy for bytes in memory; a regular file is read piece by
+    piece; a gzip is inflated as it goes."""
+    if source.data is not None and not source.gzip:
+        data = bytes(source.data) if not isinstance(source.data, bytes) else source.data
+        view, start = memoryview(data), 0
+        while start < len(data):
+            end = len(data) if start + size >= len(data) else _cut(data, start, start + size)
+            grown = size
+            while end < 0:                       # a row longer than a piece: look further
+                grown *= 2
+                if grown > 4 * size:
+                    raise _Unsafe()
+                end = len(data) if start + grown >= len(data) else _cut(data, start, start + grown)
+            yield view[start:end], data.find(b'"', start, end) >= 0
+            start = end
+        return
+    with source.open() as stream:
+        seekable = stream.seekable()  # a file: read the rest of a cut row again (no copy); a gzip: carry it
+        carry = b""
+        while True:
+            block = stream.read(size)
+            data = carry + block if carry else block
+            while block:
+                end = _cut(data, 0, len(data))
+                if end > 0:
+                    break
+                if len(data) > 4 * size:
+                    raise _Unsafe()
+                block = stream.read(size)
+                data += block
+            if not block:                        # the end: the rest, whatever it ends with
+                if data:
+                    yield data, b'"' in data
+                return
+            yield memoryview(data)[:end], data.find(b'"', 0, end) >= 0
+            if seekable:
+                stream.seek(end - len(data), io.SEEK_CUR)
+            else:
+                carry = data[end:]
+
+
+def _memory_pool() -> Any:
+    """The C library's allocator for the pieces: it gives freed pieces back to the system when
+    asked (``release_unused``), where pyarrow's default pool keeps them, so the peak stays near
+    the result's own size."""
+    import pyarrow as pa
+
+    return pa.system_memory_pool()
+
+
+def _workers() -> int:
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, _MAX_WORKERS))
+
+
+def _read_pieces(source: _Source, delimiter: str, kinds: dict[str, str], settings: dict[str, Any],
+                 rows: int) -> tuple[list[str], list[Any]] | None:
+    """One pass of :func:`_read_arrow` over a UTF-8 file, in pieces parsed on a few threads.
+
+    The first piece gives the names and the types (as pyarrow's streaming reader takes them
+    from its first block); each later piece is parsed with them on a worker (text stripped
+    there) and gathered in order, copied into the final arrays and freed. At most a few pieces
+    are in flight. Raises _Restart as :func:`_stream` does.
+    """
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    arrow_type = {"int": pa.int64(), "float": pa.float64(), "text": pa.large_string()}
+    types: dict[str, Any] = {n: arrow_type[k] for n, k in kinds.items()}
+    names: list[str] = []
+    memory = _memory_pool()
+
+    def parse(piece: Any, quoted: bool, first: bool) -> list[Any]:
+        if quoted and not _plain_quotes(piece, delimiter, first):
+            raise _Unsafe()
+        table = pcsv.read_csv(
+            pa.BufferReader(pa.py_buffer(piece)),
+            read_options=pcsv.ReadOptions(use_threads=False, block_size=len(piece) + 1,
+                                          column_names=None if first else names),
+            parse_options=pcsv.ParseOptions(delimiter=delimiter, newlines_in_values=quoted),
+            convert_options=pcsv.ConvertOptions(column_types=types, null_values=MISSING_MARKERS,
+                                                strings_can_be_null=True, quoted_strings_can_be_null=True),
+            memory_pool=memory,
+        )
+        if first:
+            names.extend(table.schema.names)
+            schema.extend(table.schema.types)
+        columns = []
+        for column in table.columns:
+            chunks = column.chunks
+            if pa.types.is_large_string(column.type):  # stripped here, a piece at a time
+                chunks = [_clean_text(c, memory) if _needs_trim(c) else c for c in chunks]
+            columns.append(chunks)
+        return columns
+
+    schema: list[Any] = []
+    numbers: dict[int, _NumberColumn] = {}
+    texts: dict[int, _TextColumn] = {}
+    others: dict[int, list[Any]] = {}  # a type pyarrow guessed (a name the first rows did not show)
+
+    def gather(columns: list[Any]) -> None:
+        for i, chunks in enumerate(columns):
+            column = numbers.get(i) or texts.get(i)
+            for chunk in chunks:
+                if column is None:
+                    others[i].append(chunk)
+                else:
+                    column.append(chunk)
+        columns.clear()
+        memory.release_unused()  # hand the piece's freed memory back now, not at the allocator's leisure
+
+    workers = _workers()
+    threads = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="luskin-csv") if workers > 1 else None
+    pending: collections.deque[Any] = collections.deque()
+    try:
+        pieces = _pieces(source, min(_PIECE_BYTES[1], max(_PIECE_BYTES[0], source.size // _PIECE_SHARE)))
+        for piece, quoted in pieces:
+            if not names:
+                first = parse(piece, quoted, first=True)
+                _check_width(len(names))
+                types.update({n: t for n, t in zip(names, schema) if n not in kinds})
+                share = source.size / max(len(piece), 1) * 1.25  # the file's size over the piece's, and a margin
+                for i, kind in enumerate(schema):
+                    if pa.types.is_int64(kind) or pa.types.is_float64(kind):
+                        numbers[i] = _NumberColumn("int" if pa.types.is_int64(kind) else "float", rows)
+                    elif pa.types.is_large_string(kind):
+                        texts[i] = _TextColumn(rows, int(sum(_text_bytes(c) for c in first[i]) * share) + (1 << 16))
+                    else:
+                        others[i] = []
+                gather(first)
+                del first
+            elif threads is None:
+                gather(parse(piece, quoted, first=False))
+            else:
+                pending.append(threads.submit(parse, piece, quoted, False))
+                if len(pending) >= workers:
+                    gather(pending.popleft().result())
+            del piece
+        while pending:
+            gather(pending.popleft().result())
+    except _Unsafe:
+        settings["pieces"] = False
+        raise _Restart() from None
+    except pa.ArrowInvalid as err:
+        _arrow_refused(err, names, kinds, settings, source.size)
+        return None                           # ragged or otherwise odd: pandas' parser says which line
+    finally:
+        for future in pending:
+            future.cancel()
+        if threads is not None:
+            threads.shutdown(wait=True)
+    if not names:
+        raise LuskinError("The file is empty: there is nothing to read.")
+    columns: list[Any] = []
+    for i, kind in enumerate(schema):
+        if i in numbers:
+            columns.append(numbers.pop(i).finish())
+        elif i in texts:
+            columns.append(texts.pop(i).finish())
+        else:
+            columns.append(pa.chunked_array(others.pop(i), type=kind))
+    return names, columns
+
+
+def _text_bytes(array: Any) -> int:
+    """The bytes of text a large_string array holds."""
+    if not len(array):
+        return 0
+    offsets = np.frombuffer(array.buffers()[1], dtype=np.int64, count=len(array) + 1, offset=array.offset * 8)
+    return int(offsets[-1] - offsets[0])
 
 
 _RAGGED = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
@@ -574,7 +922,7 @@ def _needs_trim(column: Any) -> bool:
     import pyarrow as pa
 
     width = np.int64 if pa.types.is_large_string(column.type) else np.int32
-    for chunk in column.chunks:
+    for chunk in getattr(column, "chunks", [column]):  # a ChunkedArray or one Array
         if chunk.null_count == len(chunk):
             continue
         buffers = chunk.buffers()
@@ -608,15 +956,15 @@ def _contains_byte(column: Any, values: bytes) -> bool:
     return False
 
 
-def _clean_text(column: Any) -> Any:
+def _clean_text(column: Any, memory: Any = None) -> Any:
     """Blanks stripped, and values that are then blank or a missing marker made missing."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    column = pc.utf8_trim_whitespace(column)
-    marker = pc.is_in(column, value_set=pa.array(MISSING_MARKERS, column.type))
+    column = pc.utf8_trim_whitespace(column, memory_pool=memory)
+    marker = pc.is_in(column, value_set=pa.array(MISSING_MARKERS, column.type), memory_pool=memory)
     if pc.any(marker).as_py():
-        column = pc.if_else(marker, pa.scalar(None, column.type), column)
+        column = pc.if_else(marker, pa.scalar(None, column.type), column, memory_pool=memory)
     return column
 
 
@@ -635,33 +983,61 @@ def _numbers(column: Any) -> pd.api.extensions.ExtensionArray | None:
 
     if column.null_count == len(column):
         return None
+    # A cast fails when one value fails: try the first values before casting (and allocating) all.
+    probe = next((chunk.slice(0, 1000) for chunk in getattr(column, "chunks", [column]) if len(chunk)), None)
+    if probe is not None and not (_casts(probe, pa.int64()) or _casts(probe, pa.float64())):
+        return None
     try:
-        whole = pc.cast(column, pa.int64())
+        whole = pc.cast(column, pa.int64(), memory_pool=_memory_pool())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         whole = None
     # pyarrow reads '0x1F' as 31; pandas (and so Luskin) keeps it as text.
     if whole is not None and not pc.any(pc.starts_with(column, "0x", ignore_case=True)).as_py():
-        return pd.Int64Dtype().__from_arrow__(whole)
+        return _INT64.__from_arrow__(whole)
     try:
-        real = pc.cast(column, pa.float64())
+        real = pc.cast(column, pa.float64(), memory_pool=_memory_pool())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
     if _contains_byte(column, b"+") and pc.all(pc.match_substring_regex(column, r"^[+-]?[0-9]+$")).as_py():
         try:  # '+5' is an integer to pandas
-            return pd.Int64Dtype().__from_arrow__(pc.cast(pc.replace_substring_regex(column, r"^\+", ""), pa.int64()))
+            return _INT64.__from_arrow__(pc.cast(pc.replace_substring_regex(column, r"^\+", ""), pa.int64()))
         except pa.ArrowInvalid:
             pass  # beyond int64: a float
     return _finite(real.to_numpy())
+
+
+_INT64: Any = pd.Int64Dtype()  # its __from_arrow__ (Int64 from a pyarrow array) is not in pandas' type stubs
+
+
+def _casts(values: Any, kind: Any) -> bool:
+    """Whether pyarrow casts every one of these values to ``kind``."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        pc.cast(values, kind, memory_pool=_memory_pool())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return False
+    return True
+
+
+# A character no number pandas reads can hold (it reads digits, signs, a point, an exponent,
+# blanks, inf, infinity and nan): a value with one makes pd.to_numeric fail, without asking it.
+_NOT_A_NUMBER = re.compile(r"[^0-9+\-._\sinftyaeINFTYAE\x80-\U0010ffff]")
 
 
 def _numbers_like_pandas(column: Any) -> pd.api.extensions.ExtensionArray | None:
     """pandas' own number parsing, for the rare value pyarrow reads differently (checked on 200 first)."""
     first: list[Any] = []
     for chunk in column.chunks:
-        first.extend(chunk.drop_null().slice(0, 200 - len(first)).to_pylist())
+        for start in range(0, len(chunk), 256):  # a slice at a time: no copy of a whole column
+            first.extend(v for v in chunk.slice(start, 256).to_pylist() if v is not None)
+            if len(first) >= 200:
+                break
         if len(first) >= 200:
             break
-    if not first:
+    first = first[:200]
+    if not first or any(_NOT_A_NUMBER.search(v) for v in first):
         return None
     try:
         pd.to_numeric(pd.Series(first, dtype="string"))
@@ -686,16 +1062,19 @@ def _large_string() -> Any:
     return pa.large_string()
 
 
-def _column(column: Any, *, clean: bool = False) -> pd.api.extensions.ExtensionArray:
-    """One column of text as numbers (Int64, Float64) or stripped text (string), with missing values."""
+def _column(column: Any, *, clean: bool = False, stripped: bool = False) -> pd.api.extensions.ExtensionArray:
+    """One column of text as numbers (Int64, Float64) or stripped text (string), with missing values.
+
+    ``stripped``: the text was stripped piece by piece as it was read (see :func:`_read_pieces`).
+    """
     import pyarrow as pa
 
     if isinstance(column, pd.api.extensions.ExtensionArray):
         return column  # read as numbers already
     if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
         column = column.cast(pa.large_string())  # pyarrow guessed a type: back to the text
-        clean = True
-    if clean or _needs_trim(column):
+        clean, stripped = True, False
+    if clean or (not stripped and _needs_trim(column)):
         column = _clean_text(column)
     found = _numbers(column)
     if found is None:
@@ -707,13 +1086,14 @@ def _column(column: Any, *, clean: bool = False) -> pd.api.extensions.ExtensionA
     return pd.arrays.ArrowStringArray(column)
 
 
-def _frame(names: list[str], columns: list[Any], *, clean: bool) -> pd.DataFrame:
+def _frame(names: list[str], columns: list[Any], *, clean: bool, stripped: bool = False) -> pd.DataFrame:
     """Convert the columns (in threads: pyarrow and numpy release the GIL), freeing each text as it goes."""
     def convert(i: int) -> pd.api.extensions.ExtensionArray:
         column, columns[i] = columns[i], None
-        return _column(column, clean=clean)
+        return _column(column, clean=clean, stripped=stripped)
 
-    workers = max(1, min(len(columns), os.cpu_count() or 1, 8))
+    # Text stripped as it was read needs only a glance per column: no threads for that.
+    workers = 1 if stripped else max(1, min(len(columns), os.cpu_count() or 1, 8))
     if workers == 1:
         arrays = [convert(i) for i in range(len(columns))]
     else:
@@ -766,7 +1146,8 @@ def _load(source: _Source) -> pd.DataFrame:
             raise LuskinError(_ONE_COLUMN)
     read = None if layout.quote_after_space else _read_arrow(source, layout)
     if read is not None:
-        return _frame(*read, clean=False)
+        names, columns, stripped = read
+        return _frame(names, columns, clean=False, stripped=stripped)
     return _frame(*_read_pandas(source, layout), clean=True)
 
 
@@ -779,9 +1160,16 @@ def _check_frame(frame: pd.DataFrame) -> pd.DataFrame:
         raise LuskinError(_ONE_COLUMN)
     if len(frame) == 0:
         raise LuskinError("The file has a header row but no data rows.")
-    if all(frame[name].isna().all() for name in frame.columns):
+    if all(_all_missing(frame[name].array) for name in frame.columns):
         raise LuskinError("Every cell of the file is empty: there is nothing to audit.")
     return frame
+
+
+def _all_missing(array: Any) -> bool:
+    """Whether every value is missing (for text, from pyarrow's count: nothing allocated)."""
+    if isinstance(array, pd.arrays.ArrowStringArray):
+        return bool(array.__arrow_array__().null_count == len(array))
+    return bool(array.isna().all())
 
 
 # --------------------------------------------------------------------------------------

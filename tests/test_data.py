@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import io
 import zipfile
 
 import pandas as pd
@@ -152,3 +151,91 @@ def test_samples_are_the_published_files(name, sha256):
     from luskin_core.data import SAMPLE_DIR
 
     assert hashlib.sha256(gzip.decompress((SAMPLE_DIR / name).read_bytes())).hexdigest() == sha256
+
+
+def _tricky_csv(rows: int = 3000, stray_quote: bool = False) -> bytes:
+    """A UTF-8 CSV with what the readers must agree on: a byte-order mark, CRLF, quoted commas,
+    line breaks and doubled quotes, blanks around values, missing markers, '+5', 'inf', a column
+    of whole numbers that turns decimal and one that turns text past the first 2,000 rows (the
+    sniffed ones), non-ASCII text and blank lines."""
+    lines = ["id, name ,city,score,zip,signed,ratio,note"]
+    for i in range(rows):
+        name = ['"Smith, John"', '"say ""hi"""', " spaced ", "Zoë", "?", '"NA"', ""][i % 7]
+        city = ['"São\nPaulo"', "Lyon", "null", "Oslo"][i % 4]
+        score = "2.5" if i == 2500 else str(i % 97)
+        zip_code = "unknown" if i == 2700 else f"{10000 + i}"
+        signed = f"+{i % 5}" if i % 3 else str(-(i % 5))
+        ratio = "inf" if i == 10 else f"{i / 7:.3f}"
+        note = '5\'11"' if stray_quote and i == 2900 else ("" if i % 11 else "x")
+        lines.append(",".join([str(i), name, city, score, zip_code, signed, ratio, note]))
+        if i % 500 == 0:
+            lines.append("")
+    return b"\xef\xbb\xbf" + "\r\n".join(lines).encode("utf-8") + b"\r\n"
+
+
+@pytest.mark.parametrize("stray_quote", [False, True])
+def test_parallel_pieces_agree_with_the_serial_and_pandas_readers(tmp_path, monkeypatch, stray_quote):
+    """The fast path (pieces parsed in parallel) gives the very frame of pyarrow's streaming reader
+    and of pandas' parser, from bytes, a file and a gzip; a quote pyarrow may read otherwise than its
+    count (5'11") sends the file to the streaming reader."""
+    from luskin_core import data
+
+    raw = _tricky_csv(stray_quote=stray_quote)
+    path = tmp_path / "tricky.csv"
+    path.write_bytes(raw)
+    packed = tmp_path / "tricky.csv.gz"
+    packed.write_bytes(gzip.compress(raw))
+    taken: list[str] = []
+    pieces, stream = data._read_pieces, data._stream
+
+    def spy_pieces(*args, **kwargs):
+        found = pieces(*args, **kwargs)
+        taken.append("pieces" if found is not None else "pieces refused")
+        return found
+
+    def spy_stream(*args, **kwargs):
+        taken.append("stream")
+        return stream(*args, **kwargs)
+
+    monkeypatch.setattr(data, "_PIECE_BYTES", (512, 512))  # about 300 pieces, some quoted lines across cuts
+    monkeypatch.setattr(data, "_read_pieces", spy_pieces)
+    monkeypatch.setattr(data, "_stream", spy_stream)
+    fast = [load_csv(raw), load_csv(path), load_csv(packed)]
+    expected = ["stream"] * 3 if stray_quote else ["pieces"] * 3
+    assert [t for t in taken if t != "pieces refused"] == expected, taken
+
+    def serial(source, delimiter, kinds, settings, rows):
+        settings["pieces"] = False
+        raise data._Restart()
+
+    monkeypatch.setattr(data, "_read_pieces", serial)
+    streamed = load_csv(raw)
+    monkeypatch.setattr(data, "_read_arrow", lambda source, layout: None)
+    by_pandas = load_csv(raw)
+
+    frame = fast[0]
+    for other in (*fast[1:], streamed, by_pandas):
+        pd.testing.assert_frame_equal(frame, other, check_exact=True)
+    assert list(frame.columns) == ["id", "name", "city", "score", "zip", "signed", "ratio", "note"]
+    assert len(frame) == 3000
+    assert {c: str(t) for c, t in frame.dtypes.items()} == {
+        "id": "Int64", "name": "string", "city": "string", "score": "Float64", "zip": "string",
+        "signed": "Int64", "ratio": "Float64", "note": "string"}
+    assert frame["name"].head(7).tolist() == ["Smith, John", 'say "hi"', "spaced", "Zoë", pd.NA, pd.NA, pd.NA]
+    assert frame["city"].head(4).tolist() == ["São\nPaulo", "Lyon", pd.NA, "Oslo"]
+    assert frame["score"][2500] == 2.5 and frame["zip"][2700] == "unknown" and frame["zip"][0] == "10000"
+    assert frame["signed"].head(3).tolist() == [0, 1, 2] and pd.isna(frame["ratio"][10])
+    assert frame["note"].eq('5\'11"').sum() == int(stray_quote)
+
+
+def test_cuts_fall_outside_quotes():
+    from luskin_core.data import _cut, _plain_quotes
+
+    data = b'a,b\n1,"x\ny"\n2,z\n'
+    assert _cut(data, 0, len(data) - 1) == data.index(b"2")  # not inside "x\ny"
+    assert _cut(data, 0, 7) == 4 and _cut(b'1,"x\ny', 0, 6) == -1
+    assert _plain_quotes(data, ",", first=True)
+    assert _plain_quotes(b'\xef\xbb\xbf"a",b\n"say ""hi""",2\n', ",", first=True)
+    assert not _plain_quotes(b'a,5\'11"\n', ",", first=True)
+    assert not _plain_quotes(b'a, "b"\n', ",", first=True)
+    assert not _plain_quotes(b'"ab"c,d\n', ",", first=True)
