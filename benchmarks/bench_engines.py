@@ -23,6 +23,8 @@ query's, cell for cell. The floor rows time the imports alone: what any audit th
 library pays before it reads a row.
 
 Run: .venv/bin/python benchmarks/bench_engines.py [--rows 50000000] [--csv-rows 10000000] [--repeat 5]
+(``--code FOLDER`` measures the luskin_core package in FOLDER instead, e.g. an earlier commit's
+``git archive COMMIT luskin_core | tar -x -C FOLDER``; ``--data FOLDER`` reuses generated tables.)
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+CODE = ROOT  # the folder holding the luskin_core measured (the children run there)
 
 CHILD_PRELUDE = """
 import json, time
@@ -123,6 +126,11 @@ NOTHING = """
 """
 
 
+def env() -> dict[str, str]:
+    """The children import luskin_core from CODE first."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(CODE), os.environ.get("PYTHONPATH")]))}
+
+
 def load() -> str:
     """The 1-, 5- and 15-minute load averages now."""
     with open("/proc/loadavg") as f:
@@ -135,7 +143,8 @@ def child(body: str, path: Path | None = None, reader: str = "") -> dict:
             + CHILD_END)
     before = load()
     begun = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=CODE, env=env(),
+                         check=False)
     if out.returncode != 0:
         raise SystemExit(out.stderr[-3000:])
     figures = json.loads(next(line for line in out.stdout.splitlines() if line.startswith("FIGURES "))[8:])
@@ -150,7 +159,8 @@ def cli_child(path: Path) -> dict:
     begun = time.perf_counter()
     out = subprocess.run([sys.executable, "-m", "luskin_core", "audit", "--data", str(path), "--outcome", "decision",
                           "--positive", "1", "--groups", "group", "--stratify", "stratum", "--json"],
-                         capture_output=True, text=True, cwd=ROOT, check=False)
+                         capture_output=True, text=True, cwd=CODE, env=env(),
+                         check=False)
     if out.returncode != 0:
         raise SystemExit(out.stderr[-3000:])
     seconds = time.perf_counter() - begun
@@ -227,7 +237,12 @@ def main() -> None:
     parser.add_argument("--in-memory-only", action="store_true", help="only the numpy vs DuckDB in-memory figures")
     parser.add_argument("--generate", metavar="FOLDER", help="only write the test tables into FOLDER")
     parser.add_argument("--data", metavar="FOLDER", help="use audit.parquet and audit.csv already in FOLDER")
+    parser.add_argument("--code", metavar="FOLDER", help="measure the luskin_core package in FOLDER")
     args = parser.parse_args()
+    global CODE
+    if args.code:
+        CODE = Path(args.code).resolve()
+        assert (CODE / "luskin_core" / "sources.py").is_file(), f"no luskin_core package in {CODE}"
     if args.generate:
         generate(Path(args.generate), args.rows, args.csv_rows)
         return
@@ -235,7 +250,7 @@ def main() -> None:
         in_memory_figures()
         return
     # This process stays small (no pandas, no DuckDB): the data are generated, and every peer measured, in children.
-    print(f"uptime: {os.popen('uptime').read().strip()}; cores: {os.cpu_count()}")
+    print(f"uptime: {os.popen('uptime').read().strip()}; cores: {os.cpu_count()}; luskin_core from {CODE}")
     with tempfile.TemporaryDirectory(prefix="luskin-bench-") as tmp:
         folder = Path(args.data) if args.data else Path(tmp)
         parquet, csv = folder / "audit.parquet", folder / "audit.csv"
@@ -310,7 +325,8 @@ def main() -> None:
           f"{floor_plain + query:.2f} s without, against 2x the hand-written query cold = "
           f"{2 * fig(1, 'seconds'):.2f} s")
     sys.stdout.flush()
-    subprocess.run([sys.executable, __file__, "--in-memory-only"], check=True, cwd=ROOT)
+    subprocess.run([sys.executable, str(Path(__file__).resolve()), "--in-memory-only"], check=True, cwd=CODE,
+                   env=env())
 
 
 if __name__ == "__main__":
