@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from ._locations import sample_dir, shared_data_dir
+from .conditions import parse_condition as _c
 from .errors import LuskinError
 from .spec import AuditSpec
 
@@ -1356,8 +1357,8 @@ PRESETS: dict[str, Preset] = {
         name="adult",
         title="UCI Adult (census income, 48,842 people)",
         spec=AuditSpec(
-            outcome="income", positive=">50K", protected="race == White",
-            filters=("education-num > 10",), group_label="White", other_label="Non-White",
+            outcome="income", positive=">50K", protected=_c("race == White"),
+            filters=(_c("education-num > 10"),), group_label="White", other_label="Non-White",
             filter_label="more than 10 years of education (E)",
             not_filter_label="10 years of education or fewer (UE)",
         ),
@@ -1369,8 +1370,8 @@ PRESETS: dict[str, Preset] = {
         name="compas",
         title="ProPublica COMPAS (Broward County, two-year recidivism)",
         spec=AuditSpec(
-            outcome="two_year_recid", positive=1, protected="race == African-American",
-            population=("race in [African-American, Caucasian]",),
+            outcome="two_year_recid", positive=1, protected=_c("race == African-American"),
+            population=(_c("race in [African-American, Caucasian]"),),
             group_label="African-American", other_label="Caucasian",
         ),
         features=("sex", "age", "juv_fel_count", "juv_misd_count", "priors_count", "c_charge_degree",
@@ -1381,8 +1382,8 @@ PRESETS: dict[str, Preset] = {
         name="sqf",
         title="NYPD Stop, Question and Frisk 2014 (45,787 stops)",
         spec=AuditSpec(
-            outcome="frisked", positive="Y", protected="race == W",
-            filters=("detailCM == 9",), group_label="White", other_label="Non-White",
+            outcome="frisked", positive="Y", protected=_c("race == W"),
+            filters=(_c("detailCM == 9"),), group_label="White", other_label="Non-White",
             filter_label="suspected of assault (A)", not_filter_label="not suspected of assault (NA)",
         ),
         features=SQF_FEATURES,
