@@ -27,14 +27,17 @@ _EXPORTS: dict[str, str] = {
                      "save_model"), "retrain"),
     **dict.fromkeys(("AuditSpec", "prepare"), "spec"),
     **dict.fromkeys(("GroupThresholdOptimizer", "ThresholdReport", "tune_thresholds"), "thresholds"),
+    **dict.fromkeys(("Source", "open_source"), "sources"),
+    **dict.fromkeys(("build_html_report", "build_pdf_report"), "report"),
 }
 
 __all__ = [
     "OPERATORS", "PRESETS", "AlphaSweep", "AuditResult", "AuditSpec", "Cell", "Condition",
     "EqualizedDistributionClassifier", "Gap", "GroupThresholdOptimizer", "LuskinError", "Preset",
-    "RelabelResult", "RetrainOptions", "RetrainResult", "ThresholdReport", "__version__",
-    "alpha_sweep", "audit", "audit_arrays", "download_sqf", "equalize_frame", "get_preset",
-    "load_csv", "load_data", "load_model", "load_sample", "load_sqf", "model_bytes", "paper_table",
+    "RelabelResult", "RetrainOptions", "RetrainResult", "Source", "ThresholdReport", "__version__",
+    "alpha_sweep", "audit", "audit_arrays", "build_html_report", "build_pdf_report", "download_sqf",
+    "equalize_frame", "get_preset", "load_csv", "load_data", "load_model", "load_sample", "load_sqf",
+    "model_bytes", "open_source", "paper_table",
     "parse_condition", "prepare", "relabel", "retrain", "risk_based_flipping", "save_model",
     "selective_risk_adjustment", "tune_thresholds",
 ]
@@ -48,6 +51,8 @@ if TYPE_CHECKING:  # what a type checker and an IDE see: the same names, importe
     from .relabel import RelabelResult, relabel, risk_based_flipping, selective_risk_adjustment
     from .retrain import RetrainOptions, RetrainResult, load_model, model_bytes, paper_table, retrain, save_model
     from .spec import AuditSpec, prepare
+    from .report import build_html_report, build_pdf_report
+    from .sources import Source, open_source
     from .thresholds import GroupThresholdOptimizer, ThresholdReport, tune_thresholds
 
 
