@@ -211,4 +211,9 @@ def run_equalize(args: argparse.Namespace) -> int:
     print()
     print("alpha = 1 is plain logistic regression; smaller alpha pulls the groups' score "
           "distributions together, usually at some cost in accuracy.")
+    if sweep.warnings:  # e.g. a fit that stopped at its iteration limit without converging
+        print()
+        print("Warnings:")
+        for sentence in sweep.warnings:
+            print(f"- {sentence}")
     return 0

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import functools
+import threading
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from luskin_core.equalize import (
+    BIN_CENTERS,
     BIN_EDGES,
     EqualizedDistributionClassifier,
     alpha_sweep,
@@ -131,11 +137,14 @@ def test_alpha_sweep_is_shaped_for_a_slider():
             assert len(h["positive"]) == 50
             assert sum(h["positive"]) == int(((gte == lab) & (yte == 1)).sum())
             assert sum(h["negative"]) == int(((gte == lab) & (yte == 0)).sum())
-    # each point equals a stand-alone fit at that alpha (no dependence on the other alphas)
-    alone = EqualizedDistributionClassifier(alpha=0.5).fit(Xtr, ytr, gtr)
-    pred = alone.predict(Xte)
-    assert sweep.point(0.5).accuracy == pytest.approx(np.mean(pred == yte))
+    # every alpha starts from plain logistic regression: each point equals a stand-alone fit
+    for a in (0.1, 0.5):
+        alone = EqualizedDistributionClassifier(alpha=a).fit(Xtr, ytr, gtr)
+        assert sweep.point(a).loss == pytest.approx(alone.loss_, rel=1e-12)
+        assert sweep.point(a).accuracy == pytest.approx(np.mean(alone.predict(Xte) == yte))
     low, high = sweep.point(0.1), sweep.point(1.0)
+    alone_point = alpha_sweep(Xtr, ytr, gtr, Xte, yte, gte, alphas=(0.1,)).point(0.1)  # whatever else is swept
+    assert (alone_point.loss, alone_point.groups, alone_point.histograms) == (low.loss, low.groups, low.histograms)
     assert low.tpr_gap + low.fpr_gap < high.tpr_gap + high.fpr_gap
     d = sweep.to_dict()
     assert [p["alpha"] for p in d["points"]] == [0.1, 0.5, 1.0]
@@ -155,3 +164,124 @@ def test_sweep_reports_progress_after_each_alpha():
     fractions = [f for f, _ in seen]
     assert fractions == sorted(fractions) and fractions[0] == 0.0 and fractions[-1] == 1.0
     assert len(seen) == 3 and "alpha = 1" in seen[0][1]
+
+
+@pytest.mark.parametrize("bandwidth", [0.02, 0.005, 0.001, 0.2])
+def test_penalty_equals_the_full_kernel_over_every_bin(bandwidth):
+    """The windowed, sorted penalty gives E_f of the plain definition (every row, every bin)."""
+    rng = np.random.default_rng(11)
+    n = 900
+    g = rng.choice(["A", "B", "C"], n, p=[0.5, 0.3, 0.2])
+    y = (rng.random(n) < 0.4).astype(int)
+    X = rng.normal(size=(n, 2))
+    theta = np.array([2.5, -1.5, 0.3])  # scores from near 0 to near 1: windows clipped at both ends
+    s = 1 / (1 + np.exp(-(X @ theta[:2] + theta[2])))
+    K = np.exp(-((s[:, None] - BIN_CENTERS[None, :]) ** 2) / (2 * bandwidth**2))
+    K *= 0.02 / (np.sqrt(2 * np.pi) * bandwidth)
+
+    def hist(m):
+        return K[m].sum(0) / m.sum()
+
+    expected = sum(np.sum((hist((g == "A") & (y == c)) - hist((g == k) & (y == c))) ** 2)
+                   for k in ("B", "C") for c in (0, 1))
+    value, _ = equalized_loss(theta, X, y, g, alpha=0.0, bandwidth=bandwidth)
+    assert value == pytest.approx(expected, rel=1e-10, abs=1e-15)
+
+
+def test_warm_start_reaches_the_cold_loss():
+    """Starting each alpha from its neighbour's solution ends where starting from plain logistic
+    regression does, where the loss has one minimum: here a smooth kernel and alpha >= 0.05. (At
+    the default bandwidth, or at alpha 0.01 and 0, this sample's loss has several minima and the
+    two starts may settle in different ones: 1e-4 to 30% apart.)"""
+    X, y, g = _biased(n=1500, d=5, seed=1)
+    Xtr, ytr, gtr, Xte, yte, gte = X[:1050], y[:1050], g[:1050], X[1050:], y[1050:], g[1050:]
+    alphas = (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9, 1.0)
+    warm = alpha_sweep(Xtr, ytr, gtr, Xte, yte, gte, alphas, bandwidth=0.05, start="path")
+    cold = alpha_sweep(Xtr, ytr, gtr, Xte, yte, gte, alphas, bandwidth=0.05, start="lr")
+    for w, c in zip(warm.points, cold.points, strict=True):
+        assert w.converged and c.converged
+        assert w.loss == pytest.approx(c.loss, rel=1e-7), w.alpha
+        assert w.accuracy == c.accuracy
+    assert sum(p.iterations for p in warm.points) < sum(p.iterations for p in cold.points)
+    # one estimator started from a neighbour's coefficients, against a cold fit
+    near = EqualizedDistributionClassifier(alpha=0.3, bandwidth=0.05).fit(Xtr, ytr, gtr)
+    start = np.concatenate([near.coef_[0], near.intercept_])
+    hot = EqualizedDistributionClassifier(alpha=0.2, bandwidth=0.05).fit(Xtr, ytr, gtr, coef_init=start)
+    alone = EqualizedDistributionClassifier(alpha=0.2, bandwidth=0.05).fit(Xtr, ytr, gtr)
+    assert hot.converged_ and alone.converged_
+    assert hot.loss_ == pytest.approx(alone.loss_, rel=1e-7)
+    assert hot.n_iter_[0] < alone.n_iter_[0]
+
+
+def test_a_fit_that_stops_at_its_limit_says_so():
+    X, y, g = _biased(n=800, seed=9)
+    with pytest.warns(ConvergenceWarning, match="did not converge in 2 iterations"):
+        clf = EqualizedDistributionClassifier(alpha=0.1, max_iter=2).fit(X, y, g)
+    assert clf.converged_ is False and clf.n_iter_.tolist() == [2]
+    assert "ITERATIONS" in clf.convergence_message_.upper()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)  # a converged fit is silent
+        ok = EqualizedDistributionClassifier(alpha=0.1).fit(X, y, g)
+    assert ok.converged_ is True and 0 < ok.n_iter_[0] < 500 and ok.convergence_sentence() == ""
+    # the sweep carries it in words (what the page, the CLI and the report show), without warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        sweep = alpha_sweep(X[:600], y[:600], g[:600], X[600:], y[600:], g[600:], (0.1, 1.0), max_iter=2)
+    low = sweep.point(0.1)
+    assert not low.converged and low.iterations == 2 and not sweep.converged
+    assert any("alpha = 0.1 did not converge in 2 iterations" in w for w in sweep.warnings)
+    assert sweep.to_dict()["points"][0]["converged"] is False
+
+
+def test_cli_prints_the_warnings(capsys, monkeypatch):
+    import luskin_core.equalize as eq
+    from luskin_core.cli import main
+
+    monkeypatch.setattr(eq, "alpha_sweep", functools.partial(eq.alpha_sweep, max_iter=1))
+    assert main(["equalize", "--preset", "compas", "--alphas", "0.1,1"]) == 0
+    out = capsys.readouterr().out
+    assert "Warnings:" in out and "alpha = 0.1 did not converge in 1 iteration (the limit)" in out
+
+
+def test_fits_in_two_threads_equal_fits_alone():
+    """The server runs analysts' fits side by side: no shared buffers, no process-wide state."""
+    data = [_biased(n=1200, seed=s) for s in (12, 13)]
+
+    def sweep(k):
+        X, y, g = data[k]
+        return alpha_sweep(X[:900], y[:900], g[:900], X[900:], y[900:], g[900:], (0.0, 0.1, 0.5, 1.0)).to_dict()
+
+    def strip(d):
+        return {**d, "points": [{k: v for k, v in p.items() if k != "seconds"} for p in d["points"]]}
+
+    alone = [strip(sweep(k)) for k in (0, 1)]
+    results: dict[int, dict] = {}
+    barrier = threading.Barrier(2)
+
+    def run(k):
+        barrier.wait()
+        results[k] = strip(sweep(k))
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results[0] == alone[0] and results[1] == alone[1]
+    assert alone[0] != alone[1]
+
+
+@pytest.mark.parametrize("alpha", [1.0, 0.5])
+def test_numpy_lbfgs_matches_scipy(alpha):
+    """The numpy L-BFGS (no BLAS threads) reaches scipy L-BFGS-B's loss on the same whitened problem."""
+    from luskin_core.equalize import _lbfgs, _Objective
+
+    X, y, g = _biased(n=1500, seed=14)
+    obj = _Objective(X, y.astype(float), g, alpha, 0.05, True)
+    start = np.zeros(X.shape[1] + 1)
+    limits = {"maxiter": 500, "gtol": 1e-5, "ftol": 2.220446049250313e-09}
+    ours = _lbfgs(obj, alpha, start, **limits)
+    ref = _lbfgs(obj, alpha, start, **limits, engine="scipy")
+    assert ours[2] and ref[2]
+    assert obj(ours[0], alpha)[0] == pytest.approx(obj(ref[0], alpha)[0], rel=1e-8)
+    np.testing.assert_allclose(ours[0], ref[0], atol=1e-3)
