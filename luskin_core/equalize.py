@@ -44,8 +44,8 @@ once, and starts every alpha from it (``start="lr"``, so each point equals a fit
 each alpha from the solution at the alpha above (``start="path"``, a warm start). The loss is not
 convex for small alpha: it has several local minima, and the two starts can settle in different
 ones. On Adult (29,304 training rows x 49 features) the cheaper penalty, the numpy L-BFGS and the
-shared preparation bring the 11-alpha sweep from 4.5-26 s to 2.5-3.4 s depending on the load of
-the shared cores (benchmarks/results/bench_equalize.md); the warm path saves only a further 4-7%.
+shared preparation bring the 11-alpha sweep from 4.5-26 s to 2.6-3.6 s depending on the load of
+the shared cores (benchmarks/results/bench_equalize.md); the warm path saves only a further 4-9%.
 
 Warnings (``AlphaPoint.warnings``, ``AlphaSweep.warnings``): a fit that did not converge; a test
 accuracy below what always predicting the most common outcome gets; a TPR or FPR gap at least
@@ -961,7 +961,7 @@ def alpha_sweep(
     ``luskin equalize --alpha a``) whichever other alphas are swept; ``start="path"`` starts each
     alpha from the solution of the alpha above it (a warm start). Where the loss has one minimum
     the two reach the same loss (tested); for small alpha it has several, and the two starts can
-    settle in different ones. The warm path saves about 10% of the iterations on Adult, 4-7% of
+    settle in different ones. The warm path saves about 10% of the iterations on Adult, 4-9% of
     the time (benchmarks/results/bench_equalize.md), too little to give up independent points.
     ``max_iter`` is each fit's (None: the estimator's default). Points come back in ascending alpha, each saying whether its fit
     converged and, in ``warnings``, what backfired. ``progress(fraction, message)`` is told before
