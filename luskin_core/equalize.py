@@ -963,9 +963,9 @@ def alpha_sweep(
     the two reach the same loss (tested); for small alpha it has several, and the two starts can
     settle in different ones. The warm path saves about 10% of the iterations on Adult, 4-9% of
     the time (benchmarks/results/bench_equalize.md), too little to give up independent points.
-    ``max_iter`` is each fit's (None: the estimator's default). Points come back in ascending alpha, each saying whether its fit
-    converged and, in ``warnings``, what backfired. ``progress(fraction, message)`` is told before
-    each alpha (a page's progress bar).
+    ``max_iter`` is each fit's (None: the estimator's default). Points come back in ascending
+    alpha, each saying whether its fit converged and, in ``warnings``, what backfired.
+    ``progress(fraction, message)`` is told before each alpha (a page's progress bar).
     """
     alphas = sorted({float(a) for a in alphas})
     if not alphas:
