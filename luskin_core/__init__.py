@@ -49,10 +49,10 @@ if TYPE_CHECKING:  # what a type checker and an IDE see: the same names, importe
     from .equalize import AlphaSweep, EqualizedDistributionClassifier, alpha_sweep, equalize_frame
     from .errors import LuskinError
     from .relabel import RelabelResult, relabel, risk_based_flipping, selective_risk_adjustment
-    from .retrain import RetrainOptions, RetrainResult, load_model, model_bytes, paper_table, retrain, save_model
-    from .spec import AuditSpec, prepare
     from .report import build_html_report, build_pdf_report
+    from .retrain import RetrainOptions, RetrainResult, load_model, model_bytes, paper_table, retrain, save_model
     from .sources import Source, open_source
+    from .spec import AuditSpec, prepare
     from .thresholds import GroupThresholdOptimizer, ThresholdReport, tune_thresholds
 
 
