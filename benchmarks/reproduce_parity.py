@@ -326,7 +326,7 @@ def main() -> None:
         "## The alpha figure: equalized-distribution logistic regression",
         "",
         ("Trained on the 60% split (alpha x mean log-loss + (1 - alpha) x squared distance of the "
-        "groups' Gaussian-kernel score histograms, bandwidth 0.02, L-BFGS-B started from plain "
+        "groups' Gaussian-kernel score histograms, bandwidth 0.02, L-BFGS (Luskin's numpy implementation) started from plain "
         "logistic regression), decision at probability 0.5, measured on the 20% test split."),
         "",
         "| alpha | accuracy | TPR gap | FPR gap | W TPR | B TPR | W FPR | B FPR |",
