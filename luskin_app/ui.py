@@ -21,6 +21,7 @@ import streamlit as st
 
 from luskin_core import __version__
 from luskin_core.errors import LuskinError
+from luskin_core.plots import title_pad
 
 from . import choices as _choices
 from . import dataset as _dataset
@@ -308,6 +309,8 @@ def fit_chart(fig: Any, width: int = 720) -> Any:
     new = len(title_lines) * title_size * 1.3 + len(sub_lines) * sub_size * 1.3
     if title_lines:
         fig.update_layout(title_text="<br>".join(title_lines))
+        if fig.layout.title.yanchor == "top":   # anchored by its first line: room for the others above it
+            fig.update_layout(title_pad_t=title_pad(fig.layout.title.text, title_size))
     if sub_lines:
         fig.update_layout(title_subtitle_text="<br>".join(sub_lines))
     if new > old:

@@ -414,6 +414,7 @@ def cost_chart(points: Sequence[CostPoint], *, height: int | None = None) -> go.
     plot_height = 380
     fig.update_layout(
         title={"text": "What each correction costs", "font": {"size": 22}, "x": 0, "xanchor": "left",
+               "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 10},
                "subtitle": {"text": "Up and to the left is better: accurate and fair. Arrows: before → after the "
                                     "correction; whiskers: 95% intervals.", "font": {"size": 13}}},
         font={"size": 14, "family": "Arial, Helvetica, sans-serif"}, template="plotly_white",

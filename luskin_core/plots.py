@@ -8,6 +8,7 @@ shows; a subtitle says how to read it. Fonts are large enough to read from the b
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -33,6 +34,12 @@ FONT_SIZE = 18
 TITLE_SIZE = 24
 
 
+def title_pad(title: str, size: int = TITLE_SIZE) -> int:
+    """Pixels above a title anchored at the top of the figure: plotly anchors a title of several
+    lines (``<br>``) by its first line's box, so each further line needs its height added."""
+    return 10 + int(1.3 * size * len(re.findall(r"(?i)<br\s*/?>", title or "")))
+
+
 def _layout(fig: go.Figure, title: str, subtitle: str = "", **extra: Any) -> go.Figure:
     """Apply the shared look: large fonts, a title and subtitle, white background."""
     height = int(extra.get("height", 500))
@@ -41,7 +48,10 @@ def _layout(fig: go.Figure, title: str, subtitle: str = "", **extra: Any) -> go.
     plot_height = max(height - top - bottom, 100)
     settings: dict[str, Any] = {
         "title": {"text": title, "subtitle": {"text": subtitle, "font": {"size": FONT_SIZE - 3}},
-                  "font": {"size": TITLE_SIZE}, "x": 0, "xanchor": "left"},
+                  "font": {"size": TITLE_SIZE}, "x": 0, "xanchor": "left",
+                  # anchored at the top: plotly's default centres the title block in the top margin,
+                  # so a wrapped title pushed its subtitle into the labels above the bars
+                  "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": title_pad(title)}},
         "font": {"size": FONT_SIZE, "family": "Arial, Helvetica, sans-serif"},
         "template": "plotly_white",
         # below the x-axis title (about 75 px under the plot area), whatever the chart's height

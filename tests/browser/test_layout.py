@@ -7,6 +7,8 @@ on screen), then the presentation mode on a few slides with the arrow keys, and 
 * takes a screenshot into LUSKIN_SCREENSHOT_DIR/layout (``<sample>-<width>-<page>.png``);
 * fails when the page scrolls sideways (the document or Streamlit's main area is wider than
   the window);
+* fails when a chart's title or subtitle is cut or runs into the labels above the plot, an axis title
+  or the plot;
 * fails when a visible button, link, label, heading, tab, metric or expander title has its text
   cut (its text is wider than its box, and the box hides the rest or draws an ellipsis);
 * fails when a chart's title or subtitle runs past the chart's right edge (plotly cuts it);
@@ -65,10 +67,31 @@ MEASURE = """
   for (const svg of document.querySelectorAll('[data-testid="stPlotlyChart"] .main-svg')) {
     const box = svg.getBoundingClientRect();
     if (box.width === 0) continue;
-    for (const t of svg.querySelectorAll(".g-gtitle text, .gtitle, .gtitle-subtitle")) {
+    const titles = [...svg.querySelectorAll(".g-gtitle text, .gtitle, .gtitle-subtitle")];
+    for (const t of titles) {
       const r = t.getBoundingClientRect();
-      if (r.width > 0 && (r.right > box.right + 2 || r.left < box.left - 2)) {
-        out.charts.push({text: (t.textContent || "").slice(0, 80), right: r.right, chartRight: box.right});
+      if (r.width > 0 && (r.right > box.right + 2 || r.left < box.left - 2 || r.top < box.top - 2)) {
+        out.charts.push({text: (t.textContent || "").slice(0, 80), why: "cut at the chart's edge"});
+      }
+    }
+    // a title or subtitle running into the labels above the plot, an axis title or the plot itself
+    const chart = svg.closest('[data-testid="stPlotlyChart"]');
+    const others = [...chart.querySelectorAll(".annotation-text, .g-ytitle text, .g-xtitle text")];
+    const plot = chart.querySelector(".bglayer rect, .draglayer .nsewdrag");
+    if (plot) others.push(plot);
+    for (const t of titles) {
+      const r = t.getBoundingClientRect();
+      if (r.width === 0) continue;
+      for (const o of others) {
+        const q = o.getBoundingClientRect();
+        if (q.width === 0 || q.height === 0) continue;
+        const overlap = Math.min(r.bottom, q.bottom) - Math.max(r.top, q.top);
+        const across = Math.min(r.right, q.right) - Math.max(r.left, q.left);
+        if (overlap > 2 && across > 2) {
+          out.charts.push({text: (t.textContent || "").slice(0, 60),
+                           why: "overlaps " + ((o.textContent || "").trim().slice(0, 40) || "the plot")});
+          break;
+        }
       }
     }
   }
@@ -111,7 +134,7 @@ def check_layout(ui: UI, where: str, *, wide_tables: bool = False) -> dict[str, 
         problems.append(f"the main area scrolls sideways ({found['mainScroll']} > {found['mainClient']} px)")
     problems += [f"text cut: {c['text']!r} ({c['testid']}, {c['scroll']} px in {c['client']} px)"
                  for c in found["cut"]]
-    problems += [f"chart title cut: {c['text']!r}" for c in found["charts"]]
+    problems += [f"chart title {c['text']!r}: {c['why']}" for c in found["charts"]]
     problems += [f"table '{t['key']}' scrolls sideways ({t['scroll']} px in {t['client']} px)"
                  for t in found["tables"]]
     assert not problems, f"{where}:\n  " + "\n  ".join(problems)
