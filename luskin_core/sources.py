@@ -74,11 +74,39 @@ def _ibis() -> Any:
     return ibis
 
 
+def _nan_as_missing(table: Any, kind: str) -> Any:
+    """The table with a floating NaN read as missing, as pandas reads it.
+
+    Engines keep NaN apart from NULL (DuckDB and PostgreSQL even sort it above every number, so
+    ``age > 40`` would hold for it): the in-memory path calls it missing ("Unknown", left out), and
+    the engine must give the same counts. Only floating columns are touched. DuckDB 2.0 folds
+    ``isnan(x)`` to false from a Parquet file's column statistics (which leave NaN out) inside
+    aggregates, so on DuckDB the test is the value's text ('nan'), which no statistic can decide.
+    """
+    schema = table.schema()
+    floats = [name for name in table.columns if schema[name].is_floating()]
+    if not floats:
+        return table
+    ibis = _ibis()
+
+    def nan(col: Any) -> Any:
+        if kind in _DUCKDB_KINDS:
+            return col.cast("string") == "nan"
+        return col.isnan()
+
+    return table.mutate(**{name: ibis.ifelse(nan(table[name]).fill_null(False), ibis.null().cast(schema[name]),
+                                             table[name]) for name in floats})
+
+
+_DUCKDB_KINDS = frozenset({"csv", "parquet", "duckdb", "frame"})
+
+
 class Source:
     """A table in a query engine that Luskin can audit without loading its rows."""
 
     def __init__(self, table: Any, *, name: str, kind: str, backend: Any = None) -> None:
-        self._table = table
+        self._raw = table  # as stored: a physical table samples with the engine's seeded TABLESAMPLE
+        self._table = _nan_as_missing(table, kind)
         self.name = name
         self.kind = kind
         self._backend = backend
@@ -324,9 +352,11 @@ class Source:
         if total == 0:
             raise LuskinError(f"The source {self.name} has no rows.")
         if total <= cap:
-            return self._run(self._table, fetch=True), SampleInfo(total, total, seed, False)
+            return self._run(self._raw, fetch=True), SampleInfo(total, total, seed, False)
         fraction = min(1.0, 1.15 * cap / total + 1e-6)
-        drawn = self._run(self._table.sample(fraction, seed=seed), fetch=True)
+        # The stored table, not the NaN-as-missing view: pandas reads NaN as missing anyway, and
+        # engines lower a seeded sample of a derived table to an unseeded random() filter.
+        drawn = self._run(self._raw.sample(fraction, seed=seed), fetch=True)
         plan = self.plan(spec)
         from .counts import outcome_values, row_group_labels
 

@@ -7,7 +7,6 @@ Real components: DuckDB embedded, a throwaway PostgreSQL cluster and Spark in lo
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -440,9 +439,6 @@ def test_spark_parquet_path_and_missing_table(spark_session, datasets, tmp_path)
         open_source("spark:", "nope")
 
 
-def _unused(path: Path) -> None:  # pragma: no cover
-    del path
-
 
 # ------------------------------------------------------------------------------------------
 # The command line
@@ -479,3 +475,68 @@ def test_postgres_value_counts_and_sample(postgres_tables, datasets):
     assert info.sampled and info.n_table == N_BIG and 19_000 <= len(sample) <= 20_100
     again, _ = source.sample(spec, cap=20_000, seed=3)
     pd.testing.assert_frame_equal(sample, again)
+
+
+# ------------------------------------------------------------------------------------------
+# NaN stored as a value (not NULL) in floating columns: missing, as pandas reads it
+# ------------------------------------------------------------------------------------------
+def _with_nan(n: int = 4000, seed: int = 0) -> tuple[pd.DataFrame, Any]:
+    """A frame and the same rows as an Arrow table whose floating columns hold real NaN values (pandas
+    turns NaN into NULL when it writes Parquet; Spark, PostgreSQL and other writers keep it)."""
+    import pyarrow as pa
+
+    rng = np.random.default_rng(seed)
+    g = rng.integers(0, 3, n).astype(float)
+    g[:50] = np.nan
+    age = rng.normal(40, 10, n)
+    age[50:90] = np.nan
+    y = (rng.random(n) < 0.3 + 0.1 * np.nan_to_num(g)).astype(np.int64)
+    table = pa.table({"g": pa.array(g, from_pandas=False), "age": pa.array(age, from_pandas=False), "y": y})
+    assert table.column("g").null_count == 0
+    return pd.DataFrame({"g": g, "age": age, "y": y}), table
+
+
+NAN_SPECS = [
+    AuditSpec("y", 1, group_by=("g",)),
+    AuditSpec("y", 1, group_by=("g",), strata=("age",)),                       # a binned float column
+    AuditSpec("y", 1, protected=parse_condition("g == 1"), filters=(parse_condition("age > 40"),)),
+]
+
+
+def test_nan_values_are_missing_in_duckdb_as_in_memory(tmp_path):
+    import pyarrow.parquet as pq
+
+    frame, table = _with_nan()
+    pq.write_table(table, tmp_path / "nan.parquet")
+    source = open_source(str(tmp_path / "nan.parquet"))
+    for spec in NAN_SPECS:
+        assert_same(audit(frame, spec).to_dict(), source.audit(spec).to_dict())
+    assert source.audit(NAN_SPECS[2]).n_excluded == 90   # NaN in the group or the filter column: left out
+
+
+def test_nan_values_are_missing_in_postgres_as_in_memory(postgres_url):  # noqa: F811
+    from urllib.parse import parse_qs, urlsplit
+
+    import ibis  # type: ignore[import-untyped]
+
+    frame, table = _with_nan()
+    host = parse_qs(urlsplit(postgres_url).query)["host"][0]
+    con = ibis.postgres.connect(user="luskin", password=urlsplit(postgres_url).password, host=host,
+                                database="postgres")
+    stored = con.create_table("with_nan", ibis.memtable(table))
+    assert int(stored["g"].isnan().sum().execute()) == 50  # stored as NaN, not as NULL
+    con.disconnect()
+    source = open_source(postgres_url, "with_nan")
+    for spec in NAN_SPECS:
+        assert_same(audit(frame, spec).to_dict(), source.audit(spec).to_dict())
+
+
+def test_nan_values_are_missing_in_spark_as_in_memory(spark_session, tmp_path):  # noqa: F811
+    import pyarrow.parquet as pq
+
+    frame, table = _with_nan()
+    pq.write_table(table, tmp_path / "nan.parquet")
+    spark_session.read.parquet(str(tmp_path / "nan.parquet")).createOrReplaceTempView("with_nan")  # type: ignore[attr-defined]
+    source = open_source("spark:", "with_nan")
+    for spec in NAN_SPECS:
+        assert_same(audit(frame, spec).to_dict(), source.audit(spec).to_dict())
