@@ -488,6 +488,7 @@ def _with_nan(n: int = 4000, seed: int = 0) -> tuple[pd.DataFrame, Any]:
     rng = np.random.default_rng(seed)
     g = rng.integers(0, 3, n).astype(float)
     g[:50] = np.nan
+    g[40:50] = -np.nan  # a NaN with its sign bit set prints as '-nan'
     age = rng.normal(40, 10, n)
     age[50:90] = np.nan
     y = (rng.random(n) < 0.3 + 0.1 * np.nan_to_num(g)).astype(np.int64)
