@@ -118,6 +118,8 @@ def _say(message: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Audit, run the chosen corrections, and write the report(s); returns the exit status."""
+    import pandas as pd
+
     from ._cli_parity import _paper_compas
     from .audit import audit
     from .cli import resolve
@@ -142,19 +144,34 @@ def run(args: argparse.Namespace) -> int:
     clock = time.perf_counter
     start = clock()
 
-    frame, spec, features = resolve(args)
+    located, spec, features = resolve(args, engine=True)
     source = args.data or f"sample:{args.preset}"
     name = source.split(":", 1)[1] if source.startswith("sample:") else Path(source).name
-    dataset = DatasetRef.for_frame(name, frame, sample=source.startswith("sample:"))
+    sample_note = None
+    if isinstance(located, pd.DataFrame):
+        frame: pd.DataFrame | None = located
+        dataset = DatasetRef.for_frame(name, frame, sample=source.startswith("sample:"))
+    else:
+        # A database, Spark, Parquet or a big CSV: the audit counts inside the engine over every row;
+        # the model tools get a seeded stratified sample, and the report says which rows they used.
+        if args.table:
+            name = f"{name} {args.table}" if source.lower().startswith(("postgres", "spark:")) else args.table
+        dataset = DatasetRef("upload", name)
+        frame = None
+        if args.retrain or args.thresholds or args.equalize:
+            frame, spec, features = resolve(args)
+            info = getattr(args, "sample_info", None)
+            sample_note = info.sentence() if info is not None else None
     timings["load"] = clock() - start
 
     t = clock()
-    result = audit(frame, spec)
+    result = audit(located, spec) if isinstance(located, pd.DataFrame) else located.audit(spec)
     timings["audit"] = clock() - t
     _say(f"Audit: {result.headline()} ({timings['audit']:.1f} s)")
 
     retrains = []
     if args.retrain:
+        assert frame is not None  # rows were loaded (or sampled) above for every model tool
         from .retrain import RetrainOptions, retrain
 
         for algorithm in args.algorithm or ["2"]:
@@ -170,6 +187,7 @@ def run(args: argparse.Namespace) -> int:
 
     reports = []
     if args.thresholds:
+        assert frame is not None  # rows were loaded (or sampled) above for every model tool
         from .thresholds import tune_thresholds
 
         model = None if args.score_column else (args.model or "LR")
@@ -190,6 +208,7 @@ def run(args: argparse.Namespace) -> int:
 
     sweep = None
     if args.equalize:
+        assert frame is not None  # rows were loaded (or sampled) above for every model tool
         from .equalize import equalize_frame
 
         t = clock()
@@ -204,9 +223,10 @@ def run(args: argparse.Namespace) -> int:
         _say(f"Equalized distribution: {len(sweep.points)} alphas ({timings['equalize']:.1f} s)")
 
     t = clock()
-    content = report_content(result, frame=frame, dataset=dataset, retrain=retrains or None,
-                             thresholds=reports or None, equalized=sweep,
-                             equalized_alpha=args.alpha_shown if sweep is not None else None, title=args.title)
+    content = report_content(result, frame=frame if isinstance(located, pd.DataFrame) else None, dataset=dataset,
+                             retrain=retrains or None, thresholds=reports or None, equalized=sweep,
+                             equalized_alpha=args.alpha_shown if sweep is not None else None, title=args.title,
+                             sample_note=sample_note)
     timings["report content"] = clock() - t
     written: dict[str, str] = {}
     if html_path is not None:

@@ -61,6 +61,7 @@ def sample_for_args(args: argparse.Namespace, location: str, spec: AuditSpec) ->
     source = open_for_args(args, location)
     cap = getattr(args, "sample_cap", None) or DEFAULT_SAMPLE_CAP
     frame, info = source.sample(spec, cap=int(cap), seed=int(getattr(args, "seed", 0) or 0))
+    args.sample_info = info  # the report says which rows the models used
     if info.sampled:
         print(f"Sample: {info.n_sample:,} of {info.n_table:,} rows of {source.name}, stratified by group and "
               f"outcome (seed {info.seed}); --sample-cap changes its size.", file=sys.stderr)

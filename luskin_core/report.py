@@ -682,7 +682,8 @@ def _data_section(result: AuditResult, frame: pd.DataFrame | None, dataset: Data
         items.append(("Rows the models used", sample_note))
     section.blocks.append(_settings(items))
     if frame is None:
-        section.add("missing", text="The table itself was not given to the report, so its columns are not listed.")
+        section.add("missing", text="The report was given the counts, not the rows (an audit inside a database or "
+                                    "of a large file reads only counts), so the columns are not listed.")
         return section
     from .data import column_summary
 

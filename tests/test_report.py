@@ -419,7 +419,7 @@ def test_report_with_real_retrains(adult, adult_result) -> None:
 
 def test_missing_parts_are_said_in_words(adult_result) -> None:
     text = _text(build_html_report(adult_result))
-    assert "The table itself was not given to the report, so its columns are not listed." in text
+    assert "The report was given the counts, not the rows" in text
     assert "No correction was run." in text
 
 
@@ -688,3 +688,21 @@ def test_report_filename_is_safe() -> None:
     name = report_filename("../../etc/passwd; rm -rf.csv", dt.datetime(2026, 1, 2))
     assert name == "luskin-report-etc-passwd-rm-rf-2026-01-02.html"
     assert report_filename("sample:adult", dt.datetime(2026, 1, 2)) == "luskin-report-adult-2026-01-02.html"
+
+
+def test_cli_report_on_a_large_source_audits_every_row_and_says_which_rows_the_models_used(tmp_path, adult) -> None:
+    """A Parquet file is audited in the engine over all its rows; the retrain runs on a sample, and the report says so."""
+    import sys
+
+    adult.to_parquet(tmp_path / "adult.parquet")
+    html_path = tmp_path / "report.html"
+    done = subprocess.run(
+        [sys.executable, "-m", "luskin_core", "report", "--data", str(tmp_path / "adult.parquet"), "--outcome",
+         "income", "--positive", ">50K", "--protected", "race == White", "--retrain", "--sample-cap", "5000",
+         "--html", str(html_path)], capture_output=True, text=True, timeout=600, cwd=tmp_path, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "Sample: 4,9" in done.stderr and "of 48,842 rows" in done.stderr
+    text = " ".join(re.sub(r"<[^>]+>", " ", html_path.read_text(encoding="utf-8")).split())
+    assert f"Rows audited {len(adult):,}" in text  # the audit counted every row, not the sample
+    assert "Rows the models used A seeded sample of 4,9" in text and f"(of {len(adult):,})" in text
+    assert "The report was given the counts, not the rows" in text
