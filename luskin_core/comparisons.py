@@ -388,6 +388,14 @@ def _with_sentence(c: Comparison, spec: AuditSpec, table: CountTable) -> Compari
     if c.p_adjusted is not None and c.p_value is not None and spec.correction != "none" and \
             abs(c.p_adjusted - c.p_value) > 1e-12:
         adjusted = f"; {format_p(c.p_adjusted)} after adjusting for the number of comparisons"
+    if c.verdict == TOO_FEW:
+        # No word on the tolerance or on chance: the comparison is kept out of the verdict.
+        small = min(c.n, c.reference_n)
+        who = c.group if c.n <= c.reference_n else c.reference
+        chance = ", and it could be due to chance" if c.p_value is not None and c.p_value >= 0.05 else ""
+        text += (f"{chance} ({format_p(c.p_value)}). With {small:,} {who} rows here (fewer than "
+                 f"{spec.min_group_size:,}), there are too few rows to judge.")
+        return _replace(c, sentence=text)
     if c.verdict == BEYOND:
         chance = f"and not due to chance ({format_p(c.p_value)}{adjusted})"
     elif c.verdict == WITHIN:
@@ -395,11 +403,6 @@ def _with_sentence(c: Comparison, spec: AuditSpec, table: CountTable) -> Compari
     else:
         chance = f"and it could be due to chance ({format_p(c.p_value)}{adjusted})"
     text += f", {size} {_tolerance_words(spec)}, {chance}."
-    if c.verdict == TOO_FEW:
-        small = min(c.n, c.reference_n)
-        who = c.group if c.n <= c.reference_n else c.reference
-        text += (f" With {small:,} {who} rows here (fewer than {spec.min_group_size:,}), there are too few rows to "
-                 "judge.")
     return _replace(c, sentence=text)
 
 

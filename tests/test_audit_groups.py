@@ -256,6 +256,9 @@ def test_verdicts_in_their_order():
     assert verdicts == {"close": WITHIN, "far": BEYOND, "noisy": CHANCE, "tiny": TOO_FEW}
     tiny = result.comparison("tiny")
     assert tiny.p_adjusted is None and "too few rows to judge" in tiny.sentence
+    assert "tolerance" not in tiny.sentence  # kept out of the verdict
+    small_and_close = audit(_frame({"ref": (1000, 500), "few": (10, 5)}), AuditSpec("y", 1, group_by=("g",)))
+    assert "larger than" not in small_and_close.comparison("few").sentence  # a 0-point gap is not beyond anything
     noisy = result.comparison("noisy")
     assert noisy.p_value < 0.05 <= noisy.p_adjusted  # significant alone, not after Holm over 3
     assert "could be due to chance" in noisy.sentence and "after adjusting" in noisy.sentence
