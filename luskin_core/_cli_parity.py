@@ -91,7 +91,7 @@ def _num(x: Any) -> str:
 
 def run_thresholds(args: argparse.Namespace) -> int:
     """Tune the thresholds and print them with before/after rates on the test rows."""
-    from .cli import format_table, print_json, resolve
+    from .cli import format_table, format_warnings, print_json, resolve
     from .thresholds import tune_thresholds
 
     frame, spec, features = resolve(args)
@@ -143,6 +143,8 @@ def run_thresholds(args: argparse.Namespace) -> int:
               f"{_num(report.after.fpr_gap)}.")
     print(f"Objective (accuracy - lambda x gaps) on the tuning rows: {report.objective:.4f}.")
     print("A row is predicted positive when its score is at least its group's threshold.")
+    if report.warnings:  # the tuning widened a gap or fell below always-the-majority accuracy
+        print(format_warnings(report.warnings))
     return 0
 
 
@@ -169,7 +171,7 @@ def _parse_alphas(args: argparse.Namespace) -> tuple[float, ...]:
 
 def run_equalize(args: argparse.Namespace) -> int:
     """Train the equalized-distribution classifier at each alpha and print test results."""
-    from .cli import format_table, print_json, resolve
+    from .cli import format_table, format_warnings, print_json, resolve
     from .equalize import equalize_frame
 
     alphas = _parse_alphas(args)
@@ -212,8 +214,5 @@ def run_equalize(args: argparse.Namespace) -> int:
     print("alpha = 1 is plain logistic regression; smaller alpha pulls the groups' score "
           "distributions together, usually at some cost in accuracy.")
     if sweep.warnings:  # e.g. a fit that stopped at its iteration limit without converging
-        print()
-        print("Warnings:")
-        for sentence in sweep.warnings:
-            print(f"- {sentence}")
+        print(format_warnings(sweep.warnings))
     return 0

@@ -116,6 +116,12 @@ def _say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+def _say_warnings(warnings: Any) -> None:
+    """A correction's warnings on the progress stream too (the report also carries them)."""
+    for sentence in warnings:
+        _say(f"  Warning: {sentence}")
+
+
 def run(args: argparse.Namespace) -> int:
     """Audit, run the chosen corrections, and write the report(s); returns the exit status."""
     import pandas as pd
@@ -184,6 +190,7 @@ def run(args: argparse.Namespace) -> int:
                 timings[f"retrain {len(retrains)}"] = clock() - t
                 _say(f"Retraining, Algorithm {algorithm}, A1 {args.first} then C2 {second}: AUC "
                      f"{retrains[-1].auc_first:.3f} -> {retrains[-1].auc_second:.3f} ({clock() - t:.1f} s)")
+                _say_warnings(retrains[-1].warnings)
 
     reports = []
     if args.thresholds:
@@ -205,6 +212,7 @@ def run(args: argparse.Namespace) -> int:
             after = reports[-1].after
             _say(f"Thresholds, lambda {lam:g}: accuracy {100 * after.accuracy:.1f}%, TPR gap "
                  f"{100 * after.tpr_gap:.1f} points, FPR gap {100 * after.fpr_gap:.1f} points ({clock() - t:.1f} s)")
+            _say_warnings(reports[-1].warnings)
 
     sweep = None
     if args.equalize:
@@ -221,6 +229,7 @@ def run(args: argparse.Namespace) -> int:
                                progress=lambda fraction, message: _say(f"  {message}"))
         timings["equalize"] = clock() - t
         _say(f"Equalized distribution: {len(sweep.points)} alphas ({timings['equalize']:.1f} s)")
+        _say_warnings(sweep.warnings)
 
     t = clock()
     content = report_content(result, frame=frame if isinstance(located, pd.DataFrame) else None, dataset=dataset,

@@ -48,7 +48,7 @@ def add_parsers(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the experiment and print the report; returns the exit status."""
-    from .cli import print_json, resolve
+    from .cli import format_warnings, print_json, resolve
     from .retrain import RetrainOptions, retrain, save_model
 
     frame, spec, features = resolve(args)
@@ -67,6 +67,8 @@ def run(args: argparse.Namespace) -> int:
         print_json({**result.to_dict(), **written})
     else:
         print(format_retrain(result))
+        if result.warnings:  # the correction backfired: AUC fell, or a cell's gap grew
+            print(format_warnings(result.warnings))
         for key, path in written.items():
             what = "Synthetic data D3" if key == "synthetic_out" else "Second model C2"
             print(f"{what} written to {path}")

@@ -195,6 +195,13 @@ def _fmt(x: float | None, digits: int = 3) -> str:
     return format_number(x, digits)
 
 
+def format_warnings(warnings: Sequence[str]) -> str:
+    """A correction's warnings (it backfired, a fit did not converge) as a block of text; empty when none."""
+    if not warnings:
+        return ""
+    return "\n".join(["", "Warnings:", *[f"- {sentence}" for sentence in warnings]])
+
+
 def format_table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
     """A plain aligned text table."""
     cells = [[str(h) for h in header]] + [[str(c) for c in row] for row in rows]

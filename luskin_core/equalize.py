@@ -72,6 +72,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from luskin_core.errors import LuskinError
+from luskin_core.formatting import format_percent_pair
 from luskin_core.validation import check_both_outcomes_per_group, check_group_labels, check_groups_argument
 
 __all__ = [
@@ -1005,11 +1006,12 @@ def alpha_sweep(
     for a, clf, seconds in fits:
         accuracy, rates, hists = measured[a]
         notes = [] if clf.converged_ else [clf.convergence_sentence()]
-        if accuracy < majority:
+        if accuracy < majority - 1e-9:  # equal accuracy (up to rounding) is no warning
             common = "positive" if share >= 0.5 else "negative"
+            accuracy_text, majority_text = format_percent_pair(accuracy, majority)
             notes.append(
-                f"At alpha = {a:g} the model's test accuracy ({100 * accuracy:.1f}%) is below what always "
-                f"predicting the most common outcome ({common}) gets ({100 * majority:.1f}%)."
+                f"At alpha = {a:g} the model's test accuracy ({accuracy_text}) is below what always "
+                f"predicting the most common outcome ({common}) gets ({majority_text})."
             )
         if plain is not None and a < 1.0:
             for key, name in (("tpr", "true positive rate"), ("fpr", "false positive rate")):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["format_number", "format_p", "format_percent"]
+__all__ = ["format_number", "format_p", "format_percent", "format_percent_pair"]
 
 
 def format_percent(share: float | None, digits: int = 1) -> str:
@@ -27,6 +27,19 @@ def format_percent(share: float | None, digits: int = 1) -> str:
             return f"{text}%"
     step = f"{10.0 ** -places:.{places}f}"
     return f"<{step}%" if value < 50 else f">{100 - float(step):.{places}f}%"
+
+
+def format_percent_pair(a: float, b: float, digits: int = 1) -> tuple[str, str]:
+    """Two different shares as percentages with enough decimals that they read as different.
+
+    "71.5% is below 71.5%" is what one decimal makes of 0.7148 and 0.7150: up to three more
+    decimals are used until the two texts differ.
+    """
+    for places in range(digits, digits + 4):
+        first, second = format_percent(a, places), format_percent(b, places)
+        if first != second:
+            break
+    return first, second
 
 
 def format_number(x: float | None, digits: int = 3) -> str:

@@ -58,6 +58,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 from luskin_core.errors import LuskinError
+from luskin_core.formatting import format_percent_pair
 from luskin_core.validation import (
     check_both_outcomes_per_group,
     check_groups_argument,
@@ -893,10 +894,6 @@ def tune_thresholds(
     )
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
-
-
 def threshold_warnings(before: SplitResult | None, after: SplitResult, y_test: np.ndarray) -> tuple[str, ...]:
     """Plain sentences for every way the tuned thresholds did worse on the test rows (module doc)."""
     out: list[str] = []
@@ -911,11 +908,12 @@ def threshold_warnings(before: SplitResult | None, after: SplitResult, y_test: n
                 )
     share = float(np.mean(y_test)) if len(y_test) else 0.0
     majority = max(share, 1.0 - share)
-    if after.accuracy < majority:
+    if after.accuracy < majority - 1e-9:  # equal accuracy (up to rounding) is no warning
         common = "positive" if share >= 0.5 else "negative"
+        accuracy_text, majority_text = format_percent_pair(after.accuracy, majority)
         out.append(
-            f"With the tuned thresholds the test accuracy ({_pct(after.accuracy)}) is below what always "
-            f"predicting the most common outcome ({common}) gets ({_pct(majority)})."
+            f"With the tuned thresholds the test accuracy ({accuracy_text}) is below what always "
+            f"predicting the most common outcome ({common}) gets ({majority_text})."
         )
     return tuple(out)
 

@@ -84,3 +84,23 @@ def test_mistakes_exit_2_with_one_plain_line(capsys, argv, words):
     err = capsys.readouterr().err
     assert "Traceback" not in err
     assert err.startswith("luskin: ") and words in err
+
+
+def test_thresholds_that_backfire_are_said_in_the_text_output(capsys, tmp_path):
+    """A score unrelated to the outcome: thresholds tuned on it fall below always-the-majority accuracy."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(5)
+    n = 400
+    group = rng.choice(["a", "b"], n)
+    y = (rng.random(n) < 0.3).astype(int)
+    frame = pd.DataFrame({"group": group, "score": np.round(rng.random(n), 3), "y": y})
+    frame.to_csv(tmp_path / "noise.csv", index=False)
+    status = main(["thresholds", "--data", str(tmp_path / "noise.csv"), "--outcome", "y", "--positive", "1",
+                   "--protected", "group == a", "--score-column", "score", "--lambda", "1"])
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    warnings = out.split("Warnings:", 1)[1]
+    assert "the test accuracy (64.0%) is below what always predicting the most common outcome (negative) gets " \
+           "(67.5%)" in warnings

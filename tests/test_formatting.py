@@ -26,3 +26,13 @@ def test_a_share_strictly_between_0_and_1_never_reads_as_0_or_100_percent(share:
     if 0.0 < share < 1.0:
         assert text not in ("0%", "100%", "0.0%", "100.0%")
     assert text.endswith("%")
+
+
+@given(st.floats(0, 1), st.floats(0, 1))
+def test_two_different_shares_never_read_alike(a: float, b: float) -> None:
+    from luskin_core.formatting import format_percent_pair
+
+    first, second = format_percent_pair(a, b)
+    if abs(a - b) >= 1e-7:  # four extra decimals of a percentage tell apart any two shares this far apart
+        assert first != second
+    assert format_percent_pair(0.7148, 0.7150) == ("71.48%", "71.50%")

@@ -262,3 +262,16 @@ def test_a_score_column_is_compared_with_a_single_threshold():
     assert {r.threshold for r in agency.before.groups.values()} == {5.0}
     # The tuned thresholds narrow the TPR gap that one shared cut-off leaves.
     assert agency.after.tpr_gap < agency.before.tpr_gap
+
+
+def test_sensitive_features_is_fairlearns_name_for_groups() -> None:
+    rng = np.random.default_rng(3)
+    s, y, g = rng.random(300), (rng.random(300) < 0.4).astype(int), rng.choice(["a", "b", "c"], 300)
+    by_groups = GroupThresholdOptimizer(lam=0.5).fit(s, y, groups=g)
+    by_name = GroupThresholdOptimizer(lam=0.5).fit(s, y, sensitive_features=g)
+    assert by_name.thresholds_ == by_groups.thresholds_
+    np.testing.assert_array_equal(by_name.predict(s, sensitive_features=g), by_groups.predict(s, groups=g))
+    with pytest.raises(LuskinError, match="once"):
+        GroupThresholdOptimizer().fit(s, y, groups=g, sensitive_features=g)
+    with pytest.raises(LuskinError, match="sensitive_features"):
+        GroupThresholdOptimizer().fit(s, y)
