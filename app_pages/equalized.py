@@ -66,12 +66,8 @@ def _figures(store_key: str, alpha: float, group: str, other: str, _sweep: Alpha
     histograms = plots.sweep_histograms(_sweep, alpha, group, other)
     # fixed axes while the slider moves: the tallest bar of every alpha sets the histograms' scale
     histograms.update_yaxes(range=[0, _tallest_bar(_sweep) * 1.05], autorange=False)
-    accuracy = plots.alpha_accuracy(alphas, [p.accuracy for p in points], alpha)
-    accuracy.update_yaxes(range=[0, 1], tickformat=".0%", title_text="accuracy (axis from 0%)")
-    gaps = plots.alpha_gaps(alphas, [100 * p.tpr_gap for p in points], [100 * p.fpr_gap for p in points], alpha)
-    top = max([100 * max(p.tpr_gap, p.fpr_gap) for p in points] + [1.0])
-    gaps.update_yaxes(range=[0, top * 1.1], title_text="gap (percentage points)")
-    gaps.update_traces(hovertemplate="alpha %{x:g}<br>%{fullData.name} %{y:.1f} points<extra></extra>")
+    accuracy = plots.alpha_accuracy(alphas, [p.accuracy for p in points], alpha)  # axes fixed: from 0, every alpha
+    gaps = plots.alpha_gaps(alphas, [p.tpr_gap for p in points], [p.fpr_gap for p in points], alpha)
     return (ui.fit_chart(histograms), ui.fit_chart(accuracy, 340), ui.fit_chart(gaps, 340))
 
 

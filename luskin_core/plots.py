@@ -321,7 +321,8 @@ def alpha_accuracy(alphas: Sequence[float], accuracy: Sequence[float], current: 
             "alpha = 1: accuracy only;<br>smaller alpha: more weight on equal score distributions.",
             showlegend=False, height=460)
     fig.update_xaxes(title_text="alpha (weight on accuracy)")
-    fig.update_yaxes(title_text="accuracy", tickformat=".1%")
+    # From 0%: a 72%-to-80% axis would make a small loss of accuracy look like a collapse.
+    fig.update_yaxes(title_text="accuracy (axis from 0%)", tickformat=".0%", range=[0, 1], autorange=False)
     return fig
 
 
@@ -331,22 +332,30 @@ def alpha_gaps(
     fpr_gap: Sequence[float],
     current: float | None = None,
 ) -> go.Figure:
-    """The groups' TPR and FPR gaps (absolute differences) as alpha varies, current alpha marked."""
+    """The groups' TPR and FPR gaps as alpha varies, in percentage points (the pages' unit), current alpha marked.
+
+    The gaps are given as fractions (0.12) and drawn as points (12); the axis starts at 0 and its
+    top is set by the largest gap of every alpha, so it does not move with the marked alpha.
+    """
+    tpr = [100 * float(v) for v in tpr_gap]
+    fpr = [100 * float(v) for v in fpr_gap]
     fig = go.Figure()
     fig.add_trace(go.Scatter(
-        x=list(alphas), y=list(tpr_gap), mode="lines+markers", name="TPR gap",
+        x=list(alphas), y=tpr, mode="lines+markers", name="TPR gap",
         line={"color": OKABE_ITO["green"], "width": 3}, marker={"size": 9, "symbol": "circle"},
-        hovertemplate="alpha %{x:g}<br>TPR gap %{y:.3f}<extra></extra>",
+        hovertemplate="alpha %{x:g}<br>TPR gap %{y:.1f} points<extra></extra>",
     ))
     fig.add_trace(go.Scatter(
-        x=list(alphas), y=list(fpr_gap), mode="lines+markers", name="FPR gap",
+        x=list(alphas), y=fpr, mode="lines+markers", name="FPR gap",
         line={"color": OKABE_ITO["purple"], "width": 3, "dash": "dash"}, marker={"size": 9, "symbol": "square"},
-        hovertemplate="alpha %{x:g}<br>FPR gap %{y:.3f}<extra></extra>",
+        hovertemplate="alpha %{x:g}<br>FPR gap %{y:.1f} points<extra></extra>",
     ))
     _alpha_marker(fig, current)
     _layout(fig, "Error-rate gaps between the groups",
             "TPR gap: difference in true positive rates;<br>FPR gap: in false positive rates. Lower is fairer.",
             height=460)
     fig.update_xaxes(title_text="alpha (weight on accuracy)")
-    fig.update_yaxes(title_text="absolute difference", rangemode="tozero")
+    finite = [v for v in tpr + fpr if np.isfinite(v)]
+    top = max(finite + [1.0])
+    fig.update_yaxes(title_text="gap (percentage points)", range=[0, top * 1.1], autorange=False)
     return fig

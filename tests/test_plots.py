@@ -131,7 +131,11 @@ def test_alpha_curves_mark_the_current_alpha(sweep):
     assert [s.x0 for s in acc.layout.shapes] == [0.5]
     gaps = plots.alpha_gaps(alphas, [p.tpr_gap for p in sweep.points], [p.fpr_gap for p in sweep.points], 0.0)
     assert [t.name for t in gaps.data] == ["TPR gap", "FPR gap"]
-    assert np.allclose(gaps.data[1].y, [p.fpr_gap for p in sweep.points])
+    assert np.allclose(gaps.data[1].y, [100 * p.fpr_gap for p in sweep.points])  # points, as the pages say
+    assert gaps.layout.yaxis.range[0] == 0 and "percentage points" in gaps.layout.yaxis.title.text
+    assert list(acc.layout.yaxis.range) == [0, 1] and "from 0%" in acc.layout.yaxis.title.text
+    other = plots.alpha_gaps(alphas, [p.tpr_gap for p in sweep.points], [p.fpr_gap for p in sweep.points], 1.0)
+    assert other.layout.yaxis.range == gaps.layout.yaxis.range  # the marked alpha never moves the axis
     assert [s.x0 for s in gaps.layout.shapes] == [0.0]
     assert "Accuracy" in acc.layout.title.text and "gaps" in gaps.layout.title.text
 
