@@ -191,20 +191,12 @@ def render_sentences(result: AuditResult) -> None:
 
 
 def render_table(result: AuditResult) -> None:
-    """The same numbers as the chart, as a table."""
-    table = result.to_frame()
-    for column in ("Ratio", "95% CI low", "95% CI high", "Gap (group - other)"):
-        table[column] = table[column].astype(float) * 100
-    st.dataframe(
-        table, hide_index=True, key="audit_table",
-        column_config={
-            "Ratio": st.column_config.NumberColumn("Share (%)", format="%.1f"),
-            "95% CI low": st.column_config.NumberColumn("95% CI low (%)", format="%.1f", help=HELP["ci"]),
-            "95% CI high": st.column_config.NumberColumn("95% CI high (%)", format="%.1f", help=HELP["ci"]),
-            "Gap (group - other)": st.column_config.NumberColumn("Gap (points)", format="%+.1f"),
-            "p-value": st.column_config.NumberColumn("p-value", format="%.4f", help=HELP["p_value"]),
-        },
-    )
+    """The same numbers as the chart, as a table that fits 1024 px; every digit in an expander."""
+    table = audit_view.paper_table(result)
+    st.dataframe(table, hide_index=True, key="audit_table",
+                 column_config=audit_view.fit_columns(audit_view.PAPER_COLUMNS, table, ("Group", "Filter cell")))
+    with st.expander("Every number (interval bounds and p-values unrounded)"):
+        st.dataframe(result.to_frame(), hide_index=True, key="audit_table_all")
     if result.n_excluded:
         reasons = ", ".join(f"{k}: {v:,}" for k, v in result.excluded_reasons.items())
         st.caption(f"{result.n_excluded:,} rows were left out ({ui.md(reasons or 'outside the population', 500)}).")

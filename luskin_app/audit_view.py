@@ -67,6 +67,32 @@ def _ratio(x: Any) -> str:
     return f"{x:.2f}" if _finite(x) else "n/a"
 
 
+TABLE_BUDGET = 700  # px: a 1024-px screen leaves about 750 beside the 220-px sidebar; the grid adds about 40
+
+
+def _text_px(text: str) -> float:
+    """About how wide ``text`` is in the data grid's 14-px font (capitals and m/w are wider)."""
+    return sum(8.6 if ch.isupper() or ch in "mwMW" else 6.4 for ch in text)
+
+
+def fit_columns(config: dict[str, Any], table: pd.DataFrame, labels: tuple[str, ...]) -> dict[str, Any]:
+    """The column settings of ``table`` with the label columns (group, cell) as wide as their longest text.
+
+    The other columns keep their set widths; the label columns share what is left of the budget, the
+    first one first, so a group name is cut only when it cannot fit beside the numbers at 1024 px.
+    """
+    shown = {k: dict(v) for k, v in config.items() if k in table.columns}
+    fixed = sum(int(v["width"]) for k, v in shown.items() if k not in labels)
+    left = TABLE_BUDGET - fixed
+    present = [k for k in labels if k in shown]
+    for i, key in enumerate(present):
+        need = round(max(_text_px(str(v)) for v in [key, *table[key].tolist()])) + 26  # and the cell's padding
+        rest_min = 80 * (len(present) - i - 1)
+        shown[key]["width"] = max(80, min(need, left - rest_min))
+        left -= shown[key]["width"]
+    return shown
+
+
 def comparison_table(result: AuditResult) -> pd.DataFrame:
     """One row per group per cell, as shown: group, cell, n, share [CI] in %, difference [CI] in
     points, impact ratio, adjusted p, short verdict and the four-fifths flag (a score's mean and
@@ -74,7 +100,7 @@ def comparison_table(result: AuditResult) -> pd.DataFrame:
     rows = []
     several = len(result.cell_names) > 1
     for c in result.comparisons:
-        row: dict[str, Any] = {"Group": c.group + (" (ref.)" if c.is_reference else "")}
+        row: dict[str, Any] = {"Group": c.group}  # the Verdict column says "ref." (a suffix cut long names)
         if several:
             row["Cell"] = c.cell if c.cell is not None else "All rows"
         row.update({
@@ -110,6 +136,36 @@ COMPARISON_COLUMNS = {
 # 220-px sidebar. Interval bounds are whole numbers here; every digit is under "Every number".
 
 
+def paper_table(result: AuditResult) -> pd.DataFrame:
+    """The paper's view (one group vs the rest, in the filter's cells) as shown: one row per class per
+    cell, rows, share [CI] in %, the cell's gap in points, its p-value and verdict (the positives and
+    every digit are under "Every number")."""
+    raw = result.to_frame()
+    return pd.DataFrame({
+        "Filter cell": raw["Filter cell"],
+        "Group": raw["Group"],
+        "Rows": raw["Rows"],
+        "Share % [CI]": [_pct(r) + _ci(lo, hi, _pct_bound)
+                         for r, lo, hi in zip(raw["Ratio"], raw["95% CI low"], raw["95% CI high"])],
+        "Gap pts": [_pts(g) for g in raw["Gap (group - other)"]],
+        "p-value": [_p(p) or "n/a" for p in raw["p-value"]],
+        "Verdict": ["n/a" if pd.isna(w) else ("within" if w else "beyond") for w in raw["Within tolerance"]],
+    })
+
+
+PAPER_COLUMNS = {
+    "Filter cell": st.column_config.TextColumn("Filter cell", width=120),
+    "Group": st.column_config.TextColumn("Group", width=140),
+    "Rows": st.column_config.NumberColumn("Rows", width=60, format="localized"),
+    "Share % [CI]": st.column_config.TextColumn("Share % [CI]", width=100, help=HELP["ci"]),
+    "Gap pts": st.column_config.TextColumn(
+        "Gap pts", width=60, help="The group's share minus the other class's share in the cell, in percentage points."),
+    "p-value": st.column_config.TextColumn("p-value", width=65, help=HELP["p_value"]),
+    "Verdict": st.column_config.TextColumn("Verdict", width=60, help="Within or beyond the tolerance."),
+}
+# The label columns take what the numbers leave of TABLE_BUDGET (fit_columns).
+
+
 def pooled_table(result: AuditResult) -> pd.DataFrame:
     """One row per non-reference group: the overall gap beside the gap within the cells and the pooled tests."""
     rows = []
@@ -131,15 +187,15 @@ def pooled_table(result: AuditResult) -> pd.DataFrame:
 POOLED_COLUMNS = {
     "Group": st.column_config.TextColumn("Group", width=150),
     "Overall pts [CI]": st.column_config.TextColumn(
-        "Overall pts [CI]", width=130, help="The gap to the reference over all rows, ignoring the cells."),
+        "Overall pts [CI]", width=115, help="The gap to the reference over all rows, ignoring the cells."),
     "Within pts": st.column_config.TextColumn(
         "Within pts", width=75, help="The gaps inside the cells, averaged by the cells' sizes."),
     "MH odds ratio [CI]": st.column_config.TextColumn(
-        "MH odds ratio [CI]", width=135, help="Mantel-Haenszel odds ratio: the gap inside the cells, pooled "
+        "MH odds ratio [CI]", width=125, help="Mantel-Haenszel odds ratio: the gap inside the cells, pooled "
                                               "(1 = no gap)."),
-    "CMH p": st.column_config.TextColumn("CMH p", width=65, help="Cochran-Mantel-Haenszel test of the pooled gap."),
+    "CMH p": st.column_config.TextColumn("CMH p", width=60, help="Cochran-Mantel-Haenszel test of the pooled gap."),
     "Breslow-Day p": st.column_config.TextColumn(
-        "Breslow-Day p", width=80, help="Whether the gap differs from cell to cell; below 0.05 the pooled odds "
+        "Breslow-Day p", width=100, help="Whether the gap differs from cell to cell; below 0.05 the pooled odds "
                                         "ratio hides differences: read the cells one by one."),
     "Simpson": st.column_config.TextColumn(
         "Simpson", width=65, help="YES: the overall gap and the gap within the cells disagree (Simpson's paradox)."),
@@ -175,7 +231,7 @@ def render_tables(result: AuditResult) -> None:
     """The comparisons table (fits 1024 px), its legend, and every number in an expander."""
     table = comparison_table(result)
     st.dataframe(table, hide_index=True, key="audit_comparisons",
-                 column_config={k: v for k, v in COMPARISON_COLUMNS.items() if k in table.columns})
+                 column_config=fit_columns(COMPARISON_COLUMNS, table, ("Group", "Cell")))
     st.caption(VERDICT_LEGEND.replace("**", "") + f" Reference group: {ui.md(result.reference, 200)}.")
     too_few = sum(1 for c in result.judged if c.verdict == TOO_FEW)
     if too_few:
@@ -193,7 +249,9 @@ def render_pooled(result: AuditResult) -> None:
     if not result.pooled:
         st.caption("There is no pooled view: only the reference group has rows.")
         return
-    st.dataframe(pooled_table(result), hide_index=True, key="audit_pooled", column_config=POOLED_COLUMNS)
+    pooled = pooled_table(result)
+    st.dataframe(pooled, hide_index=True, key="audit_pooled", column_config=fit_columns(POOLED_COLUMNS, pooled,
+                                                                                           ("Group",)))
     st.caption("Overall: all rows together, ignoring the cells. Within: the cells' gaps averaged by size. MH odds "
                "ratio and CMH p: the gap inside the cells, pooled. Breslow-Day p below 0.05: the gap differs from "
                "cell to cell. Simpson YES: the overall gap and the gap within the cells disagree.")

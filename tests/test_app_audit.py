@@ -26,7 +26,7 @@ import pandas as pd
 import pytest
 from test_app import _config_text, goto, messages, open_app, upload
 
-from luskin_app.audit_view import comparison_table, pooled_table
+from luskin_app.audit_view import comparison_table, paper_table, pooled_table
 from luskin_app.ui import unescape
 from luskin_core.audit import AuditResult, audit
 from luskin_core.data import PRESETS, load_sample
@@ -102,9 +102,23 @@ def test_race_by_sex_on_adult_shows_the_cores_numbers(adult):
     c = result.comparison("Black × Female")
     assert black_women["n"] == c.n and black_women["Verdict"] == "beyond" and black_women["4/5"] == "below"
     assert black_women["Share % [CI]"].startswith(f"{100 * c.rate:.1f} [")
-    assert shown[shown["Group"] == "Asian-Pac-Islander × Male (ref.)"].iloc[0]["Verdict"] == "ref."
+    assert shown[shown["Group"] == "Asian-Pac-Islander × Male"]["Verdict"].tolist() == ["ref."]
     assert "Groups:** each race × sex group" in " ".join(unescape(m.value) for m in at.sidebar.markdown)
     assert at.get("plotly_chart")                                   # the small multiples are drawn
+
+
+def test_the_papers_view_table_is_the_cores_numbers_in_points_and_percent(adult):
+    at = goto(open_app(), "audit")
+    result = audit(adult, PRESETS["adult"].spec)
+    shown = table(at, "Gap pts").reset_index(drop=True)
+    pd.testing.assert_frame_equal(shown, paper_table(result), check_dtype=False)
+    white_e = shown.iloc[0]
+    assert list(shown.columns) == ["Filter cell", "Group", "Rows", "Share % [CI]", "Gap pts", "p-value", "Verdict"]
+    cell = result.cells[0]
+    assert white_e["Share % [CI]"].startswith(f"{100 * cell.ratio:.1f} [") and white_e["Verdict"] == "beyond"
+    assert white_e["Gap pts"] == f"{100 * result.gaps[0].gap:+.1f}"
+    every = table(at, "95% CI low").reset_index(drop=True)             # every digit, in the expander
+    pd.testing.assert_frame_equal(every, result.to_frame(), check_dtype=False)
 
 
 def test_the_papers_filter_with_groups_gives_cells_and_the_pooled_view(adult):
@@ -129,11 +143,13 @@ def test_changing_the_reference_group(adult):
     assert not at.exception and not at.error
     result = audit(adult, AuditSpec("income", ">50K", group_by=("race",), reference="White"))
     assert_page_shows(at, result)
-    assert "White (ref.)" in set(table(at, "Diff. pts [CI]")["Group"])
+    shown = table(at, "Diff. pts [CI]")
+    assert shown[shown["Verdict"] == "ref."]["Group"].tolist() == ["White"]
     assert "with White" in headline(at)
     # back to the automatic reference
     at.selectbox(key="audit_reference").set_value(at.selectbox(key="audit_reference").options[0]).run()
-    assert "Asian-Pac-Islander (ref.)" in set(table(at, "Diff. pts [CI]")["Group"])
+    shown = table(at, "Diff. pts [CI]")
+    assert shown[shown["Verdict"] == "ref."]["Group"].tolist() == ["Asian-Pac-Islander"]
 
 
 def test_metric_correction_and_smallest_group_reach_the_audit(adult):
@@ -328,3 +344,23 @@ def test_report_of_a_groups_audit_has_the_comparisons_and_pooled_tables(adult):
     html = build_html_report(audit(adult, spec), frame=adult, dataset="adult")
     assert "Every group in every cell against the reference group" in html
     assert "Overall against within the cells, per group" in html
+
+
+def test_tables_fit_1024_px_and_give_the_names_the_room_the_numbers_leave(adult):
+    from luskin_app.audit_view import COMPARISON_COLUMNS, PAPER_COLUMNS, POOLED_COLUMNS, TABLE_BUDGET, fit_columns
+
+    paper = paper_table(audit(adult, PRESETS["adult"].spec))
+    widths = {k: v["width"] for k, v in fit_columns(PAPER_COLUMNS, paper, ("Group", "Filter cell")).items()}
+    assert sum(widths.values()) <= TABLE_BUDGET
+    assert widths["Filter cell"] >= 7 * len("more than 10 years of education (E)")   # the preset's cells fit
+    crossed = audit(adult, AuditSpec("income", ">50K", group_by=("race", "sex"), strata=("education",)))
+    for config, frame, labels in ((COMPARISON_COLUMNS, comparison_table(crossed), ("Group", "Cell")),
+                                  (POOLED_COLUMNS, pooled_table(crossed), ("Group",))):
+        fitted = fit_columns(config, frame, labels)
+        assert set(fitted) == set(frame.columns) and sum(v["width"] for v in fitted.values()) <= TABLE_BUDGET
+        assert all(fitted[k]["width"] >= 80 for k in labels)
+    pooled = fit_columns(POOLED_COLUMNS, pooled_table(crossed), ("Group",))
+    single = fit_columns(POOLED_COLUMNS, pooled_table(audit(adult, AuditSpec("income", ">50K", group_by=("race",),
+                                                                             strata=("sex",)))), ("Group",))
+    assert single["Group"]["width"] >= 150                      # 'Amer-Indian-Eskimo' whole
+    assert pooled["Group"]["width"] > single["Group"]["width"]  # crossed names take all that is left
