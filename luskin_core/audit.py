@@ -27,6 +27,7 @@ from .counts import CountTable, count_arrays, count_frame
 from .errors import LuskinError
 from .spec import AuditSpec, Prepared, prepare, resolve_column
 from .stats import gap_test, wilson_interval
+from .validation import check_positive_present, check_two_classes
 
 
 @dataclass(frozen=True)
@@ -303,28 +304,14 @@ def audit(
         raise nothing_to_audit(plan, table.excluded)
     if spec.outcome_type == "label" and int(table.positives.sum()) == 0 and spec.prediction is None:
         column = resolve_column(frame, spec.outcome, "outcome")
-        from .spec import check_positive_present
-
         check_positive_present(frame[column], spec.positive)
     if spec.group_mode == "condition":
-        _check_two_classes(frame, spec, table)
+        assert spec.protected is not None
+        sizes = table.n.sum(axis=1)
+        check_two_classes(frame[resolve_column(frame, spec.protected.column, "protected")], spec.protected,
+                          int(sizes[0]), int(sizes[1]))
     default = "recorded outcome" if spec.prediction is None else f"decisions in '{spec.prediction}'"
     return result_from_counts(table, spec, source=source or default)
-
-
-def _check_two_classes(frame: pd.DataFrame, spec: AuditSpec, table: CountTable) -> None:
-    """Both protected classes must have rows, or there is nothing to compare (usually a typo)."""
-    sizes = table.n.sum(axis=1)
-    if sizes[0] > 0 and sizes[1] > 0:
-        return
-    assert spec.protected is not None
-    column = resolve_column(frame, spec.protected.column, "protected")
-    values = ", ".join(str(v) for v in frame[column].dropna().unique()[:10])
-    if sizes[0] == 0:
-        raise LuskinError(f"No row has {spec.protected}, so the protected group is empty. "
-                          f"Values of '{column}' include: {values}.")
-    raise LuskinError(f"Every row has {spec.protected}, so there is no other class to compare with. "
-                      f"Values of '{column}' include: {values}.")
 
 
 def _check_predictions(predictions: Any, frame: pd.DataFrame, prepared: Prepared) -> np.ndarray:

@@ -37,6 +37,7 @@ import numpy as np
 
 from .errors import LuskinError
 from .formatting import format_percent
+from .validation import check_labels_01
 
 Direction = Literal["down", "up"]
 DIRECTIONS: tuple[str, ...] = ("down", "up")
@@ -156,16 +157,6 @@ def check_direction(direction: str) -> str:
         raise LuskinError(f"The direction must be 'down' (bring the higher group down) or 'up' (bring the "
                           f"lower group up), not '{direction}'.")
     return key
-
-
-def _check_labels(y: Any, n: int) -> np.ndarray:
-    labels = np.asarray(y)
-    if labels.shape != (n,):
-        raise LuskinError(f"There are {labels.shape[0] if labels.ndim else 0} labels for {n} rows.")
-    values = labels.astype(float)
-    if np.isnan(values).any() or not np.isin(values, (0.0, 1.0)).all():
-        raise LuskinError("Labels must be 0 or 1, with no missing values.")
-    return values.astype(np.int8)
 
 
 def _align(risk: Any, in_group: Any, filter_holds: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
@@ -365,7 +356,7 @@ def risk_based_flipping(
     negatives become positive. Every other label is kept.
     """
     r, g, f = _align(risk, in_group, filter_holds)
-    before = _check_labels(y, len(r))
+    before = check_labels_01(y, len(r))
     return _relabel(2, before, r, g, f, threshold=None, direction=direction,
                     all_cells=all_cells, tolerance=tolerance)
 

@@ -429,17 +429,6 @@ def outcome_mask(series: pd.Series, positive: Any) -> np.ndarray:
     return series.astype("string").fillna("").to_numpy(dtype=object) == str(positive)
 
 
-def check_positive_present(series: pd.Series, positive: Any) -> None:
-    """Raise a plain message when the positive value never occurs (usually a typo)."""
-    hits = outcome_mask(series.dropna(), positive)
-    if not hits.any():
-        values = ", ".join(str(v) for v in series.dropna().unique()[:10])
-        raise LuskinError(
-            f"The value '{positive}' never occurs in the outcome column '{series.name}'. "
-            f"Its values are: {values}."
-        )
-
-
 def nothing_to_audit(plan: Any, reasons: dict[str, int]) -> LuskinError:
     """The error when every row lacks a value the audit needs, naming only the columns that lack them.
 
@@ -493,13 +482,19 @@ def prepare(frame: pd.DataFrame, spec: AuditSpec, *, check_positive: bool = True
         raise nothing_to_audit(plan, reasons)
     rows = frame.loc[keep]
     if check_positive and spec.outcome_type == "label":
+        from .validation import check_positive_present
+
         check_positive_present(rows[plan.outcome], spec.positive)
     y = outcome_values(rows, plan)[0].astype(np.int8)
     in_group = None
     groups = None
     if plan.protected is not None:
         in_group = plan.protected.mask(rows)
-        _check_two_classes(rows, spec, in_group)
+        from .validation import check_two_classes
+
+        assert spec.protected is not None  # the condition mode
+        check_two_classes(rows[resolve_column(rows, spec.protected.column, "protected")], spec.protected,
+                          int(in_group.sum()), int((~in_group).sum()))
     else:
         groups = row_group_labels(rows, plan)
         if len(set(groups.tolist())) < 2:
@@ -508,20 +503,6 @@ def prepare(frame: pd.DataFrame, spec: AuditSpec, *, check_positive: bool = True
     filter_holds = conjunction_mask(plan.filters, rows)
     n_excluded = int(len(frame) - len(rows))
     return Prepared(rows, y, in_group, filter_holds, bool(spec.filters), keep, n_excluded, reasons, groups)
-
-
-def _check_two_classes(rows: pd.DataFrame, spec: AuditSpec, in_group: np.ndarray) -> None:
-    """Both protected classes must have rows, or there is nothing to compare (usually a typo)."""
-    if in_group.any() and not in_group.all():
-        return
-    assert spec.protected is not None  # only called for a protected condition
-    column = resolve_column(rows, spec.protected.column, "protected")
-    values = ", ".join(str(v) for v in rows[column].dropna().unique()[:10])
-    if not in_group.any():
-        raise LuskinError(f"No row has {spec.protected}, so the protected group is empty. "
-                          f"Values of '{column}' include: {values}.")
-    raise LuskinError(f"Every row has {spec.protected}, so there is no other class to compare with. "
-                      f"Values of '{column}' include: {values}.")
 
 
 def resolve_column(frame: pd.DataFrame, name: str, role: str = "") -> str:

@@ -200,6 +200,34 @@ def check_finite(frame: pd.DataFrame, columns: Sequence[str]) -> None:
                           "model inputs, or correct those cells and load the file again.")
 
 
+def check_positive_present(series: pd.Series, positive: Any) -> None:
+    """The positive value must occur in the outcome column: when it never does, it is usually a typo."""
+    from .spec import outcome_mask
+
+    hits = outcome_mask(series.dropna(), positive)
+    if not hits.any():
+        values = ", ".join(str(v) for v in series.dropna().unique()[:MAX_LISTED_VALUES])
+        raise LuskinError(
+            f"The value '{positive}' never occurs in the outcome column '{series.name}'. "
+            f"Its values are: {values}."
+        )
+
+
+def check_two_classes(values: pd.Series, protected: Condition, group_rows: int, other_rows: int) -> None:
+    """Both sides of a protected condition must have rows, or there is nothing to compare (usually a typo).
+
+    ``values`` is the protected column (its values are listed in the message).
+    """
+    if group_rows > 0 and other_rows > 0:
+        return
+    listed = ", ".join(str(v) for v in values.dropna().unique()[:MAX_LISTED_VALUES])
+    if group_rows == 0:
+        raise LuskinError(f"No row has {protected}, so the protected group is empty. "
+                          f"Values of '{values.name}' include: {listed}.")
+    raise LuskinError(f"Every row has {protected}, so there is no other class to compare with. "
+                      f"Values of '{values.name}' include: {listed}.")
+
+
 # ------------------------------------------------------------------------------------------
 # Arrays handed to estimators (scores, 0/1 labels, group labels)
 # ------------------------------------------------------------------------------------------
@@ -257,6 +285,14 @@ def check_outcome_01(y: Any, *, both: bool = True) -> np.ndarray:
             "measured. Choose data with both outcomes."
         )
     return yy.astype(np.int8)
+
+
+def check_labels_01(y: Any, n_rows: int) -> np.ndarray:
+    """One 0/1 label per row, none missing (the labels a relabelling algorithm starts from)."""
+    labels = np.asarray(y)
+    if labels.shape != (n_rows,):
+        raise LuskinError(f"There are {labels.shape[0] if labels.ndim else 0} labels for {n_rows} rows.")
+    return check_outcome_01(labels, both=False)
 
 
 def check_group_labels(groups: Any, n_rows: int, *, action: str) -> np.ndarray:

@@ -245,7 +245,7 @@ def test_within_tolerance_is_left_alone():
 
 @pytest.mark.parametrize("call, words", [
     (lambda: risk_based_flipping([1, 0], [0.1, np.nan], [True, False]), "missing"),
-    (lambda: risk_based_flipping([1, 2], [0.1, 0.2], [True, False]), "0 or 1"),
+    (lambda: risk_based_flipping([1, 2], [0.1, 0.2], [True, False]), "must be coded 0"),
     (lambda: risk_based_flipping([1], [0.1, 0.2], [True, False]), "labels"),
     (lambda: selective_risk_adjustment([0.1, 0.2], [True], None), "one entry per row"),
     (lambda: selective_risk_adjustment([0.1, 0.2], [True, False], direction="sideways"), "direction"),
