@@ -31,6 +31,9 @@ def add_parsers(subparsers: Any) -> None:
                     "--html writes a self-contained page (opens offline); --pdf the same content as PDF (its charts "
                     "are drawn by Chromium).")
     add_data_options(parser)
+    from ._cli_audit import add_audit_options
+
+    add_audit_options(parser)  # a report of every group within strata, as luskin audit draws it
     out = parser.add_argument_group("report")
     out.add_argument("--html", metavar="PATH", help="write the HTML report here")
     out.add_argument("--pdf", metavar="PATH", help="write the PDF report here")

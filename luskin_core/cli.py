@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,12 @@ EXIT_USAGE = 2
 # luskin_core.data.PRESETS and luskin_core.spec.DEFAULT_TOLERANCE.
 PRESET_NAMES = ("adult", "compas", "sqf")
 DEFAULT_TOLERANCE = 0.05
+
+
+# Options of ``luskin audit`` that the model tools do not take (they compare one group with the rest).
+AUDIT_ONLY_OPTIONS = ("--groups", "--reference", "--stratify", "--bins", "--metric", "--ratio-threshold",
+                      "--correction", "--min-group-size", "--min-group-share", "--score", "--score-cutoff",
+                      "--predictions")
 
 
 class _StoreOnce(argparse._StoreAction):
@@ -57,7 +64,15 @@ class _Parser(argparse.ArgumentParser):
         self.register("action", "store", _StoreOnce)
 
     def error(self, message: str) -> None:  # type: ignore[override]
+        audit_only = [o for o in AUDIT_ONLY_OPTIONS if re.search(rf"(^|\s){re.escape(o)}(=|\s|$)",
+                                                                 message.partition(":")[2])]
+        if message.startswith("unrecognized arguments") and audit_only and not self.prog.endswith(" audit"):
+            raise LuskinError(
+                f"{', '.join(audit_only)} {'is an option' if len(audit_only) == 1 else 'are options'} of "
+                "'luskin audit' and 'luskin report' only. The model tools (retrain, thresholds, equalize) compare one protected "
+                "group with everyone else, in the cells of a filter: use --protected 'column == value' and --filter.")
         raise LuskinError(f"{message}. Run '{self.prog} --help' for the options.")
+
 
     def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
                    namespace: argparse.Namespace | None = None) -> argparse.Namespace:

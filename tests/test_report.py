@@ -706,3 +706,21 @@ def test_cli_report_on_a_large_source_audits_every_row_and_says_which_rows_the_m
     assert f"Rows audited {len(adult):,}" in text  # the audit counted every row, not the sample
     assert "Rows the models used A seeded sample of 4,9" in text and f"(of {len(adult):,})" in text
     assert "The report was given the counts, not the rows" in text
+
+
+def test_cli_report_of_every_group_within_strata(tmp_path, adult) -> None:
+    """luskin report takes luskin audit's group options; the model tools say plainly they compare one group."""
+    import sys
+
+    from luskin_core.cli import main
+
+    html_path = tmp_path / "groups.html"
+    assert main(["report", "--preset", "adult", "--groups", "race", "--stratify", "sex", "--html",
+                 str(html_path)]) == 0
+    result = audit(adult, AuditSpec("income", ">50K", group_by=("race",), strata=("sex",)))
+    text = _text(html_path.read_text(encoding="utf-8"))
+    assert result.headline() in text and "Breslow-Day" in text
+    done = subprocess.run([sys.executable, "-m", "luskin_core", "retrain", "--preset", "adult", "--groups", "race"],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path, check=False)
+    assert done.returncode == 2 and "--groups is an option of 'luskin audit' and 'luskin report' only" in done.stderr
+    assert "Traceback" not in done.stderr
