@@ -788,8 +788,14 @@ def _open_spark(rest: str, table: str | None) -> Source:
         raise LuskinError("Spark sources need pyspark: pip install 'luskin[spark]'.") from None
     session = SparkSession.getActiveSession()
     if session is None:
+        # Luskin's own session: local only (nothing listens beyond 127.0.0.1), no web UI, no progress bar
+        # on the terminal, errors only in the log
+        # (a session the caller already had keeps its settings).
         session = (SparkSession.builder.master("local[*]").appName("luskin")
-                   .config("spark.ui.enabled", "false").getOrCreate())
+                   .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+                   .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1")
+                   .getOrCreate())
+        session.sparkContext.setLogLevel("ERROR")
     con = ibis.pyspark.connect(session)
     path = rest.strip().removeprefix("//")
     try:
