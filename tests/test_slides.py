@@ -199,3 +199,31 @@ def test_present_page_escapes_user_text() -> None:
     at.run()
     raw = " ".join(m.value for m in at.markdown)
     assert "\\*\\*bold\\*\\*" in raw and "[link](" not in raw and "https://" not in raw
+
+
+def test_retrain_and_equalized_corrections_get_their_slides_with_cost_and_warnings() -> None:
+    """COMPAS, filter priors_count > 2 (as the CLI test of the warning): a retrain that backfires (its warning is on its slide and among the
+    caveats) and an equalized sweep whose slide marks the alpha on screen, in points from 0."""
+    from luskin_core.equalize import equalize_frame
+    from luskin_core.retrain import RetrainOptions, retrain
+
+    frame, preset = load_sample("compas"), PRESETS["compas"]
+    spec = preset.spec.with_changes(filters=(Condition("priors_count", ">", 2),), filter_label=None,
+                                    not_filter_label=None)
+    result = audit(frame, spec)
+    fixed = retrain(frame, spec, RetrainOptions(algorithm=1, first="LR", second="MLP", seed=0,
+                                                features=preset.features))
+    sweep = equalize_frame(frame, spec, alphas=(0.2, 1.0), features=preset.features, seed=0)
+    slides = build_slides(result, dataset="sample:compas", retrain=fixed, equalized=sweep, equalized_alpha=0.2)
+    keys = [s.key for s in slides]
+    assert keys.index("correction-retrain-1") < keys.index("correction-equalized-1") < keys.index("cost")
+    retrain_slide = slides[keys.index("correction-retrain-1")]
+    points = cost_points(fixed, None, sweep)
+    assert retrain_slide.sentences[:1] == tuple(_cost_sentences([p for p in points if p.series == "retrain-1"]))[:1]
+    assert fixed.warnings and f"Warning: {fixed.warnings[0]}" in retrain_slide.sentences
+    assert f"Warning: {fixed.warnings[0]}" in slides[-1].sentences            # and among the caveats
+    equalized = _figure_json(slides[keys.index("correction-equalized-1")])
+    assert [s["x0"] for s in equalized["layout"]["shapes"]] == [0.2]           # the alpha on screen
+    assert equalized["layout"]["yaxis"]["range"][0] == 0
+    tpr = [100 * p.tpr_gap for p in sweep.points]
+    assert np.allclose(equalized["data"][0]["y"], tpr)                         # points, as the pages say
