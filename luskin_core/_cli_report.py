@@ -163,9 +163,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         # A database, Spark, Parquet or a big CSV: the audit counts inside the engine over every row;
         # the model tools get a seeded stratified sample, and the report says which rows they used.
-        if args.table:
-            name = f"{name} {args.table}" if source.lower().startswith(("postgres", "spark:")) else args.table
-        dataset = DatasetRef("upload", name)
+        dataset = DatasetRef("upload", located.name)  # the source's own name: never a password
         frame = None
         if args.retrain or args.thresholds or args.equalize:
             frame, spec, features = resolve(args)
