@@ -98,6 +98,7 @@ DEFAULT_FTOL = 2.220446049250313e-09  # scipy's L-BFGS-B default (factr = 1e7: "
 # whatever alpha, so the tolerances mean the same precision in the weights at every alpha >= 0.1
 # (and alpha = 0.2 without groups is exactly plain logistic regression, as at alpha = 1).
 _LOSS_FLOOR = 0.1
+_DENSE_WHITENING_MAX = 1500  # columns (+ intercept) up to which the full Hessian whitens the problem
 _RIDGE = 1e-6       # relative ridge on the preconditioner's diagonal (for collinear one-hot columns)
 
 
@@ -383,12 +384,29 @@ class _Objective:
         Identities when the Hessian cannot be factorised (e.g. every feature is zero). The
         Hessian is ``X^T diag(w) X``: for sparse X the product of ``sqrt(w) X`` with itself
         (scipy.sparse), for dense X numpy's einsum (no BLAS threads).
+
+        With more than ``_DENSE_WHITENING_MAX`` columns (one-hot text: COMPAS with every column is
+        about 12,000) the full Hessian would be a dense d x d matrix (1.2 GB, minutes to factorise,
+        and every step a d x d product): its diagonal is used instead, returned as two vectors.
         """
         n, d = self.n, self.d
         z = self.scores(theta)
         p = np.exp(-np.abs(z))
         w = p / (1.0 + p) ** 2 / n          # expit(z) (1 - expit(z)) / n
         X = self.X
+        if d + int(self.fit_intercept) > _DENSE_WHITENING_MAX:
+            if sp.issparse(X):
+                diag = np.asarray(X.multiply(X).T @ w).ravel()
+            else:
+                diag = np.einsum("ni,ni,n->i", X, X, w)
+            if self.fit_intercept:
+                diag = np.append(diag, w.sum())
+            scale = float(diag.mean()) if len(diag) else 0.0
+            if not (np.isfinite(scale) and scale > 0):
+                ones = np.ones(len(diag))
+                return ones, ones
+            root = np.sqrt(diag + _RIDGE * scale)
+            return root, 1.0 / root
         if sp.issparse(X):
             A = sp.csr_matrix(X.multiply(np.sqrt(w)[:, None]))
             xtwx = (A.T @ A).toarray()
@@ -586,21 +604,25 @@ def _lbfgs(
     alpha); not the iteration limit, nor a line search that failed. ``engine="scipy"`` runs
     scipy's L-BFGS-B instead of ``_minimize_lbfgs`` (the tests compare the two).
     """
-    R, W = obj.whitening(theta0)  # theta = W phi, phi = R theta
+    R, W = obj.whitening(theta0)  # theta = W phi, phi = R theta (vectors: diagonal matrices)
     scale = 1.0 / max(alpha, _LOSS_FLOOR)
+    diagonal = R.ndim == 1
+
+    def to_theta(phi: np.ndarray) -> np.ndarray:
+        return W * phi if diagonal else np.einsum("ij,j->i", W, phi)
 
     def fun(phi: np.ndarray) -> tuple[float, np.ndarray]:
-        value, grad = obj(np.einsum("ij,j->i", W, phi), alpha)
-        return value * scale, np.einsum("ij,i->j", W, grad) * scale
+        value, grad = obj(to_theta(phi), alpha)
+        return value * scale, (W * grad if diagonal else np.einsum("ij,i->j", W, grad)) * scale
 
-    phi0 = np.einsum("ij,j->i", R, theta0)
+    phi0 = R * theta0 if diagonal else np.einsum("ij,j->i", R, theta0)
     if engine == "scipy":
         res = minimize(fun, phi0, jac=True, method="L-BFGS-B",
                        options={"maxiter": maxiter, "gtol": gtol, "ftol": ftol})
         phi, nit, converged, message = res.x, int(res.nit), bool(res.status == 0), str(res.message)
     else:
         phi, nit, converged, message = _minimize_lbfgs(fun, phi0, maxiter=maxiter, gtol=gtol, ftol=ftol)
-    return np.einsum("ij,j->i", W, phi), nit, converged, message
+    return to_theta(phi), nit, converged, message
 
 
 def equalized_loss(
