@@ -389,7 +389,7 @@ def _with_sentence(c: Comparison, spec: AuditSpec, table: CountTable) -> Compari
             abs(c.p_adjusted - c.p_value) > 1e-12:
         adjusted = f"; {format_p(c.p_adjusted)} after adjusting for the number of comparisons"
     if c.verdict == TOO_FEW:
-        # No word on the tolerance or on chance: the comparison is kept out of the verdict.
+        # No word on the tolerance: the comparison is kept out of the verdict (chance is still said).
         small = min(c.n, c.reference_n)
         who = c.group if c.n <= c.reference_n else c.reference
         chance = ", and it could be due to chance" if c.p_value is not None and c.p_value >= 0.05 else ""
