@@ -99,6 +99,15 @@ def audit_bars(result: AuditResult) -> go.Figure:
     fig = go.Figure()
     cell_names = list(dict.fromkeys(label(c.cell) for c in result.cells))
     outcome, positive = label(spec.outcome), label(spec.positive)
+    top = max([c.ci_high for c in result.cells if c.ci_high is not None] or [1.0])
+    axis_top = min(1.0, top * 1.15) if top > 0 else 1.0
+
+    def bar_text(c: Any) -> str:
+        # Two lines at the bar's base; on a short bar (the whisker's lower end under a quarter of the
+        # axis) one line, so that the label stays below the whisker instead of running into it.
+        short = c.ci_low is None or c.ci_low < 0.25 * axis_top
+        return f"{_pct(c.ratio)}{' · ' if short else '<br>'}n = {c.n:,}"
+
     for member, name, color in ((True, label(spec.group_name), GROUP_COLOR),
                                 (False, label(spec.other_name), OTHER_COLOR)):
         cells = [c for c in result.cells if c.in_group == member]
@@ -109,7 +118,7 @@ def audit_bars(result: AuditResult) -> go.Figure:
             name=name, x=[label(c.cell) for c in cells], y=ratio, marker_color=color,
             error_y={"type": "data", "array": plus, "arrayminus": minus, "visible": True,
                      "color": "#333333", "thickness": 2, "width": 8},
-            text=[f"{_pct(c.ratio)}<br>n = {c.n:,}" for c in cells],
+            text=[bar_text(c) for c in cells],
             textposition="inside", insidetextanchor="start", constraintext="none",
             textfont={"size": FONT_SIZE - 2, "color": "white" if member else "black"},
             insidetextfont={"size": FONT_SIZE - 2, "color": "white" if member else "black"},
@@ -131,11 +140,10 @@ def audit_bars(result: AuditResult) -> go.Figure:
              f"{label(spec.other_name)}")
     subtitle = ("Bar: share; whisker: 95% confidence interval; n: rows.<br>"
                 f"A gap above {tol} points (the tolerance) counts as unfair.")
-    top = max([c.ci_high for c in result.cells if c.ci_high is not None] or [1.0])
     _layout(fig, title, subtitle, barmode="group", bargap=0.25, height=560,
             uniformtext={"minsize": FONT_SIZE - 4, "mode": "show"})
     fig.update_yaxes(title_text=f"share with {outcome} = {positive}", tickformat=".0%",
-                     range=[0, min(1.0, top * 1.15) if top > 0 else 1.0])
+                     range=[0, axis_top])
     fig.update_xaxes(title_text="", categoryorder="array", categoryarray=cell_names)
     return fig
 

@@ -46,6 +46,12 @@ def test_audit_bars_traces_colours_and_values(adult_result):
         assert np.allclose(np.asarray(trace.y) + np.asarray(trace.error_y.array), [c.ci_high for c in cells])
         assert np.allclose(np.asarray(trace.y) - np.asarray(trace.error_y.arrayminus), [c.ci_low for c in cells])
         assert all(f"n = {c.n:,}" in text for c, text in zip(cells, trace.text))
+    # a short bar's label is one line, so it stays below its whisker (Non-White, 10 years or fewer: 9%)
+    top = fig.layout.yaxis.range[1]
+    for trace in fig.data:
+        for y, low, text in zip(trace.y, np.asarray(trace.y) - np.asarray(trace.error_y.arrayminus), trace.text):
+            assert ("<br>" not in text) == (low < 0.25 * top), (y, text)
+    assert "9% · n = 5,135" in fig.data[1].text
     assert "income = >50K" in fig.layout.title.text
     assert "5 points" in fig.layout.title.subtitle.text and "95% confidence" in fig.layout.title.subtitle.text
     assert fig.layout.font.size >= 16
