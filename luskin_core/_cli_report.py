@@ -157,7 +157,8 @@ def run(args: argparse.Namespace) -> int:
     source = args.data or f"sample:{args.preset}"
     name = source.split(":", 1)[1] if source.startswith("sample:") else Path(source).name
     sample_note = None
-    if isinstance(located, pd.DataFrame):
+    in_memory = isinstance(located, pd.DataFrame)  # else a Source: an engine counts, the models get a sample
+    if in_memory:
         frame: pd.DataFrame | None = located
         dataset = DatasetRef.for_frame(name, frame, sample=source.startswith("sample:"))
     else:
@@ -172,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
     timings["load"] = clock() - start
 
     t = clock()
-    result = audit(located, spec) if isinstance(located, pd.DataFrame) else located.audit(spec)
+    result = audit(located, spec) if in_memory else located.audit(spec)
     timings["audit"] = clock() - t
     _say(f"Audit: {result.headline()} ({timings['audit']:.1f} s)")
 
@@ -233,7 +234,7 @@ def run(args: argparse.Namespace) -> int:
         _say_warnings(sweep.warnings)
 
     t = clock()
-    content = report_content(result, frame=frame if isinstance(located, pd.DataFrame) else None, dataset=dataset,
+    content = report_content(result, frame=frame if in_memory else None, dataset=dataset,
                              retrain=retrains or None, thresholds=reports or None, equalized=sweep,
                              equalized_alpha=args.alpha_shown if sweep is not None else None, title=args.title,
                              sample_note=sample_note)

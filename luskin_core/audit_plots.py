@@ -22,7 +22,7 @@ import plotly.graph_objects as go
 from .audit import AuditResult
 from .comparisons import BEYOND, CHANCE, TOO_FEW, WITHIN, Comparison
 from .formatting import format_percent
-from .plots import title_pad
+from .plots import title_block
 
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#F0E442", "#000000")
 UNKNOWN_COLOR = "#999999"
@@ -47,9 +47,7 @@ def group_colors(result: AuditResult) -> dict[str, str]:
 
 def _layout(fig: go.Figure, title: str, subtitle: str, height: int, top: int = 130) -> go.Figure:
     fig.update_layout(
-        title={"text": title, "subtitle": {"text": subtitle, "font": {"size": FONT_SIZE - 4}},
-               "font": {"size": TITLE_SIZE}, "x": 0, "xanchor": "left",
-               "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": title_pad(title, TITLE_SIZE)}},
+        title=title_block(title, subtitle, TITLE_SIZE, FONT_SIZE - 4),
         font={"size": FONT_SIZE - 2, "family": "Arial, Helvetica, sans-serif"},
         template="plotly_white", height=height, margin={"t": top, "l": 70, "r": 20, "b": 60},
         showlegend=False,

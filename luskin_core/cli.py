@@ -32,12 +32,6 @@ PRESET_NAMES = ("adult", "compas", "sqf")
 DEFAULT_TOLERANCE = 0.05
 
 
-# Options of ``luskin audit`` that the model tools do not take (they compare one group with the rest).
-AUDIT_ONLY_OPTIONS = ("--groups", "--reference", "--stratify", "--bins", "--metric", "--ratio-threshold",
-                      "--correction", "--min-group-size", "--min-group-share", "--score", "--score-cutoff",
-                      "--predictions")
-
-
 class _StoreOnce(argparse._StoreAction):
     """An option that takes one value: giving it twice is a mistake, not "the last one wins"."""
 
@@ -64,9 +58,9 @@ class _Parser(argparse.ArgumentParser):
         self.register("action", "store", _StoreOnce)
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        audit_only = [o for o in AUDIT_ONLY_OPTIONS if re.search(rf"(^|\s){re.escape(o)}(=|\s|$)",
-                                                                 message.partition(":")[2])]
-        if message.startswith("unrecognized arguments") and audit_only and not self.prog.endswith(" audit"):
+        audit_only = [o for o in _group_options() if re.search(rf"(^|\s){re.escape(o)}(=|\s|$)",
+                                                               message.partition(":")[2])]
+        if message.startswith("unrecognized arguments") and audit_only:
             raise LuskinError(
                 f"{', '.join(audit_only)} {'is an option' if len(audit_only) == 1 else 'are options'} of "
                 "'luskin audit' and 'luskin report' only. The model tools (retrain, thresholds, equalize) compare one protected "
@@ -79,6 +73,16 @@ class _Parser(argparse.ArgumentParser):
         parsed = super().parse_args(args, namespace)
         parsed.__dict__.pop("_luskin_given", None)
         return parsed
+
+
+def _group_options() -> list[str]:
+    """The options of ``luskin audit`` and ``luskin report`` that the model tools do not take (they
+    compare one group with the rest), as :func:`luskin_core._cli_audit.add_audit_options` defines them."""
+    from ._cli_audit import add_audit_options
+
+    probe = argparse.ArgumentParser(add_help=False)
+    add_audit_options(probe)
+    return [name for action in probe._actions for name in action.option_strings]
 
 
 def add_data_options(parser: argparse.ArgumentParser, *, outcome: bool = True) -> None:

@@ -37,6 +37,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .comparisons import TOO_FEW
+from .plots import title_block
 from .stats import Z95, newcombe_interval, wilson_interval
 
 CONTROLLED = "controlled"
@@ -413,10 +414,8 @@ def cost_chart(points: Sequence[CostPoint], *, height: int | None = None) -> go.
     legend_rows = n_series + 2
     plot_height = 380
     fig.update_layout(
-        title={"text": "What each correction costs", "font": {"size": 22}, "x": 0, "xanchor": "left",
-               "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": 10},
-               "subtitle": {"text": "Up and to the left is better: accurate and fair. Arrows: before → after the "
-                                    "correction; whiskers: 95% intervals.", "font": {"size": 13}}},
+        title=title_block("What each correction costs", "Up and to the left is better: accurate and fair. "
+                         "Arrows: before → after the correction; whiskers: 95% intervals.", 22, 13),
         font={"size": 14, "family": "Arial, Helvetica, sans-serif"}, template="plotly_white",
         height=height or (plot_height + 130 + 90 + 22 * legend_rows),
         margin={"t": 130, "l": 80, "r": 30, "b": 90 + 22 * legend_rows},

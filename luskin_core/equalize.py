@@ -72,7 +72,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from luskin_core.errors import LuskinError
-from luskin_core.formatting import format_percent_pair
+from luskin_core.formatting import below_majority
 from luskin_core.validation import check_both_outcomes_per_group, check_group_labels, check_groups_argument
 
 __all__ = [
@@ -1021,16 +1021,15 @@ def alpha_sweep(
         theta = np.concatenate([clf.coef_[0], clf.intercept_])
         fits.append((a, clf, time.perf_counter() - t0))
     share = float(np.mean(yt)) if len(yt) else 0.0
-    majority = max(share, 1.0 - share)
     points: list[AlphaPoint] = []
     measured = {a: _measure(clf, X_test, yt, gt, labels) for a, clf, _ in fits}
     plain = measured.get(1.0)
     for a, clf, seconds in fits:
         accuracy, rates, hists = measured[a]
         notes = [] if clf.converged_ else [clf.convergence_sentence()]
-        if accuracy < majority - 1e-9:  # equal accuracy (up to rounding) is no warning
-            common = "positive" if share >= 0.5 else "negative"
-            accuracy_text, majority_text = format_percent_pair(accuracy, majority)
+        shortfall = below_majority(accuracy, share)
+        if shortfall is not None:
+            accuracy_text, common, majority_text = shortfall
             notes.append(
                 f"At alpha = {a:g} the model's test accuracy ({accuracy_text}) is below what always "
                 f"predicting the most common outcome ({common}) gets ({majority_text})."

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["format_number", "format_p", "format_percent", "format_percent_pair"]
+__all__ = ["below_majority", "format_number", "format_p", "format_percent", "format_percent_pair"]
 
 
 def format_percent(share: float | None, digits: int = 1) -> str:
@@ -40,6 +40,19 @@ def format_percent_pair(a: float, b: float, digits: int = 1) -> tuple[str, str]:
         if first != second:
             break
     return first, second
+
+
+def below_majority(accuracy: float, positive_share: float) -> tuple[str, str, str] | None:
+    """When an accuracy is below what always predicting the most common outcome gets: (the accuracy,
+    "positive" or "negative", that majority accuracy) as a sentence prints them; None otherwise.
+
+    Equal accuracies up to float rounding are not below (they printed as "71.5% is below 71.5%").
+    """
+    majority = max(positive_share, 1.0 - positive_share)
+    if not accuracy < majority - 1e-9:
+        return None
+    accuracy_text, majority_text = format_percent_pair(accuracy, majority)
+    return accuracy_text, "positive" if positive_share >= 0.5 else "negative", majority_text
 
 
 def format_number(x: float | None, digits: int = 3) -> str:

@@ -40,6 +40,17 @@ def title_pad(title: str, size: int = TITLE_SIZE) -> int:
     return 10 + int(1.3 * size * len(re.findall(r"(?i)<br\s*/?>", title or "")))
 
 
+def title_block(title: str, subtitle: str, size: int, subtitle_size: int) -> dict[str, Any]:
+    """A chart's title and subtitle, left-aligned and anchored at the top of the figure.
+
+    Plotly's default centres the title block in the top margin, so a wrapped title pushed its
+    subtitle into the labels above the plot; anchored by its first line, it needs ``title_pad``.
+    """
+    return {"text": title, "subtitle": {"text": subtitle, "font": {"size": subtitle_size}},
+            "font": {"size": size}, "x": 0, "xanchor": "left",
+            "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": title_pad(title, size)}}
+
+
 def _layout(fig: go.Figure, title: str, subtitle: str = "", **extra: Any) -> go.Figure:
     """Apply the shared look: large fonts, a title and subtitle, white background."""
     height = int(extra.get("height", 500))
@@ -47,11 +58,7 @@ def _layout(fig: go.Figure, title: str, subtitle: str = "", **extra: Any) -> go.
     bottom = 150
     plot_height = max(height - top - bottom, 100)
     settings: dict[str, Any] = {
-        "title": {"text": title, "subtitle": {"text": subtitle, "font": {"size": FONT_SIZE - 3}},
-                  "font": {"size": TITLE_SIZE}, "x": 0, "xanchor": "left",
-                  # anchored at the top: plotly's default centres the title block in the top margin,
-                  # so a wrapped title pushed its subtitle into the labels above the bars
-                  "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": title_pad(title)}},
+        "title": title_block(title, subtitle, TITLE_SIZE, FONT_SIZE - 3),
         "font": {"size": FONT_SIZE, "family": "Arial, Helvetica, sans-serif"},
         "template": "plotly_white",
         # below the x-axis title (about 75 px under the plot area), whatever the chart's height

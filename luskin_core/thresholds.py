@@ -58,7 +58,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 from luskin_core.errors import LuskinError
-from luskin_core.formatting import format_percent_pair
+from luskin_core.formatting import below_majority
 from luskin_core.validation import (
     check_both_outcomes_per_group,
     check_groups_argument,
@@ -906,11 +906,9 @@ def threshold_warnings(before: SplitResult | None, after: SplitResult, y_test: n
                     f"({a:.3f} after, {b:.3f} before): the thresholds tuned on other rows did not carry over "
                     "to these. Try cross-fitted tuning or more data."
                 )
-    share = float(np.mean(y_test)) if len(y_test) else 0.0
-    majority = max(share, 1.0 - share)
-    if after.accuracy < majority - 1e-9:  # equal accuracy (up to rounding) is no warning
-        common = "positive" if share >= 0.5 else "negative"
-        accuracy_text, majority_text = format_percent_pair(after.accuracy, majority)
+    shortfall = below_majority(after.accuracy, float(np.mean(y_test)) if len(y_test) else 0.0)
+    if shortfall is not None:
+        accuracy_text, common, majority_text = shortfall
         out.append(
             f"With the tuned thresholds the test accuracy ({accuracy_text}) is below what always "
             f"predicting the most common outcome ({common}) gets ({majority_text})."
