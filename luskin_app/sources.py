@@ -39,7 +39,6 @@ USER_FILE = Path("~/.config/luskin/sources.toml")
 MAX_SETTINGS_BYTES = 1_000_000
 MAX_PASSWORD_BYTES = 10_000
 _KEYS = {"name", "location", "table", "password_env", "password_file", "description", "sample_cap"}
-_URL_SCHEMES = ("postgresql://", "postgres://", "spark:")
 
 
 @dataclass(frozen=True)
@@ -59,10 +58,6 @@ class SourceSetting:
         """What identifies the opened source in the server's caches (no password in it)."""
         return "\x1f".join((self.name, self.location, self.table or "", self.password_env or "",
                             self.password_file or ""))
-
-    @property
-    def is_url(self) -> bool:
-        return self.location.lower().startswith(_URL_SCHEMES)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .errors import LuskinError
-from .formatting import format_number
 
 if TYPE_CHECKING:
     from .audit import AuditResult
@@ -210,10 +209,6 @@ def resolve(args: argparse.Namespace, *, engine: bool = False) -> tuple[Any, Aud
 # ----------------------------------------------------------------------------------------
 # Printing
 # ----------------------------------------------------------------------------------------
-def _fmt(x: float | None, digits: int = 3) -> str:
-    return format_number(x, digits)
-
-
 def format_warnings(warnings: Sequence[str]) -> str:
     """A correction's warnings (it backfired, a fit did not converge) as a block of text; empty when none."""
     if not warnings:

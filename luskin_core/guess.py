@@ -98,10 +98,6 @@ class FirstChoices:
     protected: Guess          # value: the column name
     group: Guess              # value: a Condition on the protected column
 
-    @property
-    def all_sure(self) -> bool:
-        return all(g.sure for g in (self.outcome, self.positive, self.protected, self.group))
-
     def sentences(self) -> tuple[str, ...]:
         """One plain sentence per guess, saying whether it was recognised or is only a guess."""
         return (

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import atexit
 import datetime as _dt
-import html
 import json
 import math
 import re
@@ -47,7 +46,7 @@ from .formatting import format_percent
 from .relabel import ALGORITHM_NAMES
 from .spec import AuditSpec
 
-CONFIG_KIND = "luskin-configuration"  # the same "kind" as luskin_app.state writes
+CONFIG_KIND = "luskin-configuration"  # the same "kind" as luskin_app.config writes
 CONFIG_VERSION = 1
 _VERSION_PACKAGES = ("pandas", "numpy", "scikit-learn", "scipy", "plotly")
 
@@ -237,11 +236,6 @@ def config_from_json(text: str | bytes) -> LuskinConfig:
 # ------------------------------------------------------------------------------------------
 # HTML helpers
 # ------------------------------------------------------------------------------------------
-def esc(value: Any) -> str:
-    """HTML-escape anything shown in the report (quotes too, for attributes)."""
-    return html.escape(str(value), quote=True)
-
-
 def _is_missing(value: Any) -> bool:
     if value is None or value is pd.NA:
         return True

@@ -627,7 +627,7 @@ def test_config_round_trip_upload_and_string_refs() -> None:
 
 
 def test_reads_the_dashboards_own_configuration_layout() -> None:
-    """luskin_app.state.configuration() writes kind/data.source/spec/features/options: same format."""
+    """luskin_app.config.configuration_json() writes kind/data.source/spec/features/options: same format."""
     spec = PRESETS["adult"].spec
     document = {"kind": "luskin-configuration", "luskin_version": "0.1.0",
                 "data": {"source": "upload:stops.csv", "title": "stops.csv", "fingerprint": "10x3-abc",
