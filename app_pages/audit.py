@@ -162,17 +162,14 @@ def render_tolerance() -> None:
 
 
 def render_verdict(result: AuditResult) -> None:
-    """The headline: fair in every cell, or how many cells exceed the tolerance."""
+    """The headline: the core's one verdict in its own words, with a badge read from the same verdict."""
     computable = [g for g in result.gaps if g.gap is not None]
-    over = [g for g in computable if not g.fair]
     if not computable:
         st.warning("No cell can be compared: each cell lacks one of the two groups. Change the filter above.",
                    icon=ui.ICONS["error"])
-    elif over:
-        st.markdown(f"### :material/warning: The gap exceeds the {100 * result.spec.tolerance:g}-point tolerance in "
-                    f"{len(over)} of {len(computable)} cell{'s' if len(computable) > 1 else ''}.")
-    else:
-        st.markdown(f"### :material/check_circle: Within the {100 * result.spec.tolerance:g}-point tolerance in every cell.")
+        return
+    badge = {True: ":material/check_circle:", False: ":material/warning:", None: ":material/help:"}[result.fair]
+    st.markdown(f"### {badge} {ui.md(result.headline())}")
 
 
 def render_sentences(result: AuditResult) -> None:
@@ -183,6 +180,8 @@ def render_sentences(result: AuditResult) -> None:
                        "filter above.", icon=ui.ICONS["error"])
         elif gap.fair:
             st.success(ui.md(gap.sentence), icon=ui.ICONS["ok"])
+        elif gap.fair is None:  # too few rows: neither fair nor beyond, as the sentence says
+            st.info(ui.md(gap.sentence), icon=ui.ICONS["info"])
         else:
             st.info(ui.md(gap.sentence), icon=ui.ICONS["beyond"])
     # Overall vs within the cells, and whether the cells may be pooled (the core's words after the cells').

@@ -517,9 +517,10 @@ def _tolerance_words(spec: AuditSpec) -> str:
     return "the " + points(spec.tolerance).replace(" points", "-point").replace(" point", "-point") + " tolerance"
 
 
-RATE_WORDS = {"tpr": ("true positive rate", "of those with {outcome}, predicted positive"),
-              "fpr": ("false positive rate", "of those without {outcome}, predicted positive"),
-              "precision": ("precision", "of those predicted positive, with {outcome}")}
+RATE_WORDS = {"tpr": ("true positive rate", "of the rows where {outcome}, the share predicted positive"),
+              "fpr": ("false positive rate", "of the rows where not {outcome}, the share predicted positive"),
+              "precision": ("precision", "of the rows predicted positive, the share where {outcome}")}
+RATE_ON = {"tpr": "on the true positive rate", "fpr": "on the false positive rate", "precision": "on precision"}
 
 
 def _judged_text(c: Comparison, spec: AuditSpec, group: str, ref: str) -> str:
@@ -582,7 +583,7 @@ def _with_sentence(c: Comparison, spec: AuditSpec, table: CountTable) -> Compari
             text += (f"{chance} ({format_p(p_value)}). With {rows} here (fewer than {spec.min_group_size:,}), "
                      "there are too few rows to judge.")
         return _replace(c, sentence=text)
-    gap_word = "" if not error_criterion or deciding is None else f" on the {RATE_WORDS[deciding.name][0]}"
+    gap_word = "" if not error_criterion or deciding is None else f" {RATE_ON[deciding.name]}"
     if c.verdict == BEYOND:
         text += f", {size} {_tolerance_words(spec)}{gap_word} and not due to chance ({format_p(p_value)}{adjusted})."
     elif c.verdict == WITHIN:

@@ -553,15 +553,14 @@ def _comparison_rows(result: AuditResult) -> Table:
 
 
 def _paper_rows(result: AuditResult) -> Table:
-    spec = result.spec
-    header = ("Filter cell", "Group", "Rows", "Positive", "Share [95% CI]", (f"Gap ({spec.group_name} − "
-              f"{spec.other_name})"), "p-value", "Within tolerance", "Verdict")
+    header = ("Filter cell", "Group", "Rows", "Positive", "Share [95% CI]", f"Gap (group − {result.reference})",
+              "p-value", "Within tolerance", "Verdict")
     rows, classes = [], []
     for c in result.cells:
         g = result.gap(c.filter_holds)
         rows.append((c.cell, c.label, _count(c.n), _count(c.positives),
                      _with_ci(_pct(c.ratio), c.ci_low, c.ci_high, _pct), _pts(g.gap), _p(g.p_value),
-                     {True: "yes", False: "no", None: "not computable"}[g.fair], g.verdict))
+                     {True: "yes", False: "no", None: "not judged"}[g.fair], g.verdict))
         classes.append("beyond" if g.verdict == BEYOND else "")
     return Table("The paper's view: the protected group and the other class in each filter cell", header,
                  tuple(rows), tuple(classes), wide=True)
@@ -724,9 +723,9 @@ def _gap_rows(audits: Sequence[tuple[str, AuditResult]]) -> Table:
                     _with_ci(_pct(a.cell(key, member).ratio), a.cell(key, member).ci_low, a.cell(key, member).ci_high,
                              _pct) for _, a in audits))
                 classes.append("")
-            rows.append((cell, "Gap (group − other)") + tuple(
-                f"{_pts(a.gap(key).gap)} (p {_p(a.gap(key).p_value)}; {a.gap(key).verdict or 'n/a'})"
-                for _, a in audits))
+            rows.append((cell, "Gap (group − reference)") + tuple(
+                f"{_pts(a.gap(key).gap)} ({a.gap(key).group} − {a.gap(key).reference}; p {_p(a.gap(key).p_value)}; "
+                f"{a.gap(key).verdict or 'n/a'})" for _, a in audits))
             classes.append("warn")
     else:
         for c in first.comparisons:
