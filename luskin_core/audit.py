@@ -349,6 +349,13 @@ def _check_predictions(predictions: Any, frame: pd.DataFrame, prepared: Prepared
         raise LuskinError(
             f"There are {values.shape[0]} predictions for {len(frame)} rows: give one prediction per row."
         )
+    if values.dtype.kind in "OUS":  # text: true/false, yes/no, 0/1 in any spelling, as a prediction column
+        from .counts import FALSE_WORDS, TRUE_WORDS
+
+        words = pd.Series(values, dtype="string").str.strip().str.lower()
+        if not words.isin((*TRUE_WORDS, *FALSE_WORDS)).fillna(False).all():
+            raise LuskinError("Predictions must be 0 or 1 (or true/false, yes/no), with no missing values.")
+        values = words.isin(TRUE_WORDS).to_numpy(dtype=bool)
     try:
         values = values.astype(float)
     except (TypeError, ValueError):

@@ -1,10 +1,12 @@
 """Every group against a reference, in every cell and pooled across cells, from one count table.
 
 Per group and cell: n, positives, the rate with its Wilson 95% interval; against the reference
-group in the same cell: the difference with Newcombe's interval, the impact ratio with Koopman's
-score interval, the four-fifths flag, the p-value (z-test; Fisher's exact test for small
-counts) and the p-value adjusted over every comparison on the page (Holm by default,
-Benjamini-Hochberg on request). Per group across cells: the marginal (unstratified) difference
+group in the same cell: the difference with Newcombe's interval, the impact ratio with the
+Miettinen-Nurminen score interval, the four-fifths flag, the p-value (z-test; Fisher's exact test
+for small counts) and the p-value adjusted over the comparisons that can be judged (Holm by
+default, Benjamini-Hochberg on request; too-few-rows comparisons are left out of the family).
+For a model's decisions the verdict judges the rates ``spec.criterion`` names (see
+:data:`CRITERION_RATES`), and their p-values form the family. Per group across cells: the marginal (unstratified) difference
 and impact ratio, the size-weighted average of the per-cell differences, the Mantel-Haenszel
 common odds ratio with its interval, the Cochran-Mantel-Haenszel test, the Breslow-Day (Tarone)
 test of whether pooling is allowed, and a Simpson's-paradox flag.

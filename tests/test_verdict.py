@@ -352,3 +352,23 @@ def test_the_command_line_prints_and_judges_error_rates(compas_sex, tmp_path, ca
     assert "not the prediction column 'decile_score'" in err and "--prediction-cutoff" in err
     assert main(["audit", "--preset", "adult", "--criterion", "odds"]) == 2
     assert "--predictions" in capsys.readouterr().err
+
+
+def test_predictions_given_as_a_list_may_be_words(adult):
+    spec = PRESETS["adult"].spec
+    words = np.where(adult["sex"] == "Male", "True", "false")
+    result = audit(adult, spec, words)
+    assert sum(c.positives for c in result.cells) == int((adult["sex"] == "Male").sum())
+    with pytest.raises(LuskinError, match="0 or 1"):
+        audit(adult, spec, np.where(adult["sex"] == "Male", "High", "Low"))
+
+
+def test_the_report_table_of_errors_names_the_judged_criterion(compas_sex):
+    from luskin_core.report import _error_rate_rows
+
+    result = audit(compas_sex, AuditSpec("two_year_recid", 1, group_by=("sex",), prediction="high",
+                                         criterion="precision"))
+    table = _error_rate_rows(result)
+    assert "the verdict judges precision" in table.caption and table.header[-1] == "Verdict"
+    assert [row[-1] for row in table.rows] == [c.verdict if not c.is_reference else "reference group"
+                                               for c in result.comparisons]
