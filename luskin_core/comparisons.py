@@ -294,8 +294,11 @@ def compare(table: CountTable, spec: AuditSpec) -> tuple[tuple[Comparison, ...],
     adjusted = adjust_p(family.ravel(), spec.correction).reshape(family.shape)
     for i, name in enumerate(rates):
         per_rate[name]["p_adj"] = adjusted[i]
-    selection_p, selection_tests = two_proportion_tests(k.ravel(), n.ravel(), ref_k.ravel(), ref_n.ravel())
-    selection_p = selection_p.reshape(G, C)
+    if "selection" in per_rate:  # the same test: Fisher's exact test on small cells is run once
+        selection_p, selection_tests = per_rate["selection"]["p"], per_rate["selection"]["tests"]
+    else:
+        selection_p, selection_tests = two_proportion_tests(k.ravel(), n.ravel(), ref_k.ravel(), ref_n.ravel())
+        selection_p = selection_p.reshape(G, C)
     score_stats = _score_stats(table, r) if table.score_sum is not None else None
     error_stats = _error_stats(table, r) if table.tp is not None else None
     comparisons: list[Comparison] = []

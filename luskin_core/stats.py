@@ -106,8 +106,15 @@ def ratio_interval(k1: Any, n1: Any, k2: Any, n2: Any, alpha: float = 0.05) -> t
             # z(R) decreases in R: the lower limit solves z = +crit below the estimate, the upper z = -crit above.
             centre = np.log(np.where(a > 0, estimate, 1.0))
             span = 12 * math.log(10)
-            lo_edge = np.where(a > 0, _bisect_ratio(a, m, b, q, crit, centre - span, centre), -np.inf)
-            hi_edge = _bisect_ratio(a, m, b, q, -crit, np.where(a > 0, centre, -span), centre + span)
+            # A narrow bracket from the log (Katz) interval, twice as wide, where it brackets the root;
+            # else 10^12 either side of the estimate.
+            half = 2 * crit * np.sqrt(1 / (a + 0.5) - 1 / (m + 0.5) + 1 / (b + 0.5) - 1 / (q + 0.5)) + 0.1
+            near_lo, near_hi = centre - half, centre + half
+            low_start = np.where(_ratio_score_z(a, m, b, q, np.exp(near_lo)) > crit, near_lo, centre - span)
+            high_end = np.where((a > 0) & (_ratio_score_z(a, m, b, q, np.exp(near_hi)) < -crit), near_hi,
+                                centre + span)
+            lo_edge = np.where(a > 0, _bisect_ratio(a, m, b, q, crit, low_start, centre), -np.inf)
+            hi_edge = _bisect_ratio(a, m, b, q, -crit, np.where(a > 0, centre, -span), high_end)
         low[ok] = np.exp(lo_edge)
         high[ok] = np.exp(hi_edge)
     return low.reshape(shape), high.reshape(shape)
@@ -129,13 +136,37 @@ def _ratio_score_z(a: np.ndarray, m: np.ndarray, b: np.ndarray, q: np.ndarray, r
 
 def _bisect_ratio(a: np.ndarray, m: np.ndarray, b: np.ndarray, q: np.ndarray, target: float,
                   lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """log R in [lo, hi] where the (decreasing) score statistic crosses ``target``."""
-    for _ in range(100):  # 24 nats halved 100 times: far below a float's resolution
-        mid = (lo + hi) / 2
-        above = _ratio_score_z(a, m, b, q, np.exp(mid)) > target
-        lo = np.where(above, mid, lo)
-        hi = np.where(above, hi, mid)
-    return (lo + hi) / 2
+    """log R in [lo, hi] where the (decreasing) score statistic crosses ``target``.
+
+    Regula falsi with the Illinois step (bracketing, so it cannot leave the interval; superlinear,
+    so about ten evaluations reach a float's resolution), vectorised over every comparison.
+    """
+    def f(x: np.ndarray) -> np.ndarray:
+        return np.clip(_ratio_score_z(a, m, b, q, np.exp(x)), -1e3, 1e3) - target
+
+    lo, hi = np.array(lo, dtype=float), np.array(hi, dtype=float)
+    f_lo, f_hi = f(lo), f(hi)
+    side = np.zeros(lo.shape)
+    root = np.full(lo.shape, np.nan)
+    for _ in range(200):
+        done = np.isfinite(root) | (np.abs(hi - lo) <= 1e-15 * np.maximum(1.0, np.abs(lo)))
+        if done.all():
+            break
+        with np.errstate(divide="ignore", invalid="ignore"):
+            x = hi - f_hi * (hi - lo) / (f_hi - f_lo)
+        bad = ~np.isfinite(x) | (x <= np.minimum(lo, hi)) | (x >= np.maximum(lo, hi))
+        x = np.where(bad, (lo + hi) / 2, x)
+        fx = f(x)
+        root = np.where(~done & (np.abs(fx) <= 1e-13), x, root)
+        # f(lo) > 0 > f(hi): the root stays between them; Illinois halves the stale end's value
+        to_hi = (fx < 0) & ~done
+        to_lo = (fx >= 0) & ~done
+        f_lo = np.where(to_hi & (side == -1), f_lo / 2, f_lo)
+        f_hi = np.where(to_lo & (side == 1), f_hi / 2, f_hi)
+        hi, f_hi = np.where(to_hi, x, hi), np.where(to_hi, fx, f_hi)
+        lo, f_lo = np.where(to_lo, x, lo), np.where(to_lo, fx, f_lo)
+        side = np.where(to_hi, -1, np.where(to_lo, 1, side))
+    return np.where(np.isfinite(root), root, (lo + hi) / 2)
 
 
 def _z_upper(alpha: float = 0.05) -> Any:
