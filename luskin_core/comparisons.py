@@ -516,6 +516,11 @@ def _where(c: Comparison, spec: AuditSpec) -> str:
     return "Among all rows"
 
 
+def tolerance_words(spec: AuditSpec) -> str:
+    """The bar a gap is judged against: "the 5-point tolerance" or "the 0.8 impact-ratio threshold"."""
+    return _tolerance_words(spec)
+
+
 def _tolerance_words(spec: AuditSpec) -> str:
     if spec.metric == "ratio":
         return f"the {spec.ratio_threshold:g} impact-ratio threshold"

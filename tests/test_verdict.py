@@ -372,3 +372,14 @@ def test_the_report_table_of_errors_names_the_judged_criterion(compas_sex):
     assert "the verdict judges precision" in table.caption and table.header[-1] == "Verdict"
     assert [row[-1] for row in table.rows] == [c.verdict if not c.is_reference else "reference group"
                                                for c in result.comparisons]
+
+
+def test_the_page_headline_reads_the_verdicts():
+    from test_app import all_text, goto, open_app
+
+    at = goto(open_app(), "audit")
+    at.number_input(key="audit_min_size").set_value(2000).run()   # 1,945 Non-White rows in the E cell
+    assert not at.exception
+    text = all_text(at)
+    # was "exceeds the 5-point tolerance in 2 of 2 cells" beside a sentence saying there are too few rows
+    assert "exceeds the 5-point tolerance in 1 of 1 cell (1 cell has too few rows to judge)" in text
