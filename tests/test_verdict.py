@@ -114,11 +114,13 @@ _GROUPS = st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), st.tuples(st.in
                           min_size=2, max_size=4)
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(groups=st.lists(_GROUPS, min_size=1, max_size=3), paper=st.booleans(), metric=st.sampled_from(["difference",
        "ratio"]), tolerance=st.sampled_from([0.0, 0.05, 0.2]), min_size=st.sampled_from([1, 10, 30]),
-       correction=st.sampled_from(["holm", "bh", "none"]))
-def test_fair_headline_json_and_gaps_never_disagree(groups, paper, metric, tolerance, min_size, correction):
+       correction=st.sampled_from(["holm", "bh", "none"]),
+       criterion=st.sampled_from([None, "selection", "opportunity", "odds", "precision"]), seed=st.integers(0, 99))
+def test_fair_headline_json_and_gaps_never_disagree(groups, paper, metric, tolerance, min_size, correction,
+                                                    criterion, seed):
     parts = []
     for i, cell in enumerate(groups):
         counts = {g: (n + k, k) for g, (n, k) in cell.items()}
@@ -127,6 +129,10 @@ def test_fair_headline_json_and_gaps_never_disagree(groups, paper, metric, toler
     if frame["g"].nunique() < 2 or (paper and (frame["g"] == "a").all()):
         return
     common = {"metric": metric, "tolerance": tolerance, "min_group_size": min_size, "correction": correction}
+    if criterion is not None:  # a model's decisions: right 70% of the time
+        rng = np.random.default_rng(seed)
+        frame["p"] = np.where(rng.random(len(frame)) < 0.7, frame["y"], 1 - frame["y"])
+        common.update(prediction="p", criterion=criterion)
     if paper:
         if not (frame["g"] == "a").any():
             return
