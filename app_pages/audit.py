@@ -23,6 +23,7 @@ from luskin_app.cache import run_audit
 from luskin_app.help import HELP
 from luskin_core import plots
 from luskin_core.audit import AuditResult
+from luskin_core.comparisons import CHANCE, tolerance_words
 from luskin_core.conditions import OPERATORS, Condition
 from luskin_core.counts import MAX_VALUES
 from luskin_core.errors import LuskinError
@@ -162,17 +163,29 @@ def render_tolerance() -> None:
 
 
 def render_verdict(result: AuditResult) -> None:
-    """The headline: fair in every cell, or how many cells exceed the tolerance."""
+    """The headline: the core's one verdict in its own words, with a badge read from the same verdict."""
     computable = [g for g in result.gaps if g.gap is not None]
-    over = [g for g in computable if not g.fair]
     if not computable:
         st.warning("No cell can be compared: each cell lacks one of the two groups. Change the filter above.",
                    icon=ui.ICONS["error"])
+        return
+    # Read from the verdicts (Gap.fair is the cell's verdict): a too-few-rows cell is neither within nor beyond.
+    judged = [g for g in computable if g.fair is not None]
+    over = [g for g in judged if g.fair is False]
+    chance = sum(g.verdict == CHANCE for g in over)
+    few = len(computable) - len(judged)
+    bar = tolerance_words(result.spec)
+    few_note = f" ({few} cell{'s have' if few > 1 else ' has'} too few rows to judge)" if few else ""
+    if not judged:
+        st.markdown(f"### :material/help: No cell can be judged: a group or the reference has fewer than "
+                    f"{result.spec.min_group_size:,} rows in every cell.")
     elif over:
-        st.markdown(f"### :material/warning: The gap exceeds the {100 * result.spec.tolerance:g}-point tolerance in "
-                    f"{len(over)} of {len(computable)} cell{'s' if len(computable) > 1 else ''}.")
+        maybe = f"; in {chance} it could be chance" if chance else ""
+        st.markdown(f"### :material/warning: The gap exceeds {bar} in {len(over)} of {len(judged)} "
+                    f"cell{'s' if len(judged) > 1 else ''}{maybe}{few_note}.")
     else:
-        st.markdown(f"### :material/check_circle: Within the {100 * result.spec.tolerance:g}-point tolerance in every cell.")
+        every = "every cell" if not few else "every cell that can be judged"
+        st.markdown(f"### :material/check_circle: Within {bar} in {every}{few_note}.")
 
 
 def render_sentences(result: AuditResult) -> None:
@@ -183,6 +196,8 @@ def render_sentences(result: AuditResult) -> None:
                        "filter above.", icon=ui.ICONS["error"])
         elif gap.fair:
             st.success(ui.md(gap.sentence), icon=ui.ICONS["ok"])
+        elif gap.fair is None:  # too few rows: neither fair nor beyond, as the sentence says
+            st.info(ui.md(gap.sentence), icon=ui.ICONS["info"])
         else:
             st.info(ui.md(gap.sentence), icon=ui.ICONS["beyond"])
     # Overall vs within the cells, and whether the cells may be pooled (the core's words after the cells').

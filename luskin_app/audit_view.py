@@ -147,9 +147,10 @@ def paper_table(result: AuditResult) -> pd.DataFrame:
         "Rows": raw["Rows"],
         "Share % [CI]": [_pct(r) + _ci(lo, hi, _pct_bound)
                          for r, lo, hi in zip(raw["Ratio"], raw["95% CI low"], raw["95% CI high"])],
-        "Gap pts": [_pts(g) for g in raw["Gap (group - other)"]],
+        "Gap pts": [_pts(g) for g in raw["Gap (group - reference)"]],
         "p-value": [_p(p) or "n/a" for p in raw["p-value"]],
-        "Verdict": ["n/a" if pd.isna(w) else ("within" if w else "beyond") for w in raw["Within tolerance"]],
+        # The comparison's verdict itself (too few rows is not "beyond"; chance is not "beyond" either).
+        "Verdict": [SHORT_VERDICTS.get(v, v) if v else "n/a" for v in raw["Verdict"]],
     })
 
 
@@ -159,9 +160,10 @@ PAPER_COLUMNS = {
     "Rows": st.column_config.NumberColumn("Rows", width=60, format="localized"),
     "Share % [CI]": st.column_config.TextColumn("Share % [CI]", width=100, help=HELP["ci"]),
     "Gap pts": st.column_config.TextColumn(
-        "Gap pts", width=60, help="The group's share minus the other class's share in the cell, in percentage points."),
+        "Gap pts", width=60, help="The other group's share minus the reference group's share in the cell, in "
+                                  "percentage points (the same direction as every other table)."),
     "p-value": st.column_config.TextColumn("p-value", width=65, help=HELP["p_value"]),
-    "Verdict": st.column_config.TextColumn("Verdict", width=60, help="Within or beyond the tolerance."),
+    "Verdict": st.column_config.TextColumn("Verdict", width=60, help=VERDICT_LEGEND.replace("**", "")),
 }
 # The label columns take what the numbers leave of TABLE_BUDGET (fit_columns).
 

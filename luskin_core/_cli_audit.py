@@ -58,6 +58,36 @@ def add_audit_options(parser: argparse.ArgumentParser) -> None:
                        help="the score at or above which a row counts as positive (implies --score)")
 
 
+def add_prediction_options(parser: argparse.ArgumentParser) -> None:
+    """How a prediction column is read and judged (``luskin audit --predictions COL``)."""
+    group = parser.add_argument_group("a model's decisions (with --predictions)")
+    group.add_argument("--prediction-cutoff", type=float, default=None, metavar="X",
+                       help="the prediction column is a score: a row is predicted positive at or above X (e.g. 0.5, "
+                            "or 5 for a decile score)")
+    group.add_argument("--criterion", choices=["selection", "opportunity", "odds", "precision"], default=None,
+                       help="what equal treatment means for the model: selection (default; equal shares predicted "
+                            "positive), opportunity (equal true positive rates), odds (equal true and false "
+                            "positive rates) or precision (equal precision)")
+
+
+def apply_prediction_options(args: argparse.Namespace, spec: Any) -> Any:
+    """The specification with the prediction column, its cut-off and the criterion (after it is built)."""
+    prediction = getattr(args, "predictions", None)
+    cutoff = getattr(args, "prediction_cutoff", None)
+    criterion = getattr(args, "criterion", None)
+    if not prediction:
+        if cutoff is not None or criterion not in (None, "selection"):
+            option = "--prediction-cutoff" if cutoff is not None else "--criterion"
+            raise LuskinError(f"{option} is about a model's decisions: name their column with --predictions.")
+        return spec
+    changes: dict[str, Any] = {"prediction": prediction}
+    if cutoff is not None:
+        changes["prediction_cutoff"] = cutoff
+    if criterion is not None:
+        changes["criterion"] = criterion
+    return spec.with_changes(**changes)
+
+
 def _bins(items: list[str]) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {}
     for item in items:
@@ -98,6 +128,11 @@ def apply_audit_options(args: argparse.Namespace, fields: dict[str, Any]) -> Non
         if value is not None:
             fields[key] = value
     if getattr(args, "score", False) or getattr(args, "score_cutoff", None) is not None:
+        if getattr(args, "predictions", None) and getattr(args, "score_cutoff", None) is not None \
+                and getattr(args, "positive", None) is not None:
+            raise LuskinError(f"--score-cutoff cuts the outcome (the truth the predictions are checked against), not "
+                              f"the prediction column '{args.predictions}': to read the predictions as a score, use "
+                              "--prediction-cutoff.")
         if getattr(args, "positive", None) is not None:
             raise LuskinError("A score outcome has no positive value: use --score (or --score-cutoff) or "
                               "--positive, not both.")
@@ -114,6 +149,39 @@ def _f(x: float | None, digits: int = 3) -> str:
 
 def _p(x: float | None) -> str:
     return format_p(x, short=True)
+
+
+_RATE_HEAD = {"selection": "share", "tpr": "TPR", "fpr": "FPR", "fnr": "FNR", "precision": "precision"}
+
+
+def _error_rate_title(result: Any) -> str:
+    from .comparisons import CRITERION_NAMES
+
+    criterion = result.spec.criterion
+    judged = ("judged on the share predicted positive (--criterion to judge an error rate)" if criterion == "selection"
+              else f"judged on {CRITERION_NAMES[criterion]}")
+    return (f"Error rates of '{result.spec.prediction}' against {result.spec.outcome_text}, each group minus "
+            f"{result.reference} ({judged}):")
+
+
+def _error_rate_rows(result: Any) -> tuple[list[list[str]], list[str]]:
+    """TPR, FPR, FNR and precision per group and cell, with the gap to the reference and its p-values."""
+    rows = []
+    names = ("tpr", "fpr", "fnr", "precision")
+    for c in result.comparisons:
+        if not c.error_rates:
+            continue
+        row = [c.cell or "all rows", c.group + (" (ref)" if c.is_reference else "")]
+        for name in names:
+            e = c.error_rates[name]
+            cell = _f(e["rate"])
+            if not c.is_reference and e["difference"] is not None:
+                adjusted = e.get("p_adjusted")
+                cell += f" ({e['difference']:+.3f}, p {_p(e['p_value'])}"
+                cell += f", adj. {_p(adjusted)})" if adjusted is not None else ")"
+            row.append(cell)
+        rows.append(row)
+    return rows, ["cell", "group", "TPR (gap, p)", "FPR (gap, p)", "FNR (gap, p)", "precision (gap, p)"]
 
 
 def format_audit(result: Any) -> str:
@@ -137,16 +205,20 @@ def format_audit(result: Any) -> str:
         head += ")"
     if result.counts is not None and result.counts.score_cutoff is not None:
         head += f"\nA row counts as positive when {spec.outcome} is at least {result.counts.score_cutoff:g}."
+    if spec.prediction is not None and spec.prediction_cutoff is not None:
+        head += f"\nA row is predicted positive when {spec.prediction} is at least {spec.prediction_cutoff:g}."
     lines = [head, "", result.headline(), ""]
     if result.gaps:
         rows = []
         for c in result.cells:
             g = result.gap(c.filter_holds)
             rows.append([c.cell, c.label, f"{c.n:,}", f"{c.positives:,}", _f(c.ratio),
-                         f"[{_f(c.ci_low)}, {_f(c.ci_high)}]", _f(g.gap), _p(g.p_value),
-                         {True: "fair", False: "NOT fair", None: "not computable"}[g.fair], g.verdict])
-        lines.append(format_table(rows, ["cell", "group", "n", "positive", "ratio", "95% CI", "gap", "p",
-                                         "tolerance", "verdict"]))
+                         f"[{_f(c.ci_low)}, {_f(c.ci_high)}]", _f(g.gap), _p(g.p_value), _p(g.p_adjusted),
+                         {True: "fair", False: "NOT fair", None: "not judged"}[g.fair], g.verdict])
+        measure = result.gaps[0].measure if result.gaps else "selection"
+        gap_head = f"gap vs {result.reference}" + ("" if measure == "selection" else f" ({_RATE_HEAD[measure]})")
+        lines.append(format_table(rows, ["cell", "group", "n", "positive", "ratio", "95% CI", gap_head, "p",
+                                         "p adj.", "tolerance", "verdict"]))
     else:
         rows = []
         for c in result.comparisons:
@@ -157,14 +229,18 @@ def format_audit(result: Any) -> str:
                          "" if c.is_reference else _f(c.impact_ratio, 2), "" if c.is_reference else _p(c.p_value),
                          "" if c.is_reference else _p(c.p_adjusted), "" if c.is_reference else c.verdict,
                          "" if c.four_fifths is None else ("below 0.8" if c.four_fifths else "")])
+        verdict_head = "verdict" if spec.criterion == "selection" else f"verdict ({spec.criterion})"
         lines.append(format_table(rows, ["cell", "group", "n", "share", "95% CI", "difference [95% CI]",
-                                         "ratio", "p", "p adj.", "verdict", "4/5 rule"]))
+                                         "ratio", "p", "p adj.", verdict_head, "4/5 rule"]))
+    if any(c.error_rates for c in result.comparisons):
+        lines += ["", _error_rate_title(result), format_table(*_error_rate_rows(result))]
     if len(result.cell_names) > 1 and result.pooled:
         rows = []
         for p in result.pooled:
             ci = "" if p.mh_ci_low is None else f" [{_f(p.mh_ci_low, 2)}, {_f(p.mh_ci_high, 2)}]"
+            odds = "0 (degenerate)" if p.mh_odds_ratio == 0 else f"{_f(p.mh_odds_ratio, 2)}{ci}"
             rows.append([p.group, _f(p.marginal_difference), _f(p.marginal_impact_ratio, 2),
-                         _f(p.weighted_difference), f"{_f(p.mh_odds_ratio, 2)}{ci}", _p(p.cmh_p_value),
+                         _f(p.weighted_difference), odds, _p(p.cmh_p_value),
                          _p(p.breslow_day_p_value), "YES" if p.simpson else "no"])
         lines += ["", f"Overall vs within the cells (against {result.reference}):",
                   format_table(rows, ["group", "overall diff.", "overall ratio", "within diff. (weighted)",
@@ -183,8 +259,8 @@ def run_audit(args: argparse.Namespace) -> int:
 
     source = None
     if getattr(args, "predictions", None):
-        spec = spec.with_changes(prediction=args.predictions)
         source = f"predictions in '{args.predictions}'"
+    spec = apply_prediction_options(args, spec)
     from .sources import Source
 
     result = frame.audit(spec, source=source) if isinstance(frame, Source) else audit(frame, spec, source=source)

@@ -8,9 +8,11 @@ comparisons, impact ratios, a pooled view across cells and a verdict that separa
 from chance and from too few rows (see :mod:`luskin_core.comparisons`).
 
 Every number comes from one count table (:mod:`luskin_core.counts`), made by one aggregation.
-For the paper's setup (two classes, one filter) the result keeps the paper's view as well:
-``cells`` (each class in each filter cell) and ``gaps`` (protected group minus the other class,
-its test, and whether it is within the tolerance), with the same numbers as before.
+One truth: the comparisons' verdicts. For the paper's setup (two classes, one filter) the
+result also keeps the paper's view, ``cells`` (each class in each filter cell) and ``gaps``
+(one per cell), but a gap is a view of that cell's comparison: the same difference (group
+minus reference, as everywhere), p-values and verdict, and ``fair`` is the verdict as a flag.
+``AuditResult.fair``, the headline, the JSON, the pages, the report and the slides all read it.
 """
 
 from __future__ import annotations
@@ -22,11 +24,23 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .comparisons import BEYOND, CHANCE, TOO_FEW, WITHIN, Comparison, PooledComparison, compare, pct
+from .comparisons import (
+    ALPHA,
+    BEYOND,
+    CHANCE,
+    CRITERION_NAMES,
+    TOO_FEW,
+    WITHIN,
+    Comparison,
+    PooledComparison,
+    compare,
+    group_words,
+    pct,
+)
 from .counts import CountTable, count_arrays, count_frame
 from .errors import LuskinError
 from .spec import AuditSpec, Prepared, prepare, resolve_column
-from .stats import gap_test, wilson_interval
+from .stats import wilson_interval
 from .validation import check_positive_present, check_two_classes
 
 
@@ -47,11 +61,14 @@ class Cell:
 
 @dataclass(frozen=True)
 class Gap:
-    """The comparison of the two protected classes inside one filter cell (the paper's view).
+    """The comparison of the two protected classes inside one filter cell (the paper's view of it).
 
-    ``gap`` is ratio(protected group) - ratio(other class); ``fair`` is |gap| <= tolerance;
-    ``verdict`` is the comparison's full verdict (see :mod:`luskin_core.comparisons`).
-    Gap, p-value and fair are None when a class is empty in this cell ("not computable").
+    A view of the cell's comparison (:class:`luskin_core.comparisons.Comparison`): ``gap`` is
+    the judged rate of ``group`` minus the ``reference``'s (the share with a positive decision,
+    or the error rate the criterion judges), ``p_value``/``p_adjusted`` its tests, ``verdict``
+    the comparison's verdict and ``fair`` that verdict as a flag: True within the tolerance,
+    False beyond it (by chance or not), None when it is not judged (too few rows, or a class is
+    empty in the cell: "not computable").
     """
 
     filter_holds: bool | None
@@ -64,6 +81,9 @@ class Gap:
     sentence: str
     verdict: str = ""
     p_adjusted: float | None = None
+    group: str = ""
+    reference: str = ""
+    measure: str = "selection"
 
 
 @dataclass(frozen=True)
@@ -103,15 +123,13 @@ class AuditResult:
 
     @property
     def fair(self) -> bool | None:
-        """True when every computable comparison is within tolerance; None if none is computable.
+        """True when every comparison that can be judged is within tolerance; None if none can be judged.
 
-        For the paper's two classes this is exactly "every filter cell's gap is within tolerance".
+        Read from the verdicts alone (the headline's source too): too-few-rows comparisons count
+        for neither side. For the paper's two classes: "every judged filter cell is within".
         """
-        if self.gaps:
-            verdicts = [g.fair for g in self.gaps if g.fair is not None]
-            return all(verdicts) if verdicts else None
-        judged = [c for c in self.judged if c.verdict != TOO_FEW]
-        return all(c.verdict == WITHIN for c in judged) if judged else None
+        flags = [c.fair for c in self.judged if c.fair is not None]
+        return all(flags) if flags else None
 
     @property
     def simpson(self) -> tuple[PooledComparison, ...]:
@@ -153,8 +171,8 @@ class AuditResult:
             rows.append({
                 "Filter cell": c.cell, "Group": c.label, "Rows": c.n, "Positive": c.positives,
                 "Ratio": c.ratio, "95% CI low": c.ci_low, "95% CI high": c.ci_high,
-                "Gap (group - other)": g.gap, "p-value": g.p_value,
-                "Within tolerance": g.fair,
+                "Gap (group - reference)": g.gap, "p-value": g.p_value,
+                "Within tolerance": g.fair, "Verdict": g.verdict,
             })
         return pd.DataFrame(rows)
 
@@ -171,6 +189,9 @@ class AuditResult:
                 "Impact ratio CI high": c.impact_ratio_ci_high, "p-value": c.p_value,
                 "Adjusted p-value": c.p_adjusted, "Below four-fifths": c.four_fifths, "Verdict": c.verdict,
             }
+            if c.criterion != "selection" and not c.is_reference:
+                for j in c.judged_rates:
+                    row[f"{j.name.upper() if j.name != 'precision' else 'Precision'} adjusted p-value"] = j.p_adjusted
             if c.score is not None:
                 row.update({"Mean score": c.score["mean"], "Mean CI low": c.score["mean_ci_low"],
                             "Mean CI high": c.score["mean_ci_high"], "SMD": c.score["smd"]})
@@ -206,6 +227,8 @@ class AuditResult:
             "group_mode": self.spec.group_mode,
             "cell_mode": self.spec.cell_mode,
             "score_cutoff": None if self.counts is None else self.counts.score_cutoff,
+            "criterion": self.spec.criterion,
+            "verdict_counts": self.verdict_counts(),
             "cells": [asdict(c) for c in self.cells],
             "gaps": [asdict(g) for g in self.gaps],
             "comparisons": [c.to_dict() for c in self.comparisons],
@@ -219,6 +242,10 @@ class AuditResult:
         spec = self.spec
         bar = (f"the {100 * spec.tolerance:g}-point tolerance" if spec.metric == "difference"
                else f"the {spec.ratio_threshold:g} impact-ratio threshold")
+        criterion = next((c.criterion for c in self.judged), "selection")
+        if criterion != "selection":
+            bar += f" on {CRITERION_NAMES[criterion]}"
+        reference = group_words(self.reference, spec)
         if not self.judged:
             return "No comparison could be made: there is only one group."
         if judged == 0:
@@ -228,22 +255,22 @@ class AuditResult:
         noun = "comparison" if judged == 1 else "comparisons"
         if counts[BEYOND]:
             verb = "exceeds" if counts[BEYOND] == 1 else "exceed"
-            parts.append(f"{counts[BEYOND]} of {judged} {noun} with {self.reference} {verb} {bar} and "
+            parts.append(f"{counts[BEYOND]} of {judged} {noun} with {reference} {verb} {bar} and "
                          f"{'is' if counts[BEYOND] == 1 else 'are'} not due to chance")
         if counts[CHANCE]:
-            lead = "more" if counts[BEYOND] else f"of {judged} {noun} with {self.reference}"
+            lead = "more" if counts[BEYOND] else f"of {judged} {noun} with {reference}"
             verb = "exceeds" if counts[CHANCE] == 1 else "exceed"
             parts.append(f"{counts[CHANCE]} {lead} {verb} {'it' if counts[BEYOND] else bar} but could be chance")
         if not parts:
-            parts.append(f"The comparison with {self.reference} is within {bar}" if judged == 1 else
-                         f"All {judged} comparisons with {self.reference} are within {bar}")
+            parts.append(f"The comparison with {reference} is within {bar}" if judged == 1 else
+                         f"All {judged} comparisons with {reference} are within {bar}")
         text = "; ".join(parts)
         text = text[0].upper() + text[1:]
         if counts[TOO_FEW]:
             text += f" ({counts[TOO_FEW]} too small to judge)"
         text += "."
         if self.simpson:
-            names = ", ".join(p.group for p in self.simpson)
+            names = ", ".join(group_words(p.group, spec) for p in self.simpson)
             text += f" For {names}, the overall gap and the gap within the cells disagree (Simpson's paradox)."
         return text
 
@@ -322,6 +349,13 @@ def _check_predictions(predictions: Any, frame: pd.DataFrame, prepared: Prepared
         raise LuskinError(
             f"There are {values.shape[0]} predictions for {len(frame)} rows: give one prediction per row."
         )
+    if values.dtype.kind in "OUS":  # text: true/false, yes/no, 0/1 in any spelling, as a prediction column
+        from .counts import FALSE_WORDS, TRUE_WORDS
+
+        words = pd.Series(values, dtype="string").str.strip().str.lower()
+        if not words.isin((*TRUE_WORDS, *FALSE_WORDS)).fillna(False).all():
+            raise LuskinError("Predictions must be 0 or 1 (or true/false, yes/no), with no missing values.")
+        values = words.isin(TRUE_WORDS).to_numpy(dtype=bool)
     try:
         values = values.astype(float)
     except (TypeError, ValueError):
@@ -358,7 +392,7 @@ def result_from_counts(table: CountTable, spec: AuditSpec, *, source: str) -> Au
 
 
 def _paper_view(table: CountTable, spec: AuditSpec, comparisons: Sequence[Comparison]) -> tuple[list[Cell], list[Gap]]:
-    """The paper's cells (protected class x filter cell) and gaps (group minus other)."""
+    """The paper's cells (protected class x filter cell) and gaps: each gap a view of its cell's comparison."""
     n, k = table.n, table.positives
     low, high = wilson_interval(k, n)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -369,16 +403,18 @@ def _paper_view(table: CountTable, spec: AuditSpec, comparisons: Sequence[Compar
         for gi, member in ((0, True), (1, False)):
             cells.append(Cell(key, member, table.groups[gi], name, int(n[gi, ci]), int(k[gi, ci]),
                               _num(ratio[gi, ci]), _num(low[gi, ci]), _num(high[gi, ci])))
-        p, test = gap_test(int(k[0, ci]), int(n[0, ci]), int(k[1, ci]), int(n[1, ci]))
         judged = next(c for c in comparisons if not c.is_reference and c.cell_key == key)
-        if n[0, ci] > 0 and n[1, ci] > 0:
-            diff = float(ratio[0, ci] - ratio[1, ci])
-            fair: bool | None = bool(abs(diff) <= spec.tolerance + 1e-12)
-            significant: bool | None = bool(p is not None and p < 0.05)
+        rate = judged.deciding
+        p_adjusted = None if rate is None else rate.p_adjusted
+        p_value = None if rate is None else rate.p_value
+        if p_adjusted is not None:
+            significant: bool | None = bool(p_adjusted < ALPHA)
         else:
-            diff, fair, significant = None, None, None
-        gaps.append(Gap(key, name, diff, p, test, fair, significant, judged.sentence, judged.verdict,
-                        judged.p_adjusted))
+            significant = None if p_value is None else bool(p_value < ALPHA)
+        gaps.append(Gap(key, name, None if rate is None else rate.difference, p_value,
+                        rate.test if rate is not None and p_value is not None else "not computable (a class has no rows)",
+                        judged.fair, significant, judged.sentence, judged.verdict, p_adjusted,
+                        judged.group, judged.reference, "selection" if rate is None else rate.name))
     return cells, gaps
 
 

@@ -252,16 +252,18 @@ def _json_default(value: Any) -> Any:
 # Subcommands
 # ----------------------------------------------------------------------------------------
 def _add_audit(subparsers: Any) -> None:
-    from ._cli_audit import AUDIT_DESCRIPTION, add_audit_options, run_audit
+    from ._cli_audit import AUDIT_DESCRIPTION, add_audit_options, add_prediction_options, run_audit
 
     parser = subparsers.add_parser(
         "audit", help="controlled-fairness audit of recorded decisions or predictions",
         description=AUDIT_DESCRIPTION)
     add_data_options(parser)
-    parser.add_argument("--predictions", help="audit a 0/1 prediction column (a model's decisions) against the "
-                                              "outcome: the share predicted positive, and TPR, FPR, FNR and "
-                                              "precision per group")
+    parser.add_argument("--predictions", help="audit a prediction column (a model's decisions: 0/1, true/false, "
+                                              "yes/no, or a score with --prediction-cutoff) against the outcome: "
+                                              "the share predicted positive, and TPR, FPR, FNR and precision per "
+                                              "group")
     add_audit_options(parser)
+    add_prediction_options(parser)
     parser.set_defaults(run=run_audit)
 
 

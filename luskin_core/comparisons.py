@@ -1,10 +1,12 @@
 """Every group against a reference, in every cell and pooled across cells, from one count table.
 
 Per group and cell: n, positives, the rate with its Wilson 95% interval; against the reference
-group in the same cell: the difference with Newcombe's interval, the impact ratio with Koopman's
-score interval, the four-fifths flag, the p-value (z-test; Fisher's exact test for small
-counts) and the p-value adjusted over every comparison on the page (Holm by default,
-Benjamini-Hochberg on request). Per group across cells: the marginal (unstratified) difference
+group in the same cell: the difference with Newcombe's interval, the impact ratio with the
+Miettinen-Nurminen score interval, the four-fifths flag, the p-value (z-test; Fisher's exact test
+for small counts) and the p-value adjusted over the comparisons that can be judged (Holm by
+default, Benjamini-Hochberg on request; too-few-rows comparisons are left out of the family).
+For a model's decisions the verdict judges the rates ``spec.criterion`` names (see
+:data:`CRITERION_RATES`), and their p-values form the family. Per group across cells: the marginal (unstratified) difference
 and impact ratio, the size-weighted average of the per-cell differences, the Mantel-Haenszel
 common odds ratio with its interval, the Cochran-Mantel-Haenszel test, the Breslow-Day (Tarone)
 test of whether pooling is allowed, and a Simpson's-paradox flag.
@@ -33,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from .counts import UNKNOWN, CountTable
+from .counts import CROSS, UNKNOWN, CountTable
 from .errors import LuskinError
 from .formatting import format_percent
 from .spec import AuditSpec
@@ -59,6 +61,11 @@ ALPHA = 0.05
 ERROR_RATES = {"tpr": ("tp", "fn"), "fpr": ("fp", "tn"), "fnr": ("fn", "tp"), "precision": ("tp", "fp")}
 ERROR_RATE_NAMES = {"tpr": "true positive rate", "fpr": "false positive rate", "fnr": "false negative rate",
                     "precision": "precision"}
+# The rates each criterion judges (AuditSpec.criterion): what equal treatment means for a model.
+CRITERION_RATES = {"selection": ("selection",), "opportunity": ("tpr",), "odds": ("tpr", "fpr"),
+                   "precision": ("precision",)}
+CRITERION_NAMES = {"selection": "the share predicted positive", "opportunity": "the true positive rate",
+                   "odds": "the true and false positive rates", "precision": "precision"}
 
 
 def _num(x: Any) -> float | None:
@@ -66,6 +73,30 @@ def _num(x: Any) -> float | None:
         return None
     value = float(x)
     return value if math.isfinite(value) else None
+
+
+@dataclass(frozen=True)
+class JudgedRate:
+    """One rate the verdict judges, for a group against the reference in one cell.
+
+    ``name``: "selection" (the share with a positive decision) or an error rate ("tpr", "fpr",
+    "precision"); ``n``/``positives``: its denominator and numerator; ``within``: inside the
+    tolerance (or the impact-ratio threshold); ``p_adjusted``: adjusted over the audit's family.
+    """
+
+    name: str
+    rate: float | None
+    reference_rate: float | None
+    difference: float | None
+    impact_ratio: float | None
+    n: int
+    positives: int
+    reference_n: int
+    reference_positives: int
+    p_value: float | None
+    p_adjusted: float | None
+    test: str
+    within: bool | None
 
 
 @dataclass(frozen=True)
@@ -99,9 +130,32 @@ class Comparison:
     sentence: str
     score: dict[str, float | None] | None = None
     error_rates: dict[str, dict[str, float | None]] | None = None
+    criterion: str = "selection"
+    judged_rates: tuple[JudgedRate, ...] = ()
+
+    @property
+    def deciding(self) -> JudgedRate | None:
+        """The judged rate the verdict rests on: beyond the tolerance (the surest first), else the largest gap.
+
+        None for the reference's own row.
+        """
+        rates = [j for j in self.judged_rates if j.difference is not None]
+        if not rates:
+            return self.judged_rates[0] if self.judged_rates else None
+        beyond = [j for j in rates if not j.within]
+        if beyond:
+            return min(beyond, key=lambda j: (1.0 if j.p_adjusted is None else j.p_adjusted, -abs(j.difference or 0)))
+        return max(rates, key=lambda j: abs(j.difference or 0))
+
+    @property
+    def fair(self) -> bool | None:
+        """The verdict as a flag: True within tolerance, False beyond it (by chance or not), None unjudged."""
+        return {WITHIN: True, BEYOND: False, CHANCE: False}.get(self.verdict)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
+        out["judged_rates"] = [asdict(j) for j in self.judged_rates]
+        out["fair"] = None if self.is_reference else self.fair
         out.pop("cell_key")
         if self.score is None:
             out.pop("score")
@@ -152,6 +206,10 @@ def choose_reference(table: CountTable, spec: AuditSpec) -> str:
 
     Groups under the minimum size or share and the "Unknown" group are not chosen unless no
     other group has rows (the four-fifths rule compares with the most favoured real group).
+    With several cells the reference must also have enough rows inside them: only groups with
+    at least ``min_group_size`` rows in at least half as many cells as the best-covered group
+    are eligible (a group that is large overall but thin in every stratum would leave every
+    comparison "too few rows").
     """
     n = table.n.sum(axis=1)
     k = table.positives.sum(axis=1)
@@ -166,6 +224,10 @@ def choose_reference(table: CountTable, spec: AuditSpec) -> str:
     eligible = [i for i, g in enumerate(table.groups)
                 if n[i] >= spec.min_group_size and n[i] / total >= spec.min_group_share
                 and UNKNOWN not in g.split(" × ")]
+    if len(table.cell_keys) > 1 and eligible:
+        covered = {i: int((table.n[i] >= spec.min_group_size).sum()) for i in eligible}
+        most = max(covered.values())
+        eligible = [i for i in eligible if 2 * covered[i] >= most and (covered[i] > 0 or most == 0)]
     pool = eligible or [i for i in range(len(table.groups)) if n[i] > 0]
     best = max(pool, key=lambda i: (rate[i], n[i], -i))
     return table.groups[best]
@@ -186,8 +248,22 @@ def _within(spec: AuditSpec, difference: float, ratio: float | None, rate: float
     return abs(difference) <= spec.tolerance + 1e-12
 
 
+def _rate_counts(table: CountTable, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Numerator and denominator of one rate per group and cell ("selection": positives of n)."""
+    if name == "selection":
+        return table.positives.astype(float), table.n.astype(float)
+    hit, miss = ERROR_RATES[name]
+    num = getattr(table, hit).astype(float)
+    return num, num + getattr(table, miss).astype(float)
+
+
 def compare(table: CountTable, spec: AuditSpec) -> tuple[tuple[Comparison, ...], tuple[PooledComparison, ...], str]:
-    """Every comparison against the reference, the pooled view per group, and the reference."""
+    """Every comparison against the reference, the pooled view per group, and the reference.
+
+    The verdict judges the rates the criterion names (the share with a positive decision by
+    default; a model's true positive rate, both TPR and FPR, or precision on request); their
+    p-values, over every comparison that can be judged, form the family that is adjusted.
+    """
     reference = choose_reference(table, spec)
     r = table.group_index(reference)
     G, C = table.n.shape
@@ -197,13 +273,32 @@ def compare(table: CountTable, spec: AuditSpec) -> tuple[tuple[Comparison, ...],
         rate = k / n
     ref_n, ref_k = np.broadcast_to(n[r], n.shape), np.broadcast_to(k[r], k.shape)
     d_low, d_high = newcombe_interval(k, n, ref_k, ref_n)
-    p, tests = two_proportion_tests(k.ravel(), n.ravel(), ref_k.ravel(), ref_n.ravel())
-    p = p.reshape(G, C)
+    ratio_low, ratio_high = ratio_interval(k, n, ref_k, ref_n)
     total = max(float(n.sum()), 1.0)
     group_share = n.sum(axis=1) / total
-    too_few = (n < spec.min_group_size) | (ref_n < spec.min_group_size) | (group_share[:, None] < spec.min_group_share)
-    family = np.where(~too_few & (np.arange(G)[:, None] != r), p, np.nan)
-    p_adj = adjust_p(family.ravel(), spec.correction).reshape(G, C)
+    rates = judged_rates(spec) if table.tp is not None else ("selection",)
+    not_ref = np.arange(G)[:, None] != r
+    too_few = group_share[:, None] < spec.min_group_share
+    per_rate: dict[str, dict[str, Any]] = {}
+    for name in rates:
+        num, den = _rate_counts(table, name)
+        rn, rd = np.broadcast_to(num[r], num.shape), np.broadcast_to(den[r], den.shape)
+        p, tests = two_proportion_tests(num.ravel(), den.ravel(), rn.ravel(), rd.ravel())
+        with np.errstate(divide="ignore", invalid="ignore"):
+            value = num / den
+        per_rate[name] = {"num": num, "den": den, "rn": rn, "rd": rd, "p": p.reshape(G, C), "tests": tests,
+                          "value": value, "ref": np.broadcast_to(value[r], value.shape)}
+        too_few = too_few | (den < spec.min_group_size) | (rd < spec.min_group_size)
+    # One family: every judged rate of every comparison that can be judged.
+    family = np.stack([np.where(~too_few & not_ref, per_rate[name]["p"], np.nan) for name in rates])
+    adjusted = adjust_p(family.ravel(), spec.correction).reshape(family.shape)
+    for i, name in enumerate(rates):
+        per_rate[name]["p_adj"] = adjusted[i]
+    if "selection" in per_rate:  # the same test: Fisher's exact test on small cells is run once
+        selection_p, selection_tests = per_rate["selection"]["p"], per_rate["selection"]["tests"]
+    else:
+        selection_p, selection_tests = two_proportion_tests(k.ravel(), n.ravel(), ref_k.ravel(), ref_n.ravel())
+        selection_p = selection_p.reshape(G, C)
     score_stats = _score_stats(table, r) if table.score_sum is not None else None
     error_stats = _error_stats(table, r) if table.tp is not None else None
     comparisons: list[Comparison] = []
@@ -212,23 +307,35 @@ def compare(table: CountTable, spec: AuditSpec) -> tuple[tuple[Comparison, ...],
             cell = None if key is None else label
             is_ref = gi == r
             rate_i, ref_rate = _num(rate[gi, ci]), _num(rate[r, ci])
-            ratio, r_low, r_high = None, None, None
+            ratio = None
             if rate_i is not None and ref_rate is not None and ref_rate > 0:
                 ratio = rate_i / ref_rate
-                r_low, r_high = (_num(v) for v in ratio_interval(int(k[gi, ci]), int(n[gi, ci]),
-                                                                   int(ref_k[gi, ci]), int(ref_n[gi, ci])))
             difference = None if rate_i is None or ref_rate is None else rate_i - ref_rate
+            judged: list[JudgedRate] = []
+            for name in rates:
+                d = per_rate[name]
+                value, ref_value = _num(d["value"][gi, ci]), _num(d["ref"][gi, ci])
+                diff = None if value is None or ref_value is None else value - ref_value
+                j_ratio = None if diff is None or not ref_value else value / ref_value  # type: ignore[operator]
+                within = None if diff is None else _within(spec, diff, j_ratio, value, ref_value)  # type: ignore[arg-type]
+                judged.append(JudgedRate(
+                    name=name, rate=value, reference_rate=ref_value, difference=diff, impact_ratio=j_ratio,
+                    n=int(d["den"][gi, ci]), positives=int(d["num"][gi, ci]), reference_n=int(d["rd"][gi, ci]),
+                    reference_positives=int(d["rn"][gi, ci]), p_value=_num(d["p"][gi, ci]),
+                    p_adjusted=_num(d["p_adj"][gi, ci]), test=d["tests"][gi * C + ci], within=within))
             if is_ref:
                 verdict = REFERENCE
-            elif too_few[gi, ci] or difference is None:
+            elif too_few[gi, ci] or any(j.difference is None for j in judged):
                 verdict = TOO_FEW
-            elif _within(spec, difference, ratio, rate_i, ref_rate):  # type: ignore[arg-type]
+            elif all(j.within for j in judged):
                 verdict = WITHIN
-            elif _num(p_adj[gi, ci]) is not None and p_adj[gi, ci] < ALPHA:
+            elif any(not j.within and j.p_adjusted is not None and j.p_adjusted < ALPHA for j in judged):
                 verdict = BEYOND
             else:
                 verdict = CHANCE
             four_fifths = None if ratio is None or is_ref else bool(ratio < 0.8)
+            selection = spec.criterion == "selection" or table.tp is None
+            sel_adj = judged[0].p_adjusted if selection else None
             item = Comparison(
                 group=group, cell=cell, cell_key=key, n=int(n[gi, ci]), positives=int(k[gi, ci]),
                 rate=rate_i, ci_low=_num(low[gi, ci]), ci_high=_num(high[gi, ci]), reference=reference,
@@ -238,17 +345,32 @@ def compare(table: CountTable, spec: AuditSpec) -> tuple[tuple[Comparison, ...],
                 difference_ci_low=None if is_ref else _num(d_low[gi, ci]),
                 difference_ci_high=None if is_ref else _num(d_high[gi, ci]),
                 impact_ratio=1.0 if is_ref and ratio is not None else ratio,
-                impact_ratio_ci_low=None if is_ref else r_low, impact_ratio_ci_high=None if is_ref else r_high,
-                p_value=None if is_ref else _num(p[gi, ci]),
-                test="" if is_ref else tests[gi * C + ci],
-                p_adjusted=None if is_ref else _num(p_adj[gi, ci]),
+                impact_ratio_ci_low=None if is_ref or ratio is None else _num(ratio_low[gi, ci]),
+                impact_ratio_ci_high=None if is_ref or ratio is None else _num(ratio_high[gi, ci]),
+                p_value=None if is_ref else _num(selection_p[gi, ci]),
+                test="" if is_ref else selection_tests[gi * C + ci],
+                p_adjusted=None if is_ref else sel_adj,
                 verdict=verdict, four_fifths=four_fifths, sentence="",
                 score=None if score_stats is None else score_stats[gi][ci],
-                error_rates=None if error_stats is None else error_stats[gi][ci],
+                error_rates=None if error_stats is None else _with_adjusted(error_stats[gi][ci], judged, is_ref),
+                criterion=spec.criterion if table.tp is not None else "selection",
+                judged_rates=() if is_ref else tuple(judged),
             )
             comparisons.append(_with_sentence(item, spec, table))
     pooled = tuple(_pooled(table, spec, gi, r, comparisons) for gi in range(G) if gi != r)
     return tuple(comparisons), pooled, reference
+
+
+def judged_rates(spec: AuditSpec) -> tuple[str, ...]:
+    """The rates the verdict judges for a model's decisions (see :data:`CRITERION_RATES`)."""
+    return CRITERION_RATES[spec.criterion]
+
+
+def _with_adjusted(rates: dict[str, dict[str, float | None]], judged: list[JudgedRate], is_ref: bool
+                   ) -> dict[str, dict[str, float | None]]:
+    """The error rates with the adjusted p-value of each judged one (None for those not judged)."""
+    adjusted = {j.name: j.p_adjusted for j in judged}
+    return {name: {**values, "p_adjusted": None if is_ref else adjusted.get(name)} for name, values in rates.items()}
 
 
 def _score_stats(table: CountTable, r: int) -> list[list[dict[str, float | None]]]:
@@ -333,7 +455,8 @@ def _pooled(table: CountTable, spec: AuditSpec, gi: int, r: int, comparisons: li
         opposite = pooled_dir != 0 and np.sign(diff) != 0 and pooled_dir != np.sign(diff)
         simpson = bool((marginal_sig and (not pooled_sig or opposite)) or (pooled_sig and opposite))
     if several and mh.breslow_day_p_value is not None and mh.breslow_day_p_value < ALPHA:
-        notes.append(f"The gap between {group} and {reference} differs from cell to cell (Breslow-Day "
+        notes.append(f"The gap between {group_words(group, spec)} and {group_words(reference, spec)} differs from "
+                     f"cell to cell (Breslow-Day "
                      f"{format_p(mh.breslow_day_p_value)}): read the cells one by one rather than the pooled "
                      "odds ratio.")
     pooled = PooledComparison(
@@ -362,74 +485,180 @@ def points(x: float) -> str:
     return f"{text} point" + ("" if text == "1" else "s")
 
 
+def group_words(label: str, spec: AuditSpec) -> str:
+    """A group's label in a sentence: a number gets its column ("age = 0", "sex = 1 × race = 2")."""
+    if not spec.group_by:
+        return label
+    parts = label.split(CROSS)
+    if len(parts) != len(spec.group_by):
+        return label
+    return CROSS.join(f"{column} = {part}" if _is_number(part) else part for column, part in zip(spec.group_by, parts))
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _rows_of(count: int, who: str) -> str:
+    """"7 Female rows", or "7 rows of age = 0" when the group's words hold a column and its value."""
+    return f"{count:,} rows of {who}" if " = " in who else f"{count:,} {who} rows"
+
+
+def _where(c: Comparison, spec: AuditSpec) -> str:
+    if c.cell_key is not None:
+        return f"Where {c.cell}"
+    if spec.population:
+        return "Among all rows where " + " and ".join(str(cond) for cond in spec.population)
+    return "Among all rows"
+
+
+def tolerance_words(spec: AuditSpec) -> str:
+    """The bar a gap is judged against: "the 5-point tolerance" or "the 0.8 impact-ratio threshold"."""
+    return _tolerance_words(spec)
+
+
 def _tolerance_words(spec: AuditSpec) -> str:
     if spec.metric == "ratio":
         return f"the {spec.ratio_threshold:g} impact-ratio threshold"
     return "the " + points(spec.tolerance).replace(" points", "-point").replace(" point", "-point") + " tolerance"
 
 
+RATE_WORDS = {"tpr": ("true positive rate", "of the rows where {outcome}, the share predicted positive"),
+              "fpr": ("false positive rate", "of the rows where not {outcome}, the share predicted positive"),
+              "precision": ("precision", "of the rows predicted positive, the share where {outcome}")}
+RATE_ON = {"tpr": "on the true positive rate", "fpr": "on the false positive rate", "precision": "on precision"}
+
+
+def _judged_text(c: Comparison, spec: AuditSpec, group: str, ref: str) -> str:
+    """The judged error rates of a comparison in words (the criterion is not "selection")."""
+    out = []
+    for j in c.judged_rates:
+        name, meaning = RATE_WORDS[j.name]
+        gap = "" if j.difference is None else f" (a gap of {points(j.difference)})"
+        out.append(f"the {name} ({meaning.format(outcome=spec.outcome_text)}) is {pct(j.rate)} for {group} "
+                   f"({j.positives:,} of {j.n:,}) and {pct(j.reference_rate)} for {ref} "
+                   f"({j.reference_positives:,} of {j.reference_n:,}){gap}")
+    return " and ".join(out)
+
+
 def _with_sentence(c: Comparison, spec: AuditSpec, table: CountTable) -> Comparison:
-    where = "Among all rows" if c.cell_key is None else f"Where {c.cell}"
+    where = _where(c, spec)
     outcome = spec.decision_text
+    group, ref = group_words(c.group, spec), group_words(c.reference, spec)
     if c.is_reference:
-        text = (f"{where}, {outcome} for {pct(c.rate)} of {c.group} ({c.positives:,} of {c.n:,}), the reference "
+        text = (f"{where}, {outcome} for {pct(c.rate)} of {group} ({c.positives:,} of {c.n:,}), the reference "
                 "group.")
         return _replace(c, sentence=text)
     if c.difference is None:
-        empty = c.group if c.n == 0 else c.reference
-        return _replace(c, sentence=f"{where}, there are no {empty} rows, so {c.group} cannot be compared with "
-                                    f"{c.reference} here (not computable).")
+        empty = group if c.n == 0 else ref
+        return _replace(c, sentence=f"{where}, there are no {empty} rows, so {group} cannot be compared with "
+                                    f"{ref} here (not computable).")
+    error_criterion = c.criterion != "selection"
     ratio = "" if c.impact_ratio is None else f", an impact ratio of {c.impact_ratio:.2f}"
-    text = (f"{where}, {outcome} for {pct(c.rate)} of {c.group} ({c.positives:,} of {c.n:,}) and "
-            f"{pct(c.reference_rate)} of {c.reference} ({c.reference_positives:,} of {c.reference_n:,}): a gap of "
-            f"{points(c.difference)}{ratio}")
+    shares = (f"{outcome} for {pct(c.rate)} of {group} ({c.positives:,} of {c.n:,}) and "
+              f"{pct(c.reference_rate)} of {ref} ({c.reference_positives:,} of {c.reference_n:,})")
+    if error_criterion:
+        text = (f"{where}, {shares} (a gap of {points(c.difference)} in the share predicted positive); judged on "
+                f"{CRITERION_NAMES[c.criterion]}, {_judged_text(c, spec, group, ref)}")
+    else:
+        text = f"{where}, {shares}: a gap of {points(c.difference)}{ratio}"
+    deciding = c.deciding
+    p_value = c.p_value if deciding is None else deciding.p_value
+    p_adjusted = c.p_adjusted if deciding is None else deciding.p_adjusted
     size = "within" if c.verdict == WITHIN else ("larger than" if spec.metric == "difference" else "beyond")
     adjusted = ""
-    if c.p_adjusted is not None and c.p_value is not None and spec.correction != "none" and \
-            abs(c.p_adjusted - c.p_value) > 1e-12:
-        adjusted = f"; {format_p(c.p_adjusted)} after adjusting for the number of comparisons"
+    if p_adjusted is not None and p_value is not None and spec.correction != "none" and \
+            abs(p_adjusted - p_value) > 1e-12:
+        adjusted = f"; {format_p(p_adjusted)} after adjusting for the number of comparisons"
     if c.verdict == TOO_FEW:
         # No word on the tolerance: the comparison is kept out of the verdict (chance is still said).
-        small = min(c.n, c.reference_n)
-        who = c.group if c.n <= c.reference_n else c.reference
-        chance = ", and it could be due to chance" if c.p_value is not None and c.p_value >= 0.05 else ""
-        text += (f"{chance} ({format_p(c.p_value)}). With {small:,} {who} rows here (fewer than "
-                 f"{spec.min_group_size:,}), there are too few rows to judge.")
+        if deciding is not None and error_criterion:
+            mine, theirs = deciding.n, deciding.reference_n
+        else:
+            mine, theirs = c.n, c.reference_n
+        small = min(mine, theirs)
+        who = group if mine <= theirs else ref
+        rows = _rows_of(small, who)
+        if error_criterion and deciding is not None:
+            rows += f" for the {RATE_WORDS[deciding.name][0]}"
+        chance = ", and it could be due to chance" if p_value is not None and p_value >= 0.05 else ""
+        if small >= spec.min_group_size:  # set aside by the smallest share, not by the rows in this cell
+            text += (f"{chance} ({format_p(p_value)}). {group} is under {format_percent(spec.min_group_share)} of "
+                     "all rows, so it is set aside: too few rows to judge.")
+        else:
+            text += (f"{chance} ({format_p(p_value)}). With {rows} here (fewer than {spec.min_group_size:,}), "
+                     "there are too few rows to judge.")
         return _replace(c, sentence=text)
+    gap_word = "" if not error_criterion or deciding is None else f" {RATE_ON[deciding.name]}"
     if c.verdict == BEYOND:
-        chance = f"and not due to chance ({format_p(c.p_value)}{adjusted})"
+        text += f", {size} {_tolerance_words(spec)}{gap_word} and not due to chance ({format_p(p_value)}{adjusted})."
     elif c.verdict == WITHIN:
-        chance = f"({format_p(c.p_value)})"
+        text += f", within {_tolerance_words(spec)} ({format_p(p_value)})."
     else:
-        chance = f"and it could be due to chance ({format_p(c.p_value)}{adjusted})"
-    text += f", {size} {_tolerance_words(spec)}, {chance}."
+        text += (f", {size} {_tolerance_words(spec)}{gap_word}, and it could be due to chance "
+                 f"({format_p(p_value)}{adjusted}).")
+    if not error_criterion and c.four_fifths is not None and spec.metric == "difference":
+        if c.four_fifths and c.verdict == WITHIN:
+            text += (f" Its impact ratio of {c.impact_ratio:.2f} is below four-fifths (the EEOC rule of thumb), "
+                     "but the gap in points is within the tolerance: with shares this small, a ratio magnifies "
+                     "a small difference. The verdict follows the tolerance.")
+        elif not c.four_fifths and c.verdict in (BEYOND, CHANCE):
+            text += (f" Its impact ratio of {c.impact_ratio:.2f} passes the four-fifths rule, but the gap in points "
+                     "is beyond the tolerance. The verdict follows the tolerance.")
     return _replace(c, sentence=text)
 
 
 def _with_pooled_sentence(pc: PooledComparison, spec: AuditSpec, several: bool) -> PooledComparison:
     outcome = spec.decision_text
+    group, ref = group_words(pc.group, spec), group_words(pc.reference, spec)
     if pc.marginal_difference is None:
-        return _replace(pc, sentence=f"{pc.group} has no rows to compare with {pc.reference}.")
-    overall = (f"Overall, {outcome} for {pct(pc.marginal_rate)} of {pc.group} and {pct(pc.reference_marginal_rate)} "
-               f"of {pc.reference} (a gap of {points(pc.marginal_difference)}, {format_p(pc.marginal_p_value)})")
+        return _replace(pc, sentence=f"{group} has no rows to compare with {ref}.")
+    overall = (f"Overall, {outcome} for {pct(pc.marginal_rate)} of {group} and {pct(pc.reference_marginal_rate)} "
+               f"of {ref} (a gap of {points(pc.marginal_difference)}, {format_p(pc.marginal_p_value)})")
     if not several:
         return _replace(pc, sentence=overall + ".")
     if pc.mh_odds_ratio is None or pc.cmh_p_value is None:
         return _replace(pc, sentence=overall + "; the cells cannot be pooled (no cell holds both groups with both "
                                                "outcomes).")
+    if pc.mh_odds_ratio == 0:
+        # Degenerate: in every cell that can be pooled one side has the outcome in every row (or none of
+        # its rows), so there are no odds to compare and the pooled odds ratio is 0 by arithmetic only.
+        return _replace(pc, sentence=overall + f"; the cells cannot be pooled into an odds ratio: in every cell "
+                                               f"that holds both groups, {group} never has the outcome or {ref} "
+                                               "always has it, so the odds cannot be compared (the pooled odds "
+                                               "ratio is 0 by arithmetic, not an estimate). Read the cells one "
+                                               "by one.")
     ci = ""
     if pc.mh_ci_low is not None and pc.mh_ci_high is not None:
         ci = f", 95% CI {pc.mh_ci_low:.2f} to {pc.mh_ci_high:.2f}"
     pooled = f"pooled odds ratio {pc.mh_odds_ratio:.2f}{ci}, {format_p(pc.cmh_p_value)}"
+    uneven = pc.breslow_day_p_value is not None and pc.breslow_day_p_value < ALPHA
+    cells_note = ""
+    if pc.cells_beyond:
+        cells_note = (f" and in {pc.cells_beyond} cell{'s' if pc.cells_beyond > 1 else ''} the gap exceeds the "
+                      "tolerance beyond chance")
     if pc.simpson:
         if pc.cmh_p_value < ALPHA:
             within = "within the cells the gap points the other way"
+        elif uneven or pc.cells_beyond:
+            # Not "alike": the pooled effect is small, but the gap differs between cells (Berkeley's department A).
+            within = ("the pooled within-cell gap could be chance, though the gap differs from cell to cell"
+                      + cells_note)
         else:
             within = "within each cell the rates are alike"
         return _replace(pc, sentence=(f"{overall}, but {within} ({pooled}): the overall gap comes from which cells "
-                                      "each group falls in, not from different treatment inside them."))
+                                      "each group falls in, not from different treatment inside them"
+                                      + (" on the whole; read the cells one by one." if uneven or pc.cells_beyond
+                                         else ".")))
     if pc.cmh_p_value < ALPHA:
         return _replace(pc, sentence=f"{overall}; the gap holds within the cells ({pooled}).")
+    if uneven or pc.cells_beyond:
+        return _replace(pc, sentence=f"{overall}; pooled over the cells the difference could be chance ({pooled}), "
+                                     f"but the gap differs from cell to cell{cells_note}: read the cells one by one.")
     return _replace(pc, sentence=f"{overall}; within the cells the difference could be chance ({pooled}).")
 
 

@@ -59,6 +59,15 @@ REASONS = (KEPT, OUTSIDE, "outcome missing", "prediction missing", "protected va
            "filter value missing")
 COUNT_COLUMNS = ("n", "positives", "tp", "fp", "fn", "tn", "score_sum", "score_sumsq")
 
+# How a prediction column is read (Plan.prediction_kind): numbers 0/1; a boolean column; text
+# spelling yes/no (TRUE_WORDS / FALSE_WORDS, any case, spaces around ignored); a score at or
+# above the prediction cut-off; or the outcome's own values (positive where it holds the
+# outcome's positive value). Anything else is refused: a silent "nobody predicted positive"
+# is a false all-clear.
+ZERO_ONE, BOOLEAN, WORDS, CUTOFF, LABEL = "zero_one", "boolean", "words", "cutoff", "label"
+TRUE_WORDS = ("1", "1.0", "true", "t", "yes", "y")
+FALSE_WORDS = ("0", "0.0", "false", "f", "no", "n")
+
 
 # ------------------------------------------------------------------------------------------
 # The plan
@@ -119,13 +128,18 @@ class Plan:
     outcome: str
     outcome_numeric: bool
     prediction: str | None
-    prediction_binary: bool
+    prediction_kind: str | None
     group_parts: tuple[KeyPart, ...]
     protected: Condition | None
     cell_parts: tuple[KeyPart, ...]
     filters: tuple[Condition, ...]
     population: tuple[Condition, ...]
     score_cutoff: float | None
+
+    @property
+    def prediction_binary(self) -> bool:
+        """Whether the prediction column holds the numbers 0 and 1."""
+        return self.prediction_kind == ZERO_ONE
 
     @property
     def n_group_keys(self) -> int:
@@ -159,6 +173,24 @@ class Facts(Protocol):
     def quantiles(self, column: str, probs: Sequence[float]) -> list[float]:
         """Linear-interpolation quantiles of the non-missing values in the audited population."""
 
+    # Optional: ``distinct_values(column, cap)``, up to ``cap`` distinct non-missing values (see
+    # :func:`distinct_values`).
+
+
+def distinct_values(facts: Any, column: str, cap: int) -> list[Any]:
+    """Up to ``cap`` distinct non-missing values of a column (to decide how a prediction column is read).
+
+    From the facts' own ``distinct_values`` where they have one (in memory: over the audited
+    population), else from the source's most frequent values over the whole table (engines).
+    """
+    own = getattr(facts, "distinct_values", None)
+    if own is not None:
+        return list(own(column, cap))
+    source = getattr(facts, "source", None)
+    if source is None:
+        return []
+    return [v for v in source.value_counts(column, cap)["value"].tolist() if v is not None and not pd.isna(v)]
+
 
 def _key_part(facts: Facts, name: str, role: str, spec: AuditSpec) -> KeyPart:
     column = facts.resolve(name, role)
@@ -191,9 +223,7 @@ def build_plan(spec: AuditSpec, facts: Facts) -> Plan:
     outcome = facts.resolve(spec.outcome, "outcome")
     outcome_numeric = facts.is_numeric(outcome)
     prediction = facts.resolve(spec.prediction, "prediction") if spec.prediction else None
-    prediction_binary = False
-    if prediction is not None:
-        prediction_binary = _is_zero_one(facts, prediction)
+    prediction_kind = None if prediction is None else _prediction_kind(facts, prediction, spec, outcome)
     group_parts = tuple(_key_part(facts, name, "group", spec) for name in spec.group_by)
     protected = None
     if spec.protected is not None:
@@ -213,17 +243,44 @@ def build_plan(spec: AuditSpec, facts: Facts) -> Plan:
             if not median or not math.isfinite(median[0]):
                 raise LuskinError(f"The score '{outcome}' has no values to take a median of.")
             cutoff = float(median[0])
-    return Plan(spec, outcome, outcome_numeric, prediction, prediction_binary, group_parts, protected,
+    return Plan(spec, outcome, outcome_numeric, prediction, prediction_kind, group_parts, protected,
                 cell_parts, filters, population, cutoff)
 
 
-def _is_zero_one(facts: Facts, column: str) -> bool:
-    if not facts.is_numeric(column):
-        return False
-    if facts.n_distinct(column, 3) > 2:
-        return False
-    low, high = facts.quantiles(column, [0.0, 1.0])
-    return low in (0.0, 1.0) and high in (0.0, 1.0)
+def _prediction_kind(facts: Facts, column: str, spec: AuditSpec, plan_outcome: str) -> str:
+    """How the prediction column says "positive" (see ZERO_ONE ... LABEL), or a plain refusal."""
+    from .validation import shown
+
+    name = shown(column)
+    if spec.prediction_cutoff is not None:
+        if not facts.is_numeric(column):
+            raise LuskinError(f"The prediction column '{name}' holds text, so it cannot be cut at "
+                              f"{spec.prediction_cutoff:g}: a cut-off is for a column of scores.")
+        return CUTOFF
+    if facts.is_numeric(column):
+        low, high = facts.quantiles(column, [0.0, 1.0])
+        if facts.n_distinct(column, 3) <= 2 and low in (0.0, 1.0) and high in (0.0, 1.0):
+            return ZERO_ONE
+        shown_values = ", ".join(format_number(v) for v in distinct_values(facts, column, 4)[:4])
+        raise LuskinError(f"The prediction column '{name}' holds numbers other than 0 and 1 (e.g. {shown_values}): "
+                          "if it is a score, give the cut-off at or above which it predicts positive (the "
+                          "prediction cut-off, e.g. 0.5); otherwise give 0/1 decisions.")
+    values = distinct_values(facts, column, 20)
+    if not values:
+        return WORDS  # no value at all: every row is left out as missing
+    if all(isinstance(v, (bool, np.bool_)) for v in values):
+        return BOOLEAN
+    words = {str(v).strip().lower() for v in values}
+    if words <= set(TRUE_WORDS) | set(FALSE_WORDS):
+        return WORDS
+    if spec.outcome_type == "label":
+        texts = {str(v) for v in values}
+        if str(spec.positive) in texts or texts <= {str(v) for v in distinct_values(facts, plan_outcome, 50)}:
+            return LABEL
+    listed = ", ".join(shown(str(v)) for v in values[:5]) + (" ..." if len(values) > 5 else "")
+    positive = "" if spec.outcome_type != "label" else f", or the outcome's own values with '{shown(spec.positive)}'"
+    raise LuskinError(f"The prediction column '{name}' holds {listed}: a prediction must be 0/1, true/false or "
+                      f"yes/no{positive} for positive; for a column of scores, give a prediction cut-off.")
 
 
 # ------------------------------------------------------------------------------------------
@@ -259,6 +316,10 @@ class FrameFacts:
 
     def n_distinct(self, column: str, cap: int) -> int:
         return min(int(self.rows[column].nunique(dropna=True)), cap)
+
+    def distinct_values(self, column: str, cap: int) -> list[Any]:
+        values = pd.unique(self.rows[column].dropna())
+        return [_plain(v) for v in values[:cap]]
 
     def quantiles(self, column: str, probs: Sequence[float]) -> list[float]:
         values = self.rows[column].to_numpy(dtype=float, na_value=np.nan)
@@ -322,11 +383,18 @@ def row_group_labels(frame: pd.DataFrame, plan: Plan) -> np.ndarray:
 
 
 def decision_mask(series: pd.Series, plan: Plan) -> np.ndarray:
-    """Where the prediction column says positive: 1/True for a 0/1 column, else the outcome's value."""
-    if plan.prediction_binary:
+    """Where the prediction column says positive, read as the plan decided (see ``_prediction_kind``)."""
+    kind = plan.prediction_kind
+    if kind == ZERO_ONE:
         return series.to_numpy(dtype=float, na_value=np.nan) == 1.0
-    if pd.api.types.is_bool_dtype(series):
-        return series.fillna(False).to_numpy(dtype=bool)
+    if kind == CUTOFF:
+        with np.errstate(invalid="ignore"):
+            return series.to_numpy(dtype=float, na_value=np.nan) >= float(plan.spec.prediction_cutoff)  # type: ignore[arg-type]
+    if kind == BOOLEAN or pd.api.types.is_bool_dtype(series):
+        return series.astype("boolean").fillna(False).to_numpy(dtype=bool)
+    if kind == WORDS:
+        text = series.astype("string").str.strip().str.lower()
+        return text.isin(TRUE_WORDS).fillna(False).to_numpy(dtype=bool)
     return outcome_mask(series, plan.spec.positive)
 
 

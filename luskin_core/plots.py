@@ -138,8 +138,8 @@ def audit_bars(result: AuditResult) -> go.Figure:
         if g.gap is None:
             note = "not computable: a class is empty"
         else:
-            verdict = "within" if g.fair else "over"
-            note = f"gap {_points(g.gap)} points ({verdict} tolerance)"
+            verdict = {True: "within tolerance", False: "over tolerance", None: "too few rows to judge"}[g.fair]
+            note = f"gap {_points(g.gap)} points ({verdict})"
         fig.add_annotation(x=label(g.cell), y=1.0, yref="paper", text=note, showarrow=False,
                            font={"size": FONT_SIZE - 2}, yanchor="bottom")
     tol = f"{100 * spec.tolerance:g}"

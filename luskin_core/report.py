@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from .audit import AuditResult
-from .comparisons import BEYOND, CHANCE, ERROR_RATE_NAMES, TOO_FEW
+from .comparisons import BEYOND, CHANCE, CRITERION_NAMES, ERROR_RATE_NAMES, TOO_FEW
 from .cost import CONTROLLED, GAP_NAMES, CostPoint, accuracy_interval, cost_chart, cost_points
 from .errors import LuskinError
 from .formatting import format_percent
@@ -547,15 +547,14 @@ def _comparison_rows(result: AuditResult) -> Table:
 
 
 def _paper_rows(result: AuditResult) -> Table:
-    spec = result.spec
-    header = ("Filter cell", "Group", "Rows", "Positive", "Share [95% CI]", (f"Gap ({spec.group_name} − "
-              f"{spec.other_name})"), "p-value", "Within tolerance", "Verdict")
+    header = ("Filter cell", "Group", "Rows", "Positive", "Share [95% CI]", f"Gap (group − {result.reference})",
+              "p-value", "Within tolerance", "Verdict")
     rows, classes = [], []
     for c in result.cells:
         g = result.gap(c.filter_holds)
         rows.append((c.cell, c.label, _count(c.n), _count(c.positives),
                      _with_ci(_pct(c.ratio), c.ci_low, c.ci_high, _pct), _pts(g.gap), _p(g.p_value),
-                     {True: "yes", False: "no", None: "not computable"}[g.fair], g.verdict))
+                     {True: "yes", False: "no", None: "not judged"}[g.fair], g.verdict))
         classes.append("beyond" if g.verdict == BEYOND else "")
     return Table("The paper's view: the protected group and the other class in each filter cell", header,
                  tuple(rows), tuple(classes), wide=True)
@@ -564,16 +563,18 @@ def _paper_rows(result: AuditResult) -> Table:
 def _error_rate_rows(result: AuditResult) -> Table:
     names = ("tpr", "fpr", "fnr", "precision")
     header = ("Cell", "Group") + tuple(
-        f"{ERROR_RATE_NAMES[n].capitalize()} [95% CI]" for n in names)
+        f"{ERROR_RATE_NAMES[n].capitalize()} [95% CI]" for n in names) + ("Verdict",)
     rows = []
     for c in result.comparisons:
         assert c.error_rates is not None
         rows.append((c.cell if c.cell is not None else "All rows",
                      c.group + (" (reference)" if c.is_reference else ""))
                     + tuple(_with_ci(_pct(c.error_rates[n]["rate"]), c.error_rates[n]["ci_low"],
-                                     c.error_rates[n]["ci_high"], _pct) for n in names))
-    return Table("The model's errors per group (equal opportunity: equal true positive rates; equalized odds: equal "
-                 "true and false positive rates)", header, tuple(rows), wide=True)
+                                     c.error_rates[n]["ci_high"], _pct) for n in names)
+                    + ("reference group" if c.is_reference else c.verdict,))
+    judged = CRITERION_NAMES[result.spec.criterion]
+    return Table(f"The model's errors per group; the verdict judges {judged} (equal opportunity: equal true positive "
+                 "rates; equalized odds: equal true and false positive rates)", header, tuple(rows), wide=True)
 
 
 def _score_rows(result: AuditResult) -> Table:
@@ -718,9 +719,9 @@ def _gap_rows(audits: Sequence[tuple[str, AuditResult]]) -> Table:
                     _with_ci(_pct(a.cell(key, member).ratio), a.cell(key, member).ci_low, a.cell(key, member).ci_high,
                              _pct) for _, a in audits))
                 classes.append("")
-            rows.append((cell, "Gap (group − other)") + tuple(
-                f"{_pts(a.gap(key).gap)} (p {_p(a.gap(key).p_value)}; {a.gap(key).verdict or 'n/a'})"
-                for _, a in audits))
+            rows.append((cell, "Gap (group − reference)") + tuple(
+                f"{_pts(a.gap(key).gap)} ({a.gap(key).group} − {a.gap(key).reference}; p {_p(a.gap(key).p_value)}; "
+                f"{a.gap(key).verdict or 'n/a'})" for _, a in audits))
             classes.append("warn")
     else:
         for c in first.comparisons:
@@ -1026,11 +1027,12 @@ _GLOSSARY = (
     ("Share [95% CI]", "the share of a group's rows with the positive outcome, with its Wilson 95% interval"),
     ("Difference", ("a group's share minus the reference group's, in percentage points (pts), with Newcombe's 95% "
                    "interval")),
-    ("Impact ratio", ("a group's share divided by the reference group's (Koopman's interval); below 0.8 fails the "
-                     "four-fifths rule")),
+    ("Impact ratio", ("a group's share divided by the reference group's (the Miettinen-Nurminen score interval); "
+                     "below 0.8 fails the four-fifths rule")),
     ("p-value", ("the chance of a gap at least this large if the groups were treated alike (z-test; Fisher's exact "
                 "test for small counts)")),
-    ("Adjusted p", "the p-value corrected for the number of comparisons made (Holm, or Benjamini-Hochberg)"),
+    ("Adjusted p", ("the p-value corrected for the number of comparisons that can be judged (Holm, or "
+                   "Benjamini-Hochberg); comparisons with too few rows are left out of the correction")),
     ("Verdict", ("too few rows (not judged); within tolerance; beyond tolerance (adjusted p below 0.05); beyond "
                 "tolerance but could be chance")),
     ("Pooled odds ratio, CMH", ("the gap inside the cells pooled across them (Mantel-Haenszel) and its test "

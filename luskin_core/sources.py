@@ -636,15 +636,15 @@ def _outcome_expr(t: Any, plan: Plan) -> Any:
     return _label_expr(t, plan.outcome, plan.spec.positive)
 
 
-def _label_expr(t: Any, column: str, positive: Any) -> Any:
-    """Whether the column holds the positive value; NULL where it is missing."""
+def _label_expr(t: Any, column: str, positive: Any, role: str = "outcome") -> Any:
+    """Whether the column holds the positive value; NULL where it is missing. ``role`` names the column in words."""
     col = t[column]
     dtype = t.schema()[column]
     if _is_numeric(dtype):
         try:
             target = float(positive)
         except (TypeError, ValueError):
-            raise LuskinError(f"The outcome '{column}' holds numbers, so its positive value must be a number, "
+            raise LuskinError(f"The {role} '{column}' holds numbers, so its positive value must be a number, "
                               f"not '{positive}'.") from None
         return col.cast("float64") == target
     if dtype.is_boolean():
@@ -654,14 +654,25 @@ def _label_expr(t: Any, column: str, positive: Any) -> Any:
 
 
 def _decision_expr(t: Any, plan: Plan) -> Any:
-    """The model's decision as a boolean; NULL where the prediction is missing (such a row is left out)."""
+    """The model's decision as a boolean, read as the plan decided; NULL where the prediction is missing.
+
+    The same reading as :func:`luskin_core.counts.decision_mask` (0/1 numbers, a boolean column,
+    yes/no words in any case, a score at or above the prediction cut-off, or the outcome's values).
+    """
+    from .counts import BOOLEAN, CUTOFF, TRUE_WORDS, WORDS, ZERO_ONE
+
     assert plan.prediction is not None
     col = t[plan.prediction]
-    if plan.prediction_binary:
+    kind = plan.prediction_kind
+    if kind == ZERO_ONE:
         return col.cast("float64") == 1.0
-    if t.schema()[plan.prediction].is_boolean():
-        return col
-    return _label_expr(t, plan.prediction, plan.spec.positive)
+    if kind == CUTOFF:
+        return col.cast("float64") >= float(plan.spec.prediction_cutoff)  # type: ignore[arg-type]
+    if kind == BOOLEAN or t.schema()[plan.prediction].is_boolean():
+        return col.cast("boolean")
+    if kind == WORDS:
+        return col.cast("string").strip().lower().isin(list(TRUE_WORDS))
+    return _label_expr(t, plan.prediction, plan.spec.positive, role="prediction column")
 
 
 # ------------------------------------------------------------------------------------------

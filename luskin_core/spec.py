@@ -29,6 +29,10 @@ DEFAULT_TOLERANCE = 0.05
 GROUP_MODES = ("condition", "columns")
 METRICS = ("difference", "ratio")
 OUTCOME_TYPES = ("label", "score")
+# What equal treatment means for a model's decisions (with a prediction column): equal shares
+# predicted positive, equal true positive rates (equal opportunity), equal true and false
+# positive rates (equalized odds), or equal precision.
+CRITERIA = ("selection", "opportunity", "odds", "precision")
 DEFAULT_MIN_GROUP_SIZE = 30
 DEFAULT_RATIO_THRESHOLD = 0.8   # the EEOC four-fifths rule
 DEFAULT_BINS = 4                # quantile bins for a numeric column with many values
@@ -50,8 +54,11 @@ class AuditSpec:
     ``population`` restricts who is audited at all.
     The outcome is a column with a ``positive`` value, or (``outcome_type="score"``) a numeric
     score whose share at or above ``score_cutoff`` (default: the median) is compared. With
-    ``prediction`` the audited decision is that column (a model's 0/1 decisions) and the
-    outcome is the truth it is checked against (TPR, FPR, FNR, precision per group).
+    ``prediction`` the audited decision is that column (a model's decisions: 0/1, true/false,
+    yes/no, or a score with ``prediction_cutoff``) and the outcome is the truth it is checked
+    against (TPR, FPR, FNR, precision per group); ``criterion`` says which of them is judged
+    ("selection": the share predicted positive; "opportunity": TPR; "odds": TPR and FPR;
+    "precision").
     A comparison is judged against ``tolerance`` (the difference, in shares) or, with
     ``metric="ratio"``, against ``ratio_threshold`` (the impact ratio); groups with fewer than
     ``min_group_size`` rows in a cell (or under ``min_group_share`` of all rows) are shown but
@@ -81,6 +88,8 @@ class AuditSpec:
     outcome_type: str = "label"
     score_cutoff: float | None = None
     prediction: str | None = None
+    criterion: str = "selection"
+    prediction_cutoff: float | None = None
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -118,6 +127,15 @@ class AuditSpec:
             set_(self, "reference", str(self.reference))
         if self.prediction is not None:
             set_(self, "prediction", str(self.prediction).strip() or None)
+        set_(self, "prediction_cutoff", _opt_number(self.prediction_cutoff, "The prediction cut-off"))
+        if self.criterion not in CRITERIA:
+            raise LuskinError("What equal treatment means is 'selection' (equal shares predicted positive), "
+                              "'opportunity' (equal true positive rates), 'odds' (equal true and false positive "
+                              f"rates) or 'precision', not '{self.criterion}'.")
+        if self.prediction is None and (self.criterion != "selection" or self.prediction_cutoff is not None):
+            what = "A prediction cut-off" if self.prediction_cutoff is not None else f"The criterion '{self.criterion}'"
+            raise LuskinError(f"{what} needs a prediction column: name the column holding the model's decisions "
+                              "or scores.")
         self._check_roles()
 
     def _check_roles(self) -> None:
@@ -271,6 +289,8 @@ class AuditSpec:
             "outcome_type": self.outcome_type,
             "score_cutoff": self.score_cutoff,
             "prediction": self.prediction,
+            "criterion": self.criterion,
+            "prediction_cutoff": self.prediction_cutoff,
         }
 
     @classmethod

@@ -3,13 +3,16 @@
 Where a method has a standard implementation in the field's libraries we use it or test against
 it: Wilson intervals match ``scipy.stats.binomtest(...).proportion_ci("wilson")``; Newcombe's
 interval for a difference matches ``statsmodels.stats.proportion.confint_proportions_2indep(
-method="newcomb")``; the impact ratio's interval is statsmodels' Koopman score interval
-(``method="score", compare="ratio"``), which stays finite when a group has no positives;
+method="newcomb")``; the impact ratio's interval is the score interval with the
+Miettinen-Nurminen correction, the inversion of statsmodels' ``score_test_proportions_2indep(
+compare="ratio")`` (which stays finite when a group has no positives, and unlike statsmodels'
+closed form ``confint_proportions_2indep(method="score", compare="ratio")`` is right when a
+group has every outcome favourable);
 Holm and Benjamini-Hochberg give ``statsmodels.stats.multitest.multipletests``' numbers; the
 Mantel-Haenszel odds ratio, the Cochran-Mantel-Haenszel test and the Breslow-Day (Tarone) test
 give ``statsmodels.stats.contingency_tables.StratifiedTable``'s numbers.
 
-The Koopman interval and the StratifiedTable statistics are statsmodels' own formulas, written
+The StratifiedTable statistics are statsmodels' own formulas, written
 out here operation for operation (the same floating-point results: equal bit for bit on 23,000
 random tables when written; tests/test_audit_groups.py checks them against statsmodels), with
 scipy.special's ``ndtri`` and ``chdtr`` where statsmodels goes through ``scipy.stats.norm`` and
@@ -53,8 +56,12 @@ def wilson_interval(positives: np.ndarray | int, n: np.ndarray | int, z: float =
         denom = 1 + z * z / m
         centre = (p + z * z / (2 * m)) / denom
         half = z * np.sqrt(p * (1 - p) / m + z * z / (4 * m * m)) / denom
-    low = np.where(m > 0, np.clip(centre - half, 0, 1), np.nan)
-    high = np.where(m > 0, np.clip(centre + half, 0, 1), np.nan)
+    # Clipped to the estimate: exactly 0 at a rate of 0 and exactly 1 at a rate of 1 (the formula
+    # leaves a hair such as 5.6e-17 or 0.9999999999999999 there).
+    low = np.where(m > 0, np.clip(np.minimum(centre - half, p), 0, 1), np.nan)
+    high = np.where(m > 0, np.clip(np.maximum(centre + half, p), 0, 1), np.nan)
+    low = np.where(k == 0, np.where(m > 0, 0.0, np.nan), low)
+    high = np.where((k == m) & (m > 0), 1.0, high)
     return low, high
 
 
@@ -74,49 +81,99 @@ def newcombe_interval(k1: Any, n1: Any, k2: Any, n2: Any, z: float = Z95) -> tup
     return low, high
 
 
-def ratio_interval(k1: int, n1: int, k2: int, n2: int) -> tuple[float, float]:
-    """95% interval of p1 / p2 (Koopman's score interval, statsmodels'); NaN when undefined.
+def ratio_interval(k1: Any, n1: Any, k2: Any, n2: Any, alpha: float = 0.05) -> tuple[Any, Any]:
+    """95% interval of p1 / p2: the score interval with the Miettinen-Nurminen variance correction.
 
-    Undefined when a group has no rows or the reference (group 2) has no positives.
+    The set of ratios R that the score test of p1 = R p2 (Miettinen and Nurminen 1985: the
+    variance at the constrained maximum-likelihood estimates, times N / (N - 1)) does not reject,
+    that is statsmodels' ``score_test_proportions_2indep(..., compare="ratio")`` inverted. It
+    stays finite when a group has no positives (the lower limit is then exactly 0) and is right
+    when a group has every outcome favourable (k = n), where the closed-form cubic of Nam (1995)
+    that statsmodels' ``confint_proportions_2indep(method="score")`` solves takes the wrong root.
+    Vectorised; NaN when a group has no rows or the reference (group 2) has no positives.
     """
-    if n1 <= 0 or n2 <= 0 or k2 <= 0:
-        return math.nan, math.nan
-    with np.errstate(all="ignore"):
-        try:
-            low, high = _koopman_ratio_interval(k1, n1, k2, n2)
-        except (ValueError, np.linalg.LinAlgError, ZeroDivisionError):
-            return math.nan, math.nan
-    low, high = float(np.real(low)), float(np.real(high))
-    if not (np.isfinite(low) and np.isfinite(high)):
-        return math.nan, math.nan
-    return max(low, 0.0), high
+    k1, n1, k2, n2 = (np.asarray(a, dtype=float) for a in (k1, n1, k2, n2))
+    shape = np.broadcast(k1, n1, k2, n2).shape
+    k1, n1, k2, n2 = (np.broadcast_to(a, shape).ravel() for a in (k1, n1, k2, n2))
+    ok = (n1 > 0) & (n2 > 0) & (k2 > 0)
+    low = np.full(k1.shape, np.nan)
+    high = np.full(k1.shape, np.nan)
+    if ok.any():
+        a, m, b, q = k1[ok], n1[ok], k2[ok], n2[ok]
+        crit = float(_z_upper(alpha))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            estimate = (a / m) / (b / q)
+            # z(R) decreases in R: the lower limit solves z = +crit below the estimate, the upper z = -crit above.
+            centre = np.log(np.where(a > 0, estimate, 1.0))
+            span = 12 * math.log(10)
+            # A narrow bracket from the log (Katz) interval, twice as wide, where it brackets the root;
+            # else 10^12 either side of the estimate.
+            half = 2 * crit * np.sqrt(1 / (a + 0.5) - 1 / (m + 0.5) + 1 / (b + 0.5) - 1 / (q + 0.5)) + 0.1
+            near_lo, near_hi = centre - half, centre + half
+            low_start = np.where(_ratio_score_z(a, m, b, q, np.exp(near_lo)) > crit, near_lo, centre - span)
+            high_end = np.where((a > 0) & (_ratio_score_z(a, m, b, q, np.exp(near_hi)) < -crit), near_hi,
+                                centre + span)
+            lo_edge = np.where(a > 0, _bisect_ratio(a, m, b, q, crit, low_start, centre), -np.inf)
+            hi_edge = _bisect_ratio(a, m, b, q, -crit, np.where(a > 0, centre, -span), high_end)
+        low[ok] = np.exp(lo_edge)
+        high[ok] = np.exp(hi_edge)
+    return low.reshape(shape), high.reshape(shape)
+
+
+def _ratio_score_z(a: np.ndarray, m: np.ndarray, b: np.ndarray, q: np.ndarray, ratio: np.ndarray) -> np.ndarray:
+    """The Miettinen-Nurminen score statistic of p1 = R p2 (positive when p1 / p2 is above R)."""
+    total = m + q
+    qa = total * ratio
+    qb = -(ratio * (m + b) + a + q)
+    qc = a + b
+    disc = np.sqrt(np.maximum(qb * qb - 4 * qa * qc, 0.0))
+    p2 = np.minimum((-qb - disc) / (2 * qa), 1.0)  # the constrained MLE of p2 (the root in [0, 1])
+    p1 = np.minimum(ratio * p2, 1.0)
+    var = (p1 * (1 - p1) / m + ratio * ratio * p2 * (1 - p2) / q) * total / (total - 1)
+    diff = a / m - ratio * b / q
+    return np.where(var > 0, diff / np.sqrt(var), np.sign(diff) * np.inf)
+
+
+def _bisect_ratio(a: np.ndarray, m: np.ndarray, b: np.ndarray, q: np.ndarray, target: float,
+                  lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """log R in [lo, hi] where the (decreasing) score statistic crosses ``target``.
+
+    Regula falsi with the Illinois step (bracketing, so it cannot leave the interval; superlinear,
+    so about ten evaluations reach a float's resolution), vectorised over every comparison.
+    """
+    def f(x: np.ndarray) -> np.ndarray:
+        return np.clip(_ratio_score_z(a, m, b, q, np.exp(x)), -1e3, 1e3) - target
+
+    lo, hi = np.array(lo, dtype=float), np.array(hi, dtype=float)
+    f_lo, f_hi = f(lo), f(hi)
+    side = np.zeros(lo.shape)
+    root = np.full(lo.shape, np.nan)
+    for _ in range(200):
+        done = np.isfinite(root) | (np.abs(hi - lo) <= 1e-15 * np.maximum(1.0, np.abs(lo)))
+        if done.all():
+            break
+        with np.errstate(divide="ignore", invalid="ignore"):
+            x = hi - f_hi * (hi - lo) / (f_hi - f_lo)
+        bad = ~np.isfinite(x) | (x <= np.minimum(lo, hi)) | (x >= np.maximum(lo, hi))
+        x = np.where(bad, (lo + hi) / 2, x)
+        fx = f(x)
+        root = np.where(~done & (np.abs(fx) <= 1e-13), x, root)
+        # f(lo) > 0 > f(hi): the root stays between them; Illinois halves the stale end's value
+        to_hi = (fx < 0) & ~done
+        to_lo = (fx >= 0) & ~done
+        f_lo = np.where(to_hi & (side == -1), f_lo / 2, f_lo)
+        f_hi = np.where(to_lo & (side == 1), f_hi / 2, f_hi)
+        hi, f_hi = np.where(to_hi, x, hi), np.where(to_hi, fx, f_hi)
+        lo, f_lo = np.where(to_lo, x, lo), np.where(to_lo, fx, f_lo)
+        side = np.where(to_hi, -1, np.where(to_lo, 1, side))
+    return np.where(np.isfinite(root), root, (lo + hi) / 2)
 
 
 def _z_upper(alpha: float = 0.05) -> Any:
-    """scipy.stats.norm.isf(alpha / 2) (= -norm.ppf(alpha / 2)), as statsmodels computes it."""
+    """scipy.stats.norm.isf(alpha / 2) (= -norm.ppf(alpha / 2))."""
     from scipy.special import ndtri
 
     return -ndtri(alpha / 2)
-
-
-def _koopman_ratio_interval(count1: Any, nobs1: Any, count2: Any, nobs2: Any, alpha: float = 0.05) -> Any:
-    """statsmodels' ``_confint_riskratio_koopman`` with its default Miettinen-Nurminen correction.
-
-    ``confint_proportions_2indep(count1, nobs1, count2, nobs2, method="score", compare="ratio")``,
-    the same operations in the same order (Nam 1995, equations 5 and 6).
-    """
-    x0, x1, n0, n1 = count2, count1, nobs2, nobs1
-    x = x0 + x1
-    n = n0 + n1
-    z = _z_upper(alpha) ** 2
-    z *= n / (n - 1)
-    a1 = n0 * (n0 * n * x1 + n1 * (n0 + x1) * z)
-    a2 = -n0 * (n0 * n1 * x + 2 * n * x0 * x1 + n1 * (n0 + x0 + 2 * x1) * z)
-    a3 = 2 * n0 * n1 * x0 * x + n * x0 * x0 * x1 + n0 * n1 * x * z
-    a4 = -n1 * x0 * x0 * x
-    p_roots_ = np.sort(np.roots([a1, a2, a3, a4]))
-    p_roots = p_roots_[:2][::-1]
-    return (1 - (n1 - x1) * (1 - p_roots) / (x0 + n1 - n * p_roots)) / p_roots
 
 
 def two_proportion_tests(k1: Any, n1: Any, k2: Any, n2: Any) -> tuple[np.ndarray, list[str]]:

@@ -65,7 +65,9 @@ def specs_for(name: str) -> list[AuditSpec]:
             AuditSpec("two_year_recid", 1, protected=c("race == African-American"),
                       filters=(c("priors_count > 3"),)),
             AuditSpec("two_year_recid", 1, group_by=("race", "sex"), strata=("age_cat",)),
-            AuditSpec("two_year_recid", 1, group_by=("race",), strata=("priors_count",), prediction="score_text",),
+            # a score read as decisions at a cut-off, judged on both error rates (equalized odds)
+            AuditSpec("two_year_recid", 1, group_by=("race",), strata=("priors_count",), prediction="decile_score",
+                      prediction_cutoff=5, criterion="odds"),
             AuditSpec("decile_score", outcome_type="score", group_by=("race",), strata=("c_charge_degree",)),
         ]
     return [
