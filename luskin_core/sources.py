@@ -383,13 +383,13 @@ class Source:
 
         return check_column(pd.DataFrame(columns=self.columns()), name, role)
 
-    def _run(self, expr: Any, *, fetch: bool = False) -> Any:
+    def _run(self, expr: Any, *, fetch: bool = False, what: str = "the audit's query") -> Any:
         try:
             return expr.to_pandas() if fetch else expr.execute()
         except LuskinError:
             raise
         except Exception as error:  # noqa: BLE001 - every engine failure becomes one plain sentence
-            raise LuskinError(_engine_message(error, self.name)) from None
+            raise LuskinError(_engine_message(error, self.name, self.kind, what)) from None
 
 
 # ------------------------------------------------------------------------------------------
@@ -747,6 +747,13 @@ def _open_path(text: str, table: str | None) -> Source:
     return Source(t, name=shown, kind=kind, backend=con)
 
 
+# Seconds a PostgreSQL server has to accept a connection and answer its start-up.
+CONNECT_TIMEOUT = 10
+# Every session Luskin opens on PostgreSQL: backslashes are plain characters in literals (the only
+# quoting Ibis' literals are safe under), every transaction read-only unless Luskin opens it read-write.
+_PG_SESSION = {"standard_conforming_strings": "on", "default_transaction_read_only": "on"}
+
+
 def _open_postgres(url: str, table: str | None) -> Source:
     ibis = _ibis()
     parts = urlsplit(url)
@@ -759,35 +766,91 @@ def _open_postgres(url: str, table: str | None) -> Source:
     shown = f"postgresql://{user + '@' if user else ''}{host}:{port}/{database or ''}"
     if not table:
         raise LuskinError(f"Name the table (or a SELECT query) to audit in {shown} (--table NAME).")
+    is_query = bool(re.match(r"^\s*\(*\s*(select|with|values)\b", table, re.IGNORECASE))
+    if is_query:
+        _check_one_select(table)
+    options = " ".join(f"-c {name}={value}" for name, value in _PG_SESSION.items())
     try:
-        con = ibis.postgres.connect(user=user, password=password, host=host, port=port, database=database)
+        con = ibis.postgres.connect(user=user, password=password, host=host, port=port, database=database,
+                                    connect_timeout=CONNECT_TIMEOUT, options=options)
     except Exception as error:  # noqa: BLE001
-        raise LuskinError(_connect_message(error, shown)) from None
+        raise LuskinError(_connect_message(error, shown, user)) from None
+    _verify_session(con, shown)
     try:
-        if re.match(r"^\s*(select|with)\s", table, re.IGNORECASE):
-            # A temporary view named by us (ibis' own .sql() path breaks on this sqlglot); the query is the user's.
+        if is_query:
+            # A temporary view named by us (ibis' own .sql() path breaks on this sqlglot); the query is the user's,
+            # checked to be one SELECT. The view is the session's only write (its own transaction; the
+            # extended protocol runs one statement only); the query itself runs read-only when counted.
             view = f"luskin_query_{uuid.uuid4().hex}"
-            with con.con.cursor() as cursor:
-                cursor.execute(f'CREATE TEMPORARY VIEW "{view}" AS {table}')
-            con.con.commit()
+            with con.con.transaction(), con.con.cursor() as cursor:
+                cursor.execute("SET TRANSACTION READ WRITE", binary=True)
+                body = table.strip().rstrip(";").rstrip()
+                cursor.execute(f'CREATE TEMPORARY VIEW "{view}" AS {body}\n', binary=True)
             t = con.table(view)
             shown = f"{shown} (query)"
         else:
             t = con.table(table)
             shown = f"{shown}/{table}"
-    except Exception:  # noqa: BLE001
-        if re.match(r"^\s*(select|with)\s", table, re.IGNORECASE):
-            raise LuskinError(f"The query could not be run on {shown}: check its table and column names.") from None
+    except Exception as error:  # noqa: BLE001
+        if is_query:
+            raise LuskinError(f"The query could not be run on {shown}: {_pg_reason(error)}.") from None
         raise LuskinError(f"There is no table '{table}' in {shown}.") from None
     return Source(t, name=shown, kind="postgres", backend=con)
 
 
-def _connect_message(error: Exception, shown: str) -> str:
+def _check_one_select(text: str) -> None:
+    """Refuse anything but exactly one SELECT statement (no second statement, no INSERT/UPDATE/DELETE inside)."""
+    import sqlglot
+    from sqlglot import expressions as exp
+
+    refused = LuskinError("The query must be exactly one SELECT statement (no ';' and no second statement, "
+                          "nothing that writes).")
+    try:
+        statements = [s for s in sqlglot.parse(text, read="postgres") if s is not None and not isinstance(
+            s, exp.Semicolon)]
+    except Exception:  # noqa: BLE001 - a query sqlglot cannot read is not run
+        raise LuskinError("The query could not be read as one SELECT statement: check its syntax.") from None
+    if len(statements) != 1 or not isinstance(statements[0], exp.Query):
+        raise refused
+    writes = (exp.Insert, exp.Update, exp.Delete, exp.Create, exp.Drop, exp.Alter, exp.Command, exp.Into)
+    if any(isinstance(node, writes) for node in statements[0].walk()):
+        raise refused
+
+
+def _verify_session(con: Any, shown: str) -> None:
+    """Check that the server kept the session's settings (a server or pooler may ignore start-up options)."""
+    try:
+        with con.con.cursor() as cursor:
+            got = {name: str(cursor.execute(f"SHOW {name}").fetchone()[0]) for name in _PG_SESSION}
+    except Exception:  # noqa: BLE001
+        got = {}
+    if got != _PG_SESSION:
+        con.disconnect()
+        raise LuskinError(f"The server {shown} did not accept a read-only session with standard-conforming "
+                          "strings, so Luskin does not query it (is a connection pooler in between?).")
+
+
+def _pg_reason(error: Exception) -> str:
+    """The first line of PostgreSQL's own message (without the query text), for a query the user wrote."""
+    diag = getattr(error, "diag", None)
+    primary = getattr(diag, "message_primary", None) if diag is not None else None
+    text = str(primary or error).strip().splitlines()
+    return f"PostgreSQL says: {text[0]}" if text else "check its table and column names"
+
+
+def _connect_message(error: Exception, shown: str, user: str | None = None) -> str:
     text = str(error).lower()
+    if "timeout" in text or "timed out" in text:
+        return (f"The database server {shown} did not answer within {CONNECT_TIMEOUT} seconds: check the address, "
+                "the port and that it is a PostgreSQL server.")
+    if "role" in text and "does not exist" in text:
+        return f"The server {shown} has no user named '{user or ''}'."
     if "password" in text or "authentication" in text:
         return f"The server {shown} refused the user name or password."
     if "database" in text and "does not exist" in text:
         return f"The server answered, but the database in {shown} does not exist."
+    if "no pg_hba.conf entry" in text or "not permitted" in text:
+        return f"The server {shown} does not allow this user to connect from here."
     return f"The database server {shown} does not answer: check the address, the port and that it is running."
 
 
@@ -802,11 +865,15 @@ def _open_spark(rest: str, table: str | None) -> Source:
         # Luskin's own session: local only (nothing listens beyond 127.0.0.1), no web UI, no progress bar
         # on the terminal, errors only in the log
         # (a session the caller already had keeps its settings).
-        session = (SparkSession.builder.master("local[*]").appName("luskin")
-                   .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-                   .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1")
-                   .getOrCreate())
-        session.sparkContext.setLogLevel("ERROR")
+        try:
+            session = (SparkSession.builder.master("local[*]").appName("luskin")
+                       .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+                       .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1")
+                       .getOrCreate())
+            session.sparkContext.setLogLevel("ERROR")
+        except Exception:  # noqa: BLE001 - most often no Java: one sentence, not a Java gateway traceback
+            raise LuskinError("Spark could not start. It needs Java 17 or later: install it and set JAVA_HOME "
+                              "(or put 'java' on the PATH).") from None
     con = ibis.pyspark.connect(session)
     path = rest.strip().removeprefix("//")
     try:
@@ -827,12 +894,15 @@ def _open_spark(rest: str, table: str | None) -> Source:
     return Source(t, name=shown, kind="spark", backend=con)
 
 
-def _engine_message(error: Exception, name: str) -> str:
+def _engine_message(error: Exception, name: str, kind: str = "", what: str = "the audit's query") -> str:
     text = str(error).lower()
     if "column" in text and ("not found" in text or "does not exist" in text or "cannot be resolved" in text):
         return f"A column the audit needs is missing from {name}."
     if "connection" in text or "server closed" in text or "could not connect" in text:
         return f"The connection to {name} was lost."
-    if "csv" in text or "sniff" in text or "parquet" in text or "invalid input" in text:
+    if kind in ("csv", "parquet") and ("csv" in text or "sniff" in text or "parquet" in text
+                                       or "invalid input" in text or "conversion" in text):
         return f"{name} could not be read as a table (a CSV or Parquet file)."
-    return f"The engine could not run the audit's query on {name}."
+    if kind == "postgres" and name.endswith("(query)"):
+        return f"The query of {name} failed when {what} ran it: {_pg_reason(error)}."
+    return f"The engine could not run {what} on {name}."

@@ -1,0 +1,185 @@
+"""Engine sources are safe and plain under hostile input and hostile servers.
+
+Real components: a throwaway PostgreSQL cluster (tests/engine_servers.py) with a database and a
+role whose ``standard_conforming_strings`` is off; a local socket that accepts and never answers;
+a Python started without Java for Spark.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pandas as pd
+import pytest
+from engine_servers import postgres_url  # noqa: F401 - fixture
+
+from luskin_core import AuditSpec, LuskinError, audit
+from luskin_core.conditions import Condition
+from luskin_core.sources import open_source
+
+HOSTILE = [
+    "x\\'); CREATE TABLE pwned (i int); --",
+    "x\\' OR TRUE OR 'a' = 'a",
+    "O\\'Brien",
+    "back\\slash\\",
+    "it's",
+]
+
+
+def _people() -> pd.DataFrame:
+    names = [*HOSTILE, "plain", "x", "O'Brien", "back\\\\slash"] * 30
+    return pd.DataFrame({
+        "name": pd.array(names, dtype="string"),
+        "group": pd.array(["A", "B", "C"] * (len(names) // 3), dtype="string"),
+        "y": pd.array(["yes", "no", "no", "yes", "no"] * (len(names) // 5), dtype="string"),
+    })
+
+
+def _psycopg(url: str, **kwargs):  # type: ignore[no-untyped-def]
+    import psycopg
+
+    parts = urlsplit(url)
+    host = parse_qs(parts.query)["host"][0]
+    args = {"user": parts.username, "password": parts.password, "host": host, "dbname": parts.path.lstrip("/"),
+            "autocommit": True, **kwargs}
+    return psycopg.connect(**args)
+
+
+@pytest.fixture(scope="module")
+def lax_url(postgres_url: str) -> str:  # noqa: F811
+    """A database and a role both set to standard_conforming_strings = off, with a table of hostile names."""
+    import ibis  # type: ignore[import-untyped]
+
+    with _psycopg(postgres_url) as con:
+        con.execute("DROP DATABASE IF EXISTS lax")
+        con.execute("DROP ROLE IF EXISTS lax")
+        con.execute("CREATE ROLE lax LOGIN PASSWORD 'lax-pw'")
+        con.execute("CREATE DATABASE lax OWNER lax")
+        con.execute("ALTER ROLE lax SET standard_conforming_strings = off")
+        con.execute("ALTER DATABASE lax SET standard_conforming_strings = off")
+    host = parse_qs(urlsplit(postgres_url).query)["host"][0]
+    url = f"postgresql://lax:lax-pw@localhost/lax?host={host}"
+    with _psycopg(url) as con:
+        assert con.execute("SHOW standard_conforming_strings").fetchone()[0] == "off"
+    loader = ibis.postgres.connect(user="lax", password="lax-pw", host=host, database="lax")
+    loader.create_table("people", ibis.memtable(_people()))
+    loader.disconnect()
+    return url
+
+
+def _tables(url: str) -> set[str]:
+    with _psycopg(url) as con:
+        return {r[0] for r in con.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")}
+
+
+@pytest.mark.parametrize("value", HOSTILE)
+def test_hostile_values_are_literals_when_the_server_escapes_backslashes(lax_url, value):
+    """A value with a backslash and a quote is compared as itself (standard_conforming_strings off)."""
+    frame = _people()
+    source = open_source(lax_url, "people")
+    for spec in (AuditSpec("y", "yes", protected=Condition("name", "==", value)),
+                 AuditSpec("y", "yes", group_by=("group",), filters=(Condition("name", "!=", value),)),
+                 AuditSpec("y", "yes", group_by=("group",), population=(Condition("name", "in", (value, "x")),))):
+        assert source.audit(spec).to_dict() == audit(frame, spec).to_dict()
+    assert _tables(lax_url) == {"people"}
+
+
+def test_a_query_source_runs_one_select_read_only(lax_url):
+    with pytest.raises(LuskinError, match="exactly one SELECT"):
+        open_source(lax_url, "SELECT * FROM people; CREATE TABLE pwned AS SELECT 1 AS i; --")
+    with pytest.raises(LuskinError, match="exactly one SELECT"):
+        open_source(lax_url, "WITH gone AS (DELETE FROM people RETURNING *) SELECT * FROM gone")
+    with pytest.raises(LuskinError, match="exactly one SELECT"):
+        open_source(lax_url, "SELECT * INTO pwned FROM people")
+    assert _tables(lax_url) == {"people"}
+    # A function that writes, called by a single SELECT, is refused by the read-only session.
+    with _psycopg(lax_url) as con:
+        con.execute("CREATE TABLE IF NOT EXISTS journal (i int)")
+        con.execute("CREATE OR REPLACE FUNCTION scribble(g text) RETURNS text LANGUAGE sql AS "
+                    "$$ INSERT INTO journal VALUES (1); SELECT g $$")
+    try:
+        source = open_source(lax_url, 'SELECT scribble("group") AS "group", y FROM people;')
+        with pytest.raises(LuskinError, match="read-only transaction"):
+            source.audit(AuditSpec("y", "yes", group_by=("group",)))
+        with _psycopg(lax_url) as con:
+            assert con.execute("SELECT count(*) FROM journal").fetchone()[0] == 0
+        assert open_source(lax_url, 'SELECT * FROM people WHERE "group" = \'A\';').n_rows() == 90
+    finally:
+        with _psycopg(lax_url) as con:
+            con.execute("DROP FUNCTION scribble(text) CASCADE")
+            con.execute("DROP TABLE journal")
+
+
+def test_a_failing_query_says_why(lax_url):
+    source = open_source(lax_url, 'SELECT CAST("name" AS integer) AS "group", y FROM people')
+    with pytest.raises(LuskinError) as error:
+        source.audit(AuditSpec("y", "yes", group_by=("group",)))
+    message = str(error.value)
+    assert "invalid input syntax for type integer" in message and "CSV" not in message
+
+
+def test_an_unknown_user_is_named_as_such(postgres_url):  # noqa: F811
+    host = parse_qs(urlsplit(postgres_url).query)["host"][0]
+    with pytest.raises(LuskinError) as error:
+        open_source(f"postgresql://nobody_here:pw@localhost/postgres?host={host}", "people")
+    assert "does not answer" not in str(error.value)
+    assert "refused the user name or password" in str(error.value) or "no user named" in str(error.value)
+
+
+@pytest.fixture
+def silent_server() -> Iterator[int]:
+    """A TCP port on 127.0.0.1 that accepts connections and never says a word."""
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+                held.append(conn)
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join()
+        for conn in held:
+            conn.close()
+        server.close()
+
+
+def test_a_silent_server_times_out_plainly(silent_server, monkeypatch):
+    from luskin_core import sources
+
+    monkeypatch.setattr(sources, "CONNECT_TIMEOUT", 2)
+    start = time.monotonic()
+    with pytest.raises(LuskinError, match="did not answer within 2 seconds"):
+        open_source(f"postgresql://luskin:pw@127.0.0.1:{silent_server}/postgres", "people")
+    assert time.monotonic() - start < 8
+
+
+def test_spark_without_java_is_one_sentence(tmp_path):
+    """The command line on a spark: source with no Java anywhere: exit 2 and a sentence, no traceback."""
+    root = Path(__file__).resolve().parents[1]
+    env = {"PATH": str(tmp_path / "nowhere"), "JAVA_HOME": str(tmp_path / "nojava"), "PYTHONPATH": str(root),
+           "HOME": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", "luskin_core", "audit", "--data", "spark:", "--table", "t",
+                           "--outcome", "y", "--positive", "yes", "--groups", "g"],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and "Java" in done.stderr
