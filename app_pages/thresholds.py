@@ -182,7 +182,7 @@ def render_run(spec: AuditSpec, options: dict[str, Any]) -> None:
         ui.require_model_inputs(spec, "thresholds")
     else:
         try:
-            check_finite(data.frame, [options["score_column"]])
+            check_finite(data.frame, [options["score_column"]], limit=float("inf"))  # a score is compared, not scaled
         except LuskinError as err:
             ui.show_problem(str(err), "thresholds", fixes=[], data_link=False,
                             extra="Choose another score column above, or train a model instead.")
