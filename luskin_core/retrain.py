@@ -91,7 +91,7 @@ class RetrainOptions:
         object.__setattr__(self, "seed", seed)
         try:
             threshold = float(self.threshold)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise LuskinError(f"The threshold must be a number between 0 and 1, not '{self.threshold}'.") from None
         if not 0 < threshold < 1:
             raise LuskinError(f"The threshold must be between 0 and 1 (the paper uses 0.5), not {threshold}.")
@@ -134,8 +134,8 @@ class RetrainOptions:
     def from_json(cls, text: str) -> RetrainOptions:
         try:
             data = json.loads(text)
-        except (json.JSONDecodeError, TypeError) as err:
-            raise LuskinError(f"The retraining options are not valid JSON ({err}).") from None
+        except (json.JSONDecodeError, TypeError, ValueError) as err:  # ValueError: an integer of 4,300+ digits
+            raise LuskinError(f"The retraining options are not valid JSON ({str(err)[:200]}).") from None
         return cls.from_dict(data)
 
 

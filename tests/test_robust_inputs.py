@@ -6,7 +6,6 @@ Every such input ends in one plain sentence (exit 2 on the command line, an erro
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import pytest
 from test_app import _with_data, goto, messages, small_csv
@@ -54,3 +53,54 @@ def test_huge_finite_feature_values_have_a_way_out_on_each_model_page() -> None:
         assert not any("internal error" in e for e in errors), (page, errors)
         assert any("beyond ±1e150" in e and "'x' in 2 rows" in e for e in errors), (page, errors)
         assert [b.label for b in at.button if b.key == key] == ["Leave x out of the model inputs"], page
+
+
+def _huge_numbers() -> list[tuple[str, str]]:
+    """(entry, JSON number) pairs a hand-edited configuration may hold: 10^400 three ways, 5,000 digits."""
+    return [("tolerance", "1e400"), ("tolerance", "-1e400"), ("tolerance", "1" + "0" * 400),
+            ("min_group_size", "7" * 5000), ("tolerance", "0." + "1" * 5000)]
+
+
+def _config_with(entry: str, number: str) -> str:
+    return '{"outcome": "income", "positive": ">50K", "protected": "race == White", "' + entry + '": ' + number + "}"
+
+
+@pytest.mark.parametrize(("entry", "number"), _huge_numbers())
+def test_a_configuration_with_a_huge_number_is_a_plain_message_on_the_command_line(entry, number, tmp_path,
+                                                                                    capsys) -> None:
+    path = tmp_path / "edited.json"
+    path.write_text(_config_with(entry, number))
+    status = main(["audit", "--data", "sample:adult", "--config", str(path)])
+    out, err = capsys.readouterr()
+    if number.startswith("0."):       # a long fraction is an ordinary number, checked as a tolerance
+        assert status == 0, err
+        return
+    assert status == 2, (out, err)
+    assert err.startswith("luskin: The configuration file holds") and "Traceback" not in err
+    assert len(err) < 400                  # the number is not echoed in full
+
+
+@pytest.mark.parametrize(("entry", "number"), [n for n in _huge_numbers() if not n[1].startswith("0.")])
+def test_a_configuration_with_a_huge_number_is_a_plain_message_in_the_app(entry, number) -> None:
+    import json
+
+    from test_app import _config_text, open_app
+
+    at = open_app()
+    saved = json.loads(_config_text(at))
+    text = json.dumps(saved)
+    body = text.replace('"spec": {', '"spec": {"' + entry + '": ' + number + ", ", 1)
+    at.file_uploader(key="config_upload").set_value(("edited.json", body.encode(), "application/json")).run()
+    assert not at.exception
+    errors = messages(at, "error")
+    assert any("The configuration file holds" in e and "Nothing was changed" in e for e in errors), errors
+
+
+def test_retraining_options_with_a_huge_number_are_a_plain_message() -> None:
+    from luskin_core.errors import LuskinError
+    from luskin_core.retrain import RetrainOptions
+
+    with pytest.raises(LuskinError, match="not valid JSON"):
+        RetrainOptions.from_json('{"seed": ' + "9" * 5000 + "}")
+    with pytest.raises(LuskinError, match="threshold"):
+        RetrainOptions(threshold=10**400)
