@@ -314,5 +314,5 @@ def render_source_preview(data: _dataset.Dataset) -> bool:
                            for c in source.columns()],
     })
     with st.expander("Columns: type and values"):
-        st.dataframe(table, hide_index=True, key="source_columns")
+        ui.grid(table, hide_index=True, key="source_columns")
     return True
