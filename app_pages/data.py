@@ -117,9 +117,9 @@ def render_preview() -> None:
     c.metric("Missing values", f"{missing:,}",
              help="Empty cells (blank, '?', NA ...). Rows missing the outcome or the protected value are "
                   "left out of the audit, and the pages say how many.")
-    st.dataframe(_preview(frame), key="data_preview", height=260)
+    ui.grid(_preview(frame), key="data_preview", height=260)
     with st.expander("Columns: type, missing values, distinct values"):
-        st.dataframe(_summary(data.fingerprint, frame), hide_index=True, key="data_columns")
+        ui.grid(_summary(data.fingerprint, frame), hide_index=True, key="data_columns")
 
 
 def _sanitize(key: str, options: list[Any], fallback: Any) -> None:

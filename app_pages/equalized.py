@@ -116,7 +116,7 @@ def render_sweep(sweep: AlphaSweep, spec: AuditSpec, store_key: str) -> None:
     table = pd.DataFrame([{"alpha": p.alpha, "Accuracy (%)": 100 * p.accuracy, "TPR gap (points)": 100 * p.tpr_gap,
                            "FPR gap (points)": 100 * p.fpr_gap} for p in points])
     with st.expander("The sweep as a table"):
-        st.dataframe(table, hide_index=True, key="eq_table", column_config={
+        ui.grid(table, hide_index=True, key="eq_table", column_config={
             c: st.column_config.NumberColumn(format="%.1f") for c in table.columns if c != "alpha"})
     st.caption(f"Trained on {sweep.n_train:,} rows, measured on {sweep.n_test:,} held-out rows. "
                "The protected column is not a model input: the groups are only used while training.")

@@ -163,7 +163,7 @@ def render_result(report: ThresholdReport, spec: AuditSpec) -> None:
     elif report.score_source.startswith("column"):
         st.caption(f"Before: one threshold for everyone ({report.default_threshold:.3f}), the single cut-off "
                    "with the best accuracy on the tuning rows (or 0.5 for a column of 0/1 decisions).")
-    st.dataframe(
+    ui.grid(
         _rates_table(report), hide_index=True, key="thr_table",
         column_config={
             "Threshold": st.column_config.NumberColumn(format="%.3f"),
@@ -182,7 +182,7 @@ def render_run(spec: AuditSpec, options: dict[str, Any]) -> None:
         ui.require_model_inputs(spec, "thresholds")
     else:
         try:
-            check_finite(data.frame, [options["score_column"]])
+            check_finite(data.frame, [options["score_column"]], limit=float("inf"))  # a score is compared, not scaled
         except LuskinError as err:
             ui.show_problem(str(err), "thresholds", fixes=[], data_link=False,
                             extra="Choose another score column above, or train a model instead.")

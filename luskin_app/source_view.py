@@ -296,7 +296,7 @@ def render_source_preview(data: _dataset.Dataset) -> bool:
         return False
     source: Source = data.engine.source
     st.subheader("2. Look at the data")
-    st.markdown(f"**{ui.md(data.title, 200)}** ({ui.md(source.name, 200)})")
+    st.markdown(f"**{ui.md(data.title, 200)}**")   # the name only: never the engine's user, host, port or path
     a, b, c = st.columns(3)
     a.metric("Rows", f"{data.n_rows:,}")
     b.metric("Columns", f"{len(source.columns()):,}")
@@ -314,5 +314,5 @@ def render_source_preview(data: _dataset.Dataset) -> bool:
                            for c in source.columns()],
     })
     with st.expander("Columns: type and values"):
-        st.dataframe(table, hide_index=True, key="source_columns")
+        ui.grid(table, hide_index=True, key="source_columns")
     return True

@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import parse_qs, quote, urlsplit, urlunsplit
 
 from luskin_core.errors import LuskinError
 from luskin_core.sources import DEFAULT_SAMPLE_CAP, Source, open_source
@@ -235,13 +236,38 @@ def open_setting(setting: SourceSetting, environ: Mapping[str, str] | None = Non
         source = open_source(location, setting.table)
         source.n_rows()  # reaches the engine now, so an unreachable source is said at once
     except LuskinError as err:
-        raise LuskinError(f"The source '{setting.name}' could not be opened: {_scrub(str(err), password)}") from None
+        log.warning("opening the source %r failed: %s", setting.name, _scrub(str(err), password))
+        raise LuskinError(f"The source '{setting.name}' could not be opened: "
+                          f"{hide_details(_scrub(str(err), password), setting)}") from None
     except Exception as err:  # noqa: BLE001 - any engine failure is one plain sentence (never its text)
         log.warning("opening the source %r failed (%s)", setting.name, type(err).__name__)
         raise LuskinError(f"The source '{setting.name}' could not be opened: the engine refused it "
                           f"({type(err).__name__}). Ask the administrator.") from None
     log.info("opened the source %r (%s, %s rows)", setting.name, source.kind, f"{source.n_rows():,}")
+    # Analysts see a source by its name (and description) only: the engine's own name for it holds the
+    # user, host, socket folder, port, database or file path, and every message the core words about the
+    # source (no rows, a lost connection, a missing column) uses it.
+    source.name = f"'{setting.name}'"
     return source
+
+
+_DETAILS = re.compile(r"(?:postgres(?:ql)?://|spark:)[^\s'\"),;]*(?: \(query\))?", re.IGNORECASE)
+
+
+def hide_details(text: str, setting: SourceSetting) -> str:
+    """A message about ``setting`` with its connection details (URL, user, host, port, socket, path) replaced
+    by the source's name: analysts are promised the name and the description only."""
+    shown = f"'{setting.name}'"
+    forms = {setting.location, Path(setting.location).name} if not setting.is_url else {setting.location}
+    if setting.location.lower().startswith(("postgresql://", "postgres://")):
+        parts = urlsplit(setting.location)
+        for value in (parts.hostname, *parse_qs(parts.query).get("host", []), parts.username):
+            if value:
+                forms.add(value)
+    text = _DETAILS.sub(shown, text)           # whole URLs first, then what is left of them
+    for form in sorted((f for f in forms if f and len(f) > 1), key=len, reverse=True):
+        text = text.replace(form, shown)
+    return text.replace(f"'{shown}'", shown)
 
 
 def _scrub(text: str, password: str | None) -> str:

@@ -90,6 +90,45 @@ def option_text(value: Any) -> str:
 
 
 # --------------------------------------------------------------------------------------------
+# Data grids
+# --------------------------------------------------------------------------------------------
+def grid_frame(frame: Any) -> Any:
+    """What a data grid shows: text cells, column names and a text index that a spreadsheet would run as a
+    formula (``=1+1``, ``=HYPERLINK(...)``, ``@SUM``...) get a leading ``'``, as the CSV downloads do.
+
+    The grid's own toolbar ("Download as CSV", copy to clipboard) exports exactly what the grid shows, so
+    what it shows must be safe to open in a spreadsheet. Numbers stay numbers (-3.5 is untouched).
+    """
+    import pandas as pd
+
+    from luskin_core.export import neutralise_cell, safe_frame
+
+    if not isinstance(frame, pd.DataFrame):
+        return frame
+    out = safe_frame(frame)
+    index = out.index
+    if not isinstance(index, pd.MultiIndex) and not pd.api.types.is_numeric_dtype(index) \
+            and not pd.api.types.is_bool_dtype(index):
+        out.index = index.map(neutralise_cell)
+    return out
+
+
+def grid(frame: Any, **kwargs: Any) -> Any:
+    """``st.dataframe`` of :func:`grid_frame` (every data grid of the app goes through here).
+
+    ``column_config`` and ``column_order`` name the caller's columns; they are renamed as the columns are.
+    """
+    from luskin_core.export import neutralise_cell
+
+    config = kwargs.get("column_config")
+    if isinstance(config, dict):
+        kwargs["column_config"] = {neutralise_cell(str(k)): v for k, v in config.items()}
+    if kwargs.get("column_order") is not None:
+        kwargs["column_order"] = [neutralise_cell(str(c)) for c in kwargs["column_order"]]
+    return st.dataframe(grid_frame(frame), **kwargs)
+
+
+# --------------------------------------------------------------------------------------------
 # Errors and their way out
 # --------------------------------------------------------------------------------------------
 def show_error(err: Exception | str) -> None:

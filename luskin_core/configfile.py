@@ -27,6 +27,7 @@ from .errors import LuskinError
 
 MAX_CONFIG_BYTES = 5_000_000  # a saved configuration is a few kilobytes
 MAX_DEPTH = 64                # a saved configuration nests 4 deep
+MAX_DIGITS = 19               # a whole number with more digits does not fit in 64 bits (nor a column)
 
 _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _BRACKETS = re.compile(r"[\[\]{}]")
@@ -94,7 +95,8 @@ def parse_json_document(text: str | bytes, *, max_bytes: int = MAX_CONFIG_BYTES)
         raise LuskinError(f"The configuration file nests lists or objects {depth:,} deep; a Luskin configuration "
                           f"nests a few levels, and more than {MAX_DEPTH} is refused.")
     try:
-        document = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
+        document = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys,
+                              parse_int=_whole_number, parse_float=_number)
     except json.JSONDecodeError as err:
         raise LuskinError(f"The configuration file is not valid JSON (line {err.lineno}, column {err.colno}: "
                           f"{err.msg}). Choose the .json file Luskin saved, unchanged.") from None
@@ -122,6 +124,28 @@ def nesting_depth(text: str) -> int:
 def _refuse_constant(name: str) -> Any:
     raise LuskinError(f"The configuration file holds {name}, which is not a number JSON allows. Choose the "
                       ".json file Luskin saved, unchanged.")
+
+
+def _whole_number(text: str) -> int:
+    """A JSON integer; one with more than ``MAX_DIGITS`` digits is refused before Python converts it.
+
+    (Python refuses more than 4,300 digits with a ValueError, and a 400-digit one overflows every
+    float conversion later: both were tracebacks.)
+    """
+    digits = len(text.lstrip("-"))
+    if digits > MAX_DIGITS:
+        raise LuskinError(f"The configuration file holds a whole number of {digits:,} digits; no Luskin setting "
+                          f"needs more than {MAX_DIGITS}. Choose the .json file Luskin saved, unchanged.")
+    return int(text)
+
+
+def _number(text: str) -> float:
+    """A JSON number with a fraction or exponent; one too large for a float (1e400) is refused."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise LuskinError(f"The configuration file holds the number {_short(text, 24)}, too large to be stored "
+                          "as a number. Choose the .json file Luskin saved, unchanged.")
+    return value
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

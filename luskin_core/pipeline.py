@@ -184,6 +184,7 @@ def prepare_split(
     """
     from .models import choose_features
     from .spec import prepare
+    from .validation import check_finite
 
     if shape not in SHAPES:
         raise ValueError(f"unknown split shape {shape!r}")
@@ -209,6 +210,7 @@ def prepare_split(
             excluded.append(spec.protected.column)
         choice = choose_features(rows, spec.outcome, features, excluded)
         columns, dropped = tuple(choice.columns), dict(choice.dropped)
+        check_finite(rows, columns)
     sampled_from = None
     if max_rows is not None and n > max_rows:
         _, codes = choose_strata(split_shape, y, in_group, cells)

@@ -91,7 +91,7 @@ class RetrainOptions:
         object.__setattr__(self, "seed", seed)
         try:
             threshold = float(self.threshold)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise LuskinError(f"The threshold must be a number between 0 and 1, not '{self.threshold}'.") from None
         if not 0 < threshold < 1:
             raise LuskinError(f"The threshold must be between 0 and 1 (the paper uses 0.5), not {threshold}.")
@@ -134,8 +134,8 @@ class RetrainOptions:
     def from_json(cls, text: str) -> RetrainOptions:
         try:
             data = json.loads(text)
-        except (json.JSONDecodeError, TypeError) as err:
-            raise LuskinError(f"The retraining options are not valid JSON ({err}).") from None
+        except (json.JSONDecodeError, TypeError, ValueError) as err:  # ValueError: an integer of 4,300+ digits
+            raise LuskinError(f"The retraining options are not valid JSON ({str(err)[:200]}).") from None
         return cls.from_dict(data)
 
 
@@ -445,15 +445,20 @@ def retrain_warnings(spec: AuditSpec, first: AuditResult, second: AuditResult, a
 # ----------------------------------------------------------------------------------------
 # Saving the second model
 # ----------------------------------------------------------------------------------------
-# Types a Luskin model file may hold beyond skops' defaults: our pipelines' own steps.
-# Exactly the types skops does not already trust that a saved Luskin model holds (LR, MLP and linear SVM
-# pipelines from luskin_core.models, with and without text columns; derived by saving each kind). A prefix
-# such as "numpy." would also admit helpers that run code when the file is loaded.
-_TRUSTED_TYPES = frozenset({
-    "luskin_core.models.plain_missing",
-    "numpy.dtype",
-    "sklearn.neural_network._stochastic_optimizers.AdamOptimizer",
-})
+# Types a Luskin model file may hold beyond skops' defaults (our pipelines' own steps), each with the one
+# way skops builds it in a file Luskin saves (derived by saving each kind: LR, MLP and linear SVM pipelines
+# from luskin_core.models, with and without text columns). The way matters: a type named under another
+# loader is called with the file's own arguments (ConstructorFromReduceNode calls ``plain_missing(*args)``,
+# a PartialNode or MethodNode call it too), so a type is trusted only under the loader it was saved with.
+# A prefix such as "numpy." would also admit helpers that run code when the file is loaded.
+_TRUSTED_LOADERS: dict[str, str] = {
+    "luskin_core.models.plain_missing": "FunctionNode",
+    "numpy.dtype": "DTypeNode",
+    "sklearn.neural_network._stochastic_optimizers.AdamOptimizer": "ObjectNode",
+}
+_TRUSTED_TYPES = frozenset(_TRUSTED_LOADERS)
+MAX_SCHEMA_BYTES = 50_000_000   # a saved Luskin model's schema is a few hundred kilobytes
+_NOT_A_MODEL = "This file is not a model saved by Luskin (skops format)."
 
 
 def model_bytes(model: Any) -> bytes:
@@ -474,7 +479,13 @@ def save_model(model: Any, path: str | Path) -> Path:
 
 
 def load_model(source: str | Path | bytes) -> Any:
-    """Load a model saved by :func:`save_model`; refuses files holding types from elsewhere."""
+    """Load a model saved by :func:`save_model`; anything else is refused in one plain sentence.
+
+    Refused: a file that is not a skops archive; one holding types from elsewhere; one naming a
+    trusted type under another loader than a Luskin model uses (see ``_TRUSTED_LOADERS``); one skops
+    cannot build (a damaged or crafted file: skops would raise AttributeError, TypeError, ValueError);
+    and one that builds to anything but a fitted pipeline of luskin_core.models.
+    """
     import skops.io as sio
 
     if isinstance(source, (bytes, bytearray)):
@@ -484,15 +495,77 @@ def load_model(source: str | Path | bytes) -> Any:
             data = Path(source).read_bytes()
         except OSError as err:
             raise LuskinError(f"Cannot read the model file '{source}': {err.strerror}.") from None
+    _check_loaders(data)
     try:
         untrusted = sio.get_untrusted_types(data=data)
     except Exception:  # noqa: BLE001 - any failure here means the file is not a skops model
-        raise LuskinError("This file is not a model saved by Luskin (skops format).") from None
+        raise LuskinError(_NOT_A_MODEL) from None
     foreign = [t for t in untrusted if t not in _TRUSTED_TYPES]
     if foreign:
         raise LuskinError("This model file holds objects Luskin does not recognise and was not loaded for "
                           f"safety: {', '.join(foreign)}.")
-    return sio.loads(data, trusted=untrusted)
+    try:
+        model = sio.loads(data, trusted=untrusted)
+    except Exception:  # noqa: BLE001 - a crafted or damaged file fails inside skops in many ways
+        raise LuskinError("This model file is damaged: its parts could not be put together into a model, so it "
+                          "was not loaded. Save the model again from Luskin.") from None
+    _check_model(model)
+    return model
+
+
+def _check_loaders(data: bytes) -> None:
+    """Each type Luskin trusts beyond skops' defaults must appear only under the loader it is saved with."""
+    import io
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            info = archive.getinfo("schema.json")
+            if info.file_size > MAX_SCHEMA_BYTES:
+                raise LuskinError(_NOT_A_MODEL)
+            schema = json.loads(archive.read(info))
+    except LuskinError:
+        raise
+    except Exception:  # noqa: BLE001 - not a zip, no schema, damaged JSON, nested too deep
+        raise LuskinError(_NOT_A_MODEL) from None
+    stack: list[Any] = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            name = f"{node.get('__module__')}.{node.get('__class__')}"
+            loader = node.get("__loader__")
+            if name in _TRUSTED_LOADERS and loader is not None and loader != _TRUSTED_LOADERS[name]:
+                raise LuskinError(f"This model file asks to build {name} in a way a Luskin model never does "
+                                  f"({loader}, which would call it with the file's own values), so it was not "
+                                  "loaded for safety.")
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+
+
+def _check_model(model: Any) -> None:
+    """The loaded object must be a fitted pipeline ending in one of Luskin's model kinds."""
+    from sklearn.exceptions import NotFittedError
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.neural_network import MLPClassifier
+    from sklearn.pipeline import Pipeline
+    from sklearn.svm import LinearSVC
+    from sklearn.utils.validation import check_is_fitted
+
+    try:
+        steps: Any = model.steps if isinstance(model, Pipeline) else None
+        ok = (isinstance(steps, list) and len(steps) > 0
+              and all(isinstance(s, tuple) and len(s) == 2 and isinstance(s[0], str) for s in steps)
+              and isinstance(steps[-1][1], (LogisticRegression, MLPClassifier, LinearSVC)))
+        if ok:
+            check_is_fitted(steps[-1][1])
+    except NotFittedError:
+        raise LuskinError("This model file holds a model that was never trained, so it cannot score rows.") from None
+    except Exception:  # noqa: BLE001 - crafted attributes can make even these checks fail
+        ok = False
+    if not ok:
+        raise LuskinError("This file holds something other than a model trained by Luskin (a pipeline ending in "
+                          "logistic regression, a neural network or a linear SVM), so it was not loaded.")
 
 
 __all__ = [

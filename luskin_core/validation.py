@@ -178,24 +178,38 @@ def check_features(frame: pd.DataFrame, features: Any, outcome: str | None = Non
     return tuple(dict.fromkeys(names)) or None
 
 
-def infinite_counts(frame: pd.DataFrame, columns: Sequence[str]) -> dict[str, int]:
-    """Per numeric column, how many rows hold an infinite number (read from 'inf', or too large for a float)."""
+# A number feature beyond this size cannot be standardised: the sum of squares behind the scaler's
+# variance overflows to infinity (1e150 squared is 1e300; a billion rows of it still fit in a float).
+FEATURE_LIMIT = 1e150
+
+
+def infinite_counts(frame: pd.DataFrame, columns: Sequence[str], limit: float = FEATURE_LIMIT) -> dict[str, int]:
+    """Per numeric column, how many rows hold an infinite number or one beyond ``limit`` in size.
+
+    Infinite: read from 'inf', or too large for a float. Beyond ``FEATURE_LIMIT`` (1e308, say) a model's
+    scaling overflows to infinity, so those count too.
+    """
     counts = {}
     for name in columns:
         series = frame[name]
         if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
-            n = int(np.isinf(series.to_numpy(dtype=float, na_value=np.nan)).sum())
+            values = series.to_numpy(dtype=float, na_value=np.nan)
+            with np.errstate(invalid="ignore"):
+                n = int((np.abs(values) > limit).sum()) if np.isfinite(limit) else int(np.isinf(values).sum())
             if n:
                 counts[str(name)] = n
     return counts
 
 
-def check_finite(frame: pd.DataFrame, columns: Sequence[str]) -> None:
-    """Model input columns must hold finite numbers: a model cannot learn from 'inf'."""
-    counts = infinite_counts(frame, columns)
+def check_finite(frame: pd.DataFrame, columns: Sequence[str], limit: float = FEATURE_LIMIT) -> None:
+    """Model input columns must hold finite numbers no larger than ``limit``: a model cannot learn from 'inf'."""
+    counts = infinite_counts(frame, columns, limit)
     if counts:
         where = "; ".join(f"'{shown(c)}' in {n:,} row{'s' if n > 1 else ''}" for c, n in counts.items())
-        raise LuskinError(f"A model cannot learn from infinite numbers ('inf', or a number too large to store): "
+        what = ("infinite numbers ('inf', or a number too large to store)" if not np.isfinite(limit) else
+                f"infinite numbers or numbers beyond ±{limit:.0e} ('inf', a number too large to store, or one "
+                "too large to scale)").replace("e+", "e")
+        raise LuskinError(f"A model cannot learn from {what}: "
                           f"{where}. Leave {'that column' if len(counts) == 1 else 'those columns'} out of the "
                           "model inputs, or correct those cells and load the file again.")
 

