@@ -208,7 +208,7 @@ def _control_names(frame: pd.DataFrame, spec: AuditSpec, controls: Sequence[str]
     for name in forced:
         if name not in names:
             names.append(name)
-    if len(set(n.lower() for n in names)) != len(names):
+    if len({n.lower() for n in names}) != len(names):
         raise LuskinError("A control column is named twice.")
     group_cols = {c.lower() for c in spec.group_by} or {spec.protected.column.lower()}  # type: ignore[union-attr]
     for name in names:
@@ -312,8 +312,8 @@ def build_design(cells: Cells, groups: Sequence[str]) -> tuple[Design, list[str]
         names.append(name)
     for name in cells.categorical:
         values = frame[name].to_numpy(dtype=object)
-        weights = pd.Series(n).groupby(values).sum().sort_values(ascending=False, kind="mergesort")
-        levels = [str(v) for v in weights.index]
+        weights = pd.Series(n).groupby(values).sum()
+        levels = sorted((str(v) for v in weights.index), key=lambda v: (-weights[v], v))  # most rows first
         if len(levels) < 2:
             notes.append(f"The control '{name}' holds a single value ('{levels[0]}') in the rows analysed, so it "
                          "cannot explain anything and is left out.")
@@ -425,8 +425,8 @@ def fit_cells(X: np.ndarray, n: np.ndarray, k: np.ndarray, y2: np.ndarray | None
             H = _gram(X, n * mu * (1 - mu))
             score = _xtv(X, k - n * mu)
             try:
-                step = linalg.solve(H, score, assume_a="pos")
-            except (linalg.LinAlgError, ValueError):
+                step = np.linalg.solve(H, score)  # numpy's solve: no warning for a near-singular H (separation)
+            except np.linalg.LinAlgError:
                 step = np.linalg.lstsq(H, score, rcond=None)[0]
             t = 1.0
             while True:
@@ -463,8 +463,8 @@ def fit_cells(X: np.ndarray, n: np.ndarray, k: np.ndarray, y2: np.ndarray | None
 
 def _inverse(H: np.ndarray) -> np.ndarray:
     try:
-        return linalg.inv(H)
-    except (linalg.LinAlgError, ValueError):
+        return np.linalg.inv(H)
+    except np.linalg.LinAlgError:
         return np.linalg.pinv(H)
 
 
@@ -532,7 +532,7 @@ def adjust(data: Any, spec: AuditSpec, controls: Sequence[str] = (), *, categori
         from .adjust_engine import cells_from_source
 
         cells = cells_from_source(data, spec, controls, categorical, cluster, seed=seed)
-        where = source_name or getattr(data, "name", "engine")
+        where = source_name or str(getattr(data, "name", "engine"))
     return adjust_cells(cells, spec, source=where)
 
 
@@ -596,7 +596,9 @@ def adjust_cells(cells: Cells, spec: AuditSpec, *, source: str = "in memory") ->
             raise LuskinError(f"Every analysed row has the same outcome ({'positive' if total_k else 'negative'}), "
                               "so there is no gap to adjust.")
     design, notes = build_design(cells, groups)
-    aliased = _aliased(design.X, n)
+    # Group columns last: a control that duplicates a group is then found as the group's alias.
+    last = [j for j in range(design.X.shape[1]) if j not in design.group_cols] + list(design.group_cols)
+    aliased = sorted(last[j] for j in _aliased(design.X[:, last], n))
     aliased_groups = [c for c in aliased if c in design.group_cols]
     if aliased_groups:
         names = ", ".join(design.names[c].removeprefix("group = ") for c in aliased_groups)
@@ -625,15 +627,16 @@ def adjust_cells(cells: Cells, spec: AuditSpec, *, source: str = "in memory") ->
     p_corr = adjust_p(np.where(too_few, np.nan, pvals), spec.correction)
     decomposition = decompose(design, fit, n, k, linear=linear)
     gaps = []
-    rate_ref = float(by_group.loc[reference, "k"] / by_group.loc[reference, "n"])
+    sums_k = {str(g): float(v) for g, v in by_group["k"].items()}
+    rate_ref = sums_k[reference] / float(sizes[reference])
     for i, g in enumerate(groups[1:]):
         c = design.group_cols[i]
-        rate = float(by_group.loc[g, "k"] / by_group.loc[g, "n"])
+        rate = sums_k[g] / float(sizes[g])
         raw = rate - rate_ref
         odds = low_or = high_or = None
         if not linear:
             b, sb = float(fit.beta[c]), math.sqrt(max(float(fit.cov[c, c]), 0.0))
-            odds, low_or, high_or = math.exp(b), math.exp(b - crit * sb), math.exp(b + crit * sb)
+            odds, low_or, high_or = (_finite_exp(v) for v in (b, b - crit * sb, b + crit * sb))
         part = decomposition[i]
         adj = float(ame[i])
         if too_few[i]:
@@ -674,6 +677,11 @@ def adjust_cells(cells: Cells, spec: AuditSpec, *, source: str = "in memory") ->
         n_clusters=fit.n_clusters, converged=fit.converged, iterations=fit.iterations, coefficients=coefficients,
         diagnostics=tuple(diagnostics), decomposition=method + "; intervals by the delta method over the "
         "coefficients (the groups' control means held fixed).", rows_note=rows_note, source=source)
+
+
+def _finite_exp(x: float) -> float | None:
+    """exp(x), or None where it is not a finite number (a level that predicts perfectly)."""
+    return math.exp(x) if math.isfinite(x) and x < 700 else None
 
 
 def _without(design: Design, drop: Sequence[int]) -> tuple[Design, list[str]]:
@@ -721,7 +729,7 @@ def _sentence(g: AdjustedGap, spec: AuditSpec, controls: Sequence[str], linear: 
         raw = (f"Before adjusting, {outcome} for {format_percent(g.rate)} of {g.group} and "
                f"{format_percent(g.reference_rate)} of {g.reference} (a raw gap of {_pp(g.raw_difference)} points)")
         odds = ""
-        if g.odds_ratio is not None:
+        if None not in (g.odds_ratio, g.odds_ratio_ci_low, g.odds_ratio_ci_high):
             odds = f", odds ratio {g.odds_ratio:.2f} ({g.odds_ratio_ci_low:.2f} to {g.odds_ratio_ci_high:.2f})"
         adj = (f"holding {held} equal, the gap is {_pp(g.adjusted_difference)} points (95% CI "
                f"{_pp(g.adjusted_ci_low)} to {_pp(g.adjusted_ci_high)}, {format_p(g.adjusted_p_value)}{odds})")
