@@ -34,6 +34,9 @@ def add_parsers(subparsers: Any) -> None:
     from ._cli_audit import add_audit_options
 
     add_audit_options(parser)  # a report of every group within strata, as luskin audit draws it
+    from ._cli_adjust import add_adjust_options
+
+    add_adjust_options(parser)  # --controls: a section of gaps adjusted by regression
     out = parser.add_argument_group("report")
     out.add_argument("--html", metavar="PATH", help="write the HTML report here")
     out.add_argument("--pdf", metavar="PATH", help="write the PDF report here")
@@ -177,6 +180,14 @@ def run(args: argparse.Namespace) -> int:
     timings["audit"] = clock() - t
     _say(f"Audit: {result.headline()} ({timings['audit']:.1f} s)")
 
+    from ._cli_adjust import adjust_located
+
+    t = clock()
+    adjusted = adjust_located(args, located, spec)
+    if adjusted is not None:
+        timings["adjusted"] = clock() - t
+        _say(f"Adjusted gaps: {len(adjusted.flagged)} of {len(adjusted.gaps)} flagged ({timings['adjusted']:.1f} s)")
+
     retrains = []
     if args.retrain:
         assert frame is not None  # rows were loaded (or sampled) above for every model tool
@@ -237,7 +248,7 @@ def run(args: argparse.Namespace) -> int:
     content = report_content(result, frame=frame if in_memory else None, dataset=dataset,
                              retrain=retrains or None, thresholds=reports or None, equalized=sweep,
                              equalized_alpha=args.alpha_shown if sweep is not None else None, title=args.title,
-                             sample_note=sample_note)
+                             sample_note=sample_note, adjusted=adjusted)
     timings["report content"] = clock() - t
     written: dict[str, str] = {}
     if html_path is not None:

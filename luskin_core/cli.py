@@ -281,9 +281,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _extensions() -> list[Callable[[Any], None]]:
-    """Subcommands that live in their own modules (retrain; thresholds and equalize; report; app)."""
+    """Subcommands that live in their own modules (retrain; thresholds and equalize; report; app; adjust)."""
     found = []
-    for module in ("._cli_retrain", "._cli_parity", "._cli_report", "._cli_app"):
+    for module in ("._cli_retrain", "._cli_parity", "._cli_report", "._cli_app", "._cli_adjust"):
         try:
             imported = __import__(f"luskin_core{module}", fromlist=["add_parsers"])
         except ModuleNotFoundError as err:

@@ -1315,6 +1315,7 @@ def report_content(
     title: str = "Fairness audit report",
     generated_at: _dt.datetime | None = None,
     sample_note: str | None = None,
+    adjusted: Any = None,
 ) -> ReportContent:
     """Everything the report says, for :meth:`ReportContent.html` and :meth:`ReportContent.pdf`.
 
@@ -1344,6 +1345,10 @@ def report_content(
     if points:
         sections.append(_cost_section(points))
     sections.append(_audit_section(result))
+    if adjusted is not None:
+        from .adjust_report import adjusted_section
+
+        sections.append(adjusted_section(adjusted))
     if retrains:
         sections.append(_retrain_section(retrains, points))
     if reports:

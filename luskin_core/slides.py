@@ -247,12 +247,12 @@ def _as_list(value: Any) -> list[Any]:
 
 def build_slides(result: AuditResult, *, dataset: DatasetRef | Mapping[str, Any] | str | None = None,
                  retrain: Any = None, thresholds: Any = None, equalized: Any = None,
-                 equalized_alpha: float | None = None) -> list[Slide]:
+                 equalized_alpha: float | None = None, adjusted: Any = None) -> list[Slide]:
     """The deck for the current analysis, in the order a committee hears it.
 
     ``retrain``, ``thresholds`` and ``equalized`` are each one result, a sequence of them, or None
     (not run), as for :func:`luskin_core.report.report_content`; ``equalized_alpha`` is the alpha
-    on screen (marked on the sweep's chart).
+    on screen (marked on the sweep's chart); ``adjusted`` an ``AdjustResult`` (one slide after the findings).
     """
     if not isinstance(result, AuditResult):
         raise LuskinError("There is nothing to present yet: run the audit first.")
@@ -261,6 +261,10 @@ def build_slides(result: AuditResult, *, dataset: DatasetRef | Mapping[str, Any]
     points = cost_points(retrains, reports, sweeps)
     slides = _question_slides(result, ref)
     slides += _finding_slides(result)
+    if adjusted is not None:
+        from .adjust_report import adjusted_slide
+
+        slides.append(adjusted_slide(adjusted))
     slides += _correction_slides(result.spec, retrains, reports, sweeps, equalized_alpha, points)
     slides.append(_caveat_slide(result, retrains, reports, sweeps))
     return slides

@@ -1,0 +1,129 @@
+"""``luskin adjust``: each group's gap adjusted for many controls at once, and how much the controls explain.
+
+Registered by :func:`luskin_core.cli.build_parser` through :func:`add_parsers`. The data, group
+and verdict options are ``luskin audit``'s; ``--controls`` names the columns held equal (numeric
+ones linear, text ones categorical), ``--categorical`` forces a numeric code column to be
+categorical, ``--cluster`` clusters the standard errors. Without ``--positive`` a numeric
+outcome is modelled as a number (linear). ``--json`` prints
+:meth:`luskin_core.adjust.AdjustResult.to_dict` (its ``adjusted`` list holds one object per
+non-reference group).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from .errors import LuskinError
+
+if TYPE_CHECKING:
+    from .adjust import AdjustResult
+
+ADJUST_DESCRIPTION = (
+    "Compare each group with the reference after holding many controls equal: a logistic model for a yes/no "
+    "outcome (a linear one for a number) with the group as a factor, read as the average marginal effect in "
+    "points with its 95% interval (delta method, or clustered), p-value, adjusted p-value and odds ratio; the "
+    "raw gap split into the part the controls explain and the part they do not (Oaxaca-Blinder, or Yun's "
+    "decomposition for yes/no); a verdict in the audit's four states, and warnings in words."
+)
+
+
+def add_adjust_options(parser: argparse.ArgumentParser) -> None:
+    """--controls, --categorical, --cluster (shared by ``luskin adjust`` and ``luskin report``)."""
+    group = parser.add_argument_group("controls (regression adjustment)")
+    group.add_argument("--controls", action="append", default=None, metavar="COLS",
+                       help="comma-separated columns held equal, e.g. dti,ltv,income (numbers linear, text "
+                            "categorical); repeatable")
+    group.add_argument("--categorical", action="append", default=None, metavar="COLS",
+                       help="comma-separated numeric code columns to treat as categories (added to the controls)")
+    group.add_argument("--cluster", default=None, metavar="COL",
+                       help="cluster the standard errors by this column (e.g. branch, precinct, office)")
+
+
+def add_parsers(subparsers: Any) -> None:
+    """Register the ``adjust`` subcommand."""
+    from ._cli_audit import add_audit_options
+    from .cli import add_data_options
+
+    parser = subparsers.add_parser("adjust", help="gaps adjusted for many controls (regression, decomposition)",
+                                   description=ADJUST_DESCRIPTION)
+    add_data_options(parser)
+    add_audit_options(parser)
+    add_adjust_options(parser)
+    parser.set_defaults(run=run)
+
+
+def _names(items: list[str] | None) -> tuple[str, ...]:
+    return tuple(part.strip() for item in items or [] for part in item.split(",") if part.strip())
+
+
+def adjust_from_args(args: argparse.Namespace) -> AdjustResult | None:
+    """The adjusted gaps the options ask for (None without --controls/--categorical)."""
+    controls, categorical = _names(args.controls), _names(args.categorical)
+    if not controls and not categorical:
+        if args.cluster:
+            raise LuskinError("--cluster clusters the adjusted gaps' standard errors: add --controls.")
+        return None
+    if getattr(args, "positive", None) is None and not getattr(args, "score", False) and \
+            getattr(args, "score_cutoff", None) is None and not getattr(args, "preset", None) and \
+            not getattr(args, "config", None):
+        args.score = True  # a number without a positive value: modelled as a number
+    from .cli import resolve
+
+    located, spec, _ = resolve(args, engine=True)
+    return adjust_located(args, located, spec)
+
+
+def adjust_located(args: argparse.Namespace, located: Any, spec: Any) -> AdjustResult | None:
+    """The adjusted gaps on data already resolved (a frame or an engine source); None without controls."""
+    from .adjust import adjust
+
+    controls, categorical = _names(args.controls), _names(args.categorical)
+    if not controls and not categorical:
+        if args.cluster:
+            raise LuskinError("--cluster clusters the adjusted gaps' standard errors: add --controls.")
+        return None
+    return adjust(located, spec, controls, categorical=categorical, cluster=args.cluster, seed=args.seed)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Fit and print; returns the exit status."""
+    from .cli import print_json
+
+    result = adjust_from_args(args)
+    if result is None:
+        raise LuskinError("Say which columns to hold equal: --controls age,hours (and --categorical for code "
+                          "columns).")
+    if args.json:
+        print_json(result.to_dict())
+    else:
+        print(format_adjust(result))
+    return 0
+
+
+def format_adjust(result: AdjustResult) -> str:
+    """The adjusted gaps as plain text: a table in points, then the sentences."""
+    from .cli import format_table
+    from .formatting import format_p
+
+    linear = result.model == "linear"
+    scale, unit = (1.0, "") if linear else (100.0, " (points)")
+
+    def num(x: float | None) -> str:
+        return "n/a" if x is None else f"{scale * x:+.{3 if linear else 1}f}"
+
+    rows = []
+    for g in result.gaps:
+        odds = "" if g.odds_ratio is None else f"{g.odds_ratio:.2f}"
+        rows.append([g.group, num(g.raw_difference), num(g.adjusted_difference),
+                     f"{num(g.adjusted_ci_low)} to {num(g.adjusted_ci_high)}", format_p(g.adjusted_p_value, short=True),
+                     format_p(g.adjusted_p_corrected, short=True), odds, num(g.explained), num(g.unexplained),
+                     g.verdict + (" (flagged)" if g.flagged else "")])
+    header = ["group", "raw gap" + unit, "adjusted", "95% CI", "p", "p adj.", "odds ratio", "explained", "unexplained",
+              "verdict"]
+    title = (f"Adjusted gaps against {result.reference}, {result.model} model of {result.outcome_text}, holding "
+             f"{', '.join(result.controls)} equal:")
+    lines = [title, format_table(rows, header), ""]
+    lines += result.sentences()
+    lines += ["", f"Decomposition: {result.decomposition}"]
+    return "\n".join(lines)

@@ -1,0 +1,362 @@
+"""Adjusted gaps against statsmodels on real data (Adult, COMPAS, Berkeley), and the decomposition
+against its textbook formulas computed independently here."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+from scipy import special
+from statsmodels.tools.numdiff import approx_fprime_cs
+
+from luskin_core.adjust import adjust, adjust_cells, cells_from_frame
+from luskin_core.comparisons import BEYOND, CHANCE, TOO_FEW, WITHIN
+from luskin_core.errors import LuskinError
+from luskin_core.spec import AuditSpec
+
+ADULT_CONTROLS = ["age", "education-num", "hours-per-week", "occupation", "marital-status"]
+
+
+def design(frame: pd.DataFrame, group: str, groups: list[str], numeric: list[str], categorical: list[str]):
+    """The design a textbook builds: intercept, group dummies (reference = groups[0]), numbers, dummies
+    for every level but the most frequent. Named as luskin names its coefficients."""
+    cols = {"intercept": np.ones(len(frame))}
+    for g in groups[1:]:
+        cols[f"group = {g}"] = (frame[group].astype(str) == g).astype(float).to_numpy()
+    for name in numeric:
+        cols[name] = frame[name].astype(float).to_numpy()
+    for name in categorical:
+        values = frame[name].astype(str)
+        levels = values.value_counts(sort=True).index.tolist()
+        counts = values.value_counts()
+        levels = sorted(levels, key=lambda v: (-counts[v], v))
+        for level in levels[1:]:
+            cols[f"{name} = {level}"] = (values == level).astype(float).to_numpy()
+    return pd.DataFrame(cols)
+
+
+def by_name(result):
+    return {c.name: c for c in result.coefficients}
+
+
+@pytest.fixture(scope="module")
+def adult_rows(adult):
+    return adult.dropna(subset=ADULT_CONTROLS).reset_index(drop=True)
+
+
+def test_two_groups_match_statsmodels_logit_and_get_margeff(adult_rows):
+    spec = AuditSpec(outcome="income", positive=">50K", group_by=("sex",))
+    result = adjust(adult_rows, spec, ADULT_CONTROLS)
+    assert result.model == "logistic" and result.reference == "Male"
+    X = design(adult_rows, "sex", ["Male", "Female"], ADULT_CONTROLS[:3], ADULT_CONTROLS[3:])
+    y = (adult_rows["income"] == ">50K").astype(float)
+    fitted = sm.Logit(y, X).fit(method="newton", tol=1e-12, maxiter=100, disp=False)
+    mine = by_name(result)
+    assert set(mine) == set(X.columns)
+    for name in X.columns:
+        assert mine[name].estimate == pytest.approx(fitted.params[name], abs=1e-6)
+        assert mine[name].se == pytest.approx(fitted.bse[name], abs=1e-6)
+    margeff = fitted.get_margeff(at="overall", method="dydx", dummy=True)
+    i = list(X.columns[1:]).index("group = Female")
+    gap = result.gaps[0]
+    assert gap.adjusted_difference == pytest.approx(margeff.margeff[i], abs=1e-6)
+    assert gap.adjusted_se == pytest.approx(margeff.margeff_se[i], abs=1e-6)
+    low, high = margeff.conf_int()[i]
+    assert (gap.adjusted_ci_low, gap.adjusted_ci_high) == pytest.approx((low, high), abs=1e-6)
+    assert gap.odds_ratio == pytest.approx(np.exp(fitted.params["group = Female"]), rel=1e-6)
+    ci = np.exp(fitted.conf_int().loc["group = Female"])
+    assert (gap.odds_ratio_ci_low, gap.odds_ratio_ci_high) == pytest.approx(tuple(ci), rel=1e-6)
+    # A 20-point raw gap; with marital status (husbands) and occupation held equal, about 2 points remain.
+    assert gap.raw_difference < -0.19 and -0.05 < gap.adjusted_difference < -0.01
+    assert gap.verdict == WITHIN and not gap.flagged
+
+
+def reference_ames(fitted, X: pd.DataFrame, groups: list[str]):
+    """statsmodels' own discrete-change AME per group (mean of F(set to g) - F(set to reference)) and
+    its delta-method covariance, by complex-step derivatives of the function of statsmodels' params."""
+    gcols = [f"group = {g}" for g in groups[1:]]
+    base = X.copy()
+    base[gcols] = 0.0
+    xr = base.to_numpy()
+
+    def ames(params):
+        out = []
+        for col in gcols:
+            xg = base.copy()
+            xg[col] = 1.0
+            out.append(np.mean(fitted.model.cdf(xg.to_numpy() @ params) - fitted.model.cdf(xr @ params)))
+        return np.array(out)
+
+    params = fitted.params.to_numpy()
+    J = approx_fprime_cs(params, ames)
+    return ames(params), J @ fitted.cov_params().to_numpy() @ J.T
+
+
+def test_many_groups_match_statsmodels_discrete_change(adult_rows):
+    spec = AuditSpec(outcome="income", positive=">50K", group_by=("race",), reference="White")
+    result = adjust(adult_rows, spec, ADULT_CONTROLS)
+    groups = ["White"] + [g.group for g in result.gaps]
+    X = design(adult_rows, "race", groups, ADULT_CONTROLS[:3], ADULT_CONTROLS[3:])
+    y = (adult_rows["income"] == ">50K").astype(float)
+    fitted = sm.Logit(y, X).fit(method="newton", tol=1e-12, maxiter=100, disp=False)
+    ame, cov = reference_ames(fitted, X, groups)
+    for i, gap in enumerate(result.gaps):
+        assert gap.adjusted_difference == pytest.approx(ame[i], abs=1e-6)
+        assert gap.adjusted_se == pytest.approx(np.sqrt(cov[i, i]), abs=1e-6)
+        assert gap.adjusted_ci_low == pytest.approx(ame[i] - 1.959963984540054 * np.sqrt(cov[i, i]), abs=1e-6)
+    # Holm over the four comparisons
+    from statsmodels.stats.multitest import multipletests
+
+    p = [g.adjusted_p_value for g in result.gaps]
+    assert [g.adjusted_p_corrected for g in result.gaps] == pytest.approx(list(multipletests(p, method="holm")[1]))
+    assert all(g.verdict in (TOO_FEW, WITHIN, BEYOND, CHANCE) for g in result.gaps)
+
+
+def test_cluster_robust_matches_statsmodels(adult_rows):
+    spec = AuditSpec(outcome="income", positive=">50K", group_by=("sex",))
+    controls = ["age", "education-num", "hours-per-week", "marital-status"]
+    result = adjust(adult_rows, spec, controls, cluster="occupation")
+    X = design(adult_rows, "sex", ["Male", "Female"], controls[:3], controls[3:])
+    y = (adult_rows["income"] == ">50K").astype(float)
+    clusters = pd.factorize(adult_rows["occupation"].astype(str))[0]
+    fitted = sm.Logit(y, X).fit(method="newton", tol=1e-12, maxiter=100, disp=False, cov_type="cluster",
+                                cov_kwds={"groups": clusters})
+    mine = by_name(result)
+    for name in X.columns:
+        assert mine[name].se == pytest.approx(fitted.bse[name], abs=1e-6)
+    _, cov = reference_ames(fitted, X, ["Male", "Female"])
+    assert result.gaps[0].adjusted_se == pytest.approx(np.sqrt(cov[0, 0]), abs=1e-6)
+    assert result.n_clusters == adult_rows["occupation"].nunique()
+
+
+def test_linear_outcome_matches_ols_and_cluster(adult_rows):
+    spec = AuditSpec(outcome="hours-per-week", outcome_type="score", group_by=("sex",))
+    controls = ["age", "education-num", "occupation"]
+    result = adjust(adult_rows, spec, controls)
+    assert result.model == "linear"
+    X = design(adult_rows, "sex", ["Male", "Female"], controls[:2], controls[2:])
+    y = adult_rows["hours-per-week"].astype(float)
+    fitted = sm.OLS(y, X).fit()
+    mine = by_name(result)
+    for name in X.columns:
+        assert mine[name].estimate == pytest.approx(fitted.params[name], abs=1e-6)
+        assert mine[name].se == pytest.approx(fitted.bse[name], abs=1e-6)
+    gap = result.gaps[0]
+    assert gap.adjusted_difference == pytest.approx(fitted.params["group = Female"], abs=1e-6)
+    low, high = fitted.conf_int().loc["group = Female"]
+    assert (gap.adjusted_ci_low, gap.adjusted_ci_high) == pytest.approx((low, high), abs=1e-6)
+    assert gap.adjusted_p_value == pytest.approx(fitted.pvalues["group = Female"], abs=1e-9)
+    assert gap.odds_ratio is None
+    clustered = adjust(adult_rows, spec, controls, cluster="marital-status")
+    robust = sm.OLS(y, X).fit(cov_type="cluster",
+                              cov_kwds={"groups": pd.factorize(adult_rows["marital-status"])[0]})
+    assert by_name(clustered)["group = Female"].se == pytest.approx(robust.bse["group = Female"], abs=1e-6)
+    assert clustered.gaps[0].adjusted_se == pytest.approx(robust.bse["group = Female"], abs=1e-6)
+
+
+def test_compas_condition_groups_match_statsmodels(compas):
+    from luskin_core.data import get_preset
+
+    spec = get_preset("compas").spec
+    controls = ["priors_count", "age", "c_charge_degree", "sex"]
+    result = adjust(compas, spec, controls)
+    rows = compas[compas["race"].isin(["African-American", "Caucasian"])].dropna(subset=controls)
+    rows = rows.assign(group=np.where(rows["race"] == "African-American", "African-American", "Caucasian"))
+    rows = rows.reset_index(drop=True)
+    groups = [result.reference] + [g.group for g in result.gaps]
+    X = design(rows, "group", groups, ["priors_count", "age"], ["c_charge_degree", "sex"])
+    y = (rows["two_year_recid"] == 1).astype(float)
+    fitted = sm.Logit(y, X).fit(method="newton", tol=1e-12, maxiter=100, disp=False)
+    ame, cov = reference_ames(fitted, X, groups)
+    assert result.gaps[0].adjusted_difference == pytest.approx(ame[0], abs=1e-6)
+    assert result.gaps[0].adjusted_se == pytest.approx(np.sqrt(cov[0, 0]), abs=1e-6)
+    assert result.n_rows == len(rows)
+
+
+def test_aggregated_cells_equal_row_level_fit(adult_rows):
+    """Cells (distinct rows with counts) and one cell per row give the same estimates."""
+    spec = AuditSpec(outcome="income", positive=">50K", group_by=("race",))
+    controls = ["occupation", "marital-status", "sex"]
+    cells = cells_from_frame(adult_rows, spec, controls)
+    assert len(cells.frame) < 1000  # all-categorical: a few hundred cells for 48,842 rows
+    collapsed = adjust_cells(cells, spec)
+    y = (adult_rows["income"] == ">50K").astype(float).to_numpy()
+    per_row = pd.DataFrame({"group": adult_rows["race"].astype(str).to_numpy(),
+                            **{c: adult_rows[c].astype(str).to_numpy() for c in controls},
+                            "n": 1, "k": y, "y2": y})
+    rows = adjust_cells(type(cells)(per_row, (), tuple(controls), None, False), spec)
+    assert len(per_row) == len(adult_rows)
+    for a, b in zip(collapsed.coefficients, rows.coefficients):
+        assert a.name == b.name
+        assert a.estimate == pytest.approx(b.estimate, abs=1e-9)
+        assert a.se == pytest.approx(b.se, abs=1e-9)
+    for a, b in zip(collapsed.gaps, rows.gaps):
+        assert a.adjusted_difference == pytest.approx(b.adjusted_difference, abs=1e-12)
+        assert a.adjusted_ci_low == pytest.approx(b.adjusted_ci_low, abs=1e-9)
+
+
+def berkeley_rows() -> pd.DataFrame:
+    table = pd.read_csv("tests/fixtures/ucb_admissions.csv")
+    rows = []
+    for r in table.itertuples():
+        rows += [(r.department, r.sex, "yes")] * r.admitted + [(r.department, r.sex, "no")] * r.rejected
+    return pd.DataFrame(rows, columns=["department", "sex", "admitted"])
+
+
+def test_berkeley_department_turns_the_gap_around():
+    spec = AuditSpec(outcome="admitted", positive="yes", group_by=("sex",))
+    result = adjust(berkeley_rows(), spec, ["department"])
+    gap = result.gaps[0]
+    assert (gap.group, gap.reference) == ("Female", "Male")
+    assert gap.raw_difference == pytest.approx(-0.1416, abs=5e-4)
+    assert 0.01 < gap.adjusted_difference < 0.03
+    assert gap.adjusted_ci_low < 0 < gap.adjusted_ci_high
+    assert gap.verdict == WITHIN and not gap.flagged
+    assert "a raw gap of -14.2 points" in gap.sentence
+    assert "the gap is +1.9 points" in gap.sentence
+    assert "The interval includes zero" in gap.sentence
+    # The department explains all of the raw gap and more.
+    assert gap.explained == pytest.approx(gap.raw_difference - gap.unexplained, abs=0)
+    assert dict(gap.explained_by)["department"] == pytest.approx(gap.explained, abs=1e-12)
+
+
+# ------------------------------------------------------------------------------------------
+# The decomposition, against the textbook formulas computed here
+# ------------------------------------------------------------------------------------------
+def test_oaxaca_blinder_matches_textbook(adult_rows):
+    spec = AuditSpec(outcome="hours-per-week", outcome_type="score", group_by=("sex",))
+    controls = ["age", "education-num", "occupation"]
+    result = adjust(adult_rows, spec, controls)
+    gap = result.gaps[0]
+    X = design(adult_rows, "sex", ["Male", "Female"], controls[:2], controls[2:])
+    y = adult_rows["hours-per-week"].astype(float).to_numpy()
+    beta, *_ = np.linalg.lstsq(X.to_numpy(), y, rcond=None)
+    beta = pd.Series(beta, index=X.columns)
+    female = (adult_rows["sex"] == "Female").to_numpy()
+    diff = X[female].mean() - X[~female].mean()
+    terms = (diff * beta).drop(["intercept", "group = Female"])
+    raw = y[female].mean() - y[~female].mean()
+    assert gap.raw_difference == pytest.approx(raw, abs=1e-9)
+    assert gap.explained == pytest.approx(terms.sum(), abs=1e-8)
+    assert gap.unexplained == pytest.approx(beta["group = Female"], abs=1e-8)
+    assert gap.explained + gap.unexplained == gap.raw_difference
+    split = dict(gap.explained_by)
+    assert split["age"] == pytest.approx(terms["age"], abs=1e-9)
+    assert split["occupation"] == pytest.approx(terms[[c for c in terms.index if c.startswith("occupation")]].sum(),
+                                                abs=1e-9)
+    assert sum(split.values()) == pytest.approx(gap.explained, abs=1e-9)
+
+
+def test_yun_decomposition_matches_textbook(adult_rows):
+    spec = AuditSpec(outcome="income", positive=">50K", group_by=("sex",))
+    result = adjust(adult_rows, spec, ADULT_CONTROLS)
+    gap = result.gaps[0]
+    X = design(adult_rows, "sex", ["Male", "Female"], ADULT_CONTROLS[:3], ADULT_CONTROLS[3:])
+    y = (adult_rows["income"] == ">50K").astype(float).to_numpy()
+    b = sm.Logit(y, X).fit(method="newton", tol=1e-12, disp=False).params
+    female = (adult_rows["sex"] == "Female").to_numpy()
+    xf = X[female].to_numpy()
+    xf_as_male = X[female].assign(**{"group = Female": 0.0}).to_numpy()
+    xm = X[~female].to_numpy()
+    bb = b.to_numpy()
+    explained = special.expit(xf_as_male @ bb).mean() - special.expit(xm @ bb).mean()
+    unexplained = special.expit(xf @ bb).mean() - special.expit(xf_as_male @ bb).mean()
+    assert gap.unexplained == pytest.approx(unexplained, abs=1e-8)
+    assert gap.explained == pytest.approx(explained, abs=1e-8)
+    assert gap.explained + gap.unexplained == gap.raw_difference
+    # Yun's weights: each control's share of (xbar_f - xbar_m) beta
+    d = (X[female].mean() - X[~female].mean()) * b
+    d = d.drop(["intercept", "group = Female"])
+    weights = {c: d[[k for k in d.index if k == c or k.startswith(f"{c} = ")]].sum() / d.sum() for c in ADULT_CONTROLS}
+    for name, value in gap.explained_by:
+        assert value == pytest.approx(weights[name] * explained, abs=1e-8)
+    assert gap.explained_ci_low < gap.explained < gap.explained_ci_high
+
+
+# ------------------------------------------------------------------------------------------
+# Diagnostics in words
+# ------------------------------------------------------------------------------------------
+def test_diagnostics_name_proxies_single_values_and_perfect_prediction(adult_rows):
+    rng = np.random.default_rng(3)
+    office = adult_rows["workclass"].astype(str).to_numpy(copy=True)
+    rich = np.flatnonzero((adult_rows["income"] == ">50K").to_numpy())[:60]
+    office[rich] = "HQ"  # every row at HQ earns >50K
+    frame = adult_rows.assign(
+        office=office,
+        code=np.where(adult_rows["sex"] == "Male", "A", "B"),
+        constant=7.0,
+        region=np.where(rng.random(len(adult_rows)) < 0.05,
+                        np.where(adult_rows["sex"] == "Male", "B", "A"), np.where(adult_rows["sex"] == "Male", "A", "B")),
+    )
+    spec = AuditSpec(outcome="income", positive=">50K", group_by=("sex",))
+    with pytest.raises(LuskinError, match="determine the group exactly"):
+        adjust(frame, spec, ["age", "code"])
+    result = adjust(frame, spec, ["age", "constant", "region", "office"])
+    text = " ".join(result.sentences())
+    assert "'constant' holds a single value" in text
+    assert "'region' alone tells the group of 95% of rows" in text
+    assert "Perfect prediction" in text and "office = HQ (60 rows, all positive)" in text
+
+
+def test_too_few_rows_and_user_mistakes(adult_rows):
+    spec = AuditSpec(outcome="income", positive=">50K", group_by=("race",))
+    small = adult_rows.sample(400, random_state=1)
+    result = adjust(small, spec, ["age", "occupation", "marital-status"])
+    text = " ".join(result.sentences())
+    assert "rows of the rarer outcome per coefficient" in text
+    assert any(g.verdict == TOO_FEW for g in result.gaps)
+    with pytest.raises(LuskinError, match="forms the groups"):
+        adjust(adult_rows, spec, ["race"])
+    with pytest.raises(LuskinError, match="at least one control"):
+        adjust(adult_rows, spec, [])
+    with pytest.raises(LuskinError):
+        adjust(adult_rows, spec, ["no_such_column"])
+
+
+def test_result_views_agree(adult_rows):
+    spec = AuditSpec(outcome="income", positive=">50K", group_by=("sex",))
+    result = adjust(adult_rows, spec, ["age", "occupation"], tolerance=0.02)
+    document = result.to_dict()
+    assert set(document["adjusted"][0]) == {
+        "group", "reference", "raw_difference", "adjusted_difference", "adjusted_ci_low", "adjusted_ci_high",
+        "adjusted_p_value", "odds_ratio", "odds_ratio_ci_low", "odds_ratio_ci_high", "explained", "unexplained",
+        "verdict"}
+    frame = result.to_frame()
+    assert frame.loc[0, "adjusted_difference"] == document["adjusted"][0]["adjusted_difference"]
+    assert result.tolerance == 0.02
+    assert document["sentences"] == result.sentences()
+
+
+# ------------------------------------------------------------------------------------------
+# In the engine: the same cells from a GROUP BY, the same estimates
+# ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("spec", "controls"), [
+    (AuditSpec(outcome="income", positive=">50K", group_by=("race",)), ["occupation", "marital-status", "sex"]),
+    (AuditSpec(outcome="income", positive=">50K", group_by=("race", "sex")), ["age", "education-num", "occupation"]),
+    (AuditSpec(outcome="hours-per-week", outcome_type="score", protected="sex == Female"), ["age", "occupation"]),
+])
+def test_engine_cells_give_the_in_memory_estimates(adult, spec, controls):
+    from luskin_core.sources import Source
+
+    in_memory = adjust(adult, spec, controls, cluster="native-country")
+    engine = adjust(Source.from_frame(adult), spec, controls, cluster="native-country")
+    assert engine.n_cells == in_memory.n_cells and engine.n_rows == in_memory.n_rows
+    for a, b in zip(in_memory.coefficients, engine.coefficients):
+        assert a.name == b.name
+        assert a.estimate == pytest.approx(b.estimate, abs=1e-9)
+        assert a.se == pytest.approx(b.se, abs=1e-9)
+    for a, b in zip(in_memory.gaps, engine.gaps):
+        assert (a.group, a.reference, a.verdict) == (b.group, b.reference, b.verdict)
+        for key in ("raw_difference", "adjusted_difference", "adjusted_ci_low", "adjusted_ci_high", "explained"):
+            assert getattr(a, key) == pytest.approx(getattr(b, key), abs=1e-9)
+
+
+def test_engine_samples_when_numeric_controls_make_too_many_cells(adult):
+    from luskin_core.adjust_engine import cells_from_source
+    from luskin_core.sources import Source
+
+    spec = AuditSpec(outcome="income", positive=">50K", group_by=("sex",))
+    cells = cells_from_source(Source.from_frame(adult), spec, ["age", "fnlwgt"], max_cells=5_000)
+    assert "seeded random sample" in cells.note
+    assert 2_000 < cells.frame["n"].sum() < 9_000
