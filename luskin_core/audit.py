@@ -25,6 +25,7 @@ import pandas as pd
 from .comparisons import BEYOND, CHANCE, TOO_FEW, WITHIN, Comparison, PooledComparison, compare, pct
 from .counts import CountTable, count_arrays, count_frame
 from .errors import LuskinError
+from .shrinkage import with_pooled
 from .spec import AuditSpec, Prepared, prepare, resolve_column
 from .stats import gap_test, wilson_interval
 from .validation import check_positive_present, check_two_classes
@@ -349,6 +350,7 @@ def audit_arrays(
 def result_from_counts(table: CountTable, spec: AuditSpec, *, source: str) -> AuditResult:
     """Every statistic of the audit from its count table."""
     comparisons, pooled, reference = compare(table, spec)
+    comparisons = with_pooled(table, spec, comparisons)  # partially pooled shares of small groups
     cells: list[Cell] = []
     gaps: list[Gap] = []
     if table.group_in_protected is not None:

@@ -99,6 +99,10 @@ class Comparison:
     sentence: str
     score: dict[str, float | None] | None = None
     error_rates: dict[str, dict[str, float | None]] | None = None
+    # Partially pooled share and its 95% interval (luskin_core.shrinkage), set by the audit.
+    pooled_rate: float | None = None
+    pooled_ci_low: float | None = None
+    pooled_ci_high: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
