@@ -39,6 +39,7 @@ from .comparisons import (
 )
 from .counts import CountTable, count_arrays, count_frame
 from .errors import LuskinError
+from .shrinkage import with_pooled
 from .spec import AuditSpec, Prepared, prepare, resolve_column
 from .stats import wilson_interval
 from .validation import check_positive_present, check_two_classes
@@ -383,6 +384,7 @@ def audit_arrays(
 def result_from_counts(table: CountTable, spec: AuditSpec, *, source: str) -> AuditResult:
     """Every statistic of the audit from its count table."""
     comparisons, pooled, reference = compare(table, spec)
+    comparisons = with_pooled(table, spec, comparisons)  # partially pooled shares of small groups
     cells: list[Cell] = []
     gaps: list[Gap] = []
     if table.group_in_protected is not None:

@@ -132,6 +132,10 @@ class Comparison:
     error_rates: dict[str, dict[str, float | None]] | None = None
     criterion: str = "selection"
     judged_rates: tuple[JudgedRate, ...] = ()
+    # Partially pooled share and its 95% interval (luskin_core.shrinkage), set by the audit.
+    pooled_rate: float | None = None
+    pooled_ci_low: float | None = None
+    pooled_ci_high: float | None = None
 
     @property
     def deciding(self) -> JudgedRate | None:

@@ -135,6 +135,8 @@ class Plan:
     filters: tuple[Condition, ...]
     population: tuple[Condition, ...]
     score_cutoff: float | None
+    # A period key counted beside the group and cell keys (an audit over time: luskin_core.series).
+    period: KeyPart | None = None
 
     @property
     def prediction_binary(self) -> bool:
@@ -446,6 +448,8 @@ def aggregate_frame(frame: pd.DataFrame, plan: Plan) -> pd.DataFrame:
         key_values += [_part_values(frame, p) for p in plan.cell_parts]
     elif plan.filters:
         key_values.append(conjunction_mask(plan.filters, frame))
+    if plan.period is not None:
+        key_values.append(_part_values(frame, plan.period))
     combined = np.zeros(n_rows, dtype=np.int64)
     radices, uniques = [], []
     for values in key_values:
@@ -498,7 +502,7 @@ def aggregate_frame(frame: pd.DataFrame, plan: Plan) -> pd.DataFrame:
     decoded.reverse()
     n_group = plan.n_group_keys
     for i, key_values in enumerate(decoded):
-        name = f"g{i}" if i < n_group else f"c{i - n_group}"
+        name = f"g{i}" if i < n_group else (f"c{i - n_group}" if i < n_group + plan.n_cell_keys else "period")
         columns[name] = [v if r == 0 else None for v, r in zip(key_values, reasons)]
     columns["reason"] = [REASONS[int(r)] for r in reasons]
     for name, values in counts.items():

@@ -29,11 +29,12 @@ Column names come from users' files: they are never pasted into SQL text; Ibis q
 
 from __future__ import annotations
 
+import copy
 import math
 import re
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -42,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from .conditions import Condition
-from .counts import COUNT_COLUMNS, REASONS, CountTable, Plan, build_plan
+from .counts import COUNT_COLUMNS, REASONS, CountTable, KeyPart, Plan, build_plan
 from .errors import LuskinError
 from .spec import AuditSpec
 
@@ -177,29 +178,39 @@ class Source:
                  for name in names]
         return [c for c in dict.fromkeys(keyed) if _is_numeric(schema[c]) and spec.cuts_for(c) is None]
 
-    def counts(self, spec: AuditSpec) -> tuple[Plan, pd.DataFrame]:
+    def derive(self, **columns: Any) -> Source:
+        """This source with more columns, each computed by the engine (``name=function of the table``)."""
+        out = copy.copy(self)
+        out._table = self._table.mutate(**{name: make(self._table) for name, make in columns.items()})
+        return out
+
+    def counts(self, spec: AuditSpec, *, period: KeyPart | None = None) -> tuple[Plan, pd.DataFrame]:
         """The plan and the raw count table, in one scan of the table where the first rows allow it.
 
         The first rows (one LIMIT query) say whether the table is empty and which values the
         numeric group and strata columns take; the counting query checks that no row of the
         population holds another (see the module's docstring). Otherwise the exact distinct
         counts are asked for and the counts made again: the plan and the table are always
-        :meth:`plan`'s.
+        :meth:`plan`'s. ``period``: a key counted as well (the raw table's "period" column).
         """
         facts = self._facts(spec)
         if not facts.look(self._numeric_keys(spec)):
             raise LuskinError(f"The source {self.name} has no rows.")
-        plan = build_plan(spec, facts)
+
+        def make_plan() -> Plan:
+            return replace(build_plan(spec, facts), period=period)
+
+        plan = make_plan()
         keyed = {p.column for p in (*plan.group_parts, *plan.cell_parts) if p.kind == "value"}
         unkeyed = [c for c in facts.assumed if c not in keyed]
         if unkeyed:  # an assumption no key of the counting query would check: counted exactly instead
             facts.prefetch(unkeyed, with_total=False)
-            plan = build_plan(spec, facts)
+            plan = make_plan()
         assumed = dict(facts.assumed)
         raw = self.raw_counts(plan, assumed=assumed)
         if not raw.attrs["assumptions_hold"]:
             facts.prefetch(list(assumed), with_total=False)
-            plan = build_plan(spec, facts)
+            plan = make_plan()
             raw = self.raw_counts(plan)
         self._n_rows = int(raw["n"].sum())
         return plan, raw
@@ -240,6 +251,8 @@ class Source:
                 keys[f"c{i}"], parts[f"c{i}"] = keyed(_part_expr(t, part, assumed)), part
         elif plan.filters:
             keys["c0"] = keyed(_conjunction(t, plan.filters))
+        if plan.period is not None:
+            keys["period"], parts["period"] = keyed(_part_expr(t, plan.period)), plan.period
         flags = {f"r{code}": expr for code, expr in checks}
         # Outcome and decision as booleans, NULL only where their column is missing (such a row is left out).
         values: dict[str, Any] = {"y": _outcome_expr(t, plan)}
