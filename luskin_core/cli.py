@@ -267,6 +267,9 @@ def _add_audit(subparsers: Any) -> None:
                                               "outcome: the share predicted positive, and TPR, FPR, FNR and "
                                               "precision per group")
     add_audit_options(parser)
+    from ._cli_proxy import add_proxy_option
+
+    add_proxy_option(parser)
     parser.set_defaults(run=run_audit)
 
 
@@ -286,7 +289,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _extensions() -> list[Callable[[Any], None]]:
     """Subcommands that live in their own modules (retrain; thresholds and equalize; report; app)."""
     found = []
-    for module in ("._cli_retrain", "._cli_parity", "._cli_report", "._cli_app"):
+    for module in ("._cli_retrain", "._cli_parity", "._cli_report", "._cli_app", "._cli_proxy"):
         try:
             imported = __import__(f"luskin_core{module}", fromlist=["add_parsers"])
         except ModuleNotFoundError as err:

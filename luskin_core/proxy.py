@@ -222,7 +222,9 @@ class ProxyResult:
         out = [(f"Race and ethnicity were estimated for {self.n_estimated:,} of {self.n_rows:,} rows with "
                 f"{model}, from the Census 2010 surname list and {place} tables.")]
         for method, count in self.fallback_counts().items():
-            if method not in (BIFSG, BISG):
+            if method == NONE:
+                out.append(f"{count:,} rows have no estimate: neither their surname nor their place is in the tables.")
+            elif method not in (BIFSG, BISG):
                 out.append(f"{count:,} rows used {method}.")
         return out
 
