@@ -254,6 +254,10 @@ def run_audit(args: argparse.Namespace) -> int:
     """Audit the outcome (or a prediction column against it) and print the result."""
     from .cli import print_json, resolve
 
+    if getattr(args, "proxy", None):  # estimated race groups (luskin_core._cli_proxy)
+        from ._cli_proxy import run_proxy_audit
+
+        return run_proxy_audit(args)
     frame, spec, _ = resolve(args, engine=True)  # a broken --config is refused before the audit's imports
     from .audit import audit
 

@@ -264,6 +264,9 @@ def _add_audit(subparsers: Any) -> None:
                                               "group")
     add_audit_options(parser)
     add_prediction_options(parser)
+    from ._cli_proxy import add_proxy_option
+
+    add_proxy_option(parser)
     parser.set_defaults(run=run_audit)
 
 
@@ -281,9 +284,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _extensions() -> list[Callable[[Any], None]]:
-    """Subcommands that live in their own modules (retrain; thresholds and equalize; report; app; adjust)."""
+    """Subcommands that live in their own modules (retrain; thresholds and equalize; report; app; adjust; proxy)."""
     found = []
-    for module in ("._cli_retrain", "._cli_parity", "._cli_report", "._cli_app", "._cli_adjust"):
+    for module in ("._cli_retrain", "._cli_parity", "._cli_report", "._cli_app", "._cli_adjust", "._cli_proxy"):
         try:
             imported = __import__(f"luskin_core{module}", fromlist=["add_parsers"])
         except ModuleNotFoundError as err:

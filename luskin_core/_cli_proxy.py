@@ -1,0 +1,146 @@
+"""``luskin proxy`` (BISG/BIFSG probabilities into a CSV) and ``luskin audit --proxy`` (audit estimated groups).
+
+Registered by :func:`luskin_core.cli.build_parser` through :func:`add_parsers`; ``--proxy`` is added to the
+audit parser by :func:`add_proxy_option` and dispatched from :func:`luskin_core._cli_audit.run_audit`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .errors import LuskinError
+
+PROXY_DESCRIPTION = (
+    "Estimate each row's probabilities of the six Census race and ethnicity categories (Hispanic, White, Black, "
+    "Asian/Pacific Islander, American Indian/Alaska Native, multiracial) from its surname and place (BISG), and "
+    "first name where given (BIFSG), with the Census 2010 tables; write the rows with p_hispanic, p_white, "
+    "p_black, p_api, p_aian and p_multiracial added. Rows whose name or place is not in the tables fall back to "
+    "what is known (counted on the screen); a row with neither surname nor place gets empty probabilities.")
+
+
+def add_parsers(subparsers: Any) -> None:
+    """Register the ``proxy`` subcommand."""
+    parser = subparsers.add_parser("proxy", help="estimate race and ethnicity from surnames and places (BISG)",
+                                   description=PROXY_DESCRIPTION)
+    parser.add_argument("--data", required=True, help="a CSV or Parquet file")
+    parser.add_argument("--surname", required=True, metavar="COL", help="the surname column")
+    parser.add_argument("--first-name", metavar="COL", help="the first-name column (BIFSG)")
+    place = parser.add_mutually_exclusive_group(required=True)
+    place.add_argument("--zcta", metavar="COL", help="the ZIP code / ZCTA column")
+    place.add_argument("--tract", metavar="COL", help="the census tract column (11-digit FIPS)")
+    parser.add_argument("--out", required=True, metavar="OUT.csv", help="where to write the rows with probabilities")
+    parser.add_argument("--json", action="store_true", help="print the counts as JSON")
+    parser.set_defaults(run=run_proxy)
+
+
+def add_proxy_option(parser: argparse.ArgumentParser) -> None:
+    """``luskin audit --proxy surname=COL,zcta=COL[,first_name=COL]``."""
+    group = parser.add_argument_group("estimated race (no race column)")
+    group.add_argument("--proxy", metavar="SPEC",
+                       help="audit race and ethnicity estimated from names and places: surname=COL,zcta=COL "
+                            "(or tract=COL)[,first_name=COL]; prints weighted and threshold comparisons and "
+                            "bounds on each gap")
+    group.add_argument("--proxy-threshold", type=float, default=None, metavar="P",
+                       help="the threshold method assigns a row its most likely group when that probability is "
+                            "at least P (default 0.8)")
+
+
+def parse_proxy_spec(text: str) -> dict[str, str]:
+    """``surname=COL,zcta=COL[,first_name=COL]`` as a dict; a mistake is one sentence."""
+    roles: dict[str, str] = {}
+    for item in text.split(","):
+        key, sep, value = item.partition("=")
+        key = key.strip().lower().replace("-", "_")
+        if not sep or not value.strip() or key not in ("surname", "zcta", "zip", "tract", "first_name"):
+            raise LuskinError(f"Write --proxy as surname=COL,zcta=COL (or tract=COL), optionally ,first_name=COL; "
+                              f"'{item.strip()}' is not one of these.")
+        roles["zcta" if key == "zip" else key] = value.strip()
+    if "surname" not in roles or ("zcta" in roles) == ("tract" in roles):
+        raise LuskinError("--proxy needs surname=COL and one place, zcta=COL or tract=COL.")
+    return roles
+
+
+def _read(path: str) -> Any:
+    import pandas as pd
+
+    from .data import load_data
+
+    if str(path).lower().endswith(".parquet"):
+        try:
+            return pd.read_parquet(path)
+        except (OSError, ValueError) as err:
+            raise LuskinError(f"The Parquet file '{path}' could not be read ({err}).") from None
+    return load_data(path)
+
+
+def _print_counts(result: Any) -> None:
+    from .cli import format_table
+
+    rows = [[method, f"{count:,}"] for method, count in result.fallback_counts().items()]
+    print("\n".join(result.sentences()))
+    print(format_table(rows, ["how the row was estimated", "rows"]))
+
+
+def run_proxy(args: argparse.Namespace) -> int:
+    """Write the rows with their six probabilities and print how many rows fell back."""
+    from .cli import print_json
+    from .export import write_csv
+    from .proxy import add_probabilities
+
+    frame = _read(args.data)
+    level, column = ("zcta", args.zcta) if args.zcta else ("tract", args.tract)
+    out, result = add_probabilities(frame, surname=args.surname, geography=column, level=level,
+                                    first_name=args.first_name)
+    try:
+        write_csv(out, args.out)
+    except OSError as err:
+        raise LuskinError(f"Could not write '{args.out}': {err.strerror or err}.") from None
+    if args.json:
+        print_json({**result.to_dict(), "out": args.out})
+    else:
+        _print_counts(result)
+        print(f"Wrote {len(out):,} rows to {args.out}.")
+    return 0
+
+
+def run_proxy_audit(args: argparse.Namespace) -> int:
+    """Audit the outcome across estimated groups: weighted and threshold comparisons, bounds, caveats."""
+    from .cli import print_json
+    from .proxy import add_probabilities
+    from .proxy_audit import DEFAULT_THRESHOLD, format_proxy_audit, proxy_audit
+    from .spec import outcome_mask
+
+    roles = parse_proxy_spec(args.proxy)
+    if getattr(args, "protected", None) or getattr(args, "groups", None):
+        raise LuskinError("--proxy audits the estimated race groups: leave out --protected and --groups.")
+    if not args.data or not args.outcome or args.positive is None:
+        raise LuskinError("--proxy needs --data, --outcome and --positive.")
+    frame = _read(args.data)
+    if args.outcome not in frame.columns:
+        raise LuskinError(f"There is no outcome column '{args.outcome}' in the data.")
+    level = "zcta" if "zcta" in roles else "tract"
+    with_p, result = add_probabilities(frame, surname=roles["surname"], geography=roles[level], level=level,
+                                       first_name=roles.get("first_name"))
+    cells = None
+    if args.stratify:
+        missing = [c for c in args.stratify if c not in frame.columns]
+        if missing:
+            raise LuskinError(f"There is no column '{missing[0]}' to stratify by.")
+        cells = frame[args.stratify].astype("string").fillna("(missing)").agg(", ".join, axis=1)
+        cells = (", ".join(args.stratify) + " = ") + cells
+    y = outcome_mask(frame[args.outcome], args.positive).astype(float)
+    threshold = args.proxy_threshold if args.proxy_threshold is not None else DEFAULT_THRESHOLD
+    if not 0 < threshold <= 1:
+        raise LuskinError("--proxy-threshold is a probability between 0 and 1, e.g. 0.8.")
+    audit = proxy_audit(with_p, y, decision=f"{args.outcome} is {args.positive}", cells=cells,
+                        tolerance=args.tolerance if args.tolerance is not None else 0.05,
+                        min_group_size=args.min_group_size or 30, correction=args.correction or "holm",
+                        reference=args.reference, threshold=threshold, proxy=result.to_dict())
+    if args.json:
+        print_json(audit.to_dict())
+    else:
+        _print_counts(result)
+        print()
+        print(format_proxy_audit(audit))
+    return 0

@@ -1,0 +1,70 @@
+"""``luskin proxy`` and ``luskin audit --proxy`` end to end through the command line's main()."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from luskin_core.cli import main
+from luskin_core.proxy import PROB_COLUMNS, compute_probabilities
+
+
+@pytest.fixture()
+def loans(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 1200
+    sur = rng.choice(["Garcia", "Smith", "Washington", "Nguyen", "Jackson", "=HYPERLINK(1)", "Zzqxv"], n)
+    zips = rng.choice(["10001", "60601", "94110", "30303", "00601", "99999"], n)
+    approved = np.where(np.isin(sur, ["Washington", "Jackson"]), rng.random(n) < 0.3, rng.random(n) < 0.6)
+    frame = pd.DataFrame({"surname": sur, "zip": zips, "approved": np.where(approved, "yes", "no")})
+    path = tmp_path / "loans.csv"
+    frame.to_csv(path, index=False)
+    return path, frame
+
+
+def test_proxy_writes_six_probabilities_summing_to_one(loans, tmp_path, capsys):
+    path, frame = loans
+    out = tmp_path / "out.csv"
+    assert main(["proxy", "--data", str(path), "--surname", "surname", "--zcta", "zip", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    written = pd.read_csv(out, dtype={"zip": str})
+    assert list(written.columns[-6:]) == list(PROB_COLUMNS)
+    probs = written[list(PROB_COLUMNS)]
+    estimated = probs.notna().all(axis=1)
+    np.testing.assert_allclose(probs[estimated].sum(axis=1), 1.0, atol=1e-9)
+    expected = compute_probabilities(frame["surname"], frame["zip"])
+    np.testing.assert_allclose(probs.to_numpy(), expected.probabilities.to_numpy(), atol=1e-12)
+    assert (~estimated).sum() == (expected.method.str.startswith("no estimate")).sum() > 0
+    assert written["surname"].str.startswith("'=").any() and not written["surname"].str.startswith("=").any()
+    assert "place only (surname not found)" in printed and "no estimate" in printed
+
+
+def test_audit_proxy_json_has_a_method_in_every_comparison(loans, capsys):
+    path, _ = loans
+    code = main(["audit", "--data", str(path), "--outcome", "approved", "--positive", "yes",
+                 "--proxy", "surname=surname,zcta=zip", "--json"])
+    assert code == 0
+    document = json.loads(capsys.readouterr().out)
+    methods = [c["method"] for c in document["comparisons"]]
+    assert set(methods) == {"weighted", "threshold"} and len(methods) == 12
+    black = next(c for c in document["comparisons"] if c["method"] == "weighted" and c["group"] == "Black")
+    assert black["difference"] < 0 and black["bound_low"] <= black["difference"] <= black["bound_high"]
+    assert document["proxy"]["methods"]["place only (surname not found)"] > 0
+    assert any("understate" in c for c in document["caveats"])
+
+
+@pytest.mark.parametrize("spec", ["surname=surname", "surname=surname,zcta=zip,tract=zip", "name=surname,zcta=zip"])
+def test_proxy_spec_mistakes_exit_2(loans, spec, capsys):
+    path, _ = loans
+    assert main(["audit", "--data", str(path), "--outcome", "approved", "--positive", "yes", "--proxy", spec]) == 2
+    assert "--proxy" in capsys.readouterr().err
+
+
+def test_missing_column_is_a_sentence(loans, tmp_path, capsys):
+    path, _ = loans
+    assert main(["proxy", "--data", str(path), "--surname", "last", "--zcta", "zip",
+                 "--out", str(tmp_path / "o.csv")]) == 2
+    assert "no surname column 'last'" in capsys.readouterr().err

@@ -1,0 +1,140 @@
+"""The proxy audit: weighted rates (pandas), their standard errors (statsmodels), the bounds (an LP)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+from scipy.optimize import linprog
+
+from luskin_core import proxy_audit as pa
+from luskin_core.proxy import PROB_COLUMNS, RACES
+
+
+def _simulated(n: int = 4000, seed: int = 3) -> tuple[pd.DataFrame, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet([2.0, 6.0, 1.5, 1.0, 0.3, 0.3], size=n)
+    sharp = rng.random(n) < 0.5  # half the rows nearly certain, as surnames often make them
+    p[sharp] = rng.dirichlet([0.2] * 6, size=sharp.sum())
+    race = (p.cumsum(axis=1) > rng.random(n)[:, None]).argmax(axis=1)
+    y = (rng.random(n) < np.array([0.35, 0.55, 0.30, 0.60, 0.40, 0.45])[race]).astype(float)
+    frame = pd.DataFrame(p, columns=list(PROB_COLUMNS))
+    frame["y"] = y
+    frame["region"] = rng.choice(["north", "south"], n)
+    return frame, race
+
+
+def test_weighted_rates_equal_pandas_and_threshold_counts():
+    frame, _ = _simulated()
+    result = pa.proxy_audit(frame, frame["y"], cells=frame["region"], min_group_size=5)
+    for c in result.comparisons:
+        rows = frame if c.cell is None else frame[frame["region"] == c.cell]
+        column = f"p_{RACES[pa.LABELS.index(c.group)]}"
+        if c.method == "weighted":
+            expected = (rows[column] * rows["y"]).sum() / rows[column].sum()
+        else:
+            probs = rows[list(PROB_COLUMNS)]
+            assigned = rows[(probs.max(axis=1) >= 0.8) & (probs.idxmax(axis=1) == column)]
+            expected = assigned["y"].mean()
+            assert c.n == len(assigned)
+        assert c.rate == pytest.approx(expected, abs=1e-12)
+    assert {c.method for c in result.comparisons} == {"weighted", "threshold"}
+
+
+def test_weighted_rate_standard_error_is_statsmodels_wls_hc0():
+    frame, _ = _simulated(1500)
+    s = pa.sufficient_statistics(frame[list(PROB_COLUMNS)].to_numpy(), frame["y"].to_numpy())
+    _, cov = pa.weighted_rates(s)
+    for a, column in enumerate(PROB_COLUMNS):
+        fit = sm.WLS(frame["y"], np.ones(len(frame)), weights=frame[column]).fit(cov_type="HC0")
+        assert np.sqrt(cov[a, a]) == pytest.approx(fit.bse.iloc[0], rel=1e-9)
+
+
+def test_gap_standard_error_agrees_with_a_seeded_bootstrap():
+    frame, _ = _simulated(3000)
+    p, y = frame[list(PROB_COLUMNS)].to_numpy(), frame["y"].to_numpy()
+    _, cov = pa.weighted_rates(pa.sufficient_statistics(p, y))
+    se = np.sqrt(cov[2, 2] + cov[1, 1] - 2 * cov[2, 1])
+    rng = np.random.default_rng(11)
+    gaps = []
+    for _ in range(400):
+        i = rng.integers(0, len(p), len(p))
+        w = p[i]
+        mu = (w * y[i, None]).sum(0) / w.sum(0)
+        gaps.append(mu[2] - mu[1])
+    assert se == pytest.approx(np.std(gaps), rel=0.12)
+
+
+def _lp_bounds(bins: pd.DataFrame, a: int, r: int) -> tuple[float, float]:
+    """The same bounds by brute force: a linear programme over every bin's split of its positives."""
+    n = bins["n"].to_numpy(float)
+    b = bins[[f"b_{x}" for x in RACES]].to_numpy(float) / n[:, None]
+    eta = bins["y"].to_numpy(float) / n
+    J, G = b.shape
+    wa, wr = (b[:, a] * n).sum(), (b[:, r] * n).sum()
+    c = np.zeros(J * G)
+    c[a::G], c[r::G] = n / wa, -n / wr
+    A_eq = np.zeros((J, J * G))
+    for j in range(J):
+        A_eq[j, j * G:(j + 1) * G] = 1
+    bounds = [(0, b[j, g]) for j in range(J) for g in range(G)]
+    low = linprog(c, A_eq=A_eq, b_eq=eta, bounds=bounds).fun
+    high = -linprog(-c, A_eq=A_eq, b_eq=eta, bounds=bounds).fun
+    return low, high
+
+
+def test_bounds_equal_a_linear_programme():
+    frame, _ = _simulated(3000)
+    s = pa.sufficient_statistics(frame[list(PROB_COLUMNS)].to_numpy(), frame["y"].to_numpy())
+    merged = pa._merge_small_bins(s.bins)
+    for a, r in [(2, 1), (0, 1), (3, 2), (5, 0)]:
+        ours = pa.gap_bounds(s.bins, a, r)
+        assert ours == pytest.approx(_lp_bounds(merged, a, r), abs=1e-7)
+
+
+def test_bounds_hold_the_truth_and_are_attained():
+    """Rows whose races match their probabilities exactly bin by bin: any outcome rule by race lies inside,
+    and the rule that gives every positive to the group first (the reference last) reaches the upper bound."""
+    rng = np.random.default_rng(5)
+    blocks, races = [], []
+    for shares in ([0.1, 0.6, 0.2, 0.1, 0.0, 0.0], [0.05, 0.05, 0.85, 0.05, 0.0, 0.0],
+                   [0.8, 0.1, 0.1, 0.0, 0.0, 0.0], [0.0, 0.9, 0.1, 0.0, 0.0, 0.0]):
+        counts = (np.array(shares) * 100).astype(int)
+        blocks.append(np.tile(shares, (100, 1)))
+        races.append(np.repeat(np.arange(6), counts))
+    p, race = np.vstack(blocks), np.concatenate(races)
+    for _ in range(5):
+        base = rng.random(6)
+        y = (rng.random(len(race)) < base[race]).astype(float)
+        s = pa.sufficient_statistics(p, y)
+        true_gap = y[race == 2].mean() - y[race == 1].mean()
+        low, high = pa.gap_bounds(s.bins, 2, 1)
+        assert low - 1e-12 <= true_gap <= high + 1e-12
+    # attained: in each block Black rows positive first, then others, White last, with each block's count
+    y = np.zeros(len(race))
+    start = 0
+    for block in blocks:
+        idx = np.arange(start, start + len(block))
+        order = sorted(idx, key=lambda i: {2: 0, 1: 2}.get(race[i], 1))
+        y[order[:37]] = 1  # 37 positives per block
+        start += len(block)
+    s = pa.sufficient_statistics(p, y)
+    assert pa.gap_bounds(s.bins, 2, 1)[1] == pytest.approx(y[race == 2].mean() - y[race == 1].mean(), abs=1e-12)
+
+
+def test_a_large_gap_is_stated_as_at_least_and_caveats_are_words():
+    rng = np.random.default_rng(2)
+    n = 6000
+    certain = np.eye(6)[rng.choice([1, 2], n, p=[0.6, 0.4])] * 0.95 + 0.05 / 6
+    y = np.where(certain[:, 1] > 0.5, rng.random(n) < 0.7, rng.random(n) < 0.2).astype(float)
+    frame = pd.DataFrame(certain, columns=list(PROB_COLUMNS))
+    result = pa.proxy_audit(frame, y, decision="approved")
+    black = next(c for c in result.comparisons if c.method == "weighted" and c.group == "Black")
+    assert result.reference == "White"
+    assert black.bound_high < 0 and black.verdict == pa.BEYOND
+    assert any("the gap is at least" in s for s in result.bounds_sentences())
+    assert black.bound_low <= black.difference <= black.bound_high
+    assert any("understate" in c for c in result.caveats)
+    document = result.to_dict()
+    assert {c["method"] for c in document["comparisons"]} == {"weighted", "threshold"}
