@@ -99,10 +99,12 @@ class Comparison:
     sentence: str
     score: dict[str, float | None] | None = None
     error_rates: dict[str, dict[str, float | None]] | None = None
+    extras: dict[str, Any] | None = None  # shortfall, flip test, detectable difference (luskin_core.regulator)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out.pop("cell_key")
+        out.update(out.pop("extras") or {})
         if self.score is None:
             out.pop("score")
         if self.error_rates is None:
@@ -247,6 +249,9 @@ def compare(table: CountTable, spec: AuditSpec) -> tuple[tuple[Comparison, ...],
                 error_rates=None if error_stats is None else error_stats[gi][ci],
             )
             comparisons.append(_with_sentence(item, spec, table))
+    from .regulator import attach_extras
+
+    comparisons = attach_extras(comparisons, spec)
     pooled = tuple(_pooled(table, spec, gi, r, comparisons) for gi in range(G) if gi != r)
     return tuple(comparisons), pooled, reference
 
