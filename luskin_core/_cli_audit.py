@@ -103,6 +103,9 @@ def apply_audit_options(args: argparse.Namespace, fields: dict[str, Any]) -> Non
                               "--positive, not both.")
         fields["outcome_type"] = "score"
         fields["positive"] = None
+    from ._cli_regulator import apply_template
+
+    apply_template(args, fields)  # --template ll144|eeoc: the groups come from --sex/--race
 
 
 # ------------------------------------------------------------------------------------------
@@ -137,7 +140,9 @@ def format_audit(result: Any) -> str:
         head += ")"
     if result.counts is not None and result.counts.score_cutoff is not None:
         head += f"\nA row counts as positive when {spec.outcome} is at least {result.counts.score_cutoff:g}."
-    lines = [head, "", result.headline(), ""]
+    from .power import sufficiency, sufficiency_lines
+
+    lines = [head, *sufficiency_lines(sufficiency(result.comparisons, spec)), "", result.headline(), ""]
     if result.gaps:
         rows = []
         for c in result.cells:
@@ -171,6 +176,7 @@ def format_audit(result: Any) -> str:
                                       "pooled odds ratio (MH)", "CMH p", "Breslow-Day p", "Simpson"])]
     lines.append("")
     lines += [f"- {s}" for s in result.sentences()]
+    lines += [f"- {c.extras['power_sentence']}" for c in result.comparisons if (c.extras or {}).get("power_sentence")]
     return "\n".join(lines)
 
 
@@ -178,6 +184,10 @@ def run_audit(args: argparse.Namespace) -> int:
     """Audit the outcome (or a prediction column against it) and print the result."""
     from .cli import print_json, resolve
 
+    if getattr(args, "template", None):
+        from ._cli_regulator import run_template
+
+        return run_template(args)
     frame, spec, _ = resolve(args, engine=True)  # a broken --config is refused before the audit's imports
     from .audit import audit
 

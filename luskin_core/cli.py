@@ -267,6 +267,9 @@ def _add_audit(subparsers: Any) -> None:
                                               "outcome: the share predicted positive, and TPR, FPR, FNR and "
                                               "precision per group")
     add_audit_options(parser)
+    from ._cli_regulator import add_template_options
+
+    add_template_options(parser)
     parser.set_defaults(run=run_audit)
 
 

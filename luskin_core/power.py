@@ -156,11 +156,19 @@ class Sufficiency:
     tolerance: float | None
     sufficient: bool
     rows_needed: int | None
+    verdict: str = ""
+    reference: str = ""
+
+    @property
+    def too_small(self) -> bool:
+        """Could not have seen a gap of the tolerance, and did not find one beyond chance."""
+        return not self.sufficient and self.verdict != "beyond tolerance"
 
     def to_dict(self) -> dict[str, Any]:
         return {"group": self.group, "cell": self.cell, "n": self.n, "reference_n": self.reference_n,
                 "minimum_detectable_difference": self.minimum_detectable_difference,
-                "tolerance": self.tolerance, "sufficient": self.sufficient, "rows_needed": self.rows_needed}
+                "tolerance": self.tolerance, "sufficient": self.sufficient, "too_small": self.too_small,
+                "rows_needed": self.rows_needed, "verdict": self.verdict}
 
 
 def sufficiency(comparisons: Sequence[Any], spec: Any) -> tuple[Sufficiency, ...]:
@@ -176,26 +184,32 @@ def sufficiency(comparisons: Sequence[Any], spec: Any) -> tuple[Sufficiency, ...
         needed = None
         if not enough and tol is not None and c.reference_rate is not None and tol > 0:
             needed = rows_needed(tol, c.reference_n, c.reference_rate)
-        out.append(Sufficiency(c.group, c.cell, c.n, c.reference_n, mdd, tol, enough, needed))
+        out.append(Sufficiency(c.group, c.cell, c.n, c.reference_n, mdd, tol, enough, needed, c.verdict, c.reference))
     return tuple(out)
 
 
 def sufficiency_lines(items: Sequence[Sufficiency]) -> list[str]:
-    """The data-sufficiency summary an audit opens with: which groups are too small, and what would do."""
-    small = [s for s in items if not s.sufficient]
+    """The data-sufficiency summary an audit opens with: which groups are too small, and what would do.
+
+    Too small: the comparison could not have detected a gap of the tolerance (80% power, 5% level)
+    and found no gap beyond chance (a gap it did find is judged, however small the group).
+    """
+    small = [s for s in items if s.too_small]
     if not items:
         return []
     if not small:
-        return [f"Data sufficiency: every comparison could detect a gap of the tolerance (80% power, 5% level)."]
-    lines = [f"Data sufficiency: {len(small)} of {len(items)} comparisons are too small to detect a gap of the "
-             "tolerance (80% power, 5% level):"]
+        return ["Data sufficiency: every comparison could detect a gap of the tolerance, or found a larger one "
+                "(80% power, 5% level)."]
+    lines = [f"Data sufficiency: {len(small)} of {len(items)} comparisons are too small to judge: they could not "
+             "detect a gap of the tolerance (80% power, 5% level) and found none beyond chance:"]
     for s in small[:12]:
         where = "" if s.cell is None else f" where {s.cell}"
         seen = ("no drop is detectable" if s.minimum_detectable_difference is None
                 else f"detectable gap {_points(s.minimum_detectable_difference)}")
         tol = "the tolerance" if s.tolerance is None else _points(s.tolerance)
         if s.rows_needed is None:
-            need = f"no number of {s.group} rows would detect {tol}: the reference has too few rows"
+            need = (f"no number of {s.group} rows would detect {tol}: the reference ({s.reference}, "
+                    f"{s.reference_n:,} rows) has too few")
         else:
             need = f"about {s.rows_needed:,} {s.group} rows would be needed to detect {tol}"
         lines.append(f"  - {s.group}{where}: {s.n:,} rows, {seen}; {need}.")
