@@ -67,7 +67,7 @@ def run_template(args: argparse.Namespace) -> int:
 
     if args.template == "ll144":
         ll144 = ll144_audit(data, spec, args.sex.strip(), args.race.strip(), exclude_small=args.exclude_small)
-        if ll144.scoring:  # the comparisons count "strictly above the median" too, as the tables do
+        if ll144.scoring and ll144.median is not None:  # the comparisons count "strictly above the median" too, as the tables do
             import numpy as np
 
             spec = spec.with_changes(score_cutoff=float(np.nextafter(ll144.median, np.inf)))

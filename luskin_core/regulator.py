@@ -123,7 +123,7 @@ def comparison_extras(comparisons: Sequence[Any], spec: Any) -> list[dict[str, A
     ref_n = np.array([c.reference_n for c in comparisons], dtype=float)
     ref_rate = np.array([np.nan if c.reference_rate is None else c.reference_rate for c in comparisons])
     mdd = minimum_detectable_difference(n, ref_n, ref_rate) if len(comparisons) else np.array([])
-    out = []
+    out: list[dict[str, Any]] = []
     for c, m in zip(comparisons, mdd):
         if c.is_reference:
             out.append({"shortfall_four_fifths": 0, "shortfall_parity": 0, "flip": False,
@@ -380,7 +380,7 @@ def ll144_table(kind: str, counts: Mapping[str, tuple[int, int]], *, exclude_sma
     total = sum(n for n, _ in counts.values())
     rates = {c: (s / n if n else None) for c, (n, s) in counts.items()}
     excluded = {c: bool(exclude_small and total and n / total < threshold) for c, (n, _) in counts.items()}
-    kept = [rates[c] for c in counts if not excluded[c] and rates[c] is not None]
+    kept = [r for c, r in rates.items() if not excluded[c] and r is not None]
     best = max(kept) if kept else None
     rows = []
     for c, (n, s) in counts.items():
@@ -488,8 +488,8 @@ def format_ll144(result: LL144Result) -> str:
     rate = result.rate_name.capitalize()
     selected = "Scored above median" if result.scoring else "# Selected"
     lines = [f"NYC Local Law 144 bias audit ({result.rate_name}s, impact ratios against the most selected category)",
-             f"Individuals assessed: {result.total + result.unknown_count:,}; unknown category (missing sex or "
-             f"race/ethnicity, not included below): {result.unknown_count:,}"]
+             (f"Individuals assessed: {result.total + result.unknown_count:,}; unknown category (missing sex or "
+              f"race/ethnicity, not included below): {result.unknown_count:,}")]
     if result.scoring and result.median is not None:
         lines.append(f"Median score of the full sample: {result.median:g}; the scoring rate is the share strictly "
                      "above it.")

@@ -108,11 +108,11 @@ def test_eeoc_template_text_and_json(capsys) -> None:
 
 
 def test_template_mistakes_are_plain_sentences(capsys, hiring) -> None:
-    status, out, err = run(capsys, "audit", "--data", hiring, "--outcome", "hired", "--positive", "yes",
-                           "--template", "ll144", "--sex", "sex")
+    status, _, err = run(capsys, "audit", "--data", hiring, "--outcome", "hired", "--positive", "yes",
+                         "--template", "ll144", "--sex", "sex")
     assert status == 2 and "--sex COLUMN --race COLUMN" in err and "Traceback" not in err
-    status, out, err = run(capsys, "audit", "--data", hiring, "--outcome", "hired", "--positive", "yes",
-                           "--groups", "race", "--sex", "sex")
+    status, _, err = run(capsys, "audit", "--data", hiring, "--outcome", "hired", "--positive", "yes",
+                         "--groups", "race", "--sex", "sex")
     assert status == 2 and "--template" in err
 
 
