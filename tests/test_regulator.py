@@ -299,3 +299,21 @@ def test_absence_of_evidence_sentence_and_sufficiency_summary():
     assert items[0].rows_needed == rows_needed(0.05, 2000, 0.5)
     lines = sufficiency_lines(items)
     assert lines[0].startswith("Data sufficiency: 1 of 1") and f"{items[0].rows_needed:,}" in lines[1]
+
+
+def test_report_has_the_ll144_summary_the_eeoc_table_and_sufficiency():
+    from luskin_core.report import build_html_report
+
+    frame = pd.DataFrame({"sex": ["F", "M"] * 300, "race": ["<b>A</b>"] * 400 + ["B"] * 200,
+                          "y": [1, 0, 1, 1] * 150})
+    spec = AuditSpec.from_dict({"outcome": "y", "positive": 1, "group_by": ["sex"]})
+    ll144 = ll144_audit(frame, spec, "sex", "race")
+    result = audit(frame, spec)
+    html = build_html_report(result, ll144=ll144, eeoc=True, dataset="sample:test")
+    assert "NYC Local Law 144 bias audit: summary of results" in html
+    assert "Intersectional (sex × race/ethnicity) categories" in html and "# of applicants" in html
+    assert "EEOC Uniform Guidelines" in html and "Shortfall to 4/5" in html
+    assert "What the data could show" in html
+    assert "<b>A</b>" not in html and "&lt;b&gt;A&lt;/b&gt;" in html
+    plain = build_html_report(result)
+    assert "Local Law 144" not in plain
