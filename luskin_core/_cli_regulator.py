@@ -18,8 +18,8 @@ from typing import Any
 from .errors import LuskinError
 
 
-def add_template_options(parser: argparse.ArgumentParser) -> None:
-    """The regulator templates' options (added to ``luskin audit``)."""
+def add_template_options(parser: argparse.ArgumentParser, *, csv: bool = True) -> None:
+    """The regulator templates' options (added to ``luskin audit``, and without --csv to ``luskin report``)."""
     group = parser.add_argument_group("regulator templates")
     group.add_argument("--template", choices=["ll144", "eeoc"], default=None,
                        help="print the NYC Local Law 144 bias-audit tables (ll144) or the EEOC Uniform Guidelines "
@@ -29,7 +29,8 @@ def add_template_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--exclude-small", action="store_true",
                        help="LL144: leave categories under 2%% of the data out of the impact ratios (their n and "
                             "rate are still shown, with the justification)")
-    group.add_argument("--csv", metavar="FILE", help="also write the template's table to this CSV file")
+    if csv:
+        group.add_argument("--csv", metavar="FILE", help="also write the template's table to this CSV file")
 
 
 def apply_template(args: argparse.Namespace, fields: dict[str, Any]) -> None:

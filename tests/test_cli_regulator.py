@@ -126,3 +126,14 @@ def test_plain_audit_opens_with_sufficiency_and_says_absence_of_evidence(capsys,
     lines = out.splitlines()
     assert lines[1].startswith("Data sufficiency: 1 of 1 comparisons are too small to judge")
     assert "absence of evidence, not evidence of fairness" in out
+
+
+def test_report_with_the_ll144_template(capsys, hiring, tmp_path) -> None:
+    target = tmp_path / "report.html"
+    status, out, err = run(capsys, "report", "--data", hiring, "--outcome", "hired", "--positive", "yes",
+                           "--template", "ll144", "--sex", "sex", "--race", "race", "--html", str(target))
+    assert status == 0, err
+    html = target.read_text(encoding="utf-8")
+    assert "NYC Local Law 144 bias audit: summary of results" in html
+    assert "Black or African American (Not Hispanic or Latino)" in html and "0.84" in html
+    assert "What the data could show" in html
