@@ -34,3 +34,12 @@ def test_regulator_page_shows_ll144_and_eeoc_tables_on_adult():
     assert not at.exception
     race = at.dataframe[1].value
     assert race["excluded"].any()  # Amer-Indian-Eskimo and Other are under 2% of Adult
+
+
+def test_audit_page_opens_with_the_sufficiency_summary():
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    assert not at.exception
+    at.switch_page("app_pages/audit.py").run()
+    assert not at.exception, at.exception
+    captions = [unescape(c.value) for c in at.caption]
+    assert any(c.startswith("Data sufficiency:") for c in captions)

@@ -130,8 +130,8 @@ def test_plain_audit_opens_with_sufficiency_and_says_absence_of_evidence(capsys,
 
 def test_report_with_the_ll144_template(capsys, hiring, tmp_path) -> None:
     target = tmp_path / "report.html"
-    status, out, err = run(capsys, "report", "--data", hiring, "--outcome", "hired", "--positive", "yes",
-                           "--template", "ll144", "--sex", "sex", "--race", "race", "--html", str(target))
+    status, _, err = run(capsys, "report", "--data", hiring, "--outcome", "hired", "--positive", "yes",
+                         "--template", "ll144", "--sex", "sex", "--race", "race", "--html", str(target))
     assert status == 0, err
     html = target.read_text(encoding="utf-8")
     assert "NYC Local Law 144 bias audit: summary of results" in html
