@@ -466,6 +466,7 @@ def render_result(spec: AuditSpec) -> None:
     result = ui.guarded(run_audit, spec, where="audit")
     if result is None:
         return
+    audit_view.render_sufficiency(result)  # what the data could show, on the first lines
     if not paper_view(spec):
         audit_view.render_general(result)
         return

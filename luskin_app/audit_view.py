@@ -223,6 +223,21 @@ def render_headline(result: AuditResult) -> None:
         col.metric(label, f"{counts[verdict]:,}", help=help_text)
 
 
+def render_sufficiency(result: AuditResult) -> None:
+    """What the data could show: the sufficiency summary first, the details and power sentences folded."""
+    from luskin_core.power import sufficiency, sufficiency_lines
+
+    lines = sufficiency_lines(sufficiency(result.comparisons, result.spec))
+    if not lines:
+        return
+    st.caption(ui.md(lines[0]))
+    details = [line.strip(" -") for line in lines[1:]]
+    details += [c.extras["power_sentence"] for c in result.comparisons if (c.extras or {}).get("power_sentence")]
+    if details:
+        with st.expander("Which groups are too small, and what the data could have seen"):
+            st.markdown(ui.bullet_list(details))
+
+
 def render_simpson(result: AuditResult) -> None:
     """The Simpson's-paradox callout: the overall gap misleads, in words."""
     for p in result.simpson:

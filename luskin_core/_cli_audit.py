@@ -138,6 +138,9 @@ def apply_audit_options(args: argparse.Namespace, fields: dict[str, Any]) -> Non
                               "--positive, not both.")
         fields["outcome_type"] = "score"
         fields["positive"] = None
+    from ._cli_regulator import apply_template
+
+    apply_template(args, fields)  # --template ll144|eeoc: the groups come from --sex/--race
 
 
 # ------------------------------------------------------------------------------------------
@@ -207,7 +210,9 @@ def format_audit(result: Any) -> str:
         head += f"\nA row counts as positive when {spec.outcome} is at least {result.counts.score_cutoff:g}."
     if spec.prediction is not None and spec.prediction_cutoff is not None:
         head += f"\nA row is predicted positive when {spec.prediction} is at least {spec.prediction_cutoff:g}."
-    lines = [head, "", result.headline(), ""]
+    from .power import sufficiency, sufficiency_lines
+
+    lines = [head, *sufficiency_lines(sufficiency(result.comparisons, spec)), "", result.headline(), ""]
     if result.gaps:
         rows = []
         for c in result.cells:
@@ -247,6 +252,7 @@ def format_audit(result: Any) -> str:
                                       "pooled odds ratio (MH)", "CMH p", "Breslow-Day p", "Simpson"])]
     lines.append("")
     lines += [f"- {s}" for s in result.sentences()]
+    lines += [f"- {c.extras['power_sentence']}" for c in result.comparisons if (c.extras or {}).get("power_sentence")]
     return "\n".join(lines)
 
 
@@ -258,6 +264,10 @@ def run_audit(args: argparse.Namespace) -> int:
         from ._cli_proxy import run_proxy_audit
 
         return run_proxy_audit(args)
+    if getattr(args, "template", None):
+        from ._cli_regulator import run_template
+
+        return run_template(args)
     frame, spec, _ = resolve(args, engine=True)  # a broken --config is refused before the audit's imports
     from .audit import audit
 

@@ -37,6 +37,9 @@ def add_parsers(subparsers: Any) -> None:
     from ._cli_adjust import add_adjust_options
 
     add_adjust_options(parser)  # --controls: a section of gaps adjusted by regression
+    from ._cli_regulator import add_template_options
+
+    add_template_options(parser, csv=False)  # --template ll144|eeoc adds the regulator's sections
     out = parser.add_argument_group("report")
     out.add_argument("--html", metavar="PATH", help="write the HTML report here")
     out.add_argument("--pdf", metavar="PATH", help="write the PDF report here")
@@ -179,6 +182,11 @@ def run(args: argparse.Namespace) -> int:
     result = audit(located, spec) if in_memory else located.audit(spec)
     timings["audit"] = clock() - t
     _say(f"Audit: {result.headline()} ({timings['audit']:.1f} s)")
+    ll144 = None
+    if args.template == "ll144":
+        from .regulator import ll144_audit
+
+        ll144 = ll144_audit(located, spec, args.sex.strip(), args.race.strip(), exclude_small=args.exclude_small)
 
     from ._cli_adjust import adjust_located
 
@@ -248,7 +256,8 @@ def run(args: argparse.Namespace) -> int:
     content = report_content(result, frame=frame if in_memory else None, dataset=dataset,
                              retrain=retrains or None, thresholds=reports or None, equalized=sweep,
                              equalized_alpha=args.alpha_shown if sweep is not None else None, title=args.title,
-                             sample_note=sample_note, adjusted=adjusted)
+                             sample_note=sample_note, adjusted=adjusted, ll144=ll144,
+                             eeoc=args.template == "eeoc")
     timings["report content"] = clock() - t
     written: dict[str, str] = {}
     if html_path is not None:

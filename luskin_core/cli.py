@@ -267,6 +267,9 @@ def _add_audit(subparsers: Any) -> None:
     from ._cli_proxy import add_proxy_option
 
     add_proxy_option(parser)
+    from ._cli_regulator import add_template_options
+
+    add_template_options(parser)
     parser.set_defaults(run=run_audit)
 
 

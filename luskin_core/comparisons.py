@@ -136,6 +136,7 @@ class Comparison:
     pooled_rate: float | None = None
     pooled_ci_low: float | None = None
     pooled_ci_high: float | None = None
+    extras: dict[str, Any] | None = None  # shortfall, flip test, detectable difference (luskin_core.regulator)
 
     @property
     def deciding(self) -> JudgedRate | None:
@@ -161,6 +162,7 @@ class Comparison:
         out["judged_rates"] = [asdict(j) for j in self.judged_rates]
         out["fair"] = None if self.is_reference else self.fair
         out.pop("cell_key")
+        out.update(out.pop("extras") or {})
         if self.score is None:
             out.pop("score")
         if self.error_rates is None:
@@ -361,6 +363,9 @@ def compare(table: CountTable, spec: AuditSpec) -> tuple[tuple[Comparison, ...],
                 judged_rates=() if is_ref else tuple(judged),
             )
             comparisons.append(_with_sentence(item, spec, table))
+    from .regulator import attach_extras
+
+    comparisons = attach_extras(comparisons, spec)
     pooled = tuple(_pooled(table, spec, gi, r, comparisons) for gi in range(G) if gi != r)
     return tuple(comparisons), pooled, reference
 

@@ -1007,6 +1007,11 @@ def _summary_section(result: AuditResult, dataset: DatasetRef | None, points: Se
     caveats = _caveats(result)
     if caveats:
         section.add("caveats", items=caveats, title="Read with care")
+    from .power import sufficiency, sufficiency_lines
+
+    enough = [line.strip(" -") for line in sufficiency_lines(sufficiency(result.comparisons, result.spec))]
+    if enough:
+        section.add("caveats", items=enough, title="What the data could show")
     section.add("subheading", text="What was tried to correct it, and what it cost")
     if points:
         section.table(_summary_rows(points))
@@ -1316,6 +1321,8 @@ def report_content(
     generated_at: _dt.datetime | None = None,
     sample_note: str | None = None,
     adjusted: Any = None,
+    ll144: Any = None,
+    eeoc: bool = False,
 ) -> ReportContent:
     """Everything the report says, for :meth:`ReportContent.html` and :meth:`ReportContent.pdf`.
 
@@ -1349,6 +1356,12 @@ def report_content(
         from .adjust_report import adjusted_section
 
         sections.append(adjusted_section(adjusted))
+    if ll144 is not None or eeoc:  # the regulators' tables (luskin_core.regulator_report)
+        from .regulator import eeoc_rows
+        from .regulator_report import eeoc_section, ll144_section
+
+        sections += ([ll144_section(ll144, ref.label if ref else "")] if ll144 is not None else []) + \
+            ([eeoc_section(eeoc_rows(result.comparisons))] if eeoc else [])
     if retrains:
         sections.append(_retrain_section(retrains, points))
     if reports:
@@ -1376,6 +1389,8 @@ def build_html_report(
     title: str = "Fairness audit report",
     generated_at: _dt.datetime | None = None,
     sample_note: str | None = None,
+    ll144: Any = None,
+    eeoc: bool = False,
 ) -> str:
     """A self-contained HTML page with the audit and every correction supplied.
 
@@ -1388,7 +1403,7 @@ def build_html_report(
     """
     return report_content(result, frame=frame, dataset=dataset, retrain=retrain, thresholds=thresholds,
                           equalized=equalized, equalized_alpha=equalized_alpha, options=options, title=title,
-                          generated_at=generated_at, sample_note=sample_note).html()
+                          generated_at=generated_at, sample_note=sample_note, ll144=ll144, eeoc=eeoc).html()
 
 
 def build_pdf_report(
@@ -1405,6 +1420,8 @@ def build_pdf_report(
     generated_at: _dt.datetime | None = None,
     sample_note: str | None = None,
     browser_path: str | None = None,
+    ll144: Any = None,
+    eeoc: bool = False,
 ) -> bytes:
     """The same report as :func:`build_html_report`, as PDF bytes (charts as vector images).
 
@@ -1412,7 +1429,8 @@ def build_pdf_report(
     """
     return report_content(result, frame=frame, dataset=dataset, retrain=retrain, thresholds=thresholds,
                           equalized=equalized, equalized_alpha=equalized_alpha, options=options, title=title,
-                          generated_at=generated_at, sample_note=sample_note).pdf(browser_path=browser_path)
+                          generated_at=generated_at, sample_note=sample_note, ll144=ll144,
+                          eeoc=eeoc).pdf(browser_path=browser_path)
 
 
 def report_filename(dataset: DatasetRef | Mapping[str, Any] | str | None, when: _dt.datetime | None = None,

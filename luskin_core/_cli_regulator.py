@@ -1,0 +1,123 @@
+"""``luskin audit --template ll144|eeoc``: the tables regulators name, from the usual audit options.
+
+``--template ll144 --sex COL --race COL`` prints the NYC Local Law 144 tables (selection rate,
+or for a score outcome the scoring rate, and impact ratios for sex, race/ethnicity and their
+intersection, with the unknown category); ``--template eeoc`` prints the Uniform Guidelines
+table (four-fifths beside two standard deviations and Fisher's exact test, shortfall, flip
+test) for each of --sex and --race, or for the --groups given. Both open with the data
+sufficiency summary. ``--json`` prints the audit's document with an ``ll144`` object (or the
+EEOC rows); ``--csv FILE`` writes the LL144 (or EEOC) table.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from .errors import LuskinError
+
+
+def add_template_options(parser: argparse.ArgumentParser, *, csv: bool = True) -> None:
+    """The regulator templates' options (added to ``luskin audit``, and without --csv to ``luskin report``)."""
+    group = parser.add_argument_group("regulator templates")
+    group.add_argument("--template", choices=["ll144", "eeoc"], default=None,
+                       help="print the NYC Local Law 144 bias-audit tables (ll144) or the EEOC Uniform Guidelines "
+                            "table (eeoc: four-fifths, two standard deviations, Fisher, shortfall, flip test)")
+    group.add_argument("--sex", metavar="COL", help="the sex column (for --template)")
+    group.add_argument("--race", metavar="COL", help="the race/ethnicity column (for --template)")
+    group.add_argument("--exclude-small", action="store_true",
+                       help="LL144: leave categories under 2%% of the data out of the impact ratios (their n and "
+                            "rate are still shown, with the justification)")
+    if csv:
+        group.add_argument("--csv", metavar="FILE", help="also write the template's table to this CSV file")
+
+
+def apply_template(args: argparse.Namespace, fields: dict[str, Any]) -> None:
+    """With a template and no --groups, the groups come from --sex and --race (so --protected is not needed)."""
+    template = getattr(args, "template", None)
+    if template is None:
+        if getattr(args, "sex", None) or getattr(args, "race", None) or getattr(args, "exclude_small", False):
+            raise LuskinError("--sex, --race and --exclude-small go with --template ll144 or --template eeoc.")
+        return
+    columns = [c.strip() for c in (getattr(args, "sex", None), getattr(args, "race", None)) if c]
+    if template == "ll144" and len(columns) != 2:
+        raise LuskinError("--template ll144 needs both columns: --sex COLUMN --race COLUMN.")
+    if not columns and not getattr(args, "groups", None):
+        raise LuskinError("--template eeoc needs --sex COLUMN, --race COLUMN or --groups COLUMN.")
+    if getattr(args, "protected", None):
+        raise LuskinError(f"--template {template} compares every category: use --sex/--race, not --protected.")
+    if not getattr(args, "groups", None):
+        fields["group_by"] = columns
+        fields["protected"] = None
+        fields["group_label"] = fields["other_label"] = None
+
+
+def run_template(args: argparse.Namespace) -> int:
+    """Run the chosen template and print it (text or JSON)."""
+    from .audit import audit
+    from .cli import print_json, resolve
+    from .power import sufficiency, sufficiency_lines
+    from .regulator import eeoc_frame, eeoc_rows, format_eeoc, format_ll144, ll144_audit
+    from .sources import Source
+
+    data, spec = resolve(args, engine=True)[:2]
+
+    def run(s: Any) -> Any:
+        return data.audit(s) if isinstance(data, Source) else audit(data, s)
+
+    if args.template == "ll144":
+        ll144 = ll144_audit(data, spec, args.sex.strip(), args.race.strip(), exclude_small=args.exclude_small)
+        if ll144.scoring and ll144.median is not None:  # the comparisons count "strictly above the median" too, as the tables do
+            import numpy as np
+
+            spec = spec.with_changes(score_cutoff=float(np.nextafter(ll144.median, np.inf)))
+        result = run(spec)
+        items = sufficiency(result.comparisons, spec)
+        if args.csv:
+            _write_csv(args.csv, ll144.to_csv())
+        if args.json:
+            document = result.to_dict()
+            document.update({"template": "ll144", "ll144": ll144.to_dict(),
+                             "sufficiency": [s.to_dict() for s in items]})
+            print_json(document)
+        else:
+            print("\n".join(sufficiency_lines(items) + ["", format_ll144(ll144)]))
+        return 0
+    specs = [spec] if getattr(args, "groups", None) else [
+        spec.with_changes(group_by=(c.strip(),)) for c in (args.sex, args.race) if c]
+    documents, texts, frames = [], [], []
+    for s in specs:
+        result = run(s)
+        rows = eeoc_rows(result.comparisons)
+        items = sufficiency(result.comparisons, s)
+        frame = eeoc_frame(rows)
+        frame.insert(0, "Groups", " × ".join(s.group_by))
+        frames.append(frame)
+        document = result.to_dict()
+        document.update({"eeoc": [r.to_dict() for r in rows], "sufficiency": [i.to_dict() for i in items]})
+        documents.append(document)
+        texts.append("\n".join([f"Groups: {' × '.join(s.group_by)} (reference {result.reference})"]
+                               + sufficiency_lines(items) + ["", format_eeoc(rows)]))
+    if args.csv:
+        import pandas as pd
+
+        _write_csv(args.csv, pd.concat(frames, ignore_index=True).to_csv(index=False))
+    if args.json:
+        print_json({"template": "eeoc", "audits": documents})
+    else:
+        print("\n\n".join(texts))
+    return 0
+
+
+def _write_csv(path: str, text: str) -> None:
+    target = Path(path)
+    if target.is_dir():
+        raise LuskinError(f"'{path}' is a folder: give a file name for --csv.")
+    try:
+        target.write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise LuskinError(f"Could not write '{path}': {err.strerror or err}.") from None
+
+
+__all__ = ["add_template_options", "apply_template", "run_template"]

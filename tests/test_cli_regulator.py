@@ -1,0 +1,139 @@
+"""``luskin audit --template ll144|eeoc``: text tables, --json and --csv, checked against pandas and brute force."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import pandas as pd
+import pytest
+
+from luskin_core import load_sample
+from luskin_core.cli import main
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+@pytest.fixture(scope="module")
+def hiring(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A small hiring file with the DCWP example's race rows, a sex column, unknowns and a score."""
+    rows = []
+    published = [("Hispanic or Latino", 408, 204), ("White (Not Hispanic or Latino)", 797, 412),
+                 ("Black or African American (Not Hispanic or Latino)", 390, 170)]
+    for name, n, s in published:
+        for j in range(n):
+            rows.append({"race": name, "sex": "Female" if j % 3 else "Male", "hired": "yes" if j < s else "no",
+                         "score": float(j % 7)})
+    rows += [{"race": "", "sex": "Male", "hired": "no", "score": 3.0}] * 9
+    path = tmp_path_factory.mktemp("ll144") / "hiring.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return str(path)
+
+
+def test_ll144_json_object_as_the_issue_specifies(capsys, hiring) -> None:
+    status, out, err = run(capsys, "audit", "--data", hiring, "--outcome", "hired", "--positive", "yes",
+                           "--template", "ll144", "--sex", "sex", "--race", "race", "--json")
+    assert status == 0, err
+    doc = json.loads(out)
+    ll = doc["ll144"]
+    assert ll["unknown_count"] == 9
+    assert [t["kind"] for t in ll["tables"]] == ["sex", "race_ethnicity", "intersectional"]
+    race = {r["category"]: r for r in ll["tables"][1]["rows"]}
+    assert (race["Hispanic or Latino"]["n"], race["Hispanic or Latino"]["selected"]) == (408, 204)
+    assert f"{race['Hispanic or Latino']['impact_ratio']:.2f}" == "0.97"  # DCWP's published 0.97
+    assert f"{race['Black or African American (Not Hispanic or Latino)']['impact_ratio']:.2f}" == "0.84"
+    inter = [r["category"] for r in ll["tables"][2]["rows"]]
+    assert "Female × White (Not Hispanic or Latino)" in inter
+    for row in ll["tables"][2]["rows"]:
+        assert set(row) == {"category", "n", "selected", "rate", "impact_ratio", "excluded"}
+    for c in doc["comparisons"]:
+        for key in ("shortfall_four_fifths", "shortfall_parity", "flip", "minimum_detectable_difference"):
+            assert key in c
+    assert doc["template"] == "ll144" and isinstance(doc["sufficiency"], list)
+
+
+def test_ll144_text_table_csv_and_scoring_rate(capsys, hiring, tmp_path) -> None:
+    target = tmp_path / "ll144.csv"
+    status, out, err = run(capsys, "audit", "--data", hiring, "--outcome", "score", "--score", "--template",
+                           "ll144", "--sex", "sex", "--race", "race", "--csv", str(target))
+    assert status == 0, err
+    assert out.startswith("Data sufficiency")
+    assert "Sex categories" in out and "Race/ethnicity categories" in out and "Intersectional" in out
+    assert "unknown category (missing sex or race/ethnicity, not included below): 9" in out
+    frame = pd.read_csv(hiring)
+    median = float(frame["score"].median())
+    assert f"Median score of the full sample: {median:g}" in out
+    written = pd.read_csv(target)
+    known = frame.dropna(subset=["race"])
+    sex = written[written["table"] == "sex"].set_index("category")
+    for name, part in known.groupby("sex"):
+        assert sex.loc[name, "n"] == len(part)
+        assert sex.loc[name, "scored_above_median"] == int((part["score"] > median).sum())
+
+
+def test_ll144_exclude_small_shows_the_justification(capsys, tmp_path) -> None:
+    df = load_sample("compas")
+    path = tmp_path / "compas.csv"
+    df[["sex", "race", "two_year_recid"]].to_csv(path, index=False)
+    status, out, err = run(capsys, "audit", "--data", str(path), "--outcome", "two_year_recid", "--positive", "0",
+                           "--template", "ll144", "--sex", "sex", "--race", "race", "--exclude-small", "--json")
+    assert status == 0, err
+    race = {r["category"]: r for r in json.loads(out)["ll144"]["tables"][1]["rows"]}
+    assert race["Asian"]["excluded"] and race["Asian"]["impact_ratio"] is None and race["Asian"]["n"] == 32
+    assert not race["Caucasian"]["excluded"]
+    assert "2%" in json.loads(out)["ll144"]["exclusion_justification"]
+
+
+def test_eeoc_template_text_and_json(capsys) -> None:
+    status, out, err = run(capsys, "audit", "--data", "sample:adult", "--outcome", "income", "--positive", ">50K",
+                           "--template", "eeoc", "--sex", "sex", "--race", "race", "--json")
+    assert status == 0, err
+    doc = json.loads(out)
+    assert [a["group_mode"] for a in doc["audits"]] == ["columns", "columns"]
+    female = next(r for r in doc["audits"][0]["eeoc"] if r["group"] == "Female")
+    k, n, rk, rn = female["selected"], female["n"], female["reference_selected"], female["reference_n"]
+    s = 0
+    while Fraction(k + s, n) < Fraction(4, 5) * Fraction(rk, rn):
+        s += 1
+    assert female["shortfall_four_fifths"] == s and female["below_four_fifths"] is True
+    status, out, err = run(capsys, "audit", "--data", "sample:adult", "--outcome", "income", "--positive", ">50K",
+                           "--template", "eeoc", "--race", "race")
+    assert status == 0, err
+    assert "two standard deviations" in out and "shortfall 4/5" in out and "flip" in out
+    assert "Data sufficiency" in out
+
+
+def test_template_mistakes_are_plain_sentences(capsys, hiring) -> None:
+    status, _, err = run(capsys, "audit", "--data", hiring, "--outcome", "hired", "--positive", "yes",
+                         "--template", "ll144", "--sex", "sex")
+    assert status == 2 and "--sex COLUMN --race COLUMN" in err and "Traceback" not in err
+    status, _, err = run(capsys, "audit", "--data", hiring, "--outcome", "hired", "--positive", "yes",
+                         "--groups", "race", "--sex", "sex")
+    assert status == 2 and "--template" in err
+
+
+def test_plain_audit_opens_with_sufficiency_and_says_absence_of_evidence(capsys, tmp_path) -> None:
+    path = tmp_path / "small.csv"
+    pd.DataFrame({"g": ["a"] * 42 + ["b"] * 2000,
+                  "y": [1] * 20 + [0] * 22 + [1] * 1000 + [0] * 1000}).to_csv(path, index=False)
+    status, out, err = run(capsys, "audit", "--data", str(path), "--outcome", "y", "--positive", "1",
+                           "--groups", "g")
+    assert status == 0, err
+    lines = out.splitlines()
+    assert lines[1].startswith("Data sufficiency: 1 of 1 comparisons are too small to judge")
+    assert "absence of evidence, not evidence of fairness" in out
+
+
+def test_report_with_the_ll144_template(capsys, hiring, tmp_path) -> None:
+    target = tmp_path / "report.html"
+    status, _, err = run(capsys, "report", "--data", hiring, "--outcome", "hired", "--positive", "yes",
+                         "--template", "ll144", "--sex", "sex", "--race", "race", "--html", str(target))
+    assert status == 0, err
+    html = target.read_text(encoding="utf-8")
+    assert "NYC Local Law 144 bias audit: summary of results" in html
+    assert "Black or African American (Not Hispanic or Latino)" in html and "0.84" in html
+    assert "What the data could show" in html
