@@ -630,6 +630,11 @@ def _with_pooled_sentence(pc: PooledComparison, spec: AuditSpec, several: bool) 
                f"of {ref} (a gap of {points(pc.marginal_difference)}, {format_p(pc.marginal_p_value)})")
     if not several:
         return _replace(pc, sentence=overall + ".")
+    if pc.mh_odds_ratio is None and pc.strata_used > 0:
+        return _replace(pc, sentence=overall + f"; the cells cannot be pooled into an odds ratio: in every cell that "
+                                               f"holds both groups, {group} always has the outcome or {ref} never "
+                                               "has it, so the odds cannot be compared (the pooled odds ratio is "
+                                               "infinite by arithmetic). Read the cells one by one.")
     if pc.mh_odds_ratio is None or pc.cmh_p_value is None:
         return _replace(pc, sentence=overall + "; the cells cannot be pooled (no cell holds both groups with both "
                                                "outcomes).")

@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from .audit import AuditResult
-from .comparisons import BEYOND, CHANCE, CRITERION_NAMES, ERROR_RATE_NAMES, TOO_FEW
+from .comparisons import BEYOND, CHANCE, CRITERION_NAMES, ERROR_RATE_NAMES, TOO_FEW, group_words
 from .cost import CONTROLLED, GAP_NAMES, CostPoint, accuracy_interval, cost_chart, cost_points
 from .errors import LuskinError
 from .formatting import format_percent
@@ -474,7 +474,8 @@ def _question(result: AuditResult, dataset: DatasetRef | None) -> list[tuple[str
     """Who is compared, on what outcome, in which cells, on which data."""
     spec = result.spec
     if spec.group_mode == "columns":
-        who = f"each {' × '.join(spec.group_by)} group, against {result.reference} (the reference group)"
+        who = (f"each {' × '.join(spec.group_by)} group, against {group_words(result.reference, spec)} (the reference "
+               "group)")
     else:
         who = f"{spec.group_name} against {spec.other_name}"
     data = dataset.label if dataset is not None else result.source

@@ -22,6 +22,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from .audit import AuditResult
+from .comparisons import group_words
 from .cost import CostPoint, cost_chart, cost_points
 from .errors import LuskinError
 from .formatting import format_percent
@@ -170,7 +171,7 @@ def _finding_slides(result: AuditResult) -> list[Slide]:
             mine = [c for c in result.comparisons if c.group in (p.group, result.reference)]
             bars = [(c.cell or "All rows", c.group, c.rate, c.ci_low, c.ci_high, c.n) for c in mine]
             sentence = p.sentence if several else result.comparison(p.group).sentence
-            findings.append((f"{p.group} against {result.reference}", sentence,
+            findings.append((f"{group_words(p.group, spec)} against {group_words(result.reference, spec)}", sentence,
                              _shares_chart(bars, colors, spec.outcome_text)))
     shown = findings[:MAX_FINDINGS]
     for number, (title, sentence, figure) in enumerate(shown, 1):

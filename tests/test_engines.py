@@ -68,6 +68,9 @@ def specs_for(name: str) -> list[AuditSpec]:
             # a score read as decisions at a cut-off, judged on both error rates (equalized odds)
             AuditSpec("two_year_recid", 1, group_by=("race",), strata=("priors_count",), prediction="decile_score",
                       prediction_cutoff=5, criterion="odds"),
+            AuditSpec("two_year_recid", 1, group_by=("sex",), prediction="high", criterion="opportunity"),
+            AuditSpec("two_year_recid", 1, group_by=("race",), strata=("sex",), prediction="flagged",
+                      criterion="precision"),
             AuditSpec("decile_score", outcome_type="score", group_by=("race",), strata=("c_charge_degree",)),
         ]
     return [
@@ -85,7 +88,11 @@ def _compas() -> pd.DataFrame:
     frame = load_sample("compas")
     keep = [c for c in ("race", "sex", "age_cat", "priors_count", "two_year_recid", "score_text", "decile_score",
                         "c_charge_degree") if c in frame.columns]
-    return frame[keep]
+    frame = frame[keep].copy()
+    # a model's decisions as booleans and as yes/no words in mixed spelling (read alike on every engine)
+    frame["high"] = frame["decile_score"] >= 5
+    frame["flagged"] = pd.array(np.where(frame["decile_score"] >= 5, " Yes", "no"), dtype="string")
+    return frame
 
 
 @pytest.fixture(scope="module")

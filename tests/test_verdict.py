@@ -235,6 +235,9 @@ def test_a_degenerate_pooled_odds_ratio_gets_words_not_zero():
     assert pooled.mh_odds_ratio == 0
     assert "pooled odds ratio 0.00" not in pooled.sentence and "by arithmetic, not an estimate" in pooled.sentence
     assert "0 (degenerate)" in format_audit(result)
+    flipped = audit(pd.concat(parts, ignore_index=True), AuditSpec("y", 1, group_by=("g",), strata=("s",),
+                                                                   reference="b"))
+    assert flipped.pooled[0].mh_odds_ratio is None and "infinite by arithmetic" in flipped.pooled[0].sentence
 
 
 def test_berkeley_pooled_sentence_does_not_call_the_cells_alike():
