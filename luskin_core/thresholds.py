@@ -59,6 +59,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from luskin_core.errors import LuskinError
 from luskin_core.formatting import below_majority
+from luskin_core.options import ThresholdOptions
 from luskin_core.validation import (
     check_both_outcomes_per_group,
     check_finite_scores,
@@ -71,6 +72,7 @@ __all__ = [
     "GroupRates",
     "GroupRoc",
     "GroupThresholdOptimizer",
+    "ThresholdOptions",
     "ThresholdReport",
     "ThresholdsNotFitted",
     "global_best_pso",
@@ -828,15 +830,15 @@ def tune_thresholds(
     frame: pd.DataFrame,
     spec: Any,
     *,
-    model: str | None = "LR",
+    model: str | None = ThresholdOptions.model,
     score_column: str | None = None,
     features: Sequence[str] | None = None,
-    solver: str = "exact",
-    lam: float = 1.0,
-    seed: int = 0,
+    solver: str = ThresholdOptions.solver,
+    lam: float = ThresholdOptions.lam,
+    seed: int = ThresholdOptions.seed,
     pipeline: Any = None,
-    tuning: str = "validation",
-    default_threshold: float | None = None,
+    tuning: str = ThresholdOptions.tuning,
+    default_threshold: float | None = ThresholdOptions.default_threshold,
 ) -> ThresholdReport:
     """Tune per-group thresholds on a frame described by an AuditSpec; report on held-out rows.
 
