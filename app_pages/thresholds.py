@@ -20,6 +20,7 @@ from luskin_core import plots
 from luskin_core.errors import LuskinError
 from luskin_core.guess import score_columns
 from luskin_core.models import MODEL_KINDS, MODEL_NAMES
+from luskin_core.options import ThresholdOptions
 from luskin_core.spec import AuditSpec
 from luskin_core.thresholds import ThresholdReport, tune_thresholds
 from luskin_core.validation import check_finite
@@ -84,7 +85,7 @@ def render_options(spec: AuditSpec) -> dict[str, Any]:
     ch_.seed("thr_source", opts["source"])
     ch_.seed("thr_model", opts["model"])
     ch_.seed("thr_solver", opts["solver"])
-    ch_.seed("thr_tuning", opts.get("tuning", "validation"))
+    ch_.seed("thr_tuning", opts.get("tuning", ThresholdOptions.tuning))
     ch_.seed("thr_lambda", float(opts["lam"]))
     ch_.seed("thr_seed", int(opts["seed"]))
     c1, c2, c3 = st.columns(3)

@@ -22,6 +22,7 @@ import streamlit as st
 from luskin_core.conditions import Condition
 from luskin_core.errors import LuskinError
 from luskin_core.guess import FirstChoices, first_choices
+from luskin_core.options import EqualizeOptions, RetrainOptions, ThresholdOptions
 from luskin_core.spec import (
     DEFAULT_BINS,
     DEFAULT_MIN_GROUP_SIZE,
@@ -55,13 +56,15 @@ WIDGET_KEYS = ("outcome", "positive", "protected_column", "protected_values", "p
                "audit_outcome_type", "audit_score_column", "audit_cutoff_median", "audit_cutoff", "audit_metric",
                "audit_ratio_threshold", "audit_correction")
 
+# The model pages' first choices: the tools' own defaults (luskin_core.options, which the command line reads
+# too), plus what only a page has (where the scores come from, the rows a chart shows, the alpha shown).
+_RETRAIN, _THRESHOLDS, _EQUALIZE = RetrainOptions(), ThresholdOptions(), EqualizeOptions()
 DEFAULT_OPTIONS: dict[str, dict[str, Any]] = {
-    "retrain": {"algorithm": 1, "first": "LR", "second": "MLP", "direction": "down", "all_cells": False,
-                "seed": 0},
-    "thresholds": {"source": "model", "model": "LR", "score_column": None, "solver": "exact",
-                   "lam": 1.0, "seed": 0, "split": "tune", "tuning": "validation"},
-    "equalize": {"alpha": None, "alphas": [0.0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.7, 0.9, 1.0],
-                 "seed": 0},
+    "retrain": {"algorithm": _RETRAIN.algorithm, "first": _RETRAIN.first, "second": _RETRAIN.second,
+                "direction": _RETRAIN.direction, "all_cells": _RETRAIN.all_cells, "seed": _RETRAIN.seed},
+    "thresholds": {"source": "model", "model": _THRESHOLDS.model, "score_column": None, "solver": _THRESHOLDS.solver,
+                   "lam": _THRESHOLDS.lam, "seed": _THRESHOLDS.seed, "split": "tune", "tuning": _THRESHOLDS.tuning},
+    "equalize": {"alpha": None, "alphas": list(_EQUALIZE.alphas), "seed": _EQUALIZE.seed},
 }
 # The Audit page's choices beyond the paper's (who is compared, within what, the outcome, the judgement);
 # their defaults give the paper's view, so presets and older configurations keep their numbers.

@@ -17,6 +17,7 @@ from .errors import LuskinError
 def add_parsers(subparsers: Any) -> None:
     """Register the ``thresholds`` and ``equalize`` subcommands."""
     from .cli import add_data_options
+    from .options import EqualizeOptions, ThresholdOptions  # the one place of the defaults (the pages read them too)
 
     th = subparsers.add_parser(
         "thresholds", help="one decision threshold per group for equal error rates (paper section 4)",
@@ -29,18 +30,18 @@ def add_parsers(subparsers: Any) -> None:
     group = th.add_argument_group("thresholds")
     source = group.add_mutually_exclusive_group()
     source.add_argument("--model", type=str.upper, choices=["LR", "MLP", "SVM"],
-                        help="train this model and tune its thresholds (default LR)")
+                        help=f"train this model and tune its thresholds (default {ThresholdOptions.model})")
     source.add_argument("--score-column", metavar="COL",
                         help="tune thresholds on an existing score column (e.g. decile_score)")
-    group.add_argument("--solver", default="exact", type=str.lower, choices=["exact", "pso"],
+    group.add_argument("--solver", default=ThresholdOptions.solver, type=str.lower, choices=["exact", "pso"],
                        help="exact: the true optimum (default); pso: the paper's particle swarm")
-    group.add_argument("--lambda", dest="lam", type=float, default=1.0, metavar="L",
-                       help="weight of the fairness gaps against accuracy (default 1)")
+    group.add_argument("--lambda", dest="lam", type=float, default=ThresholdOptions.lam, metavar="L",
+                       help=f"weight of the fairness gaps against accuracy (default {ThresholdOptions.lam:g})")
     group.add_argument("--default-threshold", type=float, default=None, metavar="T",
                        help="the single threshold to compare with ('before'); default: 0.5 for "
                             "probabilities, 0 for an SVM, and for a score column the single threshold "
                             "with the best accuracy on the tuning rows")
-    group.add_argument("--tuning", default="validation", type=str.lower,
+    group.add_argument("--tuning", default=ThresholdOptions.tuning, type=str.lower,
                        choices=["validation", "crossfit"],
                        help="validation: tune on the 20%% validation rows (the paper, default); "
                             "crossfit: tune on out-of-fold scores of the 80%% train + validation "
@@ -57,11 +58,11 @@ def add_parsers(subparsers: Any) -> None:
     group = eq.add_argument_group("equalized distribution")
     alphas = group.add_mutually_exclusive_group()
     alphas.add_argument("--alpha", type=float, help="one alpha between 0 and 1")
-    alphas.add_argument("--alphas", help="comma-separated alphas (default 0,0.01,0.05,0.1,0.2,0.3,"
-                                         "0.4,0.5,0.7,0.9,1)")
-    group.add_argument("--bandwidth", type=float, default=0.02,
-                       help="width of the Gaussian kernel of the soft histograms (default 0.02)")
-    group.add_argument("--solver", default="lbfgs", type=str.lower, choices=["lbfgs", "momentum"],
+    alphas.add_argument("--alphas", help="comma-separated alphas (default "
+                                         f"{','.join(f'{a:g}' for a in EqualizeOptions.alphas)})")
+    group.add_argument("--bandwidth", type=float, default=EqualizeOptions.bandwidth,
+                       help=f"width of the Gaussian kernel of the soft histograms (default {EqualizeOptions.bandwidth:g})")
+    group.add_argument("--solver", default=EqualizeOptions.solver, type=str.lower, choices=["lbfgs", "momentum"],
                        help="lbfgs (default, fast) or momentum (the paper's 2,000 steps)")
     group.add_argument("--histograms", action="store_true",
                        help="with --json, include the test score histograms per group and outcome")
@@ -92,10 +93,11 @@ def _num(x: Any) -> str:
 def run_thresholds(args: argparse.Namespace) -> int:
     """Tune the thresholds and print them with before/after rates on the test rows."""
     from .cli import format_table, format_warnings, print_json, resolve
+    from .options import ThresholdOptions
     from .thresholds import tune_thresholds
 
     frame, spec, features = resolve(args)
-    model = None if args.score_column else (args.model or "LR")
+    model = None if args.score_column else (args.model or ThresholdOptions.model)
     pipeline = None
     if model is not None and _paper_compas(args, features):
         from .models import compas_paper_pipeline

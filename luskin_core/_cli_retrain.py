@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # imported when the subcommand runs, so that `luskin --help` 
 def add_parsers(subparsers: Any) -> None:
     """Register the ``retrain`` subcommand."""
     from .cli import add_data_options
+    from .options import RetrainOptions as Defaults  # the one place of the defaults (the page reads them too)
 
     parser = subparsers.add_parser(
         "retrain", help="relabel and retrain to controlled fairness (paper section 3)",
@@ -27,18 +28,18 @@ def add_parsers(subparsers: Any) -> None:
                     "on D4, which neither has seen.")
     add_data_options(parser)
     group = parser.add_argument_group("retraining")
-    group.add_argument("--algorithm", default="2", choices=["1", "2"],
-                       help="1: selective risk adjustment; 2: risk-based flipping (default 2)")
-    group.add_argument("--first", default="LR", type=str.upper, choices=["LR", "MLP"],
-                       help="type of the first model A1 (default LR)")
-    group.add_argument("--second", default="MLP", type=str.upper, choices=["LR", "MLP"],
-                       help="type of the second model C2 (default MLP)")
-    group.add_argument("--direction", default="down", type=str.lower, choices=["down", "up"],
+    group.add_argument("--algorithm", default=str(Defaults.algorithm), choices=["1", "2"],
+                       help=f"1: selective risk adjustment; 2: risk-based flipping (default {Defaults.algorithm})")
+    group.add_argument("--first", default=Defaults.first, type=str.upper, choices=["LR", "MLP"],
+                       help=f"type of the first model A1 (default {Defaults.first})")
+    group.add_argument("--second", default=Defaults.second, type=str.upper, choices=["LR", "MLP"],
+                       help=f"type of the second model C2 (default {Defaults.second})")
+    group.add_argument("--direction", default=Defaults.direction, type=str.lower, choices=["down", "up"],
                        help="down: bring the higher class down (the paper); up: bring the lower class up")
     group.add_argument("--all-cells", action="store_true",
                        help="relabel every filter cell, not only the cell where the filter holds")
-    group.add_argument("--threshold", type=float, default=0.5,
-                       help="score at or above which a model decides positive (default 0.5)")
+    group.add_argument("--threshold", type=float, default=Defaults.threshold,
+                       help=f"score at or above which a model decides positive (default {Defaults.threshold:g})")
     group.add_argument("--synthetic-out", metavar="PATH",
                        help="write the synthetic data set D3 (D2's rows with luskin_risk, "
                             "luskin_label_before, luskin_label_after) as CSV")

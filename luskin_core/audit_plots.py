@@ -22,7 +22,7 @@ import plotly.graph_objects as go
 from .audit import AuditResult
 from .comparisons import BEYOND, CHANCE, TOO_FEW, WITHIN, Comparison
 from .formatting import format_percent
-from .plots import title_block
+from .plots import category_ticks, shorten, title_block
 
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#F0E442", "#000000")
 UNKNOWN_COLOR = "#999999"
@@ -35,6 +35,11 @@ VERDICT_MARKS = {BEYOND: "beyond tolerance", CHANCE: "beyond tolerance, could be
 def text(value: Any) -> str:
     """A user string made safe for plotly (which renders a subset of HTML in labels)."""
     return html.escape(str(value), quote=False)
+
+
+def short(value: Any) -> str:
+    """A user string for a tick, a panel title or a title: shortened with an ellipsis (plots.shorten), escaped."""
+    return text(shorten(value))
 
 
 def group_colors(result: AuditResult) -> dict[str, str]:
@@ -76,7 +81,7 @@ def comparison_bars(result: AuditResult, *, max_cells: int = 12, columns: int = 
     cells = _cells(result)[:max_cells]
     n_cols = min(columns, len(cells))
     n_rows = math.ceil(len(cells) / n_cols)
-    titles = [text(c) if c is not None else "All rows" for c in cells]
+    titles = [short(c) if c is not None else "All rows" for c in cells]
     per_panel = len(result.groups)
     panel_height = 46 * per_panel + 70
     fig = make_subplots(rows=n_rows, cols=n_cols, subplot_titles=titles, shared_xaxes=True,
@@ -86,7 +91,8 @@ def comparison_bars(result: AuditResult, *, max_cells: int = 12, columns: int = 
     for index, cell in enumerate(cells):
         row, col = index // n_cols + 1, index % n_cols + 1
         items = [c for c in result.comparisons if c.cell == cell]
-        y = [text(c.group) + (" (reference)" if c.is_reference else "") for c in items]
+        marks = [" (reference)" if c.is_reference else "" for c in items]
+        y = [text(c.group) + mark for c, mark in zip(items, marks, strict=True)]
         rates = [c.rate if c.rate is not None else 0.0 for c in items]
         plus = [(c.ci_high - c.rate) if c.rate is not None and c.ci_high is not None else 0.0 for c in items]
         minus = [(c.rate - c.ci_low) if c.rate is not None and c.ci_low is not None else 0.0 for c in items]
@@ -109,6 +115,7 @@ def comparison_bars(result: AuditResult, *, max_cells: int = 12, columns: int = 
             text=[f"{_pct(c.rate)}, n = {c.n:,}" for c in items], textposition="middle right",
             textfont={"size": FONT_SIZE - 5}, hoverinfo="skip",
         ), row=row, col=col)
+        fig.update_yaxes(**category_ticks([c.group for c in items], text, marks), row=row, col=col)
     fig.update_xaxes(range=[0, 1.3], tickformat=".0%", tickvals=[0, 0.25, 0.5, 0.75, 1.0])
     fig.update_yaxes(autorange="reversed", automargin=True)
     for annotation in fig.layout.annotations:
@@ -164,12 +171,13 @@ def impact_heatmap(result: AuditResult) -> go.Figure:
                   "ticktext": ["0.5 or less", "0.8", "1", "2 or more"]},
     ))
     height = max(360, 60 * len(groups) + 220)
-    _layout(fig, f"Impact ratio against {text(result.reference)}, every group in every cell",
+    _layout(fig, f"Impact ratio against {short(result.reference)}, every group in every cell",
             ("Share of the group divided by the reference's share in the same cell. Below 0.8 fails the "
              "four-fifths rule.<br>* beyond the tolerance and not chance; ? could be chance; "
              f"n<{spec.min_group_size}: too few rows to judge (grey)."), height=height, top=150)
-    fig.update_xaxes(side="bottom", tickangle=-30 if len(cells) > 6 else 0, automargin=True)
-    fig.update_yaxes(autorange="reversed", automargin=True)
+    fig.update_xaxes(side="bottom", tickangle=-30 if len(cells) > 6 else 0, automargin=True,
+                     **category_ticks([c if c is not None else "All rows" for c in cells], text))
+    fig.update_yaxes(autorange="reversed", automargin=True, **category_ticks(groups, text))
     return fig
 
 
@@ -181,7 +189,8 @@ def overall_vs_within(result: AuditResult) -> go.Figure:
     which cells each group falls in (Simpson's paradox), and the label says so.
     """
     pooled = list(result.pooled)
-    names = [text(p.group) + (" (Simpson's paradox)" if p.simpson else "") for p in pooled]
+    flags = [" (Simpson's paradox)" if p.simpson else "" for p in pooled]
+    names = [text(p.group) + flag for p, flag in zip(pooled, flags, strict=True)]
     overall = [None if p.marginal_difference is None else 100 * p.marginal_difference for p in pooled]
     low = [None if p.marginal_difference_ci_low is None else 100 * p.marginal_difference_ci_low for p in pooled]
     high = [None if p.marginal_difference_ci_high is None else 100 * p.marginal_difference_ci_high for p in pooled]
@@ -206,13 +215,13 @@ def overall_vs_within(result: AuditResult) -> go.Figure:
     fig.add_vline(x=0, line_color="#555555", line_width=1)
     values = [abs(v) for v in overall + within + low + high if v is not None] + [tol]
     span = max(values) * 1.15
-    _layout(fig, f"Gap to {text(result.reference)}: overall and within the cells",
+    _layout(fig, f"Gap to {short(result.reference)}: overall and within the cells",
             ("Points: group's share minus the reference's. Circle: overall, with its 95% interval; diamond: "
              "the average gap inside the cells.<br>The green band is the tolerance."),
             height=max(320, 70 * len(pooled) + 230), top=150)
     fig.update_layout(showlegend=True, legend={"orientation": "h", "y": -0.25, "x": 0})
     fig.update_xaxes(title_text="gap (percentage points)", range=[-span, span], zeroline=False)
-    fig.update_yaxes(autorange="reversed", automargin=True)
+    fig.update_yaxes(autorange="reversed", automargin=True, **category_ticks([p.group for p in pooled], text, flags))
     return fig
 
 
@@ -230,4 +239,4 @@ def audit_figures(result: AuditResult, *, heatmap_from: int = 13) -> list[tuple[
 
 
 __all__: Sequence[str] = ("audit_figures", "comparison_bars", "group_colors", "impact_heatmap", "overall_vs_within",
-                          "text")
+                          "short", "text")

@@ -73,6 +73,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from luskin_core.errors import LuskinError
 from luskin_core.formatting import below_majority
+from luskin_core.options import DEFAULT_ALPHAS, EqualizeOptions
 from luskin_core.validation import check_both_outcomes_per_group, check_group_labels, check_groups_argument
 
 __all__ = [
@@ -82,6 +83,7 @@ __all__ = [
     "GAP_GROWTH",
     "AlphaPoint",
     "AlphaSweep",
+    "EqualizeOptions",
     "EqualizedDistributionClassifier",
     "alpha_sweep",
     "equalize_frame",
@@ -91,7 +93,6 @@ __all__ = [
 BIN_WIDTH = 0.02
 BIN_CENTERS = np.round(np.arange(0.01, 1.0, 0.02), 10)  # 50 bins of width 0.02
 BIN_EDGES = np.round(np.linspace(0.0, 1.0, 51), 10)
-DEFAULT_ALPHAS = (0.0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.7, 0.9, 1.0)
 GAP_GROWTH = 0.01   # a gap this much larger than plain logistic regression's is worth a warning
 DEFAULT_FTOL = 2.220446049250313e-09  # scipy's L-BFGS-B default (factr = 1e7: "moderate accuracy")
 # The optimiser sees the loss divided by max(alpha, _LOSS_FLOOR): the log-loss part then weighs 1
@@ -1088,13 +1089,13 @@ def equalize_frame(
     frame: pd.DataFrame,
     spec: Any,
     *,
-    alphas: Sequence[float] = DEFAULT_ALPHAS,
+    alphas: Sequence[float] = EqualizeOptions.alphas,
     features: Sequence[str] | None = None,
     preprocess: Any = None,
-    seed: int = 0,
-    bandwidth: float = 0.02,
-    solver: str = "lbfgs",
-    start: str = "lr",
+    seed: int = EqualizeOptions.seed,
+    bandwidth: float = EqualizeOptions.bandwidth,
+    solver: str = EqualizeOptions.solver,
+    start: str = EqualizeOptions.start,
     progress: Callable[[float, str], None] | None = None,
 ) -> AlphaSweep:
     """The alpha sweep on a frame described by an AuditSpec (what the CLI and the page call).

@@ -32,6 +32,9 @@ STAGE_COLORS = (OKABE_ITO["black"], OKABE_ITO["sky"], OKABE_ITO["green"], OKABE_
 TOLERANCE_COLOR = "rgba(0, 158, 115, 0.15)"
 FONT_SIZE = 18
 TITLE_SIZE = 24
+# A label on a chart (tick, legend entry, panel title, a name in a title) longer than this is shortened
+# with an ellipsis; the table beside the chart and the chart's hover keep it whole.
+CHART_LABEL_CHARS = 32
 
 
 def title_pad(title: str, size: int = TITLE_SIZE) -> int:
@@ -84,6 +87,47 @@ def label(value: Any) -> str:
     return str(value).replace("&", "&amp;").replace("<", "&lt;")
 
 
+def shorten(value: Any, limit: int = CHART_LABEL_CHARS) -> str:
+    """A label of at most ``limit`` characters for a chart: its middle replaced by an ellipsis when longer.
+
+    The start and the end both stay, since either may tell groups apart (a crossed group's last part,
+    "White × Female × 25-44", or a long value's first words). Not escaped: pass the result to
+    :func:`label` (or audit_plots.text). Tables and hover labels keep the whole text.
+    """
+    flat = " ".join(str(value).split())
+    if len(flat) <= limit:
+        return str(value) if flat == str(value) else flat
+    head = (limit - 1) * 3 // 5
+    tail = limit - 1 - head
+    return flat[:head].rstrip() + "…" + flat[len(flat) - tail:].lstrip()
+
+
+def short_label(value: Any, limit: int = CHART_LABEL_CHARS) -> str:
+    """:func:`shorten` then :func:`label`: a shortened user string, safe for plotly."""
+    return label(shorten(value, limit))
+
+
+def category_ticks(values: Sequence[Any], escape: Any = None, suffixes: Sequence[str] | None = None,
+                   limit: int = CHART_LABEL_CHARS) -> dict[str, Any]:
+    """Axis settings showing categories (the whole labels, escaped by ``escape``) as shortened tick text.
+
+    The categories stay the whole labels, so the hover (``%{x}``/``%{y}``) carries them whole; only the
+    ticks are shortened. Two labels that shorten alike get " (2)", " (3)"... so that ticks stay distinct.
+    ``suffixes`` (e.g. " (reference)") are added after the escaped text, to both.
+    """
+    escape = escape or label
+    extra = list(suffixes) if suffixes is not None else [""] * len(values)
+    vals: list[str] = []
+    texts: list[str] = []
+    seen: dict[str, int] = {}
+    for value, suffix in zip(values, extra, strict=True):
+        vals.append(escape(value) + suffix)
+        short = escape(shorten(value, limit)) + suffix
+        seen[short] = seen.get(short, 0) + 1
+        texts.append(short if seen[short] == 1 else f"{short} ({seen[short]})")
+    return {"tickmode": "array", "tickvals": vals, "ticktext": texts}
+
+
 def class_colors(group: str, other: str) -> dict[str, str]:
     """Colour by class name: the protected group blue, the other class orange."""
     return {str(group): GROUP_COLOR, str(other): OTHER_COLOR}
@@ -115,14 +159,14 @@ def audit_bars(result: AuditResult) -> go.Figure:
         short = c.ci_low is None or c.ci_low < 0.25 * axis_top
         return f"{_pct(c.ratio)}{' · ' if short else '<br>'}n = {c.n:,}"
 
-    for member, name, color in ((True, label(spec.group_name), GROUP_COLOR),
-                                (False, label(spec.other_name), OTHER_COLOR)):
+    for member, raw_name, color in ((True, spec.group_name, GROUP_COLOR), (False, spec.other_name, OTHER_COLOR)):
+        name = label(raw_name)
         cells = [c for c in result.cells if c.in_group == member]
         ratio = [c.ratio if c.ratio is not None else 0.0 for c in cells]
         plus = [(c.ci_high - c.ratio) if c.ratio is not None and c.ci_high is not None else 0.0 for c in cells]
         minus = [(c.ratio - c.ci_low) if c.ratio is not None and c.ci_low is not None else 0.0 for c in cells]
         fig.add_trace(go.Bar(
-            name=name, x=[label(c.cell) for c in cells], y=ratio, marker_color=color,
+            name=short_label(raw_name), x=[label(c.cell) for c in cells], y=ratio, marker_color=color,
             error_y={"type": "data", "array": plus, "arrayminus": minus, "visible": True,
                      "color": "#333333", "thickness": 2, "width": 8},
             text=[bar_text(c) for c in cells],
@@ -143,15 +187,16 @@ def audit_bars(result: AuditResult) -> go.Figure:
         fig.add_annotation(x=label(g.cell), y=1.0, yref="paper", text=note, showarrow=False,
                            font={"size": FONT_SIZE - 2}, yanchor="bottom")
     tol = f"{100 * spec.tolerance:g}"
-    title = (f"Share of people with {outcome} = {positive}, {label(spec.group_name)} vs "
-             f"{label(spec.other_name)}")
+    title = (f"Share of people with {short_label(spec.outcome)} = {short_label(spec.positive)}, "
+             f"{short_label(spec.group_name)} vs {short_label(spec.other_name)}")
     subtitle = ("Bar: share; whisker: 95% confidence interval; n: rows.<br>"
                 f"A gap above {tol} points (the tolerance) counts as unfair.")
     _layout(fig, title, subtitle, barmode="group", bargap=0.25, height=560,
             uniformtext={"minsize": FONT_SIZE - 4, "mode": "show"})
     fig.update_yaxes(title_text=f"share with {outcome} = {positive}", tickformat=".0%",
                      range=[0, axis_top])
-    fig.update_xaxes(title_text="", categoryorder="array", categoryarray=cell_names)
+    fig.update_xaxes(title_text="", categoryorder="array", categoryarray=cell_names,
+                     **category_ticks(list(dict.fromkeys(c.cell for c in result.cells))))
     return fig
 
 
@@ -167,13 +212,13 @@ def gap_comparison(results: Mapping[str, AuditResult], title: str | None = None)
     fig = go.Figure()
     tol = 100 * spec.tolerance
     cells = list(dict.fromkeys(label(g.cell) for g in first.gaps))
-    group, other = label(spec.group_name), label(spec.other_name)
+    group, other = short_label(spec.group_name), short_label(spec.other_name)
     for i, (stage, res) in enumerate(results.items()):
         gaps = [res.gap(g.filter_holds) for g in first.gaps]
         values = [None if g.gap is None else 100 * g.gap for g in gaps]
-        stage = label(stage)
+        shown, stage = short_label(stage), label(stage)
         fig.add_trace(go.Bar(
-            name=stage, x=[label(g.cell) for g in gaps], y=values,
+            name=shown, x=[label(g.cell) for g in gaps], y=values,
             marker_color=STAGE_COLORS[i % len(STAGE_COLORS)],
             text=["n/a" if v is None else f"{v:+.1f}" for v in values], textposition="outside",
             textfont={"size": FONT_SIZE},
@@ -184,15 +229,16 @@ def gap_comparison(results: Mapping[str, AuditResult], title: str | None = None)
     _layout(
         fig,
         label(title) if title else f"Gap between {group} and {other}, before and after retraining",
-        (f"Gap = share of {group} minus share of {other} with {label(spec.outcome)} = "
-         f"{label(spec.positive)}, in points.<br>The green band is the ±{tol:g}-point tolerance."),
+        (f"Gap = share of {group} minus share of {other} with {short_label(spec.outcome)} = "
+         f"{short_label(spec.positive)}, in points.<br>The green band is the ±{tol:g}-point tolerance."),
         barmode="group", bargap=0.25,
     )
     magnitudes = [abs(float(v)) for t in fig.data for v in t.y if v is not None] + [tol]
     span = max(magnitudes) * 1.25
     fig.update_yaxes(title_text="gap (percentage points)", zeroline=True,
                      range=[-span if any(v is not None and v < 0 for t in fig.data for v in t.y) else -tol * 1.25, span])
-    fig.update_xaxes(categoryorder="array", categoryarray=cells)
+    fig.update_xaxes(categoryorder="array", categoryarray=cells,
+                     **category_ticks(list(dict.fromkeys(g.cell for g in first.gaps))))
     return fig
 
 
@@ -226,10 +272,10 @@ def threshold_roc(report: Any, spec: AuditSpec | None = None, split: str = "tune
     fig = go.Figure()
     for i, (group, curve) in enumerate(roc.items()):
         color = _color_for(group, spec, i)
-        name = label(group)
+        name, shown = label(group), short_label(group)
         fig.add_trace(go.Scatter(
             x=np.asarray(curve.fpr, float), y=np.asarray(curve.tpr, float), mode="lines",
-            name=f"{name}: ROC curve", line={"color": color, "width": 3}, legendgroup=name,
+            name=f"{shown}: ROC curve", line={"color": color, "width": 3}, legendgroup=name,
             hovertemplate=f"<b>{name}</b><br>FPR %{{x:.2f}}<br>TPR %{{y:.2f}}<extra></extra>",
         ))
         for rates, when, symbol, size in ((before, "before (one threshold)", "x", 18),
@@ -238,7 +284,7 @@ def threshold_roc(report: Any, spec: AuditSpec | None = None, split: str = "tune
                 continue
             r = rates.groups[group]
             fig.add_trace(go.Scatter(
-                x=[r.fpr], y=[r.tpr], mode="markers", name=f"{name}: {when}", legendgroup=name,
+                x=[r.fpr], y=[r.tpr], mode="markers", name=f"{shown}: {when}", legendgroup=name,
                 marker={"symbol": symbol, "size": size, "color": color, "line": {"width": 2, "color": "black"}},
                 hovertemplate=(f"<b>{name} {when.split()[0]}</b><br>threshold {r.threshold:.3g}<br>"
                                "FPR %{x:.3f}<br>TPR %{y:.3f}<extra></extra>"),
@@ -284,14 +330,14 @@ def score_histograms(
     for col, outcome in ((1, 1), (2, 0)):
         for name, color in ((group, GROUP_COLOR), (other, OTHER_COLOR)):
             values = np.asarray(hist.get((name, outcome), np.zeros(len(centres))), float)
-            shown = label(name)
+            whole = label(name)
             fig.add_trace(go.Bar(
-                x=centres, y=values, width=width, name=shown, marker_color=color, opacity=0.6,
-                legendgroup=shown, showlegend=col == 1,
-                hovertemplate=f"<b>{shown}</b><br>score %{{x:.2f}}<br>share %{{y:.1%}}<extra></extra>",
+                x=centres, y=values, width=width, name=short_label(name), marker_color=color, opacity=0.6,
+                legendgroup=whole, showlegend=col == 1,
+                hovertemplate=f"<b>{whole}</b><br>score %{{x:.2f}}<br>share %{{y:.1%}}<extra></extra>",
             ), row=1, col=col)
     at = "" if alpha is None else f" (alpha = {alpha:g})"
-    _layout(fig, f"Score distributions of {label(group)} and {label(other)}{at}",
+    _layout(fig, f"Score distributions of {short_label(group)} and {short_label(other)}{at}",
             ("Each panel compares the two groups' model scores.<br>The closer the blue and orange "
              "shapes, the more alike the model treats the groups."),
             barmode="overlay", bargap=0, height=540, top_margin=180)

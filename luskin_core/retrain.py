@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,12 +40,12 @@ from sklearn.metrics import roc_auc_score
 
 from .audit import AuditResult, audit_arrays
 from .errors import LuskinError
-from .models import MODEL_NAMES, check_kind, make_model, risk_scores
+from .models import MODEL_NAMES, make_model, risk_scores
+from .options import RETRAIN_KINDS, RetrainOptions
 from .pipeline import MIN_STRATUM, SHAPES, prepare_split, split_positions
-from .relabel import ALGORITHM_NAMES, RelabelResult, check_algorithm, check_direction, relabel
+from .relabel import ALGORITHM_NAMES, RelabelResult, relabel
 from .spec import AuditSpec
 
-RETRAIN_KINDS = ("LR", "MLP")
 SPLIT = (0.4, 0.4, 0.2)
 MIN_ROWS = 50          # below this a 20% test set holds too few rows to say anything
 AUC_DROP = 0.02        # C2's AUC this much below A1's is worth a warning
@@ -53,98 +53,6 @@ GAP_GROWTH = 0.01      # a gap that grew by less than one point is not called gr
 SYNTHETIC_COLUMNS = ("luskin_risk", "luskin_label_before", "luskin_label_after")
 
 Progress = Callable[[float, str], None]
-
-
-# ----------------------------------------------------------------------------------------
-# Options
-# ----------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class RetrainOptions:
-    """How to retrain: which algorithm, the two model types, direction, cells, seed, threshold.
-
-    ``features`` None means every column but the outcome (identifier-like text is left out);
-    ``exclude`` removes columns from either choice.
-    """
-
-    algorithm: int = 2
-    first: str = "LR"
-    second: str = "MLP"
-    direction: str = "down"
-    all_cells: bool = False
-    seed: int = 0
-    threshold: float = 0.5
-    features: tuple[str, ...] | None = None
-    exclude: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "algorithm", check_algorithm(self.algorithm))
-        object.__setattr__(self, "first", _check_retrain_kind(self.first, "first"))
-        object.__setattr__(self, "second", _check_retrain_kind(self.second, "second"))
-        object.__setattr__(self, "direction", check_direction(self.direction))
-        object.__setattr__(self, "all_cells", bool(self.all_cells))
-        try:
-            seed = int(self.seed)
-        except (TypeError, ValueError):
-            raise LuskinError(f"The seed must be a whole number, not '{self.seed}'.") from None
-        if seed < 0 or seed >= 2**32:
-            raise LuskinError(f"The seed must be a whole number from 0 to {2**32 - 1}, not {seed}.")
-        object.__setattr__(self, "seed", seed)
-        try:
-            threshold = float(self.threshold)
-        except (TypeError, ValueError, OverflowError):
-            raise LuskinError(f"The threshold must be a number between 0 and 1, not '{self.threshold}'.") from None
-        if not 0 < threshold < 1:
-            raise LuskinError(f"The threshold must be between 0 and 1 (the paper uses 0.5), not {threshold}.")
-        object.__setattr__(self, "threshold", threshold)
-        if self.features is not None:
-            names = (self.features,) if isinstance(self.features, str) else self.features
-            object.__setattr__(self, "features", tuple(str(c) for c in names) or None)
-        names = (self.exclude,) if isinstance(self.exclude, str) else (self.exclude or ())
-        object.__setattr__(self, "exclude", tuple(str(c) for c in names))
-
-    def describe(self) -> str:
-        return (f"{ALGORITHM_NAMES[self.algorithm]}, A1 = {self.first}, C2 = {self.second}, direction "
-                f"{self.direction}, {'every filter cell' if self.all_cells else 'the filter cell only'}, "
-                f"seed {self.seed}")
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["features"] = None if self.features is None else list(self.features)
-        data["exclude"] = list(self.exclude)
-        return data
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> RetrainOptions:
-        if not isinstance(data, Mapping):
-            raise LuskinError("The saved retraining options are not a JSON object.")
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise LuskinError(f"Unknown retraining option(s): {', '.join(unknown)}.")
-        values = dict(data)
-        if values.get("features") is not None:
-            values["features"] = tuple(values["features"])
-        values["exclude"] = tuple(values.get("exclude") or ())
-        return cls(**values)
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2)
-
-    @classmethod
-    def from_json(cls, text: str) -> RetrainOptions:
-        try:
-            data = json.loads(text)
-        except (json.JSONDecodeError, TypeError, ValueError) as err:  # ValueError: an integer of 4,300+ digits
-            raise LuskinError(f"The retraining options are not valid JSON ({str(err)[:200]}).") from None
-        return cls.from_dict(data)
-
-
-def _check_retrain_kind(kind: Any, which: str) -> str:
-    key = check_kind(kind)
-    if key not in RETRAIN_KINDS:
-        raise LuskinError(f"The {which} model must be LR (logistic regression) or MLP (neural network) for "
-                          f"retraining, not '{kind}': the algorithms need a risk score between 0 and 1.")
-    return key
 
 
 # ----------------------------------------------------------------------------------------

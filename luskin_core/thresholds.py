@@ -59,8 +59,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from luskin_core.errors import LuskinError
 from luskin_core.formatting import below_majority
+from luskin_core.options import ThresholdOptions
 from luskin_core.validation import (
     check_both_outcomes_per_group,
+    check_finite_scores,
     check_groups_argument,
     check_scores_outcomes_groups,
 )
@@ -70,7 +72,9 @@ __all__ = [
     "GroupRates",
     "GroupRoc",
     "GroupThresholdOptimizer",
+    "ThresholdOptions",
     "ThresholdReport",
+    "ThresholdsNotFitted",
     "global_best_pso",
     "group_rates",
     "objective",
@@ -405,13 +409,26 @@ def _solve_pso(
 # --------------------------------------------------------------------------------------------
 
 
+class ThresholdsNotFitted(NotFittedError, LuskinError):
+    """Predicting before fitting: scikit-learn's NotFittedError, and a plain LuskinError for pages and CLI."""
+
+
 class GroupThresholdOptimizer(BaseEstimator):
     """Choose one decision threshold per group to maximise accuracy - lam * (TPR/FPR gaps).
 
     scikit-learn conventions, as fairlearn's ``ThresholdOptimizer``: the group of each row is a
     keyword argument, ``groups`` or its fairlearn name ``sensitive_features`` (one of them), at
     ``fit`` and at ``predict``; ``fit`` returns the estimator; ``get_params``, ``set_params`` and
-    ``sklearn.base.clone`` work; learned attributes end in ``_``.
+    ``sklearn.base.clone`` work; learned attributes end in ``_``; ``predict`` before ``fit`` raises
+    :class:`ThresholdsNotFitted` (a ``NotFittedError``); a missing or infinite score is refused in
+    one sentence at ``fit`` and at ``predict`` alike (never silently decided "no").
+
+    What ``X`` is. Without ``estimator``, ``X`` is the scores: one number per row (a 1-D array or a
+    single column). With ``estimator`` (a classifier), ``X`` is its input and the scores are its
+    probability of the positive class (``predict_proba``), or its ``decision_function``; with
+    ``prefit=True`` the estimator must be fitted already and is used as it is (so the optimizer can
+    end a ``Pipeline`` after a fitted model: ``pipe.fit(X, y, thr__groups=g)``, ``pipe.predict(X,
+    groups=g)``), otherwise a clone of it is fitted on ``X`` and ``y`` first (``estimator_``).
 
     Parameters
     ----------
@@ -424,10 +441,13 @@ class GroupThresholdOptimizer(BaseEstimator):
     n_particles, iters, pso_options : particle swarm settings; defaults 50 particles, 200
         iterations, c1=0.5, c2=0.3, w=0.9 (the paper does not give its own). The swarm searches
         each group's threshold between its lowest and (just above) its highest score.
+    estimator : a classifier whose scores are thresholded (None: ``X`` is the scores).
+    prefit : the estimator is already fitted (fairlearn's ``prefit``); ignored without estimator.
 
     Learned attributes: ``groups_`` (sorted labels), ``reference_``, ``thresholds_`` (label ->
     threshold, predict positive iff score >= threshold), ``objective_`` (on the fitting rows),
-    ``fit_seconds_``.
+    ``fit_seconds_``, ``classes_`` (``[0, 1]``), ``n_features_in_`` (1 for scores, else the
+    estimator's), ``estimator_`` (the estimator used, when there is one).
     """
 
     def __init__(
@@ -439,6 +459,8 @@ class GroupThresholdOptimizer(BaseEstimator):
         n_particles: int = 50,
         iters: int = 200,
         pso_options: Mapping[str, float] | None = None,
+        estimator: Any = None,
+        prefit: bool = False,
     ) -> None:
         self.lam = lam
         self.solver = solver
@@ -447,11 +469,44 @@ class GroupThresholdOptimizer(BaseEstimator):
         self.n_particles = n_particles
         self.iters = iters
         self.pso_options = pso_options
+        self.estimator = estimator
+        self.prefit = prefit
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return hasattr(self, "thresholds_")
+
+    def _scores(self, X: Any, estimator: Any) -> np.ndarray:
+        """The scores of the rows: ``X`` itself (one column), or the estimator's scores of ``X``."""
+        if estimator is None:
+            s = np.asarray(X)
+            if s.ndim == 2 and s.shape[1] == 1:
+                s = s[:, 0]
+            return s
+        from luskin_core.models import risk_scores
+
+        if hasattr(estimator, "predict_proba") or hasattr(estimator, "decision_function"):
+            return np.asarray(risk_scores(estimator, X), dtype=float)
+        raise LuskinError("The estimator gives no scores to threshold (it has neither predict_proba nor "
+                          "decision_function).")
+
+    def _fitted_estimator(self, X: Any, y: Any) -> Any:
+        if self.estimator is None:
+            return None
+        if self.prefit:
+            try:
+                check_is_fitted(self.estimator)
+            except NotFittedError:
+                raise LuskinError("prefit=True needs an estimator that is already fitted: fit it first, or "
+                                  "leave prefit out to have it fitted on these rows.") from None
+            return self.estimator
+        from sklearn.base import clone
+
+        return clone(self.estimator).fit(X, np.asarray(y))
 
     def fit(
-        self, scores: Any, y: Any, *, groups: Any = None, sensitive_features: Any = None
+        self, X: Any, y: Any, *, groups: Any = None, sensitive_features: Any = None
     ) -> GroupThresholdOptimizer:
-        """Find the thresholds on these rows: scores, 0/1 outcomes and each row's group label."""
+        """Find the thresholds on these rows: scores (or the estimator's input), 0/1 outcomes, each row's group."""
         if self.solver not in ("exact", "pso"):
             raise LuskinError(f"Unknown solver '{self.solver}': choose 'exact' or 'pso'.")
         try:
@@ -461,7 +516,8 @@ class GroupThresholdOptimizer(BaseEstimator):
         if not np.isfinite(lam) or lam < 0:
             raise LuskinError("The fairness weight lambda must be a number of 0 or more.")
         g_in = check_groups_argument(groups, sensitive_features)
-        s, yy, g, labels = _validate(scores, y, g_in)
+        estimator = self._fitted_estimator(X, y)
+        s, yy, g, labels = _validate(self._scores(X, estimator), y, g_in)
         if self.reference is None:
             sizes = [int((g == lab).sum()) for lab in labels]
             ref = int(np.argmax(sizes))
@@ -490,18 +546,27 @@ class GroupThresholdOptimizer(BaseEstimator):
         self.reference_ = labels[ref]
         self.thresholds_ = {lab: float(t) for lab, t in zip(labels, thr)}
         self.objective_ = float(obj)
+        self.classes_ = np.array([0, 1])
+        self.estimator_ = estimator
+        self.n_features_in_ = 1 if estimator is None else int(getattr(estimator, "n_features_in_",
+                                                                      np.shape(X)[1] if np.ndim(X) == 2 else 1))
         return self
 
-    def predict(self, scores: Any, *, groups: Any = None, sensitive_features: Any = None) -> np.ndarray:
+    def predict(self, X: Any, *, groups: Any = None, sensitive_features: Any = None) -> np.ndarray:
         """0/1 decisions: 1 where the row's score is at least its group's threshold."""
-        try:
-            check_is_fitted(self, "thresholds_")
-        except NotFittedError:
-            raise LuskinError("Tune the thresholds (fit) before predicting.") from None
+        if not self.__sklearn_is_fitted__():
+            raise ThresholdsNotFitted("Tune the thresholds (fit) before predicting.")
         g = np.asarray(check_groups_argument(groups, sensitive_features))
-        s = np.asarray(scores, dtype=float)
+        s = self._scores(X, self.estimator_)
+        if s.ndim != 1:
+            raise LuskinError("The scores must be one number per row (a single column).")
+        try:
+            s = s.astype(float)
+        except (TypeError, ValueError):
+            raise LuskinError("The score column must contain numbers only.") from None
         if s.shape != g.shape:
             raise LuskinError("Scores and groups must have the same number of rows.")
+        check_finite_scores(s)
         t = np.empty(len(s))
         known = np.zeros(len(s), dtype=bool)
         for lab, thr in self.thresholds_.items():
@@ -765,15 +830,15 @@ def tune_thresholds(
     frame: pd.DataFrame,
     spec: Any,
     *,
-    model: str | None = "LR",
+    model: str | None = ThresholdOptions.model,
     score_column: str | None = None,
     features: Sequence[str] | None = None,
-    solver: str = "exact",
-    lam: float = 1.0,
-    seed: int = 0,
+    solver: str = ThresholdOptions.solver,
+    lam: float = ThresholdOptions.lam,
+    seed: int = ThresholdOptions.seed,
     pipeline: Any = None,
-    tuning: str = "validation",
-    default_threshold: float | None = None,
+    tuning: str = ThresholdOptions.tuning,
+    default_threshold: float | None = ThresholdOptions.default_threshold,
 ) -> ThresholdReport:
     """Tune per-group thresholds on a frame described by an AuditSpec; report on held-out rows.
 

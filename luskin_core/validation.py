@@ -254,6 +254,21 @@ def check_groups_argument(groups: Any, sensitive_features: Any) -> Any:
     return groups if groups is not None else sensitive_features
 
 
+def check_finite_scores(s: np.ndarray) -> np.ndarray:
+    """Every score a finite number: the one rule for tuning on scores and for deciding with them.
+
+    A missing score is refused, not decided (``NaN >= t`` is false: the row would silently be a "no").
+    """
+    if np.isnan(s).any():
+        raise LuskinError(
+            f"{int(np.isnan(s).sum())} row(s) have no score (empty or not a number). "
+            "Remove those rows or choose a score column without gaps."
+        )
+    if np.isinf(s).any():
+        raise LuskinError("Some scores are infinite; every score must be a finite number.")
+    return s
+
+
 def check_scores_outcomes_groups(scores: Any, y: Any, groups: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Finite scores, 0/1 outcomes with both values, and a group label per row, as numpy arrays."""
     s = np.asarray(scores)
@@ -272,13 +287,7 @@ def check_scores_outcomes_groups(scores: Any, y: Any, groups: Any) -> tuple[np.n
         )
     if len(s) == 0:
         raise LuskinError("There are no rows to tune thresholds on.")
-    if np.isnan(s).any():
-        raise LuskinError(
-            f"{int(np.isnan(s).sum())} row(s) have no score (empty or not a number). "
-            "Remove those rows or choose a score column without gaps."
-        )
-    if np.isinf(s).any():
-        raise LuskinError("Some scores are infinite; every score must be a finite number.")
+    check_finite_scores(s)
     yy = check_outcome_01(yy, both=True)
     check_group_labels(g, len(s), action="tuning thresholds")
     return s, yy, g

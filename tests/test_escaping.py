@@ -139,8 +139,10 @@ def test_every_chart_escapes_user_text(hostile_frame: pd.DataFrame) -> None:
     result = audit(hostile_frame, spec)
     bars = plots.audit_bars(result)
     _assert_no_tags(bars)
-    assert bars.data[0].name == plots.label(EVIL_IMAGE) and bars.data[1].name == "&lt;a href=\"https://attacker" \
-        ".example/a\">a&lt;/a>"
+    # legend names are shortened (plots.shorten) and escaped; the hover carries the whole escaped label
+    assert bars.data[0].name == plots.short_label(EVIL_IMAGE) and bars.data[1].name == plots.short_label(EVIL_ANCHOR)
+    assert plots.label(EVIL_IMAGE) in bars.data[0].hovertemplate
+    assert "&lt;a href=\"https://attacker.example/a\">a&lt;/a>" in bars.data[1].hovertemplate
     assert any("&lt;" in t for t in _strings(bars.to_plotly_json()))
     _assert_no_tags(plots.gap_comparison({EVIL_HTML: result, "after": result}))
     report = tune_thresholds(hostile_frame, spec.with_changes(filters=()), model=None, score_column="score")

@@ -275,3 +275,79 @@ def test_sensitive_features_is_fairlearns_name_for_groups() -> None:
         GroupThresholdOptimizer().fit(s, y, groups=g, sensitive_features=g)
     with pytest.raises(LuskinError, match="sensitive_features"):
         GroupThresholdOptimizer().fit(s, y)
+
+
+# ------------------------------------------------------------------------------------------
+# scikit-learn habits: NotFittedError, NaN alike in fit and predict, classes_, a wrapped estimator
+# ------------------------------------------------------------------------------------------
+def test_predict_before_fit_is_sklearns_not_fitted_error_and_a_plain_message():
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    s, _, g = _synthetic(200)
+    opt = GroupThresholdOptimizer()
+    with pytest.raises(NotFittedError):
+        check_is_fitted(opt)
+    with pytest.raises(NotFittedError, match="before predicting") as caught:
+        opt.predict(s, groups=g)
+    assert isinstance(caught.value, LuskinError)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_a_missing_or_infinite_score_is_refused_at_fit_and_at_predict_alike(bad):
+    s, y, g = _synthetic(400)
+    holed = s.copy()
+    holed[[3, 7]] = bad
+    with pytest.raises(LuskinError) as at_fit:
+        GroupThresholdOptimizer().fit(holed, y, groups=g)
+    opt = GroupThresholdOptimizer().fit(s, y, groups=g)
+    with pytest.raises(LuskinError) as at_predict:
+        opt.predict(holed, groups=g)            # before: NaN >= t was a silent "no"
+    assert str(at_fit.value) == str(at_predict.value)
+
+
+def test_learned_attributes_follow_scikit_learn():
+    s, y, g = _synthetic(400)
+    opt = GroupThresholdOptimizer().fit(s, y, groups=g)
+    assert opt.classes_.tolist() == [0, 1] and opt.n_features_in_ == 1
+    column = GroupThresholdOptimizer().fit(s.reshape(-1, 1), y, groups=g)     # one column works as well
+    assert column.thresholds_ == opt.thresholds_
+    np.testing.assert_array_equal(column.predict(s.reshape(-1, 1), groups=g), opt.predict(s, groups=g))
+
+
+def _features(n=1500, seed=0):
+    rng = np.random.default_rng(seed)
+    g = rng.choice(np.array(["A", "B"]), n, p=[0.6, 0.4])
+    X = np.column_stack([rng.normal(size=n), rng.normal(size=n), (g == "A").astype(float)])
+    p = 1 / (1 + np.exp(-(X[:, 0] + 0.5 * X[:, 1] + 0.8 * X[:, 2] - 0.5)))
+    return X, (rng.random(n) < p).astype(int), g
+
+
+def test_a_fitted_estimator_is_wrapped_with_prefit_and_ends_a_pipeline():
+    from sklearn.base import clone
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import Pipeline, make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y, g = _features()
+    model = make_pipeline(StandardScaler(), LogisticRegression()).fit(X, y)
+    wrapped = GroupThresholdOptimizer(estimator=model, prefit=True).fit(X, y, groups=g)
+    on_scores = GroupThresholdOptimizer().fit(model.predict_proba(X)[:, 1], y, groups=g)
+    assert wrapped.thresholds_ == on_scores.thresholds_
+    assert wrapped.estimator_ is model and wrapped.n_features_in_ == 3
+    np.testing.assert_array_equal(wrapped.predict(X, groups=g), on_scores.predict(model.predict_proba(X)[:, 1],
+                                                                                   groups=g))
+    # in a Pipeline after the (fitted) model's own preprocessing; groups reach the last step
+    scaler = StandardScaler().fit(X)
+    lr = LogisticRegression().fit(scaler.transform(X), y)
+    pipe = Pipeline([("scale", scaler), ("thr", GroupThresholdOptimizer(estimator=lr, prefit=True))])
+    pipe.fit(X, y, thr__groups=g)
+    np.testing.assert_array_equal(pipe.predict(X, groups=g), wrapped.predict(X, groups=g))
+    assert clone(pipe).get_params()["thr__prefit"] is True
+    # without prefit a clone of the estimator is fitted on the rows; the given one stays unfitted
+    fresh = LogisticRegression()
+    fitted = GroupThresholdOptimizer(estimator=make_pipeline(StandardScaler(), fresh)).fit(X, y, groups=g)
+    assert not hasattr(fresh, "coef_") and hasattr(fitted.estimator_[-1], "coef_")
+    assert fitted.thresholds_ == wrapped.thresholds_
+    with pytest.raises(LuskinError, match="already fitted"):
+        GroupThresholdOptimizer(estimator=LogisticRegression(), prefit=True).fit(X, y, groups=g)
