@@ -61,6 +61,9 @@ class SampleInfo:
     seed: int
     sampled: bool
 
+    def to_dict(self) -> dict[str, Any]:
+        return {"n_sample": self.n_sample, "n_table": self.n_table, "seed": self.seed, "sampled": self.sampled}
+
     def sentence(self) -> str:
         if not self.sampled:
             return f"All {self.n_table:,} rows of the source are used (no sample was needed)."
