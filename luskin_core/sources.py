@@ -372,24 +372,37 @@ class Source:
         labels = ["\x1f".join(_key_text(v) for v in row[:-1]) for row in sizes.itertuples(index=False)]
         quotas = _allocate(sizes["n"].astype(np.int64).to_numpy(), cap, labels)
         ibis = _ibis()
-        tiebreak = [name for name in t.columns if t.schema()[name].is_floating()]
-        hashed = t.mutate(**{f"_luskin_k{i}": expr for i, expr in enumerate(keys.values())},
-                          _luskin_h=_row_hash(t, seed))
         names = [f"_luskin_k{i}" for i in range(len(keys))]
-        order = [hashed._luskin_h, *(hashed[c] for c in tiebreak)]
-        branches = []
-        for row, quota in zip(sizes.itertuples(index=False), quotas):
+        hashed = t.mutate(**dict(zip(names, keys.values())), _luskin_h=_row_hash(t, seed))
+        matches = []
+        for row in sizes.itertuples(index=False):
             same = ibis.literal(True)
             for name, value in zip(names, row[: len(names)]):
                 col = hashed[name]
                 same = same & (col.isnull() if value is None or pd.isna(value) else col == _plain_value(value))
-            branches.append((same, int(quota)))
-        quota_of = ibis.cases(*branches, else_=0) if branches else ibis.literal(0)
-        ranked = hashed.mutate(_luskin_q=quota_of,
-                               _luskin_rn=ibis.row_number().over(group_by=[hashed[n] for n in names], order_by=order))
-        picked = ranked.filter(ranked._luskin_rn < ranked._luskin_q).order_by(
-            [ranked._luskin_h, *(ranked[c] for c in tiebreak)])
-        frame = self._run(picked.drop(*names, "_luskin_h", "_luskin_rn", "_luskin_q"), fetch=True, what=what)
+            matches.append(same)
+        n_strata = sizes["n"].astype(np.int64).to_numpy()
+        # The hashes are uniform: a stratum's lowest ``quota`` lie, almost surely, below a cut-off a little above
+        # quota / size. Rows below it travel; the exact cut is made here (a stratum short of rows asks again).
+        share = np.minimum(1.0, quotas / n_strata * 1.1 + 64 / n_strata)
+        while True:
+            cutoffs = [_hex_cutoff(p) for p in share]
+            below = ibis.cases(*zip(matches, cutoffs), else_="") if matches else ibis.literal("")
+            rows = self._run(hashed.filter(hashed._luskin_h.substr(0, _CUT_DIGITS) < below), fetch=True, what=what)
+            labels_of = ["\x1f".join(_key_text(v) for v in r) for r in rows[names].itertuples(index=False)]
+            found = pd.Series(labels_of).value_counts()
+            have = np.array([int(found.get(label, 0)) for label in labels])
+            short = (have < np.minimum(quotas, n_strata)) & (share < 1.0)
+            if not short.any():
+                break
+            share = np.where(short, np.minimum(1.0, share * 2), share)
+        quota_of = dict(zip(labels, quotas))
+        rows["_luskin_s"] = labels_of
+        tiebreak = [c for c in t.columns if t.schema()[c].is_floating()]
+        rows = rows.sort_values(["_luskin_h", *tiebreak], kind="mergesort", na_position="last")
+        rank = rows.groupby("_luskin_s", sort=False).cumcount().to_numpy()
+        keep = rank < rows["_luskin_s"].map(quota_of).to_numpy()
+        frame = rows.loc[keep].drop(columns=[*names, "_luskin_h", "_luskin_s"])
         return frame.reset_index(drop=True), SampleInfo(len(frame), total, seed, True)
 
     # -- helpers -------------------------------------------------------------------------------
@@ -545,6 +558,17 @@ def _key_text(value: Any) -> str:
     if isinstance(value, (int, float, np.integer, np.floating)):
         return repr(float(value))
     return str(value)
+
+
+# Hex digits of the row hash compared with a stratum's cut-off (8: cut-offs in steps of 2^-32).
+_CUT_DIGITS = 8
+
+
+def _hex_cutoff(share: float) -> str:
+    """The text below which a row hash's first hex digits fall with probability ``share`` ('g' passes all)."""
+    if share >= 1.0:
+        return "g"
+    return format(min(16**_CUT_DIGITS - 1, math.ceil(share * 16**_CUT_DIGITS)), f"0{_CUT_DIGITS}x")
 
 
 def _md5(value: Any) -> Any:
