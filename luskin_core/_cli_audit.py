@@ -178,7 +178,8 @@ def run_audit(args: argparse.Namespace) -> int:
     """Audit the outcome (or a prediction column against it) and print the result."""
     from .cli import print_json, resolve
 
-    frame, spec, _ = resolve(args, engine=True)  # a broken --config is refused before the audit's imports
+    # The rows outside --population stay: the count table says how many (as every engine's does).
+    frame, spec, _ = resolve(args, engine=True, restrict=False)  # a broken --config is refused first
     from .audit import audit
 
     source = None
