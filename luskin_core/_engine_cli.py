@@ -76,5 +76,5 @@ def sample_json(args: argparse.Namespace, frame: Any) -> dict[str, Any]:
     info = getattr(args, "sample_info", None)
     if info is not None:
         return {"sample": info.to_dict()}
-    n = int(len(frame))
+    n = len(frame)
     return {"sample": {"n_sample": n, "n_table": n, "seed": int(getattr(args, "seed", 0) or 0), "sampled": False}}
