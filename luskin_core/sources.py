@@ -111,7 +111,7 @@ class Source:
     """A table in a query engine that Luskin can audit without loading its rows."""
 
     def __init__(self, table: Any, *, name: str, kind: str, backend: Any = None) -> None:
-        self._raw = table  # as stored: a physical table samples with the engine's seeded TABLESAMPLE
+        self._raw = table  # as stored (a table small enough is handed to the model tools whole, as stored)
         self._table = _nan_as_missing(table, kind)
         self.name = name
         self.kind = kind
