@@ -268,7 +268,8 @@ def run_audit(args: argparse.Namespace) -> int:
         from ._cli_regulator import run_template
 
         return run_template(args)
-    frame, spec, _ = resolve(args, engine=True)  # a broken --config is refused before the audit's imports
+    # The rows outside --population stay: the count table says how many (as every engine's does).
+    frame, spec, _ = resolve(args, engine=True, restrict=False)  # a broken --config is refused first
     from .audit import audit
 
     source = None

@@ -109,7 +109,9 @@ def run_thresholds(args: argparse.Namespace) -> int:
         tuning=args.tuning, default_threshold=args.default_threshold,
     )
     if args.json:
-        print_json(report.to_dict())
+        from ._engine_cli import sample_json
+
+        print_json({**report.to_dict(), **sample_json(args, frame)})
         return 0
     rows = []
     for label, thr in report.thresholds.items():
@@ -196,7 +198,9 @@ def run_equalize(args: argparse.Namespace) -> int:
             d = p.to_dict()
             if not args.histograms:
                 d.pop("histograms")
-            points.append(d)
+            from ._engine_cli import sample_json
+
+            points.append({**d, **sample_json(args, frame)})
         print_json(points)
         return 0
     labels = list(sweep.group_labels)

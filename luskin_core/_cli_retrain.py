@@ -65,7 +65,9 @@ def run(args: argparse.Namespace) -> int:
     if args.save_model:
         written["model_out"] = str(save_model(result.second_model, args.save_model))
     if args.json:
-        print_json({**result.to_dict(), **written})
+        from ._engine_cli import sample_json
+
+        print_json({**result.to_dict(), **written, **sample_json(args, frame)})
     else:
         print(format_retrain(result))
         if result.warnings:  # the correction backfired: AUC fell, or a cell's gap grew

@@ -66,3 +66,15 @@ def sample_for_args(args: argparse.Namespace, location: str, spec: AuditSpec) ->
         print(f"Sample: {info.n_sample:,} of {info.n_table:,} rows of {source.name}, stratified by group and "
               f"outcome (seed {info.seed}); --sample-cap changes its size.", file=sys.stderr)
     return frame
+
+
+def sample_json(args: argparse.Namespace, frame: Any) -> dict[str, Any]:
+    """``{"sample": {n_sample, n_table, seed, sampled}}`` for a model tool's ``--json``: which rows the models used.
+
+    From a large source, the sample drawn (:func:`sample_for_args`); otherwise every row that was loaded.
+    """
+    info = getattr(args, "sample_info", None)
+    if info is not None:
+        return {"sample": info.to_dict()}
+    n = len(frame)
+    return {"sample": {"n_sample": n, "n_table": n, "seed": int(getattr(args, "seed", 0) or 0), "sampled": False}}

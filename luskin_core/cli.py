@@ -119,12 +119,14 @@ def _split_names(text: str | None) -> tuple[str, ...]:
     return tuple(part.strip() for part in (text or "").split(",") if part.strip())
 
 
-def resolve(args: argparse.Namespace, *, engine: bool = False) -> tuple[Any, AuditSpec, tuple[str, ...] | None]:
+def resolve(args: argparse.Namespace, *, engine: bool = False,
+            restrict: bool = True) -> tuple[Any, AuditSpec, tuple[str, ...] | None]:
     """Load the data and build the specification from a preset, a saved config and options.
 
-    Returns the frame already restricted to the population, the specification, and the
-    model features (None means every column but the outcome). With ``engine``, a source an
-    engine reads (:mod:`luskin_core._engine_cli`) is returned unloaded as a ``Source``.
+    Returns the frame restricted to the population (unless ``restrict`` is false: the audit counts
+    the rows outside it itself), the specification, and the model features (None means every
+    column but the outcome). With ``engine``, a source an engine reads
+    (:mod:`luskin_core._engine_cli`) is returned unloaded as a ``Source``.
     """
     loaded = None
     if getattr(args, "config", None):
@@ -192,7 +194,7 @@ def resolve(args: argparse.Namespace, *, engine: bool = False) -> tuple[Any, Aud
 
         frame = load_data(source)
         check_column_names(frame)  # 'Race' and 'race' are one column to --protected: refuse, as the upload does
-    if spec.population:
+    if spec.population and restrict:
         keep = conjunction_mask(spec.population, frame)
         if not keep.any():
             raise LuskinError("No row matches the population restriction.")

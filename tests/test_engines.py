@@ -477,7 +477,11 @@ def test_cli_audits_parquet_in_the_engine_and_samples_for_models(datasets, tmp_p
     assert main(["thresholds", "--data", str(path), "--outcome", "income", "--positive", ">50K",
                  "--protected", "race == White", "--sample-cap", "5000"]) == 0
     captured = capsys.readouterr()
-    assert "Sample: 4,9" in captured.err and "of 48,842 rows" in captured.err
+    assert "Sample: 5,000 of 48,842 rows" in captured.err  # exactly the cap: every stratum has its share
+    assert main(["thresholds", "--data", str(path), "--outcome", "income", "--positive", ">50K",
+                 "--protected", "race == White", "--sample-cap", "5000", "--seed", "3", "--json"]) == 0
+    said = json.loads(capsys.readouterr().out)["sample"]
+    assert said == {"n_sample": 5000, "n_table": 48842, "seed": 3, "sampled": True}
     assert main(["audit", "--data", str(tmp_path / "missing.duckdb"), "--table", "t", *args]) != 0
     assert "no file or folder" in capsys.readouterr().err
 
