@@ -41,7 +41,7 @@ from .spec import AuditSpec, prepare, resolve_column
 
 MAX_ITERATIONS = 100
 # A cell table larger than this is not fitted whole (see cells_from_source): a seeded sample is.
-MAX_CELLS = 2_000_000
+MAX_CELLS = 1_000_000
 # Non-zero entries of the (sparse) design past which the fit would need too much memory (about 12 bytes each).
 MAX_DESIGN_ENTRIES = 60_000_000
 

@@ -358,5 +358,5 @@ def test_engine_samples_when_numeric_controls_make_too_many_cells(adult):
 
     spec = AuditSpec(outcome="income", positive=">50K", group_by=("sex",))
     cells = cells_from_source(Source.from_frame(adult), spec, ["age", "fnlwgt"], max_cells=5_000)
-    assert "seeded random sample" in cells.note
+    assert "seeded random sample of about 10.2%" in cells.note
     assert 2_000 < cells.frame["n"].sum() < 9_000
