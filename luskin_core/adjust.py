@@ -257,7 +257,9 @@ def cells_from_frame(frame: pd.DataFrame, spec: AuditSpec, controls: Sequence[st
 def _as_text(series: pd.Series) -> np.ndarray:
     """A categorical control's values as text, missing ones as "Unknown" (the audit's convention)."""
     if _is_numeric(series):
-        text = series.map(lambda v: _number_text(v)).astype(object)
+        codes, uniques = pd.factorize(series, use_na_sentinel=True)
+        words = np.array([_number_text(v) for v in uniques] + [UNKNOWN], dtype=object)
+        return words[np.where(codes < 0, len(uniques), codes)]
     else:
         text = series.astype("string").astype(object)
     return np.asarray(text.where(series.notna(), UNKNOWN), dtype=object)
@@ -686,6 +688,12 @@ def adjust_cells(cells: Cells, spec: AuditSpec, *, source: str = "in memory") ->
     outcome_text = spec.outcome if linear else spec.outcome_text
     gaps = [_replace(g, sentence=_sentence(g, spec, controls, linear, outcome_text)) for g in gaps]
     diagnostics = notes + diagnose(cells, design, fit, n, k, groups, linear=linear)
+    if fit.n_clusters is not None:
+        share = float(frame.groupby("cluster", sort=False)["n"].sum().max() / n.sum())
+        if fit.n_clusters < 30 or share > 0.5:
+            diagnostics.append(f"The standard errors are clustered by {cells.cluster}, which has {fit.n_clusters:,} "
+                               f"clusters (the largest holds {format_percent(share, 0)} of rows): with fewer than 30 "
+                               "clusters, or one that holds most rows, clustered intervals can be far too narrow.")
     rows_note = _rows_note(cells, fit, len(design.names))
     coefficients = tuple(Coefficient(name, float(b), float(math.sqrt(max(v, 0.0))))
                          for name, b, v in zip(design.names, fit.beta, np.diag(fit.cov)))
@@ -757,6 +765,10 @@ def _sentence(g: AdjustedGap, spec: AuditSpec, controls: Sequence[str], linear: 
                f"{_pp(g.adjusted_ci_low)} to {_pp(g.adjusted_ci_high)}, {format_p(g.adjusted_p_value)}{odds})")
         parts = (f"The controls explain {_pp(g.explained)} of the {_pp(g.raw_difference)} points and "
                  f"{_pp(g.unexplained)} remain unexplained")
+    ranked = sorted(g.explained_by, key=lambda item: -abs(item[1]))[:2]
+    if ranked and len(controls) > 1:
+        words = [f"{name} {(_pp(value) + ' points') if not linear else f'{value:+,.4g}'}" for name, value in ranked]
+        parts += f" (the largest parts: {' and '.join(words)})"
     across = g.adjusted_ci_low <= 0 <= g.adjusted_ci_high
     if g.verdict == TOO_FEW:
         verdict = (f"With {min(g.n, g.reference_n):,} rows in the smaller group (fewer than "
