@@ -536,7 +536,7 @@ def average_marginal_effects(design: Design, fit: Fit, n: np.ndarray, *, linear:
 # ------------------------------------------------------------------------------------------
 def adjust(data: Any, spec: AuditSpec, controls: Sequence[str] = (), *, categorical: Sequence[str] = (),
            cluster: str | None = None, tolerance: float | None = None, source_name: str | None = None,
-           seed: int = 0) -> AdjustResult:
+           seed: int = 0, max_cells: int | None = None) -> AdjustResult:
     """Each group's gap against the reference, adjusted for ``controls`` by regression.
 
     ``data`` is a pandas frame or a :class:`luskin_core.sources.Source` (then the cells are made
@@ -544,6 +544,7 @@ def adjust(data: Any, spec: AuditSpec, controls: Sequence[str] = (), *, categori
     column, or crosses), the reference the audit's :func:`~luskin_core.comparisons.choose_reference`.
     A yes/no outcome gets a logistic model, a score outcome (``outcome_type="score"``) a linear
     one on the number itself. ``categorical`` forces numeric code columns to be categorical.
+    ``max_cells`` (engine sources): past this many cells a seeded sample of rows is fitted (default MAX_CELLS).
     """
     if tolerance is not None:
         spec = spec.with_changes(tolerance=tolerance)
@@ -555,7 +556,7 @@ def adjust(data: Any, spec: AuditSpec, controls: Sequence[str] = (), *, categori
     else:
         from .adjust_engine import cells_from_source
 
-        cells = cells_from_source(data, spec, controls, categorical, cluster, seed=seed)
+        cells = cells_from_source(data, spec, controls, categorical, cluster, seed=seed, max_cells=max_cells)
         where = source_name or str(getattr(data, "name", "engine"))
     return adjust_cells(cells, spec, source=where)
 
