@@ -25,6 +25,7 @@ def _report_maker(spec: AuditSpec) -> tuple[Callable[[], ReportContent], list[st
     result = run_audit(spec)
     retrain = recall("retrain", spec)
     thresholds = recall("thresholds", spec)
+    adjusted = recall("adjusted", spec)
     equalized = recall("equalized", spec)
     alpha = ch_.choices()["equalize"].get("alpha")
     ref = config.dataset_ref()
@@ -42,10 +43,10 @@ def _report_maker(spec: AuditSpec) -> tuple[Callable[[], ReportContent], list[st
     def make() -> ReportContent:
         return report_content(result, frame=source_view.report_frame(), dataset=ref, retrain=retrain,
                               thresholds=thresholds, equalized=equalized, equalized_alpha=alpha, options=options,
-                              sample_note=source_view.report_sample_note(spec))
+                              sample_note=source_view.report_sample_note(spec), adjusted=adjusted)
 
     token = "|".join([dataset.dataset().fingerprint, spec.to_json(), options_key(options), str(alpha),
-                      *(str(id(value)) for value in (retrain, thresholds, equalized))])
+                      *(str(id(value)) for value in (retrain, thresholds, equalized, adjusted))])
     return make, parts, token
 
 

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import linalg, special, stats
+from scipy import linalg, sparse, special, stats
 
 from .comparisons import ALPHA, BEYOND, CHANCE, TOO_FEW, WITHIN, choose_reference, points
 from .counts import UNKNOWN, plan_for_frame, row_group_labels
@@ -41,8 +41,8 @@ from .spec import AuditSpec, prepare, resolve_column
 
 MAX_ITERATIONS = 100
 # A cell table larger than this is not fitted whole (see cells_from_source): a seeded sample is.
-MAX_CELLS = 2_000_000
-# Dense design cells x parameters, in float64 entries, past which the fit would need too much memory.
+MAX_CELLS = 1_000_000
+# Non-zero entries of the (sparse) design past which the fit would need too much memory (about 12 bytes each).
 MAX_DESIGN_ENTRIES = 60_000_000
 
 
@@ -257,7 +257,9 @@ def cells_from_frame(frame: pd.DataFrame, spec: AuditSpec, controls: Sequence[st
 def _as_text(series: pd.Series) -> np.ndarray:
     """A categorical control's values as text, missing ones as "Unknown" (the audit's convention)."""
     if _is_numeric(series):
-        text = series.map(lambda v: _number_text(v)).astype(object)
+        codes, uniques = pd.factorize(series, use_na_sentinel=True)
+        words = np.array([_number_text(v) for v in uniques] + [UNKNOWN], dtype=object)
+        return words[np.where(codes < 0, len(uniques), codes)]
     else:
         text = series.astype("string").astype(object)
     return np.asarray(text.where(series.notna(), UNKNOWN), dtype=object)
@@ -276,7 +278,7 @@ def _number_text(value: Any) -> str:
 class Design:
     """The dense design of the cells: intercept, group dummies, numeric controls, control dummies."""
 
-    X: np.ndarray
+    X: Any                               # scipy.sparse CSR (cells x coefficients)
     names: tuple[str, ...]
     groups: tuple[str, ...]              # every group, reference first
     group_code: np.ndarray               # index into groups per cell
@@ -290,14 +292,20 @@ def build_design(cells: Cells, groups: Sequence[str]) -> tuple[Design, list[str]
     frame = cells.frame
     notes: list[str] = []
     m = len(frame)
+    all_rows = np.arange(m)
     group_code = pd.Categorical(frame["group"], categories=list(groups)).codes.astype(np.int64)
-    columns: list[np.ndarray] = [np.ones(m)]
+    # (rows, columns, values) of the sparse design, one piece per block
+    pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = [(all_rows, np.zeros(m, dtype=np.int64), np.ones(m))]
     names = ["intercept"]
-    group_cols = []
-    for gi, g in enumerate(groups[1:], start=1):
-        group_cols.append(len(columns))
-        columns.append((group_code == gi).astype(float))
-        names.append(f"group = {g}")
+
+    def dummies(codes: np.ndarray, labels: Sequence[str], prefix: str) -> list[int]:
+        start = len(names)
+        inside = codes > 0
+        pieces.append((all_rows[inside], start + codes[inside] - 1, np.ones(int(inside.sum()))))
+        names.extend(f"{prefix}{label}" for label in labels[1:])
+        return list(range(start, len(names)))
+
+    group_cols = dummies(group_code, list(groups), "group = ")
     control_cols: dict[str, tuple[int, ...]] = {}
     base_levels: dict[str, str] = {}
     n = frame["n"].to_numpy(dtype=float)
@@ -307,8 +315,8 @@ def build_design(cells: Cells, groups: Sequence[str]) -> tuple[Design, list[str]
             notes.append(f"The control '{name}' holds a single value ({_number_text(values[0])}) in the rows "
                          "analysed, so it cannot explain anything and is left out.")
             continue
-        control_cols[name] = (len(columns),)
-        columns.append(values)
+        control_cols[name] = (len(names),)
+        pieces.append((all_rows, np.full(m, len(names)), values))
         names.append(name)
     for name in cells.categorical:
         values = frame[name].to_numpy(dtype=object)
@@ -319,17 +327,16 @@ def build_design(cells: Cells, groups: Sequence[str]) -> tuple[Design, list[str]
                          "cannot explain anything and is left out.")
             continue
         base_levels[name] = levels[0]
-        codes = pd.Categorical(values, categories=levels).codes
-        cols = []
-        for li in range(1, len(levels)):
-            cols.append(len(columns))
-            columns.append((codes == li).astype(float))
-            names.append(f"{name} = {levels[li]}")
-        control_cols[name] = tuple(cols)
-    if m * len(columns) > MAX_DESIGN_ENTRIES:
-        raise LuskinError(f"The model would need {m:,} distinct rows x {len(columns):,} coefficients, more than "
+        codes = pd.Categorical(values.astype(str), categories=levels).codes.astype(np.int64)
+        control_cols[name] = tuple(dummies(codes, levels, f"{name} = "))
+    nnz = sum(len(r) for r, _, _ in pieces)
+    if nnz > MAX_DESIGN_ENTRIES:
+        raise LuskinError(f"The model would need {m:,} distinct rows x {len(names):,} coefficients, more than "
                           "fits in memory: use fewer or coarser controls, or bin the numeric ones.")
-    X = np.column_stack(columns)
+    rows = np.concatenate([r for r, _, _ in pieces])
+    cols = np.concatenate([c for _, c, _ in pieces])
+    vals = np.concatenate([v for _, _, v in pieces])
+    X = sparse.csr_matrix((vals, (rows, cols)), shape=(m, len(names)))
     return Design(X, tuple(names), tuple(groups), group_code, tuple(group_cols), control_cols, base_levels), notes
 
 
@@ -348,13 +355,17 @@ class Fit:
     use_t: bool
 
 
-def _xv(X: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """X @ v with numpy's own loop: a BLAS call here waits on idle threads on a busy shared machine."""
+def _xv(X: Any, v: np.ndarray) -> np.ndarray:
+    """X @ v (X sparse, or dense with numpy's own loop: BLAS threads wait on a busy shared machine)."""
+    if sparse.issparse(X):
+        return np.asarray(X @ v)
     return np.einsum("ij,j->i", X, v)
 
 
-def _xtv(X: np.ndarray, v: np.ndarray) -> np.ndarray:
+def _xtv(X: Any, v: np.ndarray) -> np.ndarray:
     """X.T @ v without BLAS threads."""
+    if sparse.issparse(X):
+        return np.asarray(X.T @ v)
     return np.einsum("ij,i->j", X, v)
 
 
@@ -363,12 +374,26 @@ def _dot(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.einsum("i,i->", a, b))
 
 
-def _gram(X: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """X.T @ diag(w) @ X without BLAS threads (0.07 s against 0.8 s for Adult's cells on a loaded machine)."""
+def _gram(X: Any, w: np.ndarray) -> np.ndarray:
+    """X.T @ diag(w) @ X: sparse products (the dummies of a control with hundreds of levels are mostly zero)."""
+    if sparse.issparse(X):
+        return np.asarray((X.T @ sparse.diags(w) @ X).toarray())
     return np.einsum("ni,nj->ij", X * w[:, None], X)
 
 
-def _aliased(X: np.ndarray, n: np.ndarray) -> list[int]:
+def _scale_rows(X: Any, r: np.ndarray) -> Any:
+    """diag(r) @ X."""
+    return sparse.diags(r) @ X if sparse.issparse(X) else X * r[:, None]
+
+
+def _zero_column(X: Any, c: int) -> Any:
+    """X with column c set to zero (a group's rows with the reference's effect)."""
+    mask = np.ones(X.shape[1])
+    mask[c] = 0.0
+    return X @ sparse.diags(mask) if sparse.issparse(X) else X * mask
+
+
+def _aliased(X: Any, n: np.ndarray) -> list[int]:
     """Columns that are linear combinations of earlier ones (Cholesky of the weighted Gram matrix, in order)."""
     gram = _gram(X, n)
     scale = np.sqrt(np.maximum(np.diag(gram), 1e-300))
@@ -392,7 +417,7 @@ def _aliased(X: np.ndarray, n: np.ndarray) -> list[int]:
     return [j for j in range(p) if j not in set(keep)]
 
 
-def fit_cells(X: np.ndarray, n: np.ndarray, k: np.ndarray, y2: np.ndarray | None, *, linear: bool,
+def fit_cells(X: Any, n: np.ndarray, k: np.ndarray, y2: np.ndarray | None, *, linear: bool,
               clusters: np.ndarray | None = None) -> Fit:
     """Logistic (binomial counts k of n) or linear (sums k, squares y2, weights n) fit on cells, by Newton.
 
@@ -409,7 +434,7 @@ def fit_cells(X: np.ndarray, n: np.ndarray, k: np.ndarray, y2: np.ndarray | None
         eta = _xv(X, beta)
         assert y2 is not None
         rss = float(y2.sum() - 2 * _dot(eta, k) + _dot(n * eta, eta))
-        resid_score = X * (k - n * eta)[:, None]
+        resid_score = _scale_rows(X, k - n * eta)
         df_resid = N - p
         bread = linalg.inv(H)
         cov = bread * max(rss, 0.0) / df_resid
@@ -445,16 +470,15 @@ def fit_cells(X: np.ndarray, n: np.ndarray, k: np.ndarray, y2: np.ndarray | None
         H = _gram(X, n * mu * (1 - mu))
         bread = _inverse(H)
         cov = bread
-        resid_score = X * (k - n * mu)[:, None]
+        resid_score = _scale_rows(X, k - n * mu)
         df_resid = N - p
     n_clusters = None
     if clusters is not None:
         codes, uniques = pd.factorize(clusters)
         G = len(uniques)
         n_clusters = G
-        sums = np.zeros((G, p))
-        for j in range(p):
-            sums[:, j] = np.bincount(codes, weights=resid_score[:, j], minlength=G)
+        member = sparse.csr_matrix((np.ones(len(codes)), (codes, np.arange(len(codes)))), shape=(G, len(codes)))
+        sums = np.asarray((member @ resid_score).todense()) if sparse.issparse(resid_score) else member @ resid_score
         meat = np.einsum("gi,gj->ij", sums, sums)
         factor = G / (G - 1.0) * (N - 1.0) / (N - p) if G > 1 else math.nan
         cov = factor * bread @ meat @ bread
@@ -490,7 +514,7 @@ def average_marginal_effects(design: Design, fit: Fit, n: np.ndarray, *, linear:
         for i, c in enumerate(gcols):
             J[i, c] = 1.0
         return beta[gcols], J @ fit.cov @ J.T
-    own = _xv(X[:, gcols], beta[gcols]) if gcols else np.zeros(len(X))
+    own = _xv(X[:, gcols], beta[gcols]) if gcols else np.zeros(X.shape[0])
     base = fit.eta - own
     mu_r = special.expit(base)
     d_r = mu_r * (1 - mu_r)
@@ -512,7 +536,7 @@ def average_marginal_effects(design: Design, fit: Fit, n: np.ndarray, *, linear:
 # ------------------------------------------------------------------------------------------
 def adjust(data: Any, spec: AuditSpec, controls: Sequence[str] = (), *, categorical: Sequence[str] = (),
            cluster: str | None = None, tolerance: float | None = None, source_name: str | None = None,
-           seed: int = 0) -> AdjustResult:
+           seed: int = 0, max_cells: int | None = None) -> AdjustResult:
     """Each group's gap against the reference, adjusted for ``controls`` by regression.
 
     ``data`` is a pandas frame or a :class:`luskin_core.sources.Source` (then the cells are made
@@ -520,6 +544,7 @@ def adjust(data: Any, spec: AuditSpec, controls: Sequence[str] = (), *, categori
     column, or crosses), the reference the audit's :func:`~luskin_core.comparisons.choose_reference`.
     A yes/no outcome gets a logistic model, a score outcome (``outcome_type="score"``) a linear
     one on the number itself. ``categorical`` forces numeric code columns to be categorical.
+    ``max_cells`` (engine sources): past this many cells a seeded sample of rows is fitted (default MAX_CELLS).
     """
     if tolerance is not None:
         spec = spec.with_changes(tolerance=tolerance)
@@ -531,7 +556,7 @@ def adjust(data: Any, spec: AuditSpec, controls: Sequence[str] = (), *, categori
     else:
         from .adjust_engine import cells_from_source
 
-        cells = cells_from_source(data, spec, controls, categorical, cluster, seed=seed)
+        cells = cells_from_source(data, spec, controls, categorical, cluster, seed=seed, max_cells=max_cells)
         where = source_name or str(getattr(data, "name", "engine"))
     return adjust_cells(cells, spec, source=where)
 
@@ -664,6 +689,12 @@ def adjust_cells(cells: Cells, spec: AuditSpec, *, source: str = "in memory") ->
     outcome_text = spec.outcome if linear else spec.outcome_text
     gaps = [_replace(g, sentence=_sentence(g, spec, controls, linear, outcome_text)) for g in gaps]
     diagnostics = notes + diagnose(cells, design, fit, n, k, groups, linear=linear)
+    if fit.n_clusters is not None:
+        share = float(frame.groupby("cluster", sort=False)["n"].sum().max() / n.sum())
+        if fit.n_clusters < 30 or share > 0.5:
+            diagnostics.append(f"The standard errors are clustered by {cells.cluster}, which has {fit.n_clusters:,} "
+                               f"clusters (the largest holds {format_percent(share, 0)} of rows): with fewer than 30 "
+                               "clusters, or one that holds most rows, clustered intervals can be far too narrow.")
     rows_note = _rows_note(cells, fit, len(design.names))
     coefficients = tuple(Coefficient(name, float(b), float(math.sqrt(max(v, 0.0))))
                          for name, b, v in zip(design.names, fit.beta, np.diag(fit.cov)))
@@ -735,6 +766,10 @@ def _sentence(g: AdjustedGap, spec: AuditSpec, controls: Sequence[str], linear: 
                f"{_pp(g.adjusted_ci_low)} to {_pp(g.adjusted_ci_high)}, {format_p(g.adjusted_p_value)}{odds})")
         parts = (f"The controls explain {_pp(g.explained)} of the {_pp(g.raw_difference)} points and "
                  f"{_pp(g.unexplained)} remain unexplained")
+    ranked = sorted(g.explained_by, key=lambda item: -abs(item[1]))[:2]
+    if ranked and len(controls) > 1:
+        words = [f"{name} {(_pp(value) + ' points') if not linear else f'{value:+,.4g}'}" for name, value in ranked]
+        parts += f" (the largest parts: {' and '.join(words)})"
     across = g.adjusted_ci_low <= 0 <= g.adjusted_ci_high
     if g.verdict == TOO_FEW:
         verdict = (f"With {min(g.n, g.reference_n):,} rows in the smaller group (fewer than "

@@ -4,9 +4,8 @@ One GROUP BY over (group, controls, cluster) with the row count, the sum of the 
 sum of squares gives the cell table :func:`luskin_core.adjust.adjust_cells` fits: with
 categorical (or few-valued numeric) controls it is small and the fit is exactly the row-level
 one. Numeric controls with many distinct values make nearly one cell per row; then the engine
-first counts the cells (a GROUP BY whose result stays in the engine) and, when they would not
-fit in memory as a dense design, a seeded Bernoulli sample of rows is aggregated instead, and
-the result says so (measured in benchmarks/bench_adjust.py: per-iteration aggregations of a
+bounds the cells by the columns' distinct counts (one scan) and, past ``MAX_CELLS``, a seeded
+Bernoulli sample of about that many rows is aggregated instead, and the result says so (measured in benchmarks/bench_adjust.py: per-iteration aggregations of a
 logistic fit cost a scan of the table each, about 7 scans).
 The group keys, the rows left out and the outcome are the audit's own expressions
 (:mod:`luskin_core.sources`), so the groups are exactly the audit's.
@@ -20,10 +19,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .adjust import MAX_CELLS, MAX_DESIGN_ENTRIES, Cells, _number_text
+from .adjust import MAX_CELLS, Cells, _number_text
 from .counts import CROSS, UNKNOWN
 from .errors import LuskinError
-from .sources import Source, _checks, _ibis, _is_numeric, _mask, _nan_as_missing, _outcome_expr, _part_expr
+from .sources import Source, _checks, _ibis, _is_numeric, _mask, _outcome_expr, _part_expr
 from .spec import AuditSpec
 
 
@@ -48,19 +47,27 @@ def cells_from_source(source: Source, spec: AuditSpec, controls: Sequence[str] =
     total = source.n_rows()
     # The design holds about (groups + numeric + levels) columns; the cells must fit beside it.
     limit = max_cells or MAX_CELLS
-    cells_expr = _cells_expr(source.table, plan, numeric, cats, cluster_name, linear)
+    needed = [plan.outcome, *names, *([cluster_name] if cluster_name else [])]
+    needed += [p.column for p in plan.group_parts] + ([plan.protected.column] if plan.protected else [])
+    needed += [c.column for c in (*plan.filters, *plan.population)] + ([plan.prediction] if plan.prediction else [])
+    needed = list(dict.fromkeys(needed))
+    cells_expr = _cells_expr(_light_view(source._raw, needed), plan, numeric, cats, cluster_name, linear)
     note = ""
-    if numeric:
-        n_cells = int(source._run(cells_expr.count()))
-        width = 2 + len(numeric) + 8 * len(cats) + 8
-        limit = min(limit, MAX_DESIGN_ENTRIES // (4 * width))
-        if n_cells > limit:
+    if numeric and total > limit:
+        # Would the cells be too many? The columns' distinct counts bound them (one scan, no GROUP BY of millions).
+        t = _light_view(source._raw, needed)
+        distinct = source._run(t.aggregate(**{f"d{i}": t[c].approx_nunique() for i, c in enumerate(numeric + cats)}),
+                               fetch=True).iloc[0]
+        bound = 1.0
+        for value in distinct:
+            bound = min(bound * max(float(value), 1.0), float(total))
+        if bound > limit:
             fraction = min(1.0, limit / max(total, 1))
-            sampled = _nan_as_missing(source._raw.sample(fraction, seed=seed), source.kind)
+            sampled = _light_view(source._raw.sample(fraction, seed=seed), needed)
             cells_expr = _cells_expr(sampled, plan, numeric, cats, cluster_name, linear)
-            note = (f"The numeric controls take {n_cells:,} distinct combinations, too many to fit exactly from the "
-                    f"engine's table, so a seeded random sample of about {fraction:.1%} of the {total:,} rows "
-                    f"(seed {seed}) is fitted: its intervals are wider than the full data's would be.")
+            note = (f"The numeric controls take too many distinct values to fit every one of the {total:,} rows from "
+                    f"the engine's table, so a seeded random sample of about {fraction:.1%} of them (seed {seed}) is "
+                    "fitted: its intervals are wider than the full data's would be.")
     raw = source._run(cells_expr, fetch=True)
     frame = _labelled(raw, plan, spec, numeric, cats, cluster_name)
     complete = frame.pop("_complete").astype(bool).to_numpy()
@@ -69,6 +76,23 @@ def cells_from_source(source: Source, spec: AuditSpec, controls: Sequence[str] =
     if not linear:
         frame["y2"] = frame["k"]
     return Cells(frame, tuple(numeric), tuple(cats), cluster_name, linear, dropped, int(frame["n"].sum()), note)
+
+
+def _light_view(raw: Any, columns: Sequence[str]) -> Any:
+    """Only the columns the model needs, a floating NaN read as missing (as pandas reads it).
+
+    ``isnan`` is a cheap test per value; the sources' general view casts every float of the table
+    to text to find NaN, which took 68 s of a 70 s query over 10M rows with three float controls.
+    """
+    ibis = _ibis()
+    schema = raw.schema()
+    out = {}
+    for name in columns:
+        col = raw[name]
+        if schema[name].is_floating():
+            col = ibis.ifelse(col.isnan().fill_null(False), ibis.null().cast(schema[name]), col)
+        out[name] = col
+    return raw.select(**out)
 
 
 def _cells_expr(t: Any, plan: Any, numeric: Sequence[str], cats: Sequence[str], cluster: str | None,
@@ -125,7 +149,9 @@ def _labelled(raw: pd.DataFrame, plan: Any, spec: AuditSpec, numeric: Sequence[s
     for i, name in enumerate(cats):
         series = raw[f"_c{i}"]
         if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
-            text = series.map(lambda v: _number_text(v) if pd.notna(v) else UNKNOWN)
+            codes, uniques = pd.factorize(series, use_na_sentinel=True)
+            words = np.array([_number_text(v) for v in uniques] + [UNKNOWN], dtype=object)
+            text = pd.Series(words[np.where(codes < 0, len(uniques), codes)])
         else:
             text = series.astype("string").astype(object).where(series.notna(), UNKNOWN)
         out[name] = np.asarray(text, dtype=object)

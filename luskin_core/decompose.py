@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy import special, stats
 
-from .adjust import _dot, _xtv
+from .adjust import _dot, _xtv, _zero_column
 
 if TYPE_CHECKING:
     from .adjust import Design, Fit
@@ -82,8 +82,7 @@ def decompose(design: Design, fit: Fit, n: np.ndarray, k: np.ndarray, *, linear:
             mu_g, mu_cf, mu_r = special.expit(eta_g), special.expit(cf), special.expit(eta[ref])
             d_g, d_cf, d_r = mu_g * (1 - mu_g), mu_cf * (1 - mu_cf), mu_r * (1 - mu_r)
             unexplained = _dot(n[mine], mu_g - mu_cf) / n_g
-            x_cf = x_g.copy()
-            x_cf[:, c] = 0.0
+            x_cf = _zero_column(x_g, c)
             g_unexp = (_xtv(x_g, n[mine] * d_g) - _xtv(x_cf, n[mine] * d_cf)) / n_g
             g_expl = _xtv(x_cf, n[mine] * d_cf) / n_g - _xtv(X[ref], n[ref] * d_r) / n_r
             weights = contrib

@@ -128,6 +128,8 @@ def test_cluster_robust_matches_statsmodels(adult_rows):
     _, cov = reference_ames(fitted, X, ["Male", "Female"])
     assert result.gaps[0].adjusted_se == pytest.approx(np.sqrt(cov[0, 0]), abs=1e-6)
     assert result.n_clusters == adult_rows["occupation"].nunique()
+    assert any("clustered by occupation, which has 14 clusters" in d and "far too narrow" in d
+               for d in result.diagnostics)
 
 
 def test_linear_outcome_matches_ols_and_cluster(adult_rows):
@@ -272,6 +274,8 @@ def test_yun_decomposition_matches_textbook(adult_rows):
     for name, value in gap.explained_by:
         assert value == pytest.approx(weights[name] * explained, abs=1e-8)
     assert gap.explained_ci_low < gap.explained < gap.explained_ci_high
+    largest = max(gap.explained_by, key=lambda item: abs(item[1]))[0]
+    assert f"(the largest parts: {largest} " in gap.sentence
 
 
 # ------------------------------------------------------------------------------------------
@@ -358,5 +362,5 @@ def test_engine_samples_when_numeric_controls_make_too_many_cells(adult):
 
     spec = AuditSpec(outcome="income", positive=">50K", group_by=("sex",))
     cells = cells_from_source(Source.from_frame(adult), spec, ["age", "fnlwgt"], max_cells=5_000)
-    assert "seeded random sample" in cells.note
+    assert "seeded random sample of about 10.2%" in cells.note
     assert 2_000 < cells.frame["n"].sum() < 9_000

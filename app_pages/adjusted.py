@@ -1,0 +1,97 @@
+"""Adjusted gaps page: each group's gap once many controls are held equal, and how much they explain.
+
+Thin: the controls are picked from dropdowns, :func:`luskin_core.adjust.adjust` fits (cached on the
+data, the specification and the options), and the core's charts and sentences are drawn. The
+groups, the reference and the tolerance are the audit's (chosen on the Data and Audit pages).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from luskin_app import choices as ch_
+from luskin_app import dataset, ui
+from luskin_app.cache import options_key, remember
+from luskin_core.adjust import AdjustResult, adjust
+from luskin_core.adjust_plots import adjusted_gaps_chart, explained_chart
+from luskin_core.spec import AuditSpec
+
+NO_CLUSTER = "(no clustering)"
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _adjust_cached(fingerprint: str, spec_json: str, options_json: str, _frame: pd.DataFrame,
+                   _options: dict[str, Any]) -> AdjustResult:
+    """The adjusted gaps; cached on the data, the specification and the options."""
+    return adjust(_frame, AuditSpec.from_json(spec_json), _options["controls"], categorical=_options["categorical"],
+                  cluster=_options["cluster"])
+
+
+def _candidates(spec: AuditSpec, frame: pd.DataFrame) -> list[str]:
+    """Columns that may be held equal: not the outcome, not the columns that form the groups."""
+    banned = {spec.outcome.lower()} | {c.lower() for c in spec.group_by}
+    if spec.protected is not None:
+        banned.add(spec.protected.column.lower())
+    return [str(c) for c in frame.columns if str(c).lower() not in banned]
+
+
+def render_options(spec: AuditSpec, frame: pd.DataFrame) -> dict[str, Any]:
+    columns = _candidates(spec, frame)
+    left, right = st.columns([2, 1])
+    with left:
+        controls = st.multiselect("Controls held equal", columns, key="adj_controls", format_func=ui.option_text,
+                                  help="Legitimate factors to hold equal (e.g. debt-to-income, grade, tenure). Numeric "
+                                       "columns enter as straight lines, text columns as categories.")
+        numeric = [c for c in controls if ch_.is_numeric(frame[c])]
+        categorical = st.multiselect("Numeric code columns to treat as categories", numeric, key="adj_categorical",
+                                     format_func=ui.option_text,
+                                     help="e.g. a branch number or an education code: each value gets its own effect.")
+    with right:
+        cluster = st.selectbox("Cluster the standard errors by", [NO_CLUSTER, *columns], key="adj_cluster",
+                               format_func=ui.option_text,
+                               help="Rows of one branch, precinct or office may share unmeasured causes: clustering "
+                                    "widens the intervals accordingly.")
+    return {"controls": [c for c in controls if c not in categorical], "categorical": list(categorical),
+            "cluster": None if cluster == NO_CLUSTER else cluster}
+
+
+def render_result(result: AdjustResult) -> None:
+    flagged = result.flagged
+    if flagged:
+        st.warning(ui.md(f"{len(flagged)} of {len(result.gaps)} groups still differ from {result.reference} by at "
+                         "least the tolerance once the controls are held equal, and not by chance (flagged)."),
+                   icon=ui.ICONS["beyond"])
+    else:
+        st.success(ui.md(f"No group's adjusted gap to {result.reference} is both at least the tolerance and "
+                         "beyond chance."), icon=ui.ICONS["ok"])
+    st.markdown(ui.bullet_list(g.sentence for g in result.gaps))
+    st.plotly_chart(ui.fit_chart(adjusted_gaps_chart(result)), key="adj_gaps_chart", theme=None)
+    st.plotly_chart(ui.fit_chart(explained_chart(result)), key="adj_explained_chart", theme=None)
+    table = result.to_frame()[["group", "raw_difference", "adjusted_difference", "adjusted_ci_low",
+                               "adjusted_ci_high", "adjusted_p_corrected", "odds_ratio", "explained", "unexplained",
+                               "verdict", "flagged"]]
+    st.dataframe(table, hide_index=True, key="adj_table")
+    for sentence in result.diagnostics:
+        st.warning(ui.md(sentence), icon=ui.ICONS["info"])
+    st.caption(ui.md(f"{result.rows_note} Decomposition: {result.decomposition}"))
+
+
+st.title("Adjusted gaps: what remains once the controls are held equal")
+st.markdown("A regression holds many legitimate factors equal at once (a logistic model for a yes/no outcome), and "
+            "reads each group's remaining gap to the reference in points, with its interval, and how much of the raw "
+            "gap the factors explain.")
+spec_ = ui.require_spec("adjusted")
+frame_ = dataset.dataset().frame
+options_ = render_options(spec_, frame_)
+if not options_["controls"] and not options_["categorical"]:
+    st.info("Choose the controls to hold equal above.", icon=ui.ICONS["info"])
+else:
+    with st.spinner("Fitting the model…"):
+        result_ = ui.guarded(_adjust_cached, dataset.dataset().fingerprint, spec_.to_json(), options_key(options_),
+                             frame_, options_, where="adjusted")
+    if result_ is not None:
+        remember("adjusted", spec_, result_)
+        render_result(result_)

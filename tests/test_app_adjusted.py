@@ -1,0 +1,51 @@
+"""AppTest of the "Adjusted gaps" page: controls from dropdowns, the charts from zero, sentences, and the
+report section and slide it feeds."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from luskin_app.ui import unescape
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+
+
+def test_adjusted_page_on_adult():
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    assert not at.exception
+    at.switch_page("app_pages/adjusted.py").run()
+    assert not at.exception, at.exception
+    assert any("Choose the controls" in unescape(i.value) for i in at.info)
+    at.multiselect(key="adj_controls").set_value(["age", "education-num", "hours-per-week", "occupation",
+                                                   "marital-status", "relationship"]).run()
+    assert not at.exception, at.exception
+    text = " ".join(unescape(m.value) for m in at.markdown)
+    assert "holding age, education-num, hours-per-week, occupation, marital-status, relationship equal" in text
+    charts = {e.key: json.loads(e.proto.spec) for e in at.get("plotly_chart")}
+    gaps = charts["adj_gaps_chart"]
+    names = [trace["name"] for trace in gaps["data"]]
+    assert names == ["raw gap", "adjusted gap (95% interval)"]
+    adjusted = gaps["data"][1]
+    assert len(adjusted["error_x"]["array"]) == len(adjusted["x"])  # whiskers per group
+    result = at.session_state["results"]["adjusted"][2]
+    assert [100 * g.adjusted_difference for g in result.gaps] == adjusted["x"]
+    explained = charts["adj_explained_chart"]["data"]
+    for bar_e, bar_u, raw in zip(explained[0]["x"], explained[1]["x"], explained[2]["x"]):
+        assert abs(bar_e + bar_u - raw) < 1e-9
+    # the report and the slides now carry the adjusted gaps
+    from luskin_core import load_sample
+    from luskin_core.audit import audit
+    from luskin_core.report import report_content
+    from luskin_core.slides import build_slides
+
+    base = audit(load_sample("adult"), result.spec)
+    titles = [s.title for s in report_content(base, adjusted=result).sections]
+    assert "Gaps adjusted for the controls (regression)" in titles
+    assert "finding-adjusted" in [s.key for s in build_slides(base, adjusted=result)]
+    # a cluster column from the dropdown
+    at.selectbox(key="adj_cluster").set_value("native-country").run()
+    assert not at.exception, at.exception
+    assert at.session_state["results"]["adjusted"][2].n_clusters is not None
