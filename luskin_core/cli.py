@@ -267,6 +267,9 @@ def _add_audit(subparsers: Any) -> None:
                                               "outcome: the share predicted positive, and TPR, FPR, FNR and "
                                               "precision per group")
     add_audit_options(parser)
+    from ._cli_series import add_series_options
+
+    add_series_options(parser)
     parser.set_defaults(run=run_audit)
 
 
