@@ -22,6 +22,7 @@ st.set_page_config(page_title="Luskin: fairness audit", page_icon=ui.FAVICON, la
 
 TITLES = {"data": "Data", "audit": "Audit", "retrain": "Retrain", "thresholds": "Thresholds",
           "equalized": "Equalized distribution", "report": "Report", "present": "Present"}
+TITLES = {**dict(list(TITLES.items())[:2]), "series": "Over time", **dict(list(TITLES.items())[2:])}
 PAGES = {name: st.Page(ui.PAGE_FILES[name], title=title, icon=ui.ICONS[name], default=name == "data",
                        url_path=None if name == "data" else name)
          for name, title in TITLES.items()}
