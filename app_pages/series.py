@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from luskin_app import dataset, ui
 from luskin_app import choices as ch_
+from luskin_app import dataset, ui
 from luskin_app.cache import cached_run, options_key
 from luskin_core.errors import LuskinError
 from luskin_core.series import EVERY, audit_series

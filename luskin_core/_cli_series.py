@@ -39,8 +39,8 @@ def run_series(args: argparse.Namespace, data: Any, spec: Any, source: str | Non
     for label, period in zip(result.periods, result.results):
         for c in period.judged:
             rows.append([label, c.cell or "all rows", c.group, f"{c.n:,}", format_number(c.rate),
-                         format_number(c.difference), f"[{format_number(c.difference_ci_low)}, "
-                                                      f"{format_number(c.difference_ci_high)}]",
+                         format_number(c.difference),
+                         f"[{format_number(c.difference_ci_low)}, {format_number(c.difference_ci_high)}]",
                          format_number(c.impact_ratio, 2), format_p(c.p_adjusted, short=True), c.verdict])
     lines = [f"Audit over time of {result.overall.source}: {spec.outcome_text}, per {result.every} of "
              f"'{result.column}'" + (f" (dates read as {result.period_format})" if result.period_format else ""),

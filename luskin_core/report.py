@@ -1319,6 +1319,7 @@ def report_content(
     title: str = "Fairness audit report",
     generated_at: _dt.datetime | None = None,
     sample_note: str | None = None,
+    series: Any = None,
 ) -> ReportContent:
     """Everything the report says, for :meth:`ReportContent.html` and :meth:`ReportContent.pdf`.
 
@@ -1348,6 +1349,11 @@ def report_content(
     if points:
         sections.append(_cost_section(points))
     sections.append(_audit_section(result))
+    from .series_report import pooled_chart, series_section
+
+    pooled_chart(sections[-1], result)  # small groups: raw and partially pooled shares
+    if series is not None:  # an audit over time (luskin_core.series)
+        sections.append(series_section(series))
     if retrains:
         sections.append(_retrain_section(retrains, points))
     if reports:
@@ -1375,6 +1381,7 @@ def build_html_report(
     title: str = "Fairness audit report",
     generated_at: _dt.datetime | None = None,
     sample_note: str | None = None,
+    series: Any = None,
 ) -> str:
     """A self-contained HTML page with the audit and every correction supplied.
 
@@ -1387,7 +1394,7 @@ def build_html_report(
     """
     return report_content(result, frame=frame, dataset=dataset, retrain=retrain, thresholds=thresholds,
                           equalized=equalized, equalized_alpha=equalized_alpha, options=options, title=title,
-                          generated_at=generated_at, sample_note=sample_note).html()
+                          generated_at=generated_at, sample_note=sample_note, series=series).html()
 
 
 def build_pdf_report(
@@ -1404,6 +1411,7 @@ def build_pdf_report(
     generated_at: _dt.datetime | None = None,
     sample_note: str | None = None,
     browser_path: str | None = None,
+    series: Any = None,
 ) -> bytes:
     """The same report as :func:`build_html_report`, as PDF bytes (charts as vector images).
 
@@ -1411,7 +1419,8 @@ def build_pdf_report(
     """
     return report_content(result, frame=frame, dataset=dataset, retrain=retrain, thresholds=thresholds,
                           equalized=equalized, equalized_alpha=equalized_alpha, options=options, title=title,
-                          generated_at=generated_at, sample_note=sample_note).pdf(browser_path=browser_path)
+                          generated_at=generated_at, sample_note=sample_note,
+                          series=series).pdf(browser_path=browser_path)
 
 
 def report_filename(dataset: DatasetRef | Mapping[str, Any] | str | None, when: _dt.datetime | None = None,

@@ -116,8 +116,8 @@ def effective_kappa(grid: np.ndarray, cap: np.ndarray) -> np.ndarray:
     return np.maximum(1.0 / (1.0 / (grid[None, :] + 1.0) + 1.0 / (cap + 1.0)) - 1.0, 1e-3)
 
 
-def pool_family(k: Sequence[float], n: Sequence[float], m: Sequence[float], cap: Sequence[float],
-                level: float = LEVEL, grid: np.ndarray = KAPPA_GRID) -> dict[str, np.ndarray]:
+def pool_family(k: Any, n: Any, m: Any, cap: Any, level: float = LEVEL,
+                grid: np.ndarray = KAPPA_GRID) -> dict[str, np.ndarray]:
     """Pooled shares of one family of groups (one cell) sharing a concentration kappa.
 
     ``m``: each group's prior centre; ``cap``: the largest kappa for each group (its siblings'
@@ -125,7 +125,7 @@ def pool_family(k: Sequence[float], n: Sequence[float], m: Sequence[float], cap:
     ``low``, ``high``, ``weight`` (posterior mean of kappa / (kappa + n)) and ``kappa_ml``.
     """
     k, n, m, cap = (np.asarray(v, dtype=float) for v in (k, n, m, cap))
-    kappa = effective_kappa(grid, cap)  # (G, J)
+    kappa: np.ndarray = effective_kappa(grid, cap)  # (G, J)
     loglik = log_marginal(k, n, m, kappa).sum(axis=0)  # (J,)
     kappa_ml = grid[int(np.argmax(loglik))]
     loglik = loglik - PRIOR_POWER * np.log(grid)  # the log posterior on the grid
@@ -181,8 +181,8 @@ def pooled_estimates(table: CountTable, spec: AuditSpec, level: float = LEVEL) -
         if n[:, ci].sum() <= 0:
             continue
         fam = pool_family(k[:, ci], n[:, ci], m[:, ci], cap[:, ci], level)
-        for name in out:
-            out[name][:, ci] = fam[name]
+        for name, values in out.items():
+            values[:, ci] = fam[name]
         kappa_ml[ci] = float(fam["kappa_ml"])
     return PooledEstimates(out["rate"], out["low"], out["high"], m, out["weight"], parents, kappa_ml)
 
@@ -222,5 +222,14 @@ def pooled_sentence(n: int, raw: float | None, rate: float, low: float | None, h
             f"to {format_percent(high, 0)}).")
 
 
-__all__ = ["PooledEstimates", "SMALL_GROUP", "log_marginal", "mixture_quantile", "parent_of", "pool_family",
-           "pooled_estimates", "pooled_sentence", "with_pooled"]
+__all__ = [
+    "SMALL_GROUP",
+    "PooledEstimates",
+    "log_marginal",
+    "mixture_quantile",
+    "parent_of",
+    "pool_family",
+    "pooled_estimates",
+    "pooled_sentence",
+    "with_pooled",
+]

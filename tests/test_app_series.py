@@ -41,3 +41,25 @@ def test_over_time_page_on_compas_shows_the_cores_series():
     at.text_input(key="series_format").input("%Y").run()
     assert not at.exception
     assert any("has no month" in e for e in messages(at, "error"))
+
+
+def test_audit_page_draws_raw_and_pooled_shares_when_a_group_is_small():
+    from test_app_audit import by_columns
+
+    from luskin_core import AuditSpec, audit
+
+    at = open_app()
+    at.button(key="sample_compas").click().run()
+    at = by_columns(goto(at, "audit"), "race", "sex", "age_cat")  # the preset keeps two races
+    at.radio(key="audit_cell_mode").set_value("none").run()
+    assert not at.exception and not at.error
+    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    pooled = next(c for c in charts if "Small groups" in c["layout"]["title"]["text"])
+    preset = PRESETS["compas"].spec
+    expected = audit(load_sample("compas"), AuditSpec(preset.outcome, preset.positive, group_by=("race", "sex", "age_cat"),
+                                                      population=preset.population))
+    rows = [c for c in expected.comparisons if c.rate is not None]
+    assert pooled["data"][1]["x"] == [100 * c.pooled_rate for c in rows]
+    assert pooled["data"][0]["x"] == [100 * c.rate for c in rows]
+    small = next(c for c in rows if c.n < 100)
+    assert small.sentence.split(" With only")[1] in " ".join(unescape(m.value) for m in at.markdown)

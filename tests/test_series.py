@@ -182,3 +182,18 @@ def test_cli_json_has_series_and_alerts(capsys):
     code = main(["audit", "--data", SQF, "--outcome", "frisked", "--positive", "Y", "--groups", "race",
                  "--period", "datestop", "--every", "week"])
     assert code == 2
+
+
+def test_report_has_the_over_time_section_and_the_small_groups_chart(compas):
+    from luskin_core.report import build_html_report
+
+    spec = AuditSpec("two_year_recid", 1, group_by=("race", "sex"))
+    series = audit_series(compas, spec, "compas_screening_date", "quarter")
+    html = build_html_report(series.overall, series=series)
+    assert "Over time: per quarter of &#x27;compas_screening_date&#x27;" in html or \
+        "Over time: per quarter of &#39;compas_screening_date&#39;" in html
+    assert "Alerts: a gap changed beyond chance" in html  # COMPAS's 2014 follow-up gap
+    assert "Every comparison per quarter" in html
+    assert "Small groups: raw and partially pooled shares" in html
+    plain = build_html_report(audit(compas, AuditSpec("two_year_recid", 1, group_by=("sex",))))
+    assert "Over time" not in plain and "partially pooled shares" not in plain  # no small group, no series
