@@ -91,22 +91,34 @@ def log_marginal(k: np.ndarray, n: np.ndarray, m: np.ndarray, kappa: np.ndarray)
     return betaln(k[:, None] + a, (n - k)[:, None] + b) - betaln(a, b)
 
 
-def mixture_quantile(weights: np.ndarray, a: np.ndarray, b: np.ndarray, q: float, iterations: int = 22) -> np.ndarray:
-    """The q-quantile of each row's mixture of Beta(a, b) distributions (bisection on the mixture's CDF).
+def mixture_quantile(weights: np.ndarray, a: np.ndarray, b: np.ndarray, q: float, iterations: int = 60) -> np.ndarray:
+    """The q-quantile of each row's mixture of Beta(a, b) distributions.
 
-    The quantile lies between the smallest and the largest of the components' own quantiles, so
-    the bisection starts from that bracket (22 halvings of a bracket at most 1 wide: within 3e-7).
+    Safeguarded Newton steps on the mixture's CDF, from the weighted mean of the components' own
+    quantiles, inside the bracket of those quantiles (the mixture's quantile lies between the
+    smallest and the largest): a step that would leave the bracket halves it instead. Stops when
+    no estimate moves by more than 1e-11 (checked against scipy's brentq in the tests).
     """
     own = betaincinv(a, b, q)
     low = np.min(np.where(weights > 0, own, 1.0), axis=1)
     high = np.max(np.where(weights > 0, own, 0.0), axis=1)
+    x = np.clip(np.sum(weights * own, axis=1), low, high)
+    log_norm = betaln(a, b)
     for _ in range(iterations):
-        mid = 0.5 * (low + high)
-        cdf = np.sum(weights * betainc(a, b, mid[:, None]), axis=1)
-        below = cdf < q
-        low = np.where(below, mid, low)
-        high = np.where(below, high, mid)
-    return 0.5 * (low + high)
+        cdf = np.sum(weights * betainc(a, b, x[:, None]), axis=1) - q
+        inner = np.clip(x, 1e-300, 1 - 1e-16)[:, None]
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            pdf = np.sum(weights * np.exp((a - 1) * np.log(inner) + (b - 1) * np.log1p(-inner) - log_norm), axis=1)
+            step = x - cdf / pdf
+        low = np.where(cdf < 0, x, low)
+        high = np.where(cdf < 0, high, x)
+        inside = np.isfinite(step) & (step >= low) & (step <= high)
+        moved = np.where(inside, step, 0.5 * (low + high))
+        done = bool(np.all((np.abs(moved - x) < 1e-11) | (high - low < 1e-11)))
+        x = moved
+        if done:
+            break
+    return x
 
 
 def effective_kappa(grid: np.ndarray, cap: np.ndarray) -> np.ndarray:
