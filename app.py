@@ -20,9 +20,9 @@ from luskin_app import dataset, ui
 
 st.set_page_config(page_title="Luskin: fairness audit", page_icon=ui.FAVICON, layout="wide")
 
-TITLES = {"data": "Data", "audit": "Audit", "adjusted": "Adjusted gaps", "regulator": "Regulator tables",
-          "retrain": "Retrain", "thresholds": "Thresholds", "equalized": "Equalized distribution", "report": "Report",
-          "present": "Present"}
+TITLES = {"data": "Data", "audit": "Audit", "series": "Over time", "adjusted": "Adjusted gaps",
+          "regulator": "Regulator tables", "retrain": "Retrain", "thresholds": "Thresholds",
+          "equalized": "Equalized distribution", "report": "Report", "present": "Present"}
 PAGES = {name: st.Page(ui.PAGE_FILES[name], title=title, icon=ui.ICONS[name], default=name == "data",
                        url_path=None if name == "data" else name)
          for name, title in TITLES.items()}

@@ -287,6 +287,14 @@ def render_charts(result: AuditResult) -> None:
     for i, (caption, figure) in enumerate(figures(result)):
         st.plotly_chart(ui.fit_chart(figure), key=f"audit_fig_{i}", theme=None)
         st.caption(caption)
+    from luskin_core.series_plots import pooled_figure
+    from luskin_core.shrinkage import SMALL_GROUP
+
+    if any(0 < c.n < SMALL_GROUP and c.pooled_rate is not None for c in result.comparisons):
+        cell = None if len(result.cell_names) == 1 else result.cell_names[0]
+        st.plotly_chart(ui.fit_chart(pooled_figure(result, cell)), key="audit_pooled", theme=None)
+        st.caption(f"Groups under {SMALL_GROUP} rows: the raw share swings; the partially pooled share borrows "
+                   "strength from the group's parent (empirical Bayes) and the sentences quote it.")
 
 
 def render_sentences(result: AuditResult) -> None:

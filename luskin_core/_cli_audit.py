@@ -278,6 +278,10 @@ def run_audit(args: argparse.Namespace) -> int:
     spec = apply_prediction_options(args, spec)
     from .sources import Source
 
+    if getattr(args, "period", None):
+        from ._cli_series import run_series
+
+        return run_series(args, frame, spec, source)
     result = frame.audit(spec, source=source) if isinstance(frame, Source) else audit(frame, spec, source=source)
     if args.json:
         print_json(result.to_dict())

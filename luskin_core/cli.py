@@ -272,6 +272,9 @@ def _add_audit(subparsers: Any) -> None:
     from ._cli_regulator import add_template_options
 
     add_template_options(parser)
+    from ._cli_series import add_series_options
+
+    add_series_options(parser)
     parser.set_defaults(run=run_audit)
 
 

@@ -1324,6 +1324,7 @@ def report_content(
     adjusted: Any = None,
     ll144: Any = None,
     eeoc: bool = False,
+    series: Any = None,
 ) -> ReportContent:
     """Everything the report says, for :meth:`ReportContent.html` and :meth:`ReportContent.pdf`.
 
@@ -1363,6 +1364,11 @@ def report_content(
 
         sections += ([ll144_section(ll144, ref.label if ref else "")] if ll144 is not None else []) + \
             ([eeoc_section(eeoc_rows(result.comparisons))] if eeoc else [])
+    from .series_report import pooled_chart, series_section
+
+    pooled_chart(sections[-1], result)  # small groups: raw and partially pooled shares
+    if series is not None:  # an audit over time (luskin_core.series)
+        sections.append(series_section(series))
     if retrains:
         sections.append(_retrain_section(retrains, points))
     if reports:
@@ -1392,6 +1398,7 @@ def build_html_report(
     sample_note: str | None = None,
     ll144: Any = None,
     eeoc: bool = False,
+    series: Any = None,
 ) -> str:
     """A self-contained HTML page with the audit and every correction supplied.
 
@@ -1404,7 +1411,8 @@ def build_html_report(
     """
     return report_content(result, frame=frame, dataset=dataset, retrain=retrain, thresholds=thresholds,
                           equalized=equalized, equalized_alpha=equalized_alpha, options=options, title=title,
-                          generated_at=generated_at, sample_note=sample_note, ll144=ll144, eeoc=eeoc).html()
+                          generated_at=generated_at, sample_note=sample_note, ll144=ll144, eeoc=eeoc,
+                          series=series).html()
 
 
 def build_pdf_report(
@@ -1423,6 +1431,7 @@ def build_pdf_report(
     browser_path: str | None = None,
     ll144: Any = None,
     eeoc: bool = False,
+    series: Any = None,
 ) -> bytes:
     """The same report as :func:`build_html_report`, as PDF bytes (charts as vector images).
 
@@ -1431,7 +1440,7 @@ def build_pdf_report(
     return report_content(result, frame=frame, dataset=dataset, retrain=retrain, thresholds=thresholds,
                           equalized=equalized, equalized_alpha=equalized_alpha, options=options, title=title,
                           generated_at=generated_at, sample_note=sample_note, ll144=ll144,
-                          eeoc=eeoc).pdf(browser_path=browser_path)
+                          eeoc=eeoc, series=series).pdf(browser_path=browser_path)
 
 
 def report_filename(dataset: DatasetRef | Mapping[str, Any] | str | None, when: _dt.datetime | None = None,

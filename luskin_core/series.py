@@ -137,7 +137,7 @@ def detect_format(values: pd.Series) -> str | None:
         for fmt in _DIGIT_FORMATS:
             layout = digit_layout(fmt)
             assert layout is not None
-            year, month = _digit_fields(numbers, layout)
+            year, _ = _digit_fields(numbers, layout)
             if np.isfinite(year).all() and ((year >= 1900) & (year <= 2100)).all() and \
                     (numbers < 10.0 ** layout["width"][0]).all() and (numbers >= 10.0 ** (layout["width"][0] - 2)).all():
                 return fmt
@@ -436,12 +436,12 @@ def difference_variance(k1: Any, n1: Any, k2: Any, n2: Any) -> np.ndarray:
     return p1 * (1 - p1) / (n1 + 2) + p2 * (1 - p2) / (n2 + 2)
 
 
-def weighted_trend(t: Sequence[float], d: Sequence[float], v: Sequence[float]) -> tuple[float, float, float]:
+def weighted_trend(t: Any, d: Any, v: Any) -> tuple[float, float, float]:
     """Slope of d on t by weighted least squares with known variances v: (slope, standard error, two-sided p)."""
-    t, d, w = np.asarray(t, float), np.asarray(d, float), 1.0 / np.asarray(v, float)
-    tbar = np.sum(w * t) / np.sum(w)
-    sxx = np.sum(w * (t - tbar) ** 2)
-    slope = float(np.sum(w * (t - tbar) * d) / sxx)
+    time, diff, w = np.asarray(t, float), np.asarray(d, float), 1.0 / np.asarray(v, float)
+    tbar = np.sum(w * time) / np.sum(w)
+    sxx = np.sum(w * (time - tbar) ** 2)
+    slope = float(np.sum(w * (time - tbar) * diff) / sxx)
     se = float(1.0 / math.sqrt(sxx))
     return slope, se, float(2 * norm.sf(abs(slope / se)))
 
@@ -526,5 +526,17 @@ def _signed(x: float) -> str:
     return f"{x:+.1f}"
 
 
-__all__ = ["Alert", "EVERY", "SeriesResult", "Trend", "audit_series", "cusum", "detect_format", "difference_variance",
-           "period_expr", "period_keys", "period_label", "weighted_trend"]
+__all__ = [
+    "EVERY",
+    "Alert",
+    "SeriesResult",
+    "Trend",
+    "audit_series",
+    "cusum",
+    "detect_format",
+    "difference_variance",
+    "period_expr",
+    "period_keys",
+    "period_label",
+    "weighted_trend",
+]

@@ -1,0 +1,65 @@
+"""AppTest of the "Over time" page: the period column and length from dropdowns, the chart, trend and alerts.
+
+Widget keys: series_column (selectbox, the date column), series_every (month | quarter | year),
+series_format (text input, strptime codes, empty: recognised), series_cell (with several cells),
+chart series_chart.
+"""
+
+from __future__ import annotations
+
+import json
+
+from test_app import goto, messages, open_app
+
+from luskin_app.ui import unescape
+from luskin_core.data import PRESETS, load_sample
+from luskin_core.series import audit_series
+
+
+def test_over_time_page_on_compas_shows_the_cores_series():
+    at = open_app()
+    at.button(key="sample_compas").click().run()
+    goto(at, "series")
+    assert not at.error
+    assert at.selectbox(key="series_column").value == "compas_screening_date"
+    expected = audit_series(load_sample("compas"), PRESETS["compas"].spec, "compas_screening_date", "month")
+    shown = " ".join(unescape(m.value) for m in at.markdown)
+    assert expected.headline() in shown
+    for trend in expected.trends:
+        assert trend.sentence in shown
+    warnings = messages(at, "warning")
+    assert [a.sentence for a in expected.alerts] == warnings  # COMPAS's 2014 follow-up gap raises its alerts
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert spec["data"][0]["x"] == list(expected.periods)
+    # quarters
+    at.selectbox(key="series_every").set_value("quarter").run()
+    assert not at.exception and not at.error
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert spec["data"][0]["x"][0] == "2013 Q1"
+    # a format that cannot make months: a plain sentence
+    at.selectbox(key="series_every").set_value("month").run()
+    at.text_input(key="series_format").input("%Y").run()
+    assert not at.exception
+    assert any("has no month" in e for e in messages(at, "error"))
+
+
+def test_audit_page_draws_raw_and_pooled_shares_when_a_group_is_small():
+    from test_app_audit import by_columns
+
+    from luskin_core import AuditSpec, audit
+
+    at = open_app()
+    at.button(key="sample_compas").click().run()
+    at = by_columns(goto(at, "audit"), "race", "sex", "age_cat")  # the preset keeps two races
+    at.radio(key="audit_cell_mode").set_value("none").run()
+    assert not at.exception and not at.error
+    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    pooled = next(c for c in charts if "Small groups" in c["layout"]["title"]["text"])
+    preset = PRESETS["compas"].spec
+    expected = audit(load_sample("compas"), AuditSpec(preset.outcome, preset.positive, group_by=("race", "sex", "age_cat"),
+                                                      population=preset.population))
+    rows = [c for c in expected.comparisons if c.rate is not None]
+    assert pooled["data"][1]["x"] == [100 * c.pooled_rate for c in rows]
+    assert pooled["data"][0]["x"] == [100 * c.rate for c in rows]
+    small = next(c for c in rows if c.n < 100)
+    assert small.sentence.split(" With only")[1] in " ".join(unescape(m.value) for m in at.markdown)

@@ -1,0 +1,116 @@
+"""Partially pooled shares (luskin_core.shrinkage) against direct computations with scipy, on real data."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import optimize, stats
+
+from luskin_core import AuditSpec, audit
+from luskin_core.shrinkage import KAPPA_GRID, PRIOR_POWER, log_marginal, pool_family, pooled_estimates
+
+SPEC = AuditSpec("two_year_recid", 1, group_by=("race", "sex"))
+
+
+def test_log_marginal_is_scipys_beta_binomial_without_the_binomial_coefficient():
+    k, n, m = np.array([0, 3, 17, 40]), np.array([5, 12, 40, 40]), np.array([0.2, 0.35, 0.5, 0.9])
+    kappa = np.array([0.3, 4.0, 55.0, 2e4])
+    ours = log_marginal(k.astype(float), n.astype(float), m, kappa)
+    for i in range(len(k)):
+        for j, kap in enumerate(kappa):
+            ref = stats.betabinom.logpmf(k[i], n[i], kap * m[i], kap * (1 - m[i])) - np.log(
+                float(stats.binom.pmf(k[i], n[i], 0.5) / 0.5 ** n[i]))
+            assert ours[i, j] == pytest.approx(ref, rel=1e-9, abs=1e-9)
+
+
+def test_one_kappa_gives_the_conjugate_beta_posterior():
+    k, n, m, cap = [2, 30, 9], [10, 80, 25], [0.3, 0.42, 0.25], [np.inf] * 3  # siblings without error
+    kappa = 17.0
+    got = pool_family(k, n, m, cap, grid=np.array([kappa]))
+    for i in range(3):
+        a, b = k[i] + kappa * m[i], n[i] - k[i] + kappa * (1 - m[i])
+        assert got["rate"][i] == pytest.approx(a / (a + b), rel=1e-12)
+        assert got["low"][i] == pytest.approx(stats.beta.ppf(0.025, a, b), abs=1e-6)
+        assert got["high"][i] == pytest.approx(stats.beta.ppf(0.975, a, b), abs=1e-6)
+
+
+def _direct(table_rows: pd.DataFrame, outcome: str, columns: list[str]) -> pd.DataFrame:
+    """The pooled share of every cross, recomputed from the rows with pandas and scipy alone."""
+    cross = table_rows.groupby(columns, dropna=False)[outcome].agg(["size", "sum"]).reset_index()
+    parent = cross.groupby(columns[0])[["size", "sum"]].transform("sum")
+    sib_n, sib_k = parent["size"] - cross["size"], parent["sum"] - cross["sum"]
+    alone = sib_n <= 0
+    sib_n = sib_n.where(~alone, cross["size"].sum() - cross["size"])
+    sib_k = sib_k.where(~alone, cross["sum"].sum() - cross["sum"])
+    m = ((sib_k + 0.5) / (sib_n + 1.0)).to_numpy()
+    n, k, cap = cross["size"].to_numpy(float), cross["sum"].to_numpy(float), sib_n.to_numpy(float)
+    logpost = []
+    for kap in KAPPA_GRID:
+        kk = np.maximum(1 / (1 / (kap + 1) + 1 / (cap + 1)) - 1, 1e-3)  # spread plus the siblings' error
+        logpost.append(sum(stats.betabinom.logpmf(k[i], n[i], kk[i] * m[i], kk[i] * (1 - m[i]))
+                           for i in range(len(n))) - PRIOR_POWER * np.log(kap))
+    w = np.exp(np.array(logpost) - max(logpost))
+    w /= w.sum()
+    rates, lows, highs = [], [], []
+    for i in range(len(n)):
+        kk = np.maximum(1 / (1 / (KAPPA_GRID + 1) + 1 / (cap[i] + 1)) - 1, 1e-3)
+        a, b = k[i] + kk * m[i], n[i] - k[i] + kk * (1 - m[i])
+        rates.append(float(np.sum(w * a / (a + b))))
+
+        def cdf(x: float, q: float, a=a, b=b) -> float:
+            return float(np.sum(w * stats.beta.cdf(x, a, b))) - q
+
+        lows.append(optimize.brentq(cdf, 1e-12, 1 - 1e-12, args=(0.025,), xtol=1e-10))
+        highs.append(optimize.brentq(cdf, 1e-12, 1 - 1e-12, args=(0.975,), xtol=1e-10))
+    cross["label"] = cross[columns].astype(str).agg(" × ".join, axis=1)
+    return cross.assign(rate=rates, low=lows, high=highs).set_index("label")
+
+
+def test_pooled_shares_on_compas_match_a_direct_computation(compas):
+    result = audit(compas, SPEC)
+    direct = _direct(compas, "two_year_recid", ["race", "sex"])
+    assert len(result.comparisons) == len(direct)
+    for c in result.comparisons:
+        row = direct.loc[c.group]
+        assert c.pooled_rate == pytest.approx(row["rate"], abs=1e-9)
+        assert c.pooled_ci_low == pytest.approx(row["low"], abs=2e-6)
+        assert c.pooled_ci_high == pytest.approx(row["high"], abs=2e-6)
+
+
+def test_small_groups_move_toward_their_parent_and_the_sentence_says_so(compas):
+    result = audit(compas, SPEC)
+    native = result.comparison("Native American × Female")
+    rest = compas[(compas.race == "Native American") & (compas.sex == "Male")]["two_year_recid"].mean()
+    raw = native.rate
+    assert min(raw, rest) <= native.pooled_rate <= max(raw, rest)
+    assert abs(native.pooled_rate - rest) < abs(raw - rest)
+    assert native.pooled_ci_low <= native.pooled_rate <= native.pooled_ci_high
+    assert "partially pooled toward the rest of Native American" in native.sentence
+    big = result.comparison("African-American × Male")
+    assert "pooled" not in big.sentence  # 3,044 rows: the raw share is quoted alone
+    # a large group barely moves
+    assert big.pooled_rate == pytest.approx(big.rate, abs=0.005)
+
+
+def test_json_of_every_comparison_has_the_pooled_fields(compas):
+    doc = json.loads(json.dumps(audit(compas, SPEC).to_dict()))
+    for c in doc["comparisons"]:
+        assert {"pooled_rate", "pooled_ci_low", "pooled_ci_high"} <= set(c)
+        assert 0 <= c["pooled_ci_low"] <= c["pooled_rate"] <= c["pooled_ci_high"] <= 1
+
+
+def test_one_column_pools_toward_the_other_groups_of_the_cell(adult):
+    spec = AuditSpec("income", ">50K", group_by=("race",), strata=("sex",))
+    result = audit(adult, spec)
+    est = pooled_estimates(result.counts, spec)
+    assert set(est.parent) == {"all rows of the cell"}
+    other = result.comparison("Other", "sex = Female")
+    cell = adult[adult.sex == "Female"]
+    rest = cell[cell.race != "Other"]
+    share = ((rest.income == ">50K").sum() + 0.5) / (len(rest) + 1)
+    gi = result.groups.index("Other")
+    assert est.prior_mean[gi, list(result.counts.cell_labels).index("sex = Female")] == pytest.approx(share)
+    assert min(other.rate, share) <= other.pooled_rate <= max(other.rate, share)
