@@ -138,3 +138,32 @@ def test_a_large_gap_is_stated_as_at_least_and_caveats_are_words():
     assert any("understate" in c for c in result.caveats)
     document = result.to_dict()
     assert {c["method"] for c in document["comparisons"]} == {"weighted", "threshold"}
+
+
+def test_duckdb_sums_equal_the_in_memory_audit(tmp_path):
+    duckdb = pytest.importorskip("duckdb")
+    from luskin_core.proxy import add_probabilities
+    from luskin_core.proxy_engine import duckdb_proxy_sums
+
+    rng = np.random.default_rng(4)
+    n = 5000
+    frame = pd.DataFrame({"surname": rng.choice(["Garcia", "Smith", "Washington", "Nguyen", "Jackson-Lee",
+                                                 "O'Brien", "Zzqxv", None], n),
+                          "zip": rng.choice(["10001", "60601", "94110", "30303", "601", "99999", None], n),
+                          "approved": rng.integers(0, 2, n), "region": rng.choice(["a", "b"], n)})
+    path = tmp_path / "loans.parquet"
+    frame.to_parquet(path)
+    con = duckdb.connect()
+    sums, counts = duckdb_proxy_sums(con, f"read_parquet('{path}')", surname="surname", geography="zip",
+                                     outcome="approved", positive=1, cells=["region"])
+    engine = pa.audit_sums(sums, decision="approved")
+    with_p, result = add_probabilities(frame, surname="surname", geography="zip")
+    memory = pa.proxy_audit(with_p, frame["approved"], decision="approved",
+                            cells="region = " + frame["region"])
+    assert counts == result.fallback_counts()
+    for a, b in zip(engine.comparisons, memory.comparisons):
+        assert (a.method, a.group, a.cell) == (b.method, b.group, b.cell)
+        for field in ("n", "rate", "ci_low", "difference", "difference_ci_high", "bound_low", "bound_high", "p_value"):
+            x, y = getattr(a, field), getattr(b, field)
+            assert (x is None and y is None) or x == pytest.approx(y, abs=1e-9), (field, a.group, a.method)
+        assert a.verdict == b.verdict
