@@ -214,7 +214,7 @@ class ProxyResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"n_rows": self.n_rows, "n_estimated": self.n_estimated, "geography": self.level,
-                "first_names": self.first_names, "methods": self.fallback_counts()}
+                "first_names": self.first_names, "methods": self.fallback_counts(), "sentences": self.sentences()}
 
     def sentences(self) -> list[str]:
         model = "BIFSG (surname, first name and place)" if self.first_names else "BISG (surname and place)"

@@ -86,7 +86,7 @@ def _sums(con: Any, relation: str, surname: str, geography: str, outcome: str, p
     total = " + ".join(f"u_{r}" for r in RACES)
     mx = "greatest(" + ", ".join(f"p_{r}" for r in RACES) + ")"
     top = "CASE " + " ".join(f"WHEN p_{r} = mx THEN {i}" for i, r in enumerate(RACES)) + " END"
-    aggs = ["count(*) AS n", "sum(y) AS y"]
+    aggs = ["count(*) AS n", "coalesce(sum(y), 0) AS y"]
     aggs += [f"sum(p_{r}) AS w_{i}" for i, r in enumerate(RACES)]
     aggs += [f"sum(p_{r} * y) AS wy_{i}" for i, r in enumerate(RACES)]
     aggs += [f"sum(p_{RACES[a]} * p_{RACES[b]}) AS q_{a}_{b}" for a, b in PAIRS]
@@ -94,7 +94,8 @@ def _sums(con: Any, relation: str, surname: str, geography: str, outcome: str, p
     aggs += [f"count(*) FILTER (WHERE mx >= {threshold!r} AND top = {i}) AS tn_{i}" for i in range(G)]
     aggs += [f"coalesce(sum(y) FILTER (WHERE mx >= {threshold!r} AND top = {i}), 0) AS tk_{i}" for i in range(G)]
     cell_keys = [f"c{i}" for i in range(len(cells))]
-    group = ", ".join([*cell_keys, "bin"])
+    # One pass: rows without an estimate (method 3) or an outcome are grouped apart and only counted
+    group = ", ".join([*cell_keys, "bin", "method", "y_missing"])
     sql = f"""
     WITH d AS (
         SELECT CAST({_quote(surname)} AS VARCHAR) AS sn, CAST({_quote(geography)} AS VARCHAR) AS gg,
@@ -105,38 +106,33 @@ def _sums(con: Any, relation: str, surname: str, geography: str, outcome: str, p
                {', '.join(f'coalesce(n.s_{r}, 0) AS s_{r}' for r in RACES)},
                {', '.join(f'coalesce(g.g_{r}, 0) AS g_{r}' for r in RACES)},
                {', '.join(f'coalesce(g.r_{r}, 0) AS r_{r}' for r in RACES)}
-        FROM d LEFT JOIN luskin_proxy_names n ON d.sn IS NOT DISTINCT FROM n.raw
-               LEFT JOIN luskin_proxy_geos g ON d.gg IS NOT DISTINCT FROM g.raw
+        FROM d LEFT JOIN luskin_proxy_names n ON d.sn = n.raw
+               LEFT JOIN luskin_proxy_geos g ON d.gg = g.raw
     ), b AS (SELECT *, {bisg} AS bisg_total FROM j),
     m AS (
         SELECT *, CASE WHEN has_s AND has_g AND bisg_total > 0 THEN 0 WHEN has_s THEN 1 WHEN has_g THEN 2
-                  ELSE 3 END AS method,
+                  ELSE 3 END AS method, y IS NULL AS y_missing,
                {', '.join(f'{u[r]} AS u_{r}' for r in RACES)}
         FROM b
     ), p AS (
-        SELECT y, method{', ' + ', '.join(cell_keys) if cells else ''},
-               {', '.join(f'u_{r} / ({total}) AS p_{r}' for r in RACES)}
-        FROM m WHERE method < 3 AND y IS NOT NULL
+        SELECT y, method, y_missing{', ' + ', '.join(cell_keys) if cells else ''},
+               {', '.join(f'CASE WHEN method < 3 THEN u_{r} / ({total}) END AS p_{r}' for r in RACES)}
+        FROM m
     ), k AS (SELECT *, {mx} AS mx FROM p),
     t AS (SELECT *, {top} AS top,
-                 top_placeholder AS bin FROM k)
+                 coalesce(top_placeholder, -1) AS bin FROM k)
     SELECT {group}, {', '.join(aggs)} FROM t GROUP BY {group}
     """
     bin_sql = f"({top}) * {N_BINS} + least(CAST(floor(mx * {N_BINS}) AS INTEGER), {N_BINS - 1})"
     sql = sql.replace("top_placeholder", bin_sql)
-    frame = con.execute(sql).df()
-    methods = con.execute(f"""
-        SELECT method, count(*) AS rows FROM (
-            SELECT CASE WHEN coalesce(n.has_s, false) AND coalesce(g.has_g, false) THEN 0
-                        WHEN coalesce(n.has_s, false) THEN 1 WHEN coalesce(g.has_g, false) THEN 2 ELSE 3 END AS method
-            FROM (SELECT CAST({_quote(surname)} AS VARCHAR) AS sn, CAST({_quote(geography)} AS VARCHAR) AS gg
-                  FROM {relation}) d
-            LEFT JOIN luskin_proxy_names n ON d.sn IS NOT DISTINCT FROM n.raw
-            LEFT JOIN luskin_proxy_geos g ON d.gg IS NOT DISTINCT FROM g.raw) GROUP BY method""").df()
+    grouped = con.execute(sql).df()
     from .proxy import BISG, NAME_ONLY, NONE, PLACE_ONLY
 
     names = {0: BISG, 1: NAME_ONLY, 2: PLACE_ONLY, 3: NONE}
-    counts = {names[int(m)]: int(c) for m, c in zip(methods["method"], methods["rows"])}
+    per_method = grouped.groupby("method")["n"].sum()
+    counts = {names[int(m)]: int(c) for m, c in per_method.items() if c > 0}
+    frame = grouped[(grouped["method"] < 3) & ~grouped["y_missing"].astype(bool)].drop(columns=["method",
+                                                                                                "y_missing"])
     out: dict[str | None, ProxySums] = {None: _to_sums(frame)}
     if cells:
         labels = frame[cell_keys].astype("string").fillna("(missing)").agg(", ".join, axis=1)

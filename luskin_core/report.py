@@ -1319,6 +1319,7 @@ def report_content(
     title: str = "Fairness audit report",
     generated_at: _dt.datetime | None = None,
     sample_note: str | None = None,
+    proxy: Any = None,
 ) -> ReportContent:
     """Everything the report says, for :meth:`ReportContent.html` and :meth:`ReportContent.pdf`.
 
@@ -1327,6 +1328,7 @@ def report_content(
     several lambdas), or None when the tool was not run; see :func:`build_html_report`.
     ``sample_note`` says which rows the model tools used when they ran on a sample of a large
     source (e.g. "a stratified sample of 500,000 of 10,000,000 rows"); it is listed with the data.
+    ``proxy`` is a :class:`luskin_core.proxy_audit.ProxyAudit` (race estimated from names and places).
     """
     if not isinstance(result, AuditResult):
         raise LuskinError("There is no audit result to report yet: run the audit first.")
@@ -1348,6 +1350,10 @@ def report_content(
     if points:
         sections.append(_cost_section(points))
     sections.append(_audit_section(result))
+    if proxy is not None:
+        from .proxy_audit import report_section
+
+        sections.append(report_section(proxy))
     if retrains:
         sections.append(_retrain_section(retrains, points))
     if reports:

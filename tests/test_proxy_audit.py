@@ -167,3 +167,29 @@ def test_duckdb_sums_equal_the_in_memory_audit(tmp_path):
             x, y = getattr(a, field), getattr(b, field)
             assert (x is None and y is None) or x == pytest.approx(y, abs=1e-9), (field, a.group, a.method)
         assert a.verdict == b.verdict
+
+
+def test_report_section_and_slides_carry_the_proxy_audit(adult):
+    from luskin_core.audit import audit
+    from luskin_core.data import PRESETS
+    from luskin_core.report import report_content
+    from luskin_core.slides import build_slides
+
+    frame, _ = _simulated(3000)
+    proxy_result = pa.proxy_audit(frame, frame["y"], decision="approved")
+    result = audit(adult, PRESETS["adult"].spec)
+    content = report_content(result, proxy=proxy_result)
+    section = next(s for s in content.sections if s.anchor == "proxy")
+    kinds = [b["kind"] for b in section.blocks]
+    assert kinds == ["sentences", "table", "warnings"]
+    assert any("overstate" in item for item in section.blocks[2]["items"])
+    table = section.blocks[1]["table"]
+    assert {row[0] for row in table.rows} == {"weighted", "threshold"}
+    assert "Estimated race and ethnicity" in content.html()
+    deck = build_slides(result, proxy=proxy_result)
+    keys = [s.key for s in deck]
+    assert "proxy-gaps" in keys and "proxy-caveats" in keys
+    gaps = next(s for s in deck if s.key == "proxy-gaps")
+    assert any("weighted" in line for line in gaps.sentences)
+    assert report_content(result).sections[-1].anchor != "proxy" and "proxy" not in [
+        s.anchor for s in report_content(result).sections]
