@@ -61,20 +61,23 @@ def simulate(rows: int, seed: int = 0) -> pd.DataFrame:
     return table.to_pandas() if rows <= 1_000_000 else table  # type: ignore[return-value]
 
 
-def child(path: str) -> None:
-    """The timed part, alone in its process: tables, BISG in DuckDB, the weighted audit with bounds."""
-    import duckdb
-
+def child(path: str, engine: str) -> None:
+    """The timed part, alone in its process: tables, BISG (Arrow batches or DuckDB), the audit with bounds."""
     start = time.perf_counter()
     from luskin_core.proxy_audit import audit_sums
-    from luskin_core.proxy_engine import duckdb_proxy_sums
+    from luskin_core.proxy_engine import duckdb_proxy_sums, parquet_proxy_sums
 
     imported = time.perf_counter()
     load_tables()
     loaded = time.perf_counter()
-    con = duckdb.connect(config={"threads": 2, "memory_limit": "1500MB"})
-    sums, counts = duckdb_proxy_sums(con, f"read_parquet('{path}')", surname="surname", geography="zip",
-                                     outcome="approved", positive=1)
+    if engine == "duckdb":
+        import duckdb
+
+        con = duckdb.connect(config={"threads": 2, "memory_limit": "1500MB"})
+        sums, counts = duckdb_proxy_sums(con, f"read_parquet('{path}')", surname="surname", geography="zip",
+                                         outcome="approved", positive=1)
+    else:
+        sums, counts = parquet_proxy_sums(path, surname="surname", geography="zip", outcome="approved", positive=1)
     summed = time.perf_counter()
     audit = audit_sums(sums, decision="approved")
     done = time.perf_counter()
@@ -150,10 +153,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--file", default="/tmp/luskin_proxy_10m.parquet")
+    parser.add_argument("--engines", default="arrow,duckdb", help="arrow, duckdb or both (comma-separated)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--engine", default="arrow", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.child)
+        child(args.child, args.engine)
         return
     import pyarrow.parquet as pq
 
@@ -167,16 +172,20 @@ def main() -> None:
             pq.write_table(table, path)
         print(f"simulated {args.rows:,} rows into {path} in {time.perf_counter() - start:.1f} s "
               f"({path.stat().st_size / 1e6:.0f} MB)")
-    out = subprocess.run([sys.executable, __file__, "--child", str(path)], capture_output=True, text=True,
-                         check=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
-    figures = json.loads(out.stdout.strip().splitlines()[-1])
-    print(f"{args.rows:,} rows, BISG in DuckDB (2 threads) + weighted audit with bounds: "
-          f"{figures['total_s']:.1f} s end to end (imports {figures['imports_s']:.2f} s, Census tables "
-          f"{figures['tables_s']:.2f} s, engine "
-          f"{figures['engine_s']:.1f} s, audit {figures['audit_s']:.2f} s), peak memory {figures['peak_mb']:.0f} MB")
-    print(f"fallbacks: {figures['counts']}")
-    print(f"reference {figures['reference']}; weighted gaps {figures['weighted']}")
-    print(f"threshold gaps {figures['threshold']}")
+    print(f"load average before the timed runs: {' '.join(f'{x:.1f}' for x in __import__('os').getloadavg())}")
+    for engine in args.engines.split(","):
+        out = subprocess.run([sys.executable, __file__, "--child", str(path), "--engine", engine],
+                             capture_output=True, text=True, check=True,
+                             env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+        figures = json.loads(out.stdout.strip().splitlines()[-1])
+        print(f"{args.rows:,} rows, BISG ({engine}) + weighted audit with bounds: "
+              f"{figures['total_s']:.1f} s end to end (imports {figures['imports_s']:.2f} s, Census tables "
+              f"{figures['tables_s']:.2f} s, probabilities and sums {figures['engine_s']:.1f} s, audit "
+              f"{figures['audit_s']:.2f} s), peak memory {figures['peak_mb']:.0f} MB")
+        print(f"  fallbacks: {figures['counts']}")
+        print(f"  reference {figures['reference']}; weighted gaps "
+              f"{ {k: round(v, 4) for k, v in figures['weighted'].items()} }")
+        print(f"  threshold gaps { {k: round(v, 4) if v is not None else None for k, v in figures['threshold'].items()} }")
     subset = pq.read_table(path).slice(0, 200_000).to_pandas()
     subset_figures(subset)
 

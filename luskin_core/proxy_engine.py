@@ -161,4 +161,109 @@ def _to_sums(frame: pd.DataFrame) -> ProxySums:
                      bins=bins[["n", "y", *[f"b_{r}" for r in RACES]]])
 
 
-__all__ = ["duckdb_proxy_sums"]
+class _GrowingLookup:
+    """Raw values seen so far and their looked-up rows: each distinct raw value is normalised once."""
+
+    def __init__(self, lookup: Any) -> None:
+        self.lookup = lookup
+        self.index = pd.Index([], dtype=object)
+        self.rows: list[np.ndarray] = []
+
+    def positions(self, dictionary: Any) -> np.ndarray:
+        values = pd.Index(dictionary.to_pandas(types_mapper=None).astype(object))
+        where = self.index.get_indexer(values)
+        new = values[where < 0].unique()
+        if len(new):
+            self.rows.append(self.lookup(pd.Series(new.to_numpy(dtype=object))))
+            self.index = self.index.append(new)
+            where = self.index.get_indexer(values)
+        return where
+
+    def table(self) -> np.ndarray:
+        return np.concatenate(self.rows) if self.rows else np.zeros((0, 1))
+
+
+def parquet_proxy_sums(path: str, *, surname: str, geography: str, outcome: str, positive: Any,
+                       level: str = "zcta", threshold: float = DEFAULT_THRESHOLD,
+                       batch_rows: int = 1_000_000) -> tuple[dict[str | None, ProxySums], dict[str, int]]:
+    """The audit's sums for a Parquet file, streamed with Arrow in batches (memory bounded by the batch).
+
+    Surnames and places are read dictionary-encoded: each batch's distinct values are looked up once
+    (:class:`_GrowingLookup`) and rows take their probabilities by integer index, so no string is hashed
+    per row. The probabilities come from :func:`luskin_core.proxy.bisg_rows`, the sums from
+    :func:`luskin_core.proxy_audit.sufficient_statistics`, as in memory.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from .proxy import METHOD_CODES, bisg_rows
+    from .proxy_audit import sufficient_statistics
+
+    tables = load_tables()
+
+    def names(values: pd.Series) -> np.ndarray:
+        probs, found = _name_probs(values, tables.surname)
+        return np.column_stack([np.nan_to_num(probs), found])
+
+    def places(values: pd.Series) -> np.ndarray:
+        given, race_given, found = _geo_probs(values, tables, level)
+        return np.column_stack([np.nan_to_num(given), np.nan_to_num(race_given), found])
+
+    name_lookup, geo_lookup = _GrowingLookup(names), _GrowingLookup(places)
+    try:
+        file = pq.ParquetFile(path, read_dictionary=[surname, geography])
+    except (OSError, pa.ArrowInvalid) as err:
+        raise LuskinError(f"The Parquet file '{path}' could not be read ({err}).") from None
+    missing = [c for c in (surname, geography, outcome) if c not in file.schema_arrow.names]
+    if missing:
+        raise LuskinError(f"There is no column '{missing[0]}' in the data.")
+    parts: list[ProxySums] = []
+    counts = np.zeros(len(METHOD_CODES), dtype=np.int64)
+
+    def codes(column: Any, lookup: _GrowingLookup) -> np.ndarray:
+        column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+        if not pa.types.is_dictionary(column.type):
+            column = pc.dictionary_encode(pc.cast(column, pa.string()))
+        elif not pa.types.is_string(column.type.value_type):
+            column = pc.dictionary_encode(pc.cast(column.dictionary_decode(), pa.string()))
+        where = lookup.positions(column.dictionary)
+        index = column.indices.to_numpy(zero_copy_only=False)
+        valid = np.asarray(column.is_valid())
+        out = np.where(valid, where[np.where(valid, index, 0).astype(np.int64)], -1)
+        return out
+
+    for batch in file.iter_batches(batch_size=batch_rows, columns=[surname, geography, outcome]):
+        name_at = codes(batch.column(surname), name_lookup)
+        geo_at = codes(batch.column(geography), geo_lookup)
+        s_table, g_table = name_lookup.table(), geo_lookup.table()
+        s_rows = np.where((name_at >= 0)[:, None], s_table[np.maximum(name_at, 0)], 0.0)
+        g_rows = np.where((geo_at >= 0)[:, None], g_table[np.maximum(geo_at, 0)], 0.0)
+        post, code = bisg_rows(s_rows[:, :G], s_rows[:, G] > 0, g_rows[:, :G], g_rows[:, G:2 * G],
+                               g_rows[:, 2 * G] > 0)
+        counts += np.bincount(code, minlength=len(METHOD_CODES))
+        y = _outcome_array(batch.column(outcome), positive)
+        keep = (code < 3) & np.isfinite(y)
+        parts.append(sufficient_statistics(post[keep], y[keep], threshold))
+    if not parts:
+        raise LuskinError("The Parquet file has no rows.")
+    def add(name: str) -> np.ndarray:
+        return np.sum([getattr(p, name) for p in parts], axis=0)
+
+    total = ProxySums(n=sum(p.n for p in parts), w=add("w"), wy=add("wy"), q=add("q"), qy=add("qy"),
+                      thr_n=add("thr_n"), thr_k=add("thr_k"),
+                      bins=pd.concat([p.bins for p in parts]).groupby(level=0).sum())
+    return {None: total}, {METHOD_CODES[i]: int(c) for i, c in enumerate(counts) if c > 0}
+
+
+def _outcome_array(column: Any, positive: Any) -> np.ndarray:
+    """1.0 where the outcome is the positive value, 0.0 elsewhere, NaN where it is missing."""
+    from .spec import outcome_mask
+
+    series = column.to_pandas()
+    y = outcome_mask(series, positive).astype(float)
+    y[series.isna().to_numpy()] = np.nan
+    return y
+
+
+__all__ = ["duckdb_proxy_sums", "parquet_proxy_sums"]

@@ -161,6 +161,17 @@ def test_duckdb_sums_equal_the_in_memory_audit(tmp_path):
     memory = pa.proxy_audit(with_p, frame["approved"], decision="approved",
                             cells="region = " + frame["region"])
     assert counts == result.fallback_counts()
+    from luskin_core.proxy_engine import parquet_proxy_sums
+
+    arrow_sums, arrow_counts = parquet_proxy_sums(str(path), surname="surname", geography="zip", outcome="approved",
+                                                  positive=1, batch_rows=700)  # several batches, new names in each
+    assert arrow_counts == counts
+    streamed = pa.audit_sums(arrow_sums, decision="approved")
+    overall = [c for c in memory.comparisons if c.cell is None]
+    for a, b in zip(streamed.comparisons, overall, strict=True):
+        for field in ("n", "rate", "difference", "difference_ci_high", "bound_low", "bound_high", "p_value"):
+            x, y = getattr(a, field), getattr(b, field)
+            assert (x is None and y is None) or x == pytest.approx(y, abs=1e-9), (field, a.group, a.method)
     for a, b in zip(engine.comparisons, memory.comparisons):
         assert (a.method, a.group, a.cell) == (b.method, b.group, b.cell)
         for field in ("n", "rate", "ci_low", "difference", "difference_ci_high", "bound_low", "bound_high", "p_value"):
