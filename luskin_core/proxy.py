@@ -164,11 +164,32 @@ def normalize_geo(values: pd.Series, level: str) -> pd.Series:
     return text.where(text == "", text.str.zfill(width)).astype(object)
 
 
+_ARROW_SUFFIX = r"(?:[\s,.]+(?:JR|SR|II|III|IV)\.?)+\s*$"
+_ARROW_DROP = r"[\t-\r !-@\[-`{-~]"  # string.whitespace, string.punctuation and string.digits, as _DROP
+
+
+def normalize_names(raw: list[str]) -> list[str]:
+    """:func:`normalize_name` for many names at once (Arrow's string kernels; non-ASCII names in Python,
+    whose upper case differs from Arrow's for letters such as the German sharp s)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    array = pa.array(raw, type=pa.string())
+    upper = pc.utf8_upper(pc.utf8_trim_whitespace(array))
+    spaced = pc.binary_join_element_wise(" ", upper, "")
+    stripped = pc.replace_substring_regex(spaced, _ARROW_SUFFIX, "")
+    letters = pc.replace_substring_regex(stripped, _ARROW_DROP, "")
+    whole = pc.replace_substring_regex(upper, _ARROW_DROP, "")
+    out = pc.if_else(pc.equal(letters, ""), whole, letters).to_pylist()
+    ascii_only = pc.string_is_ascii(array).to_pylist()
+    return [o if a else normalize_name(r) for o, a, r in zip(out, ascii_only, raw)]
+
+
 def _name_probs(values: pd.Series, table: _Lookup) -> tuple[np.ndarray, np.ndarray]:
     """Six probabilities per row from a name table, normalising each distinct raw name once."""
     codes, uniques = pd.factorize(values.astype("string").fillna(""), sort=False)
-    raw = list(uniques)
-    probs, found = table.take([normalize_name(u) for u in raw])
+    raw = [str(u) for u in uniques]
+    probs, found = table.take(normalize_names(raw))
     for i in np.flatnonzero(~found):
         for part in name_parts(raw[int(i)]):
             position = table.index.get_indexer(pd.Index([part]))[0]

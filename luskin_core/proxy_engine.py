@@ -165,19 +165,25 @@ class _GrowingLookup:
     """Raw values seen so far and their looked-up rows: each distinct raw value is normalised once."""
 
     def __init__(self, lookup: Any) -> None:
+        import pyarrow as pa
+
         self.lookup = lookup
-        self.index = pd.Index([], dtype=object)
+        self.seen = pa.array([], type=pa.string())
         self.rows: list[np.ndarray] = []
 
     def positions(self, dictionary: Any) -> np.ndarray:
-        values = pd.Index(dictionary.to_pandas(types_mapper=None).astype(object))
-        where = self.index.get_indexer(values)
-        new = values[where < 0].unique()
+        """Each dictionary entry's row in :meth:`table` (Arrow's hash lookup, no per-value Python)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        values = dictionary.cast(pa.string())
+        where = pc.index_in(values, value_set=self.seen)
+        new = pc.unique(pc.filter(values, pc.is_null(where)))
         if len(new):
-            self.rows.append(self.lookup(pd.Series(new.to_numpy(dtype=object))))
-            self.index = self.index.append(new)
-            where = self.index.get_indexer(values)
-        return where
+            self.rows.append(self.lookup(pd.Series(new.to_pylist(), dtype=object)))
+            self.seen = pa.concat_arrays([self.seen, new])
+            where = pc.index_in(values, value_set=self.seen)
+        return where.to_numpy(zero_copy_only=False).astype(np.int64)
 
     def table(self) -> np.ndarray:
         return np.concatenate(self.rows) if self.rows else np.zeros((0, 1))
