@@ -27,6 +27,7 @@ PAGES = {name: st.Page(ui.PAGE_FILES[name], title=title, icon=ui.ICONS[name], de
                        url_path=None if name == "data" else name)
          for name, title in TITLES.items()}
 
+PAGES["proxy"] = st.Page("app_pages/proxy.py", title="Proxy audit", icon=":material/diversity_3:", url_path="proxy")
 navigation = st.navigation(list(PAGES.values()))
 ui.page_style()
 wanted = st.query_params.get("page")

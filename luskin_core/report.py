@@ -1325,6 +1325,7 @@ def report_content(
     ll144: Any = None,
     eeoc: bool = False,
     series: Any = None,
+    proxy: Any = None,
 ) -> ReportContent:
     """Everything the report says, for :meth:`ReportContent.html` and :meth:`ReportContent.pdf`.
 
@@ -1333,6 +1334,7 @@ def report_content(
     several lambdas), or None when the tool was not run; see :func:`build_html_report`.
     ``sample_note`` says which rows the model tools used when they ran on a sample of a large
     source (e.g. "a stratified sample of 500,000 of 10,000,000 rows"); it is listed with the data.
+    ``proxy`` is a :class:`luskin_core.proxy_audit.ProxyAudit` (race estimated from names and places).
     """
     if not isinstance(result, AuditResult):
         raise LuskinError("There is no audit result to report yet: run the audit first.")
@@ -1369,6 +1371,10 @@ def report_content(
     pooled_chart(sections[-1], result)  # small groups: raw and partially pooled shares
     if series is not None:  # an audit over time (luskin_core.series)
         sections.append(series_section(series))
+    if proxy is not None:
+        from .proxy_audit import report_section
+
+        sections.append(report_section(proxy))
     if retrains:
         sections.append(_retrain_section(retrains, points))
     if reports:

@@ -248,7 +248,7 @@ def _as_list(value: Any) -> list[Any]:
 
 def build_slides(result: AuditResult, *, dataset: DatasetRef | Mapping[str, Any] | str | None = None,
                  retrain: Any = None, thresholds: Any = None, equalized: Any = None,
-                 equalized_alpha: float | None = None, adjusted: Any = None) -> list[Slide]:
+                 equalized_alpha: float | None = None, adjusted: Any = None, proxy: Any = None) -> list[Slide]:
     """The deck for the current analysis, in the order a committee hears it.
 
     ``retrain``, ``thresholds`` and ``equalized`` are each one result, a sequence of them, or None
@@ -266,6 +266,10 @@ def build_slides(result: AuditResult, *, dataset: DatasetRef | Mapping[str, Any]
         from .adjust_report import adjusted_slide
 
         slides.append(adjusted_slide(adjusted))
+    if proxy is not None:  # race estimated from names and places (luskin_core.proxy_audit)
+        from .proxy_audit import slides as proxy_slides
+
+        slides += proxy_slides(proxy)
     slides += _correction_slides(result.spec, retrains, reports, sweeps, equalized_alpha, points)
     slides.append(_caveat_slide(result, retrains, reports, sweeps))
     return slides

@@ -68,3 +68,19 @@ def test_missing_column_is_a_sentence(loans, tmp_path, capsys):
     assert main(["proxy", "--data", str(path), "--surname", "last", "--zcta", "zip",
                  "--out", str(tmp_path / "o.csv")]) == 2
     assert "no surname column 'last'" in capsys.readouterr().err
+
+
+def test_audit_proxy_on_parquet_matches_the_csv(loans, tmp_path, capsys):
+    path, frame = loans
+    parquet = tmp_path / "loans.parquet"
+    frame.to_parquet(parquet)
+    args = ["--outcome", "approved", "--positive", "yes", "--proxy", "surname=surname,zcta=zip", "--json"]
+    assert main(["audit", "--data", str(path), *args]) == 0
+    from_csv = json.loads(capsys.readouterr().out)
+    assert main(["audit", "--data", str(parquet), *args]) == 0
+    from_parquet = json.loads(capsys.readouterr().out)
+    assert from_parquet["proxy"]["engine"] == "arrow"
+    for a, b in zip(from_csv["comparisons"], from_parquet["comparisons"], strict=True):
+        assert (a["method"], a["group"], a["verdict"]) == (b["method"], b["group"], b["verdict"])
+        assert a["rate"] == pytest.approx(b["rate"], abs=1e-12, nan_ok=True) if a["rate"] is not None else \
+            b["rate"] is None

@@ -138,3 +138,69 @@ def test_a_large_gap_is_stated_as_at_least_and_caveats_are_words():
     assert any("understate" in c for c in result.caveats)
     document = result.to_dict()
     assert {c["method"] for c in document["comparisons"]} == {"weighted", "threshold"}
+
+
+def test_duckdb_sums_equal_the_in_memory_audit(tmp_path):
+    duckdb = pytest.importorskip("duckdb")
+    from luskin_core.proxy import add_probabilities
+    from luskin_core.proxy_engine import duckdb_proxy_sums
+
+    rng = np.random.default_rng(4)
+    n = 5000
+    frame = pd.DataFrame({"surname": rng.choice(["Garcia", "Smith", "Washington", "Nguyen", "Jackson-Lee",
+                                                 "O'Brien", "Zzqxv", None], n),
+                          "zip": rng.choice(["10001", "60601", "94110", "30303", "601", "99999", None], n),
+                          "approved": rng.integers(0, 2, n), "region": rng.choice(["a", "b"], n)})
+    path = tmp_path / "loans.parquet"
+    frame.to_parquet(path)
+    con = duckdb.connect()
+    sums, counts = duckdb_proxy_sums(con, f"read_parquet('{path}')", surname="surname", geography="zip",
+                                     outcome="approved", positive=1, cells=["region"])
+    engine = pa.audit_sums(sums, decision="approved")
+    with_p, result = add_probabilities(frame, surname="surname", geography="zip")
+    memory = pa.proxy_audit(with_p, frame["approved"], decision="approved",
+                            cells="region = " + frame["region"])
+    assert counts == result.fallback_counts()
+    from luskin_core.proxy_engine import parquet_proxy_sums
+
+    arrow_sums, arrow_counts = parquet_proxy_sums(str(path), surname="surname", geography="zip", outcome="approved",
+                                                  positive=1, batch_rows=700)  # several batches, new names in each
+    assert arrow_counts == counts
+    streamed = pa.audit_sums(arrow_sums, decision="approved")
+    overall = [c for c in memory.comparisons if c.cell is None]
+    for a, b in zip(streamed.comparisons, overall, strict=True):
+        for field in ("n", "rate", "difference", "difference_ci_high", "bound_low", "bound_high", "p_value"):
+            x, y = getattr(a, field), getattr(b, field)
+            assert (x is None and y is None) or x == pytest.approx(y, abs=1e-9), (field, a.group, a.method)
+    for a, b in zip(engine.comparisons, memory.comparisons):
+        assert (a.method, a.group, a.cell) == (b.method, b.group, b.cell)
+        for field in ("n", "rate", "ci_low", "difference", "difference_ci_high", "bound_low", "bound_high", "p_value"):
+            x, y = getattr(a, field), getattr(b, field)
+            assert (x is None and y is None) or x == pytest.approx(y, abs=1e-9), (field, a.group, a.method)
+        assert a.verdict == b.verdict
+
+
+def test_report_section_and_slides_carry_the_proxy_audit(adult):
+    from luskin_core.audit import audit
+    from luskin_core.data import PRESETS
+    from luskin_core.report import report_content
+    from luskin_core.slides import build_slides
+
+    frame, _ = _simulated(3000)
+    proxy_result = pa.proxy_audit(frame, frame["y"], decision="approved")
+    result = audit(adult, PRESETS["adult"].spec)
+    content = report_content(result, proxy=proxy_result)
+    section = next(s for s in content.sections if s.anchor == "proxy")
+    kinds = [b["kind"] for b in section.blocks]
+    assert kinds == ["sentences", "table", "warnings"]
+    assert any("overstate" in item for item in section.blocks[2]["items"])
+    table = section.blocks[1]["table"]
+    assert {row[0] for row in table.rows} == {"weighted", "threshold"}
+    assert "Estimated race and ethnicity" in content.html()
+    deck = build_slides(result, proxy=proxy_result)
+    keys = [s.key for s in deck]
+    assert "proxy-gaps" in keys and "proxy-caveats" in keys
+    gaps = next(s for s in deck if s.key == "proxy-gaps")
+    assert any("weighted" in line for line in gaps.sentences)
+    assert report_content(result).sections[-1].anchor != "proxy" and "proxy" not in [
+        s.anchor for s in report_content(result).sections]
