@@ -631,7 +631,7 @@ def _audit_section(result: AuditResult) -> Section:
     section.blocks.append(_settings(spec_in_words(spec, result.reference)))
     section.add("lead", text=result.headline())
     section.add("sentences", items=result.sentences(), title="Findings")
-    seen = [c.extras["power_sentence"] for c in result.comparisons if (c.extras or {}).get("power_sentence")]
+    seen = [text for c in result.comparisons if (text := (c.extras or {}).get("power_sentence"))]
     if seen:
         section.add("sentences", items=seen, title="What the data could have seen")
     section.warnings(["Simpson's paradox: " + p.sentence for p in result.simpson], "The overall gap misleads")
