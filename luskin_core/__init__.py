@@ -29,17 +29,19 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("GroupThresholdOptimizer", "ThresholdReport", "tune_thresholds"), "thresholds"),
     **dict.fromkeys(("Source", "open_source"), "sources"),
     **dict.fromkeys(("build_html_report", "build_pdf_report"), "report"),
+    **dict.fromkeys(("LL144Result", "eeoc_rows", "ll144_audit", "ll144_from_counts"), "regulator"),
+    **dict.fromkeys(("minimum_detectable_difference", "sufficiency"), "power"),
 }
 
 __all__ = [
     "OPERATORS", "PRESETS", "AlphaSweep", "AuditResult", "AuditSpec", "Cell", "Condition",
-    "EqualizedDistributionClassifier", "Gap", "GroupThresholdOptimizer", "LuskinError", "Preset",
+    "EqualizedDistributionClassifier", "Gap", "GroupThresholdOptimizer", "LL144Result", "LuskinError", "Preset",
     "RelabelResult", "RetrainOptions", "RetrainResult", "Source", "ThresholdReport", "__version__",
-    "alpha_sweep", "audit", "audit_arrays", "build_html_report", "build_pdf_report", "download_sqf",
-    "equalize_frame", "get_preset", "load_csv", "load_data", "load_model", "load_sample", "load_sqf",
-    "model_bytes", "open_source", "paper_table",
+    "alpha_sweep", "audit", "audit_arrays", "build_html_report", "build_pdf_report", "download_sqf", "eeoc_rows",
+    "equalize_frame", "get_preset", "ll144_audit", "ll144_from_counts", "load_csv", "load_data", "load_model",
+    "load_sample", "load_sqf", "minimum_detectable_difference", "model_bytes", "open_source", "paper_table",
     "parse_condition", "prepare", "relabel", "retrain", "risk_based_flipping", "save_model",
-    "selective_risk_adjustment", "tune_thresholds",
+    "selective_risk_adjustment", "sufficiency", "tune_thresholds",
 ]
 
 if TYPE_CHECKING:  # what a type checker and an IDE see: the same names, imported eagerly
@@ -48,6 +50,8 @@ if TYPE_CHECKING:  # what a type checker and an IDE see: the same names, importe
     from .data import PRESETS, Preset, download_sqf, get_preset, load_csv, load_data, load_sample, load_sqf
     from .equalize import AlphaSweep, EqualizedDistributionClassifier, alpha_sweep, equalize_frame
     from .errors import LuskinError
+    from .power import minimum_detectable_difference, sufficiency
+    from .regulator import LL144Result, eeoc_rows, ll144_audit, ll144_from_counts
     from .relabel import RelabelResult, relabel, risk_based_flipping, selective_risk_adjustment
     from .report import build_html_report, build_pdf_report
     from .retrain import RetrainOptions, RetrainResult, load_model, model_bytes, paper_table, retrain, save_model

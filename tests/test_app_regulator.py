@@ -43,3 +43,31 @@ def test_audit_page_opens_with_the_sufficiency_summary():
     assert not at.exception, at.exception
     captions = [unescape(c.value) for c in at.caption]
     assert any(c.startswith("Data sufficiency:") for c in captions)
+
+
+def test_regulator_page_escapes_hostile_categories():
+    """Values that are Markdown or HTML are shown as text in every body the page renders."""
+    import re
+
+    import numpy as np
+    import pandas as pd
+
+    evil = ["![x](https://attacker.example/beacon.png)", '<img src="https://attacker.example/i.png">']
+    rng = np.random.default_rng(5)
+    n = 600
+    frame = pd.DataFrame({"decision": rng.choice(["yes", "no"], n), "race": rng.choice(["White", *evil], n),
+                          "gender": rng.choice(["F", "M", "[m](https://attacker.example/m)"], n)})
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.file_uploader(key="upload_csv").set_value(("hostile.csv", frame.to_csv(index=False).encode(), "text/csv")).run()
+    at.button(key="data_confirm").click().run()
+    at.switch_page("app_pages/regulator.py").run()
+    assert not at.exception, at.exception
+    live = [re.compile(p) for p in (r"(?<!\\)<(?:img|a\b|script)", r"(?<!\\)\]\(", r"https?://")]
+    bodies = [str(e.value) for kind in ("markdown", "caption", "subheader", "error", "warning", "info")
+              for e in getattr(at, kind)]
+    bodies += [str(m.label) for m in at.metric]
+    assert bodies
+    for body in bodies:
+        assert not [p.pattern for p in live if p.search(body)], body[:300]
+    categories = set(at.dataframe[1].value["category"])
+    assert set(evil) <= categories  # shown as text in the tables

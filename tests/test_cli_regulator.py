@@ -137,3 +137,18 @@ def test_report_with_the_ll144_template(capsys, hiring, tmp_path) -> None:
     assert "NYC Local Law 144 bias audit: summary of results" in html
     assert "Black or African American (Not Hispanic or Latino)" in html and "0.84" in html
     assert "What the data could show" in html
+
+
+def test_ll144_on_parquet_counted_by_the_engine_matches_in_memory(capsys, tmp_path) -> None:
+    pytest.importorskip("duckdb")
+    df = load_sample("compas")[["sex", "race", "decile_score"]]
+    path = tmp_path / "compas.parquet"
+    df.to_parquet(path)
+    documents = []
+    for data in (str(path), "sample:compas"):
+        status, out, err = run(capsys, "audit", "--data", data, "--outcome", "decile_score", "--score",
+                               "--template", "ll144", "--sex", "sex", "--race", "race", "--json")
+        assert status == 0, err
+        documents.append(json.loads(out)["ll144"])
+    assert documents[0]["tables"] == documents[1]["tables"]
+    assert documents[0]["median_score"] == float(df["decile_score"].median())

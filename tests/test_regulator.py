@@ -317,3 +317,6 @@ def test_report_has_the_ll144_summary_the_eeoc_table_and_sufficiency():
     assert "<b>A</b>" not in html and "&lt;b&gt;A&lt;/b&gt;" in html
     plain = build_html_report(result)
     assert "Local Law 144" not in plain
+    small = audit(pd.DataFrame({"g": ["a"] * 42 + ["b"] * 2000, "y": [1] * 20 + [0] * 22 + [1] * 1000 + [0] * 1000}),
+                  AuditSpec.from_dict({"outcome": "y", "positive": 1, "group_by": ["g"]}))
+    assert "absence of evidence, not evidence of fairness" in build_html_report(small)
