@@ -86,6 +86,7 @@ def child(path: str, engine: str) -> None:
     bounds = {c.group: (c.bound_low, c.bound_high) for c in audit.comparisons if c.method == "weighted"}
     print(json.dumps({"imports_s": imported - start, "tables_s": loaded - imported, "engine_s": summed - loaded, "audit_s": done - summed,
                       "total_s": done - start, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                      "cpu_s": sum(resource.getrusage(resource.RUSAGE_SELF)[:2]),
                       "counts": counts, "reference": audit.reference, "weighted": weighted,
                       "threshold": threshold, "bounds": bounds}))
 
@@ -181,7 +182,8 @@ def main() -> None:
         print(f"{args.rows:,} rows, BISG ({engine}) + weighted audit with bounds: "
               f"{figures['total_s']:.1f} s end to end (imports {figures['imports_s']:.2f} s, Census tables "
               f"{figures['tables_s']:.2f} s, probabilities and sums {figures['engine_s']:.1f} s, audit "
-              f"{figures['audit_s']:.2f} s), peak memory {figures['peak_mb']:.0f} MB")
+              f"{figures['audit_s']:.2f} s), peak memory {figures['peak_mb']:.0f} MB, CPU time {figures['cpu_s']:.1f} s "
+              "(user + system: what the run costs whatever the machine's load)")
         print(f"  fallbacks: {figures['counts']}")
         print(f"  reference {figures['reference']}; weighted gaps "
               f"{ {k: round(v, 4) for k, v in figures['weighted'].items()} }")
