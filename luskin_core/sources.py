@@ -988,6 +988,11 @@ def _open_spark(rest: str, table: str | None) -> Source:
         except Exception:  # noqa: BLE001 - most often no Java: one sentence, not a Java gateway traceback
             raise LuskinError("Spark could not start. It needs Java 17 or later: install it and set JAVA_HOME "
                               "(or put 'java' on the PATH).") from None
+    # Ibis writes a text value as a literal with backslash escapes, which Spark reads as such unless the
+    # session reads literals raw: then a value could end its literal, so such a session is not queried.
+    if str(session.conf.get("spark.sql.parser.escapedStringLiterals", "false")).lower() != "false":
+        raise LuskinError("The Spark session reads string literals raw (spark.sql.parser.escapedStringLiterals "
+                          "is true), so values could not be passed to it safely: set it to false.")
     con = ibis.pyspark.connect(session)
     path = rest.strip().removeprefix("//")
     try:
