@@ -363,7 +363,8 @@ class Source:
 
         The sample is a function of the rows and the seed alone, the same on every engine and every
         run: each row gets the MD5 of the seed and its values (text as is, integers in decimal,
-        booleans as T/F, floats floored to millionths; see :func:`_row_hash`), and each group x
+        booleans as T/F, floats floored to millionths; see :func:`_row_hash`) and of its copy number
+        among rows identical to it (so duplicated rows are drawn like any others), and each group x
         outcome stratum keeps its rows with the lowest hashes, as many as its proportional share of
         ``cap`` (largest remainders, so the shares add up to ``cap``; a stratum whose share rounds
         to nothing keeps one row, so the sample may pass ``cap`` by the number of such strata).
@@ -386,7 +387,14 @@ class Source:
         quotas = _allocate(sizes["n"].astype(np.int64).to_numpy(), cap, labels)
         ibis = _ibis()
         names = [f"_luskin_k{i}" for i in range(len(keys))]
-        hashed = t.mutate(**dict(zip(names, keys.values())), _luskin_h=_row_hash(t, seed))
+        # Identical rows get the same hash of their values: the hash that ranks them adds the copy's number
+        # among them (which copy is which cannot matter, they are alike), so duplicates spread like other rows.
+        floats = [c for c in t.columns if t.schema()[c].is_floating()]
+        based = t.mutate(_luskin_b=_row_hash(t, seed))
+        copies = based.mutate(_luskin_c=ibis.row_number().over(
+            group_by=based._luskin_b, order_by=[based[c] for c in floats] or [based._luskin_b]))
+        hashed = copies.mutate(**dict(zip(names, keys.values())),
+                               _luskin_h=_md5(copies._luskin_b + ":" + copies._luskin_c.cast("string")))
         matches = []
         for row in sizes.itertuples(index=False):
             same = ibis.literal(True)
@@ -411,11 +419,10 @@ class Source:
             share = np.where(short, np.minimum(1.0, share * 2), share)
         quota_of = dict(zip(labels, quotas))
         rows["_luskin_s"] = labels_of
-        tiebreak = [c for c in t.columns if t.schema()[c].is_floating()]
-        rows = rows.sort_values(["_luskin_h", *tiebreak], kind="mergesort", na_position="last")
+        rows = rows.sort_values(["_luskin_h", *floats], kind="mergesort", na_position="last")
         rank = rows.groupby("_luskin_s", sort=False).cumcount().to_numpy()
         keep = rank < rows["_luskin_s"].map(quota_of).to_numpy()
-        frame = rows.loc[keep].drop(columns=[*names, "_luskin_h", "_luskin_s"])
+        frame = rows.loc[keep].drop(columns=[*names, "_luskin_b", "_luskin_c", "_luskin_h", "_luskin_s"])
         return frame.reset_index(drop=True), SampleInfo(len(frame), total, seed, True)
 
     # -- helpers -------------------------------------------------------------------------------
@@ -1005,6 +1012,11 @@ def _open_spark(rest: str, table: str | None) -> Source:
         except Exception:  # noqa: BLE001 - most often no Java: one sentence, not a Java gateway traceback
             raise LuskinError("Spark could not start. It needs Java 17 or later: install it and set JAVA_HOME "
                               "(or put 'java' on the PATH).") from None
+    # Ibis writes a text value as a literal with backslash escapes, which Spark reads as such unless the
+    # session reads literals raw: then a value could end its literal, so such a session is not queried.
+    if str(session.conf.get("spark.sql.parser.escapedStringLiterals", "false")).lower() != "false":
+        raise LuskinError("The Spark session reads string literals raw (spark.sql.parser.escapedStringLiterals "
+                          "is true), so values could not be passed to it safely: set it to false.")
     con = ibis.pyspark.connect(session)
     path = rest.strip().removeprefix("//")
     try:

@@ -18,7 +18,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pandas as pd
 import pytest
-from engine_servers import postgres_url  # noqa: F401 - fixture
+from engine_servers import postgres_url, spark_session  # noqa: F401 - fixtures
 
 from luskin_core import AuditSpec, LuskinError, audit
 from luskin_core.conditions import Condition
@@ -183,3 +183,20 @@ def test_spark_without_java_is_one_sentence(tmp_path):
                           check=False, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr and "Java" in done.stderr
+
+
+def test_hostile_values_are_literals_in_duckdb_and_spark(spark_session, tmp_path):  # noqa: F811
+    frame = _people()
+    path = tmp_path / "people.parquet"
+    frame.to_parquet(path)
+    spark_session.read.parquet(str(path)).createOrReplaceTempView("people")  # type: ignore[attr-defined]
+    for source in (open_source(str(path)), open_source("spark:", "people")):
+        for value in HOSTILE:
+            spec = AuditSpec("y", "yes", group_by=("group",), filters=(Condition("name", "==", value),))
+            assert source.audit(spec).to_dict() == audit(frame, spec).to_dict(), (source, value)
+    spark_session.conf.set("spark.sql.parser.escapedStringLiterals", "true")  # type: ignore[attr-defined]
+    try:
+        with pytest.raises(LuskinError, match="escapedStringLiterals"):
+            open_source("spark:", "people")
+    finally:
+        spark_session.conf.set("spark.sql.parser.escapedStringLiterals", "false")  # type: ignore[attr-defined]

@@ -107,3 +107,20 @@ def test_spark_draws_duckdbs_sample(spark_session, frame, duckdb_samples, tmp_pa
     source = open_source("spark:", "sample_gen")
     for i, seed in ((0, 0), (1, 1)):
         assert rows(source.sample(SPECS[i], cap=CAP, seed=seed)[0]) == duckdb_samples[i, seed]
+
+
+def test_duplicated_rows_are_drawn_like_any_others(tmp_path):
+    """A table of only a few distinct rows (no id, no float): within each stratum the sample mirrors the table."""
+    rng = np.random.default_rng(2)
+    n = 100_000
+    data = pd.DataFrame({"group": pd.array(rng.choice(list("ABC"), n), dtype="string"),
+                         "code": rng.integers(0, 10, n),
+                         "outcome": pd.array(rng.choice(["yes", "no"], n), dtype="string")})
+    path = tmp_path / "dup.parquet"
+    data.to_parquet(path)
+    sample, info = open_source(str(path)).sample(AuditSpec("outcome", "yes", group_by=("group",)), cap=6_000, seed=0)
+    assert info.n_sample == len(sample) == 6_000
+    for key, part in sample.groupby(["group", "outcome"]):
+        full = data[(data["group"] == key[0]) & (data["outcome"] == key[1])]["code"].value_counts(normalize=True)
+        drawn = part["code"].value_counts(normalize=True).reindex(full.index, fill_value=0.0)
+        assert (drawn - full).abs().max() < 0.05, key  # every code present in its share, not a few whole codes
