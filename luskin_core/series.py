@@ -197,14 +197,14 @@ def period_index(key: float, every: str) -> int:
     return k
 
 
-def period_expr(t: Any, column: str, fmt: str | None, every: str) -> Any:
-    """The period key as an Ibis expression (the engine computes it in the counting query)."""
+def period_parts(t: Any, column: str, fmt: str | None) -> dict[str, Any]:
+    """Year, month and whether the value is a date, as Ibis expressions (the engine computes them once)."""
     import ibis  # type: ignore[import-untyped]
 
     col = t[column]
     dtype = t.schema()[column]
     if dtype.is_date() or dtype.is_timestamp():
-        return _combine(col.year().cast("int64"), col.month().cast("int64"), every)
+        return {"year": col.year().cast("int64"), "month": col.month().cast("int64"), "ok": col.notnull()}
     layout = digit_layout(fmt) if fmt else None
     if layout is None:
         raise LuskinError(f"On a database, the period column '{column}' must hold dates, or digits such as "
@@ -223,11 +223,27 @@ def period_expr(t: Any, column: str, fmt: str | None, every: str) -> Any:
         return (number // (10 ** (width - offset - size))) % (10 ** size)
 
     year = take("Y") if "Y" in layout else ibis.ifelse(take("y") >= 69, 1900 + take("y"), 2000 + take("y"))
-    month = take("m") if "m" in layout else ibis.literal(1)
+    month = take("m") if "m" in layout else ibis.literal(1, "int64")
     ok = (number >= 0) & (number < 10 ** width) & (month >= 1) & (month <= 12) & (year >= 1)
     if "d" in layout:
-        ok = ok & (take("d") >= 1) & (take("d") <= 31)
-    return ibis.ifelse(ok, _combine(year, month, every), ibis.null()).cast("int64")
+        day = take("d")
+        ok = ok & (day >= 1) & (day <= 31)
+    return {"year": year, "month": month, "ok": ok.fill_null(False)}
+
+
+def derive_period(source: Any, column: str, fmt: str | None, every: str) -> Any:
+    """The source with the period key computed by its engine (year, month and validity first, then the key)."""
+    import ibis
+
+    parts = period_parts(source.table, column, fmt)
+    names = {name: f"__luskin_{name}__" for name in parts}
+    staged = source.derive(**{names[name]: (lambda t, e=expr: e) for name, expr in parts.items()})
+
+    def key(t: Any) -> Any:
+        value = _combine(t[names["year"]], t[names["month"]], every)
+        return ibis.ifelse(t[names["ok"]], value, ibis.null()).cast("int64")
+
+    return staged.derive(**{PERIOD_KEY: key})
 
 
 # ------------------------------------------------------------------------------------------
@@ -356,7 +372,7 @@ def audit_series(data: Any, spec: AuditSpec, period: str, every: str = "month", 
                 fmt = detect_format(look.rename(column))
         else:
             _check_format(fmt, every)
-        derived = data.derive(**{PERIOD_KEY: lambda t: period_expr(t, column, fmt, every)})
+        derived = derive_period(data, column, fmt, every)
         plan, raw = derived.counts(spec, period=part)
         name = source or data.name
     else:
@@ -533,10 +549,11 @@ __all__ = [
     "Trend",
     "audit_series",
     "cusum",
+    "derive_period",
     "detect_format",
     "difference_variance",
-    "period_expr",
     "period_keys",
     "period_label",
+    "period_parts",
     "weighted_trend",
 ]
