@@ -30,7 +30,11 @@ wildly. Beside the raw share and its Wilson interval, each group gets a partiall
 Coverage (``benchmarks/bench_shrinkage.py``) is the share of groups whose interval holds their
 true share, on average over groups drawn around their parents: like every empirical-Bayes
 interval it is not a guarantee for one group far from its parent (that group's raw Wilson
-interval stays beside it).
+interval stays beside it). Measured for groups of 10 to 100 rows (150 simulated audits per
+setting): 92.9% to 96.0% when children stray from their parents with kappa 5 to 20 (and 100
+in a 2 x 2 cross), 90.7% and 91.5% with kappa 100 in 4 x 3 and 6 x 4 crosses (too short: the data
+cannot tell such a spread from none), 97.4% to 99.7% when children hardly differ (kappa 1000 or
+more: too long); the intervals are 0.72 times as wide as Wilson's on average.
 """
 
 from __future__ import annotations
