@@ -103,8 +103,7 @@ def run(args: argparse.Namespace) -> int:
 
 def format_adjust(result: AdjustResult) -> str:
     """The adjusted gaps as plain text: a table in points, then the sentences."""
-    from .cli import format_table
-    from .formatting import format_p
+    from .formatting import format_p, format_table
 
     linear = result.model == "linear"
     scale, unit = (1.0, "") if linear else (100.0, " (points)")

@@ -189,7 +189,7 @@ def _error_rate_rows(result: Any) -> tuple[list[list[str]], list[str]]:
 
 def format_audit(result: Any) -> str:
     """The audit as plain text: the headline, the table(s), and one sentence per finding."""
-    from .cli import format_table
+    from .formatting import format_table
 
     spec = result.spec
     head = (f"Audit of {result.source}: {spec.outcome_text}; {spec.groups_text}"

@@ -92,7 +92,8 @@ def _num(x: Any) -> str:
 
 def run_thresholds(args: argparse.Namespace) -> int:
     """Tune the thresholds and print them with before/after rates on the test rows."""
-    from .cli import format_table, format_warnings, print_json, resolve
+    from .cli import format_warnings, print_json, resolve
+    from .formatting import format_table
     from .options import ThresholdOptions
     from .thresholds import tune_thresholds
 
@@ -175,8 +176,9 @@ def _parse_alphas(args: argparse.Namespace) -> tuple[float, ...]:
 
 def run_equalize(args: argparse.Namespace) -> int:
     """Train the equalized-distribution classifier at each alpha and print test results."""
-    from .cli import format_table, format_warnings, print_json, resolve
+    from .cli import format_warnings, print_json, resolve
     from .equalize import equalize_frame
+    from .formatting import format_table
 
     alphas = _parse_alphas(args)
     for a in alphas:

@@ -75,7 +75,7 @@ def _read(path: str) -> Any:
 
 
 def _print_counts(result: Any) -> None:
-    from .cli import format_table
+    from .formatting import format_table
 
     rows = [[method, f"{count:,}"] for method, count in result.fallback_counts().items()]
     print("\n".join(result.sentences()))

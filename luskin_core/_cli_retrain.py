@@ -90,7 +90,7 @@ def _p(p: float | None) -> str:
 
 def format_retrain(result: RetrainResult) -> str:
     """The paper-style table in plain text, with intervals, gaps and the relabelling record."""
-    from .cli import format_table
+    from .formatting import format_table
     from .relabel import ALGORITHM_NAMES
 
     opts, spec = result.options, result.spec

@@ -28,7 +28,8 @@ def add_series_options(parser: argparse.ArgumentParser) -> None:
 
 def run_series(args: argparse.Namespace, data: Any, spec: Any, source: str | None) -> int:
     """Audit per period and print the series (text or JSON)."""
-    from .cli import format_table, print_json
+    from .cli import print_json
+    from .formatting import format_table
     from .series import audit_series
 
     result = audit_series(data, spec, args.period, args.every, args.period_format, source=source)

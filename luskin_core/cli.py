@@ -218,15 +218,6 @@ def format_warnings(warnings: Sequence[str]) -> str:
     return "\n".join(["", "Warnings:", *[f"- {sentence}" for sentence in warnings]])
 
 
-def format_table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
-    """A plain aligned text table."""
-    cells = [[str(h) for h in header]] + [[str(c) for c in row] for row in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
-
-
 def format_audit(result: AuditResult) -> str:
     """The audit as plain text (see :func:`luskin_core._cli_audit.format_audit`)."""
     from ._cli_audit import format_audit as _format

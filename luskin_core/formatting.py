@@ -6,8 +6,10 @@ Standard library only: the command line imports it at start-up.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import Any
 
-__all__ = ["below_majority", "format_number", "format_p", "format_percent", "format_percent_pair"]
+__all__ = ["below_majority", "format_number", "format_p", "format_percent", "format_percent_pair", "format_table"]
 
 
 def format_percent(share: float | None, digits: int = 1) -> str:
@@ -67,3 +69,12 @@ def format_p(p: float | None, *, short: bool = False) -> str:
     if short:
         return "<0.001" if p < 0.001 else f"{p:.3f}"
     return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+
+
+def format_table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
+    """A plain aligned text table."""
+    cells = [[str(h) for h in header]] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)

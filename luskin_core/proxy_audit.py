@@ -398,7 +398,7 @@ def proxy_audit(probabilities: pd.DataFrame, outcome: np.ndarray | pd.Series, *,
 
 def format_proxy_audit(result: ProxyAudit) -> str:
     """Plain text: weighted beside threshold, then the sentences and the caveats (the CLI prints it)."""
-    from .cli import format_table
+    from .formatting import format_table
 
     rows = []
     for c in result.comparisons:

@@ -483,7 +483,7 @@ def ll144_audit(data: Any, spec: Any, sex: str, race: str, *, exclude_small: boo
 # ------------------------------------------------------------------------------------------
 def format_ll144(result: LL144Result) -> str:
     """The three tables as plain text, laid out like published LL144 summaries of results."""
-    from .cli import format_table
+    from .formatting import format_table
 
     rate = result.rate_name.capitalize()
     selected = "Scored above median" if result.scoring else "# Selected"
@@ -506,7 +506,7 @@ def format_ll144(result: LL144Result) -> str:
 
 def format_eeoc(rows: Sequence[EEOCRow]) -> str:
     """The Uniform Guidelines table as plain text, then one sentence per group."""
-    from .cli import format_table
+    from .formatting import format_table
 
     table = []
     for r in rows:
