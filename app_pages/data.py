@@ -18,7 +18,7 @@ from luskin_app.cache import run_audit
 from luskin_app.help import HELP
 from luskin_core.data import PRESETS, column_summary
 from luskin_core.errors import LuskinError
-from luskin_core.guess import guess_group, guess_positive
+from luskin_core.guess import guess_group, guess_outcome_is, guess_positive
 from luskin_core.models import choose_features
 
 NUMBER_OPS = ["==", "!=", "<", "<=", ">", ">="]
@@ -162,6 +162,32 @@ def render_outcome(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
                          f"whose value is exactly '{ui.option_text(positive)}'; an outcome is usually a yes/no "
                          "decision."), icon=ui.ICONS["info"])
     ch.update(outcome=outcome, positive=positive)
+    render_outcome_is(outcome, positive, ch)
+
+
+OUTCOME_MEANING_LABELS = {
+    "favourable": "Good for the person (favourable: hired, admitted, approved)",
+    "adverse": "Bad for the person (adverse: denied, a default, an arrest)",
+}
+
+
+def render_outcome_is(outcome: str, positive: Any, ch: dict[str, Any]) -> None:
+    """Is the counted outcome good or bad for the person? Guessed from the names, said on screen, changeable."""
+    guess = guess_outcome_is(outcome, positive)
+    seen = (outcome, str(positive))
+    if st.session_state.get("outcome_is_seen") not in (None, seen) or "outcome_is" not in st.session_state:
+        st.session_state["outcome_is"] = ch.get("outcome_is") if st.session_state.get("outcome_is_seen") is None \
+            and ch.get("outcome_is") else guess.value
+    st.session_state["outcome_is_seen"] = seen
+    meaning = st.radio(f"Is {ui.md(outcome, 60)} = {ui.md(ui.option_text(positive), 60)} good or bad for the person?",
+                       list(OUTCOME_MEANING_LABELS), key="outcome_is", format_func=OUTCOME_MEANING_LABELS.get,
+                       horizontal=True, help="It decides who is 'favoured' by a gap, and the four-fifths rule is "
+                                             "applied to the favourable share (1 minus the share of an adverse "
+                                             "outcome), as the EEOC and NYC Local Law 144 do.")
+    who = "the group with the lower share" if meaning == "adverse" else "the group with the higher share"
+    st.caption(ui.md(f"Counted: {outcome} = {ui.option_text(positive)}, {meaning} ({guess.reason if meaning == guess.value else 'your choice'}); "
+                     f"{who} is the favoured one."))
+    ch.update(outcome_is=meaning)
 
 
 def _group_from_guess(series: pd.Series, options: list[Any]) -> tuple[list[Any], str, float]:

@@ -137,7 +137,12 @@ def format_audit(result: Any) -> str:
         head += ")"
     if result.counts is not None and result.counts.score_cutoff is not None:
         head += f"\nA row counts as positive when {spec.outcome} is at least {result.counts.score_cutoff:g}."
-    lines = [head, "", result.headline(), ""]
+    from .findings import findings
+
+    found = findings(result)
+    lines = [head, "", "What was found, most important first:"]
+    lines += [f"{i}. {s}" for i, s in enumerate(found.sentences(), 1)]
+    lines += ["", f"Verdicts: {result.headline()}", ""]
     if result.gaps:
         rows = []
         for c in result.cells:
@@ -189,7 +194,11 @@ def run_audit(args: argparse.Namespace) -> int:
 
     result = frame.audit(spec, source=source) if isinstance(frame, Source) else audit(frame, spec, source=source)
     if args.json:
-        print_json(result.to_dict())
+        from .findings import findings
+
+        out = result.to_dict()
+        out["findings"] = findings(result).to_dict()
+        print_json(out)
     else:
         print(format_audit(result))
     return 0

@@ -162,7 +162,8 @@ def choose_reference(table: CountTable, spec: AuditSpec) -> str:
         raise LuskinError(f"There is no group called '{spec.reference}' to compare with. Groups are: {shown}.")
     total = max(int(n.sum()), 1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        rate = np.where(n > 0, k / n, -1.0)
+        # the most favoured group: the highest share of a favourable outcome, the lowest of an adverse one
+        rate = np.where(n > 0, (n - k) / n if spec.outcome_is == "adverse" else k / n, -1.0)
     eligible = [i for i, g in enumerate(table.groups)
                 if n[i] >= spec.min_group_size and n[i] / total >= spec.min_group_share
                 and UNKNOWN not in g.split(" × ")]
@@ -174,6 +175,13 @@ def choose_reference(table: CountTable, spec: AuditSpec) -> str:
 # ------------------------------------------------------------------------------------------
 # Comparisons
 # ------------------------------------------------------------------------------------------
+def _favourable(spec: AuditSpec, rate: float | None) -> float | None:
+    """The share with the favourable outcome: the rate itself, or 1 - rate for an adverse outcome."""
+    if rate is None:
+        return None
+    return 1.0 - rate if spec.outcome_is == "adverse" else rate
+
+
 def _within(spec: AuditSpec, difference: float, ratio: float | None, rate: float, ref_rate: float) -> bool:
     if spec.metric == "ratio":
         if ref_rate == 0:
@@ -213,16 +221,20 @@ def compare(table: CountTable, spec: AuditSpec) -> tuple[tuple[Comparison, ...],
             is_ref = gi == r
             rate_i, ref_rate = _num(rate[gi, ci]), _num(rate[r, ci])
             ratio, r_low, r_high = None, None, None
-            if rate_i is not None and ref_rate is not None and ref_rate > 0:
-                ratio = rate_i / ref_rate
-                r_low, r_high = (_num(v) for v in ratio_interval(int(k[gi, ci]), int(n[gi, ci]),
-                                                                   int(ref_k[gi, ci]), int(ref_n[gi, ci])))
+            # The impact ratio (and the four-fifths rule) compare favourable shares, as the EEOC and LL144 do:
+            # for an adverse outcome, the shares without it.
+            fav_i, fav_ref = _favourable(spec, rate_i), _favourable(spec, ref_rate)
+            if fav_i is not None and fav_ref is not None and fav_ref > 0:
+                ratio = fav_i / fav_ref
+                fk, fref = (n - k, ref_n - ref_k) if spec.outcome_is == "adverse" else (k, ref_k)
+                r_low, r_high = (_num(v) for v in ratio_interval(int(fk[gi, ci]), int(n[gi, ci]),
+                                                                   int(fref[gi, ci]), int(ref_n[gi, ci])))
             difference = None if rate_i is None or ref_rate is None else rate_i - ref_rate
             if is_ref:
                 verdict = REFERENCE
             elif too_few[gi, ci] or difference is None:
                 verdict = TOO_FEW
-            elif _within(spec, difference, ratio, rate_i, ref_rate):  # type: ignore[arg-type]
+            elif _within(spec, difference, ratio, fav_i, fav_ref):  # type: ignore[arg-type]
                 verdict = WITHIN
             elif _num(p_adj[gi, ci]) is not None and p_adj[gi, ci] < ALPHA:
                 verdict = BEYOND
@@ -312,7 +324,8 @@ def _pooled(table: CountTable, spec: AuditSpec, gi: int, r: int, comparisons: li
     rate2 = K2 / N2 if N2 else None
     diff = None if rate1 is None or rate2 is None else rate1 - rate2
     d_low, d_high = newcombe_interval(K1, N1, K2, N2)
-    ratio = rate1 / rate2 if rate1 is not None and rate2 else None
+    fav1, fav2 = _favourable(spec, rate1), _favourable(spec, rate2)
+    ratio = fav1 / fav2 if fav1 is not None and fav2 else None
     marginal_p = two_proportion_tests(K1, N1, K2, N2)[0][0] if N1 and N2 else math.nan
     both = (n1 > 0) & (n2 > 0)
     weights = (n1 + n2)[both]

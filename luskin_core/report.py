@@ -43,6 +43,7 @@ from .audit import AuditResult
 from .comparisons import BEYOND, CHANCE, ERROR_RATE_NAMES, TOO_FEW
 from .cost import CONTROLLED, GAP_NAMES, CostPoint, accuracy_interval, cost_chart, cost_points
 from .errors import LuskinError
+from .findings import WITHIN_PARTS, findings
 from .formatting import format_percent
 from .relabel import ALGORITHM_NAMES
 from .spec import AuditSpec
@@ -1002,13 +1003,18 @@ def _summary_section(result: AuditResult, dataset: DatasetRef | None, points: Se
     section = Section("summary", "The findings in one page", css="summary")
     section.add("subheading", text="The question")
     section.blocks.append(_settings(_question(result, dataset)))
-    section.add("subheading", text="The verdict")
-    section.add("lead", text=result.headline())
-    sentences = result.sentences()
-    shown = sentences[:_SUMMARY_SENTENCES]
-    if len(sentences) > len(shown):
-        shown.append(f"... and {len(sentences) - len(shown)} more findings in 'The audit'.")
+    section.add("subheading", text="What was found, most important first")
+    found = findings(result)
+    section.add("lead", text=found.headline)
+    # The overall answer and the within-part result always stay on this page; then the largest gaps.
+    rest = found.sentences()[1:]
+    keep = [f.sentence for f in found.items[1:] if f.kind == WITHIN_PARTS]
+    others = [s for s in rest if s not in keep]
+    shown = keep + others[:max(0, _SUMMARY_SENTENCES - len(keep))]
+    if len(others) + len(keep) > len(shown):
+        shown.append(f"... and {len(rest) - len(shown)} more findings, in the audit section below.")
     section.add("sentences", items=shown)
+    section.add("paragraph", text=f"Verdicts: {result.headline()}")
     caveats = _caveats(result)
     if caveats:
         section.add("caveats", items=caveats, title="Read with care")

@@ -154,7 +154,11 @@ def _finding_slides(result: AuditResult) -> list[Slide]:
     from .plots import class_colors
 
     spec = result.spec
-    out = [Slide("The verdict", (result.headline(),), _slide_figure(_overall_chart(result)), VERDICT, "verdict")]
+    from .findings import findings
+
+    found = findings(result).sentences()
+    out = [Slide("What we found", tuple(found[:3]) or (result.headline(),), _slide_figure(_overall_chart(result)),
+                 VERDICT, "verdict")]
     findings: list[tuple[str, str, go.Figure | None]] = []
     if result.gaps:
         colors = class_colors(spec.group_name, spec.other_name)

@@ -8,6 +8,7 @@ fail instead.
 from __future__ import annotations
 
 import dataclasses
+import html
 import json
 import os
 import re
@@ -593,7 +594,7 @@ def test_cli_runs_every_tool_and_writes_both_files(tmp_path) -> None:
                                      "appendix"]
     text = _pdf_text(pdf_path.read_bytes(), tmp_path)
     headline = re.search(r'<p class="lead">(.*?)</p>', page).group(1)
-    assert " ".join(headline.split()) in text
+    assert " ".join(html.unescape(headline).split()) in text
     for title in ("What each correction costs", "Correction 1: relabel and retrain (controlled fairness)",
                   "Correction 3: equalized score distributions"):
         assert title in text
