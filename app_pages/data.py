@@ -20,6 +20,8 @@ from luskin_core.data import PRESETS, column_summary
 from luskin_core.errors import LuskinError
 from luskin_core.guess import guess_group, guess_outcome_is, guess_positive
 from luskin_core.models import choose_features
+from luskin_core.names import other_group_name
+from luskin_core.spec import AuditSpec
 
 NUMBER_OPS = ["==", "!=", "<", "<=", ">", ">="]
 PREVIEW_CHARS = 1_000  # longer cells are shortened in the preview (the data keeps them whole)
@@ -246,17 +248,27 @@ def render_protected(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
         st.session_state["other_label"] = ""
 
 
-def render_names(ch: dict[str, Any]) -> None:
-    """Optional names shown on charts for the two classes (e.g. White / Non-White)."""
-    with st.expander("Names shown on charts (optional)"):
-        ch_.seed("group_label", ch.get("group_label") or "")
-        ch_.seed("other_label", ch.get("other_label") or "")
-        left, right = st.columns(2)
-        group = left.text_input("Name of the protected group", key="group_label", max_chars=200,
-                                placeholder="automatic (from the values)")
-        other = right.text_input("Name of the other class", key="other_label", max_chars=200,
-                                 placeholder="automatic (Non-…)")
-        ch.update(group_label=group.strip(), other_label=other.strip())
+def _automatic_names(frame: pd.DataFrame, ch: dict[str, Any]) -> tuple[str, str]:
+    """The names the audit will use for the two groups when the user types none (from the data)."""
+    try:
+        condition = ch_.protected_condition(ch, frame)
+        spec = AuditSpec(ch.get("outcome") or "outcome", positive=ch.get("positive") or 1, protected=condition)
+        return spec.group_name, other_group_name(spec, frame) or spec.other_name
+    except LuskinError:
+        return "from the values", "everyone else"
+
+
+def render_names(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
+    """The names committee members will read for the two groups, asked right below where the group is chosen."""
+    group_auto, other_auto = _automatic_names(frame, ch)
+    ch_.seed("group_label", ch.get("group_label") or "")
+    ch_.seed("other_label", ch.get("other_label") or "")
+    left, right = st.columns(2)
+    group = left.text_input("Name of the protected group (on charts and slides)", key="group_label", max_chars=200,
+                            placeholder=f"automatic: {group_auto}"[:200])
+    other = right.text_input("Name of everyone it is compared with", key="other_label", max_chars=200,
+                             placeholder=f"automatic: {other_auto}"[:200])
+    ch.update(group_label=group.strip(), other_label=other.strip())
 
 
 def render_features(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
@@ -332,6 +344,6 @@ with left_:
     render_outcome(frame_, choices_)
 with right_:
     render_protected(frame_, choices_)
-render_names(choices_)
+render_names(frame_, choices_)
 render_features(frame_, choices_)
 render_status()

@@ -21,6 +21,24 @@ from luskin_app.cache import recall, run_audit
 from luskin_core.slides import Slide, build_slides, visible
 from luskin_core.spec import AuditSpec
 
+FULL = "full"  # ?full=1 in the address: full-screen mode (kept on a refresh)
+# A projector is 1024x768 or 1280x720: a slide's chart gets what its text leaves of 720 px.
+SCREEN_HEIGHT = 720
+CHROME = 150          # px: the counter, the title, the buttons and the margins in full-screen mode
+LINE = 30             # px: one line of slide text (19 px type)
+CHARS_PER_LINE = 90   # characters of slide text on one line at 1024 px
+MIN_CHART, MAX_CHART = 240, 440
+# Full-screen mode: no header, toolbar, sidebar or slide list; the slide takes the whole window.
+FULL_CSS = """
+<style>
+header[data-testid="stHeader"], [data-testid="stToolbar"], [data-testid="stDecoration"],
+section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], .st-key-present_extras,
+[data-testid="stSidebarNav"] { display: none !important; }
+[data-testid="stMainBlockContainer"] { padding: 0.6rem 1.2rem 0.4rem 1.2rem !important; max-width: 100% !important; }
+[data-testid="stMain"] .st-key-present_deck h1 { font-size: 2rem !important; padding: 0 !important; }
+.st-key-present_deck [data-testid="stMarkdownContainer"] p { font-size: 1.2rem !important; line-height: 1.5 !important; }
+</style>
+"""
 INDEX = "present_index"  # the position in the visible deck (0-based)
 URL_SEEN = "present_url_seen"  # the ?slide= value this session last wrote or read
 HIDDEN = "present_hidden"  # keys of the slides the presenter hid
@@ -46,8 +64,12 @@ KEYS_SCRIPT = """
     let which = null;
     if (event.key === "ArrowRight" || event.key === "PageDown") { which = "next"; }
     if (event.key === "ArrowLeft" || event.key === "PageUp") { which = "prev"; }
+    if (event.key === "f" || event.key === "F") { which = "full"; }
+    if (event.key === "Escape" && doc.querySelector(".st-key-present_full_on")) { which = "full"; }
     if (which === null) { return; }
-    const button = doc.querySelector(".st-key-present_" + which + " button");
+    const button = which === "full"
+      ? doc.querySelector(".st-key-present_full button, .st-key-present_full_on button")
+      : doc.querySelector(".st-key-present_" + which + " button");
     if (!button) { return; }
     event.preventDefault();
     if (!button.disabled) { button.click(); }
@@ -93,16 +115,37 @@ def _current(count: int) -> int:
     return index
 
 
+def chart_height(slide: Slide) -> int:
+    """The chart's height so that the slide fits a 720-px-high projector: what the text leaves."""
+    lines = sum(-(-max(len(s), 1) // CHARS_PER_LINE) for s in slide.sentences)
+    return max(MIN_CHART, min(MAX_CHART, SCREEN_HEIGHT - CHROME - LINE * lines))
+
+
+def full_screen() -> bool:
+    return st.query_params.get(FULL) == "1"
+
+
+def _toggle_full() -> None:
+    if full_screen():
+        del st.query_params[FULL]
+    else:
+        st.query_params[FULL] = "1"
+
+
 def render_slide(slide: Slide, number: int, count: int) -> None:
-    """One slide in large type: title, sentences, chart. Text is escaped; no widgets."""
-    with st.container(key="present_deck", border=True):
+    """One slide in large type: title, sentences, chart sized to fit the screen. Text is escaped; no widgets."""
+    with st.container(key="present_deck", border=not full_screen()):
         st.caption(f"Slide {number} of {count}")
         st.title(ui.md(slide.title), anchor=False)
         for sentence in slide.sentences:
             st.markdown(ui.md(sentence))
         if slide.figure is not None:
-            st.plotly_chart(slide.figure, key=f"present_chart_{slide.key}", theme=None,
-                            config={"displayModeBar": False})
+            figure = slide.figure
+            height = chart_height(slide)
+            if not figure.layout.height or figure.layout.height > height:
+                figure = type(figure)(figure).update_layout(height=height)
+            st.plotly_chart(figure, key=f"present_chart_{slide.key}", theme=None,
+                            config={"displayModeBar": False, "responsive": True})
 
 
 def render_controls(index: int, count: int) -> None:
@@ -112,6 +155,11 @@ def render_controls(index: int, count: int) -> None:
                disabled=index <= 0, help="Or press the left arrow key.")
     row.button("Next", key="present_next", icon=":material/arrow_forward:", on_click=_step, args=(1, count),
                disabled=index >= count - 1, type="primary", help="Or press the right arrow key.")
+    on = full_screen()
+    row.button("Leave full screen" if on else "Full screen", key="present_full_on" if on else "present_full",
+               icon=":material/fullscreen_exit:" if on else ":material/fullscreen:", on_click=_toggle_full,
+               help="Or press F (Esc leaves): hides the menus and the sidebar so that the slide fills the screen.")
+
     components.html(KEYS_SCRIPT, height=0)
 
 
@@ -135,6 +183,8 @@ def render_slide_list(slides: list[Slide]) -> None:
 
 
 def render_deck(spec: AuditSpec) -> None:
+    if full_screen():
+        st.html(FULL_CSS)
     slides: Any = ui.guarded(_slides, spec, where="present")
     if not slides:
         return
@@ -145,10 +195,11 @@ def render_deck(spec: AuditSpec) -> None:
         index = _current(len(shown))
         render_controls(index, len(shown))
         render_slide(shown[index], index + 1, len(shown))
-    render_slide_list(slides)
-    st.caption("The deck follows the analysis: results computed on the Retrain, Thresholds and Equalized "
-               "distribution pages for the current choices appear here as slides. Bookmark this address to come "
-               "back to this slide.")
+    with st.container(key="present_extras"):
+        render_slide_list(slides)
+        st.caption("The deck follows the analysis: results computed on the Retrain, Thresholds and Equalized "
+                   "distribution pages for the current choices appear here as slides. Bookmark this address to "
+                   "come back to this slide.")
 
 
 spec_, problem_ = ch_.current_spec()

@@ -406,7 +406,7 @@ def _with_sentence(c: Comparison, spec: AuditSpec, table: CountTable) -> Compari
         small = min(c.n, c.reference_n)
         who = c.group if c.n <= c.reference_n else c.reference
         chance = ", and it could be due to chance" if c.p_value is not None and c.p_value >= 0.05 else ""
-        text += (f"{chance} ({format_p(c.p_value)}). With {small:,} {who} rows here (fewer than "
+        text += (f"{chance} ({format_p(c.p_value)}). With only {small:,} rows of {who} here (fewer than "
                  f"{spec.min_group_size:,}), there are too few rows to judge.")
         return _replace(c, sentence=text)
     if c.verdict == BEYOND:

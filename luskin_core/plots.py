@@ -143,7 +143,8 @@ def audit_bars(result: AuditResult) -> go.Figure:
         fig.add_annotation(x=label(g.cell), y=1.0, yref="paper", text=note, showarrow=False,
                            font={"size": FONT_SIZE - 2}, yanchor="bottom")
     tol = f"{100 * spec.tolerance:g}"
-    title = (f"Share of people with {outcome} = {positive}, {label(spec.group_name)} vs "
+    bad = " (adverse: a lower share is better)" if spec.outcome_is == "adverse" else ""
+    title = (f"Share of people with {outcome} = {positive}{bad}, {label(spec.group_name)} vs "
              f"{label(spec.other_name)}")
     subtitle = ("Bar: share; whisker: 95% confidence interval; n: rows.<br>"
                 f"A gap above {tol} points (the tolerance) counts as unfair.")

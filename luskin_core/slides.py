@@ -116,7 +116,8 @@ def _question_slides(result: AuditResult, dataset: DatasetRef | None) -> list[Sl
     else:
         question = (f"Do the decisions in '{spec.prediction}' treat {who} alike (checked against "
                     f"{spec.outcome_text}), {asked['Where']}?")
-    out = [Slide("The question", (question, f"Fair means: {settings['Tolerance']}."), None, QUESTION, "question")]
+    out = [Slide("The question", (question, spec.meaning_text, f"Fair means: {settings['Tolerance']}."), None,
+                 QUESTION, "question")]
     rows = f"{result.n_rows:,} rows audited"
     if result.n_excluded:
         why = "; ".join(f"{reason}: {count:,}" for reason, count in result.excluded_reasons.items())
@@ -154,9 +155,9 @@ def _finding_slides(result: AuditResult) -> list[Slide]:
     from .plots import class_colors
 
     spec = result.spec
-    from .findings import findings
+    from .findings import findings as ranked
 
-    found = findings(result).sentences()
+    found = ranked(result).sentences()
     out = [Slide("What we found", tuple(found[:3]) or (result.headline(),), _slide_figure(_overall_chart(result)),
                  VERDICT, "verdict")]
     findings: list[tuple[str, str, go.Figure | None]] = []

@@ -248,7 +248,15 @@ class AuditSpec:
         if self.outcome_type == "score":
             cut = "the median" if self.score_cutoff is None else f"{self.score_cutoff:g}"
             return f"{self.outcome} at or above {cut}"
-        return f"{self.outcome} is {self.positive}"
+        return f"{self.outcome} is {self.name_of(self.outcome, _value_key(self.positive))}"
+
+    @property
+    def meaning_text(self) -> str:
+        """Whether the counted outcome is good or bad for the person, in one sentence."""
+        if self.adverse:
+            return (f"'{self.outcome_text}' is adverse (bad for the person): the group with the lower share is "
+                    "favoured, and the four-fifths rule compares the shares without it.")
+        return f"'{self.outcome_text}' is favourable (good for the person): the group with the higher share is favoured."
 
     @property
     def decision_text(self) -> str:

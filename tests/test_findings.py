@@ -114,3 +114,76 @@ def test_report_first_page_and_verdict_slide_tell_the_story(berkeley, berkeley_r
     slides = build_slides(berkeley_result, dataset="ucb_admissions.csv")
     verdict = next(s for s in slides if s.kind == "verdict")
     assert verdict.sentences == tuple(found[:3])
+
+
+# ------------------------------------------------------------------------------------------
+# Favourable or adverse; names people use
+# ------------------------------------------------------------------------------------------
+def test_an_adverse_outcome_favours_the_lower_share_and_the_four_fifths_rule_uses_favourable_shares(berkeley):
+    spec = AuditSpec("decision", "rejected", group_by=("sex",), strata=("department",), outcome_is="adverse")
+    result = audit(berkeley, spec)
+    assert result.reference == "Male"   # the most favoured group: the fewest rejections
+    found = findings(result)
+    assert found.items[0].favoured == "Male" and "70% of Female and 55% of Male" in found.items[0].sentence
+    dept_a = found.of_kind(BEYOND_PART)[0]
+    assert dept_a.favoured == "Female" and dept_a.sentence.startswith("In department A, Female favoured")
+    c = result.comparison("Female", "department = A")
+    assert c.impact_ratio == pytest.approx((1 - c.rate) / (1 - c.reference_rate))
+    assert c.four_fifths is False   # admitted 82% vs 62%: no adverse impact on women in A
+    overall = result.pooled[0]
+    assert overall.marginal_impact_ratio == pytest.approx((1 - overall.marginal_rate) /
+                                                         (1 - overall.reference_marginal_rate))
+    # the same audit counted the favourable way gives the same impact ratios
+    same = audit(berkeley, AuditSpec("decision", "admitted", group_by=("sex",), strata=("department",)))
+    assert same.comparison("Female", "department = A").impact_ratio == pytest.approx(c.impact_ratio)
+    assert same.pooled[0].marginal_impact_ratio == pytest.approx(overall.marginal_impact_ratio)
+
+
+def test_outcome_meaning_and_value_names_are_saved_and_old_files_load():
+    spec = AuditSpec("default", 1, protected="sex == 1", outcome_is="adverse", value_names={"sex": {1: "male",
+                                                                                                    "2": "female"}})
+    again = AuditSpec.from_json(spec.to_json())
+    assert again == spec and again.outcome_is == "adverse" and again.group_name == "male"
+    old = json.loads(spec.to_json())
+    del old["outcome_is"], old["value_names"]
+    assert AuditSpec.from_dict(old).outcome_is == "favourable"
+    from luskin_core.errors import LuskinError
+
+    with pytest.raises(LuskinError, match="favourable"):
+        AuditSpec("default", 1, protected="sex == 1", outcome_is="bad")
+
+
+@pytest.mark.parametrize("outcome, positive, meaning", [
+    ("default", 1, "adverse"), ("decision", "denied", "adverse"), ("two_year_recid", 1, "adverse"),
+    ("frisked", "Y", "adverse"), ("arrested", "yes", "adverse"), ("credit_risk", "bad", "adverse"),
+    ("decision", "rejected", "adverse"), ("income", ">50K", "favourable"), ("pass_bar", 1, "favourable"),
+    ("decision", "admitted", "favourable"), ("hired", 1, "favourable"), ("default", 0, "favourable"),
+])
+def test_adverse_outcomes_are_guessed_from_names_and_values(outcome, positive, meaning):
+    from luskin_core.guess import guess_outcome_is
+
+    assert guess_outcome_is(outcome, positive).value == meaning
+
+
+def test_the_other_group_is_named_by_its_value_or_everyone_else(berkeley, adult):
+    result = audit(berkeley, AuditSpec("decision", "admitted", protected="sex == Female"))
+    assert result.groups == ("Female", "Male")
+    assert "Non-Female" not in " ".join(findings(result).sentences())
+    assert AuditSpec("income", ">50K", protected="race == Non-White").other_name == "everyone else"
+    assert audit(adult, AuditSpec("income", ">50K", protected="race == Black")).groups == ("Black", "everyone else")
+    two = pd.DataFrame({"race": ["White", "Non-White"] * 40, "y": [1, 0, 0, 1] * 20})
+    assert audit(two, AuditSpec("y", 1, protected="race == Non-White")).groups == ("Non-White", "White")
+    # a name the user typed wins
+    assert audit(two, AuditSpec("y", 1, protected="race == Non-White", other_label="Whites")).groups[1] == "Whites"
+
+
+def test_value_names_replace_codes_on_every_group_and_part(berkeley):
+    coded = berkeley.assign(sex=berkeley["sex"].map({"Female": "2", "Male": "1"}))
+    names = {"sex": {"1": "men", "2": "women"}, "department": {"A": "Engineering"}}
+    result = audit(coded, AuditSpec("decision", "admitted", group_by=("sex",), strata=("department",),
+                                    value_names=names))
+    assert set(result.groups) == {"men", "women"}
+    assert "department = Engineering" in result.cell_names
+    first = findings(result).items
+    assert "30% of women and 45% of men" in first[0].sentence
+    assert any(f.sentence.startswith("In department Engineering, women favoured") for f in first)

@@ -173,7 +173,7 @@ def test_first_page_then_every_section_and_json_only_in_the_appendix(adult_page,
     assert "&#34;outcome&#34;: &#34;income&#34;" in appendix and "&#34;page&#34;: &#34;Audit&#34;" in appendix
     # the audit section: the paper's table, every comparison and the pooled view
     text = _text(adult_page)
-    for caption in ("The paper's view: the protected group and the other class in each filter cell",
+    for caption in ("The protected group and the other class on each side of the filter",
                     "Every group in every cell against the reference group",
                     "Overall against within the cells, per group (reference: White)"):
         assert caption in text
