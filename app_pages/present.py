@@ -24,9 +24,10 @@ from luskin_core.spec import AuditSpec
 FULL = "full"  # ?full=1 in the address: full-screen mode (kept on a refresh)
 # A projector is 1024x768 or 1280x720: a slide's chart gets what its text leaves of 720 px.
 SCREEN_HEIGHT = 720
-CHROME = 150          # px: the counter, the title, the buttons and the margins in full-screen mode
-LINE = 30             # px: one line of slide text (19 px type)
-CHARS_PER_LINE = 90   # characters of slide text on one line at 1024 px
+CHROME = 225          # px: the counter, the title, the buttons and the margins in full-screen mode
+LINE = 32             # px: one line of slide text (19 px type)
+GAP = 18              # px: between two sentences
+CHARS_PER_LINE = 95   # characters of slide text on one line at 1024 px
 MIN_CHART, MAX_CHART = 240, 440
 # Full-screen mode: no header, toolbar, sidebar or slide list; the slide takes the whole window.
 FULL_CSS = """
@@ -118,7 +119,7 @@ def _current(count: int) -> int:
 def chart_height(slide: Slide) -> int:
     """The chart's height so that the slide fits a 720-px-high projector: what the text leaves."""
     lines = sum(-(-max(len(s), 1) // CHARS_PER_LINE) for s in slide.sentences)
-    return max(MIN_CHART, min(MAX_CHART, SCREEN_HEIGHT - CHROME - LINE * lines))
+    return max(MIN_CHART, min(MAX_CHART, SCREEN_HEIGHT - CHROME - LINE * lines - GAP * len(slide.sentences)))
 
 
 def full_screen() -> bool:

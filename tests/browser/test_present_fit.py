@@ -79,6 +79,7 @@ def _settle(ui: UI) -> None:
     if charts.count():
         charts.first.locator(".main-svg").first.wait_for()
     ui.page.wait_for_timeout(400)   # plotly lays out its labels after the first paint
+    ui.page.wait_for_function("() => !!window.__luskinDeckKeys", timeout=30_000)   # the keys work
 
 
 def check_slide(ui: UI, where: str) -> list[str]:
@@ -100,7 +101,7 @@ def check_slide(ui: UI, where: str) -> list[str]:
 def test_every_adult_slide_fits_the_projector_in_full_screen(ui: UI, size: str) -> None:
     ui.page.set_viewport_size(PROJECTORS[size])
     ui.open("?page=present&slide=1&full=1")
-    ui.wait_text(re.compile(r"^Slide 1 of \d+$"))
+    ui.wait_text(re.compile(r"^Slide 1 of \d+$"), timeout=120_000)   # the first run of a fresh server is slow
     _settle(ui)
     _, total = _counter(ui)
     assert total >= 5
@@ -121,7 +122,12 @@ def test_every_adult_slide_fits_the_projector_in_full_screen(ui: UI, size: str) 
 
 def test_audit_page_charts_have_no_overlapping_text_at_1280x800(ui: UI) -> None:
     ui.page.set_viewport_size({"width": 1280, "height": 800})
-    ui.open("audit")
+    ui.open()
+    ui.wait_text("Ready", timeout=120_000)
+    ui.idle()
+    ui.goto_page("Audit")
+    ui.wait_text("Audit")
+    ui.idle()
     ui.page.locator('[data-testid="stPlotlyChart"] .main-svg').first.wait_for(timeout=60_000)
     ui.idle()
     ui.page.wait_for_timeout(500)
