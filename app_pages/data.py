@@ -60,6 +60,15 @@ def render_loader() -> None:
                  "another file, or choose a sample above.", icon=ui.ICONS["error"])
     if st.session_state.get("upload_note"):
         st.success(ui.md(st.session_state["upload_note"]), icon=ui.ICONS["ok"])
+    if st.session_state.get(dataset.KEPT_KEY) and dataset.dataset().source.startswith("upload:"):
+        from luskin_app.keep import KEEP_HOURS
+
+        row = st.container(horizontal=True, vertical_alignment="center")
+        row.caption(f"The server keeps this file for {KEEP_HOURS} hours under a secret key in this page's address, "
+                    "so that a refresh, a bookmark or a second tab finds it again. No one without the address can "
+                    "reach it.")
+        row.button("Forget this file now", key="kept_forget", icon=":material/delete:", on_click=dataset.forget_kept,
+                   help="The server deletes its copy at once; the address will no longer bring it back.")
 
 
 def render_pending_config() -> None:
