@@ -42,7 +42,8 @@ section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], .st
 """
 INDEX = "present_index"  # the position in the visible deck (0-based)
 URL_SEEN = "present_url_seen"  # the ?slide= value this session last wrote or read
-HIDDEN = "present_hidden"  # keys of the slides the presenter hid
+HIDDEN = "present_hidden"
+HANDOUT = "present_handout_pdf"  # (slide keys, PDF bytes) of the last handout made  # keys of the slides the presenter hid
 
 # Arrow keys (and Page Up/Down, as sent by presentation clickers) press the on-screen buttons.
 # The listener lives on the app's document (this frame is same-origin); a new run replaces it.
@@ -183,6 +184,27 @@ def render_slide_list(slides: list[Slide]) -> None:
             st.checkbox(f"{number}. {ui.md(slide.title, 120)}", key=key, on_change=_toggle, args=(slide.key,))
 
 
+def _make_handout(shown: list[Slide]) -> None:
+    from luskin_core.handout import handout_pdf
+
+    st.session_state[HANDOUT] = (tuple(s.key for s in shown), handout_pdf(shown, title=config.dataset_ref().label))
+
+
+def render_handout(shown: list[Slide]) -> None:
+    """A printable handout: the shown slides as a PDF, one per page, with the same charts."""
+    if not shown:
+        return
+    row = st.container(horizontal=True, vertical_alignment="center")
+    made = st.session_state.get(HANDOUT)
+    if made is not None and made[0] == tuple(s.key for s in shown):
+        row.download_button("Download the handout (PDF)", made[1], file_name="luskin-slides.pdf",
+                            mime="application/pdf", key="present_handout_download", icon=":material/download:")
+    else:
+        row.button("Make a printable handout (PDF)", key="present_handout", icon=":material/print:",
+                   on_click=lambda: ui.guarded(_make_handout, shown, where="present"),
+                   help="The slides shown, one per page, with the same charts.")
+
+
 def render_deck(spec: AuditSpec) -> None:
     if full_screen():
         st.html(FULL_CSS)
@@ -197,6 +219,7 @@ def render_deck(spec: AuditSpec) -> None:
         render_controls(index, len(shown))
         render_slide(shown[index], index + 1, len(shown))
     with st.container(key="present_extras"):
+        render_handout(shown)
         render_slide_list(slides)
         st.caption("The deck follows the analysis: results computed on the Retrain, Thresholds and Equalized "
                    "distribution pages for the current choices appear here as slides. Bookmark this address to "
