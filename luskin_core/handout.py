@@ -30,8 +30,9 @@ img { display: block; margin: 0.2cm auto 0 auto; max-height: 11.5cm; max-width: 
 
 def handout_html(slides: Sequence[Slide], images: Sequence[bytes | None], title: str) -> str:
     """The handout's page: one section per slide (title, sentences, chart image), every string escaped."""
-    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-             f"<style>{_CSS}</style></head><body>"]
+    head = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+            f"<style>{_CSS}</style></head><body>")
+    parts = [head]
     for number, (slide, svg) in enumerate(zip(slides, images), 1):
         parts.append("<section>")
         parts.append(f"<div class='number'>{html.escape(title)}: slide {number} of {len(slides)}</div>")
