@@ -41,7 +41,9 @@ except Exception as err:  # noqa: BLE001 - the bundled sample itself failed: say
 # The summary is drawn after the page has run, into a slot reserved now, so that it shows what
 # the page just changed (a new sample, another outcome) rather than the state before the click.
 summary = st.sidebar.container()
+dataset.render_lost()
 try:
     navigation.run()
 finally:
     ui.sidebar_summary(summary)
+    dataset.keep_address()

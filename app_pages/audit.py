@@ -470,6 +470,7 @@ def render_result(spec: AuditSpec) -> None:
     if not paper_view(spec):
         audit_view.render_general(result)
         return
+    audit_view.render_findings(result)
     render_verdict(result)
     chart_tab, table_tab = st.tabs(["Chart", "Table"])
     with chart_tab:

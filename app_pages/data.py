@@ -18,8 +18,10 @@ from luskin_app.cache import run_audit
 from luskin_app.help import HELP
 from luskin_core.data import PRESETS, column_summary
 from luskin_core.errors import LuskinError
-from luskin_core.guess import guess_group, guess_positive
+from luskin_core.guess import guess_group, guess_outcome_is, guess_positive
 from luskin_core.models import choose_features
+from luskin_core.names import other_group_name
+from luskin_core.spec import AuditSpec
 
 NUMBER_OPS = ["==", "!=", "<", "<=", ">", ">="]
 PREVIEW_CHARS = 1_000  # longer cells are shortened in the preview (the data keeps them whole)
@@ -58,6 +60,15 @@ def render_loader() -> None:
                  "another file, or choose a sample above.", icon=ui.ICONS["error"])
     if st.session_state.get("upload_note"):
         st.success(ui.md(st.session_state["upload_note"]), icon=ui.ICONS["ok"])
+    if st.session_state.get(dataset.KEPT_KEY) and dataset.dataset().source.startswith("upload:"):
+        from luskin_app.keep import KEEP_HOURS
+
+        row = st.container(horizontal=True, vertical_alignment="center")
+        row.caption(f"The server keeps this file for {KEEP_HOURS} hours under a secret key in this page's address, "
+                    "so that a refresh, a bookmark or a second tab finds it again. No one without the address can "
+                    "reach it.")
+        row.button("Forget this file now", key="kept_forget", icon=":material/delete:", on_click=dataset.forget_kept,
+                   help="The server deletes its copy at once; the address will no longer bring it back.")
 
 
 def render_pending_config() -> None:
@@ -162,6 +173,32 @@ def render_outcome(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
                          f"whose value is exactly '{ui.option_text(positive)}'; an outcome is usually a yes/no "
                          "decision."), icon=ui.ICONS["info"])
     ch.update(outcome=outcome, positive=positive)
+    render_outcome_is(outcome, positive, ch)
+
+
+OUTCOME_MEANING_LABELS = {
+    "favourable": "Good for the person (favourable: hired, admitted, approved)",
+    "adverse": "Bad for the person (adverse: denied, a default, an arrest)",
+}
+
+
+def render_outcome_is(outcome: str, positive: Any, ch: dict[str, Any]) -> None:
+    """Is the counted outcome good or bad for the person? Guessed from the names, said on screen, changeable."""
+    guess = guess_outcome_is(outcome, positive)
+    seen = (outcome, str(positive))
+    if st.session_state.get("outcome_is_seen") not in (None, seen) or "outcome_is" not in st.session_state:
+        st.session_state["outcome_is"] = ch.get("outcome_is") if st.session_state.get("outcome_is_seen") is None \
+            and ch.get("outcome_is") else guess.value
+    st.session_state["outcome_is_seen"] = seen
+    meaning = st.radio(f"Is {ui.md(outcome, 60)} = {ui.md(ui.option_text(positive), 60)} good or bad for the person?",
+                       list(OUTCOME_MEANING_LABELS), key="outcome_is", format_func=OUTCOME_MEANING_LABELS.get,
+                       horizontal=True, help="It decides who is 'favoured' by a gap, and the four-fifths rule is "
+                                             "applied to the favourable share (1 minus the share of an adverse "
+                                             "outcome), as the EEOC and NYC Local Law 144 do.")
+    who = "the group with the lower share" if meaning == "adverse" else "the group with the higher share"
+    st.caption(ui.md(f"Counted: {outcome} = {ui.option_text(positive)}, {meaning} ({guess.reason if meaning == guess.value else 'your choice'}); "
+                     f"{who} is the favoured one."))
+    ch.update(outcome_is=meaning)
 
 
 def _group_from_guess(series: pd.Series, options: list[Any]) -> tuple[list[Any], str, float]:
@@ -220,17 +257,27 @@ def render_protected(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
         st.session_state["other_label"] = ""
 
 
-def render_names(ch: dict[str, Any]) -> None:
-    """Optional names shown on charts for the two classes (e.g. White / Non-White)."""
-    with st.expander("Names shown on charts (optional)"):
-        ch_.seed("group_label", ch.get("group_label") or "")
-        ch_.seed("other_label", ch.get("other_label") or "")
-        left, right = st.columns(2)
-        group = left.text_input("Name of the protected group", key="group_label", max_chars=200,
-                                placeholder="automatic (from the values)")
-        other = right.text_input("Name of the other class", key="other_label", max_chars=200,
-                                 placeholder="automatic (Non-…)")
-        ch.update(group_label=group.strip(), other_label=other.strip())
+def _automatic_names(frame: pd.DataFrame, ch: dict[str, Any]) -> tuple[str, str]:
+    """The names the audit will use for the two groups when the user types none (from the data)."""
+    try:
+        condition = ch_.protected_condition(ch, frame)
+        spec = AuditSpec(ch.get("outcome") or "outcome", positive=ch.get("positive") or 1, protected=condition)
+        return spec.group_name, other_group_name(spec, frame) or spec.other_name
+    except LuskinError:
+        return "from the values", "everyone else"
+
+
+def render_names(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
+    """The names committee members will read for the two groups, asked right below where the group is chosen."""
+    group_auto, other_auto = _automatic_names(frame, ch)
+    ch_.seed("group_label", ch.get("group_label") or "")
+    ch_.seed("other_label", ch.get("other_label") or "")
+    left, right = st.columns(2)
+    group = left.text_input("Name of the protected group (on charts and slides)", key="group_label", max_chars=200,
+                            placeholder=f"automatic: {group_auto}"[:200])
+    other = right.text_input("Name of everyone it is compared with", key="other_label", max_chars=200,
+                             placeholder=f"automatic: {other_auto}"[:200])
+    ch.update(group_label=group.strip(), other_label=other.strip())
 
 
 def render_features(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
@@ -306,6 +353,6 @@ with left_:
     render_outcome(frame_, choices_)
 with right_:
     render_protected(frame_, choices_)
-render_names(choices_)
+render_names(frame_, choices_)
 render_features(frame_, choices_)
 render_status()

@@ -21,9 +21,29 @@ from luskin_app.cache import recall, run_audit
 from luskin_core.slides import Slide, build_slides, visible
 from luskin_core.spec import AuditSpec
 
+FULL = "full"  # ?full=1 in the address: full-screen mode (kept on a refresh)
+# A projector is 1024x768 or 1280x720: a slide's chart gets what its text leaves of 720 px.
+SCREEN_HEIGHT = 720
+CHROME = 225          # px: the counter, the title, the buttons and the margins in full-screen mode
+LINE = 32             # px: one line of slide text (19 px type)
+GAP = 18              # px: between two sentences
+CHARS_PER_LINE = 95   # characters of slide text on one line at 1024 px
+MIN_CHART, MAX_CHART = 240, 440
+# Full-screen mode: no header, toolbar, sidebar or slide list; the slide takes the whole window.
+FULL_CSS = """
+<style>
+header[data-testid="stHeader"], [data-testid="stToolbar"], [data-testid="stDecoration"],
+section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], .st-key-present_extras,
+[data-testid="stSidebarNav"] { display: none !important; }
+[data-testid="stMainBlockContainer"] { padding: 0.6rem 1.2rem 0.4rem 1.2rem !important; max-width: 100% !important; }
+[data-testid="stMain"] .st-key-present_deck h1 { font-size: 2rem !important; padding: 0 !important; }
+.st-key-present_deck [data-testid="stMarkdownContainer"] p { font-size: 1.2rem !important; line-height: 1.5 !important; }
+</style>
+"""
 INDEX = "present_index"  # the position in the visible deck (0-based)
 URL_SEEN = "present_url_seen"  # the ?slide= value this session last wrote or read
-HIDDEN = "present_hidden"  # keys of the slides the presenter hid
+HIDDEN = "present_hidden"
+HANDOUT = "present_handout_pdf"  # (slide keys, PDF bytes) of the last handout made  # keys of the slides the presenter hid
 
 # Arrow keys (and Page Up/Down, as sent by presentation clickers) press the on-screen buttons.
 # The listener lives on the app's document (this frame is same-origin); a new run replaces it.
@@ -46,8 +66,12 @@ KEYS_SCRIPT = """
     let which = null;
     if (event.key === "ArrowRight" || event.key === "PageDown") { which = "next"; }
     if (event.key === "ArrowLeft" || event.key === "PageUp") { which = "prev"; }
+    if (event.key === "f" || event.key === "F") { which = "full"; }
+    if (event.key === "Escape" && doc.querySelector(".st-key-present_full_on")) { which = "full"; }
     if (which === null) { return; }
-    const button = doc.querySelector(".st-key-present_" + which + " button");
+    const button = which === "full"
+      ? doc.querySelector(".st-key-present_full button, .st-key-present_full_on button")
+      : doc.querySelector(".st-key-present_" + which + " button");
     if (!button) { return; }
     event.preventDefault();
     if (!button.disabled) { button.click(); }
@@ -93,16 +117,37 @@ def _current(count: int) -> int:
     return index
 
 
+def chart_height(slide: Slide) -> int:
+    """The chart's height so that the slide fits a 720-px-high projector: what the text leaves."""
+    lines = sum(-(-max(len(s), 1) // CHARS_PER_LINE) for s in slide.sentences)
+    return max(MIN_CHART, min(MAX_CHART, SCREEN_HEIGHT - CHROME - LINE * lines - GAP * len(slide.sentences)))
+
+
+def full_screen() -> bool:
+    return st.query_params.get(FULL) == "1"
+
+
+def _toggle_full() -> None:
+    if full_screen():
+        del st.query_params[FULL]
+    else:
+        st.query_params[FULL] = "1"
+
+
 def render_slide(slide: Slide, number: int, count: int) -> None:
-    """One slide in large type: title, sentences, chart. Text is escaped; no widgets."""
-    with st.container(key="present_deck", border=True):
+    """One slide in large type: title, sentences, chart sized to fit the screen. Text is escaped; no widgets."""
+    with st.container(key="present_deck", border=not full_screen()):
         st.caption(f"Slide {number} of {count}")
         st.title(ui.md(slide.title), anchor=False)
         for sentence in slide.sentences:
             st.markdown(ui.md(sentence))
         if slide.figure is not None:
-            st.plotly_chart(slide.figure, key=f"present_chart_{slide.key}", theme=None,
-                            config={"displayModeBar": False})
+            figure = slide.figure
+            height = chart_height(slide)
+            if not figure.layout.height or figure.layout.height > height:
+                figure = type(figure)(figure).update_layout(height=height)
+            st.plotly_chart(figure, key=f"present_chart_{slide.key}", theme=None,
+                            config={"displayModeBar": False, "responsive": True})
 
 
 def render_controls(index: int, count: int) -> None:
@@ -112,6 +157,11 @@ def render_controls(index: int, count: int) -> None:
                disabled=index <= 0, help="Or press the left arrow key.")
     row.button("Next", key="present_next", icon=":material/arrow_forward:", on_click=_step, args=(1, count),
                disabled=index >= count - 1, type="primary", help="Or press the right arrow key.")
+    on = full_screen()
+    row.button("Leave full screen" if on else "Full screen", key="present_full_on" if on else "present_full",
+               icon=":material/fullscreen_exit:" if on else ":material/fullscreen:", on_click=_toggle_full,
+               help="Or press F (Esc leaves): hides the menus and the sidebar so that the slide fills the screen.")
+
     components.html(KEYS_SCRIPT, height=0)
 
 
@@ -134,7 +184,30 @@ def render_slide_list(slides: list[Slide]) -> None:
             st.checkbox(f"{number}. {ui.md(slide.title, 120)}", key=key, on_change=_toggle, args=(slide.key,))
 
 
+def _make_handout(shown: list[Slide]) -> None:
+    from luskin_core.handout import handout_pdf
+
+    st.session_state[HANDOUT] = (tuple(s.key for s in shown), handout_pdf(shown, title=config.dataset_ref().label))
+
+
+def render_handout(shown: list[Slide]) -> None:
+    """A printable handout: the shown slides as a PDF, one per page, with the same charts."""
+    if not shown:
+        return
+    row = st.container(horizontal=True, vertical_alignment="center")
+    made = st.session_state.get(HANDOUT)
+    if made is not None and made[0] == tuple(s.key for s in shown):
+        row.download_button("Download the handout (PDF)", made[1], file_name="luskin-slides.pdf",
+                            mime="application/pdf", key="present_handout_download", icon=":material/download:")
+    else:
+        row.button("Make a printable handout (PDF)", key="present_handout", icon=":material/print:",
+                   on_click=lambda: ui.guarded(_make_handout, shown, where="present"),
+                   help="The slides shown, one per page, with the same charts.")
+
+
 def render_deck(spec: AuditSpec) -> None:
+    if full_screen():
+        st.html(FULL_CSS)
     slides: Any = ui.guarded(_slides, spec, where="present")
     if not slides:
         return
@@ -145,10 +218,12 @@ def render_deck(spec: AuditSpec) -> None:
         index = _current(len(shown))
         render_controls(index, len(shown))
         render_slide(shown[index], index + 1, len(shown))
-    render_slide_list(slides)
-    st.caption("The deck follows the analysis: results computed on the Retrain, Thresholds and Equalized "
-               "distribution pages for the current choices appear here as slides. Bookmark this address to come "
-               "back to this slide.")
+    with st.container(key="present_extras"):
+        render_handout(shown)
+        render_slide_list(slides)
+        st.caption("The deck follows the analysis: results computed on the Retrain, Thresholds and Equalized "
+                   "distribution pages for the current choices appear here as slides. Bookmark this address to "
+                   "come back to this slide.")
 
 
 spec_, problem_ = ch_.current_spec()

@@ -19,6 +19,7 @@ import streamlit as st
 from luskin_core.audit import AuditResult
 from luskin_core.audit_plots import audit_figures, comparison_bars
 from luskin_core.comparisons import BEYOND, CHANCE, REFERENCE, TOO_FEW, WITHIN
+from luskin_core.findings import findings
 from luskin_core.formatting import format_p, format_percent
 
 from . import ui
@@ -209,9 +210,19 @@ def all_numbers(result: AuditResult) -> pd.DataFrame:
     return result.comparisons_frame()
 
 
+def render_findings(result: AuditResult) -> None:
+    """What was found, most important first (:mod:`luskin_core.findings`): the overall answer as the heading."""
+    found = findings(result)
+    st.markdown(f"#### {ui.md(found.headline)}")
+    rest = found.sentences()[1:]
+    if rest:
+        st.markdown("\n".join(f"{i}. {ui.md(s)}" for i, s in enumerate(rest, 2)))
+
+
 def render_headline(result: AuditResult) -> None:
-    """The finding in words, then how many comparisons got each verdict."""
-    st.markdown(f"#### {ui.md(result.headline())}")
+    """The findings in words, then how many comparisons got each verdict."""
+    render_findings(result)
+    st.caption(ui.md(result.headline()))
     counts = result.verdict_counts()
     cols = st.columns(4)
     labels = ((BEYOND, "Beyond tolerance", "The gap exceeds the tolerance and is not due to chance."),

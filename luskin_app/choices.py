@@ -45,7 +45,7 @@ MAX_CHOICES = 300        # most frequent values offered in a value dropdown
 MAX_VALUE_CHARS = 1_000  # longer values are not offered in dropdowns (the page says how many)
 
 # Widget keys whose values are seeded from the choices; cleared when the dataset changes.
-WIDGET_KEYS = ("outcome", "positive", "protected_column", "protected_values", "protected_op",
+WIDGET_KEYS = ("outcome", "positive", "outcome_is", "outcome_is_seen", "protected_column", "protected_values", "protected_op",
                "protected_number", "group_label", "other_label", "tolerance_points",
                "filter_column", "filter_op", "filter_value_pick", "filter_value_multi",
                "filter_value_number", "filter_column_seen", "retrain_algorithm", "retrain_pair",
@@ -77,7 +77,7 @@ AUDIT_DEFAULTS: dict[str, Any] = {
 # The choices an AuditSpec is built from (the cache key of the spec).
 SPEC_KEYS = ("outcome", "positive", "protected_column", "protected_values", "protected_op", "protected_number",
              "group_label", "other_label", "filters", "filter_label", "not_filter_label", "population",
-             "tolerance") + tuple(AUDIT_DEFAULTS)
+             "tolerance", "outcome_is", "value_names") + tuple(AUDIT_DEFAULTS)
 
 
 def plain(value: Any) -> Any:
@@ -193,6 +193,8 @@ def choices_from_spec(spec: AuditSpec, frame: pd.DataFrame, features: Sequence[s
         "not_filter_label": spec.not_filter_label,
         "population": [c.to_dict() for c in spec.population],
         "tolerance": spec.tolerance,
+        "outcome_is": spec.outcome_is,
+        "value_names": {name: dict(pairs) for name, pairs in spec.value_names},
         "features": list(features) if features else None,
     }
     choices.update(_audit_choices(spec))
@@ -213,7 +215,7 @@ def guess_choices(frame: pd.DataFrame) -> tuple[dict[str, Any], FirstChoices]:
         "protected_number": float(group.value) if group is not None and numeric else 0.0,
         "protected_condition": None if group is None else group.to_dict(), "group_label": "", "other_label": "",
         "filters": [], "filter_label": None, "not_filter_label": None, "population": [],
-        "tolerance": 0.05, "features": None,
+        "tolerance": 0.05, "features": None, "outcome_is": guess.outcome_is.value, "value_names": {},
     }
     choices.update(copy.deepcopy(AUDIT_DEFAULTS))
     choices.update(_merged_options(None))
@@ -354,6 +356,7 @@ def spec_from_choices(ch: dict[str, Any], frame: pd.DataFrame) -> AuditSpec:
         min_group_share=audit_choice(ch, "min_group_share"), metric=audit_choice(ch, "metric"),
         ratio_threshold=audit_choice(ch, "ratio_threshold"), correction=audit_choice(ch, "correction"),
         outcome_type="score" if score else "label", score_cutoff=cutoff,
+        outcome_is=ch.get("outcome_is") or "favourable", value_names=ch.get("value_names") or {},
     )
 
 

@@ -211,7 +211,7 @@ def render_guesses() -> None:
     if guesses is None or not _choices.needs_confirmation():
         return
     lines = [(":material/check: " if guess.sure else ":material/help: ") + md(sentence)
-             for guess, sentence in zip((guesses.outcome, guesses.positive, guesses.protected, guesses.group),
+             for guess, sentence in zip((guesses.outcome, guesses.positive, guesses.protected, guesses.group, guesses.outcome_is),
                                         guesses.sentences(), strict=True)]
     st.info("**Luskin's first guesses for this file. Check them, change any below, then press "
             "Use these choices.**\n\n" + "\n".join(f"- {line}" for line in lines), icon=ICONS["guess"])

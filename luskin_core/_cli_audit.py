@@ -51,6 +51,12 @@ def add_audit_options(parser: argparse.ArgumentParser) -> None:
                        help="groups with fewer rows in a cell are shown but not judged (default 30)")
     group.add_argument("--min-group-share", type=float, default=None, metavar="S",
                        help="groups under this share of all rows are set aside (e.g. 0.02; default 0)")
+    group.add_argument("--adverse", action="store_true", default=None,
+                       help="the counted outcome is bad for the person (a denial, a default, an arrest): the group "
+                            "with the lower share is favoured and the four-fifths rule uses 1 - share (default: "
+                            "the counted outcome is favourable)")
+    group.add_argument("--name", action="append", default=None, metavar="COL:VALUE=NAME",
+                       help="a name for a coded value, shown instead of the code, e.g. --name sex:1=male; repeat")
     group.add_argument("--score", action="store_true",
                        help="the outcome is a numeric score: compare the share at or above --score-cutoff "
                             "(default: the median), and the mean")
@@ -101,6 +107,20 @@ def _bins(items: list[str]) -> dict[str, list[float]]:
     return out
 
 
+def _value_names(items: list[str], start: Any) -> dict[str, dict[str, str]]:
+    """--name COL:VALUE=NAME options folded into {column: {value: name}} (over a saved configuration's)."""
+    out: dict[str, dict[str, str]] = {}
+    for column, pairs in (start.items() if isinstance(start, dict) else start or ()):
+        out[str(column)] = dict(pairs.items() if isinstance(pairs, dict) else pairs)
+    for item in items:
+        left, sep, name = item.partition("=")
+        column, colon, value = left.rpartition(":")
+        if not sep or not colon or not column.strip() or not name.strip():
+            raise LuskinError(f"Write a value's name as COLUMN:VALUE=NAME (e.g. sex:1=male), not '{item}'.")
+        out.setdefault(column.strip(), {})[value.strip()] = name.strip()
+    return out
+
+
 def apply_audit_options(args: argparse.Namespace, fields: dict[str, Any]) -> None:
     """Fold the audit options into the specification's fields (before it is built)."""
     groups = getattr(args, "groups", None)
@@ -121,6 +141,10 @@ def apply_audit_options(args: argparse.Namespace, fields: dict[str, Any]) -> Non
         fields["filter_label"] = fields["not_filter_label"] = None
     if getattr(args, "bins", None):
         fields["bins"] = _bins(args.bins)
+    if getattr(args, "adverse", None):
+        fields["outcome_is"] = "adverse"
+    if getattr(args, "name", None):
+        fields["value_names"] = _value_names(args.name, fields.get("value_names"))
     for option, key in (("reference", "reference"), ("metric", "metric"), ("ratio_threshold", "ratio_threshold"),
                         ("correction", "correction"), ("min_group_size", "min_group_size"),
                         ("min_group_share", "min_group_share"), ("score_cutoff", "score_cutoff")):
@@ -210,9 +234,14 @@ def format_audit(result: Any) -> str:
         head += f"\nA row counts as positive when {spec.outcome} is at least {result.counts.score_cutoff:g}."
     if spec.prediction is not None and spec.prediction_cutoff is not None:
         head += f"\nA row is predicted positive when {spec.prediction} is at least {spec.prediction_cutoff:g}."
+    from .findings import findings
     from .power import sufficiency, sufficiency_lines
 
-    lines = [head, *sufficiency_lines(sufficiency(result.comparisons, spec)), "", result.headline(), ""]
+    found = findings(result)
+    lines = [head, spec.meaning_text, *sufficiency_lines(sufficiency(result.comparisons, spec)), "",
+             "What was found, most important first:"]
+    lines += [f"{i}. {s}" for i, s in enumerate(found.sentences(), 1)]
+    lines += ["", f"Verdicts: {result.headline()}", ""]
     if result.gaps:
         rows = []
         for c in result.cells:
@@ -286,7 +315,12 @@ def run_audit(args: argparse.Namespace) -> int:
         return run_series(args, frame, spec, source)
     result = frame.audit(spec, source=source) if isinstance(frame, Source) else audit(frame, spec, source=source)
     if args.json:
-        print_json(result.to_dict())
+        from .findings import findings
+
+        out = result.to_dict()
+        out["outcome_is"] = result.spec.outcome_is
+        out["findings"] = findings(result).to_dict()
+        print_json(out)
     else:
         print(format_audit(result))
     return 0

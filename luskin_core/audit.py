@@ -315,6 +315,9 @@ def audit(
     tables audit A1's and C2's decisions; to audit a model's decisions against the truth, with
     error rates, name a prediction column in ``spec.prediction`` instead.
     """
+    from .names import with_group_names
+
+    spec = with_group_names(spec, frame)   # "Male", not "Non-Female", when the column has two values
     if predictions is not None:
         prepared = prepare(frame, spec, check_positive=False)
         y = _check_predictions(predictions, frame, prepared)

@@ -121,7 +121,8 @@ def comparison_bars(result: AuditResult, *, max_cells: int = 12, columns: int = 
     for annotation in fig.layout.annotations:
         annotation.font.size = FONT_SIZE - 2
     more = f" (first {max_cells} of {len(result.cell_names)} cells)" if len(result.cell_names) > max_cells else ""
-    title = f"Share with {text(spec.decision_text)}, by group{more}"
+    bad = " (adverse: a lower share is better)" if spec.outcome_is == "adverse" else ""
+    title = f"Share with {text(spec.decision_text)}{bad}, by group{more}"
     subtitle = ("Bar: share; whisker: 95% confidence interval; n: rows.<br>Heavy outline: the reference group; "
                 f"hatched: fewer than {spec.min_group_size:,} rows, not judged.")
     return _layout(fig, title, subtitle, height=panel_height * n_rows + 170, top=150)

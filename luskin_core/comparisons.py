@@ -226,7 +226,8 @@ def choose_reference(table: CountTable, spec: AuditSpec) -> str:
         raise LuskinError(f"There is no group called '{spec.reference}' to compare with. Groups are: {shown}.")
     total = max(int(n.sum()), 1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        rate = np.where(n > 0, k / n, -1.0)
+        # the most favoured group: the highest share of a favourable outcome, the lowest of an adverse one
+        rate = np.where(n > 0, (n - k) / n if spec.outcome_is == "adverse" else k / n, -1.0)
     eligible = [i for i, g in enumerate(table.groups)
                 if n[i] >= spec.min_group_size and n[i] / total >= spec.min_group_share
                 and UNKNOWN not in g.split(" × ")]
@@ -242,6 +243,13 @@ def choose_reference(table: CountTable, spec: AuditSpec) -> str:
 # ------------------------------------------------------------------------------------------
 # Comparisons
 # ------------------------------------------------------------------------------------------
+def _favourable(spec: AuditSpec, rate: float | None) -> float | None:
+    """The share with the favourable outcome: the rate itself, or 1 - rate for an adverse outcome."""
+    if rate is None:
+        return None
+    return 1.0 - rate if spec.outcome_is == "adverse" else rate
+
+
 def _within(spec: AuditSpec, difference: float, ratio: float | None, rate: float, ref_rate: float) -> bool:
     if spec.metric == "ratio":
         if ref_rate == 0:
@@ -279,7 +287,10 @@ def compare(table: CountTable, spec: AuditSpec) -> tuple[tuple[Comparison, ...],
         rate = k / n
     ref_n, ref_k = np.broadcast_to(n[r], n.shape), np.broadcast_to(k[r], k.shape)
     d_low, d_high = newcombe_interval(k, n, ref_k, ref_n)
-    ratio_low, ratio_high = ratio_interval(k, n, ref_k, ref_n)
+    if spec.outcome_is == "adverse":  # impact ratios compare the shares without the adverse outcome
+        ratio_low, ratio_high = ratio_interval(n - k, n, ref_n - ref_k, ref_n)
+    else:
+        ratio_low, ratio_high = ratio_interval(k, n, ref_k, ref_n)
     total = max(float(n.sum()), 1.0)
     group_share = n.sum(axis=1) / total
     rates = judged_rates(spec) if table.tp is not None else ("selection",)
@@ -314,16 +325,21 @@ def compare(table: CountTable, spec: AuditSpec) -> tuple[tuple[Comparison, ...],
             is_ref = gi == r
             rate_i, ref_rate = _num(rate[gi, ci]), _num(rate[r, ci])
             ratio = None
-            if rate_i is not None and ref_rate is not None and ref_rate > 0:
-                ratio = rate_i / ref_rate
+            # The impact ratio (and the four-fifths rule) compare favourable shares, as the EEOC and LL144 do:
+            # for an adverse outcome, the shares without it.
+            fav_i, fav_ref = _favourable(spec, rate_i), _favourable(spec, ref_rate)
+            if fav_i is not None and fav_ref is not None and fav_ref > 0:
+                ratio = fav_i / fav_ref
             difference = None if rate_i is None or ref_rate is None else rate_i - ref_rate
             judged: list[JudgedRate] = []
             for name in rates:
                 d = per_rate[name]
                 value, ref_value = _num(d["value"][gi, ci]), _num(d["ref"][gi, ci])
                 diff = None if value is None or ref_value is None else value - ref_value
-                j_ratio = None if diff is None or not ref_value else value / ref_value  # type: ignore[operator]
-                within = None if diff is None else _within(spec, diff, j_ratio, value, ref_value)  # type: ignore[arg-type]
+                fav, fav_r = (_favourable(spec, value), _favourable(spec, ref_value)) if name == "selection" \
+                    else (value, ref_value)
+                j_ratio = None if diff is None or not fav_r else fav / fav_r  # type: ignore[operator]
+                within = None if diff is None else _within(spec, diff, j_ratio, fav, fav_r)  # type: ignore[arg-type]
                 judged.append(JudgedRate(
                     name=name, rate=value, reference_rate=ref_value, difference=diff, impact_ratio=j_ratio,
                     n=int(d["den"][gi, ci]), positives=int(d["num"][gi, ci]), reference_n=int(d["rd"][gi, ci]),
@@ -443,7 +459,8 @@ def _pooled(table: CountTable, spec: AuditSpec, gi: int, r: int, comparisons: li
     rate2 = K2 / N2 if N2 else None
     diff = None if rate1 is None or rate2 is None else rate1 - rate2
     d_low, d_high = newcombe_interval(K1, N1, K2, N2)
-    ratio = rate1 / rate2 if rate1 is not None and rate2 else None
+    fav1, fav2 = _favourable(spec, rate1), _favourable(spec, rate2)
+    ratio = fav1 / fav2 if fav1 is not None and fav2 else None
     marginal_p = two_proportion_tests(K1, N1, K2, N2)[0][0] if N1 and N2 else math.nan
     both = (n1 > 0) & (n2 > 0)
     weights = (n1 + n2)[both]

@@ -84,6 +84,7 @@ class KeyPart:
     kind: str
     numeric: bool = False
     cuts: tuple[float, ...] = ()
+    names: tuple[tuple[str, str], ...] = ()   # the user's names for values (AuditSpec.value_names)
 
     def label(self, raw: Any, *, with_column: bool = False) -> str:
         """The words for one raw key value (a value, or a bin index)."""
@@ -98,6 +99,7 @@ class KeyPart:
                 return f"{self.column} ≥ {format_number(self.cuts[-1])}"
             return f"{format_number(self.cuts[i - 1])} ≤ {self.column} < {format_number(self.cuts[i])}"
         text = format_number(raw) if self.numeric else str(raw)
+        text = dict(self.names).get(text, text)
         return f"{self.column} = {text}" if with_column else text
 
     def sort_key(self, raw: Any) -> tuple[int, Any]:
@@ -210,7 +212,8 @@ def _key_part(facts: Facts, name: str, role: str, spec: AuditSpec) -> KeyPart:
         cuts = [c for c in cuts if c > low]
         if cuts:
             return KeyPart(column, "bins", True, tuple(cuts))
-    return KeyPart(column, "value", numeric)
+    names = next((pairs for name, pairs in spec.value_names if name.lower() == column.lower()), ())
+    return KeyPart(column, "value", numeric, (), names)
 
 
 def round_significant(x: float, digits: int = 4) -> float:

@@ -42,6 +42,15 @@ YES_VALUES = ("1", "yes", "y", "true", "t", "approved", "accepted", "accept", "p
               "selected", "high", "favorable", "favourable")
 NO_VALUES = ("0", "no", "n", "false", "f", "denied", "rejected", "reject", "fail", "failed", "bad",
              "not hired", "negative", "low", "declined", "unfavorable", "unfavourable")
+# Outcomes that are bad for the person: a denial, a default, an arrest, a frisk, a rejection, reoffending.
+ADVERSE_WORDS = frozenset({
+    "default", "defaulted", "defaults", "denied", "denial", "deny", "arrest", "arrested", "arrests", "frisk",
+    "frisked", "searched", "rejected", "reject", "rejection", "recid", "recidivism", "reoffend", "reoffended",
+    "declined", "fail", "failed", "failure", "bad", "fired", "terminated", "dismissed", "convicted", "jailed",
+    "detained", "charged", "delinquent", "delinquency", "fraud", "churn", "evicted", "eviction", "violation",
+    "flagged", "unfavorable", "unfavourable",
+})
+YES_LIKE = frozenset({"1", "yes", "y", "true", "t"})
 # A column with a known coding: its positive value and what that value means.
 KNOWN_POSITIVES = {"action_taken": (1, "HMDA's code 1, 'loan originated'")}
 
@@ -97,6 +106,7 @@ class FirstChoices:
     positive: Guess           # value: the outcome value that counts as "yes"
     protected: Guess          # value: the column name
     group: Guess              # value: a Condition on the protected column
+    outcome_is: Guess = Guess("favourable", False, "not guessed")   # value: "favourable" or "adverse"
 
     def sentences(self) -> tuple[str, ...]:
         """One plain sentence per guess, saying whether it was recognised or is only a guess."""
@@ -106,6 +116,8 @@ class FirstChoices:
             f"Protected column: '{self.protected.value}' ({self.protected.reason}).",
             (f"Protected group: {self.group.value.describe()} ({self.group.reason})." if self.group.value is not None
              else f"Protected group: none could be formed ({self.group.reason})."),
+            (f"The outcome counted is {'bad' if self.outcome_is.value == 'adverse' else 'good'} for the person: "
+            f"{self.outcome_is.value} ({self.outcome_is.reason})."),
         )
 
 
@@ -259,6 +271,28 @@ def guess_positive(series: pd.Series) -> Guess:
     return Guess(values[0], False, "a guess: the most common value; check that it means 'yes'")
 
 
+def guess_outcome_is(outcome: Any, positive: Any) -> Guess:
+    """Whether the counted outcome is good ("favourable") or bad ("adverse") for the person.
+
+    The value counted decides first (denied, rejected, bad, default ... are adverse); a yes-like
+    value (1, yes, true) takes the meaning of the column's name (default, arrested, frisked,
+    two_year_recid ...). Anything else is favourable, said to be a guess.
+    """
+    value = str(positive).strip().lower()
+    value_words = set(words(positive)) | {value}
+    if value_words & ADVERSE_WORDS and not value.startswith(("no", "not")):
+        return Guess("adverse", True, f"recognised: '{positive}' is bad for the person")
+    name_words = set(words(outcome))
+    if _norm(positive) in YES_LIKE and name_words & ADVERSE_WORDS:
+        return Guess("adverse", True, f"recognised from the name '{outcome}': counting it counts harm")
+    if _norm(positive) in {"0", "no", "n", "false", "f"} and name_words & ADVERSE_WORDS:
+        return Guess("favourable", True, f"recognised: '{outcome}' = '{positive}' is being spared it")
+    if value in YES_VALUES or name_words & OUTCOME_WORDS:
+        return Guess("favourable", value in YES_VALUES, "recognised: a yes counted is good for the person"
+                     if value in YES_VALUES else "a guess: counted as good for the person; change it if not")
+    return Guess("favourable", False, "a guess: counted as good for the person; change it if not")
+
+
 def guess_protected(frame: pd.DataFrame, outcome: str | None = None) -> Guess:
     """The protected column: race first, then ethnicity, sex, age and the other protected grounds."""
     data = _sample(frame)
@@ -332,7 +366,7 @@ def first_choices(frame: pd.DataFrame) -> FirstChoices:
     positive = guess_positive(frame[outcome.value])
     protected = guess_protected(frame, outcome.value)
     group = guess_group(_sample(frame)[protected.value])
-    return FirstChoices(outcome, positive, protected, group)
+    return FirstChoices(outcome, positive, protected, group, guess_outcome_is(outcome.value, positive.value))
 
 
 @dataclass(frozen=True)

@@ -187,7 +187,8 @@ def audit_bars(result: AuditResult) -> go.Figure:
         fig.add_annotation(x=label(g.cell), y=1.0, yref="paper", text=note, showarrow=False,
                            font={"size": FONT_SIZE - 2}, yanchor="bottom")
     tol = f"{100 * spec.tolerance:g}"
-    title = (f"Share of people with {short_label(spec.outcome)} = {short_label(spec.positive)}, "
+    bad = " (adverse: a lower share is better)" if spec.outcome_is == "adverse" else ""
+    title = (f"Share of people with {short_label(spec.outcome)} = {short_label(spec.positive)}{bad}, "
              f"{short_label(spec.group_name)} vs {short_label(spec.other_name)}")
     subtitle = ("Bar: share; whisker: 95% confidence interval; n: rows.<br>"
                 f"A gap above {tol} points (the tolerance) counts as unfair.")

@@ -42,6 +42,7 @@ from .audit import AuditResult
 from .comparisons import BEYOND, CHANCE, CRITERION_NAMES, ERROR_RATE_NAMES, TOO_FEW, group_words
 from .cost import CONTROLLED, GAP_NAMES, CostPoint, accuracy_interval, cost_chart, cost_points
 from .errors import LuskinError
+from .findings import WITHIN_PARTS, findings, part_nouns
 from .formatting import format_percent
 from .relabel import ALGORITHM_NAMES
 from .spec import AuditSpec
@@ -439,9 +440,7 @@ def spec_in_words(spec: AuditSpec, reference: str = "") -> list[tuple[str, str]]
         items.append(("Filter (like compared with like)", " and ".join(c.describe() for c in spec.filters)))
         items.append(("Filter cells", f"{spec.filter_name}; {spec.not_filter_name}"))
     elif spec.cell_mode == "strata":
-        items.append(("Strata (like compared with like)", (f"every value of {' × '.join(spec.strata)}; numeric columns "
-                                                          f"with more than 20 values are cut into {spec.n_bins} "
-                                                          "quantile bins")))
+        items.append(("Strata (like compared with like)", f"every value of {' × '.join(spec.strata)}"))
     else:
         items.append(("Filter (like compared with like)", "none: all rows form one cell"))
     for column, cuts in spec.bins:
@@ -484,6 +483,8 @@ def _question(result: AuditResult, dataset: DatasetRef | None) -> list[tuple[str
         rows += f", {result.n_excluded:,} left out (see 'The data')"
     outcome = spec.outcome_text if spec.prediction is None else \
         f"the decisions in '{spec.prediction}', checked against {spec.outcome_text}"
+    outcome += (" (adverse: bad for the person, so the group with the lower share is favoured)" if spec.adverse
+                else " (favourable: good for the person)")
     return [("Who is compared", who), ("On what outcome", outcome), ("Where", _cells_words(result)),
             ("On which data", f"{data}: {rows}")]
 
@@ -512,8 +513,9 @@ def _caveats(result: AuditResult) -> list[str]:
                        "as a whole.")
     if result.simpson:
         names = ", ".join(p.group for p in result.simpson)
-        out.append(f"Simpson's paradox for {names}: the overall gap and the gap within the cells disagree, so the "
-                   "overall gap misleads; read the comparison within the cells (see 'The audit').")
+        parts = part_nouns(spec)[1]
+        out.append(f"Simpson's paradox for {names}: the overall gap and the gap within the {parts} disagree, so "
+                   f"the overall gap misleads; read the comparison within the {parts}.")
     if spec.cell_mode != "none":
         held = " and ".join(c.describe() for c in spec.filters) if spec.cell_mode == "filter" else \
             " × ".join(spec.strata)
@@ -548,7 +550,7 @@ def _comparison_rows(result: AuditResult) -> Table:
 
 
 def _paper_rows(result: AuditResult) -> Table:
-    header = ("Filter cell", "Group", "Rows", "Positive", "Share [95% CI]", f"Gap (group − {result.reference})",
+    header = ("Where", "Group", "Rows", "Positive", "Share [95% CI]", f"Gap (group − {result.reference})",
               "p-value", "Within tolerance", "Verdict")
     rows, classes = [], []
     for c in result.cells:
@@ -557,7 +559,7 @@ def _paper_rows(result: AuditResult) -> Table:
                      _with_ci(_pct(c.ratio), c.ci_low, c.ci_high, _pct), _pts(g.gap), _p(g.p_value),
                      {True: "yes", False: "no", None: "not judged"}[g.fair], g.verdict))
         classes.append("beyond" if g.verdict == BEYOND else "")
-    return Table("The paper's view: the protected group and the other class in each filter cell", header,
+    return Table("The protected group and the other class on each side of the filter", header,
                  tuple(rows), tuple(classes), wide=True)
 
 
@@ -1001,13 +1003,18 @@ def _summary_section(result: AuditResult, dataset: DatasetRef | None, points: Se
     section = Section("summary", "The findings in one page", css="summary")
     section.add("subheading", text="The question")
     section.blocks.append(_settings(_question(result, dataset)))
-    section.add("subheading", text="The verdict")
-    section.add("lead", text=result.headline())
-    sentences = result.sentences()
-    shown = sentences[:_SUMMARY_SENTENCES]
-    if len(sentences) > len(shown):
-        shown.append(f"... and {len(sentences) - len(shown)} more findings in 'The audit'.")
+    section.add("subheading", text="What was found, most important first")
+    found = findings(result)
+    section.add("lead", text=found.headline)
+    # The overall answer and the within-part result always stay on this page; then the largest gaps.
+    rest = found.sentences()[1:]
+    keep = [f.sentence for f in found.items[1:] if f.kind == WITHIN_PARTS]
+    others = [s for s in rest if s not in keep]
+    shown = keep + others[:max(0, _SUMMARY_SENTENCES - len(keep))]
+    if len(others) + len(keep) > len(shown):
+        shown.append(f"... and {len(rest) - len(shown)} more findings, in the audit section below.")
     section.add("sentences", items=shown)
+    section.add("paragraph", text=f"Verdicts: {result.headline()}")
     caveats = _caveats(result)
     if caveats:
         section.add("caveats", items=caveats, title="Read with care")
@@ -1021,8 +1028,8 @@ def _summary_section(result: AuditResult, dataset: DatasetRef | None, points: Se
         section.table(_summary_rows(points))
     else:
         section.add("missing", text="No correction was run. Retraining, per-group thresholds and the equalized "
-                                    "distribution (the dashboard's pages, or 'luskin report --retrain --thresholds "
-                                    "--equalize') show what a correction would cost.")
+                                    "distribution (the dashboard's correction pages) show what a correction would "
+                                    "cost.")
     not_run = [name for name in ("retraining", "per-group thresholds", "equalized distribution") if name not in ran]
     if points and not_run:
         section.add("paragraph", text="Not run for this report: " + ", ".join(not_run) + ".")
@@ -1073,9 +1080,11 @@ def _appendix(spec: AuditSpec, options: Mapping[str, Any] | None, retrains: Sequ
         section.add("json", title=f"Equalized-distribution sweep ({i})", text=json.dumps({
             "alphas": list(sweep.alphas), "rows": {"train": sweep.n_train, "test": sweep.n_test},
             "reference_group": sweep.reference_group}, indent=2))
-    if options:
+    ran = {"retrain": bool(retrains), "thresholds": bool(thresholds), "equalize": bool(sweeps)}
+    used = {k: v for k, v in dict(options or {}).items() if ran.get(k, True)}   # settings of tools that ran only
+    if used:
         section.add("json", title="Page options",
-                    text=json.dumps(dict(options), indent=2, default=_json_default_lenient))
+                    text=json.dumps(used, indent=2, default=_json_default_lenient))
     section.add("subheading", text="How the numbers are made")
     section.blocks.append(_settings(_GLOSSARY))
     section.add("subheading", text="Software")

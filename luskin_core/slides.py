@@ -117,7 +117,8 @@ def _question_slides(result: AuditResult, dataset: DatasetRef | None) -> list[Sl
     else:
         question = (f"Do the decisions in '{spec.prediction}' treat {who} alike (checked against "
                     f"{spec.outcome_text}), {asked['Where']}?")
-    out = [Slide("The question", (question, f"Fair means: {settings['Tolerance']}."), None, QUESTION, "question")]
+    out = [Slide("The question", (question, spec.meaning_text, f"Fair means: {settings['Tolerance']}."), None,
+                 QUESTION, "question")]
     rows = f"{result.n_rows:,} rows audited"
     if result.n_excluded:
         why = "; ".join(f"{reason}: {count:,}" for reason, count in result.excluded_reasons.items())
@@ -155,7 +156,11 @@ def _finding_slides(result: AuditResult) -> list[Slide]:
     from .plots import class_colors
 
     spec = result.spec
-    out = [Slide("The verdict", (result.headline(),), _slide_figure(_overall_chart(result)), VERDICT, "verdict")]
+    from .findings import findings as ranked
+
+    found = ranked(result).sentences()
+    out = [Slide("What we found", tuple(found[:3]) or (result.headline(),), _slide_figure(_overall_chart(result)),
+                 VERDICT, "verdict")]
     findings: list[tuple[str, str, go.Figure | None]] = []
     if result.gaps:
         colors = class_colors(spec.group_name, spec.other_name)

@@ -33,6 +33,7 @@ OUTCOME_TYPES = ("label", "score")
 # predicted positive, equal true positive rates (equal opportunity), equal true and false
 # positive rates (equalized odds), or equal precision.
 CRITERIA = ("selection", "opportunity", "odds", "precision")
+OUTCOME_MEANINGS = ("favourable", "adverse")   # is the counted outcome good or bad for the person?
 DEFAULT_MIN_GROUP_SIZE = 30
 DEFAULT_RATIO_THRESHOLD = 0.8   # the EEOC four-fifths rule
 DEFAULT_BINS = 4                # quantile bins for a numeric column with many values
@@ -63,6 +64,10 @@ class AuditSpec:
     ``metric="ratio"``, against ``ratio_threshold`` (the impact ratio); groups with fewer than
     ``min_group_size`` rows in a cell (or under ``min_group_share`` of all rows) are shown but
     not judged; p-values are adjusted with ``correction`` over every comparison.
+    ``outcome_is`` says whether the counted outcome is good for the person ("favourable": hired,
+    admitted) or bad ("adverse": denied, a default, an arrest); the four-fifths rule and the words
+    "who is favoured" follow it. ``value_names`` gives codes names people use ({"sex": {"1": "male"}}),
+    shown on every surface instead of the codes.
     """
 
     outcome: str
@@ -90,6 +95,8 @@ class AuditSpec:
     prediction: str | None = None
     criterion: str = "selection"
     prediction_cutoff: float | None = None
+    outcome_is: str = "favourable"
+    value_names: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -123,6 +130,13 @@ class AuditSpec:
         if self.correction not in ("holm", "bh", "none"):
             raise LuskinError(f"The correction for many comparisons is 'holm', 'bh' (Benjamini-Hochberg) or "
                               f"'none', not '{self.correction}'.")
+        meaning = {"favorable": "favourable", "unfavourable": "adverse", "unfavorable": "adverse"}.get(
+            str(self.outcome_is).strip().lower(), str(self.outcome_is).strip().lower())
+        if meaning not in OUTCOME_MEANINGS:
+            raise LuskinError(f"The outcome is 'favourable' (good for the person) or 'adverse' (bad for them), not "
+                              f"'{self.outcome_is}'.")
+        set_(self, "outcome_is", meaning)
+        set_(self, "value_names", _value_names(self.value_names))
         if self.reference is not None:
             set_(self, "reference", str(self.reference))
         if self.prediction is not None:
@@ -195,6 +209,21 @@ class AuditSpec:
 
     # Words shown on screen -------------------------------------------------------------
     @property
+    def adverse(self) -> bool:
+        """True when the counted outcome is bad for the person (a denial, a default, an arrest)."""
+        return self.outcome_is == "adverse"
+
+    def name_of(self, column: str, value: Any) -> str:
+        """A value as people call it: its given name (``value_names``), else the value itself."""
+        text = _value_key(value)
+        for name, pairs in self.value_names:
+            if name.lower() == str(column).lower():
+                for raw, shown in pairs:
+                    if raw == text:
+                        return shown
+        return str(value)
+
+    @property
     def group_name(self) -> str:
         """Name of the class where the protected condition holds (the paper's W)."""
         if self.group_label:
@@ -203,9 +232,9 @@ class AuditSpec:
         if c is None:
             return " × ".join(self.group_by)
         if c.op == "==":
-            return str(c.value)
+            return self.name_of(c.column, c.value)
         if c.op == "in":
-            return " or ".join(str(v) for v in c.value)
+            return " or ".join(self.name_of(c.column, v) for v in c.value)
         return str(c)
 
     @property
@@ -217,7 +246,11 @@ class AuditSpec:
         if c is None:
             return ""
         if c.op == "==":
-            return f"Non-{c.value}"
+            shown = self.name_of(c.column, c.value)
+            # "Non-Non-White" helps no one: a group already named by a negation is set against everyone else.
+            if shown.strip().lower().startswith(("non-", "non ", "not ", "no ")):
+                return "everyone else"
+            return f"Non-{shown}"
         return f"not ({self.group_name})"
 
     @property
@@ -233,7 +266,15 @@ class AuditSpec:
         if self.outcome_type == "score":
             cut = "the median" if self.score_cutoff is None else f"{self.score_cutoff:g}"
             return f"{self.outcome} at or above {cut}"
-        return f"{self.outcome} is {self.positive}"
+        return f"{self.outcome} is {self.name_of(self.outcome, _value_key(self.positive))}"
+
+    @property
+    def meaning_text(self) -> str:
+        """Whether the counted outcome is good or bad for the person, in one sentence."""
+        if self.adverse:
+            return (f"'{self.outcome_text}' is adverse (bad for the person): the group with the lower share is "
+                    "favoured, and the four-fifths rule compares the shares without it.")
+        return f"'{self.outcome_text}' is favourable (good for the person): the group with the higher share is favoured."
 
     @property
     def decision_text(self) -> str:
@@ -291,6 +332,8 @@ class AuditSpec:
             "prediction": self.prediction,
             "criterion": self.criterion,
             "prediction_cutoff": self.prediction_cutoff,
+            "outcome_is": self.outcome_is,
+            "value_names": {name: dict(pairs) for name, pairs in self.value_names},
         }
 
     @classmethod
@@ -348,6 +391,33 @@ def _names(value: Any, role: str) -> tuple[str, ...]:
         out.append(item.strip())
     if len({n.lower() for n in out}) != len(out):
         raise LuskinError(f"A {role} column is named twice: {', '.join(out)}.")
+    return tuple(out)
+
+
+def _value_key(value: Any) -> str:
+    """A value as the key of its name: numbers without a trailing .0 (1.0 and 1 are the same code)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value).strip()
+
+
+def _value_names(value: Any) -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
+    """Names of values per column: {column: {value: name}} or its tuple form, names stripped and non-empty."""
+    if not value:
+        return ()
+    try:
+        items = value.items() if isinstance(value, dict) else value
+        out = []
+        for column, names in items:
+            pairs = names.items() if isinstance(names, dict) else names
+            kept = tuple((_value_key(raw), str(shown).strip()) for raw, shown in pairs if str(shown).strip())
+            if kept:
+                out.append((str(column), kept))
+    except (TypeError, ValueError, AttributeError):
+        raise LuskinError("Names of values are given per column, e.g. {\"sex\": {\"1\": \"male\", \"2\": "
+                          "\"female\"}}.") from None
     return tuple(out)
 
 

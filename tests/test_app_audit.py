@@ -30,6 +30,7 @@ from luskin_app.audit_view import comparison_table, paper_table, pooled_table
 from luskin_app.ui import unescape
 from luskin_core.audit import AuditResult, audit
 from luskin_core.data import PRESETS, load_sample
+from luskin_core.findings import findings
 from luskin_core.report import build_html_report
 from luskin_core.spec import AuditSpec
 
@@ -68,7 +69,8 @@ def assert_page_shows(at, result: AuditResult) -> None:
     counts = result.verdict_counts()
     assert metrics(at)["Beyond tolerance"] == f"{counts['beyond tolerance']:,}"
     assert metrics(at)["Too few rows"] == f"{counts['too few rows']:,}"
-    assert headline(at) == result.headline()
+    assert headline(at) == findings(result).headline
+    assert unescape(result.headline()) in [unescape(c.value) for c in at.caption]
 
 
 def by_columns(at, *columns: str):

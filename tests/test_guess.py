@@ -88,7 +88,8 @@ def test_adult_and_compas(adult: pd.DataFrame, compas: pd.DataFrame) -> None:
     assert (guess.outcome.value, guess.positive.value, guess.protected.value) == ("two_year_recid", 1, "race")
     assert guess.group.value == Condition("race", "==", "African-American")
     sentences = guess.sentences()
-    assert len(sentences) == 4 and all("recognised" in s or "guess" in s or "means yes" in s for s in sentences)
+    assert guess.outcome_is.value == "adverse" and "bad for the person" in sentences[-1]
+    assert len(sentences) == 5 and all("recognised" in s or "guess" in s or "means yes" in s for s in sentences)
 
 
 # ------------------------------------------------------------------------------------------

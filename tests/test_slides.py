@@ -20,6 +20,7 @@ from luskin_app.ui import unescape
 from luskin_core import PRESETS, audit, load_sample
 from luskin_core.conditions import Condition
 from luskin_core.cost import cost_points
+from luskin_core.findings import findings as ranked
 from luskin_core.report import _caveats, _cost_sentences
 from luskin_core.slides import KINDS, MAX_FINDINGS, Slide, build_slides, visible
 from luskin_core.spec import AuditSpec
@@ -65,7 +66,7 @@ def test_adult_deck_follows_the_committee_order_with_one_finding_per_slide(adult
         assert {t["name"] for t in fig["data"]} == {"White", "Non-White"}
         assert all(t["x"] == [gap.cell] for t in fig["data"])
         assert fig["layout"]["yaxis"]["range"][0] == 0  # shares from zero
-    assert slides[2].sentences == (result.headline(),)
+    assert slides[2].sentences == tuple(ranked(result).sentences()[:3])  # the findings, most important first
     assert "White and Non-White" in slides[0].sentences[0] and "education" in slides[0].sentences[0]
     assert "48,842 rows audited" in " ".join(slides[1].sentences)
     assert list(slides[-1].sentences) == _caveats(result)
@@ -146,7 +147,7 @@ def _slide_number(at: AppTest) -> str:
 
 def test_present_page_opens_at_the_bookmarked_slide_and_moves(adult: tuple) -> None:
     at = _open_present(slide=3, via_page_param=True)
-    assert _title(at) == "The verdict"
+    assert _title(at) == "What we found"
     assert _slide_number(at).startswith("Slide 3 of ")
     assert at.query_params["slide"] == ["3"] or at.query_params["slide"] == "3"
     at.button(key="present_next").click().run()
@@ -168,7 +169,7 @@ def test_hiding_a_slide_removes_it_and_the_deck_follows_new_results(adult: tuple
     assert _title(at) == "The data and who is compared"
     at.checkbox(key="present_show_data").uncheck().run()
     assert int(_slide_number(at).split(" of ")[1]) == count - 1
-    assert _title(at) == "The verdict"  # slide 2 is now the next one
+    assert _title(at) == "What we found"  # slide 2 is now the next one
     at.checkbox(key="present_show_data").check().run()
     assert int(_slide_number(at).split(" of ")[1]) == count
     # a correction computed on another page for the current choices adds its slide and the cost slide

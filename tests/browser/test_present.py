@@ -44,7 +44,7 @@ def test_bookmark_opens_slide_3_and_arrow_keys_move(ui: UI, size: str) -> None:
     ui.idle()
     number, total = _counter(ui)
     assert number == 3 and total >= 5
-    assert _slide_title(ui) == "The verdict"
+    assert _slide_title(ui) == "What we found"
     assert re.search(r"/present\?slide=3$", ui.page.url), ui.page.url
     ui.page.locator('[data-testid="stPlotlyChart"] .main-svg').first.wait_for()
     check_layout(ui, f"present {size} slide 3")
@@ -85,7 +85,7 @@ def test_hiding_a_slide_removes_it_from_the_deck(ui: UI) -> None:
     box = ui.page.get_by_role("checkbox", name=re.compile(r"^2\. The data and who is compared"))
     box.uncheck(force=True)
     _wait_slide(ui, 2, total - 1)
-    assert _slide_title(ui) == "The verdict"  # the hidden slide's place is taken by the next one
+    assert _slide_title(ui) == "What we found"  # the hidden slide's place is taken by the next one
     # walk the whole deck with the keyboard: the hidden slide never shows
     seen = []
     for number in range(1, total):

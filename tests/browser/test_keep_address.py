@@ -1,0 +1,78 @@
+"""The address keeps the analysis (issue 16): an upload, its settings and the slide come back on a refresh.
+
+Upload Berkeley 1973 (one row per applicant), confirm the guesses, open the Present page, go to
+slide 3 with the keyboard, reload: the same file, settings and slide are on screen. An address whose
+upload is no longer kept says so, and offers to upload again, instead of showing a sample silently.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import UI
+
+pytestmark = pytest.mark.browser
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "ucb_admissions.csv"
+
+
+@pytest.fixture
+def berkeley_csv(tmp_path: Path) -> Path:
+    counts = pd.read_csv(FIXTURE)
+    rows = []
+    for r in counts.itertuples():
+        rows += [(r.department, r.sex, "admitted")] * r.admitted + [(r.department, r.sex, "rejected")] * r.rejected
+    path = tmp_path / "berkeley_1973.csv"
+    pd.DataFrame(rows, columns=["department", "sex", "decision"]).to_csv(path, index=False)
+    return path
+
+
+def _sidebar(ui: UI) -> str:
+    return ui.page.locator('section[data-testid="stSidebar"]').first.inner_text()
+
+
+def test_a_refresh_brings_back_the_upload_its_settings_and_the_slide(ui: UI, berkeley_csv: Path) -> None:
+    ui.page.set_viewport_size({"width": 1280, "height": 900})
+    ui.open()
+    ui.wait_text("Ready: comparing", timeout=120_000)
+    ui.idle()
+    ui.page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(berkeley_csv))
+    ui.wait_text("Luskin's first guesses for this file")
+    ui.page.get_by_role("button", name="Use these choices").first.click()
+    ui.wait_text("Ready: comparing")
+    ui.idle()
+    assert "berkeley_1973.csv" in _sidebar(ui)
+    key = re.search(r"[?&]data=([A-Za-z0-9_-]+)", ui.page.url)
+    assert key and len(key.group(1)) >= 40, ui.page.url
+    ui.page.get_by_text("Forget this file now").first.wait_for()
+
+    ui.goto_page("Present")
+    ui.wait_text(re.compile(r"^Slide 1 of \d+$"))
+    ui.idle()
+    ui.page.wait_for_function("() => !!window.__luskinDeckKeys", timeout=30_000)
+    for number in (2, 3):
+        ui.page.keyboard.press("PageDown")
+        ui.page.get_by_text(re.compile(rf"^Slide {number} of \d+$")).first.wait_for(timeout=30_000)
+        ui.idle()
+    title = ui.page.locator(".st-key-present_deck h1").first.inner_text().strip()
+    sentences = ui.page.locator(".st-key-present_deck").first.inner_text()
+    assert re.search(r"slide=3", ui.page.url) and f"data={key.group(1)}" in ui.page.url, ui.page.url
+
+    ui.page.reload()
+    ui.wait_text(re.compile(r"^Slide 3 of \d+$"), timeout=60_000)
+    ui.idle()
+    assert "berkeley_1973.csv" in _sidebar(ui)
+    assert ui.page.locator(".st-key-present_deck h1").first.inner_text().strip() == title
+    assert ui.page.locator(".st-key-present_deck").first.inner_text() == sentences
+    assert "no longer kept" not in ui.page.get_by_test_id("stMain").inner_text()
+
+
+def test_an_address_whose_upload_is_gone_says_so(ui: UI) -> None:
+    ui.open("?page=present&slide=3&data=" + "x" * 43)
+    ui.wait_text(re.compile("no longer kept on the server"), timeout=120_000)
+    ui.idle()
+    text = ui.page.get_by_test_id("stMain").inner_text()
+    assert "upload your file again" in text and "not your data" in text

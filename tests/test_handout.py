@@ -1,0 +1,53 @@
+"""The printable handout (issue 16): the deck as a PDF, one slide per page, the same charts, the story first."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from test_report import _need_pdf_tools, _pdf_text
+
+from luskin_core.audit import audit
+from luskin_core.findings import findings
+from luskin_core.handout import handout_html, handout_pdf
+from luskin_core.slides import build_slides
+from luskin_core.spec import AuditSpec
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(scope="module")
+def berkeley_deck():
+    counts = pd.read_csv(FIXTURES / "ucb_admissions.csv")
+    rows = []
+    for r in counts.itertuples():
+        rows += [(r.department, r.sex, "admitted")] * r.admitted + [(r.department, r.sex, "rejected")] * r.rejected
+    frame = pd.DataFrame(rows, columns=["department", "sex", "decision"]).astype("string")
+    result = audit(frame, AuditSpec("decision", "admitted", group_by=("sex",), strata=("department",)))
+    return result, build_slides(result, dataset="berkeley.csv")
+
+
+def test_handout_html_escapes_every_slide_string(berkeley_deck):
+    from luskin_core.slides import Slide
+
+    evil = Slide("<script>alert(1)</script>", ("<img src=x onerror=alert(1)>",), None, "question", "q")
+    page = handout_html([evil], [None], "Audit <b>")
+    assert "<script>alert" not in page and "<img src=x" not in page and "&lt;script&gt;" in page
+
+
+def test_handout_pdf_has_one_page_per_slide_and_the_findings_first(berkeley_deck, tmp_path):
+    _need_pdf_tools()
+    result, slides = berkeley_deck
+    data = handout_pdf(slides, title="Berkeley 1973")
+    path = tmp_path / "handout.pdf"
+    path.write_bytes(data)
+    info = subprocess.run(["pdfinfo", str(path)], check=True, capture_output=True, text=True).stdout
+    pages = int(re.search(r"^Pages:\s+(\d+)", info, flags=re.MULTILINE).group(1))
+    assert pages == len(slides) == 6
+    verdict = next(i for i, s in enumerate(slides, 1) if s.kind == "verdict")
+    text = _pdf_text(data, tmp_path, verdict, verdict)
+    assert findings(result).sentences()[0].split(":")[0] in text
+    assert "slide 3 of" in text or f"slide {verdict} of" in text
