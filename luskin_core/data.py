@@ -1372,7 +1372,7 @@ PRESETS: dict[str, Preset] = {
         spec=AuditSpec(
             outcome="two_year_recid", positive=1, protected=_c("race == African-American"),
             population=(_c("race in [African-American, Caucasian]"),),
-            group_label="African-American", other_label="Caucasian",
+            group_label="African-American", other_label="Caucasian", outcome_is="adverse",
         ),
         features=("sex", "age", "juv_fel_count", "juv_misd_count", "priors_count", "c_charge_degree",
                   "c_charge_desc"),
@@ -1385,6 +1385,7 @@ PRESETS: dict[str, Preset] = {
             outcome="frisked", positive="Y", protected=_c("race == W"),
             filters=(_c("detailCM == 9"),), group_label="White", other_label="Non-White",
             filter_label="suspected of assault (A)", not_filter_label="not suspected of assault (NA)",
+            outcome_is="adverse",
         ),
         features=SQF_FEATURES,
         note=("Filter rule: NYPD's coded crime field detailCM == 9 (ASSAULT in NYPD's value labels), "
