@@ -73,7 +73,7 @@ def render_result(result: AdjustResult) -> None:
     table = result.to_frame()[["group", "raw_difference", "adjusted_difference", "adjusted_ci_low",
                                "adjusted_ci_high", "adjusted_p_corrected", "odds_ratio", "explained", "unexplained",
                                "verdict", "flagged"]]
-    st.dataframe(table, hide_index=True, key="adj_table")
+    ui.grid(table, hide_index=True, key="adj_table")
     for sentence in result.diagnostics:
         st.warning(ui.md(sentence), icon=ui.ICONS["info"])
     st.caption(ui.md(f"{result.rows_note} Decomposition: {result.decomposition}"))

@@ -208,10 +208,10 @@ def render_sentences(result: AuditResult) -> None:
 def render_table(result: AuditResult) -> None:
     """The same numbers as the chart, as a table that fits 1024 px; every digit in an expander."""
     table = audit_view.paper_table(result)
-    st.dataframe(table, hide_index=True, key="audit_table",
+    ui.grid(table, hide_index=True, key="audit_table",
                  column_config=audit_view.fit_columns(audit_view.PAPER_COLUMNS, table, ("Group", "Filter cell")))
     with st.expander("Every number (interval bounds and p-values unrounded)"):
-        st.dataframe(result.to_frame(), hide_index=True, key="audit_table_all")
+        ui.grid(result.to_frame(), hide_index=True, key="audit_table_all")
     if result.n_excluded:
         reasons = ", ".join(f"{k}: {v:,}" for k, v in result.excluded_reasons.items())
         st.caption(f"{result.n_excluded:,} rows were left out ({ui.md(reasons or 'outside the population', 500)}).")

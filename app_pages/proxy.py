@@ -79,7 +79,7 @@ except LuskinError as err:
 st.subheader("How each row was estimated")
 for sentence in proxy["sentences"]:
     st.markdown(ui.md(sentence))
-st.dataframe(pd.DataFrame({"how the row was estimated": list(proxy["counts"]),
+ui.grid(pd.DataFrame({"how the row was estimated": list(proxy["counts"]),
                            "rows": list(proxy["counts"].values())}), hide_index=True, key="proxy_fallbacks")
 
 st.subheader("Weighted beside threshold")
@@ -93,7 +93,7 @@ for c in audit.comparisons:
                  f"{format_number(c.bound_low)} to {format_number(c.bound_high)}",
                  "p adj.": "" if c.is_reference else format_p(c.p_adjusted, short=True),
                  "verdict": "" if c.is_reference else c.verdict})
-st.dataframe(pd.DataFrame(rows), hide_index=True, key="proxy_table")
+ui.grid(pd.DataFrame(rows), hide_index=True, key="proxy_table")
 for sentence in audit.sentences():
     st.markdown("- " + ui.md(sentence))
 

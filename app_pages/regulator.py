@@ -60,7 +60,7 @@ with ll144_tab:
         frame = ll144.to_frame()
         for kind in ("sex", "race_ethnicity", "intersectional"):
             st.subheader(KIND_TITLES[kind] + " categories")
-            st.dataframe(frame[frame["table"] == kind].drop(columns="table"), hide_index=True,
+            ui.grid(frame[frame["table"] == kind].drop(columns="table"), hide_index=True,
                          column_config={frame.columns[4]: st.column_config.NumberColumn(format="percent"),
                                         "impact_ratio": st.column_config.NumberColumn(format="%.2f")})
         st.markdown(ui.bullet_list(ll144.sentences()))
@@ -82,5 +82,5 @@ with eeoc_tab:
         st.markdown(ui.bullet_list(line.strip(" -") for line in sufficiency_lines(sufficiency(result.comparisons,
                                                                                                 result.spec))))
         rows = eeoc_rows(result.comparisons)
-        st.dataframe(eeoc_frame(rows), hide_index=True)
+        ui.grid(eeoc_frame(rows), hide_index=True)
         st.markdown(ui.bullet_list(r.sentence for r in rows))

@@ -66,6 +66,6 @@ for sentence in result_.sentences()[1:]:
         st.markdown(f"- {ui.md(sentence)}")
 with st.expander("Every comparison, period by period"):
     table_ = result_.to_frame()
-    st.dataframe(table_, hide_index=True)
+    ui.grid(table_, hide_index=True)
     st.download_button("Download the series (CSV)", table_.to_csv(index=False).encode(), "luskin_series.csv",
                        "text/csv", icon=ui.ICONS["download"])

@@ -258,7 +258,7 @@ def render_simpson(result: AuditResult) -> None:
 def render_tables(result: AuditResult) -> None:
     """The comparisons table (fits 1024 px), its legend, and every number in an expander."""
     table = comparison_table(result)
-    st.dataframe(table, hide_index=True, key="audit_comparisons",
+    ui.grid(table, hide_index=True, key="audit_comparisons",
                  column_config=fit_columns(COMPARISON_COLUMNS, table, ("Group", "Cell")))
     st.caption(VERDICT_LEGEND.replace("**", "") + f" Reference group: {ui.md(result.reference, 200)}.")
     too_few = sum(1 for c in result.judged if c.verdict == TOO_FEW)
@@ -267,7 +267,7 @@ def render_tables(result: AuditResult) -> None:
                    f"{'have' if too_few > 1 else 'has'} fewer than {result.spec.min_group_size:,} rows in the group "
                    "or the reference: shown, kept out of the verdict.")
     with st.expander("Every number (counts, raw p-values, interval bounds)"):
-        st.dataframe(all_numbers(result), hide_index=True, key="audit_all_numbers")
+        ui.grid(all_numbers(result), hide_index=True, key="audit_all_numbers")
 
 
 def render_pooled(result: AuditResult) -> None:
@@ -278,7 +278,7 @@ def render_pooled(result: AuditResult) -> None:
         st.caption("There is no pooled view: only the reference group has rows.")
         return
     pooled = pooled_table(result)
-    st.dataframe(pooled, hide_index=True, key="audit_pooled", column_config=fit_columns(POOLED_COLUMNS, pooled,
+    ui.grid(pooled, hide_index=True, key="audit_pooled", column_config=fit_columns(POOLED_COLUMNS, pooled,
                                                                                            ("Group",)))
     st.caption("Overall: all rows together, ignoring the cells. Within: the cells' gaps averaged by size. MH odds "
                "ratio and CMH p: the gap inside the cells, pooled. Breslow-Day p below 0.05: the gap differs from "

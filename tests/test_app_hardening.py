@@ -53,3 +53,21 @@ def test_the_thresholds_grid_neutralises_a_group_named_like_a_formula() -> None:
     assert not at.exception
     table = at.dataframe[0].value
     assert "'=A" in set(table["Group"]) and "=A" not in set(table["Group"])
+
+
+def test_the_audit_grids_neutralise_a_group_named_like_a_formula() -> None:
+    """Every grid of the Audit page (the comparisons and all the numbers) shows a formula-like group as text."""
+    at = upload(open_app(), _hostile_csv(), "hostile.csv")
+    at.selectbox(key="outcome").set_value("y").run()
+    at.selectbox(key="positive").set_value("yes").run()
+    at.selectbox(key="protected_column").set_value("race").run()
+    at.multiselect(key="protected_values").set_value(["=A"]).run()
+    goto(at, "audit")
+    assert not at.exception
+    assert at.dataframe, "the Audit page shows its tables"
+    for grid in at.dataframe:
+        frame = grid.value
+        for column in frame.columns:
+            assert not str(column).startswith(("=", "+", "@"))
+            if not pd.api.types.is_numeric_dtype(frame[column]):
+                assert not any(str(v).startswith(("=", "+", "@")) for v in frame[column].dropna()), column
