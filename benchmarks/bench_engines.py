@@ -157,7 +157,7 @@ def cli_child(path: Path) -> dict:
     """``luskin audit --data FILE --json`` as a user runs it: the whole process, timed by the parent."""
     before = load()
     begun = time.perf_counter()
-    out = subprocess.run([sys.executable, "-m", "luskin_core", "audit", "--data", str(path), "--outcome", "decision",
+    out = subprocess.run([sys.executable, "-m", "luskin_cli", "audit", "--data", str(path), "--outcome", "decision",
                           "--positive", "1", "--groups", "group", "--stratify", "stratum", "--json"],
                          capture_output=True, text=True, cwd=CODE, env=env(),
                          check=False)

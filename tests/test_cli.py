@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from luskin_core.cli import main
+from luskin_cli.main import main
 
 
 def run(capsys, *argv):
@@ -95,10 +95,10 @@ def test_bad_config_file(capsys, tmp_path):
 
 
 def test_module_entry_point_runs():
-    done = subprocess.run([sys.executable, "-m", "luskin_core", "audit", "--preset", "compas", "--json"],
+    done = subprocess.run([sys.executable, "-m", "luskin_cli", "audit", "--preset", "compas", "--json"],
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["cells"][1]["label"] == "Caucasian"
-    bad = subprocess.run([sys.executable, "-m", "luskin_core", "audit", "--preset", "adult", "--positive", "x"],
+    bad = subprocess.run([sys.executable, "-m", "luskin_cli", "audit", "--preset", "adult", "--positive", "x"],
                          capture_output=True, text=True, timeout=120, check=False)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and "never occurs" in bad.stderr

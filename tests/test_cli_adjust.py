@@ -8,7 +8,7 @@ import json
 import pandas as pd
 import pytest
 
-from luskin_core.cli import main
+from luskin_cli.main import main
 
 KEYS = {"group", "reference", "raw_difference", "adjusted_difference", "adjusted_ci_low", "adjusted_ci_high",
         "adjusted_p_value", "odds_ratio", "odds_ratio_ci_low", "odds_ratio_ci_high", "explained", "unexplained",

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from luskin_cli.main import main
 from luskin_core.audit import audit
-from luskin_core.cli import main
 from luskin_core.data import PRESETS, load_sample
 from luskin_core.spec import AuditSpec
 

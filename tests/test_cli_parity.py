@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from luskin_core.cli import main
+from luskin_cli.main import main
 
 GROUPS = {"African-American", "Caucasian"}
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from luskin_core.cli import main
+from luskin_cli.main import main
 from luskin_core.proxy import PROB_COLUMNS, compute_probabilities
 
 

@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-from luskin_core.cli import main
+from luskin_cli.main import main
 from luskin_core.data import PRESETS
 
 FEATURES = ",".join(PRESETS["adult"].features)

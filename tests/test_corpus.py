@@ -43,7 +43,7 @@ from luskin_core.report import DatasetRef, config_to_json
 from luskin_core.spec import AuditSpec
 
 LUSKIN = [str(Path(sys.executable).with_name("luskin"))] if Path(sys.executable).with_name("luskin").exists() \
-    else [sys.executable, "-m", "luskin_core"]
+    else [sys.executable, "-m", "luskin_cli"]
 TIMEOUT = 120          # seconds for one CLI run on a loaded 2-core machine (a model tool on 200 rows takes ~3 s)
 DEVICE_TIMEOUT = 15    # /dev/zero and other paths must be refused at once
 MODEL_OPTIONS = {"retrain": ("--first", "LR", "--second", "LR"), "thresholds": ("--model", "LR"),

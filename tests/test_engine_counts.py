@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from luskin_cli.main import main
 from luskin_core import AuditSpec, audit
-from luskin_core.cli import main
 from luskin_core.conditions import parse_condition
 from luskin_core.data import load_sample
 from luskin_core.sources import open_source

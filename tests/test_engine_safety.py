@@ -178,7 +178,7 @@ def test_spark_without_java_is_one_sentence(tmp_path):
     root = Path(__file__).resolve().parents[1]
     env = {"PATH": str(tmp_path / "nowhere"), "JAVA_HOME": str(tmp_path / "nojava"), "PYTHONPATH": str(root),
            "HOME": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-m", "luskin_core", "audit", "--data", "spark:", "--table", "t",
+    done = subprocess.run([sys.executable, "-m", "luskin_cli", "audit", "--data", "spark:", "--table", "t",
                            "--outcome", "y", "--positive", "yes", "--groups", "g"],
                           check=False, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert done.returncode == 2, done.stderr

@@ -464,7 +464,7 @@ def test_spark_parquet_path_and_missing_table(spark_session, datasets, tmp_path)
 def test_cli_audits_parquet_in_the_engine_and_samples_for_models(datasets, tmp_path, capsys):
     import json
 
-    from luskin_core.cli import main
+    from luskin_cli.main import main
 
     path = tmp_path / "adult.parquet"
     datasets["adult"].to_parquet(path)

@@ -235,7 +235,7 @@ def test_a_fit_that_stops_at_its_limit_says_so():
 
 def test_cli_prints_the_warnings(capsys, monkeypatch):
     import luskin_core.equalize as eq
-    from luskin_core.cli import main
+    from luskin_cli.main import main
 
     monkeypatch.setattr(eq, "alpha_sweep", functools.partial(eq.alpha_sweep, max_iter=1))
     assert main(["equalize", "--preset", "compas", "--alphas", "0.1,1"]) == 0

@@ -84,7 +84,7 @@ def test_without_strata_the_overall_answer_is_the_largest_group_gap_and_the_rest
 
 
 def test_cli_text_and_json_carry_the_findings_in_order(berkeley, tmp_path, capsys):
-    from luskin_core.cli import main
+    from luskin_cli.main import main
 
     path = tmp_path / "berkeley.csv"
     berkeley.to_csv(path, index=False)

@@ -10,7 +10,7 @@ import inspect
 
 from test_app import goto, open_app
 
-from luskin_core.cli import build_parser
+from luskin_cli.main import build_parser
 from luskin_core.equalize import equalize_frame
 from luskin_core.options import EqualizeOptions, RetrainOptions, ThresholdOptions
 from luskin_core.thresholds import tune_thresholds

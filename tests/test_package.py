@@ -15,7 +15,7 @@ CORE = Path(luskin_core.__file__).parent
 def test_core_never_imports_streamlit():
     for path in CORE.glob("*.py"):
         assert not re.search(r"^\s*(import|from)\s+streamlit", path.read_text(), re.MULTILINE), path.name
-    done = subprocess.run([sys.executable, "-c", ("import sys, luskin_core, luskin_core.cli, luskin_core.plots, "
+    done = subprocess.run([sys.executable, "-c", ("import sys, luskin_core, luskin_cli.main, luskin_core.plots, "
                            "luskin_core.report; print('streamlit' in sys.modules)")],
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.stdout.strip() == "False", done.stderr
@@ -37,7 +37,7 @@ def test_console_script_is_installed():
 
 def test_the_command_line_starts_without_the_heavy_libraries():
     """`luskin --help` and `luskin audit --help` import no pandas, numpy, scipy or scikit-learn (issue 9)."""
-    code = ("import sys, contextlib, io\nfrom luskin_core.cli import main\n"
+    code = ("import sys, contextlib, io\nfrom luskin_cli.main import main\n"
             "for argv in (['--help'], ['audit', '--help'], ['retrain', '--help'], ['report', '--help']):\n"
             "    with contextlib.redirect_stdout(io.StringIO()):\n"
             "        try:\n            main(argv)\n        except SystemExit:\n            pass\n"
@@ -49,7 +49,7 @@ def test_the_command_line_starts_without_the_heavy_libraries():
 
 
 def test_the_command_lines_preset_names_and_tolerance_match_the_library():
-    from luskin_core import cli
+    from luskin_cli import main as cli
     from luskin_core.data import PRESETS
     from luskin_core.spec import DEFAULT_TOLERANCE
 
@@ -59,7 +59,7 @@ def test_the_command_lines_preset_names_and_tolerance_match_the_library():
 
 def test_no_help_text_prints_a_doubled_percent_sign(capsys):
     """argparse formats `help=` with %, not `description=`: "95%%" must never reach the screen."""
-    from luskin_core.cli import build_parser, main
+    from luskin_cli.main import build_parser, main
 
     commands = [name for action in build_parser()._subparsers._group_actions for name in action.choices]
     assert {"audit", "retrain", "thresholds", "equalize", "report", "app"} <= set(commands)

@@ -550,7 +550,7 @@ def test_a_browser_that_dies_is_a_plain_error_and_the_next_pdf_works(adult_resul
 # luskin report
 # ------------------------------------------------------------------------------------------
 def test_cli_writes_the_html_report(tmp_path, capsys) -> None:
-    from luskin_core.cli import main
+    from luskin_cli.main import main
 
     target = tmp_path / "adult.html"
     assert main(["report", "--preset", "adult", "--html", str(target), "--json"]) == 0
@@ -570,7 +570,7 @@ def test_cli_writes_the_html_report(tmp_path, capsys) -> None:
      "--lambda sets an option of --thresholds, which was not asked for: add --thresholds."),
 ])
 def test_cli_report_mistakes_are_plain_sentences(argv, message, capsys) -> None:
-    from luskin_core.cli import main
+    from luskin_cli.main import main
 
     assert main(argv) == 2
     err = capsys.readouterr().err
@@ -584,7 +584,7 @@ def test_cli_runs_every_tool_and_writes_both_files(tmp_path) -> None:
 
     html_path, pdf_path = tmp_path / "compas.html", tmp_path / "compas.pdf"
     done = subprocess.run(
-        [sys.executable, "-m", "luskin_core", "report", "--preset", "compas", "--retrain", "--thresholds",
+        [sys.executable, "-m", "luskin_cli", "report", "--preset", "compas", "--retrain", "--thresholds",
          "--equalize", "--alphas", "0.1,1", "--html", str(html_path), "--pdf", str(pdf_path)],
         capture_output=True, text=True, timeout=600, cwd=tmp_path, check=False)
     assert done.returncode == 0, done.stderr
@@ -698,7 +698,7 @@ def test_cli_report_on_a_large_source_audits_every_row_and_says_which_rows_the_m
     adult.to_parquet(tmp_path / "adult.parquet")
     html_path = tmp_path / "report.html"
     done = subprocess.run(
-        [sys.executable, "-m", "luskin_core", "report", "--data", str(tmp_path / "adult.parquet"), "--outcome",
+        [sys.executable, "-m", "luskin_cli", "report", "--data", str(tmp_path / "adult.parquet"), "--outcome",
          "income", "--positive", ">50K", "--protected", "race == White", "--retrain", "--sample-cap", "5000",
          "--html", str(html_path)], capture_output=True, text=True, timeout=600, cwd=tmp_path, check=False)
     assert done.returncode == 0, done.stderr
@@ -713,7 +713,7 @@ def test_cli_report_of_every_group_within_strata(tmp_path, adult) -> None:
     """luskin report takes luskin audit's group options; the model tools say plainly they compare one group."""
     import sys
 
-    from luskin_core.cli import main
+    from luskin_cli.main import main
 
     html_path = tmp_path / "groups.html"
     assert main(["report", "--preset", "adult", "--groups", "race", "--stratify", "sex", "--html",
@@ -721,7 +721,7 @@ def test_cli_report_of_every_group_within_strata(tmp_path, adult) -> None:
     result = audit(adult, AuditSpec("income", ">50K", group_by=("race",), strata=("sex",)))
     text = _text(html_path.read_text(encoding="utf-8"))
     assert result.headline() in text and "Breslow-Day" in text
-    done = subprocess.run([sys.executable, "-m", "luskin_core", "retrain", "--preset", "adult", "--groups", "race"],
+    done = subprocess.run([sys.executable, "-m", "luskin_cli", "retrain", "--preset", "adult", "--groups", "race"],
                           capture_output=True, text=True, timeout=120, cwd=tmp_path, check=False)
     assert done.returncode == 2 and "--groups is an option of 'luskin audit' and 'luskin report' only" in done.stderr
     assert "Traceback" not in done.stderr

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from test_app import _with_data, goto, messages, small_csv
 
-from luskin_core.cli import main
+from luskin_cli.main import main
 
 
 def _huge_frame() -> pd.DataFrame:

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 import statsmodels.api as sm
 
+from luskin_cli.main import main
 from luskin_core import AuditSpec, LuskinError, audit
-from luskin_core.cli import main
 from luskin_core.data import load_data
 from luskin_core.series import (
     audit_series,

@@ -25,5 +25,5 @@ def test_ruff_finds_nothing() -> None:
 
 def test_mypy_finds_nothing_in_the_core() -> None:
     pytest.importorskip("mypy")
-    done = _run("mypy", "--no-incremental", "--cache-dir", "/dev/null", "luskin_core")
+    done = _run("mypy", "--no-incremental", "--cache-dir", "/dev/null", "luskin_core", "luskin_cli")
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import confint_proportions_2indep, score_test_proportions_2indep
 
+from luskin_cli.audit import format_audit
+from luskin_cli.main import main
 from luskin_core import AuditSpec, LuskinError, audit
-from luskin_core._cli_audit import format_audit
-from luskin_core.cli import main
 from luskin_core.comparisons import BEYOND, CHANCE, TOO_FEW, WITHIN
 from luskin_core.data import PRESETS, load_sample
 from luskin_core.sources import Source

@@ -165,7 +165,7 @@ def test_the_core_dependencies_are_declared_met_and_enough_without_streamlit(whe
     for r in core:
         installed = metadata.version(r.name)
         assert r.specifier.contains(installed, prereleases=True), f"{r} is declared; {installed} is installed"
-    block = "import sys; sys.modules['streamlit'] = None; from luskin_core.cli import main; raise SystemExit(main({}))"
+    block = "import sys; sys.modules['streamlit'] = None; from luskin_cli.main import main; raise SystemExit(main({}))"
     argv = ["audit", "--preset", "adult", "--groups", "race", "--stratify", "sex"]
     done = _run([str(venv / "bin" / "python"), "-c", block.format(argv)], tmp_path, _env())
     assert done.returncode == 0, done.stderr[-3000:]

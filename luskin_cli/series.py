@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .formatting import format_number, format_p
+from luskin_core.formatting import format_number, format_p
 
 
 def add_series_options(parser: argparse.ArgumentParser) -> None:
@@ -28,9 +28,9 @@ def add_series_options(parser: argparse.ArgumentParser) -> None:
 
 def run_series(args: argparse.Namespace, data: Any, spec: Any, source: str | None) -> int:
     """Audit per period and print the series (text or JSON)."""
-    from .cli import print_json
-    from .formatting import format_table
-    from .series import audit_series
+    from luskin_cli.main import print_json
+    from luskin_core.formatting import format_table
+    from luskin_core.series import audit_series
 
     result = audit_series(data, spec, args.period, args.every, args.period_format, source=source)
     if args.json:

@@ -1,6 +1,6 @@
 """``luskin app``: start the dashboard from a checkout or from an installed package.
 
-Registered by :func:`luskin_core.cli.build_parser` through :func:`add_parsers`. It runs
+Registered by :func:`luskin_cli.main.build_parser` through :func:`add_parsers`. It runs
 ``python -m streamlit run <app.py>`` as a child process: the checkout's own ``app.py`` in a
 checkout, the copy shipped in the wheel (``luskin_app/dashboard/app.py``) when installed.
 Streamlit reads ``.streamlit/config.toml`` from the working folder, not from beside the script,
@@ -21,8 +21,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ._locations import checkout_root, dashboard_script
-from .errors import LuskinError
+from luskin_core._locations import checkout_root, dashboard_script
+from luskin_core.errors import LuskinError
 
 DEFAULT_PORT = 8501
 DEFAULT_ADDRESS = "127.0.0.1"

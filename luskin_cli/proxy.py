@@ -1,7 +1,7 @@
 """``luskin proxy`` (BISG/BIFSG probabilities into a CSV) and ``luskin audit --proxy`` (audit estimated groups).
 
-Registered by :func:`luskin_core.cli.build_parser` through :func:`add_parsers`; ``--proxy`` is added to the
-audit parser by :func:`add_proxy_option` and dispatched from :func:`luskin_core._cli_audit.run_audit`.
+Registered by :func:`luskin_cli.main.build_parser` through :func:`add_parsers`; ``--proxy`` is added to the
+audit parser by :func:`add_proxy_option` and dispatched from :func:`luskin_cli.audit.run_audit`.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .errors import LuskinError
+from luskin_core.errors import LuskinError
 
 PROXY_DESCRIPTION = (
     "Estimate each row's probabilities of the six Census race and ethnicity categories (Hispanic, White, Black, "
@@ -64,7 +64,7 @@ def parse_proxy_spec(text: str) -> dict[str, str]:
 def _read(path: str) -> Any:
     import pandas as pd
 
-    from .data import load_data
+    from luskin_core.data import load_data
 
     if str(path).lower().endswith(".parquet"):
         try:
@@ -75,7 +75,7 @@ def _read(path: str) -> Any:
 
 
 def _print_counts(result: Any) -> None:
-    from .formatting import format_table
+    from luskin_core.formatting import format_table
 
     rows = [[method, f"{count:,}"] for method, count in result.fallback_counts().items()]
     print("\n".join(result.sentences()))
@@ -84,9 +84,9 @@ def _print_counts(result: Any) -> None:
 
 def run_proxy(args: argparse.Namespace) -> int:
     """Write the rows with their six probabilities and print how many rows fell back."""
-    from .cli import print_json
-    from .export import write_csv
-    from .proxy import add_probabilities
+    from luskin_cli.main import print_json
+    from luskin_core.export import write_csv
+    from luskin_core.proxy import add_probabilities
 
     frame = _read(args.data)
     level, column = ("zcta", args.zcta) if args.zcta else ("tract", args.tract)
@@ -106,9 +106,9 @@ def run_proxy(args: argparse.Namespace) -> int:
 
 def run_proxy_audit(args: argparse.Namespace) -> int:
     """Audit the outcome across estimated groups: weighted and threshold comparisons, bounds, caveats."""
-    from .proxy import add_probabilities
-    from .proxy_audit import DEFAULT_THRESHOLD, proxy_audit
-    from .spec import outcome_mask
+    from luskin_core.proxy import add_probabilities
+    from luskin_core.proxy_audit import DEFAULT_THRESHOLD, proxy_audit
+    from luskin_core.spec import outcome_mask
 
     roles = parse_proxy_spec(args.proxy)
     if getattr(args, "protected", None) or getattr(args, "groups", None):
@@ -147,8 +147,8 @@ def _engine_audit(args: argparse.Namespace, roles: dict[str, str], level: str, s
     """A Parquet file audited inside DuckDB (luskin_core.proxy_engine): only sums come back."""
     import duckdb
 
-    from .proxy_audit import audit_sums
-    from .proxy_engine import duckdb_proxy_sums, parquet_proxy_sums
+    from luskin_core.proxy_audit import audit_sums
+    from luskin_core.proxy_engine import duckdb_proxy_sums, parquet_proxy_sums
 
     con = duckdb.connect()
     relation = "read_parquet(" + "'" + str(args.data).replace("'", "''") + "')"
@@ -174,8 +174,8 @@ def _engine_audit(args: argparse.Namespace, roles: dict[str, str], level: str, s
 
 
 def _print_audit(args: argparse.Namespace, audit: Any, proxy: dict[str, Any], lines: list[str]) -> None:
-    from .cli import print_json
-    from .proxy_audit import format_proxy_audit
+    from luskin_cli.main import print_json
+    from luskin_core.proxy_audit import format_proxy_audit
 
     if args.json:
         print_json(audit.to_dict())

@@ -1,6 +1,6 @@
 """``luskin thresholds`` and ``luskin equalize``: classification parity from the command line.
 
-Registered by :func:`luskin_core.cli.build_parser` through :func:`add_parsers`. Both print a
+Registered by :func:`luskin_cli.main.build_parser` through :func:`add_parsers`. Both print a
 plain table by default and one JSON document with ``--json``. ``--preset compas`` uses the
 paper's COMPAS encoding (0/1 binaries, standardised counts, one-hot charge, PCA to 20).
 """
@@ -11,13 +11,16 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from .errors import LuskinError
+from luskin_core.errors import LuskinError
 
 
 def add_parsers(subparsers: Any) -> None:
     """Register the ``thresholds`` and ``equalize`` subcommands."""
-    from .cli import add_data_options
-    from .options import EqualizeOptions, ThresholdOptions  # the one place of the defaults (the pages read them too)
+    from luskin_cli.main import add_data_options
+    from luskin_core.options import (  # the one place of the defaults (the pages read them too)
+        EqualizeOptions,
+        ThresholdOptions,
+    )
 
     th = subparsers.add_parser(
         "thresholds", help="one decision threshold per group for equal error rates (paper section 4)",
@@ -71,7 +74,7 @@ def add_parsers(subparsers: Any) -> None:
 
 def _paper_compas(args: argparse.Namespace, features: Sequence[str] | None) -> bool:
     """The paper's COMPAS encoding applies to the compas preset with its own features."""
-    from .data import PRESETS
+    from luskin_core.data import PRESETS
 
     return (
         getattr(args, "preset", None) == "compas"
@@ -92,16 +95,16 @@ def _num(x: Any) -> str:
 
 def run_thresholds(args: argparse.Namespace) -> int:
     """Tune the thresholds and print them with before/after rates on the test rows."""
-    from .cli import format_warnings, print_json, resolve
-    from .formatting import format_table
-    from .options import ThresholdOptions
-    from .thresholds import tune_thresholds
+    from luskin_cli.main import format_warnings, print_json, resolve
+    from luskin_core.formatting import format_table
+    from luskin_core.options import ThresholdOptions
+    from luskin_core.thresholds import tune_thresholds
 
     frame, spec, features = resolve(args)
     model = None if args.score_column else (args.model or ThresholdOptions.model)
     pipeline = None
     if model is not None and _paper_compas(args, features):
-        from .models import compas_paper_pipeline
+        from luskin_core.models import compas_paper_pipeline
 
         pipeline = compas_paper_pipeline(model, random_state=args.seed)
     report = tune_thresholds(
@@ -110,7 +113,7 @@ def run_thresholds(args: argparse.Namespace) -> int:
         tuning=args.tuning, default_threshold=args.default_threshold,
     )
     if args.json:
-        from ._engine_cli import sample_json
+        from luskin_cli.engine import sample_json
 
         print_json({**report.to_dict(), **sample_json(args, frame)})
         return 0
@@ -154,7 +157,7 @@ def run_thresholds(args: argparse.Namespace) -> int:
 
 
 def _parse_alphas(args: argparse.Namespace) -> tuple[float, ...]:
-    from .equalize import DEFAULT_ALPHAS
+    from luskin_core.equalize import DEFAULT_ALPHAS
 
     if args.alpha is not None:
         return (float(args.alpha),)
@@ -176,9 +179,9 @@ def _parse_alphas(args: argparse.Namespace) -> tuple[float, ...]:
 
 def run_equalize(args: argparse.Namespace) -> int:
     """Train the equalized-distribution classifier at each alpha and print test results."""
-    from .cli import format_warnings, print_json, resolve
-    from .equalize import equalize_frame
-    from .formatting import format_table
+    from luskin_cli.main import format_warnings, print_json, resolve
+    from luskin_core.equalize import equalize_frame
+    from luskin_core.formatting import format_table
 
     alphas = _parse_alphas(args)
     for a in alphas:
@@ -187,7 +190,7 @@ def run_equalize(args: argparse.Namespace) -> int:
     frame, spec, features = resolve(args)
     preprocess = None
     if _paper_compas(args, features):
-        from .models import compas_paper_pipeline
+        from luskin_core.models import compas_paper_pipeline
 
         preprocess = compas_paper_pipeline("LR", random_state=args.seed)[:-1]
     sweep = equalize_frame(
@@ -200,7 +203,7 @@ def run_equalize(args: argparse.Namespace) -> int:
             d = p.to_dict()
             if not args.histograms:
                 d.pop("histograms")
-            from ._engine_cli import sample_json
+            from luskin_cli.engine import sample_json
 
             points.append({**d, **sample_json(args, frame)})
         print_json(points)

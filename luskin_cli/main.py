@@ -15,12 +15,12 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from . import __version__
-from .errors import LuskinError
+from luskin_core import __version__
+from luskin_core.errors import LuskinError
 
 if TYPE_CHECKING:
-    from .audit import AuditResult
-    from .spec import AuditSpec
+    from luskin_core.audit import AuditResult
+    from luskin_core.spec import AuditSpec
 
 EXIT_USAGE = 2
 
@@ -76,8 +76,8 @@ class _Parser(argparse.ArgumentParser):
 
 def _group_options() -> list[str]:
     """The options of ``luskin audit`` and ``luskin report`` that the model tools do not take (they
-    compare one group with the rest), as :func:`luskin_core._cli_audit.add_audit_options` defines them."""
-    from ._cli_audit import add_audit_options
+    compare one group with the rest), as :func:`luskin_cli.audit.add_audit_options` defines them."""
+    from luskin_cli.audit import add_audit_options
 
     probe = argparse.ArgumentParser(add_help=False)
     add_audit_options(probe)
@@ -110,7 +110,7 @@ def add_data_options(parser: argparse.ArgumentParser, *, outcome: bool = True) -
     data.add_argument("--exclude", default=None, help="comma-separated columns the models must not use")
     data.add_argument("--seed", type=int, default=0, help="random seed for splits and models")
     data.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
-    from ._engine_cli import add_engine_options
+    from luskin_cli.engine import add_engine_options
 
     add_engine_options(parser)
 
@@ -126,17 +126,17 @@ def resolve(args: argparse.Namespace, *, engine: bool = False,
     Returns the frame restricted to the population (unless ``restrict`` is false: the audit counts
     the rows outside it itself), the specification, and the model features (None means every
     column but the outcome). With ``engine``, a source an engine reads
-    (:mod:`luskin_core._engine_cli`) is returned unloaded as a ``Source``.
+    (:mod:`luskin_cli.engine`) is returned unloaded as a ``Source``.
     """
     loaded = None
     if getattr(args, "config", None):
-        from .configfile import read_config_file
+        from luskin_core.configfile import read_config_file
 
         # size, encoding, depth and entry types checked first: a broken file is refused before pandas loads
         loaded = read_config_file(args.config)
-    from .conditions import conjunction_mask, parse_condition
-    from .data import get_preset, load_data
-    from .spec import AuditSpec
+    from luskin_core.conditions import conjunction_mask, parse_condition
+    from luskin_core.data import get_preset, load_data
+    from luskin_core.spec import AuditSpec
 
     preset = get_preset(args.preset) if args.preset else None
     base: AuditSpec | None = preset.spec if preset else None
@@ -167,7 +167,7 @@ def resolve(args: argparse.Namespace, *, engine: bool = False,
         fields["population"] = [parse_condition(c).to_dict() for c in args.population]
     if args.tolerance is not None:
         fields["tolerance"] = args.tolerance
-    from ._cli_audit import apply_audit_options
+    from luskin_cli.audit import apply_audit_options
 
     apply_audit_options(args, fields)
     needed = ["outcome"]
@@ -183,14 +183,14 @@ def resolve(args: argparse.Namespace, *, engine: bool = False,
             + " (or use --preset adult|compas|sqf for the paper's setup)."
         )
     spec = AuditSpec.from_dict(fields)
-    from ._engine_cli import is_engine_location, open_for_args, sample_for_args
+    from luskin_cli.engine import is_engine_location, open_for_args, sample_for_args
 
     if is_engine_location(source, getattr(args, "table", None)):
         if engine:
             return open_for_args(args, source), spec, _split_names(args.features) or None
         frame = sample_for_args(args, source, spec)
     else:
-        from .validation import check_column_names
+        from luskin_core.validation import check_column_names
 
         frame = load_data(source)
         check_column_names(frame)  # 'Race' and 'race' are one column to --protected: refuse, as the upload does
@@ -202,7 +202,7 @@ def resolve(args: argparse.Namespace, *, engine: bool = False,
     features = _split_names(args.features) or (preset.features if preset and args.data is None else None)
     exclude = _split_names(args.exclude)
     if exclude:
-        from .models import choose_features
+        from luskin_core.models import choose_features
 
         features = choose_features(frame, spec.outcome, features, exclude).columns
     return frame, spec, features
@@ -219,8 +219,8 @@ def format_warnings(warnings: Sequence[str]) -> str:
 
 
 def format_audit(result: AuditResult) -> str:
-    """The audit as plain text (see :func:`luskin_core._cli_audit.format_audit`)."""
-    from ._cli_audit import format_audit as _format
+    """The audit as plain text (see :func:`luskin_cli.audit.format_audit`)."""
+    from luskin_cli.audit import format_audit as _format
 
     return _format(result)
 
@@ -245,7 +245,7 @@ def _json_default(value: Any) -> Any:
 # Subcommands
 # ----------------------------------------------------------------------------------------
 def _add_audit(subparsers: Any) -> None:
-    from ._cli_audit import AUDIT_DESCRIPTION, add_audit_options, add_prediction_options, run_audit
+    from luskin_cli.audit import AUDIT_DESCRIPTION, add_audit_options, add_prediction_options, run_audit
 
     parser = subparsers.add_parser(
         "audit", help="controlled-fairness audit of recorded decisions or predictions",
@@ -257,13 +257,13 @@ def _add_audit(subparsers: Any) -> None:
                                               "group")
     add_audit_options(parser)
     add_prediction_options(parser)
-    from ._cli_proxy import add_proxy_option
+    from luskin_cli.proxy import add_proxy_option
 
     add_proxy_option(parser)
-    from ._cli_regulator import add_template_options
+    from luskin_cli.regulator import add_template_options
 
     add_template_options(parser)
-    from ._cli_series import add_series_options
+    from luskin_cli.series import add_series_options
 
     add_series_options(parser)
     parser.set_defaults(run=run_audit)
@@ -285,11 +285,11 @@ def build_parser() -> argparse.ArgumentParser:
 def _extensions() -> list[Callable[[Any], None]]:
     """Subcommands that live in their own modules (retrain; thresholds and equalize; report; app; adjust; proxy)."""
     found = []
-    for module in ("._cli_retrain", "._cli_parity", "._cli_report", "._cli_app", "._cli_adjust", "._cli_proxy"):
+    for module in (".retrain", ".parity", ".report", ".app", ".adjust", ".proxy"):
         try:
-            imported = __import__(f"luskin_core{module}", fromlist=["add_parsers"])
+            imported = __import__(f"luskin_cli{module}", fromlist=["add_parsers"])
         except ModuleNotFoundError as err:
-            if err.name != f"luskin_core{module}":
+            if err.name != f"luskin_cli{module}":
                 raise
             continue
         found.append(imported.add_parsers)

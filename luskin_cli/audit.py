@@ -1,6 +1,6 @@
 """``luskin audit``: every group against a reference, in every cell, with the pooled view.
 
-Registered by :func:`luskin_core.cli.build_parser` through :func:`add_parsers`. The paper's
+Registered by :func:`luskin_cli.main.build_parser` through :func:`add_parsers`. The paper's
 setup (a protected condition, one filter) prints the paper's two-class table; groups formed by
 columns (``--groups race --groups sex``) and strata (``--stratify education``) print one row per
 group per cell against the reference, then the overall and within-cell comparison per group.
@@ -12,8 +12,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .errors import LuskinError
-from .formatting import format_number, format_p
+from luskin_core.errors import LuskinError
+from luskin_core.formatting import format_number, format_p
 
 AUDIT_DESCRIPTION = (
     "Compare the share with a positive outcome between groups inside each cell, with 95% confidence "
@@ -162,7 +162,7 @@ def apply_audit_options(args: argparse.Namespace, fields: dict[str, Any]) -> Non
                               "--positive, not both.")
         fields["outcome_type"] = "score"
         fields["positive"] = None
-    from ._cli_regulator import apply_template
+    from luskin_cli.regulator import apply_template
 
     apply_template(args, fields)  # --template ll144|eeoc: the groups come from --sex/--race
 
@@ -182,7 +182,7 @@ _RATE_HEAD = {"selection": "share", "tpr": "TPR", "fpr": "FPR", "fnr": "FNR", "p
 
 
 def _error_rate_title(result: Any) -> str:
-    from .comparisons import CRITERION_NAMES
+    from luskin_core.comparisons import CRITERION_NAMES
 
     criterion = result.spec.criterion
     judged = ("judged on the share predicted positive (--criterion to judge an error rate)" if criterion == "selection"
@@ -213,7 +213,7 @@ def _error_rate_rows(result: Any) -> tuple[list[list[str]], list[str]]:
 
 def format_audit(result: Any) -> str:
     """The audit as plain text: the headline, the table(s), and one sentence per finding."""
-    from .formatting import format_table
+    from luskin_core.formatting import format_table
 
     spec = result.spec
     head = (f"Audit of {result.source}: {spec.outcome_text}; {spec.groups_text}"
@@ -234,8 +234,8 @@ def format_audit(result: Any) -> str:
         head += f"\nA row counts as positive when {spec.outcome} is at least {result.counts.score_cutoff:g}."
     if spec.prediction is not None and spec.prediction_cutoff is not None:
         head += f"\nA row is predicted positive when {spec.prediction} is at least {spec.prediction_cutoff:g}."
-    from .findings import findings
-    from .power import sufficiency, sufficiency_lines
+    from luskin_core.findings import findings
+    from luskin_core.power import sufficiency, sufficiency_lines
 
     found = findings(result)
     lines = [head, spec.meaning_text, *sufficiency_lines(sufficiency(result.comparisons, spec)), "",
@@ -289,33 +289,33 @@ def format_audit(result: Any) -> str:
 
 def run_audit(args: argparse.Namespace) -> int:
     """Audit the outcome (or a prediction column against it) and print the result."""
-    from .cli import print_json, resolve
+    from luskin_cli.main import print_json, resolve
 
-    if getattr(args, "proxy", None):  # estimated race groups (luskin_core._cli_proxy)
-        from ._cli_proxy import run_proxy_audit
+    if getattr(args, "proxy", None):  # estimated race groups (luskin_cli.proxy)
+        from luskin_cli.proxy import run_proxy_audit
 
         return run_proxy_audit(args)
     if getattr(args, "template", None):
-        from ._cli_regulator import run_template
+        from luskin_cli.regulator import run_template
 
         return run_template(args)
     # The rows outside --population stay: the count table says how many (as every engine's does).
     frame, spec, _ = resolve(args, engine=True, restrict=False)  # a broken --config is refused first
-    from .audit import audit
+    from luskin_core.audit import audit
 
     source = None
     if getattr(args, "predictions", None):
         source = f"predictions in '{args.predictions}'"
     spec = apply_prediction_options(args, spec)
-    from .sources import Source
+    from luskin_core.sources import Source
 
     if getattr(args, "period", None):
-        from ._cli_series import run_series
+        from luskin_cli.series import run_series
 
         return run_series(args, frame, spec, source)
     result = frame.audit(spec, source=source) if isinstance(frame, Source) else audit(frame, spec, source=source)
     if args.json:
-        from .findings import findings
+        from luskin_core.findings import findings
 
         out = result.to_dict()
         out["outcome_is"] = result.spec.outcome_is

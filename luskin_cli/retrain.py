@@ -1,6 +1,6 @@
 """``luskin retrain``: the paper's relabel-and-retrain experiment from the command line.
 
-Registered by :func:`luskin_core.cli.build_parser` through :func:`add_parsers`. Prints the
+Registered by :func:`luskin_cli.main.build_parser` through :func:`add_parsers`. Prints the
 paper-shaped table (ratios with 95% intervals per class per filter cell on the held-out 20%,
 gaps with p-values, AUCs) or, with ``--json``, one JSON document.
 """
@@ -12,13 +12,15 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported when the subcommand runs, so that `luskin --help` starts fast
-    from .retrain import RetrainResult
+    from luskin_core.retrain import RetrainResult
 
 
 def add_parsers(subparsers: Any) -> None:
     """Register the ``retrain`` subcommand."""
-    from .cli import add_data_options
-    from .options import RetrainOptions as Defaults  # the one place of the defaults (the page reads them too)
+    from luskin_cli.main import add_data_options
+    from luskin_core.options import (
+        RetrainOptions as Defaults,  # the one place of the defaults (the page reads them too)
+    )
 
     parser = subparsers.add_parser(
         "retrain", help="relabel and retrain to controlled fairness (paper section 3)",
@@ -49,8 +51,8 @@ def add_parsers(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the experiment and print the report; returns the exit status."""
-    from .cli import format_warnings, print_json, resolve
-    from .retrain import RetrainOptions, retrain, save_model
+    from luskin_cli.main import format_warnings, print_json, resolve
+    from luskin_core.retrain import RetrainOptions, retrain, save_model
 
     frame, spec, features = resolve(args)
     options = RetrainOptions(
@@ -65,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     if args.save_model:
         written["model_out"] = str(save_model(result.second_model, args.save_model))
     if args.json:
-        from ._engine_cli import sample_json
+        from luskin_cli.engine import sample_json
 
         print_json({**result.to_dict(), **written, **sample_json(args, frame)})
     else:
@@ -90,8 +92,8 @@ def _p(p: float | None) -> str:
 
 def format_retrain(result: RetrainResult) -> str:
     """The paper-style table in plain text, with intervals, gaps and the relabelling record."""
-    from .formatting import format_table
-    from .relabel import ALGORITHM_NAMES
+    from luskin_core.formatting import format_table
+    from luskin_core.relabel import ALGORITHM_NAMES
 
     opts, spec = result.options, result.spec
     blocks = [("Original", result.original), (f"A1 ({opts.first})", result.first),
@@ -137,6 +139,6 @@ def format_retrain(result: RetrainResult) -> str:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    from .cli import main
+    from luskin_cli.main import main
 
     sys.exit(main(["retrain", *sys.argv[1:]]))

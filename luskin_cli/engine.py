@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the CLI's --help must not import pandas
-    from .spec import AuditSpec
+    from luskin_core.spec import AuditSpec
 
 ENGINE_SUFFIXES = (".parquet", ".pq", ".duckdb", ".db", ".ddb")
 # A CSV this large is read by the engine rather than into pandas (the library's in-memory limit is 1 GB).
@@ -49,14 +49,14 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
 
 def open_for_args(args: argparse.Namespace, location: str) -> Any:
     """The :class:`~luskin_core.sources.Source` that ``--data``/``--table`` name."""
-    from .sources import open_source
+    from luskin_core.sources import open_source
 
     return open_source(location, getattr(args, "table", None))
 
 
 def sample_for_args(args: argparse.Namespace, location: str, spec: AuditSpec) -> Any:
     """Rows for the model tools: the whole source when small, else a stratified seeded sample (said on stderr)."""
-    from .sources import DEFAULT_SAMPLE_CAP
+    from luskin_core.sources import DEFAULT_SAMPLE_CAP
 
     source = open_for_args(args, location)
     cap = getattr(args, "sample_cap", None) or DEFAULT_SAMPLE_CAP

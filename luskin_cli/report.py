@@ -1,6 +1,6 @@
 """``luskin report``: run the audit and the chosen corrections, and write the report as HTML and/or PDF.
 
-Registered by :func:`luskin_core.cli.build_parser` through :func:`add_parsers`. The data and
+Registered by :func:`luskin_cli.main.build_parser` through :func:`add_parsers`. The data and
 specification options are the other subcommands'; ``--retrain``, ``--thresholds`` and
 ``--equalize`` add each correction (with the paper's defaults: Algorithm 2 with C2 an MLP,
 lambda 1, the default alphas), and ``--html`` / ``--pdf`` say where to write. Progress and
@@ -16,12 +16,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .errors import LuskinError
+from luskin_core.errors import LuskinError
 
 
 def add_parsers(subparsers: Any) -> None:
     """Register the ``report`` subcommand."""
-    from .cli import add_data_options
+    from luskin_cli.main import add_data_options
 
     parser = subparsers.add_parser(
         "report", help="write the report (HTML and/or PDF): the audit and the corrections you choose",
@@ -31,13 +31,13 @@ def add_parsers(subparsers: Any) -> None:
                     "--html writes a self-contained page (opens offline); --pdf the same content as PDF (its charts "
                     "are drawn by Chromium).")
     add_data_options(parser)
-    from ._cli_audit import add_audit_options
+    from luskin_cli.audit import add_audit_options
 
     add_audit_options(parser)  # a report of every group within strata, as luskin audit draws it
-    from ._cli_adjust import add_adjust_options
+    from luskin_cli.adjust import add_adjust_options
 
     add_adjust_options(parser)  # --controls: a section of gaps adjusted by regression
-    from ._cli_regulator import add_template_options
+    from luskin_cli.regulator import add_template_options
 
     add_template_options(parser, csv=False)  # --template ll144|eeoc adds the regulator's sections
     out = parser.add_argument_group("report")
@@ -82,7 +82,7 @@ def add_parsers(subparsers: Any) -> None:
 
 
 def _alphas(text: str | None) -> tuple[float, ...]:
-    from .equalize import DEFAULT_ALPHAS
+    from luskin_core.equalize import DEFAULT_ALPHAS
 
     if not text:
         return DEFAULT_ALPHAS
@@ -135,10 +135,10 @@ def run(args: argparse.Namespace) -> int:
     """Audit, run the chosen corrections, and write the report(s); returns the exit status."""
     import pandas as pd
 
-    from ._cli_parity import _paper_compas
-    from .audit import audit
-    from .cli import resolve
-    from .report import DatasetRef, close_chart_renderer, report_content
+    from luskin_cli.main import resolve
+    from luskin_cli.parity import _paper_compas
+    from luskin_core.audit import audit
+    from luskin_core.report import DatasetRef, close_chart_renderer, report_content
 
     if not args.html and not args.pdf:
         raise LuskinError("Say where to write the report: --html report.html, --pdf report.pdf, or both.")
@@ -184,11 +184,11 @@ def run(args: argparse.Namespace) -> int:
     _say(f"Audit: {result.headline()} ({timings['audit']:.1f} s)")
     ll144 = None
     if args.template == "ll144":
-        from .regulator import ll144_audit
+        from luskin_core.regulator import ll144_audit
 
         ll144 = ll144_audit(located, spec, args.sex.strip(), args.race.strip(), exclude_small=args.exclude_small)
 
-    from ._cli_adjust import adjust_located
+    from luskin_cli.adjust import adjust_located
 
     t = clock()
     adjusted = adjust_located(args, located, spec)
@@ -199,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
     retrains = []
     if args.retrain:
         assert frame is not None  # rows were loaded (or sampled) above for every model tool
-        from .retrain import RetrainOptions, retrain
+        from luskin_core.retrain import RetrainOptions, retrain
 
         for algorithm in args.algorithm or ["2"]:
             for second in args.second or ["MLP"]:
@@ -216,14 +216,14 @@ def run(args: argparse.Namespace) -> int:
     reports = []
     if args.thresholds:
         assert frame is not None  # rows were loaded (or sampled) above for every model tool
-        from .thresholds import tune_thresholds
+        from luskin_core.thresholds import tune_thresholds
 
         model = None if args.score_column else (args.model or "LR")
         for lam in args.lams or [1.0]:
             t = clock()
             pipeline = None
             if model is not None and _paper_compas(args, features):
-                from .models import compas_paper_pipeline
+                from luskin_core.models import compas_paper_pipeline
 
                 pipeline = compas_paper_pipeline(model, random_state=args.seed)
             reports.append(tune_thresholds(frame, spec, model=model, score_column=args.score_column,
@@ -238,12 +238,12 @@ def run(args: argparse.Namespace) -> int:
     sweep = None
     if args.equalize:
         assert frame is not None  # rows were loaded (or sampled) above for every model tool
-        from .equalize import equalize_frame
+        from luskin_core.equalize import equalize_frame
 
         t = clock()
         preprocess = None
         if _paper_compas(args, features):
-            from .models import compas_paper_pipeline
+            from luskin_core.models import compas_paper_pipeline
 
             preprocess = compas_paper_pipeline("LR", random_state=args.seed)[:-1]
         sweep = equalize_frame(frame, spec, alphas=alphas, features=features, preprocess=preprocess, seed=args.seed,
@@ -284,6 +284,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    from .cli import main
+    from luskin_cli.main import main
 
     sys.exit(main(["report", *sys.argv[1:]]))

@@ -1,6 +1,6 @@
 """``luskin adjust``: each group's gap adjusted for many controls at once, and how much the controls explain.
 
-Registered by :func:`luskin_core.cli.build_parser` through :func:`add_parsers`. The data, group
+Registered by :func:`luskin_cli.main.build_parser` through :func:`add_parsers`. The data, group
 and verdict options are ``luskin audit``'s; ``--controls`` names the columns held equal (numeric
 ones linear, text ones categorical), ``--categorical`` forces a numeric code column to be
 categorical, ``--cluster`` clusters the standard errors. Without ``--positive`` a numeric
@@ -14,10 +14,10 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from .errors import LuskinError
+from luskin_core.errors import LuskinError
 
 if TYPE_CHECKING:
-    from .adjust import AdjustResult
+    from luskin_core.adjust import AdjustResult
 
 ADJUST_DESCRIPTION = (
     "Compare each group with the reference after holding many controls equal: a logistic model for a yes/no "
@@ -42,8 +42,8 @@ def add_adjust_options(parser: argparse.ArgumentParser) -> None:
 
 def add_parsers(subparsers: Any) -> None:
     """Register the ``adjust`` subcommand."""
-    from ._cli_audit import add_audit_options
-    from .cli import add_data_options
+    from luskin_cli.audit import add_audit_options
+    from luskin_cli.main import add_data_options
 
     parser = subparsers.add_parser("adjust", help="gaps adjusted for many controls (regression, decomposition)",
                                    description=ADJUST_DESCRIPTION)
@@ -68,7 +68,7 @@ def adjust_from_args(args: argparse.Namespace) -> AdjustResult | None:
             getattr(args, "score_cutoff", None) is None and not getattr(args, "preset", None) and \
             not getattr(args, "config", None):
         args.score = True  # a number without a positive value: modelled as a number
-    from .cli import resolve
+    from luskin_cli.main import resolve
 
     located, spec, _ = resolve(args, engine=True)
     return adjust_located(args, located, spec)
@@ -76,7 +76,7 @@ def adjust_from_args(args: argparse.Namespace) -> AdjustResult | None:
 
 def adjust_located(args: argparse.Namespace, located: Any, spec: Any) -> AdjustResult | None:
     """The adjusted gaps on data already resolved (a frame or an engine source); None without controls."""
-    from .adjust import adjust
+    from luskin_core.adjust import adjust
 
     controls, categorical = _names(args.controls), _names(args.categorical)
     if not controls and not categorical:
@@ -88,7 +88,7 @@ def adjust_located(args: argparse.Namespace, located: Any, spec: Any) -> AdjustR
 
 def run(args: argparse.Namespace) -> int:
     """Fit and print; returns the exit status."""
-    from .cli import print_json
+    from luskin_cli.main import print_json
 
     result = adjust_from_args(args)
     if result is None:
@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
 
 def format_adjust(result: AdjustResult) -> str:
     """The adjusted gaps as plain text: a table in points, then the sentences."""
-    from .formatting import format_p, format_table
+    from luskin_core.formatting import format_p, format_table
 
     linear = result.model == "linear"
     scale, unit = (1.0, "") if linear else (100.0, " (points)")

@@ -15,7 +15,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from .errors import LuskinError
+from luskin_core.errors import LuskinError
 
 
 def add_template_options(parser: argparse.ArgumentParser, *, csv: bool = True) -> None:
@@ -55,11 +55,11 @@ def apply_template(args: argparse.Namespace, fields: dict[str, Any]) -> None:
 
 def run_template(args: argparse.Namespace) -> int:
     """Run the chosen template and print it (text or JSON)."""
-    from .audit import audit
-    from .cli import print_json, resolve
-    from .power import sufficiency, sufficiency_lines
-    from .regulator import eeoc_frame, eeoc_rows, format_eeoc, format_ll144, ll144_audit
-    from .sources import Source
+    from luskin_cli.main import print_json, resolve
+    from luskin_core.audit import audit
+    from luskin_core.power import sufficiency, sufficiency_lines
+    from luskin_core.regulator import eeoc_frame, eeoc_rows, format_eeoc, format_ll144, ll144_audit
+    from luskin_core.sources import Source
 
     data, spec = resolve(args, engine=True)[:2]
 
