@@ -21,13 +21,11 @@ from luskin_app import dataset, ui
 st.set_page_config(page_title="Luskin: fairness audit", page_icon=ui.FAVICON, layout="wide")
 
 TITLES = {"data": "Data", "audit": "Audit", "series": "Over time", "adjusted": "Adjusted gaps",
-          "regulator": "Regulator tables", "retrain": "Retrain", "thresholds": "Thresholds",
+          "regulator": "Regulator tables", "proxy": "Proxy audit", "retrain": "Retrain", "thresholds": "Thresholds",
           "equalized": "Equalized distribution", "report": "Report", "present": "Present"}
 PAGES = {name: st.Page(ui.PAGE_FILES[name], title=title, icon=ui.ICONS[name], default=name == "data",
                        url_path=None if name == "data" else name)
          for name, title in TITLES.items()}
-
-PAGES["proxy"] = st.Page("app_pages/proxy.py", title="Proxy audit", icon=":material/diversity_3:", url_path="proxy")
 navigation = st.navigation(list(PAGES.values()))
 ui.page_style()
 wanted = st.query_params.get("page")

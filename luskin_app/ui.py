@@ -31,7 +31,8 @@ log = logging.getLogger("luskin.app")
 PAGE_FILES = {"data": "app_pages/data.py", "audit": "app_pages/audit.py", "retrain": "app_pages/retrain.py",
               "thresholds": "app_pages/thresholds.py", "equalized": "app_pages/equalized.py",
               "report": "app_pages/report.py", "present": "app_pages/present.py",
-              "regulator": "app_pages/regulator.py", "adjusted": "app_pages/adjusted.py", "series": "app_pages/series.py"}
+              "regulator": "app_pages/regulator.py", "adjusted": "app_pages/adjusted.py", "series": "app_pages/series.py",
+              "proxy": "app_pages/proxy.py"}
 
 # Emoji-free icons (Material Symbols ship with Streamlit, so they render without an emoji font).
 ICONS = {"data": ":material/table_view:", "audit": ":material/balance:", "retrain": ":material/model_training:",
@@ -40,7 +41,7 @@ ICONS = {"data": ":material/table_view:", "audit": ":material/balance:", "retrai
          "fix": ":material/build:", "ok": ":material/check_circle:", "info": ":material/info:",
          "guess": ":material/search:", "wait": ":material/hourglass_top:", "download": ":material/download:",
          "beyond": ":material/warning:", "regulator": ":material/gavel:", "adjusted": ":material/functions:",
-         "series": ":material/timeline:"}
+         "series": ":material/timeline:", "proxy": ":material/diversity_3:"}
 # The browser tab's icon, inline: a Material name there makes Streamlit's page fetch the icon from
 # fonts.gstatic.com, and the dashboard must not call outside 127.0.0.1 (agencies run it offline).
 FAVICON = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" '

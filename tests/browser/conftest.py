@@ -217,7 +217,7 @@ class UI:
 
     def goto_page(self, title: str) -> None:
         """Click a page in the sidebar navigation, as a user does (the session is kept)."""
-        self.page.get_by_test_id("stSidebarNav").get_by_role("link", name=title).click()
+        self.page.get_by_test_id("stSidebarNav").get_by_role("link", name=title, exact=True).click()
 
     # widgets ------------------------------------------------------------------------------
     def charts(self) -> Any:
