@@ -60,6 +60,11 @@ class SourceSetting:
         return "\x1f".join((self.name, self.location, self.table or "", self.password_env or "",
                             self.password_file or ""))
 
+    @property
+    def is_url(self) -> bool:
+        """A database address (PostgreSQL, Spark) rather than a file or folder."""
+        return self.location.lower().startswith(("postgresql://", "postgres://", "spark:"))
+
 
 @dataclass(frozen=True)
 class Settings:

@@ -104,16 +104,36 @@ def grid_frame(frame: Any) -> Any:
     """
     import pandas as pd
 
-    from luskin_core.export import neutralise_cell, safe_frame
+    from luskin_core.export import neutralise_cell
 
     if not isinstance(frame, pd.DataFrame):
         return frame
-    out = safe_frame(frame)
+    out = frame.copy()
+    for position in range(out.shape[1]):
+        column = out.iloc[:, position]
+        if pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column):
+            continue
+        out.isetitem(position, column.map(_grid_cell, na_action="ignore").array)
+    out.columns = [neutralise_cell(str(name)) for name in out.columns]
     index = out.index
     if not isinstance(index, pd.MultiIndex) and not pd.api.types.is_numeric_dtype(index) \
             and not pd.api.types.is_bool_dtype(index):
         out.index = index.map(neutralise_cell)
     return out
+
+
+# A number as the app writes it ("+22.8", "-0.25", "+22.8 [+20, +25]", "12%"): no spreadsheet can run it as
+# a formula (digits, signs, separators and one bracketed interval only), so it is shown as it is written.
+_NUMBER = r"[+\-−]?\d[\d,]*(?:\.\d+)?%?"
+_WRITTEN_NUMBER = re.compile(rf"{_NUMBER}(?: \[{_NUMBER}, {_NUMBER}\])?")
+
+
+def _grid_cell(value: Any) -> Any:
+    from luskin_core.export import neutralise_cell
+
+    if isinstance(value, str) and _WRITTEN_NUMBER.fullmatch(value):
+        return value
+    return neutralise_cell(value)
 
 
 def grid(frame: Any, **kwargs: Any) -> Any:

@@ -15,38 +15,54 @@ import pandas as pd
 from .errors import LuskinError
 from .spec import AuditSpec
 
-MAX_SCAN = 200_000   # rows read to find a column's values (a sample beyond; the audit reads them all)
+MAX_VALUES = 1000   # a protected column with more distinct values than this: the rest is "everyone else"
 
 
-def other_group_name(spec: AuditSpec, frame: pd.DataFrame) -> str | None:
-    """The name of the rest for a protected condition on this frame, or None to keep the spec's own."""
+def _distinct(data: Any, column: str) -> tuple[list[Any], Any] | None:
+    """Every distinct non-missing value of a column (and its dtype), in memory or counted in the engine."""
+    if isinstance(data, pd.DataFrame):
+        name = next((n for n in data.columns if str(n).lower() == column.lower()), None)
+        if name is None:
+            return None
+        series = data[name]
+        return series.dropna().drop_duplicates().tolist(), series.dtype
+    if hasattr(data, "value_counts"):  # a Source: the engine lists the values
+        counts = data.value_counts(column, MAX_VALUES + 1)
+        values = [v for v in counts["value"].tolist() if v is not None]
+        return (values if len(counts) <= MAX_VALUES else values + [object()]), None
+    return None
+
+
+def other_group_name(spec: AuditSpec, data: Any) -> str | None:
+    """The name of the rest for a protected condition on this data, or None to keep the spec's own.
+
+    Every value is looked at (a sample could miss a rare third value and name the rest after one of two).
+    """
     c = spec.protected
     if c is None or spec.other_label or c.op not in ("==", "in"):
         return None
-    column = next((name for name in frame.columns if str(name).lower() == c.column.lower()), None)
-    if column is None:
+    found = _distinct(data, c.column)
+    if found is None:
         return None
-    series = frame[column]
-    if len(series) > MAX_SCAN:
-        series = series.sample(MAX_SCAN, random_state=0)
-    distinct = series.dropna().drop_duplicates()
-    values = distinct.tolist()
+    values, dtype = found
     if len(values) < 2:
         return None
-    inside = c.mask(pd.DataFrame({c.column: distinct.to_numpy()}).astype({c.column: series.dtype}))
-    rest = [v for v, hit in zip(values, inside) if not hit]
+    known = [v for v in values if isinstance(v, (str, int, float, bool))]
+    if len(known) < len(values):  # more values than can be named one by one
+        return "everyone else"
+    column = pd.Series(known, dtype=dtype) if dtype is not None else pd.Series(known)
+    inside = c.mask(pd.DataFrame({c.column: column}))
+    rest = [v for v, hit in zip(known, inside) if not hit]
     if len(rest) == 1:
         name = spec.name_of(c.column, rest[0])
         return None if name == spec.group_name else name
     return "everyone else" if rest else None
 
 
-def with_group_names(spec: AuditSpec, frame: Any) -> AuditSpec:
+def with_group_names(spec: AuditSpec, data: Any) -> AuditSpec:
     """The spec with the rest named from the data (see the module docstring); unchanged when nothing applies."""
-    if not isinstance(frame, pd.DataFrame):
-        return spec
     try:
-        name = other_group_name(spec, frame)
+        name = other_group_name(spec, data)
     except (LuskinError, TypeError, ValueError, KeyError):  # the audit itself says what is wrong
         return spec
     if name is None or name == spec.other_name:

@@ -336,7 +336,9 @@ class Source:
     def audit(self, spec: AuditSpec, *, source: str | None = None) -> Any:
         """The full audit (every statistic) from the engine's count table."""
         from .audit import result_from_counts
+        from .names import with_group_names
 
+        spec = with_group_names(spec, self)   # the same names as in memory ("Male", not "Non-Female")
         plan, raw = self.counts(spec)
         table = CountTable.from_raw(raw, plan)
         if table.n_rows == 0:

@@ -162,7 +162,7 @@ def test_model_pages_on_a_source_say_the_sample_size_and_so_does_the_report(monk
     at.button(key="retrain_run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     said = [m for m in messages(at, "info") if "stratified sample" in m]
-    assert said == [("The models use a stratified sample of 4,998 of 48,842 rows of the source 'Adult as Parquet' "
+    assert said == [("The models use a stratified sample of 5,000 of 48,842 rows of the source 'Adult as Parquet' "
                     "(drawn by its engine, stratified by group and outcome, seed 0).")]
     result = at.session_state["results"]["retrain"][2]
     assert sum(result.sizes.values()) == 4_998
@@ -175,7 +175,7 @@ def test_model_pages_on_a_source_say_the_sample_size_and_so_does_the_report(monk
     spec = result.spec
     html = build_html_report(audit(adult, spec), dataset=DatasetRef("source", "Adult as Parquet"), retrain=result,
                              sample_note=note)
-    assert "Rows the models used" in html and "4,998 of 48,842 rows" in html
+    assert "Rows the models used" in html and "5,000 of 48,842 rows" in html
     assert "Data: source &#39;Adult as Parquet&#39; (set up by the administrator)" in html
 
 
