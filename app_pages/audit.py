@@ -177,15 +177,15 @@ def render_verdict(result: AuditResult) -> None:
     bar = tolerance_words(result.spec)
     few_note = f" ({few} cell{'s have' if few > 1 else ' has'} too few rows to judge)" if few else ""
     if not judged:
-        st.markdown(f"### :material/help: No cell can be judged: a group or the reference has fewer than "
-                    f"{result.spec.min_group_size:,} rows in every cell.")
+        st.subheader(f":material/help: No cell can be judged: a group or the reference has fewer than "
+                     f"{result.spec.min_group_size:,} rows in every cell.", anchor=False)
     elif over:
         maybe = f"; in {chance} it could be chance" if chance else ""
-        st.markdown(f"### :material/warning: The gap exceeds {bar} in {len(over)} of {len(judged)} "
-                    f"cell{'s' if len(judged) > 1 else ''}{maybe}{few_note}.")
+        st.subheader(f":material/warning: The gap exceeds {bar} in {len(over)} of {len(judged)} "
+                     f"cell{'s' if len(judged) > 1 else ''}{maybe}{few_note}.", anchor=False)
     else:
         every = "every cell" if not few else "every cell that can be judged"
-        st.markdown(f"### :material/check_circle: Within {bar} in {every}{few_note}.")
+        st.subheader(f":material/check_circle: Within {bar} in {every}{few_note}.", anchor=False)
 
 
 def render_sentences(result: AuditResult) -> None:

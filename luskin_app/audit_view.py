@@ -213,7 +213,7 @@ def all_numbers(result: AuditResult) -> pd.DataFrame:
 def render_findings(result: AuditResult) -> None:
     """What was found, most important first (:mod:`luskin_core.findings`): the overall answer as the heading."""
     found = findings(result)
-    st.markdown(f"#### {ui.md(found.headline)}")
+    st.subheader(ui.md(found.headline), anchor=False)  # no anchor link: its address would carry user text
     rest = found.sentences()[1:]
     if rest:
         st.markdown("\n".join(f"{i}. {ui.md(s)}" for i, s in enumerate(rest, 2)))

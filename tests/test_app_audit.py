@@ -54,8 +54,11 @@ def metrics(at) -> dict[str, str]:
 
 
 def headline(at) -> str:
-    found = [unescape(m.value)[5:] for m in at.markdown if m.value.startswith("#### ")]
-    assert found, [m.value for m in at.markdown]
+    """The findings' headline: the page's first subheader that is not a settings heading."""
+    settings = ("Who is compared", "Within what", "What this means")
+    found = [unescape(s.value) for s in at.subheader if not s.value.startswith(settings)
+             and not s.value.startswith(":material/")]
+    assert found, [s.value for s in at.subheader]
     return found[0]
 
 

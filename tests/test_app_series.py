@@ -57,7 +57,7 @@ def test_audit_page_draws_raw_and_pooled_shares_when_a_group_is_small():
     pooled = next(c for c in charts if "Small groups" in c["layout"]["title"]["text"])
     preset = PRESETS["compas"].spec
     expected = audit(load_sample("compas"), AuditSpec(preset.outcome, preset.positive, group_by=("race", "sex", "age_cat"),
-                                                      population=preset.population))
+                                                      population=preset.population, outcome_is=preset.outcome_is))
     rows = [c for c in expected.comparisons if c.rate is not None]
     assert pooled["data"][1]["x"] == [100 * c.pooled_rate for c in rows]
     assert pooled["data"][0]["x"] == [100 * c.rate for c in rows]

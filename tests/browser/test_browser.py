@@ -95,7 +95,8 @@ def test_first_visit_shows_the_audit_and_a_filter_redraws_it(ui: Any, adult_sent
     ui.timed("add filter condition -> bars and verdicts redrawn",
              lambda: ui.page.get_by_role("button", name="Add condition").click(),
              lambda: ui.wait_text(re.compile(r"Where education-num > 10 and sex == Male, income is >50K")))
-    assert "education-num > 10 and sex == Male" in _chart_text(ui)
+    chart = _chart_text(ui)  # a long cell name is shortened on the chart (whole in the sentences and the hover)
+    assert "education-num > 10" in chart and "sex == Male" in chart
     assert "Where not (education-num > 10 and sex == Male)" in _alert_texts(ui)
     assert ui.page.locator(CHART).count() >= 1
 
