@@ -104,17 +104,11 @@ def grid_frame(frame: Any) -> Any:
     """
     import pandas as pd
 
-    from luskin_core.export import neutralise_cell
+    from luskin_core.export import neutralise_cell, safe_frame
 
     if not isinstance(frame, pd.DataFrame):
         return frame
-    out = frame.copy()
-    for position in range(out.shape[1]):
-        column = out.iloc[:, position]
-        if pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column):
-            continue
-        out.isetitem(position, column.map(_grid_cell, na_action="ignore").array)
-    out.columns = [neutralise_cell(str(name)) for name in out.columns]
+    out = safe_frame(frame, cell=_grid_cell)
     index = out.index
     if not isinstance(index, pd.MultiIndex) and not pd.api.types.is_numeric_dtype(index) \
             and not pd.api.types.is_bool_dtype(index):

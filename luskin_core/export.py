@@ -7,6 +7,8 @@ rather than splitting its row.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pandas as pd
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -19,14 +21,17 @@ def neutralise_cell(value: object) -> object:
     return value
 
 
-def safe_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """A copy whose text cells and column names cannot start a formula; numeric and boolean columns untouched."""
+def safe_frame(frame: pd.DataFrame, cell: Callable[[object], object] = neutralise_cell) -> pd.DataFrame:
+    """A copy whose text cells and column names cannot start a formula; numeric and boolean columns untouched.
+
+    ``cell`` makes one text cell safe (the dashboard's grids keep the numbers they write, "+22.8", as written).
+    """
     out = frame.copy()
     for position in range(out.shape[1]):
         column = out.iloc[:, position]
         if pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column):
             continue
-        out.isetitem(position, column.map(neutralise_cell, na_action="ignore").array)
+        out.isetitem(position, column.map(cell, na_action="ignore").array)
     out.columns = [neutralise_cell(str(name)) for name in out.columns]
     return out
 
