@@ -485,8 +485,9 @@ def test_pdf_has_the_same_findings_with_vector_charts(compas, tmp_path) -> None:
                   "Per-group thresholds, lambda 1 (model LR) (the paper's default)",
                   "Equalized distribution at α = 0.1 (the paper's default)"):
         assert " ".join(words.split()) in first_page, words
+    unhyphenated = text.replace("-", "")  # pdftotext joins a word hyphenated at a line end ("four-|fifths")
     for sentence in result.sentences():
-        assert " ".join(sentence.split()) in text
+        assert " ".join(sentence.split()).replace("-", "") in unhyphenated
     for title in ("What each correction costs", "The audit: African-American vs Caucasian",
                   "Correction 1: relabel and retrain (controlled fairness)",
                   "Correction 2: one decision threshold per group (classification parity)",
@@ -702,10 +703,10 @@ def test_cli_report_on_a_large_source_audits_every_row_and_says_which_rows_the_m
          "income", "--positive", ">50K", "--protected", "race == White", "--retrain", "--sample-cap", "5000",
          "--html", str(html_path)], capture_output=True, text=True, timeout=600, cwd=tmp_path, check=False)
     assert done.returncode == 0, done.stderr
-    assert "Sample: 4,9" in done.stderr and "of 48,842 rows" in done.stderr
+    assert "Sample: 5,000 of 48,842 rows" in done.stderr
     text = " ".join(re.sub(r"<[^>]+>", " ", html_path.read_text(encoding="utf-8")).split())
     assert f"Rows audited {len(adult):,}" in text  # the audit counted every row, not the sample
-    assert "Rows the models used A seeded sample of 4,9" in text and f"(of {len(adult):,})" in text
+    assert "Rows the models used A seeded sample of 5,000" in text and f"(of {len(adult):,})" in text
     assert "The report was given the counts, not the rows" in text
 
 
