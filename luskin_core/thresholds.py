@@ -65,6 +65,7 @@ from luskin_core.validation import (
     check_finite_scores,
     check_groups_argument,
     check_scores_outcomes_groups,
+    score_array,
 )
 
 __all__ = [
@@ -557,13 +558,7 @@ class GroupThresholdOptimizer(BaseEstimator):
         if not self.__sklearn_is_fitted__():
             raise ThresholdsNotFitted("Tune the thresholds (fit) before predicting.")
         g = np.asarray(check_groups_argument(groups, sensitive_features))
-        s = self._scores(X, self.estimator_)
-        if s.ndim != 1:
-            raise LuskinError("The scores must be one number per row (a single column).")
-        try:
-            s = s.astype(float)
-        except (TypeError, ValueError):
-            raise LuskinError("The score column must contain numbers only.") from None
+        s = score_array(self._scores(X, self.estimator_))
         if s.shape != g.shape:
             raise LuskinError("Scores and groups must have the same number of rows.")
         check_finite_scores(s)

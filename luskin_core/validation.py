@@ -269,15 +269,20 @@ def check_finite_scores(s: np.ndarray) -> np.ndarray:
     return s
 
 
-def check_scores_outcomes_groups(scores: Any, y: Any, groups: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Finite scores, 0/1 outcomes with both values, and a group label per row, as numpy arrays."""
+def score_array(scores: Any) -> np.ndarray:
+    """One number per row, as floats (not yet checked for being finite)."""
     s = np.asarray(scores)
     if s.ndim != 1:
         raise LuskinError("The scores must be one number per row (a single column).")
     try:
-        s = s.astype(float)
+        return s.astype(float)
     except (TypeError, ValueError):
         raise LuskinError("The score column must contain numbers only.") from None
+
+
+def check_scores_outcomes_groups(scores: Any, y: Any, groups: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Finite scores, 0/1 outcomes with both values, and a group label per row, as numpy arrays."""
+    s = score_array(scores)
     yy = np.asarray(y)
     g = np.asarray(groups)
     if not (len(s) == len(yy) == len(g)):
