@@ -20,6 +20,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -175,26 +176,33 @@ def test_the_page_renders_in_chromium_under_the_policy(served) -> None:
 
     proxy_url, app_url = served
     violations: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=[
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync"])
-        try:
-            page = browser.new_page(viewport={"width": 1300, "height": 1700})
-            page.on("console", lambda m: violations.append(m.text) if "Content Security Policy" in m.text else None)
-            page.goto(proxy_url + "/", wait_until="domcontentloaded")
-            page.get_by_text("At a glance").first.wait_for(timeout=60_000)
-            page.goto(proxy_url + "/audit", wait_until="domcontentloaded")   # a plotly chart and a data grid
-            page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
-            page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(timeout=60_000)
-            page.wait_for_timeout(1000)
-            # another page can frame Streamlit served alone, but not through the proxy: that frame stays empty
-            framed = browser.new_page()
-            framed.set_content(f'<iframe id="alone" src="{app_url}/" width="600" height="400"></iframe>'
-                               f'<iframe id="proxied" src="{proxy_url}/" width="600" height="400"></iframe>')
-            framed.frame_locator("#alone").locator('[data-testid="stApp"]').wait_for(timeout=60_000)
-            framed.wait_for_timeout(1000)
-            assert framed.frame_locator("#proxied").locator('[data-testid="stApp"]').count() == 0
-        finally:
-            browser.close()
+
+    def visit() -> None:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=str(CHROMIUM), args=[
+                "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync"])
+            try:
+                page = browser.new_page(viewport={"width": 1300, "height": 1700})
+                page.on("console", lambda m: violations.append(m.text) if "Content Security Policy" in m.text else None)
+                page.goto(proxy_url + "/", wait_until="domcontentloaded")
+                page.get_by_text("At a glance").first.wait_for(timeout=60_000)
+                page.goto(proxy_url + "/audit", wait_until="domcontentloaded")   # a plotly chart and a data grid
+                page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+                page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(timeout=60_000)
+                page.wait_for_timeout(1000)
+                # another page can frame Streamlit served alone, but not through the proxy: that frame stays empty
+                framed = browser.new_page()
+                framed.set_content(f'<iframe id="alone" src="{app_url}/" width="600" height="400"></iframe>'
+                                   f'<iframe id="proxied" src="{proxy_url}/" width="600" height="400"></iframe>')
+                framed.frame_locator("#alone").locator('[data-testid="stApp"]').wait_for(timeout=60_000)
+                framed.wait_for_timeout(1000)
+                assert framed.frame_locator("#proxied").locator('[data-testid="stApp"]').count() == 0
+            finally:
+                browser.close()
+
+    # In a thread of its own: pytest-playwright's fixtures (the browser tests run first) keep an asyncio loop
+    # running in this thread, where the sync API refuses to start.
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(visit).result()
     assert violations == []
