@@ -504,6 +504,19 @@ def format_ll144(result: LL144Result) -> str:
     return "\n".join(lines)
 
 
+
+def eeoc_cells(r: Any, *, below: str = "below") -> tuple[str, ...]:
+    """An EEOC row's judged cells as text, the same in the command line's table and the report's: impact ratio,
+    four-fifths, z, Fisher p, the two shortfalls, the flip test and the detectable difference."""
+    return (format_number(r.impact_ratio, 2),
+            "" if r.below_four_fifths is None else (below if r.below_four_fifths else "passes"),
+            format_number(r.z, 2), format_p(r.fisher_p, short=True),
+            "" if r.shortfall_four_fifths is None else f"{r.shortfall_four_fifths:,}",
+            "" if r.shortfall_parity is None else f"{r.shortfall_parity:,}",
+            "" if r.flip is None else ("yes" if r.flip else "no"),
+            "n/a" if r.minimum_detectable_difference is None else format_percent(r.minimum_detectable_difference, 0))
+
+
 def format_eeoc(rows: Sequence[EEOCRow]) -> str:
     """The Uniform Guidelines table as plain text, then one sentence per group."""
     from .formatting import format_table
@@ -511,14 +524,7 @@ def format_eeoc(rows: Sequence[EEOCRow]) -> str:
     table = []
     for r in rows:
         table.append([r.cell or "all rows", r.group, f"{r.n:,}", format_percent(r.rate), r.reference,
-                      format_percent(r.reference_rate), format_number(r.impact_ratio, 2),
-                      "" if r.below_four_fifths is None else ("BELOW" if r.below_four_fifths else "passes"),
-                      format_number(r.z, 2), format_p(r.fisher_p, short=True),
-                      "" if r.shortfall_four_fifths is None else f"{r.shortfall_four_fifths:,}",
-                      "" if r.shortfall_parity is None else f"{r.shortfall_parity:,}",
-                      "" if r.flip is None else ("yes" if r.flip else "no"),
-                      "n/a" if r.minimum_detectable_difference is None
-                      else format_percent(r.minimum_detectable_difference, 0)])
+                      format_percent(r.reference_rate), *eeoc_cells(r, below="BELOW")])
     head = ["cell", "group", "n", "rate", "reference", "ref. rate", "ratio", "4/5 rule", "z (SD)", "Fisher p",
             "shortfall 4/5", "shortfall parity", "flip", "detectable gap"]
     lines = ["EEOC Uniform Guidelines: four-fifths rule, two standard deviations, Fisher's exact test",

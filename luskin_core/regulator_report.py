@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .formatting import format_number, format_p, format_percent
-from .regulator import KIND_TITLES, EEOCRow, LL144Result
+from .formatting import format_number, format_percent
+from .regulator import KIND_TITLES, EEOCRow, LL144Result, eeoc_cells
 
 
 def ll144_section(result: LL144Result, data_label: str = "") -> Any:
@@ -50,14 +50,7 @@ def eeoc_section(rows: Sequence[EEOCRow]) -> Any:
 
     section = Section("eeoc", "EEOC Uniform Guidelines: four-fifths beside significance")
     table_rows = tuple((r.group if r.cell is None else f"{r.group} ({r.cell})", f"{r.n:,}", format_percent(r.rate),
-                        format_number(r.impact_ratio, 2),
-                        "" if r.below_four_fifths is None else ("below" if r.below_four_fifths else "passes"),
-                        format_number(r.z, 2), format_p(r.fisher_p, short=True),
-                        "" if r.shortfall_four_fifths is None else f"{r.shortfall_four_fifths:,}",
-                        "" if r.shortfall_parity is None else f"{r.shortfall_parity:,}",
-                        "" if r.flip is None else ("yes" if r.flip else "no"),
-                        "n/a" if r.minimum_detectable_difference is None
-                        else format_percent(r.minimum_detectable_difference, 0)) for r in rows)
+                        *eeoc_cells(r)) for r in rows)
     classes = tuple("beyond" if r.below_four_fifths else "" for r in rows)
     section.table(Table(f"Against {rows[0].reference}" if rows else "No comparison",
                         ("Group", "Rows", "Rate", "Impact ratio", "Four-fifths", "z (SD)", "Fisher p",
