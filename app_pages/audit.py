@@ -23,11 +23,12 @@ from luskin_app.cache import run_audit
 from luskin_app.help import HELP
 from luskin_core import plots
 from luskin_core.audit import AuditResult
-from luskin_core.comparisons import CHANCE, tolerance_words
+from luskin_core.comparisons import CHANCE
 from luskin_core.conditions import OPERATORS, Condition
 from luskin_core.counts import MAX_VALUES
 from luskin_core.errors import LuskinError
 from luskin_core.guess import score_columns
+from luskin_core.narrative import tolerance_words
 from luskin_core.spec import AuditSpec
 
 TEXT_OPS = ["==", "!=", "in", "not in"]

@@ -33,10 +33,10 @@ import numpy as np
 import pandas as pd
 from scipy import linalg, sparse, special, stats
 
-from .comparisons import ALPHA, BEYOND, CHANCE, TOO_FEW, WITHIN, choose_reference, points
+from .comparisons import ALPHA, BEYOND, CHANCE, TOO_FEW, WITHIN, choose_reference
 from .counts import UNKNOWN, plan_for_frame, row_group_labels
 from .errors import LuskinError
-from .formatting import format_p, format_percent
+from .formatting import format_p, format_percent, points
 from .spec import AuditSpec, prepare, resolve_column
 
 MAX_ITERATIONS = 100

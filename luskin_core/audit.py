@@ -24,18 +24,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import narrative
 from .comparisons import (
     ALPHA,
     BEYOND,
     CHANCE,
-    CRITERION_NAMES,
     TOO_FEW,
     WITHIN,
     Comparison,
     PooledComparison,
     compare,
-    group_words,
-    pct,
 )
 from .counts import CountTable, count_arrays, count_frame
 from .errors import LuskinError
@@ -224,6 +222,7 @@ class AuditResult:
             "tolerance": self.spec.tolerance,
             "fair": self.fair,
             "headline": self.headline(),
+            "sentences": self.sentences(),
             "reference": self.reference,
             "group_mode": self.spec.group_mode,
             "cell_mode": self.spec.cell_mode,
@@ -238,64 +237,11 @@ class AuditResult:
 
     def headline(self) -> str:
         """The finding in one sentence: how many comparisons exceed the tolerance, and whether by chance."""
-        counts = self.verdict_counts()
-        judged = sum(counts.values()) - counts[TOO_FEW]
-        spec = self.spec
-        bar = (f"the {100 * spec.tolerance:g}-point tolerance" if spec.metric == "difference"
-               else f"the {spec.ratio_threshold:g} impact-ratio threshold")
-        criterion = next((c.criterion for c in self.judged), "selection")
-        if criterion != "selection":
-            bar += f" on {CRITERION_NAMES[criterion]}"
-        reference = group_words(self.reference, spec)
-        if not self.judged:
-            return "No comparison could be made: there is only one group."
-        if judged == 0:
-            return (f"No comparison can be judged: every group or the reference has fewer than "
-                    f"{spec.min_group_size:,} rows in each cell.")
-        parts = []
-        noun = "comparison" if judged == 1 else "comparisons"
-        if counts[BEYOND]:
-            verb = "exceeds" if counts[BEYOND] == 1 else "exceed"
-            parts.append(f"{counts[BEYOND]} of {judged} {noun} with {reference} {verb} {bar} and "
-                         f"{'is' if counts[BEYOND] == 1 else 'are'} not due to chance")
-        if counts[CHANCE]:
-            lead = "more" if counts[BEYOND] else f"of {judged} {noun} with {reference}"
-            verb = "exceeds" if counts[CHANCE] == 1 else "exceed"
-            parts.append(f"{counts[CHANCE]} {lead} {verb} {'it' if counts[BEYOND] else bar} but could be chance")
-        if not parts:
-            parts.append(f"The comparison with {reference} is within {bar}" if judged == 1 else
-                         f"All {judged} comparisons with {reference} are within {bar}")
-        text = "; ".join(parts)
-        text = text[0].upper() + text[1:]
-        if counts[TOO_FEW]:
-            text += f" ({counts[TOO_FEW]} too small to judge)"
-        text += "."
-        if self.simpson:
-            names = ", ".join(group_words(p.group, spec) for p in self.simpson)
-            text += f" For {names}, the overall gap and the gap within the cells disagree (Simpson's paradox)."
-        return text
+        return narrative.headline(self)
 
     def sentences(self) -> list[str]:
         """One plain sentence per finding: per cell for the paper's two classes, per group otherwise."""
-        if self.gaps:
-            out = [g.sentence for g in self.gaps]
-            if len(self.gaps) > 1:
-                out += [p.sentence for p in self.pooled]
-            out += [note for p in self.pooled for note in p.notes]
-            return out
-        out = []
-        several = len(self.cell_names) > 1
-        for p in self.pooled:
-            if several:
-                mine = [c for c in self.judged if c.group == p.group]
-                judged = [c for c in mine if c.verdict != TOO_FEW]
-                tail = (f" In {p.cells_beyond} of {len(judged)} cells that can be judged the gap exceeds the "
-                        "tolerance beyond chance." if judged else " No cell has enough rows to judge.")
-                out.append(p.sentence + tail)
-                out += list(p.notes)
-            else:
-                out.append(self.comparison(p.group).sentence)
-        return out
+        return narrative.sentences(self)
 
 
 def _num(x: float) -> float | None:
@@ -387,6 +333,7 @@ def audit_arrays(
 def result_from_counts(table: CountTable, spec: AuditSpec, *, source: str) -> AuditResult:
     """Every statistic of the audit from its count table."""
     comparisons, pooled, reference = compare(table, spec)
+    comparisons, pooled = narrative.with_words(comparisons, pooled, spec, len(table.cell_keys) > 1)  # the numbers in words
     comparisons = with_pooled(table, spec, comparisons)  # partially pooled shares of small groups
     cells: list[Cell] = []
     gaps: list[Gap] = []
@@ -423,4 +370,4 @@ def _paper_view(table: CountTable, spec: AuditSpec, comparisons: Sequence[Compar
     return cells, gaps
 
 
-__all__ = ["AuditResult", "Cell", "Gap", "audit", "audit_arrays", "pct", "result_from_counts"]
+__all__ = ["AuditResult", "Cell", "Gap", "audit", "audit_arrays", "result_from_counts"]

@@ -25,6 +25,9 @@ Precisely: the marginal gap is significant (p < 0.05) and the pooled within-cell
 Mantel-Haenszel odds ratio, CMH test) is not significant or points the other way; or the pooled
 effect is significant and points against the marginal gap. Two non-significant gaps pointing in
 different directions are noise, not a paradox, and are not flagged.
+
+The records hold numbers and verdicts; their sentences are written by :mod:`luskin_core.narrative`
+(the audit fills them in).
 """
 
 from __future__ import annotations
@@ -35,13 +38,11 @@ from typing import Any
 
 import numpy as np
 
-from .counts import CROSS, UNKNOWN, CountTable
+from .counts import UNKNOWN, CountTable
 from .errors import LuskinError
-from .formatting import format_percent
 from .spec import AuditSpec
 from .stats import (
     adjust_p,
-    format_p,
     mantel_haenszel,
     mean_interval,
     newcombe_interval,
@@ -127,7 +128,7 @@ class Comparison:
     p_adjusted: float | None
     verdict: str
     four_fifths: bool | None
-    sentence: str
+    sentence: str  # written by luskin_core.narrative from the numbers above (empty until the audit fills it)
     score: dict[str, float | None] | None = None
     error_rates: dict[str, dict[str, float | None]] | None = None
     criterion: str = "selection"
@@ -195,8 +196,8 @@ class PooledComparison:
     cells: int
     cells_beyond: int
     simpson: bool
-    sentence: str
-    notes: tuple[str, ...] = field(default_factory=tuple)
+    sentence: str  # written by luskin_core.narrative (empty until the audit fills it)
+    notes: tuple[str, ...] = field(default_factory=tuple)  # likewise: what to mind when reading the pooled view
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -277,6 +278,7 @@ def compare(table: CountTable, spec: AuditSpec) -> tuple[tuple[Comparison, ...],
     The verdict judges the rates the criterion names (the share with a positive decision by
     default; a model's true positive rate, both TPR and FPR, or precision on request); their
     p-values, over every comparison that can be judged, form the family that is adjusted.
+    Sentences are left empty: :func:`luskin_core.narrative.with_words` writes them.
     """
     reference = choose_reference(table, spec)
     r = table.group_index(reference)
@@ -378,7 +380,7 @@ def compare(table: CountTable, spec: AuditSpec) -> tuple[tuple[Comparison, ...],
                 criterion=spec.criterion if table.tp is not None else "selection",
                 judged_rates=() if is_ref else tuple(judged),
             )
-            comparisons.append(_with_sentence(item, spec, table))
+            comparisons.append(item)
     from .regulator import attach_extras
 
     comparisons = attach_extras(comparisons, spec)
@@ -473,18 +475,12 @@ def _pooled(table: CountTable, spec: AuditSpec, gi: int, r: int, comparisons: li
     cells_beyond = sum(c.verdict == BEYOND for c in mine)
     several = len(table.cell_keys) > 1
     simpson = False
-    notes: list[str] = []
     if several and diff is not None and mh.odds_ratio is not None and mh.cmh_p_value is not None:
         marginal_sig = _num(marginal_p) is not None and marginal_p < ALPHA
         pooled_sig = mh.cmh_p_value < ALPHA
         pooled_dir = np.sign(math.log(mh.odds_ratio)) if mh.odds_ratio > 0 else -1.0
         opposite = pooled_dir != 0 and np.sign(diff) != 0 and pooled_dir != np.sign(diff)
         simpson = bool((marginal_sig and (not pooled_sig or opposite)) or (pooled_sig and opposite))
-    if several and mh.breslow_day_p_value is not None and mh.breslow_day_p_value < ALPHA:
-        notes.append(f"The gap between {group_words(group, spec)} and {group_words(reference, spec)} differs from "
-                     f"cell to cell (Breslow-Day "
-                     f"{format_p(mh.breslow_day_p_value)}): read the cells one by one rather than the pooled "
-                     "odds ratio.")
     pooled = PooledComparison(
         group=group, reference=reference, n=int(N1), reference_n=int(N2), marginal_rate=_num(rate1),
         reference_marginal_rate=_num(rate2), marginal_difference=_num(diff),
@@ -492,208 +488,6 @@ def _pooled(table: CountTable, spec: AuditSpec, gi: int, r: int, comparisons: li
         marginal_impact_ratio=_num(ratio), marginal_p_value=_num(marginal_p), weighted_difference=weighted,
         mh_odds_ratio=mh.odds_ratio, mh_ci_low=mh.ci_low, mh_ci_high=mh.ci_high, cmh_p_value=mh.cmh_p_value,
         breslow_day_p_value=mh.breslow_day_p_value, strata_used=mh.strata_used, cells=len(table.cell_keys),
-        cells_beyond=cells_beyond, simpson=simpson, sentence="", notes=tuple(notes),
+        cells_beyond=cells_beyond, simpson=simpson, sentence="",
     )
-    return _with_pooled_sentence(pooled, spec, several)
-
-
-# ------------------------------------------------------------------------------------------
-# Words
-# ------------------------------------------------------------------------------------------
-def pct(x: float | None) -> str:
-    """A share as a whole percentage; never 0% or 100% unless exactly so (99.6% stays 99.6%)."""
-    return format_percent(x, 0)
-
-
-def points(x: float) -> str:
-    value = 100 * abs(x)
-    text = f"{value:.0f}" if value >= 1 or value == 0 else f"{value:.1f}"
-    return f"{text} point" + ("" if text == "1" else "s")
-
-
-def group_words(label: str, spec: AuditSpec) -> str:
-    """A group's label in a sentence: a number gets its column ("age = 0", "sex = 1 × race = 2")."""
-    if not spec.group_by:
-        return label
-    parts = label.split(CROSS)
-    if len(parts) != len(spec.group_by):
-        return label
-    return CROSS.join(f"{column} = {part}" if _is_number(part) else part for column, part in zip(spec.group_by, parts))
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
-def _rows_of(count: int, who: str) -> str:
-    """"7 Female rows", or "7 rows of age = 0" when the group's words hold a column and its value."""
-    return f"{count:,} rows of {who}" if " = " in who else f"{count:,} {who} rows"
-
-
-def _where(c: Comparison, spec: AuditSpec) -> str:
-    if c.cell_key is not None:
-        return f"Where {c.cell}"
-    if spec.population:
-        return "Among all rows where " + " and ".join(str(cond) for cond in spec.population)
-    return "Among all rows"
-
-
-def tolerance_words(spec: AuditSpec) -> str:
-    """The bar a gap is judged against: "the 5-point tolerance" or "the 0.8 impact-ratio threshold"."""
-    return _tolerance_words(spec)
-
-
-def _tolerance_words(spec: AuditSpec) -> str:
-    if spec.metric == "ratio":
-        return f"the {spec.ratio_threshold:g} impact-ratio threshold"
-    return "the " + points(spec.tolerance).replace(" points", "-point").replace(" point", "-point") + " tolerance"
-
-
-RATE_WORDS = {"tpr": ("true positive rate", "of the rows where {outcome}, the share predicted positive"),
-              "fpr": ("false positive rate", "of the rows where not {outcome}, the share predicted positive"),
-              "precision": ("precision", "of the rows predicted positive, the share where {outcome}")}
-RATE_ON = {"tpr": "on the true positive rate", "fpr": "on the false positive rate", "precision": "on precision"}
-
-
-def _judged_text(c: Comparison, spec: AuditSpec, group: str, ref: str) -> str:
-    """The judged error rates of a comparison in words (the criterion is not "selection")."""
-    out = []
-    for j in c.judged_rates:
-        name, meaning = RATE_WORDS[j.name]
-        gap = "" if j.difference is None else f" (a gap of {points(j.difference)})"
-        out.append(f"the {name} ({meaning.format(outcome=spec.outcome_text)}) is {pct(j.rate)} for {group} "
-                   f"({j.positives:,} of {j.n:,}) and {pct(j.reference_rate)} for {ref} "
-                   f"({j.reference_positives:,} of {j.reference_n:,}){gap}")
-    return " and ".join(out)
-
-
-def _with_sentence(c: Comparison, spec: AuditSpec, table: CountTable) -> Comparison:
-    where = _where(c, spec)
-    outcome = spec.decision_text
-    group, ref = group_words(c.group, spec), group_words(c.reference, spec)
-    if c.is_reference:
-        text = (f"{where}, {outcome} for {pct(c.rate)} of {group} ({c.positives:,} of {c.n:,}), the reference "
-                "group.")
-        return _replace(c, sentence=text)
-    if c.difference is None:
-        empty = group if c.n == 0 else ref
-        return _replace(c, sentence=f"{where}, there are no {empty} rows, so {group} cannot be compared with "
-                                    f"{ref} here (not computable).")
-    error_criterion = c.criterion != "selection"
-    ratio = "" if c.impact_ratio is None else f", an impact ratio of {c.impact_ratio:.2f}"
-    shares = (f"{outcome} for {pct(c.rate)} of {group} ({c.positives:,} of {c.n:,}) and "
-              f"{pct(c.reference_rate)} of {ref} ({c.reference_positives:,} of {c.reference_n:,})")
-    if error_criterion:
-        text = (f"{where}, {shares} (a gap of {points(c.difference)} in the share predicted positive); judged on "
-                f"{CRITERION_NAMES[c.criterion]}, {_judged_text(c, spec, group, ref)}")
-    else:
-        text = f"{where}, {shares}: a gap of {points(c.difference)}{ratio}"
-    deciding = c.deciding
-    p_value = c.p_value if deciding is None else deciding.p_value
-    p_adjusted = c.p_adjusted if deciding is None else deciding.p_adjusted
-    size = "within" if c.verdict == WITHIN else ("larger than" if spec.metric == "difference" else "beyond")
-    adjusted = ""
-    if p_adjusted is not None and p_value is not None and spec.correction != "none" and \
-            abs(p_adjusted - p_value) > 1e-12:
-        adjusted = f"; {format_p(p_adjusted)} after adjusting for the number of comparisons"
-    if c.verdict == TOO_FEW:
-        # No word on the tolerance: the comparison is kept out of the verdict (chance is still said).
-        if deciding is not None and error_criterion:
-            mine, theirs = deciding.n, deciding.reference_n
-        else:
-            mine, theirs = c.n, c.reference_n
-        small = min(mine, theirs)
-        who = group if mine <= theirs else ref
-        rows = _rows_of(small, who)
-        if error_criterion and deciding is not None:
-            rows += f" for the {RATE_WORDS[deciding.name][0]}"
-        chance = ", and it could be due to chance" if p_value is not None and p_value >= 0.05 else ""
-        if small >= spec.min_group_size:  # set aside by the smallest share, not by the rows in this cell
-            text += (f"{chance} ({format_p(p_value)}). {group} is under {format_percent(spec.min_group_share)} of "
-                     "all rows, so it is set aside: too few rows to judge.")
-        else:
-            text += (f"{chance} ({format_p(p_value)}). With {rows} here (fewer than {spec.min_group_size:,}), "
-                     "there are too few rows to judge.")
-        return _replace(c, sentence=text)
-    gap_word = "" if not error_criterion or deciding is None else f" {RATE_ON[deciding.name]}"
-    if c.verdict == BEYOND:
-        text += f", {size} {_tolerance_words(spec)}{gap_word} and not due to chance ({format_p(p_value)}{adjusted})."
-    elif c.verdict == WITHIN:
-        text += f", within {_tolerance_words(spec)} ({format_p(p_value)})."
-    else:
-        text += (f", {size} {_tolerance_words(spec)}{gap_word}, and it could be due to chance "
-                 f"({format_p(p_value)}{adjusted}).")
-    if not error_criterion and c.four_fifths is not None and spec.metric == "difference":
-        if c.four_fifths and c.verdict == WITHIN:
-            text += (f" Its impact ratio of {c.impact_ratio:.2f} is below four-fifths (the EEOC rule of thumb), "
-                     "but the gap in points is within the tolerance: with shares this small, a ratio magnifies "
-                     "a small difference. The verdict follows the tolerance.")
-        elif not c.four_fifths and c.verdict in (BEYOND, CHANCE):
-            text += (f" Its impact ratio of {c.impact_ratio:.2f} passes the four-fifths rule, but the gap in points "
-                     "is beyond the tolerance. The verdict follows the tolerance.")
-    return _replace(c, sentence=text)
-
-
-def _with_pooled_sentence(pc: PooledComparison, spec: AuditSpec, several: bool) -> PooledComparison:
-    outcome = spec.decision_text
-    group, ref = group_words(pc.group, spec), group_words(pc.reference, spec)
-    if pc.marginal_difference is None:
-        return _replace(pc, sentence=f"{group} has no rows to compare with {ref}.")
-    overall = (f"Overall, {outcome} for {pct(pc.marginal_rate)} of {group} and {pct(pc.reference_marginal_rate)} "
-               f"of {ref} (a gap of {points(pc.marginal_difference)}, {format_p(pc.marginal_p_value)})")
-    if not several:
-        return _replace(pc, sentence=overall + ".")
-    if pc.mh_odds_ratio is None and pc.strata_used > 0:
-        return _replace(pc, sentence=overall + f"; the cells cannot be pooled into an odds ratio: in every cell that "
-                                               f"holds both groups, {group} always has the outcome or {ref} never "
-                                               "has it, so the odds cannot be compared (the pooled odds ratio is "
-                                               "infinite by arithmetic). Read the cells one by one.")
-    if pc.mh_odds_ratio is None or pc.cmh_p_value is None:
-        return _replace(pc, sentence=overall + "; the cells cannot be pooled (no cell holds both groups with both "
-                                               "outcomes).")
-    if pc.mh_odds_ratio == 0:
-        # Degenerate: in every cell that can be pooled one side has the outcome in every row (or none of
-        # its rows), so there are no odds to compare and the pooled odds ratio is 0 by arithmetic only.
-        return _replace(pc, sentence=overall + f"; the cells cannot be pooled into an odds ratio: in every cell "
-                                               f"that holds both groups, {group} never has the outcome or {ref} "
-                                               "always has it, so the odds cannot be compared (the pooled odds "
-                                               "ratio is 0 by arithmetic, not an estimate). Read the cells one "
-                                               "by one.")
-    ci = ""
-    if pc.mh_ci_low is not None and pc.mh_ci_high is not None:
-        ci = f", 95% CI {pc.mh_ci_low:.2f} to {pc.mh_ci_high:.2f}"
-    pooled = f"pooled odds ratio {pc.mh_odds_ratio:.2f}{ci}, {format_p(pc.cmh_p_value)}"
-    uneven = pc.breslow_day_p_value is not None and pc.breslow_day_p_value < ALPHA
-    cells_note = ""
-    if pc.cells_beyond:
-        cells_note = (f" and in {pc.cells_beyond} cell{'s' if pc.cells_beyond > 1 else ''} the gap exceeds the "
-                      "tolerance beyond chance")
-    if pc.simpson:
-        if pc.cmh_p_value < ALPHA:
-            within = "within the cells the gap points the other way"
-        elif uneven or pc.cells_beyond:
-            # Not "alike": the pooled effect is small, but the gap differs between cells (Berkeley's department A).
-            within = ("the pooled within-cell gap could be chance, though the gap differs from cell to cell"
-                      + cells_note)
-        else:
-            within = "within each cell the rates are alike"
-        return _replace(pc, sentence=(f"{overall}, but {within} ({pooled}): the overall gap comes from which cells "
-                                      "each group falls in, not from different treatment inside them"
-                                      + (" on the whole; read the cells one by one." if uneven or pc.cells_beyond
-                                         else ".")))
-    if pc.cmh_p_value < ALPHA:
-        return _replace(pc, sentence=f"{overall}; the gap holds within the cells ({pooled}).")
-    if uneven or pc.cells_beyond:
-        return _replace(pc, sentence=f"{overall}; pooled over the cells the difference could be chance ({pooled}), "
-                                     f"but the gap differs from cell to cell{cells_note}: read the cells one by one.")
-    return _replace(pc, sentence=f"{overall}; within the cells the difference could be chance ({pooled}).")
-
-
-def _replace(obj: Any, **changes: Any) -> Any:
-    from dataclasses import replace
-
-    return replace(obj, **changes)
+    return pooled

@@ -9,7 +9,19 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["below_majority", "format_number", "format_p", "format_percent", "format_percent_pair", "format_table"]
+__all__ = ["below_majority", "format_number", "format_p", "format_percent", "format_percent_pair", "format_points",
+           "format_table", "points"]
+
+
+def _finite(x: Any) -> float | None:
+    """``x`` as a finite float, or None when there is no number (None, NaN, infinite, pandas' NA, text)."""
+    if x is None:
+        return None
+    try:
+        value = float(x)
+    except (TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) else None
 
 
 def format_percent(share: float | None, digits: int = 1) -> str:
@@ -18,9 +30,10 @@ def format_percent(share: float | None, digits: int = 1) -> str:
     99.96% with one decimal would print as "100.0%", which reads as "every one": near the ends
     up to two more decimals are shown, and beyond them a bound (">99.999%", "<0.001%").
     """
-    if share is None or not math.isfinite(share):
+    number = _finite(share)
+    if number is None:
         return "n/a"
-    value = 100.0 * float(share) + 0.0  # + 0.0 turns -0.0 into 0.0
+    value = 100.0 * number + 0.0  # + 0.0 turns -0.0 into 0.0
     if value in (0.0, 100.0):
         return f"{value:.{digits}f}%"
     for places in range(digits, digits + 3):
@@ -59,16 +72,55 @@ def below_majority(accuracy: float, positive_share: float) -> tuple[str, str, st
 
 def format_number(x: float | None, digits: int = 3) -> str:
     """A number with fixed decimals, or "n/a" when there is none (None, NaN, infinite)."""
-    return "n/a" if x is None or not math.isfinite(x) else f"{x:.{digits}f}"
+    number = _finite(x)
+    return "n/a" if number is None else f"{number:.{digits}f}"
+
+
+def format_points(difference: float | None, digits: int = 1, *, signed: bool = False) -> str:
+    """A difference of two shares in percentage points: 0.021 -> "2.1" ("+2.1" signed), "n/a" without one.
+
+    The rule of :func:`format_percent` for gaps: a gap that is not zero never reads as "0.0" (up to
+    two more decimals, then a bound: "<0.001"), and zero is "0.0", never "-0.0" or "+0.0". Unsigned
+    means the size of the gap (its absolute value).
+    """
+    number = _finite(difference)
+    if number is None:
+        return "n/a"
+    value = 100.0 * number + 0.0
+    if not signed:
+        value = abs(value)
+    if value == 0.0:
+        return f"{0.0:.{digits}f}"
+    sign = "+" if signed else ""
+    for places in range(digits, digits + 3):
+        text = f"{value:{sign}.{places}f}"
+        if float(text) != 0.0:
+            return text
+    step = f"{10.0 ** -places:.{places}f}"
+    if not signed:
+        return f"<{step}"
+    return f"<+{step}" if value > 0 else f">-{step}"
+
+
+def points(difference: float | None) -> str:
+    """A gap as a sentence says it: "14 points", "1 point", "0.4 points" (whole points from one up, unsigned)."""
+    text = format_points(difference, 0)
+    if text == "n/a":
+        return "an unknown number of points"
+    return f"{text} point" + ("" if text == "1" else "s")
 
 
 def format_p(p: float | None, *, short: bool = False) -> str:
-    """A p-value: 'p < 0.001' / 'p = 0.034' in a sentence, '<0.001' / '0.034' in a table (short)."""
-    if p is None or not math.isfinite(p):
+    """A p-value: 'p < 0.001' / 'p = 0.034' in a sentence, '<0.001' / '0.034' in a table (short).
+
+    The one spelling on every surface; without a p-value: "p not computable" in a sentence, "n/a" in a table.
+    """
+    number = _finite(p)
+    if number is None:
         return "n/a" if short else "p not computable"
     if short:
-        return "<0.001" if p < 0.001 else f"{p:.3f}"
-    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+        return "<0.001" if number < 0.001 else f"{number:.3f}"
+    return "p < 0.001" if number < 0.001 else f"p = {number:.3f}"
 
 
 def format_table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:

@@ -35,8 +35,9 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from .comparisons import BEYOND, CHANCE, TOO_FEW, WITHIN, pct, points
-from .formatting import format_number, format_p, format_percent
+from .comparisons import BEYOND, CHANCE, TOO_FEW, WITHIN
+from .formatting import format_number, format_p, format_percent, points
+from .narrative import share
 from .proxy import PROB_COLUMNS, RACE_LABELS, RACES
 from .stats import adjust_p, newcombe_interval, two_proportion_tests, wilson_interval
 
@@ -299,7 +300,7 @@ def _sentence(c: ProxyComparison, decision: str, tolerance: float) -> str:
     about = "about " if c.method == "weighted" else ""
     if c.difference is None or c.rate is None:
         return f"{how}, {where.lower()}, {c.group} cannot be compared with {c.reference} (not computable)."
-    text = (f"{how}, {where[0].lower() + where[1:]}: {decision} for {pct(c.rate)} of estimated {c.group} "
+    text = (f"{how}, {where[0].lower() + where[1:]}: {decision} for {share(c.rate)} of estimated {c.group} "
             f"({about}{c.n:,.0f} rows) against the reference {c.reference}: a gap of {points(c.difference)}")
     tol = points(tolerance).replace(" points", "-point").replace(" point", "-point")
     if c.verdict == TOO_FEW:

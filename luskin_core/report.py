@@ -39,11 +39,12 @@ import numpy as np
 import pandas as pd
 
 from .audit import AuditResult
-from .comparisons import BEYOND, CHANCE, CRITERION_NAMES, ERROR_RATE_NAMES, TOO_FEW, group_words
+from .comparisons import BEYOND, CHANCE, CRITERION_NAMES, ERROR_RATE_NAMES, TOO_FEW
 from .cost import CONTROLLED, GAP_NAMES, CostPoint, accuracy_interval, cost_chart, cost_points
 from .errors import LuskinError
 from .findings import WITHIN_PARTS, findings, part_nouns
 from .formatting import format_percent
+from .narrative import group_words
 from .relabel import ALGORITHM_NAMES
 from .spec import AuditSpec
 

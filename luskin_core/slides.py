@@ -22,10 +22,10 @@ from typing import Any
 import plotly.graph_objects as go
 
 from .audit import AuditResult
-from .comparisons import group_words
 from .cost import CostPoint, cost_chart, cost_points
 from .errors import LuskinError
 from .formatting import format_percent
+from .narrative import group_words
 from .report import DatasetRef, _caveats, _cost_sentences, _question, safe_figure, spec_in_words
 
 QUESTION, DATA, VERDICT, FINDING, CORRECTION, COST, CAVEATS = (
