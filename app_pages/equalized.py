@@ -19,6 +19,7 @@ from luskin_app.help import HELP
 from luskin_core import equalize, models, plots
 from luskin_core.data import PRESETS
 from luskin_core.equalize import AlphaSweep
+from luskin_core.formatting import format_percent, format_points
 from luskin_core.spec import AuditSpec
 
 ALPHA_CHOICES = tuple(float(a) for a in equalize.DEFAULT_ALPHAS)
@@ -102,9 +103,9 @@ def render_sweep(sweep: AlphaSweep, spec: AuditSpec, store_key: str) -> None:
     point = sweep.point(alpha)
     ui.show_warnings(sweep, point)
     a, b, c = st.columns(3)
-    a.metric("Accuracy (test rows)", f"{100 * point.accuracy:.1f}%")
-    b.metric("TPR gap", f"{100 * point.tpr_gap:.1f} points", help=HELP["tpr"])
-    c.metric("FPR gap", f"{100 * point.fpr_gap:.1f} points", help=HELP["fpr"])
+    a.metric("Accuracy (test rows)", format_percent(point.accuracy))
+    b.metric("TPR gap", f"{format_points(point.tpr_gap)} points", help=HELP["tpr"])
+    c.metric("FPR gap", f"{format_points(point.fpr_gap)} points", help=HELP["fpr"])
     histograms, accuracy, gaps = _figures(store_key, alpha, spec.group_name, spec.other_name, sweep)
     st.plotly_chart(histograms, key="eq_hist", theme=None)
     left, right = st.columns(2)

@@ -18,6 +18,7 @@ from luskin_app.cache import options_key, remember
 from luskin_app.help import HELP
 from luskin_core import plots
 from luskin_core.errors import LuskinError
+from luskin_core.formatting import format_percent, format_points
 from luskin_core.guess import score_columns
 from luskin_core.models import MODEL_KINDS, MODEL_NAMES
 from luskin_core.options import ThresholdOptions
@@ -141,14 +142,14 @@ def render_result(report: ThresholdReport, spec: AuditSpec) -> None:
     a, b, c = st.columns(3)
     after = report.after
     before = report.before
-    a.metric("Accuracy (test rows)", f"{100 * after.accuracy:.1f}%",
-             None if before is None else f"{100 * (after.accuracy - before.accuracy):+.1f} points",
+    a.metric("Accuracy (test rows)", format_percent(after.accuracy),
+             None if before is None else f"{format_points(after.accuracy - before.accuracy, signed=True)} points",
              help="Share of correct decisions on rows held out from training and tuning.")
-    b.metric("TPR gap", f"{100 * after.tpr_gap:.1f} points",
-             None if before is None else f"{100 * (after.tpr_gap - before.tpr_gap):+.1f}", delta_color="inverse",
+    b.metric("TPR gap", f"{format_points(after.tpr_gap)} points",
+             None if before is None else format_points(after.tpr_gap - before.tpr_gap, signed=True), delta_color="inverse",
              help=HELP["tpr"] + " The gap is the largest difference between groups.")
-    c.metric("FPR gap", f"{100 * after.fpr_gap:.1f} points",
-             None if before is None else f"{100 * (after.fpr_gap - before.fpr_gap):+.1f}", delta_color="inverse",
+    c.metric("FPR gap", f"{format_points(after.fpr_gap)} points",
+             None if before is None else format_points(after.fpr_gap - before.fpr_gap, signed=True), delta_color="inverse",
              help=HELP["fpr"] + " The gap is the largest difference between groups.")
     splits = {"tune": "tuning rows (where the thresholds were chosen)", "test": "held-out test rows"}
     ch_.seed("thr_split", ch_.choices()["thresholds"].get("split", "tune"))

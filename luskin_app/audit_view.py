@@ -20,7 +20,7 @@ from luskin_core.audit import AuditResult
 from luskin_core.audit_plots import audit_figures, comparison_bars
 from luskin_core.comparisons import BEYOND, CHANCE, REFERENCE, TOO_FEW, WITHIN
 from luskin_core.findings import findings
-from luskin_core.formatting import format_p, format_percent
+from luskin_core.formatting import format_number, format_p, format_percent, format_points
 
 from . import ui
 from .help import HELP
@@ -42,7 +42,7 @@ def _pct(x: Any) -> str:
 
 
 def _pts(x: Any) -> str:
-    return f"{100 * x:+.1f}" if _finite(x) else "n/a"
+    return format_points(x, signed=True)
 
 
 def _pct_bound(x: Any) -> str:
@@ -52,8 +52,7 @@ def _pct_bound(x: Any) -> str:
 
 def _pts_bound(x: Any) -> str:
     """An interval bound in whole points, signed (below one point: one decimal, so -0.4 is not -0)."""
-    value = 100 * float(x)
-    return f"{value:+.1f}" if 0 < abs(value) < 0.95 else f"{value:+.0f}"
+    return format_points(x, 0, signed=True)
 
 
 def _ci(low: Any, high: Any, fmt: Any) -> str:
@@ -65,7 +64,7 @@ def _p(x: Any) -> str:
 
 
 def _ratio(x: Any) -> str:
-    return f"{x:.2f}" if _finite(x) else "n/a"
+    return format_number(x, 2)
 
 
 TABLE_BUDGET = 700  # px: a 1024-px screen leaves about 750 beside the 220-px sidebar; the grid adds about 40

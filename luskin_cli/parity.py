@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from luskin_core.errors import LuskinError
+from luskin_core.formatting import format_percent
 
 
 def add_parsers(subparsers: Any) -> None:
@@ -83,10 +84,6 @@ def _paper_compas(args: argparse.Namespace, features: Sequence[str] | None) -> b
     )
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
-
-
 def _num(x: Any) -> str:
     if isinstance(x, str):
         return x
@@ -141,12 +138,12 @@ def run_thresholds(args: argparse.Namespace) -> int:
                               "TPR after", "FPR before", "FPR after"]))
     print()
     if report.before:
-        print(f"Test accuracy: {_pct(report.before.accuracy)} before, {_pct(report.after.accuracy)} after.")
+        print(f"Test accuracy: {format_percent(report.before.accuracy)} before, {format_percent(report.after.accuracy)} after.")
         print(f"Largest gap in true positive rate: {_num(report.before.tpr_gap)} before, "
               f"{_num(report.after.tpr_gap)} after; in false positive rate: "
               f"{_num(report.before.fpr_gap)} before, {_num(report.after.fpr_gap)} after.")
     else:
-        print(f"Test accuracy with the tuned thresholds: {_pct(report.after.accuracy)}; largest "
+        print(f"Test accuracy with the tuned thresholds: {format_percent(report.after.accuracy)}; largest "
               f"gap in true positive rate {_num(report.after.tpr_gap)}, in false positive rate "
               f"{_num(report.after.fpr_gap)}.")
     print(f"Objective (accuracy - lambda x gaps) on the tuning rows: {report.objective:.4f}.")
@@ -213,7 +210,7 @@ def run_equalize(args: argparse.Namespace) -> int:
         "TPR gap", "FPR gap"]
     rows = []
     for p in sweep.points:
-        rows.append([f"{p.alpha:g}", _pct(p.accuracy)]
+        rows.append([f"{p.alpha:g}", format_percent(p.accuracy)]
                     + [_num(p.groups[g]["tpr"]) for g in labels]
                     + [_num(p.groups[g]["fpr"]) for g in labels]
                     + [_num(p.tpr_gap), _num(p.fpr_gap)])

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from luskin_core.errors import LuskinError
+from luskin_core.formatting import format_percent, format_points
 
 
 def add_parsers(subparsers: Any) -> None:
@@ -231,8 +232,9 @@ def run(args: argparse.Namespace) -> int:
                                            pipeline=pipeline, default_threshold=args.default_threshold))
             timings[f"thresholds {len(reports)}"] = clock() - t
             after = reports[-1].after
-            _say(f"Thresholds, lambda {lam:g}: accuracy {100 * after.accuracy:.1f}%, TPR gap "
-                 f"{100 * after.tpr_gap:.1f} points, FPR gap {100 * after.fpr_gap:.1f} points ({clock() - t:.1f} s)")
+            _say(f"Thresholds, lambda {lam:g}: accuracy {format_percent(after.accuracy)}, TPR gap "
+                 f"{format_points(after.tpr_gap)} points, FPR gap {format_points(after.fpr_gap)} points "
+                 f"({clock() - t:.1f} s)")
             _say_warnings(reports[-1].warnings)
 
     sweep = None

@@ -11,6 +11,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from luskin_core.formatting import format_number, format_p
+
 if TYPE_CHECKING:  # imported when the subcommand runs, so that `luskin --help` starts fast
     from luskin_core.retrain import RetrainResult
 
@@ -81,13 +83,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _f(x: float | None, digits: int = 3) -> str:
-    return "n/a" if x is None else f"{x:.{digits}f}"
+    return format_number(x, digits)
 
 
 def _p(p: float | None) -> str:
-    if p is None:
-        return "p n/a"
-    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+    return format_p(p)
 
 
 def format_retrain(result: RetrainResult) -> str:

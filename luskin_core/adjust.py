@@ -36,7 +36,7 @@ from scipy import linalg, sparse, special, stats
 from .comparisons import ALPHA, BEYOND, CHANCE, TOO_FEW, WITHIN, choose_reference
 from .counts import UNKNOWN, plan_for_frame, row_group_labels
 from .errors import LuskinError
-from .formatting import format_p, format_percent, points
+from .formatting import format_p, format_percent, format_points, points
 from .spec import AuditSpec, prepare, resolve_column
 
 MAX_ITERATIONS = 100
@@ -743,8 +743,7 @@ def _rows_note(cells: Cells, fit: Fit, p: int) -> str:
 
 def _pp(x: float) -> str:
     """A signed difference in points with one decimal (+1.9, -14.2)."""
-    value = 100 * x
-    return f"{value:+.1f}" if round(value, 1) != 0 else "0.0"
+    return format_points(x, signed=True)
 
 
 def _sentence(g: AdjustedGap, spec: AuditSpec, controls: Sequence[str], linear: bool, outcome: str) -> str:

@@ -22,6 +22,7 @@ import pandas as pd
 from .adjust import MAX_CELLS, Cells, _number_text
 from .counts import CROSS, UNKNOWN
 from .errors import LuskinError
+from .formatting import format_percent
 from .sources import Source, _checks, _ibis, _is_numeric, _mask, _outcome_expr, _part_expr
 from .spec import AuditSpec
 
@@ -66,7 +67,8 @@ def cells_from_source(source: Source, spec: AuditSpec, controls: Sequence[str] =
             sampled = _light_view(source._raw.sample(fraction, seed=seed), needed)
             cells_expr = _cells_expr(sampled, plan, numeric, cats, cluster_name, linear)
             note = (f"The numeric controls take too many distinct values to fit every one of the {total:,} rows from "
-                    f"the engine's table, so a seeded random sample of about {fraction:.1%} of them (seed {seed}) is "
+                    f"the engine's table, so a seeded random sample of about {format_percent(fraction)} of them "
+                    f"(seed {seed}) is "
                     "fitted: its intervals are wider than the full data's would be.")
     raw = source._run(cells_expr, fetch=True)
     frame = _labelled(raw, plan, spec, numeric, cats, cluster_name)

@@ -11,13 +11,13 @@ from typing import Any
 
 from .adjust import AdjustResult
 from .adjust_plots import adjusted_gaps_chart, explained_chart
-from .formatting import format_p
+from .formatting import format_p, format_points
 
 
 def _num(result: AdjustResult, x: float | None) -> str:
     if x is None:
         return "n/a"
-    return f"{x:+,.3f}" if result.model == "linear" else f"{100 * x:+.1f}"
+    return f"{x:+,.3f}" if result.model == "linear" else format_points(x, signed=True)
 
 
 def adjusted_section(result: AdjustResult) -> Any:

@@ -60,10 +60,6 @@ def _layout(fig: go.Figure, title: str, subtitle: str, height: int, top: int = 1
     return fig
 
 
-def _pct(x: float | None) -> str:
-    return format_percent(x, 0)
-
-
 def _cells(result: AuditResult) -> list[str | None]:
     return list(result.cell_names)
 
@@ -112,7 +108,7 @@ def comparison_bars(result: AuditResult, *, max_cells: int = 12, columns: int = 
         ), row=row, col=col)
         fig.add_trace(go.Scatter(
             x=[(c.ci_high if c.ci_high is not None else 0.0) + 0.02 for c in items], y=y, mode="text",
-            text=[f"{_pct(c.rate)}, n = {c.n:,}" for c in items], textposition="middle right",
+            text=[f"{format_percent(c.rate, 0)}, n = {c.n:,}" for c in items], textposition="middle right",
             textfont={"size": FONT_SIZE - 5}, hoverinfo="skip",
         ), row=row, col=col)
         fig.update_yaxes(**category_ticks([c.group for c in items], text, marks), row=row, col=col)
@@ -153,7 +149,8 @@ def impact_heatmap(result: AuditResult) -> go.Figure:
             row_z.append(_log_ratio(c) if c.verdict != TOO_FEW else None)
             ratio = "n/a" if c.impact_ratio is None else f"{c.impact_ratio:.2f}"
             row_t.append("" if c.verdict == TOO_FEW else ratio + marks.get(c.verdict, ""))
-            row_h.append(f"{text(group)} in {text(cell or 'all rows')}: {_pct(c.rate)} vs {_pct(c.reference_rate)} "
+            row_h.append(f"{text(group)} in {text(cell or 'all rows')}: {format_percent(c.rate, 0)} vs "
+                         f"{format_percent(c.reference_rate, 0)} "
                          f"for {text(result.reference)}; impact ratio {ratio}; {VERDICT_MARKS.get(c.verdict, '')}")
         z.append(row_z)
         labels.append(row_t)

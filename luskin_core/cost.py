@@ -37,6 +37,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .comparisons import TOO_FEW
+from .formatting import format_percent, format_points
 from .plots import title_block
 from .stats import Z95, newcombe_interval, wilson_interval
 
@@ -194,7 +195,7 @@ def _error_gap(counts: dict[str, tuple[int, int, int, int]]) -> tuple[float, flo
         gap = rates[high_g] - rates[low_g]
         lo, hi = absolute_gap_interval(counts[high_g][hit], counts[high_g][total], counts[low_g][hit],
                                        counts[low_g][total])
-        detail = f"{name}: {high_g} {100 * rates[high_g]:.1f}% vs {low_g} {100 * rates[low_g]:.1f}%"
+        detail = f"{name}: {high_g} {format_percent(rates[high_g])} vs {low_g} {format_percent(rates[low_g])}"
         if best is None or gap > best[0]:
             best = (gap, lo, hi, detail)
     if best is None:
@@ -313,7 +314,7 @@ def _errors(points: Sequence[CostPoint], value: str, low: str, high: str, scale:
 
 
 def _value(p: CostPoint) -> str:
-    return f"{p.score:.3f}" if p.score_name == "AUC" else f"{100 * p.score:.1f}%"
+    return f"{p.score:.3f}" if p.score_name == "AUC" else format_percent(p.score)
 
 
 def _series_name(group: Sequence[CostPoint]) -> str:
@@ -331,7 +332,7 @@ def _series_name(group: Sequence[CostPoint]) -> str:
         end = after[0] if len(after) == 1 else None
     if before and end is not None and before[0].gap is not None and end.gap is not None:
         return (f"{head}: {first.score_name} {_value(before[0])} → {_value(end)}, {gap} "
-                f"{100 * before[0].gap:.1f} → {100 * end.gap:.1f} points")
+                f"{format_points(before[0].gap)} → {format_points(end.gap)} points")
     return head
 
 

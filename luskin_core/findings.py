@@ -31,7 +31,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from .comparisons import ALPHA, BEYOND, CHANCE, TOO_FEW, WITHIN, Comparison, PooledComparison
-from .formatting import format_p, format_percent
+from .formatting import format_p, points
+from .narrative import share, tolerance_words, under_words
 
 OVERALL, WITHIN_PARTS, BEYOND_PART, REST = "overall", "within", "beyond", "rest"
 KINDS = (OVERALL, WITHIN_PARTS, BEYOND_PART, REST)
@@ -88,16 +89,6 @@ class Findings:
 # ------------------------------------------------------------------------------------------
 # Words
 # ------------------------------------------------------------------------------------------
-def _points(x: float) -> str:
-    value = 100 * abs(x)
-    text = f"{value:.0f}" if value >= 1 or value == 0 else f"{value:.1f}"
-    return f"{text} point" + ("" if text == "1" else "s")
-
-
-def _pct(x: float | None) -> str:
-    return format_percent(x, 0)
-
-
 def adverse(spec: Any) -> bool:
     """True when the counted outcome is bad for the person (a denial, a default, an arrest)."""
     return getattr(spec, "outcome_is", "favourable") == "adverse"
@@ -138,25 +129,13 @@ def part_name(spec: Any, cell: str | None) -> str:
     return cell
 
 
-def _bar(spec: Any) -> str:
-    if spec.metric == "ratio":
-        return f"the {spec.ratio_threshold:g} impact-ratio threshold"
-    return "the " + _points(spec.tolerance).replace(" points", "-point").replace(" point", "-point") + " tolerance"
-
-
-def _under(spec: Any) -> str:
-    if spec.metric == "ratio":
-        return f"the impact ratio is at least {spec.ratio_threshold:g}"
-    return f"the gap is under {_points(spec.tolerance)}"
-
-
 def _judgement(spec: Any, verdict: str | None, p: float | None) -> str:
     if verdict == BEYOND:
-        return f"beyond {_bar(spec)} and not due to chance ({format_p(p)})"
+        return f"beyond {tolerance_words(spec)} and not due to chance ({format_p(p)})"
     if verdict == CHANCE:
-        return f"beyond {_bar(spec)} but it could be chance ({format_p(p)})"
+        return f"beyond {tolerance_words(spec)} but it could be chance ({format_p(p)})"
     if verdict == WITHIN:
-        return f"within {_bar(spec)} ({format_p(p)})"
+        return f"within {tolerance_words(spec)} ({format_p(p)})"
     return format_p(p)
 
 
@@ -170,7 +149,7 @@ def _gap_words(spec: Any, group: str, rate: float | None, reference: str, refere
     who = favoured(spec, group, rate, reference, reference_rate)
     if who is None or difference is None:
         return "no gap", None
-    return f"{who} favoured by {_points(difference)}", who
+    return f"{who} favoured by {points(difference)}", who
 
 
 # ------------------------------------------------------------------------------------------
@@ -206,8 +185,8 @@ def _overall(result: Any, several: bool) -> list[Finding]:
     gap, who = _gap_words(spec, top.group, top.marginal_rate, top.reference, top.reference_marginal_rate,
                           top.marginal_difference)
     judged = _judgement(spec, verdict, top.marginal_p_value)
-    sentence = (f"Overall, {_outcome(spec)} for {_pct(top.marginal_rate)} of {top.group} and "
-                f"{_pct(top.reference_marginal_rate)} of {top.reference}: "
+    sentence = (f"Overall, {_outcome(spec)} for {share(top.marginal_rate)} of {top.group} and "
+                f"{share(top.reference_marginal_rate)} of {top.reference}: "
                 + (f"{gap}, {judged}." if who else f"no gap ({format_p(top.marginal_p_value)})."))
     if verdict == TOO_FEW:
         sentence = sentence[:-1] + f"; with fewer than {spec.min_group_size:,} rows in a group, too few to judge."
@@ -217,10 +196,10 @@ def _overall(result: Any, several: bool) -> list[Finding]:
         if beyond:
             names = ", ".join(p.group for p in beyond[:4]) + (" and others" if len(beyond) > 4 else "")
             sentence += (f" This is the largest of {len(pooled)} overall gaps with {top.reference}; "
-                         f"{len(beyond)} of the other {others} are also beyond {_bar(spec)} ({names}).")
+                         f"{len(beyond)} of the other {others} are also beyond {tolerance_words(spec)} ({names}).")
         else:
             sentence += (f" This is the largest of {len(pooled)} overall gaps with {top.reference}; none of the other "
-                         f"{others} is beyond {_bar(spec)} and not due to chance.")
+                         f"{others} is beyond {tolerance_words(spec)} and not due to chance.")
     return [Finding(OVERALL, sentence, top.group, top.reference, None, who, top.marginal_difference)]
 
 
@@ -276,8 +255,8 @@ def _beyond(result: Any, several: bool, said: Finding | None) -> list[Finding]:
     for c in items:
         who = favoured(spec, c.group, c.rate, c.reference, c.reference_rate)
         where = f"In {part_name(spec, c.cell)}, " if several else ""
-        sentence = (f"{where}{who} favoured: {_outcome(spec)} for {_pct(c.rate)} of {c.group} and "
-                    f"{_pct(c.reference_rate)} of {c.reference}, a gap of {_points(c.difference or 0.0)} "
+        sentence = (f"{where}{who} favoured: {_outcome(spec)} for {share(c.rate)} of {c.group} and "
+                    f"{share(c.reference_rate)} of {c.reference}, a gap of {points(c.difference or 0.0)} "
                     f"({format_p(c.p_adjusted if c.p_adjusted is not None else c.p_value)}).")
         out.append(Finding(BEYOND_PART, sentence[0].upper() + sentence[1:], c.group, c.reference,
                            c.cell if several else None, who, c.difference))
@@ -321,9 +300,9 @@ def _rest(result: Any, several: bool, said: Finding | None) -> list[Finding]:
             where = (f"For {mine[0].group}" if len(mine) == 1 else
                      f"For {'the other ' if said is not None else ''}{len(mine)} groups ({_listed([c.group for c in mine])})")
         if verdict == WITHIN:
-            sentence = f"{where}, {_under(spec)}."
+            sentence = f"{where}, {under_words(spec)}."
         elif verdict == CHANCE:
-            sentence = f"{where}, the gap is beyond {_bar(spec)} but could be chance."
+            sentence = f"{where}, the gap is beyond {tolerance_words(spec)} but could be chance."
         else:
             sentence = f"{where}, too few rows to judge (fewer than {spec.min_group_size:,} in a group)."
         out.append(Finding(REST, sentence))

@@ -80,15 +80,13 @@ def format_points(difference: float | None, digits: int = 1, *, signed: bool = F
     """A difference of two shares in percentage points: 0.021 -> "2.1" ("+2.1" signed), "n/a" without one.
 
     The rule of :func:`format_percent` for gaps: a gap that is not zero never reads as "0.0" (up to
-    two more decimals, then a bound: "<0.001"), and zero is "0.0", never "-0.0" or "+0.0". Unsigned
-    means the size of the gap (its absolute value).
+    two more decimals, then a bound: "<0.001"), and zero is "0.0", never "-0.0" or "+0.0". A
+    negative gap keeps its minus; ``signed`` adds the plus to a positive one.
     """
     number = _finite(difference)
     if number is None:
         return "n/a"
     value = 100.0 * number + 0.0
-    if not signed:
-        value = abs(value)
     if value == 0.0:
         return f"{0.0:.{digits}f}"
     sign = "+" if signed else ""
@@ -97,14 +95,15 @@ def format_points(difference: float | None, digits: int = 1, *, signed: bool = F
         if float(text) != 0.0:
             return text
     step = f"{10.0 ** -places:.{places}f}"
-    if not signed:
-        return f"<{step}"
-    return f"<+{step}" if value > 0 else f">-{step}"
+    if value < 0:
+        return f">-{step}"
+    return f"<+{step}" if signed else f"<{step}"
 
 
 def points(difference: float | None) -> str:
     """A gap as a sentence says it: "14 points", "1 point", "0.4 points" (whole points from one up, unsigned)."""
-    text = format_points(difference, 0)
+    number = _finite(difference)
+    text = format_points(None if number is None else abs(number), 0)
     if text == "n/a":
         return "an unknown number of points"
     return f"{text} point" + ("" if text == "1" else "s")

@@ -16,7 +16,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .audit import AuditResult
-from .formatting import format_percent
+from .formatting import format_percent, points
 from .spec import AuditSpec
 
 # Okabe & Ito (2008), "Color Universal Design".
@@ -133,14 +133,6 @@ def class_colors(group: str, other: str) -> dict[str, str]:
     return {str(group): GROUP_COLOR, str(other): OTHER_COLOR}
 
 
-def _pct(x: float | None) -> str:
-    return format_percent(x, 0)
-
-
-def _points(x: float | None) -> str:
-    return "n/a" if x is None else f"{100 * abs(x):.0f}"
-
-
 # ------------------------------------------------------------------------------------------
 # Controlled fairness
 # ------------------------------------------------------------------------------------------
@@ -157,7 +149,7 @@ def audit_bars(result: AuditResult) -> go.Figure:
         # Two lines at the bar's base; on a short bar (the whisker's lower end under a quarter of the
         # axis) one line, so that the label stays below the whisker instead of running into it.
         short = c.ci_low is None or c.ci_low < 0.25 * axis_top
-        return f"{_pct(c.ratio)}{' · ' if short else '<br>'}n = {c.n:,}"
+        return f"{format_percent(c.ratio, 0)}{' · ' if short else '<br>'}n = {c.n:,}"
 
     for member, raw_name, color in ((True, spec.group_name, GROUP_COLOR), (False, spec.other_name, OTHER_COLOR)):
         name = label(raw_name)
@@ -183,7 +175,7 @@ def audit_bars(result: AuditResult) -> go.Figure:
             note = "not computable: a class is empty"
         else:
             verdict = {True: "within tolerance", False: "over tolerance", None: "too few rows to judge"}[g.fair]
-            note = f"gap {_points(g.gap)} points ({verdict})"
+            note = f"gap {points(g.gap)} ({verdict})"
         fig.add_annotation(x=label(g.cell), y=1.0, yref="paper", text=note, showarrow=False,
                            font={"size": FONT_SIZE - 2}, yanchor="bottom")
     tol = f"{100 * spec.tolerance:g}"

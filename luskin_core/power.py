@@ -26,6 +26,8 @@ from typing import Any
 import numpy as np
 from scipy.stats import norm
 
+from .formatting import points
+
 ALPHA = 0.05
 POWER = 0.80
 
@@ -121,12 +123,6 @@ def tolerance_drop(spec: Any, reference_rate: float | None) -> float | None:
     return float(spec.tolerance)
 
 
-def _points(x: float) -> str:
-    value = 100 * abs(x)
-    text = f"{value:.0f}" if value >= 1 or value == 0 else f"{value:.1f}"
-    return text + (" point" if text == "1" else " points")
-
-
 def power_sentence(group: str, n: int, reference: str, reference_n: int, mdd: float | None,
                    tolerance: float | None) -> str:
     """Whether a gap of the tolerance could have been seen with these sizes, in words."""
@@ -135,10 +131,10 @@ def power_sentence(group: str, n: int, reference: str, reference_n: int, mdd: fl
         return (f"{rows}, no drop below {reference}'s rate could be detected with 80% power: this is absence "
                 "of evidence, not evidence of fairness.")
     if tolerance is not None and mdd > tolerance + 1e-12:
-        return (f"{rows}, gaps under {_points(mdd)} could not be detected (80% power, 5% level): this is "
+        return (f"{rows}, gaps under {points(mdd)} could not be detected (80% power, 5% level): this is "
                 "absence of evidence, not evidence of fairness.")
-    tol = "" if tolerance is None else f"; a gap of {_points(tolerance)} would have been seen"
-    return f"{rows}, gaps of {_points(mdd)} or more would be detected 80% of the time{tol}."
+    tol = "" if tolerance is None else f"; a gap of {points(tolerance)} would have been seen"
+    return f"{rows}, gaps of {points(mdd)} or more would be detected 80% of the time{tol}."
 
 
 # ------------------------------------------------------------------------------------------
@@ -205,8 +201,8 @@ def sufficiency_lines(items: Sequence[Sufficiency]) -> list[str]:
     for s in small[:12]:
         where = "" if s.cell is None else f" where {s.cell}"
         seen = ("no drop is detectable" if s.minimum_detectable_difference is None
-                else f"detectable gap {_points(s.minimum_detectable_difference)}")
-        tol = "the tolerance" if s.tolerance is None else _points(s.tolerance)
+                else f"detectable gap {points(s.minimum_detectable_difference)}")
+        tol = "the tolerance" if s.tolerance is None else points(s.tolerance)
         if s.rows_needed is None:
             need = (f"no number of {s.group} rows would detect {tol}: the reference ({s.reference}, "
                     f"{s.reference_n:,} rows) has too few")

@@ -197,10 +197,6 @@ def _ratio(k: int, n: int) -> float | None:
     return k / n if n else None
 
 
-def _pct(x: float | None) -> str:
-    return format_percent(x, 1)
-
-
 def _cell_words(fh: bool | None) -> str:
     return "all rows" if fh is None else ("the cell where the filter holds" if fh else
                                          "the cell where the filter does not hold")
@@ -254,11 +250,11 @@ def _relabel(
         # Compare k_g / n_g with k_o / n_o exactly (cross-multiplied integers).
         if k_g * n_o == k_o * n_g:
             records.append(skip(EQUAL, f"In {where} both classes already have the same ratio "
-                                       f"({_pct(r_g)}); nothing was relabelled."))
+                                       f"({format_percent(r_g)}); nothing was relabelled."))
             continue
         assert r_g is not None and r_o is not None  # both classes have rows here
         if abs(r_g - r_o) <= tolerance + 1e-12:
-            records.append(skip(WITHIN_TOLERANCE, f"In {where} the gap ({_pct(r_g)} vs {_pct(r_o)}) is "
+            records.append(skip(WITHIN_TOLERANCE, f"In {where} the gap ({format_percent(r_g)} vs {format_percent(r_o)}) is "
                                                   f"already within the tolerance of {tolerance:g}; nothing "
                                                   "was relabelled."))
             continue
@@ -302,8 +298,8 @@ def _relabel(
         else:
             how = (f"{beta:,} of its positives, the lowest-risk ones, were flipped to negative" if direction == "down"
                    else f"{beta:,} of its negatives, the highest-risk ones, were flipped to positive")
-        message = (f"In {where}, {adj_words} ({_pct(k_a / n_a)} of {n_a:,}) was brought {direction} to the "
-                   f"ratio of {ref_words} ({_pct(k_r / n_r)}): alpha = {alpha:.2f}, so {target:,} positives; "
+        message = (f"In {where}, {adj_words} ({format_percent(k_a / n_a)} of {n_a:,}) was brought {direction} to the "
+                   f"ratio of {ref_words} ({format_percent(k_r / n_r)}): alpha = {alpha:.2f}, so {target:,} positives; "
                    f"{how}; {changed:,} labels changed.")
         records.append(CellAdjustment(**base, status=ADJUSTED, adjusted_in_group=adjusted, alpha=float(alpha),
                                       target=int(target), beta=beta, changed=changed, threshold_new=th_new,

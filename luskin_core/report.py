@@ -43,7 +43,7 @@ from .comparisons import BEYOND, CHANCE, CRITERION_NAMES, ERROR_RATE_NAMES, TOO_
 from .cost import CONTROLLED, GAP_NAMES, CostPoint, accuracy_interval, cost_chart, cost_points
 from .errors import LuskinError
 from .findings import WITHIN_PARTS, findings, part_nouns
-from .formatting import format_percent
+from .formatting import format_number, format_p, format_percent, format_points
 from .narrative import group_words
 from .relabel import ALGORITHM_NAMES
 from .spec import AuditSpec
@@ -248,23 +248,19 @@ def _is_missing(value: Any) -> bool:
 
 
 def _pct(x: Any, digits: int = 1) -> str:
-    return "n/a" if _is_missing(x) else format_percent(float(x), digits)
+    return format_percent(x, digits)
 
 
 def _pts(x: Any, sign: bool = True) -> str:
-    if _is_missing(x):
-        return "n/a"
-    return f"{100 * float(x):+.1f} pts" if sign else f"{100 * float(x):.1f} pts"
+    return "n/a" if _is_missing(x) else f"{format_points(x, signed=sign)} pts"
 
 
 def _p(x: Any) -> str:
-    if _is_missing(x):
-        return "n/a"
-    return "< 0.001" if float(x) < 0.001 else f"{float(x):.3f}"
+    return format_p(x, short=True)
 
 
 def _ratio(x: Any) -> str:
-    return "n/a" if _is_missing(x) else f"{float(x):.2f}"
+    return format_number(x, 2)
 
 
 def _with_ci(value: str, low: Any, high: Any, fmt: Any) -> str:
@@ -670,7 +666,7 @@ def _data_section(result: AuditResult, frame: pd.DataFrame | None, dataset: Data
     if frame is not None:
         missing = int(frame.isna().sum().sum())
         items.append(("Columns", f"{frame.shape[1]:,}"))
-        items.append(("Missing values", f"{missing:,} cells ({100 * missing / max(frame.size, 1):.1f}% of all cells)"))
+        items.append(("Missing values", f"{missing:,} cells ({format_percent(missing / max(frame.size, 1))} of all cells)"))
     items.append(("Rows audited", f"{result.n_rows:,}"))
     if result.n_excluded:
         why = "; ".join(f"{reason}: {count:,}" for reason, count in result.excluded_reasons.items())
@@ -933,11 +929,11 @@ def _cost_sentences(points: Sequence[CostPoint]) -> list[str]:
         if after.score_name == "AUC":
             cost = f"AUC {before.score:.3f} → {after.score:.3f}"
         elif change < 0:
-            cost = f"at a cost of {100 * -change:.1f} points of accuracy ({_pct(before.score)} → {_pct(after.score)})"
+            cost = f"at a cost of {format_points(-change)} points of accuracy ({_pct(before.score)} → {_pct(after.score)})"
         else:
             cost = f"with no loss of accuracy ({_pct(before.score)} → {_pct(after.score)})"
-        out.append(f"{name}: {verb} the {GAP_NAMES[after.family]} from {100 * before.gap:.1f} to "
-                   f"{100 * after.gap:.1f} points, {cost}.")
+        out.append(f"{name}: {verb} the {GAP_NAMES[after.family]} from {format_points(before.gap)} to "
+                   f"{format_points(after.gap)} points, {cost}.")
     return out
 
 
@@ -949,8 +945,8 @@ def _summary_rows(points: Sequence[CostPoint]) -> Table:
     rows, classes = [], []
     for before, after in _cost_rows(points):
         score = f"{_score_text(before)} → {_score_text(after)}" if before is not None else _score_text(after)
-        gap_b = "n/a" if before is None or before.gap is None else f"{100 * before.gap:.1f}"
-        gap_a = "n/a" if after.gap is None else f"{100 * after.gap:.1f}"
+        gap_b = "n/a" if before is None or before.gap is None else format_points(before.gap)
+        gap_a = "n/a" if after.gap is None else format_points(after.gap)
         wider = before is not None and before.gap is not None and after.gap is not None and after.gap > before.gap
         rows.append((_cost_name(after) + (" (the paper's default)" if after.default else ""),
                      f"{after.score_name} {score}", f"{gap_b} → {gap_a} points" + (" (WIDER)" if wider else "")

@@ -40,6 +40,7 @@ from sklearn.metrics import roc_auc_score
 
 from .audit import AuditResult, audit_arrays
 from .errors import LuskinError
+from .formatting import format_points
 from .models import MODEL_NAMES, make_model, risk_scores
 from .options import RETRAIN_KINDS, RetrainOptions
 from .pipeline import MIN_STRATUM, SHAPES, prepare_split, split_positions
@@ -318,7 +319,7 @@ def retrain(
 
 def _points(x: float) -> str:
     """A share as percentage points, e.g. 0.021 -> '2.1'."""
-    return f"{100 * x:.1f}".replace("-0.0", "0.0")
+    return format_points(x)
 
 
 def retrain_warnings(spec: AuditSpec, first: AuditResult, second: AuditResult, auc_first: float,

@@ -51,7 +51,7 @@ from scipy.stats import norm
 
 from .counts import KEPT, CountTable, KeyPart, aggregate_frame, plan_for_frame
 from .errors import LuskinError
-from .formatting import format_p
+from .formatting import format_p, format_points
 from .spec import AuditSpec, resolve_column
 
 EVERY = ("month", "quarter", "year")
@@ -520,7 +520,8 @@ def _trends_and_alerts(labels: list[str], index: list[int], results: list[Any], 
             move = "widened" if slope * np.sign(np.average(d, weights=1 / v)) > 0 else "narrowed"
             verdict = "a trend beyond chance" if p < 0.05 else "which could be chance"
             sentence = (f"{group} vs {reference}{where}: over {len(points)} {every}s the difference moved by "
-                        f"{_signed(100 * slope)} points {unit} (95% CI {_signed(100 * low)} to {_signed(100 * high)}): "
+                        f"{format_points(slope, signed=True)} points {unit} (95% CI {format_points(low, signed=True)} "
+                        f"to {format_points(high, signed=True)}): "
                         f"the gap {move}, {verdict} ({format_p(p)}).")
             trends.append(Trend(group, reference, cell, len(points), slope, low, high, p, sentence))
         else:
@@ -531,15 +532,12 @@ def _trends_and_alerts(labels: list[str], index: list[int], results: list[Any], 
             after = float(d[a["at"]])
             verb = "rose" if a["direction"] > 0 else "fell"
             sentence = (f"Alert: the difference between {group} and {reference}{where} {verb} from about "
-                        f"{_signed(100 * a['before'])} points to {_signed(100 * after)} in {label} (a change beyond "
+                        f"{format_points(a['before'], signed=True)} points to {format_points(after, signed=True)} "
+                        f"in {label} (a change beyond "
                         f"chance since {since}: CUSUM {a['statistic']:.1f} > {CUSUM_H:g}).")
             alerts.append(Alert(group, reference, cell, label, since, "up" if a["direction"] > 0 else "down",
                                 float(a["before"]), after, float(a["statistic"]), CUSUM_H, sentence))
     return trends, alerts
-
-
-def _signed(x: float) -> str:
-    return f"{x:+.1f}"
 
 
 __all__ = [

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .formatting import format_number, format_p, format_percent
+from .formatting import format_number, format_p, format_percent, format_points
 from .report import Section, Table
 
 
@@ -27,7 +27,7 @@ def series_section(series: Any) -> Section:
     for label, result in zip(series.periods, series.results):
         for c in result.judged:
             rows.append((label, c.cell or "All rows", c.group, f"{c.n:,}", format_percent(c.rate, 1),
-                         f"{100 * c.difference:+.1f}" if c.difference is not None else "n/a",
+                         format_points(c.difference, signed=True),
                          f"{format_number(c.impact_ratio, 2)}", format_p(c.p_adjusted, short=True), c.verdict))
     section.table(Table(f"Every comparison per {series.every} (against {series.reference})",
                         ("Period", "Cell", "Group", "Rows", "Share", "Difference (points)", "Impact ratio",
