@@ -101,9 +101,9 @@ def comparison_bars(result: AuditResult, *, max_cells: int = 12, columns: int = 
             },
             error_x={"type": "data", "array": plus, "arrayminus": minus, "visible": True, "color": "#333333",
                      "thickness": 2, "width": 5},
-            customdata=[[c.n, c.positives, c.ci_low, c.ci_high, VERDICT_MARKS.get(c.verdict, c.verdict)]
-                        for c in items],
-            hovertemplate=("%{y}<br>share %{x:.1%} (95% CI %{customdata[2]:.1%} to %{customdata[3]:.1%})<br>"
+            customdata=[[c.n, c.positives, format_percent(c.ci_low), format_percent(c.ci_high),
+                         VERDICT_MARKS.get(c.verdict, c.verdict), format_percent(c.rate)] for c in items],
+            hovertemplate=("%{y}<br>share %{customdata[5]} (95% CI %{customdata[2]} to %{customdata[3]})<br>"
                            "%{customdata[1]:,} of %{customdata[0]:,} rows<br>%{customdata[4]}<extra></extra>"),
         ), row=row, col=col)
         fig.add_trace(go.Scatter(

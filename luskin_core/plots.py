@@ -165,9 +165,10 @@ def audit_bars(result: AuditResult) -> go.Figure:
             textposition="inside", insidetextanchor="start", constraintext="none",
             textfont={"size": FONT_SIZE - 2, "color": "white" if member else "black"},
             insidetextfont={"size": FONT_SIZE - 2, "color": "white" if member else "black"},
-            customdata=[[c.n, c.positives, c.ci_low, c.ci_high] for c in cells],
-            hovertemplate=(f"<b>{name}</b><br>%{{x}}<br>share: %{{y:.1%}}<br>"
-                           "95% CI: %{customdata[2]:.1%} to %{customdata[3]:.1%}<br>"
+            customdata=[[c.n, c.positives, format_percent(c.ratio), format_percent(c.ci_low),
+                         format_percent(c.ci_high)] for c in cells],
+            hovertemplate=(f"<b>{name}</b><br>%{{x}}<br>share: %{{customdata[2]}}<br>"
+                           "95% CI: %{customdata[3]} to %{customdata[4]}<br>"
                            "%{customdata[1]:,} of %{customdata[0]:,} rows<extra></extra>"),
         ))
     for g in result.gaps:
@@ -326,8 +327,8 @@ def score_histograms(
             whole = label(name)
             fig.add_trace(go.Bar(
                 x=centres, y=values, width=width, name=short_label(name), marker_color=color, opacity=0.6,
-                legendgroup=whole, showlegend=col == 1,
-                hovertemplate=f"<b>{whole}</b><br>score %{{x:.2f}}<br>share %{{y:.1%}}<extra></extra>",
+                legendgroup=whole, showlegend=col == 1, customdata=[format_percent(v) for v in values],
+                hovertemplate=f"<b>{whole}</b><br>score %{{x:.2f}}<br>share %{{customdata}}<extra></extra>",
             ), row=1, col=col)
     at = "" if alpha is None else f" (alpha = {alpha:g})"
     _layout(fig, f"Score distributions of {short_label(group)} and {short_label(other)}{at}",
@@ -368,7 +369,8 @@ def alpha_accuracy(alphas: Sequence[float], accuracy: Sequence[float], current: 
     fig = go.Figure(go.Scatter(
         x=list(alphas), y=list(accuracy), mode="lines+markers", name="accuracy",
         line={"color": OKABE_ITO["black"], "width": 3}, marker={"size": 9},
-        hovertemplate="alpha %{x:g}<br>accuracy %{y:.1%}<extra></extra>",
+        customdata=[format_percent(a) for a in accuracy],
+        hovertemplate="alpha %{x:g}<br>accuracy %{customdata}<extra></extra>",
     ))
     _alpha_marker(fig, current)
     _layout(fig, "Accuracy for each alpha",
