@@ -421,10 +421,3 @@ def standardized_mean_difference(mean1: Any, sd1: Any, n1: Any, mean2: Any, sd2:
         se = np.sqrt((a + b) / (a * b) + d ** 2 / (2 * (a + b)))
     d = np.where(pooled > 0, d, np.nan)
     return d, d - Z95 * se, d + Z95 * se
-
-
-def format_p(p: float | None) -> str:
-    """p-value the way a report prints it: 'p < 0.001' or 'p = 0.034' (see :mod:`luskin_core.formatting`)."""
-    from .formatting import format_p as _format_p
-
-    return _format_p(None if p is None else float(p))
