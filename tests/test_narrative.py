@@ -187,3 +187,29 @@ def test_a_comparison_reads_the_same_on_the_command_line_in_json_and_in_the_repo
         assert "< 0.001" not in surface.replace("p < 0.001", "")
         assert "p n/a" not in surface
     assert any("p < 0.001" in s or "p = " in s for s in sentences)
+
+
+@pytest.mark.parametrize("groups", [False, True])
+def test_the_audit_page_says_the_same_sentences(groups: bool) -> None:
+    """The dashboard's Audit page says the audit's sentences word for word (escaped for Markdown, read back)."""
+    from test_app import goto, open_app
+
+    from luskin_app.ui import unescape
+    from luskin_core.audit import audit
+    from luskin_core.data import PRESETS, load_sample
+
+    spec = PRESETS["adult"].spec
+    at = goto(open_app(), "audit")
+    if groups:  # each race against the reference, in the preset's two filter cells
+        spec = spec.with_changes(protected=None, group_label=None, other_label=None, group_by=("race",))
+        at.radio(key="audit_group_mode").set_value("columns").run()
+        at.multiselect(key="audit_group_by").set_value(["race"]).run()
+    assert not at.exception and not at.error
+    result = audit(load_sample("adult"), spec)
+    # the paper's view says each sentence in a box coloured by its verdict, the general view as a list
+    shown = [unescape(str(e.value)) for kind in ("info", "success", "warning") for e in getattr(at, kind)]
+    shown += [line.removeprefix("- ") for m in at.markdown for line in unescape(m.value).splitlines()]
+    assert result.sentences()
+    for sentence in result.sentences():
+        assert sentence in shown, sentence
+    assert any("p < 0.001" in s for s in result.sentences())
