@@ -48,6 +48,7 @@ def local_formats(source: str) -> list[tuple[int, str]]:
     tree = ast.parse(source)
     skip = _docstrings(tree)
     found: list[tuple[int, str]] = []
+    scaled = _scaled_names(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
             if P_TEXT.search(node.value):
@@ -67,9 +68,19 @@ def local_formats(source: str) -> list[tuple[int, str]]:
                             and following.value.startswith("%"))
             if spec.endswith("%"):
                 found.append((node.lineno, f"a '%' format spec: {{{expression}:{spec}}}"))
-            elif FIXED.match(spec) and (HUNDRED.search(expression) or percent_sign):
+            elif FIXED.match(spec) and (HUNDRED.search(expression) or percent_sign
+                                        or any(re.search(rf"\b{name}\b", expression) for name in scaled)):
                 found.append((node.lineno, f"a share or gap times 100 by hand: {{{expression}:{spec}}}"))
     return found
+
+
+def _scaled_names(tree: ast.AST) -> set[str]:
+    """Names given a value times 100 ("value = 100 * abs(x)"), whose fixed-decimal format is a percent by hand."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and HUNDRED.search(ast.unparse(node.value)):
+            out.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return out
 
 
 def _scanned_files() -> list[Path]:
@@ -85,6 +96,7 @@ def test_the_scan_finds_what_it_looks_for() -> None:
         'x = f"{100 * gap:+.1f} points"',
         'x = f"{gap * 100:.0f}"',
         'x = f"{rate:.1f}% of rows"',
+        'value = 100 * abs(gap)\nx = f"{value:.0f} points"',
         'x = "< 0.001" if p < 0.001 else "p"',
         'x = "<0.001"',
         'x = "p n/a"',
