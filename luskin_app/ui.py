@@ -116,9 +116,10 @@ def grid_frame(frame: Any) -> Any:
     return out
 
 
-# A number as the app writes it ("+22.8", "-0.25", "+22.8 [+20, +25]", "12%"): no spreadsheet can run it as
-# a formula (digits, signs, separators and one bracketed interval only), so it is shown as it is written.
-_NUMBER = r"[+\-−]?\d[\d,]*(?:\.\d+)?%?"
+# A number as the app writes it ("+22.8", "-0.25", "+22.8 [+20, +25]", "12%", a bound ">-0.01" or "<0.001%" of
+# luskin_core.formatting): no spreadsheet can run it as a formula (a bound sign, digits, signs, separators and
+# one bracketed interval only), so it is shown as it is written.
+_NUMBER = r"[<>]?[+\-−]?\d[\d,]*(?:\.\d+)?%?"
 _WRITTEN_NUMBER = re.compile(rf"{_NUMBER}(?: \[{_NUMBER}, {_NUMBER}\])?")
 
 
