@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -27,17 +27,14 @@ from luskin_core.spec import (
     DEFAULT_BINS,
     DEFAULT_MIN_GROUP_SIZE,
     DEFAULT_RATIO_THRESHOLD,
-    MAX_CROSS,
+    DEFAULT_TOLERANCE,
     AuditSpec,
+    CellSpec,
+    GroupSpec,
+    Judgement,
+    OutcomeSpec,
 )
-from luskin_core.validation import (
-    check_column,
-    check_finite,
-    check_outcome,
-    check_protected,
-    check_two_groups,
-    infinite_counts,
-)
+from luskin_core.validation import check_column, check_finite, check_spec, infinite_counts
 
 from . import dataset as _dataset
 
@@ -243,121 +240,53 @@ def audit_choice(ch: dict[str, Any], key: str) -> Any:
     return copy.deepcopy(AUDIT_DEFAULTS[key]) if value is None and AUDIT_DEFAULTS[key] is not None else value
 
 
-def _distinct(series: pd.Series) -> int:
-    return int(series.nunique(dropna=True))
-
-
-def check_group_columns(frame: pd.DataFrame, names: Sequence[Any]) -> tuple[str, ...]:
-    """Columns whose values (or crosses) form the groups: one to three, each with at least two values."""
-    if not names:
-        raise LuskinError("Choose at least one column whose values form the groups (e.g. race).")
-    if len(names) > MAX_CROSS:
-        raise LuskinError(f"Groups may cross at most {MAX_CROSS} columns (e.g. race × sex × age band); "
-                          f"{len(names)} are chosen.")
-    out = []
-    for name in names:
-        column = check_column(frame, name, "group")
-        present = frame[column].dropna()
-        if _distinct(present) < 2:
-            only = f" ('{present.iloc[0]}')" if len(present) else ""
-            raise LuskinError(f"The group column '{column}' has only one value{only}, so it does not split the rows "
-                              "into groups. Remove it from the groups or choose another column.")
-        out.append(column)
-    return tuple(out)
-
-
-def check_strata_columns(frame: pd.DataFrame, names: Sequence[Any]) -> tuple[str, ...]:
-    """Control columns whose values (or bins) form the strata."""
-    if not names:
-        raise LuskinError("Choose at least one column to compare like with like (e.g. education), or choose "
-                          "'All rows together'.")
-    out = []
-    for name in names:
-        column = check_column(frame, name, "strata")
-        if frame[column].notna().sum() == 0:
-            raise LuskinError(f"The column '{column}' has no values at all, so it forms no strata. Remove it from "
-                              "the strata.")
-        out.append(column)
-    return tuple(out)
-
-
-def check_score_column(frame: pd.DataFrame, name: Any) -> str:
-    """A score outcome: a numeric column with at least two values."""
-    if name is None:
-        raise LuskinError("Choose the numeric score column to audit (e.g. a risk score), or audit the outcome "
-                          "label instead.")
-    column = check_column(frame, name, "score")
-    series = frame[column]
-    if not is_numeric(series):
-        raise LuskinError(f"The score column '{column}' does not hold numbers, so it has no cut-off. Choose a "
-                          "numeric column, or audit the outcome label instead.")
-    if _distinct(series) < 2:
-        raise LuskinError(f"The score column '{column}' has a single value, so there is nothing to compare. "
-                          "Choose another score column.")
-    return column
-
-
-def _number(value: Any, what: str) -> float:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise LuskinError(f"The {what} must be a number.") from None
-
-
 def spec_from_choices(ch: dict[str, Any], frame: pd.DataFrame) -> AuditSpec:
-    """Build and check the AuditSpec; raise LuskinError with a plain message when it cannot work.
+    """The page's thin parser: the choices into the specification's typed parts, then the one validator.
 
-    The checks are the core's (luskin_core.validation, then the AuditSpec's own), so the words
-    are those of the command line.
+    Each part checks itself when built and :func:`luskin_core.validation.check_spec` adds the rules
+    that need the rows, so a mistake reads here as in the command line and the library. Only what
+    is about the page's own widgets is said here (strata chosen as the way to form cells, but no
+    column yet; a score outcome without its column).
     """
     score = audit_choice(ch, "outcome_type") == "score"
-    if score:
-        outcome = check_score_column(frame, audit_choice(ch, "score_column"))
-    else:
-        outcome = check_outcome(frame, ch.get("outcome"), ch.get("positive"))
+    if score and audit_choice(ch, "score_column") is None:
+        raise LuskinError("Choose the numeric score column to audit (e.g. a risk score), or audit the outcome "
+                          "label instead.")
+    outcome = OutcomeSpec(
+        outcome=audit_choice(ch, "score_column") if score else ch.get("outcome"),
+        positive=None if score else ch.get("positive"), outcome_type="score" if score else "label",
+        score_cutoff=audit_choice(ch, "score_cutoff") if score else None,
+        outcome_is=ch.get("outcome_is") or "favourable")
     by_columns = audit_choice(ch, "group_mode") == "columns"
-    condition: Condition | None = None
-    group_by: tuple[str, ...] = ()
+    names = {"value_names": ch.get("value_names") or {}}
     if by_columns:
-        group_by = check_group_columns(frame, audit_choice(ch, "group_by"))
-        if outcome.lower() in {g.lower() for g in group_by}:
-            raise LuskinError(f"'{outcome}' is the outcome, so it cannot also form the groups.")
+        groups = GroupSpec(group_by=tuple(audit_choice(ch, "group_by") or ()), reference=audit_choice(ch, "reference"),
+                           **names)
     else:
-        condition = protected_condition(ch, frame)
-        check_protected(frame, condition)
-        if condition.column.lower() == outcome.lower():
-            raise LuskinError("The protected column and the outcome column must be different columns.")
-        check_two_groups(frame, condition)
+        groups = GroupSpec(protected=protected_condition(ch, frame), group_label=ch.get("group_label") or None,
+                           other_label=ch.get("other_label") or None, **names)
+        reference = audit_choice(ch, "reference")
+        if reference in (groups.group_name, groups.other_name):   # a reference left from another way of grouping
+            groups = replace(groups, reference=reference)
     cell_mode = audit_choice(ch, "cell_mode")
-    strata = check_strata_columns(frame, audit_choice(ch, "strata")) if cell_mode == "strata" else ()
+    strata = tuple(audit_choice(ch, "strata") or ()) if cell_mode == "strata" else ()
+    if cell_mode == "strata" and not strata:
+        raise LuskinError("Choose at least one column to compare like with like (e.g. education), or choose "
+                          "'All rows together'.")
     filters = tuple(Condition.from_dict(c) for c in ch.get("filters") or ()) if cell_mode == "filter" else ()
-    tolerance = _number(ch.get("tolerance", 0.05), "tolerance (percentage points)")
-    used = {c.lower() for c in group_by + strata}
-    bins = tuple((str(name), tuple(float(x) for x in cuts)) for name, cuts in (audit_choice(ch, "bins") or {}).items()
-                 if cuts and str(name).lower() in used)
-    cutoff = audit_choice(ch, "score_cutoff") if score else None
-    reference = audit_choice(ch, "reference")
-    if condition is not None and reference is not None:
-        named = AuditSpec(outcome, positive=None if score else ch.get("positive"), protected=condition,
-                          outcome_type="score" if score else "label", group_label=ch.get("group_label") or None,
-                          other_label=ch.get("other_label") or None, reference=None)
-        reference = reference if reference in (named.group_name, named.other_name) else None
-    return AuditSpec(
-        outcome=outcome, positive=None if score else ch.get("positive"), protected=condition,
-        filters=filters,
-        population=tuple(Condition.from_dict(c) for c in ch.get("population") or ()),
-        tolerance=tolerance,
-        group_label=None if by_columns else ch.get("group_label") or None,
-        other_label=None if by_columns else ch.get("other_label") or None,
-        filter_label=ch.get("filter_label") or None if filters else None,
-        not_filter_label=ch.get("not_filter_label") or None if filters else None,
-        group_by=group_by, reference=reference, strata=strata,
-        bins=bins, n_bins=audit_choice(ch, "n_bins"), min_group_size=audit_choice(ch, "min_group_size"),
-        min_group_share=audit_choice(ch, "min_group_share"), metric=audit_choice(ch, "metric"),
+    used = {c.lower() for c in (groups.group_by + strata)}
+    cells = CellSpec(
+        filters=filters, filter_label=ch.get("filter_label") or None if filters else None,
+        not_filter_label=ch.get("not_filter_label") or None if filters else None, strata=strata,
+        bins={str(name): cuts for name, cuts in (audit_choice(ch, "bins") or {}).items()
+              if cuts and str(name).lower() in used},
+        n_bins=audit_choice(ch, "n_bins"),
+        population=tuple(Condition.from_dict(c) for c in ch.get("population") or ()))
+    judgement = Judgement(
+        metric=audit_choice(ch, "metric"), tolerance=ch.get("tolerance", DEFAULT_TOLERANCE),
         ratio_threshold=audit_choice(ch, "ratio_threshold"), correction=audit_choice(ch, "correction"),
-        outcome_type="score" if score else "label", score_cutoff=cutoff,
-        outcome_is=ch.get("outcome_is") or "favourable", value_names=ch.get("value_names") or {},
-    )
+        min_group_size=audit_choice(ch, "min_group_size"), min_group_share=audit_choice(ch, "min_group_share"))
+    return check_spec(AuditSpec.from_parts(outcome, groups, cells, judgement), frame)
 
 
 def current_spec() -> tuple[AuditSpec | None, str | None]:
