@@ -34,7 +34,14 @@ from luskin_core.spec import (
     Judgement,
     OutcomeSpec,
 )
-from luskin_core.validation import check_column, check_finite, check_spec, infinite_counts
+from luskin_core.validation import (
+    check_column,
+    check_finite,
+    check_outcome,
+    check_score_column,
+    check_spec,
+    infinite_counts,
+)
 
 from . import dataset as _dataset
 
@@ -252,6 +259,11 @@ def spec_from_choices(ch: dict[str, Any], frame: pd.DataFrame) -> AuditSpec:
     if score and audit_choice(ch, "score_column") is None:
         raise LuskinError("Choose the numeric score column to audit (e.g. a risk score), or audit the outcome "
                           "label instead.")
+    # The chosen column's own problem first (an empty column offers no positive value to choose).
+    if score:
+        check_score_column(frame, audit_choice(ch, "score_column"))
+    else:
+        check_outcome(frame, ch.get("outcome"), ch.get("positive"))
     outcome = OutcomeSpec(
         outcome=audit_choice(ch, "score_column") if score else ch.get("outcome"),
         positive=None if score else ch.get("positive"), outcome_type="score" if score else "label",
