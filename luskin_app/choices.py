@@ -1,10 +1,13 @@
-"""The user's choices and the AuditSpec built from them.
+"""The user's choices and the typed AuditSpec parsed from them.
 
-The choices are a plain dict (outcome, positive value, protected group, filters, tolerance, the
-model columns and each page's options) kept in the session. Widgets are seeded from it when a
-page is (re)opened, because Streamlit forgets a widget's value when its page is left. The checks
-are the core's (:mod:`luskin_core.validation` and the AuditSpec), so a mistake reads the same
-here, in the command line and in the report. Every problem comes with its way out (:func:`fixes`).
+The choices are the widgets' memory (outcome, positive value, protected group, filters, tolerance,
+the model columns and each page's options), kept in the session: widgets are seeded from them when
+a page is (re)opened, because Streamlit forgets a widget's value when its page is left. The
+specification is parsed from them by one thin parser (:func:`spec_from_choices`: the choices into
+the specification's typed parts, then :func:`luskin_core.validation.check_spec`) and kept, typed,
+in the session (:class:`SpecState`); every page reads that one. The rules are the core's, so a
+mistake reads the same here, in the command line and in the library. Every problem comes with its
+way out (:func:`fixes`).
 """
 
 from __future__ import annotations
@@ -107,7 +110,7 @@ def set_choices(new: dict[str, Any], *, confirmed: bool, guesses: FirstChoices |
     st.session_state["choices"] = new
     st.session_state["confirmed"] = confirmed
     st.session_state["guesses"] = guesses
-    st.session_state.pop("_spec_memo", None)
+    st.session_state.pop(SPEC_STATE, None)
     forget_widgets()
 
 
@@ -301,23 +304,39 @@ def spec_from_choices(ch: dict[str, Any], frame: pd.DataFrame) -> AuditSpec:
     return check_spec(AuditSpec.from_parts(outcome, groups, cells, judgement), frame)
 
 
-def current_spec() -> tuple[AuditSpec | None, str | None]:
-    """The AuditSpec of the current choices, or None and the plain reason it cannot be built.
+SPEC_STATE = "audit_spec"   # session-state key of the typed specification (a SpecState)
 
-    Remembered per data and choices, since every page and the sidebar ask for it on each run.
+
+@dataclass(frozen=True)
+class SpecState:
+    """The session's typed specification, or the plain reason the choices make none.
+
+    Kept in the session under :data:`SPEC_STATE`; ``made_from`` (the data's fingerprint and the
+    choices' JSON) says which choices it was parsed from, so it is parsed again only when they change.
+    """
+
+    made_from: tuple[str, str]
+    spec: AuditSpec | None
+    problem: str | None = None
+
+
+def current_spec() -> tuple[AuditSpec | None, str | None]:
+    """The session's typed AuditSpec, or None and the plain reason the choices make none.
+
+    Every page and the sidebar read it from the session on each run; the choices are parsed
+    (:func:`spec_from_choices`) only when they or the data have changed.
     """
     data = _dataset.dataset()
     ch = choices()
-    key = (data.fingerprint, json.dumps({k: ch.get(k) for k in SPEC_KEYS}, sort_keys=True, default=str))
-    memo = st.session_state.get("_spec_memo")
-    if memo is not None and memo[0] == key:
-        return memo[1]
-    try:
-        answer: tuple[AuditSpec | None, str | None] = (spec_from_choices(ch, data.frame), None)
-    except LuskinError as err:
-        answer = (None, str(err))
-    st.session_state["_spec_memo"] = (key, answer)
-    return answer
+    made_from = (str(data.fingerprint), json.dumps({k: ch.get(k) for k in SPEC_KEYS}, sort_keys=True, default=str))
+    state = st.session_state.get(SPEC_STATE)
+    if not isinstance(state, SpecState) or state.made_from != made_from:
+        try:
+            state = SpecState(made_from, spec_from_choices(ch, data.frame))
+        except LuskinError as err:
+            state = SpecState(made_from, None, str(err))
+        st.session_state[SPEC_STATE] = state
+    return state.spec, state.problem
 
 
 def set_filters(filters: list[dict[str, Any]]) -> None:
