@@ -338,8 +338,8 @@ def check_group_columns(frame: pd.DataFrame, names: Sequence[Any]) -> tuple[str,
     out = []
     for name in names:
         column = check_column(frame, name, "group")
-        present = frame[column].dropna()
-        if present.nunique() < 2:
+        present = distinct_values(frame[column])
+        if len(present) < 2:
             only = f" ('{shown(present.iloc[0])}')" if len(present) else ""
             raise LuskinError(f"The group column '{shown(column)}' has only one value{only}, so it does not split the "
                               "rows into groups. Remove it from the groups or choose another column.")
@@ -393,9 +393,7 @@ def check_spec(spec: AuditSpec, frame: pd.DataFrame) -> AuditSpec:
                                                                           "prediction")
     protected = groups.protected
     if protected is not None:
-        column = check_protected(frame, protected)
-        protected = Condition(column, protected.op, protected.value)
-        check_two_groups(frame, protected)
+        protected = Condition(check_protected(frame, protected, both_classes=True), protected.op, protected.value)
     group_by = check_group_columns(frame, groups.group_by)
     strata = check_strata_columns(frame, cells.strata)
     filters = tuple(Condition(check_column(frame, c.column, "filter"), c.op, c.value) for c in cells.filters)
@@ -427,49 +425,73 @@ def positive_mask(series: pd.Series, positive: Any) -> np.ndarray:
     return np.asarray(series.astype("string").fillna("").to_numpy(dtype=object) == str(positive), dtype=bool)
 
 
+def distinct_values(series: pd.Series) -> pd.Series:
+    """A column's distinct present values as a Series (most frequent first), named as the column.
+
+    The checks below look at these instead of every row: one hashing pass over the column, so that
+    checking a specification stays cheap beside the audit itself on a million rows.
+    """
+    counts = series.value_counts(dropna=True, sort=True)
+    counts = counts[counts > 0]                # a categorical column lists its unused categories too
+    return pd.Series(counts.index, name=series.name, dtype=series.dtype)
+
+
+def _listed(values: pd.Series, limit: int = MAX_LISTED_VALUES) -> str:
+    """Distinct values (most frequent first) for a message: as :func:`value_list` lists a column's."""
+    shown_values = [shown(v) for v in values.iloc[:limit]]
+    more = f" … ({len(values):,} values in all)" if len(values) > limit else ""
+    return ", ".join(shown_values) + more
+
+
 def check_outcome(frame: pd.DataFrame, column: Any, positive: Any) -> str:
     """The outcome column exists, has at least two values, and the positive value occurs in it.
 
     Returns the column's own spelling. Numbers are compared as numbers (1 and 1.0 are the same).
     """
     name = check_column(frame, column, "outcome")
-    series = frame[name]
-    present = series.dropna()
+    present = distinct_values(frame[name])
     if present.empty:
         raise LuskinError(f"The outcome column '{shown(name)}' has no values at all (every row is missing). "
                           "Choose another outcome column.")
-    if present.nunique() < 2:
+    if len(present) < 2:
         raise LuskinError(f"The outcome column '{shown(name)}' has a single value ('{shown(present.iloc[0])}'), "
                           "so there is nothing to compare. Choose another outcome column.")
     if positive is None or (isinstance(positive, str) and not positive.strip()):
         raise LuskinError("Choose which value of the outcome counts as positive (e.g. Y, >50K or 1).")
     if not positive_mask(present, positive).any():
-        raise never_occurs(positive, name, series)
+        raise never_occurs(positive, name, present)
     return name
 
 
-def check_protected(frame: pd.DataFrame, condition: Condition) -> str:
-    """The protected column exists, holds at least two values, and the comparison fits its type.
+def check_protected(frame: pd.DataFrame, condition: Condition, *, both_classes: bool = False) -> str:
+    """The protected column exists, holds at least two values, and the comparison fits its type;
+    with ``both_classes``, the condition also holds for some rows and fails for others.
 
     Returns the column's own spelling.
     """
     name = check_column(frame, condition.column, "protected")
-    present = frame[name].dropna()
-    if present.nunique() < 2:
+    present = distinct_values(frame[name])
+    if len(present) < 2:
         only = f" ('{shown(present.iloc[0])}')" if len(present) else ""
         raise LuskinError(f"The protected column '{shown(name)}' has only one value{only}, so there are no two "
                           "groups to compare. Choose another protected column.")
     condition.mask(frame.head(1))  # a comparison that does not fit the column's type says so here
+    if both_classes:
+        _check_both_classes(Condition(name, condition.op, condition.value), present)
     return name
+
+
+def _check_both_classes(condition: Condition, present: pd.Series) -> None:
+    """On the column's distinct values: the condition holds for some and fails for others."""
+    held = condition.mask(present.to_frame())
+    if not held.any() or held.all():
+        raise no_two_classes(condition, present, empty=not held.any())
 
 
 def check_two_groups(frame: pd.DataFrame, condition: Condition) -> None:
     """The protected condition must hold for some rows with a value and fail for others."""
     name = check_column(frame, condition.column, "protected")
-    held = condition.mask(frame)
-    known = condition.known(frame)
-    if not held.any() or held[known].all():
-        raise no_two_classes(condition, frame[name], empty=not held.any())
+    _check_both_classes(Condition(name, condition.op, condition.value), distinct_values(frame[name]))
 
 
 def check_features(frame: pd.DataFrame, features: Any, outcome: str | None = None) -> tuple[str, ...] | None:
@@ -525,26 +547,33 @@ def check_finite(frame: pd.DataFrame, columns: Sequence[str], limit: float = FEA
                           "model inputs, or correct those cells and load the file again.")
 
 
-def never_occurs(positive: Any, column: Any, series: pd.Series) -> LuskinError:
-    """The one message for a positive value the outcome column never holds (usually a typo)."""
+def never_occurs(positive: Any, column: Any, values: pd.Series) -> LuskinError:
+    """The one message for a positive value the outcome column never holds (usually a typo).
+
+    ``values`` are the column's distinct values, most frequent first (:func:`distinct_values`).
+    """
     return LuskinError(f"The value '{shown(positive)}' never occurs in the outcome column '{shown(column)}'. "
-                       f"Its values are: {value_list(series)}.")
+                       f"Its values are: {_listed(values)}.")
 
 
 def check_positive_present(series: pd.Series, positive: Any) -> None:
     """The positive value must occur in the outcome column: when it never does, it is usually a typo."""
-    if not positive_mask(series.dropna(), positive).any():
-        raise never_occurs(positive, series.name, series)
+    present = distinct_values(series)
+    if not positive_mask(present, positive).any():
+        raise never_occurs(positive, series.name, present)
 
 
 def no_two_classes(condition: Condition, values: pd.Series, *, empty: bool) -> LuskinError:
-    """The one message for a protected condition that holds for no row (``empty``) or for every row."""
+    """The one message for a protected condition that holds for no row (``empty``) or for every row.
+
+    ``values`` are the protected column's distinct values, most frequent first (:func:`distinct_values`).
+    """
     name = shown(values.name)
     if empty:
         return LuskinError(f"No row has {shown(condition, 200)}, so the protected group is empty. "
-                           f"Values of '{name}' include: {value_list(values)}. Choose other values.")
+                           f"Values of '{name}' include: {_listed(values)}. Choose other values.")
     return LuskinError(f"Every row has {shown(condition, 200)}, so there is no other class to compare with. "
-                       f"Values of '{name}' include: {value_list(values)}. Choose fewer values for the group.")
+                       f"Values of '{name}' include: {_listed(values)}. Choose fewer values for the group.")
 
 
 def check_two_classes(values: pd.Series, protected: Condition, group_rows: int, other_rows: int) -> None:
@@ -554,7 +583,7 @@ def check_two_classes(values: pd.Series, protected: Condition, group_rows: int, 
     """
     if group_rows > 0 and other_rows > 0:
         return
-    raise no_two_classes(protected, values, empty=group_rows == 0)
+    raise no_two_classes(protected, distinct_values(values), empty=group_rows == 0)
 
 
 # ------------------------------------------------------------------------------------------
