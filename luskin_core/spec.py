@@ -632,8 +632,7 @@ def nothing_to_audit(plan: Any, reasons: dict[str, int]) -> LuskinError:
     ``reasons`` counts the rows left out per reason (:data:`luskin_core.counts.REASONS`; a row is
     counted under the first that applies, so the outcome alone means the outcome is empty).
     """
-    from .validation import shown
-
+    shown = _check.shown
     if set(reasons) == {"outcome missing"}:
         return LuskinError(f"The outcome column '{shown(plan.outcome)}' has no values at all (every row is missing), "
                            "so nothing can be audited. Choose another outcome column.")
@@ -679,18 +678,14 @@ def prepare(frame: pd.DataFrame, spec: AuditSpec, *, check_positive: bool = True
         raise nothing_to_audit(plan, reasons)
     rows = frame.loc[keep]
     if check_positive and spec.outcome_type == "label":
-        from .validation import check_positive_present
-
-        check_positive_present(rows[plan.outcome], spec.positive)
+        _check.check_positive_present(rows[plan.outcome], spec.positive)
     y = outcome_values(rows, plan)[0].astype(np.int8)
     in_group = None
     groups = None
     if plan.protected is not None:
         in_group = plan.protected.mask(rows)
-        from .validation import check_two_classes
-
         assert spec.protected is not None  # the condition mode
-        check_two_classes(rows[resolve_column(rows, spec.protected.column, "protected")], spec.protected,
+        _check.check_two_classes(rows[resolve_column(rows, spec.protected.column, "protected")], spec.protected,
                           int(in_group.sum()), int((~in_group).sum()))
     else:
         groups = row_group_labels(rows, plan)
@@ -710,7 +705,5 @@ def resolve_column(frame: pd.DataFrame, name: str, role: str = "") -> str:
     """
     if name in frame.columns:
         return name
-    from .validation import check_column
-
-    return check_column(frame, name, role)
+    return _check.check_column(frame, name, role)
 
