@@ -1,10 +1,13 @@
-"""The user's choices and the AuditSpec built from them.
+"""The user's choices and the typed AuditSpec parsed from them.
 
-The choices are a plain dict (outcome, positive value, protected group, filters, tolerance, the
-model columns and each page's options) kept in the session. Widgets are seeded from it when a
-page is (re)opened, because Streamlit forgets a widget's value when its page is left. The checks
-are the core's (:mod:`luskin_core.validation` and the AuditSpec), so a mistake reads the same
-here, in the command line and in the report. Every problem comes with its way out (:func:`fixes`).
+The choices are the widgets' memory (outcome, positive value, protected group, filters, tolerance,
+the model columns and each page's options), kept in the session: widgets are seeded from them when
+a page is (re)opened, because Streamlit forgets a widget's value when its page is left. The
+specification is parsed from them by one thin parser (:func:`spec_from_choices`: the choices into
+the specification's typed parts, then :func:`luskin_core.validation.check_spec`) and kept, typed,
+in the session (:class:`SpecState`); every page reads that one. The rules are the core's, so a
+mistake reads the same here, in the command line and in the library. Every problem comes with its
+way out (:func:`fixes`).
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -27,15 +30,19 @@ from luskin_core.spec import (
     DEFAULT_BINS,
     DEFAULT_MIN_GROUP_SIZE,
     DEFAULT_RATIO_THRESHOLD,
-    MAX_CROSS,
+    DEFAULT_TOLERANCE,
     AuditSpec,
+    CellSpec,
+    GroupSpec,
+    Judgement,
+    OutcomeSpec,
 )
 from luskin_core.validation import (
     check_column,
     check_finite,
     check_outcome,
-    check_protected,
-    check_two_groups,
+    check_score_column,
+    check_spec,
     infinite_counts,
 )
 
@@ -103,7 +110,7 @@ def set_choices(new: dict[str, Any], *, confirmed: bool, guesses: FirstChoices |
     st.session_state["choices"] = new
     st.session_state["confirmed"] = confirmed
     st.session_state["guesses"] = guesses
-    st.session_state.pop("_spec_memo", None)
+    st.session_state.pop(SPEC_STATE, None)
     forget_widgets()
 
 
@@ -243,140 +250,93 @@ def audit_choice(ch: dict[str, Any], key: str) -> Any:
     return copy.deepcopy(AUDIT_DEFAULTS[key]) if value is None and AUDIT_DEFAULTS[key] is not None else value
 
 
-def _distinct(series: pd.Series) -> int:
-    return int(series.nunique(dropna=True))
-
-
-def check_group_columns(frame: pd.DataFrame, names: Sequence[Any]) -> tuple[str, ...]:
-    """Columns whose values (or crosses) form the groups: one to three, each with at least two values."""
-    if not names:
-        raise LuskinError("Choose at least one column whose values form the groups (e.g. race).")
-    if len(names) > MAX_CROSS:
-        raise LuskinError(f"Groups may cross at most {MAX_CROSS} columns (e.g. race × sex × age band); "
-                          f"{len(names)} are chosen.")
-    out = []
-    for name in names:
-        column = check_column(frame, name, "group")
-        present = frame[column].dropna()
-        if _distinct(present) < 2:
-            only = f" ('{present.iloc[0]}')" if len(present) else ""
-            raise LuskinError(f"The group column '{column}' has only one value{only}, so it does not split the rows "
-                              "into groups. Remove it from the groups or choose another column.")
-        out.append(column)
-    return tuple(out)
-
-
-def check_strata_columns(frame: pd.DataFrame, names: Sequence[Any]) -> tuple[str, ...]:
-    """Control columns whose values (or bins) form the strata."""
-    if not names:
-        raise LuskinError("Choose at least one column to compare like with like (e.g. education), or choose "
-                          "'All rows together'.")
-    out = []
-    for name in names:
-        column = check_column(frame, name, "strata")
-        if frame[column].notna().sum() == 0:
-            raise LuskinError(f"The column '{column}' has no values at all, so it forms no strata. Remove it from "
-                              "the strata.")
-        out.append(column)
-    return tuple(out)
-
-
-def check_score_column(frame: pd.DataFrame, name: Any) -> str:
-    """A score outcome: a numeric column with at least two values."""
-    if name is None:
-        raise LuskinError("Choose the numeric score column to audit (e.g. a risk score), or audit the outcome "
-                          "label instead.")
-    column = check_column(frame, name, "score")
-    series = frame[column]
-    if not is_numeric(series):
-        raise LuskinError(f"The score column '{column}' does not hold numbers, so it has no cut-off. Choose a "
-                          "numeric column, or audit the outcome label instead.")
-    if _distinct(series) < 2:
-        raise LuskinError(f"The score column '{column}' has a single value, so there is nothing to compare. "
-                          "Choose another score column.")
-    return column
-
-
-def _number(value: Any, what: str) -> float:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise LuskinError(f"The {what} must be a number.") from None
-
-
 def spec_from_choices(ch: dict[str, Any], frame: pd.DataFrame) -> AuditSpec:
-    """Build and check the AuditSpec; raise LuskinError with a plain message when it cannot work.
+    """The page's thin parser: the choices into the specification's typed parts, then the one validator.
 
-    The checks are the core's (luskin_core.validation, then the AuditSpec's own), so the words
-    are those of the command line.
+    Each part checks itself when built and :func:`luskin_core.validation.check_spec` adds the rules
+    that need the rows, so a mistake reads here as in the command line and the library. Only what
+    is about the page's own widgets is said here (strata chosen as the way to form cells, but no
+    column yet; a score outcome without its column).
     """
     score = audit_choice(ch, "outcome_type") == "score"
+    if score and audit_choice(ch, "score_column") is None:
+        raise LuskinError("Choose the numeric score column to audit (e.g. a risk score), or audit the outcome "
+                          "label instead.")
+    # The chosen column's own problem first (an empty column offers no positive value to choose).
     if score:
-        outcome = check_score_column(frame, audit_choice(ch, "score_column"))
+        check_score_column(frame, audit_choice(ch, "score_column"))
     else:
-        outcome = check_outcome(frame, ch.get("outcome"), ch.get("positive"))
+        check_outcome(frame, ch.get("outcome"), ch.get("positive"))
+    outcome = OutcomeSpec(
+        outcome=audit_choice(ch, "score_column") if score else ch.get("outcome"),
+        positive=None if score else ch.get("positive"), outcome_type="score" if score else "label",
+        score_cutoff=audit_choice(ch, "score_cutoff") if score else None,
+        outcome_is=ch.get("outcome_is") or "favourable")
     by_columns = audit_choice(ch, "group_mode") == "columns"
-    condition: Condition | None = None
-    group_by: tuple[str, ...] = ()
+    names = {"value_names": ch.get("value_names") or {}}
     if by_columns:
-        group_by = check_group_columns(frame, audit_choice(ch, "group_by"))
-        if outcome.lower() in {g.lower() for g in group_by}:
-            raise LuskinError(f"'{outcome}' is the outcome, so it cannot also form the groups.")
+        groups = GroupSpec(group_by=tuple(audit_choice(ch, "group_by") or ()), reference=audit_choice(ch, "reference"),
+                           **names)
     else:
-        condition = protected_condition(ch, frame)
-        check_protected(frame, condition)
-        if condition.column.lower() == outcome.lower():
-            raise LuskinError("The protected column and the outcome column must be different columns.")
-        check_two_groups(frame, condition)
+        groups = GroupSpec(protected=protected_condition(ch, frame), group_label=ch.get("group_label") or None,
+                           other_label=ch.get("other_label") or None, **names)
+        reference = audit_choice(ch, "reference")
+        if reference in (groups.group_name, groups.other_name):   # a reference left from another way of grouping
+            groups = replace(groups, reference=reference)
     cell_mode = audit_choice(ch, "cell_mode")
-    strata = check_strata_columns(frame, audit_choice(ch, "strata")) if cell_mode == "strata" else ()
+    strata = tuple(audit_choice(ch, "strata") or ()) if cell_mode == "strata" else ()
+    if cell_mode == "strata" and not strata:
+        raise LuskinError("Choose at least one column to compare like with like (e.g. education), or choose "
+                          "'All rows together'.")
     filters = tuple(Condition.from_dict(c) for c in ch.get("filters") or ()) if cell_mode == "filter" else ()
-    tolerance = _number(ch.get("tolerance", 0.05), "tolerance (percentage points)")
-    used = {c.lower() for c in group_by + strata}
-    bins = tuple((str(name), tuple(float(x) for x in cuts)) for name, cuts in (audit_choice(ch, "bins") or {}).items()
-                 if cuts and str(name).lower() in used)
-    cutoff = audit_choice(ch, "score_cutoff") if score else None
-    reference = audit_choice(ch, "reference")
-    if condition is not None and reference is not None:
-        named = AuditSpec(outcome, positive=None if score else ch.get("positive"), protected=condition,
-                          outcome_type="score" if score else "label", group_label=ch.get("group_label") or None,
-                          other_label=ch.get("other_label") or None, reference=None)
-        reference = reference if reference in (named.group_name, named.other_name) else None
-    return AuditSpec(
-        outcome=outcome, positive=None if score else ch.get("positive"), protected=condition,
-        filters=filters,
-        population=tuple(Condition.from_dict(c) for c in ch.get("population") or ()),
-        tolerance=tolerance,
-        group_label=None if by_columns else ch.get("group_label") or None,
-        other_label=None if by_columns else ch.get("other_label") or None,
-        filter_label=ch.get("filter_label") or None if filters else None,
-        not_filter_label=ch.get("not_filter_label") or None if filters else None,
-        group_by=group_by, reference=reference, strata=strata,
-        bins=bins, n_bins=audit_choice(ch, "n_bins"), min_group_size=audit_choice(ch, "min_group_size"),
-        min_group_share=audit_choice(ch, "min_group_share"), metric=audit_choice(ch, "metric"),
+    used = {c.lower() for c in (groups.group_by + strata)}
+    cells = CellSpec(
+        filters=filters, filter_label=ch.get("filter_label") or None if filters else None,
+        not_filter_label=ch.get("not_filter_label") or None if filters else None, strata=strata,
+        bins={str(name): cuts for name, cuts in (audit_choice(ch, "bins") or {}).items()
+              if cuts and str(name).lower() in used},
+        n_bins=audit_choice(ch, "n_bins"),
+        population=tuple(Condition.from_dict(c) for c in ch.get("population") or ()))
+    judgement = Judgement(
+        metric=audit_choice(ch, "metric"), tolerance=ch.get("tolerance", DEFAULT_TOLERANCE),
         ratio_threshold=audit_choice(ch, "ratio_threshold"), correction=audit_choice(ch, "correction"),
-        outcome_type="score" if score else "label", score_cutoff=cutoff,
-        outcome_is=ch.get("outcome_is") or "favourable", value_names=ch.get("value_names") or {},
-    )
+        min_group_size=audit_choice(ch, "min_group_size"), min_group_share=audit_choice(ch, "min_group_share"))
+    return check_spec(AuditSpec.from_parts(outcome, groups, cells, judgement), frame)
+
+
+SPEC_STATE = "audit_spec"   # session-state key of the typed specification (a SpecState)
+
+
+@dataclass(frozen=True)
+class SpecState:
+    """The session's typed specification, or the plain reason the choices make none.
+
+    Kept in the session under :data:`SPEC_STATE`; ``made_from`` (the data's fingerprint and the
+    choices' JSON) says which choices it was parsed from, so it is parsed again only when they change.
+    """
+
+    made_from: tuple[str, str]
+    spec: AuditSpec | None
+    problem: str | None = None
 
 
 def current_spec() -> tuple[AuditSpec | None, str | None]:
-    """The AuditSpec of the current choices, or None and the plain reason it cannot be built.
+    """The session's typed AuditSpec, or None and the plain reason the choices make none.
 
-    Remembered per data and choices, since every page and the sidebar ask for it on each run.
+    Every page and the sidebar read it from the session on each run; the choices are parsed
+    (:func:`spec_from_choices`) only when they or the data have changed.
     """
     data = _dataset.dataset()
     ch = choices()
-    key = (data.fingerprint, json.dumps({k: ch.get(k) for k in SPEC_KEYS}, sort_keys=True, default=str))
-    memo = st.session_state.get("_spec_memo")
-    if memo is not None and memo[0] == key:
-        return memo[1]
-    try:
-        answer: tuple[AuditSpec | None, str | None] = (spec_from_choices(ch, data.frame), None)
-    except LuskinError as err:
-        answer = (None, str(err))
-    st.session_state["_spec_memo"] = (key, answer)
-    return answer
+    made_from = (str(data.fingerprint), json.dumps({k: ch.get(k) for k in SPEC_KEYS}, sort_keys=True, default=str))
+    state = st.session_state.get(SPEC_STATE)
+    if not isinstance(state, SpecState) or state.made_from != made_from:
+        try:
+            state = SpecState(made_from, spec_from_choices(ch, data.frame))
+        except LuskinError as err:
+            state = SpecState(made_from, None, str(err))
+        st.session_state[SPEC_STATE] = state
+    return state.spec, state.problem
 
 
 def set_filters(filters: list[dict[str, Any]]) -> None:

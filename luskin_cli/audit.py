@@ -10,9 +10,12 @@ group per cell against the reference, then the overall and within-cell compariso
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from luskin_core.errors import LuskinError
+
+if TYPE_CHECKING:  # the CLI's --help must not import pandas
+    from luskin_core.spec import AuditSpec
 from luskin_core.formatting import format_number, format_p
 
 AUDIT_DESCRIPTION = (
@@ -76,24 +79,6 @@ def add_prediction_options(parser: argparse.ArgumentParser) -> None:
                             "positive rates) or precision (equal precision)")
 
 
-def apply_prediction_options(args: argparse.Namespace, spec: Any) -> Any:
-    """The specification with the prediction column, its cut-off and the criterion (after it is built)."""
-    prediction = getattr(args, "predictions", None)
-    cutoff = getattr(args, "prediction_cutoff", None)
-    criterion = getattr(args, "criterion", None)
-    if not prediction:
-        if cutoff is not None or criterion not in (None, "selection"):
-            option = "--prediction-cutoff" if cutoff is not None else "--criterion"
-            raise LuskinError(f"{option} is about a model's decisions: name their column with --predictions.")
-        return spec
-    changes: dict[str, Any] = {"prediction": prediction}
-    if cutoff is not None:
-        changes["prediction_cutoff"] = cutoff
-    if criterion is not None:
-        changes["criterion"] = criterion
-    return spec.with_changes(**changes)
-
-
 def _bins(items: list[str]) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {}
     for item in items:
@@ -121,24 +106,62 @@ def _value_names(items: list[str], start: Any) -> dict[str, dict[str, str]]:
     return out
 
 
-def apply_audit_options(args: argparse.Namespace, fields: dict[str, Any]) -> None:
-    """Fold the audit options into the specification's fields (before it is built)."""
+def spec_from_args(args: argparse.Namespace, base: AuditSpec | None = None) -> AuditSpec:
+    """The one parser from the command line's options to the specification.
+
+    Starts from ``base`` (a preset's or a saved configuration's specification) and lays the options
+    over it; an option that forms the groups or the cells another way replaces the base's way
+    (``--groups`` over a preset's protected group, ``--filter`` over saved strata). Whether the result
+    makes sense is the specification's own rules (:mod:`luskin_core.validation`), so a mistake
+    reads here as it does on the page and in the library.
+    """
+    from luskin_core.conditions import parse_condition
+    from luskin_core.spec import AuditSpec
+
+    fields: dict[str, Any] = base.to_dict() if base else {}
+    if getattr(args, "outcome", None):
+        fields["outcome"] = args.outcome
+    if getattr(args, "positive", None) is not None:
+        fields["positive"] = args.positive
+    protected = getattr(args, "protected", None)
+    if protected:
+        fields["protected"] = parse_condition(protected).to_dict()
+        if base is None or protected != str(base.protected):
+            fields["group_label"], fields["other_label"] = None, None
+        if not getattr(args, "groups", None):
+            fields["group_by"] = []
+    if getattr(args, "group_label", None):
+        fields["group_label"] = args.group_label
+    if getattr(args, "other_label", None):
+        fields["other_label"] = args.other_label
+    if getattr(args, "filter", None) is not None or getattr(args, "no_filter", False):
+        fields["filters"] = [parse_condition(c).to_dict() for c in (args.filter or [])]
+        fields["filter_label"], fields["not_filter_label"] = None, None
+        if not getattr(args, "stratify", None):
+            fields["strata"] = []
+    if getattr(args, "population", None) is not None:
+        fields["population"] = [parse_condition(c).to_dict() for c in args.population]
+    if getattr(args, "tolerance", None) is not None:
+        fields["tolerance"] = args.tolerance
+    _audit_options(args, fields)
+    _prediction_options(args, fields)
+    return AuditSpec(**{k: v for k, v in fields.items() if v is not None or k in ("positive", "protected")})
+
+
+def _audit_options(args: argparse.Namespace, fields: dict[str, Any]) -> None:
+    """Fold ``luskin audit``'s own options (groups, strata, judgement, score) into the fields."""
     groups = getattr(args, "groups", None)
     if groups:
-        if getattr(args, "protected", None):
-            raise LuskinError("Use either --protected (one group vs the rest) or --groups (every value of columns), "
-                              "not both.")
         fields["group_by"] = [g.strip() for g in groups]
-        fields["protected"] = None
-        fields["group_label"] = fields["other_label"] = None
+        if not getattr(args, "protected", None):  # given both: the specification says to choose one way
+            fields["protected"] = None
+            fields["group_label"] = fields["other_label"] = None
     strata = getattr(args, "stratify", None)
     if strata:
-        if getattr(args, "filter", None):
-            raise LuskinError("Use either --filter (a condition and its complement) or --stratify (every value of "
-                              "control columns), not both.")
         fields["strata"] = [s.strip() for s in strata]
-        fields["filters"] = []
-        fields["filter_label"] = fields["not_filter_label"] = None
+        if getattr(args, "filter", None) is None:  # given both: the specification says to choose one way
+            fields["filters"] = []
+            fields["filter_label"] = fields["not_filter_label"] = None
     if getattr(args, "bins", None):
         fields["bins"] = _bins(args.bins)
     if getattr(args, "adverse", None):
@@ -152,19 +175,21 @@ def apply_audit_options(args: argparse.Namespace, fields: dict[str, Any]) -> Non
         if value is not None:
             fields[key] = value
     if getattr(args, "score", False) or getattr(args, "score_cutoff", None) is not None:
-        if getattr(args, "predictions", None) and getattr(args, "score_cutoff", None) is not None \
-                and getattr(args, "positive", None) is not None:
-            raise LuskinError(f"--score-cutoff cuts the outcome (the truth the predictions are checked against), not "
-                              f"the prediction column '{args.predictions}': to read the predictions as a score, use "
-                              "--prediction-cutoff.")
-        if getattr(args, "positive", None) is not None:
-            raise LuskinError("A score outcome has no positive value: use --score (or --score-cutoff) or "
-                              "--positive, not both.")
         fields["outcome_type"] = "score"
-        fields["positive"] = None
+        # a preset's positive value gives way; one given here with --score is refused by the specification
+        fields["positive"] = getattr(args, "positive", None)
     from luskin_cli.regulator import apply_template
 
     apply_template(args, fields)  # --template ll144|eeoc: the groups come from --sex/--race
+
+
+def _prediction_options(args: argparse.Namespace, fields: dict[str, Any]) -> None:
+    """The prediction column, its cut-off and the criterion (without a column, the specification refuses the rest)."""
+    for option, key in (("predictions", "prediction"), ("prediction_cutoff", "prediction_cutoff"),
+                        ("criterion", "criterion")):
+        value = getattr(args, option, None)
+        if value is not None:
+            fields[key] = value
 
 
 # ------------------------------------------------------------------------------------------
@@ -306,7 +331,6 @@ def run_audit(args: argparse.Namespace) -> int:
     source = None
     if getattr(args, "predictions", None):
         source = f"predictions in '{args.predictions}'"
-    spec = apply_prediction_options(args, spec)
     from luskin_core.sources import Source
 
     if getattr(args, "period", None):

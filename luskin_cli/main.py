@@ -134,7 +134,7 @@ def resolve(args: argparse.Namespace, *, engine: bool = False,
 
         # size, encoding, depth and entry types checked first: a broken file is refused before pandas loads
         loaded = read_config_file(args.config)
-    from luskin_core.conditions import conjunction_mask, parse_condition
+    from luskin_core.conditions import conjunction_mask
     from luskin_core.data import get_preset, load_data
     from luskin_core.spec import AuditSpec
 
@@ -147,42 +147,9 @@ def resolve(args: argparse.Namespace, *, engine: bool = False,
     if not source:
         raise LuskinError("Say which data to use: --data FILE.csv, --data sample:adult, or --preset adult.")
 
-    fields: dict[str, Any] = base.to_dict() if base else {}
-    if getattr(args, "outcome", None):
-        fields["outcome"] = args.outcome
-    if getattr(args, "positive", None) is not None:
-        fields["positive"] = args.positive
-    if args.protected:
-        fields["protected"] = parse_condition(args.protected).to_dict()
-        if base is None or args.protected != str(base.protected):
-            fields["group_label"], fields["other_label"] = None, None
-    if args.group_label:
-        fields["group_label"] = args.group_label
-    if args.other_label:
-        fields["other_label"] = args.other_label
-    if args.filter is not None or args.no_filter:
-        fields["filters"] = [parse_condition(c).to_dict() for c in (args.filter or [])]
-        fields["filter_label"], fields["not_filter_label"] = None, None
-    if args.population is not None:
-        fields["population"] = [parse_condition(c).to_dict() for c in args.population]
-    if args.tolerance is not None:
-        fields["tolerance"] = args.tolerance
-    from luskin_cli.audit import apply_audit_options
+    from luskin_cli.audit import spec_from_args
 
-    apply_audit_options(args, fields)
-    needed = ["outcome"]
-    if fields.get("outcome_type", "label") == "label":
-        needed.append("positive")
-    if not fields.get("group_by"):
-        needed.append("protected")
-    missing = [name for name in needed if fields.get(name) in (None, "")]
-    if missing:
-        raise LuskinError(
-            "Missing " + ", ".join(f"--{m}" for m in missing)
-            + (" (or --groups COLUMN to compare every value of a column)" if "protected" in missing else "")
-            + " (or use --preset adult|compas|sqf for the paper's setup)."
-        )
-    spec = AuditSpec.from_dict(fields)
+    spec = spec_from_args(args, base)
     from luskin_cli.engine import is_engine_location, open_for_args, sample_for_args
 
     if is_engine_location(source, getattr(args, "table", None)):
@@ -190,10 +157,11 @@ def resolve(args: argparse.Namespace, *, engine: bool = False,
             return open_for_args(args, source), spec, _split_names(args.features) or None
         frame = sample_for_args(args, source, spec)
     else:
-        from luskin_core.validation import check_column_names
+        from luskin_core.validation import check_column_names, check_spec
 
         frame = load_data(source)
         check_column_names(frame)  # 'Race' and 'race' are one column to --protected: refuse, as the upload does
+        spec = check_spec(spec, frame)  # the rules that need the rows: the page's, in the same words
     if spec.population and restrict:
         keep = conjunction_mask(spec.population, frame)
         if not keep.any():

@@ -25,7 +25,7 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("RelabelResult", "relabel", "risk_based_flipping", "selective_risk_adjustment"), "relabel"),
     **dict.fromkeys(("RetrainOptions", "RetrainResult", "load_model", "model_bytes", "paper_table", "retrain",
                      "save_model"), "retrain"),
-    **dict.fromkeys(("AuditSpec", "prepare"), "spec"),
+    **dict.fromkeys(("AuditSpec", "CellSpec", "GroupSpec", "Judgement", "OutcomeSpec", "prepare"), "spec"),
     **dict.fromkeys(("GroupThresholdOptimizer", "ThresholdReport", "tune_thresholds"), "thresholds"),
     **dict.fromkeys(("Source", "open_source"), "sources"),
     **dict.fromkeys(("build_html_report", "build_pdf_report"), "report"),
@@ -34,8 +34,9 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
-    "OPERATORS", "PRESETS", "AlphaSweep", "AuditResult", "AuditSpec", "Cell", "Condition",
-    "EqualizedDistributionClassifier", "Gap", "GroupThresholdOptimizer", "LL144Result", "LuskinError", "Preset",
+    "OPERATORS", "PRESETS", "AlphaSweep", "AuditResult", "AuditSpec", "Cell", "CellSpec", "Condition",
+    "EqualizedDistributionClassifier", "Gap", "GroupSpec", "GroupThresholdOptimizer", "Judgement", "LL144Result",
+    "LuskinError", "OutcomeSpec", "Preset",
     "RelabelResult", "RetrainOptions", "RetrainResult", "Source", "ThresholdReport", "__version__",
     "alpha_sweep", "audit", "audit_arrays", "build_html_report", "build_pdf_report", "download_sqf", "eeoc_rows",
     "equalize_frame", "get_preset", "ll144_audit", "ll144_from_counts", "load_csv", "load_data", "load_model",
@@ -56,7 +57,7 @@ if TYPE_CHECKING:  # what a type checker and an IDE see: the same names, importe
     from .report import build_html_report, build_pdf_report
     from .retrain import RetrainOptions, RetrainResult, load_model, model_bytes, paper_table, retrain, save_model
     from .sources import Source, open_source
-    from .spec import AuditSpec, prepare
+    from .spec import AuditSpec, CellSpec, GroupSpec, Judgement, OutcomeSpec, prepare
     from .thresholds import GroupThresholdOptimizer, ThresholdReport, tune_thresholds
 
 

@@ -1,221 +1,133 @@
 """One specification of an audit: what the page, the command line and the report all share.
 
-It names the outcome (a label with a positive value, or a numeric score with a cut-off), who is
-compared (a protected condition vs the rest, as in the paper, or every value of one to three
-columns against a reference group), the cells inside which they are compared (all rows, a
-filter and its complement, or strata of control columns), who is audited at all (the
-population, e.g. COMPAS keeps only African-American and Caucasian rows), and how a gap is
-judged (tolerance or impact-ratio threshold, smallest group, correction for many comparisons).
-It round-trips through JSON so that a saved configuration reproduces the same view; files saved
-before groups and strata existed still load.
+It is made of four typed parts, each a frozen dataclass that checks itself when it is built:
+
+* :class:`OutcomeSpec` -- what is counted: the outcome column with a positive value, or a numeric
+  score with a cut-off; optionally a model's prediction column (with its own cut-off) checked
+  against that outcome; and whether the counted outcome is good or bad for the person;
+* :class:`GroupSpec` -- who is compared: a protected condition vs the rest (the paper's), or every
+  value of one to three columns against a reference group; the names of groups and of values;
+* :class:`CellSpec` -- within what, and among whom: all rows, a filter and its complement, or
+  strata of control columns (with bins for numbers); the population audited at all (COMPAS keeps
+  only African-American and Caucasian rows);
+* :class:`Judgement` -- how a gap is judged: the metric and its tolerance or impact-ratio
+  threshold, what equal treatment means for a model, the correction for many comparisons, the
+  smallest group.
+
+:class:`AuditSpec` holds the four and the rules between them (a column plays one role). It is
+still built with the flat keyword arguments it always took (``AuditSpec("income", ">50K",
+protected="race == White")``) and read flat (``spec.tolerance``), so saved configurations and
+every caller keep working; ``spec.judgement`` and the other parts give the typed view. Every
+rule and its wording lives in :mod:`luskin_core.validation` (:func:`~luskin_core.validation.check_spec`
+adds the ones that need the data). It round-trips through JSON (the flat entries, as before), so
+a saved configuration reproduces the same view; files saved before groups and strata existed
+still load.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from . import validation as _check
 from .conditions import Condition, as_condition, conjunction_mask
 from .errors import LuskinError
+from .validation import CRITERIA, MAX_CROSS, METRICS, OUTCOME_MEANINGS, OUTCOME_TYPES  # noqa: F401 (re-exported)
 
 DEFAULT_TOLERANCE = 0.05
-
-
 GROUP_MODES = ("condition", "columns")
-METRICS = ("difference", "ratio")
-OUTCOME_TYPES = ("label", "score")
-# What equal treatment means for a model's decisions (with a prediction column): equal shares
-# predicted positive, equal true positive rates (equal opportunity), equal true and false
-# positive rates (equalized odds), or equal precision.
-CRITERIA = ("selection", "opportunity", "odds", "precision")
-OUTCOME_MEANINGS = ("favourable", "adverse")   # is the counted outcome good or bad for the person?
 DEFAULT_MIN_GROUP_SIZE = 30
 DEFAULT_RATIO_THRESHOLD = 0.8   # the EEOC four-fifths rule
 DEFAULT_BINS = 4                # quantile bins for a numeric column with many values
-MAX_CROSS = 3                   # groups may cross at most three columns (race x sex x age band)
+
+_set = object.__setattr__
 
 
+# ------------------------------------------------------------------------------------------
+# The parts
+# ------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class AuditSpec:
-    """What to audit: an outcome, compared between groups, inside cells.
+class OutcomeSpec:
+    """What is counted.
 
-    Groups, one of:
-      * a protected condition vs the rest (``protected``; the paper's White vs Non-White);
-      * each value of a column, or the cross of two or three columns (``group_by``), each
-        against a ``reference`` group (default: the group with the highest rate overall, as the
-        four-fifths rule does). Missing values form an explicit "Unknown" group.
-    Cells, one of: all rows; the ``filters`` and their complement (the paper); or ``strata``:
-    every value of one or more control columns. A numeric group or strata column with more
-    than 20 distinct values is cut into ``n_bins`` quantile bins, or at the user's ``bins``.
-    ``population`` restricts who is audited at all.
-    The outcome is a column with a ``positive`` value, or (``outcome_type="score"``) a numeric
+    ``outcome`` is a column with a ``positive`` value, or (``outcome_type="score"``) a numeric
     score whose share at or above ``score_cutoff`` (default: the median) is compared. With
     ``prediction`` the audited decision is that column (a model's decisions: 0/1, true/false,
     yes/no, or a score with ``prediction_cutoff``) and the outcome is the truth it is checked
-    against (TPR, FPR, FNR, precision per group); ``criterion`` says which of them is judged
-    ("selection": the share predicted positive; "opportunity": TPR; "odds": TPR and FPR;
-    "precision").
-    A comparison is judged against ``tolerance`` (the difference, in shares) or, with
-    ``metric="ratio"``, against ``ratio_threshold`` (the impact ratio); groups with fewer than
-    ``min_group_size`` rows in a cell (or under ``min_group_share`` of all rows) are shown but
-    not judged; p-values are adjusted with ``correction`` over every comparison.
-    ``outcome_is`` says whether the counted outcome is good for the person ("favourable": hired,
-    admitted) or bad ("adverse": denied, a default, an arrest); the four-fifths rule and the words
-    "who is favoured" follow it. ``value_names`` gives codes names people use ({"sex": {"1": "male"}}),
-    shown on every surface instead of the codes.
+    against. ``outcome_is`` says whether the counted outcome is good for the person
+    ("favourable": hired, admitted) or bad ("adverse": denied, a default, an arrest).
     """
 
     outcome: str
     positive: Any = None
-    protected: Condition | None = None
-    filters: tuple[Condition, ...] = ()
-    population: tuple[Condition, ...] = ()
-    tolerance: float = DEFAULT_TOLERANCE
-    group_label: str | None = None
-    other_label: str | None = None
-    filter_label: str | None = None
-    not_filter_label: str | None = None
-    group_by: tuple[str, ...] = ()
-    reference: str | None = None
-    strata: tuple[str, ...] = ()
-    bins: tuple[tuple[str, tuple[float, ...]], ...] = ()
-    n_bins: int = DEFAULT_BINS
-    min_group_size: int = DEFAULT_MIN_GROUP_SIZE
-    min_group_share: float = 0.0
-    metric: str = "difference"
-    ratio_threshold: float = DEFAULT_RATIO_THRESHOLD
-    correction: str = "holm"
     outcome_type: str = "label"
     score_cutoff: float | None = None
     prediction: str | None = None
-    criterion: str = "selection"
     prediction_cutoff: float | None = None
     outcome_is: str = "favourable"
+
+    def __post_init__(self) -> None:
+        _set(self, "outcome", _check.check_outcome_name(self.outcome))
+        _set(self, "outcome_type", _check.check_outcome_type(self.outcome_type))
+        if self.prediction is not None:
+            _set(self, "prediction", str(self.prediction).strip() or None)
+        _check.check_positive_given(self.outcome_type, self.positive, self.prediction)
+        _set(self, "score_cutoff", _check.check_optional_number(self.score_cutoff, "The score cut-off"))
+        _set(self, "prediction_cutoff", _check.check_optional_number(self.prediction_cutoff,
+                                                                      "The prediction cut-off"))
+        _set(self, "outcome_is", _check.check_outcome_meaning(self.outcome_is))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"outcome": self.outcome, "positive": _jsonable(self.positive), "outcome_type": self.outcome_type,
+                "score_cutoff": self.score_cutoff, "prediction": self.prediction,
+                "prediction_cutoff": self.prediction_cutoff, "outcome_is": self.outcome_is}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> OutcomeSpec:
+        return _part_from_dict(cls, data)
+
+
+@dataclass(frozen=True)
+class GroupSpec:
+    """Who is compared, and what groups and values are called.
+
+    Either a ``protected`` condition vs the rest (the paper's White vs Non-White; named by
+    ``group_label`` and ``other_label``), or each value of a column, or the cross of two or three
+    columns (``group_by``), each against a ``reference`` group (default: the group with the highest
+    rate overall, as the four-fifths rule does). Missing values form an explicit "Unknown" group.
+    ``value_names`` gives codes names people use ({"sex": {"1": "male"}}), shown on every surface.
+    """
+
+    protected: Condition | None = None
+    group_by: tuple[str, ...] = ()
+    reference: str | None = None
+    group_label: str | None = None
+    other_label: str | None = None
     value_names: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
 
     def __post_init__(self) -> None:
-        set_ = object.__setattr__
         if self.protected is not None:
-            set_(self, "protected", as_condition(self.protected))
-        set_(self, "filters", tuple(as_condition(c) for c in _as_tuple(self.filters)))
-        set_(self, "population", tuple(as_condition(c) for c in _as_tuple(self.population)))
-        set_(self, "group_by", _names(self.group_by, "group"))
-        set_(self, "strata", _names(self.strata, "strata"))
-        set_(self, "bins", _bins(self.bins))
-        if not isinstance(self.outcome, str) or not self.outcome.strip():
-            raise LuskinError("Choose the outcome column (the decision or label to audit).")
-        if self.outcome_type not in OUTCOME_TYPES:
-            raise LuskinError(f"The outcome is a 'label' (with a positive value) or a 'score', not "
-                              f"'{self.outcome_type}'.")
-        if self.outcome_type == "label":
-            if self.positive is None or (isinstance(self.positive, str) and not self.positive.strip()):
-                raise LuskinError("Choose which value of the outcome counts as positive (e.g. Y, >50K or 1).")
-        elif self.positive is not None:
-            raise LuskinError("A score outcome has no positive value: rows at or above the cut-off count "
-                              "as positive.")
-        set_(self, "score_cutoff", _opt_number(self.score_cutoff, "The score cut-off"))
-        set_(self, "tolerance", _share(self.tolerance, "tolerance", "(e.g. 0.05 for 5 points)"))
-        set_(self, "ratio_threshold", _share(self.ratio_threshold, "impact-ratio threshold",
-                                             "(the four-fifths rule uses 0.8)", strict=True))
-        set_(self, "min_group_share", _share(self.min_group_share, "smallest group share", "(e.g. 0.02)"))
-        set_(self, "min_group_size", _whole(self.min_group_size, "smallest group size", 1))
-        set_(self, "n_bins", _whole(self.n_bins, "number of bins", 2, 20))
-        if self.metric not in METRICS:
-            raise LuskinError(f"The metric is 'difference' or 'ratio', not '{self.metric}'.")
-        if self.correction not in ("holm", "bh", "none"):
-            raise LuskinError(f"The correction for many comparisons is 'holm', 'bh' (Benjamini-Hochberg) or "
-                              f"'none', not '{self.correction}'.")
-        meaning = {"favorable": "favourable", "unfavourable": "adverse", "unfavorable": "adverse"}.get(
-            str(self.outcome_is).strip().lower(), str(self.outcome_is).strip().lower())
-        if meaning not in OUTCOME_MEANINGS:
-            raise LuskinError(f"The outcome is 'favourable' (good for the person) or 'adverse' (bad for them), not "
-                              f"'{self.outcome_is}'.")
-        set_(self, "outcome_is", meaning)
-        set_(self, "value_names", _value_names(self.value_names))
+            _set(self, "protected", as_condition(self.protected))
+        _set(self, "group_by", _check.check_names(self.group_by, "group"))
+        _set(self, "value_names", _check.check_value_names(self.value_names))
         if self.reference is not None:
-            set_(self, "reference", str(self.reference))
-        if self.prediction is not None:
-            set_(self, "prediction", str(self.prediction).strip() or None)
-        set_(self, "prediction_cutoff", _opt_number(self.prediction_cutoff, "The prediction cut-off"))
-        if self.criterion not in CRITERIA:
-            raise LuskinError("What equal treatment means is 'selection' (equal shares predicted positive), "
-                              "'opportunity' (equal true positive rates), 'odds' (equal true and false positive "
-                              f"rates) or 'precision', not '{self.criterion}'.")
-        if self.prediction is None and (self.criterion != "selection" or self.prediction_cutoff is not None):
-            what = "A prediction cut-off" if self.prediction_cutoff is not None else f"The criterion '{self.criterion}'"
-            raise LuskinError(f"{what} needs a prediction column: name the column holding the model's decisions "
-                              "or scores.")
-        self._check_roles()
-
-    def _check_roles(self) -> None:
-        """Each column plays one role: outcome, prediction, group, filter/strata."""
-        outcome = self.outcome.lower()
-        if self.group_by and self.protected is not None:
-            raise LuskinError("Choose one way to form groups: a protected condition (race == White) or the "
-                              "values of columns (race, or race x sex), not both.")
-        if not self.group_by and self.protected is None:
-            raise LuskinError("Choose the protected column and group (e.g. race == White), or group by the "
-                              "values of a column.")
-        if len(self.group_by) > MAX_CROSS:
-            raise LuskinError(f"Groups may cross at most {MAX_CROSS} columns (e.g. race x sex x age band).")
-        if self.filters and self.strata:
-            raise LuskinError("Choose one way to compare like with like: a filter (and its complement) or "
-                              "strata (every value of control columns), not both.")
-        group_cols = [c.lower() for c in self.group_by] or [self.protected.column.lower()]  # type: ignore[union-attr]
-        if outcome in group_cols:
-            raise LuskinError("The protected column and the outcome column must be different columns.")
-        if self.prediction is not None and self.prediction.lower() in group_cols + [outcome]:
-            raise LuskinError("The prediction column must differ from the outcome and the group columns.")
-        for condition in self.filters:
-            if condition.column.lower() in group_cols:
-                raise LuskinError(
-                    f"The filter uses the protected column '{condition.column}'. Filters compare like "
-                    "with like on the other (unprotected) columns."
-                )
-            if condition.column.lower() == outcome:
-                raise LuskinError(f"The filter uses the outcome column '{condition.column}' itself.")
-        for name in self.strata:
-            if name.lower() in group_cols:
-                raise LuskinError(f"'{name}' forms the groups, so it cannot also be a stratum.")
-            if name.lower() == outcome:
-                raise LuskinError(f"'{name}' is the outcome, so it cannot also be a stratum.")
-        if self.reference is not None and not self.group_by and \
-                self.reference not in (self.group_name, self.other_name):
-            raise LuskinError(f"The reference group '{self.reference}' must be '{self.group_name}' or "
-                              f"'{self.other_name}'.")
-
-    # Modes -----------------------------------------------------------------------------
-    @property
-    def group_mode(self) -> str:
-        """'condition' (a protected condition vs the rest) or 'columns' (values of columns)."""
-        return "columns" if self.group_by else "condition"
+            _set(self, "reference", str(self.reference))
+        _check.check_groups(self.protected, self.group_by)
+        if not self.group_by:
+            _check.check_reference_name(self.reference, self.group_name, self.other_name)
 
     @property
-    def cell_mode(self) -> str:
-        """'none' (one cell), 'filter' (the filter and its complement) or 'strata'."""
-        return "strata" if self.strata else ("filter" if self.filters else "none")
-
-    def cuts_for(self, column: str) -> tuple[float, ...] | None:
-        """The user's cut points for a column, if any."""
-        for name, cuts in self.bins:
-            if name.lower() == column.lower():
-                return cuts
-        return None
-
-    # Words shown on screen -------------------------------------------------------------
-    @property
-    def adverse(self) -> bool:
-        """True when the counted outcome is bad for the person (a denial, a default, an arrest)."""
-        return self.outcome_is == "adverse"
+    def columns(self) -> tuple[str, ...]:
+        """The columns that form the groups (the protected condition's one, or ``group_by``)."""
+        return self.group_by or (self.protected.column,)  # type: ignore[union-attr]
 
     def name_of(self, column: str, value: Any) -> str:
         """A value as people call it: its given name (``value_names``), else the value itself."""
-        text = _value_key(value)
+        text = _check.value_key(value)
         for name, pairs in self.value_names:
             if name.lower() == str(column).lower():
                 for raw, shown in pairs:
@@ -253,6 +165,344 @@ class AuditSpec:
             return f"Non-{shown}"
         return f"not ({self.group_name})"
 
+    def to_dict(self) -> dict[str, Any]:
+        return {"protected": None if self.protected is None else self.protected.to_dict(),
+                "group_label": self.group_label, "other_label": self.other_label, "group_by": list(self.group_by),
+                "reference": self.reference,
+                "value_names": {name: dict(pairs) for name, pairs in self.value_names}}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GroupSpec:
+        return _part_from_dict(cls, data)
+
+
+@dataclass(frozen=True)
+class CellSpec:
+    """Within what the groups are compared, and who is audited at all.
+
+    Cells, one of: all rows; the ``filters`` and their complement (the paper's; named by
+    ``filter_label`` and ``not_filter_label``); or ``strata``: every value of one or more control
+    columns. A numeric group or strata column with more than 20 distinct values is cut into
+    ``n_bins`` quantile bins, or at the user's ``bins``. ``population`` restricts who is audited.
+    """
+
+    filters: tuple[Condition, ...] = ()
+    filter_label: str | None = None
+    not_filter_label: str | None = None
+    strata: tuple[str, ...] = ()
+    bins: tuple[tuple[str, tuple[float, ...]], ...] = ()
+    n_bins: int = DEFAULT_BINS
+    population: tuple[Condition, ...] = ()
+
+    def __post_init__(self) -> None:
+        _set(self, "filters", tuple(as_condition(c) for c in _check.as_items(self.filters)))
+        _set(self, "population", tuple(as_condition(c) for c in _check.as_items(self.population)))
+        _set(self, "strata", _check.check_names(self.strata, "strata"))
+        _set(self, "bins", _check.check_bins(self.bins))
+        _set(self, "n_bins", _check.check_whole(self.n_bins, "number of bins", 2, 20))
+        _check.check_cells(self.filters, self.strata)
+
+    @property
+    def cell_mode(self) -> str:
+        """'none' (one cell), 'filter' (the filter and its complement) or 'strata'."""
+        return "strata" if self.strata else ("filter" if self.filters else "none")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"filters": [c.to_dict() for c in self.filters], "population": [c.to_dict() for c in self.population],
+                "filter_label": self.filter_label, "not_filter_label": self.not_filter_label,
+                "strata": list(self.strata), "bins": {name: list(cuts) for name, cuts in self.bins},
+                "n_bins": self.n_bins}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CellSpec:
+        return _part_from_dict(cls, data)
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """How a gap is judged.
+
+    Against ``tolerance`` (the difference, in shares) or, with ``metric="ratio"``, against
+    ``ratio_threshold`` (the impact ratio); with a prediction column, ``criterion`` says which
+    rate is judged ("selection": the share predicted positive; "opportunity": TPR; "odds": TPR
+    and FPR; "precision"). Groups with fewer than ``min_group_size`` rows in a cell (or under
+    ``min_group_share`` of all rows) are shown but not judged; p-values are adjusted with
+    ``correction`` over every comparison.
+    """
+
+    metric: str = "difference"
+    tolerance: float = DEFAULT_TOLERANCE
+    ratio_threshold: float = DEFAULT_RATIO_THRESHOLD
+    criterion: str = "selection"
+    correction: str = "holm"
+    min_group_size: int = DEFAULT_MIN_GROUP_SIZE
+    min_group_share: float = 0.0
+
+    def __post_init__(self) -> None:
+        _set(self, "tolerance", _check.check_share(self.tolerance, "tolerance", "(e.g. 0.05 for 5 points)"))
+        _set(self, "ratio_threshold", _check.check_share(self.ratio_threshold, "impact-ratio threshold",
+                                                         "(the four-fifths rule uses 0.8)", strict=True))
+        _set(self, "min_group_share", _check.check_share(self.min_group_share, "smallest group share",
+                                                         "(e.g. 0.02)"))
+        _set(self, "min_group_size", _check.check_whole(self.min_group_size, "smallest group size", 1))
+        _set(self, "metric", _check.check_metric(self.metric))
+        _set(self, "correction", _check.check_correction(self.correction))
+        _set(self, "criterion", _check.check_criterion(self.criterion))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tolerance": self.tolerance, "min_group_size": self.min_group_size,
+                "min_group_share": self.min_group_share, "metric": self.metric,
+                "ratio_threshold": self.ratio_threshold, "correction": self.correction, "criterion": self.criterion}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Judgement:
+        return _part_from_dict(cls, data)
+
+
+PARTS = {"outcome_spec": OutcomeSpec, "group_spec": GroupSpec, "cell_spec": CellSpec, "judgement": Judgement}
+# Each flat setting (a saved file's entry, a keyword of AuditSpec) and the part that holds it.
+_OWNER = {f.name: part for part, cls in PARTS.items() for f in fields(cls)}  # type: ignore[arg-type]
+# The flat keywords in the order AuditSpec always took them (positional callers rely on the first ones).
+FLAT_FIELDS = ("outcome", "positive", "protected", "filters", "population", "tolerance", "group_label",
+               "other_label", "filter_label", "not_filter_label", "group_by", "reference", "strata", "bins", "n_bins",
+               "min_group_size", "min_group_share", "metric", "ratio_threshold", "correction", "outcome_type",
+               "score_cutoff", "prediction", "criterion", "prediction_cutoff", "outcome_is", "value_names")
+assert set(FLAT_FIELDS) == set(_OWNER), "every flat setting belongs to exactly one part"
+
+
+def _part_from_dict(cls: Any, data: dict[str, Any]) -> Any:
+    """A part from its entries of a saved specification (entries of other parts are ignored; null is the default)."""
+    names = {f.name for f in fields(cls)}
+    try:
+        return cls(**{k: v for k, v in data.items() if k in names and (v is not None or k == "positive")})
+    except TypeError as err:
+        raise LuskinError(f"The saved audit settings are malformed ({err}).") from None
+
+
+# ------------------------------------------------------------------------------------------
+# The whole specification
+# ------------------------------------------------------------------------------------------
+@dataclass(frozen=True, init=False)
+class AuditSpec:
+    """What to audit: an outcome (:class:`OutcomeSpec`), compared between groups (:class:`GroupSpec`),
+    inside cells (:class:`CellSpec`), judged so (:class:`Judgement`).
+
+    Built from the flat keywords every caller and saved file uses (each one belongs to one part;
+    see the parts for what they mean), or from the parts with :meth:`from_parts`. The flat
+    settings read as attributes (``spec.tolerance`` is ``spec.judgement.tolerance``).
+    """
+
+    outcome_spec: OutcomeSpec
+    group_spec: GroupSpec
+    cell_spec: CellSpec
+    judgement: Judgement
+
+    def __init__(self, outcome: str | None = None, positive: Any = None, protected: Condition | str | dict[str, Any]
+                 | None = None, filters: Any = (), population: Any = (), tolerance: float = DEFAULT_TOLERANCE,
+                 group_label: str | None = None, other_label: str | None = None, filter_label: str | None = None,
+                 not_filter_label: str | None = None, group_by: Any = (), reference: str | None = None,
+                 strata: Any = (), bins: Any = (), n_bins: int = DEFAULT_BINS,
+                 min_group_size: int = DEFAULT_MIN_GROUP_SIZE, min_group_share: float = 0.0,
+                 metric: str = "difference", ratio_threshold: float = DEFAULT_RATIO_THRESHOLD,
+                 correction: str = "holm", outcome_type: str = "label", score_cutoff: float | None = None,
+                 prediction: str | None = None, criterion: str = "selection", prediction_cutoff: float | None = None,
+                 outcome_is: str = "favourable", value_names: Any = ()) -> None:
+        flat = dict(locals())
+        flat.pop("self")
+        flat.pop("__class__", None)
+        parts = {name: cls(**{f.name: flat[f.name] for f in fields(cls)})  # type: ignore[arg-type]
+                 for name, cls in PARTS.items()}
+        self._join(**parts)
+
+    def _join(self, outcome_spec: OutcomeSpec, group_spec: GroupSpec, cell_spec: CellSpec,
+              judgement: Judgement) -> None:
+        """Set the parts and check the rules between them."""
+        for name, value in (("outcome_spec", outcome_spec), ("group_spec", group_spec), ("cell_spec", cell_spec),
+                            ("judgement", judgement)):
+            if not isinstance(value, PARTS[name]):
+                raise LuskinError(f"The specification's {name.replace('_', ' ')} must be a {PARTS[name].__name__}.")
+            _set(self, name, value)
+        _check.check_prediction_needed(outcome_spec.prediction, judgement.criterion, outcome_spec.prediction_cutoff)
+        _check.check_roles(outcome_spec.outcome, outcome_spec.prediction, group_spec.columns, cell_spec.filters,
+                           cell_spec.strata)
+
+    @classmethod
+    def from_parts(cls, outcome_spec: OutcomeSpec, group_spec: GroupSpec, cell_spec: CellSpec | None = None,
+                   judgement: Judgement | None = None) -> AuditSpec:
+        """The specification made of its typed parts (cells: all rows; judgement: the defaults)."""
+        spec = cls.__new__(cls)
+        spec._join(outcome_spec, group_spec, cell_spec if cell_spec is not None else CellSpec(),
+                   judgement if judgement is not None else Judgement())
+        return spec
+
+    def with_parts(self, **parts: Any) -> AuditSpec:
+        """A copy with some parts replaced (``spec.with_parts(judgement=Judgement(metric="ratio"))``)."""
+        unknown = sorted(set(parts) - set(PARTS))
+        if unknown:
+            raise LuskinError(f"An audit specification has no part named {', '.join(unknown)}.")
+        current = {name: getattr(self, name) for name in PARTS}
+        return AuditSpec.from_parts(**{**current, **parts})
+
+    def with_changes(self, **changes: Any) -> AuditSpec:
+        """A copy with some settings changed: flat names (``tolerance=0.1``) or whole parts (``judgement=...``)."""
+        parts = {name: changes.pop(name) for name in list(changes) if name in PARTS}
+        unknown = sorted(set(changes) - set(_OWNER))
+        if unknown:
+            raise LuskinError(f"An audit specification has no setting named {', '.join(unknown)}.")
+        by_part: dict[str, dict[str, Any]] = {}
+        for key, value in changes.items():
+            by_part.setdefault(_OWNER[key], {})[key] = value
+        for name, values in by_part.items():
+            parts[name] = replace(parts.get(name, getattr(self, name)), **values)
+        return self.with_parts(**parts)
+
+    # The flat settings, read from their parts ------------------------------------------------
+    @property
+    def outcome(self) -> str:
+        return self.outcome_spec.outcome
+
+    @property
+    def positive(self) -> Any:
+        return self.outcome_spec.positive
+
+    @property
+    def outcome_type(self) -> str:
+        return self.outcome_spec.outcome_type
+
+    @property
+    def score_cutoff(self) -> float | None:
+        return self.outcome_spec.score_cutoff
+
+    @property
+    def prediction(self) -> str | None:
+        return self.outcome_spec.prediction
+
+    @property
+    def prediction_cutoff(self) -> float | None:
+        return self.outcome_spec.prediction_cutoff
+
+    @property
+    def outcome_is(self) -> str:
+        return self.outcome_spec.outcome_is
+
+    @property
+    def protected(self) -> Condition | None:
+        return self.group_spec.protected
+
+    @property
+    def group_by(self) -> tuple[str, ...]:
+        return self.group_spec.group_by
+
+    @property
+    def reference(self) -> str | None:
+        return self.group_spec.reference
+
+    @property
+    def group_label(self) -> str | None:
+        return self.group_spec.group_label
+
+    @property
+    def other_label(self) -> str | None:
+        return self.group_spec.other_label
+
+    @property
+    def value_names(self) -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
+        return self.group_spec.value_names
+
+    @property
+    def filters(self) -> tuple[Condition, ...]:
+        return self.cell_spec.filters
+
+    @property
+    def filter_label(self) -> str | None:
+        return self.cell_spec.filter_label
+
+    @property
+    def not_filter_label(self) -> str | None:
+        return self.cell_spec.not_filter_label
+
+    @property
+    def strata(self) -> tuple[str, ...]:
+        return self.cell_spec.strata
+
+    @property
+    def bins(self) -> tuple[tuple[str, tuple[float, ...]], ...]:
+        return self.cell_spec.bins
+
+    @property
+    def n_bins(self) -> int:
+        return self.cell_spec.n_bins
+
+    @property
+    def population(self) -> tuple[Condition, ...]:
+        return self.cell_spec.population
+
+    @property
+    def metric(self) -> str:
+        return self.judgement.metric
+
+    @property
+    def tolerance(self) -> float:
+        return self.judgement.tolerance
+
+    @property
+    def ratio_threshold(self) -> float:
+        return self.judgement.ratio_threshold
+
+    @property
+    def criterion(self) -> str:
+        return self.judgement.criterion
+
+    @property
+    def correction(self) -> str:
+        return self.judgement.correction
+
+    @property
+    def min_group_size(self) -> int:
+        return self.judgement.min_group_size
+
+    @property
+    def min_group_share(self) -> float:
+        return self.judgement.min_group_share
+
+    # Modes -----------------------------------------------------------------------------
+    @property
+    def group_mode(self) -> str:
+        """'condition' (a protected condition vs the rest) or 'columns' (values of columns)."""
+        return "columns" if self.group_by else "condition"
+
+    @property
+    def cell_mode(self) -> str:
+        """'none' (one cell), 'filter' (the filter and its complement) or 'strata'."""
+        return self.cell_spec.cell_mode
+
+    def cuts_for(self, column: str) -> tuple[float, ...] | None:
+        """The user's cut points for a column, if any."""
+        for name, cuts in self.bins:
+            if name.lower() == column.lower():
+                return cuts
+        return None
+
+    # Words shown on screen -------------------------------------------------------------
+    @property
+    def adverse(self) -> bool:
+        """True when the counted outcome is bad for the person (a denial, a default, an arrest)."""
+        return self.outcome_is == "adverse"
+
+    def name_of(self, column: str, value: Any) -> str:
+        """A value as people call it: its given name (``value_names``), else the value itself."""
+        return self.group_spec.name_of(column, value)
+
+    @property
+    def group_name(self) -> str:
+        """Name of the class where the protected condition holds (the paper's W)."""
+        return self.group_spec.group_name
+
+    @property
+    def other_name(self) -> str:
+        """Name of the other class (the paper's NW)."""
+        return self.group_spec.other_name
+
     @property
     def groups_text(self) -> str:
         """Who is compared, in words."""
@@ -266,7 +516,7 @@ class AuditSpec:
         if self.outcome_type == "score":
             cut = "the median" if self.score_cutoff is None else f"{self.score_cutoff:g}"
             return f"{self.outcome} at or above {cut}"
-        return f"{self.outcome} is {self.name_of(self.outcome, _value_key(self.positive))}"
+        return f"{self.outcome} is {self.name_of(self.outcome, _check.value_key(self.positive))}"
 
     @property
     def meaning_text(self) -> str:
@@ -301,48 +551,19 @@ class AuditSpec:
             return "All rows"
         return self.filter_name if filter_holds else self.not_filter_name
 
-    def with_changes(self, **changes: Any) -> AuditSpec:
-        return replace(self, **changes)
-
     # JSON ------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "outcome": self.outcome,
-            "positive": _jsonable(self.positive),
-            "protected": None if self.protected is None else self.protected.to_dict(),
-            "filters": [c.to_dict() for c in self.filters],
-            "population": [c.to_dict() for c in self.population],
-            "tolerance": self.tolerance,
-            "group_label": self.group_label,
-            "other_label": self.other_label,
-            "filter_label": self.filter_label,
-            "not_filter_label": self.not_filter_label,
-            "group_by": list(self.group_by),
-            "reference": self.reference,
-            "strata": list(self.strata),
-            "bins": {name: list(cuts) for name, cuts in self.bins},
-            "n_bins": self.n_bins,
-            "min_group_size": self.min_group_size,
-            "min_group_share": self.min_group_share,
-            "metric": self.metric,
-            "ratio_threshold": self.ratio_threshold,
-            "correction": self.correction,
-            "outcome_type": self.outcome_type,
-            "score_cutoff": self.score_cutoff,
-            "prediction": self.prediction,
-            "criterion": self.criterion,
-            "prediction_cutoff": self.prediction_cutoff,
-            "outcome_is": self.outcome_is,
-            "value_names": {name: dict(pairs) for name, pairs in self.value_names},
-        }
+        """The flat entries of a saved specification (the format files have always had)."""
+        merged = {**self.outcome_spec.to_dict(), **self.group_spec.to_dict(), **self.cell_spec.to_dict(),
+                  **self.judgement.to_dict()}
+        return {name: merged[name] for name in FLAT_FIELDS}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AuditSpec:
         """Read a saved specification; files saved before groups and strata existed still load."""
         if not isinstance(data, dict):
             raise LuskinError("The saved configuration is not a JSON object describing an audit.")
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(str(k) for k in data if k not in known)
+        unknown = sorted(str(k) for k in data if k not in _OWNER)
         if unknown:
             raise LuskinError(f"The saved audit settings hold entries this version does not know: "
                               f"{', '.join(unknown)}.")
@@ -365,112 +586,9 @@ class AuditSpec:
     def from_json(cls, text: str) -> AuditSpec:
         try:
             data = json.loads(text)
-        except (json.JSONDecodeError, TypeError) as err:
-            raise LuskinError(f"The configuration file is not valid JSON ({err}).") from None
+        except (json.JSONDecodeError, TypeError, ValueError) as err:  # ValueError: an integer of 4,300+ digits
+            raise LuskinError(f"The configuration file is not valid JSON ({str(err)[:200]}).") from None
         return cls.from_dict(data)
-
-
-def _as_tuple(value: Any) -> tuple[Any, ...]:
-    if value is None:
-        return ()
-    if isinstance(value, (str, dict, Condition)):
-        return (value,)
-    try:
-        return tuple(value)
-    except TypeError:
-        raise LuskinError(f"Expected a list of conditions, not {value!r}.") from None
-
-
-def _names(value: Any, role: str) -> tuple[str, ...]:
-    """Column names as a tuple of stripped strings (one name may be given as a string)."""
-    items = _as_tuple(value)
-    out = []
-    for item in items:
-        if not isinstance(item, str) or not item.strip():
-            raise LuskinError(f"Each {role} column must be a column name, not {item!r}.")
-        out.append(item.strip())
-    if len({n.lower() for n in out}) != len(out):
-        raise LuskinError(f"A {role} column is named twice: {', '.join(out)}.")
-    return tuple(out)
-
-
-def _value_key(value: Any) -> str:
-    """A value as the key of its name: numbers without a trailing .0 (1.0 and 1 are the same code)."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value).strip()
-
-
-def _value_names(value: Any) -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
-    """Names of values per column: {column: {value: name}} or its tuple form, names stripped and non-empty."""
-    if not value:
-        return ()
-    try:
-        items = value.items() if isinstance(value, dict) else value
-        out = []
-        for column, names in items:
-            pairs = names.items() if isinstance(names, dict) else names
-            kept = tuple((_value_key(raw), str(shown).strip()) for raw, shown in pairs if str(shown).strip())
-            if kept:
-                out.append((str(column), kept))
-    except (TypeError, ValueError, AttributeError):
-        raise LuskinError("Names of values are given per column, e.g. {\"sex\": {\"1\": \"male\", \"2\": "
-                          "\"female\"}}.") from None
-    return tuple(out)
-
-
-def _bins(value: Any) -> tuple[tuple[str, tuple[float, ...]], ...]:
-    """User cut points: {column: [cuts]} or ((column, cuts), ...), cuts sorted and distinct."""
-    if not value:
-        return ()
-    items = value.items() if isinstance(value, dict) else value
-    out = []
-    try:
-        for name, cuts in items:
-            numbers = sorted({float(c) for c in (cuts if isinstance(cuts, (list, tuple)) else [cuts])})
-            if not numbers or not all(np.isfinite(numbers)):
-                raise ValueError
-            out.append((str(name), tuple(numbers)))
-    except (TypeError, ValueError):
-        raise LuskinError("Cut points are given per column as numbers, e.g. {\"age\": [25, 40, 60]}.") from None
-    return tuple(out)
-
-
-def _share(value: Any, name: str, example: str, strict: bool = False) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise LuskinError(f"The {name} must be a number between 0 and 1, not '{value}'.") from None
-    if not (0 < number <= 1 if strict else 0 <= number < 1):
-        raise LuskinError(f"The {name} must be between 0 and 1 {example}, not {number:g}.")
-    return number
-
-
-def _whole(value: Any, name: str, low: int, high: int | None = None) -> int:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        number = math.nan
-    if not (math.isfinite(number) and number.is_integer()) or isinstance(value, bool):
-        raise LuskinError(f"The {name} must be a whole number, not '{value}'.")
-    if number < low or (high is not None and number > high):
-        top = f" and {high}" if high is not None else " or more"
-        raise LuskinError(f"The {name} must be {'between ' if high is not None else ''}{low}{top}, not {int(number)}.")
-    return int(number)
-
-
-def _opt_number(value: Any, name: str) -> float | None:
-    if value is None:
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise LuskinError(f"{name} must be a number, not '{value}'.") from None
-    if not math.isfinite(number):
-        raise LuskinError(f"{name} must be a finite number.")
-    return number
 
 
 def _jsonable(value: Any) -> Any:
@@ -503,20 +621,9 @@ class Prepared:
 
 
 def outcome_mask(series: pd.Series, positive: Any) -> np.ndarray:
-    """Where the outcome equals the positive value, comparing numbers as numbers."""
-    if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
-        try:
-            target = float(positive)
-        except (TypeError, ValueError):
-            raise LuskinError(
-                f"The outcome '{series.name}' holds numbers, so its positive value must be a number, "
-                f"not '{positive}'."
-            ) from None
-        return (series.to_numpy(dtype=float, na_value=np.nan) == target)
-    if pd.api.types.is_bool_dtype(series):
-        text = str(positive).strip().lower()
-        return series.fillna(False).to_numpy(dtype=bool) == (text in ("true", "1", "yes", "y"))
-    return series.astype("string").fillna("").to_numpy(dtype=object) == str(positive)
+    """Where the outcome equals the positive value, comparing numbers as numbers (one rule:
+    :func:`luskin_core.validation.positive_mask`)."""
+    return _check.positive_mask(series, positive)
 
 
 def nothing_to_audit(plan: Any, reasons: dict[str, int]) -> LuskinError:
@@ -525,8 +632,7 @@ def nothing_to_audit(plan: Any, reasons: dict[str, int]) -> LuskinError:
     ``reasons`` counts the rows left out per reason (:data:`luskin_core.counts.REASONS`; a row is
     counted under the first that applies, so the outcome alone means the outcome is empty).
     """
-    from .validation import shown
-
+    shown = _check.shown
     if set(reasons) == {"outcome missing"}:
         return LuskinError(f"The outcome column '{shown(plan.outcome)}' has no values at all (every row is missing), "
                            "so nothing can be audited. Choose another outcome column.")
@@ -572,18 +678,14 @@ def prepare(frame: pd.DataFrame, spec: AuditSpec, *, check_positive: bool = True
         raise nothing_to_audit(plan, reasons)
     rows = frame.loc[keep]
     if check_positive and spec.outcome_type == "label":
-        from .validation import check_positive_present
-
-        check_positive_present(rows[plan.outcome], spec.positive)
+        _check.check_positive_present(rows[plan.outcome], spec.positive)
     y = outcome_values(rows, plan)[0].astype(np.int8)
     in_group = None
     groups = None
     if plan.protected is not None:
         in_group = plan.protected.mask(rows)
-        from .validation import check_two_classes
-
         assert spec.protected is not None  # the condition mode
-        check_two_classes(rows[resolve_column(rows, spec.protected.column, "protected")], spec.protected,
+        _check.check_two_classes(rows[resolve_column(rows, spec.protected.column, "protected")], spec.protected,
                           int(in_group.sum()), int((~in_group).sum()))
     else:
         groups = row_group_labels(rows, plan)
@@ -603,7 +705,5 @@ def resolve_column(frame: pd.DataFrame, name: str, role: str = "") -> str:
     """
     if name in frame.columns:
         return name
-    from .validation import check_column
-
-    return check_column(frame, name, role)
+    return _check.check_column(frame, name, role)
 

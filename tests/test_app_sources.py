@@ -85,7 +85,8 @@ def glance(at: AppTest) -> str:
 
 
 def current_spec(at: AppTest):
-    spec, problem = at.session_state["_spec_memo"][1]
+    state = at.session_state["audit_spec"]             # the typed specification the page keeps
+    spec, problem = state.spec, state.problem
     assert spec is not None, problem
     return spec
 

@@ -70,10 +70,10 @@ def test_saved_config_is_reused(capsys, tmp_path):
 
 @pytest.mark.parametrize("argv, words", [
     (["audit"], "Say which data"),
-    (["audit", "--data", "sample:adult"], "Missing --outcome, --positive, --protected"),
+    (["audit", "--data", "sample:adult"], "Choose the outcome column"),
     (["audit", "--preset", "adult", "--positive", "rich"], "never occurs"),
     (["audit", "--preset", "adult", "--filter", "education-num >> 3"], "education-num"),
-    (["audit", "--preset", "adult", "--protected", "colour == White"], "no column named 'colour'"),
+    (["audit", "--preset", "adult", "--protected", "colour == White"], "no protected column named 'colour'"),
     (["audit", "--data", "no/such/file.csv", "--outcome", "a", "--positive", "1", "--protected", "b == 1"],
      "no file"),
     (["audit", "--preset", "adult", "--tolerance", "3"], "between 0 and 1"),

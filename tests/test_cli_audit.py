@@ -79,16 +79,16 @@ def test_text_output_sets_the_overall_gap_beside_the_gap_within_strata(capsys) -
 
 
 @pytest.mark.parametrize("argv, words", [
-    (["--preset", "adult", "--groups", "race", "--protected", "sex == Male"], "either --protected"),
-    (["--preset", "adult", "--stratify", "sex", "--filter", "age > 30"], "either --filter"),
+    (["--preset", "adult", "--groups", "race", "--protected", "sex == Male"], "Choose one way to form groups"),
+    (["--preset", "adult", "--stratify", "sex", "--filter", "age > 30"], "Choose one way to compare like with like"),
     (["--preset", "adult", "--stratify", "age", "--bins", "age=young"], "must be numbers"),
     (["--preset", "adult", "--stratify", "age", "--bins", "25,40"], "COLUMN=CUT"),
     (["--preset", "adult", "--groups", "colour"], "colour"),
     (["--preset", "adult", "--metric", "odds"], "invalid choice"),
     (["--preset", "adult", "--groups", "race", "--reference", "Martian"], "Martian"),
     (["--preset", "adult", "--groups", "race", "--groups", "race"], "race"),
-    (["--data", "sample:adult", "--outcome", "income", "--positive", ">50K"], "--groups"),
-    (["--preset", "adult", "--score", "--positive", ">50K"], "not both"),
+    (["--data", "sample:adult", "--outcome", "income", "--positive", ">50K"], "or group by the values of a column"),
+    (["--preset", "adult", "--score", "--positive", ">50K"], "A score outcome has no positive value"),
 ])
 def test_mistakes_are_one_plain_sentence(capsys, argv: list[str], words: str) -> None:
     status, out, err = run(capsys, "audit", *argv)

@@ -358,9 +358,9 @@ def test_the_command_line_prints_and_judges_error_rates(compas_sex, tmp_path, ca
     assert json.loads(capsys.readouterr().out)["spec"]["prediction_cutoff"] == 5
     assert main([*args[:-2], "--predictions", "decile_score", "--score-cutoff", "5"]) == 2
     err = capsys.readouterr().err
-    assert "not the prediction column 'decile_score'" in err and "--prediction-cutoff" in err
+    assert "not the prediction column 'decile_score'" in err and "give a prediction cut-off" in err
     assert main(["audit", "--preset", "adult", "--criterion", "odds"]) == 2
-    assert "--predictions" in capsys.readouterr().err
+    assert "The criterion 'odds' needs a prediction column" in capsys.readouterr().err
 
 
 def test_predictions_given_as_a_list_may_be_words(adult):
