@@ -100,7 +100,7 @@ def render_sweep(sweep: AlphaSweep, spec: AuditSpec, store_key: str) -> None:
                              help=HELP["alpha"] + " Move it left and watch the two groups' shapes converge.")
     ch["equalize"]["alpha"] = alpha
     point = sweep.point(alpha)
-    ui.show_warnings(sweep, point)
+    ui.show_warnings(sweep.correction)  # every alpha's warnings, once each
     a, b, c = st.columns(3)
     a.metric("Accuracy (test rows)", f"{100 * point.accuracy:.1f}%")
     b.metric("TPR gap", f"{100 * point.tpr_gap:.1f} points", help=HELP["tpr"])

@@ -40,6 +40,7 @@ import pandas as pd
 
 from .audit import AuditResult
 from .comparisons import BEYOND, CHANCE, CRITERION_NAMES, ERROR_RATE_NAMES, TOO_FEW, group_words
+from .correction import CorrectionResult
 from .cost import CONTROLLED, GAP_NAMES, CostPoint, accuracy_interval, cost_chart, cost_points
 from .errors import LuskinError
 from .findings import WITHIN_PARTS, findings, part_nouns
@@ -707,8 +708,16 @@ def _as_list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
-def _warnings_of(obj: Any) -> list[str]:
-    return [str(w) for w in (getattr(obj, "warnings", ()) or ())]
+def correction_warnings(correction: CorrectionResult, name: str = "") -> list[str]:
+    """A correction's warnings, each once: a model's own with the model named (e.g. an alpha), then the rest.
+
+    With ``name`` (e.g. "Thresholds") every sentence starts with it.
+    """
+    own = [(stage.label, str(w)) for stage in correction.stages for w in stage.warnings]
+    named = {w for _, w in own}
+    head = f"{name}, " if name else ""
+    return ([f"{head}{label}: {w}" for label, w in own]
+            + [f"{name}: {w}" if name else w for w in map(str, correction.warnings) if w not in named])
 
 
 def _gap_rows(audits: Sequence[tuple[str, AuditResult]]) -> Table:
@@ -764,7 +773,7 @@ def _retrain_section(results: Sequence[Any], points: Sequence[CostPoint]) -> Sec
             ("Model inputs", f"{len(result.features)} columns: {', '.join(result.features)}"),
             ("Left out of the inputs", dropped),
         ]))
-        section.warnings(_warnings_of(result), "Warnings about this correction")
+        section.warnings(correction_warnings(result.correction), "Warnings about this correction")
         auc_rows = []
         for p in mine:
             auc_rows.append((p.label, _with_ci(f"{p.score:.3f}", p.score_low, p.score_high, lambda x: f"{x:.3f}"),
@@ -817,7 +826,7 @@ def _threshold_section(reports: Sequence[Any], spec: AuditSpec) -> Section:
             ("Seed", f"{report.seed}"),
             ("Thresholds chosen", "; ".join(f"{k}: {float(v):.4g}" for k, v in report.thresholds.items())),
         ]))
-        section.warnings(_warnings_of(report), "Warnings about this correction")
+        section.warnings(correction_warnings(report.correction), "Warnings about this correction")
         header = ("Group", "Rows", "Threshold before", "Threshold after", "TPR before", "TPR after", "FPR before",
                   "FPR after")
         rows_out = []
@@ -874,8 +883,7 @@ def _equalized_section(sweeps: Sequence[Any], alpha: float | None, spec: AuditSp
             ("Rows", f"trained on {sweep.n_train:,}, tested on {sweep.n_test:,} (these numbers)"),
             ("Reference group", sweep.reference_group),
         ]))
-        notes = _warnings_of(sweep) + [f"alpha = {p.alpha:g}: {w}" for p in points for w in _warnings_of(p)]
-        section.warnings(notes, "Warnings about this correction")
+        section.warnings(correction_warnings(sweep.correction), "Warnings about this correction")
         labels = list(sweep.group_labels)
         header = ("alpha", "Accuracy [95% CI]") + tuple(f"TPR {g}" for g in labels) + tuple(
             f"FPR {g}" for g in labels) + ("TPR gap", "FPR gap")
@@ -1361,9 +1369,7 @@ def report_content(
     warnings: list[str] = []
     for name, items in (("Retraining", retrains), ("Thresholds", reports), ("Equalized distribution", sweeps)):
         for obj in items:
-            warnings += [f"{name}: {w}" for w in _warnings_of(obj)]
-    for sweep in sweeps:
-        warnings += [f"Equalized distribution, alpha = {p.alpha:g}: {w}" for p in sweep.points for w in _warnings_of(p)]
+            warnings += correction_warnings(obj.correction, name)
     sections = [_summary_section(result, ref, points, ran, list(dict.fromkeys(warnings)))]
     if points:
         sections.append(_cost_section(points))
