@@ -8,13 +8,14 @@ chart. Every correction that was computed becomes points on one chart:
   the largest difference in the share with a positive decision between a group and its
   comparison group inside any cell (the cell the correction did not target included, so a
   correction that moves the gap elsewhere shows it); their quality is the AUC against the
-  recorded labels on the held-out rows D4 (the retrain result keeps no decisions per row, so
-  accuracy cannot be computed there).
+  recorded labels on the held-out rows D4, as the paper reports it.
 * per-group thresholds (paper section 4.2): one shared threshold before, each group's own
   threshold after, per lambda;
 * the equalized distribution (paper section 4.3): every alpha of the sweep (alpha = 1 is plain
   logistic regression, the uncorrected model).
 
+Every point is computed from the correction's one shape (:class:`luskin_core.correction.CorrectionResult`,
+each tool's ``result.correction``): its confusion counts per group and cell on the held-out rows.
 For the last two, fairness is the error-rate gap: the larger of the gap in true positive rates
 and the gap in false positive rates between the groups (Fairlearn's equalized-odds difference),
 and quality is the accuracy on the held-out test rows.

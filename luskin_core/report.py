@@ -715,8 +715,8 @@ def _cost_section(points: Sequence[CostPoint]) -> Section:
     section = Section("cost", "What each correction costs")
     section.add("paragraph", text=(
         "Each correction trades some accuracy for a smaller gap between the groups. The chart puts every model that "
-        "was computed on the same two axes: how accurate it is (AUC for retraining, whose result keeps no decisions "
-        "per row; accuracy for the others) and how large a gap remains. Up and to the left is better."))
+        "was computed on the same two axes: how accurate it is (AUC for retraining, as the paper reports it; "
+        "accuracy for the others) and how large a gap remains. Up and to the left is better."))
     if any(p.gap is not None for p in points):
         section.chart(cost_chart(points), "Accuracy (or AUC) against the remaining gap for every correction computed; "
                                           "arrows lead from before to after the correction; stars mark the paper's "
