@@ -981,7 +981,7 @@ def tune_thresholds(
         fit_seconds=opt.fit_seconds_,
         tuning_method=tuning,
         warnings=threshold_warnings(before, after, yt),
-        options=ThresholdOptions(model=None if score_column is not None else (model or "custom"), solver=solver,
+        options=ThresholdOptions(model=None if score_column is not None else kind, solver=solver,
                                  lam=float(lam), seed=seed, tuning=tuning, default_threshold=default_threshold),
     )
 
