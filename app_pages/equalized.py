@@ -101,7 +101,7 @@ def render_sweep(sweep: AlphaSweep, spec: AuditSpec, store_key: str) -> None:
                              help=HELP["alpha"] + " Move it left and watch the two groups' shapes converge.")
     ch["equalize"]["alpha"] = alpha
     point = sweep.point(alpha)
-    ui.show_warnings(sweep, point)
+    ui.show_warnings(sweep.correction)  # every alpha's warnings, once each
     a, b, c = st.columns(3)
     a.metric("Accuracy (test rows)", format_percent(point.accuracy))
     b.metric("TPR gap", f"{format_points(point.tpr_gap)} points", help=HELP["tpr"])

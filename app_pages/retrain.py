@@ -81,7 +81,7 @@ def _paper_table(result: RetrainResult) -> pd.io.formats.style.Styler:
 
 def render_result(result: RetrainResult, key: tuple[Any, ...]) -> None:
     """Warnings, AUCs, the gap chart, the paper-style table, how labels were changed, and the downloads."""
-    ui.show_warnings(result)
+    ui.show_warnings(result.correction)
     a, b, c = st.columns(3)
     a.metric(f"AUC of A1 ({result.options.first})", f"{result.auc_first:.3f}", help=HELP["auc"])
     b.metric(f"AUC of C2 ({result.options.second})", f"{result.auc_second:.3f}",

@@ -138,7 +138,7 @@ def _rates_table(report: ThresholdReport) -> pd.DataFrame:
 
 def render_result(report: ThresholdReport, spec: AuditSpec) -> None:
     """Warnings, headline numbers, the ROC chart with before/after points, the thresholds and the table."""
-    ui.show_warnings(report)
+    ui.show_warnings(report.correction)
     a, b, c = st.columns(3)
     after = report.after
     before = report.before

@@ -8,13 +8,14 @@ chart. Every correction that was computed becomes points on one chart:
   the largest difference in the share with a positive decision between a group and its
   comparison group inside any cell (the cell the correction did not target included, so a
   correction that moves the gap elsewhere shows it); their quality is the AUC against the
-  recorded labels on the held-out rows D4 (the retrain result keeps no decisions per row, so
-  accuracy cannot be computed there).
+  recorded labels on the held-out rows D4, as the paper reports it.
 * per-group thresholds (paper section 4.2): one shared threshold before, each group's own
   threshold after, per lambda;
 * the equalized distribution (paper section 4.3): every alpha of the sweep (alpha = 1 is plain
   logistic regression, the uncorrected model).
 
+Every point is computed from the correction's one shape (:class:`luskin_core.correction.CorrectionResult`,
+each tool's ``result.correction``): its confusion counts per group and cell on the held-out rows.
 For the last two, fairness is the error-rate gap: the larger of the gap in true positive rates
 and the gap in false positive rates between the groups (Fairlearn's equalized-odds difference),
 and quality is the accuracy on the held-out test rows.
@@ -37,6 +38,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .comparisons import TOO_FEW
+from .correction import DECISIONS, CorrectionResult, CorrectionStage
 from .formatting import format_percent, format_points
 from .plots import title_block
 from .stats import Z95, newcombe_interval, wilson_interval
@@ -99,16 +101,6 @@ def _num(x: Any) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _warnings(*objects: Any) -> tuple[str, ...]:
-    """The plain-language warnings a result carries (``warnings``), in order, without repeats."""
-    out: list[str] = []
-    for obj in objects:
-        for sentence in getattr(obj, "warnings", ()) or ():
-            if str(sentence) not in out:
-                out.append(str(sentence))
-    return tuple(out)
-
-
 # ------------------------------------------------------------------------------------------
 # Intervals
 # ------------------------------------------------------------------------------------------
@@ -143,7 +135,7 @@ def absolute_gap_interval(k1: int, n1: int, k2: int, n2: int) -> tuple[float | N
 
 
 # ------------------------------------------------------------------------------------------
-# Points from each tool's result
+# Points from a correction (``correction.CorrectionResult``, the shape every tool's result exposes)
 # ------------------------------------------------------------------------------------------
 def _largest_gap(audit: Any) -> tuple[float | None, float | None, float | None, str]:
     """The largest judged |difference| between a group and its reference in any cell, with its interval."""
@@ -155,32 +147,6 @@ def _largest_gap(audit: Any) -> tuple[float | None, float | None, float | None, 
     low, high = absolute_gap_interval(worst.positives, worst.n, worst.reference_positives, worst.reference_n)
     where = "all rows" if worst.cell is None else worst.cell
     return abs(worst.difference), low, high, f"{worst.group} vs {worst.reference}, {where}"
-
-
-def retrain_points(result: Any, index: int = 1) -> list[CostPoint]:
-    """A1 (before) and C2 (after) of one retraining result (``retrain.RetrainResult``)."""
-    options = result.options
-    original = result.original
-    positives = sum(c.positives for c in original.comparisons)  # every row is in one group and one cell
-    negatives = original.n_rows - positives
-    series = f"retrain-{index}"
-    algorithm = f"Algorithm {options.algorithm}"
-    correction = f"Retraining, {algorithm}, A1 {options.first} then C2 {options.second}"
-    warnings = _warnings(result)
-    points = []
-    for stage, audit, auc, label in (("before", result.first, result.auc_first, f"A1 ({options.first})"),
-                                     ("after", result.second, result.auc_second,
-                                      f"C2 ({options.second}), {algorithm}")):
-        gap, low, high, detail = _largest_gap(audit)
-        auc_low, auc_high = auc_interval(float(auc), positives, negatives)
-        points.append(CostPoint(
-            tool="retrain", family=CONTROLLED, series=series, correction=correction, label=label, stage=stage,
-            score_name="AUC", score=float(auc), score_low=auc_low, score_high=auc_high, gap=gap, gap_low=low,
-            gap_high=high, detail=detail, n_test=int(original.n_rows),
-            default=stage == "after" and options.second == "MLP",
-            warnings=warnings if stage == "after" else (),
-        ))
-    return points
 
 
 def _error_gap(counts: dict[str, tuple[int, int, int, int]]) -> tuple[float, float | None, float | None, str]:
@@ -203,67 +169,63 @@ def _error_gap(counts: dict[str, tuple[int, int, int, int]]) -> tuple[float, flo
     return best
 
 
-def _threshold_counts(split: Any) -> dict[str, tuple[int, int, int, int]]:
-    out = {}
-    for group, r in split.groups.items():
-        negatives = int(r.n) - int(r.positives)
-        out[str(group)] = (round(r.tpr * r.positives), int(r.positives), round(r.fpr * negatives), negatives)
-    return out
+def _is_default(correction: CorrectionResult, stage: CorrectionStage) -> bool:
+    """The paper's default choice: C2 an MLP; lambda 1; alpha 0.1 to 0.2."""
+    if stage.stage != "after":
+        return False
+    if correction.tool == "retrain":
+        return getattr(correction.options, "second", None) == "MLP"
+    if stage.setting is None:
+        return False
+    if correction.tool == "thresholds":
+        return abs(stage.setting - DEFAULT_LAMBDA) < 1e-12
+    return DEFAULT_ALPHAS[0] - 1e-12 <= stage.setting <= DEFAULT_ALPHAS[1] + 1e-12
+
+
+def correction_points(correction: CorrectionResult, index: int = 1) -> list[CostPoint]:
+    """Every model of one correction as a point: its AUC or accuracy and the gap it leaves, from its counts.
+
+    Retraining's gap (``DECISIONS``) is the largest judged gap in the share with a positive decision
+    in any cell, judged by the audit's specification; the others' (``ERROR_RATES``) the larger of
+    the TPR and FPR gaps between the groups.
+    """
+    family = CONTROLLED if correction.gap_measure == DECISIONS else PARITY
+    series = f"{correction.tool}-{index}"
+    points = []
+    for stage in correction.stages:
+        if family == CONTROLLED:
+            gap, low, high, detail = _largest_gap(correction.audit(stage))
+        else:
+            gap, low, high, detail = _error_gap({g: (c.tp, c.positives, c.fp, c.negatives)
+                                                 for g, c in stage.by_group().items()})
+        if stage.score_name == "AUC":
+            positives = stage.positives
+            score_low, score_high = auc_interval(float(stage.score), positives, stage.n - positives)
+        else:
+            score_low, score_high = accuracy_interval(float(stage.score), int(correction.n_test))
+        points.append(CostPoint(
+            tool=correction.tool, family=family, series=series, correction=correction.name, label=stage.label,
+            stage=stage.stage, score_name=stage.score_name, score=float(stage.score), score_low=score_low,
+            score_high=score_high, gap=_num(gap), gap_low=low, gap_high=high, detail=detail,
+            n_test=int(correction.n_test), default=_is_default(correction, stage), setting=stage.setting,
+            warnings=correction.stage_warnings(stage),
+        ))
+    return points
+
+
+def retrain_points(result: Any, index: int = 1) -> list[CostPoint]:
+    """A1 (before) and C2 (after) of one retraining result (``retrain.RetrainResult``)."""
+    return correction_points(result.correction, index)
 
 
 def threshold_points(report: Any, index: int = 1) -> list[CostPoint]:
     """One shared threshold (before, when there is one) and each group's own (after) of a ``ThresholdReport``."""
-    lam = float(report.lam)
-    series = f"thresholds-{index}"
-    correction = f"Per-group thresholds, lambda {lam:g} ({report.score_source})"
-    points = []
-    stages = (("before", report.before, "one threshold"), ("after", report.after, f"own thresholds, λ = {lam:g}"))
-    for stage, split, label in stages:
-        if split is None:
-            continue
-        gap, low, high, detail = _error_gap(_threshold_counts(split))
-        acc_low, acc_high = accuracy_interval(split.accuracy, int(report.n_test))
-        points.append(CostPoint(
-            tool="thresholds", family=PARITY, series=series, correction=correction, label=label, stage=stage,
-            score_name="accuracy", score=float(split.accuracy), score_low=acc_low, score_high=acc_high,
-            gap=_num(gap), gap_low=low, gap_high=high, detail=detail, n_test=int(report.n_test),
-            default=stage == "after" and abs(lam - DEFAULT_LAMBDA) < 1e-12, setting=lam,
-            warnings=_warnings(report) if stage == "after" else (),
-        ))
-    return points
-
-
-def _sweep_counts(point: Any) -> dict[str, tuple[int, int, int, int]]:
-    out = {}
-    for group, rates in point.groups.items():
-        hist = point.histograms[group]
-        positives, negatives = int(sum(hist["positive"])), int(sum(hist["negative"]))
-        tpr, fpr = _num(rates["tpr"]), _num(rates["fpr"])
-        out[str(group)] = (0 if tpr is None else round(tpr * positives), positives,
-                           0 if fpr is None else round(fpr * negatives), negatives)
-    return out
+    return correction_points(report.correction, index)
 
 
 def equalized_points(sweep: Any, index: int = 1) -> list[CostPoint]:
     """Every alpha of an equalized-distribution sweep (``equalize.AlphaSweep``); alpha = 1 is the uncorrected model."""
-    series = f"equalized-{index}"
-    points = []
-    sweep_warnings = _warnings(sweep)
-    for point in sweep.points:
-        alpha = float(point.alpha)
-        gap, low, high, detail = _error_gap(_sweep_counts(point))
-        acc_low, acc_high = accuracy_interval(point.accuracy, int(sweep.n_test))
-        plain = alpha >= 1.0
-        points.append(CostPoint(
-            tool="equalized", family=PARITY, series=series, correction="Equalized distribution",
-            label=f"α = {alpha:g}" + (" (plain logistic regression)" if plain else ""),
-            stage="before" if plain else "after", score_name="accuracy", score=float(point.accuracy),
-            score_low=acc_low, score_high=acc_high, gap=_num(gap), gap_low=low, gap_high=high, detail=detail,
-            n_test=int(sweep.n_test),
-            default=DEFAULT_ALPHAS[0] - 1e-12 <= alpha <= DEFAULT_ALPHAS[1] + 1e-12, setting=alpha,
-            warnings=_warnings(point) + (sweep_warnings if not plain else ()),
-        ))
-    return points
+    return correction_points(sweep.correction, index)
 
 
 def _as_list(value: Any) -> list[Any]:
@@ -274,15 +236,17 @@ def _as_list(value: Any) -> list[Any]:
     return [value]
 
 
+def corrections_of(value: Any) -> list[CorrectionResult]:
+    """The corrections of one result, a sequence of them, or None (each result exposes ``.correction``)."""
+    return [item if isinstance(item, CorrectionResult) else item.correction for item in _as_list(value)]
+
+
 def cost_points(retrain: Any = None, thresholds: Any = None, equalized: Any = None) -> tuple[CostPoint, ...]:
-    """Every computed correction's points: each argument is one result, a sequence of them, or None."""
+    """Every computed correction's points: each argument is one result (or its ``.correction``), a sequence, or None."""
     points: list[CostPoint] = []
-    for i, result in enumerate(_as_list(retrain), 1):
-        points += retrain_points(result, i)
-    for i, report in enumerate(_as_list(thresholds), 1):
-        points += threshold_points(report, i)
-    for i, sweep in enumerate(_as_list(equalized), 1):
-        points += equalized_points(sweep, i)
+    for value in (retrain, thresholds, equalized):
+        for i, correction in enumerate(corrections_of(value), 1):
+            points += correction_points(correction, i)
     return tuple(points)
 
 
@@ -436,5 +400,5 @@ def chart_points(fig: go.Figure) -> list[tuple[float, float]]:
 
 
 __all__ = ["CONTROLLED", "PARITY", "CostPoint", "absolute_gap_interval", "accuracy_interval", "auc_interval",
-           "chart_points", "cost_chart", "cost_frame", "cost_points", "equalized_points", "retrain_points",
-           "threshold_points"]
+           "chart_points", "correction_points", "corrections_of", "cost_chart", "cost_frame", "cost_points",
+           "equalized_points", "retrain_points", "threshold_points"]

@@ -57,7 +57,7 @@ from __future__ import annotations
 import time
 import warnings as _warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -71,6 +71,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from luskin_core.correction import ERROR_RATES, CorrectionResult, CorrectionStage, GroupCounts
 from luskin_core.errors import LuskinError
 from luskin_core.formatting import below_majority
 from luskin_core.options import DEFAULT_ALPHAS, EqualizeOptions
@@ -890,6 +891,18 @@ class AlphaPoint:
         v = [r["fpr"] for r in self.groups.values()]
         return float(max(v) - min(v))
 
+    def counts(self) -> tuple[GroupCounts, ...]:
+        """Each group's confusion counts on the test rows (its outcomes from the histograms, decisions from the rates)."""
+        out = []
+        for group, rates in self.groups.items():
+            hist = self.histograms[group]
+            positives, negatives = int(sum(hist["positive"])), int(sum(hist["negative"]))
+            tpr, fpr = float(rates["tpr"]), float(rates["fpr"])
+            tp = round(tpr * positives) if positives and np.isfinite(tpr) else 0
+            fp = round(fpr * negatives) if negatives and np.isfinite(fpr) else 0
+            out.append(GroupCounts(str(group), "All rows", tp, fp, positives - tp, negatives - fp))
+        return tuple(out)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "alpha": self.alpha,
@@ -909,7 +922,12 @@ class AlphaPoint:
 
 @dataclass(frozen=True)
 class AlphaSweep:
-    """One point per alpha (ascending), the bin edges of the histograms and the group labels."""
+    """One point per alpha (ascending), the bin edges of the histograms and the group labels.
+
+    ``options`` are the settings of the sweep; ``correction`` the result in the shape every
+    correction shares (:class:`~luskin_core.correction.CorrectionResult`): alpha = 1 (plain
+    logistic regression) is the model before the correction, every smaller alpha one after it.
+    """
 
     points: tuple[AlphaPoint, ...]
     bin_edges: tuple[float, ...]
@@ -917,6 +935,21 @@ class AlphaSweep:
     reference_group: str
     n_train: int
     n_test: int
+    options: EqualizeOptions | None = None
+
+    @property
+    def correction(self) -> CorrectionResult:
+        """Every alpha on the test rows: alpha = 1 before the correction, the others after."""
+        stages = []
+        for p in self.points:
+            plain = p.alpha >= 1.0
+            stages.append(CorrectionStage(
+                "before" if plain else "after", f"α = {p.alpha:g}" + (" (plain logistic regression)" if plain else ""),
+                p.counts(), "accuracy", float(p.accuracy), setting=float(p.alpha), warnings=tuple(p.warnings)))
+        return CorrectionResult(
+            tool="equalized", name="Equalized distribution", options=self.options or EqualizeOptions(alphas=self.alphas),
+            stages=tuple(stages), n_test=int(self.n_test), gap_measure=ERROR_RATES, warnings=self.warnings,
+        )
 
     @property
     def alphas(self) -> tuple[float, ...]:
@@ -1061,6 +1094,7 @@ def alpha_sweep(
         reference_group=str(fits[-1][1].reference_group_),
         n_train=n_train,
         n_test=len(yt),
+        options=EqualizeOptions(alphas=tuple(alphas), bandwidth=float(bandwidth), solver=solver, start=start),
     )
 
 
@@ -1123,7 +1157,8 @@ def equalize_frame(
     Xte = preprocess.transform(X.iloc[test_idx])
     if sp.issparse(Xtr):
         Xtr, Xte = sp.csr_matrix(Xtr), sp.csr_matrix(Xte)
-    return alpha_sweep(
+    sweep = alpha_sweep(
         Xtr, y[train_idx], g[train_idx], Xte, y[test_idx], g[test_idx], alphas,
         bandwidth=bandwidth, solver=solver, start=start, progress=progress,
     )
+    return replace(sweep, options=replace(sweep.options or EqualizeOptions(), seed=int(seed)))

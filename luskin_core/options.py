@@ -122,9 +122,9 @@ def _check_retrain_kind(kind: Any, which: str) -> str:
 
 @dataclass(frozen=True)
 class ThresholdOptions:
-    """The thresholds tool's settings (see the module doc): the model to train, the solver, lambda, ..."""
+    """The thresholds tool's settings (see the module doc): the model to train (None: a score column), ..."""
 
-    model: str = "LR"
+    model: str | None = "LR"
     solver: str = "exact"
     lam: float = 1.0
     seed: int = 0

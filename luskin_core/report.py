@@ -20,18 +20,21 @@ The configuration document records everything needed to reproduce a view: which 
 sample's name or an uploaded file's name, with a fingerprint of its content), the audit
 specification and the page options. No Streamlit here: the pages, the command line and the
 tests call the same functions.
+
+This module holds the content (what the report says) and its assembly. By job, the rest lives
+beside it, and every name stays importable from here: the configuration format
+(:mod:`luskin_core.report_config`), the building blocks of a section (:mod:`luskin_core.report_blocks`),
+figure sanitising (:mod:`luskin_core.report_figures`) and rendering: Jinja, WeasyPrint and the one
+Chromium that draws the charts (:mod:`luskin_core.report_render`).
 """
 
 from __future__ import annotations
 
-import atexit
 import datetime as _dt
 import json
 import math
 import re
-import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
 
@@ -40,199 +43,46 @@ import pandas as pd
 
 from .audit import AuditResult
 from .comparisons import BEYOND, CHANCE, CRITERION_NAMES, ERROR_RATE_NAMES, TOO_FEW
+from .correction import CorrectionResult
 from .cost import CONTROLLED, GAP_NAMES, CostPoint, accuracy_interval, cost_chart, cost_points
 from .errors import LuskinError
 from .findings import WITHIN_PARTS, findings, part_nouns
 from .formatting import format_number, format_p, format_percent, format_points
 from .narrative import group_words
 from .relabel import ALGORITHM_NAMES
+from .report_blocks import Chart, Section, Table, _block, _settings  # noqa: F401  (moved; importable here)
+from .report_config import (  # noqa: F401  (the configuration format moved; importable here)
+    _RESERVED,
+    CONFIG_KIND,
+    CONFIG_VERSION,
+    DatasetRef,
+    LuskinConfig,
+    _json_default,
+    _opt_int,
+    config_from_json,
+    config_to_json,
+)
+from .report_figures import (  # noqa: F401  (figure sanitising moved; importable here)
+    _ALLOWED_TAG,
+    _height,
+    _neutralise,
+    _neutralise_all,
+    safe_figure,
+    safe_figure_dict,
+)
+from .report_render import (  # noqa: F401  (the renderer moved; importable here)
+    _ENVIRONMENT_LOCK,
+    _PDF_MAX_HEIGHT_RATIO,
+    _PDF_WIDTH,
+    _RENDERER,
+    ReportContent,
+    _ChartRenderer,
+    _template,
+    close_chart_renderer,
+)
 from .spec import AuditSpec
 
-CONFIG_KIND = "luskin-configuration"  # the same "kind" as luskin_app.config writes
-CONFIG_VERSION = 1
 _VERSION_PACKAGES = ("pandas", "numpy", "scikit-learn", "scipy", "plotly")
-
-
-# ------------------------------------------------------------------------------------------
-# Configuration document
-# ------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class DatasetRef:
-    """Which data a view was made from: a bundled sample or an uploaded file.
-
-    ``kind`` is "sample" (``name`` is the sample's name, e.g. "adult") or "upload" (``name`` is
-    the file's name as uploaded) or "source" (``name`` is a source the dashboard's administrator
-    set up, by its name only: its address and password are never saved). ``fingerprint`` is
-    :func:`luskin_core.data.frame_fingerprint` of the loaded table, so that loading a configuration
-    can tell whether the data is the same. In JSON it is written as the dashboard's ``source``
-    string: ``sample:adult``, ``upload:<file name>`` or ``source:<name>``.
-    """
-
-    kind: str
-    name: str
-    fingerprint: str | None = None
-    rows: int | None = None
-    columns: int | None = None
-
-    def __post_init__(self) -> None:
-        if self.kind not in ("sample", "upload", "source"):
-            raise LuskinError(f"A dataset is a 'sample', an 'upload' or a 'source', not '{self.kind}'.")
-        if not str(self.name).strip():
-            raise LuskinError("The saved configuration does not name its dataset.")
-
-    @classmethod
-    def for_frame(cls, name: str, frame: pd.DataFrame | None, *, sample: bool) -> DatasetRef:
-        """The reference for a loaded table (computes its fingerprint)."""
-        from .data import frame_fingerprint
-
-        if frame is None:
-            return cls("sample" if sample else "upload", str(name))
-        return cls("sample" if sample else "upload", str(name), frame_fingerprint(frame),
-                   int(frame.shape[0]), int(frame.shape[1]))
-
-    @classmethod
-    def coerce(cls, value: DatasetRef | Mapping[str, Any] | str) -> DatasetRef:
-        """Accept a DatasetRef, its dict form, or a string: ``sample:NAME``, ``upload:NAME`` or a file name."""
-        if isinstance(value, DatasetRef):
-            return value
-        if isinstance(value, str):
-            kind, sep, rest = value.partition(":")
-            if sep and kind in ("sample", "upload", "source"):
-                return cls(kind, rest)
-            return cls("upload", value)
-        if isinstance(value, Mapping):
-            if "source" in value:
-                base = cls.coerce(str(value["source"]))
-            elif "kind" in value and "name" in value:
-                base = cls(str(value["kind"]), str(value["name"]))
-            else:
-                raise LuskinError("The saved configuration does not say which data it was made from "
-                                  "(its 'data' entry lacks 'source').")
-            return cls(base.kind, base.name, value.get("fingerprint"), _opt_int(value.get("rows")),
-                       _opt_int(value.get("columns")))
-        raise LuskinError("The saved dataset reference must be a sample name or a file name.")
-
-    @property
-    def source(self) -> str:
-        """``sample:NAME`` or ``upload:NAME`` (the dashboard's spelling)."""
-        return f"{self.kind}:{self.name}"
-
-    @property
-    def label(self) -> str:
-        """How the dataset is named on screen and in the report."""
-        if self.kind == "source":
-            return f"source '{self.name}' (set up by the administrator)"
-        return f"sample '{self.name}'" if self.kind == "sample" else f"uploaded file '{self.name}'"
-
-    def matches(self, frame: pd.DataFrame) -> bool:
-        """True when ``frame`` has this reference's fingerprint (or no fingerprint was saved)."""
-        from .data import frame_fingerprint
-
-        return self.fingerprint is None or frame_fingerprint(frame) == self.fingerprint
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "fingerprint": self.fingerprint, "rows": self.rows,
-                "columns": self.columns}
-
-
-def _opt_int(value: Any) -> int | None:
-    if value is None:
-        return None
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise LuskinError(f"The saved dataset size '{value}' is not a whole number.") from None
-
-
-@dataclass(frozen=True)
-class LuskinConfig:
-    """A saved view: the dataset, the audit specification and everything else saved with them.
-
-    ``extra`` holds the document's other top-level entries (e.g. ``features`` and ``options``,
-    the pages' settings), exactly as they were passed to :func:`config_to_json`.
-    """
-
-    dataset: DatasetRef
-    spec: AuditSpec
-    extra: dict[str, Any] = field(default_factory=dict)
-    luskin_version: str = ""
-    saved_at: str = ""
-
-
-_RESERVED = ("kind", "version", "luskin_version", "saved_at", "data", "spec")
-
-
-def _json_default(value: Any) -> Any:
-    """numpy scalars/arrays, tuples, sets and dates into JSON; anything else is refused plainly."""
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, (set, frozenset)):
-        return sorted(value, key=str)
-    if isinstance(value, (_dt.date, _dt.datetime)):
-        return value.isoformat()
-    if hasattr(value, "to_dict"):
-        return value.to_dict()
-    raise LuskinError(f"The option value {value!r} cannot be saved in a configuration file.")
-
-
-def config_to_json(dataset_ref: DatasetRef | Mapping[str, Any] | str, spec: AuditSpec,
-                   extra: Mapping[str, Any] | None = None) -> str:
-    """The configuration document (pretty JSON) that :func:`config_from_json` reads back.
-
-    Layout: ``{"kind": "luskin-configuration", "version": 1, "luskin_version", "saved_at",
-    "data": {"source", "fingerprint", "rows", "columns"}, "spec": {...}, **extra}``; pass the
-    pages' settings in ``extra`` (e.g. ``{"features": [...], "options": {"retrain": {...}}}``).
-    """
-    from . import __version__
-
-    if not isinstance(spec, AuditSpec):
-        raise LuskinError("There is no audit specification to save yet: choose an outcome and a group first.")
-    clash = [k for k in (extra or {}) if k in _RESERVED]
-    if clash:
-        raise LuskinError(f"The option name(s) {', '.join(clash)} are reserved in a configuration file.")
-    document = {
-        "kind": CONFIG_KIND,
-        "version": CONFIG_VERSION,
-        "luskin_version": __version__,
-        "saved_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "data": DatasetRef.coerce(dataset_ref).to_dict(),
-        "spec": spec.to_dict(),
-        **dict(extra or {}),
-    }
-    try:
-        return json.dumps(document, indent=2, default=_json_default, allow_nan=False)
-    except ValueError as err:  # NaN / infinity, which JSON cannot hold
-        raise LuskinError(f"A setting cannot be saved in a configuration file ({err}).") from None
-
-
-def config_from_json(text: str | bytes) -> LuskinConfig:
-    """Read a configuration document back; anything malformed is a plain LuskinError."""
-    from .configfile import parse_json_document
-
-    data = parse_json_document(text)  # size, encoding, depth, syntax and entry types checked
-    if not isinstance(data, dict) or data.get("kind") != CONFIG_KIND:
-        raise LuskinError("This JSON file is not a Luskin configuration (it lacks \"kind\": "
-                          f"\"{CONFIG_KIND}\"). Choose a file saved from Luskin's Report page.")
-    version = data.get("version", 1)
-    if not isinstance(version, int) or version > CONFIG_VERSION:
-        raise LuskinError(f"This configuration was saved in format version {version!r}, which this Luskin "
-                          f"(format {CONFIG_VERSION}) cannot read. Update Luskin.")
-    for key in ("data", "spec"):
-        if not data.get(key):
-            raise LuskinError(f"The configuration file lacks its '{key}' entry.")
-    if not isinstance(data["data"], dict):
-        raise LuskinError("The configuration's 'data' entry must say which data was used.")
-    try:
-        spec = AuditSpec.from_dict(data["spec"])
-    except LuskinError as err:
-        raise LuskinError(f"The saved audit settings are not usable: {err}") from None
-    except (TypeError, ValueError, AttributeError) as err:
-        raise LuskinError(f"The saved audit settings are malformed ({err}).") from None
-    extra = {k: v for k, v in data.items() if k not in _RESERVED}
-    return LuskinConfig(DatasetRef.coerce(data["data"]), spec, extra,
-                        str(data.get("luskin_version", "")), str(data.get("saved_at", "")))
 
 
 # ------------------------------------------------------------------------------------------
@@ -293,119 +143,11 @@ def software_versions() -> dict[str, str]:
 # ------------------------------------------------------------------------------------------
 # The report's content: sections made of blocks, rendered by templates/report.html.j2
 # ------------------------------------------------------------------------------------------
-_ALLOWED_TAG = re.compile(r"<(?=/?(?:br|b|i|em|sup|sub|extra)\s*/?>)", re.IGNORECASE)
-
-
-def _neutralise(text: str) -> str:
-    """Escape every '<' that does not open one of the plain formatting tags Luskin's charts use.
-
-    plotly renders a subset of HTML in labels (``<a href>`` becomes a live link), so user text
-    must reach it escaped. The chart builders escape what they take from the data; this is a
-    second line of defence for every string of every figure in the report. '&' is left alone,
-    so text the builders already escaped (``&lt;``) shows as intended.
-    """
-    if "<" not in text:
-        return text
-    marked = _ALLOWED_TAG.sub("\x00", text)
-    return marked.replace("<", "&lt;").replace("\x00", "<")
-
-
-def _neutralise_all(value: Any) -> Any:
-    if isinstance(value, str):
-        return _neutralise(value)
-    if isinstance(value, dict):
-        return {k: _neutralise_all(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_neutralise_all(v) for v in value]
-    if isinstance(value, np.ndarray) and value.dtype.kind in "OUS":
-        return np.array([_neutralise_all(v) for v in value.tolist()], dtype=object)
-    return value
-
-
-def safe_figure_dict(figure: Any) -> dict[str, Any]:
-    """A plotly figure as a JSON-ready dict in which no string can become a tag other than br/b/i/em/sup/sub.
-
-    The figure's own data is read, not copied or validated again (the builders made it valid).
-    """
-    return dict(_neutralise_all(figure.to_plotly_json()))
-
-
-def safe_figure(figure: Any) -> Any:
-    """:func:`safe_figure_dict` as a plotly Figure."""
-    import plotly.graph_objects as go
-
-    return go.Figure(safe_figure_dict(figure))
-
-
-def _height(figure: Mapping[str, Any]) -> int:
-    return int(figure.get("layout", {}).get("height") or 520)
-
-
-@dataclass(frozen=True)
-class Chart:
-    """One figure of the report with its caption (``figure``: the dict of :func:`safe_figure_dict`)."""
-
-    caption: str
-    figure: Any
-    html: str = ""
-    src: str = ""
-    width_pct: int = 100
-
-
-@dataclass(frozen=True)
-class Table:
-    """A table as text cells (the template escapes them); ``row_classes`` colour rows."""
-
-    caption: str
-    header: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
-    row_classes: tuple[str, ...] = ()
-    note: str = ""
-    wide: bool = False
-    row_header: bool = False
-
-    def __post_init__(self) -> None:
-        missing = len(self.rows) - len(self.row_classes)
-        if missing:
-            object.__setattr__(self, "row_classes", tuple(self.row_classes) + ("",) * missing)
-
-
-def _block(kind: str, **fields: Any) -> dict[str, Any]:
-    return {"kind": kind, "title": fields.pop("title", ""), **fields}
-
-
-def _settings(items: Sequence[tuple[str, Any]]) -> dict[str, Any]:
-    return _block("settings", items=[(str(k), str(v)) for k, v in items if v not in (None, "")])
-
-
 def _frame_table(frame: pd.DataFrame, caption: str, *, note: str = "", wide: bool = False) -> Table:
     """A small frame as a text table (every value shown as str; missing as n/a)."""
     rows = tuple(tuple("n/a" if _is_missing(v) else str(v) for v in row)
                  for row in frame.itertuples(index=False, name=None))
     return Table(caption, tuple(str(c) for c in frame.columns), rows, note=note, wide=wide)
-
-
-@dataclass
-class Section:
-    """One part of the report: a heading and its blocks, in order."""
-
-    anchor: str
-    title: str
-    blocks: list[dict[str, Any]] = field(default_factory=list)
-    css: str = "page"
-
-    def add(self, kind: str, **fields: Any) -> None:
-        self.blocks.append(_block(kind, **fields))
-
-    def chart(self, figure: Any, caption: str) -> None:
-        self.blocks.append(_block("chart", chart=Chart(caption, safe_figure_dict(figure))))
-
-    def table(self, table: Table) -> None:
-        self.blocks.append(_block("table", table=table))
-
-    def warnings(self, items: Sequence[str], title: str = "Warnings") -> None:
-        if items:
-            self.blocks.append(_block("warnings", items=list(items), title=title))
 
 
 _CORRECTIONS = {"holm": "Holm's method", "bh": "the Benjamini-Hochberg method", "none": "no adjustment"}
@@ -704,8 +446,16 @@ def _as_list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
-def _warnings_of(obj: Any) -> list[str]:
-    return [str(w) for w in (getattr(obj, "warnings", ()) or ())]
+def correction_warnings(correction: CorrectionResult, name: str = "") -> list[str]:
+    """A correction's warnings, each once: a model's own with the model named (e.g. an alpha), then the rest.
+
+    With ``name`` (e.g. "Thresholds") every sentence starts with it.
+    """
+    own = [(stage.label, str(w)) for stage in correction.stages for w in stage.warnings]
+    named = {w for _, w in own}
+    head = f"{name}, " if name else ""
+    return ([f"{head}{label}: {w}" for label, w in own]
+            + [f"{name}: {w}" if name else w for w in map(str, correction.warnings) if w not in named])
 
 
 def _gap_rows(audits: Sequence[tuple[str, AuditResult]]) -> Table:
@@ -761,7 +511,7 @@ def _retrain_section(results: Sequence[Any], points: Sequence[CostPoint]) -> Sec
             ("Model inputs", f"{len(result.features)} columns: {', '.join(result.features)}"),
             ("Left out of the inputs", dropped),
         ]))
-        section.warnings(_warnings_of(result), "Warnings about this correction")
+        section.warnings(correction_warnings(result.correction), "Warnings about this correction")
         auc_rows = []
         for p in mine:
             auc_rows.append((p.label, _with_ci(f"{p.score:.3f}", p.score_low, p.score_high, lambda x: f"{x:.3f}"),
@@ -814,7 +564,7 @@ def _threshold_section(reports: Sequence[Any], spec: AuditSpec) -> Section:
             ("Seed", f"{report.seed}"),
             ("Thresholds chosen", "; ".join(f"{k}: {float(v):.4g}" for k, v in report.thresholds.items())),
         ]))
-        section.warnings(_warnings_of(report), "Warnings about this correction")
+        section.warnings(correction_warnings(report.correction), "Warnings about this correction")
         header = ("Group", "Rows", "Threshold before", "Threshold after", "TPR before", "TPR after", "FPR before",
                   "FPR after")
         rows_out = []
@@ -871,8 +621,7 @@ def _equalized_section(sweeps: Sequence[Any], alpha: float | None, spec: AuditSp
             ("Rows", f"trained on {sweep.n_train:,}, tested on {sweep.n_test:,} (these numbers)"),
             ("Reference group", sweep.reference_group),
         ]))
-        notes = _warnings_of(sweep) + [f"alpha = {p.alpha:g}: {w}" for p in points for w in _warnings_of(p)]
-        section.warnings(notes, "Warnings about this correction")
+        section.warnings(correction_warnings(sweep.correction), "Warnings about this correction")
         labels = list(sweep.group_labels)
         header = ("alpha", "Accuracy [95% CI]") + tuple(f"TPR {g}" for g in labels) + tuple(
             f"FPR {g}" for g in labels) + ("TPR gap", "FPR gap")
@@ -963,8 +712,8 @@ def _cost_section(points: Sequence[CostPoint]) -> Section:
     section = Section("cost", "What each correction costs")
     section.add("paragraph", text=(
         "Each correction trades some accuracy for a smaller gap between the groups. The chart puts every model that "
-        "was computed on the same two axes: how accurate it is (AUC for retraining, whose result keeps no decisions "
-        "per row; accuracy for the others) and how large a gap remains. Up and to the left is better."))
+        "was computed on the same two axes: how accurate it is (AUC for retraining, as the paper reports it; "
+        "accuracy for the others) and how large a gap remains. Up and to the left is better."))
     if any(p.gap is not None for p in points):
         section.chart(cost_chart(points), "Accuracy (or AUC) against the remaining gap for every correction computed; "
                                           "arrows lead from before to after the correction; stars mark the paper's "
@@ -1097,224 +846,6 @@ def _json_default_lenient(value: Any) -> Any:
 
 
 # ------------------------------------------------------------------------------------------
-# Rendering: the HTML (interactive charts) and the PDF (vector charts)
-# ------------------------------------------------------------------------------------------
-_ENVIRONMENT: Any = None
-_ENVIRONMENT_LOCK = threading.Lock()
-
-
-def _template() -> Any:
-    """The report template, loaded once, with autoescaping on for every variable."""
-    global _ENVIRONMENT
-    with _ENVIRONMENT_LOCK:
-        if _ENVIRONMENT is None:
-            import jinja2
-
-            _ENVIRONMENT = jinja2.Environment(loader=jinja2.PackageLoader("luskin_core", "templates"),
-                                              autoescape=True, undefined=jinja2.StrictUndefined,
-                                              trim_blocks=False, lstrip_blocks=False)
-        return _ENVIRONMENT.get_template("report.html.j2")
-
-
-@dataclass(frozen=True)
-class ReportContent:
-    """Everything the report says, built once; :meth:`html` and :meth:`pdf` render the same content."""
-
-    title: str
-    byline: str
-    footer: str
-    version: str
-    sections: tuple[Section, ...]
-
-    def charts(self) -> list[Chart]:
-        return [b["chart"] for s in self.sections for b in s.blocks if b["kind"] == "chart"]
-
-    def _render(self, *, pdf: bool, charts: Mapping[int, Chart], plotly_js: str = "") -> str:
-        from markupsafe import Markup
-
-        sections = []
-        for s in self.sections:
-            blocks = []
-            for b in s.blocks:
-                if b["kind"] == "chart":
-                    b = {**b, "chart": charts[id(b["chart"])]}
-                blocks.append(b)
-            sections.append(Section(s.anchor, s.title, blocks, s.css))
-        return str(_template().render(
-            title=self.title, byline=self.byline, footer=self.footer, version=self.version, sections=sections,
-            pdf=pdf, plotly_js=Markup(plotly_js),
-        ))
-
-    def html(self) -> str:
-        """A self-contained page: plotly.js written once in the head, each chart drawn from its figure."""
-        import plotly.io
-        from markupsafe import Markup
-
-        charts: dict[int, Chart] = {}
-        for number, chart in enumerate(self.charts(), 1):
-            div = plotly.io.to_html(chart.figure, validate=False, full_html=False, include_plotlyjs=False,
-                                    div_id=f"luskin-chart-{number}", default_width="100%",
-                                    default_height=f"{_height(chart.figure)}px",
-                                    config={"displaylogo": False, "responsive": True})
-            charts[id(chart)] = Chart(chart.caption, chart.figure, html=Markup(div))
-        plotly_js = ""
-        if charts:
-            from plotly.offline import get_plotlyjs
-
-            plotly_js = get_plotlyjs()
-        return self._render(pdf=False, charts=charts, plotly_js=plotly_js)
-
-    def pdf(self, *, browser_path: str | None = None) -> bytes:
-        """The same content as a PDF: charts as vector images (SVG drawn by Chromium), laid out by WeasyPrint."""
-        try:
-            import weasyprint
-        except ImportError:
-            raise LuskinError("The PDF report needs WeasyPrint: pip install weasyprint (the HTML report does "
-                              "not).") from None
-        import base64
-
-        charts: dict[int, Chart] = {}
-        all_charts = self.charts()
-        images = _RENDERER.svgs([c.figure for c in all_charts], browser_path=browser_path)
-        for chart, svg in zip(all_charts, images):
-            src = "data:image/svg+xml;base64," + base64.b64encode(svg).decode("ascii")
-            # a tall chart is drawn narrower so that it fits on a page with its section's text
-            width = min(100, int(100 * _PDF_MAX_HEIGHT_RATIO * _PDF_WIDTH / _height(chart.figure)))
-            charts[id(chart)] = Chart(chart.caption, chart.figure, src=src, width_pct=width)
-        page = self._render(pdf=True, charts=charts)
-        fetcher = weasyprint.URLFetcher(allowed_protocols={"data"})  # nothing is fetched from outside
-        return bytes(weasyprint.HTML(string=page, url_fetcher=fetcher).write_pdf())
-
-
-_PDF_WIDTH = 820  # px: charts are drawn this wide and scaled to the page (about 18 cm)
-_PDF_MAX_HEIGHT_RATIO = 0.85  # a chart on the page is at most 0.85 times as tall as the page is wide (15 cm)
-
-
-class _ChartRenderer:
-    """One headless Chromium (through kaleido) for the whole process, drawing charts as SVG.
-
-    Started on first use, under a lock, in its own thread with its own event loop, so no
-    request thread owns it and kaleido's process-wide server is never used. Nothing
-    process-wide is changed: the browser is named by path (kaleido's ``path``), not through
-    ``BROWSER_PATH``, and MathJax is off so the page asks nothing of the network. Concurrent
-    reports share the browser (two tabs; kaleido queues the rest). Closed at exit.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._loop: Any = None
-        self._thread: threading.Thread | None = None
-        self._kaleido: Any = None
-        self._path: str | None = None
-        self._registered = False
-
-    def _find(self, browser_path: str | None) -> str:
-        import shutil
-
-        if browser_path:
-            return browser_path
-        for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome"):
-            found = shutil.which(name)
-            if found:
-                return found
-        raise LuskinError("The PDF report draws its charts with Chromium, which is not installed here (on Debian: "
-                          "apt-get install chromium). The HTML report needs no browser.")
-
-    def _start(self, path: str) -> None:
-        import asyncio
-
-        try:
-            import kaleido
-        except ImportError:
-            raise LuskinError("The PDF report needs kaleido to draw its charts: pip install kaleido.") from None
-        loop = asyncio.new_event_loop()
-        thread = threading.Thread(target=loop.run_forever, name="luskin-chart-renderer", daemon=True)
-        thread.start()
-
-        async def open_browser() -> Any:
-            browser = kaleido.Kaleido(n=2, timeout=90, mathjax=False, path=path)
-            await browser.open()
-            return browser
-
-        try:
-            self._kaleido = asyncio.run_coroutine_threadsafe(open_browser(), loop).result(timeout=120)
-        except Exception as err:
-            loop.call_soon_threadsafe(loop.stop)
-            thread.join(timeout=10)
-            raise LuskinError(f"Chromium at '{path}' could not be started to draw the PDF's charts ({err}).") from err
-        self._loop, self._thread, self._path = loop, thread, path
-        if not self._registered:
-            atexit.register(self.close)
-            self._registered = True
-
-    def svgs(self, figures: Sequence[Mapping[str, Any]], *, browser_path: str | None = None) -> list[bytes]:
-        """Each figure (a plotly figure dict) as SVG bytes, drawn at the report's width and its own height."""
-        import asyncio
-
-        if not figures:
-            return []
-        path = self._find(browser_path)
-        with self._lock:
-            if self._kaleido is None or self._path != path:
-                self._close_locked()
-                self._start(path)
-            loop, browser = self._loop, self._kaleido
-        futures = []
-        for figure in figures:
-            opts = {"format": "svg", "width": _PDF_WIDTH, "height": _height(figure)}
-            futures.append(asyncio.run_coroutine_threadsafe(browser.calc_fig(figure, opts=opts), loop))
-        try:
-            return [bytes(f.result(timeout=180)) for f in futures]
-        except Exception as err:
-            self._discard(browser)
-            raise LuskinError(f"Chromium stopped while drawing the PDF's charts ({type(err).__name__}: {err}). Try "
-                              "again: a new browser will be started. The HTML report needs no browser.") from err
-
-    def _discard(self, browser: Any) -> None:
-        """Forget a browser that failed (the next PDF starts a new one); close it without waiting for it."""
-        import asyncio
-
-        with self._lock:
-            if self._kaleido is not browser:
-                return  # another thread already replaced it
-            loop = self._loop
-            self._loop = self._kaleido = self._thread = self._path = None
-
-        async def close_then_stop() -> None:
-            try:
-                await browser.close()
-            finally:
-                loop.stop()
-
-        asyncio.run_coroutine_threadsafe(close_then_stop(), loop)
-
-    def _close_locked(self) -> None:
-        import asyncio
-
-        if self._kaleido is None:
-            return
-        loop, browser, thread = self._loop, self._kaleido, self._thread
-        self._loop = self._kaleido = self._thread = self._path = None
-        asyncio.run_coroutine_threadsafe(browser.close(), loop).result(timeout=60)
-        loop.call_soon_threadsafe(loop.stop)
-        if thread is not None:
-            thread.join(timeout=10)
-
-    def close(self) -> None:
-        """Close the browser (the next PDF starts a new one)."""
-        with self._lock:
-            self._close_locked()
-
-
-_RENDERER = _ChartRenderer()
-
-
-def close_chart_renderer() -> None:
-    """Close the Chromium that draws the PDF's charts (it is also closed when the process exits)."""
-    _RENDERER.close()
-
-
-# ------------------------------------------------------------------------------------------
 # Building the report
 # ------------------------------------------------------------------------------------------
 def report_content(
@@ -1358,9 +889,7 @@ def report_content(
     warnings: list[str] = []
     for name, items in (("Retraining", retrains), ("Thresholds", reports), ("Equalized distribution", sweeps)):
         for obj in items:
-            warnings += [f"{name}: {w}" for w in _warnings_of(obj)]
-    for sweep in sweeps:
-        warnings += [f"Equalized distribution, alpha = {p.alpha:g}: {w}" for p in sweep.points for w in _warnings_of(p)]
+            warnings += correction_warnings(obj.correction, name)
     sections = [_summary_section(result, ref, points, ran, list(dict.fromkeys(warnings)))]
     if points:
         sections.append(_cost_section(points))

@@ -39,6 +39,7 @@ import pandas as pd
 from sklearn.metrics import roc_auc_score
 
 from .audit import AuditResult, audit_arrays
+from .correction import DECISIONS, CorrectionResult, CorrectionStage, GroupCounts, confusion_counts
 from .errors import LuskinError
 from .formatting import format_points
 from .models import MODEL_NAMES, make_model, risk_scores
@@ -90,10 +91,27 @@ class RetrainResult:
     first_model: Any = field(repr=False)
     second_model: Any = field(repr=False)
     warnings: tuple[str, ...] = ()
+    held_out: tuple[tuple[GroupCounts, ...], tuple[GroupCounts, ...]] = field(default=((), ()), repr=False)
 
     @property
     def seed(self) -> int:
         return self.options.seed
+
+    @property
+    def correction(self) -> CorrectionResult:
+        """A1 (before) and C2 (after) on D4: AUC against the recorded outcomes and the counts per class and cell."""
+        options = self.options
+        algorithm = f"Algorithm {options.algorithm}"
+        stages = (
+            CorrectionStage("before", f"A1 ({options.first})", self.held_out[0], "AUC", float(self.auc_first)),
+            CorrectionStage("after", f"C2 ({options.second}), {algorithm}", self.held_out[1], "AUC",
+                            float(self.auc_second)),
+        )
+        return CorrectionResult(
+            tool="retrain", name=f"Retraining, {algorithm}, A1 {options.first} then C2 {options.second}",
+            options=options, stages=stages, n_test=int(self.original.n_rows), gap_measure=DECISIONS,
+            warnings=tuple(self.warnings), spec=self.spec, group_in_protected=(True, False),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready report (no models, no rows)."""
@@ -299,6 +317,13 @@ def retrain(
     d2_before = audit_arrays(relabelled.labels_before, in_group[d2], f2, spec, source=before_source)
     d2_after = audit_arrays(labels3, in_group[d2], f2, spec, source="synthetic labels (D3)")
     auc_first, auc_second = _auc(y4, risk_first4), _auc(y4, risk_second4)
+    cell_order = (None,) if f4 is None else (True, False)
+    held_out = tuple(
+        confusion_counts(y4, (risk >= options.threshold).astype(np.int8), g4.astype(bool), f4,
+                         group_order=(True, False), cell_order=cell_order,
+                         group_names=lambda member: spec.group_name if member else spec.other_name,
+                         cell_names=spec.cell_name)
+        for risk in (risk_first4, risk_second4))
     synthetic = rows.iloc[d2].copy()
     synthetic["luskin_risk"] = risk2
     synthetic["luskin_label_before"] = relabelled.labels_before.astype(np.int64)
@@ -314,6 +339,7 @@ def retrain(
         timings={k: round(v, 4) for k, v in timings.items()},
         synthetic=synthetic, first_model=first_model, second_model=second_model,
         warnings=retrain_warnings(spec, first, second, auc_first, auc_second),
+        held_out=(held_out[0], held_out[1]),
     )
 
 

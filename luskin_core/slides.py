@@ -26,7 +26,7 @@ from .cost import CostPoint, cost_chart, cost_points
 from .errors import LuskinError
 from .formatting import format_percent
 from .narrative import group_words
-from .report import DatasetRef, _caveats, _cost_sentences, _question, safe_figure, spec_in_words
+from .report import DatasetRef, _caveats, _cost_sentences, _question, correction_warnings, safe_figure, spec_in_words
 
 QUESTION, DATA, VERDICT, FINDING, CORRECTION, COST, CAVEATS = (
     "question", "data", "verdict", "finding", "correction", "cost", "caveats")
@@ -197,8 +197,9 @@ def _series_sentences(points: Sequence[CostPoint], series: str) -> tuple[str, ..
     return tuple(_cost_sentences(mine)) if mine else ()
 
 
-def _warning_sentences(obj: Any) -> tuple[str, ...]:
-    return tuple(f"Warning: {w}" for w in (getattr(obj, "warnings", ()) or ()))
+def _warning_sentences(result: Any) -> tuple[str, ...]:
+    """A correction's warnings (from the result's ``.correction``, the shape every correction shares)."""
+    return tuple(f"Warning: {w}" for w in correction_warnings(result.correction))
 
 
 def _correction_slides(spec: Any, retrains: Sequence[Any], reports: Sequence[Any], sweeps: Sequence[Any],

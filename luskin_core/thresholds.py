@@ -57,6 +57,7 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
+from luskin_core.correction import ERROR_RATES, CorrectionResult, CorrectionStage, GroupCounts
 from luskin_core.errors import LuskinError
 from luskin_core.formatting import below_majority
 from luskin_core.options import ThresholdOptions
@@ -729,6 +730,16 @@ class SplitResult:
         v = [r.fpr for r in self.groups.values()]
         return float(max(v) - min(v))
 
+    def counts(self) -> tuple[GroupCounts, ...]:
+        """Each group's confusion counts (exact: each rate is a count over its group's positives or negatives)."""
+        out = []
+        for group, r in self.groups.items():
+            negatives = int(r.n) - int(r.positives)
+            tp = round(r.tpr * r.positives) if r.positives else 0
+            fp = round(r.fpr * negatives) if negatives else 0
+            out.append(GroupCounts(str(group), "All rows", tp, fp, int(r.positives) - tp, negatives - fp))
+        return tuple(out)
+
 
 @dataclass(frozen=True)
 class ThresholdReport:
@@ -739,7 +750,9 @@ class ThresholdReport:
     ``after`` the tuned thresholds. ``*_tune`` are on the tuning split, the others on the test
     split. ``roc_tune`` holds the groups' ROC curves on the tuning split for plotting, with the
     before/after operating points in ``before_tune`` / ``after_tune``. ``warnings`` says in plain
-    sentences where tuning backfired on the test rows (see the module's "Warnings").
+    sentences where tuning backfired on the test rows (see the module's "Warnings"). ``options``
+    are the settings it was tuned with; ``correction`` the result in the shape every correction
+    shares (:class:`~luskin_core.correction.CorrectionResult`).
     """
 
     thresholds: dict[str, float]
@@ -762,6 +775,23 @@ class ThresholdReport:
     fit_seconds: float
     tuning_method: str = "validation"
     warnings: tuple[str, ...] = ()
+    options: ThresholdOptions | None = None
+
+    @property
+    def correction(self) -> CorrectionResult:
+        """One shared threshold (before, when there is one) and each group's own (after), on the test rows."""
+        lam = float(self.lam)
+        options = self.options or ThresholdOptions(
+            model=self.score_source.split()[1].rstrip(",") if self.score_source.startswith("model ") else None,
+            solver=self.solver, lam=lam, seed=self.seed, tuning=self.tuning_method)
+        stages = [CorrectionStage(stage, label, split.counts(), "accuracy", float(split.accuracy), setting=lam)
+                  for stage, split, label in (("before", self.before, "one threshold"),
+                                              ("after", self.after, f"own thresholds, λ = {lam:g}"))
+                  if split is not None]
+        return CorrectionResult(
+            tool="thresholds", name=f"Per-group thresholds, lambda {lam:g} ({self.score_source})", options=options,
+            stages=tuple(stages), n_test=int(self.n_test), gap_measure=ERROR_RATES, warnings=tuple(self.warnings),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict; the command line prints exactly this."""
@@ -951,6 +981,8 @@ def tune_thresholds(
         fit_seconds=opt.fit_seconds_,
         tuning_method=tuning,
         warnings=threshold_warnings(before, after, yt),
+        options=ThresholdOptions(model=None if score_column is not None else kind, solver=solver,
+                                 lam=float(lam), seed=seed, tuning=tuning, default_threshold=default_threshold),
     )
 
 
