@@ -44,9 +44,9 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
-from .conditions import Condition, conjunction_known, conjunction_mask
+from .conditions import Condition, conjunction_mask
 from .errors import LuskinError
-from .spec import AuditSpec, outcome_mask, resolve_column
+from .spec import AuditSpec, resolve_column
 
 MAX_VALUES = 20
 UNKNOWN = "Unknown"
@@ -738,93 +738,66 @@ def plan_for_frame(frame: pd.DataFrame, spec: AuditSpec) -> Plan:
     return build_plan(spec, FrameFacts(frame, population))
 
 
-def _codes(values: np.ndarray | pd.Series) -> tuple[np.ndarray, list[Any]]:
-    """Integer codes (missing -> its own last code) and the distinct raw values."""
-    codes, uniques = pd.factorize(pd.Series(values), use_na_sentinel=True)
-    uniques_list = [_plain(v) for v in uniques]
-    codes = np.where(codes < 0, len(uniques_list), codes).astype(np.int64)
-    return codes, uniques_list + [None]
-
-
 def _plain(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
-def bin_index(values: np.ndarray, cuts: Sequence[float]) -> np.ndarray:
-    """Bin of each value (float, NaN for missing): the number of cuts at or below it."""
-    out = np.searchsorted(np.asarray(cuts, dtype=float), values, side="right").astype(float)
-    out[np.isnan(values)] = np.nan
+def row_values(frame: pd.DataFrame, plan: Plan, *, groups: bool = False) -> pd.DataFrame:
+    """Per row, by the counting rules (one DuckDB query, rows in the frame's order): ``reason`` (index in
+    REASONS, 0: audited), ``y`` (the 0/1 outcome, 0 where missing) and with ``groups`` the raw group keys
+    ``g0..`` (for tools that need rows: the model tools' preparation, the adjusted audit).
+    """
+    kind = frame_kind(frame)
+    checks = check_rules(plan, kind)
+    reason: Expr = _lit(0)
+    for code, expr in reversed(checks):  # the first check that fails names the reason
+        reason = ("if", expr, _lit(code), reason)
+    exprs: dict[str, Expr] = {"reason": reason, "y": ("int", ("false_if_null", outcome_rule(plan, kind)))}
+    if groups:
+        if plan.protected is not None:
+            exprs["g0"] = condition_rule(plan.protected, kind)
+        else:
+            exprs.update({f"g{i}": part_rule(part) for i, part in enumerate(plan.group_parts)})
+    columns = rule_columns(*exprs.values())
+
+    def sql(column: Any, view: str) -> str:
+        listed = ", ".join(f"{to_sql(e, column)} AS {sql_name(name)}" for name, e in exprs.items())
+        return f"SELECT {listed} FROM {view}"
+
+    out = run_frame_query(frame, columns, sql)
+    if len(out) != len(frame):  # DuckDB keeps the rows' order and number for a plain projection
+        raise RuntimeError("the row rules lost rows")
     return out
-
-
-def _part_values(frame: pd.DataFrame, part: KeyPart) -> np.ndarray | pd.Series:
-    series = frame[part.column]
-    if part.kind == "bins":
-        return bin_index(series.to_numpy(dtype=float, na_value=np.nan), part.cuts)
-    if part.numeric:
-        return series.to_numpy(dtype=float, na_value=np.nan)
-    return series
 
 
 def row_group_labels(frame: pd.DataFrame, plan: Plan) -> np.ndarray:
     """Each row's group label, exactly as the count table names it (for tools that need rows)."""
+    keys = row_values(frame, plan, groups=True)
     if plan.protected is not None:
-        inside = plan.protected.mask(frame)
+        inside = keys["g0"].fillna(False).to_numpy(dtype=bool)
         return np.where(inside, plan.spec.group_name, plan.spec.other_name).astype(object)
     pieces = []
-    for part in plan.group_parts:
-        codes, values = _codes(_part_values(frame, part))
-        labels = np.array([part.label(v) for v in values], dtype=object)
-        pieces.append(labels[codes])
+    for i, part in enumerate(plan.group_parts):
+        codes, uniques = pd.factorize(keys[f"g{i}"], use_na_sentinel=True)
+        labels = np.array([part.label(_plain(v)) for v in uniques] + [part.label(None)], dtype=object)
+        pieces.append(labels[np.where(codes < 0, len(uniques), codes)])
     out = pieces[0]
     for piece in pieces[1:]:
         out = out + CROSS + piece
     return np.asarray(out, dtype=object)
 
 
-def decision_mask(series: pd.Series, plan: Plan) -> np.ndarray:
-    """Where the prediction column says positive, read as the plan decided (see ``_prediction_kind``)."""
-    kind = plan.prediction_kind
-    if kind == ZERO_ONE:
-        return series.to_numpy(dtype=float, na_value=np.nan) == 1.0
-    if kind == CUTOFF:
-        with np.errstate(invalid="ignore"):
-            return series.to_numpy(dtype=float, na_value=np.nan) >= float(plan.spec.prediction_cutoff)  # type: ignore[arg-type]
-    if kind == BOOLEAN or pd.api.types.is_bool_dtype(series):
-        return series.astype("boolean").fillna(False).to_numpy(dtype=bool)
-    if kind == WORDS:
-        text = series.astype("string").str.strip().str.lower()
-        return text.isin(TRUE_WORDS).fillna(False).to_numpy(dtype=bool)
-    return outcome_mask(series, plan.spec.positive)
-
-
 def row_reasons(frame: pd.DataFrame, plan: Plan) -> np.ndarray:
-    """For every row, the index in REASONS of why it is left out (0: it is audited)."""
-    reason = np.zeros(len(frame), dtype=np.int64)
-
-    def mark(failing: np.ndarray, code: int) -> None:
-        reason[(reason == 0) & failing] = code
-
-    if plan.population:
-        mark(~conjunction_mask(plan.population, frame), 1)
-    mark(frame[plan.outcome].isna().to_numpy(), 2)
-    if plan.prediction is not None:
-        mark(frame[plan.prediction].isna().to_numpy(), 3)
-    if plan.protected is not None:
-        mark(~plan.protected.known(frame), 4)
-    if plan.filters:
-        mark(~conjunction_known(plan.filters, frame), 5)
-    return reason
+    """For every row, the index in REASONS of why it is left out (0: it is audited), by the counting rules."""
+    return row_values(frame, plan)["reason"].to_numpy(dtype=np.int64)
 
 
 def outcome_values(frame: pd.DataFrame, plan: Plan) -> tuple[np.ndarray, np.ndarray | None]:
-    """The 0/1 outcome per row (label == positive, or score >= cut-off) and the score itself."""
-    series = frame[plan.outcome]
+    """The 0/1 outcome per row (label == positive, or score >= cut-off; 0 where missing) and the score itself."""
+    y = row_values(frame, plan)["y"].to_numpy(dtype=np.int64)
     if plan.score:
-        score = series.to_numpy(dtype=float, na_value=np.nan)
-        with np.errstate(invalid="ignore"):
-            return (score >= float(plan.score_cutoff)).astype(np.int64), score  # type: ignore[arg-type]
-    return outcome_mask(series, plan.spec.positive).astype(np.int64), None
+        return y, frame[plan.outcome].to_numpy(dtype=float, na_value=np.nan)
+    return y, None
 
 
 def aggregate_frame(frame: pd.DataFrame, plan: Plan) -> pd.DataFrame:
