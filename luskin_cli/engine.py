@@ -48,10 +48,16 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
 
 
 def open_for_args(args: argparse.Namespace, location: str) -> Any:
-    """The :class:`~luskin_core.sources.Source` that ``--data``/``--table`` name."""
-    from luskin_core.sources import open_source
+    """The :class:`~luskin_core.sources.Source` that ``--data``/``--table`` name.
 
-    return open_source(location, getattr(args, "table", None))
+    A CSV or Parquet file (or a folder of Parquet files) is counted by DuckDB's SQL directly
+    (:func:`~luskin_core.sources.open_file`: no Ibis import, no look-ahead query); a database,
+    Spark or a DuckDB file goes through Ibis.
+    """
+    from luskin_core.sources import open_file, open_source
+
+    table = getattr(args, "table", None)
+    return open_source(location, table) if table else open_file(location)
 
 
 def sample_for_args(args: argparse.Namespace, location: str, spec: AuditSpec) -> Any:

@@ -200,18 +200,6 @@ class AuditResult:
             rows.append(row)
         return pd.DataFrame(rows)
 
-    def pooled_frame(self) -> pd.DataFrame:
-        """One row per group: overall gap, averaged within-cell gap, pooled odds ratio and tests."""
-        return pd.DataFrame([{
-            "Group": p.group, "Reference": p.reference, "Rows": p.n, "Overall share": p.marginal_rate,
-            "Reference share": p.reference_marginal_rate, "Overall difference": p.marginal_difference,
-            "Overall impact ratio": p.marginal_impact_ratio, "Overall p-value": p.marginal_p_value,
-            "Within-cell difference (size-weighted)": p.weighted_difference,
-            "Pooled odds ratio (MH)": p.mh_odds_ratio, "MH CI low": p.mh_ci_low, "MH CI high": p.mh_ci_high,
-            "CMH p-value": p.cmh_p_value, "Breslow-Day p-value": p.breslow_day_p_value,
-            "Simpson's paradox": p.simpson,
-        } for p in self.pooled])
-
     def to_dict(self) -> dict[str, Any]:
         return {
             "source": self.source,

@@ -36,6 +36,7 @@ Conventions (shared by every engine):
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -43,9 +44,9 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
-from .conditions import Condition, conjunction_known, conjunction_mask
+from .conditions import Condition, conjunction_mask
 from .errors import LuskinError
-from .spec import AuditSpec, outcome_mask, resolve_column
+from .spec import AuditSpec, resolve_column
 
 MAX_VALUES = 20
 UNKNOWN = "Unknown"
@@ -289,6 +290,400 @@ def _prediction_kind(facts: Facts, column: str, spec: AuditSpec, plan_outcome: s
 
 
 # ------------------------------------------------------------------------------------------
+# The row rules, written once
+# ------------------------------------------------------------------------------------------
+# Every rule that keys, checks or counts a row (the conditions, why a row is left out, the group
+# and cell keys, the outcome and the model's decision) is written here once, as a small expression
+# tree over the columns. Two executors read the same trees: :func:`to_sql` renders them as DuckDB
+# SQL (the in-memory path: DuckDB runs them over the frame itself, without copying it; also
+# CSV and Parquet files), and :func:`luskin_core.sources.to_ibis` as Ibis expressions (PostgreSQL,
+# Spark and DuckDB tables). An expression is a tuple ``(operator, *arguments)``:
+#
+#   ("col", name)            a column (a floating NaN is missing, as pandas reads it)
+#   ("lit", value)           a bool, int, float or str
+#   ("isnull", e)            never NULL            ("not", e), ("and", a, b), ("or", a, b)
+#   ("cmp", op, a, b)        op in == != < <= > >=  ("in", e, (values ...))
+#   ("float"|"text"|"int"|"bool", e)   casts       ("false_if_null", e)
+#   ("if", c, a, b)          CASE WHEN c THEN a ELSE b END (b's type; a may be ("null",))
+#   ("null",)                a missing value of the other branch's type
+#   ("add", a, b)            ("words", e): e as text, spaces around removed, lower case
+Expr = tuple[Any, ...]
+NUMERIC, BOOL, TEXT = "numeric", "boolean", "text"
+
+
+def _col(name: str) -> Expr:
+    return ("col", name)
+
+
+def _lit(value: Any) -> Expr:
+    return ("lit", value)
+
+
+def _all(parts: Sequence[Expr]) -> Expr:
+    out: Expr = _lit(True)
+    for part in parts:
+        out = part if out == _lit(True) else ("and", out, part)
+    return out
+
+
+def condition_rule(condition: Condition, kind: Any) -> Expr:
+    """Where ``condition`` holds, False where its value is missing (as :meth:`Condition.mask`).
+
+    ``kind(column)`` is the column's kind: NUMERIC (numbers, not booleans), BOOL or TEXT.
+    """
+    column = condition.column
+    col = _col(column)
+    values = condition.value if isinstance(condition.value, tuple) else (condition.value,)
+    what = kind(column)
+    if what == NUMERIC:
+        data: Expr = ("float", col)
+        literals: tuple[Any, ...] = tuple(condition._as_number(column, v) for v in values)
+    elif condition.op in ("<", "<=", ">", ">="):
+        raise LuskinError(f"'{column}' holds text, so '{condition.op}' cannot compare it with {condition.value}. "
+                          "Use == or != (or 'in') for text columns.")
+    else:
+        data = ("if", col, _lit("True"), _lit("False")) if what == BOOL else ("text", col)
+        literals = tuple(str(v) for v in values)
+    if condition.op == "in":
+        compared: Expr = ("in", data, literals)
+    elif condition.op == "not in":
+        compared = ("not", ("in", data, literals))
+    else:
+        compared = ("cmp", condition.op, data, _lit(literals[0]))
+    return ("and", ("false_if_null", compared), ("not", ("isnull", col)))
+
+
+def conjunction_rule(conditions: Sequence[Condition], kind: Any) -> Expr:
+    """Where every condition holds (True for none)."""
+    return _all([condition_rule(c, kind) for c in conditions])
+
+
+def check_rules(plan: Plan, kind: Any) -> list[tuple[int, Expr]]:
+    """Why a row may be left out: (index in REASONS, where it holds), in the order the checks are made.
+
+    Each is a boolean that is never missing; a row's reason is the first that holds (0: audited).
+    """
+    checks: list[tuple[int, Expr]] = []
+    if plan.population:
+        checks.append((1, ("not", conjunction_rule(plan.population, kind))))
+    checks.append((2, ("isnull", _col(plan.outcome))))
+    if plan.prediction is not None:
+        checks.append((3, ("isnull", _col(plan.prediction))))
+    if plan.protected is not None:
+        checks.append((4, ("isnull", _col(plan.protected.column))))
+    if plan.filters:
+        unknown: Expr = ("isnull", _col(plan.filters[0].column))
+        for condition in plan.filters[1:]:
+            unknown = ("or", unknown, ("isnull", _col(condition.column)))
+        checks.append((5, unknown))
+    return checks
+
+
+def part_rule(part: KeyPart) -> Expr:
+    """A group or cell key part: the column's value (numbers as floats), or its bin index (missing stays missing)."""
+    col = _col(part.column)
+    if part.kind == "bins":
+        index: Expr = _lit(0)
+        for cut in part.cuts:
+            index = ("add", index, ("int", ("cmp", ">=", ("float", col), _lit(float(cut)))))
+        return index
+    return ("float", col) if part.numeric else col
+
+
+def label_rule(column: str, positive: Any, kind: Any, role: str = "outcome") -> Expr:
+    """Whether the column holds the positive value (numbers compared as numbers); missing where it is missing."""
+    col = _col(column)
+    what = kind(column)
+    if what == NUMERIC:
+        try:
+            target = float(positive)
+        except (TypeError, ValueError):
+            raise LuskinError(f"The {role} '{column}' holds numbers, so its positive value must be a number, "
+                              f"not '{positive}'.") from None
+        return ("cmp", "==", ("float", col), _lit(target))
+    if what == BOOL:
+        return ("cmp", "==", col, _lit(str(positive).strip().lower() in ("true", "1", "yes", "y")))
+    return ("cmp", "==", ("text", col), _lit(str(positive)))
+
+
+def outcome_rule(plan: Plan, kind: Any) -> Expr:
+    """The outcome as a boolean (label == positive, or score >= cut-off); missing where it is missing."""
+    if plan.score:
+        return ("cmp", ">=", ("float", _col(plan.outcome)), _lit(float(plan.score_cutoff)))  # type: ignore[arg-type]
+    return label_rule(plan.outcome, plan.spec.positive, kind)
+
+
+def decision_rule(plan: Plan, kind: Any) -> Expr:
+    """The model's decision as a boolean, read as the plan decided (see ``_prediction_kind``); missing where missing."""
+    assert plan.prediction is not None
+    col = _col(plan.prediction)
+    how = plan.prediction_kind
+    if how == ZERO_ONE:
+        return ("cmp", "==", ("float", col), _lit(1.0))
+    if how == CUTOFF:
+        return ("cmp", ">=", ("float", col), _lit(float(plan.spec.prediction_cutoff)))  # type: ignore[arg-type]
+    if how == BOOLEAN or kind(plan.prediction) == BOOL:
+        return ("bool", col)
+    if how == WORDS:
+        return ("in", ("words", col), TRUE_WORDS)
+    return label_rule(plan.prediction, plan.spec.positive, kind, role="prediction column")
+
+
+@dataclass(frozen=True)
+class CountRules:
+    """The counting query of a plan, as rules: group by ``keys`` and ``checks``, sum ``values``.
+
+    ``keys``: g0.., c0.., period (missing for rows outside the population: their values may be
+    many); ``checks``: (reason code, expression); ``values``: y (the outcome), d (the decision),
+    s (the score); ``parts``: the key part behind each key column (None for a condition's key).
+    """
+
+    keys: dict[str, Expr]
+    checks: list[tuple[int, Expr]]
+    values: dict[str, Expr]
+    parts: dict[str, KeyPart | None]
+
+
+def count_rules(plan: Plan, kind: Any) -> CountRules:
+    """The counting query's rules for ``plan`` (one for every executor)."""
+    checks = check_rules(plan, kind)
+    outside = dict(checks).get(1)
+
+    def keyed(expr: Expr) -> Expr:
+        return expr if outside is None else ("if", outside, ("null",), expr)
+
+    keys: dict[str, Expr] = {}
+    parts: dict[str, KeyPart | None] = {}
+    if plan.protected is not None:
+        keys["g0"], parts["g0"] = keyed(condition_rule(plan.protected, kind)), None
+    else:
+        for i, part in enumerate(plan.group_parts):
+            keys[f"g{i}"], parts[f"g{i}"] = keyed(part_rule(part)), part
+    if plan.cell_parts:
+        for i, part in enumerate(plan.cell_parts):
+            keys[f"c{i}"], parts[f"c{i}"] = keyed(part_rule(part)), part
+    elif plan.filters:
+        keys["c0"], parts["c0"] = keyed(conjunction_rule(plan.filters, kind)), None
+    if plan.period is not None:
+        keys["period"], parts["period"] = keyed(part_rule(plan.period)), plan.period
+    values: dict[str, Expr] = {"y": outcome_rule(plan, kind)}
+    if plan.prediction is not None:
+        values["d"] = decision_rule(plan, kind)
+    if plan.score:
+        values["s"] = ("float", _col(plan.outcome))
+    return CountRules(keys, checks, values, parts)
+
+
+def metric_rules(plan: Plan) -> dict[str, tuple[str, Expr | None]]:
+    """The sums of the counting query over the rows' values: name -> ("count"|"sum"|"sumsq", what)."""
+    y, d = ("col", "y"), ("col", "d")
+    metrics: dict[str, tuple[str, Expr | None]] = {"n": ("count", None)}
+    if plan.prediction is not None:
+        metrics["positives"] = ("sum", ("int", d))
+        metrics["tp"] = ("sum", ("int", ("and", d, y)))
+        metrics["fp"] = ("sum", ("int", ("and", d, ("not", y))))
+        metrics["fn"] = ("sum", ("int", ("and", ("not", d), y)))
+    else:
+        metrics["positives"] = ("sum", ("int", y))
+    if plan.score:
+        metrics["score_sum"] = ("sum", ("col", "s"))
+        metrics["score_sumsq"] = ("sumsq", ("col", "s"))
+    return metrics
+
+
+def finish_raw(raw: pd.DataFrame, plan: Plan, rules: CountRules) -> pd.DataFrame:
+    """The raw count table (as every executor returns it) from the counting query's grouped rows.
+
+    ``raw`` holds the keys, one boolean column ``r{code}`` per check and the metrics. The reason
+    of a row is the first check that fails; a row left out keeps its count only, under its reason
+    (one row per reason).
+    """
+    for name, part in rules.parts.items():
+        if part is not None and part.kind == "value" and part.numeric:
+            raw[name] = pd.to_numeric(raw[name]).astype(float)
+    reasons = np.zeros(len(raw), dtype=np.int64)
+    flags = [f"r{code}" for code, _ in rules.checks]
+    for code, _ in reversed(rules.checks):  # the first check that fails names the reason
+        reasons[raw[f"r{code}"].fillna(False).astype(bool).to_numpy()] = code
+    raw = raw.drop(columns=flags)
+    for name in ("n", "positives", "tp", "fp", "fn"):
+        if name in raw.columns:
+            raw[name] = pd.to_numeric(raw[name]).fillna(0).astype(np.int64)
+    for name in ("score_sum", "score_sumsq"):
+        if name in raw.columns:
+            raw[name] = pd.to_numeric(raw[name]).astype(float).fillna(0.0)
+    keys = list(rules.keys)
+    left_n = raw.loc[reasons != 0].groupby(reasons[reasons != 0], sort=True)["n"].sum()
+    collapsed = pd.DataFrame({**{k: [None] * len(left_n) for k in keys}, "reason": left_n.index.to_numpy(),
+                              **{c: (left_n.to_numpy() if c == "n" else np.zeros(len(left_n), raw[c].dtype))
+                                 for c in raw.columns if c not in keys}})
+    kept = raw.loc[reasons == 0].assign(reason=0)
+    raw = pd.concat([kept, collapsed], ignore_index=True) if len(left_n) else kept.reset_index(drop=True)
+    raw["reason"] = [REASONS[int(r)] for r in raw["reason"]]
+    if plan.prediction is not None:
+        raw["tn"] = raw["n"] - raw["tp"] - raw["fp"] - raw["fn"]
+    for name in keys:
+        raw[name] = raw[name].astype(object).where(raw[name].notna(), None)
+    order = [c for c in raw.columns if c not in COUNT_COLUMNS] + [c for c in COUNT_COLUMNS if c in raw.columns]
+    return raw[order]
+
+
+# -- the DuckDB executor (SQL text) ------------------------------------------------------------
+_SQL_OPS = {"==": "=", "!=": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+_SQL_CASTS = {"float": "DOUBLE", "text": "VARCHAR", "int": "INTEGER", "bool": "BOOLEAN"}
+_SPACES = "' ' || chr(9) || chr(10) || chr(11) || chr(12) || chr(13)"
+
+
+def sql_literal(value: Any) -> str:
+    """A literal in DuckDB's SQL: text quoted (a quote doubled; DuckDB reads a backslash as itself)."""
+    if isinstance(value, (bool, np.bool_)):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, (int, np.integer)):
+        return f"CAST({int(value)} AS BIGINT)"
+    if isinstance(value, (float, np.floating)):
+        return f"CAST('{float(value)!r}' AS DOUBLE)"
+    text = str(value)
+    if "\x00" in text:
+        raise LuskinError("A value to compare with holds a NUL character, which cannot be compared.")
+    return "'" + text.replace("'", "''") + "'"
+
+
+def sql_name(name: str) -> str:
+    """A quoted identifier (a double quote doubled)."""
+    return '"' + str(name).replace('"', '""') + '"'
+
+
+def to_sql(expr: Expr, column: Any = sql_name) -> str:
+    """The expression as DuckDB SQL; ``column(name)`` spells a column reference."""
+    op = expr[0]
+    if op == "col":
+        return column(expr[1])
+    if op == "lit":
+        return sql_literal(expr[1])
+    if op == "null":
+        return "NULL"
+    if op == "cmp":
+        return f"({to_sql(expr[2], column)} {_SQL_OPS[expr[1]]} {to_sql(expr[3], column)})"
+    if op == "in":
+        return f"({to_sql(expr[1], column)} IN ({', '.join(sql_literal(v) for v in expr[2])}))"
+    args = [to_sql(e, column) for e in expr[1:]]
+    if op == "isnull":
+        return f"({args[0]} IS NULL)"
+    if op == "not":
+        return f"(NOT {args[0]})"
+    if op in ("and", "or"):
+        return f"({args[0]} {op.upper()} {args[1]})"
+    if op in _SQL_CASTS:
+        return f"CAST({args[0]} AS {_SQL_CASTS[op]})"
+    if op == "false_if_null":
+        return f"COALESCE({args[0]}, FALSE)"
+    if op == "if":
+        return f"(CASE WHEN {args[0]} THEN {args[1]} ELSE {args[2]} END)"
+    if op == "add":
+        return f"({args[0]} + {args[1]})"
+    if op == "words":
+        return f"lower(trim(CAST({args[0]} AS VARCHAR), {_SPACES}))"
+    raise ValueError(f"unknown rule operator {op!r}")
+
+
+def count_sql(plan: Plan, rules: CountRules, relation: str, column: Any = sql_name) -> str:
+    """The counting query of ``rules`` over ``relation`` (a table name or a table function), in DuckDB SQL."""
+    inner = [f"{to_sql(e, column)} AS {sql_name(k)}" for k, e in rules.keys.items()]
+    inner += [f"{to_sql(e, column)} AS r{code}" for code, e in rules.checks]
+    inner += [f"{to_sql(e, column)} AS {sql_name(k)}" for k, e in rules.values.items()]
+    outer = [sql_name(k) for k in rules.keys] + [f"r{code}" for code, _ in rules.checks]
+    for name, (how, what) in metric_rules(plan).items():
+        if how == "count":
+            outer.append(f"count(*) AS {name}")
+        elif name == "score_sum":
+            outer.append(f"sum({to_sql(what)}) AS {name}")  # type: ignore[arg-type]
+        elif how == "sum":
+            outer.append(f"CAST(sum({to_sql(what)}) AS BIGINT) AS {name}")  # type: ignore[arg-type]
+        else:
+            outer.append(f"sum({to_sql(what)} * {to_sql(what)}) AS {name}")  # type: ignore[arg-type]
+    groups = ", ".join([sql_name(k) for k in rules.keys] + [f"r{code}" for code, _ in rules.checks])
+    return f"SELECT {', '.join(outer)} FROM (SELECT {', '.join(inner)} FROM {relation}) GROUP BY {groups}"
+
+
+def frame_kind(frame: pd.DataFrame) -> Any:
+    """``kind(column)`` of a pandas frame's columns (NUMERIC, BOOL or TEXT)."""
+    def kind(column: str) -> str:
+        series = frame[column]
+        if pd.api.types.is_bool_dtype(series):
+            return BOOL
+        return NUMERIC if _numeric(series) else TEXT
+    return kind
+
+
+def rule_columns(*exprs: Expr) -> list[str]:
+    """The columns the expressions read, in order of first use."""
+    out: dict[str, None] = {}
+
+    def walk(expr: Any) -> None:
+        if isinstance(expr, tuple) and expr:
+            if expr[0] == "col":
+                out[expr[1]] = None
+                return
+            for item in expr[1:]:
+                walk(item)
+
+    for expr in exprs:
+        walk(expr)
+    return list(out)
+
+
+_DUCK: list[Any] = []
+_DUCK_LOCK = threading.Lock()
+
+
+def duck_cursor() -> Any:
+    """A cursor on Luskin's own in-memory DuckDB (one database per process, a cursor per query: thread-safe).
+
+    DuckDB draws a progress bar on stdout for a query longer than 2 s: it is switched off.
+    """
+    import duckdb
+
+    with _DUCK_LOCK:
+        if not _DUCK:
+            _DUCK.append(duckdb.connect(":memory:"))
+    cursor = _DUCK[0].cursor()
+    cursor.execute("SET enable_progress_bar = false")
+    return cursor
+
+
+def _light_frame(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """The columns a query reads, named ``_0``, ``_1``... (no user text in the SQL), text as pandas strings.
+
+    Object and category columns become pandas strings, so DuckDB reads their values as pandas
+    does (a Python bool as "True", a number in an object column as its text).
+    """
+    out = {}
+    for i, name in enumerate(columns):
+        series = frame[name]
+        if series.dtype == object or isinstance(series.dtype, pd.CategoricalDtype):
+            series = series.astype("string")
+        out[f"_{i}"] = series.reset_index(drop=True) if not isinstance(series.index, pd.RangeIndex) else series
+    return pd.DataFrame(out, copy=False)
+
+
+def run_frame_query(frame: pd.DataFrame, columns: Sequence[str], make_sql: Any) -> pd.DataFrame:
+    """Run ``make_sql(column_name, relation)`` over the frame's ``columns`` with DuckDB (no copy of the rows)."""
+    names = {name: sql_name(f"_{i}") for i, name in enumerate(columns)}
+    light = _light_frame(frame, columns)
+    cursor = duck_cursor()
+    view = "luskin_rows"
+    try:
+        cursor.register(view, light)
+        return cursor.execute(make_sql(names.__getitem__, view)).df()
+    except LuskinError:
+        raise
+    except Exception as error:  # noqa: BLE001 - a value DuckDB cannot hold (rare): one plain sentence
+        raise LuskinError(f"The data could not be counted: {str(error).splitlines()[0]}") from None
+    finally:
+        cursor.close()
+
+
+# ------------------------------------------------------------------------------------------
 # In-memory facts and aggregation (pandas / numpy)
 # ------------------------------------------------------------------------------------------
 def _numeric(series: pd.Series) -> bool:
@@ -343,174 +738,80 @@ def plan_for_frame(frame: pd.DataFrame, spec: AuditSpec) -> Plan:
     return build_plan(spec, FrameFacts(frame, population))
 
 
-def _codes(values: np.ndarray | pd.Series) -> tuple[np.ndarray, list[Any]]:
-    """Integer codes (missing -> its own last code) and the distinct raw values."""
-    codes, uniques = pd.factorize(pd.Series(values), use_na_sentinel=True)
-    uniques_list = [_plain(v) for v in uniques]
-    codes = np.where(codes < 0, len(uniques_list), codes).astype(np.int64)
-    return codes, uniques_list + [None]
-
-
 def _plain(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
-def bin_index(values: np.ndarray, cuts: Sequence[float]) -> np.ndarray:
-    """Bin of each value (float, NaN for missing): the number of cuts at or below it."""
-    out = np.searchsorted(np.asarray(cuts, dtype=float), values, side="right").astype(float)
-    out[np.isnan(values)] = np.nan
+def row_values(frame: pd.DataFrame, plan: Plan, *, groups: bool = False) -> pd.DataFrame:
+    """Per row, by the counting rules (one DuckDB query, rows in the frame's order): ``reason`` (index in
+    REASONS, 0: audited), ``y`` (the 0/1 outcome, 0 where missing) and with ``groups`` the raw group keys
+    ``g0..`` (for tools that need rows: the model tools' preparation, the adjusted audit).
+    """
+    kind = frame_kind(frame)
+    checks = check_rules(plan, kind)
+    reason: Expr = _lit(0)
+    for code, expr in reversed(checks):  # the first check that fails names the reason
+        reason = ("if", expr, _lit(code), reason)
+    exprs: dict[str, Expr] = {"reason": reason, "y": ("int", ("false_if_null", outcome_rule(plan, kind)))}
+    if groups:
+        if plan.protected is not None:
+            exprs["g0"] = condition_rule(plan.protected, kind)
+        else:
+            exprs.update({f"g{i}": part_rule(part) for i, part in enumerate(plan.group_parts)})
+    columns = rule_columns(*exprs.values())
+
+    def sql(column: Any, view: str) -> str:
+        listed = ", ".join(f"{to_sql(e, column)} AS {sql_name(name)}" for name, e in exprs.items())
+        return f"SELECT {listed} FROM {view}"
+
+    out = run_frame_query(frame, columns, sql)
+    if len(out) != len(frame):  # DuckDB keeps the rows' order and number for a plain projection
+        raise RuntimeError("the row rules lost rows")
     return out
-
-
-def _part_values(frame: pd.DataFrame, part: KeyPart) -> np.ndarray | pd.Series:
-    series = frame[part.column]
-    if part.kind == "bins":
-        return bin_index(series.to_numpy(dtype=float, na_value=np.nan), part.cuts)
-    if part.numeric:
-        return series.to_numpy(dtype=float, na_value=np.nan)
-    return series
 
 
 def row_group_labels(frame: pd.DataFrame, plan: Plan) -> np.ndarray:
     """Each row's group label, exactly as the count table names it (for tools that need rows)."""
+    keys = row_values(frame, plan, groups=True)
     if plan.protected is not None:
-        inside = plan.protected.mask(frame)
+        inside = keys["g0"].fillna(False).to_numpy(dtype=bool)
         return np.where(inside, plan.spec.group_name, plan.spec.other_name).astype(object)
     pieces = []
-    for part in plan.group_parts:
-        codes, values = _codes(_part_values(frame, part))
-        labels = np.array([part.label(v) for v in values], dtype=object)
-        pieces.append(labels[codes])
+    for i, part in enumerate(plan.group_parts):
+        codes, uniques = pd.factorize(keys[f"g{i}"], use_na_sentinel=True)
+        labels = np.array([part.label(_plain(v)) for v in uniques] + [part.label(None)], dtype=object)
+        pieces.append(labels[np.where(codes < 0, len(uniques), codes)])
     out = pieces[0]
     for piece in pieces[1:]:
         out = out + CROSS + piece
     return np.asarray(out, dtype=object)
 
 
-def decision_mask(series: pd.Series, plan: Plan) -> np.ndarray:
-    """Where the prediction column says positive, read as the plan decided (see ``_prediction_kind``)."""
-    kind = plan.prediction_kind
-    if kind == ZERO_ONE:
-        return series.to_numpy(dtype=float, na_value=np.nan) == 1.0
-    if kind == CUTOFF:
-        with np.errstate(invalid="ignore"):
-            return series.to_numpy(dtype=float, na_value=np.nan) >= float(plan.spec.prediction_cutoff)  # type: ignore[arg-type]
-    if kind == BOOLEAN or pd.api.types.is_bool_dtype(series):
-        return series.astype("boolean").fillna(False).to_numpy(dtype=bool)
-    if kind == WORDS:
-        text = series.astype("string").str.strip().str.lower()
-        return text.isin(TRUE_WORDS).fillna(False).to_numpy(dtype=bool)
-    return outcome_mask(series, plan.spec.positive)
-
-
 def row_reasons(frame: pd.DataFrame, plan: Plan) -> np.ndarray:
-    """For every row, the index in REASONS of why it is left out (0: it is audited)."""
-    reason = np.zeros(len(frame), dtype=np.int64)
-
-    def mark(failing: np.ndarray, code: int) -> None:
-        reason[(reason == 0) & failing] = code
-
-    if plan.population:
-        mark(~conjunction_mask(plan.population, frame), 1)
-    mark(frame[plan.outcome].isna().to_numpy(), 2)
-    if plan.prediction is not None:
-        mark(frame[plan.prediction].isna().to_numpy(), 3)
-    if plan.protected is not None:
-        mark(~plan.protected.known(frame), 4)
-    if plan.filters:
-        mark(~conjunction_known(plan.filters, frame), 5)
-    return reason
+    """For every row, the index in REASONS of why it is left out (0: it is audited), by the counting rules."""
+    return row_values(frame, plan)["reason"].to_numpy(dtype=np.int64)
 
 
 def outcome_values(frame: pd.DataFrame, plan: Plan) -> tuple[np.ndarray, np.ndarray | None]:
-    """The 0/1 outcome per row (label == positive, or score >= cut-off) and the score itself."""
-    series = frame[plan.outcome]
+    """The 0/1 outcome per row (label == positive, or score >= cut-off; 0 where missing) and the score itself."""
+    y = row_values(frame, plan)["y"].to_numpy(dtype=np.int64)
     if plan.score:
-        score = series.to_numpy(dtype=float, na_value=np.nan)
-        with np.errstate(invalid="ignore"):
-            return (score >= float(plan.score_cutoff)).astype(np.int64), score  # type: ignore[arg-type]
-    return outcome_mask(series, plan.spec.positive).astype(np.int64), None
+        return y, frame[plan.outcome].to_numpy(dtype=float, na_value=np.nan)
+    return y, None
 
 
 def aggregate_frame(frame: pd.DataFrame, plan: Plan) -> pd.DataFrame:
     """The raw count table of an in-memory frame: one row per (group parts, cell parts, reason).
 
-    Columns ``g0..``, ``c0..`` (raw key values: column values, bin indices or booleans;
-    None/NaN for missing), ``reason`` (a name from REASONS) and the counts in COUNT_COLUMNS.
-    Rows left out carry no keys (one row per reason).
+    The counting rules (:func:`count_rules`) run as one DuckDB query over the frame's columns,
+    the same rules every engine runs. Columns ``g0..``, ``c0..`` (raw key values: column values,
+    bin indices or booleans; None for missing), ``reason`` (a name from REASONS) and the counts
+    in COUNT_COLUMNS. Rows left out carry no keys (one row per reason).
     """
-    n_rows = len(frame)
-    reason = row_reasons(frame, plan)
-    kept = reason == 0
-    key_values: list[np.ndarray | pd.Series] = []
-    if plan.protected is not None:
-        key_values.append(plan.protected.mask(frame))
-    else:
-        key_values += [_part_values(frame, p) for p in plan.group_parts]
-    if plan.cell_parts:
-        key_values += [_part_values(frame, p) for p in plan.cell_parts]
-    elif plan.filters:
-        key_values.append(conjunction_mask(plan.filters, frame))
-    if plan.period is not None:
-        key_values.append(_part_values(frame, plan.period))
-    combined = np.zeros(n_rows, dtype=np.int64)
-    radices, uniques = [], []
-    for values in key_values:
-        codes, values_list = _codes(values)
-        radix = len(values_list)
-        codes = np.where(kept, codes, 0)
-        combined = combined * radix + codes
-        radices.append(radix)
-        uniques.append(values_list)
-    combined = combined * len(REASONS) + reason
-    y, score = outcome_values(frame, plan)
-    y = np.where(kept, y, 0)
-    decision = y
-    sums: dict[str, np.ndarray] = {}
-    if plan.prediction is not None:
-        decision = np.where(kept, decision_mask(frame[plan.prediction], plan).astype(np.int64), 0)
-        sums["tp"] = decision & y
-        sums["fp"] = decision & (1 - y)
-        sums["fn"] = (1 - decision) & y
-    space = int(np.prod(radices, dtype=np.float64) * len(REASONS)) if radices else len(REASONS)
-    if space <= max(4 * n_rows, 1 << 16):
-        # Few possible keys: count straight into a dense array (no sort of a million codes).
-        dense = np.bincount(combined, minlength=space)
-        keys = np.flatnonzero(dense)
-
-        def total(weights: np.ndarray | None = None) -> np.ndarray:
-            return dense[keys] if weights is None else np.bincount(combined, weights=weights, minlength=space)[keys]
-    else:
-        keys, inverse = np.unique(combined, return_inverse=True)
-
-        def total(weights: np.ndarray | None = None) -> np.ndarray:
-            return np.bincount(inverse, weights=weights)
-    counts = {"n": total(), "positives": total(decision)}
-    for name, values in sums.items():
-        counts[name] = total(values)
-    if plan.prediction is not None:
-        counts["tn"] = counts["n"] - counts["tp"] - counts["fp"] - counts["fn"]
-    if score is not None:
-        s = np.where(kept, score, 0.0)
-        counts["score_sum"] = total(s)
-        counts["score_sumsq"] = total(s * s)
-    columns: dict[str, Any] = {}
-    rest = keys.copy()
-    reasons = rest % len(REASONS)
-    rest //= len(REASONS)
-    decoded = []
-    for radix, values_list in zip(reversed(radices), reversed(uniques)):
-        decoded.append([values_list[int(c)] for c in rest % radix])
-        rest //= radix
-    decoded.reverse()
-    n_group = plan.n_group_keys
-    for i, key_values in enumerate(decoded):
-        name = f"g{i}" if i < n_group else (f"c{i - n_group}" if i < n_group + plan.n_cell_keys else "period")
-        columns[name] = [v if r == 0 else None for v, r in zip(key_values, reasons)]
-    columns["reason"] = [REASONS[int(r)] for r in reasons]
-    for name, values in counts.items():
-        columns[name] = np.rint(values).astype(np.int64) if name not in ("score_sum", "score_sumsq") else values
-    return pd.DataFrame(columns)
+    rules = count_rules(plan, frame_kind(frame))
+    columns = rule_columns(*rules.keys.values(), *(e for _, e in rules.checks), *rules.values.values())
+    raw = run_frame_query(frame, columns, lambda column, view: count_sql(plan, rules, view, column))
+    return finish_raw(raw, plan, rules)
 
 
 # ------------------------------------------------------------------------------------------

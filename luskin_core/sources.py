@@ -2,9 +2,10 @@
 
 An audit needs only counts, so a :class:`Source` builds the plan from facts the engine computes
 (column types, distinct values, quantiles, the score median) and asks the engine for the raw
-count table in one aggregation: the rows never travel. The expressions mirror
-:func:`luskin_core.counts.aggregate_frame` rule by rule, so every engine gives the same count
-table and audit as the in-memory path.
+count table in one aggregation: the rows never travel. The counting rules are
+:mod:`luskin_core.counts`' own (written once as expression trees, rendered here as Ibis
+expressions by :func:`to_ibis`; the in-memory path renders the same trees as DuckDB SQL), so
+every engine gives the same count table and audit as the in-memory path.
 
 One scan where it can be: whether a numeric group or strata column has at most 20 values (taken
 value by value) is first read from the table's first rows (a LIMIT query, which reads a row group
@@ -43,7 +44,29 @@ import numpy as np
 import pandas as pd
 
 from .conditions import Condition
-from .counts import COUNT_COLUMNS, REASONS, CountTable, KeyPart, Plan, build_plan
+from .counts import (
+    BOOL,
+    NUMERIC,
+    TEXT,
+    CountTable,
+    Expr,
+    KeyPart,
+    Plan,
+    build_plan,
+    check_rules,
+    condition_rule,
+    conjunction_rule,
+    count_rules,
+    count_sql,
+    duck_cursor,
+    finish_raw,
+    metric_rules,
+    outcome_rule,
+    part_rule,
+    sql_literal,
+    sql_name,
+    to_sql,
+)
 from .errors import LuskinError
 from .spec import AuditSpec
 
@@ -235,96 +258,41 @@ class Source:
         t = self._table
         ibis = _ibis()
         assumed = assumed or {}
-        checks = _checks(t, plan)
-        outside = dict(checks).get(1)
-
-        def keyed(expr: Any) -> Any:
-            return expr if outside is None else ibis.ifelse(outside, ibis.null().cast(expr.type()), expr)
-
-        keys: dict[str, Any] = {}
-        parts: dict[str, Any] = {}
-        if plan.protected is not None:
-            keys["g0"] = keyed(_mask(t, plan.protected))
-        else:
-            for i, part in enumerate(plan.group_parts):
-                keys[f"g{i}"], parts[f"g{i}"] = keyed(_part_expr(t, part, assumed)), part
-        n_group = plan.n_group_keys
-        if plan.cell_parts:
-            for i, part in enumerate(plan.cell_parts):
-                keys[f"c{i}"], parts[f"c{i}"] = keyed(_part_expr(t, part, assumed)), part
-        elif plan.filters:
-            keys["c0"] = keyed(_conjunction(t, plan.filters))
-        if plan.period is not None:
-            keys["period"], parts["period"] = keyed(_part_expr(t, plan.period)), plan.period
-        flags = {f"r{code}": expr for code, expr in checks}
-        # Outcome and decision as booleans, NULL only where their column is missing (such a row is left out).
-        values: dict[str, Any] = {"y": _outcome_expr(t, plan)}
-        if plan.prediction is not None:
-            values["d"] = _decision_expr(t, plan)
-        if plan.score:
-            values["s"] = t[plan.outcome].cast("float64")
+        rules = count_rules(plan, table_kind(t))
+        # A key assumed to hold few values cannot multiply the count table (see _assumed_key).
+        overrides = {c: _assumed_key(t[c], seen) for c, seen in assumed.items()}
+        keyed_assumed = {name for name, part in rules.parts.items() if part is not None and part.column in assumed}
+        keys = {name: to_ibis(e, t, overrides if name in keyed_assumed else None) for name, e in rules.keys.items()}
+        flags = {f"r{code}": to_ibis(e, t) for code, e in rules.checks}
+        values = {name: to_ibis(e, t) for name, e in rules.values.items()}
         # Values outside those assumed: a clamped integer key shows them; other columns are counted here.
         counted = {c: seen for c, seen in assumed.items() if _clamp_range(t[c], seen) is None}
         if counted:
             unseen = ibis.literal(False)
             for column, seen in counted.items():
                 unseen = unseen | _unseen(t[column], seen)
-            values["u"] = unseen if outside is None else unseen & ~outside
+            values["u"] = unseen if "r1" not in flags else unseen & ~flags["r1"]
         rows = t.select(**keys, **flags, **values)
-
-        def count(condition: Any) -> Any:
-            return condition.cast("int32").sum()  # PostgreSQL casts a boolean to integer, not to bigint
-
-        metrics: dict[str, Any] = {"n": rows.count()}
-        if plan.prediction is not None:
-            metrics["positives"] = count(rows.d)
-            metrics["tp"] = count(rows.d & rows.y)
-            metrics["fp"] = count(rows.d & ~rows.y)
-            metrics["fn"] = count(~rows.d & rows.y)
-        else:
-            metrics["positives"] = count(rows.y)
-        if plan.score:
-            metrics["score_sum"] = rows.s.sum()
-            metrics["score_sumsq"] = (rows.s * rows.s).sum()
+        metrics: dict[str, Any] = {}
+        for name, (how, what) in metric_rules(plan).items():
+            if how == "count":
+                metrics[name] = rows.count()
+            else:
+                x = to_ibis(what, rows)  # type: ignore[arg-type]
+                metrics[name] = (x * x).sum() if how == "sumsq" else x.sum()
         if counted:
-            metrics["unseen"] = count(rows.u)
+            metrics["unseen"] = rows.u.cast("int32").sum()  # PostgreSQL casts a boolean to integer, not to bigint
         raw = self._run(rows.group_by([*keys, *flags]).aggregate(**metrics), fetch=True)
-        for name, part in parts.items():
-            if part.kind == "value" and part.numeric:
-                raw[name] = pd.to_numeric(raw[name]).astype(float)
-        reasons = np.zeros(len(raw), dtype=np.int64)
-        for code, _ in reversed(checks):  # the first check that fails names the reason
-            reasons[raw[f"r{code}"].fillna(False).astype(bool).to_numpy()] = code
-        raw = raw.drop(columns=list(flags))
-        for name in ("n", "positives", "tp", "fp", "fn", "unseen"):
-            if name in raw.columns:
-                raw[name] = pd.to_numeric(raw[name]).fillna(0).astype(np.int64)
-        for name in ("score_sum", "score_sumsq"):
-            if name in raw.columns:
-                raw[name] = pd.to_numeric(raw[name]).astype(float).fillna(0.0)
         hold = True
         if assumed:
-            hold = int(raw.pop("unseen").sum()) == 0 if counted else True
-            population = raw.loc[reasons != 1]
-            for name, part in parts.items():
-                if part.kind == "value" and part.column in assumed:
+            hold = int(pd.to_numeric(raw.pop("unseen")).fillna(0).sum()) == 0 if counted else True
+            population = raw.loc[~raw["r1"].fillna(False).astype(bool)] if "r1" in raw.columns else raw
+            for name, part in rules.parts.items():
+                if part is not None and part.kind == "value" and part.column in assumed:
                     known = set(assumed[part.column])
-                    hold = hold and all(_plain_value(v) in known for v in population[name].dropna().unique())
-        # A row left out keeps its count only, under its reason: one row per reason.
-        left_n = raw.loc[reasons != 0].groupby(reasons[reasons != 0], sort=True)["n"].sum()
-        collapsed = pd.DataFrame({**{k: [None] * len(left_n) for k in keys}, "reason": left_n.index.to_numpy(),
-                                  **{c: (left_n.to_numpy() if c == "n" else np.zeros(len(left_n), raw[c].dtype))
-                                     for c in raw.columns if c not in keys}})
-        kept = raw.loc[reasons == 0].assign(reason=0)
-        raw = pd.concat([kept, collapsed], ignore_index=True) if len(left_n) else kept.reset_index(drop=True)
-        raw["reason"] = [REASONS[int(r)] for r in raw["reason"]]
-        if plan.prediction is not None:
-            raw["tn"] = raw["n"] - raw["tp"] - raw["fp"] - raw["fn"]
-        for i in range(n_group + plan.n_cell_keys):
-            col = f"g{i}" if i < n_group else f"c{i - n_group}"
-            raw[col] = raw[col].astype(object).where(raw[col].notna(), None)
-        order = [c for c in raw.columns if c not in COUNT_COLUMNS] + [c for c in COUNT_COLUMNS if c in raw.columns]
-        raw = raw[order]
+                    hold = hold and all(_plain_value(v) in known
+                                        for v in pd.to_numeric(population[name]).dropna().unique())
+        raw = finish_raw(raw, plan, rules)
         raw.attrs["assumptions_hold"] = hold
         return raw
 
@@ -679,140 +647,95 @@ def _unseen(col: Any, seen: Sequence[Any]) -> Any:
 
 
 # ------------------------------------------------------------------------------------------
-# The row rules of counts.aggregate_frame as Ibis expressions
+# The row rules of luskin_core.counts, rendered as Ibis expressions
 # ------------------------------------------------------------------------------------------
-def _mask(t: Any, condition: Condition) -> Any:
-    """Where the condition holds (False where the value is missing), as Condition.mask."""
-    column = condition.column
-    col = t[column]
-    dtype = t.schema()[column]
-    values = condition.value if isinstance(condition.value, tuple) else (condition.value,)
-    if _is_numeric(dtype):
-        numbers = tuple(condition._as_number(column, v) for v in values)
-        data = col.cast("float64")
-        compared = _compare(data, condition.op, numbers)
-    elif condition.op in _ORDER_OPS:
-        raise LuskinError(f"'{column}' holds text, so '{condition.op}' cannot compare it with {condition.value}. "
-                          "Use == or != (or 'in') for text columns.")
-    elif dtype.is_boolean():
-        texts = tuple(str(v) for v in values)
-        data = _ibis().ifelse(col, "True", "False")
-        compared = _compare(data, condition.op, texts)
-    else:
-        compared = _compare(col.cast("string"), condition.op, tuple(str(v) for v in values))
-    return compared.fill_null(False) & col.notnull()
+def table_kind(t: Any) -> Any:
+    """``kind(column)`` of an Ibis table's columns (NUMERIC, BOOL or TEXT), as the rules need it."""
+    schema = t.schema()
+
+    def kind(column: str) -> str:
+        dtype = schema[column]
+        if dtype.is_boolean():
+            return BOOL
+        return NUMERIC if _is_numeric(dtype) else TEXT
+    return kind
 
 
-def _compare(data: Any, op: str, values: tuple[Any, ...]) -> Any:
-    if op == "==":
-        return data == values[0]
-    if op == "!=":
-        return data != values[0]
-    if op == "<":
-        return data < values[0]
-    if op == "<=":
-        return data <= values[0]
-    if op == ">":
-        return data > values[0]
-    if op == ">=":
-        return data >= values[0]
+def to_ibis(expr: Expr, t: Any, columns: dict[str, Any] | None = None) -> Any:
+    """A rule of :mod:`luskin_core.counts` (an expression tree) as an Ibis expression over ``t``.
+
+    ``columns`` replaces some columns by expressions (a key assumed to hold few values).
+    """
+    ibis = _ibis()
+    op = expr[0]
+    if op == "col":
+        return columns[expr[1]] if columns and expr[1] in columns else t[expr[1]]
+    if op == "lit":
+        value = expr[1]
+        if isinstance(value, (bool, np.bool_)):
+            return ibis.literal(bool(value))
+        if isinstance(value, (int, np.integer)):
+            return ibis.literal(int(value), "int64")
+        if isinstance(value, (float, np.floating)):
+            return ibis.literal(float(value), "float64")
+        return ibis.literal(str(value))
+    if op == "cmp":
+        a, b = to_ibis(expr[2], t, columns), to_ibis(expr[3], t, columns)
+        return {"==": a.__eq__, "!=": a.__ne__, "<": a.__lt__, "<=": a.__le__, ">": a.__gt__,
+                ">=": a.__ge__}[expr[1]](b)
     if op == "in":
-        return data.isin(list(values))
-    return ~data.isin(list(values))
+        return to_ibis(expr[1], t, columns).isin(list(expr[2]))
+    if op == "if":
+        then, other = expr[2], to_ibis(expr[3], t, columns)
+        value = ibis.null().cast(other.type()) if then == ("null",) else to_ibis(then, t, columns)
+        return ibis.ifelse(to_ibis(expr[1], t, columns), value, other)
+    args = [to_ibis(e, t, columns) for e in expr[1:]]
+    if op == "isnull":
+        return args[0].isnull()
+    if op == "not":
+        return ~args[0]
+    if op == "and":
+        return args[0] & args[1]
+    if op == "or":
+        return args[0] | args[1]
+    if op in _IBIS_CASTS:
+        return args[0].cast(_IBIS_CASTS[op])
+    if op == "false_if_null":
+        return args[0].fill_null(False)
+    if op == "add":
+        return args[0] + args[1]
+    if op == "words":
+        return args[0].cast("string").strip().lower()
+    raise ValueError(f"unknown rule operator {op!r}")
+
+
+_IBIS_CASTS = {"float": "float64", "text": "string", "int": "int32", "bool": "boolean"}
+
+
+def _mask(t: Any, condition: Condition) -> Any:
+    """Where the condition holds (False where the value is missing): :func:`~luskin_core.counts.condition_rule`."""
+    return to_ibis(condition_rule(condition, table_kind(t)), t)
 
 
 def _conjunction(t: Any, conditions: Sequence[Condition]) -> Any:
-    out = _ibis().literal(True)
-    for condition in conditions:
-        out = out & _mask(t, condition)
-    return out
+    return to_ibis(conjunction_rule(conditions, table_kind(t)), t)
 
 
 def _checks(t: Any, plan: Plan) -> list[tuple[int, Any]]:
-    """Why a row may be left out: (index in REASONS, where it holds), in the order they are made.
-
-    Each is a boolean that is never NULL; a row's reason is the first that holds (0: audited).
-    """
-    ibis = _ibis()
-    checks = []
-    if plan.population:
-        checks.append((1, ~_conjunction(t, plan.population)))
-    checks.append((2, t[plan.outcome].isnull()))
-    if plan.prediction is not None:
-        checks.append((3, t[plan.prediction].isnull()))
-    if plan.protected is not None:
-        checks.append((4, t[plan.protected.column].isnull()))
-    if plan.filters:
-        unknown = ibis.literal(False)
-        for condition in plan.filters:
-            unknown = unknown | t[condition.column].isnull()
-        checks.append((5, unknown))
-    return checks
+    """Why a row may be left out (:func:`~luskin_core.counts.check_rules`), as Ibis expressions."""
+    return [(code, to_ibis(e, t)) for code, e in check_rules(plan, table_kind(t))]
 
 
 def _part_expr(t: Any, part: Any, assumed: dict[str, list[Any]] | None = None) -> Any:
-    col = t[part.column]
-    if part.kind == "bins":
-        x = col.cast("float64")
-        index = _ibis().literal(0, "int64")
-        for cut in part.cuts:
-            index = index + (x >= float(cut)).cast("int32")  # NULL where the value is missing
-        return index
-    if assumed and part.column in assumed:
-        col = _assumed_key(col, assumed[part.column])
-    if part.numeric and not col.type().is_integer():
-        return col.cast("float64")
-    return col  # an integer key is made a float after the query, on the small table (as the engine's cast would)
+    """A key part (:func:`~luskin_core.counts.part_rule`); a column in ``assumed`` cannot multiply the keys."""
+    columns = {part.column: _assumed_key(t[part.column], assumed[part.column])} \
+        if assumed and part.column in assumed else None
+    return to_ibis(part_rule(part), t, columns)
 
 
 def _outcome_expr(t: Any, plan: Plan) -> Any:
-    """The outcome as a boolean (label == positive, or score >= cut-off); NULL where it is missing.
-
-    A row missing its outcome is left out (its sums are dropped), so no COALESCE is paid for it.
-    """
-    col = t[plan.outcome]
-    if plan.score:
-        return col.cast("float64") >= float(plan.score_cutoff)  # type: ignore[arg-type]
-    return _label_expr(t, plan.outcome, plan.spec.positive)
-
-
-def _label_expr(t: Any, column: str, positive: Any, role: str = "outcome") -> Any:
-    """Whether the column holds the positive value; NULL where it is missing. ``role`` names the column in words."""
-    col = t[column]
-    dtype = t.schema()[column]
-    if _is_numeric(dtype):
-        try:
-            target = float(positive)
-        except (TypeError, ValueError):
-            raise LuskinError(f"The {role} '{column}' holds numbers, so its positive value must be a number, "
-                              f"not '{positive}'.") from None
-        return col.cast("float64") == target
-    if dtype.is_boolean():
-        text = str(positive).strip().lower()
-        return col == (text in ("true", "1", "yes", "y"))
-    return col.cast("string") == str(positive)
-
-
-def _decision_expr(t: Any, plan: Plan) -> Any:
-    """The model's decision as a boolean, read as the plan decided; NULL where the prediction is missing.
-
-    The same reading as :func:`luskin_core.counts.decision_mask` (0/1 numbers, a boolean column,
-    yes/no words in any case, a score at or above the prediction cut-off, or the outcome's values).
-    """
-    from .counts import BOOLEAN, CUTOFF, TRUE_WORDS, WORDS, ZERO_ONE
-
-    assert plan.prediction is not None
-    col = t[plan.prediction]
-    kind = plan.prediction_kind
-    if kind == ZERO_ONE:
-        return col.cast("float64") == 1.0
-    if kind == CUTOFF:
-        return col.cast("float64") >= float(plan.spec.prediction_cutoff)  # type: ignore[arg-type]
-    if kind == BOOLEAN or t.schema()[plan.prediction].is_boolean():
-        return col.cast("boolean")
-    if kind == WORDS:
-        return col.cast("string").strip().lower().isin(list(TRUE_WORDS))
-    return _label_expr(t, plan.prediction, plan.spec.positive, role="prediction column")
+    """The outcome as a boolean (:func:`~luskin_core.counts.outcome_rule`); NULL where it is missing."""
+    return to_ibis(outcome_rule(plan, table_kind(t)), t)
 
 
 # ------------------------------------------------------------------------------------------
@@ -1051,3 +974,206 @@ def _engine_message(error: Exception, name: str, kind: str = "", what: str = "th
     if kind == "postgres" and name.endswith("(query)"):
         return f"The query of {name} failed when {what} ran it: {_pg_reason(error)}."
     return f"The engine could not run {what} on {name}."
+
+
+# ------------------------------------------------------------------------------------------
+# A file counted by DuckDB directly (no Ibis on the way to an audit)
+# ------------------------------------------------------------------------------------------
+_SQL_NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
+                "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "DECIMAL", "REAL")
+
+
+class FileSource(Source):
+    """A CSV or Parquet file (or a folder of Parquet files) that an audit counts with DuckDB's SQL directly.
+
+    The plan's facts and the counting query are SQL text rendered from :mod:`luskin_core.counts`'
+    rules (:func:`~luskin_core.counts.to_sql`), run on Luskin's own DuckDB: no Ibis import, no
+    look-ahead query. Everything else a :class:`Source` does (the model tools' sample, derived
+    columns, the adjusted audit) opens the same file through Ibis the first time it is asked for.
+    """
+
+    def __init__(self, location: str, paths: Sequence[str], *, name: str, kind: str) -> None:
+        self._location = location
+        self.name = name
+        self.kind = kind
+        self._paths = list(paths)
+        reader = "read_parquet" if kind == "parquet" else "read_csv"
+        listed = ", ".join(sql_literal(p) for p in self._paths)
+        self._relation = f"{reader}([{listed}])"
+        self._n_rows = None
+        self._opened: Source | None = None
+        self._types: dict[str, str] | None = None
+
+    # -- the file through Ibis, for everything but counting ----------------------------------
+    def _ibis_source(self) -> Source:
+        if self._opened is None:
+            self._opened = _open_path(self._location, None)
+        return self._opened
+
+    @property  # type: ignore[override]
+    def _table(self) -> Any:
+        return self._ibis_source()._table
+
+    @_table.setter
+    def _table(self, value: Any) -> None:
+        self._ibis_source()._table = value
+
+    @property
+    def _raw(self) -> Any:
+        return self._ibis_source()._raw
+
+    @property
+    def _backend(self) -> Any:
+        return self._ibis_source()._backend
+
+    def derive(self, **columns: Any) -> Source:
+        return self._ibis_source().derive(**columns)
+
+    # -- SQL ---------------------------------------------------------------------------------
+    def _sql(self, sql: str, what: str = "the audit's query") -> pd.DataFrame:
+        cursor = duck_cursor()
+        try:
+            return cursor.execute(sql).df()
+        except LuskinError:
+            raise
+        except Exception as error:  # noqa: BLE001 - every engine failure becomes one plain sentence
+            raise LuskinError(_engine_message(error, self.name, self.kind, what)) from None
+        finally:
+            cursor.close()
+
+    def types(self) -> dict[str, str]:
+        """Column name -> DuckDB type, as the file's reader sees them."""
+        if self._types is None:
+            described = self._sql(f"DESCRIBE SELECT * FROM {self._relation}")
+            self._types = dict(zip(described["column_name"].astype(str), described["column_type"].astype(str)))
+            if not self._types:
+                raise LuskinError(f"'{self.name}' has no columns.")
+        return self._types
+
+    def columns(self) -> list[str]:
+        return list(self.types())
+
+    def kind_of(self, column: str) -> str:
+        """NUMERIC, BOOL or TEXT (:mod:`luskin_core.counts`' kinds)."""
+        dtype = self.types()[column].upper()
+        if dtype == "BOOLEAN":
+            return BOOL
+        return NUMERIC if dtype.startswith(_SQL_NUMERIC) else TEXT
+
+    def column_sql(self, column: str) -> str:
+        """A column reference; a floating NaN reads as missing, as pandas reads it (see :func:`_nan_as_missing`)."""
+        name = sql_name(column)
+        if self.types()[column].upper() in ("DOUBLE", "FLOAT", "REAL"):
+            return (f"(CASE WHEN hash({name}) = hash(CAST('nan' AS DOUBLE)) AND CAST({name} AS VARCHAR) "
+                    f"IN ('nan', '-nan') THEN NULL ELSE {name} END)")
+        return name
+
+    def where(self, conditions: Sequence[Condition]) -> str:
+        """A WHERE clause for the population (empty for none)."""
+        if not conditions:
+            return ""
+        return " WHERE " + to_sql(conjunction_rule(conditions, self.kind_of), self.column_sql)
+
+    # -- facts and counts --------------------------------------------------------------------
+    def n_rows(self) -> int:
+        if self._n_rows is None:
+            self._n_rows = int(self._sql(f"SELECT count(*) AS n FROM {self._relation}")["n"].iloc[0])
+        return self._n_rows
+
+    def value_counts(self, column: str, limit: int = 100) -> pd.DataFrame:
+        name = self._resolve(column, "")
+        col = self.column_sql(name)
+        frame = self._sql(f"SELECT {col} AS value, count(*) AS count FROM {self._relation} GROUP BY 1 "
+                          f"ORDER BY count DESC, value ASC NULLS LAST LIMIT {int(limit)}")
+        frame["value"] = frame["value"].astype(object).where(frame["value"].notna(), None)
+        return frame
+
+    def plan(self, spec: AuditSpec) -> Plan:
+        population = tuple(Condition(self._resolve(c.column, "population"), c.op, c.value) for c in spec.population)
+        facts = SqlFacts(self, population)
+        if self.n_rows() == 0:
+            raise LuskinError(f"The source {self.name} has no rows.")
+        facts.prefetch(self._numeric_keys(spec))
+        return build_plan(spec, facts)
+
+    def _numeric_keys(self, spec: AuditSpec) -> list[str]:
+        keyed = [self._resolve(name, role) for names, role in ((spec.group_by, "group"), (spec.strata, "strata"))
+                 for name in names]
+        return [c for c in dict.fromkeys(keyed) if self.kind_of(c) == NUMERIC and spec.cuts_for(c) is None]
+
+    def counts(self, spec: AuditSpec, *, period: KeyPart | None = None) -> tuple[Plan, pd.DataFrame]:
+        if period is not None:
+            return self._ibis_source().counts(spec, period=period)
+        plan = self.plan(spec)
+        return plan, self.raw_counts(plan)
+
+    def raw_counts(self, plan: Plan, *, assumed: dict[str, list[Any]] | None = None) -> pd.DataFrame:
+        rules = count_rules(plan, self.kind_of)
+        raw = finish_raw(self._sql(count_sql(plan, rules, self._relation, self.column_sql)), plan, rules)
+        raw.attrs["assumptions_hold"] = True
+        return raw
+
+
+class SqlFacts:
+    """:class:`~luskin_core.counts.Facts` of a :class:`FileSource`, over the audited population, in DuckDB SQL."""
+
+    def __init__(self, source: FileSource, population: Sequence[Condition] = ()) -> None:
+        self.source = source
+        self.population = tuple(population)
+        self._distinct: dict[str, int] = {}
+
+    def prefetch(self, columns: Sequence[str]) -> None:
+        """The distinct counts of ``columns`` in one query."""
+        wanted = [c for c in columns if c not in self._distinct]
+        if not wanted:
+            return
+        s = self.source
+        metrics = ", ".join(f"count(DISTINCT {s.column_sql(c)}) AS d{i}" for i, c in enumerate(wanted))
+        row = s._sql(f"SELECT {metrics} FROM {s._relation}{s.where(self.population)}").iloc[0]
+        for i, column in enumerate(wanted):
+            self._distinct[column] = int(row[f"d{i}"])
+
+    def resolve(self, name: str, role: str) -> str:
+        return self.source._resolve(name, role)
+
+    def is_numeric(self, column: str) -> bool:
+        return self.source.kind_of(column) == NUMERIC
+
+    def n_distinct(self, column: str, cap: int) -> int:
+        self.prefetch([column])
+        return min(self._distinct[column], cap)
+
+    def quantiles(self, column: str, probs: Sequence[float]) -> list[float]:
+        s = self.source
+        col = s.column_sql(column)
+        where = s.where(self.population)
+        where = (where + " AND " if where else " WHERE ") + f"{col} IS NOT NULL"
+        listed = ", ".join(f"quantile_cont(CAST({col} AS DOUBLE), {float(p)!r}) AS q{i}" for i, p in enumerate(probs))
+        row = s._sql(f"SELECT {listed} FROM {s._relation}{where}").iloc[0]
+        return [math.nan if pd.isna(row[f"q{i}"]) else float(row[f"q{i}"]) for i in range(len(probs))]
+
+
+def open_file(location: str) -> Source:
+    """A CSV or Parquet file (or a folder of Parquet files) for an audit counted by DuckDB's SQL directly.
+
+    Anything else (a database, Spark, a DuckDB file) is opened by :func:`open_source`.
+    """
+    path = Path(str(location).strip()).expanduser()
+    name = path.name.lower()
+    if not path.exists() or name.endswith(_DUCKDB) or str(location).lower().startswith(
+            ("postgresql://", "postgres://", "spark:")):
+        return open_source(location)
+    if path.is_dir():
+        files = sorted(str(p) for p in path.rglob("*") if p.suffix.lower() in _PARQUET)
+        if not files:
+            raise LuskinError(f"The folder '{path.name or path}' holds no Parquet files.")
+        source = FileSource(str(path), files, name=path.name or str(path), kind="parquet")
+    else:
+        source = FileSource(str(path), [str(path)], name=path.name or str(path),
+                            kind="parquet" if name.endswith(_PARQUET) else "csv")
+    try:
+        source.types()
+    except LuskinError:
+        raise LuskinError(f"'{source.name}' could not be read as a table (a CSV, Parquet file or DuckDB "
+                          "database).") from None
+    return source
