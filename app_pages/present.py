@@ -47,7 +47,7 @@ section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], .st
 WINDOW_TOP = 164      # px the slide box leaves of the window: the top margin, the buttons, the gaps, the bottom
 WINDOW_CSS = f"""
 <style>
-[data-testid="stMainBlockContainer"] {{ padding-top: 3.5rem !important; padding-bottom: 0.5rem !important; }}
+[data-testid="stMainBlockContainer"] {{ padding: 3.5rem 1.5rem 0.5rem 1.5rem !important; max-width: 100% !important; }}
 [data-testid="stMain"] div:has(> .st-key-present_deck) {{ height: calc(100vh - {WINDOW_TOP}px) !important;
   flex: 0 0 calc(100vh - {WINDOW_TOP}px) !important; max-height: none !important; }}
 [data-testid="stMain"] .st-key-present_deck h1 {{ font-size: 2rem !important; padding: 0 !important; }}

@@ -1,9 +1,11 @@
-"""Slides made for a projector (issue 16): every slide fits the screen in full-screen mode, uses its width,
-keeps its text at 16 px or more, and no two texts of its chart overlap.
+"""Slides made for a projector (issue 16): every slide fits the screen, uses its width, keeps its text
+at 16 px or more, and no two texts of its chart overlap.
 
-Measured in Chromium at 1024x768 and 1280x720 on the Adult sample's deck (the paper's settings,
-loaded by itself), slide by slide with the Page Down key. The same chart-text check runs on the
-Audit page's charts at 1280x800.
+Measured in Chromium on the Adult sample's deck (the paper's settings, loaded by itself), slide by
+slide with the Page Down key: in full-screen mode at 1024x768 and 1280x720, and in the ordinary
+window (Streamlit's menus shown, the sidebar open or collapsed) at 1024x768 and 1280x800. The same
+chart-text check runs on the Audit page's charts at 1280x800, where the verdict must also come
+before the settings.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from conftest import UI
 pytestmark = pytest.mark.browser
 
 PROJECTORS = {"1024x768": {"width": 1024, "height": 768}, "1280x720": {"width": 1280, "height": 720}}
+WINDOWS = {"1024x768": {"width": 1024, "height": 768}, "1280x800": {"width": 1280, "height": 800}}
 COUNTER = re.compile(r"^Slide (\d+) of (\d+)$")
 
 # Boxes of every text of every plotly chart on screen, and whether any two intersect.
@@ -56,13 +59,17 @@ SLIDE_FIT = """
   const deck = document.querySelector(".st-key-present_deck");
   const main = document.querySelector('[data-testid="stMain"]');
   const r = deck.getBoundingClientRect();
+  const side = document.querySelector('section[data-testid="stSidebar"]');
+  const sr = side ? side.getBoundingClientRect() : null;
+  const sidebar = sr && sr.right > 1 && side.getAttribute("data-collapsed") !== "true" ? sr.right : 0;
   const small = [];
   for (const p of deck.querySelectorAll('[data-testid="stMarkdownContainer"] p, h1')) {
     const size = parseFloat(getComputedStyle(p).fontSize);
     if (size < 16 && (p.textContent || "").trim()) small.push([p.textContent.slice(0, 40), size]);
   }
   return {bottom: r.bottom, width: r.width, innerHeight: window.innerHeight, innerWidth: window.innerWidth,
-          mainScroll: main.scrollHeight, mainClient: main.clientHeight, small};
+          mainScroll: main.scrollHeight, mainClient: main.clientHeight, small, sidebar,
+          deckScroll: deck.scrollHeight, deckClient: deck.clientHeight};
 }
 """
 
@@ -88,8 +95,11 @@ def check_slide(ui: UI, where: str) -> list[str]:
     if fit["bottom"] > fit["innerHeight"] + 1 or fit["mainScroll"] > fit["mainClient"] + 1:
         problems.append(f"{where}: the slide needs scrolling (bottom {fit['bottom']:.0f} px, window "
                         f"{fit['innerHeight']} px, page {fit['mainScroll']} of {fit['mainClient']} px)")
-    if fit["width"] < 0.9 * fit["innerWidth"]:
-        problems.append(f"{where}: the slide is {fit['width']:.0f} px wide in a {fit['innerWidth']}-px window")
+    if fit["deckScroll"] > fit["deckClient"] + 1:
+        problems.append(f"{where}: the slide's box scrolls ({fit['deckScroll']} px of content in {fit['deckClient']})")
+    room = fit["innerWidth"] - fit["sidebar"]
+    if fit["width"] < 0.9 * room:
+        problems.append(f"{where}: the slide is {fit['width']:.0f} px wide where the sidebar leaves {room:.0f} px")
     if fit["small"]:
         problems.append(f"{where}: text under 16 px: {fit['small']}")
     for hit in ui.page.evaluate(CHART_TEXT):
@@ -118,6 +128,65 @@ def test_every_adult_slide_fits_the_projector_in_full_screen(ui: UI, size: str) 
     ui.page.locator(".st-key-present_full button").first.wait_for(timeout=30_000)
     ui.idle()
     assert "full=1" not in ui.page.url
+
+
+def _collapse_sidebar(ui: UI) -> None:
+    sidebar = ui.page.locator('section[data-testid="stSidebar"]').first
+    sidebar.hover()
+    ui.page.locator('[data-testid="stSidebarCollapseButton"] button').first.click()
+    ui.page.wait_for_function(
+        """() => { const s = document.querySelector('section[data-testid="stSidebar"]');
+                   return s.getAttribute("data-collapsed") === "true" && s.getBoundingClientRect().right <= 1; }""")
+    ui.page.wait_for_timeout(400)   # the main area grows, and plotly redraws at the new width
+
+
+def walk_deck(ui: UI, where: str) -> list[str]:
+    """Every slide from the first, with Page Down: what does not fit."""
+    _settle(ui)
+    _, total = _counter(ui)
+    assert total >= 5
+    problems = check_slide(ui, f"{where} slide 1")
+    for number in range(2, total + 1):
+        ui.page.keyboard.press("PageDown")
+        ui.page.get_by_text(f"Slide {number} of {total}", exact=True).first.wait_for(timeout=30_000)
+        _settle(ui)
+        problems += check_slide(ui, f"{where} slide {number}")
+    return problems
+
+
+@pytest.mark.parametrize("sidebar", ["sidebar open", "sidebar collapsed"])
+@pytest.mark.parametrize("size", list(WINDOWS))
+def test_every_adult_slide_fits_the_window_without_full_screen(ui: UI, size: str, sidebar: str) -> None:
+    """A presenter who never finds the full-screen button: the menus stay, the slide still fits."""
+    ui.page.set_viewport_size(WINDOWS[size])
+    ui.open("?page=present&slide=1")
+    ui.wait_text(re.compile(r"^Slide 1 of \d+$"), timeout=120_000)
+    _settle(ui)
+    assert ui.page.locator('header[data-testid="stHeader"]').first.is_visible()   # not full screen
+    if sidebar == "sidebar collapsed":
+        _collapse_sidebar(ui)
+    problems = walk_deck(ui, f"{size}, {sidebar}")
+    assert not problems, "\n".join(problems)
+
+
+def test_audit_verdict_comes_before_the_settings_at_1280x800(ui: UI) -> None:
+    """The answer is the first thing under the title; the settings come after it."""
+    ui.page.set_viewport_size({"width": 1280, "height": 800})
+    ui.open()
+    ui.wait_text("Ready", timeout=120_000)
+    ui.idle()
+    ui.goto_page("Audit")
+    ui.page.locator(".st-key-audit_result h3").first.wait_for(timeout=60_000)
+    ui.idle()
+    where = ui.page.evaluate("""() => {
+      const verdict = document.querySelector(".st-key-audit_result h3");
+      const settings = document.querySelector(".st-key-audit_settings");
+      return {verdict: verdict.getBoundingClientRect().top, text: verdict.textContent,
+              settings: settings.getBoundingClientRect().top, height: window.innerHeight};
+    }""")
+    assert where["text"].strip()
+    assert where["verdict"] < 0.5 * where["height"], where       # today's figure was about 1,000 px
+    assert where["verdict"] < where["settings"], where
 
 
 def test_audit_page_charts_have_no_overlapping_text_at_1280x800(ui: UI) -> None:
