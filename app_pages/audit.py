@@ -28,6 +28,7 @@ from luskin_core.conditions import OPERATORS, Condition
 from luskin_core.counts import MAX_VALUES
 from luskin_core.errors import LuskinError
 from luskin_core.guess import score_columns
+from luskin_core.names import other_group_name
 from luskin_core.spec import AuditSpec
 
 TEXT_OPS = ["==", "!=", "in", "not in"]
@@ -282,6 +283,9 @@ def render_who(frame: pd.DataFrame, ch: dict[str, Any]) -> Any:
             condition = ch_.protected_condition(ch, frame)
             group = ch.get("group_label") or (str(condition.value) if condition.op == "==" else str(condition))
             other = ch.get("other_label") or (f"Non-{condition.value}" if condition.op == "==" else f"not ({group})")
+            named, _ = ch_.current_spec()   # the names the audit uses (value names, the other value's name)
+            if named is not None:
+                group, other = named.group_name, other_group_name(named, frame) or named.other_name
             st.markdown(f"**{ui.md(group, 120)}** against **{ui.md(other, 120)}**, as chosen on the Data page.")
         except LuskinError:
             st.markdown("The protected group is chosen on the Data page.")
