@@ -272,7 +272,7 @@ class AuditResult:
         text += "."
         if self.simpson:
             names = ", ".join(group_words(p.group, spec) for p in self.simpson)
-            text += f" For {names}, the overall gap and the gap within the cells disagree (Simpson's paradox)."
+            text += f" For {names}, the overall gap and the gap within the strata disagree (Simpson's paradox)."
         return text
 
     def sentences(self) -> list[str]:
@@ -289,8 +289,8 @@ class AuditResult:
             if several:
                 mine = [c for c in self.judged if c.group == p.group]
                 judged = [c for c in mine if c.verdict != TOO_FEW]
-                tail = (f" In {p.cells_beyond} of {len(judged)} cells that can be judged the gap exceeds the "
-                        "tolerance beyond chance." if judged else " No cell has enough rows to judge.")
+                tail = (f" In {p.cells_beyond} of {len(judged)} strata that can be judged the gap exceeds the "
+                        "tolerance beyond chance." if judged else " No stratum has enough rows to judge.")
                 out.append(p.sentence + tail)
                 out += list(p.notes)
             else:

@@ -120,7 +120,7 @@ def comparison_bars(result: AuditResult, *, max_cells: int = 12, columns: int = 
     fig.update_yaxes(autorange="reversed", automargin=True)
     for annotation in fig.layout.annotations:
         annotation.font.size = FONT_SIZE - 2
-    more = f" (first {max_cells} of {len(result.cell_names)} cells)" if len(result.cell_names) > max_cells else ""
+    more = f" (first {max_cells} of {len(result.cell_names)} strata)" if len(result.cell_names) > max_cells else ""
     bad = " (adverse: a lower share is better)" if spec.outcome_is == "adverse" else ""
     title = f"Share with {text(spec.decision_text)}{bad}, by group{more}"
     subtitle = ("Bar: share; whisker: 95% confidence interval; n: rows.<br>Heavy outline: the reference group; "
@@ -246,7 +246,7 @@ def audit_figures(result: AuditResult, *, heatmap_from: int = 13) -> list[tuple[
     else:
         out.append(("Share per group in each cell, with 95% intervals and n.", comparison_bars(result)))
     if len(result.cell_names) > 1 and result.pooled:
-        out.append(("Each group's gap to the reference, overall and within the cells.", overall_vs_within(result)))
+        out.append((f"Each group's gap to the reference, overall and {within_words(result)}.", overall_vs_within(result)))
     return out
 
 

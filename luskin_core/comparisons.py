@@ -482,8 +482,8 @@ def _pooled(table: CountTable, spec: AuditSpec, gi: int, r: int, comparisons: li
         simpson = bool((marginal_sig and (not pooled_sig or opposite)) or (pooled_sig and opposite))
     if several and mh.breslow_day_p_value is not None and mh.breslow_day_p_value < ALPHA:
         notes.append(f"The gap between {group_words(group, spec)} and {group_words(reference, spec)} differs from "
-                     f"cell to cell (Breslow-Day "
-                     f"{format_p(mh.breslow_day_p_value)}): read the cells one by one rather than the pooled "
+                     f"stratum to stratum (Breslow-Day "
+                     f"{format_p(mh.breslow_day_p_value)}): read the strata one by one rather than the pooled "
                      "odds ratio.")
     pooled = PooledComparison(
         group=group, reference=reference, n=int(N1), reference_n=int(N2), marginal_rate=_num(rate1),
@@ -648,20 +648,20 @@ def _with_pooled_sentence(pc: PooledComparison, spec: AuditSpec, several: bool) 
     if not several:
         return _replace(pc, sentence=overall + ".")
     if pc.mh_odds_ratio is None and pc.strata_used > 0:
-        return _replace(pc, sentence=overall + f"; the cells cannot be pooled into an odds ratio: in every cell that "
+        return _replace(pc, sentence=overall + f"; the strata cannot be pooled into an odds ratio: in every stratum that "
                                                f"holds both groups, {group} always has the outcome or {ref} never "
                                                "has it, so the odds cannot be compared (the pooled odds ratio is "
-                                               "infinite by arithmetic). Read the cells one by one.")
+                                               "infinite by arithmetic). Read the strata one by one.")
     if pc.mh_odds_ratio is None or pc.cmh_p_value is None:
-        return _replace(pc, sentence=overall + "; the cells cannot be pooled (no cell holds both groups with both "
+        return _replace(pc, sentence=overall + "; the strata cannot be pooled (no stratum holds both groups with both "
                                                "outcomes).")
     if pc.mh_odds_ratio == 0:
         # Degenerate: in every cell that can be pooled one side has the outcome in every row (or none of
         # its rows), so there are no odds to compare and the pooled odds ratio is 0 by arithmetic only.
-        return _replace(pc, sentence=overall + f"; the cells cannot be pooled into an odds ratio: in every cell "
+        return _replace(pc, sentence=overall + f"; the strata cannot be pooled into an odds ratio: in every stratum "
                                                f"that holds both groups, {group} never has the outcome or {ref} "
                                                "always has it, so the odds cannot be compared (the pooled odds "
-                                               "ratio is 0 by arithmetic, not an estimate). Read the cells one "
+                                               "ratio is 0 by arithmetic, not an estimate). Read the strata one "
                                                "by one.")
     ci = ""
     if pc.mh_ci_low is not None and pc.mh_ci_high is not None:
@@ -670,27 +670,27 @@ def _with_pooled_sentence(pc: PooledComparison, spec: AuditSpec, several: bool) 
     uneven = pc.breslow_day_p_value is not None and pc.breslow_day_p_value < ALPHA
     cells_note = ""
     if pc.cells_beyond:
-        cells_note = (f" and in {pc.cells_beyond} cell{'s' if pc.cells_beyond > 1 else ''} the gap exceeds the "
+        cells_note = (f" and in {pc.cells_beyond} {'strata' if pc.cells_beyond > 1 else 'stratum'} the gap exceeds the "
                       "tolerance beyond chance")
     if pc.simpson:
         if pc.cmh_p_value < ALPHA:
-            within = "within the cells the gap points the other way"
+            within = "within the strata the gap points the other way"
         elif uneven or pc.cells_beyond:
             # Not "alike": the pooled effect is small, but the gap differs between cells (Berkeley's department A).
-            within = ("the pooled within-cell gap could be chance, though the gap differs from cell to cell"
+            within = ("the pooled gap within the strata could be chance, though the gap differs from stratum to stratum"
                       + cells_note)
         else:
-            within = "within each cell the rates are alike"
-        return _replace(pc, sentence=(f"{overall}, but {within} ({pooled}): the overall gap comes from which cells "
+            within = "within each stratum the rates are alike"
+        return _replace(pc, sentence=(f"{overall}, but {within} ({pooled}): the overall gap comes from which strata "
                                       "each group falls in, not from different treatment inside them"
-                                      + (" on the whole; read the cells one by one." if uneven or pc.cells_beyond
+                                      + (" on the whole; read the strata one by one." if uneven or pc.cells_beyond
                                          else ".")))
     if pc.cmh_p_value < ALPHA:
-        return _replace(pc, sentence=f"{overall}; the gap holds within the cells ({pooled}).")
+        return _replace(pc, sentence=f"{overall}; the gap holds within the strata ({pooled}).")
     if uneven or pc.cells_beyond:
-        return _replace(pc, sentence=f"{overall}; pooled over the cells the difference could be chance ({pooled}), "
-                                     f"but the gap differs from cell to cell{cells_note}: read the cells one by one.")
-    return _replace(pc, sentence=f"{overall}; within the cells the difference could be chance ({pooled}).")
+        return _replace(pc, sentence=f"{overall}; pooled over the strata the difference could be chance ({pooled}), "
+                                     f"but the gap differs from stratum to stratum{cells_note}: read the strata one by one.")
+    return _replace(pc, sentence=f"{overall}; within the strata the difference could be chance ({pooled}).")
 
 
 def _replace(obj: Any, **changes: Any) -> Any:
