@@ -202,3 +202,91 @@ def test_audit_page_charts_have_no_overlapping_text_at_1280x800(ui: UI) -> None:
     ui.page.wait_for_timeout(500)
     hits = ui.page.evaluate(CHART_TEXT)
     assert not hits, hits
+
+
+# Twelve groups with long names: three ethnicities × four regions, as an uploaded file might have them.
+ETHNICITIES = ["Hispanic or Latino of any race, including Central and South American origin",
+               "Black or African American, not Hispanic or Latino, born in the United States",
+               "White, not Hispanic or Latino, including Middle Eastern and North African origin"]
+REGIONS = ["Northeast census region (New England and Middle Atlantic divisions)",
+           "Midwest census region (East North Central and West North Central divisions)",
+           "South census region (South Atlantic, East South Central, West South Central)",
+           "West census region (Mountain and Pacific divisions, Alaska and Hawaii included)"]
+
+
+def _long_labels_csv(path: Any) -> Any:
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(16)
+    n = 6000
+    ethnicity = rng.choice(ETHNICITIES, n)
+    region = rng.choice(REGIONS, n)
+    rate = 0.35 + 0.05 * (ethnicity == ETHNICITIES[2]) - 0.04 * (region == REGIONS[2])
+    frame = pd.DataFrame({"ethnicity": ethnicity, "region": region, "tenure": rng.integers(0, 30, n),
+                          "promoted": np.where(rng.random(n) < rate, "yes", "no")})
+    file = path / "promotions_long_labels.csv"
+    frame.to_csv(file, index=False)
+    return file
+
+
+# Plotly's own data for each chart of the slide: the visible tick texts, and every string it holds
+# (hover texts, custom data, category names), where a long label must stay whole.
+CHART_STRINGS = """
+() => [...document.querySelectorAll('.st-key-present_deck .js-plotly-plot')].map(plot => {
+  const ticks = [...plot.querySelectorAll('.ytick text, .xtick text, .annotation-text')].map(t => t.textContent);
+  const held = JSON.stringify((plot.data || []).map(t => [t.y, t.x, t.text, t.hovertext, t.customdata,
+                                                           t.hovertemplate]));
+  return {ticks, held};
+})
+"""
+
+
+@pytest.mark.parametrize("mode", ["window", "full screen"])
+def test_a_twelve_group_cross_with_long_labels_fits_the_projector(ui: UI, tmp_path: Any, mode: str) -> None:
+    """3 x 4 groups with 70-character names: every slide fits 1024x768, no chart text overlaps,
+    and the names are shortened on the charts but kept whole in the charts' hover data."""
+    ui.page.set_viewport_size({"width": 1024, "height": 768})
+    ui.open()
+    ui.wait_text("Ready: comparing", timeout=120_000)
+    ui.idle()
+    ui.page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(_long_labels_csv(tmp_path)))
+    ui.wait_text("Luskin's first guesses for this file", timeout=60_000)
+    ui.page.get_by_role("button", name="Use these choices").first.click()
+    ui.wait_text("Ready: comparing", timeout=60_000)
+    ui.idle()
+    ui.goto_page("Audit")
+    ui.page.get_by_text("Every group formed by one to three columns (e.g. race × sex)").first.click()
+    ui.idle()
+    box = ui.page.get_by_role("combobox", name="Columns whose values form the groups (crossed: A × B)", exact=True)
+    for column in ("ethnicity", "region"):
+        if not ui.page.locator(".st-key-audit_group_by").get_by_text(column, exact=True).count():
+            box.first.click()
+            ui.page.get_by_role("option", name=column, exact=True).first.click()
+            ui.idle()
+    for column in ui.page.locator(".st-key-audit_group_by [data-baseweb='tag']").all_inner_texts():
+        assert column.strip() in ("ethnicity", "region"), column
+    ui.goto_page("Present")
+    ui.wait_text(re.compile(r"^Slide 1 of \d+$"), timeout=60_000)
+    ui.idle()
+    if mode == "full screen":
+        ui.page.keyboard.press("f")
+        ui.page.locator(".st-key-present_full_on button").first.wait_for(timeout=30_000)
+        ui.idle()
+    problems = walk_deck(ui, f"12 groups, {mode}")
+    assert not problems, "\n".join(problems)
+    # back to a slide with a chart of the groups: names shortened on it, whole in its data (the hover)
+    seen_short = seen_whole = False
+    for _ in range(12):
+        for chart in ui.page.evaluate(CHART_STRINGS):
+            if any(name in chart["held"] for name in ETHNICITIES):
+                seen_whole = True
+            if any("…" in t for t in chart["ticks"]):
+                seen_short = True
+            assert not any(len(t) > 60 for t in chart["ticks"]), chart["ticks"]
+        if seen_short and seen_whole:
+            break
+        ui.page.keyboard.press("PageUp")
+        ui.idle()
+        _settle(ui)
+    assert seen_short and seen_whole
