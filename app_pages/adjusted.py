@@ -14,7 +14,7 @@ import streamlit as st
 
 from luskin_app import choices as ch_
 from luskin_app import dataset, ui
-from luskin_app.cache import options_key, remember
+from luskin_app.cache import options_key, remember, shared
 from luskin_core.adjust import AdjustResult, adjust
 from luskin_core.adjust_plots import adjusted_gaps_chart, explained_chart
 from luskin_core.spec import AuditSpec
@@ -22,7 +22,7 @@ from luskin_core.spec import AuditSpec
 NO_CLUSTER = "(no clustering)"
 
 
-@st.cache_resource(show_spinner=False, max_entries=32)
+@shared(show_spinner=False, max_entries=32)
 def _adjust_cached(fingerprint: str, spec_json: str, options_json: str, _frame: pd.DataFrame,
                    _options: dict[str, Any]) -> AdjustResult:
     """The adjusted gaps; cached on the data, the specification and the options."""

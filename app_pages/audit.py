@@ -28,6 +28,7 @@ from luskin_core.conditions import OPERATORS, Condition
 from luskin_core.counts import MAX_VALUES
 from luskin_core.errors import LuskinError
 from luskin_core.guess import score_columns
+from luskin_core.names import other_group_name
 from luskin_core.narrative import tolerance_words
 from luskin_core.spec import AuditSpec
 
@@ -167,8 +168,8 @@ def render_verdict(result: AuditResult) -> None:
     """The headline: the core's one verdict in its own words, with a badge read from the same verdict."""
     computable = [g for g in result.gaps if g.gap is not None]
     if not computable:
-        st.warning("No cell can be compared: each cell lacks one of the two groups. Change the filter above.",
-                   icon=ui.ICONS["error"])
+        st.warning("No cell can be compared: each cell lacks one of the two groups. Change the filter in the "
+                   "settings below.", icon=ui.ICONS["error"])
         return
     # Read from the verdicts (Gap.fair is the cell's verdict): a too-few-rows cell is neither within nor beyond.
     judged = [g for g in computable if g.fair is not None]
@@ -194,7 +195,7 @@ def render_sentences(result: AuditResult) -> None:
     for gap in result.gaps:
         if gap.gap is None:
             st.warning(ui.md(gap.sentence) + " The filter leaves this cell without one of the groups: change the "
-                       "filter above.", icon=ui.ICONS["error"])
+                       "filter in the settings below.", icon=ui.ICONS["error"])
         elif gap.fair:
             st.success(ui.md(gap.sentence), icon=ui.ICONS["ok"])
         elif gap.fair is None:  # too few rows: neither fair nor beyond, as the sentence says
@@ -283,6 +284,9 @@ def render_who(frame: pd.DataFrame, ch: dict[str, Any]) -> Any:
             condition = ch_.protected_condition(ch, frame)
             group = ch.get("group_label") or (str(condition.value) if condition.op == "==" else str(condition))
             other = ch.get("other_label") or (f"Non-{condition.value}" if condition.op == "==" else f"not ({group})")
+            named, _ = ch_.current_spec()   # the names the audit uses (value names, the other value's name)
+            if named is not None:
+                group, other = named.group_name, other_group_name(named, frame) or named.other_name
             st.markdown(f"**{ui.md(group, 120)}** against **{ui.md(other, 120)}**, as chosen on the Data page.")
         except LuskinError:
             st.markdown("The protected group is chosen on the Data page.")
@@ -486,15 +490,21 @@ def render_result(spec: AuditSpec) -> None:
 st.title("Audit: is the outcome shared fairly between the groups?")
 if ch_.needs_confirmation():
     ui.require_spec("audit")      # the guesses for a new file, and the button to confirm them
+# The answer first, the settings after it (issue 16): the settings run first, since the result
+# depends on them, but they are drawn below the result's box.
+result_box_ = st.container(key="audit_result")
 frame_ = dataset.dataset().frame
 choices_ = ch_.choices()
-reference_box_ = render_who(frame_, choices_)
-render_within(frame_, choices_)
-render_threshold(choices_)
-render_more(frame_, choices_)
-render_reference(reference_box_, choices_)
+with st.container(key="audit_settings", border=True):
+    st.subheader("Settings: who is compared, within what, and how", anchor=False)
+    reference_box_ = render_who(frame_, choices_)
+    render_within(frame_, choices_)
+    render_threshold(choices_)
+    render_more(frame_, choices_)
+    render_reference(reference_box_, choices_)
 spec_, problem_ = ch_.current_spec()
-if spec_ is None:
-    ui.show_problem(str(problem_), "audit")
-    st.stop()
-render_result(spec_)
+with result_box_:
+    if spec_ is None:
+        ui.show_problem(str(problem_), "audit")
+    else:
+        render_result(spec_)

@@ -22,6 +22,7 @@ from luskin_core.guess import guess_group, guess_outcome_is, guess_positive
 from luskin_core.models import choose_features
 from luskin_core.names import other_group_name
 from luskin_core.spec import AuditSpec
+from luskin_core.spec import _value_key as value_key
 
 NUMBER_OPS = ["==", "!=", "<", "<=", ">", ">="]
 PREVIEW_CHARS = 1_000  # longer cells are shortened in the preview (the data keeps them whole)
@@ -280,6 +281,58 @@ def render_names(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
     ch.update(group_label=group.strip(), other_label=other.strip())
 
 
+MAX_NAMED_VALUES = 12   # a column with more distinct values is not offered for naming here
+
+
+def _named_columns(frame: pd.DataFrame, ch: dict[str, Any]) -> list[str]:
+    """The outcome and protected columns, when their values are few enough to name one by one."""
+    out = []
+    for column in (ch.get("outcome"), ch.get("protected_column")):
+        if column in frame.columns and column not in out and frame[column].nunique(dropna=True) <= MAX_NAMED_VALUES:
+            out.append(str(column))
+    return out
+
+
+def _set_value_name(column: str, code: str, key: str) -> None:
+    """A name typed for a code goes into the choices (saved with the settings); an empty box removes it."""
+    names = dict(ch_.choices().get("value_names") or {})
+    mine = dict(names.get(column) or {})
+    text = str(st.session_state.get(key) or "").strip()
+    if text:
+        mine[code] = text
+    else:
+        mine.pop(code, None)
+    if mine:
+        names[column] = mine
+    else:
+        names.pop(column, None)
+    ch_.choices()["value_names"] = names
+    st.session_state.pop("_spec_memo", None)
+
+
+def render_value_names(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
+    """Names for coded values ("1" -> "Female"), used on every chart, sentence, slide and report, and saved."""
+    columns = _named_columns(frame, ch)
+    if not columns:
+        return
+    names = ch.get("value_names") or {}
+    named = sum(len(v) for v in names.values())
+    label = "Names for coded values (e.g. 1 → Female)" + (f": {named} named" if named else "")
+    with st.expander(label, icon=":material/label:", expanded=False):
+        st.caption("Give a code the name a committee uses; leave a box empty to show the value itself.")
+        for c_index, column in enumerate(columns):
+            values = [v for v in pd.unique(frame[column].dropna())][:MAX_NAMED_VALUES]
+            codes = sorted({value_key(v) for v in values}, key=lambda t: (len(t), t))
+            given = {str(k): str(v) for k, v in (names.get(column) or {}).items()}
+            boxes = st.columns(min(len(codes), 4) or 1)
+            for v_index, code in enumerate(codes):
+                key = f"value_name_{c_index}_{v_index}"
+                st.session_state[key] = given.get(code, "")     # the choices are the truth (a loaded file too)
+                boxes[v_index % len(boxes)].text_input(
+                    f"{ui.md(column, 60)} = {ui.md(code, 60)}", key=key, max_chars=100,
+                    placeholder=ui.option_text(code), on_change=_set_value_name, args=(column, code, key))
+
+
 def render_features(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
     """The columns the models may use (Retrain, Thresholds, Equalized distribution).
 
@@ -354,5 +407,6 @@ with left_:
 with right_:
     render_protected(frame_, choices_)
 render_names(frame_, choices_)
+render_value_names(frame_, choices_)
 render_features(frame_, choices_)
 render_status()

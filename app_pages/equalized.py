@@ -14,7 +14,7 @@ import streamlit as st
 
 from luskin_app import choices as ch_
 from luskin_app import dataset, source_view, ui
-from luskin_app.cache import cached_run, is_cached, options_key, remember
+from luskin_app.cache import cached_run, is_cached, options_key, remember, shared
 from luskin_app.help import HELP
 from luskin_core import equalize, models, plots
 from luskin_core.data import PRESETS
@@ -59,9 +59,13 @@ def render_options() -> dict[str, Any]:
     return opts
 
 
-@st.cache_resource(show_spinner=False, max_entries=512)
+@shared(show_spinner=False, max_entries=512)
 def _figures(store_key: str, alpha: float, group: str, other: str, _sweep: AlphaSweep) -> tuple[Any, Any, Any]:
-    """The three charts for one alpha, built once (a slider step then only sends them)."""
+    """The three charts for one alpha, built once (a slider step then only sends them).
+
+    Kept as plain dicts: each session gets its own copy (see ``shared``), and a dict copies in
+    well under a millisecond where a plotly figure takes about 50 ms.
+    """
     points = _sweep.points
     alphas = list(_sweep.alphas)
     histograms = plots.sweep_histograms(_sweep, alpha, group, other)
@@ -69,7 +73,8 @@ def _figures(store_key: str, alpha: float, group: str, other: str, _sweep: Alpha
     histograms.update_yaxes(range=[0, _tallest_bar(_sweep) * 1.05], autorange=False)
     accuracy = plots.alpha_accuracy(alphas, [p.accuracy for p in points], alpha)  # axes fixed: from 0, every alpha
     gaps = plots.alpha_gaps(alphas, [p.tpr_gap for p in points], [p.fpr_gap for p in points], alpha)
-    return (ui.fit_chart(histograms), ui.fit_chart(accuracy, 340), ui.fit_chart(gaps, 340))
+    return (ui.fit_chart(histograms).to_dict(), ui.fit_chart(accuracy, 340).to_dict(),
+            ui.fit_chart(gaps, 340).to_dict())
 
 
 def _tallest_bar(sweep: AlphaSweep) -> float:

@@ -40,6 +40,21 @@ section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], .st
 .st-key-present_deck [data-testid="stMarkdownContainer"] p { font-size: 1.2rem !important; line-height: 1.5 !important; }
 </style>
 """
+# Windowed mode (the app's menus shown, the sidebar open or not): the slide box is as high as the
+# window leaves below the buttons, whatever the window (a 1024x768 or 1280x800 projector, a laptop),
+# and the chart takes what the text leaves of it (height "stretch" in a box of fixed height). The
+# box's height in Python is a stand-in: the style below sets the real one from the window's height.
+WINDOW_TOP = 164      # px the slide box leaves of the window: the top margin, the buttons, the gaps, the bottom
+WINDOW_CSS = f"""
+<style>
+[data-testid="stMainBlockContainer"] {{ padding: 3.5rem 1.5rem 0.5rem 1.5rem !important; max-width: 100% !important; }}
+[data-testid="stMain"] div:has(> .st-key-present_deck) {{ height: calc(100vh - {WINDOW_TOP}px) !important;
+  flex: 0 0 calc(100vh - {WINDOW_TOP}px) !important; max-height: none !important; }}
+[data-testid="stMain"] .st-key-present_deck h1 {{ font-size: 2rem !important; padding: 0 !important; }}
+.st-key-present_deck [data-testid="stMarkdownContainer"] p {{ font-size: 1.2rem !important;
+  line-height: 1.45 !important; }}
+</style>
+"""
 INDEX = "present_index"  # the position in the visible deck (0-based)
 URL_SEEN = "present_url_seen"  # the ?slide= value this session last wrote or read
 HIDDEN = "present_hidden"
@@ -136,17 +151,22 @@ def _toggle_full() -> None:
 
 def render_slide(slide: Slide, number: int, count: int) -> None:
     """One slide in large type: title, sentences, chart sized to fit the screen. Text is escaped; no widgets."""
-    with st.container(key="present_deck", border=not full_screen()):
+    full = full_screen()
+    box = st.container(key="present_deck", border=not full, height="content" if full else 600)
+    with box:
         st.caption(f"Slide {number} of {count}")
         st.title(ui.md(slide.title), anchor=False)
         for sentence in slide.sentences:
             st.markdown(ui.md(sentence))
         if slide.figure is not None:
             figure = slide.figure
-            height = chart_height(slide)
-            if not figure.layout.height or figure.layout.height > height:
-                figure = type(figure)(figure).update_layout(height=height)
-            st.plotly_chart(figure, key=f"present_chart_{slide.key}", theme=None,
+            if full:
+                height = chart_height(slide)
+                if not figure.layout.height or figure.layout.height > height:
+                    figure = type(figure)(figure).update_layout(height=height)
+            else:   # the chart fills what the text leaves of the window's box
+                figure = type(figure)(figure).update_layout(height=None, autosize=True)
+            st.plotly_chart(figure, key=f"present_chart_{slide.key}", theme=None, height="content" if full else "stretch",
                             config={"displayModeBar": False, "responsive": True})
 
 
@@ -206,8 +226,7 @@ def render_handout(shown: list[Slide]) -> None:
 
 
 def render_deck(spec: AuditSpec) -> None:
-    if full_screen():
-        st.html(FULL_CSS)
+    st.html(FULL_CSS if full_screen() else WINDOW_CSS)
     slides: Any = ui.guarded(_slides, spec, where="present")
     if not slides:
         return
@@ -218,7 +237,8 @@ def render_deck(spec: AuditSpec) -> None:
         index = _current(len(shown))
         render_controls(index, len(shown))
         render_slide(shown[index], index + 1, len(shown))
-    with st.container(key="present_extras"):
+    # Windowed, the handout and the slide list sit in the sidebar, so that the slide alone fills the page.
+    with st.container(key="present_extras") if full_screen() else st.sidebar:
         render_handout(shown)
         render_slide_list(slides)
         st.caption("The deck follows the analysis: results computed on the Retrain, Thresholds and Equalized "

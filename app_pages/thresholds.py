@@ -14,7 +14,7 @@ import streamlit as st
 
 from luskin_app import choices as ch_
 from luskin_app import dataset, source_view, ui
-from luskin_app.cache import options_key, remember
+from luskin_app.cache import options_key, remember, shared
 from luskin_app.help import HELP
 from luskin_core import plots
 from luskin_core.errors import LuskinError
@@ -32,7 +32,7 @@ TUNINGS = {"validation": "a 20% validation split (the paper)",
            "crossfit": "all training rows, cross-fitted (smaller test gaps)"}
 
 
-@st.cache_resource(show_spinner=False, max_entries=32)
+@shared(show_spinner=False, max_entries=32)
 def _tune_cached(fingerprint: str, spec_json: str, options_json: str, _frame: pd.DataFrame,
                  _options: dict[str, Any], _features: tuple[str, ...] | None) -> ThresholdReport:
     """Train (or read) the scores and tune the thresholds; cached on data, spec and options."""

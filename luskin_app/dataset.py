@@ -9,7 +9,7 @@ its file (loaded on the Report page before the file) is applied when that file a
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pandas as pd
@@ -64,7 +64,13 @@ def sample_dataset(name: str) -> Dataset:
     """A bundled sample by name (Adult, COMPAS, and SQF when its file is present)."""
     if name not in SAMPLE_TITLES:
         raise LuskinError(f"There is no sample called '{name}'. Samples: {', '.join(SAMPLE_TITLES)}.")
-    return _sample_dataset(name)
+    return private_dataset(_sample_dataset(name))
+
+
+def private_dataset(data: Dataset) -> Dataset:
+    """A session's own handle on a dataset shared by the server's cache: its frame is a copy on write,
+    so that adding or changing a column in one session never reaches another."""
+    return replace(data, frame=data.frame.copy(deep=False))
 
 
 def available_samples() -> list[str]:

@@ -33,6 +33,7 @@ from luskin_core.spec import AuditSpec
 
 from . import dataset as _dataset
 from . import ui
+from .cache import shared
 from .sources import Settings, SourceSetting, load_settings, open_setting
 
 log = logging.getLogger("luskin.app.sources")
@@ -147,7 +148,7 @@ def _source_dataset(key: str, _opened: Opened) -> _dataset.Dataset:
 def source_dataset(name: str) -> _dataset.Dataset:
     """The dataset of the configured source ``name``: opened, counted, its values read; no rows loaded."""
     opened = open_configured(name)
-    return _source_dataset(opened.setting.key, opened)
+    return _dataset.private_dataset(_source_dataset(opened.setting.key, opened))
 
 
 def use_source(name: str) -> str:
@@ -172,7 +173,7 @@ def use_source(name: str) -> str:
 # --------------------------------------------------------------------------------------------
 # The audit and the model tools' rows
 # --------------------------------------------------------------------------------------------
-@st.cache_resource(show_spinner=False, max_entries=256)
+@shared(show_spinner=False, max_entries=256)
 def _audit_cached(fingerprint: str, spec_json: str, _opened: Opened) -> AuditResult:
     result: AuditResult = _opened.run(_opened.source.audit, AuditSpec.from_json(spec_json))
     return result
@@ -183,7 +184,7 @@ def run_audit(data: _dataset.Dataset, spec: AuditSpec) -> AuditResult:
     return _audit_cached(data.fingerprint, spec.to_json(), data.engine)
 
 
-@st.cache_resource(show_spinner=False, max_entries=8)
+@shared(show_spinner=False, max_entries=8)
 def _sample_cached(fingerprint: str, spec_json: str, cap: int, seed: int,
                    _opened: Opened) -> tuple[pd.DataFrame, SampleInfo]:
     return _opened.run(_opened.source.sample, AuditSpec.from_json(spec_json), cap=cap, seed=seed)

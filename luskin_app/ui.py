@@ -313,6 +313,7 @@ PAGE_CSS = """
   section[data-testid="stSidebar"] { width: 280px !important; min-width: 240px !important;
                                      max-width: 300px !important; }
 }
+section[data-testid="stSidebar"][data-collapsed="true"] { width: 0 !important; min-width: 0 !important; }
 [data-testid="stBaseButton-primary"], [data-testid="stBaseButton-secondary"],
 [data-testid="stBaseButton-tertiary"], [data-testid="stDownloadButton"] button,
 [data-testid="stPageLink"] a { height: auto; min-height: 2.5rem; }

@@ -31,8 +31,9 @@ def _scale(result: AdjustResult) -> tuple[float, str]:
 def _layout(fig: go.Figure, title: str, subtitle: str, n: int) -> go.Figure:
     fig.update_layout(title=title_block(title, subtitle, TITLE_SIZE, FONT_SIZE - 4),
                       font={"size": FONT_SIZE - 2, "family": "Arial, Helvetica, sans-serif"},
-                      template="plotly_white", height=230 + 60 * n, margin={"t": 130, "l": 20, "r": 20, "b": 60},
-                      legend={"orientation": "h", "y": -0.18, "x": 0.5, "xanchor": "center"})
+                      template="plotly_white", height=260 + 60 * n, margin={"t": 130, "l": 20, "r": 20, "b": 95},
+                      legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0.5,
+                              "xanchor": "center"})
     fig.update_yaxes(autorange="reversed", automargin=True)
     return fig
 

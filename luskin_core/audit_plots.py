@@ -116,7 +116,7 @@ def comparison_bars(result: AuditResult, *, max_cells: int = 12, columns: int = 
     fig.update_yaxes(autorange="reversed", automargin=True)
     for annotation in fig.layout.annotations:
         annotation.font.size = FONT_SIZE - 2
-    more = f" (first {max_cells} of {len(result.cell_names)} cells)" if len(result.cell_names) > max_cells else ""
+    more = f" (first {max_cells} of {len(result.cell_names)} strata)" if len(result.cell_names) > max_cells else ""
     bad = " (adverse: a lower share is better)" if spec.outcome_is == "adverse" else ""
     title = f"Share with {text(spec.decision_text)}{bad}, by group{more}"
     subtitle = ("Bar: share; whisker: 95% confidence interval; n: rows.<br>Heavy outline: the reference group; "
@@ -179,6 +179,14 @@ def impact_heatmap(result: AuditResult) -> go.Figure:
     return fig
 
 
+def within_words(result: AuditResult) -> str:
+    """'within each department' rather than 'within the cells': the columns the rows were split by."""
+    strata = result.spec.strata
+    if strata:
+        return "within each " + " × ".join(short(c) for c in strata)
+    return "within the filter and outside it"
+
+
 def overall_vs_within(result: AuditResult) -> go.Figure:
     """Each group's gap to the reference overall and within the cells, side by side, in points.
 
@@ -204,20 +212,23 @@ def overall_vs_within(result: AuditResult) -> go.Figure:
         hovertemplate="%{y}<br>overall gap %{x:+.1f} points<extra></extra>",
     ))
     fig.add_trace(go.Scatter(
-        x=within, y=names, mode="markers", name="within the cells (size-weighted)",
+        x=within, y=names, mode="markers", name=f"{within_words(result)} (size-weighted)",
         marker={"symbol": "diamond", "size": 16, "color": "#D55E00"},
-        hovertemplate="%{y}<br>within-cell gap %{x:+.1f} points<extra></extra>",
+        hovertemplate="%{y}<br>" + html.escape(within_words(result)) + ": gap %{x:+.1f} points<extra></extra>",
     ))
     tol = 100 * result.spec.tolerance
     fig.add_vrect(x0=-tol, x1=tol, fillcolor="rgba(0, 158, 115, 0.15)", line_width=0, layer="below")
     fig.add_vline(x=0, line_color="#555555", line_width=1)
     values = [abs(v) for v in overall + within + low + high if v is not None] + [tol]
     span = max(values) * 1.15
-    _layout(fig, f"Gap to {short(result.reference)}: overall and within the cells",
+    _layout(fig, f"Gap to {short(result.reference)}: overall and {within_words(result)}",
             ("Points: group's share minus the reference's. Circle: overall, with its 95% interval; diamond: "
-             "the average gap inside the cells.<br>The green band is the tolerance."),
-            height=max(320, 70 * len(pooled) + 230), top=150)
-    fig.update_layout(showlegend=True, legend={"orientation": "h", "y": -0.25, "x": 0})
+             f"the average gap {within_words(result)}.<br>The green band is the tolerance."),
+            height=max(320, 70 * len(pooled) + 260), top=150)
+    # The legend sits at the chart's foot in pixels (not in plot fractions, which put it on the axis
+    # title when the chart is short), under a bottom margin that holds the axis and it.
+    fig.update_layout(showlegend=True, legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom",
+                                               "x": 0}, margin_b=95)
     fig.update_xaxes(title_text="gap (percentage points)", range=[-span, span], zeroline=False)
     fig.update_yaxes(autorange="reversed", automargin=True, **category_ticks([p.group for p in pooled], text, flags))
     return fig
@@ -232,7 +243,7 @@ def audit_figures(result: AuditResult, *, heatmap_from: int = 13) -> list[tuple[
     else:
         out.append(("Share per group in each cell, with 95% intervals and n.", comparison_bars(result)))
     if len(result.cell_names) > 1 and result.pooled:
-        out.append(("Each group's gap to the reference, overall and within the cells.", overall_vs_within(result)))
+        out.append((f"Each group's gap to the reference, overall and {within_words(result)}.", overall_vs_within(result)))
     return out
 
 

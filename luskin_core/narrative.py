@@ -190,17 +190,17 @@ def pooled_sentence(pc: PooledComparison, spec: AuditSpec, several: bool) -> str
     if not several:
         return overall + "."
     if pc.mh_odds_ratio is None and pc.strata_used > 0:
-        return overall + (f"; the cells cannot be pooled into an odds ratio: in every cell that holds both groups, "
+        return overall + (f"; the strata cannot be pooled into an odds ratio: in every stratum that holds both groups, "
                           f"{group} always has the outcome or {ref} never has it, so the odds cannot be compared (the "
-                          "pooled odds ratio is infinite by arithmetic). Read the cells one by one.")
+                          "pooled odds ratio is infinite by arithmetic). Read the strata one by one.")
     if pc.mh_odds_ratio is None or pc.cmh_p_value is None:
-        return overall + "; the cells cannot be pooled (no cell holds both groups with both outcomes)."
+        return overall + "; the strata cannot be pooled (no stratum holds both groups with both outcomes)."
     if pc.mh_odds_ratio == 0:
         # Degenerate: in every cell that can be pooled one side has the outcome in every row (or none of
         # its rows), so there are no odds to compare and the pooled odds ratio is 0 by arithmetic only.
-        return overall + (f"; the cells cannot be pooled into an odds ratio: in every cell that holds both groups, "
+        return overall + (f"; the strata cannot be pooled into an odds ratio: in every stratum that holds both groups, "
                           f"{group} never has the outcome or {ref} always has it, so the odds cannot be compared (the "
-                          "pooled odds ratio is 0 by arithmetic, not an estimate). Read the cells one by one.")
+                          "pooled odds ratio is 0 by arithmetic, not an estimate). Read the strata one by one.")
     ci = ""
     if pc.mh_ci_low is not None and pc.mh_ci_high is not None:
         ci = f", 95% CI {pc.mh_ci_low:.2f} to {pc.mh_ci_high:.2f}"
@@ -208,33 +208,33 @@ def pooled_sentence(pc: PooledComparison, spec: AuditSpec, several: bool) -> str
     uneven = pc.breslow_day_p_value is not None and pc.breslow_day_p_value < ALPHA
     cells_note = ""
     if pc.cells_beyond:
-        cells_note = (f" and in {pc.cells_beyond} cell{'s' if pc.cells_beyond > 1 else ''} the gap exceeds the "
+        cells_note = (f" and in {pc.cells_beyond} {'strata' if pc.cells_beyond > 1 else 'stratum'} the gap exceeds the "
                       "tolerance beyond chance")
     if pc.simpson:
         if pc.cmh_p_value < ALPHA:
-            within = "within the cells the gap points the other way"
+            within = "within the strata the gap points the other way"
         elif uneven or pc.cells_beyond:
             # Not "alike": the pooled effect is small, but the gap differs between cells (Berkeley's department A).
-            within = ("the pooled within-cell gap could be chance, though the gap differs from cell to cell"
+            within = ("the pooled gap within the strata could be chance, though the gap differs from stratum to stratum"
                       + cells_note)
         else:
-            within = "within each cell the rates are alike"
-        return (f"{overall}, but {within} ({pooled}): the overall gap comes from which cells each group falls in, "
+            within = "within each stratum the rates are alike"
+        return (f"{overall}, but {within} ({pooled}): the overall gap comes from which strata each group falls in, "
                 "not from different treatment inside them"
-                + (" on the whole; read the cells one by one." if uneven or pc.cells_beyond else "."))
+                + (" on the whole; read the strata one by one." if uneven or pc.cells_beyond else "."))
     if pc.cmh_p_value < ALPHA:
-        return f"{overall}; the gap holds within the cells ({pooled})."
+        return f"{overall}; the gap holds within the strata ({pooled})."
     if uneven or pc.cells_beyond:
-        return (f"{overall}; pooled over the cells the difference could be chance ({pooled}), "
-                f"but the gap differs from cell to cell{cells_note}: read the cells one by one.")
-    return f"{overall}; within the cells the difference could be chance ({pooled})."
+        return (f"{overall}; pooled over the strata the difference could be chance ({pooled}), "
+                f"but the gap differs from stratum to stratum{cells_note}: read the strata one by one.")
+    return f"{overall}; within the strata the difference could be chance ({pooled})."
 
 
 def pooled_notes(pc: PooledComparison, spec: AuditSpec, several: bool) -> tuple[str, ...]:
     """What to mind when reading the pooled view: the gap differs from cell to cell (Breslow-Day)."""
     if several and pc.breslow_day_p_value is not None and pc.breslow_day_p_value < ALPHA:
         note = (f"The gap between {group_words(pc.group, spec)} and {group_words(pc.reference, spec)} differs from "
-                f"cell to cell (Breslow-Day {format_p(pc.breslow_day_p_value)}): read the cells one by one rather "
+                f"stratum to stratum (Breslow-Day {format_p(pc.breslow_day_p_value)}): read the strata one by one rather "
                 "than the pooled odds ratio.")
         return (note,)
     return ()
@@ -286,7 +286,7 @@ def headline(result: AuditResult) -> str:
     text += "."
     if result.simpson:
         names = ", ".join(group_words(p.group, spec) for p in result.simpson)
-        text += f" For {names}, the overall gap and the gap within the cells disagree (Simpson's paradox)."
+        text += f" For {names}, the overall gap and the gap within the strata disagree (Simpson's paradox)."
     return text
 
 
@@ -304,8 +304,8 @@ def sentences(result: AuditResult) -> list[str]:
         if several:
             mine = [c for c in result.judged if c.group == p.group]
             judged = [c for c in mine if c.verdict != TOO_FEW]
-            tail = (f" In {p.cells_beyond} of {len(judged)} cells that can be judged the gap exceeds the "
-                    "tolerance beyond chance." if judged else " No cell has enough rows to judge.")
+            tail = (f" In {p.cells_beyond} of {len(judged)} strata that can be judged the gap exceeds the "
+                    "tolerance beyond chance." if judged else " No stratum has enough rows to judge.")
             out.append(p.sentence + tail)
             out += list(p.notes)
         else:

@@ -145,9 +145,14 @@ def audit_bars(result: AuditResult) -> go.Figure:
     top = max([c.ci_high for c in result.cells if c.ci_high is not None] or [1.0])
     axis_top = min(1.0, top * 1.15) if top > 0 else 1.0
 
+    many = len(cell_names) > 2
+
     def bar_text(c: Any) -> str:
         # Two lines at the bar's base; on a short bar (the whisker's lower end under a quarter of the
-        # axis) one line, so that the label stays below the whisker instead of running into it.
+        # axis) one line, so that the label stays below the whisker instead of running into it. Past
+        # two panels a bar is too narrow for its n: the share alone (n in the hover and the table).
+        if many:
+            return _pct(c.ratio)
         short = c.ci_low is None or c.ci_low < 0.25 * axis_top
         return f"{format_percent(c.ratio, 0)}{' · ' if short else '<br>'}n = {c.n:,}"
 
@@ -171,9 +176,15 @@ def audit_bars(result: AuditResult) -> go.Figure:
                            "95% CI: %{customdata[3]} to %{customdata[4]}<br>"
                            "%{customdata[1]:,} of %{customdata[0]:,} rows<extra></extra>"),
         ))
+    # Above each panel its gap and verdict; past two panels in two short lines, which fit a panel's
+    # width (six departments' long notes printed over each other); the sentences say it in full.
+    narrow = many
     for g in result.gaps:
         if g.gap is None:
-            note = "not computable: a class is empty"
+            note = "not computable:<br>a class is empty" if narrow else "not computable: a class is empty"
+        elif narrow:
+            verdict = {True: "within", False: "over", None: "too few"}[g.fair]
+            note = f"{_points(g.gap)} pts<br>{verdict}"
         else:
             verdict = {True: "within tolerance", False: "over tolerance", None: "too few rows to judge"}[g.fair]
             note = f"gap {points(g.gap)} ({verdict})"
@@ -183,8 +194,9 @@ def audit_bars(result: AuditResult) -> go.Figure:
     bad = " (adverse: a lower share is better)" if spec.outcome_is == "adverse" else ""
     title = (f"Share of people with {short_label(spec.outcome)} = {short_label(spec.positive)}{bad}, "
              f"{short_label(spec.group_name)} vs {short_label(spec.other_name)}")
-    subtitle = ("Bar: share; whisker: 95% confidence interval; n: rows.<br>"
-                f"A gap above {tol} points (the tolerance) counts as unfair.")
+    subtitle = ("Bar: share; whisker: 95% confidence interval" + ("" if many else "; n: rows") + ".<br>"
+                f"A gap above {tol} points (the tolerance) counts as unfair"
+                + ("; above each panel: its gap and whether it is over or within the tolerance." if narrow else "."))
     _layout(fig, title, subtitle, barmode="group", bargap=0.25, height=560,
             uniformtext={"minsize": FONT_SIZE - 4, "mode": "show"})
     fig.update_yaxes(title_text=f"share with {outcome} = {positive}", tickformat=".0%",

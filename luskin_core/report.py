@@ -204,7 +204,7 @@ def _cells_words(result: AuditResult) -> str:
     if spec.cell_mode == "filter":
         return f"separately where {spec.filter_name} and where {spec.not_filter_name}"
     if spec.cell_mode == "strata":
-        return f"within each value of {' × '.join(spec.strata)} ({len(result.cell_names):,} cells)"
+        return f"within each value of {' × '.join(spec.strata)} ({len(result.cell_names):,} strata)"
     return "among all rows audited"
 
 
@@ -352,9 +352,9 @@ def _pooled_rows(result: AuditResult) -> Table:
         classes.append("warn" if p.simpson else "")
     note = ("Overall: all cells together, ignoring them. Within-cell: the cells' differences averaged by their size. "
             "Pooled odds ratio and Cochran-Mantel-Haenszel (CMH) test: the gap inside the cells, pooled; Breslow-Day: "
-            "whether the gap differs from cell to cell (p below 0.05: read the cells one by one). Simpson's paradox: "
-            "the overall gap and the gap within the cells disagree.")
-    return Table(f"Overall against within the cells, per group (reference: {result.reference})", header, tuple(rows),
+            "whether the gap differs from stratum to stratum (p below 0.05: read the strata one by one). Simpson's paradox: "
+            "the overall gap and the gap within the strata disagree.")
+    return Table(f"Overall against within the strata, per group (reference: {result.reference})", header, tuple(rows),
                  tuple(classes), note=note, wide=True)
 
 
@@ -376,7 +376,7 @@ def _audit_section(result: AuditResult) -> Section:
         section.chart(plots.audit_bars(result), "Share with the positive outcome per class and filter cell; whiskers: "
                                                 "95% confidence intervals; n: rows.")
         if len(result.cell_names) > 1 and result.pooled:
-            section.chart(overall_vs_within(result), "Each group's gap to the reference, overall and within the cells.")
+            section.chart(overall_vs_within(result), "Each group's gap to the reference, overall and within the strata.")
     else:
         for caption, figure in audit_figures(result):
             section.chart(figure, caption)

@@ -99,8 +99,8 @@ def pooled_figure(result: Any, cell: str | None = None) -> go.Figure:
                           f"{where}; a small group's estimate borrows strength from its parent group",
                           TITLE_SIZE, FONT_SIZE - 4),
         font={"size": FONT_SIZE - 2, "family": "Arial, Helvetica, sans-serif"}, template="plotly_white",
-        height=max(320, 120 + 34 * len(rows)), margin={"t": 130, "l": 70, "r": 20, "b": 60},
-        legend={"orientation": "h", "y": -0.15}, xaxis={"title": "share with the outcome (%)", "range": [0, 100]})
+        height=max(320, 150 + 34 * len(rows)), margin={"t": 130, "l": 70, "r": 20, "b": 95},
+        legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom"}, xaxis={"title": "share with the outcome (%)", "range": [0, 100]})
     fig.update_yaxes(autorange="reversed", tickvals=list(range(len(rows))), ticktext=labels)
     return fig
 

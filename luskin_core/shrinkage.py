@@ -232,7 +232,7 @@ def with_pooled(table: CountTable, spec: AuditSpec, comparisons: Sequence[Any]) 
 def pooled_sentence(n: int, raw: float | None, rate: float, low: float | None, high: float | None,
                     parent: str) -> str:
     """The pooled share in words, saying why it is quoted (a small group) and toward what it is pooled."""
-    toward = "the other groups of the cell" if parent == "all rows of the cell" else f"the rest of {parent}"
+    toward = "the other groups in the same stratum" if parent == "all rows of the cell" else f"the rest of {parent}"
     return (f"With only {n:,} rows the raw share ({format_percent(raw, 0)}) is unsteady: partially pooled "
             f"toward {toward}, the estimate is {format_percent(rate, 0)} (95% interval {format_percent(low, 0)} "
             f"to {format_percent(high, 0)}).")

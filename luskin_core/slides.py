@@ -186,8 +186,8 @@ def _finding_slides(result: AuditResult) -> list[Slide]:
         out.append(Slide(title, (sentence, *extra), figure, FINDING, f"finding-{number}"))
     if len(result.cell_names) > 1 and result.pooled:
         words = tuple(dict.fromkeys([p.sentence for p in result.pooled[:3]] + [n for p in result.pooled for n in p.notes]))
-        title = "Simpson's paradox: overall and within the cells disagree" if result.simpson else \
-            "Overall and within the cells"
+        title = "Simpson's paradox: overall and within the strata disagree" if result.simpson else \
+            "Overall and within the strata"
         out.append(Slide(title, words[:4], _slide_figure(overall_vs_within(result)), FINDING, "overall-vs-within"))
     return out
 

@@ -349,7 +349,7 @@ def test_report_of_a_groups_audit_has_the_comparisons_and_pooled_tables(adult):
     spec = AuditSpec("income", ">50K", group_by=("race", "sex"), strata=("relationship",))
     html = build_html_report(audit(adult, spec), frame=adult, dataset="adult")
     assert "Every group in every cell against the reference group" in html
-    assert "Overall against within the cells, per group" in html
+    assert "Overall against within the strata, per group" in html
 
 
 def test_tables_fit_1024_px_and_give_the_names_the_room_the_numbers_leave(adult):

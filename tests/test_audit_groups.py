@@ -223,10 +223,10 @@ def test_berkeley_admissions_is_flagged_as_simpsons_paradox(berkeley):
     assert women.breslow_day_p_value < 0.01  # department A differs: pooling is questionable, and we say so
     assert women.simpson and result.simpson == (women,)
     assert women.weighted_difference > 0 > women.marginal_difference
-    # Not "within each cell the rates are alike": Breslow-Day says the gap differs, and department A is beyond.
+    # Not "within each stratum the rates are alike": Breslow-Day says the gap differs, and department A is beyond.
     assert "alike" not in women.sentence
-    assert "differs from cell to cell" in women.sentence and "in 1 cell the gap exceeds the tolerance" in women.sentence
-    assert "comes from which cells each group falls in" in women.sentence
+    assert "differs from stratum to stratum" in women.sentence and "in 1 stratum the gap exceeds the tolerance" in women.sentence
+    assert "comes from which strata each group falls in" in women.sentence
     assert "Simpson's paradox" in result.headline()
     assert any("Breslow-Day" in s for s in result.sentences())
     # Department A: women 82% vs men 62%, a real gap in women's favour.

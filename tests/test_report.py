@@ -175,7 +175,7 @@ def test_first_page_then_every_section_and_json_only_in_the_appendix(adult_page,
     text = _text(adult_page)
     for caption in ("The protected group and the other class on each side of the filter",
                     "Every group in every cell against the reference group",
-                    "Overall against within the cells, per group (reference: White)"):
+                    "Overall against within the strata, per group (reference: White)"):
         assert caption in text
     non_white = adult_result.comparison("Non-White", "more than 10 years of education (E)")
     assert f"{non_white.impact_ratio:.2f} [{non_white.impact_ratio_ci_low:.2f}, {non_white.impact_ratio_ci_high:.2f}]" \
@@ -238,7 +238,7 @@ def test_report_escapes_hostile_groups_and_strata(hostile_groups) -> None:
     text = _text(page)
     assert EVIL_LINK in text and EVIL_IMAGE in text  # shown as text, never as markup
     assert "Every group in every cell against the reference group" in text
-    assert "Overall against within the cells, per group (reference: plain)" in text
+    assert "Overall against within the strata, per group (reference: plain)" in text
     assert page.count("Plotly.newPlot(") == 2
 
 
@@ -254,7 +254,7 @@ def test_simpsons_paradox_is_a_caveat_on_the_first_page_and_flagged_in_the_poole
     page = build_html_report(result, frame=berkeley, dataset="ucb_admissions.csv")
     summary = _text(page.split('<section id="audit"')[0] + "</main></body></html>")
     assert "Who is compared each sex group, against Male (the reference group)" in summary
-    assert "Where within each value of department (6 cells)" in summary
+    assert "Where within each value of department (6 strata)" in summary
     assert "Simpson's paradox for Female: the overall gap and the gap within the departments disagree" in summary
     assert "Breslow-Day p = 0.002" in summary
     audit_section = page.split('<section id="audit"')[1].split("</section>")[0]

@@ -250,7 +250,7 @@ def test_berkeley_pooled_sentence_does_not_call_the_cells_alike():
     women = result.pooled[0]
     assert result.comparison("Female", "department = A").verdict == BEYOND      # +20 points
     assert women.breslow_day_p_value < 0.01 and women.cmh_p_value > 0.05
-    assert "alike" not in women.sentence and "differs from cell to cell" in women.sentence
+    assert "alike" not in women.sentence and "differs from stratum to stratum" in women.sentence
 
 
 def test_population_is_named_instead_of_all_rows(compas):

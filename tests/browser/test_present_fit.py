@@ -1,9 +1,11 @@
-"""Slides made for a projector (issue 16): every slide fits the screen in full-screen mode, uses its width,
-keeps its text at 16 px or more, and no two texts of its chart overlap.
+"""Slides made for a projector (issue 16): every slide fits the screen, uses its width, keeps its text
+at 16 px or more, and no two texts of its chart overlap.
 
-Measured in Chromium at 1024x768 and 1280x720 on the Adult sample's deck (the paper's settings,
-loaded by itself), slide by slide with the Page Down key. The same chart-text check runs on the
-Audit page's charts at 1280x800.
+Measured in Chromium on the Adult sample's deck (the paper's settings, loaded by itself), slide by
+slide with the Page Down key: in full-screen mode at 1024x768 and 1280x720, and in the ordinary
+window (Streamlit's menus shown, the sidebar open or collapsed) at 1024x768 and 1280x800. The same
+chart-text check runs on the Audit page's charts at 1280x800, where the verdict must also come
+before the settings.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from conftest import UI
 pytestmark = pytest.mark.browser
 
 PROJECTORS = {"1024x768": {"width": 1024, "height": 768}, "1280x720": {"width": 1280, "height": 720}}
+WINDOWS = {"1024x768": {"width": 1024, "height": 768}, "1280x800": {"width": 1280, "height": 800}}
 COUNTER = re.compile(r"^Slide (\d+) of (\d+)$")
 
 # Boxes of every text of every plotly chart on screen, and whether any two intersect.
@@ -56,13 +59,17 @@ SLIDE_FIT = """
   const deck = document.querySelector(".st-key-present_deck");
   const main = document.querySelector('[data-testid="stMain"]');
   const r = deck.getBoundingClientRect();
+  const side = document.querySelector('section[data-testid="stSidebar"]');
+  const sr = side ? side.getBoundingClientRect() : null;
+  const sidebar = sr && sr.right > 1 && side.getAttribute("data-collapsed") !== "true" ? sr.right : 0;
   const small = [];
   for (const p of deck.querySelectorAll('[data-testid="stMarkdownContainer"] p, h1')) {
     const size = parseFloat(getComputedStyle(p).fontSize);
     if (size < 16 && (p.textContent || "").trim()) small.push([p.textContent.slice(0, 40), size]);
   }
   return {bottom: r.bottom, width: r.width, innerHeight: window.innerHeight, innerWidth: window.innerWidth,
-          mainScroll: main.scrollHeight, mainClient: main.clientHeight, small};
+          mainScroll: main.scrollHeight, mainClient: main.clientHeight, small, sidebar,
+          deckScroll: deck.scrollHeight, deckClient: deck.clientHeight};
 }
 """
 
@@ -88,8 +95,11 @@ def check_slide(ui: UI, where: str) -> list[str]:
     if fit["bottom"] > fit["innerHeight"] + 1 or fit["mainScroll"] > fit["mainClient"] + 1:
         problems.append(f"{where}: the slide needs scrolling (bottom {fit['bottom']:.0f} px, window "
                         f"{fit['innerHeight']} px, page {fit['mainScroll']} of {fit['mainClient']} px)")
-    if fit["width"] < 0.9 * fit["innerWidth"]:
-        problems.append(f"{where}: the slide is {fit['width']:.0f} px wide in a {fit['innerWidth']}-px window")
+    if fit["deckScroll"] > fit["deckClient"] + 1:
+        problems.append(f"{where}: the slide's box scrolls ({fit['deckScroll']} px of content in {fit['deckClient']})")
+    room = fit["innerWidth"] - fit["sidebar"]
+    if fit["width"] < 0.9 * room:
+        problems.append(f"{where}: the slide is {fit['width']:.0f} px wide where the sidebar leaves {room:.0f} px")
     if fit["small"]:
         problems.append(f"{where}: text under 16 px: {fit['small']}")
     for hit in ui.page.evaluate(CHART_TEXT):
@@ -120,6 +130,65 @@ def test_every_adult_slide_fits_the_projector_in_full_screen(ui: UI, size: str) 
     assert "full=1" not in ui.page.url
 
 
+def _collapse_sidebar(ui: UI) -> None:
+    sidebar = ui.page.locator('section[data-testid="stSidebar"]').first
+    sidebar.hover()
+    ui.page.locator('[data-testid="stSidebarCollapseButton"] button').first.click()
+    ui.page.wait_for_function(
+        """() => { const s = document.querySelector('section[data-testid="stSidebar"]');
+                   return s.getAttribute("data-collapsed") === "true" && s.getBoundingClientRect().right <= 1; }""")
+    ui.page.wait_for_timeout(400)   # the main area grows, and plotly redraws at the new width
+
+
+def walk_deck(ui: UI, where: str) -> list[str]:
+    """Every slide from the first, with Page Down: what does not fit."""
+    _settle(ui)
+    _, total = _counter(ui)
+    assert total >= 5
+    problems = check_slide(ui, f"{where} slide 1")
+    for number in range(2, total + 1):
+        ui.page.keyboard.press("PageDown")
+        ui.page.get_by_text(f"Slide {number} of {total}", exact=True).first.wait_for(timeout=30_000)
+        _settle(ui)
+        problems += check_slide(ui, f"{where} slide {number}")
+    return problems
+
+
+@pytest.mark.parametrize("sidebar", ["sidebar open", "sidebar collapsed"])
+@pytest.mark.parametrize("size", list(WINDOWS))
+def test_every_adult_slide_fits_the_window_without_full_screen(ui: UI, size: str, sidebar: str) -> None:
+    """A presenter who never finds the full-screen button: the menus stay, the slide still fits."""
+    ui.page.set_viewport_size(WINDOWS[size])
+    ui.open("?page=present&slide=1")
+    ui.wait_text(re.compile(r"^Slide 1 of \d+$"), timeout=120_000)
+    _settle(ui)
+    assert ui.page.locator('header[data-testid="stHeader"]').first.is_visible()   # not full screen
+    if sidebar == "sidebar collapsed":
+        _collapse_sidebar(ui)
+    problems = walk_deck(ui, f"{size}, {sidebar}")
+    assert not problems, "\n".join(problems)
+
+
+def test_audit_verdict_comes_before_the_settings_at_1280x800(ui: UI) -> None:
+    """The answer is the first thing under the title; the settings come after it."""
+    ui.page.set_viewport_size({"width": 1280, "height": 800})
+    ui.open()
+    ui.wait_text("Ready", timeout=120_000)
+    ui.idle()
+    ui.goto_page("Audit")
+    ui.page.locator(".st-key-audit_result h3").first.wait_for(timeout=60_000)
+    ui.idle()
+    where = ui.page.evaluate("""() => {
+      const verdict = document.querySelector(".st-key-audit_result h3");
+      const settings = document.querySelector(".st-key-audit_settings");
+      return {verdict: verdict.getBoundingClientRect().top, text: verdict.textContent,
+              settings: settings.getBoundingClientRect().top, height: window.innerHeight};
+    }""")
+    assert where["text"].strip()
+    assert where["verdict"] < 0.5 * where["height"], where       # today's figure was about 1,000 px
+    assert where["verdict"] < where["settings"], where
+
+
 def test_audit_page_charts_have_no_overlapping_text_at_1280x800(ui: UI) -> None:
     ui.page.set_viewport_size({"width": 1280, "height": 800})
     ui.open()
@@ -133,3 +202,91 @@ def test_audit_page_charts_have_no_overlapping_text_at_1280x800(ui: UI) -> None:
     ui.page.wait_for_timeout(500)
     hits = ui.page.evaluate(CHART_TEXT)
     assert not hits, hits
+
+
+# Twelve groups with long names: three ethnicities × four regions, as an uploaded file might have them.
+ETHNICITIES = ["Hispanic or Latino of any race, including Central and South American origin",
+               "Black or African American, not Hispanic or Latino, born in the United States",
+               "White, not Hispanic or Latino, including Middle Eastern and North African origin"]
+REGIONS = ["Northeast census region (New England and Middle Atlantic divisions)",
+           "Midwest census region (East North Central and West North Central divisions)",
+           "South census region (South Atlantic, East South Central, West South Central)",
+           "West census region (Mountain and Pacific divisions, Alaska and Hawaii included)"]
+
+
+def _long_labels_csv(path: Any) -> Any:
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(16)
+    n = 6000
+    ethnicity = rng.choice(ETHNICITIES, n)
+    region = rng.choice(REGIONS, n)
+    rate = 0.35 + 0.05 * (ethnicity == ETHNICITIES[2]) - 0.04 * (region == REGIONS[2])
+    frame = pd.DataFrame({"ethnicity": ethnicity, "region": region, "tenure": rng.integers(0, 30, n),
+                          "promoted": np.where(rng.random(n) < rate, "yes", "no")})
+    file = path / "promotions_long_labels.csv"
+    frame.to_csv(file, index=False)
+    return file
+
+
+# Plotly's own data for each chart of the slide: the visible tick texts, and every string it holds
+# (hover texts, custom data, category names), where a long label must stay whole.
+CHART_STRINGS = """
+() => [...document.querySelectorAll('.st-key-present_deck .js-plotly-plot')].map(plot => {
+  const ticks = [...plot.querySelectorAll('.ytick text, .xtick text, .annotation-text')].map(t => t.textContent);
+  const held = JSON.stringify((plot.data || []).map(t => [t.y, t.x, t.text, t.hovertext, t.customdata,
+                                                           t.hovertemplate]));
+  return {ticks, held};
+})
+"""
+
+
+@pytest.mark.parametrize("mode", ["window", "full screen"])
+def test_a_twelve_group_cross_with_long_labels_fits_the_projector(ui: UI, tmp_path: Any, mode: str) -> None:
+    """3 x 4 groups with 70-character names: every slide fits 1024x768, no chart text overlaps,
+    and the names are shortened on the charts but kept whole in the charts' hover data."""
+    ui.page.set_viewport_size({"width": 1024, "height": 768})
+    ui.open()
+    ui.wait_text("Ready: comparing", timeout=120_000)
+    ui.idle()
+    ui.page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(_long_labels_csv(tmp_path)))
+    ui.wait_text("Luskin's first guesses for this file", timeout=60_000)
+    ui.page.get_by_role("button", name="Use these choices").first.click()
+    ui.wait_text("Ready: comparing", timeout=60_000)
+    ui.idle()
+    ui.goto_page("Audit")
+    ui.page.get_by_text("Every group formed by one to three columns (e.g. race × sex)").first.click()
+    ui.idle()
+    box = ui.page.get_by_role("combobox", name="Columns whose values form the groups (crossed: A × B)", exact=True)
+    for column in ("ethnicity", "region"):
+        if not ui.page.locator(".st-key-audit_group_by").get_by_text(column, exact=True).count():
+            box.first.click()
+            ui.page.get_by_role("option", name=column, exact=True).first.click()
+            ui.idle()
+    for column in ui.page.locator(".st-key-audit_group_by [data-baseweb='tag']").all_inner_texts():
+        assert column.strip() in ("ethnicity", "region"), column
+    ui.goto_page("Present")
+    ui.wait_text(re.compile(r"^Slide 1 of \d+$"), timeout=60_000)
+    ui.idle()
+    if mode == "full screen":
+        ui.page.keyboard.press("f")
+        ui.page.locator(".st-key-present_full_on button").first.wait_for(timeout=30_000)
+        ui.idle()
+    problems = walk_deck(ui, f"12 groups, {mode}")
+    assert not problems, "\n".join(problems)
+    # back to a slide with a chart of the groups: names shortened on it, whole in its data (the hover)
+    seen_short = seen_whole = False
+    for _ in range(12):
+        for chart in ui.page.evaluate(CHART_STRINGS):
+            if any(name in chart["held"] for name in ETHNICITIES):
+                seen_whole = True
+            if any("…" in t for t in chart["ticks"]):
+                seen_short = True
+            assert not any(len(t) > 60 for t in chart["ticks"]), chart["ticks"]
+        if seen_short and seen_whole:
+            break
+        ui.page.keyboard.press("PageUp")
+        ui.idle()
+        _settle(ui)
+    assert seen_short and seen_whole
