@@ -306,8 +306,8 @@ def category_codes(values: Any) -> tuple[np.ndarray, list[str]]:
         values = values.array
     if isinstance(values, pd.Categorical):
         codes, used = pd.factorize(values.codes)
-        categories = values.categories
-        return codes.astype(np.int64), [str(categories[c]) if c >= 0 else UNKNOWN for c in used]
+        categories = list(values.categories)
+        return codes.astype(np.int64), [str(categories[int(c)]) if c >= 0 else UNKNOWN for c in used]
     codes, uniques = pd.factorize(np.asarray(values, dtype=object))
     return codes.astype(np.int64), [str(u) for u in uniques]
 
@@ -349,17 +349,17 @@ class Blocks:
 
     def gram(self, w: np.ndarray) -> np.ndarray:
         """X' diag(w) X."""
-        H = np.zeros(self.p * self.p)
+        flat = np.zeros(self.p * self.p)
         for index, size, source, target in self._terms():
-            H[target] += np.bincount(index, weights=w, minlength=size)[source]
+            flat[target] += np.bincount(index, weights=w, minlength=size)[source]
         wx = [w * x for _, x in self.numbers]
         for codes, cols in self.factors:
             keep = cols >= 0
             for (j, _), v in zip(self.numbers, wx):
                 col = np.bincount(codes, weights=v, minlength=len(cols))[keep]
-                H[cols[keep] * self.p + j] += col
-                H[j * self.p + cols[keep]] += col
-        H = H.reshape(self.p, self.p)
+                flat[cols[keep] * self.p + j] += col
+                flat[j * self.p + cols[keep]] += col
+        H = flat.reshape(self.p, self.p)
         for i, (j, _) in enumerate(self.numbers):
             for j2, x2 in self.numbers[i:]:
                 H[j, j2] = H[j2, j] = _dot(wx[i], x2)
