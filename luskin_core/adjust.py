@@ -40,7 +40,7 @@ from .formatting import format_p, format_percent
 from .spec import AuditSpec, prepare, resolve_column
 
 MAX_ITERATIONS = 100
-# A cell table larger than this is not fitted whole (see cells_from_source): a seeded sample is.
+# Past this many cells an engine's fit runs from per-key sums in the engine (luskin_core.adjust_sums).
 MAX_CELLS = 1_000_000
 # Non-zero entries of the (sparse) design past which the fit would need too much memory (about 12 bytes each).
 MAX_DESIGN_ENTRIES = 60_000_000
@@ -670,7 +670,9 @@ def adjust(data: Any, spec: AuditSpec, controls: Sequence[str] = (), *, categori
     column, or crosses), the reference the audit's :func:`~luskin_core.comparisons.choose_reference`.
     A yes/no outcome gets a logistic model, a score outcome (``outcome_type="score"``) a linear
     one on the number itself. ``categorical`` forces numeric code columns to be categorical.
-    ``max_cells`` (engine sources): past this many cells a seeded sample of rows is fitted (default MAX_CELLS).
+    ``max_cells`` (engine sources): past this many cells the fit runs from per-key sums computed in the
+    engine, one query per Newton step (default MAX_CELLS); exact either way. ``seed`` is kept for
+    callers that pass it; no step samples.
     """
     if tolerance is not None:
         spec = spec.with_changes(tolerance=tolerance)
@@ -678,13 +680,11 @@ def adjust(data: Any, spec: AuditSpec, controls: Sequence[str] = (), *, categori
         raise LuskinError("Choose at least one control column to adjust for (e.g. --controls age,hours).")
     if isinstance(data, pd.DataFrame):
         cells = cells_from_frame(data, spec, controls, categorical, cluster)
-        where = source_name or "in memory"
-    else:
-        from .adjust_engine import cells_from_source
+        return adjust_cells(cells, spec, source=source_name or "in memory")
+    from .adjust_engine import adjust_source
 
-        cells = cells_from_source(data, spec, controls, categorical, cluster, seed=seed, max_cells=max_cells)
-        where = source_name or str(getattr(data, "name", "engine"))
-    return adjust_cells(cells, spec, source=where)
+    return adjust_source(data, spec, controls, categorical, cluster, max_cells=max_cells,
+                         where=source_name or str(getattr(data, "name", "engine")))
 
 
 def _reference(cells: Cells, spec: AuditSpec) -> tuple[str, list[str]]:
@@ -762,6 +762,21 @@ def adjust_cells(cells: Cells, spec: AuditSpec, *, source: str = "in memory") ->
     fit = fit_cells(design.X, n, k, y2, linear=linear,
                     clusters=category_codes(frame["cluster"])[0] if cells.cluster else None, blocks=design.blocks)
     ame, ame_cov = average_marginal_effects(design, fit, n, linear=linear)
+    decomposition = decompose(design, fit, n, k, linear=linear)
+    diagnostics = notes + diagnose(cells, design, fit, n, k, groups, linear=linear)
+    rows_note = _rows_note(cells, fit, len(design.names))
+    return finish(cells, spec, source=source, names=design.names, group_cols=design.group_cols, fit=fit, ame=ame,
+                  ame_cov=ame_cov, decomposition=decomposition, diagnostics=diagnostics, groups=groups,
+                  reference=reference, rows_note=rows_note)
+
+
+def finish(cells: Cells, spec: AuditSpec, *, source: str, names: Sequence[str], group_cols: Sequence[int], fit: Fit,
+           ame: np.ndarray, ame_cov: np.ndarray, decomposition: Sequence[Any], diagnostics: list[str],
+           groups: Sequence[str], reference: str, rows_note: str) -> AdjustResult:
+    """The result from a fit: intervals, p-values, verdicts and sentences per group (any way the fit was made)."""
+    frame = cells.frame
+    n = frame["n"].to_numpy(dtype=float)
+    linear = cells.linear
     se = np.sqrt(np.maximum(np.diag(ame_cov), 0.0))
     z = ame / np.where(se > 0, se, np.nan)
     if fit.use_t:
@@ -777,12 +792,11 @@ def adjust_cells(cells: Cells, spec: AuditSpec, *, source: str = "in memory") ->
     too_few = np.array([sizes[g] < spec.min_group_size or sizes[reference] < spec.min_group_size
                         or sizes[g] / float(n.sum()) < spec.min_group_share for g in groups[1:]])
     p_corr = adjust_p(np.where(too_few, np.nan, pvals), spec.correction)
-    decomposition = decompose(design, fit, n, k, linear=linear)
     gaps = []
     sums_k = {str(g): float(v) for g, v in by_group["k"].items()}
     rate_ref = sums_k[reference] / float(sizes[reference])
     for i, g in enumerate(groups[1:]):
-        c = design.group_cols[i]
+        c = group_cols[i]
         rate = sums_k[g] / float(sizes[g])
         raw = rate - rate_ref
         odds = low_or = high_or = None
@@ -815,23 +829,22 @@ def adjust_cells(cells: Cells, spec: AuditSpec, *, source: str = "in memory") ->
     controls = tuple(cells.numeric) + tuple(cells.categorical)
     outcome_text = spec.outcome if linear else spec.outcome_text
     gaps = [_replace(g, sentence=_sentence(g, spec, controls, linear, outcome_text)) for g in gaps]
-    diagnostics = notes + diagnose(cells, design, fit, n, k, groups, linear=linear)
+    diagnostics = list(diagnostics)
     if fit.n_clusters is not None:
         share = float(frame.groupby("cluster", sort=False)["n"].sum().max() / n.sum())
         if fit.n_clusters < 30 or share > 0.5:
             diagnostics.append(f"The standard errors are clustered by {cells.cluster}, which has {fit.n_clusters:,} "
                                f"clusters (the largest holds {format_percent(share, 0)} of rows): with fewer than 30 "
                                "clusters, or one that holds most rows, clustered intervals can be far too narrow.")
-    rows_note = _rows_note(cells, fit, len(design.names))
     coefficients = tuple(Coefficient(name, float(b), float(math.sqrt(max(v, 0.0))))
-                         for name, b, v in zip(design.names, fit.beta, np.diag(fit.cov)))
+                         for name, b, v in zip(names, fit.beta, np.diag(fit.cov)))
     method = ("Yun's non-linear decomposition (deterministic, and its parts add up to the raw gap exactly, unlike "
               "Fairlie's random matching), with the pooled model's coefficients" if not linear else
               "Oaxaca-Blinder, twofold, with the pooled model's coefficients (all groups, the group as a factor)")
     return AdjustResult(
         spec=spec, model="linear" if linear else "logistic", outcome_text=outcome_text, reference=reference,
         controls=controls, categorical=tuple(cells.categorical), cluster=cells.cluster, tolerance=spec.tolerance,
-        gaps=tuple(gaps), n_rows=int(n.sum()), n_cells=len(frame), n_parameters=len(design.names),
+        gaps=tuple(gaps), n_rows=int(n.sum()), n_cells=len(frame), n_parameters=len(names),
         n_clusters=fit.n_clusters, converged=fit.converged, iterations=fit.iterations, coefficients=coefficients,
         diagnostics=tuple(diagnostics), decomposition=method + "; intervals by the delta method over the "
         "coefficients (the groups' control means held fixed).", rows_note=rows_note, source=source)

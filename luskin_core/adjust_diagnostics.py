@@ -34,8 +34,8 @@ PER_PARAMETER = 10
 
 
 def diagnose(cells: Cells, design: Design, fit: Fit, n: np.ndarray, k: np.ndarray, groups: Sequence[str], *,
-             linear: bool) -> list[str]:
-    """Every warning about the fit, one sentence each."""
+             linear: bool, n_parameters: int | None = None) -> list[str]:
+    """Every warning about the fit, one sentence each (``n_parameters``: the model's, where ``design`` holds part)."""
     out: list[str] = []
     frame = cells.frame
     codes = design.group_code
@@ -46,28 +46,17 @@ def diagnose(cells: Cells, design: Design, fit: Fit, n: np.ndarray, k: np.ndarra
         x = frame[name].to_numpy(dtype=float)
         m_r, v_r = _moments(x[ref], n[ref])
         lo, hi = x[ref].min(), x[ref].max()
-        far, outside = [], []
+        per_group = []
         for gi, g in enumerate(groups[1:], start=1):
             mine = codes == gi
             if not mine.any():
                 continue
             m_g, v_g = _moments(x[mine], n[mine])
-            pooled = np.sqrt((v_g + v_r) / 2)
-            smd = (m_g - m_r) / pooled if pooled > 0 else 0.0
-            if abs(smd) > SMD_LIMIT:
-                far.append(f"{g} {smd:+.2f}")
             share = float(n[mine][(x[mine] < lo) | (x[mine] > hi)].sum() / n[mine].sum())
             g_lo, g_hi = x[mine].min(), x[mine].max()
             back = float(n[ref][(x[ref] < g_lo) | (x[ref] > g_hi)].sum() / n[ref].sum())
-            if share > OUTSIDE_LIMIT or back > OUTSIDE_LIMIT:
-                outside.append(f"{format_percent(share, 0)} of {g} outside the {groups[0]} range and "
-                               f"{format_percent(back, 0)} of {groups[0]} outside the {g} range")
-        if far:
-            out.append(f"Little overlap on '{name}': its standardised difference from {groups[0]} is "
-                       f"{', '.join(far[:6])} (above {SMD_LIMIT} in size), so the model compares rows that differ a "
-                       "lot and leans on its straight-line form.")
-        if outside:
-            out.append(f"On '{name}', {'; '.join(outside[:4])}: the adjusted gap extrapolates for those rows.")
+            per_group.append((g, m_g, v_g, share, back))
+        out += numeric_overlap(name, groups[0], m_r, v_r, per_group)
     for name in cells.categorical:
         if name not in design.control_cols:
             continue
@@ -104,7 +93,7 @@ def diagnose(cells: Cells, design: Design, fit: Fit, n: np.ndarray, k: np.ndarra
     if not fit.converged:
         out.append(f"The model did not settle after {fit.iterations} steps, so its numbers may not be final: use fewer "
                    "or coarser controls.")
-    p = design.X.shape[1]
+    p = n_parameters or design.X.shape[1]
     total = float(n.sum())
     if linear:
         per = total / p
@@ -118,6 +107,31 @@ def diagnose(cells: Cells, design: Design, fit: Fit, n: np.ndarray, k: np.ndarra
             out.append(f"Only {per:.1f} rows of the rarer outcome per coefficient ({rare:,.0f} such rows, {p:,} "
                        f"coefficients; at least {PER_PARAMETER} are advised): the estimates are unstable. Use fewer "
                        "controls or levels.")
+    return out
+
+
+def numeric_overlap(name: str, reference: str, m_r: float, v_r: float,
+                    per_group: Sequence[tuple[str, float, float, float, float]]) -> list[str]:
+    """Little overlap on a numeric control, in words.
+
+    ``per_group``: (group, mean, variance, share of its rows outside the reference's range, share of
+    the reference's rows outside its range).
+    """
+    far, outside, out = [], [], []
+    for g, m_g, v_g, share, back in per_group:
+        pooled = np.sqrt((v_g + v_r) / 2)
+        smd = (m_g - m_r) / pooled if pooled > 0 else 0.0
+        if abs(smd) > SMD_LIMIT:
+            far.append(f"{g} {smd:+.2f}")
+        if share > OUTSIDE_LIMIT or back > OUTSIDE_LIMIT:
+            outside.append(f"{format_percent(share, 0)} of {g} outside the {reference} range and "
+                           f"{format_percent(back, 0)} of {reference} outside the {g} range")
+    if far:
+        out.append(f"Little overlap on '{name}': its standardised difference from {reference} is "
+                   f"{', '.join(far[:6])} (above {SMD_LIMIT} in size), so the model compares rows that differ a "
+                   "lot and leans on its straight-line form.")
+    if outside:
+        out.append(f"On '{name}', {'; '.join(outside[:4])}: the adjusted gap extrapolates for those rows.")
     return out
 
 
