@@ -42,7 +42,7 @@ def adjust_source(source: Source, spec: AuditSpec, controls: Sequence[str] = (),
 
     plan, numeric, cats, cluster_name, view = _resolved(source, spec, controls, categorical, cluster)
     limit = max_cells or MAX_CELLS
-    if numeric and _cell_bound(source, view, numeric, cats) > limit:
+    if numeric and _cell_bound(source, view, numeric, cats, limit) > limit:
         return adjust_by_sums(source, spec, plan, view, numeric, cats, cluster_name, where=where)
     return adjust_cells(_cells(source, spec, plan, view, numeric, cats, cluster_name), spec, source=where)
 
@@ -73,9 +73,19 @@ def _resolved(source: Source, spec: AuditSpec, controls: Sequence[str], categori
     return plan, numeric, cats, cluster_name, view
 
 
-def _cell_bound(source: Source, view: Any, numeric: Sequence[str], cats: Sequence[str]) -> float:
-    """An upper bound on the cells: the product of the controls' distinct counts, at most the rows (one scan)."""
+def _cell_bound(source: Source, view: Any, numeric: Sequence[str], cats: Sequence[str], limit: float) -> float:
+    """An upper bound on the cells: the product of the controls' distinct counts, at most the rows.
+
+    Both fits are exact, so this only chooses the faster: no scan when the rows alone are few
+    enough, or when a control holds floating-point numbers (nearly one value per row); else one
+    scan of approximate distinct counts.
+    """
     total = float(source.n_rows())
+    if total <= limit:
+        return total
+    schema = view.schema()
+    if any(schema[c].is_floating() for c in numeric):
+        return total
     distinct = source._run(view.aggregate(**{f"d{i}": view[c].approx_nunique() for i, c in enumerate([*numeric, *cats])}),
                            fetch=True).iloc[0]
     bound = 1.0

@@ -229,7 +229,7 @@ def adjust_by_sums(source: Source, spec: AuditSpec, plan: Any, rows: Any, numeri
         while passes < MAX_PASSES:
             want_effects = step_size < STEP_NEARLY
             sums = _logistic_pass(source, coded, key_exprs, complete, first_keys, design, beta, x_index,
-                                  want_effects, offsets)
+                                  want_effects, offsets, (lo, hi))
             passes += 1
             if sums["ll"] < loglik - 1e-9 * abs(loglik) and t_step > 1e-6:  # step too long: halve it
                 t_step /= 2
@@ -259,7 +259,7 @@ def adjust_by_sums(source: Source, spec: AuditSpec, plan: Any, rows: Any, numeri
             effects = sums.get("effects")
         if effects is None:  # not settled: the effects at the last coefficients
             sums = _logistic_pass(source, coded, key_exprs, complete, first_keys, design, beta, x_index, True,
-                                  offsets)
+                                  offsets, (lo, hi))
             passes += 1
             H = _full_gram(design, sums["w"], sums["wx"], sums["wxx"])
             effects, r0, r1 = sums["effects"], sums["r0"], sums["r1"]
@@ -294,8 +294,10 @@ def adjust_by_sums(source: Source, spec: AuditSpec, plan: Any, rows: Any, numeri
                   n_clusters, use_t=fit.use_t)
     group_cols_out = tuple(order_idx.index(c) for c in gcols)
     out_cells = Cells(frame, tuple(num_names), tuple(cats), cluster, linear, dropped, int(N))
-    outside = _outside(source, coded, key_exprs, complete, first_keys, design, lo, hi, x_index) if q else None
-    passes += 1 if q else 0
+    outside = effects.get("outside") if effects is not None else None
+    if outside is None and q:
+        outside = _outside(source, coded, key_exprs, complete, first_keys, design, lo, hi, x_index)
+        passes += 1
     diagnostics = notes + _numeric_diagnostics(num_names, design, groups, n, sx, sxx, lo, hi, outside)
     diagnostics += diagnose(cells, design, fit, n, k, groups, linear=linear, n_parameters=p)
     rows_note = (f"The model uses {int(N):,} rows and {p:,} coefficients, fitted from sums the engine computed per "
@@ -477,7 +479,8 @@ def _start(design: Design, n: np.ndarray, k: np.ndarray, sx: np.ndarray, q: int)
 
 def _logistic_pass(source: Source, coded: Any, key_exprs: dict[str, Any], complete: Any,
                    first_keys: dict[str, np.ndarray], design: Design, beta: np.ndarray, x_index: Sequence[int],
-                   effects: bool, offsets: Any = None) -> dict[str, Any]:
+                   effects: bool, offsets: Any = None, ranges: tuple[np.ndarray, np.ndarray] | None = None
+                   ) -> dict[str, Any]:
     """One aggregate query at ``beta``: the Newton step's sums per key (and, with ``effects``, the AMEs' sums)."""
     ibis = _ibis()
     pk = design.X.shape[1]
@@ -526,6 +529,8 @@ def _logistic_pass(source: Source, coded: Any, key_exprs: dict[str, Any], comple
             metrics[f"d{h}"] = d_h.sum()
             for j in range(q):
                 metrics[f"dx{h}_{j}"] = (d_h * step2[f"_x{j}"]).sum()
+        if ranges is not None:  # the diagnostics' counts ride on the last pass
+            metrics.update(_range_metrics(step2, design, *ranges, list(range(q))))
     result = source._run(step2.group_by(list(cols)).aggregate(**metrics), fetch=True, what="the adjusted gaps' query")
     result = result.iloc[_positions(result, first_keys)].reset_index(drop=True)  # the first pass's key order
     out: dict[str, Any] = {
@@ -544,6 +549,8 @@ def _logistic_pass(source: Source, coded: Any, key_exprs: dict[str, Any], comple
             "d": _matrix(result, [f"d{h}" for h in range(len(gbeta))]),
             "dx": np.stack([_matrix(result, [f"dx{h}_{j}" for j in range(q)]) for h in range(len(gbeta))]),
         }
+        if ranges is not None:
+            out["effects"]["outside"] = _range_counts(result, len(gbeta), q)
     return out
 
 
@@ -634,16 +641,27 @@ def _outside(source: Source, coded: Any, key_exprs: dict[str, Any], complete: An
     q = len(x_index)
     table = coded.filter(complete)
     grouped = table.select(**key_exprs, **{f"_x{i}": table[f"_x{i}"] for i in x_index})
-    metrics = {}
-    for h in range(G):
-        mine = codes == h
-        for j, i in enumerate(x_index):
-            low, high = float(np.nanmin(lo[mine, j])), float(np.nanmax(hi[mine, j]))
-            x = grouped[f"_x{i}"]
-            metrics[f"o{h}_{j}"] = ((x < low) | (x > high)).cast("int32").sum()
+    metrics = _range_metrics(grouped, design, lo, hi, x_index)
     result = source._run(grouped.group_by(list(key_exprs)).aggregate(**metrics), fetch=True,
                          what="the adjusted gaps' query")
     result = result.iloc[_positions(result, first_keys)].reset_index(drop=True)
+    return _range_counts(result, G, q)
+
+
+def _range_metrics(table: Any, design: Design, lo: np.ndarray, hi: np.ndarray, x_index: Sequence[int]) -> dict[str, Any]:
+    """Per key, the rows outside each group's range of each numeric control (``table``'s ``_x{i}`` columns)."""
+    codes = design.group_code
+    metrics = {}
+    for h in range(int(codes.max()) + 1):
+        mine = codes == h
+        for j, i in enumerate(x_index):
+            low, high = float(np.nanmin(lo[mine, j])), float(np.nanmax(hi[mine, j]))
+            x = table[f"_x{i}"]
+            metrics[f"o{h}_{j}"] = ((x < low) | (x > high)).cast("int32").sum()
+    return metrics
+
+
+def _range_counts(result: pd.DataFrame, G: int, q: int) -> np.ndarray:
     out = np.zeros((G, len(result), q))
     for h in range(G):
         out[h] = _matrix(result, [f"o{h}_{j}" for j in range(q)])
