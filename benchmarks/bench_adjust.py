@@ -6,9 +6,10 @@
    tests/test_adjust.py).
 2. 10,000,000 generated rows in Parquet: 6 groups, 8 controls (3 numeric, one categorical with 200
    levels, four with 2-5 levels), a yes/no outcome from a logistic model. Luskin reads it through
-   DuckDB (cells by GROUP BY; the numeric controls make nearly one cell per row, so a seeded sample
-   of about 1,000,000 rows is fitted, as the result says). statsmodels on 10M rows would need a
-   dense 10M x 218 design (17 GB): it runs on a 1,000,000-row subset here, and the report says so.
+   DuckDB: the numeric controls make nearly one cell per row, so the model is fitted from sums per
+   categorical key computed in the engine, one query per Newton step (luskin_core.adjust_sums), on
+   every row. statsmodels on 10M rows would need a dense 10M x 218 design (17 GB): it runs on a
+   1,000,000-row subset here, and the report says so.
 
 Peak memory is the process's maximum resident set (``resource.getrusage``), read after each step;
 run the steps as separate processes (``--only``) to see each peak alone.
@@ -36,6 +37,13 @@ from luskin_core.adjust import adjust
 from luskin_core.spec import AuditSpec
 
 ADULT_CONTROLS = ["age", "education-num", "hours-per-week", "occupation", "marital-status", "relationship"]
+
+
+def load() -> str:
+    """The machine's load averages (1, 5, 15 minutes): the machine is shared, so every figure says it."""
+    import os
+
+    return "load " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def peak_mb() -> float:
@@ -88,10 +96,11 @@ def bench_adult() -> None:
     spec = AuditSpec(outcome="income", positive=">50K", group_by=("race",))
     seconds, result = timed(lambda: adjust(adult, spec, ADULT_CONTROLS))
     print(f"Adult, race, 6 controls: luskin in memory {seconds:.2f} s (best of 3); "
-          f"{result.n_rows:,} rows, {result.n_cells:,} cells, {result.n_parameters} coefficients, peak {peak_mb():.0f} MB")
+          f"{result.n_rows:,} rows, {result.n_cells:,} cells, {result.n_parameters} coefficients, peak {peak_mb():.0f} MB; "
+          f"{load()}")
     source = Source.from_frame(adult)
     seconds_e, result_e = timed(lambda: adjust(source, spec, ADULT_CONTROLS))
-    print(f"Adult, race, 6 controls: luskin through DuckDB {seconds_e:.2f} s (best of 3)")
+    print(f"Adult, race, 6 controls: luskin through DuckDB {seconds_e:.2f} s (best of 3); {load()}")
     rows = adult.assign(occupation=adult["occupation"].astype("string").fillna("Unknown"))
     y = (rows["income"] == ">50K").to_numpy(dtype=float)
     start = time.perf_counter()
@@ -100,7 +109,7 @@ def bench_adult() -> None:
     gap = max(abs(ames[g.group] - g.adjusted_difference) for g in result.gaps)
     gap_e = max(abs(a.adjusted_difference - b.adjusted_difference) for a, b in zip(result.gaps, result_e.gaps))
     print(f"Adult, race, 6 controls: statsmodels Logit on rows + AMEs {seconds_sm:.2f} s; largest AME difference "
-          f"to luskin {gap:.1e} (DuckDB vs in memory {gap_e:.1e})")
+          f"to luskin {gap:.1e} (DuckDB vs in memory {gap_e:.1e}); {load()}")
 
 
 def make_parquet(path: Path, rows: int, seed: int = 0) -> None:
@@ -154,7 +163,8 @@ def bench_big(path: Path, rows: int, max_cells: int | None, statsmodels: bool) -
     result = adjust(source, spec, BIG_CONTROLS, categorical=BIG_CATEGORICAL, max_cells=max_cells)
     seconds = time.perf_counter() - start
     print(f"{rows:,} rows Parquet, 6 groups, 8 controls: luskin end to end {seconds:.1f} s, peak {peak_mb():.0f} MB; "
-          f"{result.n_rows:,} rows fitted in {result.n_cells:,} cells, {result.n_parameters} coefficients")
+          f"{result.n_rows:,} rows fitted ({result.n_cells:,} keys), {result.n_parameters} coefficients, "
+          f"{result.iterations} Newton steps; {load()}")
     print(f"  note: {result.rows_note}")
     for g in result.gaps:
         print(f"  {g.group}: raw {100 * g.raw_difference:+.2f}, adjusted {100 * g.adjusted_difference:+.2f} "
@@ -175,7 +185,8 @@ def bench_big(path: Path, rows: int, max_cells: int | None, statsmodels: bool) -
                                ["branch", "channel", "first_home", "product", "term"], y)
     seconds_sm = time.perf_counter() - start
     print(f"statsmodels Logit on a {subset_rows:,}-row subset (not 10M: a dense 10M x {result.n_parameters} design "
-          f"is {10_000_000 * result.n_parameters * 8 / 1e9:.0f} GB) + AMEs: {seconds_sm:.1f} s, peak {peak_mb():.0f} MB")
+          f"is {10_000_000 * result.n_parameters * 8 / 1e9:.0f} GB) + AMEs: {seconds_sm:.1f} s, peak {peak_mb():.0f} MB; "
+          f"{load()}")
     print("  AMEs: " + ", ".join(f"{g}: {100 * v:+.2f}" for g, v in sorted(ames.items())))
 
 
@@ -184,7 +195,8 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--only", choices=["adult", "big"])
     parser.add_argument("--path", default="/tmp/luskin_adjust_bench.parquet")
-    parser.add_argument("--max-cells", type=int, default=None, help="sample past this many cells (default 1,000,000)")
+    parser.add_argument("--max-cells", type=int, default=None,
+                        help="fit from per-key sums past this many cells (default 1,000,000)")
     parser.add_argument("--no-statsmodels", action="store_true", help="skip statsmodels on the 1M-row subset")
     args = parser.parse_args()
     if args.only in (None, "adult"):

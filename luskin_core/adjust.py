@@ -40,7 +40,7 @@ from .formatting import format_p, format_percent, format_points, points
 from .spec import AuditSpec, prepare, resolve_column
 
 MAX_ITERATIONS = 100
-# A cell table larger than this is not fitted whole (see cells_from_source): a seeded sample is.
+# Past this many cells an engine's fit runs from per-key sums in the engine (luskin_core.adjust_sums).
 MAX_CELLS = 1_000_000
 # Non-zero entries of the (sparse) design past which the fit would need too much memory (about 12 bytes each).
 MAX_DESIGN_ENTRIES = 60_000_000
@@ -188,13 +188,38 @@ class Cells:
     note: str = ""
 
 
-def _cell_frame(keys: pd.DataFrame, y: np.ndarray) -> pd.DataFrame:
-    """Group the rows' keys and sum the outcome: the cell table (pandas, in memory)."""
-    data = keys.assign(n=1, k=y, y2=y * y)
-    names = list(keys.columns)
-    out = data.groupby(names, sort=False, dropna=False, observed=True).agg(n=("n", "sum"), k=("k", "sum"),
-                                                                          y2=("y2", "sum"))
-    return out.reset_index()
+def _cell_frame(keys: dict[str, tuple[np.ndarray, Any]], y: np.ndarray) -> pd.DataFrame:
+    """Collapse rows to cells: ``keys`` maps each column to (integer codes per row, the value of each code).
+
+    One integer key per row (mixed radix over the codes, re-factorised when it would overflow),
+    then ``bincount`` sums: no pandas groupby over object columns. Text columns come back as
+    ``pd.Categorical``, numbers as floats.
+    """
+    combined = np.zeros(len(y), dtype=np.int64)
+    size = 1
+    for codes, uniques in keys.values():
+        width = len(uniques) + 1
+        if size * width >= 2**62:
+            combined, seen = pd.factorize(combined)
+            size = len(seen)
+        combined = combined * width + (codes + 1)
+        size *= width
+    cell, _ = pd.factorize(combined)
+    m = int(cell.max()) + 1 if len(cell) else 0
+    first = np.unique(cell, return_index=True)[1]  # factorize numbers cells in order of first appearance
+    out: dict[str, Any] = {}
+    for name, (codes, uniques) in keys.items():
+        picked = codes[first]
+        if isinstance(uniques, pd.Index) and uniques.dtype.kind == "f":
+            out[name] = uniques.to_numpy()[picked]
+        elif name == "group":
+            out[name] = np.asarray(uniques, dtype=object)[picked]
+        else:
+            out[name] = pd.Categorical.from_codes(picked, categories=pd.Index(uniques, dtype=object))
+    out["n"] = np.bincount(cell, minlength=m).astype(np.int64)
+    out["k"] = np.bincount(cell, weights=y, minlength=m)
+    out["y2"] = np.bincount(cell, weights=y * y, minlength=m)
+    return pd.DataFrame(out)
 
 
 def _is_numeric(series: pd.Series) -> bool:
@@ -233,7 +258,7 @@ def cells_from_frame(frame: pd.DataFrame, spec: AuditSpec, controls: Sequence[st
         y = rows[plan.outcome].to_numpy(dtype=float, na_value=np.nan)
     else:
         y = prepared.y.astype(float)
-    keys: dict[str, Any] = {"group": labels}
+    keys: dict[str, tuple[np.ndarray, Any]] = {"group": pd.factorize(labels)}
     numeric, cats = [], []
     keep = np.ones(len(rows), dtype=bool)
     for name in names:
@@ -241,28 +266,50 @@ def cells_from_frame(frame: pd.DataFrame, spec: AuditSpec, controls: Sequence[st
         if _is_numeric(series) and name not in forced:
             values = series.to_numpy(dtype=float, na_value=np.nan)
             keep &= np.isfinite(values)
-            keys[name] = values
+            codes, uniques = pd.factorize(values)
+            keys[name] = (codes, pd.Index(np.asarray(uniques, dtype=float)))
             numeric.append(name)
         else:
-            keys[name] = _as_text(series)
+            keys[name] = _text_codes(series)
             cats.append(name)
     if cluster_name is not None:
-        keys["cluster"] = _as_text(rows[cluster_name])
+        keys["cluster"] = _text_codes(rows[cluster_name])
     dropped = int((~keep).sum())
-    key_frame = pd.DataFrame(keys).loc[keep]
-    cells = _cell_frame(key_frame.reset_index(drop=True), y[keep])
+    if dropped:
+        keys = {name: (codes[keep], uniques) for name, (codes, uniques) in keys.items()}
+    cells = _cell_frame(keys, y[keep])
     return Cells(cells, tuple(numeric), tuple(cats), cluster_name, linear, dropped, int(keep.sum()))
+
+
+def _text_codes(series: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """A categorical control's values as (codes, distinct texts), missing ones as "Unknown" (the audit's convention)."""
+    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    if _is_numeric(series):
+        words = [_number_text(v) for v in uniques]
+    else:
+        words = [str(v) for v in uniques]
+    words.append(UNKNOWN)
+    codes = np.where(codes < 0, len(words) - 1, codes)
+    merged, distinct = pd.factorize(np.array(words, dtype=object))  # "Unknown" may also be a value
+    return merged[codes].astype(np.int64), [str(v) for v in distinct]
 
 
 def _as_text(series: pd.Series) -> np.ndarray:
     """A categorical control's values as text, missing ones as "Unknown" (the audit's convention)."""
-    if _is_numeric(series):
-        codes, uniques = pd.factorize(series, use_na_sentinel=True)
-        words = np.array([_number_text(v) for v in uniques] + [UNKNOWN], dtype=object)
-        return words[np.where(codes < 0, len(uniques), codes)]
-    else:
-        text = series.astype("string").astype(object)
-    return np.asarray(text.where(series.notna(), UNKNOWN), dtype=object)
+    codes, words = _text_codes(series)
+    return np.asarray(words, dtype=object)[codes]
+
+
+def category_codes(values: Any) -> tuple[np.ndarray, list[str]]:
+    """(codes, texts) of a cell table's categorical column (``pd.Categorical`` or text), observed values only."""
+    if isinstance(values, pd.Series):
+        values = values.array
+    if isinstance(values, pd.Categorical):
+        codes, used = pd.factorize(values.codes)
+        categories = list(values.categories)
+        return codes.astype(np.int64), [str(categories[int(c)]) if c >= 0 else UNKNOWN for c in used]
+    codes, uniques = pd.factorize(np.asarray(values, dtype=object))
+    return codes.astype(np.int64), [str(u) for u in uniques]
 
 
 def _number_text(value: Any) -> str:
@@ -285,6 +332,66 @@ class Design:
     group_cols: tuple[int, ...]          # column of each non-reference group
     control_cols: dict[str, tuple[int, ...]]
     base_levels: dict[str, str]
+    blocks: Blocks | None = None         # the same design as factors and numbers (fast weighted Gram matrices)
+
+
+@dataclass(frozen=True, eq=False)
+class Blocks:
+    """A design held as its factors (a level code per cell, the column of each level or -1) and numbers.
+
+    ``X' diag(w) X`` then takes one ``bincount`` per pair of factors instead of a sparse product,
+    which is most of a Newton step's time (the same sums an engine computes per key).
+    """
+
+    factors: tuple[tuple[np.ndarray, np.ndarray], ...]   # (codes per cell, column per level or -1)
+    numbers: tuple[tuple[int, np.ndarray], ...]          # (column, values per cell)
+    p: int
+
+    def gram(self, w: np.ndarray) -> np.ndarray:
+        """X' diag(w) X."""
+        flat = np.zeros(self.p * self.p)
+        for index, size, source, target in self._terms():
+            flat[target] += np.bincount(index, weights=w, minlength=size)[source]
+        wx = [w * x for _, x in self.numbers]
+        for codes, cols in self.factors:
+            keep = cols >= 0
+            for (j, _), v in zip(self.numbers, wx):
+                col = np.bincount(codes, weights=v, minlength=len(cols))[keep]
+                flat[cols[keep] * self.p + j] += col
+                flat[j * self.p + cols[keep]] += col
+        H = flat.reshape(self.p, self.p)
+        for i, (j, _) in enumerate(self.numbers):
+            for j2, x2 in self.numbers[i:]:
+                H[j, j2] = H[j2, j] = _dot(wx[i], x2)
+        return H
+
+    def _terms(self) -> list[tuple[np.ndarray, int, np.ndarray, np.ndarray]]:
+        """Per pair of factors (and each factor alone): the combined code per cell, and where its sums go in H."""
+        cached = self.__dict__.get("_cached_terms")
+        if cached is not None:
+            return cached
+        terms = []
+        p = self.p
+        for a, (ca, cols_a) in enumerate(self.factors):
+            keep = np.flatnonzero(cols_a >= 0)
+            terms.append((ca, len(cols_a), keep, cols_a[keep] * (p + 1)))
+            for cb, cols_b in self.factors[a + 1:]:
+                lb = len(cols_b)
+                ia, ib = np.nonzero(np.outer(cols_a >= 0, cols_b >= 0))
+                source = ia * lb + ib
+                index = ca * lb + cb
+                size = len(cols_a) * lb
+                terms.append((index, size, source, cols_a[ia] * p + cols_b[ib]))
+                terms.append((index, size, source, cols_b[ib] * p + cols_a[ia]))
+        object.__setattr__(self, "_cached_terms", terms)
+        return terms
+
+    def without(self, remap: dict[int, int], p: int) -> Blocks:
+        """The same blocks after columns were dropped (``remap``: old column -> new)."""
+        factors = tuple((codes, np.array([remap.get(int(c), -1) for c in cols], dtype=np.int64))
+                        for codes, cols in self.factors)
+        numbers = tuple((remap[j], x) for j, x in self.numbers if j in remap)
+        return Blocks(factors, numbers, p)
 
 
 def build_design(cells: Cells, groups: Sequence[str]) -> tuple[Design, list[str]]:
@@ -293,16 +400,19 @@ def build_design(cells: Cells, groups: Sequence[str]) -> tuple[Design, list[str]
     notes: list[str] = []
     m = len(frame)
     all_rows = np.arange(m)
-    group_code = pd.Categorical(frame["group"], categories=list(groups)).codes.astype(np.int64)
+    group_code = _codes_in(frame["group"].to_numpy(dtype=object), list(groups))
     # (rows, columns, values) of the sparse design, one piece per block
     pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = [(all_rows, np.zeros(m, dtype=np.int64), np.ones(m))]
     names = ["intercept"]
+    factors: list[tuple[np.ndarray, np.ndarray]] = [(np.zeros(m, dtype=np.int64), np.array([0]))]
+    numbers: list[tuple[int, np.ndarray]] = []
 
     def dummies(codes: np.ndarray, labels: Sequence[str], prefix: str) -> list[int]:
         start = len(names)
         inside = codes > 0
         pieces.append((all_rows[inside], start + codes[inside] - 1, np.ones(int(inside.sum()))))
         names.extend(f"{prefix}{label}" for label in labels[1:])
+        factors.append((codes, np.array([-1] + list(range(start, len(names))), dtype=np.int64)))
         return list(range(start, len(names)))
 
     group_cols = dummies(group_code, list(groups), "group = ")
@@ -317,18 +427,21 @@ def build_design(cells: Cells, groups: Sequence[str]) -> tuple[Design, list[str]
             continue
         control_cols[name] = (len(names),)
         pieces.append((all_rows, np.full(m, len(names)), values))
+        numbers.append((len(names), values))
         names.append(name)
     for name in cells.categorical:
-        values = frame[name].to_numpy(dtype=object)
-        weights = pd.Series(n).groupby(values).sum()
-        levels = sorted((str(v) for v in weights.index), key=lambda v: (-weights[v], v))  # most rows first
+        raw_codes, uniques = category_codes(frame[name])
+        weights = np.bincount(raw_codes, weights=n, minlength=len(uniques))
+        order = sorted(range(len(uniques)), key=lambda i: (-weights[i], str(uniques[i])))  # most rows first
+        levels = [str(uniques[i]) for i in order]
         if len(levels) < 2:
             notes.append(f"The control '{name}' holds a single value ('{levels[0]}') in the rows analysed, so it "
                          "cannot explain anything and is left out.")
             continue
         base_levels[name] = levels[0]
-        codes = pd.Categorical(values.astype(str), categories=levels).codes.astype(np.int64)
-        control_cols[name] = tuple(dummies(codes, levels, f"{name} = "))
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        control_cols[name] = tuple(dummies(rank[raw_codes], levels, f"{name} = "))
     nnz = sum(len(r) for r, _, _ in pieces)
     if nnz > MAX_DESIGN_ENTRIES:
         raise LuskinError(f"The model would need {m:,} distinct rows x {len(names):,} coefficients, more than "
@@ -337,7 +450,17 @@ def build_design(cells: Cells, groups: Sequence[str]) -> tuple[Design, list[str]
     cols = np.concatenate([c for _, c, _ in pieces])
     vals = np.concatenate([v for _, _, v in pieces])
     X = sparse.csr_matrix((vals, (rows, cols)), shape=(m, len(names)))
-    return Design(X, tuple(names), tuple(groups), group_code, tuple(group_cols), control_cols, base_levels), notes
+    blocks = Blocks(tuple(factors), tuple(numbers), len(names))
+    return Design(X, tuple(names), tuple(groups), group_code, tuple(group_cols), control_cols, base_levels,
+                  blocks), notes
+
+
+def _codes_in(values: np.ndarray, categories: Sequence[str]) -> np.ndarray:
+    """The index of each value in ``categories`` (-1 where absent), by one factorisation."""
+    codes, uniques = pd.factorize(values)
+    where = {c: i for i, c in enumerate(categories)}
+    lookup = np.array([where.get(u, -1) for u in uniques] + [-1], dtype=np.int64)
+    return lookup[codes]
 
 
 @dataclass(frozen=True, eq=False)
@@ -374,7 +497,7 @@ def _dot(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.einsum("i,i->", a, b))
 
 
-def _gram(X: Any, w: np.ndarray) -> np.ndarray:
+def _sparse_gram(X: Any, w: np.ndarray) -> np.ndarray:
     """X.T @ diag(w) @ X: sparse products (the dummies of a control with hundreds of levels are mostly zero)."""
     if sparse.issparse(X):
         return np.asarray((X.T @ sparse.diags(w) @ X).toarray())
@@ -393,9 +516,8 @@ def _zero_column(X: Any, c: int) -> Any:
     return X @ sparse.diags(mask) if sparse.issparse(X) else X * mask
 
 
-def _aliased(X: Any, n: np.ndarray) -> list[int]:
+def _aliased(gram: np.ndarray) -> list[int]:
     """Columns that are linear combinations of earlier ones (Cholesky of the weighted Gram matrix, in order)."""
-    gram = _gram(X, n)
     scale = np.sqrt(np.maximum(np.diag(gram), 1e-300))
     gram = gram / np.outer(scale, scale)
     if np.linalg.eigvalsh(gram)[0] > 1e-9:
@@ -418,7 +540,7 @@ def _aliased(X: Any, n: np.ndarray) -> list[int]:
 
 
 def fit_cells(X: Any, n: np.ndarray, k: np.ndarray, y2: np.ndarray | None, *, linear: bool,
-              clusters: np.ndarray | None = None) -> Fit:
+              clusters: np.ndarray | None = None, blocks: Blocks | None = None) -> Fit:
     """Logistic (binomial counts k of n) or linear (sums k, squares y2, weights n) fit on cells, by Newton.
 
     Weighted cells give exactly the estimates of the rows they stand for. Covariance: the
@@ -428,6 +550,10 @@ def fit_cells(X: Any, n: np.ndarray, k: np.ndarray, y2: np.ndarray | None, *, li
     N = float(n.sum())
     p = X.shape[1]
     iterations, converged = 0, True
+
+    def _gram(X: Any, w: np.ndarray) -> np.ndarray:
+        return blocks.gram(w) if blocks is not None else _sparse_gram(X, w)
+
     if linear:
         H = _gram(X, n)
         beta = linalg.solve(H, _xtv(X, k), assume_a="pos")
@@ -544,7 +670,9 @@ def adjust(data: Any, spec: AuditSpec, controls: Sequence[str] = (), *, categori
     column, or crosses), the reference the audit's :func:`~luskin_core.comparisons.choose_reference`.
     A yes/no outcome gets a logistic model, a score outcome (``outcome_type="score"``) a linear
     one on the number itself. ``categorical`` forces numeric code columns to be categorical.
-    ``max_cells`` (engine sources): past this many cells a seeded sample of rows is fitted (default MAX_CELLS).
+    ``max_cells`` (engine sources): past this many cells the fit runs from per-key sums computed in the
+    engine, one query per Newton step (default MAX_CELLS); exact either way. ``seed`` is kept for
+    callers that pass it; no step samples.
     """
     if tolerance is not None:
         spec = spec.with_changes(tolerance=tolerance)
@@ -552,13 +680,11 @@ def adjust(data: Any, spec: AuditSpec, controls: Sequence[str] = (), *, categori
         raise LuskinError("Choose at least one control column to adjust for (e.g. --controls age,hours).")
     if isinstance(data, pd.DataFrame):
         cells = cells_from_frame(data, spec, controls, categorical, cluster)
-        where = source_name or "in memory"
-    else:
-        from .adjust_engine import cells_from_source
+        return adjust_cells(cells, spec, source=source_name or "in memory")
+    from .adjust_engine import adjust_source
 
-        cells = cells_from_source(data, spec, controls, categorical, cluster, seed=seed, max_cells=max_cells)
-        where = source_name or str(getattr(data, "name", "engine"))
-    return adjust_cells(cells, spec, source=where)
+    return adjust_source(data, spec, controls, categorical, cluster, max_cells=max_cells,
+                         where=source_name or str(getattr(data, "name", "engine")))
 
 
 def _reference(cells: Cells, spec: AuditSpec) -> tuple[str, list[str]]:
@@ -623,7 +749,8 @@ def adjust_cells(cells: Cells, spec: AuditSpec, *, source: str = "in memory") ->
     design, notes = build_design(cells, groups)
     # Group columns last: a control that duplicates a group is then found as the group's alias.
     last = [j for j in range(design.X.shape[1]) if j not in design.group_cols] + list(design.group_cols)
-    aliased = sorted(last[j] for j in _aliased(design.X[:, last], n))
+    gram = design.blocks.gram(n) if design.blocks is not None else _sparse_gram(design.X, n)
+    aliased = sorted(last[j] for j in _aliased(gram[np.ix_(last, last)]))
     aliased_groups = [c for c in aliased if c in design.group_cols]
     if aliased_groups:
         names = ", ".join(design.names[c].removeprefix("group = ") for c in aliased_groups)
@@ -633,8 +760,23 @@ def adjust_cells(cells: Cells, spec: AuditSpec, *, source: str = "in memory") ->
         design, more = _without(design, aliased)
         notes += more
     fit = fit_cells(design.X, n, k, y2, linear=linear,
-                    clusters=frame["cluster"].to_numpy(dtype=object) if cells.cluster else None)
+                    clusters=category_codes(frame["cluster"])[0] if cells.cluster else None, blocks=design.blocks)
     ame, ame_cov = average_marginal_effects(design, fit, n, linear=linear)
+    decomposition = decompose(design, fit, n, k, linear=linear)
+    diagnostics = notes + diagnose(cells, design, fit, n, k, groups, linear=linear)
+    rows_note = _rows_note(cells, fit, len(design.names))
+    return finish(cells, spec, source=source, names=design.names, group_cols=design.group_cols, fit=fit, ame=ame,
+                  ame_cov=ame_cov, decomposition=decomposition, diagnostics=diagnostics, groups=groups,
+                  reference=reference, rows_note=rows_note)
+
+
+def finish(cells: Cells, spec: AuditSpec, *, source: str, names: Sequence[str], group_cols: Sequence[int], fit: Fit,
+           ame: np.ndarray, ame_cov: np.ndarray, decomposition: Sequence[Any], diagnostics: list[str],
+           groups: Sequence[str], reference: str, rows_note: str) -> AdjustResult:
+    """The result from a fit: intervals, p-values, verdicts and sentences per group (any way the fit was made)."""
+    frame = cells.frame
+    n = frame["n"].to_numpy(dtype=float)
+    linear = cells.linear
     se = np.sqrt(np.maximum(np.diag(ame_cov), 0.0))
     z = ame / np.where(se > 0, se, np.nan)
     if fit.use_t:
@@ -650,12 +792,11 @@ def adjust_cells(cells: Cells, spec: AuditSpec, *, source: str = "in memory") ->
     too_few = np.array([sizes[g] < spec.min_group_size or sizes[reference] < spec.min_group_size
                         or sizes[g] / float(n.sum()) < spec.min_group_share for g in groups[1:]])
     p_corr = adjust_p(np.where(too_few, np.nan, pvals), spec.correction)
-    decomposition = decompose(design, fit, n, k, linear=linear)
     gaps = []
     sums_k = {str(g): float(v) for g, v in by_group["k"].items()}
     rate_ref = sums_k[reference] / float(sizes[reference])
     for i, g in enumerate(groups[1:]):
-        c = design.group_cols[i]
+        c = group_cols[i]
         rate = sums_k[g] / float(sizes[g])
         raw = rate - rate_ref
         odds = low_or = high_or = None
@@ -688,23 +829,22 @@ def adjust_cells(cells: Cells, spec: AuditSpec, *, source: str = "in memory") ->
     controls = tuple(cells.numeric) + tuple(cells.categorical)
     outcome_text = spec.outcome if linear else spec.outcome_text
     gaps = [_replace(g, sentence=_sentence(g, spec, controls, linear, outcome_text)) for g in gaps]
-    diagnostics = notes + diagnose(cells, design, fit, n, k, groups, linear=linear)
+    diagnostics = list(diagnostics)
     if fit.n_clusters is not None:
         share = float(frame.groupby("cluster", sort=False)["n"].sum().max() / n.sum())
         if fit.n_clusters < 30 or share > 0.5:
             diagnostics.append(f"The standard errors are clustered by {cells.cluster}, which has {fit.n_clusters:,} "
                                f"clusters (the largest holds {format_percent(share, 0)} of rows): with fewer than 30 "
                                "clusters, or one that holds most rows, clustered intervals can be far too narrow.")
-    rows_note = _rows_note(cells, fit, len(design.names))
     coefficients = tuple(Coefficient(name, float(b), float(math.sqrt(max(v, 0.0))))
-                         for name, b, v in zip(design.names, fit.beta, np.diag(fit.cov)))
+                         for name, b, v in zip(names, fit.beta, np.diag(fit.cov)))
     method = ("Yun's non-linear decomposition (deterministic, and its parts add up to the raw gap exactly, unlike "
               "Fairlie's random matching), with the pooled model's coefficients" if not linear else
               "Oaxaca-Blinder, twofold, with the pooled model's coefficients (all groups, the group as a factor)")
     return AdjustResult(
         spec=spec, model="linear" if linear else "logistic", outcome_text=outcome_text, reference=reference,
         controls=controls, categorical=tuple(cells.categorical), cluster=cells.cluster, tolerance=spec.tolerance,
-        gaps=tuple(gaps), n_rows=int(n.sum()), n_cells=len(frame), n_parameters=len(design.names),
+        gaps=tuple(gaps), n_rows=int(n.sum()), n_cells=len(frame), n_parameters=len(names),
         n_clusters=fit.n_clusters, converged=fit.converged, iterations=fit.iterations, coefficients=coefficients,
         diagnostics=tuple(diagnostics), decomposition=method + "; intervals by the delta method over the "
         "coefficients (the groups' control means held fixed).", rows_note=rows_note, source=source)
@@ -723,8 +863,9 @@ def _without(design: Design, drop: Sequence[int]) -> tuple[Design, list[str]]:
              + (" ..." if len(names) > 5 else "") + "."]
     controls = {name: tuple(remap[c] for c in cols if c in remap) for name, cols in design.control_cols.items()}
     controls = {name: cols for name, cols in controls.items() if cols}
+    blocks = design.blocks.without(remap, len(keep)) if design.blocks is not None else None
     return Design(design.X[:, keep], tuple(design.names[j] for j in keep), design.groups, design.group_code,
-                  tuple(remap[c] for c in design.group_cols), controls, design.base_levels), notes
+                  tuple(remap[c] for c in design.group_cols), controls, design.base_levels, blocks), notes
 
 
 def _rows_note(cells: Cells, fit: Fit, p: int) -> str:

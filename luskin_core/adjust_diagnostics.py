@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from .adjust import category_codes
 from .formatting import format_percent
 
 if TYPE_CHECKING:
@@ -33,8 +34,8 @@ PER_PARAMETER = 10
 
 
 def diagnose(cells: Cells, design: Design, fit: Fit, n: np.ndarray, k: np.ndarray, groups: Sequence[str], *,
-             linear: bool) -> list[str]:
-    """Every warning about the fit, one sentence each."""
+             linear: bool, n_parameters: int | None = None) -> list[str]:
+    """Every warning about the fit, one sentence each (``n_parameters``: the model's, where ``design`` holds part)."""
     out: list[str] = []
     frame = cells.frame
     codes = design.group_code
@@ -45,33 +46,21 @@ def diagnose(cells: Cells, design: Design, fit: Fit, n: np.ndarray, k: np.ndarra
         x = frame[name].to_numpy(dtype=float)
         m_r, v_r = _moments(x[ref], n[ref])
         lo, hi = x[ref].min(), x[ref].max()
-        far, outside = [], []
+        per_group = []
         for gi, g in enumerate(groups[1:], start=1):
             mine = codes == gi
             if not mine.any():
                 continue
             m_g, v_g = _moments(x[mine], n[mine])
-            pooled = np.sqrt((v_g + v_r) / 2)
-            smd = (m_g - m_r) / pooled if pooled > 0 else 0.0
-            if abs(smd) > SMD_LIMIT:
-                far.append(f"{g} {smd:+.2f}")
             share = float(n[mine][(x[mine] < lo) | (x[mine] > hi)].sum() / n[mine].sum())
             g_lo, g_hi = x[mine].min(), x[mine].max()
             back = float(n[ref][(x[ref] < g_lo) | (x[ref] > g_hi)].sum() / n[ref].sum())
-            if share > OUTSIDE_LIMIT or back > OUTSIDE_LIMIT:
-                outside.append(f"{format_percent(share, 0)} of {g} outside the {groups[0]} range and "
-                               f"{format_percent(back, 0)} of {groups[0]} outside the {g} range")
-        if far:
-            out.append(f"Little overlap on '{name}': its standardised difference from {groups[0]} is "
-                       f"{', '.join(far[:6])} (above {SMD_LIMIT} in size), so the model compares rows that differ a "
-                       "lot and leans on its straight-line form.")
-        if outside:
-            out.append(f"On '{name}', {'; '.join(outside[:4])}: the adjusted gap extrapolates for those rows.")
+            per_group.append((g, m_g, v_g, share, back))
+        out += numeric_overlap(name, groups[0], m_r, v_r, per_group)
     for name in cells.categorical:
         if name not in design.control_cols:
             continue
-        values = frame[name].to_numpy(dtype=object)
-        table = _table(values, codes, n, len(groups))
+        table = _table(category_codes(frame[name])[0], codes, n, len(groups))
         totals = table.sum(axis=0)
         if totals[0] == 0:
             continue
@@ -104,7 +93,7 @@ def diagnose(cells: Cells, design: Design, fit: Fit, n: np.ndarray, k: np.ndarra
     if not fit.converged:
         out.append(f"The model did not settle after {fit.iterations} steps, so its numbers may not be final: use fewer "
                    "or coarser controls.")
-    p = design.X.shape[1]
+    p = n_parameters or design.X.shape[1]
     total = float(n.sum())
     if linear:
         per = total / p
@@ -121,17 +110,43 @@ def diagnose(cells: Cells, design: Design, fit: Fit, n: np.ndarray, k: np.ndarra
     return out
 
 
-def _table(values: np.ndarray, codes: np.ndarray, n: np.ndarray, n_groups: int) -> np.ndarray:
-    """Rows per (value, group): a levels x groups array of summed weights."""
-    level, uniques = pd.factorize(values, use_na_sentinel=False)
-    flat = np.bincount(level * n_groups + codes, weights=n, minlength=len(uniques) * n_groups)
-    return flat.reshape(len(uniques), n_groups)
+def numeric_overlap(name: str, reference: str, m_r: float, v_r: float,
+                    per_group: Sequence[tuple[str, float, float, float, float]]) -> list[str]:
+    """Little overlap on a numeric control, in words.
+
+    ``per_group``: (group, mean, variance, share of its rows outside the reference's range, share of
+    the reference's rows outside its range).
+    """
+    far, outside, out = [], [], []
+    for g, m_g, v_g, share, back in per_group:
+        pooled = np.sqrt((v_g + v_r) / 2)
+        smd = (m_g - m_r) / pooled if pooled > 0 else 0.0
+        if abs(smd) > SMD_LIMIT:
+            far.append(f"{g} {smd:+.2f}")
+        if share > OUTSIDE_LIMIT or back > OUTSIDE_LIMIT:
+            outside.append(f"{format_percent(share, 0)} of {g} outside the {reference} range and "
+                           f"{format_percent(back, 0)} of {reference} outside the {g} range")
+    if far:
+        out.append(f"Little overlap on '{name}': its standardised difference from {reference} is "
+                   f"{', '.join(far[:6])} (above {SMD_LIMIT} in size), so the model compares rows that differ a "
+                   "lot and leans on its straight-line form.")
+    if outside:
+        out.append(f"On '{name}', {'; '.join(outside[:4])}: the adjusted gap extrapolates for those rows.")
+    return out
+
+
+def _table(level: np.ndarray, codes: np.ndarray, n: np.ndarray, n_groups: int) -> np.ndarray:
+    """Rows per (level code, group): a levels x groups array of summed weights."""
+    levels = int(level.max()) + 1 if len(level) else 0
+    flat = np.bincount(level * n_groups + codes, weights=n, minlength=levels * n_groups)
+    return flat.reshape(levels, n_groups)
 
 
 def _moments(x: np.ndarray, w: np.ndarray) -> tuple[float, float]:
     total = float(w.sum())
-    mean = float(w @ x) / total
-    var = float(w @ (x - mean) ** 2) / max(total - 1, 1.0)
+    mean = float(np.einsum("i,i->", w, x)) / total  # einsum: no BLAS threads on a busy machine
+    d = x - mean
+    var = float(np.einsum("i,i,i->", w, d, d)) / max(total - 1, 1.0)
     return mean, var
 
 
@@ -145,10 +160,17 @@ def _proxies(cells: Cells, design: Design, n: np.ndarray) -> list[str]:
     for name in (*cells.numeric, *cells.categorical):
         if name not in design.control_cols:
             continue
-        values = frame[name]
-        if name in cells.numeric and values.nunique() > 50:
-            values = pd.qcut(values.rank(method="first"), 20, labels=False)
-        table = _table(values.to_numpy(), codes, n, int(codes.max()) + 1)
+        if name in cells.numeric:
+            x = frame[name].to_numpy(dtype=float)
+            level, uniques = pd.factorize(x)
+            if len(uniques) > 50:  # 20 bins of equal weight
+                order = np.argsort(x, kind="stable")
+                share = np.empty(len(x))
+                share[order] = (np.cumsum(n[order]) - n[order] / 2) / total
+                level = np.minimum((share * 20).astype(np.int64), 19)
+        else:
+            level = category_codes(frame[name])[0]
+        table = _table(level, codes, n, int(codes.max()) + 1)
         accuracy = float(table.max(axis=1).sum()) / total
         gain = (accuracy - base) / (1 - base) if base < 1 else 0.0
         if accuracy > PROXY_ACCURACY and gain >= 0.5:
@@ -165,11 +187,12 @@ def _separation(cells: Cells, design: Design, fit: Fit, n: np.ndarray, k: np.nda
     for name in cells.categorical:
         if name not in design.control_cols:
             continue
-        sums = pd.DataFrame({"v": frame[name].to_numpy(dtype=object), "n": n, "k": k}).groupby("v")[["n", "k"]].sum()
-        certain = sums[(sums["k"] == 0) | (sums["k"] == sums["n"])]
-        for level, row in certain.iterrows():
-            outcome = "positive" if row["k"] == row["n"] else "negative"
-            found.append(f"{name} = {level} ({int(row['n']):,} rows, all {outcome})")
+        level, words = category_codes(frame[name])
+        rows = np.bincount(level, weights=n, minlength=len(words))
+        positives = np.bincount(level, weights=k, minlength=len(words))
+        for i in sorted(np.flatnonzero((positives == 0) | (positives == rows)), key=lambda i: words[i]):
+            outcome = "positive" if positives[i] == rows[i] else "negative"
+            found.append(f"{name} = {words[i]} ({int(rows[i]):,} rows, all {outcome})")
     if not found:
         return []
     return [f"Perfect prediction: every row has the same outcome where {'; '.join(found[:4])}"

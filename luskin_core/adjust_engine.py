@@ -4,9 +4,9 @@ One GROUP BY over (group, controls, cluster) with the row count, the sum of the 
 sum of squares gives the cell table :func:`luskin_core.adjust.adjust_cells` fits: with
 categorical (or few-valued numeric) controls it is small and the fit is exactly the row-level
 one. Numeric controls with many distinct values make nearly one cell per row; then the engine
-bounds the cells by the columns' distinct counts (one scan) and, past ``MAX_CELLS``, a seeded
-Bernoulli sample of about that many rows is aggregated instead, and the result says so (measured in benchmarks/bench_adjust.py: per-iteration aggregations of a
-logistic fit cost a scan of the table each, about 7 scans).
+bounds the cells by the columns' distinct counts (one scan) and, past ``MAX_CELLS``, the model is
+fitted from sums per categorical key instead (:mod:`luskin_core.adjust_sums`: one pass for a
+linear model, one aggregate query per Newton step for a logistic one), still exactly.
 The group keys, the rows left out and the outcome are the audit's own expressions
 (:mod:`luskin_core.sources`), so the groups are exactly the audit's.
 """
@@ -22,18 +22,40 @@ import pandas as pd
 from .adjust import MAX_CELLS, Cells, _number_text
 from .counts import CROSS, UNKNOWN
 from .errors import LuskinError
-from .formatting import format_percent
 from .sources import Source, _checks, _ibis, _is_numeric, _mask, _outcome_expr, _part_expr
 from .spec import AuditSpec
 
 
 def cells_from_source(source: Source, spec: AuditSpec, controls: Sequence[str] = (), categorical: Sequence[str] = (),
-                      cluster: str | None = None, *, seed: int = 0, max_cells: int | None = None) -> Cells:
-    """The cell table of ``source``, aggregated by the engine (a seeded sample when the cells are too many)."""
+                      cluster: str | None = None) -> Cells:
+    """The cell table of ``source``, aggregated by the engine (one GROUP BY over group, controls and cluster)."""
+    plan, numeric, cats, cluster_name, view = _resolved(source, spec, controls, categorical, cluster)
+    return _cells(source, spec, plan, view, numeric, cats, cluster_name)
+
+
+def adjust_source(source: Source, spec: AuditSpec, controls: Sequence[str] = (), categorical: Sequence[str] = (),
+                  cluster: str | None = None, *, max_cells: int | None = None, where: str = "engine") -> Any:
+    """The adjusted gaps of ``source``: from its cell table, or, when numeric controls would make more than
+    ``max_cells`` cells, from per-key sums computed in the engine (:mod:`luskin_core.adjust_sums`); exact either way."""
+    from .adjust import adjust_cells
+    from .adjust_sums import adjust_by_sums
+
+    plan, numeric, cats, cluster_name, view = _resolved(source, spec, controls, categorical, cluster)
+    limit = max_cells or MAX_CELLS
+    if numeric and _cell_bound(source, view, numeric, cats, limit) > limit:
+        return adjust_by_sums(source, spec, plan, view, numeric, cats, cluster_name, where=where)
+    return adjust_cells(_cells(source, spec, plan, view, numeric, cats, cluster_name), spec, source=where)
+
+
+def _resolved(source: Source, spec: AuditSpec, controls: Sequence[str], categorical: Sequence[str],
+              cluster: str | None) -> tuple[Any, list[str], list[str], str | None, Any]:
+    """The plan, the numeric and categorical controls, the cluster column and a view of only the needed columns."""
     plan = source.plan(spec)
     names = [source._resolve(c, "control") for c in controls]
     forced = {source._resolve(c, "control") for c in categorical}
     names += [c for c in forced if c not in names]
+    if len({n.lower() for n in names}) != len(names):
+        raise LuskinError("A control column is named twice.")
     group_cols = {p.column.lower() for p in plan.group_parts} or {plan.protected.column.lower()}  # type: ignore[union-attr]
     for name in names:
         if name.lower() == plan.outcome.lower():
@@ -44,40 +66,45 @@ def cells_from_source(source: Source, spec: AuditSpec, controls: Sequence[str] =
     schema = source.table.schema()
     numeric = [c for c in names if _is_numeric(schema[c]) and c not in forced]
     cats = [c for c in names if c not in numeric]
-    linear = spec.outcome_type == "score"
-    total = source.n_rows()
-    # The design holds about (groups + numeric + levels) columns; the cells must fit beside it.
-    limit = max_cells or MAX_CELLS
     needed = [plan.outcome, *names, *([cluster_name] if cluster_name else [])]
     needed += [p.column for p in plan.group_parts] + ([plan.protected.column] if plan.protected else [])
     needed += [c.column for c in (*plan.filters, *plan.population)] + ([plan.prediction] if plan.prediction else [])
-    needed = list(dict.fromkeys(needed))
-    cells_expr = _cells_expr(_light_view(source._raw, needed), plan, numeric, cats, cluster_name, linear)
-    note = ""
-    if numeric and total > limit:
-        # Would the cells be too many? The columns' distinct counts bound them (one scan, no GROUP BY of millions).
-        t = _light_view(source._raw, needed)
-        distinct = source._run(t.aggregate(**{f"d{i}": t[c].approx_nunique() for i, c in enumerate(numeric + cats)}),
-                               fetch=True).iloc[0]
-        bound = 1.0
-        for value in distinct:
-            bound = min(bound * max(float(value), 1.0), float(total))
-        if bound > limit:
-            fraction = min(1.0, limit / max(total, 1))
-            sampled = _light_view(source._raw.sample(fraction, seed=seed), needed)
-            cells_expr = _cells_expr(sampled, plan, numeric, cats, cluster_name, linear)
-            note = (f"The numeric controls take too many distinct values to fit every one of the {total:,} rows from "
-                    f"the engine's table, so a seeded random sample of about {format_percent(fraction)} of them "
-                    f"(seed {seed}) is "
-                    "fitted: its intervals are wider than the full data's would be.")
-    raw = source._run(cells_expr, fetch=True)
+    view = _light_view(source._raw, list(dict.fromkeys(needed)))
+    return plan, numeric, cats, cluster_name, view
+
+
+def _cell_bound(source: Source, view: Any, numeric: Sequence[str], cats: Sequence[str], limit: float) -> float:
+    """An upper bound on the cells: the product of the controls' distinct counts, at most the rows.
+
+    Both fits are exact, so this only chooses the faster: no scan when the rows alone are few
+    enough, or when a control holds floating-point numbers (nearly one value per row); else one
+    scan of approximate distinct counts.
+    """
+    total = float(source.n_rows())
+    if total <= limit:
+        return total
+    schema = view.schema()
+    if any(schema[c].is_floating() for c in numeric):
+        return total
+    distinct = source._run(view.aggregate(**{f"d{i}": view[c].approx_nunique() for i, c in enumerate([*numeric, *cats])}),
+                           fetch=True).iloc[0]
+    bound = 1.0
+    for value in distinct:
+        bound = min(bound * max(float(value), 1.0), total)
+    return bound
+
+
+def _cells(source: Source, spec: AuditSpec, plan: Any, view: Any, numeric: Sequence[str], cats: Sequence[str],
+           cluster_name: str | None) -> Cells:
+    linear = spec.outcome_type == "score"
+    raw = source._run(_cells_expr(view, plan, numeric, cats, cluster_name, linear), fetch=True)
     frame = _labelled(raw, plan, spec, numeric, cats, cluster_name)
     complete = frame.pop("_complete").astype(bool).to_numpy()
     dropped = int(frame.loc[~complete, "n"].sum())
     frame = frame.loc[complete].reset_index(drop=True)
     if not linear:
         frame["y2"] = frame["k"]
-    return Cells(frame, tuple(numeric), tuple(cats), cluster_name, linear, dropped, int(frame["n"].sum()), note)
+    return Cells(frame, tuple(numeric), tuple(cats), cluster_name, linear, dropped, int(frame["n"].sum()))
 
 
 def _light_view(raw: Any, columns: Sequence[str]) -> Any:

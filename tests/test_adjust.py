@@ -356,11 +356,58 @@ def test_engine_cells_give_the_in_memory_estimates(adult, spec, controls):
             assert getattr(a, key) == pytest.approx(getattr(b, key), abs=1e-9)
 
 
-def test_engine_samples_when_numeric_controls_make_too_many_cells(adult):
-    from luskin_core.adjust_engine import cells_from_source
+# ------------------------------------------------------------------------------------------
+# In the engine, numeric controls with many values: sums per key, one query per Newton step
+# ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("spec", "controls", "cluster"), [
+    (AuditSpec(outcome="income", positive=">50K", group_by=("race",)),
+     ["age", "education-num", "hours-per-week", "occupation", "marital-status", "relationship"], None),
+    (AuditSpec(outcome="income", positive=">50K", group_by=("race", "sex")), ["age", "fnlwgt", "occupation"],
+     "native-country"),
+    (AuditSpec(outcome="hours-per-week", outcome_type="score", protected="sex == Female"),
+     ["age", "fnlwgt", "occupation"], "native-country"),
+])
+def test_engine_sums_give_the_in_memory_estimates(adult, spec, controls, cluster):
+    """Past the cell cap the engine fits from per-key sums: every row, the in-memory numbers to 1e-9."""
     from luskin_core.sources import Source
 
+    in_memory = adjust(adult, spec, controls, cluster=cluster)
+    engine = adjust(Source.from_frame(adult), spec, controls, cluster=cluster, max_cells=100)
+    assert "fitted from sums the engine computed" in engine.rows_note and "not from a sample" in engine.rows_note
+    assert engine.n_rows == in_memory.n_rows and engine.converged
+    assert [c.name for c in engine.coefficients] == [c.name for c in in_memory.coefficients]
+    for a, b in zip(in_memory.coefficients, engine.coefficients):
+        assert b.estimate == pytest.approx(a.estimate, abs=1e-9)
+        assert b.se == pytest.approx(a.se, abs=1e-9)
+    for a, b in zip(in_memory.gaps, engine.gaps):
+        assert (a.group, a.reference, a.verdict, a.flagged) == (b.group, b.reference, b.verdict, b.flagged)
+        for key in ("raw_difference", "adjusted_difference", "adjusted_ci_low", "adjusted_ci_high", "adjusted_p_value",
+                    "explained", "explained_ci_low", "unexplained_ci_high"):
+            assert getattr(b, key) == pytest.approx(getattr(a, key), abs=1e-9)
+        assert [name for name, _ in a.explained_by] == [name for name, _ in b.explained_by]
+        assert [v for _, v in b.explained_by] == pytest.approx([v for _, v in a.explained_by], abs=1e-9)
+    assert engine.diagnostics == in_memory.diagnostics
+
+
+def test_engine_sums_match_statsmodels_logit(adult):
+    """The engine's logistic fit from sums against statsmodels Logit on the rows and its discrete-change AME."""
+    from luskin_core.sources import Source
+
+    controls = ["age", "fnlwgt", "hours-per-week", "occupation", "marital-status"]
     spec = AuditSpec(outcome="income", positive=">50K", group_by=("sex",))
-    cells = cells_from_source(Source.from_frame(adult), spec, ["age", "fnlwgt"], max_cells=5_000)
-    assert "seeded random sample of about 10.2%" in cells.note
-    assert 2_000 < cells.frame["n"].sum() < 9_000
+    result = adjust(Source.from_frame(adult), spec, controls, max_cells=1_000)
+    assert "not from a sample" in result.rows_note
+    rows = adult.assign(occupation=adult["occupation"].astype("string").fillna("Unknown"))
+    X = design(rows, "sex", ["Male", "Female"], controls[:3], controls[3:])
+    y = (rows["income"] == ">50K").astype(float)
+    fitted = sm.Logit(y, X).fit(method="newton", tol=1e-12, maxiter=100, disp=False)
+    mine = by_name(result)
+    assert set(mine) == set(X.columns)
+    for name in X.columns:
+        assert mine[name].estimate == pytest.approx(fitted.params[name], abs=1e-6, rel=1e-6)
+        assert mine[name].se == pytest.approx(fitted.bse[name], abs=1e-6, rel=1e-6)
+    margeff = fitted.get_margeff(at="overall", method="dydx", dummy=True)
+    i = list(X.columns[1:]).index("group = Female")
+    gap = result.gaps[0]
+    assert gap.adjusted_difference == pytest.approx(margeff.margeff[i], abs=1e-6)
+    assert gap.adjusted_se == pytest.approx(margeff.margeff_se[i], abs=1e-6)

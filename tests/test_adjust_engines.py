@@ -1,0 +1,83 @@
+"""Adjusted gaps in PostgreSQL and Spark: the engine's cells, and its fit from per-key sums, give the in-memory numbers.
+
+Real servers (tests/engine_servers.py); run this file alone. Floats to 1e-9.
+"""
+
+from __future__ import annotations
+
+import pytest
+from engine_servers import postgres_url, spark_session  # noqa: F401 - fixtures
+
+from luskin_core.adjust import AdjustResult, adjust
+from luskin_core.data import load_sample
+from luskin_core.sources import open_source
+from luskin_core.spec import AuditSpec
+
+ROWS = 6_000  # Spark local[1] on two shared cores runs a query in seconds: a slice of Adult keeps it short
+
+CASES = [
+    # categorical and few-valued numeric controls: the engine's cell table
+    (AuditSpec(outcome="income", positive=">50K", group_by=("race",)), ["education-num", "occupation", "sex"], None,
+     None),
+    # a numeric control with thousands of values: the fit from per-key sums (one query per Newton step)
+    (AuditSpec(outcome="income", positive=">50K", group_by=("sex",)), ["age", "fnlwgt", "relationship"],
+     "workclass", 100),
+    (AuditSpec(outcome="hours-per-week", outcome_type="score", protected="sex == Female"), ["age", "fnlwgt", "race"],
+     "workclass", 100),
+]
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return load_sample("adult").iloc[:ROWS].reset_index(drop=True)
+
+
+def assert_same(engine: AdjustResult, in_memory: AdjustResult, sums: bool) -> None:
+    assert ("fitted from sums the engine computed" in engine.rows_note) == sums
+    if sums:  # no level predicts perfectly, so the estimates are finite and the fits can agree
+        assert in_memory.converged and not any("Perfect prediction" in d for d in in_memory.diagnostics)
+    assert engine.n_rows == in_memory.n_rows
+    assert [c.name for c in engine.coefficients] == [c.name for c in in_memory.coefficients]
+    for a, b in zip(in_memory.coefficients, engine.coefficients):
+        # relative too: a level that predicts perfectly has an estimate and SE in the thousands
+        assert b.estimate == pytest.approx(a.estimate, abs=1e-9, rel=1e-9)
+        assert b.se == pytest.approx(a.se, abs=1e-9, rel=1e-9)
+    assert [g.group for g in engine.gaps] == [g.group for g in in_memory.gaps]
+    for a, b in zip(in_memory.gaps, engine.gaps):
+        assert (a.reference, a.verdict, a.flagged) == (b.reference, b.verdict, b.flagged)
+        for key in ("raw_difference", "adjusted_difference", "adjusted_ci_low", "adjusted_ci_high", "adjusted_p_value",
+                    "explained", "unexplained", "unexplained_ci_low"):
+            assert getattr(b, key) == pytest.approx(getattr(a, key), abs=1e-9)
+    assert engine.diagnostics == in_memory.diagnostics
+
+
+@pytest.fixture(scope="module")
+def postgres_adult(postgres_url, rows):  # noqa: F811
+    from urllib.parse import parse_qs, urlsplit
+
+    import ibis  # type: ignore[import-untyped]
+
+    host = parse_qs(urlsplit(postgres_url).query)["host"][0]
+    con = ibis.postgres.connect(user="luskin", password=urlsplit(postgres_url).password, host=host,
+                                database="postgres")
+    con.create_table("adult_adjust", ibis.memtable(rows))
+    con.disconnect()
+    return open_source(postgres_url, "adult_adjust")
+
+
+@pytest.mark.parametrize(("spec", "controls", "cluster", "max_cells"), CASES)
+def test_postgres_adjusted_gaps_equal_in_memory(postgres_adult, rows, spec, controls, cluster, max_cells):
+    in_memory = adjust(rows, spec, controls, cluster=cluster)
+    engine = adjust(postgres_adult, spec, controls, cluster=cluster, max_cells=max_cells)
+    assert_same(engine, in_memory, sums=max_cells is not None)
+
+
+@pytest.mark.parametrize(("spec", "controls", "cluster", "max_cells"), CASES)
+def test_spark_adjusted_gaps_equal_in_memory(spark_session, rows, tmp_path, spec, controls, cluster,  # noqa: F811
+                                             max_cells):
+    path = tmp_path / "adult.parquet"
+    rows.to_parquet(path)
+    spark_session.read.parquet(str(path)).createOrReplaceTempView("adult_adjust")  # type: ignore[attr-defined]
+    in_memory = adjust(rows, spec, controls, cluster=cluster)
+    engine = adjust(open_source("spark:", "adult_adjust"), spec, controls, cluster=cluster, max_cells=max_cells)
+    assert_same(engine, in_memory, sums=max_cells is not None)
