@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from .counts import KEPT, CountTable, KeyPart, aggregate_frame, plan_for_frame
+from .counts import COUNT_COLUMNS, KEPT, CountTable, KeyPart, aggregate_frame, plan_for_frame
 from .errors import LuskinError
 from .formatting import format_p
 from .spec import AuditSpec, resolve_column
@@ -372,8 +372,10 @@ def audit_series(data: Any, spec: AuditSpec, period: str, every: str = "month", 
                 fmt = detect_format(look.rename(column))
         else:
             _check_format(fmt, every)
-        derived = derive_period(data, column, fmt, every)
-        plan, raw = derived.counts(spec, period=part)
+        if fmt is not None and digit_layout(fmt) is not None:
+            plan, raw = _digit_counts(data, spec, column, fmt, every)
+        else:
+            plan, raw = derive_period(data, column, fmt, every).counts(spec, period=part)
         name = source or data.name
     else:
         if data is None or len(data) == 0:
@@ -389,6 +391,26 @@ def audit_series(data: Any, spec: AuditSpec, period: str, every: str = "month", 
         raw = aggregate_frame(work, plan)
         name = source or ("recorded outcome" if spec.prediction is None else f"decisions in '{spec.prediction}'")
     return series_from_raw(raw, plan, spec, column=column, every=every, period_format=fmt, source=name)
+
+
+def _digit_counts(data: Any, spec: AuditSpec, column: str, fmt: str, every: str) -> tuple[Any, pd.DataFrame]:
+    """Counts per period of dates written as digits: the engine counts per distinct value of the column (a few
+    hundred days), and the values are read here, once each, with the in-memory reader (:func:`period_keys`).
+
+    Reading the digits in the engine costs several divisions per row (5.8 s for 10 million rows against 4.3 s
+    for a DATE column in ``benchmarks/bench_series.py``); grouping by the raw value costs what a DATE's month does.
+    """
+    dtype = data.table.schema()[column]
+    numeric = bool(dtype.is_integer() or dtype.is_floating() or dtype.is_decimal())
+    plan, raw = data.counts(spec, period=KeyPart(column, "value", numeric))
+    raw = raw.assign(period=period_keys(raw["period"], fmt, every))
+    keys = [c for c in raw.columns if c not in COUNT_COLUMNS]
+    counts = [c for c in raw.columns if c in COUNT_COLUMNS]
+    merged = raw.groupby(keys, dropna=False, sort=False, as_index=False)[counts].sum()  # one row per period again
+    for key in keys:
+        if key != "period" and merged[key].dtype == object:
+            merged[key] = merged[key].where(merged[key].notna(), None)
+    return replace(plan, period=KeyPart(PERIOD_KEY, "value", True)), merged[raw.columns]
 
 
 def _check_role(spec: AuditSpec, column: str) -> None:
