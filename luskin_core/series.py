@@ -11,8 +11,9 @@ Dates. A column of dates or timestamps is used as it is. Otherwise a format is n
 (``period_format``, strptime codes such as ``%m%d%Y``) or recognised from the column's values.
 Values made of digits only (numbers such as NYPD's MDDYYYY ``1012014``, text such as
 ``" 1012014"``) are read by position after padding with zeros on the left to the format's width
-(%Y four digits; %m, %d, %y, %H, %M, %S two): the same arithmetic runs in pandas and in every
-engine. Recognised digit formats, the first that reads every value: %Y%m%d, %m%d%Y, %d%m%Y,
+(%Y four digits; %m, %d, %y, %H, %M, %S two). On an engine such a column is counted per distinct
+value (a few hundred days) and each value read once in pandas, by the same code as in memory:
+arithmetic on every row in SQL cost more than the whole count. Recognised digit formats, the first that reads every value: %Y%m%d, %m%d%Y, %d%m%Y,
 %Y%m, %Y. Other text is read by pandas (ISO dates, or %m/%d/%Y, %d/%m/%Y, %Y/%m/%d, %d.%m.%Y);
 on an engine, only dates, timestamps and digit formats are read. A value that is not a date of
 the format (a month 13, a day 32, text) has no period: it is counted in the whole audit but in
