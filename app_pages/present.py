@@ -102,7 +102,8 @@ def _slides(spec: AuditSpec) -> list[Slide]:
     result = run_audit(spec)
     return build_slides(result, dataset=config.dataset_ref(), retrain=recall("retrain", spec),
                         thresholds=recall("thresholds", spec), equalized=recall("equalized", spec),
-                        equalized_alpha=ch_.choices()["equalize"].get("alpha"), adjusted=recall("adjusted", spec))
+                        equalized_alpha=ch_.choices()["equalize"].get("alpha"), adjusted=recall("adjusted", spec),
+                        series=recall("series", spec))
 
 
 def _url_slide() -> int | None:

@@ -27,6 +27,7 @@ def _report_maker(spec: AuditSpec) -> tuple[Callable[[], ReportContent], list[st
     thresholds = recall("thresholds", spec)
     adjusted = recall("adjusted", spec)
     equalized = recall("equalized", spec)
+    series = recall("series", spec)  # set on the Over time page
     alpha = ch_.choices()["equalize"].get("alpha")
     ref = config.dataset_ref()
     options = config.page_options()
@@ -38,15 +39,16 @@ def _report_maker(spec: AuditSpec) -> tuple[Callable[[], ReportContent], list[st
     if len(result.cell_names) > 1 and result.pooled:
         parts.append("the table of overall against within the cells (pooled odds ratios, CMH and Breslow-Day tests)")
     parts += [name for name, value in (("the retraining results", retrain), ("the per-group thresholds", thresholds),
-                                       ("the equalized-distribution sweep", equalized)) if value is not None]
+                                       ("the equalized-distribution sweep", equalized),
+                                       ("the audit over time", series)) if value is not None]
 
     def make() -> ReportContent:
         return report_content(result, frame=source_view.report_frame(), dataset=ref, retrain=retrain,
                               thresholds=thresholds, equalized=equalized, equalized_alpha=alpha, options=options,
-                              sample_note=source_view.report_sample_note(spec), adjusted=adjusted)
+                              sample_note=source_view.report_sample_note(spec), adjusted=adjusted, series=series)
 
     token = "|".join([dataset.dataset().fingerprint, spec.to_json(), options_key(options), str(alpha),
-                      *(str(id(value)) for value in (retrain, thresholds, equalized, adjusted))])
+                      *(str(id(value)) for value in (retrain, thresholds, equalized, adjusted, series))])
     return make, parts, token
 
 
@@ -87,7 +89,7 @@ def render_report(spec: AuditSpec) -> None:
     st.markdown("The report opens with a one-page summary for the committee, then a section for each tool. The "
                 "HTML file opens in any browser, without a network; the PDF has the same content for print. It "
                 "holds " + ", ".join(parts) + ", with the date and the software versions.")
-    st.caption("Results from the Retrain, Thresholds and Equalized distribution pages are included once "
+    st.caption("Results from the Retrain, Thresholds, Equalized distribution and Over time pages are included once "
                "they have been computed for the current choices.")
     row = st.container(horizontal=True)
     with row:

@@ -11,7 +11,7 @@ import streamlit as st
 
 from luskin_app import choices as ch_
 from luskin_app import dataset, ui
-from luskin_app.cache import cached_run, options_key
+from luskin_app.cache import cached_run, options_key, remember
 from luskin_core.errors import LuskinError
 from luskin_core.series import EVERY, audit_series
 from luskin_core.series_plots import series_figure
@@ -47,6 +47,7 @@ try:
 except LuskinError as err:
     st.error(ui.md(err), icon=ui.ICONS["error"])
     st.stop()
+remember("series", spec_, result_)  # the Report page and the presentation add the series
 st.markdown(f"**{ui.md(result_.headline())}**")
 cells_ = list(dict.fromkeys(c.cell for r in result_.results for c in r.judged))
 cell_ = None

@@ -41,6 +41,9 @@ def add_parsers(subparsers: Any) -> None:
     from luskin_cli.regulator import add_template_options
 
     add_template_options(parser, csv=False)  # --template ll144|eeoc adds the regulator's sections
+    from luskin_cli.series import add_series_options
+
+    add_series_options(parser)  # --period COLUMN: the "Over time" section
     out = parser.add_argument_group("report")
     out.add_argument("--html", metavar="PATH", help="write the HTML report here")
     out.add_argument("--pdf", metavar="PATH", help="write the PDF report here")
@@ -189,6 +192,15 @@ def run(args: argparse.Namespace) -> int:
 
         ll144 = ll144_audit(located, spec, args.sex.strip(), args.race.strip(), exclude_small=args.exclude_small)
 
+    series = None
+    if args.period:
+        from luskin_core.series import audit_series
+
+        t = clock()
+        series = audit_series(located, spec, args.period, args.every, args.period_format, source=source)
+        timings["series"] = clock() - t
+        _say(f"Over time: {series.headline()} ({timings['series']:.1f} s)")
+
     from luskin_cli.adjust import adjust_located
 
     t = clock()
@@ -259,7 +271,7 @@ def run(args: argparse.Namespace) -> int:
                              retrain=retrains or None, thresholds=reports or None, equalized=sweep,
                              equalized_alpha=args.alpha_shown if sweep is not None else None, title=args.title,
                              sample_note=sample_note, adjusted=adjusted, ll144=ll144,
-                             eeoc=args.template == "eeoc")
+                             eeoc=args.template == "eeoc", series=series)
     timings["report content"] = clock() - t
     written: dict[str, str] = {}
     if html_path is not None:

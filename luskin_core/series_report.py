@@ -46,3 +46,14 @@ def pooled_chart(section: Section, result: Any) -> None:
                           f"Raw share (Wilson interval) and partially pooled share (empirical Bayes toward the parent "
                           f"group) of each group; the sentences quote the pooled share for groups under "
                           f"{SMALL_GROUP} rows.")
+
+
+def series_slide(series: Any) -> Any:
+    """One slide for the presentation: each gap over time on one chart, the headline and the first alert or trend."""
+    from .series_plots import series_figure
+    from .slides import FINDING, Slide, _slide_figure
+
+    said = [a.sentence for a in series.alerts] or [t.sentence for t in series.trends]
+    sentences = (series.headline(), *said[:1])
+    figure = _slide_figure(series_figure(series)) if any(r.judged for r in series.results) else None
+    return Slide(f"Over time: per {series.every}", sentences, figure, FINDING, "finding-series")

@@ -254,12 +254,14 @@ def _as_list(value: Any) -> list[Any]:
 
 def build_slides(result: AuditResult, *, dataset: DatasetRef | Mapping[str, Any] | str | None = None,
                  retrain: Any = None, thresholds: Any = None, equalized: Any = None,
-                 equalized_alpha: float | None = None, adjusted: Any = None, proxy: Any = None) -> list[Slide]:
+                 equalized_alpha: float | None = None, adjusted: Any = None, proxy: Any = None,
+                 series: Any = None) -> list[Slide]:
     """The deck for the current analysis, in the order a committee hears it.
 
     ``retrain``, ``thresholds`` and ``equalized`` are each one result, a sequence of them, or None
     (not run), as for :func:`luskin_core.report.report_content`; ``equalized_alpha`` is the alpha
-    on screen (marked on the sweep's chart); ``adjusted`` an ``AdjustResult`` (one slide after the findings).
+    on screen (marked on the sweep's chart); ``adjusted`` an ``AdjustResult`` (one slide after the findings);
+    ``series`` a ``SeriesResult`` (one slide for the trend, :func:`luskin_core.series_report.series_slide`).
     """
     if not isinstance(result, AuditResult):
         raise LuskinError("There is nothing to present yet: run the audit first.")
@@ -272,6 +274,10 @@ def build_slides(result: AuditResult, *, dataset: DatasetRef | Mapping[str, Any]
         from .adjust_report import adjusted_slide
 
         slides.append(adjusted_slide(adjusted))
+    if series is not None:  # the audit over time (luskin_core.series)
+        from .series_report import series_slide
+
+        slides.append(series_slide(series))
     if proxy is not None:  # race estimated from names and places (luskin_core.proxy_audit)
         from .proxy_audit import slides as proxy_slides
 

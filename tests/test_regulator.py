@@ -1,6 +1,6 @@
 """NYC Local Law 144 tables, EEOC shortfall/flip/two-SD, and the minimum detectable difference.
 
-Independent references: the DCWP final rule's worked example (published numbers), brute force
+Independent references: the DCWP final rule's two worked examples (every published table), brute force
 over people (shortfall, flip), statsmodels (z test, NormalIndPower) and numpy (the median).
 """
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal
 from fractions import Fraction
 
 import numpy as np
@@ -26,8 +27,10 @@ from luskin_core.power import (
     sufficiency_lines,
 )
 from luskin_core.regulator import (
+    CROSS,
     eeoc_rows,
     flip,
+    format_ll144,
     ll144_audit,
     ll144_from_counts,
     ll144_table,
@@ -36,60 +39,219 @@ from luskin_core.regulator import (
 )
 from luskin_core.spec import AuditSpec
 
-# DCWP, Notice of Adoption of Final Rule (6 RCNY §5-301(b), example), race/ethnicity table, page 6:
-# category, # of applicants, # selected, selection rate (as printed), impact ratio (as printed).
-# These are the rows of the published table retrieved for this test (White is the table's most
-# selected category, so the impact ratios of these rows do not depend on the rows not listed).
-DCWP_RACE_ROWS = [
+# ------------------------------------------------------------------------------------------
+# The DCWP worked examples, as published
+# ------------------------------------------------------------------------------------------
+# NYC Department of Consumer and Worker Protection, Notice of Adoption of Final Rule on automated
+# employment decision tools, 6 RCNY §5-301 (adopted April 2023, in force 5 July 2023): the example
+# after §5-301(b) (an AEDT that selects: resume screening) and the example after §5-301(d) (an AEDT
+# that scores: "culture fit"). Official text: https://codelibrary.amlegal.com/codes/newyorkcity/latest/
+# NYCrules/0-0-0-138530 ; the tables below are copied from the full transcription of the rule in
+# github.com/DenzilGreenwood/CIAF_Model_Creation, Docs/Regulatory_Bodies/US_State/New_York/
+# NYC_Local_Law_144_Final_Rule.md (commit 2306714d), whose scoring race/ethnicity rows also agree with
+# the rule text quoted in huggingface.co/datasets/rk68/LL144-giskard-239. Every printed rate and ratio
+# follows from the printed counts, which is the check that the copy is faithful.
+# Rows: category, # of applicants, # selected, selection rate and impact ratio as printed.
+DCWP_SELECTION_SEX = [
+    ("Male", 1390, 667, "48%", "1.00"),
+    ("Female", 1181, 555, "47%", "0.979"),
+]
+DCWP_SELECTION_RACE = [
     ("Hispanic or Latino", 408, 204, "50%", "0.97"),
     ("White (Not Hispanic or Latino)", 797, 412, "52%", "1.00"),
     ("Black or African American (Not Hispanic or Latino)", 390, 170, "44%", "0.84"),
+    ("Native Hawaiian or Pacific Islander (Not Hispanic or Latino)", 119, 52, "44%", "0.85"),
+    ("Asian (Not Hispanic or Latino)", 616, 302, "49%", "0.95"),
+    ("Native American or Alaska Native (Not Hispanic or Latino)", 41, 18, "44%", "0.85"),
+    ("Two or More Races (Not Hispanic or Latino)", 213, 96, "45%", "0.87"),
 ]
+# Intersectional rows: (ethnicity/race, sex), # of applicants, # selected, rate, ratio as printed.
+DCWP_SELECTION_INTERSECTIONAL = [
+    (("Hispanic or Latino", "Male"), 205, 90, "43.9%", "0.841"),
+    (("Hispanic or Latino", "Female"), 190, 82, "43.2%", "0.827"),
+    (("White", "Male"), 412, 215, "52.2%", "1.000"),
+    (("Black or African American", "Male"), 226, 95, "42.0%", "0.806"),
+    (("Native Hawaiian or Pacific Islander", "Male"), 87, 37, "42.5%", "0.815"),
+    (("Asian", "Male"), 321, 167, "52.0%", "0.997"),
+    (("Native American or Alaska Native", "Male"), 24, 11, "45.8%", "0.878"),
+    (("Two or More Races", "Male"), 115, 52, "45.2%", "0.866"),
+    (("White", "Female"), 385, 197, "51.2%", "0.981"),
+    (("Black or African American", "Female"), 164, 75, "45.7%", "0.876"),
+    (("Native Hawaiian or Pacific Islander", "Female"), 32, 15, "46.9%", "0.898"),
+    (("Asian", "Female"), 295, 135, "45.8%", "0.877"),
+    (("Native American or Alaska Native", "Female"), 17, 7, "41.2%", "0.789"),
+    (("Two or More Races", "Female"), 98, 44, "44.9%", "0.860"),
+]
+DCWP_SELECTION_UNKNOWN = 250  # "The AEDT was also used to assess 250 individuals with an unknown sex or race/ethnicity"
+
+# The scoring example prints # of applicants, scoring rate and impact ratio (not the number above the median).
+DCWP_SCORING_SEX = [("Male", 92, "54.3%", "1.00"), ("Female", 76, "44.7%", "0.82")]
+DCWP_SCORING_RACE = [
+    ("Hispanic or Latino", 28, "64.2%", "1.00"),
+    ("White (Not Hispanic or Latino)", 40, "37.5%", "0.58"),
+    ("Black or African American (Not Hispanic or Latino)", 32, "50.0%", "0.78"),
+    ("Native Hawaiian or Pacific Islander (Not Hispanic or Latino)", 8, "62.5%", "0.97"),
+    ("Asian (Not Hispanic or Latino)", 24, "41.7%", "0.65"),
+    ("Native American or Alaska Native (Not Hispanic or Latino)", 16, "62.5%", "0.97"),
+    ("Two or More Races (Not Hispanic or Latino)", 20, "50.0%", "0.78"),
+]
+DCWP_SCORING_INTERSECTIONAL = [
+    (("Hispanic or Latino", "Male"), 16, "75%", "1.00"),
+    (("Hispanic or Latino", "Female"), 12, "50%", "0.67"),
+    (("White", "Male"), 20, "35%", "0.47"),
+    (("Black or African American", "Male"), 20, "50%", "0.67"),
+    (("Native Hawaiian or Pacific Islander", "Male"), 4, "75%", "1.00"),
+    (("Asian", "Male"), 12, "58.3%", "0.78"),
+    (("Native American or Alaska Native", "Male"), 8, "62.5%", "0.83"),
+    (("Two or More Races", "Male"), 12, "50%", "0.67"),
+    (("White", "Female"), 20, "40%", "0.53"),
+    (("Black or African American", "Female"), 12, "50%", "0.67"),
+    (("Native Hawaiian or Pacific Islander", "Female"), 4, "50%", "0.67"),
+    (("Asian", "Female"), 12, "25%", "0.33"),
+    (("Native American or Alaska Native", "Female"), 8, "62.5%", "0.83"),
+    (("Two or More Races", "Female"), 8, "50%", "0.67"),
+]
+DCWP_SCORING_UNKNOWN = 15  # "The AEDT was used to assess 15 individuals with an unknown sex or race/ethnicity"
+# The one printed figure that is truncated rather than rounded: 18/28 = 64.29% is printed "64.2%".
+DCWP_TRUNCATED = {("race_ethnicity", "Hispanic or Latino")}
 
 
-def _published(rows):
-    return {name: (n, s) for name, n, s, _, _ in rows}
+def _race_name(race: str) -> str:
+    """The race/ethnicity table's name for an intersectional row's race (the rule adds '(Not Hispanic or Latino)')."""
+    return race if race == "Hispanic or Latino" else f"{race} (Not Hispanic or Latino)"
 
 
-def test_dcwp_worked_example_selection_rates_and_impact_ratios():
-    table = ll144_table("race_ethnicity", _published(DCWP_RACE_ROWS))
-    for (name, n, s, rate, ratio), row in zip(DCWP_RACE_ROWS, table.rows):
-        assert (row.category, row.n, row.selected) == (name, n, s)
-        assert f"{round(100 * row.rate)}%" == rate
-        assert f"{row.impact_ratio:.2f}" == ratio
-        assert not row.excluded
-    assert table.most_selected == "White (Not Hispanic or Latino)"
+def _printed(value: float, like: str, *, truncate: bool = False) -> str:
+    """``value`` written the way the rule prints a figure like ``like``: a percent or a ratio, same decimals."""
+    percent = like.endswith("%")
+    digits = like.rstrip("%")
+    places = len(digits.split(".")[1]) if "." in digits else 0
+    number = Decimal(repr(value * 100 if percent else value))
+    text = str(number.quantize(Decimal(1).scaleb(-places), rounding=ROUND_DOWN if truncate else ROUND_HALF_UP))
+    return text + ("%" if percent else "")
 
 
-def test_dcwp_example_from_rows_of_data_with_unknowns():
-    """The same published numbers from individual rows, with a sex column and an unknown category."""
+def _check_printed(kind: str, row, n: int, selected: int, rate: str, ratio: str) -> None:
+    assert (row.n, row.selected, row.excluded) == (n, selected, False), (kind, row.category)
+    assert row.rate == pytest.approx(selected / n)
+    assert _printed(row.rate, rate, truncate=(kind, row.category) in DCWP_TRUNCATED) == rate, (kind, row.category)
+    assert _printed(row.impact_ratio, ratio) == ratio, (kind, row.category)
+
+
+def _scored(n: int, printed_rate: str, truncated: bool = False) -> int:
+    """The one whole number of n whose share prints as ``printed_rate`` (the rule prints rates, not counts)."""
+    found = [k for k in range(n + 1) if _printed(k / n, printed_rate, truncate=truncated) == printed_rate]
+    assert len(found) == 1, (n, printed_rate, found)
+    return found[0]
+
+
+def test_dcwp_selection_example_every_table_as_published():
+    """6 RCNY §5-301(b) example: each of the three published tables from its own printed counts."""
+    sex = ll144_table("sex", {c: (n, s) for c, n, s, _, _ in DCWP_SELECTION_SEX})
+    race = ll144_table("race_ethnicity", {c: (n, s) for c, n, s, _, _ in DCWP_SELECTION_RACE})
+    inter = ll144_table("intersectional", {f"{sx}{CROSS}{_race_name(r)}": (n, s)
+                                           for (r, sx), n, s, _, _ in DCWP_SELECTION_INTERSECTIONAL})
+    for kind, table, published in (("sex", sex, DCWP_SELECTION_SEX), ("race_ethnicity", race, DCWP_SELECTION_RACE)):
+        assert len(table.rows) == len(published)
+        for (name, n, s, rate, ratio), row in zip(published, table.rows):
+            assert row.category == name
+            _check_printed(kind, row, n, s, rate, ratio)
+    for ((r, sx), n, s, rate, ratio), row in zip(DCWP_SELECTION_INTERSECTIONAL, inter.rows):
+        assert row.category == f"{sx}{CROSS}{_race_name(r)}"
+        _check_printed("intersectional", row, n, s, rate, ratio)
+    assert (sex.most_selected, race.most_selected) == ("Male", "White (Not Hispanic or Latino)")
+    assert inter.most_selected == f"Male{CROSS}White (Not Hispanic or Latino)"
+
+
+def _selection_rows() -> pd.DataFrame:
     rows = []
-    for i, (name, n, s, _, _) in enumerate(DCWP_RACE_ROWS):
-        for j in range(n):
-            rows.append({"race": name, "sex": "Male" if j % 2 else "Female", "hired": "yes" if j < s else "no"})
-    rows += [{"race": None, "sex": "Female", "hired": "yes"}] * 7 + [{"race": "Hispanic or Latino", "sex": None,
-                                                                       "hired": "no"}] * 5
-    frame = pd.DataFrame(rows)
-    spec = AuditSpec.from_dict({"outcome": "hired", "positive": "yes", "group_by": ["race"]})
-    result = ll144_audit(frame, spec, "sex", "race")
-    assert result.unknown_count == 12
-    race = {r.category: r for r in result.table("race_ethnicity").rows}
-    assert len(race) == 3
-    for name, n, s, rate, ratio in DCWP_RACE_ROWS:
-        row = race[name]
-        assert (row.n, row.selected) == (n, s)
-        assert f"{round(100 * row.rate)}%" == rate and f"{row.impact_ratio:.2f}" == ratio
-    # Sex is the margin of the intersections; every table counts each known person once.
-    totals = {t.kind: sum(r.n for r in t.rows) for t in result.tables}
-    assert totals == {"sex": 1595, "race_ethnicity": 1595, "intersectional": 1595}
-    inter = {r.category for r in result.table("intersectional").rows}
-    assert "Female × Hispanic or Latino" in inter and len(inter) == 6
+    for (race, sex), n, s, _, _ in DCWP_SELECTION_INTERSECTIONAL:
+        rows += [{"sex": sex, "race": _race_name(race), "screened": "interview" if i < s else "no"} for i in range(n)]
+    # The 250 individuals of the unknown category: a missing sex, a missing race/ethnicity, or both.
+    for i in range(DCWP_SELECTION_UNKNOWN):
+        sex = None if i % 3 else "Female"
+        race = None if i % 3 != 1 else "Asian (Not Hispanic or Latino)"
+        rows.append({"sex": sex, "race": race, "screened": "interview" if i % 2 else "no"})
+    return pd.DataFrame(rows).sample(frac=1.0, random_state=4).reset_index(drop=True)
+
+
+def test_dcwp_selection_example_from_individuals():
+    """The same example from one row per applicant (the intersections' counts and 250 unknowns).
+
+    The sex and intersectional tables come out exactly as printed, and so does every race/ethnicity
+    row but one: the published Hispanic or Latino row (408 applicants, 204 selected) is not the sum of
+    the published Hispanic or Latino intersections (205 + 190 = 395 applicants, 90 + 82 = 172 selected),
+    while every other race row is. No set of individuals gives all three printed tables, so the
+    Hispanic race row is checked from its own counts in the test above.
+    """
+    spec = AuditSpec.from_dict({"outcome": "screened", "positive": "interview", "group_by": ["race"]})
+    result = ll144_audit(_selection_rows(), spec, "sex", "race")
+    assert result.unknown_count == DCWP_SELECTION_UNKNOWN
+    sex = {r.category: r for r in result.table("sex").rows}
+    for name, n, s, rate, ratio in DCWP_SELECTION_SEX:
+        _check_printed("sex", sex[name], n, s, rate, ratio)
+    inter = {r.category: r for r in result.table("intersectional").rows}
+    assert len(inter) == len(DCWP_SELECTION_INTERSECTIONAL)
+    for (race, sx), n, s, rate, ratio in DCWP_SELECTION_INTERSECTIONAL:
+        _check_printed("intersectional", inter[f"{sx}{CROSS}{_race_name(race)}"], n, s, rate, ratio)
+    races = {r.category: r for r in result.table("race_ethnicity").rows}
+    for name, n, s, rate, ratio in DCWP_SELECTION_RACE:
+        if name == "Hispanic or Latino":
+            margin = [(n2, s2) for (r, _), n2, s2, _, _ in DCWP_SELECTION_INTERSECTIONAL if r == name]
+            assert (sum(m[0] for m in margin), sum(m[1] for m in margin)) == (395, 172) != (n, s)
+            assert (races[name].n, races[name].selected) == (395, 172)
+            continue
+        _check_printed("race_ethnicity", races[name], n, s, rate, ratio)
     document = result.to_dict()
-    assert document["unknown_count"] == 12
-    assert [t["kind"] for t in document["tables"]] == ["sex", "race_ethnicity", "intersectional"]
-    assert set(document["tables"][0]["rows"][0]) == {"category", "n", "selected", "rate", "impact_ratio", "excluded"}
-    csv = result.to_csv().splitlines()
-    assert csv[0] == "table,category,n,selected,selection_rate,impact_ratio,excluded" and len(csv) == 1 + 2 + 3 + 6
+    assert document["unknown_count"] == 250 and document["n_assessed"] == 2571 + 250
+    text = format_ll144(result)
+    assert "unknown category (missing sex or race/ethnicity, not included below): 250" in text
+
+
+def _scoring_rows() -> pd.DataFrame:
+    """One row per applicant with a culture-fit score: those the rule counts as above the median score
+    clearly above it, the rest tied at the median itself (so 'at or above' would count everyone)."""
+    rng = np.random.default_rng(11)
+    rows = []
+    for (race, sex), n, rate, _ in DCWP_SCORING_INTERSECTIONAL:
+        k = _scored(n, rate)
+        rows += [{"sex": sex, "race": _race_name(race), "culture_fit": float(rng.integers(51, 100)) if i < k else 50.0}
+                 for i in range(n)]
+    above = sum(_scored(n, rate) for _, n, rate, _ in DCWP_SCORING_INTERSECTIONAL)
+    assert (above, len(rows)) == (84, 168)
+    # The 15 unknowns: 7 above, 8 at the median, so the median of all 183 scores is the tied 50.
+    for i in range(DCWP_SCORING_UNKNOWN):
+        rows.append({"sex": None if i % 2 else "Male", "race": None,
+                     "culture_fit": float(rng.integers(51, 100)) if i < 7 else 50.0})
+    return pd.DataFrame(rows).sample(frac=1.0, random_state=5).reset_index(drop=True)
+
+
+def test_dcwp_scoring_example_from_individuals():
+    """6 RCNY §5-301(d) example ("culture fit" scores): all three published tables, from one row per applicant.
+
+    The rule prints rates, not counts; each count is the only whole number that prints as the rate.
+    """
+    frame = _scoring_rows()
+    spec = AuditSpec.from_dict({"outcome": "culture_fit", "outcome_type": "score", "group_by": ["sex"]})
+    result = ll144_audit(frame, spec, "sex", "race")
+    assert result.scoring and result.median == 50.0 == float(np.median(frame["culture_fit"]))
+    assert result.unknown_count == DCWP_SCORING_UNKNOWN
+    tables = {t.kind: {r.category: r for r in t.rows} for t in result.tables}
+    published = {
+        "sex": [(name, n, rate, ratio) for name, n, rate, ratio in DCWP_SCORING_SEX],
+        "race_ethnicity": [(name, n, rate, ratio) for name, n, rate, ratio in DCWP_SCORING_RACE],
+        "intersectional": [(f"{sx}{CROSS}{_race_name(r)}", n, rate, ratio)
+                           for (r, sx), n, rate, ratio in DCWP_SCORING_INTERSECTIONAL],
+    }
+    for kind, rows in published.items():
+        assert len(tables[kind]) == len(rows)
+        for name, n, rate, ratio in rows:
+            k = _scored(n, rate, truncated=(kind, name) in DCWP_TRUNCATED)
+            _check_printed(kind, tables[kind][name], n, k, rate, ratio)
+    # The scoring rate is not "at or above the median": with the ties, that would be 100% everywhere.
+    known = frame.dropna(subset=["sex", "race"])["culture_fit"]
+    assert (int((known >= result.median).sum()), sum(r.selected for r in tables["sex"].values())) == (168, 84)
+    assert result.to_frame().columns[3] == "scored_above_median"
 
 
 def test_small_category_excluded_from_impact_ratios_but_reported():

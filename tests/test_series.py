@@ -197,3 +197,42 @@ def test_report_has_the_over_time_section_and_the_small_groups_chart(compas):
     assert "Small groups: raw and partially pooled shares" in html
     plain = build_html_report(audit(compas, AuditSpec("two_year_recid", 1, group_by=("sex",))))
     assert "Over time" not in plain and "partially pooled shares" not in plain  # no small group, no series
+
+
+def test_cli_report_has_the_over_time_section(tmp_path, capsys):
+    from luskin_core import load_sample
+
+    target = tmp_path / "report.html"
+    code = main(["report", "--preset", "compas", "--period", "compas_screening_date", "--every", "quarter",
+                 "--html", str(target), "--json"])
+    assert code == 0
+    said = json.loads(capsys.readouterr().out)
+    assert said["written"] == {"html": str(target)} and "series" in said["seconds"]
+    html = target.read_text(encoding="utf-8")
+    from luskin_core.data import PRESETS
+
+    expected = audit_series(load_sample("compas"), PRESETS["compas"].spec, "compas_screening_date", "quarter")
+    assert "Every comparison per quarter" in html and "Alerts: a gap changed beyond chance" in html
+    for label in expected.periods:
+        assert label in html
+    code = main(["report", "--preset", "compas", "--html", str(tmp_path / "plain.html")])
+    assert code == 0 and "Every comparison per" not in (tmp_path / "plain.html").read_text(encoding="utf-8")
+    assert main(["report", "--preset", "compas", "--period", "race", "--html", str(target)]) == 2
+
+
+def test_presentation_has_a_slide_for_the_trend(compas):
+    from luskin_core.slides import build_slides
+
+    spec = AuditSpec("two_year_recid", 1, group_by=("race",))
+    series = audit_series(compas, spec, "compas_screening_date", "quarter")
+    plain = build_slides(series.overall)
+    slides = build_slides(series.overall, series=series)
+    assert len(slides) == len(plain) + 1
+    slide = next(s for s in slides if s.key == "finding-series")
+    assert slide.sentences[0] == series.headline()
+    assert slide.sentences[1] == (series.alerts[0].sentence if series.alerts else series.trends[0].sentence)
+    drawn = {trace.name for trace in slide.figure.data}
+    assert {c.group for r in series.results for c in r.judged} <= drawn
+    # after the findings, before the caveats
+    kinds = [s.kind for s in slides]
+    assert kinds.index("caveats") > slides.index(slide) > max(i for i, s in enumerate(plain) if s.kind == "finding")

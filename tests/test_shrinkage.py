@@ -40,23 +40,28 @@ def test_one_kappa_gives_the_conjugate_beta_posterior():
 def _direct(table_rows: pd.DataFrame, outcome: str, columns: list[str]) -> pd.DataFrame:
     """The pooled share of every cross, recomputed from the rows with pandas and scipy alone."""
     cross = table_rows.groupby(columns, dropna=False)[outcome].agg(["size", "sum"]).reset_index()
-    parent = cross.groupby(columns[0])[["size", "sum"]].transform("sum")
+    cross["sq"] = cross["size"].astype(float) ** 2
+    parent = cross.groupby(columns[0])[["size", "sum", "sq"]].transform("sum")
     sib_n, sib_k = parent["size"] - cross["size"], parent["sum"] - cross["sum"]
+    sib_sq = parent["sq"] - cross["sq"]
     alone = sib_n <= 0
     sib_n = sib_n.where(~alone, cross["size"].sum() - cross["size"])
     sib_k = sib_k.where(~alone, cross["sum"].sum() - cross["sum"])
+    sib_sq = sib_sq.where(~alone, cross["sq"].sum() - cross["sq"])
     m = ((sib_k + 0.5) / (sib_n + 1.0)).to_numpy()
     n, k, cap = cross["size"].to_numpy(float), cross["sum"].to_numpy(float), sib_n.to_numpy(float)
+    # The group's own spread, its siblings' average spread (sum of their squared shares of rows) and their error.
+    spread = (1.0 + sib_sq / sib_n.astype(float) ** 2).to_numpy()
     logpost = []
     for kap in KAPPA_GRID:
-        kk = np.maximum(1 / (1 / (kap + 1) + 1 / (cap + 1)) - 1, 1e-3)  # spread plus the siblings' error
+        kk = np.maximum(1 / (spread / (kap + 1) + 1 / (cap + 1)) - 1, 1e-3)
         logpost.append(sum(stats.betabinom.logpmf(k[i], n[i], kk[i] * m[i], kk[i] * (1 - m[i]))
                            for i in range(len(n))) - PRIOR_POWER * np.log(kap))
     w = np.exp(np.array(logpost) - max(logpost))
     w /= w.sum()
     rates, lows, highs = [], [], []
     for i in range(len(n)):
-        kk = np.maximum(1 / (1 / (KAPPA_GRID + 1) + 1 / (cap[i] + 1)) - 1, 1e-3)
+        kk = np.maximum(1 / (spread[i] / (KAPPA_GRID + 1) + 1 / (cap[i] + 1)) - 1, 1e-3)
         a, b = k[i] + kk * m[i], n[i] - k[i] + kk * (1 - m[i])
         rates.append(float(np.sum(w * a / (a + b))))
 
@@ -114,3 +119,23 @@ def test_one_column_pools_toward_the_other_groups_of_the_cell(adult):
     gi = result.groups.index("Other")
     assert est.prior_mean[gi, list(result.counts.cell_labels).index("sex = Female")] == pytest.approx(share)
     assert min(other.rate, share) <= other.pooled_rate <= max(other.rate, share)
+
+
+@pytest.mark.parametrize("sizes", [(600,), (200, 200, 200), (900, 60)])
+def test_prior_variance_around_the_siblings_share_matches_simulation(sizes):
+    """The prior's variance (effective kappa) is that of the group's true share around its siblings' observed share:
+    its own spread, the siblings' average spread (sum of squared shares of rows) and their sampling error."""
+    from luskin_core.shrinkage import effective_kappa
+
+    rng = np.random.default_rng(2)
+    kappa, m, draws = 40.0, 0.3, 200_000
+    own = rng.beta(kappa * m, kappa * (1 - m), draws)
+    sib = np.array([rng.binomial(n, rng.beta(kappa * m, kappa * (1 - m), draws)) for n in sizes])
+    centre = sib.sum(axis=0) / sum(sizes)
+    simulated = np.var(own - centre) / (m * (1 - m))
+    h = sum(n * n for n in sizes) / sum(sizes) ** 2
+    eff = effective_kappa(np.array([kappa]), np.array([float(sum(sizes))]), np.array([1.0 + h]))[0, 0]
+    assert 1 / (eff + 1) == pytest.approx(simulated, rel=0.02)
+    # Without the siblings' own spread the variance would be too small (the intervals too short).
+    plain = effective_kappa(np.array([kappa]), np.array([float(sum(sizes))]))[0, 0]
+    assert 1 / (plain + 1) < 0.9 * simulated
