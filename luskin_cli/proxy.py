@@ -108,7 +108,7 @@ def run_proxy_audit(args: argparse.Namespace) -> int:
     """Audit the outcome across estimated groups: weighted and threshold comparisons, bounds, caveats."""
     from luskin_core.proxy import add_probabilities
     from luskin_core.proxy_audit import DEFAULT_THRESHOLD, proxy_audit
-    from luskin_core.spec import outcome_mask
+    from luskin_core.spec import DEFAULT_RATIO_THRESHOLD, outcome_mask
 
     roles = parse_proxy_spec(args.proxy)
     if getattr(args, "protected", None) or getattr(args, "groups", None):
@@ -120,7 +120,13 @@ def run_proxy_audit(args: argparse.Namespace) -> int:
         raise LuskinError("--proxy-threshold is a probability between 0 and 1, e.g. 0.8.")
     settings = {"tolerance": args.tolerance if args.tolerance is not None else 0.05,
                 "min_group_size": args.min_group_size or 30, "correction": args.correction or "holm",
-                "reference": args.reference, "threshold": threshold}
+                "reference": args.reference, "threshold": threshold,
+                "metric": getattr(args, "metric", None) or "difference",
+                "ratio_threshold": args.ratio_threshold if getattr(args, "ratio_threshold", None) is not None
+                else DEFAULT_RATIO_THRESHOLD,
+                "adverse": bool(getattr(args, "adverse", False))}
+    if not 0 < settings["ratio_threshold"] <= 1:
+        raise LuskinError("--ratio-threshold is a share between 0 and 1, e.g. 0.8.")
     level = "zcta" if "zcta" in roles else "tract"
     if str(args.data).lower().endswith(".parquet") and "first_name" not in roles:
         return _engine_audit(args, roles, level, settings)
