@@ -125,21 +125,7 @@ def _sums(con: Any, relation: str, surname: str, geography: str, outcome: str, p
     """
     bin_sql = f"({top}) * {N_BINS} + least(CAST(floor(mx * {N_BINS}) AS INTEGER), {N_BINS - 1})"
     sql = sql.replace("top_placeholder", bin_sql)
-    grouped = con.execute(sql).df()
-    from .proxy import BISG, NAME_ONLY, NONE, PLACE_ONLY
-
-    names = {0: BISG, 1: NAME_ONLY, 2: PLACE_ONLY, 3: NONE}
-    per_method = grouped.groupby("method")["n"].sum()
-    counts = {names[int(m)]: int(c) for m, c in per_method.items() if c > 0}
-    frame = grouped[(grouped["method"] < 3) & ~grouped["y_missing"].astype(bool)].drop(columns=["method",
-                                                                                                "y_missing"])
-    out: dict[str | None, ProxySums] = {None: _to_sums(frame)}
-    if cells:
-        labels = frame[cell_keys].astype("string").fillna("(missing)").agg(", ".join, axis=1)
-        prefix = ", ".join(cells) + " = "
-        for value in sorted(set(labels)):
-            out[prefix + value] = _to_sums(frame[labels == value])
-    return out, counts
+    return _collect(con.execute(sql).df(), cells)
 
 
 def _to_sums(frame: pd.DataFrame) -> ProxySums:
@@ -170,7 +156,7 @@ def _collect(grouped: pd.DataFrame, cells: list[str]) -> tuple[dict[str | None, 
     grouped = grouped.copy()
     grouped["method"] = grouped["method"].astype(int)
     per_method = grouped.groupby("method")["n"].sum()
-    counts = {names[int(m)]: int(c) for m, c in per_method.items() if c > 0}
+    counts = {names[int(m)]: int(c) for m, c in zip(per_method.index.to_numpy(), per_method.to_numpy()) if c > 0}
     frame = grouped[(grouped["method"] < 3) & ~grouped["y_missing"].astype(bool)].drop(columns=["method",
                                                                                                 "y_missing"])
     frame = frame.fillna({c: 0 for c in frame.columns if c not in [f"c{i}" for i in range(len(cells))]})

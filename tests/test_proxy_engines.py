@@ -74,7 +74,9 @@ def test_duckdb_on_parquet_equals_in_memory(loans, tmp_path):
     check(open_source(str(path)), loans)
 
 
-def test_postgresql_equals_in_memory(loans, postgres_url):  # noqa: F811
+@pytest.fixture(scope="module")
+def pg_loans(loans, postgres_url):  # noqa: F811
+    """The PostgreSQL URL with the rows in the table proxy_loans."""
     from urllib.parse import parse_qs, urlsplit
 
     import ibis  # type: ignore[import-untyped]
@@ -84,7 +86,34 @@ def test_postgresql_equals_in_memory(loans, postgres_url):  # noqa: F811
                                 database="postgres")
     con.create_table("proxy_loans", ibis.memtable(loans))
     con.disconnect()
-    check(open_source(postgres_url, "proxy_loans"), loans)
+    return postgres_url
+
+
+def test_postgresql_equals_in_memory(loans, pg_loans):
+    check(open_source(pg_loans, "proxy_loans"), loans)
+
+
+def test_command_line_audits_a_postgresql_table_as_its_csv(loans, pg_loans, tmp_path, capsys):
+    """`luskin audit --data postgresql://... --table T --proxy ... --stratify region` prints the CSV's audit."""
+    import json
+
+    from luskin_cli.main import main
+
+    csv = tmp_path / "loans.csv"
+    loans.to_csv(csv, index=False)
+    args = ["--outcome", "approved", "--positive", "yes", "--proxy", "surname=last name,zcta=zip",
+            "--stratify", "region", "--metric", "ratio", "--min-group-size", "10", "--json"]
+    assert main(["audit", "--data", str(csv), *args]) == 0
+    memory = json.loads(capsys.readouterr().out)
+    assert main(["audit", "--data", pg_loans, "--table", "proxy_loans", *args]) == 0
+    engine = json.loads(capsys.readouterr().out)
+    assert engine["proxy"]["engine"] == "postgres" and engine["metric"] == "ratio"
+    assert engine["proxy"]["methods"] == memory["proxy"]["methods"]
+    for a, b in zip(memory["comparisons"], engine["comparisons"], strict=True):
+        assert (a["method"], a["group"], a["cell"], a["verdict"]) == (b["method"], b["group"], b["cell"], b["verdict"])
+        for field in FIELDS:
+            x, y = a[field], b[field]
+            assert (x is None and y is None) or x == pytest.approx(y, rel=1e-9, abs=1e-9), field
 
 
 def test_spark_equals_in_memory(loans, spark_session, tmp_path):  # noqa: F811
