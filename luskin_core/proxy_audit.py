@@ -84,20 +84,33 @@ def bin_keys(p: np.ndarray) -> np.ndarray:
 
 
 def sufficient_statistics(p: np.ndarray, y: np.ndarray, threshold: float = DEFAULT_THRESHOLD) -> ProxySums:
-    """The sums of :class:`ProxySums` from the rows' probabilities (n x 6, no NaN) and 0/1 outcomes."""
+    """The sums of :class:`ProxySums` from the rows' probabilities (n x 6, no NaN) and 0/1 outcomes.
+
+    One pass of whole-array operations: the most likely group and its probability once, the bins' sums by
+    ``np.bincount`` (a row's bin as in :func:`bin_keys`), the cross products by matrix products.
+    """
     y = np.asarray(y, dtype=float)
+    G = len(RACES)
+    if len(p):
+        top = p.argmax(axis=1)
+        mx = p[np.arange(len(p)), top]
+    else:
+        top, mx = np.zeros(0, dtype=np.intp), np.zeros(0)
+    assigned = mx >= threshold
+    keys = top * N_BINS + np.minimum((mx * N_BINS).astype(int), N_BINS - 1)
+    size = G * N_BINS
+    counts = np.bincount(keys, minlength=size)
+    used = np.flatnonzero(counts)
+    columns = {f"b_{r}": np.bincount(keys, weights=p[:, j], minlength=size)[used] for j, r in enumerate(RACES)}
+    columns["y"] = np.bincount(keys, weights=y, minlength=size)[used]
+    columns["n"] = counts[used]
+    bins = pd.DataFrame(columns, index=pd.Index(used, name="bin"))
     py = p * y[:, None]
-    top = p.argmax(axis=1) if len(p) else np.zeros(0, dtype=int)
-    assigned = p.max(axis=1) >= threshold if len(p) else np.zeros(0, dtype=bool)
-    keys = bin_keys(p) if len(p) else np.zeros(0, dtype=int)
-    bins = pd.DataFrame(p, columns=[f"b_{r}" for r in RACES])
-    bins["y"], bins["n"], bins["bin"] = y, 1, keys
-    grouped = bins.groupby("bin").sum()
     return ProxySums(
         n=len(p), w=p.sum(axis=0), wy=py.sum(axis=0), q=p.T @ p, qy=py.T @ p,
-        thr_n=np.bincount(top[assigned], minlength=6).astype(float),
-        thr_k=np.bincount(top[assigned], weights=y[assigned], minlength=6),
-        bins=grouped)
+        thr_n=np.bincount(top[assigned], minlength=G).astype(float),
+        thr_k=np.bincount(top[assigned], weights=y[assigned], minlength=G),
+        bins=bins)
 
 
 # ------------------------------------------------------------------------------------------

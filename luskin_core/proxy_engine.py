@@ -358,22 +358,27 @@ def parquet_proxy_sums(path: str, *, surname: str, geography: str, outcome: str,
             column = pc.dictionary_encode(pc.cast(column.dictionary_decode(), pa.string()))
         where = lookup.positions(column.dictionary)
         index = column.indices.to_numpy(zero_copy_only=False)
+        if column.null_count == 0:
+            return where[index]
         valid = np.asarray(column.is_valid())
-        out = np.where(valid, where[np.where(valid, index, 0).astype(np.int64)], -1)
-        return out
+        return np.where(valid, where[np.where(valid, index, 0).astype(np.int64)], -1)
 
     for batch in file.iter_batches(batch_size=batch_rows, columns=[surname, geography, outcome]):
         name_at = codes(batch.column(surname), name_lookup)
         geo_at = codes(batch.column(geography), geo_lookup)
-        s_table, g_table = name_lookup.table(), geo_lookup.table()
-        s_rows = np.where((name_at >= 0)[:, None], s_table[np.maximum(name_at, 0)], 0.0)
-        g_rows = np.where((geo_at >= 0)[:, None], g_table[np.maximum(geo_at, 0)], 0.0)
+        # a row of zeros last: a missing value (-1) takes it, with "not found"
+        s_table = np.vstack([name_lookup.table().reshape(-1, G + 1), np.zeros((1, G + 1))])
+        g_table = np.vstack([geo_lookup.table().reshape(-1, 2 * G + 1), np.zeros((1, 2 * G + 1))])
+        s_rows, g_rows = s_table[name_at], g_table[geo_at]
         post, code = bisg_rows(s_rows[:, :G], s_rows[:, G] > 0, g_rows[:, :G], g_rows[:, G:2 * G],
                                g_rows[:, 2 * G] > 0)
         counts += np.bincount(code, minlength=len(METHOD_CODES))
         y = _outcome_array(batch.column(outcome), positive)
         keep = (code < 3) & np.isfinite(y)
-        parts.append(sufficient_statistics(post[keep], y[keep], threshold))
+        if keep.all():
+            parts.append(sufficient_statistics(post, y, threshold))
+        else:
+            parts.append(sufficient_statistics(post[keep], y[keep], threshold))
     if not parts:
         raise LuskinError("The Parquet file has no rows.")
     def add(name: str) -> np.ndarray:
