@@ -260,11 +260,12 @@ def _normalise_rows(u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 METHOD_CODES = (BISG, NAME_ONLY, PLACE_ONLY, NONE)
 
 
-def bisg_rows(s: np.ndarray, has_s: np.ndarray, g: np.ndarray, gr: np.ndarray,
+def bisg_rows(s: np.ndarray, has_s: np.ndarray, g: np.ndarray, gr: Any,
               has_g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """BISG with its fallbacks from looked-up rows: probabilities (NaN: none) and a code into METHOD_CODES.
 
-    ``s`` is P(race | surname), ``g`` P(place | race), ``gr`` P(race | place); a name and a place with no
+    ``s`` is P(race | surname), ``g`` P(place | race), ``gr`` P(race | place) (an array, or anything that gives
+    the rows for an array of row numbers: only the rows falling back to the place are taken); a name and a place with no
     category in common (every product zero) use the surname alone. The rows with both found are computed in
     whole-array operations (no boolean indexing of the big arrays); only the few fallback rows are picked out.
     """

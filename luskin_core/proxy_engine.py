@@ -284,6 +284,16 @@ def source_proxy_sums(source: Any, *, surname: str, geography: str, outcome: str
     return _collect(grouped, cells)
 
 
+class _Rows:
+    """Rows of a lookup table for some rows of a batch, taken only when indexed (``rows[i] = table[at[i]]``)."""
+
+    def __init__(self, table: np.ndarray, at: np.ndarray) -> None:
+        self.table, self.at = table, at
+
+    def __getitem__(self, index: np.ndarray) -> np.ndarray:
+        return self.table[self.at[index]]
+
+
 class _GrowingLookup:
     """Raw values seen so far and their looked-up rows: each distinct raw value is normalised once."""
 
@@ -369,9 +379,12 @@ def parquet_proxy_sums(path: str, *, surname: str, geography: str, outcome: str,
         # a row of zeros last: a missing value (-1) takes it, with "not found"
         s_table = np.vstack([name_lookup.table().reshape(-1, G + 1), np.zeros((1, G + 1))])
         g_table = np.vstack([geo_lookup.table().reshape(-1, 2 * G + 1), np.zeros((1, 2 * G + 1))])
-        s_rows, g_rows = s_table[name_at], g_table[geo_at]
-        post, code = bisg_rows(s_rows[:, :G], s_rows[:, G] > 0, g_rows[:, :G], g_rows[:, G:2 * G],
-                               g_rows[:, 2 * G] > 0)
+        # Gather only what every row needs (P(race | name), P(place | race), found); P(race | place) is taken
+        # for the few rows that fall back to the place alone.
+        s_rows = np.ascontiguousarray(s_table[:, :G])[name_at]
+        g_rows = np.ascontiguousarray(g_table[:, :G])[geo_at]
+        post, code = bisg_rows(s_rows, s_table[:, G][name_at] > 0, g_rows, _Rows(g_table[:, G:2 * G], geo_at),
+                               g_table[:, 2 * G][geo_at] > 0)
         counts += np.bincount(code, minlength=len(METHOD_CODES))
         y = _outcome_array(batch.column(outcome), positive)
         keep = (code < 3) & np.isfinite(y)
