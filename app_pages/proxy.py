@@ -6,6 +6,7 @@ page draws the fallback counts, the weighted and threshold table, the bounds and
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -18,6 +19,7 @@ from luskin_core.proxy_audit import DEFAULT_THRESHOLD, ProxyAudit, proxy_audit
 from luskin_core.spec import outcome_mask
 
 NONE = "(none)"
+METRICS = {"difference": "Difference in shares (tolerance)", "ratio": "Impact ratio (four-fifths rule, 0.8)"}
 PLACES = {"zcta": "ZIP code / ZCTA", "tract": "Census tract (11-digit FIPS)"}
 
 
@@ -31,12 +33,13 @@ def _guess(columns: list[str], words: tuple[str, ...]) -> int:
 @st.cache_data(show_spinner=False, max_entries=8)
 def _run(fingerprint: str, choices: tuple, _frame: pd.DataFrame) -> tuple[ProxyAudit, dict, bytes]:
     """Probabilities and the audit, cached on the data's fingerprint and the choices."""
-    surname, first, level, place, outcome, positive, threshold, tolerance = choices
+    surname, first, level, place, outcome, positive, threshold, tolerance, metric = choices
     with_p, result = add_probabilities(_frame, surname=surname, geography=place, level=level,
                                        first_name=None if first == NONE else first)
-    y = outcome_mask(_frame[outcome], positive).astype(float)
+    y = np.asarray(outcome_mask(_frame[outcome], positive), dtype=float).copy()
+    y[_frame[outcome].isna().to_numpy()] = np.nan  # a missing outcome is left out, as on the command line
     audit = proxy_audit(with_p, y, decision=f"{outcome} is {positive}", threshold=threshold, tolerance=tolerance,
-                        proxy=result.to_dict())
+                        metric=metric, proxy=result.to_dict())
     return audit, {"sentences": result.sentences(), "counts": result.fallback_counts()}, csv_bytes(with_p)
 
 
@@ -63,6 +66,8 @@ with right:
     positive = st.selectbox("Positive value", values, key="proxy_positive", format_func=ui.option_text)
     threshold = st.slider("Threshold method: assign the most likely group when its probability is at least",
                           0.5, 0.99, DEFAULT_THRESHOLD, 0.01, key="proxy_threshold")
+    metric = st.radio("Judge a gap by", list(METRICS), format_func=METRICS.get, key="proxy_metric",
+                      horizontal=True)
     tolerance = st.slider("Tolerance (percentage points)", 0, 20, 5, key="proxy_tolerance") / 100
 
 if positive is None:
@@ -71,7 +76,7 @@ if positive is None:
 try:
     with st.spinner("Estimating race and ethnicity and auditing…"):
         audit, proxy, download = _run(data.fingerprint, (surname, first, level, place, outcome, positive,
-                                                         float(threshold), float(tolerance)), frame)
+                                                         float(threshold), float(tolerance), metric), frame)
 except LuskinError as err:
     ui.show_error(err)
     st.stop()
@@ -89,6 +94,9 @@ for c in audit.comparisons:
                  "rows": f"{c.n:,.0f}", "share": format_percent(c.rate),
                  "95% CI": f"{format_percent(c.ci_low)} to {format_percent(c.ci_high)}",
                  "gap": "" if c.is_reference else format_number(c.difference),
+                 "impact ratio": "" if c.is_reference or c.impact_ratio is None else
+                 f"{c.impact_ratio:.2f} ({format_number(c.impact_ratio_ci_low)} to "
+                 f"{format_number(c.impact_ratio_ci_high)})",
                  "bounds on the gap": "" if c.bound_low is None else
                  f"{format_number(c.bound_low)} to {format_number(c.bound_high)}",
                  "p adj.": "" if c.is_reference else format_p(c.p_adjusted, short=True),

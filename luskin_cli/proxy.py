@@ -106,9 +106,11 @@ def run_proxy(args: argparse.Namespace) -> int:
 
 def run_proxy_audit(args: argparse.Namespace) -> int:
     """Audit the outcome across estimated groups: weighted and threshold comparisons, bounds, caveats."""
+    import numpy as np
+
     from luskin_core.proxy import add_probabilities
     from luskin_core.proxy_audit import DEFAULT_THRESHOLD, proxy_audit
-    from luskin_core.spec import outcome_mask
+    from luskin_core.spec import DEFAULT_RATIO_THRESHOLD, outcome_mask
 
     roles = parse_proxy_spec(args.proxy)
     if getattr(args, "protected", None) or getattr(args, "groups", None):
@@ -120,9 +122,21 @@ def run_proxy_audit(args: argparse.Namespace) -> int:
         raise LuskinError("--proxy-threshold is a probability between 0 and 1, e.g. 0.8.")
     settings = {"tolerance": args.tolerance if args.tolerance is not None else 0.05,
                 "min_group_size": args.min_group_size or 30, "correction": args.correction or "holm",
-                "reference": args.reference, "threshold": threshold}
+                "reference": args.reference, "threshold": threshold,
+                "metric": getattr(args, "metric", None) or "difference",
+                "ratio_threshold": args.ratio_threshold if getattr(args, "ratio_threshold", None) is not None
+                else DEFAULT_RATIO_THRESHOLD,
+                "adverse": bool(getattr(args, "adverse", False))}
+    if not 0 < settings["ratio_threshold"] <= 1:
+        raise LuskinError("--ratio-threshold is a share between 0 and 1, e.g. 0.8.")
     level = "zcta" if "zcta" in roles else "tract"
-    if str(args.data).lower().endswith(".parquet") and "first_name" not in roles:
+    from luskin_cli.engine import is_engine_location
+
+    if is_engine_location(str(args.data), getattr(args, "table", None)) and not str(args.data).lower().endswith(
+            ".csv"):
+        if "first_name" in roles:
+            raise LuskinError("First names (BIFSG) are audited in memory: give --data a CSV file, or leave out "
+                              "first_name= to audit with BISG where the data lives.")
         return _engine_audit(args, roles, level, settings)
     frame = _read(args.data)
     if args.outcome not in frame.columns:
@@ -136,7 +150,8 @@ def run_proxy_audit(args: argparse.Namespace) -> int:
             raise LuskinError(f"There is no column '{missing[0]}' to stratify by.")
         cells = frame[args.stratify].astype("string").fillna("(missing)").agg(", ".join, axis=1)
         cells = (", ".join(args.stratify) + " = ") + cells
-    y = outcome_mask(frame[args.outcome], args.positive).astype(float)
+    y = np.asarray(outcome_mask(frame[args.outcome], args.positive), dtype=float).copy()
+    y[frame[args.outcome].isna().to_numpy()] = float("nan")  # a missing outcome is left out, as the engines do
     audit = proxy_audit(with_p, y, decision=f"{args.outcome} is {args.positive}", cells=cells,
                         proxy=result.to_dict(), **settings)
     _print_audit(args, audit, result.to_dict(), result.sentences())
@@ -144,29 +159,39 @@ def run_proxy_audit(args: argparse.Namespace) -> int:
 
 
 def _engine_audit(args: argparse.Namespace, roles: dict[str, str], level: str, settings: dict[str, Any]) -> int:
-    """A Parquet file audited inside DuckDB (luskin_core.proxy_engine): only sums come back."""
-    import duckdb
+    """A Parquet file, a database table or Spark audited where the data lives: only sums come back.
 
+    A Parquet file without strata is streamed with Arrow (names looked up by dictionary index,
+    benchmarks/bench_proxy.py); otherwise the source's engine (DuckDB, PostgreSQL, Spark) joins the rows with
+    the looked-up surnames and places (luskin_core.proxy_engine.source_proxy_sums).
+    """
+    from luskin_cli.engine import open_for_args
     from luskin_core.proxy_audit import audit_sums
-    from luskin_core.proxy_engine import duckdb_proxy_sums, parquet_proxy_sums
+    from luskin_core.proxy_engine import parquet_proxy_sums, source_proxy_sums
 
-    con = duckdb.connect()
-    relation = "read_parquet(" + "'" + str(args.data).replace("'", "''") + "')"
-    columns = [c[0] for c in con.execute(f"DESCRIBE SELECT * FROM {relation}").fetchall()]
-    for column in [roles["surname"], roles[level], args.outcome, *(args.stratify or [])]:
-        if column not in columns:
-            raise LuskinError(f"There is no column '{column}' in the data.")
-    if args.stratify:  # cells: DuckDB groups by them
-        sums, counts = duckdb_proxy_sums(con, relation, surname=roles["surname"], geography=roles[level],
-                                         outcome=args.outcome, positive=args.positive, level=level,
-                                         cells=args.stratify, threshold=settings["threshold"])
-    else:  # all rows: streamed with Arrow, names looked up by dictionary index (benchmarks/bench_proxy.py)
+    plain_parquet = str(args.data).lower().endswith(".parquet") and not getattr(args, "table", None)
+    if plain_parquet and not args.stratify:
+        import pyarrow.parquet as pq
+
+        try:
+            names = pq.ParquetFile(str(args.data)).schema_arrow.names
+        except (OSError, ValueError) as err:
+            raise LuskinError(f"The Parquet file '{args.data}' could not be read ({err}).") from None
+        for column in [roles["surname"], roles[level], args.outcome]:
+            if column not in names:
+                raise LuskinError(f"There is no column '{column}' in the data.")
         sums, counts = parquet_proxy_sums(str(args.data), surname=roles["surname"], geography=roles[level],
                                           outcome=args.outcome, positive=args.positive, level=level,
                                           threshold=settings["threshold"])
+        engine = "arrow"
+    else:
+        source = open_for_args(args, str(args.data))
+        sums, counts = source_proxy_sums(source, surname=roles["surname"], geography=roles[level],
+                                         outcome=args.outcome, positive=args.positive, level=level,
+                                         cells=list(args.stratify or []), threshold=settings["threshold"])
+        engine = source.kind
     total = sum(counts.values())
-    proxy = {"n_rows": total, "geography": level, "first_names": False, "methods": counts,
-             "engine": "duckdb" if args.stratify else "arrow"}
+    proxy = {"n_rows": total, "geography": level, "first_names": False, "methods": counts, "engine": engine}
     audit = audit_sums(sums, decision=f"{args.outcome} is {args.positive}", n_rows=total, proxy=proxy, **settings)
     lines = [f"{count:,} rows used {method}." for method, count in counts.items()]
     _print_audit(args, audit, proxy, lines)

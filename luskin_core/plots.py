@@ -16,7 +16,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .audit import AuditResult
-from .formatting import format_percent, points
+from .formatting import format_percent, format_points, points
 from .spec import AuditSpec
 
 # Okabe & Ito (2008), "Color Universal Design".
@@ -152,7 +152,7 @@ def audit_bars(result: AuditResult) -> go.Figure:
         # axis) one line, so that the label stays below the whisker instead of running into it. Past
         # two panels a bar is too narrow for its n: the share alone (n in the hover and the table).
         if many:
-            return _pct(c.ratio)
+            return format_percent(c.ratio, 0)
         short = c.ci_low is None or c.ci_low < 0.25 * axis_top
         return f"{format_percent(c.ratio, 0)}{' · ' if short else '<br>'}n = {c.n:,}"
 
@@ -184,7 +184,7 @@ def audit_bars(result: AuditResult) -> go.Figure:
             note = "not computable:<br>a class is empty" if narrow else "not computable: a class is empty"
         elif narrow:
             verdict = {True: "within", False: "over", None: "too few"}[g.fair]
-            note = f"{_points(g.gap)} pts<br>{verdict}"
+            note = f"{format_points(None if g.gap is None else abs(g.gap), 0)} pts<br>{verdict}"
         else:
             verdict = {True: "within tolerance", False: "over tolerance", None: "too few rows to judge"}[g.fair]
             note = f"gap {points(g.gap)} ({verdict})"

@@ -260,26 +260,29 @@ def _normalise_rows(u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 METHOD_CODES = (BISG, NAME_ONLY, PLACE_ONLY, NONE)
 
 
-def bisg_rows(s: np.ndarray, has_s: np.ndarray, g: np.ndarray, gr: np.ndarray,
+def bisg_rows(s: np.ndarray, has_s: np.ndarray, g: np.ndarray, gr: Any,
               has_g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """BISG with its fallbacks from looked-up rows: probabilities (NaN: none) and a code into METHOD_CODES.
 
-    ``s`` is P(race | surname), ``g`` P(place | race), ``gr`` P(race | place); a name and a place with no
-    category in common (every product zero) use the surname alone.
+    ``s`` is P(race | surname), ``g`` P(place | race), ``gr`` P(race | place) (an array, or anything that gives
+    the rows for an array of row numbers: only the rows falling back to the place are taken); a name and a place with no
+    category in common (every product zero) use the surname alone. The rows with both found are computed in
+    whole-array operations (no boolean indexing of the big arrays); only the few fallback rows are picked out.
     """
-    n = len(s)
-    base = np.full((n, len(RACES)), np.nan)
-    both = has_s & has_g
-    base[both] = s[both] * g[both]
-    base[has_s & ~has_g] = s[has_s & ~has_g]
-    base[~has_s & has_g] = gr[~has_s & has_g]
-    post, ok = _normalise_rows(base)
-    zero = both & ~ok
-    post[zero] = _normalise_rows(s[zero])[0]
-    code = np.full(n, 3, dtype=np.int8)
-    code[both & ok] = 0
-    code[has_s & ~(both & ok)] = 1
-    code[~has_s & has_g] = 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        post = np.multiply(s, g)
+        total = post.sum(axis=1)
+        ok = has_s & has_g & (total > 0)
+        post /= total[:, None]
+    code = np.where(ok, 0, 3).astype(np.int8)
+    rest = np.flatnonzero(~ok)
+    if rest.size:
+        hs, hg = has_s[rest], has_g[rest]
+        base = np.full((rest.size, len(RACES)), np.nan)
+        base[hs] = s[rest[hs]]
+        base[~hs & hg] = gr[rest[~hs & hg]]
+        post[rest] = _normalise_rows(base)[0]
+        code[rest] = np.where(hs, 1, np.where(hg, 2, 3))
     return post, code
 
 

@@ -125,21 +125,7 @@ def _sums(con: Any, relation: str, surname: str, geography: str, outcome: str, p
     """
     bin_sql = f"({top}) * {N_BINS} + least(CAST(floor(mx * {N_BINS}) AS INTEGER), {N_BINS - 1})"
     sql = sql.replace("top_placeholder", bin_sql)
-    grouped = con.execute(sql).df()
-    from .proxy import BISG, NAME_ONLY, NONE, PLACE_ONLY
-
-    names = {0: BISG, 1: NAME_ONLY, 2: PLACE_ONLY, 3: NONE}
-    per_method = grouped.groupby("method")["n"].sum()
-    counts = {names[int(m)]: int(c) for m, c in per_method.items() if c > 0}
-    frame = grouped[(grouped["method"] < 3) & ~grouped["y_missing"].astype(bool)].drop(columns=["method",
-                                                                                                "y_missing"])
-    out: dict[str | None, ProxySums] = {None: _to_sums(frame)}
-    if cells:
-        labels = frame[cell_keys].astype("string").fillna("(missing)").agg(", ".join, axis=1)
-        prefix = ", ".join(cells) + " = "
-        for value in sorted(set(labels)):
-            out[prefix + value] = _to_sums(frame[labels == value])
-    return out, counts
+    return _collect(con.execute(sql).df(), cells)
 
 
 def _to_sums(frame: pd.DataFrame) -> ProxySums:
@@ -159,6 +145,153 @@ def _to_sums(frame: pd.DataFrame) -> ProxySums:
                      thr_n=np.array([total[f"tn_{i}"] for i in range(G)], float),
                      thr_k=np.array([total[f"tk_{i}"] for i in range(G)], float),
                      bins=bins[["n", "y", *[f"b_{r}" for r in RACES]]])
+
+
+def _collect(grouped: pd.DataFrame, cells: list[str]) -> tuple[dict[str | None, ProxySums], dict[str, int]]:
+    """Per-method counts and per-cell :class:`ProxySums` from the engine's grouped sums (one row per cell,
+    probability bin, method and whether the outcome is missing)."""
+    from .proxy import BISG, NAME_ONLY, NONE, PLACE_ONLY
+
+    names = {0: BISG, 1: NAME_ONLY, 2: PLACE_ONLY, 3: NONE}
+    grouped = grouped.copy()
+    grouped["method"] = grouped["method"].astype(int)
+    per_method = grouped.groupby("method")["n"].sum()
+    counts = {names[int(m)]: int(c) for m, c in zip(per_method.index.to_numpy(), per_method.to_numpy()) if c > 0}
+    frame = grouped[(grouped["method"] < 3) & ~grouped["y_missing"].astype(bool)].drop(columns=["method",
+                                                                                                "y_missing"])
+    frame = frame.fillna({c: 0 for c in frame.columns if c not in [f"c{i}" for i in range(len(cells))]})
+    out: dict[str | None, ProxySums] = {None: _to_sums(frame)}
+    if cells:
+        cell_keys = [f"c{i}" for i in range(len(cells))]
+        labels = frame[cell_keys].astype("string").fillna("(missing)").agg(", ".join, axis=1)
+        prefix = ", ".join(cells) + " = "
+        for value in sorted(set(labels)):
+            out[prefix + value] = _to_sums(frame[labels == value])
+    return out, counts
+
+
+def _engine_table(source: Any, frame: pd.DataFrame) -> Any:
+    """A small lookup frame as a table of the source's engine, for the join.
+
+    DuckDB and Spark take an Ibis memtable. A PostgreSQL session of Luskin is read-only, so the frame is
+    copied into a temporary table (the session's own, dropped with it) inside one read-write transaction,
+    as :func:`luskin_core.sources._open_postgres` creates its temporary view.
+    """
+    import ibis  # type: ignore[import-untyped]
+
+    if source.kind != "postgres":
+        return ibis.memtable(frame)
+    import uuid
+
+    name = f"luskin_proxy_{uuid.uuid4().hex}"
+    types = {c: "boolean" if pd.api.types.is_bool_dtype(frame[c]) else "double precision"
+             if pd.api.types.is_numeric_dtype(frame[c]) else "text" for c in frame.columns}
+    columns = ", ".join(f'"{c}" {types[c]}' for c in frame.columns)
+    con = source._backend.con
+    try:
+        with con.transaction(), con.cursor() as cursor:
+            cursor.execute("SET TRANSACTION READ WRITE")
+            cursor.execute(f'CREATE TEMPORARY TABLE "{name}" ({columns})')
+            with cursor.copy(f'COPY "{name}" FROM STDIN') as copy:
+                for row in frame.itertuples(index=False, name=None):
+                    copy.write_row(row)
+        return source._backend.table(name)
+    except Exception as error:  # noqa: BLE001 - an engine failure is one plain sentence
+        from .sources import _engine_message
+
+        raise LuskinError(_engine_message(error, source.name, source.kind, "the proxy's lookup tables")) from None
+
+
+def source_proxy_sums(source: Any, *, surname: str, geography: str, outcome: str, positive: Any,
+                      level: str = "zcta", cells: list[str] | None = None,
+                      threshold: float = DEFAULT_THRESHOLD) -> tuple[dict[str | None, ProxySums], dict[str, int]]:
+    """The audit's sums per cell (None: all rows) and the rows per fallback, computed by the source's engine.
+
+    ``source`` is a :class:`luskin_core.sources.Source` (DuckDB, PostgreSQL or Spark, through Ibis). Only the
+    distinct surnames and places leave the engine; their probabilities (:mod:`luskin_core.proxy`, one
+    normalisation for every engine) go back as two small tables, joined where the rows are. The engine computes
+    each row's BISG probabilities with the fallbacks of :func:`luskin_core.proxy.bisg_rows` and returns sums per
+    cell, probability bin and method; the Census tables are read once per process.
+    """
+    import ibis  # type: ignore[import-untyped]
+
+    from .sources import _label_expr
+
+    cells = list(cells or [])
+    t = source.table
+    columns = list(t.columns)
+    for column in [surname, geography, outcome, *cells]:
+        if column not in columns:
+            raise LuskinError(f"There is no column '{column}' in the data.")
+    tables = load_tables()
+    raw_names = source._run(t.select(raw=t[surname].cast("string")).distinct(), fetch=True,
+                            what="the distinct surnames")["raw"]
+    raw_places = source._run(t.select(raw=t[geography].cast("string")).distinct(), fetch=True,
+                             what="the distinct places")["raw"]
+    raw_names = raw_names[raw_names.notna()].astype(object).reset_index(drop=True)
+    raw_places = raw_places[raw_places.notna()].astype(object).reset_index(drop=True)
+    s, has_s = _name_probs(raw_names, tables.surname)
+    name_frame = pd.DataFrame(np.nan_to_num(s), columns=[f"s_{r}" for r in RACES])
+    name_frame.insert(0, "n_raw", raw_names.astype(str).to_numpy())
+    name_frame["has_s"] = has_s.astype(bool)
+    g, gr, has_g = _geo_probs(raw_places, tables, level)
+    geo_frame = pd.concat([pd.DataFrame(np.nan_to_num(g), columns=[f"g_{r}" for r in RACES]),
+                           pd.DataFrame(np.nan_to_num(gr), columns=[f"r_{r}" for r in RACES])], axis=1)
+    geo_frame.insert(0, "g_raw", raw_places.astype(str).to_numpy())
+    geo_frame["has_g"] = has_g.astype(bool)
+    names_t, geos_t = _engine_table(source, name_frame), _engine_table(source, geo_frame)
+
+    label = _label_expr(t, outcome, positive)
+    d = t.select(sn=t[surname].cast("string"), gg=t[geography].cast("string"),
+                 y=ibis.cases((label, 1.0), (~label, 0.0), else_=ibis.null("float64")),
+                 **{f"c{i}": t[c].cast("string") for i, c in enumerate(cells)})
+    j = d.left_join(names_t, d.sn == names_t.n_raw).left_join(geos_t, d.gg == geos_t.g_raw)
+    has_s_e, has_g_e = j.has_s.fill_null(False), j.has_g.fill_null(False)
+    sv = {r: j[f"s_{r}"].fill_null(0.0) for r in RACES}
+    gv = {r: j[f"g_{r}"].fill_null(0.0) for r in RACES}
+    rv = {r: j[f"r_{r}"].fill_null(0.0) for r in RACES}
+    bisg_total = sum((sv[r] * gv[r] for r in RACES[1:]), sv[RACES[0]] * gv[RACES[0]])
+    both_ok = has_s_e & has_g_e & (bisg_total > 0)
+    method = ibis.cases((both_ok, 0), (has_s_e, 1), (has_g_e, 2), else_=3)
+    u = {r: ibis.cases((both_ok, sv[r] * gv[r]), (has_s_e, sv[r]), else_=rv[r]) for r in RACES}
+    # PostgreSQL flattens nested SELECTs into one and copies each column's expression wherever it is used: the
+    # maximum and the most likely group would repeat every probability's CASE thousands of times (minutes and
+    # gigabytes for a few thousand rows). A volatile column keeps each SELECT a subquery computed once per row.
+    fence = {"fence": ibis.random()} if source.kind == "postgres" else {}
+    m = j.select(y=j.y, method=method, **{f"c{i}": j[f"c{i}"] for i in range(len(cells))},
+                 **{f"u_{r}": u[r] for r in RACES}, **fence)
+    total = sum((m[f"u_{r}"] for r in RACES[1:]), m[f"u_{RACES[0]}"])
+    p = m.select(y=m.y, method=m.method, **{f"c{i}": m[f"c{i}"] for i in range(len(cells))},
+                 **{f"p_{r}": ibis.ifelse(m.method < 3, m[f"u_{r}"] / total, ibis.null("float64"))
+                    for r in RACES}, **fence)
+    mx = ibis.greatest(*[p[f"p_{r}"] for r in RACES])
+    k = p.mutate(mx=mx, **({"fence": ibis.random()} if fence else {}))
+    top = ibis.cases(*[(k[f"p_{r}"] == k.mx, i) for i, r in enumerate(RACES)], else_=-1)
+    k = k.mutate(top=top, **({"fence": ibis.random()} if fence else {}))
+    tenth = ibis.least((k.mx * N_BINS).floor().cast("int64"), N_BINS - 1)
+    k = k.mutate(bin=ibis.ifelse(k.method < 3, k.top * N_BINS + tenth, -1), y_missing=k.y.isnull())
+    pr = {r: k[f"p_{r}"] for r in RACES}
+    assigned = {i: (k.mx >= threshold) & (k.top == i) for i in range(G)}
+    aggs: dict[str, Any] = {"n": k.method.count(), "y": k.y.sum()}
+    aggs.update({f"w_{i}": pr[r].sum() for i, r in enumerate(RACES)})
+    aggs.update({f"wy_{i}": (pr[r] * k.y).sum() for i, r in enumerate(RACES)})
+    aggs.update({f"q_{a}_{b}": (pr[RACES[a]] * pr[RACES[b]]).sum() for a, b in PAIRS})
+    aggs.update({f"qy_{a}_{b}": (pr[RACES[a]] * pr[RACES[b]] * k.y).sum() for a, b in PAIRS})
+    aggs.update({f"tn_{i}": k.method.count(where=assigned[i]) for i in range(G)})
+    aggs.update({f"tk_{i}": k.y.sum(where=assigned[i]) for i in range(G)})
+    keys = [*[f"c{i}" for i in range(len(cells))], "bin", "method", "y_missing"]
+    grouped = source._run(k.group_by(keys).aggregate(**aggs), fetch=True, what="the proxy audit's sums")
+    return _collect(grouped, cells)
+
+
+class _Rows:
+    """Rows of a lookup table for some rows of a batch, taken only when indexed (``rows[i] = table[at[i]]``)."""
+
+    def __init__(self, table: np.ndarray, at: np.ndarray) -> None:
+        self.table, self.at = table, at
+
+    def __getitem__(self, index: np.ndarray) -> np.ndarray:
+        return self.table[self.at[index]]
 
 
 class _GrowingLookup:
@@ -235,22 +368,30 @@ def parquet_proxy_sums(path: str, *, surname: str, geography: str, outcome: str,
             column = pc.dictionary_encode(pc.cast(column.dictionary_decode(), pa.string()))
         where = lookup.positions(column.dictionary)
         index = column.indices.to_numpy(zero_copy_only=False)
+        if column.null_count == 0:
+            return where[index]
         valid = np.asarray(column.is_valid())
-        out = np.where(valid, where[np.where(valid, index, 0).astype(np.int64)], -1)
-        return out
+        return np.where(valid, where[np.where(valid, index, 0).astype(np.int64)], -1)
 
     for batch in file.iter_batches(batch_size=batch_rows, columns=[surname, geography, outcome]):
         name_at = codes(batch.column(surname), name_lookup)
         geo_at = codes(batch.column(geography), geo_lookup)
-        s_table, g_table = name_lookup.table(), geo_lookup.table()
-        s_rows = np.where((name_at >= 0)[:, None], s_table[np.maximum(name_at, 0)], 0.0)
-        g_rows = np.where((geo_at >= 0)[:, None], g_table[np.maximum(geo_at, 0)], 0.0)
-        post, code = bisg_rows(s_rows[:, :G], s_rows[:, G] > 0, g_rows[:, :G], g_rows[:, G:2 * G],
-                               g_rows[:, 2 * G] > 0)
+        # a row of zeros last: a missing value (-1) takes it, with "not found"
+        s_table = np.vstack([name_lookup.table().reshape(-1, G + 1), np.zeros((1, G + 1))])
+        g_table = np.vstack([geo_lookup.table().reshape(-1, 2 * G + 1), np.zeros((1, 2 * G + 1))])
+        # Gather only what every row needs (P(race | name), P(place | race), found); P(race | place) is taken
+        # for the few rows that fall back to the place alone.
+        s_rows = np.ascontiguousarray(s_table[:, :G])[name_at]
+        g_rows = np.ascontiguousarray(g_table[:, :G])[geo_at]
+        post, code = bisg_rows(s_rows, s_table[:, G][name_at] > 0, g_rows, _Rows(g_table[:, G:2 * G], geo_at),
+                               g_table[:, 2 * G][geo_at] > 0)
         counts += np.bincount(code, minlength=len(METHOD_CODES))
         y = _outcome_array(batch.column(outcome), positive)
         keep = (code < 3) & np.isfinite(y)
-        parts.append(sufficient_statistics(post[keep], y[keep], threshold))
+        if keep.all():
+            parts.append(sufficient_statistics(post, y, threshold))
+        else:
+            parts.append(sufficient_statistics(post[keep], y[keep], threshold))
     if not parts:
         raise LuskinError("The Parquet file has no rows.")
     def add(name: str) -> np.ndarray:
@@ -272,4 +413,4 @@ def _outcome_array(column: Any, positive: Any) -> np.ndarray:
     return y
 
 
-__all__ = ["duckdb_proxy_sums", "parquet_proxy_sums"]
+__all__ = ["duckdb_proxy_sums", "parquet_proxy_sums", "source_proxy_sums"]

@@ -84,3 +84,32 @@ def test_audit_proxy_on_parquet_matches_the_csv(loans, tmp_path, capsys):
         assert (a["method"], a["group"], a["verdict"]) == (b["method"], b["group"], b["verdict"])
         assert a["rate"] == pytest.approx(b["rate"], abs=1e-12, nan_ok=True) if a["rate"] is not None else \
             b["rate"] is None
+
+
+@pytest.mark.parametrize("suffix", ["csv", "parquet"])
+def test_audit_proxy_honours_metric_ratio(loans, tmp_path, suffix, capsys):
+    """--metric ratio judges each estimated group's impact ratio against --ratio-threshold (default 0.8)."""
+    path, frame = loans
+    if suffix == "parquet":
+        path = tmp_path / "loans.parquet"
+        frame.to_parquet(path)
+    args = ["audit", "--data", str(path), "--outcome", "approved", "--positive", "yes",
+            "--proxy", "surname=surname,zcta=zip", "--metric", "ratio", "--json"]
+    assert main(args) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["metric"] == "ratio" and document["ratio_threshold"] == 0.8
+    judged = [c for c in document["comparisons"] if not c["is_reference"] and c["verdict"] != "too few rows"]
+    assert {c["method"] for c in judged} == {"weighted", "threshold"}
+    for c in judged:
+        ratio = c["impact_ratio"]
+        assert c["impact_ratio_ci_low"] <= ratio <= c["impact_ratio_ci_high"]
+        assert (c["verdict"] == "within tolerance") == (min(ratio, 1 / ratio) >= 0.8)
+    black = next(c for c in judged if c["method"] == "weighted" and c["group"] == "Black")
+    assert black["impact_ratio"] < 0.8 and black["verdict"] != "within tolerance"
+    assert black["ratio_bound_low"] <= black["impact_ratio"] <= black["ratio_bound_high"]
+    assert main([*args[:-1], "--ratio-threshold", "0.05", "--json"]) == 0
+    lenient = json.loads(capsys.readouterr().out)
+    assert all(c["verdict"] == "within tolerance" for c in lenient["comparisons"]
+               if not c["is_reference"] and c["verdict"] != "too few rows")
+    assert main(args[:-1]) == 0
+    assert "impact-ratio threshold" in capsys.readouterr().out

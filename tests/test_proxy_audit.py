@@ -204,3 +204,104 @@ def test_report_section_and_slides_carry_the_proxy_audit(adult):
     assert any("weighted" in line for line in gaps.sentences)
     assert report_content(result).sections[-1].anchor != "proxy" and "proxy" not in [
         s.anchor for s in report_content(result).sections]
+
+
+@pytest.mark.parametrize("adverse", [False, True])
+def test_threshold_ratio_equals_the_main_audit_on_the_assigned_rows(adverse):
+    """The threshold method with metric="ratio" is the ordinary audit of the rows it assigns: the same impact
+    ratio (favourable shares), the same Miettinen-Nurminen interval and the same verdict against 0.8."""
+    from luskin_core.audit import audit
+    from luskin_core.spec import AuditSpec
+
+    frame, _ = _simulated(6000, seed=8)
+    result = pa.proxy_audit(frame, frame["y"], metric="ratio", reference="White", adverse=adverse,
+                            min_group_size=30)
+    p = frame[list(PROB_COLUMNS)].to_numpy()
+    assigned = frame[p.max(axis=1) >= 0.8].copy()
+    assigned["group"] = [pa.LABELS[i] for i in p[p.max(axis=1) >= 0.8].argmax(axis=1)]
+    spec = AuditSpec(outcome="y", positive=1.0, group_by=("group",), reference="White", metric="ratio",
+                     min_group_size=30, outcome_is="adverse" if adverse else "favourable")
+    main = {c.group: c for c in audit(assigned, spec).comparisons if c.cell is None}
+    checked = 0
+    for c in result.comparisons:
+        if c.method != "threshold" or c.is_reference or c.group not in main:
+            continue
+        m = main[c.group]
+        assert c.impact_ratio == pytest.approx(m.impact_ratio, abs=1e-12)
+        assert c.impact_ratio_ci_low == pytest.approx(m.impact_ratio_ci_low, abs=1e-9)
+        assert c.impact_ratio_ci_high == pytest.approx(m.impact_ratio_ci_high, abs=1e-9)
+        if m.verdict != "too few rows":
+            assert c.verdict == m.verdict
+            checked += 1
+    assert checked >= 2
+    assert result.to_dict()["metric"] == "ratio"
+
+
+def test_ratio_metric_changes_the_verdict_where_shares_are_small():
+    """Shares of 10% and 14%: 4 points is within the 5-point tolerance, an impact ratio of 0.71 is not."""
+    rng = np.random.default_rng(12)
+    n = 40000
+    race = rng.choice([1, 2], n, p=[0.5, 0.5])
+    p = np.eye(6)[race] * 0.94 + 0.01
+    y = (rng.random(n) < np.where(race == 1, 0.14, 0.10)).astype(float)
+    frame = pd.DataFrame(p, columns=list(PROB_COLUMNS))
+    by_difference = pa.proxy_audit(frame, y, decision="approved")
+    by_ratio = pa.proxy_audit(frame, y, decision="approved", metric="ratio")
+    for method in ("weighted", "threshold"):
+        d = next(c for c in by_difference.comparisons if c.method == method and c.group == "Black")
+        r = next(c for c in by_ratio.comparisons if c.method == method and c.group == "Black")
+        assert d.verdict == pa.WITHIN and r.verdict == pa.BEYOND
+        assert r.impact_ratio < 0.8 and r.impact_ratio_ci_high < 0.8
+        assert "impact-ratio threshold" in r.sentence
+    weighted = next(c for c in by_ratio.comparisons if c.method == "weighted" and c.group == "Black")
+    expected = ((p[:, 2] * y).sum() / p[:, 2].sum()) / ((p[:, 1] * y).sum() / p[:, 1].sum())
+    assert weighted.impact_ratio == pytest.approx(expected, rel=1e-12)
+    assert weighted.ratio_bound_low <= weighted.impact_ratio <= weighted.ratio_bound_high
+    assert any("impact ratio is between" in s for s in by_ratio.bounds_sentences())
+    text = pa.format_proxy_audit(by_ratio)
+    assert "impact ratio" in text and "bounds on the ratio" in text
+
+
+def test_weighted_ratio_interval_agrees_with_a_seeded_bootstrap():
+    frame, _ = _simulated(3000)
+    p, y = frame[list(PROB_COLUMNS)].to_numpy(), frame["y"].to_numpy()
+    result = pa.proxy_audit(frame, y, metric="ratio", reference="White")
+    black = next(c for c in result.comparisons if c.method == "weighted" and c.group == "Black")
+    se_log = (np.log(black.impact_ratio_ci_high) - np.log(black.impact_ratio_ci_low)) / (2 * pa.Z95)
+    rng = np.random.default_rng(13)
+    logs = []
+    for _ in range(400):
+        i = rng.integers(0, len(p), len(p))
+        w = p[i]
+        mu = (w * y[i, None]).sum(0) / w.sum(0)
+        logs.append(np.log(mu[2] / mu[1]))
+    assert se_log == pytest.approx(np.std(logs), rel=0.12)
+
+
+@pytest.mark.parametrize("adverse", [False, True])
+def test_ratio_bounds_are_sharp_by_a_linear_programme(adverse):
+    """t is the largest (smallest) impact ratio over every split of the bins' positives exactly when the
+    largest (smallest) of fav_a - t fav_r over those splits is zero (Dinkelbach): checked with scipy's LP."""
+    frame, _ = _simulated(3000)
+    s = pa.sufficient_statistics(frame[list(PROB_COLUMNS)].to_numpy(), frame["y"].to_numpy())
+    bins = pa._merge_small_bins(s.bins)
+    n = bins["n"].to_numpy(float)
+    b = bins[[f"b_{x}" for x in RACES]].to_numpy(float) / n[:, None]
+    eta = bins["y"].to_numpy(float) / n
+    J, G = b.shape
+    A_eq = np.zeros((J, J * G))
+    for j in range(J):
+        A_eq[j, j * G:(j + 1) * G] = 1
+    box = [(0, b[j, g]) for j in range(J) for g in range(G)]
+    for a, r in [(2, 1), (0, 1), (3, 2)]:
+        low, high = pa.ratio_bounds(s.bins, a, r, adverse)
+        wa, wr = (b[:, a] * n).sum(), (b[:, r] * n).sum()
+        sign = -1.0 if adverse else 1.0  # favourable share: rate, or 1 - rate
+        for t, sense in ((high, -1.0), (low, 1.0)):
+            # fav_a - t fav_r = const + sign * (rate_a - t rate_r); rate_g = sum_j n_j q_jg / w_g
+            c = np.zeros(J * G)
+            c[a::G] += sign * n / wa
+            c[r::G] -= sign * t * n / wr
+            const = (1 - t) if adverse else 0.0
+            value = sense * linprog(sense * c, A_eq=A_eq, b_eq=eta, bounds=box).fun + const
+            assert value == pytest.approx(0.0, abs=1e-7), (a, r, t)
