@@ -1,6 +1,6 @@
 """Adjusted gaps page: each group's gap once many controls are held equal, and how much they explain.
 
-Thin: the controls are picked from dropdowns, :func:`luskin_core.adjust.adjust` fits (cached on the
+Thin: the controls are picked from dropdowns, :func:`luskin_core.analyses.adjust.adjust` fits (cached on the
 data, the specification and the options), and the core's charts and sentences are drawn. The
 groups, the reference and the tolerance are the audit's (chosen on the Data and Audit pages).
 """
@@ -15,9 +15,9 @@ import streamlit as st
 from luskin_app import choices as ch_
 from luskin_app import dataset, ui
 from luskin_app.cache import options_key, remember, shared
-from luskin_core.adjust import AdjustResult, adjust
-from luskin_core.adjust_plots import adjusted_gaps_chart, explained_chart
-from luskin_core.spec import AuditSpec
+from luskin_core.analyses.adjust import AdjustResult, adjust
+from luskin_core.present.adjust_plots import adjusted_gaps_chart, explained_chart
+from luskin_core.spec.audit_spec import AuditSpec
 
 NO_CLUSTER = "(no clustering)"
 

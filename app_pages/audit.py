@@ -21,16 +21,16 @@ from luskin_app import audit_view, dataset, ui
 from luskin_app import choices as ch_
 from luskin_app.cache import run_audit
 from luskin_app.help import HELP
-from luskin_core import plots
-from luskin_core.audit import AuditResult
-from luskin_core.comparisons import CHANCE
-from luskin_core.conditions import OPERATORS, Condition
-from luskin_core.counts import MAX_VALUES
+from luskin_core.analyses.audit import AuditResult
+from luskin_core.analyses.narrative import tolerance_words
+from luskin_core.counting.counts import MAX_VALUES
 from luskin_core.errors import LuskinError
-from luskin_core.guess import score_columns
-from luskin_core.names import other_group_name
-from luskin_core.narrative import tolerance_words
-from luskin_core.spec import AuditSpec
+from luskin_core.present import plots
+from luskin_core.spec.audit_spec import AuditSpec
+from luskin_core.spec.conditions import OPERATORS, Condition
+from luskin_core.spec.guess import score_columns
+from luskin_core.spec.names import other_group_name
+from luskin_core.stats.comparisons import CHANCE
 
 TEXT_OPS = ["==", "!=", "in", "not in"]
 

@@ -16,13 +16,13 @@ from luskin_app import choices as ch_
 from luskin_app import config, dataset, source_view, ui
 from luskin_app.cache import run_audit
 from luskin_app.help import HELP
-from luskin_core.data import PRESETS, column_summary
+from luskin_core.corrections.models import choose_features
+from luskin_core.counting.data import PRESETS, column_summary
 from luskin_core.errors import LuskinError
-from luskin_core.guess import guess_group, guess_outcome_is, guess_positive
-from luskin_core.models import choose_features
-from luskin_core.names import other_group_name
-from luskin_core.spec import AuditSpec
-from luskin_core.spec import _value_key as value_key
+from luskin_core.spec.audit_spec import AuditSpec
+from luskin_core.spec.audit_spec import _value_key as value_key
+from luskin_core.spec.guess import guess_group, guess_outcome_is, guess_positive
+from luskin_core.spec.names import other_group_name
 
 NUMBER_OPS = ["==", "!=", "<", "<=", ">", ">="]
 PREVIEW_CHARS = 1_000  # longer cells are shortened in the preview (the data keeps them whole)

@@ -16,11 +16,12 @@ from luskin_app import choices as ch_
 from luskin_app import dataset, source_view, ui
 from luskin_app.cache import cached_run, is_cached, options_key, remember, shared
 from luskin_app.help import HELP
-from luskin_core import equalize, models, plots
-from luskin_core.data import PRESETS
-from luskin_core.equalize import AlphaSweep
+from luskin_core.corrections import equalize, models
+from luskin_core.corrections.equalize import AlphaSweep
+from luskin_core.counting.data import PRESETS
 from luskin_core.formatting import format_percent, format_points
-from luskin_core.spec import AuditSpec
+from luskin_core.present import plots
+from luskin_core.spec.audit_spec import AuditSpec
 
 ALPHA_CHOICES = tuple(float(a) for a in equalize.DEFAULT_ALPHAS)
 

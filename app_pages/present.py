@@ -18,8 +18,8 @@ import streamlit.components.v1 as components
 from luskin_app import choices as ch_
 from luskin_app import config, ui
 from luskin_app.cache import recall, run_audit
-from luskin_core.slides import Slide, build_slides, visible
-from luskin_core.spec import AuditSpec
+from luskin_core.present.slides import Slide, build_slides, visible
+from luskin_core.spec.audit_spec import AuditSpec
 
 FULL = "full"  # ?full=1 in the address: full-screen mode (kept on a refresh)
 # A projector is 1024x768 or 1280x720: a slide's chart gets what its text leaves of 720 px.
@@ -206,7 +206,7 @@ def render_slide_list(slides: list[Slide]) -> None:
 
 
 def _make_handout(shown: list[Slide]) -> None:
-    from luskin_core.handout import handout_pdf
+    from luskin_core.present.handout import handout_pdf
 
     st.session_state[HANDOUT] = (tuple(s.key for s in shown), handout_pdf(shown, title=config.dataset_ref().label))
 

@@ -1,6 +1,6 @@
 """Proxy audit page: race and ethnicity estimated from surnames and places (BISG/BIFSG), then audited.
 
-Thin: the columns come from dropdowns, luskin_core.proxy and luskin_core.proxy_audit do the work, and the
+Thin: the columns come from dropdowns, luskin_core.analyses.proxy and luskin_core.analyses.proxy_audit do the work, and the
 page draws the fallback counts, the weighted and threshold table, the bounds and the caveats in words.
 """
 
@@ -11,12 +11,12 @@ import pandas as pd
 import streamlit as st
 
 from luskin_app import dataset, ui
+from luskin_core.analyses.proxy import add_probabilities
+from luskin_core.analyses.proxy_audit import DEFAULT_THRESHOLD, ProxyAudit, proxy_audit
 from luskin_core.errors import LuskinError
 from luskin_core.export import csv_bytes
 from luskin_core.formatting import format_number, format_p, format_percent
-from luskin_core.proxy import add_probabilities
-from luskin_core.proxy_audit import DEFAULT_THRESHOLD, ProxyAudit, proxy_audit
-from luskin_core.spec import outcome_mask
+from luskin_core.spec.audit_spec import outcome_mask
 
 NONE = "(none)"
 METRICS = {"difference": "Difference in shares (tolerance)", "ratio": "Impact ratio (four-fifths rule, 0.8)"}

@@ -1,7 +1,7 @@
 """Regulator page: the NYC Local Law 144 tables and the EEOC Uniform Guidelines table.
 
 Thin: the choices (sex and race/ethnicity columns, the 2% exclusion) are gathered here; the
-numbers, words and files come from :mod:`luskin_core.regulator` and :mod:`luskin_core.power`.
+numbers, words and files come from :mod:`luskin_core.analyses.regulator` and :mod:`luskin_core.stats.power`.
 The page opens with what the data could show (data sufficiency), as every audit view does.
 """
 
@@ -13,8 +13,8 @@ import streamlit as st
 
 from luskin_app import dataset, ui
 from luskin_app.cache import run_audit
-from luskin_core.power import sufficiency, sufficiency_lines
-from luskin_core.regulator import KIND_TITLES, eeoc_frame, eeoc_rows, ll144_audit
+from luskin_core.analyses.regulator import KIND_TITLES, eeoc_frame, eeoc_rows, ll144_audit
+from luskin_core.stats.power import sufficiency, sufficiency_lines
 
 st.title("Regulator tables")
 st.caption("NYC Local Law 144 bias audit (DCWP rules, 6 RCNY §5-301) and the EEOC Uniform Guidelines "

@@ -15,8 +15,8 @@ from luskin_app import choices as ch_
 from luskin_app import config, dataset, source_view, ui
 from luskin_app.cache import options_key, recall, run_audit
 from luskin_core.errors import LuskinError
-from luskin_core.report import ReportContent, report_content, report_filename
-from luskin_core.spec import AuditSpec
+from luskin_core.present.report import ReportContent, report_content, report_filename
+from luskin_core.spec.audit_spec import AuditSpec
 
 
 def _report_maker(spec: AuditSpec) -> tuple[Callable[[], ReportContent], list[str], str]:

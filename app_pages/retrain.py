@@ -11,9 +11,9 @@ from luskin_app import choices as ch_
 from luskin_app import dataset, source_view, ui
 from luskin_app.cache import cached_run, is_cached, remember
 from luskin_app.help import HELP
-from luskin_core import plots
-from luskin_core.retrain import RetrainOptions, RetrainResult, model_bytes, retrain
-from luskin_core.spec import AuditSpec
+from luskin_core.corrections.retrain import RetrainOptions, RetrainResult, model_bytes, retrain
+from luskin_core.present import plots
+from luskin_core.spec.audit_spec import AuditSpec
 
 ALGORITHMS = {1: "Algorithm 1: selective risk adjustment (relabel with the first model's decisions)",
               2: "Algorithm 2: risk-based flipping (keep the true labels, flip the fewest)"}
@@ -105,7 +105,7 @@ def render_result(result: RetrainResult, key: tuple[Any, ...]) -> None:
                          help="D2's rows with the first model's risk and the labels before and after relabelling.")
     right.download_button("Download the retrained model C2 (skops)", model, file_name="luskin-C2.skops",
                           mime="application/octet-stream", key="retrain_download_model", icon=ui.ICONS["download"],
-                          help="skops format, read back with luskin_core.retrain.load_model.")
+                          help="skops format, read back with luskin_core.corrections.retrain.load_model.")
 
 
 def render_run(spec: AuditSpec, options: RetrainOptions) -> None:

@@ -1,7 +1,7 @@
 """Over time: the audit per month, quarter or year of a date column, the trend of each gap and the alerts.
 
 The page gathers the period column, the period length and (if needed) the date format, asks the
-core for the series (:func:`luskin_core.series.audit_series`, on the loaded rows or inside the
+core for the series (:func:`luskin_core.analyses.series.audit_series`, on the loaded rows or inside the
 configured source's engine) and draws its chart, its sentences and its table.
 """
 
@@ -12,9 +12,9 @@ import streamlit as st
 from luskin_app import choices as ch_
 from luskin_app import dataset, ui
 from luskin_app.cache import cached_run, options_key, remember
+from luskin_core.analyses.series import EVERY, audit_series
 from luskin_core.errors import LuskinError
-from luskin_core.series import EVERY, audit_series
-from luskin_core.series_plots import series_figure
+from luskin_core.present.series_plots import series_figure
 
 st.title("Over time: do the gaps move?")
 spec_, problem_ = ch_.current_spec()

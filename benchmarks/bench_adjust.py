@@ -7,7 +7,7 @@
 2. 10,000,000 generated rows in Parquet: 6 groups, 8 controls (3 numeric, one categorical with 200
    levels, four with 2-5 levels), a yes/no outcome from a logistic model. Luskin reads it through
    DuckDB: the numeric controls make nearly one cell per row, so the model is fitted from sums per
-   categorical key computed in the engine, one query per Newton step (luskin_core.adjust_sums), on
+   categorical key computed in the engine, one query per Newton step (luskin_core.analyses.adjust_sums), on
    every row. statsmodels on 10M rows would need a dense 10M x 218 design (17 GB): it runs on a
    1,000,000-row subset here, and the report says so.
 
@@ -33,8 +33,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from luskin_core import load_sample
-from luskin_core.adjust import adjust
-from luskin_core.spec import AuditSpec
+from luskin_core.analyses.adjust import adjust
+from luskin_core.spec.audit_spec import AuditSpec
 
 ADULT_CONTROLS = ["age", "education-num", "hours-per-week", "occupation", "marital-status", "relationship"]
 
@@ -90,7 +90,7 @@ def statsmodels_on_rows(frame: pd.DataFrame, group: str, reference: str, numeric
 
 
 def bench_adult() -> None:
-    from luskin_core.sources import Source
+    from luskin_core.counting.sources import Source
 
     adult = load_sample("adult")
     spec = AuditSpec(outcome="income", positive=">50K", group_by=("race",))
@@ -150,7 +150,7 @@ BIG_CATEGORICAL = ["product", "term"]
 
 
 def bench_big(path: Path, rows: int, max_cells: int | None, statsmodels: bool) -> None:
-    from luskin_core.sources import open_source
+    from luskin_core.counting.sources import open_source
 
     if not path.exists():
         start = time.perf_counter()

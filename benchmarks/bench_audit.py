@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from luskin_core import AuditSpec, audit
-from luskin_core.data import PRESETS, load_sample
+from luskin_core.counting.data import PRESETS, load_sample
 
 
 def timed(fn, repeat: int) -> tuple[float, float]:

@@ -4,7 +4,7 @@ Goal: the in-memory count table within 1.5x of DuckDB's GROUP BY over the same p
 and 10M rows (6 groups x 20 strata, a label outcome), and the paper's Adult preset audit under
 30 ms. Peers in the same run, on the same frame: DuckDB's own GROUP BY (the frame registered, one
 query, counts only) and polars' group_by (the frame converted to polars first, outside the timing).
-The in-memory path runs the counting rules (luskin_core.counts.count_rules) as one DuckDB query over
+The in-memory path runs the counting rules (luskin_core.counting.counts.count_rules) as one DuckDB query over
 the frame, so the gap to DuckDB is the plan (facts about the columns), the rows-left-out checks and
 turning the raw table into labels. Also the model tools' seeded sample of a 1M-row Parquet file.
 The machine is shared: the load average is printed beside every figure (medians of 5 runs).
@@ -26,9 +26,9 @@ import numpy as np
 import pandas as pd
 
 from luskin_core import AuditSpec, audit
-from luskin_core.counts import count_frame
-from luskin_core.data import PRESETS, load_sample
-from luskin_core.sources import open_source
+from luskin_core.counting.counts import count_frame
+from luskin_core.counting.data import PRESETS, load_sample
+from luskin_core.counting.sources import open_source
 
 
 def load() -> str:

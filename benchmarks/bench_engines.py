@@ -60,7 +60,7 @@ print("\\nFIGURES " + json.dumps({"seconds": elapsed, "warm": globals().get("war
 
 LUSKIN = """
 from luskin_core import AuditSpec
-from luskin_core.sources import open_source
+from luskin_core.counting.sources import open_source
 
 def run():
     result = open_source(PATH).audit(AuditSpec("decision", 1, group_by=("group",), strata=("stratum",)))
@@ -104,18 +104,18 @@ check = sorted([g, c, int(counts.n[i, j]), int(counts.positives[i, j])]
 # What Luskin's audit of a DuckDB-read file imports before it reads a row (nothing else is imported).
 IMPORTS_LUSKIN = """
 from luskin_core import AuditSpec
-from luskin_core.sources import open_source
+from luskin_core.counting.sources import open_source
 import ibis
 ibis.duckdb.connect()
-import luskin_core.audit
+import luskin_core.analyses.audit
 import scipy.special
 """
-# The same without Ibis: luskin_core.spec (pandas, numpy), duckdb, the statistics.
+# The same without Ibis: luskin_core.spec.audit_spec (pandas, numpy), duckdb, the statistics.
 IMPORTS_NO_IBIS = """
-from luskin_core.spec import AuditSpec
+from luskin_core.spec.audit_spec import AuditSpec
 import duckdb
 duckdb.connect()
-import luskin_core.audit
+import luskin_core.analyses.audit
 import scipy.special
 """
 IMPORTS_DUCKDB = """
@@ -191,10 +191,10 @@ def generate(folder: Path, rows: int, csv_rows: int) -> tuple[Path, Path]:
 def in_memory_figures() -> None:
     """The in-memory path: numpy counting (count_frame) vs DuckDB on the same frame (Source.from_frame)."""
     from luskin_core import AuditSpec
-    from luskin_core.conditions import parse_condition
-    from luskin_core.counts import count_frame
-    from luskin_core.data import load_sample
-    from luskin_core.sources import Source
+    from luskin_core.counting.counts import count_frame
+    from luskin_core.counting.data import load_sample
+    from luskin_core.counting.sources import Source
+    from luskin_core.spec.conditions import parse_condition
 
     adult = load_sample("adult")
     specs = {

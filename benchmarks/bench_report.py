@@ -36,18 +36,18 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from luskin_core import audit
-from luskin_core.data import PRESETS, load_sample
-from luskin_core.equalize import equalize_frame
-from luskin_core.report import DatasetRef, close_chart_renderer, report_content
-from luskin_core.retrain import RetrainOptions, retrain
-from luskin_core.thresholds import tune_thresholds
+from luskin_core.corrections.equalize import equalize_frame
+from luskin_core.corrections.retrain import RetrainOptions, retrain
+from luskin_core.corrections.thresholds import tune_thresholds
+from luskin_core.counting.data import PRESETS, load_sample
+from luskin_core.present.report import DatasetRef, close_chart_renderer, report_content
 
 REPORT_BEFORE = "dffafa0"  # the last commit with the previous report builder
 
 
 def _load_old_report() -> object:
-    """The previous ``luskin_core/report.py``, imported as ``luskin_core._report_before``."""
-    source = subprocess.run(["git", "show", f"{REPORT_BEFORE}:luskin_core/report.py"], cwd=ROOT, check=True,
+    """The previous ``luskin_core/present/report.py``, imported as ``luskin_core._report_before``."""
+    source = subprocess.run(["git", "show", f"{REPORT_BEFORE}:luskin_core/present/report.py"], cwd=ROOT, check=True,
                             capture_output=True, text=True).stdout
     folder = Path(tempfile.mkdtemp(prefix="luskin-bench-"))
     path = folder / "report_before.py"
@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import weasyprint
 
-    from luskin_core import report as report_module
+    from luskin_core.present import report as report_module
 
     start = time.perf_counter()
     images = report_module._RENDERER.svgs([c.figure for c in content.charts()])

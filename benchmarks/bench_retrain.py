@@ -20,8 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from luskin_core.data import PRESETS, load_sample
-from luskin_core.retrain import RetrainOptions, retrain
+from luskin_core.corrections.retrain import RetrainOptions, retrain
+from luskin_core.counting.data import PRESETS, load_sample
 
 ONE_TARGET, ALL_TARGET = 30.0, 180.0
 

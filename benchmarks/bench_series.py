@@ -1,7 +1,7 @@
 """Audits over time: speed on 24 months x 10,000,000 rows in Parquet, and the alerts' detection and false alarms.
 
 1. Speed: a Parquet file of 10,000,000 rows (a date over 24 months, 6 groups, a yes/no
-   outcome), audited per month through DuckDB (``luskin_core.series.audit_series`` on
+   outcome), audited per month through DuckDB (``luskin_core.analyses.series.audit_series`` on
    ``open_source``): one aggregation with the month as one more key. Beside it, peers on the
    same file: the audit without periods, and a bare DuckDB GROUP BY month, group, outcome. Then
    the same with the date stored as MDDYYYY numbers (as NYPD stores it).
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from luskin_core.series import cusum, difference_variance
+from luskin_core.analyses.series import cusum, difference_variance
 
 
 def make_parquet(path: Path, rows: int) -> None:
@@ -53,8 +53,8 @@ def speed(rows: int) -> None:
     import duckdb
 
     from luskin_core import AuditSpec
-    from luskin_core.series import audit_series
-    from luskin_core.sources import open_source
+    from luskin_core.analyses.series import audit_series
+    from luskin_core.counting.sources import open_source
 
     spec = AuditSpec(outcome="outcome", positive="yes", group_by=("grp",))
     with tempfile.TemporaryDirectory() as folder:

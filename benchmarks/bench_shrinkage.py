@@ -1,4 +1,4 @@
-"""Coverage and width of the partially pooled intervals (luskin_core.shrinkage) against Wilson's, by simulation.
+"""Coverage and width of the partially pooled intervals (luskin_core.stats.shrinkage) against Wilson's, by simulation.
 
 Each simulated audit is one cell with a cross of two columns: ``parents`` values of the first
 column (share m_p drawn uniformly in [0.05, 0.6]), each with ``children`` values of the second.
@@ -18,10 +18,10 @@ import time
 
 import numpy as np
 
-from luskin_core.counts import CountTable
-from luskin_core.shrinkage import pooled_estimates
-from luskin_core.spec import AuditSpec
-from luskin_core.stats import wilson_interval
+from luskin_core.counting.counts import CountTable
+from luskin_core.spec.audit_spec import AuditSpec
+from luskin_core.stats.inference import wilson_interval
+from luskin_core.stats.shrinkage import pooled_estimates
 
 SPEC = AuditSpec(outcome="y", positive=1, group_by=("a", "b"))
 

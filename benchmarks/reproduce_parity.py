@@ -31,11 +31,11 @@ import sklearn
 from sklearn.base import BaseEstimator
 from sklearn.model_selection import StratifiedKFold, train_test_split
 
-from luskin_core.data import PRESETS, load_sample
-from luskin_core.equalize import DEFAULT_ALPHAS, equalize_frame
-from luskin_core.models import compas_paper_pipeline, default_threshold, risk_scores
-from luskin_core.spec import prepare
-from luskin_core.thresholds import GroupThresholdOptimizer, tune_thresholds
+from luskin_core.corrections.equalize import DEFAULT_ALPHAS, equalize_frame
+from luskin_core.corrections.models import compas_paper_pipeline, default_threshold, risk_scores
+from luskin_core.corrections.thresholds import GroupThresholdOptimizer, tune_thresholds
+from luskin_core.counting.data import PRESETS, load_sample
+from luskin_core.spec.audit_spec import prepare
 
 W, B = "Caucasian", "African-American"
 OUT = Path(__file__).resolve().parent / "results" / "parity.md"

@@ -4,7 +4,7 @@ Adult (Tables 3 and 4): A1 = LR and A1 = MLP, Algorithms 1 and 2, C2 = LR and C2
 per seed. SQF (Tables 1 and 2): the same 8 runs on NYPD's 2014 file (the paper used 2012),
 read from ../shared/data/sqf_2014.csv.gz; skipped with a message where absent.
 
-Every figure is on D4 (the held-out 20%) and computed by ``luskin_core.retrain.retrain``;
+Every figure is on D4 (the held-out 20%) and computed by ``luskin_core.corrections.retrain.retrain``;
 nothing here is tuned to the paper's numbers. Seed 0 gives the paper-shaped tables; seeds
 0..N-1 give the mean and spread of the gaps and AUCs.
 
@@ -27,8 +27,8 @@ sys.path.insert(0, str(ROOT))
 import numpy as np
 
 from luskin_core import audit
-from luskin_core.data import PRESETS, load_sample, sqf_shared_path
-from luskin_core.retrain import RetrainOptions, RetrainResult, retrain
+from luskin_core.corrections.retrain import RetrainOptions, RetrainResult, retrain
+from luskin_core.counting.data import PRESETS, load_sample, sqf_shared_path
 
 KINDS = ("LR", "MLP")
 ALGORITHMS = (1, 2)
@@ -278,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
         "D4, the held-out 20% of a seeded, stratified 40/40/20 split (D1 trains A1, D2 is relabelled into "
         "D3, C2 is trained on D3). A model's decision is score ≥ 0.5. Ratios carry Wilson 95% intervals. "
         "Relabelling touches only the cell where the filter holds (the paper's setup), direction down."),
-        ("Models: `luskin_core.models.make_model`: LR = LogisticRegression(max_iter=2000) on one-hot "
+        ("Models: `luskin_core.corrections.models.make_model`: LR = LogisticRegression(max_iter=2000) on one-hot "
         "categories and standardised numbers; MLP = MLPClassifier((64,), adam, early stopping, "
         "random_state = seed)."),
         "",

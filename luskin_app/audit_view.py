@@ -16,11 +16,11 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from luskin_core.audit import AuditResult
-from luskin_core.audit_plots import audit_figures, comparison_bars
-from luskin_core.comparisons import BEYOND, CHANCE, REFERENCE, TOO_FEW, WITHIN
-from luskin_core.findings import findings
+from luskin_core.analyses.audit import AuditResult
+from luskin_core.analyses.findings import findings
 from luskin_core.formatting import format_number, format_p, format_percent, format_points
+from luskin_core.present.audit_plots import audit_figures, comparison_bars
+from luskin_core.stats.comparisons import BEYOND, CHANCE, REFERENCE, TOO_FEW, WITHIN
 
 from . import ui
 from .help import HELP
@@ -210,7 +210,7 @@ def all_numbers(result: AuditResult) -> pd.DataFrame:
 
 
 def render_findings(result: AuditResult) -> None:
-    """What was found, most important first (:mod:`luskin_core.findings`): the overall answer as the heading."""
+    """What was found, most important first (:mod:`luskin_core.analyses.findings`): the overall answer as the heading."""
     found = findings(result)
     st.subheader(ui.md(found.headline), anchor=False)  # no anchor link: its address would carry user text
     rest = found.sentences()[1:]
@@ -235,7 +235,7 @@ def render_headline(result: AuditResult) -> None:
 
 def render_sufficiency(result: AuditResult) -> None:
     """What the data could show: the sufficiency summary first, the details and power sentences folded."""
-    from luskin_core.power import sufficiency, sufficiency_lines
+    from luskin_core.stats.power import sufficiency, sufficiency_lines
 
     lines = sufficiency_lines(sufficiency(result.comparisons, result.spec))
     if not lines:
@@ -285,7 +285,7 @@ def render_pooled(result: AuditResult) -> None:
 
 
 def figures(result: AuditResult) -> list[tuple[str, Any]]:
-    """The core's charts (:func:`luskin_core.audit_plots.audit_figures`), with the small multiples in one
+    """The core's charts (:func:`luskin_core.present.audit_plots.audit_figures`), with the small multiples in one
     column: two panels side by side overlap their long group names at projector width."""
     out = audit_figures(result)
     if out and any(trace.type == "bar" for trace in out[0][1].data):   # the bars, not the heat map
@@ -297,8 +297,8 @@ def render_charts(result: AuditResult) -> None:
     for i, (caption, figure) in enumerate(figures(result)):
         st.plotly_chart(ui.fit_chart(figure), key=f"audit_fig_{i}", theme=None)
         st.caption(caption)
-    from luskin_core.series_plots import pooled_figure
-    from luskin_core.shrinkage import SMALL_GROUP
+    from luskin_core.present.series_plots import pooled_figure
+    from luskin_core.stats.shrinkage import SMALL_GROUP
 
     if any(0 < c.n < SMALL_GROUP and c.pooled_rate is not None for c in result.comparisons):
         cell = None if len(result.cell_names) == 1 else result.cell_names[0]

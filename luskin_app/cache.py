@@ -21,8 +21,8 @@ from typing import Any, TypeVar
 import pandas as pd
 import streamlit as st
 
-from luskin_core.audit import AuditResult, audit
-from luskin_core.spec import AuditSpec
+from luskin_core.analyses.audit import AuditResult, audit
+from luskin_core.spec.audit_spec import AuditSpec
 
 from . import dataset as _dataset
 

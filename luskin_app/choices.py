@@ -4,7 +4,7 @@ The choices are the widgets' memory (outcome, positive value, protected group, f
 the model columns and each page's options), kept in the session: widgets are seeded from them when
 a page is (re)opened, because Streamlit forgets a widget's value when its page is left. The
 specification is parsed from them by one thin parser (:func:`spec_from_choices`: the choices into
-the specification's typed parts, then :func:`luskin_core.validation.check_spec`) and kept, typed,
+the specification's typed parts, then :func:`luskin_core.spec.validation.check_spec`) and kept, typed,
 in the session (:class:`SpecState`); every page reads that one. The rules are the core's, so a
 mistake reads the same here, in the command line and in the library. Every problem comes with its
 way out (:func:`fixes`).
@@ -22,11 +22,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from luskin_core.conditions import Condition
 from luskin_core.errors import LuskinError
-from luskin_core.guess import FirstChoices, first_choices
-from luskin_core.options import EqualizeOptions, RetrainOptions, ThresholdOptions
-from luskin_core.spec import (
+from luskin_core.spec.audit_spec import (
     DEFAULT_BINS,
     DEFAULT_MIN_GROUP_SIZE,
     DEFAULT_RATIO_THRESHOLD,
@@ -37,7 +34,10 @@ from luskin_core.spec import (
     Judgement,
     OutcomeSpec,
 )
-from luskin_core.validation import (
+from luskin_core.spec.conditions import Condition
+from luskin_core.spec.guess import FirstChoices, first_choices
+from luskin_core.spec.options import EqualizeOptions, RetrainOptions, ThresholdOptions
+from luskin_core.spec.validation import (
     check_column,
     check_finite,
     check_outcome,
@@ -63,7 +63,7 @@ WIDGET_KEYS = ("outcome", "positive", "outcome_is", "outcome_is_seen", "protecte
                "audit_outcome_type", "audit_score_column", "audit_cutoff_median", "audit_cutoff", "audit_metric",
                "audit_ratio_threshold", "audit_correction")
 
-# The model pages' first choices: the tools' own defaults (luskin_core.options, which the command line reads
+# The model pages' first choices: the tools' own defaults (luskin_core.spec.options, which the command line reads
 # too), plus what only a page has (where the scores come from, the rows a chart shows, the alpha shown).
 _RETRAIN, _THRESHOLDS, _EQUALIZE = RetrainOptions(), ThresholdOptions(), EqualizeOptions()
 DEFAULT_OPTIONS: dict[str, dict[str, Any]] = {
@@ -253,7 +253,7 @@ def audit_choice(ch: dict[str, Any], key: str) -> Any:
 def spec_from_choices(ch: dict[str, Any], frame: pd.DataFrame) -> AuditSpec:
     """The page's thin parser: the choices into the specification's typed parts, then the one validator.
 
-    Each part checks itself when built and :func:`luskin_core.validation.check_spec` adds the rules
+    Each part checks itself when built and :func:`luskin_core.spec.validation.check_spec` adds the rules
     that need the rows, so a mistake reads here as in the command line and the library. Only what
     is about the page's own widgets is said here (strata chosen as the way to form cells, but no
     column yet; a score outcome without its column).
@@ -450,7 +450,7 @@ def fixes(ch: dict[str, Any], frame: pd.DataFrame) -> list[Fix]:
 def model_columns(ch: dict[str, Any], frame: pd.DataFrame, outcome: str,
                   leave_out: Sequence[str] = ()) -> list[str]:
     """The columns the models will use: the chosen ones, or the core's default (all but the outcome)."""
-    from luskin_core.models import choose_features
+    from luskin_core.corrections.models import choose_features
 
     banned = {str(c).lower() for c in (outcome, *leave_out)}
     chosen = ch.get("features") or list(choose_features(frame, outcome).columns)

@@ -15,9 +15,9 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from luskin_core.data import PRESETS, frame_fingerprint, load_csv, load_sample, sqf_shared_path
+from luskin_core.counting.data import PRESETS, frame_fingerprint, load_csv, load_sample, sqf_shared_path
 from luskin_core.errors import LuskinError
-from luskin_core.validation import check_column_names
+from luskin_core.spec.validation import check_column_names
 
 log = logging.getLogger("luskin.app")
 

@@ -26,10 +26,10 @@ from typing import Any, TypeVar
 import pandas as pd
 import streamlit as st
 
-from luskin_core.audit import AuditResult
+from luskin_core.analyses.audit import AuditResult
+from luskin_core.counting.sources import SampleInfo, Source
 from luskin_core.errors import LuskinError
-from luskin_core.sources import SampleInfo, Source
-from luskin_core.spec import AuditSpec
+from luskin_core.spec.audit_spec import AuditSpec
 
 from . import dataset as _dataset
 from . import ui

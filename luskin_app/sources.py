@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit, urlunsplit
 
+from luskin_core.counting.sources import DEFAULT_SAMPLE_CAP, Source, open_source
 from luskin_core.errors import LuskinError
-from luskin_core.sources import DEFAULT_SAMPLE_CAP, Source, open_source
 
 log = logging.getLogger("luskin.app.sources")
 

@@ -21,7 +21,7 @@ import streamlit as st
 
 from luskin_core import __version__
 from luskin_core.errors import LuskinError
-from luskin_core.plots import title_pad
+from luskin_core.present.plots import title_pad
 
 from . import choices as _choices
 from . import dataset as _dataset

@@ -5,7 +5,7 @@ and verdict options are ``luskin audit``'s; ``--controls`` names the columns hel
 ones linear, text ones categorical), ``--categorical`` forces a numeric code column to be
 categorical, ``--cluster`` clusters the standard errors. Without ``--positive`` a numeric
 outcome is modelled as a number (linear). ``--json`` prints
-:meth:`luskin_core.adjust.AdjustResult.to_dict` (its ``adjusted`` list holds one object per
+:meth:`luskin_core.analyses.adjust.AdjustResult.to_dict` (its ``adjusted`` list holds one object per
 non-reference group).
 """
 
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from luskin_core.errors import LuskinError
 
 if TYPE_CHECKING:
-    from luskin_core.adjust import AdjustResult
+    from luskin_core.analyses.adjust import AdjustResult
 
 ADJUST_DESCRIPTION = (
     "Compare each group with the reference after holding many controls equal: a logistic model for a yes/no "
@@ -76,7 +76,7 @@ def adjust_from_args(args: argparse.Namespace) -> AdjustResult | None:
 
 def adjust_located(args: argparse.Namespace, located: Any, spec: Any) -> AdjustResult | None:
     """The adjusted gaps on data already resolved (a frame or an engine source); None without controls."""
-    from luskin_core.adjust import adjust
+    from luskin_core.analyses.adjust import adjust
 
     controls, categorical = _names(args.controls), _names(args.categorical)
     if not controls and not categorical:

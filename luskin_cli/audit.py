@@ -4,7 +4,7 @@ Registered by :func:`luskin_cli.main.build_parser` through :func:`add_parsers`. 
 setup (a protected condition, one filter) prints the paper's two-class table; groups formed by
 columns (``--groups race --groups sex``) and strata (``--stratify education``) print one row per
 group per cell against the reference, then the overall and within-cell comparison per group.
-``--json`` prints :meth:`luskin_core.audit.AuditResult.to_dict`.
+``--json`` prints :meth:`luskin_core.analyses.audit.AuditResult.to_dict`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from luskin_core.errors import LuskinError
 
 if TYPE_CHECKING:  # the CLI's --help must not import pandas
-    from luskin_core.spec import AuditSpec
+    from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.formatting import format_number, format_p
 
 AUDIT_DESCRIPTION = (
@@ -112,11 +112,11 @@ def spec_from_args(args: argparse.Namespace, base: AuditSpec | None = None) -> A
     Starts from ``base`` (a preset's or a saved configuration's specification) and lays the options
     over it; an option that forms the groups or the cells another way replaces the base's way
     (``--groups`` over a preset's protected group, ``--filter`` over saved strata). Whether the result
-    makes sense is the specification's own rules (:mod:`luskin_core.validation`), so a mistake
+    makes sense is the specification's own rules (:mod:`luskin_core.spec.validation`), so a mistake
     reads here as it does on the page and in the library.
     """
-    from luskin_core.conditions import parse_condition
-    from luskin_core.spec import AuditSpec
+    from luskin_core.spec.audit_spec import AuditSpec
+    from luskin_core.spec.conditions import parse_condition
 
     fields: dict[str, Any] = base.to_dict() if base else {}
     if getattr(args, "outcome", None):
@@ -207,7 +207,7 @@ _RATE_HEAD = {"selection": "share", "tpr": "TPR", "fpr": "FPR", "fnr": "FNR", "p
 
 
 def _error_rate_title(result: Any) -> str:
-    from luskin_core.comparisons import CRITERION_NAMES
+    from luskin_core.stats.comparisons import CRITERION_NAMES
 
     criterion = result.spec.criterion
     judged = ("judged on the share predicted positive (--criterion to judge an error rate)" if criterion == "selection"
@@ -259,8 +259,8 @@ def format_audit(result: Any) -> str:
         head += f"\nA row counts as positive when {spec.outcome} is at least {result.counts.score_cutoff:g}."
     if spec.prediction is not None and spec.prediction_cutoff is not None:
         head += f"\nA row is predicted positive when {spec.prediction} is at least {spec.prediction_cutoff:g}."
-    from luskin_core.findings import findings
-    from luskin_core.power import sufficiency, sufficiency_lines
+    from luskin_core.analyses.findings import findings
+    from luskin_core.stats.power import sufficiency, sufficiency_lines
 
     found = findings(result)
     lines = [head, spec.meaning_text, *sufficiency_lines(sufficiency(result.comparisons, spec)), "",
@@ -326,12 +326,12 @@ def run_audit(args: argparse.Namespace) -> int:
         return run_template(args)
     # The rows outside --population stay: the count table says how many (as every engine's does).
     frame, spec, _ = resolve(args, engine=True, restrict=False)  # a broken --config is refused first
-    from luskin_core.audit import audit
+    from luskin_core.analyses.audit import audit
 
     source = None
     if getattr(args, "predictions", None):
         source = f"predictions in '{args.predictions}'"
-    from luskin_core.sources import Source
+    from luskin_core.counting.sources import Source
 
     if getattr(args, "period", None):
         from luskin_cli.series import run_series
@@ -339,7 +339,7 @@ def run_audit(args: argparse.Namespace) -> int:
         return run_series(args, frame, spec, source)
     result = frame.audit(spec, source=source) if isinstance(frame, Source) else audit(frame, spec, source=source)
     if args.json:
-        from luskin_core.findings import findings
+        from luskin_core.analyses.findings import findings
 
         out = result.to_dict()
         out["outcome_is"] = result.spec.outcome_is

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the CLI's --help must not import pandas
-    from luskin_core.spec import AuditSpec
+    from luskin_core.spec.audit_spec import AuditSpec
 
 ENGINE_SUFFIXES = (".parquet", ".pq", ".duckdb", ".db", ".ddb")
 # A CSV this large is read by the engine rather than into pandas (the library's in-memory limit is 1 GB).
@@ -48,13 +48,13 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
 
 
 def open_for_args(args: argparse.Namespace, location: str) -> Any:
-    """The :class:`~luskin_core.sources.Source` that ``--data``/``--table`` name.
+    """The :class:`~luskin_core.counting.sources.Source` that ``--data``/``--table`` name.
 
     A CSV or Parquet file (or a folder of Parquet files) is counted by DuckDB's SQL directly
-    (:func:`~luskin_core.sources.open_file`: no Ibis import, no look-ahead query); a database,
+    (:func:`~luskin_core.counting.sources.open_file`: no Ibis import, no look-ahead query); a database,
     Spark or a DuckDB file goes through Ibis.
     """
-    from luskin_core.sources import open_file, open_source
+    from luskin_core.counting.sources import open_file, open_source
 
     table = getattr(args, "table", None)
     return open_source(location, table) if table else open_file(location)
@@ -62,7 +62,7 @@ def open_for_args(args: argparse.Namespace, location: str) -> Any:
 
 def sample_for_args(args: argparse.Namespace, location: str, spec: AuditSpec) -> Any:
     """Rows for the model tools: the whole source when small, else a stratified seeded sample (said on stderr)."""
-    from luskin_core.sources import DEFAULT_SAMPLE_CAP
+    from luskin_core.counting.sources import DEFAULT_SAMPLE_CAP
 
     source = open_for_args(args, location)
     cap = getattr(args, "sample_cap", None) or DEFAULT_SAMPLE_CAP

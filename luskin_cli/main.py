@@ -19,14 +19,14 @@ from luskin_core import __version__
 from luskin_core.errors import LuskinError
 
 if TYPE_CHECKING:
-    from luskin_core.audit import AuditResult
-    from luskin_core.spec import AuditSpec
+    from luskin_core.analyses.audit import AuditResult
+    from luskin_core.spec.audit_spec import AuditSpec
 
 EXIT_USAGE = 2
 
 
 # Known without importing the modules that define them (a test checks they agree):
-# luskin_core.data.PRESETS and luskin_core.spec.DEFAULT_TOLERANCE.
+# luskin_core.counting.data.PRESETS and luskin_core.spec.audit_spec.DEFAULT_TOLERANCE.
 PRESET_NAMES = ("adult", "compas", "sqf")
 DEFAULT_TOLERANCE = 0.05
 
@@ -130,13 +130,13 @@ def resolve(args: argparse.Namespace, *, engine: bool = False,
     """
     loaded = None
     if getattr(args, "config", None):
-        from luskin_core.configfile import read_config_file
+        from luskin_core.spec.configfile import read_config_file
 
         # size, encoding, depth and entry types checked first: a broken file is refused before pandas loads
         loaded = read_config_file(args.config)
-    from luskin_core.conditions import conjunction_mask
-    from luskin_core.data import get_preset, load_data
-    from luskin_core.spec import AuditSpec
+    from luskin_core.counting.data import get_preset, load_data
+    from luskin_core.spec.audit_spec import AuditSpec
+    from luskin_core.spec.conditions import conjunction_mask
 
     preset = get_preset(args.preset) if args.preset else None
     base: AuditSpec | None = preset.spec if preset else None
@@ -157,7 +157,7 @@ def resolve(args: argparse.Namespace, *, engine: bool = False,
             return open_for_args(args, source), spec, _split_names(args.features) or None
         frame = sample_for_args(args, source, spec)
     else:
-        from luskin_core.validation import check_column_names, check_spec
+        from luskin_core.spec.validation import check_column_names, check_spec
 
         frame = load_data(source)
         check_column_names(frame)  # 'Race' and 'race' are one column to --protected: refuse, as the upload does
@@ -170,7 +170,7 @@ def resolve(args: argparse.Namespace, *, engine: bool = False,
     features = _split_names(args.features) or (preset.features if preset and args.data is None else None)
     exclude = _split_names(args.exclude)
     if exclude:
-        from luskin_core.models import choose_features
+        from luskin_core.corrections.models import choose_features
 
         features = choose_features(frame, spec.outcome, features, exclude).columns
     return frame, spec, features

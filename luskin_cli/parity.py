@@ -18,7 +18,7 @@ from luskin_core.formatting import format_percent
 def add_parsers(subparsers: Any) -> None:
     """Register the ``thresholds`` and ``equalize`` subcommands."""
     from luskin_cli.main import add_data_options
-    from luskin_core.options import (  # the one place of the defaults (the pages read them too)
+    from luskin_core.spec.options import (  # the one place of the defaults (the pages read them too)
         EqualizeOptions,
         ThresholdOptions,
     )
@@ -75,7 +75,7 @@ def add_parsers(subparsers: Any) -> None:
 
 def _paper_compas(args: argparse.Namespace, features: Sequence[str] | None) -> bool:
     """The paper's COMPAS encoding applies to the compas preset with its own features."""
-    from luskin_core.data import PRESETS
+    from luskin_core.counting.data import PRESETS
 
     return (
         getattr(args, "preset", None) == "compas"
@@ -93,15 +93,15 @@ def _num(x: Any) -> str:
 def run_thresholds(args: argparse.Namespace) -> int:
     """Tune the thresholds and print them with before/after rates on the test rows."""
     from luskin_cli.main import format_warnings, print_json, resolve
+    from luskin_core.corrections.thresholds import tune_thresholds
     from luskin_core.formatting import format_table
-    from luskin_core.options import ThresholdOptions
-    from luskin_core.thresholds import tune_thresholds
+    from luskin_core.spec.options import ThresholdOptions
 
     frame, spec, features = resolve(args)
     model = None if args.score_column else (args.model or ThresholdOptions.model)
     pipeline = None
     if model is not None and _paper_compas(args, features):
-        from luskin_core.models import compas_paper_pipeline
+        from luskin_core.corrections.models import compas_paper_pipeline
 
         pipeline = compas_paper_pipeline(model, random_state=args.seed)
     report = tune_thresholds(
@@ -154,7 +154,7 @@ def run_thresholds(args: argparse.Namespace) -> int:
 
 
 def _parse_alphas(args: argparse.Namespace) -> tuple[float, ...]:
-    from luskin_core.equalize import DEFAULT_ALPHAS
+    from luskin_core.corrections.equalize import DEFAULT_ALPHAS
 
     if args.alpha is not None:
         return (float(args.alpha),)
@@ -177,7 +177,7 @@ def _parse_alphas(args: argparse.Namespace) -> tuple[float, ...]:
 def run_equalize(args: argparse.Namespace) -> int:
     """Train the equalized-distribution classifier at each alpha and print test results."""
     from luskin_cli.main import format_warnings, print_json, resolve
-    from luskin_core.equalize import equalize_frame
+    from luskin_core.corrections.equalize import equalize_frame
     from luskin_core.formatting import format_table
 
     alphas = _parse_alphas(args)
@@ -187,7 +187,7 @@ def run_equalize(args: argparse.Namespace) -> int:
     frame, spec, features = resolve(args)
     preprocess = None
     if _paper_compas(args, features):
-        from luskin_core.models import compas_paper_pipeline
+        from luskin_core.corrections.models import compas_paper_pipeline
 
         preprocess = compas_paper_pipeline("LR", random_state=args.seed)[:-1]
     sweep = equalize_frame(

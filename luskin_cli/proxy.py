@@ -64,7 +64,7 @@ def parse_proxy_spec(text: str) -> dict[str, str]:
 def _read(path: str) -> Any:
     import pandas as pd
 
-    from luskin_core.data import load_data
+    from luskin_core.counting.data import load_data
 
     if str(path).lower().endswith(".parquet"):
         try:
@@ -85,8 +85,8 @@ def _print_counts(result: Any) -> None:
 def run_proxy(args: argparse.Namespace) -> int:
     """Write the rows with their six probabilities and print how many rows fell back."""
     from luskin_cli.main import print_json
+    from luskin_core.analyses.proxy import add_probabilities
     from luskin_core.export import write_csv
-    from luskin_core.proxy import add_probabilities
 
     frame = _read(args.data)
     level, column = ("zcta", args.zcta) if args.zcta else ("tract", args.tract)
@@ -108,9 +108,9 @@ def run_proxy_audit(args: argparse.Namespace) -> int:
     """Audit the outcome across estimated groups: weighted and threshold comparisons, bounds, caveats."""
     import numpy as np
 
-    from luskin_core.proxy import add_probabilities
-    from luskin_core.proxy_audit import DEFAULT_THRESHOLD, proxy_audit
-    from luskin_core.spec import DEFAULT_RATIO_THRESHOLD, outcome_mask
+    from luskin_core.analyses.proxy import add_probabilities
+    from luskin_core.analyses.proxy_audit import DEFAULT_THRESHOLD, proxy_audit
+    from luskin_core.spec.audit_spec import DEFAULT_RATIO_THRESHOLD, outcome_mask
 
     roles = parse_proxy_spec(args.proxy)
     if getattr(args, "protected", None) or getattr(args, "groups", None):
@@ -163,11 +163,11 @@ def _engine_audit(args: argparse.Namespace, roles: dict[str, str], level: str, s
 
     A Parquet file without strata is streamed with Arrow (names looked up by dictionary index,
     benchmarks/bench_proxy.py); otherwise the source's engine (DuckDB, PostgreSQL, Spark) joins the rows with
-    the looked-up surnames and places (luskin_core.proxy_engine.source_proxy_sums).
+    the looked-up surnames and places (luskin_core.analyses.proxy_engine.source_proxy_sums).
     """
     from luskin_cli.engine import open_for_args
-    from luskin_core.proxy_audit import audit_sums
-    from luskin_core.proxy_engine import parquet_proxy_sums, source_proxy_sums
+    from luskin_core.analyses.proxy_audit import audit_sums
+    from luskin_core.analyses.proxy_engine import parquet_proxy_sums, source_proxy_sums
 
     plain_parquet = str(args.data).lower().endswith(".parquet") and not getattr(args, "table", None)
     if plain_parquet and not args.stratify:
@@ -200,7 +200,7 @@ def _engine_audit(args: argparse.Namespace, roles: dict[str, str], level: str, s
 
 def _print_audit(args: argparse.Namespace, audit: Any, proxy: dict[str, Any], lines: list[str]) -> None:
     from luskin_cli.main import print_json
-    from luskin_core.proxy_audit import format_proxy_audit
+    from luskin_core.analyses.proxy_audit import format_proxy_audit
 
     if args.json:
         print_json(audit.to_dict())

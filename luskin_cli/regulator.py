@@ -56,10 +56,10 @@ def apply_template(args: argparse.Namespace, fields: dict[str, Any]) -> None:
 def run_template(args: argparse.Namespace) -> int:
     """Run the chosen template and print it (text or JSON)."""
     from luskin_cli.main import print_json, resolve
-    from luskin_core.audit import audit
-    from luskin_core.power import sufficiency, sufficiency_lines
-    from luskin_core.regulator import eeoc_frame, eeoc_rows, format_eeoc, format_ll144, ll144_audit
-    from luskin_core.sources import Source
+    from luskin_core.analyses.audit import audit
+    from luskin_core.analyses.regulator import eeoc_frame, eeoc_rows, format_eeoc, format_ll144, ll144_audit
+    from luskin_core.counting.sources import Source
+    from luskin_core.stats.power import sufficiency, sufficiency_lines
 
     data, spec = resolve(args, engine=True)[:2]
 

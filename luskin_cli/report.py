@@ -86,7 +86,7 @@ def add_parsers(subparsers: Any) -> None:
 
 
 def _alphas(text: str | None) -> tuple[float, ...]:
-    from luskin_core.equalize import DEFAULT_ALPHAS
+    from luskin_core.corrections.equalize import DEFAULT_ALPHAS
 
     if not text:
         return DEFAULT_ALPHAS
@@ -141,8 +141,8 @@ def run(args: argparse.Namespace) -> int:
 
     from luskin_cli.main import resolve
     from luskin_cli.parity import _paper_compas
-    from luskin_core.audit import audit
-    from luskin_core.report import DatasetRef, close_chart_renderer, report_content
+    from luskin_core.analyses.audit import audit
+    from luskin_core.present.report import DatasetRef, close_chart_renderer, report_content
 
     if not args.html and not args.pdf:
         raise LuskinError("Say where to write the report: --html report.html, --pdf report.pdf, or both.")
@@ -188,13 +188,13 @@ def run(args: argparse.Namespace) -> int:
     _say(f"Audit: {result.headline()} ({timings['audit']:.1f} s)")
     ll144 = None
     if args.template == "ll144":
-        from luskin_core.regulator import ll144_audit
+        from luskin_core.analyses.regulator import ll144_audit
 
         ll144 = ll144_audit(located, spec, args.sex.strip(), args.race.strip(), exclude_small=args.exclude_small)
 
     series = None
     if args.period:
-        from luskin_core.series import audit_series
+        from luskin_core.analyses.series import audit_series
 
         t = clock()
         series = audit_series(located, spec, args.period, args.every, args.period_format, source=source)
@@ -212,7 +212,7 @@ def run(args: argparse.Namespace) -> int:
     retrains = []
     if args.retrain:
         assert frame is not None  # rows were loaded (or sampled) above for every model tool
-        from luskin_core.retrain import RetrainOptions, retrain
+        from luskin_core.corrections.retrain import RetrainOptions, retrain
 
         for algorithm in args.algorithm or ["2"]:
             for second in args.second or ["MLP"]:
@@ -229,14 +229,14 @@ def run(args: argparse.Namespace) -> int:
     reports = []
     if args.thresholds:
         assert frame is not None  # rows were loaded (or sampled) above for every model tool
-        from luskin_core.thresholds import tune_thresholds
+        from luskin_core.corrections.thresholds import tune_thresholds
 
         model = None if args.score_column else (args.model or "LR")
         for lam in args.lams or [1.0]:
             t = clock()
             pipeline = None
             if model is not None and _paper_compas(args, features):
-                from luskin_core.models import compas_paper_pipeline
+                from luskin_core.corrections.models import compas_paper_pipeline
 
                 pipeline = compas_paper_pipeline(model, random_state=args.seed)
             reports.append(tune_thresholds(frame, spec, model=model, score_column=args.score_column,
@@ -252,12 +252,12 @@ def run(args: argparse.Namespace) -> int:
     sweep = None
     if args.equalize:
         assert frame is not None  # rows were loaded (or sampled) above for every model tool
-        from luskin_core.equalize import equalize_frame
+        from luskin_core.corrections.equalize import equalize_frame
 
         t = clock()
         preprocess = None
         if _paper_compas(args, features):
-            from luskin_core.models import compas_paper_pipeline
+            from luskin_core.corrections.models import compas_paper_pipeline
 
             preprocess = compas_paper_pipeline("LR", random_state=args.seed)[:-1]
         sweep = equalize_frame(frame, spec, alphas=alphas, features=features, preprocess=preprocess, seed=args.seed,

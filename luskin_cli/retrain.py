@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any
 from luskin_core.formatting import format_number, format_p
 
 if TYPE_CHECKING:  # imported when the subcommand runs, so that `luskin --help` starts fast
-    from luskin_core.retrain import RetrainResult
+    from luskin_core.corrections.retrain import RetrainResult
 
 
 def add_parsers(subparsers: Any) -> None:
     """Register the ``retrain`` subcommand."""
     from luskin_cli.main import add_data_options
-    from luskin_core.options import (
+    from luskin_core.spec.options import (
         RetrainOptions as Defaults,  # the one place of the defaults (the page reads them too)
     )
 
@@ -54,7 +54,7 @@ def add_parsers(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the experiment and print the report; returns the exit status."""
     from luskin_cli.main import format_warnings, print_json, resolve
-    from luskin_core.retrain import RetrainOptions, retrain, save_model
+    from luskin_core.corrections.retrain import RetrainOptions, retrain, save_model
 
     frame, spec, features = resolve(args)
     options = RetrainOptions(
@@ -92,8 +92,8 @@ def _p(p: float | None) -> str:
 
 def format_retrain(result: RetrainResult) -> str:
     """The paper-style table in plain text, with intervals, gaps and the relabelling record."""
+    from luskin_core.corrections.relabel import ALGORITHM_NAMES
     from luskin_core.formatting import format_table
-    from luskin_core.relabel import ALGORITHM_NAMES
 
     opts, spec = result.options, result.spec
     blocks = [("Original", result.original), (f"A1 ({opts.first})", result.first),

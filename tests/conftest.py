@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from luskin_core.data import load_sample, sqf_shared_path
+from luskin_core.counting.data import load_sample, sqf_shared_path
 
 ROOT = Path(__file__).resolve().parent.parent
 os.chdir(ROOT)

@@ -10,10 +10,10 @@ import statsmodels.api as sm
 from scipy import special
 from statsmodels.tools.numdiff import approx_fprime_cs
 
-from luskin_core.adjust import adjust, adjust_cells, cells_from_frame
-from luskin_core.comparisons import BEYOND, CHANCE, TOO_FEW, WITHIN
+from luskin_core.analyses.adjust import adjust, adjust_cells, cells_from_frame
 from luskin_core.errors import LuskinError
-from luskin_core.spec import AuditSpec
+from luskin_core.spec.audit_spec import AuditSpec
+from luskin_core.stats.comparisons import BEYOND, CHANCE, TOO_FEW, WITHIN
 
 ADULT_CONTROLS = ["age", "education-num", "hours-per-week", "occupation", "marital-status"]
 
@@ -158,7 +158,7 @@ def test_linear_outcome_matches_ols_and_cluster(adult_rows):
 
 
 def test_compas_condition_groups_match_statsmodels(compas):
-    from luskin_core.data import get_preset
+    from luskin_core.counting.data import get_preset
 
     spec = get_preset("compas").spec
     controls = ["priors_count", "age", "c_charge_degree", "sex"]
@@ -341,7 +341,7 @@ def test_result_views_agree(adult_rows):
     (AuditSpec(outcome="hours-per-week", outcome_type="score", protected="sex == Female"), ["age", "occupation"]),
 ])
 def test_engine_cells_give_the_in_memory_estimates(adult, spec, controls):
-    from luskin_core.sources import Source
+    from luskin_core.counting.sources import Source
 
     in_memory = adjust(adult, spec, controls, cluster="native-country")
     engine = adjust(Source.from_frame(adult), spec, controls, cluster="native-country")
@@ -369,7 +369,7 @@ def test_engine_cells_give_the_in_memory_estimates(adult, spec, controls):
 ])
 def test_engine_sums_give_the_in_memory_estimates(adult, spec, controls, cluster):
     """Past the cell cap the engine fits from per-key sums: every row, the in-memory numbers to 1e-9."""
-    from luskin_core.sources import Source
+    from luskin_core.counting.sources import Source
 
     in_memory = adjust(adult, spec, controls, cluster=cluster)
     engine = adjust(Source.from_frame(adult), spec, controls, cluster=cluster, max_cells=100)
@@ -391,7 +391,7 @@ def test_engine_sums_give_the_in_memory_estimates(adult, spec, controls, cluster
 
 def test_engine_sums_match_statsmodels_logit(adult):
     """The engine's logistic fit from sums against statsmodels Logit on the rows and its discrete-change AME."""
-    from luskin_core.sources import Source
+    from luskin_core.counting.sources import Source
 
     controls = ["age", "fnlwgt", "hours-per-week", "occupation", "marital-status"]
     spec = AuditSpec(outcome="income", positive=">50K", group_by=("sex",))

@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 from engine_servers import postgres_url, spark_session  # noqa: F401 - fixtures
 
-from luskin_core.adjust import AdjustResult, adjust
-from luskin_core.data import load_sample
-from luskin_core.sources import open_source
-from luskin_core.spec import AuditSpec
+from luskin_core.analyses.adjust import AdjustResult, adjust
+from luskin_core.counting.data import load_sample
+from luskin_core.counting.sources import open_source
+from luskin_core.spec.audit_spec import AuditSpec
 
 ROWS = 6_000  # Spark local[1] on two shared cores runs a query in seconds: a slice of Adult keeps it short
 

@@ -179,7 +179,7 @@ def test_model_columns_can_be_chosen_and_default_to_the_preset():
     """A column that restates the outcome (COMPAS's decile_score) must be removable by the analyst."""
     at = open_app()
     at.button(key="sample_compas").click().run()
-    from luskin_core.data import PRESETS
+    from luskin_core.counting.data import PRESETS
 
     features = at.multiselect(key="model_features")
     assert features.value == list(PRESETS["compas"].features)
@@ -582,7 +582,7 @@ def test_bad_configuration_changes_nothing(content, words):
 
 
 def test_report_includes_the_results_computed_on_the_other_pages():
-    from luskin_core.report import build_html_report
+    from luskin_core.present.report import build_html_report
 
     at = goto(_small_with_filter(), "retrain")
     at.selectbox(key="retrain_pair").set_value("LR/LR").run()
@@ -600,7 +600,7 @@ def test_report_includes_the_results_computed_on_the_other_pages():
     # the same objects the page hands to the report builder make a complete report
     results = {kind: value[2] for kind, value in at.session_state["results"].items()}
     spec = results["retrain"].spec
-    from luskin_core.audit import audit
+    from luskin_core.analyses.audit import audit
     frame = pd.read_csv(__import__("io").BytesIO(small_csv()))
     html = build_html_report(audit(frame, spec), frame=frame, dataset="small.csv", retrain=results["retrain"],
                              thresholds=results["thresholds"], equalized=results["equalized"], equalized_alpha=0.0)
@@ -735,7 +735,7 @@ def _with_data(frame: pd.DataFrame, name: str = "data.csv") -> AppTest:
     """A fresh session on a frame put in place as an upload would (for data no reader produces)."""
     from luskin_app.choices import guess_choices
     from luskin_app.dataset import Dataset
-    from luskin_core.data import frame_fingerprint
+    from luskin_core.counting.data import frame_fingerprint
 
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.session_state["dataset"] = Dataset(f"upload:{name}", name, frame, frame_fingerprint(frame))
@@ -747,7 +747,7 @@ def _with_data(frame: pd.DataFrame, name: str = "data.csv") -> AppTest:
 
 
 def test_infinite_numbers_in_a_model_column_have_a_way_out_on_each_model_page():
-    from luskin_core.data import load_csv
+    from luskin_core.counting.data import load_csv
 
     frame = load_csv(small_csv())
     frame["x"] = frame["x"].astype(float)

@@ -37,9 +37,9 @@ def test_adjusted_page_on_adult():
         assert abs(bar_e + bar_u - raw) < 1e-9
     # the report and the slides now carry the adjusted gaps
     from luskin_core import load_sample
-    from luskin_core.audit import audit
-    from luskin_core.report import report_content
-    from luskin_core.slides import build_slides
+    from luskin_core.analyses.audit import audit
+    from luskin_core.present.report import report_content
+    from luskin_core.present.slides import build_slides
 
     base = audit(load_sample("adult"), result.spec)
     titles = [s.title for s in report_content(base, adjusted=result).sections]

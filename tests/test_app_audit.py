@@ -28,11 +28,11 @@ from test_app import _config_text, goto, messages, open_app, upload
 
 from luskin_app.audit_view import comparison_table, paper_table, pooled_table
 from luskin_app.ui import unescape
-from luskin_core.audit import AuditResult, audit
-from luskin_core.data import PRESETS, load_sample
-from luskin_core.findings import findings
-from luskin_core.report import build_html_report
-from luskin_core.spec import AuditSpec
+from luskin_core.analyses.audit import AuditResult, audit
+from luskin_core.analyses.findings import findings
+from luskin_core.counting.data import PRESETS, load_sample
+from luskin_core.present.report import build_html_report
+from luskin_core.spec.audit_spec import AuditSpec
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 

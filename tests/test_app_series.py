@@ -12,8 +12,8 @@ import json
 from test_app import goto, messages, open_app
 
 from luskin_app.ui import unescape
-from luskin_core.data import PRESETS, load_sample
-from luskin_core.series import audit_series
+from luskin_core.analyses.series import audit_series
+from luskin_core.counting.data import PRESETS, load_sample
 
 
 def test_over_time_page_on_compas_shows_the_cores_series():

@@ -19,9 +19,9 @@ from test_app import APP, all_text, goto, messages, metric
 
 from luskin_app.sources import SourceSetting, load_settings, open_setting, read_settings
 from luskin_app.ui import bullet_list, unescape
-from luskin_core.audit import audit
+from luskin_core.analyses.audit import audit
 from luskin_core.errors import LuskinError
-from luskin_core.report import DatasetRef, build_html_report
+from luskin_core.present.report import DatasetRef, build_html_report
 
 TIMEOUT = 120
 

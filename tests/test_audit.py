@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 
 from luskin_core import AuditSpec, LuskinError, audit, audit_arrays
-from luskin_core.data import PRESETS
+from luskin_core.counting.data import PRESETS
 
 
 def _plain_counts(frame, outcome, positive, group_mask, filter_mask):

@@ -20,10 +20,10 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import confint_proportions_2indep
 
 from luskin_core import AuditSpec, LuskinError, audit
-from luskin_core.comparisons import BEYOND, CHANCE, TOO_FEW, WITHIN
-from luskin_core.counts import UNKNOWN, aggregate_frame, count_frame, plan_for_frame
-from luskin_core.data import PRESETS
-from luskin_core.stats import adjust_p, newcombe_interval
+from luskin_core.counting.counts import UNKNOWN, aggregate_frame, count_frame, plan_for_frame
+from luskin_core.counting.data import PRESETS
+from luskin_core.stats.comparisons import BEYOND, CHANCE, TOO_FEW, WITHIN
+from luskin_core.stats.inference import adjust_p, newcombe_interval
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -7,7 +7,7 @@ import json
 import pandas as pd
 
 from luskin_core import AuditSpec, audit
-from luskin_core.audit_plots import audit_figures, comparison_bars, impact_heatmap, overall_vs_within
+from luskin_core.present.audit_plots import audit_figures, comparison_bars, impact_heatmap, overall_vs_within
 
 
 def test_small_multiples_one_panel_per_cell_reference_marked(adult):
@@ -76,7 +76,7 @@ def _long_cross() -> tuple[pd.DataFrame, list[str], list[str]]:
 
 
 def test_long_labels_are_shortened_on_the_charts_and_whole_in_the_hover():
-    from luskin_core.plots import CHART_LABEL_CHARS
+    from luskin_core.present.plots import CHART_LABEL_CHARS
 
     frame, _, _ = _long_cross()
     result = audit(frame, AuditSpec("y", 1, group_by=("a", "b"), strata=("site",)))
@@ -108,7 +108,7 @@ def test_long_labels_are_shortened_on_the_charts_and_whole_in_the_hover():
 
 
 def test_shorten_keeps_short_labels_and_both_ends_of_long_ones():
-    from luskin_core.plots import category_ticks, short_label, shorten
+    from luskin_core.present.plots import category_ticks, short_label, shorten
 
     assert shorten("White") == "White" and short_label("a<b") == "a&lt;b"
     long = "Department of Housing and Regional Planning × Senior policy officer, grade 0"
@@ -119,7 +119,7 @@ def test_shorten_keeps_short_labels_and_both_ends_of_long_ones():
 
 
 def test_long_names_are_shortened_on_the_paper_charts_and_whole_in_the_hover():
-    from luskin_core.plots import CHART_LABEL_CHARS, audit_bars
+    from luskin_core.present.plots import CHART_LABEL_CHARS, audit_bars
 
     frame, firsts, _ = _long_cross()
     frame["pass"] = frame["a"] == firsts[0]

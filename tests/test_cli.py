@@ -60,7 +60,7 @@ def test_hyphens_and_spaces_in_names_and_values(capsys, tmp_path):
 
 
 def test_saved_config_is_reused(capsys, tmp_path):
-    from luskin_core.data import PRESETS
+    from luskin_core.counting.data import PRESETS
 
     path = tmp_path / "spec.json"
     path.write_text(PRESETS["adult"].spec.with_changes(tolerance=0.2).to_json())

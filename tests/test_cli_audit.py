@@ -7,9 +7,9 @@ import json
 import pytest
 
 from luskin_cli.main import main
-from luskin_core.audit import audit
-from luskin_core.data import PRESETS, load_sample
-from luskin_core.spec import AuditSpec
+from luskin_core.analyses.audit import audit
+from luskin_core.counting.data import PRESETS, load_sample
+from luskin_core.spec.audit_spec import AuditSpec
 
 COMPARISON_KEYS = {"group", "cell", "n", "positives", "rate", "ci_low", "ci_high", "reference", "difference",
                    "difference_ci_low", "difference_ci_high", "impact_ratio", "p_value", "p_adjusted", "verdict",

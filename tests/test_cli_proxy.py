@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from luskin_cli.main import main
-from luskin_core.proxy import PROB_COLUMNS, compute_probabilities
+from luskin_core.analyses.proxy import PROB_COLUMNS, compute_probabilities
 
 
 @pytest.fixture()

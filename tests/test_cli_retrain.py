@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from luskin_cli.main import main
-from luskin_core.data import PRESETS
+from luskin_core.counting.data import PRESETS
 
 FEATURES = ",".join(PRESETS["adult"].features)
 

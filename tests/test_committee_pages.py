@@ -19,11 +19,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from luskin_core.audit import audit
-from luskin_core.data import PRESETS, load_sample
-from luskin_core.report import build_pdf_report
-from luskin_core.slides import build_slides
-from luskin_core.spec import AuditSpec
+from luskin_core.analyses.audit import audit
+from luskin_core.counting.data import PRESETS, load_sample
+from luskin_core.present.report import build_pdf_report
+from luskin_core.present.slides import build_slides
+from luskin_core.spec.audit_spec import AuditSpec
 
 FIXTURES = Path(__file__).parent / "fixtures"
 WORD = re.compile(r'<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">(.*?)</word>')

@@ -26,8 +26,8 @@ import pytest
 from threadpoolctl import threadpool_info
 
 from luskin_core import PRESETS
-from luskin_core.equalize import equalize_frame
-from luskin_core.thresholds import _pso_problem, global_best_pso, tune_thresholds
+from luskin_core.corrections.equalize import equalize_frame
+from luskin_core.corrections.thresholds import _pso_problem, global_best_pso, tune_thresholds
 
 pytestmark = pytest.mark.slow
 
@@ -52,7 +52,7 @@ def test_our_swarm_is_pyswarms_draw_for_draw(tmp_path, seed: int) -> None:
         import numpy as np
         sys.path.insert(0, {str(os.path.dirname(os.path.dirname(__file__)))!r})
         from tests.test_concurrency import _synthetic
-        from luskin_core.thresholds import _pso_problem
+        from luskin_core.corrections.thresholds import _pso_problem
         import pyswarms
         s, y, g = _synthetic(900, seed={seed})
         cost, lo, hi = _pso_problem(s, y, g, [0, 1, 2], 0, 1.0)

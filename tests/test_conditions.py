@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from luskin_core import Condition, LuskinError, parse_condition
-from luskin_core.conditions import conjunction_mask
+from luskin_core.spec.conditions import conjunction_mask
 
 FRAME = pd.DataFrame({
     "race": pd.array(["White", "Black", "Other", None, "White"], dtype="string"),

@@ -39,8 +39,8 @@ from corpus_files import (
 from test_app import goto, messages, metric, open_app
 
 from luskin_app.choices import DEFAULT_OPTIONS
-from luskin_core.report import DatasetRef, config_to_json
-from luskin_core.spec import AuditSpec
+from luskin_core.present.report import DatasetRef, config_to_json
+from luskin_core.spec.audit_spec import AuditSpec
 
 LUSKIN = [str(Path(sys.executable).with_name("luskin"))] if Path(sys.executable).with_name("luskin").exists() \
     else [sys.executable, "-m", "luskin_cli"]

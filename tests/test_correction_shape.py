@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import confusion_matrix
 
-from luskin_core.correction import (
+from luskin_core.corrections.correction import (
     DECISIONS,
     ERROR_RATES,
     CorrectionResult,
@@ -18,16 +18,16 @@ from luskin_core.correction import (
     GroupCounts,
     confusion_counts,
 )
-from luskin_core.cost import CONTROLLED, PARITY, accuracy_interval, auc_interval, cost_points
-from luskin_core.data import PRESETS, load_sample
-from luskin_core.options import EqualizeOptions, RetrainOptions, ThresholdOptions
+from luskin_core.corrections.cost import CONTROLLED, PARITY, accuracy_interval, auc_interval, cost_points
+from luskin_core.counting.data import PRESETS, load_sample
+from luskin_core.spec.options import EqualizeOptions, RetrainOptions, ThresholdOptions
 
 
 @pytest.fixture(scope="module")
 def adult_results():
-    from luskin_core.equalize import equalize_frame
-    from luskin_core.retrain import retrain
-    from luskin_core.thresholds import tune_thresholds
+    from luskin_core.corrections.equalize import equalize_frame
+    from luskin_core.corrections.retrain import retrain
+    from luskin_core.corrections.thresholds import tune_thresholds
 
     frame, preset = load_sample("adult"), PRESETS["adult"]
     retrained = retrain(frame, preset.spec, RetrainOptions(algorithm=2, first="LR", second="LR",

@@ -10,7 +10,7 @@ import pytest
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
 from luskin_core import PRESETS
-from luskin_core.cost import (
+from luskin_core.corrections.cost import (
     CONTROLLED,
     PARITY,
     CostPoint,
@@ -26,9 +26,9 @@ from luskin_core.cost import (
 
 @pytest.fixture(scope="module")
 def results(compas):
-    from luskin_core.equalize import equalize_frame
-    from luskin_core.retrain import RetrainOptions, retrain
-    from luskin_core.thresholds import tune_thresholds
+    from luskin_core.corrections.equalize import equalize_frame
+    from luskin_core.corrections.retrain import RetrainOptions, retrain
+    from luskin_core.corrections.thresholds import tune_thresholds
 
     preset = PRESETS["compas"]
     spec = preset.spec
@@ -116,8 +116,8 @@ def test_auc_interval_is_close_to_a_bootstrap_on_real_scores(compas) -> None:
     from sklearn.metrics import roc_auc_score
     from sklearn.model_selection import train_test_split
 
-    from luskin_core.models import make_model
-    from luskin_core.spec import prepare
+    from luskin_core.corrections.models import make_model
+    from luskin_core.spec.audit_spec import prepare
 
     preset = PRESETS["compas"]
     prepared = prepare(compas, preset.spec)
@@ -164,7 +164,7 @@ def test_user_text_in_the_chart_is_escaped() -> None:
 
 
 def test_small_test_splits_carry_wide_intervals(compas) -> None:
-    from luskin_core.retrain import RetrainOptions, retrain
+    from luskin_core.corrections.retrain import RetrainOptions, retrain
 
     preset = PRESETS["compas"]
     small = compas.sample(400, random_state=1).reset_index(drop=True)

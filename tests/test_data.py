@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from luskin_core import LuskinError, load_csv, load_data, load_sample
-from luskin_core.data import PRESETS, download_sqf, frame_fingerprint, load_sqf, sqf_shared_path
+from luskin_core.counting.data import PRESETS, download_sqf, frame_fingerprint, load_sqf, sqf_shared_path
 
 ROWS = [("White", ">50K", 12), ("Black", "<=50K", 9), ("Other", ">50K", 14)]
 
@@ -148,7 +148,7 @@ def test_samples_are_the_published_files(name, sha256):
     """The shipped samples decompress to the exact bytes UCI and ProPublica published."""
     import hashlib
 
-    from luskin_core.data import SAMPLE_DIR
+    from luskin_core.counting.data import SAMPLE_DIR
 
     assert hashlib.sha256(gzip.decompress((SAMPLE_DIR / name).read_bytes())).hexdigest() == sha256
 
@@ -229,7 +229,7 @@ def test_parallel_pieces_agree_with_the_serial_and_pandas_readers(tmp_path, monk
 
 
 def test_cuts_fall_outside_quotes():
-    from luskin_core.data import _cut, _plain_quotes
+    from luskin_core.counting.data import _cut, _plain_quotes
 
     data = b'a,b\n1,"x\ny"\n2,z\n'
     assert _cut(data, 0, len(data) - 1) == data.index(b"2")  # not inside "x\ny"

@@ -101,7 +101,7 @@ def test_requirements_are_pinned() -> None:
 
 
 def test_streamlit_config() -> None:
-    from luskin_core.data import MAX_BYTES
+    from luskin_core.counting.data import MAX_BYTES
 
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
     assert config["browser"]["gatherUsageStats"] is False

@@ -8,9 +8,9 @@ import pytest
 
 from luskin_cli.main import main
 from luskin_core import AuditSpec, audit
-from luskin_core.conditions import parse_condition
-from luskin_core.data import load_sample
-from luskin_core.sources import open_source
+from luskin_core.counting.data import load_sample
+from luskin_core.counting.sources import open_source
+from luskin_core.spec.conditions import parse_condition
 
 
 @pytest.mark.parametrize("population", ["workclass != Private", "age >= 30"])

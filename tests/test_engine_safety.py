@@ -21,8 +21,8 @@ import pytest
 from engine_servers import postgres_url, spark_session  # noqa: F401 - fixtures
 
 from luskin_core import AuditSpec, LuskinError, audit
-from luskin_core.conditions import Condition
-from luskin_core.sources import open_source
+from luskin_core.counting.sources import open_source
+from luskin_core.spec.conditions import Condition
 
 HOSTILE = [
     "x\\'); CREATE TABLE pwned (i int); --",
@@ -164,7 +164,7 @@ def silent_server() -> Iterator[int]:
 
 
 def test_a_silent_server_times_out_plainly(silent_server, monkeypatch):
-    from luskin_core import sources
+    from luskin_core.counting import sources
 
     monkeypatch.setattr(sources, "CONNECT_TIMEOUT", 2)
     start = time.monotonic()

@@ -17,8 +17,8 @@ from engine_servers import postgres_url, spark_session  # noqa: F401 - fixtures
 from test_engines import _load_postgres, generated
 
 from luskin_core import AuditSpec
-from luskin_core.conditions import parse_condition
-from luskin_core.sources import Source, open_source
+from luskin_core.counting.sources import Source, open_source
+from luskin_core.spec.conditions import parse_condition
 
 N = 30_000
 CAP = 3_001

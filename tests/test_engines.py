@@ -15,10 +15,10 @@ import pytest
 from engine_servers import postgres_url, spark_session  # noqa: F401 - fixtures
 
 from luskin_core import AuditSpec, LuskinError, audit
-from luskin_core.conditions import parse_condition
-from luskin_core.counts import count_frame
-from luskin_core.data import load_sample
-from luskin_core.sources import Source, open_source
+from luskin_core.counting.counts import count_frame
+from luskin_core.counting.data import load_sample
+from luskin_core.counting.sources import Source, open_source
+from luskin_core.spec.conditions import parse_condition
 
 N_BIG = 1_000_000
 
@@ -164,7 +164,7 @@ def test_duckdb_in_memory_and_folder_and_database(datasets, tmp_path):
 @pytest.mark.parametrize("suffix", [".csv", ".csv.gz"])
 def test_csv_matches_the_uploaded_file(tmp_path, suffix):
     """The engine reading a CSV (plain or gzip) counts what the in-memory path counts after loading the same file."""
-    from luskin_core.data import load_csv
+    from luskin_core.counting.data import load_csv
 
     frame = generated(50_000, seed=3)
     path = tmp_path / f"gen{suffix}"
@@ -238,7 +238,7 @@ def test_duckdb_draws_no_progress_bar_on_stdout(tmp_path):
         con.execute("CREATE TABLE gen AS SELECT * FROM frame")
     code = f"""
 import duckdb, pandas as pd
-from luskin_core.sources import Source, open_source
+from luskin_core.counting.sources import Source, open_source
 setting = "SELECT current_setting('enable_progress_bar')"
 print("plain DuckDB", duckdb.connect().execute(setting).fetchall()[0][0])
 for location, table in (("gen.parquet", None), ("gen.csv", None), ("gen.duckdb", "gen")):
@@ -307,7 +307,7 @@ def test_one_scan_when_the_first_rows_show_every_value(datasets, tmp_path, monke
 
 @pytest.mark.parametrize("column", ["wide", "narrow", "far", "half", "hidden"])
 def test_first_rows_that_mislead_still_give_the_exact_plan(column, tmp_path, monkeypatch):
-    from luskin_core import sources
+    from luskin_core.counting import sources
 
     monkeypatch.setattr(sources, "LOOK_ROWS", 100)
     frame = _top_heavy()
@@ -329,8 +329,8 @@ def test_first_rows_that_mislead_still_give_the_exact_plan(column, tmp_path, mon
 
 
 def test_values_the_first_rows_did_not_show_cannot_multiply_the_table(tmp_path, monkeypatch):
-    from luskin_core import sources
-    from luskin_core.counts import build_plan
+    from luskin_core.counting import sources
+    from luskin_core.counting.counts import build_plan
 
     monkeypatch.setattr(sources, "LOOK_ROWS", 100)
     frame = _top_heavy()
@@ -353,7 +353,7 @@ def test_values_the_first_rows_did_not_show_cannot_multiply_the_table(tmp_path, 
 
 
 def test_values_outside_the_population_do_not_cost_a_second_scan(tmp_path, monkeypatch):
-    from luskin_core import sources
+    from luskin_core.counting import sources
 
     monkeypatch.setattr(sources, "LOOK_ROWS", 100)
     frame = _top_heavy()

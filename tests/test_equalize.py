@@ -13,7 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from luskin_core.equalize import (
+from luskin_core.corrections.equalize import (
     BIN_CENTERS,
     BIN_EDGES,
     EqualizedDistributionClassifier,
@@ -154,8 +154,8 @@ def test_alpha_sweep_is_shaped_for_a_slider():
 
 def test_sweep_reports_progress_after_each_alpha():
     """The dashboard's progress bar is driven by this callback (an Adult sweep takes a minute)."""
-    from luskin_core.data import PRESETS, load_sample
-    from luskin_core.equalize import equalize_frame
+    from luskin_core.corrections.equalize import equalize_frame
+    from luskin_core.counting.data import PRESETS, load_sample
 
     seen: list[tuple[float, str]] = []
     compas = load_sample("compas")
@@ -234,7 +234,7 @@ def test_a_fit_that_stops_at_its_limit_says_so():
 
 
 def test_cli_prints_the_warnings(capsys, monkeypatch):
-    import luskin_core.equalize as eq
+    import luskin_core.corrections.equalize as eq
     from luskin_cli.main import main
 
     monkeypatch.setattr(eq, "alpha_sweep", functools.partial(eq.alpha_sweep, max_iter=1))
@@ -274,7 +274,7 @@ def test_fits_in_two_threads_equal_fits_alone():
 @pytest.mark.parametrize("alpha", [1.0, 0.5])
 def test_numpy_lbfgs_matches_scipy(alpha):
     """The numpy L-BFGS (no BLAS threads) reaches scipy L-BFGS-B's loss on the same whitened problem."""
-    from luskin_core.equalize import _lbfgs, _Objective
+    from luskin_core.corrections.equalize import _lbfgs, _Objective
 
     X, y, g = _biased(n=1500, seed=14)
     obj = _Objective(X, y.astype(float), g, alpha, 0.05, True)
@@ -291,7 +291,7 @@ def test_many_columns_are_whitened_by_the_diagonal_and_reach_the_same_fit(monkey
     """Past _DENSE_WHITENING_MAX columns the Hessian's diagonal preconditions the fit (the full d x d one
     took 125 s and 3.8 GB on COMPAS with every column, about 12,000 one-hot columns): forced on a small
     problem, it ends at the loss the full whitening reaches."""
-    import luskin_core.equalize as eq
+    import luskin_core.corrections.equalize as eq
 
     X, y, g = _biased(n=1500, d=8, seed=2)
     full = EqualizedDistributionClassifier(alpha=0.3, bandwidth=0.05, max_iter=2000).fit(X, y, g)

@@ -3,7 +3,7 @@
 A CSV whose values hold Markdown (``![x](https://attacker/beacon.png)``) or HTML made the Data
 and Audit pages load an outside image and show live links. Here: the Markdown escaper
 (luskin_app.ui.md) on hostile strings and as a property over any text, the dropdown shortener,
-the chart escaper (luskin_core.plots.label) on every builder, and the pages (AppTest) on a file
+the chart escaper (luskin_core.present.plots.label) on every builder, and the pages (AppTest) on a file
 whose column names and values are hostile: every Markdown body carries them escaped, every
 chart string without a tag. tests/browser/test_hostile_browser.py checks the same in Chromium.
 """
@@ -24,9 +24,9 @@ from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from luskin_app.ui import md, option_text, unescape
-from luskin_core import plots
-from luskin_core.audit import audit
-from luskin_core.spec import AuditSpec
+from luskin_core.analyses.audit import audit
+from luskin_core.present import plots
+from luskin_core.spec.audit_spec import AuditSpec
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 EVIL_IMAGE = "![x](https://attacker.example/beacon.png)"
@@ -132,7 +132,7 @@ def hostile_frame() -> pd.DataFrame:
 
 
 def test_every_chart_escapes_user_text(hostile_frame: pd.DataFrame) -> None:
-    from luskin_core.thresholds import tune_thresholds
+    from luskin_core.corrections.thresholds import tune_thresholds
 
     spec = AuditSpec("decision", "yes", protected={"column": "race", "op": "==", "value": EVIL_IMAGE},
                      filters=({"column": "branch", "op": "==", "value": EVIL_MISC},), other_label=EVIL_ANCHOR)

@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 from statsmodels.stats.contingency_tables import StratifiedTable
 
-from luskin_core.audit import audit
-from luskin_core.findings import BEYOND_PART, OVERALL, REST, WITHIN_PARTS, findings
-from luskin_core.spec import AuditSpec
+from luskin_core.analyses.audit import audit
+from luskin_core.analyses.findings import BEYOND_PART, OVERALL, REST, WITHIN_PARTS, findings
+from luskin_core.spec.audit_spec import AuditSpec
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BERKELEY_SPEC = AuditSpec("decision", "admitted", group_by=("sex",), strata=("department",))
@@ -102,8 +102,8 @@ def test_cli_text_and_json_carry_the_findings_in_order(berkeley, tmp_path, capsy
 
 
 def test_report_first_page_and_verdict_slide_tell_the_story(berkeley, berkeley_result):
-    from luskin_core.report import build_html_report
-    from luskin_core.slides import build_slides
+    from luskin_core.present.report import build_html_report
+    from luskin_core.present.slides import build_slides
 
     page = build_html_report(berkeley_result, frame=berkeley, dataset="ucb_admissions.csv")
     summary = unescape(re.sub(r"<[^>]+>", " ", page.split('<section id="audit"')[0]))
@@ -160,7 +160,7 @@ def test_outcome_meaning_and_value_names_are_saved_and_old_files_load():
     ("decision", "admitted", "favourable"), ("hired", 1, "favourable"), ("default", 0, "favourable"),
 ])
 def test_adverse_outcomes_are_guessed_from_names_and_values(outcome, positive, meaning):
-    from luskin_core.guess import guess_outcome_is
+    from luskin_core.spec.guess import guess_outcome_is
 
     assert guess_outcome_is(outcome, positive).value == meaning
 

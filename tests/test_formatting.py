@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from luskin_core.analyses.narrative import share as pct
 from luskin_core.formatting import format_percent
-from luskin_core.narrative import share as pct
 
 
 @pytest.mark.parametrize("share, digits, text", [

@@ -1,4 +1,4 @@
-"""First guesses for a file Luskin has never seen (luskin_core.guess), on real layouts.
+"""First guesses for a file Luskin has never seen (luskin_core.spec.guess), on real layouts.
 
 The three fixtures carry the real column names and codings of German credit, the LSAC law-school
 study and HMDA (see tests/fixtures/guess_fixtures.README.md); Adult and COMPAS are the bundled
@@ -14,9 +14,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from luskin_core.conditions import Condition
-from luskin_core.data import load_csv, load_sample
-from luskin_core.guess import (
+from luskin_core.counting.data import load_csv, load_sample
+from luskin_core.spec.conditions import Condition
+from luskin_core.spec.guess import (
     first_choices,
     guess_group,
     guess_outcome,

@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 from test_report import _need_pdf_tools, _pdf_text
 
-from luskin_core.audit import audit
-from luskin_core.findings import findings
-from luskin_core.handout import handout_html, handout_pdf
-from luskin_core.slides import build_slides
-from luskin_core.spec import AuditSpec
+from luskin_core.analyses.audit import audit
+from luskin_core.analyses.findings import findings
+from luskin_core.present.handout import handout_html, handout_pdf
+from luskin_core.present.slides import build_slides
+from luskin_core.spec.audit_spec import AuditSpec
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -31,7 +31,7 @@ def berkeley_deck():
 
 
 def test_handout_html_escapes_every_slide_string(berkeley_deck):
-    from luskin_core.slides import Slide
+    from luskin_core.present.slides import Slide
 
     evil = Slide("<script>alert(1)</script>", ("<img src=x onerror=alert(1)>",), None, "question", "q")
     page = handout_html([evil], [None], "Audit <b>")

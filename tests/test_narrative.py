@@ -1,4 +1,4 @@
-"""One narrative: every number written by luskin_core.formatting, every sentence by luskin_core.narrative.
+"""One narrative: every number written by luskin_core.formatting, every sentence by luskin_core.analyses.narrative.
 
 Two promises a user relies on: a p-value, a share and a gap read the same on every surface (no
 "< 0.001" in one place and "<0.001" or "p n/a" in another, no "100.0%" for a share below one),
@@ -207,8 +207,8 @@ def test_the_audit_page_says_the_same_sentences(groups: bool) -> None:
     from test_app import goto, open_app
 
     from luskin_app.ui import unescape
-    from luskin_core.audit import audit
-    from luskin_core.data import PRESETS, load_sample
+    from luskin_core.analyses.audit import audit
+    from luskin_core.counting.data import PRESETS, load_sample
 
     spec = PRESETS["adult"].spec
     at = goto(open_app(), "audit")

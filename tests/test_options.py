@@ -1,4 +1,4 @@
-"""Each model tool's defaults live in one place (luskin_core.options): the pages and the command line start there.
+"""Each model tool's defaults live in one place (luskin_core.spec.options): the pages and the command line start there.
 
 Before, the Retrain page defaulted to Algorithm 1 while ``luskin retrain`` and ``RetrainOptions`` used
 Algorithm 2; the same run on the two surfaces gave different results.
@@ -11,9 +11,9 @@ import inspect
 from test_app import goto, open_app
 
 from luskin_cli.main import build_parser
-from luskin_core.equalize import equalize_frame
-from luskin_core.options import EqualizeOptions, RetrainOptions, ThresholdOptions
-from luskin_core.thresholds import tune_thresholds
+from luskin_core.corrections.equalize import equalize_frame
+from luskin_core.corrections.thresholds import tune_thresholds
+from luskin_core.spec.options import EqualizeOptions, RetrainOptions, ThresholdOptions
 
 
 def test_the_pages_start_from_the_tools_defaults():

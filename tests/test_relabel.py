@@ -14,8 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from luskin_core.errors import LuskinError
-from luskin_core.relabel import (
+from luskin_core.corrections.relabel import (
     ADJUSTED,
     EMPTY_CLASS,
     EQUAL,
@@ -26,6 +25,7 @@ from luskin_core.relabel import (
     round_half_up_ratio,
     selective_risk_adjustment,
 )
+from luskin_core.errors import LuskinError
 
 
 def half_up(x: Fraction) -> int:

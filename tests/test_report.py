@@ -23,9 +23,10 @@ import pytest
 
 import luskin_core
 from luskin_core import PRESETS, AuditSpec, LuskinError, audit
-from luskin_core.data import frame_fingerprint
-from luskin_core.equalize import AlphaPoint, AlphaSweep
-from luskin_core.report import (
+from luskin_core.corrections.equalize import AlphaPoint, AlphaSweep
+from luskin_core.corrections.thresholds import ThresholdReport
+from luskin_core.counting.data import frame_fingerprint
+from luskin_core.present.report import (
     DatasetRef,
     build_html_report,
     build_pdf_report,
@@ -35,7 +36,6 @@ from luskin_core.report import (
     report_filename,
     safe_figure,
 )
-from luskin_core.thresholds import ThresholdReport
 
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 EVIL_SCRIPT = "<script>alert('x')</script>"
@@ -293,7 +293,7 @@ def test_safe_figure_keeps_formatting_and_neutralises_tags() -> None:
 
 
 def test_report_with_thresholds_and_equalized_sections(compas) -> None:
-    from luskin_core.thresholds import tune_thresholds
+    from luskin_core.corrections.thresholds import tune_thresholds
 
     preset = PRESETS["compas"]
     result = audit(compas, preset.spec)
@@ -344,7 +344,7 @@ class _WarnedThresholds(ThresholdReport):
 
 
 def test_warnings_of_a_correction_are_on_the_first_page_and_in_its_section(compas) -> None:
-    from luskin_core.thresholds import tune_thresholds
+    from luskin_core.corrections.thresholds import tune_thresholds
 
     preset = PRESETS["compas"]
     report = tune_thresholds(compas, preset.spec, model="LR", features=preset.features, lam=2.0)
@@ -380,8 +380,8 @@ def test_a_correction_that_widens_the_gap_is_flagged_on_the_first_page(compas) -
 
 def test_a_real_backfire_is_warned_on_the_first_page(compas) -> None:
     """COMPAS within 'priors_count > 2': Algorithm 1 with seed 0 widens that cell's gap (RetrainResult.warnings)."""
-    from luskin_core.conditions import parse_condition
-    from luskin_core.retrain import RetrainOptions, retrain
+    from luskin_core.corrections.retrain import RetrainOptions, retrain
+    from luskin_core.spec.conditions import parse_condition
 
     preset = PRESETS["compas"]
     spec = preset.spec.with_changes(filters=(parse_condition("priors_count > 2"),))
@@ -399,7 +399,7 @@ def test_a_real_backfire_is_warned_on_the_first_page(compas) -> None:
 
 
 def test_report_with_real_retrains(adult, adult_result) -> None:
-    from luskin_core.retrain import RetrainOptions, retrain
+    from luskin_core.corrections.retrain import RetrainOptions, retrain
 
     preset = PRESETS["adult"]
     results = [retrain(adult, preset.spec, RetrainOptions(algorithm=a, first="LR", second="LR",
@@ -460,9 +460,9 @@ def _pages(data: bytes, tmp_path) -> int:
 @pytest.mark.slow
 def test_pdf_has_the_same_findings_with_vector_charts(compas, tmp_path) -> None:
     _need_pdf_tools()
-    from luskin_core.equalize import equalize_frame
-    from luskin_core.retrain import RetrainOptions, retrain
-    from luskin_core.thresholds import tune_thresholds
+    from luskin_core.corrections.equalize import equalize_frame
+    from luskin_core.corrections.retrain import RetrainOptions, retrain
+    from luskin_core.corrections.thresholds import tune_thresholds
 
     preset = PRESETS["compas"]
     spec = preset.spec
@@ -535,7 +535,7 @@ def test_pdf_escapes_user_text_and_reports_run_side_by_side(hostile_groups, tmp_
 @pytest.mark.slow
 def test_a_browser_that_dies_is_a_plain_error_and_the_next_pdf_works(adult_result, tmp_path) -> None:
     _need_pdf_tools()
-    from luskin_core import report
+    from luskin_core.present import report
 
     content = report_content(adult_result, dataset="sample:adult")
     assert content.pdf().startswith(b"%PDF-")

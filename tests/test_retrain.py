@@ -8,10 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from luskin_core.data import PRESETS
-from luskin_core.errors import LuskinError
-from luskin_core.relabel import ADJUSTED, NOT_SELECTED
-from luskin_core.retrain import (
+from luskin_core.corrections.relabel import ADJUSTED, NOT_SELECTED
+from luskin_core.corrections.retrain import (
     SYNTHETIC_COLUMNS,
     RetrainOptions,
     load_model,
@@ -21,7 +19,9 @@ from luskin_core.retrain import (
     save_model,
     split_rows,
 )
-from luskin_core.spec import AuditSpec
+from luskin_core.counting.data import PRESETS
+from luskin_core.errors import LuskinError
+from luskin_core.spec.audit_spec import AuditSpec
 
 ADULT = PRESETS["adult"]
 # Tolerance 0: on a small sample the recorded gap may be within 0.05 by chance, and a cell within

@@ -14,7 +14,7 @@ from luskin_cli.main import main
 
 
 def _huge_frame() -> pd.DataFrame:
-    from luskin_core.data import load_csv
+    from luskin_core.counting.data import load_csv
 
     frame = load_csv(small_csv())
     frame["x"] = frame["x"].astype(float)
@@ -34,8 +34,8 @@ def test_huge_finite_feature_values_are_a_plain_message_on_the_command_line(comm
 
 
 def test_large_but_scalable_feature_values_still_train() -> None:
-    from luskin_core.spec import AuditSpec
-    from luskin_core.thresholds import tune_thresholds
+    from luskin_core.corrections.thresholds import tune_thresholds
+    from luskin_core.spec.audit_spec import AuditSpec
 
     frame = _huge_frame()
     frame.loc[[3, 9], "x"] = [1e149, -1e149]
@@ -97,8 +97,8 @@ def test_a_configuration_with_a_huge_number_is_a_plain_message_in_the_app(entry,
 
 
 def test_retraining_options_with_a_huge_number_are_a_plain_message() -> None:
+    from luskin_core.corrections.retrain import RetrainOptions
     from luskin_core.errors import LuskinError
-    from luskin_core.retrain import RetrainOptions
 
     with pytest.raises(LuskinError, match="not valid JSON"):
         RetrainOptions.from_json('{"seed": ' + "9" * 5000 + "}")

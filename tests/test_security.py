@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 import skops.io as sio
 
-from luskin_core import models
+from luskin_core.corrections import models
+from luskin_core.corrections.retrain import load_model, model_bytes
 from luskin_core.errors import LuskinError
-from luskin_core.retrain import load_model, model_bytes
 
 
 def _frame(n: int = 300) -> pd.DataFrame:
@@ -37,7 +37,7 @@ def _with_function(data: bytes, module: str, name: str) -> bytes:
 
     def rewrite(node: object) -> None:
         if isinstance(node, dict):
-            if node.get("__module__") == "luskin_core.models" and node.get("__class__") == "plain_missing":
+            if node.get("__module__") == "luskin_core.corrections.models" and node.get("__class__") == "plain_missing":
                 node["__module__"], node["__class__"] = module, name
             for value in node.values():
                 rewrite(value)
@@ -112,7 +112,7 @@ def test_a_gzip_bomb_is_refused_without_inflating_it_in_memory(tmp_path) -> None
     # The peak is this child's own VmHWM (KiB): ru_maxrss would carry the forking pytest's high-water mark
     # over exec, so a big test process would hide the growth (or fail the absolute bound).
     child = ("import re, sys\n"
-             "import luskin_core.data as d\n"
+             "import luskin_core.counting.data as d\n"
              "from luskin_core.errors import LuskinError\n"
              "def hwm():\n"
              "    return int(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1))\n"
@@ -179,7 +179,7 @@ def _lr_bytes() -> bytes:
     return model_bytes(models.make_model("LR", frame, ["a", "c"]).fit(frame[["a", "c"]], frame["y"]))
 
 
-@pytest.mark.parametrize(("module", "name"), [("luskin_core.models", "plain_missing"), ("numpy", "dtype"),
+@pytest.mark.parametrize(("module", "name"), [("luskin_core.corrections.models", "plain_missing"), ("numpy", "dtype"),
                                               ("sklearn.neural_network._stochastic_optimizers", "AdamOptimizer")])
 def test_a_trusted_type_under_a_calling_loader_is_refused_and_never_called(module, name, monkeypatch) -> None:
     saved = _lr_bytes()

@@ -1,4 +1,4 @@
-"""Audits over time (luskin_core.series): periods, per-period comparisons, trend and alerts, on real data."""
+"""Audits over time (luskin_core.analyses.series): periods, per-period comparisons, trend and alerts, on real data."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ import statsmodels.api as sm
 
 from luskin_cli.main import main
 from luskin_core import AuditSpec, LuskinError, audit
-from luskin_core.data import load_data
-from luskin_core.series import (
+from luskin_core.analyses.series import (
     audit_series,
     cusum,
     detect_format,
@@ -20,7 +19,8 @@ from luskin_core.series import (
     period_keys,
     weighted_trend,
 )
-from luskin_core.sources import open_source
+from luskin_core.counting.data import load_data
+from luskin_core.counting.sources import open_source
 
 SQF = "/work/shared/data/sqf_2014.csv.gz"
 SPEC = AuditSpec("frisked", "Y", group_by=("race",))
@@ -185,7 +185,7 @@ def test_cli_json_has_series_and_alerts(capsys):
 
 
 def test_report_has_the_over_time_section_and_the_small_groups_chart(compas):
-    from luskin_core.report import build_html_report
+    from luskin_core.present.report import build_html_report
 
     spec = AuditSpec("two_year_recid", 1, group_by=("race", "sex"))
     series = audit_series(compas, spec, "compas_screening_date", "quarter")
@@ -209,7 +209,7 @@ def test_cli_report_has_the_over_time_section(tmp_path, capsys):
     said = json.loads(capsys.readouterr().out)
     assert said["written"] == {"html": str(target)} and "series" in said["seconds"]
     html = target.read_text(encoding="utf-8")
-    from luskin_core.data import PRESETS
+    from luskin_core.counting.data import PRESETS
 
     expected = audit_series(load_sample("compas"), PRESETS["compas"].spec, "compas_screening_date", "quarter")
     assert "Every comparison per quarter" in html and "Alerts: a gap changed beyond chance" in html
@@ -221,7 +221,7 @@ def test_cli_report_has_the_over_time_section(tmp_path, capsys):
 
 
 def test_presentation_has_a_slide_for_the_trend(compas):
-    from luskin_core.slides import build_slides
+    from luskin_core.present.slides import build_slides
 
     spec = AuditSpec("two_year_recid", 1, group_by=("race",))
     series = audit_series(compas, spec, "compas_screening_date", "quarter")

@@ -1,6 +1,6 @@
 """Audits over time inside PostgreSQL and Spark: the same periods and counts as in memory.
 
-The period is one more key of the engine's one aggregation (luskin_core.series.derive_period);
+The period is one more key of the engine's one aggregation (luskin_core.analyses.series.derive_period);
 these tests run it on real servers (tests/engine_servers.py) on the NYPD stop-question-frisk file,
 with the date as MDDYYYY numbers, as text with a leading space, and as a DATE column.
 """
@@ -12,9 +12,9 @@ import pytest
 from engine_servers import postgres_url, spark_session  # noqa: F401 - fixtures
 
 from luskin_core import AuditSpec
-from luskin_core.data import load_data
-from luskin_core.series import audit_series
-from luskin_core.sources import open_source
+from luskin_core.analyses.series import audit_series
+from luskin_core.counting.data import load_data
+from luskin_core.counting.sources import open_source
 
 SQF = "/work/shared/data/sqf_2014.csv.gz"
 SPEC = AuditSpec("frisked", "Y", group_by=("race",), strata=("sex",))

@@ -1,4 +1,4 @@
-"""Partially pooled shares (luskin_core.shrinkage) against direct computations with scipy, on real data."""
+"""Partially pooled shares (luskin_core.stats.shrinkage) against direct computations with scipy, on real data."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from scipy import optimize, stats
 
 from luskin_core import AuditSpec, audit
-from luskin_core.shrinkage import KAPPA_GRID, PRIOR_POWER, log_marginal, pool_family, pooled_estimates
+from luskin_core.stats.shrinkage import KAPPA_GRID, PRIOR_POWER, log_marginal, pool_family, pooled_estimates
 
 SPEC = AuditSpec("two_year_recid", 1, group_by=("race", "sex"))
 
@@ -125,7 +125,7 @@ def test_one_column_pools_toward_the_other_groups_of_the_cell(adult):
 def test_prior_variance_around_the_siblings_share_matches_simulation(sizes):
     """The prior's variance (effective kappa) is that of the group's true share around its siblings' observed share:
     its own spread, the siblings' average spread (sum of squared shares of rows) and their sampling error."""
-    from luskin_core.shrinkage import effective_kappa
+    from luskin_core.stats.shrinkage import effective_kappa
 
     rng = np.random.default_rng(2)
     kappa, m, draws = 40.0, 0.3, 200_000

@@ -1,4 +1,4 @@
-"""Presentation mode: the slide builder (luskin_core.slides) and the Present page (AppTest).
+"""Presentation mode: the slide builder (luskin_core.present.slides) and the Present page (AppTest).
 
 The deck must say what the report says (the same sentences), in the order a committee hears it,
 with one finding per slide and its chart; follow the session's results (a correction computed on
@@ -18,13 +18,13 @@ from streamlit.testing.v1 import AppTest
 
 from luskin_app.ui import unescape
 from luskin_core import PRESETS, audit, load_sample
-from luskin_core.conditions import Condition
-from luskin_core.cost import cost_points
-from luskin_core.findings import findings as ranked
-from luskin_core.report import _caveats, _cost_sentences
-from luskin_core.slides import KINDS, MAX_FINDINGS, Slide, build_slides, visible
-from luskin_core.spec import AuditSpec
-from luskin_core.thresholds import tune_thresholds
+from luskin_core.analyses.findings import findings as ranked
+from luskin_core.corrections.cost import cost_points
+from luskin_core.corrections.thresholds import tune_thresholds
+from luskin_core.present.report import _caveats, _cost_sentences
+from luskin_core.present.slides import KINDS, MAX_FINDINGS, Slide, build_slides, visible
+from luskin_core.spec.audit_spec import AuditSpec
+from luskin_core.spec.conditions import Condition
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 90
@@ -205,8 +205,8 @@ def test_present_page_escapes_user_text() -> None:
 def test_retrain_and_equalized_corrections_get_their_slides_with_cost_and_warnings() -> None:
     """COMPAS, filter priors_count > 2 (as the CLI test of the warning): a retrain that backfires (its warning is on its slide and among the
     caveats) and an equalized sweep whose slide marks the alpha on screen, in points from 0."""
-    from luskin_core.equalize import equalize_frame
-    from luskin_core.retrain import RetrainOptions, retrain
+    from luskin_core.corrections.equalize import equalize_frame
+    from luskin_core.corrections.retrain import RetrainOptions, retrain
 
     frame, preset = load_sample("compas"), PRESETS["compas"]
     spec = preset.spec.with_changes(filters=(Condition("priors_count", ">", 2),), filter_label=None,

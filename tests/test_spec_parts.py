@@ -17,10 +17,10 @@ import pandas as pd
 import pytest
 from test_app import _config_text, goto, messages, open_app
 
-from luskin_core.data import PRESETS, load_sample
+from luskin_core.counting.data import PRESETS, load_sample
 from luskin_core.errors import LuskinError
-from luskin_core.spec import FLAT_FIELDS, PARTS, AuditSpec, CellSpec, GroupSpec, Judgement, OutcomeSpec
-from luskin_core.validation import check_spec
+from luskin_core.spec.audit_spec import FLAT_FIELDS, PARTS, AuditSpec, CellSpec, GroupSpec, Judgement, OutcomeSpec
+from luskin_core.spec.validation import check_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 SAVED = json.loads((ROOT / "tests" / "fixtures" / "specs_saved_before_parts.json").read_text(encoding="utf-8"))

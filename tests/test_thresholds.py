@@ -10,14 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from luskin_core.errors import LuskinError
-from luskin_core.thresholds import (
+from luskin_core.corrections.thresholds import (
     GroupThresholdOptimizer,
     group_rates,
     objective,
     roc_curves,
     tune_thresholds,
 )
+from luskin_core.errors import LuskinError
 
 
 def _brute_force(s, y, g, lam):
@@ -175,7 +175,7 @@ def test_roc_curves_run_from_origin_to_corner():
 
 @pytest.fixture(scope="module")
 def compas():
-    data = pytest.importorskip("luskin_core.data")
+    data = pytest.importorskip("luskin_core.counting.data")
     return data.load_sample("compas"), data.PRESETS["compas"]
 
 
@@ -232,7 +232,7 @@ def test_report_errors_are_plain(compas):
 
 
 def test_best_common_threshold_is_the_most_accurate_single_cut():
-    from luskin_core.thresholds import best_common_threshold
+    from luskin_core.corrections.thresholds import best_common_threshold
 
     rng = np.random.default_rng(3)
     for _ in range(20):
@@ -249,8 +249,8 @@ def test_best_common_threshold_is_the_most_accurate_single_cut():
 
 def test_a_score_column_is_compared_with_a_single_threshold():
     """An agency's own score (COMPAS decile_score) gets a 'before': its own or the best common cut-off."""
-    from luskin_core.data import PRESETS, load_sample
-    from luskin_core.thresholds import tune_thresholds
+    from luskin_core.corrections.thresholds import tune_thresholds
+    from luskin_core.counting.data import PRESETS, load_sample
 
     compas = load_sample("compas")
     spec = PRESETS["compas"].spec

@@ -19,10 +19,10 @@ from statsmodels.stats.proportion import confint_proportions_2indep, score_test_
 from luskin_cli.audit import format_audit
 from luskin_cli.main import main
 from luskin_core import AuditSpec, LuskinError, audit
-from luskin_core.comparisons import BEYOND, CHANCE, TOO_FEW, WITHIN
-from luskin_core.data import PRESETS, load_sample
-from luskin_core.sources import Source
-from luskin_core.stats import ratio_interval, wilson_interval
+from luskin_core.counting.data import PRESETS, load_sample
+from luskin_core.counting.sources import Source
+from luskin_core.stats.comparisons import BEYOND, CHANCE, TOO_FEW, WITHIN
+from luskin_core.stats.inference import ratio_interval, wilson_interval
 
 FIXTURES = __import__("pathlib").Path(__file__).parent / "fixtures"
 
@@ -373,7 +373,7 @@ def test_predictions_given_as_a_list_may_be_words(adult):
 
 
 def test_the_report_table_of_errors_names_the_judged_criterion(compas_sex):
-    from luskin_core.report import _error_rate_rows
+    from luskin_core.present.report import _error_rate_rows
 
     result = audit(compas_sex, AuditSpec("two_year_recid", 1, group_by=("sex",), prediction="high",
                                          criterion="precision"))

@@ -1,0 +1,1 @@
+"""One result per analysis (the audit, adjusted gaps, regulator tables, series, proxies) and its words."""

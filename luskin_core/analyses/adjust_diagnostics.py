@@ -1,0 +1,201 @@
+"""What may make an adjusted gap misleading, in words (never a traceback).
+
+* Little overlap: a control whose values differ strongly between a group and the reference
+  (standardised difference above 0.25 in absolute value, the usual rule of thumb), or where many
+  of a group's rows lie outside the reference's range (numbers) or in levels the reference never
+  has (categories): the model then compares rows that have no counterpart and extrapolates.
+* A proxy: a control that alone predicts the group for more than 90% of rows and removes at
+  least half of the errors of guessing the largest group (e.g. ZIP code for race): holding it
+  equal holds the group itself nearly equal and hides the gap.
+* Perfect prediction (levels whose rows all have the same outcome) and a fit that did not
+  converge.
+* Too few rows (or, for yes/no, too few of the rarer outcome) per coefficient: fewer than 10.
+Single-valued controls are reported where the design leaves them out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from luskin_core.analyses.adjust import category_codes
+from luskin_core.formatting import format_percent
+
+if TYPE_CHECKING:
+    from luskin_core.analyses.adjust import Cells, Design, Fit
+
+SMD_LIMIT = 0.25
+OUTSIDE_LIMIT = 0.05
+PROXY_ACCURACY = 0.90
+PER_PARAMETER = 10
+
+
+def diagnose(cells: Cells, design: Design, fit: Fit, n: np.ndarray, k: np.ndarray, groups: Sequence[str], *,
+             linear: bool, n_parameters: int | None = None) -> list[str]:
+    """Every warning about the fit, one sentence each (``n_parameters``: the model's, where ``design`` holds part)."""
+    out: list[str] = []
+    frame = cells.frame
+    codes = design.group_code
+    ref = codes == 0
+    for name in cells.numeric:
+        if name not in design.control_cols:
+            continue
+        x = frame[name].to_numpy(dtype=float)
+        m_r, v_r = _moments(x[ref], n[ref])
+        lo, hi = x[ref].min(), x[ref].max()
+        per_group = []
+        for gi, g in enumerate(groups[1:], start=1):
+            mine = codes == gi
+            if not mine.any():
+                continue
+            m_g, v_g = _moments(x[mine], n[mine])
+            share = float(n[mine][(x[mine] < lo) | (x[mine] > hi)].sum() / n[mine].sum())
+            g_lo, g_hi = x[mine].min(), x[mine].max()
+            back = float(n[ref][(x[ref] < g_lo) | (x[ref] > g_hi)].sum() / n[ref].sum())
+            per_group.append((g, m_g, v_g, share, back))
+        out += numeric_overlap(name, groups[0], m_r, v_r, per_group)
+    for name in cells.categorical:
+        if name not in design.control_cols:
+            continue
+        table = _table(category_codes(frame[name])[0], codes, n, len(groups))
+        totals = table.sum(axis=0)
+        if totals[0] == 0:
+            continue
+        with np.errstate(divide="ignore", invalid="ignore"):
+            shares = table / totals
+        ref_share = shares[:, 0]
+        outside, far = [], []
+        for gi, g in enumerate(groups[1:], start=1):
+            if totals[gi] == 0:
+                continue
+            s = shares[:, gi]
+            alone = float(s[ref_share == 0].sum())
+            back = float(ref_share[s == 0].sum())
+            if alone > OUTSIDE_LIMIT or back > OUTSIDE_LIMIT:
+                outside.append(f"{format_percent(alone, 0)} of {g} in levels {groups[0]} never has and "
+                               f"{format_percent(back, 0)} of {groups[0]} in levels {g} never has")
+            p = (s + ref_share) / 2
+            with np.errstate(divide="ignore", invalid="ignore"):
+                smd = np.where(p * (1 - p) > 0, (s - ref_share) / np.sqrt(p * (1 - p)), 0.0)
+            if np.max(np.abs(smd)) > SMD_LIMIT:
+                far.append(g)
+        if far:
+            out.append(f"Little overlap on '{name}': the share of some of its levels differs from {groups[0]}'s by more "
+                       f"than {SMD_LIMIT} standard deviations for {', '.join(far[:6])}.")
+        if outside:
+            out.append(f"On '{name}', {'; '.join(outside[:4])}: those rows have no counterpart to compare with.")
+    out += _proxies(cells, design, n)
+    if not linear:
+        out += _separation(cells, design, fit, n, k)
+    if not fit.converged:
+        out.append(f"The model did not settle after {fit.iterations} steps, so its numbers may not be final: use fewer "
+                   "or coarser controls.")
+    p = n_parameters or design.X.shape[1]
+    total = float(n.sum())
+    if linear:
+        per = total / p
+        if per < PER_PARAMETER:
+            out.append(f"Only {per:.1f} rows per coefficient ({total:,.0f} rows, {p:,} coefficients; at least "
+                       f"{PER_PARAMETER} are advised): the estimates are unstable. Use fewer controls or levels.")
+    else:
+        rare = min(float(k.sum()), total - float(k.sum()))
+        per = rare / p
+        if per < PER_PARAMETER:
+            out.append(f"Only {per:.1f} rows of the rarer outcome per coefficient ({rare:,.0f} such rows, {p:,} "
+                       f"coefficients; at least {PER_PARAMETER} are advised): the estimates are unstable. Use fewer "
+                       "controls or levels.")
+    return out
+
+
+def numeric_overlap(name: str, reference: str, m_r: float, v_r: float,
+                    per_group: Sequence[tuple[str, float, float, float, float]]) -> list[str]:
+    """Little overlap on a numeric control, in words.
+
+    ``per_group``: (group, mean, variance, share of its rows outside the reference's range, share of
+    the reference's rows outside its range).
+    """
+    far, outside, out = [], [], []
+    for g, m_g, v_g, share, back in per_group:
+        pooled = np.sqrt((v_g + v_r) / 2)
+        smd = (m_g - m_r) / pooled if pooled > 0 else 0.0
+        if abs(smd) > SMD_LIMIT:
+            far.append(f"{g} {smd:+.2f}")
+        if share > OUTSIDE_LIMIT or back > OUTSIDE_LIMIT:
+            outside.append(f"{format_percent(share, 0)} of {g} outside the {reference} range and "
+                           f"{format_percent(back, 0)} of {reference} outside the {g} range")
+    if far:
+        out.append(f"Little overlap on '{name}': its standardised difference from {reference} is "
+                   f"{', '.join(far[:6])} (above {SMD_LIMIT} in size), so the model compares rows that differ a "
+                   "lot and leans on its straight-line form.")
+    if outside:
+        out.append(f"On '{name}', {'; '.join(outside[:4])}: the adjusted gap extrapolates for those rows.")
+    return out
+
+
+def _table(level: np.ndarray, codes: np.ndarray, n: np.ndarray, n_groups: int) -> np.ndarray:
+    """Rows per (level code, group): a levels x groups array of summed weights."""
+    levels = int(level.max()) + 1 if len(level) else 0
+    flat = np.bincount(level * n_groups + codes, weights=n, minlength=levels * n_groups)
+    return flat.reshape(levels, n_groups)
+
+
+def _moments(x: np.ndarray, w: np.ndarray) -> tuple[float, float]:
+    total = float(w.sum())
+    mean = float(np.einsum("i,i->", w, x)) / total  # einsum: no BLAS threads on a busy machine
+    d = x - mean
+    var = float(np.einsum("i,i,i->", w, d, d)) / max(total - 1, 1.0)
+    return mean, var
+
+
+def _proxies(cells: Cells, design: Design, n: np.ndarray) -> list[str]:
+    """Controls that alone predict the group for most rows (majority group per level or per bin)."""
+    frame = cells.frame
+    codes = design.group_code
+    total = float(n.sum())
+    base = float(pd.Series(n).groupby(codes).sum().max()) / total
+    out = []
+    for name in (*cells.numeric, *cells.categorical):
+        if name not in design.control_cols:
+            continue
+        if name in cells.numeric:
+            x = frame[name].to_numpy(dtype=float)
+            level, uniques = pd.factorize(x)
+            if len(uniques) > 50:  # 20 bins of equal weight
+                order = np.argsort(x, kind="stable")
+                share = np.empty(len(x))
+                share[order] = (np.cumsum(n[order]) - n[order] / 2) / total
+                level = np.minimum((share * 20).astype(np.int64), 19)
+        else:
+            level = category_codes(frame[name])[0]
+        table = _table(level, codes, n, int(codes.max()) + 1)
+        accuracy = float(table.max(axis=1).sum()) / total
+        gain = (accuracy - base) / (1 - base) if base < 1 else 0.0
+        if accuracy > PROXY_ACCURACY and gain >= 0.5:
+            out.append(f"'{name}' alone tells the group of {format_percent(accuracy, 0)} of rows (guessing the largest "
+                       f"group is right for {format_percent(base, 0)}): it stands in for the group, so holding it equal "
+                       "can hide the very gap being audited. Consider leaving it out.")
+    return out
+
+
+def _separation(cells: Cells, design: Design, fit: Fit, n: np.ndarray, k: np.ndarray) -> list[str]:
+    """Levels whose rows all have the same outcome: their coefficients run off to infinity."""
+    frame = cells.frame
+    found = []
+    for name in cells.categorical:
+        if name not in design.control_cols:
+            continue
+        level, words = category_codes(frame[name])
+        rows = np.bincount(level, weights=n, minlength=len(words))
+        positives = np.bincount(level, weights=k, minlength=len(words))
+        for i in sorted(np.flatnonzero((positives == 0) | (positives == rows)), key=lambda i: words[i]):
+            outcome = "positive" if positives[i] == rows[i] else "negative"
+            found.append(f"{name} = {words[i]} ({int(rows[i]):,} rows, all {outcome})")
+    if not found:
+        return []
+    return [f"Perfect prediction: every row has the same outcome where {'; '.join(found[:4])}"
+            + (f" and {len(found) - 4} more" if len(found) > 4 else "")
+            + ". Those levels' coefficients have no finite value; the adjusted gaps still use their (near-certain) "
+              "predictions, but consider merging rare levels."]

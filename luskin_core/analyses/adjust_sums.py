@@ -1,0 +1,716 @@
+"""Adjusted gaps fitted from sums the engine computes, when numeric controls take too many values to collapse.
+
+A numeric control such as income makes nearly one cell per row, so the cell table of
+:mod:`luskin_core.analyses.adjust_engine` would be the table itself. The fit does not need the cells: it
+needs sums, which the engine computes where the data lives, grouped by the categorical *key*
+(group, categorical controls, cluster), with the numeric values kept as sums per key.
+
+* Each key column's distinct values come first (one small query per column); each value gets a
+  code and, in later passes, its coefficient, joined back to the rows as a small table. The key
+  of a row is then one integer (its codes in mixed radix), so every pass is a GROUP BY on one
+  integer column.
+* Linear model: one pass of n, sum y, sum y^2, sum x, sum x x', sum x y per key gives X'X and
+  X'y exactly (the sufficient statistics), the residual sum of squares and the clustered scores.
+* Logistic model: IRLS. The same first pass starts the fit from the key means (the cells with the
+  numeric controls at their key means, fitted in memory); then each Newton step is one aggregate
+  query computing, per key, sum w, sum w x, sum w x x', sum (y - mu), sum (y - mu) x and the
+  log-likelihood at the current coefficients (w = mu (1 - mu)). X'WX and X'(y - mu) follow from
+  the one-hot design of the keys. The pass that finds the step below 1e-7 also computes the sums
+  the average marginal effects and Yun's decomposition need (each group's prediction, its
+  derivative and its derivative times x, per key), so the result is exact, not a sample.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import linalg, sparse, stats
+
+from luskin_core.analyses.adjust import (
+    AdjustResult,
+    Blocks,
+    Cells,
+    Design,
+    Fit,
+    _aliased,
+    _inverse,
+    _number_text,
+    _reference,
+    _without,
+    build_design,
+    finish,
+    fit_cells,
+)
+from luskin_core.counting.counts import CROSS, UNKNOWN
+from luskin_core.counting.sources import Source, _checks, _ibis, _mask, _outcome_expr, _part_expr
+from luskin_core.errors import LuskinError
+from luskin_core.spec.audit_spec import AuditSpec
+
+MAX_PASSES = 30
+STEP_DONE = 1e-7       # Newton step (largest coefficient change) at which the fit is final
+STEP_NEARLY = 1e-4     # ... at which the next pass is expected to be the last (and computes the effects' sums)
+ETA_LIMIT = 500.0      # the linear predictor is clipped here in the engine (exp overflows past about 709)
+
+
+@dataclass
+class _KeyColumn:
+    """One column of the key: its expression's name, distinct values, their codes and texts."""
+
+    name: str
+    values: list[Any]          # distinct non-missing raw values
+    codes: np.ndarray          # code of each value (values with the same text share one)
+    null_code: int
+    texts: list[str]           # text of each code
+    boolean: bool
+
+
+def adjust_by_sums(source: Source, spec: AuditSpec, plan: Any, rows: Any, numeric: Sequence[str],
+                   cats: Sequence[str], cluster: str | None, *, where: str) -> AdjustResult:
+    """The adjusted gaps of ``source`` fitted from per-key sums (``rows``: the view with the needed columns)."""
+    from luskin_core.analyses.adjust_diagnostics import diagnose
+
+    ibis = _ibis()
+    linear = spec.outcome_type == "score"
+    keep = ibis.literal(True)
+    for _, failing in _checks(rows, plan):
+        keep = keep & ~failing
+    t = rows.filter(keep)
+    fields: dict[str, Any] = {}
+    group_names: list[str] = []
+    if plan.protected is not None:
+        fields["_g0"] = _mask(t, plan.protected)
+        group_names.append("_g0")
+    else:
+        for i, part in enumerate(plan.group_parts):
+            fields[f"_g{i}"] = _part_expr(t, part)
+            group_names.append(f"_g{i}")
+    for i, name in enumerate(cats):
+        fields[f"_c{i}"] = t[name]
+    if cluster is not None:
+        fields["_cluster"] = t[cluster].cast("string")
+    q = len(numeric)
+    for j, name in enumerate(numeric):
+        fields[f"_x{j}"] = t[name].cast("float64")
+    # A boolean is made a number through int32 (PostgreSQL casts boolean to integer only).
+    fields["_y"] = t[plan.outcome].cast("float64") if linear else _outcome_expr(t, plan).cast("int32").cast("float64")
+    selected = t.select(**fields)
+    key_names = [*group_names, *(f"_c{i}" for i in range(len(cats))), *(["_cluster"] if cluster else [])]
+
+    # 1. Each key column's distinct values and codes.
+    keys: list[_KeyColumn] = []
+    for name in key_names:
+        distinct = source._run(selected.select(name).distinct(), fetch=True, what="the adjusted gaps' query")[name]
+        values = [v for v in distinct.tolist() if not _missing(v)]
+        dtype = selected[name].type()
+        if dtype.is_integer():
+            values = [int(v) for v in values]
+        boolean = bool(dtype.is_boolean())
+        texts = [_text(name, v, plan, spec) for v in values] + [_text(name, None, plan, spec)]
+        merged, distinct_texts = pd.factorize(np.array(texts, dtype=object))
+        keys.append(_KeyColumn(name, values, merged[:-1].astype(np.int64), int(merged[-1]),
+                               [str(x) for x in distinct_texts], boolean))
+    radix = [len(key.texts) for key in keys]
+    packed = math.prod(radix) < 2**62
+    joins = source.kind not in ("postgres", "spark")
+    coded, code_names = _coded(selected, keys, joins)
+    key_exprs = {"_kid": _packed_key(coded, code_names, radix)} if packed else {c: coded[c] for c in code_names}
+    complete = ibis.literal(True)
+    for j in range(q):
+        complete = complete & coded[f"_x{j}"].notnull()
+
+    # 2. The first pass: n, sums of y, x, x x', x y (and ranges) per key.
+    base = coded.select(**key_exprs, _complete=complete, _y=coded._y, **{f"_x{j}": coded[f"_x{j}"] for j in range(q)})
+    metrics: dict[str, Any] = {"n": base.count(), "k": base._y.sum(), "y2": (base._y * base._y).sum()}
+    for j in range(q):
+        x = base[f"_x{j}"]
+        metrics[f"sx{j}"] = x.sum()
+        metrics[f"sxy{j}"] = (x * base._y).sum()
+        metrics[f"lo{j}"] = x.min()
+        metrics[f"hi{j}"] = x.max()
+        for m in range(j, q):
+            metrics[f"sxx{j}_{m}"] = (x * base[f"_x{m}"]).sum()
+    first = source._run(base.group_by([*key_exprs, "_complete"]).aggregate(**metrics), fetch=True,
+                        what="the adjusted gaps' query")
+    done = first["_complete"].fillna(False).astype(bool).to_numpy()
+    dropped = int(pd.to_numeric(first.loc[~done, "n"]).sum())
+    first = first.loc[done].reset_index(drop=True)
+    if first.empty:
+        raise LuskinError("No row has a value in every control, so nothing can be adjusted.")
+    first_keys = {name: pd.to_numeric(first[name]).to_numpy(dtype=np.int64) for name in key_exprs}
+    codes = _decode(first, key_exprs, radix)
+    frame = _key_frame(codes, keys, group_names, cats, cluster)
+    n = pd.to_numeric(first["n"]).to_numpy(dtype=float)
+    k = pd.to_numeric(first["k"]).fillna(0).to_numpy(dtype=float)
+    frame["n"], frame["k"] = n, k
+    frame["y2"] = pd.to_numeric(first["y2"]).fillna(0).to_numpy(dtype=float) if linear else k
+    sx = _matrix(first, [f"sx{j}" for j in range(q)])
+    sxy = _matrix(first, [f"sxy{j}" for j in range(q)])
+    sxx = np.zeros((len(first), q, q))
+    for j in range(q):
+        for m in range(j, q):
+            sxx[:, j, m] = sxx[:, m, j] = pd.to_numeric(first[f"sxx{j}_{m}"]).to_numpy(dtype=float)
+    lo = _matrix(first, [f"lo{j}" for j in range(q)])
+    hi = _matrix(first, [f"hi{j}" for j in range(q)])
+    cells = Cells(frame, (), tuple(cats), cluster, linear, dropped, int(n.sum()))
+    if not linear and float(k.sum()) in (0.0, float(n.sum())):
+        raise LuskinError(f"Every analysed row has the same outcome ({'positive' if k.sum() else 'negative'}), so "
+                          "there is no gap to adjust.")
+    reference, order = _reference(cells, spec)
+    if len(order) < 2:
+        raise LuskinError(f"Every analysed row is in the group '{order[0]}', so there is no other group to "
+                          "compare with.")
+    groups = [reference] + [g for g in order if g != reference]
+    design, notes = build_design(cells, groups)
+
+    # Numeric controls with a single value are left out; aliased columns too (groups last, as in memory).
+    used = []
+    for j, name in enumerate(numeric):
+        if float(np.nanmin(lo[:, j])) == float(np.nanmax(hi[:, j])):
+            notes.append(f"The control '{name}' holds a single value ({_number_text(float(lo[0, j]))}) in the rows "
+                         "analysed, so it cannot explain anything and is left out.")
+        else:
+            used.append(j)
+    num_names = [numeric[j] for j in used]
+    sx, sxy, sxx, lo, hi = sx[:, used], sxy[:, used], sxx[:, used][:, :, used], lo[:, used], hi[:, used]
+    pk = design.X.shape[1]
+    gram = _full_gram(design, n, sx, sxx)
+    last = [j for j in range(pk + len(used)) if j not in design.group_cols] + list(design.group_cols)
+    aliased = sorted(last[j] for j in _aliased(gram[np.ix_(last, last)]))
+    if any(c in design.group_cols for c in aliased):
+        which = ", ".join(design.names[c].removeprefix("group = ") for c in aliased if c in design.group_cols)
+        raise LuskinError(f"The controls determine the group exactly (for {which}), so no gap can be held apart from "
+                          "them: leave out the control that encodes the group (a proxy such as a code per group).")
+    if aliased:
+        drop_num = [c - pk for c in aliased if c >= pk]
+        if drop_num:
+            notes.append("These controls are fixed by the others and were left out of the model: "
+                         + ", ".join(num_names[j] for j in drop_num) + ".")
+            kept = [j for j in range(len(used)) if j not in drop_num]
+            num_names = [num_names[j] for j in kept]
+            sx, sxy, sxx, lo, hi = sx[:, kept], sxy[:, kept], sxx[:, kept][:, :, kept], lo[:, kept], hi[:, kept]
+        drop_k = [c for c in aliased if c < pk]
+        if drop_k:
+            design, more = _without(design, drop_k)
+            notes += more
+        pk = design.X.shape[1]
+    q = len(num_names)
+    x_index = [numeric.index(name) for name in num_names]
+    clusters = pd.factorize(frame["cluster"].to_numpy(dtype=object))[0] if cluster else None
+    K = design.X
+    p = pk + q
+    N = float(n.sum())
+
+    if linear:
+        H = _full_gram(design, n, sx, sxx)
+        beta = linalg.solve(H, np.concatenate([_xtk(K, k), sxy.sum(axis=0)]), assume_a="pos")
+        off = np.asarray(K @ beta[:pk]).ravel()
+        b = beta[pk:]
+        xty = np.concatenate([_xtk(K, k), sxy.sum(axis=0)])
+        rss = float(frame["y2"].sum() - 2 * beta @ xty + beta @ H @ beta)
+        bread = linalg.inv(H)
+        r0 = k - n * off - sx @ b
+        r1 = sxy - off[:, None] * sx - np.einsum("kjm,m->kj", sxx, b)
+        cov = bread * max(rss, 0.0) / (N - p)
+        passes, converged, iterations = 1, True, 0
+        effects = None
+    else:
+        offsets = None if joins else _case_offsets(keys, len(group_names), cats, design)
+        beta = _start(design, n, k, sx, q)
+        loglik = -math.inf
+        passes, converged, iterations, step_size, effects = 1, False, 0, math.inf, None
+        step = np.zeros(p)
+        t_step = 1.0
+        previous = beta.copy()
+        while passes < MAX_PASSES:
+            want_effects = step_size < STEP_NEARLY
+            sums = _logistic_pass(source, coded, key_exprs, complete, first_keys, design, beta, x_index,
+                                  want_effects, offsets, (lo, hi))
+            passes += 1
+            if sums["ll"] < loglik - 1e-9 * abs(loglik) and t_step > 1e-6:  # step too long: halve it
+                t_step /= 2
+                beta = previous + t_step * step
+                continue
+            iterations += 1
+            change, loglik = sums["ll"] - loglik, sums["ll"]
+            H = _full_gram(design, sums["w"], sums["wx"], sums["wxx"])
+            score = np.concatenate([_xtk(K, sums["r0"]), sums["r1"].sum(axis=0)])
+            try:
+                step = np.linalg.solve(H, score)
+            except np.linalg.LinAlgError:
+                step = np.linalg.lstsq(H, score, rcond=None)[0]
+            step_size = float(np.max(np.abs(step)))
+            if step_size < STEP_DONE and sums.get("effects") is not None:
+                converged, effects = True, sums["effects"]
+                r0, r1 = sums["r0"], sums["r1"]
+                break
+            if abs(change) < 1e-13 * (abs(loglik) + 1) and iterations > 3:  # as in memory: a level predicts perfectly
+                converged = step_size < 1e-4
+                effects, r0, r1 = sums.get("effects"), sums["r0"], sums["r1"]
+                break
+            previous, t_step = beta.copy(), 1.0
+            beta = beta + step
+        else:
+            r0, r1 = sums["r0"], sums["r1"]
+            effects = sums.get("effects")
+        if effects is None:  # not settled: the effects at the last coefficients
+            sums = _logistic_pass(source, coded, key_exprs, complete, first_keys, design, beta, x_index, True,
+                                  offsets, (lo, hi))
+            passes += 1
+            H = _full_gram(design, sums["w"], sums["wx"], sums["wxx"])
+            effects, r0, r1 = sums["effects"], sums["r0"], sums["r1"]
+        bread = _inverse(H)
+        cov = bread
+    n_clusters = None
+    if clusters is not None:
+        G = int(clusters.max()) + 1
+        member = sparse.csr_matrix((np.ones(len(clusters)), (clusters, np.arange(len(clusters)))),
+                                   shape=(G, len(clusters)))
+        scores = np.hstack([np.asarray((member @ sparse.diags(r0) @ K).todense()), member @ r1])
+        meat = np.einsum("gi,gj->ij", scores, scores)
+        factor = G / (G - 1.0) * (N - 1.0) / (N - p) if G > 1 else math.nan
+        cov = factor * bread @ meat @ bread
+        n_clusters = G
+    fit = Fit(beta, cov, np.zeros(0), converged, iterations, (), N - p, n_clusters, use_t=linear and clusters is None)
+    gcols = list(design.group_cols)
+    if linear:
+        J = np.zeros((len(gcols), p))
+        for i, c in enumerate(gcols):
+            J[i, c] = 1.0
+        ame, ame_cov = beta[gcols], J @ cov @ J.T
+    else:
+        assert effects is not None
+        ame, ame_cov = _ame(design, effects, cov, N, pk, q)
+    decomposition = _decompose(design, fit, n, k, sx, effects, num_names, linear=linear)
+    # Canonical order: intercept, groups, numeric controls, categorical dummies (as in memory).
+    order_idx = list(range(1 + len(gcols))) + list(range(pk, p)) + list(range(1 + len(gcols), pk))
+    names = [*design.names, *num_names]
+    names = [names[i] for i in order_idx]
+    fit_out = Fit(beta[order_idx], cov[np.ix_(order_idx, order_idx)], fit.eta, converged, iterations, (), N - p,
+                  n_clusters, use_t=fit.use_t)
+    group_cols_out = tuple(order_idx.index(c) for c in gcols)
+    out_cells = Cells(frame, tuple(num_names), tuple(cats), cluster, linear, dropped, int(N))
+    outside = effects.get("outside") if effects is not None else None
+    if outside is None and q:
+        outside = _outside(source, coded, key_exprs, complete, first_keys, design, lo, hi, x_index)
+        passes += 1
+    diagnostics = notes + _numeric_diagnostics(num_names, design, groups, n, sx, sxx, lo, hi, outside)
+    diagnostics += diagnose(cells, design, fit, n, k, groups, linear=linear, n_parameters=p)
+    rows_note = (f"The model uses {int(N):,} rows and {p:,} coefficients, fitted from sums the engine computed per "
+                 f"combination of group and categorical controls ({len(frame):,} of them) in {passes + len(keys):,} "
+                 "queries, not from a sample")
+    if n_clusters is not None:
+        rows_note += f"; standard errors are clustered by {cluster} ({n_clusters:,} clusters)"
+    rows_note += "."
+    if dropped:
+        rows_note += f" {dropped:,} rows missing a numeric control were left out."
+    return finish(out_cells, spec, source=where, names=names, group_cols=group_cols_out, fit=fit_out, ame=ame,
+                  ame_cov=ame_cov, decomposition=decomposition, diagnostics=diagnostics, groups=groups,
+                  reference=reference, rows_note=rows_note)
+
+
+# ------------------------------------------------------------------------------------------
+# Keys
+# ------------------------------------------------------------------------------------------
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA or value is pd.NaT
+
+
+def _text(name: str, value: Any, plan: Any, spec: AuditSpec) -> str:
+    """The text a key value has in the in-memory cell table (group label, control level, cluster)."""
+    if name.startswith("_g"):
+        if plan.protected is not None:
+            return spec.group_name if value is not None and bool(value) else spec.other_name
+        part = plan.group_parts[int(name[2:])]
+        if value is not None and part.numeric and part.kind == "value":
+            value = float(value)
+        return str(part.label(value))
+    if value is None:
+        return UNKNOWN
+    if name == "_cluster":
+        return str(value)
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
+        return _number_text(value)
+    return str(value)
+
+
+def _coded(selected: Any, keys: Sequence[_KeyColumn], joins: bool) -> tuple[Any, list[str]]:
+    """``selected`` with each key column's code beside it.
+
+    DuckDB joins a small table of the values (a CASE with hundreds of arms took 20 times longer
+    over 10M rows); PostgreSQL and Spark sources are read-only, so there it is a CASE.
+    """
+    ibis = _ibis()
+    table = selected
+    code_names = []
+    for i, key in enumerate(keys):
+        col = table[key.name]
+        code_name = f"_k{i}"
+        if key.boolean:
+            by_value = {bool(v): int(c) for v, c in zip(key.values, key.codes)}
+            code = ibis.ifelse(col.isnull(), key.null_code,
+                               ibis.ifelse(col, by_value.get(True, key.null_code), by_value.get(False, key.null_code)))
+            table = table.mutate(**{code_name: code.cast("int64")})
+        elif not joins:
+            mapping = {v: int(c) for v, c in zip(key.values, key.codes)}
+            code = col.substitute(mapping, else_=key.null_code) if mapping else ibis.literal(key.null_code)
+            table = table.mutate(**{code_name: code.cast("int64")})
+        else:
+            lookup = ibis.memtable(pd.DataFrame({f"_v{i}": pd.Series(key.values, dtype=object),
+                                                 f"_code{i}": key.codes.astype(np.int64)}),
+                                   schema=ibis.schema({f"_v{i}": col.type(), f"_code{i}": "int64"}))
+            joined = table.left_join(lookup, table[key.name] == lookup[f"_v{i}"])
+            keep = [c for c in table.columns]
+            table = joined.select(*keep, **{code_name: joined[f"_code{i}"].fill_null(key.null_code).cast("int64")})
+        code_names.append(code_name)
+    return table, code_names
+
+
+def _case_offsets(keys: Sequence[_KeyColumn], n_group_parts: int, cats: Sequence[str], design: Design) -> Any:
+    """A function (table, beta) -> (offset, own group's coefficient) as CASE expressions on the key codes."""
+    ibis = _ibis()
+    column = {name: j for j, name in enumerate(design.names)}
+    radix = [len(key.texts) for key in keys[:n_group_parts]]
+    labels = []
+    for combo in np.ndindex(*reversed(radix)):
+        codes = list(reversed(combo))
+        labels.append(CROSS.join(keys[i].texts[c] for i, c in enumerate(codes)))
+    group_index = [column.get(f"group = {label}", -1) for label in labels]  # by packed group code
+
+    def offsets(table: Any, beta: np.ndarray) -> tuple[Any, Any]:
+        gcode = _packed_key(table, [f"_k{i}" for i in range(n_group_parts)], radix)
+        own_map = {g: float(beta[j]) for g, j in enumerate(group_index) if j >= 0}
+        own = gcode.substitute(own_map, else_=0.0) if own_map else ibis.literal(0.0)
+        off = ibis.literal(float(beta[0])) + own
+        for i, name in enumerate(cats):
+            key = keys[n_group_parts + i]
+            mapping = {c: float(beta[column[f"{name} = {text}"]]) for c, text in enumerate(key.texts)
+                       if f"{name} = {text}" in column}
+            if mapping:
+                off = off + table[f"_k{n_group_parts + i}"].substitute(mapping, else_=0.0)
+        return off.cast("float64"), own.cast("float64")
+
+    return offsets
+
+
+def _packed_key(table: Any, code_names: Sequence[str], radix: Sequence[int]) -> Any:
+    """One integer per row: the key columns' codes in mixed radix."""
+    key = None
+    scale = 1
+    for name, size in zip(code_names, radix):
+        term = table[name] * scale if scale != 1 else table[name]
+        key = term if key is None else key + term
+        scale *= size
+    return key if key is not None else _ibis().literal(0, "int64")
+
+
+def _decode(frame: pd.DataFrame, key_exprs: dict[str, Any], radix: Sequence[int]) -> list[np.ndarray]:
+    """Each key column's code per row of an aggregate."""
+    if "_kid" in key_exprs:
+        kid = pd.to_numeric(frame["_kid"]).to_numpy(dtype=np.int64)
+        out = []
+        for size in radix:
+            out.append(kid % size)
+            kid = kid // size
+        return out
+    return [pd.to_numeric(frame[f"_k{i}"]).to_numpy(dtype=np.int64) for i in range(len(radix))]
+
+
+def _key_frame(codes: Sequence[np.ndarray], keys: Sequence[_KeyColumn], group_names: Sequence[str],
+               cats: Sequence[str], cluster: str | None) -> pd.DataFrame:
+    """The cell table of the keys (group label, categorical controls, cluster), as the in-memory one names them."""
+    texts = [np.asarray(key.texts, dtype=object)[c] for key, c in zip(keys, codes)]
+    group = texts[0]
+    for piece in texts[1:len(group_names)]:
+        group = group + CROSS + piece
+    out: dict[str, Any] = {"group": np.asarray(group, dtype=object)}
+    for i, name in enumerate(cats):
+        key = keys[len(group_names) + i]
+        out[name] = pd.Categorical.from_codes(codes[len(group_names) + i], categories=pd.Index(key.texts, dtype=object))
+    if cluster is not None:
+        out["cluster"] = texts[-1]
+    return pd.DataFrame(out)
+
+
+def _matrix(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
+    if not columns:
+        return np.zeros((len(frame), 0))
+    return np.column_stack([pd.to_numeric(frame[c]).astype(float).fillna(0.0).to_numpy() for c in columns])
+
+
+# ------------------------------------------------------------------------------------------
+# The fit from sums
+# ------------------------------------------------------------------------------------------
+def _xtk(K: Any, v: np.ndarray) -> np.ndarray:
+    """K' v for the keys' one-hot design."""
+    return np.asarray(K.T @ v).ravel()
+
+
+def _full_gram(design: Design, w: np.ndarray, wx: np.ndarray, wxx: np.ndarray) -> np.ndarray:
+    """X'WX of keys x numbers from per-key sums: sum w, sum w x, sum w x x'."""
+    K = design.X
+    pk, q = K.shape[1], wx.shape[1]
+    H = np.zeros((pk + q, pk + q))
+    H[:pk, :pk] = design.blocks.gram(w) if design.blocks is not None else np.asarray((K.T @ sparse.diags(w) @ K)
+                                                                                        .toarray())
+    if q:
+        cross = np.asarray(K.T @ wx)
+        H[:pk, pk:] = cross
+        H[pk:, :pk] = cross.T
+        H[pk:, pk:] = wxx.sum(axis=0)
+    return H
+
+
+def _start(design: Design, n: np.ndarray, k: np.ndarray, sx: np.ndarray, q: int) -> np.ndarray:
+    """Starting coefficients: the logistic fit of the keys with the numeric controls at their key means."""
+    means = sx / n[:, None]
+    pk = design.X.shape[1]
+    X = sparse.hstack([design.X, sparse.csr_matrix(means)], format="csr")
+    blocks = None
+    if design.blocks is not None:
+        blocks = Blocks(design.blocks.factors, design.blocks.numbers + tuple((pk + j, means[:, j]) for j in range(q)),
+                        pk + q)
+    return fit_cells(X, n, k, k, linear=False, blocks=blocks).beta
+
+
+def _logistic_pass(source: Source, coded: Any, key_exprs: dict[str, Any], complete: Any,
+                   first_keys: dict[str, np.ndarray], design: Design, beta: np.ndarray, x_index: Sequence[int],
+                   effects: bool, offsets: Any = None, ranges: tuple[np.ndarray, np.ndarray] | None = None
+                   ) -> dict[str, Any]:
+    """One aggregate query at ``beta``: the Newton step's sums per key (and, with ``effects``, the AMEs' sums)."""
+    ibis = _ibis()
+    pk = design.X.shape[1]
+    q = len(x_index)
+    # The offset of each key (intercept, group, categorical controls) joined by the key's integer.
+    offset = np.asarray(design.X @ beta[:pk]).ravel()
+    gcols = list(design.group_cols)
+    gbeta = np.concatenate([[0.0], beta[gcols]])
+    own = gbeta[design.group_code]
+    table = coded.filter(complete)
+    numbers = {f"_x{j}": table[f"_x{i}"] for j, i in enumerate(x_index)}
+    if offsets is not None:  # a CASE per key column (read-only engines)
+        off, own_expr = offsets(table, beta)
+        joined = table.select(**key_exprs, _y=table._y, _off=off, _own=own_expr, **numbers)
+    else:  # DuckDB: the keys' offsets joined by the key's integer
+        base = table.select(**key_exprs, _y=table._y, **numbers)
+        lookup_frame = pd.DataFrame({**{name: values for name, values in first_keys.items()}, "_off": offset,
+                                     "_own": own})
+        schema = {name: "int64" for name in first_keys} | {"_off": "float64", "_own": "float64"}
+        lookup = ibis.memtable(lookup_frame, schema=ibis.schema(schema))
+        joined = base.join(lookup, [base[name] == lookup[name] for name in first_keys])
+    cols = {name: joined[name] for name in first_keys}
+    eta = joined._off
+    for j in range(q):
+        eta = eta + joined[f"_x{j}"] * float(beta[pk + j])
+    eta = eta.clip(lower=-ETA_LIMIT, upper=ETA_LIMIT)
+    step1 = joined.select(**cols, _y=joined._y, _own=joined._own, _eta=eta,
+                          **{f"_x{j}": joined[f"_x{j}"] for j in range(q)})
+    mu = 1.0 / (1.0 + (-step1._eta).exp())
+    step2 = step1.mutate(_mu=mu)
+    w = step2._mu * (1.0 - step2._mu)
+    r = step2._y - step2._mu
+    ll = step2._y * step2._eta - (ibis.greatest(step2._eta, 0.0) + (1.0 + (-step2._eta.abs()).exp()).ln())
+    metrics: dict[str, Any] = {"w": w.sum(), "r0": r.sum(), "ll": ll.sum()}
+    for j in range(q):
+        x = step2[f"_x{j}"]
+        metrics[f"wx{j}"] = (w * x).sum()
+        metrics[f"r1{j}"] = (r * x).sum()
+        for m in range(j, q):
+            metrics[f"wxx{j}_{m}"] = (w * x * step2[f"_x{m}"]).sum()
+    if effects:
+        for h, b in enumerate(gbeta):
+            mu_h = 1.0 / (1.0 + (-(step2._eta - step2._own + float(b))).exp())
+            d_h = mu_h * (1.0 - mu_h)
+            metrics[f"m{h}"] = mu_h.sum()
+            metrics[f"d{h}"] = d_h.sum()
+            for j in range(q):
+                metrics[f"dx{h}_{j}"] = (d_h * step2[f"_x{j}"]).sum()
+        if ranges is not None:  # the diagnostics' counts ride on the last pass
+            metrics.update(_range_metrics(step2, design, *ranges, list(range(q))))
+    result = source._run(step2.group_by(list(cols)).aggregate(**metrics), fetch=True, what="the adjusted gaps' query")
+    result = result.iloc[_positions(result, first_keys)].reset_index(drop=True)  # the first pass's key order
+    out: dict[str, Any] = {
+        "w": _matrix(result, ["w"])[:, 0], "r0": _matrix(result, ["r0"])[:, 0],
+        "ll": float(pd.to_numeric(result["ll"]).sum()),
+        "wx": _matrix(result, [f"wx{j}" for j in range(q)]), "r1": _matrix(result, [f"r1{j}" for j in range(q)]),
+    }
+    wxx = np.zeros((len(result), q, q))
+    for j in range(q):
+        for m in range(j, q):
+            wxx[:, j, m] = wxx[:, m, j] = pd.to_numeric(result[f"wxx{j}_{m}"]).to_numpy(dtype=float)
+    out["wxx"] = wxx
+    if effects:
+        out["effects"] = {
+            "m": _matrix(result, [f"m{h}" for h in range(len(gbeta))]),
+            "d": _matrix(result, [f"d{h}" for h in range(len(gbeta))]),
+            "dx": np.stack([_matrix(result, [f"dx{h}_{j}" for j in range(q)]) for h in range(len(gbeta))]),
+        }
+        if ranges is not None:
+            out["effects"]["outside"] = _range_counts(result, len(gbeta), q)
+    return out
+
+
+# ------------------------------------------------------------------------------------------
+# Average marginal effects and the decomposition from the effects' sums
+# ------------------------------------------------------------------------------------------
+def _ame(design: Design, effects: dict[str, np.ndarray], cov: np.ndarray, N: float, pk: int,
+         q: int) -> tuple[np.ndarray, np.ndarray]:
+    """AME per group (mean over rows of F(group g) - F(reference)) and the delta-method covariance."""
+    K = design.X
+    gcols = list(design.group_cols)
+    other = np.ones(pk + q, dtype=bool)
+    other[gcols] = False
+    m, d, dx = effects["m"], effects["d"], effects["dx"]
+    ame = np.zeros(len(gcols))
+    J = np.zeros((len(gcols), pk + q))
+    for i, c in enumerate(gcols):
+        h = i + 1
+        ame[i] = float(m[:, h].sum() - m[:, 0].sum()) / N
+        grad = np.concatenate([_xtk(K, d[:, h] - d[:, 0]), (dx[h] - dx[0]).sum(axis=0)]) / N
+        J[i, other] = grad[other]
+        J[i, c] = float(d[:, h].sum()) / N
+    return ame, J @ cov @ J.T
+
+
+def _decompose(design: Design, fit: Fit, n: np.ndarray, k: np.ndarray, sx: np.ndarray,
+               effects: dict[str, np.ndarray] | None, num_names: Sequence[str], *, linear: bool) -> list[Any]:
+    """Oaxaca-Blinder (linear) or Yun (logistic) from per-key sums, as :func:`luskin_core.analyses.decompose.decompose`."""
+    from luskin_core.analyses.decompose import Decomposition
+
+    K = design.X
+    pk, q = K.shape[1], len(num_names)
+    beta = fit.beta
+    crit = float(stats.t.ppf(0.975, fit.df_resid)) if fit.use_t else float(stats.norm.ppf(0.975))
+    codes = design.group_code
+    ref = codes == 0
+    gcols = list(design.group_cols)
+    other = np.ones(pk + q, dtype=bool)
+    other[gcols] = False
+    other[0] = False
+
+    def xsum(mask: np.ndarray, w0: np.ndarray, w1: np.ndarray, zero: int | None = None) -> np.ndarray:
+        v = np.concatenate([_xtk(K[mask], w0[mask]), w1[mask].sum(axis=0)])
+        if zero is not None:
+            v[zero] = 0.0
+        return v
+
+    n_r = float(n[ref].sum())
+    xbar_r = xsum(ref, n, sx) / n_r
+    out = []
+    for i, c in enumerate(gcols):
+        mine = codes == i + 1
+        n_g = float(n[mine].sum())
+        raw = float(k[mine].sum() / n_g - k[ref].sum() / n_r)
+        xbar_g = xsum(mine, n, sx) / n_g
+        delta_x = np.where(other, xbar_g - xbar_r, 0.0)
+        contrib = delta_x * beta
+        if linear:
+            unexplained = float(beta[c])
+            g_unexp = np.zeros_like(beta)
+            g_unexp[c] = 1.0
+            g_expl = delta_x
+            scale = 1.0
+        else:
+            assert effects is not None
+            m, d, dx = effects["m"], effects["d"], effects["dx"]
+            h = i + 1
+            unexplained = float(m[mine, h].sum() - m[mine, 0].sum()) / n_g
+            g_unexp = (xsum(mine, d[:, h], dx[h]) - xsum(mine, d[:, 0], dx[0], zero=c)) / n_g
+            g_expl = xsum(mine, d[:, 0], dx[0], zero=c) / n_g - xsum(ref, d[:, 0], dx[0]) / n_r
+            total = float(contrib.sum())
+            scale = (raw - unexplained) / total if total != 0 else 0.0
+        explained = raw - unexplained
+        se_e = float(np.sqrt(max(g_expl @ fit.cov @ g_expl, 0.0)))
+        se_u = float(np.sqrt(max(g_unexp @ fit.cov @ g_unexp, 0.0)))
+        by_control = [(name, float(contrib[pk + j] * scale)) for j, name in enumerate(num_names)]
+        by_control += [(name, float(contrib[list(cols)].sum() * scale)) for name, cols in design.control_cols.items()]
+        out.append(Decomposition(explained, unexplained, (explained - crit * se_e, explained + crit * se_e),
+                                 (unexplained - crit * se_u, unexplained + crit * se_u), tuple(by_control)))
+    return out
+
+
+def _outside(source: Source, coded: Any, key_exprs: dict[str, Any], complete: Any, first_keys: dict[str, np.ndarray],
+             design: Design, lo: np.ndarray, hi: np.ndarray, x_index: Sequence[int]) -> np.ndarray:
+    """Rows per key outside each group's range of each numeric control: (groups, keys, controls)."""
+    codes = design.group_code
+    G = int(codes.max()) + 1
+    q = len(x_index)
+    table = coded.filter(complete)
+    grouped = table.select(**key_exprs, **{f"_x{i}": table[f"_x{i}"] for i in x_index})
+    metrics = _range_metrics(grouped, design, lo, hi, x_index)
+    result = source._run(grouped.group_by(list(key_exprs)).aggregate(**metrics), fetch=True,
+                         what="the adjusted gaps' query")
+    result = result.iloc[_positions(result, first_keys)].reset_index(drop=True)
+    return _range_counts(result, G, q)
+
+
+def _range_metrics(table: Any, design: Design, lo: np.ndarray, hi: np.ndarray, x_index: Sequence[int]) -> dict[str, Any]:
+    """Per key, the rows outside each group's range of each numeric control (``table``'s ``_x{i}`` columns)."""
+    codes = design.group_code
+    metrics = {}
+    for h in range(int(codes.max()) + 1):
+        mine = codes == h
+        for j, i in enumerate(x_index):
+            low, high = float(np.nanmin(lo[mine, j])), float(np.nanmax(hi[mine, j]))
+            x = table[f"_x{i}"]
+            metrics[f"o{h}_{j}"] = ((x < low) | (x > high)).cast("int32").sum()
+    return metrics
+
+
+def _range_counts(result: pd.DataFrame, G: int, q: int) -> np.ndarray:
+    out = np.zeros((G, len(result), q))
+    for h in range(G):
+        out[h] = _matrix(result, [f"o{h}_{j}" for j in range(q)])
+    return out
+
+
+def _positions(result: pd.DataFrame, first_keys: dict[str, np.ndarray]) -> np.ndarray:
+    """Where each of the first pass's keys is in a later aggregate (the same rows, in any order)."""
+    index = pd.MultiIndex.from_arrays([first_keys[c] for c in first_keys], names=list(first_keys))
+    got = pd.MultiIndex.from_arrays([pd.to_numeric(result[c]).to_numpy(dtype=np.int64) for c in first_keys],
+                                    names=list(first_keys))
+    position = got.get_indexer(index)
+    if (position < 0).any() or len(result) != len(index):
+        raise LuskinError("The data changed while the model was being fitted: run the adjustment again.")
+    return position
+
+
+def _numeric_diagnostics(names: Sequence[str], design: Design, groups: Sequence[str], n: np.ndarray, sx: np.ndarray,
+                         sxx: np.ndarray, lo: np.ndarray, hi: np.ndarray, outside: np.ndarray | None) -> list[str]:
+    """Little overlap on the numeric controls, from per-key sums and counts (as in memory)."""
+    from luskin_core.analyses.adjust_diagnostics import numeric_overlap
+
+    if outside is None:
+        return []
+    codes = design.group_code
+    ref = codes == 0
+    n_r = float(n[ref].sum())
+    out: list[str] = []
+    for j, name in enumerate(names):
+        moments = {}
+        for gi in range(len(groups)):
+            mine = codes == gi
+            total = float(n[mine].sum())
+            if total == 0:
+                continue
+            mean = float(sx[mine, j].sum()) / total
+            var = (float(sxx[mine, j, j].sum()) - total * mean * mean) / max(total - 1, 1.0)
+            moments[gi] = (mean, max(var, 0.0), total)
+        if 0 not in moments:
+            continue
+        per_group = []
+        for gi, (m_g, v_g, total) in moments.items():
+            if gi == 0:
+                continue
+            share = float(outside[0][codes == gi, j].sum()) / total
+            back = float(outside[gi][ref, j].sum()) / n_r
+            per_group.append((groups[gi], m_g, v_g, share, back))
+        out += numeric_overlap(name, groups[0], moments[0][0], moments[0][1], per_group)
+    return out
+
+
+__all__ = ["adjust_by_sums"]

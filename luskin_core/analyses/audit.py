@@ -1,0 +1,361 @@
+"""Controlled-fairness audit (paper section 3, Definition 1), generalised to what agencies are asked for.
+
+The paper compares the protected class with the other class inside each filter cell. Here the
+same comparison runs for every group (a protected condition vs the rest, each value of a column,
+or a cross of columns) against a reference group, inside every cell (all rows, a filter and its
+complement, or strata of control columns), with intervals, tests adjusted for the number of
+comparisons, impact ratios, a pooled view across cells and a verdict that separates a real gap
+from chance and from too few rows (see :mod:`luskin_core.stats.comparisons`).
+
+Every number comes from one count table (:mod:`luskin_core.counting.counts`), made by one aggregation.
+One truth: the comparisons' verdicts. For the paper's setup (two classes, one filter) the
+result also keeps the paper's view, ``cells`` (each class in each filter cell) and ``gaps``
+(one per cell), but a gap is a view of that cell's comparison: the same difference (group
+minus reference, as everywhere), p-values and verdict, and ``fair`` is the verdict as a flag.
+``AuditResult.fair``, the headline, the JSON, the pages, the report and the slides all read it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from luskin_core.analyses import narrative
+from luskin_core.counting.counts import CountTable, count_arrays, count_frame
+from luskin_core.errors import LuskinError
+from luskin_core.spec.audit_spec import AuditSpec, Prepared, prepare, resolve_column
+from luskin_core.spec.validation import check_positive_present, check_two_classes
+from luskin_core.stats.comparisons import (
+    ALPHA,
+    BEYOND,
+    CHANCE,
+    TOO_FEW,
+    WITHIN,
+    Comparison,
+    PooledComparison,
+    compare,
+)
+from luskin_core.stats.inference import wilson_interval
+from luskin_core.stats.shrinkage import with_pooled
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One protected class inside one filter cell (the paper's view)."""
+
+    filter_holds: bool | None
+    in_group: bool
+    label: str
+    cell: str
+    n: int
+    positives: int
+    ratio: float | None
+    ci_low: float | None
+    ci_high: float | None
+
+
+@dataclass(frozen=True)
+class Gap:
+    """The comparison of the two protected classes inside one filter cell (the paper's view of it).
+
+    A view of the cell's comparison (:class:`luskin_core.stats.comparisons.Comparison`): ``gap`` is
+    the judged rate of ``group`` minus the ``reference``'s (the share with a positive decision,
+    or the error rate the criterion judges), ``p_value``/``p_adjusted`` its tests, ``verdict``
+    the comparison's verdict and ``fair`` that verdict as a flag: True within the tolerance,
+    False beyond it (by chance or not), None when it is not judged (too few rows, or a class is
+    empty in the cell: "not computable").
+    """
+
+    filter_holds: bool | None
+    cell: str
+    gap: float | None
+    p_value: float | None
+    test: str
+    fair: bool | None
+    significant: bool | None
+    sentence: str
+    verdict: str = ""
+    p_adjusted: float | None = None
+    group: str = ""
+    reference: str = ""
+    measure: str = "selection"
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """Everything an audit found, with views for tables, charts, JSON and sentences.
+
+    ``comparisons``: one per group per cell (the reference included); ``pooled``: one per
+    non-reference group across the cells. ``cells``/``gaps``: the paper's two-class view (empty
+    when groups are the values of columns).
+    """
+
+    spec: AuditSpec
+    source: str
+    cells: tuple[Cell, ...]
+    gaps: tuple[Gap, ...]
+    n_rows: int
+    n_excluded: int
+    excluded_reasons: dict[str, int]
+    comparisons: tuple[Comparison, ...] = ()
+    pooled: tuple[PooledComparison, ...] = ()
+    reference: str = ""
+    counts: CountTable | None = field(default=None, repr=False, compare=False)
+
+    # -- lookups ----------------------------------------------------------------------------
+    @property
+    def groups(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(c.group for c in self.comparisons))
+
+    @property
+    def cell_names(self) -> tuple[str | None, ...]:
+        return tuple(dict.fromkeys(c.cell for c in self.comparisons))
+
+    @property
+    def judged(self) -> tuple[Comparison, ...]:
+        """The comparisons that carry a verdict (not the reference's own rows)."""
+        return tuple(c for c in self.comparisons if not c.is_reference)
+
+    @property
+    def fair(self) -> bool | None:
+        """True when every comparison that can be judged is within tolerance; None if none can be judged.
+
+        Read from the verdicts alone (the headline's source too): too-few-rows comparisons count
+        for neither side. For the paper's two classes: "every judged filter cell is within".
+        """
+        flags = [c.fair for c in self.judged if c.fair is not None]
+        return all(flags) if flags else None
+
+    @property
+    def simpson(self) -> tuple[PooledComparison, ...]:
+        """Groups whose overall gap disagrees with the gap within the cells."""
+        return tuple(p for p in self.pooled if p.simpson)
+
+    def verdict_counts(self) -> dict[str, int]:
+        out = {v: 0 for v in (BEYOND, CHANCE, WITHIN, TOO_FEW)}
+        for c in self.judged:
+            out[c.verdict] += 1
+        return out
+
+    def cell(self, filter_holds: bool | None, in_group: bool) -> Cell:
+        for c in self.cells:
+            if c.filter_holds == filter_holds and c.in_group == in_group:
+                return c
+        raise KeyError((filter_holds, in_group))
+
+    def gap(self, filter_holds: bool | None) -> Gap:
+        for g in self.gaps:
+            if g.filter_holds == filter_holds:
+                return g
+        raise KeyError(filter_holds)
+
+    def comparison(self, group: str, cell: str | None = None) -> Comparison:
+        for c in self.comparisons:
+            if c.group == group and (c.cell == cell or (cell is None and len(self.cell_names) == 1)):
+                return c
+        raise KeyError((group, cell))
+
+    # -- views ------------------------------------------------------------------------------
+    def to_frame(self) -> pd.DataFrame:
+        """The table a page shows: the paper's one row per class per cell, or every comparison."""
+        if not self.cells:
+            return self.comparisons_frame()
+        rows = []
+        for c in self.cells:
+            g = self.gap(c.filter_holds)
+            rows.append({
+                "Filter cell": c.cell, "Group": c.label, "Rows": c.n, "Positive": c.positives,
+                "Ratio": c.ratio, "95% CI low": c.ci_low, "95% CI high": c.ci_high,
+                "Gap (group - reference)": g.gap, "p-value": g.p_value,
+                "Within tolerance": g.fair, "Verdict": g.verdict,
+            })
+        return pd.DataFrame(rows)
+
+    def comparisons_frame(self) -> pd.DataFrame:
+        """One row per group per cell against the reference: every number of the audit."""
+        rows = []
+        for c in self.comparisons:
+            row = {
+                "Cell": c.cell if c.cell is not None else "All rows", "Group": c.group, "Rows": c.n,
+                "Positive": c.positives, "Share": c.rate, "95% CI low": c.ci_low, "95% CI high": c.ci_high,
+                "Reference": c.reference, "Difference": c.difference,
+                "Difference CI low": c.difference_ci_low, "Difference CI high": c.difference_ci_high,
+                "Impact ratio": c.impact_ratio, "Impact ratio CI low": c.impact_ratio_ci_low,
+                "Impact ratio CI high": c.impact_ratio_ci_high, "p-value": c.p_value,
+                "Adjusted p-value": c.p_adjusted, "Below four-fifths": c.four_fifths, "Verdict": c.verdict,
+            }
+            if c.criterion != "selection" and not c.is_reference:
+                for j in c.judged_rates:
+                    row[f"{j.name.upper() if j.name != 'precision' else 'Precision'} adjusted p-value"] = j.p_adjusted
+            if c.score is not None:
+                row.update({"Mean score": c.score["mean"], "Mean CI low": c.score["mean_ci_low"],
+                            "Mean CI high": c.score["mean_ci_high"], "SMD": c.score["smd"]})
+            if c.error_rates is not None:
+                for name, values in c.error_rates.items():
+                    row[name.upper() if name != "precision" else "Precision"] = values["rate"]
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "spec": self.spec.to_dict(),
+            "n_rows": self.n_rows,
+            "n_excluded": self.n_excluded,
+            "excluded_reasons": dict(self.excluded_reasons),
+            "tolerance": self.spec.tolerance,
+            "fair": self.fair,
+            "headline": self.headline(),
+            "sentences": self.sentences(),
+            "reference": self.reference,
+            "group_mode": self.spec.group_mode,
+            "cell_mode": self.spec.cell_mode,
+            "score_cutoff": None if self.counts is None else self.counts.score_cutoff,
+            "criterion": self.spec.criterion,
+            "verdict_counts": self.verdict_counts(),
+            "cells": [asdict(c) for c in self.cells],
+            "gaps": [asdict(g) for g in self.gaps],
+            "comparisons": [c.to_dict() for c in self.comparisons],
+            "pooled": [p.to_dict() for p in self.pooled],
+        }
+
+    def headline(self) -> str:
+        """The finding in one sentence: how many comparisons exceed the tolerance, and whether by chance."""
+        return narrative.headline(self)
+
+    def sentences(self) -> list[str]:
+        """One plain sentence per finding: per cell for the paper's two classes, per group otherwise."""
+        return narrative.sentences(self)
+
+
+def _num(x: float) -> float | None:
+    return None if x is None or not np.isfinite(x) else float(x)
+
+
+def audit(
+    frame: pd.DataFrame,
+    spec: AuditSpec,
+    predictions: Sequence[int] | np.ndarray | None = None,
+    *,
+    source: str | None = None,
+) -> AuditResult:
+    """Audit the recorded outcome (or ``predictions`` for the same rows) against ``spec``.
+
+    ``predictions`` (one 0/1 decision per row) replaces the audited decision, as the paper's
+    tables audit A1's and C2's decisions; to audit a model's decisions against the truth, with
+    error rates, name a prediction column in ``spec.prediction`` instead.
+    """
+    from luskin_core.spec.names import with_group_names
+
+    spec = with_group_names(spec, frame)   # "Male", not "Non-Female", when the column has two values
+    if predictions is not None:
+        prepared = prepare(frame, spec, check_positive=False)
+        y = _check_predictions(predictions, frame, prepared)
+        if spec.group_mode != "condition":
+            raise LuskinError("Predictions given as a list are audited for a protected condition only; for groups "
+                              "formed by columns, put the predictions in a column and name it as the prediction.")
+        assert prepared.in_group is not None  # set for a protected condition
+        return audit_arrays(y, prepared.in_group, prepared.filter_holds if prepared.has_filter else None,
+                            spec, source=source or "predictions", n_excluded=prepared.n_excluded,
+                            excluded_reasons=prepared.excluded_reasons)
+    table, plan = count_frame(frame, spec)
+    if table.n_rows == 0:
+        from luskin_core.spec.audit_spec import nothing_to_audit
+
+        raise nothing_to_audit(plan, table.excluded)
+    if spec.outcome_type == "label" and int(table.positives.sum()) == 0 and spec.prediction is None:
+        column = resolve_column(frame, spec.outcome, "outcome")
+        check_positive_present(frame[column], spec.positive)
+    if spec.group_mode == "condition":
+        assert spec.protected is not None
+        sizes = table.n.sum(axis=1)
+        check_two_classes(frame[resolve_column(frame, spec.protected.column, "protected")], spec.protected,
+                          int(sizes[0]), int(sizes[1]))
+    default = "recorded outcome" if spec.prediction is None else f"decisions in '{spec.prediction}'"
+    return result_from_counts(table, spec, source=source or default)
+
+
+def _check_predictions(predictions: Any, frame: pd.DataFrame, prepared: Prepared) -> np.ndarray:
+    values = np.asarray(predictions)
+    if values.shape[0] == len(frame):
+        values = values[prepared.kept]
+    elif values.shape[0] != len(prepared.frame):
+        raise LuskinError(
+            f"There are {values.shape[0]} predictions for {len(frame)} rows: give one prediction per row."
+        )
+    if values.dtype.kind in "OUS":  # text: true/false, yes/no, 0/1 in any spelling, as a prediction column
+        from luskin_core.counting.counts import FALSE_WORDS, TRUE_WORDS
+
+        words = pd.Series(values, dtype="string").str.strip().str.lower()
+        if not words.isin((*TRUE_WORDS, *FALSE_WORDS)).fillna(False).all():
+            raise LuskinError("Predictions must be 0 or 1 (or true/false, yes/no), with no missing values.")
+        values = words.isin(TRUE_WORDS).to_numpy(dtype=bool)
+    try:
+        values = values.astype(float)
+    except (TypeError, ValueError):
+        raise LuskinError("Predictions must be 0 or 1 (or true/false).") from None
+    if np.isnan(values).any() or not np.isin(values, (0.0, 1.0)).all():
+        raise LuskinError("Predictions must be 0 or 1 (or true/false), with no missing values.")
+    return values.astype(np.int8)
+
+
+def audit_arrays(
+    y: np.ndarray,
+    in_group: np.ndarray,
+    filter_holds: np.ndarray | None,
+    spec: AuditSpec,
+    *,
+    source: str = "labels",
+    n_excluded: int = 0,
+    excluded_reasons: dict[str, int] | None = None,
+) -> AuditResult:
+    """The audit's arithmetic on aligned 0/1 decisions, class membership and filter membership."""
+    table = count_arrays(y, in_group, filter_holds, spec, n_excluded=n_excluded, excluded=excluded_reasons)
+    return result_from_counts(table, spec, source=source)
+
+
+def result_from_counts(table: CountTable, spec: AuditSpec, *, source: str) -> AuditResult:
+    """Every statistic of the audit from its count table."""
+    comparisons, pooled, reference = compare(table, spec)
+    comparisons, pooled = narrative.with_words(comparisons, pooled, spec, len(table.cell_keys) > 1)  # the numbers in words
+    comparisons = with_pooled(table, spec, comparisons)  # partially pooled shares of small groups
+    cells: list[Cell] = []
+    gaps: list[Gap] = []
+    if table.group_in_protected is not None:
+        cells, gaps = _paper_view(table, spec, comparisons)
+    return AuditResult(spec, source, tuple(cells), tuple(gaps), table.n_rows, table.n_excluded,
+                       dict(table.excluded), comparisons, pooled, reference, table)
+
+
+def _paper_view(table: CountTable, spec: AuditSpec, comparisons: Sequence[Comparison]) -> tuple[list[Cell], list[Gap]]:
+    """The paper's cells (protected class x filter cell) and gaps: each gap a view of its cell's comparison."""
+    n, k = table.n, table.positives
+    low, high = wilson_interval(k, n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = k / n
+    cells: list[Cell] = []
+    gaps: list[Gap] = []
+    for ci, (key, name) in enumerate(zip(table.cell_keys, table.cell_labels)):
+        for gi, member in ((0, True), (1, False)):
+            cells.append(Cell(key, member, table.groups[gi], name, int(n[gi, ci]), int(k[gi, ci]),
+                              _num(ratio[gi, ci]), _num(low[gi, ci]), _num(high[gi, ci])))
+        judged = next(c for c in comparisons if not c.is_reference and c.cell_key == key)
+        rate = judged.deciding
+        p_adjusted = None if rate is None else rate.p_adjusted
+        p_value = None if rate is None else rate.p_value
+        if p_adjusted is not None:
+            significant: bool | None = bool(p_adjusted < ALPHA)
+        else:
+            significant = None if p_value is None else bool(p_value < ALPHA)
+        gaps.append(Gap(key, name, None if rate is None else rate.difference, p_value,
+                        rate.test if rate is not None and p_value is not None else "not computable (a class has no rows)",
+                        judged.fair, significant, judged.sentence, judged.verdict, p_adjusted,
+                        judged.group, judged.reference, "selection" if rate is None else rate.name))
+    return cells, gaps
+
+
+__all__ = ["AuditResult", "Cell", "Gap", "audit", "audit_arrays", "result_from_counts"]

@@ -1,0 +1,325 @@
+"""What an audit found, ranked by what a committee must know first.
+
+One rule, used by the Audit page, the slides, the report's first page and the command line's
+text output, so that every surface tells the same story in the same order:
+
+1. **The overall answer**: each group's overall share against the reference group's, who is
+   favoured and by how much (percentage points, and whether it is beyond the tolerance and not
+   chance). With several groups, the largest overall gap comes first.
+2. **Overall vs within** (only when strata or a filter split the rows into several parts): the
+   pooled result within the parts (Mantel-Haenszel odds ratio with its 95% interval): the gap
+   holds within them, or there is none within them (then the overall gap comes from which part
+   each group falls in: Simpson's paradox), or it points the other way.
+3. **The comparisons beyond tolerance and not due to chance**, largest gap first, each saying
+   who is favoured, by how much, and where. (Without parts the overall answer already said the
+   largest one; it is not repeated.)
+4. **The rest, grouped**: the gaps beyond the tolerance that could be chance; the parts where
+   the gap is within the tolerance ("in the other 4 departments the gap is under 5 points");
+   the comparisons with too few rows to judge.
+
+"Favoured" follows the outcome's meaning: when the counted outcome is good for the person
+(``spec.outcome_is == "favourable"``, the default) the group with the higher share is
+favoured; when it is adverse (a denial, a default, an arrest) the group with the lower share is.
+
+Findings are plain text (pages escape them before drawing). No Streamlit here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from luskin_core.analyses.narrative import share, tolerance_words, under_words
+from luskin_core.formatting import format_p, points
+from luskin_core.stats.comparisons import ALPHA, BEYOND, CHANCE, TOO_FEW, WITHIN, Comparison, PooledComparison
+
+OVERALL, WITHIN_PARTS, BEYOND_PART, REST = "overall", "within", "beyond", "rest"
+KINDS = (OVERALL, WITHIN_PARTS, BEYOND_PART, REST)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One ranked finding: its kind (:data:`KINDS`), its sentence, and the numbers behind it.
+
+    ``group``/``reference``/``part`` say what is compared where (None when the finding groups
+    several comparisons); ``favoured`` names the group the gap favours (None without a gap);
+    ``difference`` is the group's share minus the reference's (shares, not points).
+    """
+
+    kind: str
+    sentence: str
+    group: str | None = None
+    reference: str | None = None
+    part: str | None = None
+    favoured: str | None = None
+    difference: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Findings:
+    """The ranked findings of one audit (see the module's rule)."""
+
+    items: tuple[Finding, ...]
+
+    def __iter__(self) -> Any:
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    @property
+    def headline(self) -> str:
+        """The first finding: the overall answer."""
+        return self.items[0].sentence if self.items else "No comparison could be made: there is only one group."
+
+    def sentences(self) -> list[str]:
+        return [f.sentence for f in self.items]
+
+    def of_kind(self, kind: str) -> tuple[Finding, ...]:
+        return tuple(f for f in self.items if f.kind == kind)
+
+    def to_dict(self) -> list[dict[str, Any]]:
+        return [f.to_dict() for f in self.items]
+
+
+# ------------------------------------------------------------------------------------------
+# Words
+# ------------------------------------------------------------------------------------------
+def adverse(spec: Any) -> bool:
+    """True when the counted outcome is bad for the person (a denial, a default, an arrest)."""
+    return getattr(spec, "outcome_is", "favourable") == "adverse"
+
+
+def favoured(spec: Any, group: str, rate: float | None, reference: str, reference_rate: float | None) -> str | None:
+    """The group a gap favours: the higher share of a favourable outcome, the lower of an adverse one."""
+    if rate is None or reference_rate is None or rate == reference_rate:
+        return None
+    higher = group if rate > reference_rate else reference
+    lower = reference if higher == group else group
+    return lower if adverse(spec) else higher
+
+
+def _plural(word: str) -> str:
+    if word.endswith(("s", "x", "ch", "sh")):
+        return word + "es"
+    if word.endswith("y") and len(word) > 1 and word[-2] not in "aeiou":
+        return word[:-1] + "ies"
+    return word + "s"
+
+
+def part_nouns(spec: Any) -> tuple[str, str]:
+    """What one part of the rows is called, singular and plural ('department', 'departments')."""
+    if getattr(spec, "cell_mode", "none") == "strata":
+        if len(spec.strata) == 1:
+            return spec.strata[0], _plural(spec.strata[0])
+        return "stratum", "strata"
+    return "side of the filter", "the two sides of the filter"
+
+
+def part_name(spec: Any, cell: str | None) -> str:
+    """A part of the rows as a committee reads it: 'department A' for the cell 'department = A'."""
+    if cell is None:
+        return "all rows"
+    if getattr(spec, "cell_mode", "none") == "strata" and len(spec.strata) == 1:
+        return cell.replace(" = ", " ", 1)
+    return cell
+
+
+def _judgement(spec: Any, verdict: str | None, p: float | None) -> str:
+    if verdict == BEYOND:
+        return f"beyond {tolerance_words(spec)} and not due to chance ({format_p(p)})"
+    if verdict == CHANCE:
+        return f"beyond {tolerance_words(spec)} but it could be chance ({format_p(p)})"
+    if verdict == WITHIN:
+        return f"within {tolerance_words(spec)} ({format_p(p)})"
+    return format_p(p)
+
+
+def _outcome(spec: Any) -> str:
+    return str(spec.decision_text)
+
+
+def _gap_words(spec: Any, group: str, rate: float | None, reference: str, reference_rate: float | None,
+               difference: float | None) -> tuple[str, str | None]:
+    """'Male favoured by 14 points' (or 'no gap'), and the favoured group."""
+    who = favoured(spec, group, rate, reference, reference_rate)
+    if who is None or difference is None:
+        return "no gap", None
+    return f"{who} favoured by {points(difference)}", who
+
+
+# ------------------------------------------------------------------------------------------
+# The rule
+# ------------------------------------------------------------------------------------------
+def _overall_verdict(spec: Any, pc: PooledComparison, comparisons: Sequence[Comparison], several: bool) -> str | None:
+    """The overall comparison's verdict: the single cell's own, or judged like a cell when there are parts."""
+    if not several:
+        mine = [c for c in comparisons if c.group == pc.group and not c.is_reference]
+        return mine[0].verdict if mine else None
+    if pc.marginal_difference is None:
+        return None
+    if min(pc.n, pc.reference_n) < spec.min_group_size:
+        return TOO_FEW
+    if spec.metric == "ratio":
+        ratio = pc.marginal_impact_ratio
+        within = ratio is not None and ratio > 0 and min(ratio, 1 / ratio) >= spec.ratio_threshold - 1e-12
+    else:
+        within = abs(pc.marginal_difference) <= spec.tolerance + 1e-12
+    if within:
+        return WITHIN
+    return BEYOND if pc.marginal_p_value is not None and pc.marginal_p_value < ALPHA else CHANCE
+
+
+def _overall(result: Any, several: bool) -> list[Finding]:
+    spec = result.spec
+    pooled = [p for p in result.pooled if p.marginal_difference is not None]
+    if not pooled:
+        return []
+    pooled.sort(key=lambda p: -abs(p.marginal_difference or 0.0))
+    top = pooled[0]
+    verdict = _overall_verdict(spec, top, result.comparisons, several)
+    gap, who = _gap_words(spec, top.group, top.marginal_rate, top.reference, top.reference_marginal_rate,
+                          top.marginal_difference)
+    judged = _judgement(spec, verdict, top.marginal_p_value)
+    sentence = (f"Overall, {_outcome(spec)} for {share(top.marginal_rate)} of {top.group} and "
+                f"{share(top.reference_marginal_rate)} of {top.reference}: "
+                + (f"{gap}, {judged}." if who else f"no gap ({format_p(top.marginal_p_value)})."))
+    if verdict == TOO_FEW:
+        sentence = sentence[:-1] + f"; with fewer than {spec.min_group_size:,} rows in a group, too few to judge."
+    if len(pooled) > 1:
+        beyond = [p for p in pooled[1:] if _overall_verdict(spec, p, result.comparisons, several) == BEYOND]
+        others = len(pooled) - 1
+        if beyond:
+            names = ", ".join(p.group for p in beyond[:4]) + (" and others" if len(beyond) > 4 else "")
+            sentence += (f" This is the largest of {len(pooled)} overall gaps with {top.reference}; "
+                         f"{len(beyond)} of the other {others} are also beyond {tolerance_words(spec)} ({names}).")
+        else:
+            sentence += (f" This is the largest of {len(pooled)} overall gaps with {top.reference}; none of the other "
+                         f"{others} is beyond {tolerance_words(spec)} and not due to chance.")
+    return [Finding(OVERALL, sentence, top.group, top.reference, None, who, top.marginal_difference)]
+
+
+def _within(result: Any) -> list[Finding]:
+    spec = result.spec
+    _, parts = part_nouns(spec)
+    out = []
+    for pc in sorted(result.pooled, key=lambda p: -abs(p.marginal_difference or 0.0))[:3]:
+        if pc.mh_odds_ratio is None or pc.cmh_p_value is None:
+            out.append(Finding(WITHIN_PARTS, f"Within the {parts}, {pc.group} and {pc.reference} cannot be pooled "
+                                             "(no part holds both groups with both outcomes).", pc.group, pc.reference))
+            continue
+        ci = ""
+        if pc.mh_ci_low is not None and pc.mh_ci_high is not None:
+            ci = f", 95% CI {pc.mh_ci_low:.2f} to {pc.mh_ci_high:.2f}"
+        pooled = f"pooled odds ratio {pc.mh_odds_ratio:.2f}{ci}, {format_p(pc.cmh_p_value)}"
+        names = f"{pc.group} and {pc.reference}" if len(result.pooled) > 1 else "the groups"
+        if pc.cmh_p_value >= ALPHA:
+            sentence = f"Within {parts}, no gap between {names} ({pooled})"
+            who = None
+            if pc.simpson:
+                sentence += (f": the overall gap comes from which {parts} each group is in, not from different "
+                             f"treatment within them (Simpson's paradox)")
+        else:
+            # An odds ratio above 1: the group's odds of the counted outcome are higher than the reference's.
+            higher = pc.group if pc.mh_odds_ratio > 1 else pc.reference
+            lower = pc.reference if higher == pc.group else pc.group
+            who = lower if adverse(spec) else higher
+            over = f" over {lower if who == higher else higher}" if len(result.pooled) > 1 else ""
+            sentence = f"Within {parts}, {who} favoured{over} ({pooled})"
+            overall_who = favoured(spec, pc.group, pc.marginal_rate, pc.reference, pc.reference_marginal_rate)
+            if pc.simpson and overall_who is not None and overall_who != who:
+                sentence += ": the opposite of the overall gap (Simpson's paradox)"
+            else:
+                sentence += ": the gap holds within them"
+        sentence += "."
+        notes: list[str] = []
+        if pc.breslow_day_p_value is not None and pc.breslow_day_p_value < ALPHA:
+            notes.append(f"The gap differs from one {part_nouns(spec)[0]} to another (Breslow-Day "
+                         f"{format_p(pc.breslow_day_p_value)}): read them one by one.")
+        out.append(Finding(WITHIN_PARTS, " ".join([sentence, *notes]), pc.group, pc.reference, None, who,
+                           pc.weighted_difference))
+    return out
+
+
+def _beyond(result: Any, several: bool, said: Finding | None) -> list[Finding]:
+    spec = result.spec
+    items = [c for c in result.comparisons if not c.is_reference and c.verdict == BEYOND and c.difference is not None]
+    if not several and said is not None:
+        items = [c for c in items if c.group != said.group]
+    items.sort(key=lambda c: -abs(c.difference or 0.0))
+    out = []
+    for c in items:
+        who = favoured(spec, c.group, c.rate, c.reference, c.reference_rate)
+        where = f"In {part_name(spec, c.cell)}, " if several else ""
+        sentence = (f"{where}{who} favoured: {_outcome(spec)} for {share(c.rate)} of {c.group} and "
+                    f"{share(c.reference_rate)} of {c.reference}, a gap of {points(c.difference or 0.0)} "
+                    f"({format_p(c.p_adjusted if c.p_adjusted is not None else c.p_value)}).")
+        out.append(Finding(BEYOND_PART, sentence[0].upper() + sentence[1:], c.group, c.reference,
+                           c.cell if several else None, who, c.difference))
+    return out
+
+
+def _listed(names: Sequence[str], limit: int = 6) -> str:
+    names = list(dict.fromkeys(names))
+    if len(names) <= limit:
+        return ", ".join(names)
+    return ", ".join(names[:limit]) + f" and {len(names) - limit} more"
+
+
+def _rest(result: Any, several: bool, said: Finding | None) -> list[Finding]:
+    spec = result.spec
+    part, parts = part_nouns(spec)
+    rest = [c for c in result.comparisons if not c.is_reference and c.verdict != BEYOND]
+    if not several and said is not None:
+        rest = [c for c in rest if c.group != said.group]
+    one_group = len(result.pooled) <= 1
+    beyond_any = any(c.verdict == BEYOND for c in result.comparisons)
+    out = []
+    for verdict in (CHANCE, WITHIN, TOO_FEW):
+        mine = [c for c in rest if c.verdict == verdict]
+        if not mine:
+            continue
+        if several and one_group:
+            names = [str(c.cell).split(" = ", 1)[-1] if spec.cell_mode == "strata" and len(spec.strata) == 1
+                     else str(c.cell) for c in mine]
+            noun = part if len(mine) == 1 else parts
+            other = "other " if beyond_any and verdict == WITHIN else ""
+            where = f"In the {other}{len(mine)} {noun} ({_listed(names)})" if len(mine) > 1 else \
+                f"In {part_name(spec, mine[0].cell)}"
+        elif several:
+            listed = [f"{c.group} in {part_name(spec, c.cell)}" for c in mine]
+            where = (f"In {len(mine)} {'other ' if beyond_any and verdict == WITHIN else ''}comparisons of a group "
+                     f"with {result.reference} within a {part}" + (f" ({_listed(listed)})" if len(mine) <= 3 else ""))
+            if len(mine) == 1:
+                where = f"For {listed[0]}"
+        else:
+            where = (f"For {mine[0].group}" if len(mine) == 1 else
+                     f"For {'the other ' if said is not None else ''}{len(mine)} groups ({_listed([c.group for c in mine])})")
+        if verdict == WITHIN:
+            sentence = f"{where}, {under_words(spec)}."
+        elif verdict == CHANCE:
+            sentence = f"{where}, the gap is beyond {tolerance_words(spec)} but could be chance."
+        else:
+            sentence = f"{where}, too few rows to judge (fewer than {spec.min_group_size:,} in a group)."
+        out.append(Finding(REST, sentence))
+    return out
+
+
+def findings(result: Any) -> Findings:
+    """The audit's findings in the order of the module's rule (see the module docstring)."""
+    several = len(result.cell_names) > 1
+    items = _overall(result, several)
+    said = items[0] if items else None
+    if several:
+        items += _within(result)
+    items += _beyond(result, several, said)
+    items += _rest(result, several, said)
+    return Findings(tuple(items))
+
+
+__all__ = ["BEYOND_PART", "KINDS", "OVERALL", "REST", "WITHIN_PARTS", "Finding", "Findings", "adverse", "favoured",
+           "findings", "part_name", "part_nouns"]

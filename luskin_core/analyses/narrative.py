@@ -1,0 +1,317 @@
+"""Every sentence an audit says, written in one place from the numbers of its records.
+
+The statistics records (:class:`~luskin_core.stats.comparisons.Comparison`,
+:class:`~luskin_core.stats.comparisons.PooledComparison`, :class:`~luskin_core.analyses.audit.AuditResult`)
+hold numbers and verdicts; the words that say them live here, with every number written by
+:mod:`luskin_core.formatting` (a share never reads as 0% or 100% unless it is exactly that, a
+p-value is "p < 0.001" or "p = 0.034" in a sentence). The page, the command line, the JSON, the
+report and the slides all read these sentences, so one comparison reads the same on each.
+
+Layer: analyses (beside :mod:`luskin_core.analyses.audit` and :mod:`luskin_core.analyses.findings`). It reads the
+comparisons' constants and records and the formatters; nothing that presents (report, plots,
+slides) is imported here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from luskin_core.counting.counts import CROSS
+from luskin_core.formatting import format_p, format_percent, points
+from luskin_core.spec.audit_spec import AuditSpec
+from luskin_core.stats.comparisons import (
+    ALPHA,
+    BEYOND,
+    CHANCE,
+    CRITERION_NAMES,
+    TOO_FEW,
+    WITHIN,
+    Comparison,
+    PooledComparison,
+)
+
+if TYPE_CHECKING:  # the audit imports this module; the hint only
+    from luskin_core.analyses.audit import AuditResult
+
+RATE_WORDS = {"tpr": ("true positive rate", "of the rows where {outcome}, the share predicted positive"),
+              "fpr": ("false positive rate", "of the rows where not {outcome}, the share predicted positive"),
+              "precision": ("precision", "of the rows predicted positive, the share where {outcome}")}
+RATE_ON = {"tpr": "on the true positive rate", "fpr": "on the false positive rate", "precision": "on precision"}
+
+
+# ------------------------------------------------------------------------------------------
+# Words for the parts of a sentence
+# ------------------------------------------------------------------------------------------
+def share(x: float | None) -> str:
+    """A share in a sentence: a whole percentage, never 0% or 100% unless exactly so (99.6% stays 99.6%)."""
+    return format_percent(x, 0)
+
+
+def group_words(label: str, spec: AuditSpec) -> str:
+    """A group's label in a sentence: a number gets its column ("age = 0", "sex = 1 × race = 2")."""
+    if not spec.group_by:
+        return label
+    parts = label.split(CROSS)
+    if len(parts) != len(spec.group_by):
+        return label
+    return CROSS.join(f"{column} = {part}" if _is_number(part) else part for column, part in zip(spec.group_by, parts))
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def tolerance_words(spec: Any) -> str:
+    """The bar a gap is judged against: "the 5-point tolerance" or "the 0.8 impact-ratio threshold"."""
+    if spec.metric == "ratio":
+        return f"the {spec.ratio_threshold:g} impact-ratio threshold"
+    return f"the {_tolerance_points(spec)}-point tolerance"
+
+
+def _tolerance_points(spec: Any) -> str:
+    """The tolerance in points exactly as set (2.5 stays 2.5: a bar is not rounded)."""
+    return f"{100 * float(spec.tolerance):g}"
+
+
+def under_words(spec: Any) -> str:
+    """What "within the tolerance" means for a gap: "the gap is under 5 points" or "the impact ratio is at least 0.8"."""
+    if spec.metric == "ratio":
+        return f"the impact ratio is at least {spec.ratio_threshold:g}"
+    value = _tolerance_points(spec)
+    return f"the gap is under {value} point" + ("" if value == "1" else "s")
+
+
+def _rows_of(count: int, who: str) -> str:
+    """"7 Female rows", or "7 rows of age = 0" when the group's words hold a column and its value."""
+    return f"{count:,} rows of {who}" if " = " in who else f"{count:,} {who} rows"
+
+
+def _where(c: Comparison, spec: AuditSpec) -> str:
+    if c.cell_key is not None:
+        return f"Where {c.cell}"
+    if spec.population:
+        return "Among all rows where " + " and ".join(str(cond) for cond in spec.population)
+    return "Among all rows"
+
+
+def _judged_text(c: Comparison, spec: AuditSpec, group: str, ref: str) -> str:
+    """The judged error rates of a comparison in words (the criterion is not "selection")."""
+    out = []
+    for j in c.judged_rates:
+        name, meaning = RATE_WORDS[j.name]
+        gap = "" if j.difference is None else f" (a gap of {points(j.difference)})"
+        out.append(f"the {name} ({meaning.format(outcome=spec.outcome_text)}) is {share(j.rate)} for {group} "
+                   f"({j.positives:,} of {j.n:,}) and {share(j.reference_rate)} for {ref} "
+                   f"({j.reference_positives:,} of {j.reference_n:,}){gap}")
+    return " and ".join(out)
+
+
+# ------------------------------------------------------------------------------------------
+# One comparison, one group across cells
+# ------------------------------------------------------------------------------------------
+def comparison_sentence(c: Comparison, spec: AuditSpec) -> str:
+    """One comparison of a group with the reference in one cell, with its verdict, in words."""
+    where = _where(c, spec)
+    outcome = spec.decision_text
+    group, ref = group_words(c.group, spec), group_words(c.reference, spec)
+    if c.is_reference:
+        return (f"{where}, {outcome} for {share(c.rate)} of {group} ({c.positives:,} of {c.n:,}), the reference "
+                "group.")
+    if c.difference is None:
+        empty = group if c.n == 0 else ref
+        return f"{where}, there are no {empty} rows, so {group} cannot be compared with {ref} here (not computable)."
+    error_criterion = c.criterion != "selection"
+    ratio = "" if c.impact_ratio is None else f", an impact ratio of {c.impact_ratio:.2f}"
+    shares = (f"{outcome} for {share(c.rate)} of {group} ({c.positives:,} of {c.n:,}) and "
+              f"{share(c.reference_rate)} of {ref} ({c.reference_positives:,} of {c.reference_n:,})")
+    if error_criterion:
+        text = (f"{where}, {shares} (a gap of {points(c.difference)} in the share predicted positive); judged on "
+                f"{CRITERION_NAMES[c.criterion]}, {_judged_text(c, spec, group, ref)}")
+    else:
+        text = f"{where}, {shares}: a gap of {points(c.difference)}{ratio}"
+    deciding = c.deciding
+    p_value = c.p_value if deciding is None else deciding.p_value
+    p_adjusted = c.p_adjusted if deciding is None else deciding.p_adjusted
+    size = "within" if c.verdict == WITHIN else ("larger than" if spec.metric == "difference" else "beyond")
+    adjusted = ""
+    if p_adjusted is not None and p_value is not None and spec.correction != "none" and \
+            abs(p_adjusted - p_value) > 1e-12:
+        adjusted = f"; {format_p(p_adjusted)} after adjusting for the number of comparisons"
+    if c.verdict == TOO_FEW:
+        # No word on the tolerance: the comparison is kept out of the verdict (chance is still said).
+        if deciding is not None and error_criterion:
+            mine, theirs = deciding.n, deciding.reference_n
+        else:
+            mine, theirs = c.n, c.reference_n
+        small = min(mine, theirs)
+        who = group if mine <= theirs else ref
+        rows = _rows_of(small, who)
+        if error_criterion and deciding is not None:
+            rows += f" for the {RATE_WORDS[deciding.name][0]}"
+        chance = ", and it could be due to chance" if p_value is not None and p_value >= 0.05 else ""
+        if small >= spec.min_group_size:  # set aside by the smallest share, not by the rows in this cell
+            return text + (f"{chance} ({format_p(p_value)}). {group} is under {format_percent(spec.min_group_share)} "
+                           "of all rows, so it is set aside: too few rows to judge.")
+        return text + (f"{chance} ({format_p(p_value)}). With {rows} here (fewer than {spec.min_group_size:,}), "
+                       "there are too few rows to judge.")
+    gap_word = "" if not error_criterion or deciding is None else f" {RATE_ON[deciding.name]}"
+    bar = tolerance_words(spec)
+    if c.verdict == BEYOND:
+        text += f", {size} {bar}{gap_word} and not due to chance ({format_p(p_value)}{adjusted})."
+    elif c.verdict == WITHIN:
+        text += f", within {bar} ({format_p(p_value)})."
+    else:
+        text += f", {size} {bar}{gap_word}, and it could be due to chance ({format_p(p_value)}{adjusted})."
+    if not error_criterion and c.four_fifths is not None and spec.metric == "difference":
+        if c.four_fifths and c.verdict == WITHIN:
+            text += (f" Its impact ratio of {c.impact_ratio:.2f} is below four-fifths (the EEOC rule of thumb), "
+                     "but the gap in points is within the tolerance: with shares this small, a ratio magnifies "
+                     "a small difference. The verdict follows the tolerance.")
+        elif not c.four_fifths and c.verdict in (BEYOND, CHANCE):
+            text += (f" Its impact ratio of {c.impact_ratio:.2f} passes the four-fifths rule, but the gap in points "
+                     "is beyond the tolerance. The verdict follows the tolerance.")
+    return text
+
+
+def pooled_sentence(pc: PooledComparison, spec: AuditSpec, several: bool) -> str:
+    """One group against the reference across every cell: overall, and (with several cells) within them."""
+    outcome = spec.decision_text
+    group, ref = group_words(pc.group, spec), group_words(pc.reference, spec)
+    if pc.marginal_difference is None:
+        return f"{group} has no rows to compare with {ref}."
+    overall = (f"Overall, {outcome} for {share(pc.marginal_rate)} of {group} and {share(pc.reference_marginal_rate)} "
+               f"of {ref} (a gap of {points(pc.marginal_difference)}, {format_p(pc.marginal_p_value)})")
+    if not several:
+        return overall + "."
+    if pc.mh_odds_ratio is None and pc.strata_used > 0:
+        return overall + (f"; the strata cannot be pooled into an odds ratio: in every stratum that holds both groups, "
+                          f"{group} always has the outcome or {ref} never has it, so the odds cannot be compared (the "
+                          "pooled odds ratio is infinite by arithmetic). Read the strata one by one.")
+    if pc.mh_odds_ratio is None or pc.cmh_p_value is None:
+        return overall + "; the strata cannot be pooled (no stratum holds both groups with both outcomes)."
+    if pc.mh_odds_ratio == 0:
+        # Degenerate: in every cell that can be pooled one side has the outcome in every row (or none of
+        # its rows), so there are no odds to compare and the pooled odds ratio is 0 by arithmetic only.
+        return overall + (f"; the strata cannot be pooled into an odds ratio: in every stratum that holds both groups, "
+                          f"{group} never has the outcome or {ref} always has it, so the odds cannot be compared (the "
+                          "pooled odds ratio is 0 by arithmetic, not an estimate). Read the strata one by one.")
+    ci = ""
+    if pc.mh_ci_low is not None and pc.mh_ci_high is not None:
+        ci = f", 95% CI {pc.mh_ci_low:.2f} to {pc.mh_ci_high:.2f}"
+    pooled = f"pooled odds ratio {pc.mh_odds_ratio:.2f}{ci}, {format_p(pc.cmh_p_value)}"
+    uneven = pc.breslow_day_p_value is not None and pc.breslow_day_p_value < ALPHA
+    cells_note = ""
+    if pc.cells_beyond:
+        cells_note = (f" and in {pc.cells_beyond} {'strata' if pc.cells_beyond > 1 else 'stratum'} the gap exceeds the "
+                      "tolerance beyond chance")
+    if pc.simpson:
+        if pc.cmh_p_value < ALPHA:
+            within = "within the strata the gap points the other way"
+        elif uneven or pc.cells_beyond:
+            # Not "alike": the pooled effect is small, but the gap differs between cells (Berkeley's department A).
+            within = ("the pooled gap within the strata could be chance, though the gap differs from stratum to stratum"
+                      + cells_note)
+        else:
+            within = "within each stratum the rates are alike"
+        return (f"{overall}, but {within} ({pooled}): the overall gap comes from which strata each group falls in, "
+                "not from different treatment inside them"
+                + (" on the whole; read the strata one by one." if uneven or pc.cells_beyond else "."))
+    if pc.cmh_p_value < ALPHA:
+        return f"{overall}; the gap holds within the strata ({pooled})."
+    if uneven or pc.cells_beyond:
+        return (f"{overall}; pooled over the strata the difference could be chance ({pooled}), "
+                f"but the gap differs from stratum to stratum{cells_note}: read the strata one by one.")
+    return f"{overall}; within the strata the difference could be chance ({pooled})."
+
+
+def pooled_notes(pc: PooledComparison, spec: AuditSpec, several: bool) -> tuple[str, ...]:
+    """What to mind when reading the pooled view: the gap differs from cell to cell (Breslow-Day)."""
+    if several and pc.breslow_day_p_value is not None and pc.breslow_day_p_value < ALPHA:
+        note = (f"The gap between {group_words(pc.group, spec)} and {group_words(pc.reference, spec)} differs from "
+                f"stratum to stratum (Breslow-Day {format_p(pc.breslow_day_p_value)}): read the strata one by one rather "
+                "than the pooled odds ratio.")
+        return (note,)
+    return ()
+
+
+def with_words(comparisons: Sequence[Comparison], pooled: Sequence[PooledComparison], spec: AuditSpec,
+               several: bool) -> tuple[tuple[Comparison, ...], tuple[PooledComparison, ...]]:
+    """The records with their sentences (and the pooled view's notes) filled in from their numbers."""
+    return (tuple(replace(c, sentence=comparison_sentence(c, spec)) for c in comparisons),
+            tuple(replace(p, sentence=pooled_sentence(p, spec, several), notes=pooled_notes(p, spec, several))
+                  for p in pooled))
+
+
+# ------------------------------------------------------------------------------------------
+# The audit as a whole
+# ------------------------------------------------------------------------------------------
+def headline(result: AuditResult) -> str:
+    """The finding in one sentence: how many comparisons exceed the tolerance, and whether by chance."""
+    counts = result.verdict_counts()
+    judged = sum(counts.values()) - counts[TOO_FEW]
+    spec = result.spec
+    bar = tolerance_words(spec)
+    criterion = next((c.criterion for c in result.judged), "selection")
+    if criterion != "selection":
+        bar += f" on {CRITERION_NAMES[criterion]}"
+    reference = group_words(result.reference, spec)
+    if not result.judged:
+        return "No comparison could be made: there is only one group."
+    if judged == 0:
+        return (f"No comparison can be judged: every group or the reference has fewer than "
+                f"{spec.min_group_size:,} rows in each cell.")
+    parts = []
+    noun = "comparison" if judged == 1 else "comparisons"
+    if counts[BEYOND]:
+        verb = "exceeds" if counts[BEYOND] == 1 else "exceed"
+        parts.append(f"{counts[BEYOND]} of {judged} {noun} with {reference} {verb} {bar} and "
+                     f"{'is' if counts[BEYOND] == 1 else 'are'} not due to chance")
+    if counts[CHANCE]:
+        lead = "more" if counts[BEYOND] else f"of {judged} {noun} with {reference}"
+        verb = "exceeds" if counts[CHANCE] == 1 else "exceed"
+        parts.append(f"{counts[CHANCE]} {lead} {verb} {'it' if counts[BEYOND] else bar} but could be chance")
+    if not parts:
+        parts.append(f"The comparison with {reference} is within {bar}" if judged == 1 else
+                     f"All {judged} comparisons with {reference} are within {bar}")
+    text = "; ".join(parts)
+    text = text[0].upper() + text[1:]
+    if counts[TOO_FEW]:
+        text += f" ({counts[TOO_FEW]} too small to judge)"
+    text += "."
+    if result.simpson:
+        names = ", ".join(group_words(p.group, spec) for p in result.simpson)
+        text += f" For {names}, the overall gap and the gap within the strata disagree (Simpson's paradox)."
+    return text
+
+
+def sentences(result: AuditResult) -> list[str]:
+    """One plain sentence per finding: per cell for the paper's two classes, per group otherwise."""
+    if result.gaps:
+        out = [g.sentence for g in result.gaps]
+        if len(result.gaps) > 1:
+            out += [p.sentence for p in result.pooled]
+        out += [note for p in result.pooled for note in p.notes]
+        return out
+    out = []
+    several = len(result.cell_names) > 1
+    for p in result.pooled:
+        if several:
+            mine = [c for c in result.judged if c.group == p.group]
+            judged = [c for c in mine if c.verdict != TOO_FEW]
+            tail = (f" In {p.cells_beyond} of {len(judged)} strata that can be judged the gap exceeds the "
+                    "tolerance beyond chance." if judged else " No stratum has enough rows to judge.")
+            out.append(p.sentence + tail)
+            out += list(p.notes)
+        else:
+            out.append(result.comparison(p.group).sentence)
+    return out
+
+
+__all__ = ["RATE_ON", "RATE_WORDS", "comparison_sentence", "group_words", "headline", "pooled_notes",
+           "pooled_sentence", "sentences", "share", "tolerance_words", "under_words", "with_words"]

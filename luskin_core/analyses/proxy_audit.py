@@ -1,0 +1,644 @@
+"""Audit with estimated race: the probability-weighted rates (CFPB), the thresholded rates, their intervals,
+and bounds on the true gap that hold whatever the relation between race and the outcome.
+
+Why: when race was never recorded, each row carries six probabilities (:mod:`luskin_core.analyses.proxy`). Three
+readings of the same data are set side by side, because each errs differently (Chen et al. 2019):
+
+- **weighted**: group a's rate is sum(p_a * y) / sum(p_a). It tends to *understate* a gap (rows are
+  smeared across groups);
+- **threshold**: each row is assigned its most likely group when that probability is at least 0.8, other
+  rows are left out. It tends to *overstate* a gap (and drops rows unlike the rest);
+- **bounds** (partial identification, Kallus, Mao and Zhou 2022): rows are pooled in bins of their
+  probabilities (the most likely group and its probability in tenths). In a bin with n rows, average
+  probabilities b and positive share eta, the rows of group a with a positive outcome number n*q_a for some
+  q with 0 <= q_a <= b_a and sum(q) = eta, and nothing in the data narrows q further. Maximising and
+  minimising a gap over that set bin by bin (a fractional knapsack: fill group a first, the reference last)
+  gives the sharp bounds given the bins, assuming only that the Census probabilities are right on average
+  in each bin. When the lower bound is above zero, the gap is at least that large whatever the proxy's
+  errors within the bins.
+
+Intervals: the weighted rate is a ratio estimator; its variance (and the covariance of two groups' rates,
+which share rows) is the sandwich (delta-method) variance over rows, sum(p_a^2 (y - mu_a)^2) / (sum p_a)^2:
+the weighted least squares HC0 standard error (tested against statsmodels). It counts the randomness of
+which rows were drawn, and with them of their unrecorded race as the probabilities describe it; it does not
+count an error in the Census tables themselves, which is what the bounds are for. It needs only sums, so an
+engine computes it where the data lives (:func:`sufficient_statistics`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+
+from luskin_core.analyses.narrative import share
+from luskin_core.analyses.proxy import PROB_COLUMNS, RACE_LABELS, RACES
+from luskin_core.formatting import format_number, format_p, format_percent, points
+from luskin_core.spec.audit_spec import DEFAULT_RATIO_THRESHOLD
+from luskin_core.stats.comparisons import BEYOND, CHANCE, TOO_FEW, WITHIN
+from luskin_core.stats.inference import (
+    adjust_p,
+    newcombe_interval,
+    ratio_interval,
+    two_proportion_tests,
+    wilson_interval,
+)
+
+ALPHA = 0.05
+Z95 = float(norm.ppf(0.975))
+DEFAULT_THRESHOLD = 0.8
+LABELS = tuple(RACE_LABELS[r] for r in RACES)
+N_BINS = 10
+MIN_BIN = 30
+
+CAVEATS = (
+    ("Race and ethnicity were not recorded: they are estimated from surnames and places (BISG/BIFSG), so every "
+    "group here is an estimated group, not people's own answers."),
+    ("The weighted rates tend to understate a gap between groups, and the rates of rows assigned their most "
+    "likely group above the threshold tend to overstate it (Chen et al. 2019); the truth is usually between."),
+    ("The bounds hold whatever the relation between race and the outcome among rows with similar "
+    "probabilities, if the Census probabilities are right on average for those rows; they do not hold if the "
+    "audited people differ from the Census population with the same names and places."),
+)
+
+
+# ------------------------------------------------------------------------------------------
+# Sums an engine can compute
+# ------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ProxySums:
+    """Everything the audit needs from one cell's rows, as sums (an engine returns these)."""
+
+    n: int                    # rows with probabilities and an outcome
+    w: np.ndarray             # sum p_a                         (6,)
+    wy: np.ndarray            # sum p_a y                       (6,)
+    q: np.ndarray             # sum p_a p_b                     (6, 6)
+    qy: np.ndarray            # sum p_a p_b y                   (6, 6)
+    thr_n: np.ndarray         # rows assigned to a by the threshold (6,)
+    thr_k: np.ndarray         # of which positive               (6,)
+    bins: pd.DataFrame = field(repr=False)  # per bin: n, y, and b_<race> (sums of p)
+
+
+def bin_keys(p: np.ndarray) -> np.ndarray:
+    """A row's bin: its most likely group times ten plus its probability in tenths (0..59)."""
+    top = p.argmax(axis=1)
+    tenth = np.minimum((p.max(axis=1) * N_BINS).astype(int), N_BINS - 1)
+    return top * N_BINS + tenth
+
+
+def sufficient_statistics(p: np.ndarray, y: np.ndarray, threshold: float = DEFAULT_THRESHOLD) -> ProxySums:
+    """The sums of :class:`ProxySums` from the rows' probabilities (n x 6, no NaN) and 0/1 outcomes.
+
+    One pass of whole-array operations: the most likely group and its probability once, the bins' sums by
+    ``np.bincount`` (a row's bin as in :func:`bin_keys`), the cross products by matrix products.
+    """
+    y = np.asarray(y, dtype=float)
+    G = len(RACES)
+    if len(p):
+        top = p.argmax(axis=1)
+        mx = p[np.arange(len(p)), top]
+    else:
+        top, mx = np.zeros(0, dtype=np.intp), np.zeros(0)
+    assigned = mx >= threshold
+    keys = top * N_BINS + np.minimum((mx * N_BINS).astype(int), N_BINS - 1)
+    size = G * N_BINS
+    counts = np.bincount(keys, minlength=size)
+    used = np.flatnonzero(counts)
+    columns = {f"b_{r}": np.bincount(keys, weights=p[:, j], minlength=size)[used] for j, r in enumerate(RACES)}
+    columns["y"] = np.bincount(keys, weights=y, minlength=size)[used]
+    columns["n"] = counts[used]
+    bins = pd.DataFrame(columns, index=pd.Index(used, name="bin"))
+    py = p * y[:, None]
+    return ProxySums(
+        n=len(p), w=p.sum(axis=0), wy=py.sum(axis=0), q=p.T @ p, qy=py.T @ p,
+        thr_n=np.bincount(top[assigned], minlength=G).astype(float),
+        thr_k=np.bincount(top[assigned], weights=y[assigned], minlength=G),
+        bins=bins)
+
+
+# ------------------------------------------------------------------------------------------
+# Estimators
+# ------------------------------------------------------------------------------------------
+def weighted_rates(s: ProxySums) -> tuple[np.ndarray, np.ndarray]:
+    """Each group's weighted rate and the sandwich covariance matrix of the six rates."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mu = s.wy / s.w
+        m = mu[:, None] + mu[None, :]
+        num = s.qy * (1 - m) + np.outer(mu, mu) * s.q
+        cov = num / np.outer(s.w, s.w)
+    return mu, cov
+
+
+def _merge_small_bins(bins: pd.DataFrame) -> pd.DataFrame:
+    """Bins under MIN_BIN rows join their group's other small bins, then one leftover bin (wider, still valid)."""
+    if bins.empty:
+        return bins
+    frame = bins.copy()
+    frame["key"] = frame.index.to_numpy()
+    small = frame["n"] < MIN_BIN
+    frame.loc[small, "key"] = 1000 + frame.index.to_numpy()[small.to_numpy()] // N_BINS
+    frame = frame.groupby("key").sum()
+    small = frame["n"] < MIN_BIN
+    if small.sum() > 1:
+        keys = frame.index.to_numpy().copy()
+        keys[small.to_numpy()] = -1
+        frame = frame.groupby(keys).sum()
+    return frame
+
+
+def _extreme_rates(bins: pd.DataFrame, a: int, r: int) -> tuple[float, float, float, float] | None:
+    """Group a's and the reference r's rates at the two extreme splits of each bin's positives.
+
+    Returns (a_low, r_high, a_high, r_low): filling a first and r last reaches a's highest rate and r's lowest
+    at once (a second split cannot raise a without raising r's floor), and the other way round; so any
+    measure that rises with a's rate and falls with r's (the gap, the impact ratio) has its sharp bounds there.
+    """
+    merged = _merge_small_bins(bins)
+    n = merged["n"].to_numpy(float)
+    if not len(n) or n.sum() == 0:
+        return None
+    b = merged[[f"b_{x}" for x in RACES]].to_numpy(float) / n[:, None]
+    eta = merged["y"].to_numpy(float) / n
+    wa, wr = (b[:, a] * n).sum(), (b[:, r] * n).sum()
+    if wa <= 0 or wr <= 0:
+        return None
+    rest = np.clip(1 - b[:, a] - b[:, r], 0, None)
+
+    def extreme(first: int, last: int) -> tuple[np.ndarray, np.ndarray]:
+        q_first = np.minimum(b[:, first], eta)
+        q_last = np.clip(eta - q_first - rest, 0, b[:, last])
+        return q_first, q_last
+
+    qa_hi, qr_lo = extreme(a, r)
+    qr_hi, qa_lo = extreme(r, a)
+    return (float((n * qa_lo).sum() / wa), float((n * qr_hi).sum() / wr),
+            float((n * qa_hi).sum() / wa), float((n * qr_lo).sum() / wr))
+
+
+def gap_bounds(bins: pd.DataFrame, a: int, r: int) -> tuple[float, float]:
+    """Sharp bounds (given the bins) on rate_a - rate_r over every split of each bin's positives by race."""
+    rates = _extreme_rates(bins, a, r)
+    if rates is None:
+        return math.nan, math.nan
+    a_lo, r_hi, a_hi, r_lo = rates
+    return a_lo - r_hi, a_hi - r_lo
+
+
+def ratio_bounds(bins: pd.DataFrame, a: int, r: int, adverse: bool = False) -> tuple[float, float]:
+    """Sharp bounds (given the bins) on the impact ratio of group a to r: favourable share over favourable
+    share (the share without the outcome when it is adverse). The upper bound is infinite when the reference's
+    favourable share can be zero."""
+    rates = _extreme_rates(bins, a, r)
+    if rates is None:
+        return math.nan, math.nan
+    a_lo, r_hi, a_hi, r_lo = rates
+    if adverse:  # favourable shares 1 - rate: lowest at a's highest rate and r's lowest, and the other way
+        num_lo, den_hi, num_hi, den_lo = 1 - a_hi, 1 - r_lo, 1 - a_lo, 1 - r_hi
+    else:
+        num_lo, den_hi, num_hi, den_lo = a_lo, r_hi, a_hi, r_lo
+    low = num_lo / den_hi if den_hi > 0 else math.nan
+    high = num_hi / den_lo if den_lo > 0 else (math.inf if num_hi > 0 else math.nan)
+    return float(low), float(high)
+
+
+def rate_bounds(bins: pd.DataFrame, a: int) -> tuple[float, float]:
+    """Sharp bounds on group a's rate given the bins (Frechet bounds summed over bins)."""
+    merged = _merge_small_bins(bins)
+    n = merged["n"].to_numpy(float)
+    if not len(n):
+        return math.nan, math.nan
+    b = merged[f"b_{RACES[a]}"].to_numpy(float) / n
+    eta = merged["y"].to_numpy(float) / n
+    w = (b * n).sum()
+    if w <= 0:
+        return math.nan, math.nan
+    return float((n * np.clip(b + eta - 1, 0, None)).sum() / w), float((n * np.minimum(b, eta)).sum() / w)
+
+
+# ------------------------------------------------------------------------------------------
+# Results
+# ------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ProxyComparison:
+    """One estimated group in one cell against the reference, by one method (weighted or threshold)."""
+
+    method: str
+    group: str
+    cell: str | None
+    n: float                  # rows (threshold) or the sum of the group's probabilities (weighted)
+    positives: float
+    rate: float | None
+    ci_low: float | None
+    ci_high: float | None
+    reference: str
+    is_reference: bool
+    difference: float | None
+    difference_ci_low: float | None
+    difference_ci_high: float | None
+    p_value: float | None
+    p_adjusted: float | None
+    verdict: str
+    bound_low: float | None
+    bound_high: float | None
+    sentence: str
+    # favourable share over the reference's (the share without the outcome when it is adverse), its 95% interval
+    # and its bounds whatever the proxy's errors (weighted method only)
+    impact_ratio: float | None = None
+    impact_ratio_ci_low: float | None = None
+    impact_ratio_ci_high: float | None = None
+    ratio_bound_low: float | None = None
+    ratio_bound_high: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ProxyAudit:
+    """The weighted and threshold comparisons, the bounds, and the caveats."""
+
+    comparisons: tuple[ProxyComparison, ...]
+    reference: str
+    threshold: float
+    n_rows: int
+    n_audited: int
+    n_unassigned: int
+    tolerance: float
+    decision: str
+    proxy: dict[str, Any]
+    caveats: tuple[str, ...] = CAVEATS
+    metric: str = "difference"
+    ratio_threshold: float = DEFAULT_RATIO_THRESHOLD
+    outcome_is: str = "favourable"
+
+    def to_frame(self) -> pd.DataFrame:
+        return pd.DataFrame([c.to_dict() for c in self.comparisons])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"method": "proxy", "reference": self.reference, "threshold": self.threshold,
+                "n_rows": self.n_rows, "n_audited": self.n_audited, "n_unassigned_threshold": self.n_unassigned,
+                "tolerance": self.tolerance, "metric": self.metric, "ratio_threshold": self.ratio_threshold,
+                "outcome_is": self.outcome_is, "proxy": self.proxy,
+                "comparisons": [c.to_dict() for c in self.comparisons], "sentences": self.sentences(),
+                "caveats": list(self.caveats)}
+
+    def bounds_sentences(self) -> list[str]:
+        out = []
+        for c in self.comparisons:
+            if c.method != "weighted" or c.is_reference:
+                continue
+            where = "" if c.cell is None else f" where {c.cell}"
+            if self.metric == "ratio":
+                if c.ratio_bound_low is None:
+                    continue
+                low, high = c.ratio_bound_low, c.ratio_bound_high
+                span = (f"between {low:.2f} and {high:.2f}" if high is not None else f"at least {low:.2f}")
+                bar = f"the {self.ratio_threshold:g} threshold"
+                if high is not None and high < self.ratio_threshold:
+                    lead = f"it is below {bar} whatever the proxy's errors"
+                elif low > 0 and 1 / low < self.ratio_threshold:
+                    lead = (f"it is above {1 / self.ratio_threshold:.2f} whatever the proxy's errors, so "
+                            f"{c.reference} is the group below {bar}")
+                elif low >= self.ratio_threshold and high is not None and 1 / high >= self.ratio_threshold:
+                    lead = f"it passes {bar} whatever the proxy's errors"
+                else:
+                    lead = f"the data cannot say on which side of {bar} it is"
+                out.append(f"Bounds{where}, {c.group} against {c.reference}: whatever the relation between race and "
+                           f"the outcome among rows with similar probabilities, the impact ratio is {span}; {lead}.")
+                continue
+            if c.bound_low is None or c.bound_high is None:
+                continue
+            low, high = c.bound_low, c.bound_high
+            span = f"between {_signed(low)} and {_signed(high)}"
+            if low > 0:
+                lead = f"the gap is at least {points(low)}: {c.group} above {c.reference}"
+            elif high < 0:
+                lead = f"the gap is at least {points(high)}: {c.group} below {c.reference}"
+            else:
+                lead = "the data cannot rule out no gap"
+            out.append(f"Bounds{where}, {c.group} against {c.reference}: whatever the relation between race and "
+                       f"the outcome among rows with similar probabilities, the gap is {span}; {lead}.")
+        return out
+
+    def sentences(self) -> list[str]:
+        weighted = [c.sentence for c in self.comparisons if c.method == "weighted" and not c.is_reference]
+        thresholded = [c.sentence for c in self.comparisons if c.method == "threshold" and not c.is_reference]
+        out = weighted + thresholded + self.bounds_sentences()
+        if self.n_unassigned:
+            out.append(f"The threshold method left out {self.n_unassigned:,} of {self.n_audited:,} rows whose most "
+                       f"likely group had a probability under {self.threshold:g}.")
+        return out
+
+
+def _signed(x: float) -> str:
+    return ("-" if x < 0 else "+") + points(x).replace(" points", "").replace(" point", "") + " points"
+
+
+def _num(x: Any) -> float | None:
+    if x is None:
+        return None
+    value = float(x)
+    return value if math.isfinite(value) else None
+
+
+def choose_reference(mu: np.ndarray, w: np.ndarray, min_size: float, reference: str | None,
+                     adverse: bool = False) -> int:
+    """The named group, else the most favoured group big enough (the highest weighted rate, the lowest for an
+    adverse outcome), as the four-fifths rule compares with."""
+    if reference:
+        wanted = reference.strip().lower()
+        for i, (race, label) in enumerate(zip(RACES, LABELS)):
+            if wanted in (race, label.lower(), f"p_{race}"):
+                return i
+        from luskin_core.errors import LuskinError
+
+        raise LuskinError(f"The reference '{reference}' is not an estimated group; use one of: "
+                          + ", ".join(LABELS) + ".")
+    ok = (w >= min_size) & np.isfinite(mu)
+    if not ok.any():
+        ok = w > 0
+    favourable = 1 - mu if adverse else mu
+    return int(np.nanargmax(np.where(ok, favourable, -np.inf)))
+
+
+def _within(metric: str, difference: float, ratio: float | None, fav: float | None, fav_ref: float | None,
+            tolerance: float, ratio_threshold: float) -> bool:
+    """Inside the bar: |difference| within the tolerance, or (metric "ratio") the impact ratio and its inverse at
+    least the threshold, as :func:`luskin_core.stats.comparisons._within` judges a recorded group."""
+    if metric == "ratio":
+        if fav_ref is not None and fav_ref == 0:
+            return fav == 0
+        if ratio is None or ratio == 0:
+            return False
+        return min(ratio, 1 / ratio) >= ratio_threshold - 1e-12
+    return abs(difference) <= tolerance + 1e-12
+
+
+def _verdict(is_ref: bool, too_few: bool, diff: float | None, within: bool, p_adj: float | None) -> str:
+    if is_ref:
+        return "reference"
+    if too_few or diff is None:
+        return TOO_FEW
+    if within:
+        return WITHIN
+    if p_adj is not None and p_adj < ALPHA:
+        return BEYOND
+    return CHANCE
+
+
+def _bar_words(metric: str, tolerance: float, ratio_threshold: float) -> str:
+    if metric == "ratio":
+        return f"the {ratio_threshold:g} impact-ratio threshold"
+    return "the " + points(tolerance).replace(" points", "-point").replace(" point", "-point") + " tolerance"
+
+
+def _sentence(c: ProxyComparison, decision: str, metric: str, tolerance: float, ratio_threshold: float) -> str:
+    where = "Among all rows" if c.cell is None else f"Where {c.cell}"
+    how = ("Weighted by each row's estimated probabilities" if c.method == "weighted" else
+           "Among rows assigned their most likely group")
+    about = "about " if c.method == "weighted" else ""
+    if c.difference is None or c.rate is None:
+        return f"{how}, {where.lower()}, {c.group} cannot be compared with {c.reference} (not computable)."
+    ratio = ""
+    if c.impact_ratio is not None:
+        ci = ("" if c.impact_ratio_ci_low is None or c.impact_ratio_ci_high is None else
+              f" (95% CI {c.impact_ratio_ci_low:.2f} to {c.impact_ratio_ci_high:.2f})")
+        ratio = f", an impact ratio of {c.impact_ratio:.2f}{ci}"
+    text = (f"{how}, {where[0].lower() + where[1:]}: {decision} for {share(c.rate)} of estimated {c.group} "
+            f"({about}{c.n:,.0f} rows) against the reference {c.reference}: a gap of {points(c.difference)}{ratio}")
+    bar = _bar_words(metric, tolerance, ratio_threshold)
+    size = "larger than" if metric == "difference" else "beyond"
+    if c.verdict == TOO_FEW:
+        return text + f" ({format_p(c.p_value)}); too few rows to judge."
+    if c.verdict == WITHIN:
+        return text + f", within {bar} ({format_p(c.p_value)})."
+    if c.verdict == BEYOND:
+        return text + f", {size} {bar} and not due to chance ({format_p(c.p_adjusted)} adjusted)."
+    return text + f", {size} {bar}, and it could be due to chance ({format_p(c.p_adjusted)} adjusted)."
+
+
+def _log_ratio_interval(fa: float, fr: float, var_a: float, var_r: float, cov_ar: float) -> tuple[float, float]:
+    """95% interval of fa / fr from the delta method on log(fa / fr) (the weighted shares' sandwich covariance)."""
+    if not (fa > 0 and fr > 0):
+        return math.nan, math.nan
+    var = var_a / fa ** 2 + var_r / fr ** 2 - 2 * cov_ar / (fa * fr)
+    if not np.isfinite(var):
+        return math.nan, math.nan
+    half = Z95 * math.sqrt(max(var, 0.0))
+    ratio = fa / fr
+    return ratio * math.exp(-half), ratio * math.exp(half)
+
+
+def audit_sums(cells: dict[str | None, ProxySums], *, decision: str, tolerance: float = 0.05,
+               min_group_size: int = 30, correction: str = "holm", reference: str | None = None,
+               threshold: float = DEFAULT_THRESHOLD, n_rows: int | None = None,
+               proxy: dict[str, Any] | None = None, metric: str = "difference",
+               ratio_threshold: float = DEFAULT_RATIO_THRESHOLD, adverse: bool = False) -> ProxyAudit:
+    """The proxy audit from each cell's sums (None is all rows); the reference is chosen on all rows.
+
+    ``metric`` "difference" judges a gap against ``tolerance``; "ratio" judges the impact ratio (favourable
+    shares; with ``adverse``, the shares without the outcome) against ``ratio_threshold``, as the four-fifths
+    rule does. Both are always computed, with their intervals and (weighted) their bounds.
+    """
+    if metric not in ("difference", "ratio"):
+        from luskin_core.errors import LuskinError
+
+        raise LuskinError(f"The metric is 'difference' or 'ratio', not '{metric}'.")
+    overall = cells.get(None) or next(iter(cells.values()))
+    mu_all, _ = weighted_rates(overall)
+    r = choose_reference(mu_all, overall.w, min_group_size, reference, adverse)
+    drafts: list[dict[str, Any]] = []
+    for cell, s in cells.items():
+        mu, cov = weighted_rates(s)
+        fav = 1 - mu if adverse else mu
+        for a in range(6):
+            is_ref = a == r
+            diff = _num(mu[a] - mu[r])
+            se_rate = math.sqrt(max(cov[a, a], 0)) if np.isfinite(cov[a, a]) else math.nan
+            var_d = cov[a, a] + cov[r, r] - 2 * cov[a, r]
+            se_d = math.sqrt(max(var_d, 0)) if np.isfinite(var_d) else math.nan
+            p = 2 * norm.sf(abs(diff) / se_d) if diff is not None and se_d > 0 else (
+                1.0 if diff == 0 else math.nan)
+            low, high = (gap_bounds(s.bins, a, r) if not is_ref else (math.nan, math.nan))
+            r_low, r_high = (ratio_bounds(s.bins, a, r, adverse) if not is_ref else (math.nan, math.nan))
+            ratio = _num(fav[a] / fav[r]) if np.isfinite(fav[r]) and fav[r] > 0 else None
+            ci = _log_ratio_interval(float(fav[a]), float(fav[r]), cov[a, a], cov[r, r], cov[a, r])
+            drafts.append({"method": "weighted", "group": LABELS[a], "cell": cell, "n": float(s.w[a]),
+                           "positives": float(s.wy[a]), "rate": _num(mu[a]),
+                           "ci_low": _num(max(0.0, mu[a] - Z95 * se_rate)) if _num(mu[a]) is not None else None,
+                           "ci_high": _num(min(1.0, mu[a] + Z95 * se_rate)) if _num(mu[a]) is not None else None,
+                           "reference": LABELS[r], "is_reference": is_ref,
+                           "difference": 0.0 if is_ref and diff is not None else diff,
+                           "difference_ci_low": None if is_ref or diff is None else _num(diff - Z95 * se_d),
+                           "difference_ci_high": None if is_ref or diff is None else _num(diff + Z95 * se_d),
+                           "p_value": None if is_ref else _num(p), "bound_low": _num(low), "bound_high": _num(high),
+                           "impact_ratio": 1.0 if is_ref and ratio is not None else ratio,
+                           "impact_ratio_ci_low": None if is_ref or ratio is None else _num(ci[0]),
+                           "impact_ratio_ci_high": None if is_ref or ratio is None else _num(ci[1]),
+                           "ratio_bound_low": _num(r_low), "ratio_bound_high": _num(r_high),
+                           "fav": (_num(fav[a]), _num(fav[r])),
+                           "too_few": bool(s.w[a] < min_group_size or s.w[r] < min_group_size)})
+        k, n = s.thr_k, s.thr_n
+        lo, hi = wilson_interval(k, n)
+        d_lo, d_hi = newcombe_interval(k, n, np.full(6, k[r]), np.full(6, n[r]))
+        pv, _ = two_proportion_tests(k, n, np.full(6, k[r]), np.full(6, n[r]))
+        fav_k = n - k if adverse else k  # the impact ratio compares favourable shares, as the main audit's
+        ratio_lo, ratio_hi = ratio_interval(fav_k, n, np.full(6, fav_k[r]), np.full(6, n[r]))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rate = k / n
+            fav_rate = fav_k / n
+        for a in range(6):
+            is_ref = a == r
+            diff = _num(rate[a] - rate[r])
+            fa, fr = _num(fav_rate[a]), _num(fav_rate[r])
+            ratio = None if fa is None or not fr else fa / fr
+            drafts.append({"method": "threshold", "group": LABELS[a], "cell": cell, "n": float(n[a]),
+                           "positives": float(k[a]), "rate": _num(rate[a]), "ci_low": _num(lo[a]),
+                           "ci_high": _num(hi[a]), "reference": LABELS[r],
+                           "is_reference": is_ref, "difference": 0.0 if is_ref and diff is not None else diff,
+                           "difference_ci_low": None if is_ref else _num(d_lo[a]),
+                           "difference_ci_high": None if is_ref else _num(d_hi[a]),
+                           "p_value": None if is_ref else _num(pv[a]), "bound_low": None, "bound_high": None,
+                           "impact_ratio": 1.0 if is_ref and ratio is not None else ratio,
+                           "impact_ratio_ci_low": None if is_ref or ratio is None else _num(ratio_lo[a]),
+                           "impact_ratio_ci_high": None if is_ref or ratio is None else _num(ratio_hi[a]),
+                           "fav": (fa, fr),
+                           "too_few": bool(n[a] < min_group_size or n[r] < min_group_size)})
+    comparisons = []
+    for method in ("weighted", "threshold"):
+        mine = [d for d in drafts if d["method"] == method]
+        family = np.array([d["p_value"] if d["p_value"] is not None and not d["too_few"] and not d["is_reference"]
+                           else np.nan for d in mine], dtype=float)
+        adjusted = adjust_p(family, correction)
+        for d, p_adj in zip(mine, adjusted):
+            too_few = d.pop("too_few")
+            fa, fr = d.pop("fav")
+            d["p_adjusted"] = None if d["is_reference"] else _num(p_adj)
+            within = d["difference"] is not None and _within(metric, d["difference"], d["impact_ratio"], fa, fr,
+                                                             tolerance, ratio_threshold)
+            d["verdict"] = _verdict(d["is_reference"], too_few, d["difference"], within, d["p_adjusted"])
+            draft = ProxyComparison(sentence="", **d)
+            comparisons.append(replace(draft, sentence=_sentence(draft, decision, metric, tolerance,
+                                                                 ratio_threshold)))
+    return ProxyAudit(comparisons=tuple(comparisons), reference=LABELS[r], threshold=threshold,
+                      n_rows=int(n_rows if n_rows is not None else overall.n), n_audited=int(overall.n),
+                      n_unassigned=int(overall.n - overall.thr_n.sum()), tolerance=tolerance, decision=decision,
+                      proxy=proxy or {}, metric=metric, ratio_threshold=ratio_threshold,
+                      outcome_is="adverse" if adverse else "favourable")
+
+
+def proxy_audit(probabilities: pd.DataFrame, outcome: np.ndarray | pd.Series, *, decision: str = "positive",
+                cells: pd.Series | None = None, tolerance: float = 0.05, min_group_size: int = 30,
+                correction: str = "holm", reference: str | None = None, threshold: float = DEFAULT_THRESHOLD,
+                proxy: dict[str, Any] | None = None, metric: str = "difference",
+                ratio_threshold: float = DEFAULT_RATIO_THRESHOLD, adverse: bool = False) -> ProxyAudit:
+    """Audit a 0/1 outcome across estimated groups (rows without probabilities are left out)."""
+    p_all = probabilities[list(PROB_COLUMNS)].to_numpy(float)
+    y_all = np.asarray(outcome, dtype=float)
+    keep = np.isfinite(p_all).all(axis=1) & np.isfinite(y_all)
+    p, y = p_all[keep], y_all[keep]
+    sums: dict[str | None, ProxySums] = {None: sufficient_statistics(p, y, threshold)}
+    if cells is not None:
+        labels = cells.astype("string").fillna("(missing)").to_numpy(dtype=object)[keep]
+        for value in sorted(set(labels)):
+            mask = labels == value
+            sums[str(value)] = sufficient_statistics(p[mask], y[mask], threshold)
+    return audit_sums(sums, decision=decision, tolerance=tolerance, min_group_size=min_group_size,
+                      correction=correction, reference=reference, threshold=threshold, n_rows=len(p_all),
+                      proxy=proxy, metric=metric, ratio_threshold=ratio_threshold, adverse=adverse)
+
+
+def _ratio_text(x: float | None) -> str:
+    return "" if x is None else f"{x:.2f}"
+
+
+def _ratio_columns(c: ProxyComparison) -> list[str]:
+    """The impact ratio, its interval and its bounds as text (for the table of a ``metric="ratio"`` audit)."""
+    if c.is_reference:
+        return ["", "", ""]
+    ci = ("" if c.impact_ratio_ci_low is None else
+          f"[{_ratio_text(c.impact_ratio_ci_low)}, {_ratio_text(c.impact_ratio_ci_high) or 'inf'}]")
+    bounds = ("" if c.ratio_bound_low is None else
+              f"[{_ratio_text(c.ratio_bound_low)}, {_ratio_text(c.ratio_bound_high) or 'inf'}]")
+    return [_ratio_text(c.impact_ratio), ci, bounds]
+
+
+def format_proxy_audit(result: ProxyAudit) -> str:
+    """Plain text: weighted beside threshold, then the sentences and the caveats (the CLI prints it)."""
+    from luskin_core.formatting import format_table
+
+    ratio = result.metric == "ratio"
+    rows = []
+    for c in result.comparisons:
+        rows.append([c.method, c.cell or "all rows", c.group + (" (ref)" if c.is_reference else ""),
+                     f"{c.n:,.0f}", format_number(c.rate), f"[{format_number(c.ci_low)}, {format_number(c.ci_high)}]",
+                     "" if c.is_reference else format_number(c.difference),
+                     *(_ratio_columns(c) if ratio else
+                       ["" if c.is_reference or c.bound_low is None else
+                        f"[{format_number(c.bound_low)}, {format_number(c.bound_high)}]"]),
+                     "" if c.is_reference else format_p(c.p_adjusted, short=True),
+                     "" if c.is_reference else c.verdict])
+    middle = ["impact ratio", "95% CI (ratio)", "bounds on the ratio"] if ratio else ["bounds on the gap"]
+    table = format_table(rows, ["method", "cell", "estimated group", "n", "rate", "95% CI", "gap", *middle,
+                                "p adj.", "verdict"])
+    return "\n".join([table, "", *[f"- {s}" for s in result.sentences()], "", "Caveats:",
+                      *[f"- {s}" for s in result.caveats]])
+
+
+def report_section(audit: ProxyAudit) -> Any:
+    """The report's section for a proxy audit (luskin_core.present.report.report_content(proxy=...))."""
+    from luskin_core.present.report import Section, Table
+
+    section = Section("proxy", "Estimated race and ethnicity (BISG): weighted, threshold and bounds")
+    section.add("sentences", items=[*(audit.proxy.get("sentences") or []), *audit.sentences()], title="Findings")
+    ratio = audit.metric == "ratio"
+    rows = tuple((c.method, c.cell or "all rows", c.group + (" (reference)" if c.is_reference else ""), f"{c.n:,.0f}",
+                  format_percent(c.rate), "" if c.is_reference else format_number(c.difference),
+                  *(_ratio_columns(c) if ratio else
+                    ["" if c.bound_low is None else f"{format_number(c.bound_low)} to {format_number(c.bound_high)}"]),
+                  "" if c.is_reference else format_p(c.p_adjusted, short=True), "" if c.is_reference else c.verdict)
+                 for c in audit.comparisons)
+    middle = ("impact ratio", "95% CI (ratio)", "bounds on the ratio") if ratio else ("bounds on the gap",)
+    section.table(Table("Each estimated group against the reference, weighted by the probabilities and by "
+                        f"the threshold method (probability at least {audit.threshold:g})",
+                        ("method", "cell", "estimated group", "rows", "share", "gap", *middle,
+                         "p adj.", "verdict"), rows, wide=True))
+    section.warnings(list(audit.caveats), "Read with care")
+    return section
+
+
+def slides(audit: ProxyAudit) -> list[Any]:
+    """Two slides for the deck: the gaps by both methods with the bounds, then the caveats."""
+    from luskin_core.present.slides import CAVEATS as CAVEAT_KIND
+    from luskin_core.present.slides import FINDING, Slide
+
+    lines = []
+    for c in audit.comparisons:
+        if c.method != "weighted" or c.is_reference or c.cell is not None or c.difference is None:
+            continue
+        other = next((t for t in audit.comparisons if t.method == "threshold" and t.group == c.group
+                      and t.cell is None), None)
+        thr = "" if other is None or other.difference is None else f", {points(other.difference)} by the threshold"
+        bound = ""
+        if audit.metric == "ratio":
+            thr = "" if other is None or other.impact_ratio is None else f", {other.impact_ratio:.2f} by the threshold"
+            high = c.ratio_bound_high
+            if high is not None and high < audit.ratio_threshold:
+                bound = f"; below {audit.ratio_threshold:g} whatever the proxy's errors"
+            ratio = "not computable" if c.impact_ratio is None else f"{c.impact_ratio:.2f}"
+            lines.append(f"{c.group} against {c.reference}: impact ratio {ratio} weighted{thr}{bound}.")
+            continue
+        if c.bound_low is not None and c.bound_high is not None and (c.bound_low > 0 or c.bound_high < 0):
+            bound = f"; at least {points(c.bound_low if c.bound_low > 0 else c.bound_high)} whatever the proxy's errors"
+        lines.append(f"{c.group} against {c.reference}: {points(c.difference)} weighted{thr}{bound}.")
+    return [Slide("Estimated race and ethnicity: the gaps", tuple(lines[:6]), None, FINDING, "proxy-gaps"),
+            Slide("Estimated race: read with care", audit.caveats, None, CAVEAT_KIND, "proxy-caveats")]
+
+
+__all__ = ["CAVEATS", "DEFAULT_THRESHOLD", "ProxyAudit", "ProxyComparison", "ProxySums", "audit_sums", "bin_keys",
+           "format_proxy_audit", "gap_bounds", "proxy_audit", "rate_bounds", "ratio_bounds", "report_section",
+           "slides", "sufficient_statistics", "weighted_rates"]

@@ -1,0 +1,416 @@
+"""BISG and the proxy audit inside DuckDB: the join with the Census tables runs where the data lives.
+
+Why: ten million rows do not fit comfortably in pandas with six probabilities each. Only the distinct
+surnames and places leave the engine; they are normalised and looked up by :mod:`luskin_core.analyses.proxy` (one
+normalisation, whichever engine), sent back as two small lookup tables, and the engine joins, computes each
+row's probabilities with the same fallbacks and returns the sums the audit needs
+(:class:`luskin_core.analyses.proxy_audit.ProxySums`) per cell and probability bin. The Census tables are read once per
+process (:func:`luskin_core.analyses.proxy.load_tables`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from luskin_core.analyses.proxy import RACES, ProxyTables, _geo_probs, _name_probs, load_tables
+from luskin_core.analyses.proxy_audit import DEFAULT_THRESHOLD, N_BINS, ProxySums
+from luskin_core.errors import LuskinError
+
+G = len(RACES)
+PAIRS = [(a, b) for a in range(G) for b in range(a, G)]
+
+
+def _quote(name: str) -> str:
+    return '"' + str(name).replace('"', '""') + '"'
+
+
+def _literal(value: Any) -> str:
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def _lookup_frames(con: Any, relation: str, surname: str, geography: str, level: str,
+                   tables: ProxyTables) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The distinct surnames and places of the relation with their probabilities (computed in Python)."""
+    names = con.execute(f"SELECT DISTINCT CAST({_quote(surname)} AS VARCHAR) AS raw FROM {relation}").df()["raw"]
+    s, has_s = _name_probs(names, tables.surname)
+    name_frame = pd.DataFrame(s, columns=[f"s_{r}" for r in RACES]).fillna(0.0)
+    name_frame.insert(0, "raw", names.astype(object).to_numpy())
+    name_frame["has_s"] = has_s
+    places = con.execute(f"SELECT DISTINCT CAST({_quote(geography)} AS VARCHAR) AS raw FROM {relation}").df()["raw"]
+    g, gr, has_g = _geo_probs(places, tables, level)
+    geo_frame = pd.concat([pd.DataFrame(g, columns=[f"g_{r}" for r in RACES]),
+                           pd.DataFrame(gr, columns=[f"r_{r}" for r in RACES])], axis=1).fillna(0.0)
+    geo_frame.insert(0, "raw", places.astype(object).to_numpy())
+    geo_frame["has_g"] = has_g
+    return name_frame, geo_frame
+
+
+def _outcome_sql(column: str, positive: Any) -> str:
+    try:
+        number = float(positive)
+    except (TypeError, ValueError):
+        return f"CAST(CAST({_quote(column)} AS VARCHAR) = {_literal(positive)} AS DOUBLE)"
+    text = _literal(positive)
+    return (f"CASE WHEN TRY_CAST({_quote(column)} AS DOUBLE) IS NOT NULL THEN "
+            f"CAST(TRY_CAST({_quote(column)} AS DOUBLE) = {number!r} AS DOUBLE) "
+            f"ELSE CAST(CAST({_quote(column)} AS VARCHAR) = {text} AS DOUBLE) END")
+
+
+def duckdb_proxy_sums(con: Any, relation: str, *, surname: str, geography: str, outcome: str, positive: Any,
+                      level: str = "zcta", cells: list[str] | None = None,
+                      threshold: float = DEFAULT_THRESHOLD) -> tuple[dict[str | None, ProxySums], dict[str, int]]:
+    """The audit's sums per cell (None: all rows) and the rows per fallback, computed by DuckDB.
+
+    ``relation`` is a table name or a parenthesised query, e.g. ``read_parquet('x.parquet')``.
+    """
+    tables = load_tables()
+    name_frame, geo_frame = _lookup_frames(con, relation, surname, geography, level, tables)
+    con.register("luskin_proxy_names", name_frame)
+    con.register("luskin_proxy_geos", geo_frame)
+    try:
+        return _sums(con, relation, surname, geography, outcome, positive, cells or [], threshold)
+    finally:
+        con.unregister("luskin_proxy_names")
+        con.unregister("luskin_proxy_geos")
+
+
+def _sums(con: Any, relation: str, surname: str, geography: str, outcome: str, positive: Any, cells: list[str],
+          threshold: float) -> tuple[dict[str | None, ProxySums], dict[str, int]]:
+    cell_cols = ", ".join(f"CAST({_quote(c)} AS VARCHAR) AS c{i}" for i, c in enumerate(cells))
+    bisg = " + ".join(f"s_{r} * g_{r}" for r in RACES)
+    u = {r: (f"CASE WHEN has_s AND has_g AND bisg_total > 0 THEN s_{r} * g_{r} WHEN has_s THEN s_{r} "
+             f"ELSE r_{r} END") for r in RACES}
+    total = " + ".join(f"u_{r}" for r in RACES)
+    mx = "greatest(" + ", ".join(f"p_{r}" for r in RACES) + ")"
+    top = "CASE " + " ".join(f"WHEN p_{r} = mx THEN {i}" for i, r in enumerate(RACES)) + " END"
+    aggs = ["count(*) AS n", "coalesce(sum(y), 0) AS y"]
+    aggs += [f"sum(p_{r}) AS w_{i}" for i, r in enumerate(RACES)]
+    aggs += [f"sum(p_{r} * y) AS wy_{i}" for i, r in enumerate(RACES)]
+    aggs += [f"sum(p_{RACES[a]} * p_{RACES[b]}) AS q_{a}_{b}" for a, b in PAIRS]
+    aggs += [f"sum(p_{RACES[a]} * p_{RACES[b]} * y) AS qy_{a}_{b}" for a, b in PAIRS]
+    aggs += [f"count(*) FILTER (WHERE mx >= {threshold!r} AND top = {i}) AS tn_{i}" for i in range(G)]
+    aggs += [f"coalesce(sum(y) FILTER (WHERE mx >= {threshold!r} AND top = {i}), 0) AS tk_{i}" for i in range(G)]
+    cell_keys = [f"c{i}" for i in range(len(cells))]
+    # One pass: rows without an estimate (method 3) or an outcome are grouped apart and only counted
+    group = ", ".join([*cell_keys, "bin", "method", "y_missing"])
+    sql = f"""
+    WITH d AS (
+        SELECT CAST({_quote(surname)} AS VARCHAR) AS sn, CAST({_quote(geography)} AS VARCHAR) AS gg,
+               {_outcome_sql(outcome, positive)} AS y{', ' + cell_cols if cells else ''}
+        FROM {relation}
+    ), j AS (
+        SELECT d.*, coalesce(n.has_s, false) AS has_s, coalesce(g.has_g, false) AS has_g,
+               {', '.join(f'coalesce(n.s_{r}, 0) AS s_{r}' for r in RACES)},
+               {', '.join(f'coalesce(g.g_{r}, 0) AS g_{r}' for r in RACES)},
+               {', '.join(f'coalesce(g.r_{r}, 0) AS r_{r}' for r in RACES)}
+        FROM d LEFT JOIN luskin_proxy_names n ON d.sn = n.raw
+               LEFT JOIN luskin_proxy_geos g ON d.gg = g.raw
+    ), b AS (SELECT *, {bisg} AS bisg_total FROM j),
+    m AS (
+        SELECT *, CASE WHEN has_s AND has_g AND bisg_total > 0 THEN 0 WHEN has_s THEN 1 WHEN has_g THEN 2
+                  ELSE 3 END AS method, y IS NULL AS y_missing,
+               {', '.join(f'{u[r]} AS u_{r}' for r in RACES)}
+        FROM b
+    ), p AS (
+        SELECT y, method, y_missing{', ' + ', '.join(cell_keys) if cells else ''},
+               {', '.join(f'CASE WHEN method < 3 THEN u_{r} / ({total}) END AS p_{r}' for r in RACES)}
+        FROM m
+    ), k AS (SELECT *, {mx} AS mx FROM p),
+    t AS (SELECT *, {top} AS top,
+                 coalesce(top_placeholder, -1) AS bin FROM k)
+    SELECT {group}, {', '.join(aggs)} FROM t GROUP BY {group}
+    """
+    bin_sql = f"({top}) * {N_BINS} + least(CAST(floor(mx * {N_BINS}) AS INTEGER), {N_BINS - 1})"
+    sql = sql.replace("top_placeholder", bin_sql)
+    return _collect(con.execute(sql).df(), cells)
+
+
+def _to_sums(frame: pd.DataFrame) -> ProxySums:
+    """Add the per-bin sums up into one :class:`ProxySums` (sums are additive over bins)."""
+    if frame.empty:
+        raise LuskinError("No row has both an estimate and an outcome to audit.")
+    total = frame.drop(columns=[c for c in frame.columns if c.startswith("c") and c[1:].isdigit()]).sum()
+    q, qy = np.zeros((G, G)), np.zeros((G, G))
+    for a, b in PAIRS:
+        q[a, b] = q[b, a] = total[f"q_{a}_{b}"]
+        qy[a, b] = qy[b, a] = total[f"qy_{a}_{b}"]
+    bins = frame.groupby("bin")[["n", "y", *[f"w_{i}" for i in range(G)]]].sum()
+    bins = bins.rename(columns={f"w_{i}": f"b_{r}" for i, r in enumerate(RACES)})
+    bins["n"] = bins["n"].astype(float)
+    return ProxySums(n=int(total["n"]), w=np.array([total[f"w_{i}"] for i in range(G)], float),
+                     wy=np.array([total[f"wy_{i}"] for i in range(G)], float), q=q, qy=qy,
+                     thr_n=np.array([total[f"tn_{i}"] for i in range(G)], float),
+                     thr_k=np.array([total[f"tk_{i}"] for i in range(G)], float),
+                     bins=bins[["n", "y", *[f"b_{r}" for r in RACES]]])
+
+
+def _collect(grouped: pd.DataFrame, cells: list[str]) -> tuple[dict[str | None, ProxySums], dict[str, int]]:
+    """Per-method counts and per-cell :class:`ProxySums` from the engine's grouped sums (one row per cell,
+    probability bin, method and whether the outcome is missing)."""
+    from luskin_core.analyses.proxy import BISG, NAME_ONLY, NONE, PLACE_ONLY
+
+    names = {0: BISG, 1: NAME_ONLY, 2: PLACE_ONLY, 3: NONE}
+    grouped = grouped.copy()
+    grouped["method"] = grouped["method"].astype(int)
+    per_method = grouped.groupby("method")["n"].sum()
+    counts = {names[int(m)]: int(c) for m, c in zip(per_method.index.to_numpy(), per_method.to_numpy()) if c > 0}
+    frame = grouped[(grouped["method"] < 3) & ~grouped["y_missing"].astype(bool)].drop(columns=["method",
+                                                                                                "y_missing"])
+    frame = frame.fillna({c: 0 for c in frame.columns if c not in [f"c{i}" for i in range(len(cells))]})
+    out: dict[str | None, ProxySums] = {None: _to_sums(frame)}
+    if cells:
+        cell_keys = [f"c{i}" for i in range(len(cells))]
+        labels = frame[cell_keys].astype("string").fillna("(missing)").agg(", ".join, axis=1)
+        prefix = ", ".join(cells) + " = "
+        for value in sorted(set(labels)):
+            out[prefix + value] = _to_sums(frame[labels == value])
+    return out, counts
+
+
+def _engine_table(source: Any, frame: pd.DataFrame) -> Any:
+    """A small lookup frame as a table of the source's engine, for the join.
+
+    DuckDB and Spark take an Ibis memtable. A PostgreSQL session of Luskin is read-only, so the frame is
+    copied into a temporary table (the session's own, dropped with it) inside one read-write transaction,
+    as :func:`luskin_core.counting.sources._open_postgres` creates its temporary view.
+    """
+    import ibis  # type: ignore[import-untyped]
+
+    if source.kind != "postgres":
+        return ibis.memtable(frame)
+    import uuid
+
+    name = f"luskin_proxy_{uuid.uuid4().hex}"
+    types = {c: "boolean" if pd.api.types.is_bool_dtype(frame[c]) else "double precision"
+             if pd.api.types.is_numeric_dtype(frame[c]) else "text" for c in frame.columns}
+    columns = ", ".join(f'"{c}" {types[c]}' for c in frame.columns)
+    con = source._backend.con
+    try:
+        with con.transaction(), con.cursor() as cursor:
+            cursor.execute("SET TRANSACTION READ WRITE")
+            cursor.execute(f'CREATE TEMPORARY TABLE "{name}" ({columns})')
+            with cursor.copy(f'COPY "{name}" FROM STDIN') as copy:
+                for row in frame.itertuples(index=False, name=None):
+                    copy.write_row(row)
+        return source._backend.table(name)
+    except Exception as error:  # noqa: BLE001 - an engine failure is one plain sentence
+        from luskin_core.counting.sources import _engine_message
+
+        raise LuskinError(_engine_message(error, source.name, source.kind, "the proxy's lookup tables")) from None
+
+
+def source_proxy_sums(source: Any, *, surname: str, geography: str, outcome: str, positive: Any,
+                      level: str = "zcta", cells: list[str] | None = None,
+                      threshold: float = DEFAULT_THRESHOLD) -> tuple[dict[str | None, ProxySums], dict[str, int]]:
+    """The audit's sums per cell (None: all rows) and the rows per fallback, computed by the source's engine.
+
+    ``source`` is a :class:`luskin_core.counting.sources.Source` (DuckDB, PostgreSQL or Spark, through Ibis). Only the
+    distinct surnames and places leave the engine; their probabilities (:mod:`luskin_core.analyses.proxy`, one
+    normalisation for every engine) go back as two small tables, joined where the rows are. The engine computes
+    each row's BISG probabilities with the fallbacks of :func:`luskin_core.analyses.proxy.bisg_rows` and returns sums per
+    cell, probability bin and method; the Census tables are read once per process.
+    """
+    import ibis  # type: ignore[import-untyped]
+
+    from luskin_core.counting.sources import _label_expr
+
+    cells = list(cells or [])
+    t = source.table
+    columns = list(t.columns)
+    for column in [surname, geography, outcome, *cells]:
+        if column not in columns:
+            raise LuskinError(f"There is no column '{column}' in the data.")
+    tables = load_tables()
+    raw_names = source._run(t.select(raw=t[surname].cast("string")).distinct(), fetch=True,
+                            what="the distinct surnames")["raw"]
+    raw_places = source._run(t.select(raw=t[geography].cast("string")).distinct(), fetch=True,
+                             what="the distinct places")["raw"]
+    raw_names = raw_names[raw_names.notna()].astype(object).reset_index(drop=True)
+    raw_places = raw_places[raw_places.notna()].astype(object).reset_index(drop=True)
+    s, has_s = _name_probs(raw_names, tables.surname)
+    name_frame = pd.DataFrame(np.nan_to_num(s), columns=[f"s_{r}" for r in RACES])
+    name_frame.insert(0, "n_raw", raw_names.astype(str).to_numpy())
+    name_frame["has_s"] = has_s.astype(bool)
+    g, gr, has_g = _geo_probs(raw_places, tables, level)
+    geo_frame = pd.concat([pd.DataFrame(np.nan_to_num(g), columns=[f"g_{r}" for r in RACES]),
+                           pd.DataFrame(np.nan_to_num(gr), columns=[f"r_{r}" for r in RACES])], axis=1)
+    geo_frame.insert(0, "g_raw", raw_places.astype(str).to_numpy())
+    geo_frame["has_g"] = has_g.astype(bool)
+    names_t, geos_t = _engine_table(source, name_frame), _engine_table(source, geo_frame)
+
+    label = _label_expr(t, outcome, positive)
+    d = t.select(sn=t[surname].cast("string"), gg=t[geography].cast("string"),
+                 y=ibis.cases((label, 1.0), (~label, 0.0), else_=ibis.null("float64")),
+                 **{f"c{i}": t[c].cast("string") for i, c in enumerate(cells)})
+    j = d.left_join(names_t, d.sn == names_t.n_raw).left_join(geos_t, d.gg == geos_t.g_raw)
+    has_s_e, has_g_e = j.has_s.fill_null(False), j.has_g.fill_null(False)
+    sv = {r: j[f"s_{r}"].fill_null(0.0) for r in RACES}
+    gv = {r: j[f"g_{r}"].fill_null(0.0) for r in RACES}
+    rv = {r: j[f"r_{r}"].fill_null(0.0) for r in RACES}
+    bisg_total = sum((sv[r] * gv[r] for r in RACES[1:]), sv[RACES[0]] * gv[RACES[0]])
+    both_ok = has_s_e & has_g_e & (bisg_total > 0)
+    method = ibis.cases((both_ok, 0), (has_s_e, 1), (has_g_e, 2), else_=3)
+    u = {r: ibis.cases((both_ok, sv[r] * gv[r]), (has_s_e, sv[r]), else_=rv[r]) for r in RACES}
+    # PostgreSQL flattens nested SELECTs into one and copies each column's expression wherever it is used: the
+    # maximum and the most likely group would repeat every probability's CASE thousands of times (minutes and
+    # gigabytes for a few thousand rows). A volatile column keeps each SELECT a subquery computed once per row.
+    fence = {"fence": ibis.random()} if source.kind == "postgres" else {}
+    m = j.select(y=j.y, method=method, **{f"c{i}": j[f"c{i}"] for i in range(len(cells))},
+                 **{f"u_{r}": u[r] for r in RACES}, **fence)
+    total = sum((m[f"u_{r}"] for r in RACES[1:]), m[f"u_{RACES[0]}"])
+    p = m.select(y=m.y, method=m.method, **{f"c{i}": m[f"c{i}"] for i in range(len(cells))},
+                 **{f"p_{r}": ibis.ifelse(m.method < 3, m[f"u_{r}"] / total, ibis.null("float64"))
+                    for r in RACES}, **fence)
+    mx = ibis.greatest(*[p[f"p_{r}"] for r in RACES])
+    k = p.mutate(mx=mx, **({"fence": ibis.random()} if fence else {}))
+    top = ibis.cases(*[(k[f"p_{r}"] == k.mx, i) for i, r in enumerate(RACES)], else_=-1)
+    k = k.mutate(top=top, **({"fence": ibis.random()} if fence else {}))
+    tenth = ibis.least((k.mx * N_BINS).floor().cast("int64"), N_BINS - 1)
+    k = k.mutate(bin=ibis.ifelse(k.method < 3, k.top * N_BINS + tenth, -1), y_missing=k.y.isnull())
+    pr = {r: k[f"p_{r}"] for r in RACES}
+    assigned = {i: (k.mx >= threshold) & (k.top == i) for i in range(G)}
+    aggs: dict[str, Any] = {"n": k.method.count(), "y": k.y.sum()}
+    aggs.update({f"w_{i}": pr[r].sum() for i, r in enumerate(RACES)})
+    aggs.update({f"wy_{i}": (pr[r] * k.y).sum() for i, r in enumerate(RACES)})
+    aggs.update({f"q_{a}_{b}": (pr[RACES[a]] * pr[RACES[b]]).sum() for a, b in PAIRS})
+    aggs.update({f"qy_{a}_{b}": (pr[RACES[a]] * pr[RACES[b]] * k.y).sum() for a, b in PAIRS})
+    aggs.update({f"tn_{i}": k.method.count(where=assigned[i]) for i in range(G)})
+    aggs.update({f"tk_{i}": k.y.sum(where=assigned[i]) for i in range(G)})
+    keys = [*[f"c{i}" for i in range(len(cells))], "bin", "method", "y_missing"]
+    grouped = source._run(k.group_by(keys).aggregate(**aggs), fetch=True, what="the proxy audit's sums")
+    return _collect(grouped, cells)
+
+
+class _Rows:
+    """Rows of a lookup table for some rows of a batch, taken only when indexed (``rows[i] = table[at[i]]``)."""
+
+    def __init__(self, table: np.ndarray, at: np.ndarray) -> None:
+        self.table, self.at = table, at
+
+    def __getitem__(self, index: np.ndarray) -> np.ndarray:
+        return self.table[self.at[index]]
+
+
+class _GrowingLookup:
+    """Raw values seen so far and their looked-up rows: each distinct raw value is normalised once."""
+
+    def __init__(self, lookup: Any) -> None:
+        import pyarrow as pa
+
+        self.lookup = lookup
+        self.seen = pa.array([], type=pa.string())
+        self.rows: list[np.ndarray] = []
+
+    def positions(self, dictionary: Any) -> np.ndarray:
+        """Each dictionary entry's row in :meth:`table` (Arrow's hash lookup, no per-value Python)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        values = dictionary.cast(pa.string())
+        where = pc.index_in(values, value_set=self.seen)
+        new = pc.unique(pc.filter(values, pc.is_null(where)))
+        if len(new):
+            self.rows.append(self.lookup(pd.Series(new.to_pylist(), dtype=object)))
+            self.seen = pa.concat_arrays([self.seen, new])
+            where = pc.index_in(values, value_set=self.seen)
+        return where.to_numpy(zero_copy_only=False).astype(np.int64)
+
+    def table(self) -> np.ndarray:
+        return np.concatenate(self.rows) if self.rows else np.zeros((0, 1))
+
+
+def parquet_proxy_sums(path: str, *, surname: str, geography: str, outcome: str, positive: Any,
+                       level: str = "zcta", threshold: float = DEFAULT_THRESHOLD,
+                       batch_rows: int = 1_000_000) -> tuple[dict[str | None, ProxySums], dict[str, int]]:
+    """The audit's sums for a Parquet file, streamed with Arrow in batches (memory bounded by the batch).
+
+    Surnames and places are read dictionary-encoded: each batch's distinct values are looked up once
+    (:class:`_GrowingLookup`) and rows take their probabilities by integer index, so no string is hashed
+    per row. The probabilities come from :func:`luskin_core.analyses.proxy.bisg_rows`, the sums from
+    :func:`luskin_core.analyses.proxy_audit.sufficient_statistics`, as in memory.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from luskin_core.analyses.proxy import METHOD_CODES, bisg_rows
+    from luskin_core.analyses.proxy_audit import sufficient_statistics
+
+    tables = load_tables()
+
+    def names(values: pd.Series) -> np.ndarray:
+        probs, found = _name_probs(values, tables.surname)
+        return np.column_stack([np.nan_to_num(probs), found])
+
+    def places(values: pd.Series) -> np.ndarray:
+        given, race_given, found = _geo_probs(values, tables, level)
+        return np.column_stack([np.nan_to_num(given), np.nan_to_num(race_given), found])
+
+    name_lookup, geo_lookup = _GrowingLookup(names), _GrowingLookup(places)
+    try:
+        file = pq.ParquetFile(path, read_dictionary=[surname, geography])
+    except (OSError, pa.ArrowInvalid) as err:
+        raise LuskinError(f"The Parquet file '{path}' could not be read ({err}).") from None
+    missing = [c for c in (surname, geography, outcome) if c not in file.schema_arrow.names]
+    if missing:
+        raise LuskinError(f"There is no column '{missing[0]}' in the data.")
+    parts: list[ProxySums] = []
+    counts = np.zeros(len(METHOD_CODES), dtype=np.int64)
+
+    def codes(column: Any, lookup: _GrowingLookup) -> np.ndarray:
+        column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+        if not pa.types.is_dictionary(column.type):
+            column = pc.dictionary_encode(pc.cast(column, pa.string()))
+        elif not pa.types.is_string(column.type.value_type):
+            column = pc.dictionary_encode(pc.cast(column.dictionary_decode(), pa.string()))
+        where = lookup.positions(column.dictionary)
+        index = column.indices.to_numpy(zero_copy_only=False)
+        if column.null_count == 0:
+            return where[index]
+        valid = np.asarray(column.is_valid())
+        return np.where(valid, where[np.where(valid, index, 0).astype(np.int64)], -1)
+
+    for batch in file.iter_batches(batch_size=batch_rows, columns=[surname, geography, outcome]):
+        name_at = codes(batch.column(surname), name_lookup)
+        geo_at = codes(batch.column(geography), geo_lookup)
+        # a row of zeros last: a missing value (-1) takes it, with "not found"
+        s_table = np.vstack([name_lookup.table().reshape(-1, G + 1), np.zeros((1, G + 1))])
+        g_table = np.vstack([geo_lookup.table().reshape(-1, 2 * G + 1), np.zeros((1, 2 * G + 1))])
+        # Gather only what every row needs (P(race | name), P(place | race), found); P(race | place) is taken
+        # for the few rows that fall back to the place alone.
+        s_rows = np.ascontiguousarray(s_table[:, :G])[name_at]
+        g_rows = np.ascontiguousarray(g_table[:, :G])[geo_at]
+        post, code = bisg_rows(s_rows, s_table[:, G][name_at] > 0, g_rows, _Rows(g_table[:, G:2 * G], geo_at),
+                               g_table[:, 2 * G][geo_at] > 0)
+        counts += np.bincount(code, minlength=len(METHOD_CODES))
+        y = _outcome_array(batch.column(outcome), positive)
+        keep = (code < 3) & np.isfinite(y)
+        if keep.all():
+            parts.append(sufficient_statistics(post, y, threshold))
+        else:
+            parts.append(sufficient_statistics(post[keep], y[keep], threshold))
+    if not parts:
+        raise LuskinError("The Parquet file has no rows.")
+    def add(name: str) -> np.ndarray:
+        return np.sum([getattr(p, name) for p in parts], axis=0)
+
+    total = ProxySums(n=sum(p.n for p in parts), w=add("w"), wy=add("wy"), q=add("q"), qy=add("qy"),
+                      thr_n=add("thr_n"), thr_k=add("thr_k"),
+                      bins=pd.concat([p.bins for p in parts]).groupby(level=0).sum())
+    return {None: total}, {METHOD_CODES[i]: int(c) for i, c in enumerate(counts) if c > 0}
+
+
+def _outcome_array(column: Any, positive: Any) -> np.ndarray:
+    """1.0 where the outcome is the positive value, 0.0 elsewhere, NaN where it is missing."""
+    from luskin_core.spec.audit_spec import outcome_mask
+
+    series = column.to_pandas()
+    y = outcome_mask(series, positive).astype(float)
+    y[series.isna().to_numpy()] = np.nan
+    return y
+
+
+__all__ = ["duckdb_proxy_sums", "parquet_proxy_sums", "source_proxy_sums"]

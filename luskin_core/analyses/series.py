@@ -1,0 +1,581 @@
+"""Audits over time: every comparison per month, quarter or year, a test of trend and alerts on changes.
+
+A date (or period) column turns the audit into a series. The period is one more key of the one
+aggregation that makes the count table (``Plan.period``: in memory, and on DuckDB, PostgreSQL
+and Spark through :mod:`luskin_core.counting.sources`, where the period is computed by the engine from
+the column); the table is then split by period and each period audited as usual. The reference
+group is the whole data's (the same in every period), and p-values are adjusted within each
+period.
+
+Dates. A column of dates or timestamps is used as it is. Otherwise a format is needed: given
+(``period_format``, strptime codes such as ``%m%d%Y``) or recognised from the column's values.
+Values made of digits only (numbers such as NYPD's MDDYYYY ``1012014``, text such as
+``" 1012014"``) are read by position after padding with zeros on the left to the format's width
+(%Y four digits; %m, %d, %y, %H, %M, %S two). On an engine such a column is counted per distinct
+value (a few hundred days) and each value read once in pandas, by the same code as in memory:
+arithmetic on every row in SQL cost more than the whole count. A DATE column is counted the same way. Recognised digit formats, the first that reads every value: %Y%m%d, %m%d%Y, %d%m%Y,
+%Y%m, %Y. Other text is read by pandas (ISO dates, or %m/%d/%Y, %d/%m/%Y, %Y/%m/%d, %d.%m.%Y);
+on an engine, only dates, timestamps and digit formats are read. A value that is not a date of
+the format (a month 13, a day 32, text) has no period: it is counted in the whole audit but in
+no period, and the result says how many.
+
+Trend (per group and cell): weighted least squares of the per-period difference (group minus
+reference) on time in periods, each period weighted by the inverse of its difference's
+binomial variance (with one success and one failure added to each side, Agresti-Caffo, so that
+a share of 0 or 1 keeps a finite weight); the variances are taken as known, so the slope's
+standard error is ``1 / sqrt(sum w (t - mean t)^2)`` and the test a z test (statsmodels' WLS
+with ``cov_type="fixed scale"`` gives the same). At least three periods are needed.
+
+Alerts: a two-sided self-starting CUSUM (Hawkins 1987) on the standardized differences. Each
+period's difference is compared with the weighted mean of the earlier periods since the last
+alert (the gap's level so far): ``z = (d_t - mean) / sqrt(var d_t + var mean)``, and
+``S+ = max(0, S+ + z - k)``, ``S- = max(0, S- - z - k)`` with ``k = 0.5`` (tuned to a shift of
+one standard error per period); an alert is raised when either passes ``h = 6`` and the
+CUSUM restarts from that period. Why CUSUM: it accumulates evidence, so a lasting shift that a
+single period cannot prove is still found within a few periods, while one noisy period alone
+rarely passes ``h``; why these constants: in ``benchmarks/bench_series.py`` a series of 24
+periods with no change raises an alert in at most 5% of simulated series, and a 3-point shift
+(with 50,000 rows per group per period) is found within 2 periods.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+
+from luskin_core.counting.counts import COUNT_COLUMNS, KEPT, CountTable, KeyPart, aggregate_frame, plan_for_frame
+from luskin_core.errors import LuskinError
+from luskin_core.formatting import format_p, format_points
+from luskin_core.spec.audit_spec import AuditSpec, resolve_column
+
+EVERY = ("month", "quarter", "year")
+PERIOD_KEY = "__luskin_period__"
+CUSUM_K = 0.5
+CUSUM_H = 6.0
+MIN_TREND_PERIODS = 3
+_WIDTHS = {"%Y": 4, "%m": 2, "%d": 2, "%y": 2, "%H": 2, "%M": 2, "%S": 2}
+_DIGIT_FORMATS = ("%Y%m%d", "%m%d%Y", "%d%m%Y", "%Y%m", "%Y")
+_TEXT_FORMATS = ("ISO8601", "%m/%d/%Y", "%d/%m/%Y", "%Y/%m/%d", "%d.%m.%Y")
+_LOOK = 50_000
+
+
+# ------------------------------------------------------------------------------------------
+# Reading dates
+# ------------------------------------------------------------------------------------------
+def digit_layout(fmt: str) -> dict[str, tuple[int, int]] | None:
+    """Offset and width of each field of a digits-only format ("%m%d%Y" -> m at 0, d at 2, Y at 4), or None."""
+    tokens = re.findall(r"%.|.", fmt)
+    if not tokens or any(t not in _WIDTHS for t in tokens):
+        return None
+    out, offset = {}, 0
+    for token in tokens:
+        out[token[1]] = (offset, _WIDTHS[token])
+        offset += _WIDTHS[token]
+    out["width"] = (offset, 0)
+    return out
+
+
+def _check_format(fmt: str, every: str) -> None:
+    layout = digit_layout(fmt)
+    fields = set(layout) if layout is not None else set(re.findall(r"%(.)", fmt))
+    if fmt == "ISO8601":
+        return
+    if not ({"Y", "y"} & fields):
+        raise LuskinError(f"The date format '{fmt}' has no year (%Y or %y).")
+    if every != "year" and "m" not in fields:
+        raise LuskinError(f"The date format '{fmt}' has no month (%m), so it cannot make {every}s.")
+
+
+def _digit_fields(numbers: np.ndarray, layout: dict[str, tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Year and month (NaN where the value is not a date of the layout) from zero-padded digit numbers."""
+    width = layout["width"][0]
+
+    def take(name: str) -> np.ndarray:
+        offset, size = layout[name]
+        return np.floor(numbers / 10.0 ** (width - offset - size)) % 10 ** size
+
+    with np.errstate(invalid="ignore"):
+        ok = np.isfinite(numbers) & (numbers >= 0) & (numbers < 10.0 ** width) & (numbers == np.floor(numbers))
+        if "Y" in layout:
+            year = take("Y")
+        else:
+            short = take("y")
+            year = np.where(short >= 69, 1900 + short, 2000 + short)
+        month = take("m") if "m" in layout else np.ones_like(numbers)
+        ok &= (month >= 1) & (month <= 12) & (year >= 1)
+        if "d" in layout:
+            day = take("d")
+            ok &= (day >= 1) & (day <= 31)
+    return np.where(ok, year, np.nan), np.where(ok, month, np.nan)
+
+
+def _as_digits(series: pd.Series) -> np.ndarray:
+    """Numbers of a column of digit values (numbers, or text of digits with spaces around); NaN otherwise."""
+    if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
+        return series.to_numpy(dtype=float, na_value=np.nan)
+    text = series.astype("string").str.strip()
+    text = text.where(text.str.fullmatch(r"\d{1,18}").fillna(False))
+    return pd.to_numeric(text, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+
+
+def detect_format(values: pd.Series) -> str | None:
+    """The date format of a column's values (None: the column holds dates already), or a LuskinError."""
+    if pd.api.types.is_datetime64_any_dtype(values):
+        return None
+    present = values.dropna()
+    if len(present) == 0:
+        raise LuskinError(f"The period column '{values.name}' has no values.")
+    sample = present.iloc[:_LOOK]
+    numbers = _as_digits(sample)
+    if np.isfinite(numbers).all():
+        for fmt in _DIGIT_FORMATS:
+            layout = digit_layout(fmt)
+            assert layout is not None
+            year, _ = _digit_fields(numbers, layout)
+            if np.isfinite(year).all() and ((year >= 1900) & (year <= 2100)).all() and \
+                    (numbers < 10.0 ** layout["width"][0]).all() and (numbers >= 10.0 ** (layout["width"][0] - 2)).all():
+                return fmt
+    else:
+        text = sample.astype("string").str.strip()
+        for fmt in _TEXT_FORMATS:
+            parsed = pd.to_datetime(text, format=fmt, errors="coerce")
+            if parsed.notna().all():
+                return fmt
+    shown = ", ".join(repr(str(v)) for v in present.iloc[:3])
+    raise LuskinError(f"The dates in '{values.name}' (e.g. {shown}) are in a format Luskin does not recognise: give it, "
+                      "e.g. --period-format %m%d%Y for 01312014 or %d/%m/%Y for 31/01/2014.")
+
+
+def period_keys(series: pd.Series, fmt: str | None, every: str) -> np.ndarray:
+    """Each row's period as a number (201401 for January 2014, 20141 for its first quarter, 2014), NaN if none."""
+    if fmt is None:
+        dates = pd.to_datetime(series, errors="coerce")
+        year = dates.dt.year.to_numpy(dtype=float, na_value=np.nan)
+        month = dates.dt.month.to_numpy(dtype=float, na_value=np.nan)
+    else:
+        layout = digit_layout(fmt)
+        if layout is not None:
+            year, month = _digit_fields(_as_digits(series), layout)
+        else:
+            dates = pd.to_datetime(series.astype("string").str.strip(), format=fmt, errors="coerce")
+            year = dates.dt.year.to_numpy(dtype=float, na_value=np.nan)
+            month = dates.dt.month.to_numpy(dtype=float, na_value=np.nan)
+    return _combine(year, month, every)
+
+
+def _combine(year: Any, month: Any, every: str) -> Any:
+    if every == "month":
+        return year * 100 + month
+    if every == "quarter":
+        return year * 10 + (month + 2) // 3
+    return year
+
+
+def period_label(key: float, every: str) -> str:
+    """The words of a period key: 2014-01, 2014 Q1, 2014."""
+    k = int(key)
+    if every == "month":
+        return f"{k // 100}-{k % 100:02d}"
+    if every == "quarter":
+        return f"{k // 10} Q{k % 10}"
+    return str(k)
+
+
+def period_index(key: float, every: str) -> int:
+    """The period's position on a line of time (months, quarters or years since year 0)."""
+    k = int(key)
+    if every == "month":
+        return (k // 100) * 12 + k % 100 - 1
+    if every == "quarter":
+        return (k // 10) * 4 + k % 10 - 1
+    return k
+
+
+def period_parts(t: Any, column: str, fmt: str | None) -> dict[str, Any]:
+    """Year, month and whether the value is a date, as Ibis expressions (the engine computes them once)."""
+    import ibis  # type: ignore[import-untyped]
+
+    col = t[column]
+    dtype = t.schema()[column]
+    if dtype.is_date() or dtype.is_timestamp():
+        return {"year": col.year().cast("int64"), "month": col.month().cast("int64"), "ok": col.notnull()}
+    layout = digit_layout(fmt) if fmt else None
+    if layout is None:
+        raise LuskinError(f"On a database, the period column '{column}' must hold dates, or digits such as "
+                          "01312014 (with --period-format %m%d%Y): convert it, or audit a file.")
+    width = layout["width"][0]
+    if dtype.is_integer():
+        number = col.cast("int64")
+    elif dtype.is_floating():
+        number = ibis.ifelse(col == col.floor(), col, ibis.null()).cast("int64")
+    else:
+        text = col.cast("string").strip()
+        number = ibis.ifelse(text.re_search(r"^[0-9]{1,18}$"), text, ibis.null()).try_cast("int64")
+
+    def take(name: str) -> Any:
+        offset, size = layout[name]
+        return (number // (10 ** (width - offset - size))) % (10 ** size)
+
+    year = take("Y") if "Y" in layout else ibis.ifelse(take("y") >= 69, 1900 + take("y"), 2000 + take("y"))
+    month = take("m") if "m" in layout else ibis.literal(1, "int64")
+    ok = (number >= 0) & (number < 10 ** width) & (month >= 1) & (month <= 12) & (year >= 1)
+    if "d" in layout:
+        day = take("d")
+        ok = ok & (day >= 1) & (day <= 31)
+    return {"year": year, "month": month, "ok": ok.fill_null(False)}
+
+
+def derive_period(source: Any, column: str, fmt: str | None, every: str) -> Any:
+    """The source with the period key computed by its engine (year, month and validity first, then the key)."""
+    import ibis
+
+    parts = period_parts(source.table, column, fmt)
+    names = {name: f"__luskin_{name}__" for name in parts}
+    staged = source.derive(**{names[name]: (lambda t, e=expr: e) for name, expr in parts.items()})
+
+    def key(t: Any) -> Any:
+        value = _combine(t[names["year"]], t[names["month"]], every)
+        return ibis.ifelse(t[names["ok"]], value, ibis.null()).cast("int64")
+
+    return staged.derive(**{PERIOD_KEY: key})
+
+
+# ------------------------------------------------------------------------------------------
+# Results
+# ------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Trend:
+    """The straight-line drift of one group's gap over the periods (weighted least squares, z test)."""
+
+    group: str
+    reference: str
+    cell: str | None
+    periods: int
+    slope: float | None
+    slope_ci_low: float | None
+    slope_ci_high: float | None
+    p_value: float | None
+    sentence: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class Alert:
+    """A change of one group's gap beyond chance (self-starting two-sided CUSUM)."""
+
+    group: str
+    reference: str
+    cell: str | None
+    period: str
+    since: str
+    direction: str
+    before: float
+    after: float
+    statistic: float
+    threshold: float
+    sentence: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class SeriesResult:
+    """An audit over time: the whole data's audit, one audit per period, trends and alerts."""
+
+    overall: Any
+    column: str
+    every: str
+    period_format: str | None
+    periods: tuple[str, ...]
+    results: tuple[Any, ...]
+    trends: tuple[Trend, ...]
+    alerts: tuple[Alert, ...]
+    n_without_period: int
+    skipped: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def reference(self) -> str:
+        return str(self.overall.reference)
+
+    def series_rows(self) -> list[dict[str, Any]]:
+        """One entry per period and comparison: the comparison's keys plus ``period``."""
+        return [{**c.to_dict(), "period": label}
+                for label, result in zip(self.periods, self.results) for c in result.comparisons]
+
+    def to_frame(self) -> pd.DataFrame:
+        rows = []
+        for label, result in zip(self.periods, self.results):
+            frame = result.comparisons_frame()
+            frame.insert(0, "Period", label)
+            rows.append(frame)
+        return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
+
+    def to_dict(self) -> dict[str, Any]:
+        out = self.overall.to_dict()
+        out.update({
+            "period_column": self.column, "every": self.every, "period_format": self.period_format,
+            "periods": list(self.periods), "rows_without_period": self.n_without_period,
+            "periods_without_reference": list(self.skipped),
+            "series": self.series_rows(), "trends": [t.to_dict() for t in self.trends],
+            "alerts": [a.to_dict() for a in self.alerts],
+        })
+        return out
+
+    def headline(self) -> str:
+        span = f"{self.periods[0]} to {self.periods[-1]}" if self.periods else "no period"
+        n = len(self.alerts)
+        alerts = ("no gap changed beyond chance between periods" if n == 0 else
+                  f"{n} change{'s' if n > 1 else ''} of a gap beyond chance ({', '.join(sorted({a.group for a in self.alerts}))})")
+        return f"{len(self.periods)} {self.every}s ({span}), reference {self.reference}: {alerts}."
+
+    def sentences(self) -> list[str]:
+        out = [self.headline()]
+        out += [t.sentence for t in self.trends]
+        out += [a.sentence for a in self.alerts]
+        if self.n_without_period:
+            out.append(f"{self.n_without_period:,} rows have no readable date in '{self.column}': they count in the "
+                       "whole audit but in no period.")
+        if self.skipped:
+            out.append(f"The reference group {self.reference} has no rows in {', '.join(self.skipped)}: no comparison "
+                       "there.")
+        return out
+
+
+# ------------------------------------------------------------------------------------------
+# The series
+# ------------------------------------------------------------------------------------------
+def audit_series(data: Any, spec: AuditSpec, period: str, every: str = "month", period_format: str | None = None,
+                 *, source: str | None = None) -> SeriesResult:
+    """Audit ``data`` (a DataFrame or a :class:`~luskin_core.counting.sources.Source`) per period of the column ``period``."""
+    from luskin_core.counting.sources import Source
+
+    if every not in EVERY:
+        raise LuskinError(f"Periods are 'month', 'quarter' or 'year', not '{every}'.")
+    fmt = (period_format or "").strip() or None
+    part = KeyPart(PERIOD_KEY, "value", True)
+    if isinstance(data, Source):
+        column = data._resolve(period, "period")
+        _check_role(spec, column)
+        if fmt is None:
+            dtype = data.table.schema()[column]
+            if not (dtype.is_date() or dtype.is_timestamp()):
+                look = data._run(data.table.select(column).limit(_LOOK), fetch=True)[column]
+                fmt = detect_format(look.rename(column))
+        else:
+            _check_format(fmt, every)
+        if (fmt is not None and digit_layout(fmt) is not None) or (fmt is None and data.table.schema()[column].is_date()):
+            plan, raw = _value_counts(data, spec, column, fmt, every)
+        else:
+            plan, raw = derive_period(data, column, fmt, every).counts(spec, period=part)
+        name = source or data.name
+    else:
+        if data is None or len(data) == 0:
+            raise LuskinError("The data has no rows.")
+        column = resolve_column(data, period, "period")
+        _check_role(spec, column)
+        if fmt is None:
+            fmt = detect_format(data[column])
+        else:
+            _check_format(fmt, every)
+        work = data.assign(**{PERIOD_KEY: period_keys(data[column], fmt, every)})
+        plan = replace(plan_for_frame(work, spec), period=part)
+        raw = aggregate_frame(work, plan)
+        name = source or ("recorded outcome" if spec.prediction is None else f"decisions in '{spec.prediction}'")
+    return series_from_raw(raw, plan, spec, column=column, every=every, period_format=fmt, source=name)
+
+
+def _value_counts(data: Any, spec: AuditSpec, column: str, fmt: str | None, every: str) -> tuple[Any, pd.DataFrame]:
+    """Counts per period of a DATE column or of dates written as digits: the engine counts per distinct value of
+    the column (a few hundred days), and the values are read here, once each, by the in-memory reader
+    (:func:`period_keys`). Not for timestamps or free text, whose distinct values can be as many as the rows.
+
+    Reading the digits in the engine cost several divisions per row (5.8 s for 10 million rows, 4.3 s for a
+    DATE column's year and month, in ``benchmarks/bench_series.py``); grouping by the raw value costs less.
+    """
+    dtype = data.table.schema()[column]
+    numeric = bool(dtype.is_integer() or dtype.is_floating() or dtype.is_decimal())
+    plan, raw = data.counts(spec, period=KeyPart(column, "value", numeric))
+    raw = raw.assign(period=period_keys(raw["period"], fmt, every))
+    keys = [c for c in raw.columns if c not in COUNT_COLUMNS]
+    counts = [c for c in raw.columns if c in COUNT_COLUMNS]
+    merged = raw.groupby(keys, dropna=False, sort=False, as_index=False)[counts].sum()  # one row per period again
+    for key in keys:
+        if key != "period" and merged[key].dtype == object:
+            merged[key] = merged[key].where(merged[key].notna(), None)
+    return replace(plan, period=KeyPart(PERIOD_KEY, "value", True)), merged[raw.columns]
+
+
+def _check_role(spec: AuditSpec, column: str) -> None:
+    used = {spec.outcome.lower(), *(c.lower() for c in spec.group_by), *(c.lower() for c in spec.strata)}
+    if spec.protected is not None:
+        used.add(spec.protected.column.lower())
+    if column.lower() in used:
+        raise LuskinError(f"'{column}' already plays a part in the audit: choose a date column of its own for the periods.")
+
+
+def series_from_raw(raw: pd.DataFrame, plan: Any, spec: AuditSpec, *, column: str, every: str,
+                    period_format: str | None, source: str) -> SeriesResult:
+    """The series from one raw count table with a ``period`` key (see :func:`luskin_core.counting.counts.aggregate_frame`)."""
+    from luskin_core.analyses.audit import result_from_counts
+
+    keys = pd.to_numeric(raw["period"], errors="coerce")
+    whole = raw.drop(columns="period")
+    overall_table = CountTable.from_raw(whole, replace(plan, period=None))
+    if overall_table.n_rows == 0:
+        raise LuskinError("Every row lacks a value the audit needs, so nothing can be audited.")
+    overall = result_from_counts(overall_table, spec, source=source)
+    reference = overall.reference
+    per_spec = spec.with_changes(reference=reference)
+    kept = (raw["reason"] == KEPT).to_numpy()
+    n_without = int(raw.loc[kept & keys.isna().to_numpy(), "n"].sum())
+    labels, results, skipped = [], [], []
+    for key in sorted(keys[kept].dropna().unique()):
+        rows = whole.loc[kept & (keys == key).to_numpy()]
+        table = CountTable.from_raw(rows, replace(plan, period=None))
+        label = period_label(key, every)
+        if reference not in table.groups:
+            skipped.append(label)
+            continue
+        labels.append(label)
+        results.append(result_from_counts(table, per_spec, source=f"{source}, {label}"))
+    if not results:
+        raise LuskinError(f"No row has a readable date in '{column}', so there is no period to audit.")
+    index = [period_index(_key_of(label, every), every) for label in labels]
+    trends, alerts = _trends_and_alerts(labels, index, results, every)
+    return SeriesResult(overall, column, every, period_format, tuple(labels), tuple(results), tuple(trends),
+                        tuple(alerts), n_without, tuple(skipped))
+
+
+def _key_of(label: str, every: str) -> float:
+    if every == "month":
+        year, month = label.split("-")
+        return int(year) * 100 + int(month)
+    if every == "quarter":
+        year, quarter = label.split(" Q")
+        return int(year) * 10 + int(quarter)
+    return int(label)
+
+
+# ------------------------------------------------------------------------------------------
+# Trend and alerts
+# ------------------------------------------------------------------------------------------
+def difference_variance(k1: Any, n1: Any, k2: Any, n2: Any) -> np.ndarray:
+    """Variance of a difference of two shares, with one success and one failure added to each (Agresti-Caffo)."""
+    k1, n1, k2, n2 = (np.asarray(v, dtype=float) for v in (k1, n1, k2, n2))
+    p1, p2 = (k1 + 1) / (n1 + 2), (k2 + 1) / (n2 + 2)
+    return p1 * (1 - p1) / (n1 + 2) + p2 * (1 - p2) / (n2 + 2)
+
+
+def weighted_trend(t: Any, d: Any, v: Any) -> tuple[float, float, float]:
+    """Slope of d on t by weighted least squares with known variances v: (slope, standard error, two-sided p)."""
+    time, diff, w = np.asarray(t, float), np.asarray(d, float), 1.0 / np.asarray(v, float)
+    tbar = np.sum(w * time) / np.sum(w)
+    sxx = np.sum(w * (time - tbar) ** 2)
+    slope = float(np.sum(w * (time - tbar) * diff) / sxx)
+    se = float(1.0 / math.sqrt(sxx))
+    return slope, se, float(2 * norm.sf(abs(slope / se)))
+
+
+def cusum(d: Sequence[float], v: Sequence[float], k: float = CUSUM_K, h: float = CUSUM_H) -> list[dict[str, Any]]:
+    """Self-starting two-sided CUSUM of differences ``d`` with variances ``v``: one dict per alert.
+
+    Each alert: ``at`` (index of the period where the sum passed ``h``), ``since`` (first period
+    of the run that passed it), ``direction`` (+1 up, -1 down), ``before`` (the level before),
+    ``statistic``. After an alert the level is learnt again from that period on.
+    """
+    alerts = []
+    start = 0
+    up = down = 0.0
+    up_from = down_from = 0
+    for i in range(len(d)):
+        if i == start:
+            up = down = 0.0
+            continue
+        w = 1.0 / np.asarray(v[start:i], float)
+        level = float(np.sum(w * np.asarray(d[start:i], float)) / np.sum(w))
+        z = (d[i] - level) / math.sqrt(v[i] + 1.0 / np.sum(w))
+        if up == 0.0:
+            up_from = i
+        if down == 0.0:
+            down_from = i
+        up = max(0.0, up + z - k)
+        down = max(0.0, down - z - k)
+        if up > h or down > h:
+            direction = 1 if up > h else -1
+            alerts.append({"at": i, "since": up_from if direction > 0 else down_from, "direction": direction,
+                           "before": level, "statistic": up if direction > 0 else down})
+            start = i
+            up = down = 0.0
+    return alerts
+
+
+def _trends_and_alerts(labels: list[str], index: list[int], results: list[Any], every: str
+                       ) -> tuple[list[Trend], list[Alert]]:
+    trends: list[Trend] = []
+    alerts: list[Alert] = []
+    keys = list(dict.fromkeys((c.group, c.cell) for r in results for c in r.judged))
+    unit = {"month": "a month", "quarter": "a quarter", "year": "a year"}[every]
+    for group, cell in keys:
+        points = []
+        for label, t, result in zip(labels, index, results):
+            c = next((c for c in result.judged if c.group == group and c.cell == cell), None)
+            if c is not None and c.n > 0 and c.reference_n > 0 and c.difference is not None:
+                points.append((label, t, c))
+        if not points:
+            continue
+        reference = points[0][2].reference
+        where = "" if cell is None else f" where {cell}"
+        d = [c.difference for _, _, c in points]
+        v = difference_variance([c.positives for _, _, c in points], [c.n for _, _, c in points],
+                                [c.reference_positives for _, _, c in points], [c.reference_n for _, _, c in points])
+        if len(points) >= MIN_TREND_PERIODS:
+            slope, se, p = weighted_trend([t for _, t, _ in points], d, v)
+            low, high = slope - 1.959963984540054 * se, slope + 1.959963984540054 * se
+            move = "widened" if slope * np.sign(np.average(d, weights=1 / v)) > 0 else "narrowed"
+            verdict = "a trend beyond chance" if p < 0.05 else "which could be chance"
+            sentence = (f"{group} vs {reference}{where}: over {len(points)} {every}s the difference moved by "
+                        f"{format_points(slope, signed=True)} points {unit} (95% CI {format_points(low, signed=True)} "
+                        f"to {format_points(high, signed=True)}): "
+                        f"the gap {move}, {verdict} ({format_p(p)}).")
+            trends.append(Trend(group, reference, cell, len(points), slope, low, high, p, sentence))
+        else:
+            trends.append(Trend(group, reference, cell, len(points), None, None, None, None,
+                                f"{group} vs {reference}{where}: fewer than {MIN_TREND_PERIODS} periods, no trend test."))
+        for a in cusum(d, list(v)):
+            label, since = points[a["at"]][0], points[a["since"]][0]
+            after = float(d[a["at"]])
+            verb = "rose" if a["direction"] > 0 else "fell"
+            sentence = (f"Alert: the difference between {group} and {reference}{where} {verb} from about "
+                        f"{format_points(a['before'], signed=True)} points to {format_points(after, signed=True)} "
+                        f"in {label} (a change beyond "
+                        f"chance since {since}: CUSUM {a['statistic']:.1f} > {CUSUM_H:g}).")
+            alerts.append(Alert(group, reference, cell, label, since, "up" if a["direction"] > 0 else "down",
+                                float(a["before"]), after, float(a["statistic"]), CUSUM_H, sentence))
+    return trends, alerts
+
+
+__all__ = [
+    "EVERY",
+    "Alert",
+    "SeriesResult",
+    "Trend",
+    "audit_series",
+    "cusum",
+    "derive_period",
+    "detect_format",
+    "difference_variance",
+    "period_keys",
+    "period_label",
+    "period_parts",
+    "weighted_trend",
+]

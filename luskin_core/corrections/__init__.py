@@ -1,0 +1,1 @@
+"""The paper's corrections: relabel and retrain, per-group thresholds, the equalized classifier, and what each costs."""

@@ -1,0 +1,1 @@
+"""What people read: charts, the report and the slides."""

@@ -1,0 +1,304 @@
+"""Presentation mode: the current analysis as a sequence of slides for a committee.
+
+:func:`build_slides` turns the results already computed (the audit, and whichever corrections
+were run) into :class:`Slide` objects: the question; the data and who is compared; the verdict
+and then one finding per slide (a chart and its plain sentence); what each correction did and
+what it cost, then the cost of every correction on one chart (:mod:`luskin_core.corrections.cost`); the
+caveats (small groups, chance, many comparisons, Simpson's paradox) and the corrections'
+warnings. The words come from the same functions as the report (:mod:`luskin_core.present.report`), so
+the deck and the document never disagree.
+
+Slide text is plain text (the dashboard escapes it before showing it); every figure is built by
+Luskin's chart builders, which escape user strings, and passed through the report's second line
+of defence (:func:`luskin_core.present.report.safe_figure`). No Streamlit here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import plotly.graph_objects as go
+
+from luskin_core.analyses.audit import AuditResult
+from luskin_core.analyses.narrative import group_words
+from luskin_core.corrections.cost import CostPoint, cost_chart, cost_points
+from luskin_core.errors import LuskinError
+from luskin_core.formatting import format_percent
+from luskin_core.present.report import (
+    DatasetRef,
+    _caveats,
+    _cost_sentences,
+    _question,
+    correction_warnings,
+    safe_figure,
+    spec_in_words,
+)
+
+QUESTION, DATA, VERDICT, FINDING, CORRECTION, COST, CAVEATS = (
+    "question", "data", "verdict", "finding", "correction", "cost", "caveats")
+KINDS = (QUESTION, DATA, VERDICT, FINDING, CORRECTION, COST, CAVEATS)
+MAX_FINDINGS = 8  # more findings than this are summarised on the last finding slide (the report has them all)
+SLIDE_HEIGHT = 420  # px: a chart and two lines of large text nearly fit a 768-px-high projector
+
+
+@dataclass(frozen=True)
+class Slide:
+    """One slide: a title, one to a few plain sentences, an optional chart.
+
+    ``kind`` is one of :data:`KINDS`; ``key`` is stable for the same analysis (e.g.
+    ``finding-2``, ``correction-thresholds-1``), so that a slide hidden by the presenter stays
+    hidden while the numbers change. ``sentences`` are plain text, not Markdown.
+    """
+
+    title: str
+    sentences: tuple[str, ...]
+    figure: Any
+    kind: str
+    key: str
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown slide kind {self.kind!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"title": self.title, "sentences": list(self.sentences), "kind": self.kind, "key": self.key,
+                "has_figure": self.figure is not None}
+
+
+def _label(value: Any) -> str:
+    """A user string made safe for plotly labels (the same rule as :func:`luskin_core.present.plots.label`)."""
+    from luskin_core.present.plots import label
+
+    return label(value)
+
+
+def _slide_figure(fig: go.Figure, *, keep_title: bool = False) -> go.Figure:
+    """A chart for a slide: escaped, its own title dropped (the slide's title says it), a fixed height."""
+    fig = safe_figure(fig)
+    if not keep_title:
+        fig.update_layout(title={"text": "", "subtitle": {"text": ""}}, margin={"t": 40})
+    fig.update_layout(height=SLIDE_HEIGHT)
+    return fig
+
+
+def _shares_chart(bars: Sequence[tuple[str, str, float | None, float | None, float | None, int]],
+                  colors: Mapping[str, str], outcome: str) -> go.Figure:
+    """Grouped bars: the share with the positive outcome per group (and cell), 95% whiskers, from zero.
+
+    ``bars`` holds (cell, group, share, ci_low, ci_high, rows); names are user text and are escaped.
+    """
+    from luskin_core.present.plots import FONT_SIZE
+
+    fig = go.Figure()
+    for group in dict.fromkeys(b[1] for b in bars):
+        mine = [b for b in bars if b[1] == group]
+        shares = [b[2] if b[2] is not None else 0.0 for b in mine]
+        fig.add_trace(go.Bar(
+            name=_label(group), x=[_label(b[0]) for b in mine], y=shares, marker_color=colors.get(group, "#555555"),
+            error_y={"type": "data", "visible": True, "color": "#333333", "thickness": 2, "width": 8,
+                     "array": [(b[4] - b[2]) if b[2] is not None and b[4] is not None else 0.0 for b in mine],
+                     "arrayminus": [(b[2] - b[3]) if b[2] is not None and b[3] is not None else 0.0 for b in mine]},
+            text=[f"{format_percent(b[2], 0)}<br>n = {b[5]:,}" for b in mine], textposition="inside",
+            insidetextanchor="start", textfont={"size": FONT_SIZE}, hoverinfo="skip",
+        ))
+    top = max([b[4] for b in bars if b[4] is not None] or [1.0])
+    fig.update_layout(barmode="group", bargap=0.25, template="plotly_white", height=SLIDE_HEIGHT,
+                      font={"size": FONT_SIZE + 2, "family": "Arial, Helvetica, sans-serif"},
+                      margin={"t": 20, "l": 80, "r": 20, "b": 60},
+                      legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0})
+    fig.update_yaxes(title_text=f"share with {_label(outcome)}", tickformat=".0%",
+                     range=[0, min(1.0, top * 1.15) if top > 0 else 1.0])
+    return fig
+
+
+# -- the slides ----------------------------------------------------------------------------
+def _question_slides(result: AuditResult, dataset: DatasetRef | None) -> list[Slide]:
+    spec = result.spec
+    asked = dict(_question(result, dataset))
+    settings = dict(spec_in_words(spec, result.reference))
+    who = (f"each {' × '.join(spec.group_by)} group and {result.reference}" if spec.group_mode == "columns"
+           else f"{spec.group_name} and {spec.other_name}")
+    if spec.prediction is None:
+        question = f"Is the share of rows where {spec.outcome_text} the same for {who}, {asked['Where']}?"
+    else:
+        question = (f"Do the decisions in '{spec.prediction}' treat {who} alike (checked against "
+                    f"{spec.outcome_text}), {asked['Where']}?")
+    out = [Slide("The question", (question, spec.meaning_text, f"Fair means: {settings['Tolerance']}."), None,
+                 QUESTION, "question")]
+    rows = f"{result.n_rows:,} rows audited"
+    if result.n_excluded:
+        why = "; ".join(f"{reason}: {count:,}" for reason, count in result.excluded_reasons.items())
+        rows += f", {result.n_excluded:,} left out" + (f" ({why})" if why else "")
+    data = [f"Data: {dataset.label if dataset is not None else result.source}, {rows}."]
+    if spec.group_mode == "columns":
+        data.append(f"Groups: {settings['Groups']}; reference: {result.reference}.")
+    else:
+        data.append(f"{settings['Protected group']}; compared with {settings['Compared with']}.")
+    cells = settings.get("Filter (like compared with like)") or settings.get("Strata (like compared with like)")
+    if cells and spec.cell_mode != "none":
+        data.append(f"Like is compared with like: {cells}.")
+    if result.cells:
+        sizes = [(name, sum(c.n for c in result.cells if c.label == name))
+                 for name in dict.fromkeys(c.label for c in result.cells)]
+    else:
+        sizes = [(g, sum(c.n for c in result.comparisons if c.group == g)) for g in result.groups]
+    if sizes:
+        data.append("Rows per group: " + ", ".join(f"{g} {n:,}" for g, n in sizes) + ".")
+    out.append(Slide("The data and who is compared", tuple(data), None, DATA, "data"))
+    return out
+
+
+def _overall_chart(result: AuditResult) -> go.Figure:
+    from luskin_core.present import plots
+    from luskin_core.present.audit_plots import audit_figures
+
+    if result.cells:
+        return plots.audit_bars(result)
+    return audit_figures(result)[0][1]
+
+
+def _finding_slides(result: AuditResult) -> list[Slide]:
+    from luskin_core.present.audit_plots import group_colors, overall_vs_within
+    from luskin_core.present.plots import class_colors
+
+    spec = result.spec
+    from luskin_core.analyses.findings import findings as ranked
+
+    found = ranked(result).sentences()
+    out = [Slide("What we found", tuple(found[:3]) or (result.headline(),), _slide_figure(_overall_chart(result)),
+                 VERDICT, "verdict")]
+    findings: list[tuple[str, str, go.Figure | None]] = []
+    if result.gaps:
+        colors = class_colors(spec.group_name, spec.other_name)
+        for gap in result.gaps:
+            cells = [c for c in result.cells if c.filter_holds == gap.filter_holds]
+            bars = [(c.cell, c.label, c.ratio, c.ci_low, c.ci_high, c.n) for c in cells]
+            title = "All rows" if gap.filter_holds is None else f"Where {gap.cell}"
+            findings.append((title, gap.sentence, _shares_chart(bars, colors, spec.outcome_text) if bars else None))
+    else:
+        colors = group_colors(result)
+        several = len(result.cell_names) > 1
+        for p in result.pooled:
+            mine = [c for c in result.comparisons if c.group in (p.group, result.reference)]
+            bars = [(c.cell or "All rows", c.group, c.rate, c.ci_low, c.ci_high, c.n) for c in mine]
+            sentence = p.sentence if several else result.comparison(p.group).sentence
+            findings.append((f"{group_words(p.group, spec)} against {group_words(result.reference, spec)}", sentence,
+                             _shares_chart(bars, colors, spec.outcome_text)))
+    shown = findings[:MAX_FINDINGS]
+    for number, (title, sentence, figure) in enumerate(shown, 1):
+        extra: tuple[str, ...] = ()
+        if number == len(shown) and len(findings) > len(shown):
+            extra = (f"... and {len(findings) - len(shown)} more findings in the report.",)
+        out.append(Slide(title, (sentence, *extra), figure, FINDING, f"finding-{number}"))
+    if len(result.cell_names) > 1 and result.pooled:
+        words = tuple(dict.fromkeys([p.sentence for p in result.pooled[:3]] + [n for p in result.pooled for n in p.notes]))
+        title = "Simpson's paradox: overall and within the strata disagree" if result.simpson else \
+            "Overall and within the strata"
+        out.append(Slide(title, words[:4], _slide_figure(overall_vs_within(result)), FINDING, "overall-vs-within"))
+    return out
+
+
+def _series_sentences(points: Sequence[CostPoint], series: str) -> tuple[str, ...]:
+    mine = [p for p in points if p.series == series]
+    return tuple(_cost_sentences(mine)) if mine else ()
+
+
+def _warning_sentences(result: Any) -> tuple[str, ...]:
+    """A correction's warnings (from the result's ``.correction``, the shape every correction shares)."""
+    return tuple(f"Warning: {w}" for w in correction_warnings(result.correction))
+
+
+def _correction_slides(spec: Any, retrains: Sequence[Any], reports: Sequence[Any], sweeps: Sequence[Any],
+                       alpha: float | None, points: Sequence[CostPoint]) -> list[Slide]:
+    from luskin_core.corrections.relabel import ALGORITHM_NAMES
+    from luskin_core.present import plots
+
+    out = []
+    for i, result in enumerate(retrains, 1):
+        o = result.options
+        figure = _slide_figure(plots.retrain_gaps(result)) if result.original.gaps else None
+        words = _series_sentences(points, f"retrain-{i}") + _warning_sentences(result)
+        out.append(Slide(f"Correction: relabel and retrain ({o.first} then {o.second})",
+                         words or (f"{ALGORITHM_NAMES[o.algorithm]}.",), figure, CORRECTION, f"correction-retrain-{i}"))
+    for i, report in enumerate(reports, 1):
+        words = _series_sentences(points, f"thresholds-{i}") + _warning_sentences(report)
+        out.append(Slide(f"Correction: one threshold per group (lambda {report.lam:g})",
+                         words or ("Each group gets its own threshold.",),
+                         _slide_figure(plots.threshold_roc(report, spec, "test")), CORRECTION,
+                         f"correction-thresholds-{i}"))
+    for i, sweep in enumerate(sweeps, 1):
+        sweep_points = list(sweep.points)
+        alphas = [p.alpha for p in sweep_points]
+        chosen = sweep.point(alpha).alpha if alpha is not None else None
+        figure = plots.alpha_gaps(alphas, [p.tpr_gap for p in sweep_points], [p.fpr_gap for p in sweep_points], chosen)
+        words = _series_sentences(points, f"equalized-{i}") + _warning_sentences(sweep)
+        out.append(Slide("Correction: equalized score distributions", words or ("The sweep has no point.",),
+                         _slide_figure(figure), CORRECTION, f"correction-equalized-{i}"))
+    if points:
+        figure = _slide_figure(cost_chart(points)) if any(p.gap is not None for p in points) else None
+        out.append(Slide("What each correction costs", tuple(_cost_sentences(points)) or
+                         ("No correction could be measured before and after.",), figure, COST, "cost"))
+    return out
+
+
+def _caveat_slide(result: AuditResult, retrains: Sequence[Any], reports: Sequence[Any],
+                  sweeps: Sequence[Any]) -> Slide:
+    caveats = list(_caveats(result))
+    if result.spec.cell_mode == "none":
+        caveats.append("Nothing is held equal between the groups: other differences between them may explain part "
+                       "of the gap (a filter compares like with like).")
+    for obj in (*retrains, *reports, *sweeps):
+        caveats += [w for w in _warning_sentences(obj) if w not in caveats]
+    return Slide("Read with care", tuple(caveats), None, CAVEATS, "caveats")
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def build_slides(result: AuditResult, *, dataset: DatasetRef | Mapping[str, Any] | str | None = None,
+                 retrain: Any = None, thresholds: Any = None, equalized: Any = None,
+                 equalized_alpha: float | None = None, adjusted: Any = None, proxy: Any = None,
+                 series: Any = None) -> list[Slide]:
+    """The deck for the current analysis, in the order a committee hears it.
+
+    ``retrain``, ``thresholds`` and ``equalized`` are each one result, a sequence of them, or None
+    (not run), as for :func:`luskin_core.present.report.report_content`; ``equalized_alpha`` is the alpha
+    on screen (marked on the sweep's chart); ``adjusted`` an ``AdjustResult`` (one slide after the findings);
+    ``series`` a ``SeriesResult`` (one slide for the trend, :func:`luskin_core.present.series_report.series_slide`).
+    """
+    if not isinstance(result, AuditResult):
+        raise LuskinError("There is nothing to present yet: run the audit first.")
+    ref = DatasetRef.coerce(dataset) if dataset is not None else None
+    retrains, reports, sweeps = _as_list(retrain), _as_list(thresholds), _as_list(equalized)
+    points = cost_points(retrains, reports, sweeps)
+    slides = _question_slides(result, ref)
+    slides += _finding_slides(result)
+    if adjusted is not None:
+        from luskin_core.present.adjust_report import adjusted_slide
+
+        slides.append(adjusted_slide(adjusted))
+    if series is not None:  # the audit over time (luskin_core.analyses.series)
+        from luskin_core.present.series_report import series_slide
+
+        slides.append(series_slide(series))
+    if proxy is not None:  # race estimated from names and places (luskin_core.analyses.proxy_audit)
+        from luskin_core.analyses.proxy_audit import slides as proxy_slides
+
+        slides += proxy_slides(proxy)
+    slides += _correction_slides(result.spec, retrains, reports, sweeps, equalized_alpha, points)
+    slides.append(_caveat_slide(result, retrains, reports, sweeps))
+    return slides
+
+
+def visible(slides: Sequence[Slide], hidden: Sequence[str] | set[str] | frozenset[str]) -> list[Slide]:
+    """The slides that are shown: every slide whose key the presenter has not hidden."""
+    gone = set(hidden)
+    return [s for s in slides if s.key not in gone]
+
+
+__all__ = ["KINDS", "MAX_FINDINGS", "Slide", "build_slides", "visible"]

@@ -1,0 +1,1 @@
+"""What to audit: the typed specification, its conditions, the one validator, first guesses and saved files."""

@@ -1,0 +1,709 @@
+"""One specification of an audit: what the page, the command line and the report all share.
+
+It is made of four typed parts, each a frozen dataclass that checks itself when it is built:
+
+* :class:`OutcomeSpec` -- what is counted: the outcome column with a positive value, or a numeric
+  score with a cut-off; optionally a model's prediction column (with its own cut-off) checked
+  against that outcome; and whether the counted outcome is good or bad for the person;
+* :class:`GroupSpec` -- who is compared: a protected condition vs the rest (the paper's), or every
+  value of one to three columns against a reference group; the names of groups and of values;
+* :class:`CellSpec` -- within what, and among whom: all rows, a filter and its complement, or
+  strata of control columns (with bins for numbers); the population audited at all (COMPAS keeps
+  only African-American and Caucasian rows);
+* :class:`Judgement` -- how a gap is judged: the metric and its tolerance or impact-ratio
+  threshold, what equal treatment means for a model, the correction for many comparisons, the
+  smallest group.
+
+:class:`AuditSpec` holds the four and the rules between them (a column plays one role). It is
+still built with the flat keyword arguments it always took (``AuditSpec("income", ">50K",
+protected="race == White")``) and read flat (``spec.tolerance``), so saved configurations and
+every caller keep working; ``spec.judgement`` and the other parts give the typed view. Every
+rule and its wording lives in :mod:`luskin_core.spec.validation` (:func:`~luskin_core.spec.validation.check_spec`
+adds the ones that need the data). It round-trips through JSON (the flat entries, as before), so
+a saved configuration reproduces the same view; files saved before groups and strata existed
+still load.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from luskin_core.errors import LuskinError
+from luskin_core.spec.audit_spec import validation as _check
+from luskin_core.spec.conditions import Condition, as_condition, conjunction_mask
+from luskin_core.spec.validation import CRITERIA, MAX_CROSS, METRICS, OUTCOME_MEANINGS, OUTCOME_TYPES  # noqa: F401 (re-exported)
+
+DEFAULT_TOLERANCE = 0.05
+GROUP_MODES = ("condition", "columns")
+DEFAULT_MIN_GROUP_SIZE = 30
+DEFAULT_RATIO_THRESHOLD = 0.8   # the EEOC four-fifths rule
+DEFAULT_BINS = 4                # quantile bins for a numeric column with many values
+
+_set = object.__setattr__
+
+
+# ------------------------------------------------------------------------------------------
+# The parts
+# ------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class OutcomeSpec:
+    """What is counted.
+
+    ``outcome`` is a column with a ``positive`` value, or (``outcome_type="score"``) a numeric
+    score whose share at or above ``score_cutoff`` (default: the median) is compared. With
+    ``prediction`` the audited decision is that column (a model's decisions: 0/1, true/false,
+    yes/no, or a score with ``prediction_cutoff``) and the outcome is the truth it is checked
+    against. ``outcome_is`` says whether the counted outcome is good for the person
+    ("favourable": hired, admitted) or bad ("adverse": denied, a default, an arrest).
+    """
+
+    outcome: str
+    positive: Any = None
+    outcome_type: str = "label"
+    score_cutoff: float | None = None
+    prediction: str | None = None
+    prediction_cutoff: float | None = None
+    outcome_is: str = "favourable"
+
+    def __post_init__(self) -> None:
+        _set(self, "outcome", _check.check_outcome_name(self.outcome))
+        _set(self, "outcome_type", _check.check_outcome_type(self.outcome_type))
+        if self.prediction is not None:
+            _set(self, "prediction", str(self.prediction).strip() or None)
+        _check.check_positive_given(self.outcome_type, self.positive, self.prediction)
+        _set(self, "score_cutoff", _check.check_optional_number(self.score_cutoff, "The score cut-off"))
+        _set(self, "prediction_cutoff", _check.check_optional_number(self.prediction_cutoff,
+                                                                      "The prediction cut-off"))
+        _set(self, "outcome_is", _check.check_outcome_meaning(self.outcome_is))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"outcome": self.outcome, "positive": _jsonable(self.positive), "outcome_type": self.outcome_type,
+                "score_cutoff": self.score_cutoff, "prediction": self.prediction,
+                "prediction_cutoff": self.prediction_cutoff, "outcome_is": self.outcome_is}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> OutcomeSpec:
+        return _part_from_dict(cls, data)
+
+
+@dataclass(frozen=True)
+class GroupSpec:
+    """Who is compared, and what groups and values are called.
+
+    Either a ``protected`` condition vs the rest (the paper's White vs Non-White; named by
+    ``group_label`` and ``other_label``), or each value of a column, or the cross of two or three
+    columns (``group_by``), each against a ``reference`` group (default: the group with the highest
+    rate overall, as the four-fifths rule does). Missing values form an explicit "Unknown" group.
+    ``value_names`` gives codes names people use ({"sex": {"1": "male"}}), shown on every surface.
+    """
+
+    protected: Condition | None = None
+    group_by: tuple[str, ...] = ()
+    reference: str | None = None
+    group_label: str | None = None
+    other_label: str | None = None
+    value_names: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.protected is not None:
+            _set(self, "protected", as_condition(self.protected))
+        _set(self, "group_by", _check.check_names(self.group_by, "group"))
+        _set(self, "value_names", _check.check_value_names(self.value_names))
+        if self.reference is not None:
+            _set(self, "reference", str(self.reference))
+        _check.check_groups(self.protected, self.group_by)
+        if not self.group_by:
+            _check.check_reference_name(self.reference, self.group_name, self.other_name)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The columns that form the groups (the protected condition's one, or ``group_by``)."""
+        return self.group_by or (self.protected.column,)  # type: ignore[union-attr]
+
+    def name_of(self, column: str, value: Any) -> str:
+        """A value as people call it: its given name (``value_names``), else the value itself."""
+        text = _check.value_key(value)
+        for name, pairs in self.value_names:
+            if name.lower() == str(column).lower():
+                for raw, shown in pairs:
+                    if raw == text:
+                        return shown
+        return str(value)
+
+    @property
+    def group_name(self) -> str:
+        """Name of the class where the protected condition holds (the paper's W)."""
+        if self.group_label:
+            return self.group_label
+        c = self.protected
+        if c is None:
+            return " × ".join(self.group_by)
+        if c.op == "==":
+            return self.name_of(c.column, c.value)
+        if c.op == "in":
+            return " or ".join(self.name_of(c.column, v) for v in c.value)
+        return str(c)
+
+    @property
+    def other_name(self) -> str:
+        """Name of the other class (the paper's NW)."""
+        if self.other_label:
+            return self.other_label
+        c = self.protected
+        if c is None:
+            return ""
+        if c.op == "==":
+            shown = self.name_of(c.column, c.value)
+            # "Non-Non-White" helps no one: a group already named by a negation is set against everyone else.
+            if shown.strip().lower().startswith(("non-", "non ", "not ", "no ")):
+                return "everyone else"
+            return f"Non-{shown}"
+        return f"not ({self.group_name})"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"protected": None if self.protected is None else self.protected.to_dict(),
+                "group_label": self.group_label, "other_label": self.other_label, "group_by": list(self.group_by),
+                "reference": self.reference,
+                "value_names": {name: dict(pairs) for name, pairs in self.value_names}}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> GroupSpec:
+        return _part_from_dict(cls, data)
+
+
+@dataclass(frozen=True)
+class CellSpec:
+    """Within what the groups are compared, and who is audited at all.
+
+    Cells, one of: all rows; the ``filters`` and their complement (the paper's; named by
+    ``filter_label`` and ``not_filter_label``); or ``strata``: every value of one or more control
+    columns. A numeric group or strata column with more than 20 distinct values is cut into
+    ``n_bins`` quantile bins, or at the user's ``bins``. ``population`` restricts who is audited.
+    """
+
+    filters: tuple[Condition, ...] = ()
+    filter_label: str | None = None
+    not_filter_label: str | None = None
+    strata: tuple[str, ...] = ()
+    bins: tuple[tuple[str, tuple[float, ...]], ...] = ()
+    n_bins: int = DEFAULT_BINS
+    population: tuple[Condition, ...] = ()
+
+    def __post_init__(self) -> None:
+        _set(self, "filters", tuple(as_condition(c) for c in _check.as_items(self.filters)))
+        _set(self, "population", tuple(as_condition(c) for c in _check.as_items(self.population)))
+        _set(self, "strata", _check.check_names(self.strata, "strata"))
+        _set(self, "bins", _check.check_bins(self.bins))
+        _set(self, "n_bins", _check.check_whole(self.n_bins, "number of bins", 2, 20))
+        _check.check_cells(self.filters, self.strata)
+
+    @property
+    def cell_mode(self) -> str:
+        """'none' (one cell), 'filter' (the filter and its complement) or 'strata'."""
+        return "strata" if self.strata else ("filter" if self.filters else "none")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"filters": [c.to_dict() for c in self.filters], "population": [c.to_dict() for c in self.population],
+                "filter_label": self.filter_label, "not_filter_label": self.not_filter_label,
+                "strata": list(self.strata), "bins": {name: list(cuts) for name, cuts in self.bins},
+                "n_bins": self.n_bins}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CellSpec:
+        return _part_from_dict(cls, data)
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """How a gap is judged.
+
+    Against ``tolerance`` (the difference, in shares) or, with ``metric="ratio"``, against
+    ``ratio_threshold`` (the impact ratio); with a prediction column, ``criterion`` says which
+    rate is judged ("selection": the share predicted positive; "opportunity": TPR; "odds": TPR
+    and FPR; "precision"). Groups with fewer than ``min_group_size`` rows in a cell (or under
+    ``min_group_share`` of all rows) are shown but not judged; p-values are adjusted with
+    ``correction`` over every comparison.
+    """
+
+    metric: str = "difference"
+    tolerance: float = DEFAULT_TOLERANCE
+    ratio_threshold: float = DEFAULT_RATIO_THRESHOLD
+    criterion: str = "selection"
+    correction: str = "holm"
+    min_group_size: int = DEFAULT_MIN_GROUP_SIZE
+    min_group_share: float = 0.0
+
+    def __post_init__(self) -> None:
+        _set(self, "tolerance", _check.check_share(self.tolerance, "tolerance", "(e.g. 0.05 for 5 points)"))
+        _set(self, "ratio_threshold", _check.check_share(self.ratio_threshold, "impact-ratio threshold",
+                                                         "(the four-fifths rule uses 0.8)", strict=True))
+        _set(self, "min_group_share", _check.check_share(self.min_group_share, "smallest group share",
+                                                         "(e.g. 0.02)"))
+        _set(self, "min_group_size", _check.check_whole(self.min_group_size, "smallest group size", 1))
+        _set(self, "metric", _check.check_metric(self.metric))
+        _set(self, "correction", _check.check_correction(self.correction))
+        _set(self, "criterion", _check.check_criterion(self.criterion))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tolerance": self.tolerance, "min_group_size": self.min_group_size,
+                "min_group_share": self.min_group_share, "metric": self.metric,
+                "ratio_threshold": self.ratio_threshold, "correction": self.correction, "criterion": self.criterion}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Judgement:
+        return _part_from_dict(cls, data)
+
+
+PARTS = {"outcome_spec": OutcomeSpec, "group_spec": GroupSpec, "cell_spec": CellSpec, "judgement": Judgement}
+# Each flat setting (a saved file's entry, a keyword of AuditSpec) and the part that holds it.
+_OWNER = {f.name: part for part, cls in PARTS.items() for f in fields(cls)}  # type: ignore[arg-type]
+# The flat keywords in the order AuditSpec always took them (positional callers rely on the first ones).
+FLAT_FIELDS = ("outcome", "positive", "protected", "filters", "population", "tolerance", "group_label",
+               "other_label", "filter_label", "not_filter_label", "group_by", "reference", "strata", "bins", "n_bins",
+               "min_group_size", "min_group_share", "metric", "ratio_threshold", "correction", "outcome_type",
+               "score_cutoff", "prediction", "criterion", "prediction_cutoff", "outcome_is", "value_names")
+assert set(FLAT_FIELDS) == set(_OWNER), "every flat setting belongs to exactly one part"
+
+
+def _part_from_dict(cls: Any, data: dict[str, Any]) -> Any:
+    """A part from its entries of a saved specification (entries of other parts are ignored; null is the default)."""
+    names = {f.name for f in fields(cls)}
+    try:
+        return cls(**{k: v for k, v in data.items() if k in names and (v is not None or k == "positive")})
+    except TypeError as err:
+        raise LuskinError(f"The saved audit settings are malformed ({err}).") from None
+
+
+# ------------------------------------------------------------------------------------------
+# The whole specification
+# ------------------------------------------------------------------------------------------
+@dataclass(frozen=True, init=False)
+class AuditSpec:
+    """What to audit: an outcome (:class:`OutcomeSpec`), compared between groups (:class:`GroupSpec`),
+    inside cells (:class:`CellSpec`), judged so (:class:`Judgement`).
+
+    Built from the flat keywords every caller and saved file uses (each one belongs to one part;
+    see the parts for what they mean), or from the parts with :meth:`from_parts`. The flat
+    settings read as attributes (``spec.tolerance`` is ``spec.judgement.tolerance``).
+    """
+
+    outcome_spec: OutcomeSpec
+    group_spec: GroupSpec
+    cell_spec: CellSpec
+    judgement: Judgement
+
+    def __init__(self, outcome: str | None = None, positive: Any = None, protected: Condition | str | dict[str, Any]
+                 | None = None, filters: Any = (), population: Any = (), tolerance: float = DEFAULT_TOLERANCE,
+                 group_label: str | None = None, other_label: str | None = None, filter_label: str | None = None,
+                 not_filter_label: str | None = None, group_by: Any = (), reference: str | None = None,
+                 strata: Any = (), bins: Any = (), n_bins: int = DEFAULT_BINS,
+                 min_group_size: int = DEFAULT_MIN_GROUP_SIZE, min_group_share: float = 0.0,
+                 metric: str = "difference", ratio_threshold: float = DEFAULT_RATIO_THRESHOLD,
+                 correction: str = "holm", outcome_type: str = "label", score_cutoff: float | None = None,
+                 prediction: str | None = None, criterion: str = "selection", prediction_cutoff: float | None = None,
+                 outcome_is: str = "favourable", value_names: Any = ()) -> None:
+        flat = dict(locals())
+        flat.pop("self")
+        flat.pop("__class__", None)
+        parts = {name: cls(**{f.name: flat[f.name] for f in fields(cls)})  # type: ignore[arg-type]
+                 for name, cls in PARTS.items()}
+        self._join(**parts)
+
+    def _join(self, outcome_spec: OutcomeSpec, group_spec: GroupSpec, cell_spec: CellSpec,
+              judgement: Judgement) -> None:
+        """Set the parts and check the rules between them."""
+        for name, value in (("outcome_spec", outcome_spec), ("group_spec", group_spec), ("cell_spec", cell_spec),
+                            ("judgement", judgement)):
+            if not isinstance(value, PARTS[name]):
+                raise LuskinError(f"The specification's {name.replace('_', ' ')} must be a {PARTS[name].__name__}.")
+            _set(self, name, value)
+        _check.check_prediction_needed(outcome_spec.prediction, judgement.criterion, outcome_spec.prediction_cutoff)
+        _check.check_roles(outcome_spec.outcome, outcome_spec.prediction, group_spec.columns, cell_spec.filters,
+                           cell_spec.strata)
+
+    @classmethod
+    def from_parts(cls, outcome_spec: OutcomeSpec, group_spec: GroupSpec, cell_spec: CellSpec | None = None,
+                   judgement: Judgement | None = None) -> AuditSpec:
+        """The specification made of its typed parts (cells: all rows; judgement: the defaults)."""
+        spec = cls.__new__(cls)
+        spec._join(outcome_spec, group_spec, cell_spec if cell_spec is not None else CellSpec(),
+                   judgement if judgement is not None else Judgement())
+        return spec
+
+    def with_parts(self, **parts: Any) -> AuditSpec:
+        """A copy with some parts replaced (``spec.with_parts(judgement=Judgement(metric="ratio"))``)."""
+        unknown = sorted(set(parts) - set(PARTS))
+        if unknown:
+            raise LuskinError(f"An audit specification has no part named {', '.join(unknown)}.")
+        current = {name: getattr(self, name) for name in PARTS}
+        return AuditSpec.from_parts(**{**current, **parts})
+
+    def with_changes(self, **changes: Any) -> AuditSpec:
+        """A copy with some settings changed: flat names (``tolerance=0.1``) or whole parts (``judgement=...``)."""
+        parts = {name: changes.pop(name) for name in list(changes) if name in PARTS}
+        unknown = sorted(set(changes) - set(_OWNER))
+        if unknown:
+            raise LuskinError(f"An audit specification has no setting named {', '.join(unknown)}.")
+        by_part: dict[str, dict[str, Any]] = {}
+        for key, value in changes.items():
+            by_part.setdefault(_OWNER[key], {})[key] = value
+        for name, values in by_part.items():
+            parts[name] = replace(parts.get(name, getattr(self, name)), **values)
+        return self.with_parts(**parts)
+
+    # The flat settings, read from their parts ------------------------------------------------
+    @property
+    def outcome(self) -> str:
+        return self.outcome_spec.outcome
+
+    @property
+    def positive(self) -> Any:
+        return self.outcome_spec.positive
+
+    @property
+    def outcome_type(self) -> str:
+        return self.outcome_spec.outcome_type
+
+    @property
+    def score_cutoff(self) -> float | None:
+        return self.outcome_spec.score_cutoff
+
+    @property
+    def prediction(self) -> str | None:
+        return self.outcome_spec.prediction
+
+    @property
+    def prediction_cutoff(self) -> float | None:
+        return self.outcome_spec.prediction_cutoff
+
+    @property
+    def outcome_is(self) -> str:
+        return self.outcome_spec.outcome_is
+
+    @property
+    def protected(self) -> Condition | None:
+        return self.group_spec.protected
+
+    @property
+    def group_by(self) -> tuple[str, ...]:
+        return self.group_spec.group_by
+
+    @property
+    def reference(self) -> str | None:
+        return self.group_spec.reference
+
+    @property
+    def group_label(self) -> str | None:
+        return self.group_spec.group_label
+
+    @property
+    def other_label(self) -> str | None:
+        return self.group_spec.other_label
+
+    @property
+    def value_names(self) -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
+        return self.group_spec.value_names
+
+    @property
+    def filters(self) -> tuple[Condition, ...]:
+        return self.cell_spec.filters
+
+    @property
+    def filter_label(self) -> str | None:
+        return self.cell_spec.filter_label
+
+    @property
+    def not_filter_label(self) -> str | None:
+        return self.cell_spec.not_filter_label
+
+    @property
+    def strata(self) -> tuple[str, ...]:
+        return self.cell_spec.strata
+
+    @property
+    def bins(self) -> tuple[tuple[str, tuple[float, ...]], ...]:
+        return self.cell_spec.bins
+
+    @property
+    def n_bins(self) -> int:
+        return self.cell_spec.n_bins
+
+    @property
+    def population(self) -> tuple[Condition, ...]:
+        return self.cell_spec.population
+
+    @property
+    def metric(self) -> str:
+        return self.judgement.metric
+
+    @property
+    def tolerance(self) -> float:
+        return self.judgement.tolerance
+
+    @property
+    def ratio_threshold(self) -> float:
+        return self.judgement.ratio_threshold
+
+    @property
+    def criterion(self) -> str:
+        return self.judgement.criterion
+
+    @property
+    def correction(self) -> str:
+        return self.judgement.correction
+
+    @property
+    def min_group_size(self) -> int:
+        return self.judgement.min_group_size
+
+    @property
+    def min_group_share(self) -> float:
+        return self.judgement.min_group_share
+
+    # Modes -----------------------------------------------------------------------------
+    @property
+    def group_mode(self) -> str:
+        """'condition' (a protected condition vs the rest) or 'columns' (values of columns)."""
+        return "columns" if self.group_by else "condition"
+
+    @property
+    def cell_mode(self) -> str:
+        """'none' (one cell), 'filter' (the filter and its complement) or 'strata'."""
+        return self.cell_spec.cell_mode
+
+    def cuts_for(self, column: str) -> tuple[float, ...] | None:
+        """The user's cut points for a column, if any."""
+        for name, cuts in self.bins:
+            if name.lower() == column.lower():
+                return cuts
+        return None
+
+    # Words shown on screen -------------------------------------------------------------
+    @property
+    def adverse(self) -> bool:
+        """True when the counted outcome is bad for the person (a denial, a default, an arrest)."""
+        return self.outcome_is == "adverse"
+
+    def name_of(self, column: str, value: Any) -> str:
+        """A value as people call it: its given name (``value_names``), else the value itself."""
+        return self.group_spec.name_of(column, value)
+
+    @property
+    def group_name(self) -> str:
+        """Name of the class where the protected condition holds (the paper's W)."""
+        return self.group_spec.group_name
+
+    @property
+    def other_name(self) -> str:
+        """Name of the other class (the paper's NW)."""
+        return self.group_spec.other_name
+
+    @property
+    def groups_text(self) -> str:
+        """Who is compared, in words."""
+        if self.group_by:
+            return "each " + " × ".join(self.group_by) + " group"
+        return f"{self.group_name} vs {self.other_name}"
+
+    @property
+    def outcome_text(self) -> str:
+        """The audited outcome in words ('income is >50K', 'score at or above 5')."""
+        if self.outcome_type == "score":
+            cut = "the median" if self.score_cutoff is None else f"{self.score_cutoff:g}"
+            return f"{self.outcome} at or above {cut}"
+        return f"{self.outcome} is {self.name_of(self.outcome, _check.value_key(self.positive))}"
+
+    @property
+    def meaning_text(self) -> str:
+        """Whether the counted outcome is good or bad for the person, in one sentence."""
+        if self.adverse:
+            return (f"'{self.outcome_text}' is adverse (bad for the person): the group with the lower share is "
+                    "favoured, and the four-fifths rule compares the shares without it.")
+        return f"'{self.outcome_text}' is favourable (good for the person): the group with the higher share is favoured."
+
+    @property
+    def decision_text(self) -> str:
+        """What the audited share counts, in words: the outcome, or a model's prediction of it."""
+        if self.prediction is not None:
+            return f"'{self.prediction}' predicts {self.outcome_text}"
+        return self.outcome_text
+
+    @property
+    def filter_text(self) -> str:
+        return " and ".join(str(c) for c in self.filters)
+
+    @property
+    def filter_name(self) -> str:
+        """Name of the cell where the filter holds (the paper's E / A)."""
+        return self.filter_label or self.filter_text or "All rows"
+
+    @property
+    def not_filter_name(self) -> str:
+        return self.not_filter_label or (f"not ({self.filter_text})" if self.filters else "")
+
+    def cell_name(self, filter_holds: bool | None) -> str:
+        if filter_holds is None:
+            return "All rows"
+        return self.filter_name if filter_holds else self.not_filter_name
+
+    # JSON ------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The flat entries of a saved specification (the format files have always had)."""
+        merged = {**self.outcome_spec.to_dict(), **self.group_spec.to_dict(), **self.cell_spec.to_dict(),
+                  **self.judgement.to_dict()}
+        return {name: merged[name] for name in FLAT_FIELDS}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AuditSpec:
+        """Read a saved specification; files saved before groups and strata existed still load."""
+        if not isinstance(data, dict):
+            raise LuskinError("The saved configuration is not a JSON object describing an audit.")
+        unknown = sorted(str(k) for k in data if k not in _OWNER)
+        if unknown:
+            raise LuskinError(f"The saved audit settings hold entries this version does not know: "
+                              f"{', '.join(unknown)}.")
+        if "outcome" not in data:
+            raise LuskinError("The saved configuration lacks its 'outcome' entry.")
+        values = {k: v for k, v in data.items() if v is not None or k in ("positive", "protected")}
+        if "positive" not in data and data.get("outcome_type", "label") == "label":
+            raise LuskinError("The saved configuration lacks its 'positive' entry.")
+        if "protected" not in data and not data.get("group_by"):
+            raise LuskinError("The saved configuration lacks its 'protected' entry.")
+        try:
+            return cls(**values)
+        except TypeError as err:
+            raise LuskinError(f"The saved audit settings are malformed ({err}).") from None
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2)
+
+    @classmethod
+    def from_json(cls, text: str) -> AuditSpec:
+        try:
+            data = json.loads(text)
+        except (json.JSONDecodeError, TypeError, ValueError) as err:  # ValueError: an integer of 4,300+ digits
+            raise LuskinError(f"The configuration file is not valid JSON ({str(err)[:200]}).") from None
+        return cls.from_dict(data)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """The rows an audit or a model sees, with the labels and classes already decided.
+
+    ``frame`` keeps the user's columns (restricted to the population and to rows where the
+    outcome, the protected column and the filter columns are known); ``y`` is 1 where the
+    outcome equals the positive value (or a score is at or above its cut-off); ``in_group`` is
+    the protected condition (None when groups are the values of columns: then ``groups``
+    holds each row's group label, as the audit names it); ``filter_holds`` the filter (all
+    True without a filter); ``kept`` marks, over the user's rows, the ones that remain.
+    """
+
+    frame: pd.DataFrame
+    y: np.ndarray
+    in_group: np.ndarray | None
+    filter_holds: np.ndarray
+    has_filter: bool
+    kept: np.ndarray
+    n_excluded: int = 0
+    excluded_reasons: dict[str, int] = field(default_factory=dict)
+    groups: np.ndarray | None = None
+
+
+def outcome_mask(series: pd.Series, positive: Any) -> np.ndarray:
+    """Where the outcome equals the positive value, comparing numbers as numbers (one rule:
+    :func:`luskin_core.spec.validation.positive_mask`)."""
+    return _check.positive_mask(series, positive)
+
+
+def nothing_to_audit(plan: Any, reasons: dict[str, int]) -> LuskinError:
+    """The error when every row lacks a value the audit needs, naming only the columns that lack them.
+
+    ``reasons`` counts the rows left out per reason (:data:`luskin_core.counting.counts.REASONS`; a row is
+    counted under the first that applies, so the outcome alone means the outcome is empty).
+    """
+    shown = _check.shown
+    if set(reasons) == {"outcome missing"}:
+        return LuskinError(f"The outcome column '{shown(plan.outcome)}' has no values at all (every row is missing), "
+                           "so nothing can be audited. Choose another outcome column.")
+    group = ("the group columns" if plan.protected is None
+             else f"the protected column '{shown(plan.protected.column)}'")
+    words = {"outcome missing": f"the outcome '{shown(plan.outcome)}'",
+             "prediction missing": f"the prediction column '{shown(plan.prediction)}'",
+             "protected value missing": group, "filter value missing": "a filter column"}
+    named = [words[r] for r in words if r in reasons] or list(words.values())[:1]
+    listed = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " or " + named[-1]
+    return LuskinError(f"Every row lacks a value in {listed}, so nothing can be audited. Choose other columns, or "
+                       "fill in the missing values and load the file again.")
+
+
+def prepare(frame: pd.DataFrame, spec: AuditSpec, *, check_positive: bool = True,
+            allow_groups: bool = False) -> Prepared:
+    """Restrict to the population and to decidable rows; compute labels, classes and cells.
+
+    The rows left out, and why, are exactly the audit's (:func:`luskin_core.counting.counts.row_reasons`).
+    Groups formed by the values of columns are accepted only by tools that handle many groups
+    (``allow_groups``); the others compare a protected group with the rest and say so.
+    """
+    from luskin_core.counting.counts import REASONS, outcome_values, plan_for_frame, row_group_labels, row_reasons
+
+    if frame is None or len(frame) == 0:
+        raise LuskinError("The data has no rows.")
+    if spec.group_mode == "columns" and not allow_groups:
+        raise LuskinError(
+            "This tool compares a protected group with everyone else (e.g. race == White): choose a protected "
+            f"group instead of grouping by {' × '.join(spec.group_by)}."
+        )
+    plan = plan_for_frame(frame, spec)
+    reason = row_reasons(frame, plan)
+    keep = reason == 0
+    if spec.population and not (reason != 1).any():
+        raise LuskinError(
+            "No row matches the population restriction "
+            f"({' and '.join(str(c) for c in spec.population)})."
+        )
+    reasons = {REASONS[code]: int((reason == code).sum()) for code in range(2, len(REASONS))
+               if (reason == code).any()}
+    if not keep.any():
+        raise nothing_to_audit(plan, reasons)
+    rows = frame.loc[keep]
+    if check_positive and spec.outcome_type == "label":
+        _check.check_positive_present(rows[plan.outcome], spec.positive)
+    y = outcome_values(rows, plan)[0].astype(np.int8)
+    in_group = None
+    groups = None
+    if plan.protected is not None:
+        in_group = plan.protected.mask(rows)
+        assert spec.protected is not None  # the condition mode
+        _check.check_two_classes(rows[resolve_column(rows, spec.protected.column, "protected")], spec.protected,
+                          int(in_group.sum()), int((~in_group).sum()))
+    else:
+        groups = row_group_labels(rows, plan)
+        if len(set(groups.tolist())) < 2:
+            raise LuskinError(f"Every row is in the group '{groups[0]}', so there is no other group to compare "
+                              "with.")
+    filter_holds = conjunction_mask(plan.filters, rows)
+    n_excluded = int(len(frame) - len(rows))
+    return Prepared(rows, y, in_group, filter_holds, bool(spec.filters), keep, n_excluded, reasons, groups)
+
+
+def resolve_column(frame: pd.DataFrame, name: str, role: str = "") -> str:
+    """The frame's own spelling of a column name (matched without regard to case).
+
+    An unknown name is :func:`luskin_core.spec.validation.check_column`'s error: the closest names, then
+    every column.
+    """
+    if name in frame.columns:
+        return name
+    return _check.check_column(frame, name, role)
+

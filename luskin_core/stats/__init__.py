@@ -1,0 +1,1 @@
+"""Statistics on count tables: intervals, tests, pooling across strata, comparisons and their verdicts."""

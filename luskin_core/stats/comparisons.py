@@ -1,0 +1,493 @@
+"""Every group against a reference, in every cell and pooled across cells, from one count table.
+
+Per group and cell: n, positives, the rate with its Wilson 95% interval; against the reference
+group in the same cell: the difference with Newcombe's interval, the impact ratio with the
+Miettinen-Nurminen score interval, the four-fifths flag, the p-value (z-test; Fisher's exact test
+for small counts) and the p-value adjusted over the comparisons that can be judged (Holm by
+default, Benjamini-Hochberg on request; too-few-rows comparisons are left out of the family).
+For a model's decisions the verdict judges the rates ``spec.criterion`` names (see
+:data:`CRITERION_RATES`), and their p-values form the family. Per group across cells: the marginal (unstratified) difference
+and impact ratio, the size-weighted average of the per-cell differences, the Mantel-Haenszel
+common odds ratio with its interval, the Cochran-Mantel-Haenszel test, the Breslow-Day (Tarone)
+test of whether pooling is allowed, and a Simpson's-paradox flag.
+
+Verdict of a comparison, the first that applies:
+
+1. "too few rows": the group or the reference has fewer than ``min_group_size`` rows in the
+   cell (or the group is under ``min_group_share`` of all rows): shown, not judged;
+2. "within tolerance": |difference| <= tolerance (with ``metric="ratio"``: the impact ratio,
+   or its inverse when the group does better than the reference, is at least the threshold);
+3. "beyond tolerance": the adjusted p-value is below 0.05;
+4. "beyond tolerance but could be chance": otherwise.
+
+Simpson's flag (only with more than one cell): the gap "reverses or vanishes" inside the cells.
+Precisely: the marginal gap is significant (p < 0.05) and the pooled within-cell effect (the
+Mantel-Haenszel odds ratio, CMH test) is not significant or points the other way; or the pooled
+effect is significant and points against the marginal gap. Two non-significant gaps pointing in
+different directions are noise, not a paradox, and are not flagged.
+
+The records hold numbers and verdicts; their sentences are written by :mod:`luskin_core.analyses.narrative`
+(the audit fills them in).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from luskin_core.counting.counts import UNKNOWN, CountTable
+from luskin_core.errors import LuskinError
+from luskin_core.spec.audit_spec import AuditSpec
+from luskin_core.stats.inference import (
+    adjust_p,
+    mantel_haenszel,
+    mean_interval,
+    newcombe_interval,
+    ratio_interval,
+    standardized_mean_difference,
+    two_proportion_tests,
+    wilson_interval,
+)
+
+REFERENCE = "reference group"
+TOO_FEW = "too few rows"
+WITHIN = "within tolerance"
+BEYOND = "beyond tolerance"
+CHANCE = "beyond tolerance but could be chance"
+VERDICTS = (TOO_FEW, WITHIN, BEYOND, CHANCE)
+ALPHA = 0.05
+ERROR_RATES = {"tpr": ("tp", "fn"), "fpr": ("fp", "tn"), "fnr": ("fn", "tp"), "precision": ("tp", "fp")}
+ERROR_RATE_NAMES = {"tpr": "true positive rate", "fpr": "false positive rate", "fnr": "false negative rate",
+                    "precision": "precision"}
+# The rates each criterion judges (AuditSpec.criterion): what equal treatment means for a model.
+CRITERION_RATES = {"selection": ("selection",), "opportunity": ("tpr",), "odds": ("tpr", "fpr"),
+                   "precision": ("precision",)}
+CRITERION_NAMES = {"selection": "the share predicted positive", "opportunity": "the true positive rate",
+                   "odds": "the true and false positive rates", "precision": "precision"}
+
+
+def _num(x: Any) -> float | None:
+    if x is None:
+        return None
+    value = float(x)
+    return value if math.isfinite(value) else None
+
+
+@dataclass(frozen=True)
+class JudgedRate:
+    """One rate the verdict judges, for a group against the reference in one cell.
+
+    ``name``: "selection" (the share with a positive decision) or an error rate ("tpr", "fpr",
+    "precision"); ``n``/``positives``: its denominator and numerator; ``within``: inside the
+    tolerance (or the impact-ratio threshold); ``p_adjusted``: adjusted over the audit's family.
+    """
+
+    name: str
+    rate: float | None
+    reference_rate: float | None
+    difference: float | None
+    impact_ratio: float | None
+    n: int
+    positives: int
+    reference_n: int
+    reference_positives: int
+    p_value: float | None
+    p_adjusted: float | None
+    test: str
+    within: bool | None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One group in one cell, against the reference group in the same cell."""
+
+    group: str
+    cell: str | None
+    cell_key: Any
+    n: int
+    positives: int
+    rate: float | None
+    ci_low: float | None
+    ci_high: float | None
+    reference: str
+    is_reference: bool
+    reference_n: int
+    reference_positives: int
+    reference_rate: float | None
+    difference: float | None
+    difference_ci_low: float | None
+    difference_ci_high: float | None
+    impact_ratio: float | None
+    impact_ratio_ci_low: float | None
+    impact_ratio_ci_high: float | None
+    p_value: float | None
+    test: str
+    p_adjusted: float | None
+    verdict: str
+    four_fifths: bool | None
+    sentence: str  # written by luskin_core.analyses.narrative from the numbers above (empty until the audit fills it)
+    score: dict[str, float | None] | None = None
+    error_rates: dict[str, dict[str, float | None]] | None = None
+    criterion: str = "selection"
+    judged_rates: tuple[JudgedRate, ...] = ()
+    # Partially pooled share and its 95% interval (luskin_core.stats.shrinkage), set by the audit.
+    pooled_rate: float | None = None
+    pooled_ci_low: float | None = None
+    pooled_ci_high: float | None = None
+    extras: dict[str, Any] | None = None  # shortfall, flip test, detectable difference (luskin_core.analyses.regulator)
+
+    @property
+    def deciding(self) -> JudgedRate | None:
+        """The judged rate the verdict rests on: beyond the tolerance (the surest first), else the largest gap.
+
+        None for the reference's own row.
+        """
+        rates = [j for j in self.judged_rates if j.difference is not None]
+        if not rates:
+            return self.judged_rates[0] if self.judged_rates else None
+        beyond = [j for j in rates if not j.within]
+        if beyond:
+            return min(beyond, key=lambda j: (1.0 if j.p_adjusted is None else j.p_adjusted, -abs(j.difference or 0)))
+        return max(rates, key=lambda j: abs(j.difference or 0))
+
+    @property
+    def fair(self) -> bool | None:
+        """The verdict as a flag: True within tolerance, False beyond it (by chance or not), None unjudged."""
+        return {WITHIN: True, BEYOND: False, CHANCE: False}.get(self.verdict)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["judged_rates"] = [asdict(j) for j in self.judged_rates]
+        out["fair"] = None if self.is_reference else self.fair
+        out.pop("cell_key")
+        out.update(out.pop("extras") or {})
+        if self.score is None:
+            out.pop("score")
+        if self.error_rates is None:
+            out.pop("error_rates")
+        return out
+
+
+@dataclass(frozen=True)
+class PooledComparison:
+    """One group against the reference across every cell: overall, averaged and pooled."""
+
+    group: str
+    reference: str
+    n: int
+    reference_n: int
+    marginal_rate: float | None
+    reference_marginal_rate: float | None
+    marginal_difference: float | None
+    marginal_difference_ci_low: float | None
+    marginal_difference_ci_high: float | None
+    marginal_impact_ratio: float | None
+    marginal_p_value: float | None
+    weighted_difference: float | None
+    mh_odds_ratio: float | None
+    mh_ci_low: float | None
+    mh_ci_high: float | None
+    cmh_p_value: float | None
+    breslow_day_p_value: float | None
+    strata_used: int
+    cells: int
+    cells_beyond: int
+    simpson: bool
+    sentence: str  # written by luskin_core.analyses.narrative (empty until the audit fills it)
+    notes: tuple[str, ...] = field(default_factory=tuple)  # likewise: what to mind when reading the pooled view
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["notes"] = list(self.notes)
+        return out
+
+
+# ------------------------------------------------------------------------------------------
+# Reference group
+# ------------------------------------------------------------------------------------------
+def choose_reference(table: CountTable, spec: AuditSpec) -> str:
+    """The named reference, or the group with the highest overall rate among those big enough.
+
+    Groups under the minimum size or share and the "Unknown" group are not chosen unless no
+    other group has rows (the four-fifths rule compares with the most favoured real group).
+    With several cells the reference must also have enough rows inside them: only groups with
+    at least ``min_group_size`` rows in at least half as many cells as the best-covered group
+    are eligible (a group that is large overall but thin in every stratum would leave every
+    comparison "too few rows").
+    """
+    n = table.n.sum(axis=1)
+    k = table.positives.sum(axis=1)
+    if spec.reference is not None:
+        if spec.reference in table.groups:
+            return spec.reference
+        shown = ", ".join(table.groups[:30]) + (" ..." if len(table.groups) > 30 else "")
+        raise LuskinError(f"There is no group called '{spec.reference}' to compare with. Groups are: {shown}.")
+    total = max(int(n.sum()), 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # the most favoured group: the highest share of a favourable outcome, the lowest of an adverse one
+        rate = np.where(n > 0, (n - k) / n if spec.outcome_is == "adverse" else k / n, -1.0)
+    eligible = [i for i, g in enumerate(table.groups)
+                if n[i] >= spec.min_group_size and n[i] / total >= spec.min_group_share
+                and UNKNOWN not in g.split(" × ")]
+    if len(table.cell_keys) > 1 and eligible:
+        covered = {i: int((table.n[i] >= spec.min_group_size).sum()) for i in eligible}
+        most = max(covered.values())
+        eligible = [i for i in eligible if 2 * covered[i] >= most and (covered[i] > 0 or most == 0)]
+    pool = eligible or [i for i in range(len(table.groups)) if n[i] > 0]
+    best = max(pool, key=lambda i: (rate[i], n[i], -i))
+    return table.groups[best]
+
+
+# ------------------------------------------------------------------------------------------
+# Comparisons
+# ------------------------------------------------------------------------------------------
+def _favourable(spec: AuditSpec, rate: float | None) -> float | None:
+    """The share with the favourable outcome: the rate itself, or 1 - rate for an adverse outcome."""
+    if rate is None:
+        return None
+    return 1.0 - rate if spec.outcome_is == "adverse" else rate
+
+
+def _within(spec: AuditSpec, difference: float, ratio: float | None, rate: float, ref_rate: float) -> bool:
+    if spec.metric == "ratio":
+        if ref_rate == 0:
+            return rate == 0
+        if ratio is None:
+            return False
+        if ratio == 0:
+            return False
+        return min(ratio, 1 / ratio) >= spec.ratio_threshold - 1e-12
+    return abs(difference) <= spec.tolerance + 1e-12
+
+
+def _rate_counts(table: CountTable, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Numerator and denominator of one rate per group and cell ("selection": positives of n)."""
+    if name == "selection":
+        return table.positives.astype(float), table.n.astype(float)
+    hit, miss = ERROR_RATES[name]
+    num = getattr(table, hit).astype(float)
+    return num, num + getattr(table, miss).astype(float)
+
+
+def compare(table: CountTable, spec: AuditSpec) -> tuple[tuple[Comparison, ...], tuple[PooledComparison, ...], str]:
+    """Every comparison against the reference, the pooled view per group, and the reference.
+
+    The verdict judges the rates the criterion names (the share with a positive decision by
+    default; a model's true positive rate, both TPR and FPR, or precision on request); their
+    p-values, over every comparison that can be judged, form the family that is adjusted.
+    Sentences are left empty: :func:`luskin_core.analyses.narrative.with_words` writes them.
+    """
+    reference = choose_reference(table, spec)
+    r = table.group_index(reference)
+    G, C = table.n.shape
+    n, k = table.n.astype(float), table.positives.astype(float)
+    low, high = wilson_interval(k, n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = k / n
+    ref_n, ref_k = np.broadcast_to(n[r], n.shape), np.broadcast_to(k[r], k.shape)
+    d_low, d_high = newcombe_interval(k, n, ref_k, ref_n)
+    if spec.outcome_is == "adverse":  # impact ratios compare the shares without the adverse outcome
+        ratio_low, ratio_high = ratio_interval(n - k, n, ref_n - ref_k, ref_n)
+    else:
+        ratio_low, ratio_high = ratio_interval(k, n, ref_k, ref_n)
+    total = max(float(n.sum()), 1.0)
+    group_share = n.sum(axis=1) / total
+    rates = judged_rates(spec) if table.tp is not None else ("selection",)
+    not_ref = np.arange(G)[:, None] != r
+    too_few = group_share[:, None] < spec.min_group_share
+    per_rate: dict[str, dict[str, Any]] = {}
+    for name in rates:
+        num, den = _rate_counts(table, name)
+        rn, rd = np.broadcast_to(num[r], num.shape), np.broadcast_to(den[r], den.shape)
+        p, tests = two_proportion_tests(num.ravel(), den.ravel(), rn.ravel(), rd.ravel())
+        with np.errstate(divide="ignore", invalid="ignore"):
+            value = num / den
+        per_rate[name] = {"num": num, "den": den, "rn": rn, "rd": rd, "p": p.reshape(G, C), "tests": tests,
+                          "value": value, "ref": np.broadcast_to(value[r], value.shape)}
+        too_few = too_few | (den < spec.min_group_size) | (rd < spec.min_group_size)
+    # One family: every judged rate of every comparison that can be judged.
+    family = np.stack([np.where(~too_few & not_ref, per_rate[name]["p"], np.nan) for name in rates])
+    adjusted = adjust_p(family.ravel(), spec.correction).reshape(family.shape)
+    for i, name in enumerate(rates):
+        per_rate[name]["p_adj"] = adjusted[i]
+    if "selection" in per_rate:  # the same test: Fisher's exact test on small cells is run once
+        selection_p, selection_tests = per_rate["selection"]["p"], per_rate["selection"]["tests"]
+    else:
+        selection_p, selection_tests = two_proportion_tests(k.ravel(), n.ravel(), ref_k.ravel(), ref_n.ravel())
+        selection_p = selection_p.reshape(G, C)
+    score_stats = _score_stats(table, r) if table.score_sum is not None else None
+    error_stats = _error_stats(table, r) if table.tp is not None else None
+    comparisons: list[Comparison] = []
+    for gi, group in enumerate(table.groups):
+        for ci, (key, label) in enumerate(zip(table.cell_keys, table.cell_labels)):
+            cell = None if key is None else label
+            is_ref = gi == r
+            rate_i, ref_rate = _num(rate[gi, ci]), _num(rate[r, ci])
+            ratio = None
+            # The impact ratio (and the four-fifths rule) compare favourable shares, as the EEOC and LL144 do:
+            # for an adverse outcome, the shares without it.
+            fav_i, fav_ref = _favourable(spec, rate_i), _favourable(spec, ref_rate)
+            if fav_i is not None and fav_ref is not None and fav_ref > 0:
+                ratio = fav_i / fav_ref
+            difference = None if rate_i is None or ref_rate is None else rate_i - ref_rate
+            judged: list[JudgedRate] = []
+            for name in rates:
+                d = per_rate[name]
+                value, ref_value = _num(d["value"][gi, ci]), _num(d["ref"][gi, ci])
+                diff = None if value is None or ref_value is None else value - ref_value
+                fav, fav_r = (_favourable(spec, value), _favourable(spec, ref_value)) if name == "selection" \
+                    else (value, ref_value)
+                j_ratio = None if diff is None or not fav_r else fav / fav_r  # type: ignore[operator]
+                within = None if diff is None else _within(spec, diff, j_ratio, fav, fav_r)  # type: ignore[arg-type]
+                judged.append(JudgedRate(
+                    name=name, rate=value, reference_rate=ref_value, difference=diff, impact_ratio=j_ratio,
+                    n=int(d["den"][gi, ci]), positives=int(d["num"][gi, ci]), reference_n=int(d["rd"][gi, ci]),
+                    reference_positives=int(d["rn"][gi, ci]), p_value=_num(d["p"][gi, ci]),
+                    p_adjusted=_num(d["p_adj"][gi, ci]), test=d["tests"][gi * C + ci], within=within))
+            if is_ref:
+                verdict = REFERENCE
+            elif too_few[gi, ci] or any(j.difference is None for j in judged):
+                verdict = TOO_FEW
+            elif all(j.within for j in judged):
+                verdict = WITHIN
+            elif any(not j.within and j.p_adjusted is not None and j.p_adjusted < ALPHA for j in judged):
+                verdict = BEYOND
+            else:
+                verdict = CHANCE
+            four_fifths = None if ratio is None or is_ref else bool(ratio < 0.8)
+            selection = spec.criterion == "selection" or table.tp is None
+            sel_adj = judged[0].p_adjusted if selection else None
+            item = Comparison(
+                group=group, cell=cell, cell_key=key, n=int(n[gi, ci]), positives=int(k[gi, ci]),
+                rate=rate_i, ci_low=_num(low[gi, ci]), ci_high=_num(high[gi, ci]), reference=reference,
+                is_reference=is_ref, reference_n=int(ref_n[gi, ci]), reference_positives=int(ref_k[gi, ci]),
+                reference_rate=ref_rate,
+                difference=0.0 if is_ref and difference is not None else difference,
+                difference_ci_low=None if is_ref else _num(d_low[gi, ci]),
+                difference_ci_high=None if is_ref else _num(d_high[gi, ci]),
+                impact_ratio=1.0 if is_ref and ratio is not None else ratio,
+                impact_ratio_ci_low=None if is_ref or ratio is None else _num(ratio_low[gi, ci]),
+                impact_ratio_ci_high=None if is_ref or ratio is None else _num(ratio_high[gi, ci]),
+                p_value=None if is_ref else _num(selection_p[gi, ci]),
+                test="" if is_ref else selection_tests[gi * C + ci],
+                p_adjusted=None if is_ref else sel_adj,
+                verdict=verdict, four_fifths=four_fifths, sentence="",
+                score=None if score_stats is None else score_stats[gi][ci],
+                error_rates=None if error_stats is None else _with_adjusted(error_stats[gi][ci], judged, is_ref),
+                criterion=spec.criterion if table.tp is not None else "selection",
+                judged_rates=() if is_ref else tuple(judged),
+            )
+            comparisons.append(item)
+    from luskin_core.analyses.regulator import attach_extras
+
+    comparisons = attach_extras(comparisons, spec)
+    pooled = tuple(_pooled(table, spec, gi, r, comparisons) for gi in range(G) if gi != r)
+    return tuple(comparisons), pooled, reference
+
+
+def judged_rates(spec: AuditSpec) -> tuple[str, ...]:
+    """The rates the verdict judges for a model's decisions (see :data:`CRITERION_RATES`)."""
+    return CRITERION_RATES[spec.criterion]
+
+
+def _with_adjusted(rates: dict[str, dict[str, float | None]], judged: list[JudgedRate], is_ref: bool
+                   ) -> dict[str, dict[str, float | None]]:
+    """The error rates with the adjusted p-value of each judged one (None for those not judged)."""
+    adjusted = {j.name: j.p_adjusted for j in judged}
+    return {name: {**values, "p_adjusted": None if is_ref else adjusted.get(name)} for name, values in rates.items()}
+
+
+def _score_stats(table: CountTable, r: int) -> list[list[dict[str, float | None]]]:
+    """Mean score with its interval, and the standardised mean difference against the reference."""
+    mean, sd, low, high = mean_interval(table.score_sum, table.score_sumsq, table.n)
+    ref = (mean[r][None, :], sd[r][None, :], table.n[r][None, :])
+    smd, smd_low, smd_high = standardized_mean_difference(mean, sd, table.n, *ref)
+    out = []
+    for gi in range(table.n.shape[0]):
+        row = []
+        for ci in range(table.n.shape[1]):
+            row.append({"mean": _num(mean[gi, ci]), "mean_ci_low": _num(low[gi, ci]),
+                        "mean_ci_high": _num(high[gi, ci]), "sd": _num(sd[gi, ci]),
+                        "smd": None if gi == r else _num(smd[gi, ci]),
+                        "smd_ci_low": None if gi == r else _num(smd_low[gi, ci]),
+                        "smd_ci_high": None if gi == r else _num(smd_high[gi, ci])})
+        out.append(row)
+    return out
+
+
+def _error_stats(table: CountTable, r: int) -> list[list[dict[str, dict[str, float | None]]]]:
+    """TPR, FPR, FNR and precision with Wilson intervals, and their differences to the reference."""
+    per: dict[str, tuple[np.ndarray, ...]] = {}
+    for name, (hit, miss) in ERROR_RATES.items():
+        num = getattr(table, hit).astype(float)
+        den = num + getattr(table, miss).astype(float)
+        low, high = wilson_interval(num, den)
+        rn, rd = np.broadcast_to(num[r], num.shape), np.broadcast_to(den[r], den.shape)
+        d_low, d_high = newcombe_interval(num, den, rn, rd)
+        pv, _ = two_proportion_tests(num.ravel(), den.ravel(), rn.ravel(), rd.ravel())
+        with np.errstate(divide="ignore", invalid="ignore"):
+            value = num / den
+            diff = value - value[r][None, :]
+        per[name] = (value, low, high, diff, d_low, d_high, pv.reshape(num.shape), den)
+    out = []
+    for gi in range(table.n.shape[0]):
+        row = []
+        for ci in range(table.n.shape[1]):
+            rates = {}
+            for name, (value, low, high, diff, d_low, d_high, pv, den) in per.items():
+                ref = gi == r
+                rates[name] = {"rate": _num(value[gi, ci]), "ci_low": _num(low[gi, ci]), "ci_high": _num(high[gi, ci]),
+                               "n": int(den[gi, ci]),
+                               "difference": None if ref else _num(diff[gi, ci]),
+                               "difference_ci_low": None if ref else _num(d_low[gi, ci]),
+                               "difference_ci_high": None if ref else _num(d_high[gi, ci]),
+                               "p_value": None if ref else _num(pv[gi, ci])}
+            row.append(rates)
+        out.append(row)
+    return out
+
+
+# ------------------------------------------------------------------------------------------
+# Pooled across cells
+# ------------------------------------------------------------------------------------------
+def _pooled(table: CountTable, spec: AuditSpec, gi: int, r: int, comparisons: list[Comparison]) -> PooledComparison:
+    n1, k1 = table.n[gi].astype(float), table.positives[gi].astype(float)
+    n2, k2 = table.n[r].astype(float), table.positives[r].astype(float)
+    N1, K1, N2, K2 = n1.sum(), k1.sum(), n2.sum(), k2.sum()
+    rate1 = K1 / N1 if N1 else None
+    rate2 = K2 / N2 if N2 else None
+    diff = None if rate1 is None or rate2 is None else rate1 - rate2
+    d_low, d_high = newcombe_interval(K1, N1, K2, N2)
+    fav1, fav2 = _favourable(spec, rate1), _favourable(spec, rate2)
+    ratio = fav1 / fav2 if fav1 is not None and fav2 else None
+    marginal_p = two_proportion_tests(K1, N1, K2, N2)[0][0] if N1 and N2 else math.nan
+    both = (n1 > 0) & (n2 > 0)
+    weights = (n1 + n2)[both]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_cell = (k1 / n1 - k2 / n2)[both]
+    weighted = float(np.sum(weights * per_cell) / np.sum(weights)) if weights.sum() else None
+    mh = mantel_haenszel(k1, n1, k2, n2)
+    group, reference = table.groups[gi], table.groups[r]
+    mine = [c for c in comparisons if c.group == group]
+    cells_beyond = sum(c.verdict == BEYOND for c in mine)
+    several = len(table.cell_keys) > 1
+    simpson = False
+    if several and diff is not None and mh.odds_ratio is not None and mh.cmh_p_value is not None:
+        marginal_sig = _num(marginal_p) is not None and marginal_p < ALPHA
+        pooled_sig = mh.cmh_p_value < ALPHA
+        pooled_dir = np.sign(math.log(mh.odds_ratio)) if mh.odds_ratio > 0 else -1.0
+        opposite = pooled_dir != 0 and np.sign(diff) != 0 and pooled_dir != np.sign(diff)
+        simpson = bool((marginal_sig and (not pooled_sig or opposite)) or (pooled_sig and opposite))
+    pooled = PooledComparison(
+        group=group, reference=reference, n=int(N1), reference_n=int(N2), marginal_rate=_num(rate1),
+        reference_marginal_rate=_num(rate2), marginal_difference=_num(diff),
+        marginal_difference_ci_low=_num(d_low), marginal_difference_ci_high=_num(d_high),
+        marginal_impact_ratio=_num(ratio), marginal_p_value=_num(marginal_p), weighted_difference=weighted,
+        mh_odds_ratio=mh.odds_ratio, mh_ci_low=mh.ci_low, mh_ci_high=mh.ci_high, cmh_p_value=mh.cmh_p_value,
+        breslow_day_p_value=mh.breslow_day_p_value, strata_used=mh.strata_used, cells=len(table.cell_keys),
+        cells_beyond=cells_beyond, simpson=simpson, sentence="",
+    )
+    return pooled
