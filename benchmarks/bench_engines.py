@@ -63,7 +63,7 @@ from luskin_core import AuditSpec
 from luskin_core.counting.sources import open_source
 
 def run():
-    result = open_source(PATH).audit(AuditSpec("decision", 1, group_by=("group",), strata=("stratum",)))
+    result = audit(open_source(PATH), AuditSpec("decision", 1, group_by=("group",), strata=("stratum",)))
     counts = result.counts
     assert len(result.comparisons) == 120 and len(result.pooled) == 5
     return sorted([g, c, int(counts.n[i, j]), int(counts.positives[i, j])]

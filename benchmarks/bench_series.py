@@ -52,7 +52,7 @@ def timed(fn, repeat: int = 3) -> tuple[float, object]:
 def speed(rows: int) -> None:
     import duckdb
 
-    from luskin_core import AuditSpec
+    from luskin_core import AuditSpec, audit
     from luskin_core.analyses.series import audit_series
     from luskin_core.counting.sources import open_source
 
@@ -63,7 +63,7 @@ def speed(rows: int) -> None:
         make_parquet(path, rows)
         print(f"made {rows:,} rows in {time.perf_counter() - start:.1f} s")
         t_series, result = timed(lambda: audit_series(open_source(str(path)), spec, "day", "month"))
-        t_audit, _ = timed(lambda: open_source(str(path)).audit(spec))
+        t_audit, _ = timed(lambda: audit(open_source(str(path)), spec))
         con = duckdb.connect()
         t_sql, _ = timed(lambda: con.execute(
             f"SELECT year(day) * 100 + month(day) AS m, grp, count(*), sum(CAST(outcome = 'yes' AS INT)) "

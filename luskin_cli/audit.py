@@ -331,13 +331,12 @@ def run_audit(args: argparse.Namespace) -> int:
     source = None
     if getattr(args, "predictions", None):
         source = f"predictions in '{args.predictions}'"
-    from luskin_core.counting.sources import Source
 
     if getattr(args, "period", None):
         from luskin_cli.series import run_series
 
         return run_series(args, frame, spec, source)
-    result = frame.audit(spec, source=source) if isinstance(frame, Source) else audit(frame, spec, source=source)
+    result = audit(frame, spec, source=source)
     if args.json:
         from luskin_core.analyses.findings import findings
 

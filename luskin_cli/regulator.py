@@ -58,13 +58,12 @@ def run_template(args: argparse.Namespace) -> int:
     from luskin_cli.main import print_json, resolve
     from luskin_core.analyses.audit import audit
     from luskin_core.analyses.regulator import eeoc_frame, eeoc_rows, format_eeoc, format_ll144, ll144_audit
-    from luskin_core.counting.sources import Source
     from luskin_core.stats.power import sufficiency, sufficiency_lines
 
     data, spec = resolve(args, engine=True)[:2]
 
     def run(s: Any) -> Any:
-        return data.audit(s) if isinstance(data, Source) else audit(data, s)
+        return audit(data, s)
 
     if args.template == "ll144":
         ll144 = ll144_audit(data, spec, args.sex.strip(), args.race.strip(), exclude_small=args.exclude_small)

@@ -183,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
     timings["load"] = clock() - start
 
     t = clock()
-    result = audit(located, spec) if in_memory else located.audit(spec)
+    result = audit(located, spec)
     timings["audit"] = clock() - t
     _say(f"Audit: {result.headline()} ({timings['audit']:.1f} s)")
     ll144 = None

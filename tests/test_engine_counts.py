@@ -31,7 +31,7 @@ def test_population_left_out_is_the_same_in_memory_and_in_the_engine(population,
     assert said[".csv"]["n_rows"] == said[".parquet"]["n_rows"] == len(adult) - said[".csv"]["n_excluded"]
     assert said[".csv"]["n_excluded"] >= outside
     spec = AuditSpec("income", ">50K", group_by=("race",), population=(condition,))
-    library, engine = audit(adult, spec), open_source(str(parquet)).audit(spec)
+    library, engine = audit(adult, spec), audit(open_source(str(parquet)), spec)
     assert library.n_excluded == engine.n_excluded == said[".csv"]["n_excluded"]
     assert library.excluded_reasons == engine.excluded_reasons
 

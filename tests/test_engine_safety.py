@@ -87,7 +87,7 @@ def test_hostile_values_are_literals_when_the_server_escapes_backslashes(lax_url
     for spec in (AuditSpec("y", "yes", protected=Condition("name", "==", value)),
                  AuditSpec("y", "yes", group_by=("group",), filters=(Condition("name", "!=", value),)),
                  AuditSpec("y", "yes", group_by=("group",), population=(Condition("name", "in", (value, "x")),))):
-        assert source.audit(spec).to_dict() == audit(frame, spec).to_dict()
+        assert audit(source, spec).to_dict() == audit(frame, spec).to_dict()
     assert _tables(lax_url) == {"people"}
 
 
@@ -107,7 +107,7 @@ def test_a_query_source_runs_one_select_read_only(lax_url):
     try:
         source = open_source(lax_url, 'SELECT scribble("group") AS "group", y FROM people;')
         with pytest.raises(LuskinError, match="read-only transaction"):
-            source.audit(AuditSpec("y", "yes", group_by=("group",)))
+            audit(source, AuditSpec("y", "yes", group_by=("group",)))
         with _psycopg(lax_url) as con:
             assert con.execute("SELECT count(*) FROM journal").fetchone()[0] == 0
         assert open_source(lax_url, 'SELECT * FROM people WHERE "group" = \'A\';').n_rows() == 90
@@ -120,7 +120,7 @@ def test_a_query_source_runs_one_select_read_only(lax_url):
 def test_a_failing_query_says_why(lax_url):
     source = open_source(lax_url, 'SELECT CAST("name" AS integer) AS "group", y FROM people')
     with pytest.raises(LuskinError) as error:
-        source.audit(AuditSpec("y", "yes", group_by=("group",)))
+        audit(source, AuditSpec("y", "yes", group_by=("group",)))
     message = str(error.value)
     assert "invalid input syntax for type integer" in message and "CSV" not in message
 
@@ -193,7 +193,7 @@ def test_hostile_values_are_literals_in_duckdb_and_spark(spark_session, tmp_path
     for source in (open_source(str(path)), open_source("spark:", "people")):
         for value in HOSTILE:
             spec = AuditSpec("y", "yes", group_by=("group",), filters=(Condition("name", "==", value),))
-            assert source.audit(spec).to_dict() == audit(frame, spec).to_dict(), (source, value)
+            assert audit(source, spec).to_dict() == audit(frame, spec).to_dict(), (source, value)
     spark_session.conf.set("spark.sql.parser.escapedStringLiterals", "true")  # type: ignore[attr-defined]
     try:
         with pytest.raises(LuskinError, match="escapedStringLiterals"):

@@ -300,7 +300,7 @@ def test_a_yes_no_prediction_column_is_read_in_every_spelling(compas_sex, spelli
     if spelling not in ("bool", "0/1 floats"):
         frame["pred"] = frame["pred"].astype("string")
     spec = AuditSpec("two_year_recid", 1, group_by=("sex",), prediction="pred")
-    result = audit(frame, spec) if engine == "memory" else Source.from_frame(frame).audit(spec)
+    result = audit(frame, spec) if engine == "memory" else audit(Source.from_frame(frame), spec)
     female = result.comparison("Female")
     expected = frame.loc[frame["sex"] == "Female", "high"]
     assert female.positives == int(expected.sum()) > 0          # was 0: "nobody predicted positive"
@@ -308,7 +308,7 @@ def test_a_yes_no_prediction_column_is_read_in_every_spelling(compas_sex, spelli
 
 @pytest.mark.parametrize("engine", ["memory", "duckdb"])
 def test_a_non_binary_prediction_is_refused_or_cut(compas_sex, engine):
-    run = (lambda f, s: audit(f, s)) if engine == "memory" else (lambda f, s: Source.from_frame(f).audit(s))
+    run = (lambda f, s: audit(f, s)) if engine == "memory" else (lambda f, s: audit(Source.from_frame(f), s))
     spec = AuditSpec("two_year_recid", 1, group_by=("sex",), prediction="decile_score")
     with pytest.raises(LuskinError, match="prediction cut-off"):
         run(compas_sex, spec)

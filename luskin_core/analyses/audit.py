@@ -26,6 +26,7 @@ import pandas as pd
 
 from luskin_core.analyses import narrative
 from luskin_core.counting.counts import CountTable, count_arrays, count_frame
+from luskin_core.counting.sources import Source
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec, Prepared, prepare, resolve_column
 from luskin_core.spec.validation import check_positive_present, check_two_classes
@@ -237,7 +238,7 @@ def _num(x: float) -> float | None:
 
 
 def audit(
-    frame: pd.DataFrame,
+    frame: pd.DataFrame | Source,
     spec: AuditSpec,
     predictions: Sequence[int] | np.ndarray | None = None,
     *,
@@ -247,9 +248,17 @@ def audit(
 
     ``predictions`` (one 0/1 decision per row) replaces the audited decision, as the paper's
     tables audit A1's and C2's decisions; to audit a model's decisions against the truth, with
-    error rates, name a prediction column in ``spec.prediction`` instead.
+    error rates, name a prediction column in ``spec.prediction`` instead. ``frame`` may also be a
+    :class:`~luskin_core.counting.sources.Source` (DuckDB, PostgreSQL, Spark): the same audit, counted
+    where the data lives.
     """
     from luskin_core.spec.names import with_group_names
+
+    if isinstance(frame, Source):
+        if predictions is not None:
+            raise LuskinError("Predictions given as a list need the rows in memory; on a database, name a "
+                              "prediction column instead.")
+        return _audit_source(frame, spec, source=source)
 
     spec = with_group_names(spec, frame)   # "Male", not "Non-Female", when the column has two values
     if predictions is not None:
@@ -275,6 +284,32 @@ def audit(
         sizes = table.n.sum(axis=1)
         check_two_classes(frame[resolve_column(frame, spec.protected.column, "protected")], spec.protected,
                           int(sizes[0]), int(sizes[1]))
+    default = "recorded outcome" if spec.prediction is None else f"decisions in '{spec.prediction}'"
+    return result_from_counts(table, spec, source=source or default)
+
+
+def _audit_source(data: Source, spec: AuditSpec, *, source: str | None = None) -> AuditResult:
+    """The full audit (every statistic) from the engine's count table."""
+    from luskin_core.spec.names import with_group_names
+
+    spec = with_group_names(spec, data)   # the same names as in memory ("Male", not "Non-Female")
+    plan, raw = data.counts(spec)
+    table = CountTable.from_raw(raw, plan)
+    if table.n_rows == 0:
+        raise LuskinError(f"Every row of {data.name} lacks a value the audit needs, so nothing can be audited.")
+    if spec.outcome_type == "label" and spec.prediction is None and int(table.positives.sum()) == 0:
+        values = ", ".join(str(v) for v in data.value_counts(plan.outcome, 10)["value"].dropna())
+        raise LuskinError(f"The value '{spec.positive}' never occurs in the outcome column '{plan.outcome}'. "
+                          f"Its values are: {values}.")
+    if spec.group_mode == "condition":
+        sizes = table.n.sum(axis=1)
+        if sizes[0] == 0 or sizes[1] == 0:
+            assert plan.protected is not None
+            values = ", ".join(str(v) for v in data.value_counts(plan.protected.column, 10)["value"].dropna())
+            what = ("so the protected group is empty" if sizes[0] == 0
+                    else "so there is no other class to compare with")
+            raise LuskinError(f"{'No' if sizes[0] == 0 else 'Every'} row has {spec.protected}, {what}. "
+                              f"Values of '{plan.protected.column}' include: {values}.")
     default = "recorded outcome" if spec.prediction is None else f"decisions in '{spec.prediction}'"
     return result_from_counts(table, spec, source=source or default)
 

@@ -301,32 +301,6 @@ class Source:
         plan, raw = self.counts(spec)
         return CountTable.from_raw(raw, plan)
 
-    def audit(self, spec: AuditSpec, *, source: str | None = None) -> Any:
-        """The full audit (every statistic) from the engine's count table."""
-        from luskin_core.analyses.audit import result_from_counts
-        from luskin_core.spec.names import with_group_names
-
-        spec = with_group_names(spec, self)   # the same names as in memory ("Male", not "Non-Female")
-        plan, raw = self.counts(spec)
-        table = CountTable.from_raw(raw, plan)
-        if table.n_rows == 0:
-            raise LuskinError(f"Every row of {self.name} lacks a value the audit needs, so nothing can be audited.")
-        if spec.outcome_type == "label" and spec.prediction is None and int(table.positives.sum()) == 0:
-            values = ", ".join(str(v) for v in self.value_counts(plan.outcome, 10)["value"].dropna())
-            raise LuskinError(f"The value '{spec.positive}' never occurs in the outcome column '{plan.outcome}'. "
-                              f"Its values are: {values}.")
-        if spec.group_mode == "condition":
-            sizes = table.n.sum(axis=1)
-            if sizes[0] == 0 or sizes[1] == 0:
-                assert plan.protected is not None
-                values = ", ".join(str(v) for v in self.value_counts(plan.protected.column, 10)["value"].dropna())
-                what = ("so the protected group is empty" if sizes[0] == 0
-                        else "so there is no other class to compare with")
-                raise LuskinError(f"{'No' if sizes[0] == 0 else 'Every'} row has {spec.protected}, {what}. "
-                                  f"Values of '{plan.protected.column}' include: {values}.")
-        default = "recorded outcome" if spec.prediction is None else f"decisions in '{spec.prediction}'"
-        return result_from_counts(table, spec, source=source or default)
-
     # -- rows for the model tools --------------------------------------------------------------
     def sample(self, spec: AuditSpec, cap: int = DEFAULT_SAMPLE_CAP, seed: int = 0) -> tuple[pd.DataFrame, SampleInfo]:
         """A seeded sample of ``cap`` rows, stratified by group x outcome, drawn inside the engine.
