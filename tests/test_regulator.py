@@ -17,17 +17,7 @@ import pytest
 
 from luskin_core import load_sample
 from luskin_core.analyses.audit import audit
-from luskin_core.analyses.regulator import (
-    CROSS,
-    eeoc_rows,
-    flip,
-    format_ll144,
-    ll144_audit,
-    ll144_from_counts,
-    ll144_table,
-    shortfall,
-    two_sd_z,
-)
+from luskin_core.analyses.regulator import CROSS, eeoc_rows, format_ll144, ll144_audit, ll144_from_counts, ll144_table
 from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.stats.power import (
     detectable_h,
@@ -38,6 +28,7 @@ from luskin_core.stats.power import (
     sufficiency,
     sufficiency_lines,
 )
+from luskin_core.stats.uniform import flip, shortfall, two_sd_z
 
 # ------------------------------------------------------------------------------------------
 # The DCWP worked examples, as published

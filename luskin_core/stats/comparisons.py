@@ -381,7 +381,7 @@ def compare(table: CountTable, spec: AuditSpec) -> tuple[tuple[Comparison, ...],
                 judged_rates=() if is_ref else tuple(judged),
             )
             comparisons.append(item)
-    from luskin_core.analyses.regulator import attach_extras
+    from luskin_core.stats.uniform import attach_extras
 
     comparisons = attach_extras(comparisons, spec)
     pooled = tuple(_pooled(table, spec, gi, r, comparisons) for gi in range(G) if gi != r)

@@ -1,0 +1,117 @@
+"""The Uniform Guidelines' statistics of one group against a reference: four-fifths, its shortfall and
+flip test, two standard deviations and Fisher's exact test, and the power a comparison had.
+
+Numbers of two counts only, so every comparison carries them (:func:`attach_extras`) and the
+regulator tables (:mod:`luskin_core.analyses.regulator`) lay them out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+
+def below_four_fifths(k: int, n: int, ref_k: int, ref_n: int) -> bool | None:
+    """Whether k/n is below four-fifths of ref_k/ref_n (None when either rate is undefined or the reference's is 0)."""
+    if n <= 0 or ref_n <= 0 or ref_k <= 0:
+        return None
+    return 5 * k * ref_n < 4 * ref_k * n
+
+
+def shortfall(k: int, n: int, ref_k: int, ref_n: int, fraction: tuple[int, int] = (4, 5)) -> int | None:
+    """Fewest additional selections in the group for k/n to reach ``fraction`` of ref_k/ref_n (0 if there).
+
+    Whole-number arithmetic: the smallest s >= 0 with (k + s) * ref_n * den >= num * ref_k * n.
+    None when the group or the reference has no rows.
+    """
+    if n <= 0 or ref_n <= 0:
+        return None
+    num, den = fraction
+    need = num * ref_k * n - den * ref_n * k  # (k + s) den ref_n >= num ref_k n  <=>  s den ref_n >= need
+    if need <= 0:
+        return 0
+    return -(-need // (den * ref_n))
+
+
+def flip(k: int, n: int, ref_k: int, ref_n: int) -> bool | None:
+    """True when moving one or two people (in the group or the reference) changes the four-fifths verdict.
+
+    A move turns one person's outcome from selected to not selected or back; up to two moves in
+    all, within each side's size. None when the verdict itself is undefined.
+    """
+    now = below_four_fifths(k, n, ref_k, ref_n)
+    if now is None:
+        return None
+    for d in range(-2, 3):
+        for e in range(-2, 3):
+            if (d == 0 and e == 0) or abs(d) + abs(e) > 2:
+                continue
+            k2, r2 = k + d, ref_k + e
+            if not (0 <= k2 <= n and 0 <= r2 <= ref_n):
+                continue
+            after = below_four_fifths(k2, n, r2, ref_n)
+            if after is not None and after != now:
+                return True
+    return False
+
+
+def two_sd_z(k: int, n: int, ref_k: int, ref_n: int) -> float | None:
+    """The pooled two-proportion z statistic (group minus reference), in standard deviations."""
+    if n <= 0 or ref_n <= 0:
+        return None
+    pooled = (k + ref_k) / (n + ref_n)
+    var = pooled * (1 - pooled) * (1 / n + 1 / ref_n)
+    if var <= 0:
+        return None
+    return (k / n - ref_k / ref_n) / math.sqrt(var)
+
+
+def fisher_p(k: int, n: int, ref_k: int, ref_n: int) -> float | None:
+    """Fisher's exact test, two-sided."""
+    if n <= 0 or ref_n <= 0:
+        return None
+    from scipy.stats import fisher_exact
+
+    return float(fisher_exact([[k, n - k], [ref_k, ref_n - ref_k]], alternative="two-sided")[1])
+
+
+def comparison_extras(comparisons: Sequence[Any], spec: Any) -> list[dict[str, Any]]:
+    """Per comparison: shortfall to four-fifths and parity, the flip test, the minimum detectable difference.
+
+    The reference's own rows get 0, 0, False and no detectable difference.
+    """
+    from luskin_core.stats.power import minimum_detectable_difference, power_sentence, tolerance_drop
+
+    n = np.array([c.n for c in comparisons], dtype=float)
+    ref_n = np.array([c.reference_n for c in comparisons], dtype=float)
+    ref_rate = np.array([np.nan if c.reference_rate is None else c.reference_rate for c in comparisons])
+    mdd = minimum_detectable_difference(n, ref_n, ref_rate) if len(comparisons) else np.array([])
+    out: list[dict[str, Any]] = []
+    for c, m in zip(comparisons, mdd):
+        if c.is_reference:
+            out.append({"shortfall_four_fifths": 0, "shortfall_parity": 0, "flip": False,
+                        "minimum_detectable_difference": None, "power_sentence": ""})
+            continue
+        value = float(m) if math.isfinite(float(m)) else None
+        sentence = ""
+        if c.verdict in ("within tolerance", "beyond tolerance but could be chance") and c.n > 0 and c.reference_n > 0:
+            sentence = power_sentence(c.group, c.n, c.reference, c.reference_n, value,
+                                      tolerance_drop(spec, c.reference_rate))
+        out.append({
+            "shortfall_four_fifths": shortfall(c.positives, c.n, c.reference_positives, c.reference_n),
+            "shortfall_parity": shortfall(c.positives, c.n, c.reference_positives, c.reference_n, (1, 1)),
+            "flip": flip(c.positives, c.n, c.reference_positives, c.reference_n),
+            "minimum_detectable_difference": value,
+            "power_sentence": sentence,
+        })
+    return out
+
+
+def attach_extras(comparisons: list[Any], spec: Any) -> list[Any]:
+    """The comparisons with :func:`comparison_extras` attached (called as every comparison is made)."""
+    from dataclasses import replace
+
+    return [replace(c, extras=e) for c, e in zip(comparisons, comparison_extras(comparisons, spec))]
