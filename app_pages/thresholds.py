@@ -16,14 +16,13 @@ from luskin_app import choices as ch_
 from luskin_app import dataset, source_view, ui
 from luskin_app.cache import options_key, remember, shared
 from luskin_app.help import HELP
-from luskin_core.corrections.models import MODEL_KINDS, MODEL_NAMES
 from luskin_core.corrections.thresholds import ThresholdReport, tune_thresholds
 from luskin_core.errors import LuskinError
 from luskin_core.formatting import format_percent, format_points
 from luskin_core.present import plots
 from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.spec.guess import score_columns
-from luskin_core.spec.options import ThresholdOptions
+from luskin_core.spec.options import MODEL_KINDS, MODEL_NAMES, ThresholdOptions
 from luskin_core.spec.validation import check_finite
 
 SOURCES = {"model": "Train a model on the data", "column": "Use a score column already in the data"}

@@ -18,9 +18,9 @@ import pandas as pd
 import streamlit as st
 
 from luskin_core.corrections.equalize import DEFAULT_ALPHAS
-from luskin_core.corrections.models import MODEL_KINDS
 from luskin_core.errors import LuskinError
 from luskin_core.present.report import DatasetRef, LuskinConfig, config_from_json, config_to_json
+from luskin_core.spec.options import MODEL_KINDS
 from luskin_core.spec.validation import check_features, shown
 
 from . import choices as _choices

@@ -92,8 +92,8 @@ def _p(p: float | None) -> str:
 
 def format_retrain(result: RetrainResult) -> str:
     """The paper-style table in plain text, with intervals, gaps and the relabelling record."""
-    from luskin_core.corrections.relabel import ALGORITHM_NAMES
     from luskin_core.formatting import format_table
+    from luskin_core.spec.options import ALGORITHM_NAMES
 
     opts, spec = result.options, result.spec
     blocks = [("Original", result.original), (f"A1 ({opts.first})", result.first),

@@ -23,21 +23,12 @@ from sklearn.svm import LinearSVC
 
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import resolve_column
+from luskin_core.spec.options import check_kind
 
-MODEL_KINDS = ("LR", "MLP", "SVM")
-MODEL_NAMES = {"LR": "logistic regression", "MLP": "multi-layer perceptron (neural network)",
-               "SVM": "linear support vector machine"}
 # A text column with more distinct values than this, and mostly unique, is an identifier
 # (a name, a case number): it cannot generalise, so it is left out unless named explicitly.
 ID_LIKE_DISTINCT = 200
 ID_LIKE_UNIQUE_SHARE = 0.5
-
-
-def check_kind(kind: str) -> str:
-    key = str(kind).strip().upper()
-    if key not in MODEL_KINDS:
-        raise LuskinError(f"Unknown model type '{kind}'. Choose one of: {', '.join(MODEL_KINDS)}.")
-    return key
 
 
 @dataclass(frozen=True)

@@ -37,12 +37,10 @@ import numpy as np
 
 from luskin_core.errors import LuskinError
 from luskin_core.formatting import format_percent
+from luskin_core.spec.options import ALGORITHM_NAMES, check_algorithm, check_direction
 from luskin_core.spec.validation import check_labels_01
 
 Direction = Literal["down", "up"]
-DIRECTIONS: tuple[str, ...] = ("down", "up")
-ALGORITHMS: tuple[int, ...] = (1, 2)
-ALGORITHM_NAMES = {1: "selective risk adjustment (Algorithm 1)", 2: "risk-based flipping (Algorithm 2)"}
 
 # Why a cell was or was not relabelled (the ``status`` of a CellAdjustment).
 ADJUSTED = "adjusted"
@@ -149,14 +147,6 @@ def _check_risk(risk: Any) -> np.ndarray:
     if not np.isfinite(values).all():
         raise LuskinError("Some risk scores are missing or infinite, so rows cannot be ranked by risk.")
     return values
-
-
-def check_direction(direction: str) -> str:
-    key = str(direction).strip().lower()
-    if key not in DIRECTIONS:
-        raise LuskinError(f"The direction must be 'down' (bring the higher group down) or 'up' (bring the "
-                          f"lower group up), not '{direction}'.")
-    return key
 
 
 def _align(risk: Any, in_group: Any, filter_holds: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
@@ -376,15 +366,3 @@ def relabel(
                                          direction=direction, all_cells=all_cells, tolerance=tolerance)
     return risk_based_flipping(y, risk, in_group, filter_holds, direction=direction,
                                all_cells=all_cells, tolerance=tolerance)
-
-
-def check_algorithm(algorithm: Any) -> int:
-    """1 or 2, or a plain error."""
-    try:
-        value = int(str(algorithm).strip())
-    except ValueError:
-        value = -1
-    if value not in ALGORITHMS:
-        raise LuskinError(f"The algorithm must be 1 (selective risk adjustment) or 2 (risk-based flipping), "
-                          f"not '{algorithm}'.")
-    return value

@@ -46,13 +46,13 @@ from luskin_core.corrections.correction import (
     GroupCounts,
     confusion_counts,
 )
-from luskin_core.corrections.models import MODEL_NAMES, make_model, risk_scores
+from luskin_core.corrections.models import make_model, risk_scores
 from luskin_core.corrections.pipeline import MIN_STRATUM, SHAPES, prepare_split, split_positions
-from luskin_core.corrections.relabel import ALGORITHM_NAMES, RelabelResult, relabel
+from luskin_core.corrections.relabel import RelabelResult, relabel
 from luskin_core.errors import LuskinError
 from luskin_core.formatting import format_points
 from luskin_core.spec.audit_spec import AuditSpec
-from luskin_core.spec.options import RETRAIN_KINDS, RetrainOptions
+from luskin_core.spec.options import ALGORITHM_NAMES, MODEL_NAMES, RETRAIN_KINDS, RetrainOptions
 
 SPLIT = (0.4, 0.4, 0.2)
 MIN_ROWS = 50          # below this a 20% test set holds too few rows to say anything

@@ -46,7 +46,6 @@ from luskin_core.analyses.findings import WITHIN_PARTS, findings, part_nouns
 from luskin_core.analyses.narrative import group_words
 from luskin_core.corrections.correction import CorrectionResult
 from luskin_core.corrections.cost import CONTROLLED, GAP_NAMES, CostPoint, accuracy_interval, cost_chart, cost_points
-from luskin_core.corrections.relabel import ALGORITHM_NAMES
 from luskin_core.errors import LuskinError
 from luskin_core.formatting import format_number, format_p, format_percent, format_points
 from luskin_core.present.report_blocks import Chart, Section, Table, _block, _settings  # noqa: F401  (moved; importable here)
@@ -80,6 +79,7 @@ from luskin_core.present.report_render import (  # noqa: F401  (the renderer mov
     close_chart_renderer,
 )
 from luskin_core.spec.audit_spec import AuditSpec
+from luskin_core.spec.options import ALGORITHM_NAMES
 from luskin_core.stats.comparisons import BEYOND, CHANCE, CRITERION_NAMES, ERROR_RATE_NAMES, TOO_FEW
 
 _VERSION_PACKAGES = ("pandas", "numpy", "scikit-learn", "scipy", "plotly")

@@ -212,8 +212,8 @@ def _warning_sentences(result: Any) -> tuple[str, ...]:
 
 def _correction_slides(spec: Any, retrains: Sequence[Any], reports: Sequence[Any], sweeps: Sequence[Any],
                        alpha: float | None, points: Sequence[CostPoint]) -> list[Slide]:
-    from luskin_core.corrections.relabel import ALGORITHM_NAMES
     from luskin_core.present import plots
+    from luskin_core.spec.options import ALGORITHM_NAMES
 
     out = []
     for i, result in enumerate(retrains, 1):

@@ -21,8 +21,42 @@ from typing import Any
 from luskin_core.errors import LuskinError
 
 RETRAIN_KINDS = ("LR", "MLP")
+MODEL_KINDS = ("LR", "MLP", "SVM")
+MODEL_NAMES = {"LR": "logistic regression", "MLP": "multi-layer perceptron (neural network)",
+               "SVM": "linear support vector machine"}
+DIRECTIONS: tuple[str, ...] = ("down", "up")
+ALGORITHMS: tuple[int, ...] = (1, 2)
+ALGORITHM_NAMES = {1: "selective risk adjustment (Algorithm 1)", 2: "risk-based flipping (Algorithm 2)"}
 # The alphas of the equalized-distribution sweep (weight on accuracy; 1 = plain logistic regression).
 DEFAULT_ALPHAS = (0.0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.7, 0.9, 1.0)
+
+
+
+def check_kind(kind: str) -> str:
+    key = str(kind).strip().upper()
+    if key not in MODEL_KINDS:
+        raise LuskinError(f"Unknown model type '{kind}'. Choose one of: {', '.join(MODEL_KINDS)}.")
+    return key
+
+
+def check_direction(direction: str) -> str:
+    key = str(direction).strip().lower()
+    if key not in DIRECTIONS:
+        raise LuskinError(f"The direction must be 'down' (bring the higher group down) or 'up' (bring the "
+                          f"lower group up), not '{direction}'.")
+    return key
+
+
+def check_algorithm(algorithm: Any) -> int:
+    """1 or 2, or a plain error."""
+    try:
+        value = int(str(algorithm).strip())
+    except ValueError:
+        value = -1
+    if value not in ALGORITHMS:
+        raise LuskinError(f"The algorithm must be 1 (selective risk adjustment) or 2 (risk-based flipping), "
+                          f"not '{algorithm}'.")
+    return value
 
 
 @dataclass(frozen=True)
@@ -44,11 +78,6 @@ class RetrainOptions:
     exclude: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        from luskin_core.corrections.relabel import (  # imported here: `luskin --help` reads the defaults
-            check_algorithm,
-            check_direction,
-        )
-
         object.__setattr__(self, "algorithm", check_algorithm(self.algorithm))
         object.__setattr__(self, "first", _check_retrain_kind(self.first, "first"))
         object.__setattr__(self, "second", _check_retrain_kind(self.second, "second"))
@@ -75,8 +104,6 @@ class RetrainOptions:
         object.__setattr__(self, "exclude", tuple(str(c) for c in names))
 
     def describe(self) -> str:
-        from luskin_core.corrections.relabel import ALGORITHM_NAMES
-
         return (f"{ALGORITHM_NAMES[self.algorithm]}, A1 = {self.first}, C2 = {self.second}, direction "
                 f"{self.direction}, {'every filter cell' if self.all_cells else 'the filter cell only'}, "
                 f"seed {self.seed}")
@@ -114,8 +141,6 @@ class RetrainOptions:
 
 
 def _check_retrain_kind(kind: Any, which: str) -> str:
-    from luskin_core.corrections.models import check_kind
-
     key = check_kind(kind)
     if key not in RETRAIN_KINDS:
         raise LuskinError(f"The {which} model must be LR (logistic regression) or MLP (neural network) for "
