@@ -910,7 +910,7 @@ def report_content(
     if series is not None:  # an audit over time (luskin_core.analyses.series)
         sections.append(series_section(series))
     if proxy is not None:
-        from luskin_core.analyses.proxy_audit import report_section
+        from luskin_core.present.proxy_report import report_section
 
         sections.append(report_section(proxy))
     if retrains:

@@ -287,7 +287,7 @@ def build_slides(result: AuditResult, *, dataset: DatasetRef | Mapping[str, Any]
 
         slides.append(series_slide(series))
     if proxy is not None:  # race estimated from names and places (luskin_core.analyses.proxy_audit)
-        from luskin_core.analyses.proxy_audit import slides as proxy_slides
+        from luskin_core.present.proxy_report import slides as proxy_slides
 
         slides += proxy_slides(proxy)
     slides += _correction_slides(result.spec, retrains, reports, sweeps, equalized_alpha, points)

@@ -1,0 +1,56 @@
+"""A proxy audit (estimated race and ethnicity, BISG/BIFSG) in the report and the deck."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from luskin_core.analyses.proxy_audit import ProxyAudit, ratio_columns
+from luskin_core.formatting import format_number, format_p, format_percent, points
+from luskin_core.present.report import Section, Table
+from luskin_core.present.slides import CAVEATS as CAVEAT_KIND
+from luskin_core.present.slides import FINDING, Slide
+
+
+def report_section(audit: ProxyAudit) -> Any:
+    """The report's section for a proxy audit (:func:`luskin_core.present.report.report_content` ``proxy=``)."""
+    section = Section("proxy", "Estimated race and ethnicity (BISG): weighted, threshold and bounds")
+    section.add("sentences", items=[*(audit.proxy.get("sentences") or []), *audit.sentences()], title="Findings")
+    ratio = audit.metric == "ratio"
+    rows = tuple((c.method, c.cell or "all rows", c.group + (" (reference)" if c.is_reference else ""), f"{c.n:,.0f}",
+                  format_percent(c.rate), "" if c.is_reference else format_number(c.difference),
+                  *(ratio_columns(c) if ratio else
+                    ["" if c.bound_low is None else f"{format_number(c.bound_low)} to {format_number(c.bound_high)}"]),
+                  "" if c.is_reference else format_p(c.p_adjusted, short=True), "" if c.is_reference else c.verdict)
+                 for c in audit.comparisons)
+    middle = ("impact ratio", "95% CI (ratio)", "bounds on the ratio") if ratio else ("bounds on the gap",)
+    section.table(Table("Each estimated group against the reference, weighted by the probabilities and by "
+                        f"the threshold method (probability at least {audit.threshold:g})",
+                        ("method", "cell", "estimated group", "rows", "share", "gap", *middle,
+                         "p adj.", "verdict"), rows, wide=True))
+    section.warnings(list(audit.caveats), "Read with care")
+    return section
+
+
+def slides(audit: ProxyAudit) -> list[Any]:
+    """Two slides for the deck: the gaps by both methods with the bounds, then the caveats."""
+    lines = []
+    for c in audit.comparisons:
+        if c.method != "weighted" or c.is_reference or c.cell is not None or c.difference is None:
+            continue
+        other = next((t for t in audit.comparisons if t.method == "threshold" and t.group == c.group
+                      and t.cell is None), None)
+        thr = "" if other is None or other.difference is None else f", {points(other.difference)} by the threshold"
+        bound = ""
+        if audit.metric == "ratio":
+            thr = "" if other is None or other.impact_ratio is None else f", {other.impact_ratio:.2f} by the threshold"
+            high = c.ratio_bound_high
+            if high is not None and high < audit.ratio_threshold:
+                bound = f"; below {audit.ratio_threshold:g} whatever the proxy's errors"
+            ratio = "not computable" if c.impact_ratio is None else f"{c.impact_ratio:.2f}"
+            lines.append(f"{c.group} against {c.reference}: impact ratio {ratio} weighted{thr}{bound}.")
+            continue
+        if c.bound_low is not None and c.bound_high is not None and (c.bound_low > 0 or c.bound_high < 0):
+            bound = f"; at least {points(c.bound_low if c.bound_low > 0 else c.bound_high)} whatever the proxy's errors"
+        lines.append(f"{c.group} against {c.reference}: {points(c.difference)} weighted{thr}{bound}.")
+    return [Slide("Estimated race and ethnicity: the gaps", tuple(lines[:6]), None, FINDING, "proxy-gaps"),
+            Slide("Estimated race: read with care", audit.caveats, None, CAVEAT_KIND, "proxy-caveats")]
