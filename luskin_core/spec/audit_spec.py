@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from luskin_core.errors import LuskinError
-from luskin_core.spec.audit_spec import validation as _check
+from luskin_core.spec import validation as _check
 from luskin_core.spec.conditions import Condition, as_condition, conjunction_mask
 from luskin_core.spec.validation import CRITERIA, MAX_CROSS, METRICS, OUTCOME_MEANINGS, OUTCOME_TYPES  # noqa: F401 (re-exported)
 
