@@ -16,7 +16,7 @@ from luskin_core.analyses.proxy_audit import DEFAULT_THRESHOLD, ProxyAudit, prox
 from luskin_core.errors import LuskinError
 from luskin_core.export import csv_bytes
 from luskin_core.formatting import format_number, format_p, format_percent
-from luskin_core.spec.audit_spec import outcome_mask
+from luskin_core.spec.validation import outcome_mask
 
 NONE = "(none)"
 METRICS = {"difference": "Difference in shares (tolerance)", "ratio": "Impact ratio (four-fifths rule, 0.8)"}

@@ -30,7 +30,7 @@ from luskin_core.corrections.equalize import (
 from luskin_core.corrections.models import compas_paper_pipeline, risk_scores
 from luskin_core.corrections.thresholds import GroupThresholdOptimizer
 from luskin_core.counting.data import PRESETS, load_sample
-from luskin_core.spec.audit_spec import prepare
+from luskin_core.counting.prepared import prepare
 
 
 def best_of(fn: Callable[[], object], repeats: int = 3) -> tuple[float, object]:

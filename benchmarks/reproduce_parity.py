@@ -35,7 +35,7 @@ from luskin_core.corrections.equalize import DEFAULT_ALPHAS, equalize_frame
 from luskin_core.corrections.models import compas_paper_pipeline, default_threshold, risk_scores
 from luskin_core.corrections.thresholds import GroupThresholdOptimizer, tune_thresholds
 from luskin_core.counting.data import PRESETS, load_sample
-from luskin_core.spec.audit_spec import prepare
+from luskin_core.counting.prepared import prepare
 
 W, B = "Caucasian", "African-American"
 OUT = Path(__file__).resolve().parent / "results" / "parity.md"

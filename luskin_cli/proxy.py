@@ -110,7 +110,8 @@ def run_proxy_audit(args: argparse.Namespace) -> int:
 
     from luskin_core.analyses.proxy import add_probabilities
     from luskin_core.analyses.proxy_audit import DEFAULT_THRESHOLD, proxy_audit
-    from luskin_core.spec.audit_spec import DEFAULT_RATIO_THRESHOLD, outcome_mask
+    from luskin_core.spec.audit_spec import DEFAULT_RATIO_THRESHOLD
+    from luskin_core.spec.validation import outcome_mask
 
     roles = parse_proxy_spec(args.proxy)
     if getattr(args, "protected", None) or getattr(args, "groups", None):

@@ -23,7 +23,8 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("RelabelResult", "relabel", "risk_based_flipping", "selective_risk_adjustment"), "corrections.relabel"),
     **dict.fromkeys(("RetrainOptions", "RetrainResult", "load_model", "model_bytes", "paper_table", "retrain",
                      "save_model"), "corrections.retrain"),
-    **dict.fromkeys(("AuditSpec", "CellSpec", "GroupSpec", "Judgement", "OutcomeSpec", "prepare"), "spec.audit_spec"),
+    **dict.fromkeys(("AuditSpec", "CellSpec", "GroupSpec", "Judgement", "OutcomeSpec"), "spec.audit_spec"),
+    "prepare": "counting.prepared",
     **dict.fromkeys(("GroupThresholdOptimizer", "ThresholdReport", "tune_thresholds"), "corrections.thresholds"),
     **dict.fromkeys(("Source", "open_source"), "counting.sources"),
     **dict.fromkeys(("build_html_report", "build_pdf_report"), "present.report"),
@@ -73,10 +74,11 @@ if TYPE_CHECKING:  # what a type checker and an IDE see: the same names, importe
         load_sample,
         load_sqf,
     )
+    from luskin_core.counting.prepared import prepare
     from luskin_core.counting.sources import Source, open_source
     from luskin_core.errors import LuskinError
     from luskin_core.present.report import build_html_report, build_pdf_report
-    from luskin_core.spec.audit_spec import AuditSpec, CellSpec, GroupSpec, Judgement, OutcomeSpec, prepare
+    from luskin_core.spec.audit_spec import AuditSpec, CellSpec, GroupSpec, Judgement, OutcomeSpec
     from luskin_core.spec.conditions import OPERATORS, Condition, parse_condition
     from luskin_core.stats.power import minimum_detectable_difference, sufficiency
 

@@ -117,7 +117,7 @@ def test_auc_interval_is_close_to_a_bootstrap_on_real_scores(compas) -> None:
     from sklearn.model_selection import train_test_split
 
     from luskin_core.corrections.models import make_model
-    from luskin_core.spec.audit_spec import prepare
+    from luskin_core.counting.prepared import prepare
 
     preset = PRESETS["compas"]
     prepared = prepare(compas, preset.spec)

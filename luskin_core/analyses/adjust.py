@@ -34,9 +34,10 @@ import pandas as pd
 from scipy import linalg, sparse, special, stats
 
 from luskin_core.counting.counts import UNKNOWN, plan_for_frame, row_group_labels
+from luskin_core.counting.prepared import prepare
 from luskin_core.errors import LuskinError
 from luskin_core.formatting import format_p, format_percent, format_points, points
-from luskin_core.spec.audit_spec import AuditSpec, prepare, resolve_column
+from luskin_core.spec.audit_spec import AuditSpec, resolve_column
 from luskin_core.stats.comparisons import ALPHA, BEYOND, CHANCE, TOO_FEW, WITHIN, choose_reference
 
 MAX_ITERATIONS = 100

@@ -26,9 +26,10 @@ import pandas as pd
 
 from luskin_core.analyses import narrative
 from luskin_core.counting.counts import CountTable, count_arrays, count_frame
+from luskin_core.counting.prepared import Prepared, prepare
 from luskin_core.counting.sources import Source
 from luskin_core.errors import LuskinError
-from luskin_core.spec.audit_spec import AuditSpec, Prepared, prepare, resolve_column
+from luskin_core.spec.audit_spec import AuditSpec, resolve_column
 from luskin_core.spec.validation import check_positive_present, check_two_classes
 from luskin_core.stats.comparisons import (
     ALPHA,
@@ -273,7 +274,7 @@ def audit(
                             excluded_reasons=prepared.excluded_reasons)
     table, plan = count_frame(frame, spec)
     if table.n_rows == 0:
-        from luskin_core.spec.audit_spec import nothing_to_audit
+        from luskin_core.counting.prepared import nothing_to_audit
 
         raise nothing_to_audit(plan, table.excluded)
     if spec.outcome_type == "label" and int(table.positives.sum()) == 0 and spec.prediction is None:

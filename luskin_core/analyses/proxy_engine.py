@@ -405,7 +405,7 @@ def parquet_proxy_sums(path: str, *, surname: str, geography: str, outcome: str,
 
 def _outcome_array(column: Any, positive: Any) -> np.ndarray:
     """1.0 where the outcome is the positive value, 0.0 elsewhere, NaN where it is missing."""
-    from luskin_core.spec.audit_spec import outcome_mask
+    from luskin_core.spec.validation import outcome_mask
 
     series = column.to_pandas()
     y = outcome_mask(series, positive).astype(float)

@@ -5,7 +5,7 @@ tuning, test for a score column already in the data) and ``equalize_frame`` (60/
 :func:`prepare_split`, so they restrict to the same rows, label them the same way, choose features
 by the same rule and split the same way.
 
-Rows. :func:`luskin_core.spec.audit_spec.prepare` keeps the population's rows whose outcome, protected
+Rows. :func:`luskin_core.counting.prepared.prepare` keeps the population's rows whose outcome, protected
 column and filter columns are known (the audit's exclusions), computes the 0/1 outcome, the
 protected class and the filter cell of each row.
 
@@ -183,7 +183,7 @@ def prepare_split(
     ``choose=False`` no features are chosen (a score column already in the data).
     """
     from luskin_core.corrections.models import choose_features
-    from luskin_core.spec.audit_spec import prepare
+    from luskin_core.counting.prepared import prepare
     from luskin_core.spec.validation import check_finite
 
     if shape not in SHAPES:

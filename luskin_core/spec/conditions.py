@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from luskin_core.errors import LuskinError
+from luskin_core.spec.columns import check_column
 
 OPERATORS: tuple[str, ...] = ("==", "!=", "<", "<=", ">", ">=", "in", "not in")
 _ORDER_OPS = ("<", "<=", ">", ">=")
@@ -162,8 +163,6 @@ class Condition:
         lowered = {str(c).lower(): c for c in frame.columns}
         if str(self.column).lower() in lowered:
             return lowered[str(self.column).lower()]
-        from luskin_core.spec.validation import check_column  # the closest names, then every column
-
         return check_column(frame, self.column)
 
     def _as_number(self, column: str, value: Any) -> float:

@@ -7,7 +7,6 @@ mistake gets the same plain sentence wherever it is made. Each check raises
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +14,17 @@ import numpy as np
 import pandas as pd
 
 from luskin_core.errors import LuskinError
+from luskin_core.spec.columns import (  # noqa: F401  (the column checks are part of the one validator)
+    MAX_LISTED,
+    MAX_LISTED_VALUES,
+    MAX_SHOWN_CHARS,
+    ROLE_PROMPTS,
+    check_column,
+    check_column_names,
+    column_list,
+    shown,
+    value_list,
+)
 from luskin_core.spec.conditions import Condition
 
 if TYPE_CHECKING:
@@ -23,79 +33,6 @@ if TYPE_CHECKING:
 # ------------------------------------------------------------------------------------------
 # Columns and specifications
 # ------------------------------------------------------------------------------------------
-MAX_LISTED = 100       # column names listed in full in a message (more: the first ones and the count)
-MAX_LISTED_VALUES = 10  # values listed in a message
-MAX_SHOWN_CHARS = 60    # a value longer than this is shortened in messages
-
-ROLE_PROMPTS = {
-    "outcome": "Choose the outcome column (the decision or label to audit).",
-    "protected": "Choose the protected column (e.g. race or sex).",
-}
-
-
-def shown(value: Any, limit: int = MAX_SHOWN_CHARS) -> str:
-    """A value as it appears in a message: shortened when long (a 50 MB cell must not fill the screen)."""
-    text = str(value)
-    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
-
-
-def column_list(names: Sequence[Any], limit: int = MAX_LISTED) -> str:
-    """Every column name, or the first ``limit`` and how many there are in all."""
-    names = [shown(n) for n in names]
-    if len(names) <= limit:
-        return ", ".join(names)
-    return ", ".join(names[:limit]) + f" … ({len(names):,} columns in all)"
-
-
-def value_list(series: pd.Series, limit: int = MAX_LISTED_VALUES) -> str:
-    """The distinct values of a column, most frequent first, for a message."""
-    counts = series.dropna().value_counts()
-    values = [shown(v) for v in counts.index[:limit]]
-    more = f" … ({len(counts):,} values in all)" if len(counts) > limit else ""
-    return ", ".join(values) + more
-
-
-def check_column_names(frame: pd.DataFrame) -> None:
-    """Column names must be distinct, also when compared without surrounding blanks and case.
-
-    Columns are found by name regardless of case (``Race`` and ``race`` are the same column for
-    the command line and a saved configuration), so two names that differ only there are ambiguous.
-    """
-    seen: dict[str, Any] = {}
-    for name in frame.columns:
-        key = str(name).strip().lower()
-        if key in seen:
-            first, second = str(seen[key]).strip(), str(name).strip()
-            named = f"'{shown(first)}' twice" if first == second else f"'{shown(first)}' and '{shown(second)}'"
-            raise LuskinError(
-                f"The file has two columns named {named} (names are compared without surrounding blanks "
-                "or case). Rename one of them and load the file again."
-            )
-        seen[key] = name
-
-
-def check_column(frame: pd.DataFrame, name: Any, role: str = "") -> str:
-    """The frame's own spelling of a column (matched regardless of case), or a plain error.
-
-    The error names the closest column names, then every column (the first 40 of a wide file).
-    """
-    if name is None or not str(name).strip():
-        raise LuskinError(ROLE_PROMPTS.get(role, f"Choose the {role} column." if role else "Choose a column."))
-    if name in frame.columns:
-        return str(name)
-    lowered = {str(c).lower(): c for c in frame.columns}
-    if str(name).lower() in lowered:
-        return str(lowered[str(name).lower()])
-    names = [str(c) for c in frame.columns]
-    close = difflib.get_close_matches(str(name), names, n=3, cutoff=0.6)
-    if not close:
-        close = [c for c in names if str(name).lower() in c.lower() or c.lower() in str(name).lower()][:3]
-    hint = f" Did you mean {' or '.join(repr(shown(c)) for c in close)}?" if close else ""
-    role = f"{role} " if role else ""
-    raise LuskinError(f"There is no {role}column named '{shown(name)}' in the data.{hint} "
-                      f"Columns are: {column_list(names)}.")
-
-
 # ------------------------------------------------------------------------------------------
 # The specification's rules: each once, in one wording, for the library, the page and the CLI
 # ------------------------------------------------------------------------------------------
@@ -408,7 +345,7 @@ def check_spec(spec: AuditSpec, frame: pd.DataFrame) -> AuditSpec:
     )
 
 
-def positive_mask(series: pd.Series, positive: Any) -> np.ndarray:
+def outcome_mask(series: pd.Series, positive: Any) -> np.ndarray:
     """Where the outcome equals the positive value, comparing numbers as numbers (missing: False)."""
     if pd.api.types.is_bool_dtype(series):
         text = str(positive).strip().lower()
@@ -458,7 +395,7 @@ def check_outcome(frame: pd.DataFrame, column: Any, positive: Any) -> str:
                           "so there is nothing to compare. Choose another outcome column.")
     if positive is None or (isinstance(positive, str) and not positive.strip()):
         raise LuskinError("Choose which value of the outcome counts as positive (e.g. Y, >50K or 1).")
-    if not positive_mask(present, positive).any():
+    if not outcome_mask(present, positive).any():
         raise never_occurs(positive, name, present)
     return name
 
@@ -559,7 +496,7 @@ def never_occurs(positive: Any, column: Any, values: pd.Series) -> LuskinError:
 def check_positive_present(series: pd.Series, positive: Any) -> None:
     """The positive value must occur in the outcome column: when it never does, it is usually a typo."""
     present = distinct_values(series)
-    if not positive_mask(present, positive).any():
+    if not outcome_mask(present, positive).any():
         raise never_occurs(positive, series.name, present)
 
 
