@@ -17,11 +17,10 @@ from luskin_core.corrections.cost import (
     absolute_gap_interval,
     accuracy_interval,
     auc_interval,
-    chart_points,
-    cost_chart,
     cost_frame,
     cost_points,
 )
+from luskin_core.present.cost_plots import chart_points, cost_chart
 
 
 @pytest.fixture(scope="module")

@@ -32,11 +32,21 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
 def _imports(path: Path) -> list[tuple[str, int]]:
     """Every module a file imports (relative imports resolved), with the line."""
     out = []
     package = _module_name(path) if path.name == "__init__.py" else _module_name(path).rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If) and _is_type_checking(block.test)
+                   for stmt in block.body for n in ast.walk(stmt)}
+    for node in ast.walk(tree):
+        if id(node) in typing_only:  # names for type hints only: no dependency when the code runs
+            continue
         if isinstance(node, ast.ImportFrom):
             base = package.split(".")[: len(package.split(".")) - (node.level - 1)] if node.level else []
             module = ".".join(base + ([node.module] if node.module else []))

@@ -22,7 +22,7 @@ def _num(result: AdjustResult, x: float | None) -> str:
 
 def adjusted_section(result: AdjustResult) -> Any:
     """The report's section: settings, findings, both charts, the table per group, the warnings."""
-    from luskin_core.present.report import Section, Table, _settings
+    from luskin_core.present.report_blocks import Section, Table, _settings
 
     section = Section("adjusted", "Gaps adjusted for the controls (regression)")
     section.blocks.append(_settings([
@@ -55,7 +55,7 @@ def adjusted_section(result: AdjustResult) -> Any:
 
 def adjusted_slide(result: AdjustResult) -> Any:
     """One slide: the raw and adjusted gaps on one chart, and the first group's sentence."""
-    from luskin_core.present.slides import FINDING, Slide, _slide_figure
+    from luskin_core.present.slide_blocks import FINDING, Slide, _slide_figure
 
     flagged = result.flagged
     if flagged:

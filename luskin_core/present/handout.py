@@ -14,7 +14,7 @@ import json
 from collections.abc import Sequence
 
 from luskin_core.errors import LuskinError
-from luskin_core.present.slides import Slide
+from luskin_core.present.slide_blocks import Slide
 
 _CSS = """
 @page { size: A4 landscape; margin: 1.2cm 1.5cm; }

@@ -6,9 +6,9 @@ from typing import Any
 
 from luskin_core.analyses.proxy_audit import ProxyAudit, ratio_columns
 from luskin_core.formatting import format_number, format_p, format_percent, points
-from luskin_core.present.report import Section, Table
-from luskin_core.present.slides import CAVEATS as CAVEAT_KIND
-from luskin_core.present.slides import FINDING, Slide
+from luskin_core.present.report_blocks import Section, Table
+from luskin_core.present.slide_blocks import CAVEATS as CAVEAT_KIND
+from luskin_core.present.slide_blocks import FINDING, Slide
 
 
 def report_section(audit: ProxyAudit) -> Any:

@@ -17,7 +17,7 @@ from luskin_core.formatting import format_number, format_percent
 
 def ll144_section(result: LL144Result, data_label: str = "") -> Any:
     """The 'Local Law 144 bias audit' section of the report."""
-    from luskin_core.present.report import Section, Table, _settings
+    from luskin_core.present.report_blocks import Section, Table, _settings
 
     section = Section("ll144", "NYC Local Law 144 bias audit: summary of results")
     items: list[tuple[str, Any]] = []
@@ -46,7 +46,7 @@ def ll144_section(result: LL144Result, data_label: str = "") -> Any:
 
 def eeoc_section(rows: Sequence[EEOCRow]) -> Any:
     """The 'EEOC Uniform Guidelines' section: four-fifths beside significance, shortfall and flip."""
-    from luskin_core.present.report import Section, Table
+    from luskin_core.present.report_blocks import Section, Table
 
     section = Section("eeoc", "EEOC Uniform Guidelines: four-fifths beside significance")
     table_rows = tuple((r.group if r.cell is None else f"{r.group} ({r.cell})", f"{r.n:,}", format_percent(r.rate),

@@ -45,9 +45,10 @@ from luskin_core.analyses.audit import AuditResult
 from luskin_core.analyses.findings import WITHIN_PARTS, findings, part_nouns
 from luskin_core.analyses.narrative import group_words
 from luskin_core.corrections.correction import CorrectionResult
-from luskin_core.corrections.cost import CONTROLLED, GAP_NAMES, CostPoint, accuracy_interval, cost_chart, cost_points
+from luskin_core.corrections.cost import CONTROLLED, GAP_NAMES, CostPoint, accuracy_interval, cost_points
 from luskin_core.errors import LuskinError
 from luskin_core.formatting import format_number, format_p, format_percent, format_points
+from luskin_core.present.cost_plots import cost_chart
 from luskin_core.present.report_blocks import Chart, Section, Table, _block, _settings  # noqa: F401  (moved; importable here)
 from luskin_core.present.report_config import (  # noqa: F401  (the configuration format moved; importable here)
     _RESERVED,

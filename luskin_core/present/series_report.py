@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from luskin_core.formatting import format_number, format_p, format_percent, format_points
-from luskin_core.present.report import Section, Table
+from luskin_core.present.report_blocks import Section, Table
 
 
 def series_section(series: Any) -> Section:
@@ -51,7 +51,7 @@ def pooled_chart(section: Section, result: Any) -> None:
 def series_slide(series: Any) -> Any:
     """One slide for the presentation: each gap over time on one chart, the headline and the first alert or trend."""
     from luskin_core.present.series_plots import series_figure
-    from luskin_core.present.slides import FINDING, Slide, _slide_figure
+    from luskin_core.present.slide_blocks import FINDING, Slide, _slide_figure
 
     said = [a.sentence for a in series.alerts] or [t.sentence for t in series.trends]
     sentences = (series.headline(), *said[:1])

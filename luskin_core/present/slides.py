@@ -16,55 +16,38 @@ of defence (:func:`luskin_core.present.report.safe_figure`). No Streamlit here.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import plotly.graph_objects as go
 
 from luskin_core.analyses.audit import AuditResult
 from luskin_core.analyses.narrative import group_words
-from luskin_core.corrections.cost import CostPoint, cost_chart, cost_points
+from luskin_core.corrections.cost import CostPoint, cost_points
 from luskin_core.errors import LuskinError
 from luskin_core.formatting import format_percent
+from luskin_core.present.cost_plots import cost_chart
 from luskin_core.present.report import (
     DatasetRef,
     _caveats,
     _cost_sentences,
     _question,
     correction_warnings,
-    safe_figure,
     spec_in_words,
 )
-
-QUESTION, DATA, VERDICT, FINDING, CORRECTION, COST, CAVEATS = (
-    "question", "data", "verdict", "finding", "correction", "cost", "caveats")
-KINDS = (QUESTION, DATA, VERDICT, FINDING, CORRECTION, COST, CAVEATS)
-MAX_FINDINGS = 8  # more findings than this are summarised on the last finding slide (the report has them all)
-SLIDE_HEIGHT = 420  # px: a chart and two lines of large text nearly fit a 768-px-high projector
-
-
-@dataclass(frozen=True)
-class Slide:
-    """One slide: a title, one to a few plain sentences, an optional chart.
-
-    ``kind`` is one of :data:`KINDS`; ``key`` is stable for the same analysis (e.g.
-    ``finding-2``, ``correction-thresholds-1``), so that a slide hidden by the presenter stays
-    hidden while the numbers change. ``sentences`` are plain text, not Markdown.
-    """
-
-    title: str
-    sentences: tuple[str, ...]
-    figure: Any
-    kind: str
-    key: str
-
-    def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"unknown slide kind {self.kind!r}")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"title": self.title, "sentences": list(self.sentences), "kind": self.kind, "key": self.key,
-                "has_figure": self.figure is not None}
+from luskin_core.present.slide_blocks import (
+    CAVEATS,
+    CORRECTION,
+    COST,
+    DATA,
+    FINDING,
+    KINDS,
+    MAX_FINDINGS,
+    QUESTION,
+    SLIDE_HEIGHT,
+    VERDICT,
+    Slide,
+    _slide_figure,
+)
 
 
 def _label(value: Any) -> str:
@@ -72,15 +55,6 @@ def _label(value: Any) -> str:
     from luskin_core.present.plots import label
 
     return label(value)
-
-
-def _slide_figure(fig: go.Figure, *, keep_title: bool = False) -> go.Figure:
-    """A chart for a slide: escaped, its own title dropped (the slide's title says it), a fixed height."""
-    fig = safe_figure(fig)
-    if not keep_title:
-        fig.update_layout(title={"text": "", "subtitle": {"text": ""}}, margin={"t": 40})
-    fig.update_layout(height=SLIDE_HEIGHT)
-    return fig
 
 
 def _shares_chart(bars: Sequence[tuple[str, str, float | None, float | None, float | None, int]],
