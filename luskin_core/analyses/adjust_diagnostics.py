@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from luskin_core.analyses.adjust import category_codes
+from luskin_core.analyses.adjust_model import category_codes
 from luskin_core.formatting import format_percent
 
 if TYPE_CHECKING:
-    from luskin_core.analyses.adjust import Cells, Design, Fit
+    from luskin_core.analyses.adjust_model import Cells, Design, Fit
 
 SMD_LIMIT = 0.25
 OUTSIDE_LIMIT = 0.05

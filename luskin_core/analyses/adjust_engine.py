@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from luskin_core.analyses.adjust import MAX_CELLS, Cells, _number_text
+from luskin_core.analyses.adjust_model import Cells, _number_text
 from luskin_core.counting.counts import CROSS, UNKNOWN
 from luskin_core.counting.sources import Source, _checks, _ibis, _is_numeric, _mask, _outcome_expr, _part_expr
 from luskin_core.errors import LuskinError
@@ -31,20 +31,6 @@ def cells_from_source(source: Source, spec: AuditSpec, controls: Sequence[str] =
     """The cell table of ``source``, aggregated by the engine (one GROUP BY over group, controls and cluster)."""
     plan, numeric, cats, cluster_name, view = _resolved(source, spec, controls, categorical, cluster)
     return _cells(source, spec, plan, view, numeric, cats, cluster_name)
-
-
-def adjust_source(source: Source, spec: AuditSpec, controls: Sequence[str] = (), categorical: Sequence[str] = (),
-                  cluster: str | None = None, *, max_cells: int | None = None, where: str = "engine") -> Any:
-    """The adjusted gaps of ``source``: from its cell table, or, when numeric controls would make more than
-    ``max_cells`` cells, from per-key sums computed in the engine (:mod:`luskin_core.analyses.adjust_sums`); exact either way."""
-    from luskin_core.analyses.adjust import adjust_cells
-    from luskin_core.analyses.adjust_sums import adjust_by_sums
-
-    plan, numeric, cats, cluster_name, view = _resolved(source, spec, controls, categorical, cluster)
-    limit = max_cells or MAX_CELLS
-    if numeric and _cell_bound(source, view, numeric, cats, limit) > limit:
-        return adjust_by_sums(source, spec, plan, view, numeric, cats, cluster_name, where=where)
-    return adjust_cells(_cells(source, spec, plan, view, numeric, cats, cluster_name), spec, source=where)
 
 
 def _resolved(source: Source, spec: AuditSpec, controls: Sequence[str], categorical: Sequence[str],

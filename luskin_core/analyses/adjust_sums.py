@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy import linalg, sparse, stats
 
-from luskin_core.analyses.adjust import (
+from luskin_core.analyses.adjust_model import (
     AdjustResult,
     Blocks,
     Cells,

@@ -32,10 +32,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy import special, stats
 
-from luskin_core.analyses.adjust import _dot, _xtv, _zero_column
+from luskin_core.analyses.adjust_model import _dot, _xtv, _zero_column
 
 if TYPE_CHECKING:
-    from luskin_core.analyses.adjust import Design, Fit
+    from luskin_core.analyses.adjust_model import Design, Fit
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,851 @@
+"""The model behind adjusted gaps: cells, the design, the fit, average marginal effects, and the result.
+
+Entry points are in :mod:`luskin_core.analyses.adjust`; the engine (:mod:`adjust_engine`, :mod:`adjust_sums`),
+the diagnostics and the decomposition build on this module, so none of them imports another in a circle.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import linalg, sparse, special, stats
+
+from luskin_core.counting.counts import UNKNOWN, plan_for_frame, row_group_labels
+from luskin_core.counting.prepared import prepare
+from luskin_core.errors import LuskinError
+from luskin_core.formatting import format_p, format_percent, format_points, points
+from luskin_core.spec.audit_spec import AuditSpec, resolve_column
+from luskin_core.stats.comparisons import ALPHA, BEYOND, CHANCE, TOO_FEW, WITHIN, choose_reference
+
+MAX_ITERATIONS = 100
+# Past this many cells an engine's fit runs from per-key sums in the engine (luskin_core.analyses.adjust_sums).
+MAX_CELLS = 1_000_000
+# Non-zero entries of the (sparse) design past which the fit would need too much memory (about 12 bytes each).
+MAX_DESIGN_ENTRIES = 60_000_000
+
+
+# ------------------------------------------------------------------------------------------
+# Results
+# ------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class AdjustedGap:
+    """One group against the reference: raw gap, adjusted gap (AME), odds ratio, decomposition, verdict."""
+
+    group: str
+    reference: str
+    n: int
+    reference_n: int
+    rate: float
+    reference_rate: float
+    raw_difference: float
+    adjusted_difference: float
+    adjusted_se: float
+    adjusted_ci_low: float
+    adjusted_ci_high: float
+    adjusted_p_value: float
+    adjusted_p_corrected: float
+    odds_ratio: float | None
+    odds_ratio_ci_low: float | None
+    odds_ratio_ci_high: float | None
+    explained: float
+    explained_ci_low: float
+    explained_ci_high: float
+    unexplained: float
+    unexplained_ci_low: float
+    unexplained_ci_high: float
+    explained_by: tuple[tuple[str, float], ...]
+    verdict: str
+    flagged: bool
+    sentence: str = ""
+
+    def json_entry(self) -> dict[str, Any]:
+        """The issue's ``adjusted`` object: exactly these keys (fractions, not points)."""
+        return {
+            "group": self.group, "reference": self.reference, "raw_difference": self.raw_difference,
+            "adjusted_difference": self.adjusted_difference, "adjusted_ci_low": self.adjusted_ci_low,
+            "adjusted_ci_high": self.adjusted_ci_high, "adjusted_p_value": self.adjusted_p_value,
+            "odds_ratio": self.odds_ratio, "odds_ratio_ci_low": self.odds_ratio_ci_low,
+            "odds_ratio_ci_high": self.odds_ratio_ci_high, "explained": self.explained,
+            "unexplained": self.unexplained, "verdict": self.verdict,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["explained_by"] = dict(self.explained_by)
+        return out
+
+
+@dataclass(frozen=True)
+class Coefficient:
+    """One model coefficient with its standard error (the group's and every control's)."""
+
+    name: str
+    estimate: float
+    se: float
+
+
+@dataclass(frozen=True)
+class AdjustResult:
+    """Every group's adjusted gap against the reference, with the model's diagnostics in words."""
+
+    spec: AuditSpec
+    model: str                       # "logistic" or "linear"
+    outcome_text: str
+    reference: str
+    controls: tuple[str, ...]
+    categorical: tuple[str, ...]
+    cluster: str | None
+    tolerance: float
+    gaps: tuple[AdjustedGap, ...]
+    n_rows: int
+    n_cells: int
+    n_parameters: int
+    n_clusters: int | None
+    converged: bool
+    iterations: int
+    coefficients: tuple[Coefficient, ...]
+    diagnostics: tuple[str, ...]
+    decomposition: str
+    rows_note: str = ""
+    source: str = "in memory"
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per non-reference group (fractions; the explained split per control as columns)."""
+        rows = []
+        for gap in self.gaps:
+            row = {k: v for k, v in gap.to_dict().items() if k not in ("explained_by", "sentence")}
+            for name, value in gap.explained_by:
+                row[f"explained_by {name}"] = value
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model, "outcome": self.outcome_text, "reference": self.reference,
+            "controls": list(self.controls), "categorical": list(self.categorical), "cluster": self.cluster,
+            "tolerance": self.tolerance, "n_rows": self.n_rows, "n_cells": self.n_cells,
+            "n_parameters": self.n_parameters, "n_clusters": self.n_clusters, "converged": self.converged,
+            "iterations": self.iterations, "source": self.source,
+            "adjusted": [g.json_entry() for g in self.gaps],
+            "details": [g.to_dict() for g in self.gaps],
+            "coefficients": [asdict(c) for c in self.coefficients],
+            "diagnostics": list(self.diagnostics), "decomposition": self.decomposition,
+            "rows_note": self.rows_note, "sentences": self.sentences(),
+        }
+
+    def sentences(self) -> list[str]:
+        """What a committee reads: the rows used, each group's gap, then the warnings."""
+        out = [self.rows_note] if self.rows_note else []
+        out += [g.sentence for g in self.gaps]
+        out += list(self.diagnostics)
+        return out
+
+    @property
+    def flagged(self) -> tuple[AdjustedGap, ...]:
+        return tuple(g for g in self.gaps if g.flagged)
+
+
+# ------------------------------------------------------------------------------------------
+# Cells: rows with the same group, control values and cluster, with their sums
+# ------------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class Cells:
+    """The data a fit needs: one row per distinct (group, controls, cluster) with n, k (and sum of squares).
+
+    ``numeric`` controls hold floats, ``categorical`` ones strings (missing as "Unknown").
+    ``frame`` columns: "group", each control, optionally "cluster", "n", "k", "y2".
+    """
+
+    frame: pd.DataFrame
+    numeric: tuple[str, ...]
+    categorical: tuple[str, ...]
+    cluster: str | None
+    linear: bool
+    dropped_missing: int = 0
+    audited_rows: int = 0
+    note: str = ""
+
+
+def _cell_frame(keys: dict[str, tuple[np.ndarray, Any]], y: np.ndarray) -> pd.DataFrame:
+    """Collapse rows to cells: ``keys`` maps each column to (integer codes per row, the value of each code).
+
+    One integer key per row (mixed radix over the codes, re-factorised when it would overflow),
+    then ``bincount`` sums: no pandas groupby over object columns. Text columns come back as
+    ``pd.Categorical``, numbers as floats.
+    """
+    combined = np.zeros(len(y), dtype=np.int64)
+    size = 1
+    for codes, uniques in keys.values():
+        width = len(uniques) + 1
+        if size * width >= 2**62:
+            combined, seen = pd.factorize(combined)
+            size = len(seen)
+        combined = combined * width + (codes + 1)
+        size *= width
+    cell, _ = pd.factorize(combined)
+    m = int(cell.max()) + 1 if len(cell) else 0
+    first = np.unique(cell, return_index=True)[1]  # factorize numbers cells in order of first appearance
+    out: dict[str, Any] = {}
+    for name, (codes, uniques) in keys.items():
+        picked = codes[first]
+        if isinstance(uniques, pd.Index) and uniques.dtype.kind == "f":
+            out[name] = uniques.to_numpy()[picked]
+        elif name == "group":
+            out[name] = np.asarray(uniques, dtype=object)[picked]
+        else:
+            out[name] = pd.Categorical.from_codes(picked, categories=pd.Index(uniques, dtype=object))
+    out["n"] = np.bincount(cell, minlength=m).astype(np.int64)
+    out["k"] = np.bincount(cell, weights=y, minlength=m)
+    out["y2"] = np.bincount(cell, weights=y * y, minlength=m)
+    return pd.DataFrame(out)
+
+
+def _is_numeric(series: pd.Series) -> bool:
+    return bool(pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series))
+
+
+def _control_names(frame: pd.DataFrame, spec: AuditSpec, controls: Sequence[str], categorical: Sequence[str],
+                   cluster: str | None) -> tuple[list[str], set[str], str | None]:
+    names = [resolve_column(frame, c, "control") for c in controls]
+    forced = {resolve_column(frame, c, "control") for c in categorical}
+    for name in forced:
+        if name not in names:
+            names.append(name)
+    if len({n.lower() for n in names}) != len(names):
+        raise LuskinError("A control column is named twice.")
+    group_cols = {c.lower() for c in spec.group_by} or {spec.protected.column.lower()}  # type: ignore[union-attr]
+    for name in names:
+        if name.lower() == spec.outcome.lower():
+            raise LuskinError(f"'{name}' is the outcome, so it cannot also be a control.")
+        if name.lower() in group_cols:
+            raise LuskinError(f"'{name}' forms the groups, so it cannot also be a control.")
+    cluster_name = resolve_column(frame, cluster, "cluster") if cluster else None
+    return names, forced, cluster_name
+
+
+def cells_from_frame(frame: pd.DataFrame, spec: AuditSpec, controls: Sequence[str] = (),
+                     categorical: Sequence[str] = (), cluster: str | None = None) -> Cells:
+    """The cell table of an in-memory frame: the audit's rows and groups, grouped by controls (and cluster)."""
+    names, forced, cluster_name = _control_names(frame, spec, controls, categorical, cluster)
+    prepared = prepare(frame, spec, allow_groups=True)
+    rows = prepared.frame
+    plan = plan_for_frame(rows, spec)
+    labels = row_group_labels(rows, plan)
+    linear = spec.outcome_type == "score"
+    if linear:
+        y = rows[plan.outcome].to_numpy(dtype=float, na_value=np.nan)
+    else:
+        y = prepared.y.astype(float)
+    keys: dict[str, tuple[np.ndarray, Any]] = {"group": pd.factorize(labels)}
+    numeric, cats = [], []
+    keep = np.ones(len(rows), dtype=bool)
+    for name in names:
+        series = rows[name]
+        if _is_numeric(series) and name not in forced:
+            values = series.to_numpy(dtype=float, na_value=np.nan)
+            keep &= np.isfinite(values)
+            codes, uniques = pd.factorize(values)
+            keys[name] = (codes, pd.Index(np.asarray(uniques, dtype=float)))
+            numeric.append(name)
+        else:
+            keys[name] = _text_codes(series)
+            cats.append(name)
+    if cluster_name is not None:
+        keys["cluster"] = _text_codes(rows[cluster_name])
+    dropped = int((~keep).sum())
+    if dropped:
+        keys = {name: (codes[keep], uniques) for name, (codes, uniques) in keys.items()}
+    cells = _cell_frame(keys, y[keep])
+    return Cells(cells, tuple(numeric), tuple(cats), cluster_name, linear, dropped, int(keep.sum()))
+
+
+def _text_codes(series: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """A categorical control's values as (codes, distinct texts), missing ones as "Unknown" (the audit's convention)."""
+    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    if _is_numeric(series):
+        words = [_number_text(v) for v in uniques]
+    else:
+        words = [str(v) for v in uniques]
+    words.append(UNKNOWN)
+    codes = np.where(codes < 0, len(words) - 1, codes)
+    merged, distinct = pd.factorize(np.array(words, dtype=object))  # "Unknown" may also be a value
+    return merged[codes].astype(np.int64), [str(v) for v in distinct]
+
+
+def _as_text(series: pd.Series) -> np.ndarray:
+    """A categorical control's values as text, missing ones as "Unknown" (the audit's convention)."""
+    codes, words = _text_codes(series)
+    return np.asarray(words, dtype=object)[codes]
+
+
+def category_codes(values: Any) -> tuple[np.ndarray, list[str]]:
+    """(codes, texts) of a cell table's categorical column (``pd.Categorical`` or text), observed values only."""
+    if isinstance(values, pd.Series):
+        values = values.array
+    if isinstance(values, pd.Categorical):
+        codes, used = pd.factorize(values.codes)
+        categories = list(values.categories)
+        return codes.astype(np.int64), [str(categories[int(c)]) if c >= 0 else UNKNOWN for c in used]
+    codes, uniques = pd.factorize(np.asarray(values, dtype=object))
+    return codes.astype(np.int64), [str(u) for u in uniques]
+
+
+def _number_text(value: Any) -> str:
+    from luskin_core.counting.counts import format_number
+
+    return format_number(value)
+
+
+# ------------------------------------------------------------------------------------------
+# The design and the fit
+# ------------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class Design:
+    """The dense design of the cells: intercept, group dummies, numeric controls, control dummies."""
+
+    X: Any                               # scipy.sparse CSR (cells x coefficients)
+    names: tuple[str, ...]
+    groups: tuple[str, ...]              # every group, reference first
+    group_code: np.ndarray               # index into groups per cell
+    group_cols: tuple[int, ...]          # column of each non-reference group
+    control_cols: dict[str, tuple[int, ...]]
+    base_levels: dict[str, str]
+    blocks: Blocks | None = None         # the same design as factors and numbers (fast weighted Gram matrices)
+
+
+@dataclass(frozen=True, eq=False)
+class Blocks:
+    """A design held as its factors (a level code per cell, the column of each level or -1) and numbers.
+
+    ``X' diag(w) X`` then takes one ``bincount`` per pair of factors instead of a sparse product,
+    which is most of a Newton step's time (the same sums an engine computes per key).
+    """
+
+    factors: tuple[tuple[np.ndarray, np.ndarray], ...]   # (codes per cell, column per level or -1)
+    numbers: tuple[tuple[int, np.ndarray], ...]          # (column, values per cell)
+    p: int
+
+    def gram(self, w: np.ndarray) -> np.ndarray:
+        """X' diag(w) X."""
+        flat = np.zeros(self.p * self.p)
+        for index, size, source, target in self._terms():
+            flat[target] += np.bincount(index, weights=w, minlength=size)[source]
+        wx = [w * x for _, x in self.numbers]
+        for codes, cols in self.factors:
+            keep = cols >= 0
+            for (j, _), v in zip(self.numbers, wx):
+                col = np.bincount(codes, weights=v, minlength=len(cols))[keep]
+                flat[cols[keep] * self.p + j] += col
+                flat[j * self.p + cols[keep]] += col
+        H = flat.reshape(self.p, self.p)
+        for i, (j, _) in enumerate(self.numbers):
+            for j2, x2 in self.numbers[i:]:
+                H[j, j2] = H[j2, j] = _dot(wx[i], x2)
+        return H
+
+    def _terms(self) -> list[tuple[np.ndarray, int, np.ndarray, np.ndarray]]:
+        """Per pair of factors (and each factor alone): the combined code per cell, and where its sums go in H."""
+        cached = self.__dict__.get("_cached_terms")
+        if cached is not None:
+            return cached
+        terms = []
+        p = self.p
+        for a, (ca, cols_a) in enumerate(self.factors):
+            keep = np.flatnonzero(cols_a >= 0)
+            terms.append((ca, len(cols_a), keep, cols_a[keep] * (p + 1)))
+            for cb, cols_b in self.factors[a + 1:]:
+                lb = len(cols_b)
+                ia, ib = np.nonzero(np.outer(cols_a >= 0, cols_b >= 0))
+                source = ia * lb + ib
+                index = ca * lb + cb
+                size = len(cols_a) * lb
+                terms.append((index, size, source, cols_a[ia] * p + cols_b[ib]))
+                terms.append((index, size, source, cols_b[ib] * p + cols_a[ia]))
+        object.__setattr__(self, "_cached_terms", terms)
+        return terms
+
+    def without(self, remap: dict[int, int], p: int) -> Blocks:
+        """The same blocks after columns were dropped (``remap``: old column -> new)."""
+        factors = tuple((codes, np.array([remap.get(int(c), -1) for c in cols], dtype=np.int64))
+                        for codes, cols in self.factors)
+        numbers = tuple((remap[j], x) for j, x in self.numbers if j in remap)
+        return Blocks(factors, numbers, p)
+
+
+def build_design(cells: Cells, groups: Sequence[str]) -> tuple[Design, list[str]]:
+    """The design matrix of the cells (reference group first in ``groups``) and notes on dropped controls."""
+    frame = cells.frame
+    notes: list[str] = []
+    m = len(frame)
+    all_rows = np.arange(m)
+    group_code = _codes_in(frame["group"].to_numpy(dtype=object), list(groups))
+    # (rows, columns, values) of the sparse design, one piece per block
+    pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = [(all_rows, np.zeros(m, dtype=np.int64), np.ones(m))]
+    names = ["intercept"]
+    factors: list[tuple[np.ndarray, np.ndarray]] = [(np.zeros(m, dtype=np.int64), np.array([0]))]
+    numbers: list[tuple[int, np.ndarray]] = []
+
+    def dummies(codes: np.ndarray, labels: Sequence[str], prefix: str) -> list[int]:
+        start = len(names)
+        inside = codes > 0
+        pieces.append((all_rows[inside], start + codes[inside] - 1, np.ones(int(inside.sum()))))
+        names.extend(f"{prefix}{label}" for label in labels[1:])
+        factors.append((codes, np.array([-1] + list(range(start, len(names))), dtype=np.int64)))
+        return list(range(start, len(names)))
+
+    group_cols = dummies(group_code, list(groups), "group = ")
+    control_cols: dict[str, tuple[int, ...]] = {}
+    base_levels: dict[str, str] = {}
+    n = frame["n"].to_numpy(dtype=float)
+    for name in cells.numeric:
+        values = frame[name].to_numpy(dtype=float)
+        if np.ptp(values) == 0:
+            notes.append(f"The control '{name}' holds a single value ({_number_text(values[0])}) in the rows "
+                         "analysed, so it cannot explain anything and is left out.")
+            continue
+        control_cols[name] = (len(names),)
+        pieces.append((all_rows, np.full(m, len(names)), values))
+        numbers.append((len(names), values))
+        names.append(name)
+    for name in cells.categorical:
+        raw_codes, uniques = category_codes(frame[name])
+        weights = np.bincount(raw_codes, weights=n, minlength=len(uniques))
+        order = sorted(range(len(uniques)), key=lambda i: (-weights[i], str(uniques[i])))  # most rows first
+        levels = [str(uniques[i]) for i in order]
+        if len(levels) < 2:
+            notes.append(f"The control '{name}' holds a single value ('{levels[0]}') in the rows analysed, so it "
+                         "cannot explain anything and is left out.")
+            continue
+        base_levels[name] = levels[0]
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        control_cols[name] = tuple(dummies(rank[raw_codes], levels, f"{name} = "))
+    nnz = sum(len(r) for r, _, _ in pieces)
+    if nnz > MAX_DESIGN_ENTRIES:
+        raise LuskinError(f"The model would need {m:,} distinct rows x {len(names):,} coefficients, more than "
+                          "fits in memory: use fewer or coarser controls, or bin the numeric ones.")
+    rows = np.concatenate([r for r, _, _ in pieces])
+    cols = np.concatenate([c for _, c, _ in pieces])
+    vals = np.concatenate([v for _, _, v in pieces])
+    X = sparse.csr_matrix((vals, (rows, cols)), shape=(m, len(names)))
+    blocks = Blocks(tuple(factors), tuple(numbers), len(names))
+    return Design(X, tuple(names), tuple(groups), group_code, tuple(group_cols), control_cols, base_levels,
+                  blocks), notes
+
+
+def _codes_in(values: np.ndarray, categories: Sequence[str]) -> np.ndarray:
+    """The index of each value in ``categories`` (-1 where absent), by one factorisation."""
+    codes, uniques = pd.factorize(values)
+    where = {c: i for i, c in enumerate(categories)}
+    lookup = np.array([where.get(u, -1) for u in uniques] + [-1], dtype=np.int64)
+    return lookup[codes]
+
+
+@dataclass(frozen=True, eq=False)
+class Fit:
+    """A fitted model on cells: coefficients, covariance, fitted linear predictor."""
+
+    beta: np.ndarray
+    cov: np.ndarray
+    eta: np.ndarray
+    converged: bool
+    iterations: int
+    dropped: tuple[int, ...]
+    df_resid: float
+    n_clusters: int | None
+    use_t: bool
+
+
+def _xv(X: Any, v: np.ndarray) -> np.ndarray:
+    """X @ v (X sparse, or dense with numpy's own loop: BLAS threads wait on a busy shared machine)."""
+    if sparse.issparse(X):
+        return np.asarray(X @ v)
+    return np.einsum("ij,j->i", X, v)
+
+
+def _xtv(X: Any, v: np.ndarray) -> np.ndarray:
+    """X.T @ v without BLAS threads."""
+    if sparse.issparse(X):
+        return np.asarray(X.T @ v)
+    return np.einsum("ij,i->j", X, v)
+
+
+def _dot(a: np.ndarray, b: np.ndarray) -> float:
+    """a . b over rows without BLAS threads."""
+    return float(np.einsum("i,i->", a, b))
+
+
+def _sparse_gram(X: Any, w: np.ndarray) -> np.ndarray:
+    """X.T @ diag(w) @ X: sparse products (the dummies of a control with hundreds of levels are mostly zero)."""
+    if sparse.issparse(X):
+        return np.asarray((X.T @ sparse.diags(w) @ X).toarray())
+    return np.einsum("ni,nj->ij", X * w[:, None], X)
+
+
+def _scale_rows(X: Any, r: np.ndarray) -> Any:
+    """diag(r) @ X."""
+    return sparse.diags(r) @ X if sparse.issparse(X) else X * r[:, None]
+
+
+def _zero_column(X: Any, c: int) -> Any:
+    """X with column c set to zero (a group's rows with the reference's effect)."""
+    mask = np.ones(X.shape[1])
+    mask[c] = 0.0
+    return X @ sparse.diags(mask) if sparse.issparse(X) else X * mask
+
+
+def _aliased(gram: np.ndarray) -> list[int]:
+    """Columns that are linear combinations of earlier ones (Cholesky of the weighted Gram matrix, in order)."""
+    scale = np.sqrt(np.maximum(np.diag(gram), 1e-300))
+    gram = gram / np.outer(scale, scale)
+    if np.linalg.eigvalsh(gram)[0] > 1e-9:
+        return []
+    p = gram.shape[0]
+    keep: list[int] = []
+    L = np.zeros((p, p))
+    for j in range(p):
+        m = len(keep)
+        if m:
+            v = linalg.solve_triangular(L[:m, :m], gram[keep, j], lower=True)
+            r = gram[j, j] - float(v @ v)
+        else:
+            v, r = np.zeros(0), gram[j, j]
+        if r > 1e-9:
+            L[m, :m] = v
+            L[m, m] = math.sqrt(r)
+            keep.append(j)
+    return [j for j in range(p) if j not in set(keep)]
+
+
+def fit_cells(X: Any, n: np.ndarray, k: np.ndarray, y2: np.ndarray | None, *, linear: bool,
+              clusters: np.ndarray | None = None, blocks: Blocks | None = None) -> Fit:
+    """Logistic (binomial counts k of n) or linear (sums k, squares y2, weights n) fit on cells, by Newton.
+
+    Weighted cells give exactly the estimates of the rows they stand for. Covariance: the
+    inverse information (logistic), sigma^2 (X'WX)^-1 (linear), or with ``clusters`` (a code
+    per cell) the sandwich with statsmodels' small-sample factor G/(G-1) (N-1)/(N-p).
+    """
+    N = float(n.sum())
+    p = X.shape[1]
+    iterations, converged = 0, True
+
+    def _gram(X: Any, w: np.ndarray) -> np.ndarray:
+        return blocks.gram(w) if blocks is not None else _sparse_gram(X, w)
+
+    if linear:
+        H = _gram(X, n)
+        beta = linalg.solve(H, _xtv(X, k), assume_a="pos")
+        eta = _xv(X, beta)
+        assert y2 is not None
+        rss = float(y2.sum() - 2 * _dot(eta, k) + _dot(n * eta, eta))
+        resid_score = _scale_rows(X, k - n * eta)
+        df_resid = N - p
+        bread = linalg.inv(H)
+        cov = bread * max(rss, 0.0) / df_resid
+    else:
+        share = float(k.sum() / N)
+        beta = np.zeros(p)
+        beta[0] = math.log(share / (1 - share))
+        eta = _xv(X, beta)
+        loglik = _loglik(eta, n, k)
+        converged = False
+        for iterations in range(1, MAX_ITERATIONS + 1):
+            mu = special.expit(eta)
+            H = _gram(X, n * mu * (1 - mu))
+            score = _xtv(X, k - n * mu)
+            try:
+                step = np.linalg.solve(H, score)  # numpy's solve: no warning for a near-singular H (separation)
+            except np.linalg.LinAlgError:
+                step = np.linalg.lstsq(H, score, rcond=None)[0]
+            t = 1.0
+            while True:
+                trial = beta + t * step
+                eta_t = _xv(X, trial)
+                ll_t = _loglik(eta_t, n, k)
+                if ll_t >= loglik - 1e-12 * abs(loglik) or t < 1e-6:
+                    break
+                t /= 2
+            change = ll_t - loglik
+            beta, eta, loglik = trial, eta_t, ll_t
+            if np.max(np.abs(t * step)) < 1e-10 or (abs(change) < 1e-13 * (abs(loglik) + 1) and iterations > 3):
+                converged = bool(np.max(np.abs(t * step)) < 1e-4)
+                break
+        mu = special.expit(eta)
+        H = _gram(X, n * mu * (1 - mu))
+        bread = _inverse(H)
+        cov = bread
+        resid_score = _scale_rows(X, k - n * mu)
+        df_resid = N - p
+    n_clusters = None
+    if clusters is not None:
+        codes, uniques = pd.factorize(clusters)
+        G = len(uniques)
+        n_clusters = G
+        member = sparse.csr_matrix((np.ones(len(codes)), (codes, np.arange(len(codes)))), shape=(G, len(codes)))
+        sums = np.asarray((member @ resid_score).todense()) if sparse.issparse(resid_score) else member @ resid_score
+        meat = np.einsum("gi,gj->ij", sums, sums)
+        factor = G / (G - 1.0) * (N - 1.0) / (N - p) if G > 1 else math.nan
+        cov = factor * bread @ meat @ bread
+    return Fit(beta, cov, eta, converged, iterations, (), df_resid, n_clusters, use_t=linear and clusters is None)
+
+
+def _inverse(H: np.ndarray) -> np.ndarray:
+    try:
+        return np.linalg.inv(H)
+    except np.linalg.LinAlgError:
+        return np.linalg.pinv(H)
+
+
+def _loglik(eta: np.ndarray, n: np.ndarray, k: np.ndarray) -> float:
+    # k*log(mu) + (n-k)*log(1-mu), stably
+    return float(np.sum(k * eta - n * np.logaddexp(0.0, eta)))
+
+
+# ------------------------------------------------------------------------------------------
+# Average marginal effects
+# ------------------------------------------------------------------------------------------
+def average_marginal_effects(design: Design, fit: Fit, n: np.ndarray, *, linear: bool) -> tuple[np.ndarray, np.ndarray]:
+    """AME of each non-reference group (mean over all rows of F(group g) - F(reference)) and its covariance.
+
+    Returns (ame, cov) over the groups in ``design.group_cols`` order; the covariance is the
+    delta method J V J' with the fit's (model-based or cluster-robust) covariance.
+    """
+    X, beta = design.X, fit.beta
+    gcols = list(design.group_cols)
+    N = float(n.sum())
+    if linear:
+        J = np.zeros((len(gcols), len(beta)))
+        for i, c in enumerate(gcols):
+            J[i, c] = 1.0
+        return beta[gcols], J @ fit.cov @ J.T
+    own = _xv(X[:, gcols], beta[gcols]) if gcols else np.zeros(X.shape[0])
+    base = fit.eta - own
+    mu_r = special.expit(base)
+    d_r = mu_r * (1 - mu_r)
+    other = np.ones(X.shape[1], dtype=bool)
+    other[gcols] = False
+    ame = np.zeros(len(gcols))
+    J = np.zeros((len(gcols), len(beta)))
+    for i, c in enumerate(gcols):
+        mu_g = special.expit(base + beta[c])
+        d_g = mu_g * (1 - mu_g)
+        ame[i] = _dot(n, mu_g - mu_r) / N
+        J[i, other] = _xtv(X[:, other], n * (d_g - d_r)) / N
+        J[i, c] = _dot(n, d_g) / N
+    return ame, J @ fit.cov @ J.T
+
+
+# ------------------------------------------------------------------------------------------
+# The one entry point
+# ------------------------------------------------------------------------------------------
+def _reference(cells: Cells, spec: AuditSpec) -> tuple[str, list[str]]:
+    """The audit's reference over the analysed rows, and every group (audit order)."""
+    frame = cells.frame
+    by_group = frame.groupby("group", sort=False)[["n", "k"]].sum()
+    from luskin_core.counting.counts import CountTable
+
+    present = [g for g in by_group.index]
+    order = _audit_order(present, spec)
+    n = by_group.loc[order, "n"].to_numpy(dtype=np.int64)[:, None]
+    if cells.linear:
+        # The audit's share at or above the cut-off is not known from sums: rank by the mean instead.
+        mean = by_group.loc[order, "k"].to_numpy(dtype=float) / np.maximum(n[:, 0], 1)
+        scale = max(float(np.abs(mean).max()), 1.0)
+        k = np.rint((mean - mean.min()) / (2 * scale) * n[:, 0]).astype(np.int64)[:, None]
+    else:
+        k = np.rint(by_group.loc[order, "k"].to_numpy(dtype=float)).astype(np.int64)[:, None]
+    table = CountTable(groups=tuple(order), cell_keys=(None,), cell_labels=("All rows",), n=n, positives=k,
+                       excluded={}, n_excluded=0)
+    return choose_reference(table, spec), order
+
+
+def _audit_order(groups: list[str], spec: AuditSpec) -> list[str]:
+    if spec.protected is not None:
+        return [g for g in (spec.group_name, spec.other_name) if g in groups]
+    return sorted(groups, key=lambda g: (UNKNOWN in g.split(" × "), _natural(g)))
+
+
+def _natural(label: str) -> tuple[Any, ...]:
+    out: list[Any] = []
+    for piece in label.split(" × "):
+        try:
+            out.append((0, float(piece), ""))
+        except ValueError:
+            out.append((1, 0.0, piece))
+    return tuple(out)
+
+
+def finish(cells: Cells, spec: AuditSpec, *, source: str, names: Sequence[str], group_cols: Sequence[int], fit: Fit,
+           ame: np.ndarray, ame_cov: np.ndarray, decomposition: Sequence[Any], diagnostics: list[str],
+           groups: Sequence[str], reference: str, rows_note: str) -> AdjustResult:
+    """The result from a fit: intervals, p-values, verdicts and sentences per group (any way the fit was made)."""
+    frame = cells.frame
+    n = frame["n"].to_numpy(dtype=float)
+    linear = cells.linear
+    se = np.sqrt(np.maximum(np.diag(ame_cov), 0.0))
+    z = ame / np.where(se > 0, se, np.nan)
+    if fit.use_t:
+        crit = float(stats.t.ppf(0.975, fit.df_resid))
+        pvals = 2 * stats.t.sf(np.abs(z), fit.df_resid)
+    else:
+        crit = float(stats.norm.ppf(0.975))
+        pvals = 2 * stats.norm.sf(np.abs(z))
+    from luskin_core.stats.inference import adjust_p
+
+    by_group = frame.groupby("group", sort=False)[["n", "k"]].sum()
+    sizes = by_group["n"].to_dict()
+    too_few = np.array([sizes[g] < spec.min_group_size or sizes[reference] < spec.min_group_size
+                        or sizes[g] / float(n.sum()) < spec.min_group_share for g in groups[1:]])
+    p_corr = adjust_p(np.where(too_few, np.nan, pvals), spec.correction)
+    gaps = []
+    sums_k = {str(g): float(v) for g, v in by_group["k"].items()}
+    rate_ref = sums_k[reference] / float(sizes[reference])
+    for i, g in enumerate(groups[1:]):
+        c = group_cols[i]
+        rate = sums_k[g] / float(sizes[g])
+        raw = rate - rate_ref
+        odds = low_or = high_or = None
+        if not linear:
+            b, sb = float(fit.beta[c]), math.sqrt(max(float(fit.cov[c, c]), 0.0))
+            odds, low_or, high_or = (_finite_exp(v) for v in (b, b - crit * sb, b + crit * sb))
+        part = decomposition[i]
+        adj = float(ame[i])
+        if too_few[i]:
+            verdict = TOO_FEW
+        elif abs(adj) <= spec.tolerance + 1e-12:
+            verdict = WITHIN
+        elif math.isfinite(p_corr[i]) and p_corr[i] < ALPHA:
+            verdict = BEYOND
+        else:
+            verdict = CHANCE
+        corrected = float(p_corr[i]) if math.isfinite(p_corr[i]) else float(pvals[i])
+        flagged = bool(not too_few[i] and abs(adj) >= spec.tolerance - 1e-12 and corrected < ALPHA)
+        gap = AdjustedGap(
+            group=g, reference=reference, n=int(sizes[g]), reference_n=int(sizes[reference]), rate=rate,
+            reference_rate=rate_ref, raw_difference=raw, adjusted_difference=adj, adjusted_se=float(se[i]),
+            adjusted_ci_low=adj - crit * float(se[i]), adjusted_ci_high=adj + crit * float(se[i]),
+            adjusted_p_value=float(pvals[i]), adjusted_p_corrected=corrected, odds_ratio=odds,
+            odds_ratio_ci_low=low_or, odds_ratio_ci_high=high_or,
+            explained=raw - part.unexplained, explained_ci_low=part.explained_ci[0],
+            explained_ci_high=part.explained_ci[1], unexplained=part.unexplained,
+            unexplained_ci_low=part.unexplained_ci[0], unexplained_ci_high=part.unexplained_ci[1],
+            explained_by=part.by_control, verdict=verdict, flagged=flagged)
+        gaps.append(gap)
+    controls = tuple(cells.numeric) + tuple(cells.categorical)
+    outcome_text = spec.outcome if linear else spec.outcome_text
+    gaps = [_replace(g, sentence=_sentence(g, spec, controls, linear, outcome_text)) for g in gaps]
+    diagnostics = list(diagnostics)
+    if fit.n_clusters is not None:
+        share = float(frame.groupby("cluster", sort=False)["n"].sum().max() / n.sum())
+        if fit.n_clusters < 30 or share > 0.5:
+            diagnostics.append(f"The standard errors are clustered by {cells.cluster}, which has {fit.n_clusters:,} "
+                               f"clusters (the largest holds {format_percent(share, 0)} of rows): with fewer than 30 "
+                               "clusters, or one that holds most rows, clustered intervals can be far too narrow.")
+    coefficients = tuple(Coefficient(name, float(b), float(math.sqrt(max(v, 0.0))))
+                         for name, b, v in zip(names, fit.beta, np.diag(fit.cov)))
+    method = ("Yun's non-linear decomposition (deterministic, and its parts add up to the raw gap exactly, unlike "
+              "Fairlie's random matching), with the pooled model's coefficients" if not linear else
+              "Oaxaca-Blinder, twofold, with the pooled model's coefficients (all groups, the group as a factor)")
+    return AdjustResult(
+        spec=spec, model="linear" if linear else "logistic", outcome_text=outcome_text, reference=reference,
+        controls=controls, categorical=tuple(cells.categorical), cluster=cells.cluster, tolerance=spec.tolerance,
+        gaps=tuple(gaps), n_rows=int(n.sum()), n_cells=len(frame), n_parameters=len(names),
+        n_clusters=fit.n_clusters, converged=fit.converged, iterations=fit.iterations, coefficients=coefficients,
+        diagnostics=tuple(diagnostics), decomposition=method + "; intervals by the delta method over the "
+        "coefficients (the groups' control means held fixed).", rows_note=rows_note, source=source)
+
+
+def _finite_exp(x: float) -> float | None:
+    """exp(x), or None where it is not a finite number (a level that predicts perfectly)."""
+    return math.exp(x) if math.isfinite(x) and x < 700 else None
+
+
+def _without(design: Design, drop: Sequence[int]) -> tuple[Design, list[str]]:
+    keep = [j for j in range(design.X.shape[1]) if j not in set(drop)]
+    remap = {old: new for new, old in enumerate(keep)}
+    names = [design.names[j] for j in drop]
+    notes = [f"These control levels are fixed by the others and were left out of the model: {', '.join(names[:5])}"
+             + (" ..." if len(names) > 5 else "") + "."]
+    controls = {name: tuple(remap[c] for c in cols if c in remap) for name, cols in design.control_cols.items()}
+    controls = {name: cols for name, cols in controls.items() if cols}
+    blocks = design.blocks.without(remap, len(keep)) if design.blocks is not None else None
+    return Design(design.X[:, keep], tuple(design.names[j] for j in keep), design.groups, design.group_code,
+                  tuple(remap[c] for c in design.group_cols), controls, design.base_levels, blocks), notes
+
+
+def _rows_note(cells: Cells, fit: Fit, p: int) -> str:
+    n = int(cells.frame["n"].sum())
+    text = f"The model uses {n:,} rows ({len(cells.frame):,} distinct combinations of group and controls) and {p:,} " \
+           "coefficients"
+    if fit.n_clusters is not None:
+        text += f"; standard errors are clustered by {cells.cluster} ({fit.n_clusters:,} clusters)"
+    text += "."
+    if cells.dropped_missing:
+        text += f" {cells.dropped_missing:,} rows missing a numeric control were left out."
+    if cells.note:
+        text += " " + cells.note
+    return text
+
+
+def _pp(x: float) -> str:
+    """A signed difference in points with one decimal (+1.9, -14.2)."""
+    return format_points(x, signed=True)
+
+
+def _sentence(g: AdjustedGap, spec: AuditSpec, controls: Sequence[str], linear: bool, outcome: str) -> str:
+    held = ", ".join(controls)
+    if linear:
+        raw = (f"Before adjusting, the mean {outcome} is {g.rate:,.4g} for {g.group} and {g.reference_rate:,.4g} for "
+               f"{g.reference} (a difference of {g.raw_difference:+,.4g})")
+        adj = (f"holding {held} equal, the difference is {g.adjusted_difference:+,.4g} (95% CI "
+               f"{g.adjusted_ci_low:+,.4g} to {g.adjusted_ci_high:+,.4g}, {format_p(g.adjusted_p_value)})")
+        parts = (f"The controls explain {g.explained:+,.4g} of the raw difference and {g.unexplained:+,.4g} remains "
+                 "unexplained")
+    else:
+        raw = (f"Before adjusting, {outcome} for {format_percent(g.rate)} of {g.group} and "
+               f"{format_percent(g.reference_rate)} of {g.reference} (a raw gap of {_pp(g.raw_difference)} points)")
+        odds = ""
+        if None not in (g.odds_ratio, g.odds_ratio_ci_low, g.odds_ratio_ci_high):
+            odds = f", odds ratio {g.odds_ratio:.2f} ({g.odds_ratio_ci_low:.2f} to {g.odds_ratio_ci_high:.2f})"
+        adj = (f"holding {held} equal, the gap is {_pp(g.adjusted_difference)} points (95% CI "
+               f"{_pp(g.adjusted_ci_low)} to {_pp(g.adjusted_ci_high)}, {format_p(g.adjusted_p_value)}{odds})")
+        parts = (f"The controls explain {_pp(g.explained)} of the {_pp(g.raw_difference)} points and "
+                 f"{_pp(g.unexplained)} remain unexplained")
+    ranked = sorted(g.explained_by, key=lambda item: -abs(item[1]))[:2]
+    if ranked and len(controls) > 1:
+        words = [f"{name} {(_pp(value) + ' points') if not linear else f'{value:+,.4g}'}" for name, value in ranked]
+        parts += f" (the largest parts: {' and '.join(words)})"
+    across = g.adjusted_ci_low <= 0 <= g.adjusted_ci_high
+    if g.verdict == TOO_FEW:
+        verdict = (f"With {min(g.n, g.reference_n):,} rows in the smaller group (fewer than "
+                   f"{spec.min_group_size:,}), there are too few rows to judge")
+    elif g.verdict == WITHIN:
+        verdict = f"The adjusted gap is within {_tolerance(spec, linear)}"
+    elif g.verdict == BEYOND:
+        verdict = (f"The adjusted gap is larger than {_tolerance(spec, linear)} and not due to chance "
+                   f"({format_p(g.adjusted_p_corrected)} after adjusting for the number of comparisons): flagged")
+    else:
+        verdict = (f"The adjusted gap is larger than {_tolerance(spec, linear)}, but it could be due to chance "
+                   f"({format_p(g.adjusted_p_corrected)} after adjusting for the number of comparisons)")
+    interval = " The interval includes zero: once the controls are held equal, no gap is shown." if across else ""
+    return f"{raw}; {adj}.{interval} {parts}. {verdict}."
+
+
+def _tolerance(spec: AuditSpec, linear: bool) -> str:
+    if linear:
+        return f"the tolerance of {spec.tolerance:g}"
+    return "the " + points(spec.tolerance).replace(" points", "-point").replace(" point", "-point") + " tolerance"
+
+
+def _replace(obj: Any, **changes: Any) -> Any:
+    from dataclasses import replace
+
+    return replace(obj, **changes)
+
+
+__all__ = ["AdjustResult", "AdjustedGap", "Cells", "cells_from_frame", "fit_cells"]
