@@ -42,8 +42,7 @@ def add_adjust_options(parser: argparse.ArgumentParser) -> None:
 
 def add_parsers(subparsers: Any) -> None:
     """Register the ``adjust`` subcommand."""
-    from luskin_cli.audit import add_audit_options
-    from luskin_cli.main import add_data_options
+    from luskin_cli.common import add_audit_options, add_data_options
 
     parser = subparsers.add_parser("adjust", help="gaps adjusted for many controls (regression, decomposition)",
                                    description=ADJUST_DESCRIPTION)
@@ -68,7 +67,7 @@ def adjust_from_args(args: argparse.Namespace) -> AdjustResult | None:
             getattr(args, "score_cutoff", None) is None and not getattr(args, "preset", None) and \
             not getattr(args, "config", None):
         args.score = True  # a number without a positive value: modelled as a number
-    from luskin_cli.main import resolve
+    from luskin_cli.common import resolve
 
     located, spec, _ = resolve(args, engine=True)
     return adjust_located(args, located, spec)
@@ -88,7 +87,7 @@ def adjust_located(args: argparse.Namespace, located: Any, spec: Any) -> AdjustR
 
 def run(args: argparse.Namespace) -> int:
     """Fit and print; returns the exit status."""
-    from luskin_cli.main import print_json
+    from luskin_cli.common import print_json
 
     result = adjust_from_args(args)
     if result is None:

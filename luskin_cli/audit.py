@@ -10,12 +10,8 @@ group per cell against the reference, then the overall and within-cell compariso
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from luskin_core.errors import LuskinError
-
-if TYPE_CHECKING:  # the CLI's --help must not import pandas
-    from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.formatting import format_number, format_p
 
 AUDIT_DESCRIPTION = (
@@ -25,171 +21,6 @@ AUDIT_DESCRIPTION = (
     "it, or beyond it but possibly chance. With strata, each group's overall gap is set beside the gap "
     "within the strata (Mantel-Haenszel, Cochran-Mantel-Haenszel, Breslow-Day, Simpson's paradox)."
 )
-
-
-def add_audit_options(parser: argparse.ArgumentParser) -> None:
-    """Who is compared, within what, and how a gap is judged (issue 8's options)."""
-    group = parser.add_argument_group("groups, cells and verdicts")
-    group.add_argument("--groups", action="append", default=None, metavar="COL",
-                       help="compare every value of this column (instead of --protected); repeat to cross "
-                            "columns, e.g. --groups race --groups sex")
-    group.add_argument("--reference", metavar="GROUP",
-                       help="the group every other group is compared with (default: the highest share among "
-                            "groups big enough, as the four-fifths rule does)")
-    group.add_argument("--stratify", action="append", default=None, metavar="COL",
-                       help="compare within every value of this control column (instead of --filter); repeat "
-                            "to cross")
-    group.add_argument("--bins", action="append", default=None, metavar="COL=CUTS",
-                       help="cut a numeric column at these points, e.g. age=25,40,60 (default: quartiles for "
-                            "a column with more than 20 values)")
-    group.add_argument("--metric", choices=["difference", "ratio"], default=None,
-                       help="judge a gap by the difference in shares (with --tolerance) or by the impact ratio "
-                            "(with --ratio-threshold, default 0.8: the four-fifths rule)")
-    group.add_argument("--ratio-threshold", type=float, default=None, metavar="R",
-                       help="smallest impact ratio counted as fair with --metric ratio (default 0.8)")
-    group.add_argument("--correction", choices=["holm", "bh", "none"], default=None,
-                       help="adjust p-values for the number of comparisons: holm (default), bh "
-                            "(Benjamini-Hochberg) or none")
-    group.add_argument("--min-group-size", type=int, default=None, metavar="N",
-                       help="groups with fewer rows in a cell are shown but not judged (default 30)")
-    group.add_argument("--min-group-share", type=float, default=None, metavar="S",
-                       help="groups under this share of all rows are set aside (e.g. 0.02; default 0)")
-    group.add_argument("--adverse", action="store_true", default=None,
-                       help="the counted outcome is bad for the person (a denial, a default, an arrest): the group "
-                            "with the lower share is favoured and the four-fifths rule uses 1 - share (default: "
-                            "the counted outcome is favourable)")
-    group.add_argument("--name", action="append", default=None, metavar="COL:VALUE=NAME",
-                       help="a name for a coded value, shown instead of the code, e.g. --name sex:1=male; repeat")
-    group.add_argument("--score", action="store_true",
-                       help="the outcome is a numeric score: compare the share at or above --score-cutoff "
-                            "(default: the median), and the mean")
-    group.add_argument("--score-cutoff", type=float, default=None, metavar="X",
-                       help="the score at or above which a row counts as positive (implies --score)")
-
-
-def add_prediction_options(parser: argparse.ArgumentParser) -> None:
-    """How a prediction column is read and judged (``luskin audit --predictions COL``)."""
-    group = parser.add_argument_group("a model's decisions (with --predictions)")
-    group.add_argument("--prediction-cutoff", type=float, default=None, metavar="X",
-                       help="the prediction column is a score: a row is predicted positive at or above X (e.g. 0.5, "
-                            "or 5 for a decile score)")
-    group.add_argument("--criterion", choices=["selection", "opportunity", "odds", "precision"], default=None,
-                       help="what equal treatment means for the model: selection (default; equal shares predicted "
-                            "positive), opportunity (equal true positive rates), odds (equal true and false "
-                            "positive rates) or precision (equal precision)")
-
-
-def _bins(items: list[str]) -> dict[str, list[float]]:
-    out: dict[str, list[float]] = {}
-    for item in items:
-        name, sep, cuts = item.rpartition("=")
-        if not sep or not name.strip():
-            raise LuskinError(f"Write cut points as COLUMN=CUT,CUT (e.g. age=25,40,60), not '{item}'.")
-        try:
-            out[name.strip()] = [float(c) for c in cuts.split(",") if c.strip()]
-        except ValueError:
-            raise LuskinError(f"The cut points in '{item}' must be numbers, e.g. age=25,40,60.") from None
-    return out
-
-
-def _value_names(items: list[str], start: Any) -> dict[str, dict[str, str]]:
-    """--name COL:VALUE=NAME options folded into {column: {value: name}} (over a saved configuration's)."""
-    out: dict[str, dict[str, str]] = {}
-    for column, pairs in (start.items() if isinstance(start, dict) else start or ()):
-        out[str(column)] = dict(pairs.items() if isinstance(pairs, dict) else pairs)
-    for item in items:
-        left, sep, name = item.partition("=")
-        column, colon, value = left.rpartition(":")
-        if not sep or not colon or not column.strip() or not name.strip():
-            raise LuskinError(f"Write a value's name as COLUMN:VALUE=NAME (e.g. sex:1=male), not '{item}'.")
-        out.setdefault(column.strip(), {})[value.strip()] = name.strip()
-    return out
-
-
-def spec_from_args(args: argparse.Namespace, base: AuditSpec | None = None) -> AuditSpec:
-    """The one parser from the command line's options to the specification.
-
-    Starts from ``base`` (a preset's or a saved configuration's specification) and lays the options
-    over it; an option that forms the groups or the cells another way replaces the base's way
-    (``--groups`` over a preset's protected group, ``--filter`` over saved strata). Whether the result
-    makes sense is the specification's own rules (:mod:`luskin_core.spec.validation`), so a mistake
-    reads here as it does on the page and in the library.
-    """
-    from luskin_core.spec.audit_spec import AuditSpec
-    from luskin_core.spec.conditions import parse_condition
-
-    fields: dict[str, Any] = base.to_dict() if base else {}
-    if getattr(args, "outcome", None):
-        fields["outcome"] = args.outcome
-    if getattr(args, "positive", None) is not None:
-        fields["positive"] = args.positive
-    protected = getattr(args, "protected", None)
-    if protected:
-        fields["protected"] = parse_condition(protected).to_dict()
-        if base is None or protected != str(base.protected):
-            fields["group_label"], fields["other_label"] = None, None
-        if not getattr(args, "groups", None):
-            fields["group_by"] = []
-    if getattr(args, "group_label", None):
-        fields["group_label"] = args.group_label
-    if getattr(args, "other_label", None):
-        fields["other_label"] = args.other_label
-    if getattr(args, "filter", None) is not None or getattr(args, "no_filter", False):
-        fields["filters"] = [parse_condition(c).to_dict() for c in (args.filter or [])]
-        fields["filter_label"], fields["not_filter_label"] = None, None
-        if not getattr(args, "stratify", None):
-            fields["strata"] = []
-    if getattr(args, "population", None) is not None:
-        fields["population"] = [parse_condition(c).to_dict() for c in args.population]
-    if getattr(args, "tolerance", None) is not None:
-        fields["tolerance"] = args.tolerance
-    _audit_options(args, fields)
-    _prediction_options(args, fields)
-    return AuditSpec(**{k: v for k, v in fields.items() if v is not None or k in ("positive", "protected")})
-
-
-def _audit_options(args: argparse.Namespace, fields: dict[str, Any]) -> None:
-    """Fold ``luskin audit``'s own options (groups, strata, judgement, score) into the fields."""
-    groups = getattr(args, "groups", None)
-    if groups:
-        fields["group_by"] = [g.strip() for g in groups]
-        if not getattr(args, "protected", None):  # given both: the specification says to choose one way
-            fields["protected"] = None
-            fields["group_label"] = fields["other_label"] = None
-    strata = getattr(args, "stratify", None)
-    if strata:
-        fields["strata"] = [s.strip() for s in strata]
-        if getattr(args, "filter", None) is None:  # given both: the specification says to choose one way
-            fields["filters"] = []
-            fields["filter_label"] = fields["not_filter_label"] = None
-    if getattr(args, "bins", None):
-        fields["bins"] = _bins(args.bins)
-    if getattr(args, "adverse", None):
-        fields["outcome_is"] = "adverse"
-    if getattr(args, "name", None):
-        fields["value_names"] = _value_names(args.name, fields.get("value_names"))
-    for option, key in (("reference", "reference"), ("metric", "metric"), ("ratio_threshold", "ratio_threshold"),
-                        ("correction", "correction"), ("min_group_size", "min_group_size"),
-                        ("min_group_share", "min_group_share"), ("score_cutoff", "score_cutoff")):
-        value = getattr(args, option, None)
-        if value is not None:
-            fields[key] = value
-    if getattr(args, "score", False) or getattr(args, "score_cutoff", None) is not None:
-        fields["outcome_type"] = "score"
-        # a preset's positive value gives way; one given here with --score is refused by the specification
-        fields["positive"] = getattr(args, "positive", None)
-    from luskin_cli.regulator import apply_template
-
-    apply_template(args, fields)  # --template ll144|eeoc: the groups come from --sex/--race
-
-
-def _prediction_options(args: argparse.Namespace, fields: dict[str, Any]) -> None:
-    """The prediction column, its cut-off and the criterion (without a column, the specification refuses the rest)."""
-    for option, key in (("predictions", "prediction"), ("prediction_cutoff", "prediction_cutoff"),
-                        ("criterion", "criterion")):
-        value = getattr(args, option, None)
-        if value is not None:
-            fields[key] = value
 
 
 # ------------------------------------------------------------------------------------------
@@ -314,7 +145,7 @@ def format_audit(result: Any) -> str:
 
 def run_audit(args: argparse.Namespace) -> int:
     """Audit the outcome (or a prediction column against it) and print the result."""
-    from luskin_cli.main import print_json, resolve
+    from luskin_cli.common import print_json, resolve
 
     if getattr(args, "proxy", None):  # estimated race groups (luskin_cli.proxy)
         from luskin_cli.proxy import run_proxy_audit

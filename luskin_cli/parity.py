@@ -17,7 +17,7 @@ from luskin_core.formatting import format_percent
 
 def add_parsers(subparsers: Any) -> None:
     """Register the ``thresholds`` and ``equalize`` subcommands."""
-    from luskin_cli.main import add_data_options
+    from luskin_cli.common import add_data_options
     from luskin_core.spec.options import (  # the one place of the defaults (the pages read them too)
         EqualizeOptions,
         ThresholdOptions,
@@ -92,7 +92,7 @@ def _num(x: Any) -> str:
 
 def run_thresholds(args: argparse.Namespace) -> int:
     """Tune the thresholds and print them with before/after rates on the test rows."""
-    from luskin_cli.main import format_warnings, print_json, resolve
+    from luskin_cli.common import format_warnings, print_json, resolve
     from luskin_core.corrections.thresholds import tune_thresholds
     from luskin_core.formatting import format_table
     from luskin_core.spec.options import ThresholdOptions
@@ -176,7 +176,7 @@ def _parse_alphas(args: argparse.Namespace) -> tuple[float, ...]:
 
 def run_equalize(args: argparse.Namespace) -> int:
     """Train the equalized-distribution classifier at each alpha and print test results."""
-    from luskin_cli.main import format_warnings, print_json, resolve
+    from luskin_cli.common import format_warnings, print_json, resolve
     from luskin_core.corrections.equalize import equalize_frame
     from luskin_core.formatting import format_table
 

@@ -84,7 +84,7 @@ def _print_counts(result: Any) -> None:
 
 def run_proxy(args: argparse.Namespace) -> int:
     """Write the rows with their six probabilities and print how many rows fell back."""
-    from luskin_cli.main import print_json
+    from luskin_cli.common import print_json
     from luskin_core.analyses.proxy import add_probabilities
     from luskin_core.export import write_csv
 
@@ -200,7 +200,7 @@ def _engine_audit(args: argparse.Namespace, roles: dict[str, str], level: str, s
 
 
 def _print_audit(args: argparse.Namespace, audit: Any, proxy: dict[str, Any], lines: list[str]) -> None:
-    from luskin_cli.main import print_json
+    from luskin_cli.common import print_json
     from luskin_core.analyses.proxy_audit import format_proxy_audit
 
     if args.json:

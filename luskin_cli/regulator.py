@@ -18,44 +18,9 @@ from typing import Any
 from luskin_core.errors import LuskinError
 
 
-def add_template_options(parser: argparse.ArgumentParser, *, csv: bool = True) -> None:
-    """The regulator templates' options (added to ``luskin audit``, and without --csv to ``luskin report``)."""
-    group = parser.add_argument_group("regulator templates")
-    group.add_argument("--template", choices=["ll144", "eeoc"], default=None,
-                       help="print the NYC Local Law 144 bias-audit tables (ll144) or the EEOC Uniform Guidelines "
-                            "table (eeoc: four-fifths, two standard deviations, Fisher, shortfall, flip test)")
-    group.add_argument("--sex", metavar="COL", help="the sex column (for --template)")
-    group.add_argument("--race", metavar="COL", help="the race/ethnicity column (for --template)")
-    group.add_argument("--exclude-small", action="store_true",
-                       help="LL144: leave categories under 2%% of the data out of the impact ratios (their n and "
-                            "rate are still shown, with the justification)")
-    if csv:
-        group.add_argument("--csv", metavar="FILE", help="also write the template's table to this CSV file")
-
-
-def apply_template(args: argparse.Namespace, fields: dict[str, Any]) -> None:
-    """With a template and no --groups, the groups come from --sex and --race (so --protected is not needed)."""
-    template = getattr(args, "template", None)
-    if template is None:
-        if getattr(args, "sex", None) or getattr(args, "race", None) or getattr(args, "exclude_small", False):
-            raise LuskinError("--sex, --race and --exclude-small go with --template ll144 or --template eeoc.")
-        return
-    columns = [c.strip() for c in (getattr(args, "sex", None), getattr(args, "race", None)) if c]
-    if template == "ll144" and len(columns) != 2:
-        raise LuskinError("--template ll144 needs both columns: --sex COLUMN --race COLUMN.")
-    if not columns and not getattr(args, "groups", None):
-        raise LuskinError("--template eeoc needs --sex COLUMN, --race COLUMN or --groups COLUMN.")
-    if getattr(args, "protected", None):
-        raise LuskinError(f"--template {template} compares every category: use --sex/--race, not --protected.")
-    if not getattr(args, "groups", None):
-        fields["group_by"] = columns
-        fields["protected"] = None
-        fields["group_label"] = fields["other_label"] = None
-
-
 def run_template(args: argparse.Namespace) -> int:
     """Run the chosen template and print it (text or JSON)."""
-    from luskin_cli.main import print_json, resolve
+    from luskin_cli.common import print_json, resolve
     from luskin_core.analyses.audit import audit
     from luskin_core.analyses.regulator import eeoc_frame, eeoc_rows, format_eeoc, format_ll144, ll144_audit
     from luskin_core.stats.power import sufficiency, sufficiency_lines
@@ -119,4 +84,4 @@ def _write_csv(path: str, text: str) -> None:
         raise LuskinError(f"Could not write '{path}': {err.strerror or err}.") from None
 
 
-__all__ = ["add_template_options", "apply_template", "run_template"]
+__all__ = ["run_template"]

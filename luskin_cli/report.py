@@ -22,7 +22,7 @@ from luskin_core.formatting import format_percent, format_points
 
 def add_parsers(subparsers: Any) -> None:
     """Register the ``report`` subcommand."""
-    from luskin_cli.main import add_data_options
+    from luskin_cli.common import add_data_options
 
     parser = subparsers.add_parser(
         "report", help="write the report (HTML and/or PDF): the audit and the corrections you choose",
@@ -32,13 +32,13 @@ def add_parsers(subparsers: Any) -> None:
                     "--html writes a self-contained page (opens offline); --pdf the same content as PDF (its charts "
                     "are drawn by Chromium).")
     add_data_options(parser)
-    from luskin_cli.audit import add_audit_options
+    from luskin_cli.common import add_audit_options
 
     add_audit_options(parser)  # a report of every group within strata, as luskin audit draws it
     from luskin_cli.adjust import add_adjust_options
 
     add_adjust_options(parser)  # --controls: a section of gaps adjusted by regression
-    from luskin_cli.regulator import add_template_options
+    from luskin_cli.common import add_template_options
 
     add_template_options(parser, csv=False)  # --template ll144|eeoc adds the regulator's sections
     from luskin_cli.series import add_series_options
@@ -139,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
     """Audit, run the chosen corrections, and write the report(s); returns the exit status."""
     import pandas as pd
 
-    from luskin_cli.main import resolve
+    from luskin_cli.common import resolve
     from luskin_cli.parity import _paper_compas
     from luskin_core.analyses.audit import audit
     from luskin_core.present.report import DatasetRef, close_chart_renderer, report_content
@@ -296,8 +296,3 @@ def run(args: argparse.Namespace) -> int:
                           "seconds": {k: round(v, 3) for k, v in timings.items()}}, indent=2))
     return 0
 
-
-if __name__ == "__main__":  # pragma: no cover
-    from luskin_cli.main import main
-
-    sys.exit(main(["report", *sys.argv[1:]]))

@@ -8,7 +8,6 @@ gaps with p-values, AUCs) or, with ``--json``, one JSON document.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import TYPE_CHECKING, Any
 
 from luskin_core.formatting import format_number, format_p
@@ -19,7 +18,7 @@ if TYPE_CHECKING:  # imported when the subcommand runs, so that `luskin --help` 
 
 def add_parsers(subparsers: Any) -> None:
     """Register the ``retrain`` subcommand."""
-    from luskin_cli.main import add_data_options
+    from luskin_cli.common import add_data_options
     from luskin_core.spec.options import (
         RetrainOptions as Defaults,  # the one place of the defaults (the page reads them too)
     )
@@ -53,7 +52,7 @@ def add_parsers(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the experiment and print the report; returns the exit status."""
-    from luskin_cli.main import format_warnings, print_json, resolve
+    from luskin_cli.common import format_warnings, print_json, resolve
     from luskin_core.corrections.retrain import RetrainOptions, retrain, save_model
 
     frame, spec, features = resolve(args)
@@ -137,8 +136,3 @@ def format_retrain(result: RetrainResult) -> str:
     ]
     return "\n".join(lines)
 
-
-if __name__ == "__main__":  # pragma: no cover
-    from luskin_cli.main import main
-
-    sys.exit(main(["retrain", *sys.argv[1:]]))

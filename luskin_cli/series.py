@@ -28,7 +28,7 @@ def add_series_options(parser: argparse.ArgumentParser) -> None:
 
 def run_series(args: argparse.Namespace, data: Any, spec: Any, source: str | None) -> int:
     """Audit per period and print the series (text or JSON)."""
-    from luskin_cli.main import print_json
+    from luskin_cli.common import print_json
     from luskin_core.analyses.series import audit_series
     from luskin_core.formatting import format_table
 

@@ -1,0 +1,395 @@
+"""What every ``luskin`` command shares: the data and specification options, the one parser from
+arguments to a specification (:func:`spec_from_args`), loading (:func:`resolve`) and printing.
+
+The subcommands import this module and :mod:`luskin_cli.main` imports the subcommands, so nothing
+imports in a circle. Standard library only at import time, so ``luskin --help`` answers at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from luskin_core.errors import LuskinError
+
+if TYPE_CHECKING:
+    from luskin_core.spec.audit_spec import AuditSpec
+
+
+EXIT_USAGE = 2
+
+
+# Known without importing the modules that define them (a test checks they agree):
+# luskin_core.counting.data.PRESETS and luskin_core.spec.audit_spec.DEFAULT_TOLERANCE.
+PRESET_NAMES = ("adult", "compas", "sqf")
+
+
+DEFAULT_TOLERANCE = 0.05
+
+
+class _StoreOnce(argparse._StoreAction):
+    """An option that takes one value: giving it twice is a mistake, not "the last one wins"."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        given: dict[str, Any] = namespace.__dict__.setdefault("_luskin_given", {})
+        if self.dest in given:
+            name = max(self.option_strings, key=len)
+            parser.error(f"The option {name} was given twice ('{given[self.dest]}' and '{values}'); give it once")
+        given[self.dest] = values
+        setattr(namespace, self.dest, values)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage mistakes as a LuskinError (one message, exit 2).
+
+    An option that takes one value (the default ``store`` action) may be given only once, in
+    this parser, its argument groups and its subcommands' parsers.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.register("action", None, _StoreOnce)
+        self.register("action", "store", _StoreOnce)
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        audit_only = [o for o in _group_options() if re.search(rf"(^|\s){re.escape(o)}(=|\s|$)",
+                                                               message.partition(":")[2])]
+        if message.startswith("unrecognized arguments") and audit_only:
+            raise LuskinError(
+                f"{', '.join(audit_only)} {'is an option' if len(audit_only) == 1 else 'are options'} of "
+                "'luskin audit' and 'luskin report' only. The model tools (retrain, thresholds, equalize) compare one protected "
+                "group with everyone else, in the cells of a filter: use --protected 'column == value' and --filter.")
+        raise LuskinError(f"{message}. Run '{self.prog} --help' for the options.")
+
+
+    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
+        parsed = super().parse_args(args, namespace)
+        parsed.__dict__.pop("_luskin_given", None)
+        return parsed
+
+
+def _group_options() -> list[str]:
+    """The options of ``luskin audit`` and ``luskin report`` that the model tools do not take (they
+    compare one group with the rest), as :func:`add_audit_options` defines them."""
+    probe = argparse.ArgumentParser(add_help=False)
+    add_audit_options(probe)
+    return [name for action in probe._actions for name in action.option_strings]
+
+
+def add_data_options(parser: argparse.ArgumentParser, *, outcome: bool = True) -> None:
+    """The options every subcommand shares: where the data is and what to audit."""
+    data = parser.add_argument_group("data and specification")
+    data.add_argument("--data", help="a CSV file, or sample:adult / sample:compas / sample:sqf; also a Parquet "
+                      "file or folder, a DuckDB file, postgresql://user@host/db or spark: (with --table)")
+    data.add_argument("--preset", choices=PRESET_NAMES,
+                      help="the paper's setup for a sample (data, outcome, group, filter, features); "
+                           "other options override it")
+    data.add_argument("--config", help="a saved specification (JSON) to start from")
+    if outcome:
+        data.add_argument("--outcome", help="the outcome column, e.g. income")
+        data.add_argument("--positive", help="the outcome value that counts as positive, e.g. '>50K'")
+    data.add_argument("--protected", help="the protected condition, e.g. 'race == White'")
+    data.add_argument("--group-label", help="a name for the protected group (default from the condition)")
+    data.add_argument("--other-label", help="a name for the other class")
+    data.add_argument("--filter", action="append", default=None, metavar="COND",
+                      help="a filter condition; repeat to join several with AND")
+    data.add_argument("--no-filter", action="store_true", help="drop the preset's filter")
+    data.add_argument("--population", action="append", default=None, metavar="COND",
+                      help="keep only rows where COND holds (repeatable)")
+    data.add_argument("--tolerance", type=float, default=None,
+                      help=f"largest gap counted as fair (default {DEFAULT_TOLERANCE})")
+    data.add_argument("--features", default=None, help="comma-separated columns the models use")
+    data.add_argument("--exclude", default=None, help="comma-separated columns the models must not use")
+    data.add_argument("--seed", type=int, default=0, help="random seed for splits and models")
+    data.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
+    from luskin_cli.engine import add_engine_options
+
+    add_engine_options(parser)
+
+
+def _split_names(text: str | None) -> tuple[str, ...]:
+    return tuple(part.strip() for part in (text or "").split(",") if part.strip())
+
+
+def resolve(args: argparse.Namespace, *, engine: bool = False,
+            restrict: bool = True) -> tuple[Any, AuditSpec, tuple[str, ...] | None]:
+    """Load the data and build the specification from a preset, a saved config and options.
+
+    Returns the frame restricted to the population (unless ``restrict`` is false: the audit counts
+    the rows outside it itself), the specification, and the model features (None means every
+    column but the outcome). With ``engine``, a source an engine reads
+    (:mod:`luskin_cli.engine`) is returned unloaded as a ``Source``.
+    """
+    loaded = None
+    if getattr(args, "config", None):
+        from luskin_core.spec.configfile import read_config_file
+
+        # size, encoding, depth and entry types checked first: a broken file is refused before pandas loads
+        loaded = read_config_file(args.config)
+    from luskin_core.counting.data import get_preset, load_data
+    from luskin_core.spec.audit_spec import AuditSpec
+    from luskin_core.spec.conditions import conjunction_mask
+
+    preset = get_preset(args.preset) if args.preset else None
+    base: AuditSpec | None = preset.spec if preset else None
+    if loaded is not None:
+        # A saved dashboard configuration keeps the specification under "spec".
+        base = AuditSpec.from_dict(loaded.get("spec", loaded))
+    source = args.data or (f"sample:{preset.name}" if preset else None)
+    if not source:
+        raise LuskinError("Say which data to use: --data FILE.csv, --data sample:adult, or --preset adult.")
+
+    spec = spec_from_args(args, base)
+    from luskin_cli.engine import is_engine_location, open_for_args, sample_for_args
+
+    if is_engine_location(source, getattr(args, "table", None)):
+        if engine:
+            return open_for_args(args, source), spec, _split_names(args.features) or None
+        frame = sample_for_args(args, source, spec)
+    else:
+        from luskin_core.spec.validation import check_column_names, check_spec
+
+        frame = load_data(source)
+        check_column_names(frame)  # 'Race' and 'race' are one column to --protected: refuse, as the upload does
+        spec = check_spec(spec, frame)  # the rules that need the rows: the page's, in the same words
+    if spec.population and restrict:
+        keep = conjunction_mask(spec.population, frame)
+        if not keep.any():
+            raise LuskinError("No row matches the population restriction.")
+        frame = frame.loc[keep].reset_index(drop=True)
+    features = _split_names(args.features) or (preset.features if preset and args.data is None else None)
+    exclude = _split_names(args.exclude)
+    if exclude:
+        from luskin_core.corrections.models import choose_features
+
+        features = choose_features(frame, spec.outcome, features, exclude).columns
+    return frame, spec, features
+
+
+# ----------------------------------------------------------------------------------------
+# Printing
+# ----------------------------------------------------------------------------------------
+def format_warnings(warnings: Sequence[str]) -> str:
+    """A correction's warnings (it backfired, a fit did not converge) as a block of text; empty when none."""
+    if not warnings:
+        return ""
+    return "\n".join(["", "Warnings:", *[f"- {sentence}" for sentence in warnings]])
+
+
+def print_json(document: Any) -> None:
+    print(json.dumps(document, indent=2, default=_json_default))
+
+
+def _json_default(value: Any) -> Any:
+    import numpy as np
+
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def add_audit_options(parser: argparse.ArgumentParser) -> None:
+    """Who is compared, within what, and how a gap is judged (issue 8's options)."""
+    group = parser.add_argument_group("groups, cells and verdicts")
+    group.add_argument("--groups", action="append", default=None, metavar="COL",
+                       help="compare every value of this column (instead of --protected); repeat to cross "
+                            "columns, e.g. --groups race --groups sex")
+    group.add_argument("--reference", metavar="GROUP",
+                       help="the group every other group is compared with (default: the highest share among "
+                            "groups big enough, as the four-fifths rule does)")
+    group.add_argument("--stratify", action="append", default=None, metavar="COL",
+                       help="compare within every value of this control column (instead of --filter); repeat "
+                            "to cross")
+    group.add_argument("--bins", action="append", default=None, metavar="COL=CUTS",
+                       help="cut a numeric column at these points, e.g. age=25,40,60 (default: quartiles for "
+                            "a column with more than 20 values)")
+    group.add_argument("--metric", choices=["difference", "ratio"], default=None,
+                       help="judge a gap by the difference in shares (with --tolerance) or by the impact ratio "
+                            "(with --ratio-threshold, default 0.8: the four-fifths rule)")
+    group.add_argument("--ratio-threshold", type=float, default=None, metavar="R",
+                       help="smallest impact ratio counted as fair with --metric ratio (default 0.8)")
+    group.add_argument("--correction", choices=["holm", "bh", "none"], default=None,
+                       help="adjust p-values for the number of comparisons: holm (default), bh "
+                            "(Benjamini-Hochberg) or none")
+    group.add_argument("--min-group-size", type=int, default=None, metavar="N",
+                       help="groups with fewer rows in a cell are shown but not judged (default 30)")
+    group.add_argument("--min-group-share", type=float, default=None, metavar="S",
+                       help="groups under this share of all rows are set aside (e.g. 0.02; default 0)")
+    group.add_argument("--adverse", action="store_true", default=None,
+                       help="the counted outcome is bad for the person (a denial, a default, an arrest): the group "
+                            "with the lower share is favoured and the four-fifths rule uses 1 - share (default: "
+                            "the counted outcome is favourable)")
+    group.add_argument("--name", action="append", default=None, metavar="COL:VALUE=NAME",
+                       help="a name for a coded value, shown instead of the code, e.g. --name sex:1=male; repeat")
+    group.add_argument("--score", action="store_true",
+                       help="the outcome is a numeric score: compare the share at or above --score-cutoff "
+                            "(default: the median), and the mean")
+    group.add_argument("--score-cutoff", type=float, default=None, metavar="X",
+                       help="the score at or above which a row counts as positive (implies --score)")
+
+
+def add_prediction_options(parser: argparse.ArgumentParser) -> None:
+    """How a prediction column is read and judged (``luskin audit --predictions COL``)."""
+    group = parser.add_argument_group("a model's decisions (with --predictions)")
+    group.add_argument("--prediction-cutoff", type=float, default=None, metavar="X",
+                       help="the prediction column is a score: a row is predicted positive at or above X (e.g. 0.5, "
+                            "or 5 for a decile score)")
+    group.add_argument("--criterion", choices=["selection", "opportunity", "odds", "precision"], default=None,
+                       help="what equal treatment means for the model: selection (default; equal shares predicted "
+                            "positive), opportunity (equal true positive rates), odds (equal true and false "
+                            "positive rates) or precision (equal precision)")
+
+
+def _bins(items: list[str]) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {}
+    for item in items:
+        name, sep, cuts = item.rpartition("=")
+        if not sep or not name.strip():
+            raise LuskinError(f"Write cut points as COLUMN=CUT,CUT (e.g. age=25,40,60), not '{item}'.")
+        try:
+            out[name.strip()] = [float(c) for c in cuts.split(",") if c.strip()]
+        except ValueError:
+            raise LuskinError(f"The cut points in '{item}' must be numbers, e.g. age=25,40,60.") from None
+    return out
+
+
+def _value_names(items: list[str], start: Any) -> dict[str, dict[str, str]]:
+    """--name COL:VALUE=NAME options folded into {column: {value: name}} (over a saved configuration's)."""
+    out: dict[str, dict[str, str]] = {}
+    for column, pairs in (start.items() if isinstance(start, dict) else start or ()):
+        out[str(column)] = dict(pairs.items() if isinstance(pairs, dict) else pairs)
+    for item in items:
+        left, sep, name = item.partition("=")
+        column, colon, value = left.rpartition(":")
+        if not sep or not colon or not column.strip() or not name.strip():
+            raise LuskinError(f"Write a value's name as COLUMN:VALUE=NAME (e.g. sex:1=male), not '{item}'.")
+        out.setdefault(column.strip(), {})[value.strip()] = name.strip()
+    return out
+
+
+def spec_from_args(args: argparse.Namespace, base: AuditSpec | None = None) -> AuditSpec:
+    """The one parser from the command line's options to the specification.
+
+    Starts from ``base`` (a preset's or a saved configuration's specification) and lays the options
+    over it; an option that forms the groups or the cells another way replaces the base's way
+    (``--groups`` over a preset's protected group, ``--filter`` over saved strata). Whether the result
+    makes sense is the specification's own rules (:mod:`luskin_core.spec.validation`), so a mistake
+    reads here as it does on the page and in the library.
+    """
+    from luskin_core.spec.audit_spec import AuditSpec
+    from luskin_core.spec.conditions import parse_condition
+
+    fields: dict[str, Any] = base.to_dict() if base else {}
+    if getattr(args, "outcome", None):
+        fields["outcome"] = args.outcome
+    if getattr(args, "positive", None) is not None:
+        fields["positive"] = args.positive
+    protected = getattr(args, "protected", None)
+    if protected:
+        fields["protected"] = parse_condition(protected).to_dict()
+        if base is None or protected != str(base.protected):
+            fields["group_label"], fields["other_label"] = None, None
+        if not getattr(args, "groups", None):
+            fields["group_by"] = []
+    if getattr(args, "group_label", None):
+        fields["group_label"] = args.group_label
+    if getattr(args, "other_label", None):
+        fields["other_label"] = args.other_label
+    if getattr(args, "filter", None) is not None or getattr(args, "no_filter", False):
+        fields["filters"] = [parse_condition(c).to_dict() for c in (args.filter or [])]
+        fields["filter_label"], fields["not_filter_label"] = None, None
+        if not getattr(args, "stratify", None):
+            fields["strata"] = []
+    if getattr(args, "population", None) is not None:
+        fields["population"] = [parse_condition(c).to_dict() for c in args.population]
+    if getattr(args, "tolerance", None) is not None:
+        fields["tolerance"] = args.tolerance
+    _audit_options(args, fields)
+    _prediction_options(args, fields)
+    return AuditSpec(**{k: v for k, v in fields.items() if v is not None or k in ("positive", "protected")})
+
+
+def _audit_options(args: argparse.Namespace, fields: dict[str, Any]) -> None:
+    """Fold ``luskin audit``'s own options (groups, strata, judgement, score) into the fields."""
+    groups = getattr(args, "groups", None)
+    if groups:
+        fields["group_by"] = [g.strip() for g in groups]
+        if not getattr(args, "protected", None):  # given both: the specification says to choose one way
+            fields["protected"] = None
+            fields["group_label"] = fields["other_label"] = None
+    strata = getattr(args, "stratify", None)
+    if strata:
+        fields["strata"] = [s.strip() for s in strata]
+        if getattr(args, "filter", None) is None:  # given both: the specification says to choose one way
+            fields["filters"] = []
+            fields["filter_label"] = fields["not_filter_label"] = None
+    if getattr(args, "bins", None):
+        fields["bins"] = _bins(args.bins)
+    if getattr(args, "adverse", None):
+        fields["outcome_is"] = "adverse"
+    if getattr(args, "name", None):
+        fields["value_names"] = _value_names(args.name, fields.get("value_names"))
+    for option, key in (("reference", "reference"), ("metric", "metric"), ("ratio_threshold", "ratio_threshold"),
+                        ("correction", "correction"), ("min_group_size", "min_group_size"),
+                        ("min_group_share", "min_group_share"), ("score_cutoff", "score_cutoff")):
+        value = getattr(args, option, None)
+        if value is not None:
+            fields[key] = value
+    if getattr(args, "score", False) or getattr(args, "score_cutoff", None) is not None:
+        fields["outcome_type"] = "score"
+        # a preset's positive value gives way; one given here with --score is refused by the specification
+        fields["positive"] = getattr(args, "positive", None)
+    apply_template(args, fields)  # --template ll144|eeoc: the groups come from --sex/--race
+
+
+def _prediction_options(args: argparse.Namespace, fields: dict[str, Any]) -> None:
+    """The prediction column, its cut-off and the criterion (without a column, the specification refuses the rest)."""
+    for option, key in (("predictions", "prediction"), ("prediction_cutoff", "prediction_cutoff"),
+                        ("criterion", "criterion")):
+        value = getattr(args, option, None)
+        if value is not None:
+            fields[key] = value
+
+
+def add_template_options(parser: argparse.ArgumentParser, *, csv: bool = True) -> None:
+    """The regulator templates' options (added to ``luskin audit``, and without --csv to ``luskin report``)."""
+    group = parser.add_argument_group("regulator templates")
+    group.add_argument("--template", choices=["ll144", "eeoc"], default=None,
+                       help="print the NYC Local Law 144 bias-audit tables (ll144) or the EEOC Uniform Guidelines "
+                            "table (eeoc: four-fifths, two standard deviations, Fisher, shortfall, flip test)")
+    group.add_argument("--sex", metavar="COL", help="the sex column (for --template)")
+    group.add_argument("--race", metavar="COL", help="the race/ethnicity column (for --template)")
+    group.add_argument("--exclude-small", action="store_true",
+                       help="LL144: leave categories under 2%% of the data out of the impact ratios (their n and "
+                            "rate are still shown, with the justification)")
+    if csv:
+        group.add_argument("--csv", metavar="FILE", help="also write the template's table to this CSV file")
+
+
+def apply_template(args: argparse.Namespace, fields: dict[str, Any]) -> None:
+    """With a template and no --groups, the groups come from --sex and --race (so --protected is not needed)."""
+    template = getattr(args, "template", None)
+    if template is None:
+        if getattr(args, "sex", None) or getattr(args, "race", None) or getattr(args, "exclude_small", False):
+            raise LuskinError("--sex, --race and --exclude-small go with --template ll144 or --template eeoc.")
+        return
+    columns = [c.strip() for c in (getattr(args, "sex", None), getattr(args, "race", None)) if c]
+    if template == "ll144" and len(columns) != 2:
+        raise LuskinError("--template ll144 needs both columns: --sex COLUMN --race COLUMN.")
+    if not columns and not getattr(args, "groups", None):
+        raise LuskinError("--template eeoc needs --sex COLUMN, --race COLUMN or --groups COLUMN.")
+    if getattr(args, "protected", None):
+        raise LuskinError(f"--template {template} compares every category: use --sex/--race, not --protected.")
+    if not getattr(args, "groups", None):
+        fields["group_by"] = columns
+        fields["protected"] = None
+        fields["group_label"] = fields["other_label"] = None
