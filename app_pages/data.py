@@ -20,9 +20,9 @@ from luskin_core.corrections.models import choose_features
 from luskin_core.counting.data import PRESETS, column_summary
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
-from luskin_core.spec.validation import value_key
 from luskin_core.spec.guess import guess_group, guess_outcome_is, guess_positive
 from luskin_core.spec.names import other_group_name
+from luskin_core.spec.validation import value_key
 
 NUMBER_OPS = ["==", "!=", "<", "<=", ">", ">="]
 PREVIEW_CHARS = 1_000  # longer cells are shortened in the preview (the data keeps them whole)
