@@ -17,6 +17,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -51,11 +52,44 @@ def run(argv: list[str], repeat: int) -> tuple[float, float]:
     return statistics.median(seconds), statistics.median(peaks)
 
 
-def duckdb_query(path: Path) -> list[str]:
+def query_sql(path: Path) -> str:
+    """DuckDB's own GROUP BY on the file: the counts of the audit's 120 cells, nothing else."""
     reader = "read_parquet" if path.suffix == ".parquet" else "read_csv"
-    query = (f"SELECT \"group\", stratum, count(*) AS n, sum(CAST(y = 'yes' AS INTEGER)) AS k "
-             f"FROM {reader}('{path}') GROUP BY ALL")
-    return [sys.executable, "-c", f"import duckdb; duckdb.sql({query!r}).fetchall()"]
+    return (f"SELECT \"group\", stratum, count(*) AS n, sum(CAST(y = 'yes' AS INTEGER)) AS k "
+            f"FROM {reader}('{path}') GROUP BY ALL")
+
+
+def duckdb_query(path: Path) -> list[str]:
+    return [sys.executable, "-c", f"import duckdb; duckdb.sql({query_sql(path)!r}).fetchall()"]
+
+
+def warm(parquet: Path, repeat: int = 5) -> None:
+    """In one process, everything imported: the count table (plan and query) and the audit beside DuckDB's query."""
+    import time
+
+    import duckdb
+
+    from luskin_core import AuditSpec
+    from luskin_core.sources import open_file
+
+    spec = AuditSpec("y", "yes", group_by=("group",), strata=("stratum",))
+    sql = query_sql(parquet)
+
+    def median(fn: Callable[[], object]) -> float:
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+        return statistics.median(times)
+
+    open_file(str(parquet)).audit(spec)
+    load = os.getloadavg()[0]
+    ours = median(lambda: open_file(str(parquet)).counts(spec))
+    whole = median(lambda: open_file(str(parquet)).audit(spec))
+    peer = median(lambda: duckdb.sql(sql).fetchall())
+    print(f"warm, one process: count table {ours:.3f} s, audit {whole:.3f} s, DuckDB's query {peer:.3f} s "
+          f"(load {load:.1f})", flush=True)
 
 
 def main() -> None:
@@ -79,6 +113,13 @@ def main() -> None:
             (f"CSV {csv.stat().st_size / 1e6:.0f} MB: DuckDB's own query", duckdb_query(csv)),
             ("bare python", [sys.executable, "-c", "pass"]),
         ]
+        cases += [
+            ("floor: imports of luskin audit's path (luskin_cli, audit, power: scipy.stats)",
+             [sys.executable, "-c", ("import luskin_cli.main, luskin_cli.audit, luskin_core.audit, luskin_core.power, "
+              "luskin_core.sources, duckdb")]),
+            ("floor: import duckdb", [sys.executable, "-c", "import duckdb"]),
+        ]
+        warm(parquet)
         width = max(len(name) for name, _ in cases)
         for name, argv in cases:
             load = os.getloadavg()[0]
