@@ -15,9 +15,15 @@ Three steps, each with one job:
    (a protected condition, or the values of one to three columns, numeric ones with many values
    cut into bins), the cell key (all rows, filter holds / does not, or strata), the outcome
    indicator, and why a row is left out.
-2. An aggregation groups the rows by (raw group parts, raw cell parts, reason) and returns a
-   small *raw* table: :func:`aggregate_frame` for a pandas frame, the engine module for
-   others. Raw keys are the column values themselves (or a bin index, or a boolean).
+2. One aggregation groups the rows by (raw group parts, raw cell parts, reason) and returns a
+   small *raw* table. Its rules are written once (:func:`count_rules`: expression trees for the
+   keys, the checks that leave a row out, the outcome and the decision) and every executor reads
+   the same trees: :func:`aggregate_frame` runs them as one DuckDB query over a pandas frame
+   (no copy of the rows), :class:`luskin_core.sources.FileSource` as DuckDB SQL over a CSV or
+   Parquet file, and :mod:`luskin_core.sources` as Ibis expressions on PostgreSQL, Spark and
+   DuckDB tables; :func:`finish_raw` shapes every result alike. The model tools' rows
+   (:func:`row_reasons`, :func:`row_group_labels`) come from the same rules. Raw keys are the
+   column values themselves (or a bin index, or a boolean).
 3. :meth:`CountTable.from_raw` turns raw keys into labels ("White", "White × Female",
    "age < 28", "Unknown") and a complete group x cell grid.
 
@@ -715,7 +721,16 @@ class FrameFacts:
         return _numeric(self.frame[column])
 
     def n_distinct(self, column: str, cap: int) -> int:
-        return min(int(self.rows[column].nunique(dropna=True)), cap)
+        series = self.rows[column]
+        head = series.iloc[:65_536]
+        if len(series) > len(head) and head.nunique(dropna=True) >= cap:
+            return cap  # the first rows already hold cap values: the exact count is at least that
+        if isinstance(series.dtype, np.dtype) and series.dtype.kind in "iu" and len(series):
+            values = series.to_numpy()
+            low, high = int(values.min()), int(values.max())
+            if high - low < max(4 * len(values), 1 << 16):  # a count per value beats hashing every row
+                return min(int(np.count_nonzero(np.bincount(values - low))), cap)
+        return min(int(series.nunique(dropna=True)), cap)
 
     def distinct_values(self, column: str, cap: int) -> list[Any]:
         values = pd.unique(self.rows[column].dropna())

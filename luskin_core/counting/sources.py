@@ -1065,7 +1065,8 @@ class FileSource(Source):
     def plan(self, spec: AuditSpec) -> Plan:
         population = tuple(Condition(self._resolve(c.column, "population"), c.op, c.value) for c in spec.population)
         facts = SqlFacts(self, population)
-        if self.n_rows() == 0:
+        # Whether there is a row at all reads the first rows only (a count would parse a whole CSV once more).
+        if self._n_rows == 0 or (self._n_rows is None and self._sql(f"SELECT 1 AS x FROM {self._relation} LIMIT 1").empty):
             raise LuskinError(f"The source {self.name} has no rows.")
         facts.prefetch(self._numeric_keys(spec))
         return build_plan(spec, facts)
@@ -1079,7 +1080,9 @@ class FileSource(Source):
         if period is not None:
             return self._ibis_source().counts(spec, period=period)
         plan = self.plan(spec)
-        return plan, self.raw_counts(plan)
+        raw = self.raw_counts(plan)
+        self._n_rows = int(raw["n"].sum())
+        return plan, raw
 
     def raw_counts(self, plan: Plan, *, assumed: dict[str, list[Any]] | None = None) -> pd.DataFrame:
         rules = count_rules(plan, self.kind_of)

@@ -1,0 +1,131 @@
+"""``luskin audit`` on files beside DuckDB's own query on the same file, each a fresh process (issue 15, section 2).
+
+Goals: on a 10,000,000-row Parquet file the audit at most 0.3 s above DuckDB's own GROUP BY
+(``python -c "import duckdb; ..."``, counts only); a CSV counted where it is cheapest whatever its
+size. Each command runs ``--repeat`` times in turn; the medians of the wall time and of the peak
+memory (``/usr/bin/time``'s maximum resident set) are printed with the load average before the runs
+(the machine is shared).
+
+Run: .venv/bin/python benchmarks/bench_cli_files.py [--rows 10000000] [--csv-rows 1000000] [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parent.parent
+ARGS = ["--outcome", "y", "--positive", "yes", "--groups", "group", "--stratify", "stratum"]
+
+
+def frame_of(n: int, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    group = rng.choice(np.array(list("ABCDEF"), dtype=object), n, p=[.3, .25, .2, .15, .07, .03])
+    stratum = rng.integers(0, 20, n)
+    y = np.where(rng.random(n) < 0.2 + 0.01 * stratum, "yes", "no")
+    extra = {f"x{i}": rng.normal(size=n).round(3) for i in range(3)}
+    return pd.DataFrame({"group": group, "stratum": stratum, "y": y, **extra,
+                         "note": rng.choice(np.array(["alpha", "beta", "gamma delta"], dtype=object), n)})
+
+
+def run(argv: list[str], repeat: int) -> tuple[float, float]:
+    """Median wall seconds and peak MB of ``argv`` over ``repeat`` fresh processes."""
+    seconds, peaks = [], []
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for _ in range(repeat):
+        done = subprocess.run(["/usr/bin/time", "-f", "TIME %e %M", *argv], capture_output=True, text=True,
+                              env=env, timeout=900, check=False)
+        if done.returncode != 0:
+            raise SystemExit(f"{argv} failed: {done.stderr[-800:]}")
+        line = [x for x in done.stderr.splitlines() if x.startswith("TIME ")][-1].split()
+        seconds.append(float(line[1]))
+        peaks.append(int(line[2]) / 1024)
+    return statistics.median(seconds), statistics.median(peaks)
+
+
+def query_sql(path: Path) -> str:
+    """DuckDB's own GROUP BY on the file: the counts of the audit's 120 cells, nothing else."""
+    reader = "read_parquet" if path.suffix == ".parquet" else "read_csv"
+    return (f"SELECT \"group\", stratum, count(*) AS n, sum(CAST(y = 'yes' AS INTEGER)) AS k "
+            f"FROM {reader}('{path}') GROUP BY ALL")
+
+
+def duckdb_query(path: Path) -> list[str]:
+    return [sys.executable, "-c", f"import duckdb; duckdb.sql({query_sql(path)!r}).fetchall()"]
+
+
+def warm(parquet: Path, repeat: int = 5) -> None:
+    """In one process, everything imported: the count table (plan and query) and the audit beside DuckDB's query."""
+    import time
+
+    import duckdb
+
+    from luskin_core import AuditSpec
+    from luskin_core.sources import open_file
+
+    spec = AuditSpec("y", "yes", group_by=("group",), strata=("stratum",))
+    sql = query_sql(parquet)
+
+    def median(fn: Callable[[], object]) -> float:
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+        return statistics.median(times)
+
+    open_file(str(parquet)).audit(spec)
+    load = os.getloadavg()[0]
+    ours = median(lambda: open_file(str(parquet)).counts(spec))
+    whole = median(lambda: open_file(str(parquet)).audit(spec))
+    peer = median(lambda: duckdb.sql(sql).fetchall())
+    print(f"warm, one process: count table {ours:.3f} s, audit {whole:.3f} s, DuckDB's query {peer:.3f} s "
+          f"(load {load:.1f})", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--csv-rows", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    options = parser.parse_args()
+    luskin = [sys.executable, "-m", "luskin_cli", "audit", "--json"]
+    with tempfile.TemporaryDirectory() as folder:
+        parquet, csv = Path(folder) / "big.parquet", Path(folder) / "big.csv"
+        frame_of(options.rows).to_parquet(parquet)
+        frame_of(options.csv_rows).to_csv(csv, index=False)
+        cases = [
+            (f"Parquet {options.rows:,} rows: luskin audit", luskin + ["--data", str(parquet), *ARGS]),
+            (f"Parquet {options.rows:,} rows: DuckDB's own query", duckdb_query(parquet)),
+            (f"CSV {csv.stat().st_size / 1e6:.0f} MB: luskin audit", luskin + ["--data", str(csv), *ARGS]),
+            (f"CSV {csv.stat().st_size / 1e6:.0f} MB: open_file(...).audit (DuckDB SQL on the file)",
+             [sys.executable, "-c", ("from luskin_core import AuditSpec; from luskin_core.sources import open_file; "
+              f"open_file({str(csv)!r}).audit(AuditSpec('y', 'yes', group_by=('group',), strata=('stratum',)))")]),
+            (f"CSV {csv.stat().st_size / 1e6:.0f} MB: DuckDB's own query", duckdb_query(csv)),
+            ("bare python", [sys.executable, "-c", "pass"]),
+        ]
+        cases += [
+            ("floor: imports of luskin audit's path (luskin_cli, audit, power: scipy.stats)",
+             [sys.executable, "-c", ("import luskin_cli.main, luskin_cli.audit, luskin_core.audit, luskin_core.power, "
+              "luskin_core.sources, duckdb")]),
+            ("floor: import duckdb", [sys.executable, "-c", "import duckdb"]),
+        ]
+        warm(parquet)
+        width = max(len(name) for name, _ in cases)
+        for name, argv in cases:
+            load = os.getloadavg()[0]
+            seconds, peak = run(argv, options.repeat)
+            print(f"{name.ljust(width)}  {seconds:6.2f} s  {peak:7.0f} MB  (load {load:.1f})", flush=True)
+
+
+if __name__ == "__main__":
+    main()

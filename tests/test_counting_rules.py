@@ -1,0 +1,140 @@
+"""One set of counting rules, whichever executes them (issue 15, section 2).
+
+The rules (luskin_core.counts.count_rules, expression trees) run as DuckDB SQL over an in-memory
+frame, as DuckDB SQL over a CSV or Parquet file (sources.open_file, the command line's path), and as
+Ibis expressions on the engines: the count tables and audits must be the same. The in-memory counts
+are also checked against plain pandas, so the rules are not only compared with themselves.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_engines import _with_nan, assert_same, check_source, generated, specs_for
+
+from luskin_cli.main import main
+from luskin_core import AuditSpec, LuskinError, audit
+from luskin_core.conditions import parse_condition
+from luskin_core.counts import count_frame, plan_for_frame, row_group_labels, row_reasons
+from luskin_core.data import load_csv, load_sample
+from luskin_core.sources import FileSource, open_file, open_source
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+def test_a_file_counted_by_sql_gives_the_in_memory_and_the_ibis_audit(suffix, tmp_path):
+    adult = load_sample("adult")
+    path = tmp_path / f"adult{suffix}"
+    adult.to_parquet(path) if suffix == ".parquet" else adult.to_csv(path, index=False)
+    frame = adult if suffix == ".parquet" else load_csv(path)
+    source = open_file(str(path))
+    assert isinstance(source, FileSource)
+    check_source(source, frame, specs_for("adult"))
+    ibis_source = open_source(str(path))
+    for spec in specs_for("adult")[:4]:
+        assert_same(ibis_source.audit(spec).to_dict(), source.audit(spec).to_dict(), repr(spec))
+
+
+def test_generated_rows_with_missing_values_predictions_and_scores(tmp_path):
+    frame = generated(60_000, seed=11)
+    path = tmp_path / "gen.parquet"
+    frame.to_parquet(path)
+    check_source(open_file(str(path)), frame, specs_for("generated"))
+
+
+def test_a_floating_nan_in_a_file_is_missing_as_in_memory(tmp_path):
+    import pyarrow.parquet as pq
+
+    frame, table = _with_nan()
+    pq.write_table(table, tmp_path / "nan.parquet")
+    source = open_file(str(tmp_path / "nan.parquet"))
+    specs = [AuditSpec("y", 1, group_by=("g",)), AuditSpec("y", 1, group_by=("g",), strata=("age",)),
+             AuditSpec("y", 1, protected=parse_condition("g == 1"), filters=(parse_condition("age > 40"),))]
+    for spec in specs:
+        assert_same(audit(frame, spec).to_dict(), source.audit(spec).to_dict())
+    assert source.audit(specs[2]).n_excluded == 90
+
+
+def _plain_counts(frame: pd.DataFrame, keep: np.ndarray, group: pd.Series, y: np.ndarray) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for label in sorted(set(group[keep])):
+        rows = keep & (group == label).to_numpy()
+        out[label] = [int(rows.sum()), int(y[rows].sum())]
+    return out
+
+
+def test_in_memory_counts_match_plain_pandas_with_text_booleans_and_spaces():
+    """Text with spaces, booleans, numbers in an object column, missing values: counted as pandas reads them."""
+    rng = np.random.default_rng(3)
+    n = 5000
+    frame = pd.DataFrame({
+        "team": rng.choice(np.array([" a", "b ", "c", None], dtype=object), n),
+        "flag": rng.choice(np.array([True, False]), n),
+        "code": rng.choice(np.array([1, "x", 2.5, None], dtype=object), n),
+        "hired": rng.choice(np.array(["yes", "no", None], dtype=object), n),
+        "decided": pd.array(rng.choice(["Yes ", " no", "TRUE", "false", None], n), dtype="string"),
+    })
+    spec = AuditSpec("hired", "yes", group_by=("team",), filters=(parse_condition("flag == True"),),
+                     population=(parse_condition("code != x"),))
+    table, _ = count_frame(frame, spec)
+    code = frame["code"].astype("string")
+    inside = (code != "x").fillna(False).to_numpy() & code.notna().to_numpy()
+    keep = inside & frame["hired"].notna().to_numpy()
+    y = (frame["hired"] == "yes").fillna(False).to_numpy()
+    for cell, holds in ((True, frame["flag"].to_numpy()), (False, ~frame["flag"].to_numpy())):
+        want = _plain_counts(frame, keep & holds, frame["team"].fillna("Unknown"), y)
+        ci = table.cell_keys.index(cell)
+        got = {g: [int(table.n[i, ci]), int(table.positives[i, ci])] for i, g in enumerate(table.groups)
+               if table.n[i, ci]}
+        assert got == want
+    assert table.n_excluded == int((~keep).sum())
+    with_model = spec.with_changes(prediction="decided")
+    model, _ = count_frame(frame, with_model)
+    decided = frame["decided"].str.strip().str.lower().isin(["yes", "true"]).fillna(False).to_numpy()
+    rows = keep & frame["decided"].notna().to_numpy()
+    assert int(model.positives.sum()) == int(decided[rows].sum())
+    assert int(model.tp.sum()) == int((decided & y)[rows].sum())
+
+
+def test_the_model_tools_rows_are_the_count_tables_rows():
+    """row_reasons and row_group_labels (the model tools' rows) run the same rules as the count table."""
+    adult = load_sample("adult")
+    spec = AuditSpec("income", ">50K", group_by=("race", "age"), population=(parse_condition("workclass != Private"),))
+    plan = plan_for_frame(adult, spec)
+    reasons = row_reasons(adult, plan)
+    table, _ = count_frame(adult, spec)
+    assert int((reasons != 0).sum()) == table.n_excluded
+    labels = pd.Series(row_group_labels(adult.loc[reasons == 0], plan)).value_counts()
+    assert {g: int(table.n[i].sum()) for i, g in enumerate(table.groups)} == labels.to_dict()
+
+
+def test_the_command_line_counts_a_parquet_file_without_ibis(tmp_path):
+    """`luskin audit` on a Parquet file runs DuckDB's SQL directly: Ibis (about a second to import) is not loaded."""
+    path = tmp_path / "adult.parquet"
+    load_sample("adult").to_parquet(path)
+    code = ("import sys, json, io, contextlib; from luskin_cli.main import main; out = io.StringIO()\n"
+            "with contextlib.redirect_stdout(out):\n"
+            f"    assert main(['audit', '--data', {str(path)!r}, '--outcome', 'income', '--positive', '>50K', "
+            "'--groups', 'race', '--stratify', 'age', '--json']) == 0\n"
+            "print(json.dumps({'ibis': 'ibis' in sys.modules, 'rows': json.loads(out.getvalue())['n_rows']}))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=600,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, check=True)
+    said = json.loads(done.stdout.strip().splitlines()[-1])
+    assert said == {"ibis": False, "rows": 48_842}
+
+
+def test_a_file_that_is_not_a_table_is_a_plain_sentence(tmp_path, capsys):
+    bad = tmp_path / "broken.parquet"
+    bad.write_bytes(b"PAR1 this is not parquet")
+    with pytest.raises(LuskinError, match="could not be read as a table"):
+        open_file(str(bad))
+    assert main(["audit", "--data", str(bad), "--outcome", "y", "--positive", "1", "--groups", "g"]) == 2
+    err = capsys.readouterr().err
+    assert "could not be read as a table" in err and "Traceback" not in err
