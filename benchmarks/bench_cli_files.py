@@ -70,7 +70,7 @@ def warm(parquet: Path, repeat: int = 5) -> None:
     import duckdb
 
     from luskin_core import AuditSpec
-    from luskin_core.sources import open_file
+    from luskin_core.counting.sources import open_file
 
     spec = AuditSpec("y", "yes", group_by=("group",), strata=("stratum",))
     sql = query_sql(parquet)
@@ -108,15 +108,15 @@ def main() -> None:
             (f"Parquet {options.rows:,} rows: DuckDB's own query", duckdb_query(parquet)),
             (f"CSV {csv.stat().st_size / 1e6:.0f} MB: luskin audit", luskin + ["--data", str(csv), *ARGS]),
             (f"CSV {csv.stat().st_size / 1e6:.0f} MB: open_file(...).audit (DuckDB SQL on the file)",
-             [sys.executable, "-c", ("from luskin_core import AuditSpec; from luskin_core.sources import open_file; "
+             [sys.executable, "-c", ("from luskin_core import AuditSpec; from luskin_core.counting.sources import open_file; "
               f"open_file({str(csv)!r}).audit(AuditSpec('y', 'yes', group_by=('group',), strata=('stratum',)))")]),
             (f"CSV {csv.stat().st_size / 1e6:.0f} MB: DuckDB's own query", duckdb_query(csv)),
             ("bare python", [sys.executable, "-c", "pass"]),
         ]
         cases += [
             ("floor: imports of luskin audit's path (luskin_cli, audit, power: scipy.stats)",
-             [sys.executable, "-c", ("import luskin_cli.main, luskin_cli.audit, luskin_core.audit, luskin_core.power, "
-              "luskin_core.sources, duckdb")]),
+             [sys.executable, "-c", ("import luskin_cli.main, luskin_cli.audit, luskin_core.analyses.audit, luskin_core.stats.power, "
+              "luskin_core.counting.sources, duckdb")]),
             ("floor: import duckdb", [sys.executable, "-c", "import duckdb"]),
         ]
         warm(parquet)

@@ -1,6 +1,6 @@
 """One set of counting rules, whichever executes them (issue 15, section 2).
 
-The rules (luskin_core.counts.count_rules, expression trees) run as DuckDB SQL over an in-memory
+The rules (luskin_core.counting.counts.count_rules, expression trees) run as DuckDB SQL over an in-memory
 frame, as DuckDB SQL over a CSV or Parquet file (sources.open_file, the command line's path), and as
 Ibis expressions on the engines: the count tables and audits must be the same. The in-memory counts
 are also checked against plain pandas, so the rules are not only compared with themselves.
@@ -20,10 +20,10 @@ from test_engines import _with_nan, assert_same, check_source, generated, specs_
 
 from luskin_cli.main import main
 from luskin_core import AuditSpec, LuskinError, audit
-from luskin_core.conditions import parse_condition
-from luskin_core.counts import count_frame, plan_for_frame, row_group_labels, row_reasons
-from luskin_core.data import load_csv, load_sample
-from luskin_core.sources import FileSource, open_file, open_source
+from luskin_core.counting.counts import count_frame, plan_for_frame, row_group_labels, row_reasons
+from luskin_core.counting.data import load_csv, load_sample
+from luskin_core.counting.sources import FileSource, open_file, open_source
+from luskin_core.spec.conditions import parse_condition
 
 ROOT = Path(__file__).resolve().parent.parent
 

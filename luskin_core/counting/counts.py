@@ -19,8 +19,8 @@ Three steps, each with one job:
    small *raw* table. Its rules are written once (:func:`count_rules`: expression trees for the
    keys, the checks that leave a row out, the outcome and the decision) and every executor reads
    the same trees: :func:`aggregate_frame` runs them as one DuckDB query over a pandas frame
-   (no copy of the rows), :class:`luskin_core.sources.FileSource` as DuckDB SQL over a CSV or
-   Parquet file, and :mod:`luskin_core.sources` as Ibis expressions on PostgreSQL, Spark and
+   (no copy of the rows), :class:`luskin_core.counting.sources.FileSource` as DuckDB SQL over a CSV or
+   Parquet file, and :mod:`luskin_core.counting.sources` as Ibis expressions on PostgreSQL, Spark and
    DuckDB tables; :func:`finish_raw` shapes every result alike. The model tools' rows
    (:func:`row_reasons`, :func:`row_group_labels`) come from the same rules. Raw keys are the
    column values themselves (or a bin index, or a boolean).
