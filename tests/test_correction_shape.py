@@ -57,6 +57,9 @@ def test_the_three_tools_give_the_same_shape(adult_results) -> None:
             assert isinstance(stage, CorrectionStage) and all(isinstance(c, GroupCounts) for c in stage.counts)
             assert stage.n == n_test  # every held-out row counted once, in one group and one cell
         json.dumps(correction.to_dict(), allow_nan=False)
+    for result, correction in zip(adult_results, corrections):  # the JSON of each result carries the shape
+        assert json.loads(json.dumps(result.to_dict(), allow_nan=False))["correction"] == \
+            json.loads(json.dumps(correction.to_dict()))
         assert correction.sentences() and all(isinstance(s, str) for s in correction.sentences())
     assert corrections[1].warnings == tuned.warnings and corrections[2].warnings == sweep.warnings
 

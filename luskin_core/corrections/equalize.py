@@ -978,6 +978,7 @@ class AlphaSweep:
             "rows": {"train": self.n_train, "test": self.n_test},
             "converged": self.converged,
             "warnings": list(self.warnings),
+            "correction": self.correction.to_dict(),
         }
 
 

@@ -139,6 +139,7 @@ class RetrainResult:
             "synthetic_audit": {"before": self.d2_before.to_dict(), "after": self.d2_after.to_dict()},
             "timings": dict(self.timings),
             "warnings": list(self.warnings),
+            "correction": self.correction.to_dict(),
         }
 
     def to_json(self) -> str:

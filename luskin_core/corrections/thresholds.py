@@ -818,6 +818,7 @@ class ThresholdReport:
             "fit_seconds": self.fit_seconds,
             "tuning_method": self.tuning_method,
             "warnings": list(self.warnings),
+            "correction": self.correction.to_dict(),
         }
 
 
