@@ -70,7 +70,13 @@ def child(path: str, engine: str) -> None:
     imported = time.perf_counter()
     load_tables()
     loaded = time.perf_counter()
-    if engine == "duckdb":
+    if engine == "source":  # the path `luskin audit --proxy` takes with --stratify or a database (Ibis on DuckDB)
+        from luskin_core.proxy_engine import source_proxy_sums
+        from luskin_core.sources import open_source
+
+        sums, counts = source_proxy_sums(open_source(path), surname="surname", geography="zip",
+                                         outcome="approved", positive=1)
+    elif engine == "duckdb":
         import duckdb
 
         con = duckdb.connect(config={"threads": 2, "memory_limit": "1500MB"})
@@ -154,7 +160,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--file", default="/tmp/luskin_proxy_10m.parquet")
-    parser.add_argument("--engines", default="arrow,duckdb", help="arrow, duckdb or both (comma-separated)")
+    parser.add_argument("--engines", default="arrow,duckdb",
+                        help="arrow, duckdb (SQL), source (Ibis on DuckDB), comma-separated")
+    parser.add_argument("--no-subset", action="store_true", help="skip the 200,000-row comparison with surgeo")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--engine", default="arrow", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -188,8 +196,9 @@ def main() -> None:
         print(f"  reference {figures['reference']}; weighted gaps "
               f"{ {k: round(v, 4) for k, v in figures['weighted'].items()} }")
         print(f"  threshold gaps { {k: round(v, 4) if v is not None else None for k, v in figures['threshold'].items()} }")
-    subset = pq.read_table(path).slice(0, 200_000).to_pandas()
-    subset_figures(subset)
+    if not args.no_subset:
+        subset = pq.read_table(path).slice(0, 200_000).to_pandas()
+        subset_figures(subset)
 
 
 if __name__ == "__main__":
