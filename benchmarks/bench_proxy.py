@@ -9,8 +9,9 @@ Usage::
    from the Census 2010 list, race from that surname's P(race | surname), a ZCTA from P(ZCTA | race), and an
    approval whose rate depends on race. In this world BISG's assumption (surname and place independent given
    race) holds, so the figures check the implementation and show the best case, not accuracy on real people.
-2. Times, in a fresh child process on the Parquet file, the Census tables' load, BISG in DuckDB (2 threads)
-   and the weighted audit with bounds, end to end, with its peak memory (ru_maxrss).
+2. Times, in a fresh child process on the Parquet file, the Census tables' load, BISG (streamed with Arrow, or
+   in DuckDB through Ibis as for a database) and the weighted audit with bounds, end to end, with its peak
+   memory (ru_maxrss) and CPU time.
 3. On a 200,000-row subset: luskin_core.analyses.proxy beside surgeo's SurgeoModel (time, largest difference),
    accuracy (most likely group = true race), calibration by tenths of probability, and the weighted and
    threshold gaps beside the true gap.
@@ -62,19 +63,19 @@ def simulate(rows: int, seed: int = 0) -> pd.DataFrame:
 
 
 def child(path: str, engine: str) -> None:
-    """The timed part, alone in its process: tables, BISG (Arrow batches or DuckDB), the audit with bounds."""
+    """The timed part, alone in its process: tables, BISG (Arrow batches or the source's engine), the audit."""
     start = time.perf_counter()
     from luskin_core.analyses.proxy_audit import audit_sums
-    from luskin_core.analyses.proxy_engine import duckdb_proxy_sums, parquet_proxy_sums
+    from luskin_core.analyses.proxy_engine import parquet_proxy_sums
 
     imported = time.perf_counter()
     load_tables()
     loaded = time.perf_counter()
-    if engine == "duckdb":
-        import duckdb
+    if engine == "source":  # the path `luskin audit --proxy` takes with --stratify or a database (Ibis on DuckDB)
+        from luskin_core.analyses.proxy_engine import source_proxy_sums
+        from luskin_core.counting.sources import open_source
 
-        con = duckdb.connect(config={"threads": 2, "memory_limit": "1500MB"})
-        sums, counts = duckdb_proxy_sums(con, f"read_parquet('{path}')", surname="surname", geography="zip",
+        sums, counts = source_proxy_sums(open_source(path), surname="surname", geography="zip",
                                          outcome="approved", positive=1)
     else:
         sums, counts = parquet_proxy_sums(path, surname="surname", geography="zip", outcome="approved", positive=1)
@@ -154,7 +155,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--file", default="/tmp/luskin_proxy_10m.parquet")
-    parser.add_argument("--engines", default="arrow,duckdb", help="arrow, duckdb or both (comma-separated)")
+    parser.add_argument("--engines", default="arrow,source",
+                        help="arrow (streamed Parquet), source (Ibis on DuckDB), comma-separated")
+    parser.add_argument("--no-subset", action="store_true", help="skip the 200,000-row comparison with surgeo")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--engine", default="arrow", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -188,8 +191,9 @@ def main() -> None:
         print(f"  reference {figures['reference']}; weighted gaps "
               f"{ {k: round(v, 4) for k, v in figures['weighted'].items()} }")
         print(f"  threshold gaps { {k: round(v, 4) if v is not None else None for k, v in figures['threshold'].items()} }")
-    subset = pq.read_table(path).slice(0, 200_000).to_pandas()
-    subset_figures(subset)
+    if not args.no_subset:
+        subset = pq.read_table(path).slice(0, 200_000).to_pandas()
+        subset_figures(subset)
 
 
 if __name__ == "__main__":

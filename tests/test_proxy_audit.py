@@ -141,9 +141,10 @@ def test_a_large_gap_is_stated_as_at_least_and_caveats_are_words():
 
 
 def test_duckdb_sums_equal_the_in_memory_audit(tmp_path):
-    duckdb = pytest.importorskip("duckdb")
+    pytest.importorskip("duckdb")
     from luskin_core.analyses.proxy import add_probabilities
-    from luskin_core.analyses.proxy_engine import duckdb_proxy_sums
+    from luskin_core.analyses.proxy_engine import source_proxy_sums
+    from luskin_core.counting.sources import open_source
 
     rng = np.random.default_rng(4)
     n = 5000
@@ -153,8 +154,7 @@ def test_duckdb_sums_equal_the_in_memory_audit(tmp_path):
                           "approved": rng.integers(0, 2, n), "region": rng.choice(["a", "b"], n)})
     path = tmp_path / "loans.parquet"
     frame.to_parquet(path)
-    con = duckdb.connect()
-    sums, counts = duckdb_proxy_sums(con, f"read_parquet('{path}')", surname="surname", geography="zip",
+    sums, counts = source_proxy_sums(open_source(str(path)), surname="surname", geography="zip",
                                      outcome="approved", positive=1, cells=["region"])
     engine = pa.audit_sums(sums, decision="approved")
     with_p, result = add_probabilities(frame, surname="surname", geography="zip")

@@ -185,10 +185,23 @@ def normalize_names(raw: list[str]) -> list[str]:
     return [o if a else normalize_name(r) for o, a, r in zip(out, ascii_only, raw)]
 
 
+def _factorize(values: pd.Series) -> tuple[np.ndarray, pd.Series]:
+    """Each row's code into the distinct values (a missing value: one past the last), the distinct values in
+    the column's type."""
+    codes, uniques = pd.factorize(values, sort=False, use_na_sentinel=True)
+    distinct = pd.Series(uniques, dtype=values.dtype)
+    return np.where(codes < 0, len(distinct), codes), distinct
+
+
+def _missing_last(probs: np.ndarray, found: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows with one more, not found (what a missing value takes)."""
+    return np.vstack([probs, np.full((1, probs.shape[1]), np.nan)]), np.append(found, False)
+
+
 def _name_probs(values: pd.Series, table: _Lookup) -> tuple[np.ndarray, np.ndarray]:
     """Six probabilities per row from a name table, normalising each distinct raw name once."""
-    codes, uniques = pd.factorize(values.astype("string").fillna(""), sort=False)
-    raw = [str(u) for u in uniques]
+    codes, distinct = _factorize(pd.Series(values))
+    raw = np.asarray(distinct.astype("string").fillna(""), dtype=object).tolist()
     probs, found = table.take(normalize_names(raw))
     for i in np.flatnonzero(~found):
         for part in name_parts(raw[int(i)]):
@@ -196,13 +209,16 @@ def _name_probs(values: pd.Series, table: _Lookup) -> tuple[np.ndarray, np.ndarr
             if position >= 0:
                 probs[i], found[i] = table.values[position], True
                 break
+    probs, found = _missing_last(probs, found)
     return probs[codes], found[codes]
 
 
 def _geo_probs(values: pd.Series, tables: ProxyTables, level: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    codes, uniques = pd.factorize(normalize_geo(values, level), sort=False)
-    given, found = tables.geo_given_race[level].take(uniques)
-    race_given, _ = tables.race_given_geo[level].take(uniques)
+    """P(place | race), P(race | place) and whether found, per row; each distinct raw place normalised once."""
+    codes, distinct = _factorize(pd.Series(values))
+    keys = normalize_geo(distinct, level)
+    given, found = _missing_last(*tables.geo_given_race[level].take(keys))
+    race_given, _ = _missing_last(*tables.race_given_geo[level].take(keys))
     return given[codes], race_given[codes], found[codes]
 
 

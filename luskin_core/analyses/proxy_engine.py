@@ -1,11 +1,12 @@
-"""BISG and the proxy audit inside DuckDB: the join with the Census tables runs where the data lives.
+"""BISG and the proxy audit where the data lives: the join with the Census tables runs in the engine.
 
 Why: ten million rows do not fit comfortably in pandas with six probabilities each. Only the distinct
 surnames and places leave the engine; they are normalised and looked up by :mod:`luskin_core.analyses.proxy` (one
-normalisation, whichever engine), sent back as two small lookup tables, and the engine joins, computes each
-row's probabilities with the same fallbacks and returns the sums the audit needs
-(:class:`luskin_core.analyses.proxy_audit.ProxySums`) per cell and probability bin. The Census tables are read once per
-process (:func:`luskin_core.analyses.proxy.load_tables`).
+normalisation, whichever engine), sent back as two small lookup tables, and the engine (DuckDB, PostgreSQL or
+Spark, through Ibis: :func:`source_proxy_sums`) joins, computes each row's probabilities with the same fallbacks
+and returns the sums the audit needs (:class:`luskin_core.analyses.proxy_audit.ProxySums`) per cell and probability bin.
+A Parquet file without cells is also streamed with Arrow (:func:`parquet_proxy_sums`), the fastest path on two
+cores. The Census tables are read once per process (:func:`luskin_core.analyses.proxy.load_tables`).
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from luskin_core.analyses.proxy import RACES, ProxyTables, _geo_probs, _name_probs, load_tables
+from .errors import LuskinError
+from luskin_core.analyses.proxy import RACES, _geo_probs, _name_probs, load_tables
 from luskin_core.analyses.proxy_audit import DEFAULT_THRESHOLD, N_BINS, ProxySums
-from luskin_core.errors import LuskinError
 
 G = len(RACES)
 PAIRS = [(a, b) for a in range(G) for b in range(a, G)]
@@ -29,103 +30,6 @@ def _quote(name: str) -> str:
 
 def _literal(value: Any) -> str:
     return "'" + str(value).replace("'", "''") + "'"
-
-
-def _lookup_frames(con: Any, relation: str, surname: str, geography: str, level: str,
-                   tables: ProxyTables) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The distinct surnames and places of the relation with their probabilities (computed in Python)."""
-    names = con.execute(f"SELECT DISTINCT CAST({_quote(surname)} AS VARCHAR) AS raw FROM {relation}").df()["raw"]
-    s, has_s = _name_probs(names, tables.surname)
-    name_frame = pd.DataFrame(s, columns=[f"s_{r}" for r in RACES]).fillna(0.0)
-    name_frame.insert(0, "raw", names.astype(object).to_numpy())
-    name_frame["has_s"] = has_s
-    places = con.execute(f"SELECT DISTINCT CAST({_quote(geography)} AS VARCHAR) AS raw FROM {relation}").df()["raw"]
-    g, gr, has_g = _geo_probs(places, tables, level)
-    geo_frame = pd.concat([pd.DataFrame(g, columns=[f"g_{r}" for r in RACES]),
-                           pd.DataFrame(gr, columns=[f"r_{r}" for r in RACES])], axis=1).fillna(0.0)
-    geo_frame.insert(0, "raw", places.astype(object).to_numpy())
-    geo_frame["has_g"] = has_g
-    return name_frame, geo_frame
-
-
-def _outcome_sql(column: str, positive: Any) -> str:
-    try:
-        number = float(positive)
-    except (TypeError, ValueError):
-        return f"CAST(CAST({_quote(column)} AS VARCHAR) = {_literal(positive)} AS DOUBLE)"
-    text = _literal(positive)
-    return (f"CASE WHEN TRY_CAST({_quote(column)} AS DOUBLE) IS NOT NULL THEN "
-            f"CAST(TRY_CAST({_quote(column)} AS DOUBLE) = {number!r} AS DOUBLE) "
-            f"ELSE CAST(CAST({_quote(column)} AS VARCHAR) = {text} AS DOUBLE) END")
-
-
-def duckdb_proxy_sums(con: Any, relation: str, *, surname: str, geography: str, outcome: str, positive: Any,
-                      level: str = "zcta", cells: list[str] | None = None,
-                      threshold: float = DEFAULT_THRESHOLD) -> tuple[dict[str | None, ProxySums], dict[str, int]]:
-    """The audit's sums per cell (None: all rows) and the rows per fallback, computed by DuckDB.
-
-    ``relation`` is a table name or a parenthesised query, e.g. ``read_parquet('x.parquet')``.
-    """
-    tables = load_tables()
-    name_frame, geo_frame = _lookup_frames(con, relation, surname, geography, level, tables)
-    con.register("luskin_proxy_names", name_frame)
-    con.register("luskin_proxy_geos", geo_frame)
-    try:
-        return _sums(con, relation, surname, geography, outcome, positive, cells or [], threshold)
-    finally:
-        con.unregister("luskin_proxy_names")
-        con.unregister("luskin_proxy_geos")
-
-
-def _sums(con: Any, relation: str, surname: str, geography: str, outcome: str, positive: Any, cells: list[str],
-          threshold: float) -> tuple[dict[str | None, ProxySums], dict[str, int]]:
-    cell_cols = ", ".join(f"CAST({_quote(c)} AS VARCHAR) AS c{i}" for i, c in enumerate(cells))
-    bisg = " + ".join(f"s_{r} * g_{r}" for r in RACES)
-    u = {r: (f"CASE WHEN has_s AND has_g AND bisg_total > 0 THEN s_{r} * g_{r} WHEN has_s THEN s_{r} "
-             f"ELSE r_{r} END") for r in RACES}
-    total = " + ".join(f"u_{r}" for r in RACES)
-    mx = "greatest(" + ", ".join(f"p_{r}" for r in RACES) + ")"
-    top = "CASE " + " ".join(f"WHEN p_{r} = mx THEN {i}" for i, r in enumerate(RACES)) + " END"
-    aggs = ["count(*) AS n", "coalesce(sum(y), 0) AS y"]
-    aggs += [f"sum(p_{r}) AS w_{i}" for i, r in enumerate(RACES)]
-    aggs += [f"sum(p_{r} * y) AS wy_{i}" for i, r in enumerate(RACES)]
-    aggs += [f"sum(p_{RACES[a]} * p_{RACES[b]}) AS q_{a}_{b}" for a, b in PAIRS]
-    aggs += [f"sum(p_{RACES[a]} * p_{RACES[b]} * y) AS qy_{a}_{b}" for a, b in PAIRS]
-    aggs += [f"count(*) FILTER (WHERE mx >= {threshold!r} AND top = {i}) AS tn_{i}" for i in range(G)]
-    aggs += [f"coalesce(sum(y) FILTER (WHERE mx >= {threshold!r} AND top = {i}), 0) AS tk_{i}" for i in range(G)]
-    cell_keys = [f"c{i}" for i in range(len(cells))]
-    # One pass: rows without an estimate (method 3) or an outcome are grouped apart and only counted
-    group = ", ".join([*cell_keys, "bin", "method", "y_missing"])
-    sql = f"""
-    WITH d AS (
-        SELECT CAST({_quote(surname)} AS VARCHAR) AS sn, CAST({_quote(geography)} AS VARCHAR) AS gg,
-               {_outcome_sql(outcome, positive)} AS y{', ' + cell_cols if cells else ''}
-        FROM {relation}
-    ), j AS (
-        SELECT d.*, coalesce(n.has_s, false) AS has_s, coalesce(g.has_g, false) AS has_g,
-               {', '.join(f'coalesce(n.s_{r}, 0) AS s_{r}' for r in RACES)},
-               {', '.join(f'coalesce(g.g_{r}, 0) AS g_{r}' for r in RACES)},
-               {', '.join(f'coalesce(g.r_{r}, 0) AS r_{r}' for r in RACES)}
-        FROM d LEFT JOIN luskin_proxy_names n ON d.sn = n.raw
-               LEFT JOIN luskin_proxy_geos g ON d.gg = g.raw
-    ), b AS (SELECT *, {bisg} AS bisg_total FROM j),
-    m AS (
-        SELECT *, CASE WHEN has_s AND has_g AND bisg_total > 0 THEN 0 WHEN has_s THEN 1 WHEN has_g THEN 2
-                  ELSE 3 END AS method, y IS NULL AS y_missing,
-               {', '.join(f'{u[r]} AS u_{r}' for r in RACES)}
-        FROM b
-    ), p AS (
-        SELECT y, method, y_missing{', ' + ', '.join(cell_keys) if cells else ''},
-               {', '.join(f'CASE WHEN method < 3 THEN u_{r} / ({total}) END AS p_{r}' for r in RACES)}
-        FROM m
-    ), k AS (SELECT *, {mx} AS mx FROM p),
-    t AS (SELECT *, {top} AS top,
-                 coalesce(top_placeholder, -1) AS bin FROM k)
-    SELECT {group}, {', '.join(aggs)} FROM t GROUP BY {group}
-    """
-    bin_sql = f"({top}) * {N_BINS} + least(CAST(floor(mx * {N_BINS}) AS INTEGER), {N_BINS - 1})"
-    sql = sql.replace("top_placeholder", bin_sql)
-    return _collect(con.execute(sql).df(), cells)
 
 
 def _to_sums(frame: pd.DataFrame) -> ProxySums:
@@ -405,7 +309,7 @@ def parquet_proxy_sums(path: str, *, surname: str, geography: str, outcome: str,
 
 def _outcome_array(column: Any, positive: Any) -> np.ndarray:
     """1.0 where the outcome is the positive value, 0.0 elsewhere, NaN where it is missing."""
-    from luskin_core.spec.validation import outcome_mask
+    from .spec import outcome_mask
 
     series = column.to_pandas()
     y = outcome_mask(series, positive).astype(float)
@@ -413,4 +317,4 @@ def _outcome_array(column: Any, positive: Any) -> np.ndarray:
     return y
 
 
-__all__ = ["duckdb_proxy_sums", "parquet_proxy_sums", "source_proxy_sums"]
+__all__ = ["parquet_proxy_sums", "source_proxy_sums"]
