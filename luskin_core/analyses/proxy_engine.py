@@ -16,9 +16,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .errors import LuskinError
 from luskin_core.analyses.proxy import RACES, _geo_probs, _name_probs, load_tables
 from luskin_core.analyses.proxy_audit import DEFAULT_THRESHOLD, N_BINS, ProxySums
+
+from .errors import LuskinError
 
 G = len(RACES)
 PAIRS = [(a, b) for a in range(G) for b in range(a, G)]
