@@ -18,8 +18,7 @@ import pandas as pd
 
 from luskin_core.analyses.proxy import RACES, _geo_probs, _name_probs, load_tables
 from luskin_core.analyses.proxy_audit import DEFAULT_THRESHOLD, N_BINS, ProxySums
-
-from .errors import LuskinError
+from luskin_core.errors import LuskinError
 
 G = len(RACES)
 PAIRS = [(a, b) for a in range(G) for b in range(a, G)]
@@ -120,7 +119,8 @@ def source_proxy_sums(source: Any, *, surname: str, geography: str, outcome: str
     """
     import ibis  # type: ignore[import-untyped]
 
-    from luskin_core.counting.sources import _label_expr
+    from luskin_core.counting.counts import label_rule
+    from luskin_core.counting.sources import table_kind, to_ibis
 
     cells = list(cells or [])
     t = source.table
@@ -146,7 +146,7 @@ def source_proxy_sums(source: Any, *, surname: str, geography: str, outcome: str
     geo_frame["has_g"] = has_g.astype(bool)
     names_t, geos_t = _engine_table(source, name_frame), _engine_table(source, geo_frame)
 
-    label = _label_expr(t, outcome, positive)
+    label = to_ibis(label_rule(outcome, positive, table_kind(t)), t)   # the audit's own rule for the outcome
     d = t.select(sn=t[surname].cast("string"), gg=t[geography].cast("string"),
                  y=ibis.cases((label, 1.0), (~label, 0.0), else_=ibis.null("float64")),
                  **{f"c{i}": t[c].cast("string") for i, c in enumerate(cells)})
@@ -310,7 +310,7 @@ def parquet_proxy_sums(path: str, *, surname: str, geography: str, outcome: str,
 
 def _outcome_array(column: Any, positive: Any) -> np.ndarray:
     """1.0 where the outcome is the positive value, 0.0 elsewhere, NaN where it is missing."""
-    from .spec import outcome_mask
+    from luskin_core.spec.validation import outcome_mask
 
     series = column.to_pandas()
     y = outcome_mask(series, positive).astype(float)
