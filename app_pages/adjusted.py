@@ -27,7 +27,7 @@ def _adjust_cached(fingerprint: str, spec_json: str, options_json: str, _frame: 
                    _options: dict[str, Any]) -> AdjustResult:
     """The adjusted gaps; cached on the data, the specification and the options."""
     return adjust(_frame, AuditSpec.from_json(spec_json), _options["controls"], categorical=_options["categorical"],
-                  cluster=_options["cluster"])
+                  cluster=_options["cluster"], bins=_options.get("bins") or None)
 
 
 def _candidates(spec: AuditSpec, frame: pd.DataFrame) -> list[str]:
@@ -49,12 +49,19 @@ def render_options(spec: AuditSpec, frame: pd.DataFrame) -> dict[str, Any]:
         categorical = st.multiselect("Numeric code columns to treat as categories", numeric, key="adj_categorical",
                                      format_func=ui.option_text,
                                      help="e.g. a branch number or an education code: each value gets its own effect.")
+        binned = st.multiselect("Numeric controls to cut into bins", [c for c in numeric if c not in categorical],
+                                key="adj_binned", format_func=ui.option_text,
+                                help="Instead of a straight line, each bin of equal shares of rows gets its own "
+                                     "effect (for a control whose effect bends, such as age).")
+        n_bins = st.number_input("Bins per control", min_value=2, max_value=50, value=5, step=1, key="adj_n_bins",
+                                 disabled=not binned)
     with right:
         cluster = st.selectbox("Cluster the standard errors by", [NO_CLUSTER, *columns], key="adj_cluster",
                                format_func=ui.option_text,
                                help="Rows of one branch, precinct or office may share unmeasured causes: clustering "
                                     "widens the intervals accordingly.")
-    return {"controls": [c for c in controls if c not in categorical], "categorical": list(categorical),
+    return {"controls": [c for c in controls if c not in categorical and c not in binned],
+            "categorical": list(categorical), "bins": {c: int(n_bins) for c in binned},
             "cluster": None if cluster == NO_CLUSTER else cluster}
 
 

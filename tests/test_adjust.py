@@ -411,3 +411,51 @@ def test_engine_sums_match_statsmodels_logit(adult):
     gap = result.gaps[0]
     assert gap.adjusted_difference == pytest.approx(margeff.margeff[i], abs=1e-6)
     assert gap.adjusted_se == pytest.approx(margeff.margeff_se[i], abs=1e-6)
+
+
+# ------------------------------------------------------------------------------------------
+# Numeric controls cut into bins
+# ------------------------------------------------------------------------------------------
+def test_bins_equal_a_hand_binned_category_and_the_engine(adult):
+    """``bins={"age": 4}``: the quartile cuts (rounded as the audit's group bins), each bin a category; the
+    same fit as a column binned by hand, and the same in the engine's fit from sums."""
+    from luskin_core.counts import round_significant
+    from luskin_core.sources import Source
+
+    spec = AuditSpec(outcome="income", positive=">50K", group_by=("sex",))
+    result = adjust(adult, spec, ["hours-per-week", "fnlwgt"], bins={"age": 4})
+    cuts = sorted({round_significant(q) for q in np.quantile(adult["age"], [0.25, 0.5, 0.75])})
+    assert len(cuts) == 3
+    by_hand = adult.assign(age=pd.cut(adult["age"], [-np.inf, *cuts, np.inf], right=False,
+                                      labels=["a", "b", "c", "d"]).astype(str))
+    expected = adjust(by_hand, spec, ["hours-per-week", "fnlwgt", "age"])
+    assert "age" in result.categorical
+    assert len([c for c in result.coefficients if c.name.startswith("age = ")]) == 3
+    # the same model (fnlwgt's scale makes Newton stop a few 1e-9 apart on differently ordered cells)
+    assert sorted(c.estimate for c in result.coefficients) == pytest.approx(
+        sorted(c.estimate for c in expected.coefficients), abs=1e-7)
+    assert result.gaps[0].adjusted_difference == pytest.approx(expected.gaps[0].adjusted_difference, abs=1e-9)
+    engine = adjust(Source.from_frame(adult), spec, ["hours-per-week", "fnlwgt"], bins={"age": 4}, max_cells=100)
+    assert "not from a sample" in engine.rows_note
+    assert [c.name for c in engine.coefficients] == [c.name for c in result.coefficients]
+    for a, b in zip(result.coefficients, engine.coefficients):
+        assert b.estimate == pytest.approx(a.estimate, abs=1e-9) and b.se == pytest.approx(a.se, abs=1e-9)
+    with pytest.raises(LuskinError, match="2 to 50 bins"):
+        adjust(adult, spec, ["hours-per-week"], bins={"age": 1})
+    with pytest.raises(LuskinError, match="holds text"):
+        adjust(adult, spec, ["hours-per-week"], bins={"occupation": 3})
+
+
+def test_cli_control_bins(capsys):
+    import json
+
+    from luskin_cli.main import main
+
+    args = ["adjust", "--preset", "adult", "--groups", "sex", "--controls", "hours-per-week", "--control-bins",
+            "age=4", "--json"]
+    assert main(args) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["categorical"] == ["age"]
+    assert sum(c["name"].startswith("age = ") for c in document["coefficients"]) == 3
+    assert main(["adjust", "--preset", "adult", "--groups", "sex", "--control-bins", "age"]) == 2
+    assert "COLUMN=NUMBER" in capsys.readouterr().err

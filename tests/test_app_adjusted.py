@@ -49,3 +49,8 @@ def test_adjusted_page_on_adult():
     at.selectbox(key="adj_cluster").set_value("native-country").run()
     assert not at.exception, at.exception
     assert at.session_state["results"]["adjusted"][2].n_clusters is not None
+    # a numeric control cut into bins (each bin its own effect): 5 bins, 4 coefficients
+    at.multiselect(key="adj_binned").set_value(["age"]).run()
+    assert not at.exception, at.exception
+    binned = at.session_state["results"]["adjusted"][2]
+    assert "age" in binned.categorical and sum(c.name.startswith("age = ") for c in binned.coefficients) == 4

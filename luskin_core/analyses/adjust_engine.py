@@ -13,13 +13,13 @@ The group keys, the rows left out and the outcome are the audit's own expression
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from luskin_core.analyses.adjust_model import Cells, _number_text
+from luskin_core.analyses.adjust_model import MAX_CELLS, Cells, _bin_counts, _number_text, bin_part, bin_probs
 from luskin_core.counting.counts import CROSS, UNKNOWN
 from luskin_core.counting.sources import Source, _checks, _ibis, _is_numeric, _mask, _outcome_expr, _part_expr
 from luskin_core.errors import LuskinError
@@ -34,11 +34,15 @@ def cells_from_source(source: Source, spec: AuditSpec, controls: Sequence[str] =
 
 
 def _resolved(source: Source, spec: AuditSpec, controls: Sequence[str], categorical: Sequence[str],
-              cluster: str | None) -> tuple[Any, list[str], list[str], str | None, Any]:
-    """The plan, the numeric and categorical controls, the cluster column and a view of only the needed columns."""
+              cluster: str | None, bins: Mapping[str, int] | None = None
+              ) -> tuple[Any, list[str], list[str], str | None, Any]:
+    """The plan, the numeric and categorical controls, the cluster column and a view of only the needed columns
+    (binned controls replaced by their bins' words, as in memory)."""
     plan = source.plan(spec)
+    binned = {source._resolve(c, "control"): n for c, n in _bin_counts(None, bins or {}).items()}
+    controls = [*controls, *(c for c in binned if c not in controls)]
     names = [source._resolve(c, "control") for c in controls]
-    forced = {source._resolve(c, "control") for c in categorical}
+    forced = {source._resolve(c, "control") for c in categorical} | set(binned)
     names += [c for c in forced if c not in names]
     if len({n.lower() for n in names}) != len(names):
         raise LuskinError("A control column is named twice.")
@@ -56,6 +60,23 @@ def _resolved(source: Source, spec: AuditSpec, controls: Sequence[str], categori
     needed += [p.column for p in plan.group_parts] + ([plan.protected.column] if plan.protected else [])
     needed += [c.column for c in (*plan.filters, *plan.population)] + ([plan.prediction] if plan.prediction else [])
     view = _light_view(source._raw, list(dict.fromkeys(needed)))
+    if binned:
+        from .sources import EngineFacts
+
+        ibis = _ibis()
+        words = {}
+        for name, count in binned.items():
+            if not _is_numeric(schema[name]):
+                raise LuskinError(f"'{name}' holds text, so it cannot be cut into bins; its values are used as "
+                                  "categories.")
+            part = bin_part(name, EngineFacts(source, plan.population).quantiles(name, bin_probs(count)))
+            x = view[name].cast("float64")
+            index = ibis.literal(0, "int64")
+            for cut in part.cuts:
+                index = index + (x >= float(cut)).cast("int32")  # NULL where the value is missing
+            words[name] = index.substitute({i: part.label(i) for i in range(len(part.cuts) + 1)},
+                                           else_=ibis.null().cast("string"))
+        view = view.mutate(**words)
     return plan, numeric, cats, cluster_name, view
 
 

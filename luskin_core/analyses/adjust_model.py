@@ -7,7 +7,7 @@ the diagnostics and the decomposition build on this module, so none of them impo
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -229,11 +229,26 @@ def _control_names(frame: pd.DataFrame, spec: AuditSpec, controls: Sequence[str]
 
 
 def cells_from_frame(frame: pd.DataFrame, spec: AuditSpec, controls: Sequence[str] = (),
-                     categorical: Sequence[str] = (), cluster: str | None = None) -> Cells:
+                     categorical: Sequence[str] = (), cluster: str | None = None,
+                     bins: Mapping[str, int] | None = None) -> Cells:
     """The cell table of an in-memory frame: the audit's rows and groups, grouped by controls (and cluster)."""
-    names, forced, cluster_name = _control_names(frame, spec, controls, categorical, cluster)
+    extra = [b for b in (bins or {}) if b not in controls]
+    names, forced, cluster_name = _control_names(frame, spec, [*controls, *extra], categorical, cluster)
     prepared = prepare(frame, spec, allow_groups=True)
     rows = prepared.frame
+    if bins:
+        from .counts import FrameFacts
+
+        population = plan_for_frame(frame, spec).population
+        binned = {}
+        for name, count in _bin_counts(frame, bins).items():
+            if not _is_numeric(frame[name]):
+                raise LuskinError(f"'{name}' holds text, so it cannot be cut into bins; its values are used as "
+                                  "categories.")
+            part = bin_part(name, FrameFacts(frame, population).quantiles(name, bin_probs(count)))
+            binned[name] = bin_labels(rows[name].to_numpy(dtype=float, na_value=np.nan), part)
+        rows = rows.assign(**binned)
+        forced = forced | set(binned)
     plan = plan_for_frame(rows, spec)
     labels = row_group_labels(rows, plan)
     linear = spec.outcome_type == "score"
@@ -262,6 +277,45 @@ def cells_from_frame(frame: pd.DataFrame, spec: AuditSpec, controls: Sequence[st
         keys = {name: (codes[keep], uniques) for name, (codes, uniques) in keys.items()}
     cells = _cell_frame(keys, y[keep])
     return Cells(cells, tuple(numeric), tuple(cats), cluster_name, linear, dropped, int(keep.sum()))
+
+
+def _bin_counts(frame: Any, bins: Mapping[str, int]) -> dict[str, int]:
+    """``bins`` with the columns' own names, each count checked (2 to 50 bins)."""
+    out = {}
+    for name, count in bins.items():
+        column = resolve_column(frame, name, "control") if isinstance(frame, pd.DataFrame) else name
+        if not 2 <= int(count) <= 50:
+            raise LuskinError(f"Cut '{name}' into 2 to 50 bins (not {count}).")
+        out[column] = int(count)
+    return out
+
+
+def bin_probs(count: int) -> list[float]:
+    """The quantiles a control is cut at (its minimum first): equal shares of the audited rows."""
+    return [0.0, *(i / count for i in range(1, count))]
+
+
+def bin_part(name: str, quantiles: Sequence[float]) -> Any:
+    """The cut points (rounded as the audit rounds its group bins, so engines agree) as a key part with labels."""
+    from .counts import KeyPart, round_significant
+
+    low, *inner = quantiles
+    cuts = sorted({round_significant(q) for q in inner if math.isfinite(q)})
+    cuts = [c for c in cuts if c > low]
+    if not cuts:
+        raise LuskinError(f"'{name}' holds too few distinct values to cut into bins: use it as it is.")
+    return KeyPart(name, "bins", True, tuple(cuts))
+
+
+def bin_labels(values: np.ndarray, part: Any) -> np.ndarray:
+    """Each value's bin in words ("28 ≤ age < 37"); missing values stay missing."""
+    index = np.zeros(len(values), dtype=np.int64)
+    for cut in part.cuts:
+        index += values >= cut
+    words = np.array([part.label(i) for i in range(len(part.cuts) + 1)], dtype=object)
+    out = words[index]
+    out[np.isnan(values)] = None
+    return out
 
 
 def _text_codes(series: pd.Series) -> tuple[np.ndarray, list[str]]:

@@ -15,7 +15,7 @@ needs sums, which the engine computes where the data lives, grouped by the categ
   numeric controls at their key means, fitted in memory); then each Newton step is one aggregate
   query computing, per key, sum w, sum w x, sum w x x', sum (y - mu), sum (y - mu) x and the
   log-likelihood at the current coefficients (w = mu (1 - mu)). X'WX and X'(y - mu) follow from
-  the one-hot design of the keys. The pass that finds the step below 1e-7 also computes the sums
+  the one-hot design of the keys. The pass that finds the step below 1e-9 also computes the sums
   the average marginal effects and Yun's decomposition need (each group's prediction, its
   derivative and its derivative times x, per key), so the result is exact, not a sample.
 """
@@ -52,7 +52,7 @@ from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
 
 MAX_PASSES = 30
-STEP_DONE = 1e-7       # Newton step (largest coefficient change) at which the fit is final
+STEP_DONE = 1e-9       # Newton step (largest coefficient change) at which the fit is final (1e-10 in memory)
 STEP_NEARLY = 1e-4     # ... at which the next pass is expected to be the last (and computes the effects' sums)
 ETA_LIMIT = 500.0      # the linear predictor is clipped here in the engine (exp overflows past about 709)
 
