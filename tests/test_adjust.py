@@ -419,8 +419,8 @@ def test_engine_sums_match_statsmodels_logit(adult):
 def test_bins_equal_a_hand_binned_category_and_the_engine(adult):
     """``bins={"age": 4}``: the quartile cuts (rounded as the audit's group bins), each bin a category; the
     same fit as a column binned by hand, and the same in the engine's fit from sums."""
-    from luskin_core.counts import round_significant
-    from luskin_core.sources import Source
+    from luskin_core.counting.counts import round_significant
+    from luskin_core.counting.sources import Source
 
     spec = AuditSpec(outcome="income", positive=">50K", group_by=("sex",))
     result = adjust(adult, spec, ["hours-per-week", "fnlwgt"], bins={"age": 4})

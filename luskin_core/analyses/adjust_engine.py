@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from luskin_core.analyses.adjust_model import MAX_CELLS, Cells, _bin_counts, _number_text, bin_part, bin_probs
+from luskin_core.analyses.adjust_model import Cells, _bin_counts, _number_text, bin_part, bin_probs
 from luskin_core.counting.counts import CROSS, UNKNOWN
 from luskin_core.counting.sources import Source, _checks, _ibis, _is_numeric, _mask, _outcome_expr, _part_expr
 from luskin_core.errors import LuskinError
@@ -61,7 +61,7 @@ def _resolved(source: Source, spec: AuditSpec, controls: Sequence[str], categori
     needed += [c.column for c in (*plan.filters, *plan.population)] + ([plan.prediction] if plan.prediction else [])
     view = _light_view(source._raw, list(dict.fromkeys(needed)))
     if binned:
-        from .sources import EngineFacts
+        from luskin_core.counting.sources import EngineFacts
 
         ibis = _ibis()
         words = {}

@@ -237,7 +237,7 @@ def cells_from_frame(frame: pd.DataFrame, spec: AuditSpec, controls: Sequence[st
     prepared = prepare(frame, spec, allow_groups=True)
     rows = prepared.frame
     if bins:
-        from .counts import FrameFacts
+        from luskin_core.counting.counts import FrameFacts
 
         population = plan_for_frame(frame, spec).population
         binned = {}
@@ -297,7 +297,7 @@ def bin_probs(count: int) -> list[float]:
 
 def bin_part(name: str, quantiles: Sequence[float]) -> Any:
     """The cut points (rounded as the audit rounds its group bins, so engines agree) as a key part with labels."""
-    from .counts import KeyPart, round_significant
+    from luskin_core.counting.counts import KeyPart, round_significant
 
     low, *inner = quantiles
     cuts = sorted({round_significant(q) for q in inner if math.isfinite(q)})
