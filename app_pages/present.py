@@ -16,7 +16,7 @@ import streamlit as st
 import streamlit.components.v1 as components
 
 from luskin_app import choices as ch_
-from luskin_app import config, ui
+from luskin_app import config, keys, ui
 from luskin_app.cache import recall, run_audit
 from luskin_core.slides import Slide, build_slides, visible
 from luskin_core.spec import AuditSpec
@@ -55,10 +55,10 @@ WINDOW_CSS = f"""
   line-height: 1.45 !important; }}
 </style>
 """
-INDEX = "present_index"  # the position in the visible deck (0-based)
-URL_SEEN = "present_url_seen"  # the ?slide= value this session last wrote or read
-HIDDEN = "present_hidden"
-HANDOUT = "present_handout_pdf"  # (slide keys, PDF bytes) of the last handout made  # keys of the slides the presenter hid
+INDEX = keys.PRESENT_INDEX
+URL_SEEN = keys.PRESENT_URL_SEEN
+HIDDEN = keys.PRESENT_HIDDEN
+HANDOUT = keys.PRESENT_HANDOUT
 
 # Arrow keys (and Page Up/Down, as sent by presentation clickers) press the on-screen buttons.
 # The listener lives on the app's document (this frame is same-origin); a new run replaces it.
@@ -187,7 +187,7 @@ def render_controls(index: int, count: int) -> None:
 
 def _toggle(key: str) -> None:
     hidden = set(st.session_state.get(HIDDEN, ()))
-    if st.session_state.get(f"present_show_{key}", True):
+    if st.session_state.get(keys.slide_shown(key), True):
         hidden.discard(key)
     else:
         hidden.add(key)
@@ -199,7 +199,7 @@ def render_slide_list(slides: list[Slide]) -> None:
     hidden = set(st.session_state.get(HIDDEN, ()))
     with st.expander("Slides: choose which to show", icon=":material/checklist:"):
         for number, slide in enumerate(slides, 1):
-            key = f"present_show_{slide.key}"
+            key = keys.slide_shown(slide.key)
             st.session_state[key] = slide.key not in hidden
             st.checkbox(f"{number}. {ui.md(slide.title, 120)}", key=key, on_change=_toggle, args=(slide.key,))
 
