@@ -53,6 +53,7 @@ WINDOW_CSS = f"""
 [data-testid="stMain"] .st-key-present_deck h1 {{ font-size: 2rem !important; padding: 0 !important; }}
 .st-key-present_deck [data-testid="stMarkdownContainer"] p {{ font-size: 1.2rem !important;
   line-height: 1.45 !important; }}
+.st-key-present_deck [data-testid="stPlotlyChart"] {{ min-height: 200px !important; }}
 </style>
 """
 INDEX = keys.PRESENT_INDEX
