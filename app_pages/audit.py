@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from luskin_app import audit_view, dataset, ui
+from luskin_app import audit_view, dataset, keys, ui
 from luskin_app import choices as ch_
 from luskin_app.cache import run_audit
 from luskin_app.help import HELP
@@ -80,12 +80,12 @@ def _remove_filter(index: int) -> None:
     if 0 <= index < len(filters):
         filters.pop(index)
     ch_.set_filters(filters)
-    st.session_state.pop("filter_error", None)
+    st.session_state.pop(keys.FILTER_ERROR, None)
 
 
 def _clear_filters() -> None:
     ch_.set_filters([])
-    st.session_state.pop("filter_error", None)
+    st.session_state.pop(keys.FILTER_ERROR, None)
 
 
 def render_filter_list() -> None:
@@ -114,38 +114,38 @@ def render_filter_builder() -> None:
         st.caption("There is no other column to filter on.")
         return
     c1, c2, c3, c4 = st.columns([3, 2, 3, 2], vertical_alignment="bottom")
-    if st.session_state.get("filter_column") not in columns:
-        st.session_state["filter_column"] = columns[0]
+    if st.session_state.get(keys.FILTER_COLUMN) not in columns:
+        st.session_state[keys.FILTER_COLUMN] = columns[0]
     column = c1.selectbox("Column", columns, key="filter_column", format_func=ui.option_text)
     numeric = ch_.is_numeric(frame[column])
     ops = list(OPERATORS) if numeric else TEXT_OPS
-    if st.session_state.get("filter_op") not in ops:
-        st.session_state["filter_op"] = ">" if numeric else "=="
+    if st.session_state.get(keys.FILTER_OP) not in ops:
+        st.session_state[keys.FILTER_OP] = ">" if numeric else "=="
     op = c2.selectbox("Comparison", ops, key="filter_op",
                       help="== is, != is not, < below, <= at most, > above, >= at least, "
                            "in: one of several values.")
-    if numeric and st.session_state.get("filter_column_seen") != column:
+    if numeric and st.session_state.get(keys.FILTER_COLUMN_SEEN) != column:
         median = frame[column].median()
-        st.session_state["filter_value_number"] = float(median) if pd.notna(median) else 0.0
-    st.session_state["filter_column_seen"] = column
+        st.session_state[keys.FILTER_VALUE_NUMBER] = float(median) if pd.notna(median) else 0.0
+    st.session_state[keys.FILTER_COLUMN_SEEN] = column
     options = ch_.value_options(frame[column])
     if op in ("in", "not in"):
-        st.session_state["filter_value_multi"] = [v for v in st.session_state.get("filter_value_multi") or []
+        st.session_state[keys.FILTER_VALUE_MULTI] = [v for v in st.session_state.get(keys.FILTER_VALUE_MULTI) or []
                                                   if v in options]
         c3.multiselect("Values", options, key="filter_value_multi", format_func=ui.option_text)
     elif numeric:
         c3.number_input("Value", key="filter_value_number")
     else:
-        if st.session_state.get("filter_value_pick") not in options:
-            st.session_state["filter_value_pick"] = options[0] if options else None
+        if st.session_state.get(keys.FILTER_VALUE_PICK) not in options:
+            st.session_state[keys.FILTER_VALUE_PICK] = options[0] if options else None
         c3.selectbox("Value", options, key="filter_value_pick", format_func=ui.option_text)
     c4.button("Add condition", key="filter_add", on_click=_add_filter, type="primary")
     hidden = 0 if numeric else ch_.long_values(frame[column])
     if hidden:
         st.caption(f"{hidden:,} value{'s' if hidden > 1 else ''} of this column {'are' if hidden > 1 else 'is'} "
                    f"longer than {ch_.MAX_VALUE_CHARS:,} characters and cannot be chosen.")
-    if st.session_state.get("filter_error"):
-        st.error(ui.md(st.session_state["filter_error"], 2000), icon=ui.ICONS["error"])
+    if st.session_state.get(keys.FILTER_ERROR):
+        st.error(ui.md(st.session_state[keys.FILTER_ERROR], 2000), icon=ui.ICONS["error"])
 
 
 def render_filter() -> None:
@@ -278,7 +278,7 @@ def render_who(frame: pd.DataFrame, ch: dict[str, Any]) -> Any:
                           label_visibility="collapsed")
     if mode != before:
         ch["reference"] = None
-        st.session_state.pop("audit_reference", None)
+        st.session_state.pop(keys.AUDIT_REFERENCE, None)
     if mode == "condition":
         try:
             condition = ch_.protected_condition(ch, frame)
@@ -324,7 +324,7 @@ def render_within(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
 
 def render_threshold(ch: dict[str, Any]) -> None:
     """The tolerance (difference, in points) or the impact-ratio threshold, by the metric."""
-    if st.session_state.get("audit_metric", ch_.audit_choice(ch, "metric")) == "ratio":  # the radio sits below
+    if st.session_state.get(keys.AUDIT_METRIC, ch_.audit_choice(ch, "metric")) == "ratio":  # the radio sits below
         ch_.seed("audit_ratio_threshold", float(ch_.audit_choice(ch, "ratio_threshold")))
         ch["ratio_threshold"] = st.slider(
             "Impact-ratio threshold", 0.5, 1.0, step=0.05, key="audit_ratio_threshold",
@@ -378,8 +378,8 @@ def render_outcome_choice(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
         st.warning("The data has no numeric column to use as a score.", icon=ui.ICONS["error"])
         return
     ch_.seed("audit_score_column", ch_.audit_choice(ch, "score_column") or options[0])
-    if st.session_state["audit_score_column"] not in options:
-        st.session_state["audit_score_column"] = options[0]
+    if st.session_state[keys.AUDIT_SCORE_COLUMN] not in options:
+        st.session_state[keys.AUDIT_SCORE_COLUMN] = options[0]
     column = st.selectbox("Score column", options, key="audit_score_column", format_func=ui.option_text,
                           help="A row counts as positive when its score is at or above the cut-off.")
     ch["score_column"] = column
@@ -389,7 +389,7 @@ def render_outcome_choice(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
         ch["score_cutoff"] = None
         middle = frame[column].median()
         st.caption(f"The median of {ui.md(column, 60)} is {float(middle):g}." if pd.notna(middle) else "")
-        st.session_state.pop("audit_cutoff", None)
+        st.session_state.pop(keys.AUDIT_CUTOFF, None)
         return
     start = ch_.audit_choice(ch, "score_cutoff")
     ch_.seed("audit_cutoff", float(start if start is not None else frame[column].median()))
@@ -440,11 +440,11 @@ def render_reference(box: Any, ch: dict[str, Any]) -> None:
         box.caption(f"The reference group '{ui.md(chosen, 120)}' is not one of the groups now, so the group with "
                     "the highest share is used.")
         ch["reference"] = chosen = None
-        st.session_state.pop("audit_reference", None)
+        st.session_state.pop(keys.AUDIT_REFERENCE, None)
     options = [AUTO] + groups
     ch_.seed("audit_reference", chosen if chosen is not None else AUTO)
-    if st.session_state["audit_reference"] not in options:
-        st.session_state["audit_reference"] = AUTO
+    if st.session_state[keys.AUDIT_REFERENCE] not in options:
+        st.session_state[keys.AUDIT_REFERENCE] = AUTO
 
     def label(value: str) -> str:
         if value == AUTO:

@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from luskin_app import choices as ch_
-from luskin_app import config, dataset, source_view, ui
+from luskin_app import config, dataset, keys, source_view, ui
 from luskin_app.cache import run_audit
 from luskin_app.help import HELP
 from luskin_core.corrections.models import choose_features
@@ -30,8 +30,8 @@ PREVIEW_CHARS = 1_000  # longer cells are shortened in the preview (the data kee
 
 def _use_sample(name: str) -> None:
     dataset.use_sample(name)
-    st.session_state.pop("upload_error", None)
-    st.session_state.pop("upload_note", None)
+    st.session_state.pop(keys.UPLOAD_ERROR, None)
+    st.session_state.pop(keys.UPLOAD_NOTE, None)
 
 
 def render_loader() -> None:
@@ -46,21 +46,21 @@ def render_loader() -> None:
         help="A table saved as CSV with a header row: comma, semicolon or tab separated; UTF-8 or Latin-1.",
     )
     if upload is None:
-        st.session_state.pop("upload_error", None)
-        st.session_state.pop("upload_note", None)
+        st.session_state.pop(keys.UPLOAD_ERROR, None)
+        st.session_state.pop(keys.UPLOAD_NOTE, None)
     elif dataset.is_new_upload(upload, "upload_token"):
-        st.session_state.pop("upload_error", None)
-        st.session_state.pop("upload_note", None)
+        st.session_state.pop(keys.UPLOAD_ERROR, None)
+        st.session_state.pop(keys.UPLOAD_NOTE, None)
         try:
             with st.spinner("Reading the file…"):
-                st.session_state["upload_note"] = dataset.use_upload(upload.name, upload.getvalue())
+                st.session_state[keys.UPLOAD_NOTE] = dataset.use_upload(upload.name, upload.getvalue())
         except LuskinError as err:
-            st.session_state["upload_error"] = f"'{upload.name}' could not be used: {err}"
-    if st.session_state.get("upload_error"):
-        st.error(ui.md(st.session_state["upload_error"]) + " The data loaded before is still in use: upload "
+            st.session_state[keys.UPLOAD_ERROR] = f"'{upload.name}' could not be used: {err}"
+    if st.session_state.get(keys.UPLOAD_ERROR):
+        st.error(ui.md(st.session_state[keys.UPLOAD_ERROR]) + " The data loaded before is still in use: upload "
                  "another file, or choose a sample above.", icon=ui.ICONS["error"])
-    if st.session_state.get("upload_note"):
-        st.success(ui.md(st.session_state["upload_note"]), icon=ui.ICONS["ok"])
+    if st.session_state.get(keys.UPLOAD_NOTE):
+        st.success(ui.md(st.session_state[keys.UPLOAD_NOTE]), icon=ui.ICONS["ok"])
     if st.session_state.get(dataset.KEPT_KEY) and dataset.dataset().source.startswith("upload:"):
         from luskin_app.keep import KEEP_HOURS
 
@@ -75,8 +75,8 @@ def render_loader() -> None:
 def render_pending_config() -> None:
     """A loaded configuration waiting for its file: which file to upload, or apply it to this data."""
     waiting = config.pending()
-    if st.session_state.get("config_error"):
-        st.error(ui.md(st.session_state.pop("config_error")) + " Nothing was changed.", icon=ui.ICONS["error"])
+    if st.session_state.get(keys.CONFIG_ERROR):
+        st.error(ui.md(st.session_state.pop(keys.CONFIG_ERROR)) + " Nothing was changed.", icon=ui.ICONS["error"])
     if waiting is None:
         return
     st.info(f"The configuration **{ui.md(waiting.name, 80)}** is waiting for the file it was saved with: upload "
@@ -163,7 +163,7 @@ def render_outcome(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
         ch.update(outcome=outcome, positive=None)
         return
     if outcome != ch["outcome"]:
-        st.session_state["positive"] = _first_positive(frame[outcome], options)
+        st.session_state[keys.POSITIVE] = _first_positive(frame[outcome], options)
     _sanitize("positive", options, _first_positive(frame[outcome], options))
     positive = st.selectbox("Positive value (what counts as a 'yes')", options, key="positive",
                             format_func=ui.option_text,
@@ -187,10 +187,10 @@ def render_outcome_is(outcome: str, positive: Any, ch: dict[str, Any]) -> None:
     """Is the counted outcome good or bad for the person? Guessed from the names, said on screen, changeable."""
     guess = guess_outcome_is(outcome, positive)
     seen = (outcome, str(positive))
-    if st.session_state.get("outcome_is_seen") not in (None, seen) or "outcome_is" not in st.session_state:
-        st.session_state["outcome_is"] = ch.get("outcome_is") if st.session_state.get("outcome_is_seen") is None \
+    if st.session_state.get(keys.OUTCOME_IS_SEEN) not in (None, seen) or keys.OUTCOME_IS not in st.session_state:
+        st.session_state[keys.OUTCOME_IS] = ch.get("outcome_is") if st.session_state.get(keys.OUTCOME_IS_SEEN) is None \
             and ch.get("outcome_is") else guess.value
-    st.session_state["outcome_is_seen"] = seen
+    st.session_state[keys.OUTCOME_IS_SEEN] = seen
     meaning = st.radio(f"Is {ui.md(outcome, 60)} = {ui.md(ui.option_text(positive), 60)} good or bad for the person?",
                        list(OUTCOME_MEANING_LABELS), key="outcome_is", format_func=OUTCOME_MEANING_LABELS.get,
                        horizontal=True, help="It decides who is 'favoured' by a gap, and the four-fifths rule is "
@@ -226,8 +226,8 @@ def render_protected(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
     if ch_.is_numeric(series):
         if changed:
             _, op, number = _group_from_guess(series, options)
-            st.session_state["protected_op"] = op
-            st.session_state["protected_number"] = number
+            st.session_state[keys.PROTECTED_OP] = op
+            st.session_state[keys.PROTECTED_NUMBER] = number
         ch_.seed("protected_op", ch["protected_op"] if ch["protected_op"] in NUMBER_OPS else ">=")
         ch_.seed("protected_number", float(ch["protected_number"] or 0.0))
         left, right = st.columns([1, 2])
@@ -237,9 +237,9 @@ def render_protected(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
         ch.update(protected_column=column, protected_op=op, protected_number=number)
     else:
         if changed:
-            st.session_state["protected_values"] = _group_from_guess(series, options)[0]
+            st.session_state[keys.PROTECTED_VALUES] = _group_from_guess(series, options)[0]
         ch_.seed("protected_values", [v for v in ch["protected_values"] if v in options] or options[:1])
-        st.session_state["protected_values"] = [v for v in st.session_state["protected_values"] if v in options]
+        st.session_state[keys.PROTECTED_VALUES] = [v for v in st.session_state[keys.PROTECTED_VALUES] if v in options]
         values = st.multiselect("Protected group: the value(s) that form it", options, key="protected_values",
                                 format_func=ui.option_text,
                                 help="Rows with any of these values form the group; all other rows the other class.")
@@ -254,8 +254,8 @@ def render_protected(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
         condition = None
     if condition != ch.get("protected_condition"):
         ch["protected_condition"] = condition
-        st.session_state["group_label"] = ""
-        st.session_state["other_label"] = ""
+        st.session_state[keys.GROUP_LABEL] = ""
+        st.session_state[keys.OTHER_LABEL] = ""
 
 
 def _automatic_names(frame: pd.DataFrame, ch: dict[str, Any]) -> tuple[str, str]:
@@ -307,7 +307,7 @@ def _set_value_name(column: str, code: str, key: str) -> None:
     else:
         names.pop(column, None)
     ch_.choices()["value_names"] = names
-    st.session_state.pop("_spec_memo", None)
+    st.session_state.pop(keys.SPEC_MEMO, None)
 
 
 def render_value_names(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
@@ -352,7 +352,7 @@ def render_features(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
         options = [c for c in frame.columns if c != outcome]
         chosen_before = [c for c in (ch.get("features") or auto.columns) if c in options]
         ch_.seed("model_features", chosen_before)
-        st.session_state["model_features"] = [c for c in st.session_state["model_features"] if c in options]
+        st.session_state[keys.MODEL_FEATURES] = [c for c in st.session_state[keys.MODEL_FEATURES] if c in options]
         chosen = st.multiselect(
             "Model input columns", options, key="model_features", format_func=ui.option_text,
             help="Take out any column that records the outcome again, or comes after the decision "

@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from luskin_app import choices as ch_
-from luskin_app import dataset, source_view, ui
+from luskin_app import dataset, keys, source_view, ui
 from luskin_app.cache import cached_run, is_cached, options_key, remember, shared
 from luskin_app.help import HELP
 from luskin_core.corrections import equalize, models
@@ -101,8 +101,8 @@ def render_sweep(sweep: AlphaSweep, spec: AuditSpec, store_key: str) -> None:
     alphas = list(sweep.alphas)
     remembered = ch["equalize"].get("alpha")
     ch_.seed("eq_alpha", remembered if remembered in alphas else alphas[-1])
-    if st.session_state["eq_alpha"] not in alphas:
-        st.session_state["eq_alpha"] = alphas[-1]
+    if st.session_state[keys.EQ_ALPHA] not in alphas:
+        st.session_state[keys.EQ_ALPHA] = alphas[-1]
     alpha = st.select_slider("alpha (weight on accuracy)", options=alphas, key="eq_alpha",
                              help=HELP["alpha"] + " Move it left and watch the two groups' shapes converge.")
     ch["equalize"]["alpha"] = alpha

@@ -16,7 +16,7 @@ import streamlit as st
 import streamlit.components.v1 as components
 
 from luskin_app import choices as ch_
-from luskin_app import config, ui
+from luskin_app import config, keys, ui
 from luskin_app.cache import recall, run_audit
 from luskin_core.present.slides import Slide, build_slides, visible
 from luskin_core.spec.audit_spec import AuditSpec
@@ -53,12 +53,13 @@ WINDOW_CSS = f"""
 [data-testid="stMain"] .st-key-present_deck h1 {{ font-size: 2rem !important; padding: 0 !important; }}
 .st-key-present_deck [data-testid="stMarkdownContainer"] p {{ font-size: 1.2rem !important;
   line-height: 1.45 !important; }}
+.st-key-present_deck [data-testid="stPlotlyChart"] {{ min-height: 200px !important; }}
 </style>
 """
-INDEX = "present_index"  # the position in the visible deck (0-based)
-URL_SEEN = "present_url_seen"  # the ?slide= value this session last wrote or read
-HIDDEN = "present_hidden"
-HANDOUT = "present_handout_pdf"  # (slide keys, PDF bytes) of the last handout made  # keys of the slides the presenter hid
+INDEX = keys.PRESENT_INDEX
+URL_SEEN = keys.PRESENT_URL_SEEN
+HIDDEN = keys.PRESENT_HIDDEN
+HANDOUT = keys.PRESENT_HANDOUT
 
 # Arrow keys (and Page Up/Down, as sent by presentation clickers) press the on-screen buttons.
 # The listener lives on the app's document (this frame is same-origin); a new run replaces it.
@@ -188,7 +189,7 @@ def render_controls(index: int, count: int) -> None:
 
 def _toggle(key: str) -> None:
     hidden = set(st.session_state.get(HIDDEN, ()))
-    if st.session_state.get(f"present_show_{key}", True):
+    if st.session_state.get(keys.slide_shown(key), True):
         hidden.discard(key)
     else:
         hidden.add(key)
@@ -200,7 +201,7 @@ def render_slide_list(slides: list[Slide]) -> None:
     hidden = set(st.session_state.get(HIDDEN, ()))
     with st.expander("Slides: choose which to show", icon=":material/checklist:"):
         for number, slide in enumerate(slides, 1):
-            key = f"present_show_{slide.key}"
+            key = keys.slide_shown(slide.key)
             st.session_state[key] = slide.key not in hidden
             st.checkbox(f"{number}. {ui.md(slide.title, 120)}", key=key, on_change=_toggle, args=(slide.key,))
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from luskin_app import choices as ch_
-from luskin_app import config, dataset, source_view, ui
+from luskin_app import config, dataset, keys, source_view, ui
 from luskin_app.cache import options_key, recall, run_audit
 from luskin_core.errors import LuskinError
 from luskin_core.present.report import ReportContent, report_content, report_filename
@@ -54,18 +54,18 @@ def _report_maker(spec: AuditSpec) -> tuple[Callable[[], ReportContent], list[st
 
 def _make_pdf(make: Callable[[], ReportContent], token: str) -> None:
     """Button callback's work: the PDF of the same content, kept for the download button (or why not)."""
-    st.session_state.pop("report_pdf_error", None)
+    st.session_state.pop(keys.REPORT_PDF_ERROR, None)
     with st.spinner("Drawing the charts and laying out the pages (a few seconds; up to 20 s the first time)…"):
         try:
-            st.session_state["report_pdf"] = (token, make().pdf())
+            st.session_state[keys.REPORT_PDF] = (token, make().pdf())
         except LuskinError as err:
-            st.session_state["report_pdf_error"] = str(err)
-            st.session_state.pop("report_pdf", None)
+            st.session_state[keys.REPORT_PDF_ERROR] = str(err)
+            st.session_state.pop(keys.REPORT_PDF, None)
 
 
 def render_pdf(make: Callable[[], ReportContent], token: str) -> None:
     """The same report as a PDF to print or hand out: made on request (it takes seconds), then downloaded."""
-    held = st.session_state.get("report_pdf")
+    held = st.session_state.get(keys.REPORT_PDF)
     if held is not None and held[0] == token:
         st.download_button("Download the PDF report", held[1], key="report_pdf_download", mime="application/pdf",
                            file_name=report_filename(config.dataset_ref(), extension="pdf"),
@@ -74,8 +74,8 @@ def render_pdf(make: Callable[[], ReportContent], token: str) -> None:
                    help="The same content as the HTML report, with the charts as vector images, for print."):
         _make_pdf(make, token)
         st.rerun()
-    if st.session_state.get("report_pdf_error"):
-        st.error(ui.md(st.session_state["report_pdf_error"], 800) + " The HTML report above has the same content.",
+    if st.session_state.get(keys.REPORT_PDF_ERROR):
+        st.error(ui.md(st.session_state[keys.REPORT_PDF_ERROR], 800) + " The HTML report above has the same content.",
                  icon=ui.ICONS["error"])
 
 
@@ -122,12 +122,12 @@ def _load(upload: object) -> None:
     try:
         applied, message = config.apply_configuration(upload.getvalue(), upload.name)  # type: ignore[attr-defined]
     except LuskinError as err:
-        st.session_state["config_error"] = f"'{upload.name}' could not be loaded: {err}"  # type: ignore[attr-defined]
+        st.session_state[keys.CONFIG_ERROR] = f"'{upload.name}' could not be loaded: {err}"  # type: ignore[attr-defined]
         return
     if applied:
-        st.session_state["config_message"] = message
+        st.session_state[keys.CONFIG_MESSAGE] = message
         st.rerun()
-    st.session_state["config_waiting"] = message
+    st.session_state[keys.CONFIG_WAITING] = message
 
 
 def render_pending() -> None:
@@ -135,7 +135,7 @@ def render_pending() -> None:
     waiting = config.pending()
     if waiting is None:
         return
-    st.info(ui.md(st.session_state.get("config_waiting") or
+    st.info(ui.md(st.session_state.get(keys.CONFIG_WAITING) or
                   f"'{waiting.name}' is waiting for the file it was saved with: {waiting.wanted}. Upload it on the "
                   "Data page."), icon=ui.ICONS["wait"])
     row = st.container(horizontal=True)
@@ -158,10 +158,10 @@ def render_load() -> None:
             st.session_state.pop(key, None)
     elif dataset.is_new_upload(upload, "config_token"):
         _load(upload)
-    if st.session_state.get("config_error"):
-        st.error(ui.md(st.session_state["config_error"], 1000) + " Nothing was changed.", icon=ui.ICONS["error"])
-    if st.session_state.get("config_message"):
-        st.success(ui.md(st.session_state["config_message"]), icon=ui.ICONS["ok"])
+    if st.session_state.get(keys.CONFIG_ERROR):
+        st.error(ui.md(st.session_state[keys.CONFIG_ERROR], 1000) + " Nothing was changed.", icon=ui.ICONS["error"])
+    if st.session_state.get(keys.CONFIG_MESSAGE):
+        st.success(ui.md(st.session_state[keys.CONFIG_MESSAGE]), icon=ui.ICONS["ok"])
     render_pending()
 
 

@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from luskin_app import choices as ch_
-from luskin_app import dataset, source_view, ui
+from luskin_app import dataset, keys, source_view, ui
 from luskin_app.cache import options_key, remember, shared
 from luskin_app.help import HELP
 from luskin_core.corrections.thresholds import ThresholdReport, tune_thresholds
@@ -56,7 +56,7 @@ def _features(spec: AuditSpec) -> tuple[str, ...] | None:
 
 
 def _train_instead() -> None:
-    st.session_state["thr_source"] = "model"
+    st.session_state[keys.THR_SOURCE] = "model"
 
 
 def render_score_column(spec: AuditSpec, opts: dict[str, Any]) -> bool:
@@ -68,8 +68,8 @@ def render_score_column(spec: AuditSpec, opts: dict[str, Any]) -> bool:
         st.button("Train a model instead", key="thr_train_instead", on_click=_train_instead, type="primary")
         return False
     ch_.seed("thr_score_column", opts.get("score_column") or found.columns[0])
-    if st.session_state["thr_score_column"] not in found.columns:
-        st.session_state["thr_score_column"] = found.columns[0]
+    if st.session_state[keys.THR_SCORE_COLUMN] not in found.columns:
+        st.session_state[keys.THR_SCORE_COLUMN] = found.columns[0]
     column = st.selectbox("Score column", list(found.columns), key="thr_score_column", format_func=ui.option_text,
                           help="Higher score = more likely positive (e.g. COMPAS decile_score). Identifiers, codes "
                                "and dates are not offered.")

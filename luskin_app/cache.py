@@ -25,6 +25,7 @@ from luskin_core.analyses.audit import AuditResult, audit
 from luskin_core.spec.audit_spec import AuditSpec
 
 from . import dataset as _dataset
+from . import keys
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -110,12 +111,12 @@ def options_key(options: dict[str, Any]) -> str:
 
 def remember(kind: str, spec: AuditSpec, result: Any) -> None:
     """Keep a page's latest result (retrain, thresholds, equalized) for the report."""
-    st.session_state.setdefault("results", {})[kind] = (_dataset.dataset().fingerprint, spec.to_json(), result)
+    st.session_state.setdefault(keys.RESULTS, {})[kind] = (_dataset.dataset().fingerprint, spec.to_json(), result)
 
 
 def recall(kind: str, spec: AuditSpec) -> Any:
     """A page's latest result if it was made from the current data and specification, else None."""
-    saved = st.session_state.get("results", {}).get(kind)
+    saved = st.session_state.get(keys.RESULTS, {}).get(kind)
     if saved and saved[0] == _dataset.dataset().fingerprint and saved[1] == spec.to_json():
         return saved[2]
     return None

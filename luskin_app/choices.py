@@ -47,6 +47,7 @@ from luskin_core.spec.validation import (
 )
 
 from . import dataset as _dataset
+from . import keys
 
 MAX_CHOICES = 300        # most frequent values offered in a value dropdown
 MAX_VALUE_CHARS = 1_000  # longer values are not offered in dropdowns (the page says how many)
@@ -102,31 +103,31 @@ def is_numeric(series: pd.Series) -> bool:
 def choices() -> dict[str, Any]:
     """The session's current choices (the dataset is loaded first if needed)."""
     _dataset.dataset()
-    return st.session_state["choices"]
+    return st.session_state[keys.CHOICES]
 
 
 def set_choices(new: dict[str, Any], *, confirmed: bool, guesses: FirstChoices | None = None) -> None:
     """Replace every choice (a new dataset, a preset or a loaded configuration); widgets re-seed."""
-    st.session_state["choices"] = new
-    st.session_state["confirmed"] = confirmed
-    st.session_state["guesses"] = guesses
-    st.session_state.pop(SPEC_STATE, None)
+    st.session_state[keys.CHOICES] = new
+    st.session_state[keys.CONFIRMED] = confirmed
+    st.session_state[keys.GUESSES] = guesses
+    st.session_state.pop(keys.SPEC_MEMO, None)
     forget_widgets()
 
 
 def needs_confirmation() -> bool:
     """True while the choices for an uploaded file are Luskin's guesses, not yet confirmed."""
-    return not st.session_state.get("confirmed", True)
+    return not st.session_state.get(keys.CONFIRMED, True)
 
 
 def guesses() -> FirstChoices | None:
     """The first guesses for the uploaded file (None for samples and loaded configurations)."""
-    return st.session_state.get("guesses")
+    return st.session_state.get(keys.GUESSES)
 
 
 def confirm() -> None:
     """Button callback: the user has checked the guessed choices; verdicts may be drawn."""
-    st.session_state["confirmed"] = True
+    st.session_state[keys.CONFIRMED] = True
 
 
 def forget_widgets() -> None:
@@ -304,14 +305,13 @@ def spec_from_choices(ch: dict[str, Any], frame: pd.DataFrame) -> AuditSpec:
     return check_spec(AuditSpec.from_parts(outcome, groups, cells, judgement), frame)
 
 
-SPEC_STATE = "audit_spec"   # session-state key of the typed specification (a SpecState)
 
 
 @dataclass(frozen=True)
 class SpecState:
     """The session's typed specification, or the plain reason the choices make none.
 
-    Kept in the session under :data:`SPEC_STATE`; ``made_from`` (the data's fingerprint and the
+    Kept in the session under :data:`luskin_app.keys.SPEC_MEMO`; ``made_from`` (the data's fingerprint and the
     choices' JSON) says which choices it was parsed from, so it is parsed again only when they change.
     """
 
@@ -329,13 +329,13 @@ def current_spec() -> tuple[AuditSpec | None, str | None]:
     data = _dataset.dataset()
     ch = choices()
     made_from = (str(data.fingerprint), json.dumps({k: ch.get(k) for k in SPEC_KEYS}, sort_keys=True, default=str))
-    state = st.session_state.get(SPEC_STATE)
+    state = st.session_state.get(keys.SPEC_MEMO)
     if not isinstance(state, SpecState) or state.made_from != made_from:
         try:
             state = SpecState(made_from, spec_from_choices(ch, data.frame))
         except LuskinError as err:
             state = SpecState(made_from, None, str(err))
-        st.session_state[SPEC_STATE] = state
+        st.session_state[keys.SPEC_MEMO] = state
     return state.spec, state.problem
 
 
@@ -363,7 +363,7 @@ class Fix:
 def _drop_filters_on(column: str) -> Callable[[], None]:
     def apply() -> None:
         set_filters([c for c in choices().get("filters") or [] if str(c.get("column", "")).lower() != column.lower()])
-        st.session_state.pop("filter_error", None)
+        st.session_state.pop(keys.FILTER_ERROR, None)
     return apply
 
 
@@ -375,7 +375,7 @@ def _drop_from(key: str, column: str) -> Callable[[], None]:
     def apply() -> None:
         ch = choices()
         ch[key] = [c for c in audit_choice(ch, key) if str(c).lower() != column.lower()]
-        st.session_state.pop("audit_" + key, None)
+        st.session_state.pop(keys.audit_widget(key), None)
     return apply
 
 
@@ -389,7 +389,7 @@ def _use_condition() -> None:
 
 def _use_label() -> None:
     choices()["outcome_type"] = "label"
-    st.session_state.pop("audit_outcome_type", None)
+    st.session_state.pop(keys.AUDIT_OUTCOME_TYPE, None)
 
 
 def _group_columns(ch: dict[str, Any]) -> list[str]:
@@ -465,7 +465,7 @@ def check_model_inputs(ch: dict[str, Any], frame: pd.DataFrame, outcome: str, le
 def _drop_feature(ch: dict[str, Any], column: str, columns: list[str]) -> Callable[[], None]:
     def apply() -> None:
         ch["features"] = [c for c in columns if c != column]
-        st.session_state.pop("model_features", None)
+        st.session_state.pop(keys.MODEL_FEATURES, None)
     return apply
 
 

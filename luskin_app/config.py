@@ -25,6 +25,7 @@ from luskin_core.spec.validation import check_features, shown
 
 from . import choices as _choices
 from . import dataset as _dataset
+from . import keys
 
 MAX_CONFIG_BYTES = 1_000_000  # a saved configuration is a few kilobytes
 PAGE_NAMES = {"retrain": "Retrain", "thresholds": "Thresholds", "equalize": "Equalized distribution"}
@@ -191,7 +192,7 @@ class Pending:
 
 
 def pending() -> Pending | None:
-    return st.session_state.get("pending_config")
+    return st.session_state.get(keys.PENDING_CONFIG)
 
 
 def _matches(ref: DatasetRef, data: _dataset.Dataset) -> bool:
@@ -203,9 +204,9 @@ def _matches(ref: DatasetRef, data: _dataset.Dataset) -> bool:
 
 def _apply(config: LuskinConfig, data: _dataset.Dataset) -> None:
     new = build_choices(config, data.frame)
-    st.session_state["dataset"] = data
+    st.session_state[keys.DATASET] = data
     _choices.set_choices(new, confirmed=True)
-    st.session_state.pop("pending_config", None)
+    st.session_state.pop(keys.PENDING_CONFIG, None)
 
 
 def apply_configuration(raw: bytes | str, name: str = "the configuration") -> tuple[bool, str]:
@@ -235,7 +236,7 @@ def apply_configuration(raw: bytes | str, name: str = "the configuration") -> tu
     if _matches(ref, current):
         _apply(config, current)
         return True, f"Loaded '{name}': every page now shows the saved view."
-    st.session_state["pending_config"] = Pending(config, name)
+    st.session_state[keys.PENDING_CONFIG] = Pending(config, name)
     return False, (f"'{name}' was saved with the file {Pending(config, name).wanted}, which is not the data loaded "
                    "now. Upload that file on the Data page: the configuration is applied as soon as it arrives.")
 
@@ -259,14 +260,14 @@ def apply_pending_here() -> None:
         return
     try:
         _apply(waiting.config, _dataset.dataset())
-        st.session_state["config_message"] = f"Applied '{waiting.name}' to the data loaded now."
+        st.session_state[keys.CONFIG_MESSAGE] = f"Applied '{waiting.name}' to the data loaded now."
     except LuskinError as err:
-        st.session_state["config_error"] = f"'{waiting.name}' could not be applied: {err}"
+        st.session_state[keys.CONFIG_ERROR] = f"'{waiting.name}' could not be applied: {err}"
 
 
 def discard_pending() -> None:
     """Button callback: forget the waiting configuration."""
-    st.session_state.pop("pending_config", None)
+    st.session_state.pop(keys.PENDING_CONFIG, None)
 
 
 def apply_pending_to(data: _dataset.Dataset) -> str | None:
@@ -277,6 +278,6 @@ def apply_pending_to(data: _dataset.Dataset) -> str | None:
     try:
         _apply(waiting.config, data)
     except LuskinError as err:
-        st.session_state["config_error"] = f"'{waiting.name}' could not be applied to this file: {err}"
+        st.session_state[keys.CONFIG_ERROR] = f"'{waiting.name}' could not be applied to this file: {err}"
         return None
     return f"The saved configuration '{waiting.name}' was applied to it."

@@ -19,6 +19,8 @@ from luskin_core.counting.data import PRESETS, frame_fingerprint, load_csv, load
 from luskin_core.errors import LuskinError
 from luskin_core.spec.validation import check_column_names
 
+from . import keys
+
 log = logging.getLogger("luskin.app")
 
 DEFAULT_SAMPLE = "adult"
@@ -79,20 +81,20 @@ def available_samples() -> list[str]:
 
 
 KEY_PARAM = "data"        # ?data=KEY: an upload the server keeps (luskin_app.keep)
-KEPT_KEY = "kept_key"     # the session's kept upload's key
-LOST = "kept_lost"        # True when the address named an upload that is no longer kept
+KEPT_KEY = keys.KEPT_KEY  # the session's kept upload's key
+LOST = keys.KEPT_LOST     # True when the address named an upload that is no longer kept
 
 
 def dataset() -> Dataset:
     """The current dataset: the upload the address names, else on the first visit the Adult sample."""
-    if "dataset" not in st.session_state:
+    if keys.DATASET not in st.session_state:
         key = st.query_params.get(KEY_PARAM)
         if key and _restore(str(key)):
-            return st.session_state["dataset"]
+            return st.session_state[keys.DATASET]
         if key:
             st.session_state[LOST] = True   # said on every page until the user uploads again or moves on
         use_sample(DEFAULT_SAMPLE)
-    return st.session_state["dataset"]
+    return st.session_state[keys.DATASET]
 
 
 def _restore(key: str) -> bool:
@@ -108,7 +110,7 @@ def _restore(key: str) -> bool:
         data = read_upload(name, raw)
     except LuskinError:
         return False
-    st.session_state["dataset"] = data
+    st.session_state[keys.DATASET] = data
     st.session_state[KEPT_KEY] = key
     choices, guesses = guess_choices(data.frame)
     set_choices(choices, confirmed=False, guesses=guesses)
@@ -125,7 +127,7 @@ def _restore(key: str) -> bool:
 def keep_address() -> None:
     """Once per run: the kept upload's key in the address, and the current settings kept with it."""
     key = st.session_state.get(KEPT_KEY)
-    data = st.session_state.get("dataset")
+    data = st.session_state.get(keys.DATASET)
     if not key or data is None or not data.source.startswith("upload:"):
         if st.query_params.get(KEY_PARAM) and not st.session_state.get(LOST):
             del st.query_params[KEY_PARAM]
@@ -175,12 +177,12 @@ def use_sample(name: str) -> None:
     """Switch to a bundled sample and apply its paper preset (no confirmation needed)."""
     from .choices import choices_from_spec, set_choices
 
-    if st.session_state.get("dataset") is not None:
+    if st.session_state.get(keys.DATASET) is not None:
         st.session_state.pop(LOST, None)   # the user chose a sample: nothing is shown silently any more
 
     data = sample_dataset(name)
     preset = PRESETS[name]
-    st.session_state["dataset"] = data
+    st.session_state[keys.DATASET] = data
     set_choices(choices_from_spec(preset.spec, data.frame, features=preset.features), confirmed=True)
 
 
@@ -213,7 +215,7 @@ def use_upload(name: str, raw: bytes) -> str:
     note = apply_pending_to(data)
     _keep(name, raw)
     if note is None:
-        st.session_state["dataset"] = data
+        st.session_state[keys.DATASET] = data
         set_choices(choices, confirmed=False, guesses=guesses)
         return ""
     return note

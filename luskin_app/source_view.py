@@ -32,7 +32,7 @@ from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
 
 from . import dataset as _dataset
-from . import ui
+from . import keys, ui
 from .cache import shared
 from .sources import Settings, SourceSetting, load_settings, open_setting
 
@@ -164,7 +164,7 @@ def use_source(name: str) -> str:
     choices, guesses = guess_choices(data.frame)
     note = apply_pending_to(data)
     if note is None:
-        st.session_state["dataset"] = data
+        st.session_state[keys.DATASET] = data
         set_choices(choices, confirmed=False, guesses=guesses)
         return ""
     return note
@@ -220,7 +220,7 @@ def model_rows(spec: AuditSpec) -> pd.DataFrame:
         st.error(ui.md(err, 800) + " The audit still works; try again later.", icon=ui.ICONS["error"])
         st.stop()
     sentence = sample_sentence(info, data.title)
-    st.session_state["source_sample"] = (data.fingerprint, spec.to_json(), sentence)  # for the report
+    st.session_state[keys.SOURCE_SAMPLE] = (data.fingerprint, spec.to_json(), sentence)  # for the report
     st.info(ui.md(sentence), icon=ui.ICONS["info"])
     return frame
 
@@ -230,7 +230,7 @@ def report_sample_note(spec: AuditSpec) -> str | None:
     from .cache import recall
 
     data = _dataset.dataset()
-    drawn = st.session_state.get("source_sample")
+    drawn = st.session_state.get(keys.SOURCE_SAMPLE)
     if data.engine is None or not drawn or drawn[:2] != (data.fingerprint, spec.to_json()):
         return None
     if all(recall(kind, spec) is None for kind in ("retrain", "thresholds", "equalized")):
@@ -248,15 +248,15 @@ def report_frame() -> pd.DataFrame | None:
 # The Data page
 # --------------------------------------------------------------------------------------------
 def _open_chosen() -> None:
-    name = st.session_state.get("source_pick")
+    name = st.session_state.get(keys.SOURCE_PICK)
     for key in ("source_error", "source_note"):
         st.session_state.pop(key, None)
     if not name:
         return
     try:
-        st.session_state["source_note"] = use_source(name)
+        st.session_state[keys.SOURCE_NOTE] = use_source(name)
     except LuskinError as err:
-        st.session_state["source_error"] = str(err)
+        st.session_state[keys.SOURCE_ERROR] = str(err)
         log.info("the source %r could not be opened", name)
 
 
@@ -275,8 +275,8 @@ def render_sources() -> None:
                 st.caption("No source is set up on this server.")
             return
         names = [s.name for s in found.sources]
-        if st.session_state.get("source_pick") not in names:
-            st.session_state["source_pick"] = names[0]
+        if st.session_state.get(keys.SOURCE_PICK) not in names:
+            st.session_state[keys.SOURCE_PICK] = names[0]
         pick = st.selectbox("Source", names, key="source_pick", format_func=ui.option_text,
                             help="Large tables the audit reads where they live (a file, a database); "
                                  "only counts travel, never the rows.")
@@ -284,11 +284,11 @@ def render_sources() -> None:
         if described:
             st.caption(ui.md(described, 500))
         st.button("Open this source", key="source_open", on_click=_open_chosen, icon=":material/database:")
-        if st.session_state.get("source_error"):
-            st.error(ui.md(st.session_state["source_error"], 800) + " The data loaded before is still in use.",
+        if st.session_state.get(keys.SOURCE_ERROR):
+            st.error(ui.md(st.session_state[keys.SOURCE_ERROR], 800) + " The data loaded before is still in use.",
                      icon=ui.ICONS["error"])
-        if st.session_state.get("source_note"):
-            st.success(ui.md(st.session_state["source_note"]), icon=ui.ICONS["ok"])
+        if st.session_state.get(keys.SOURCE_NOTE):
+            st.success(ui.md(st.session_state[keys.SOURCE_NOTE]), icon=ui.ICONS["ok"])
 
 
 def render_source_preview(data: _dataset.Dataset) -> bool:

@@ -1,0 +1,70 @@
+"""Every key of ``st.session_state`` that the app reads or writes by name, declared in one place.
+
+Pages and modules use these names instead of string literals, so that a typo is an AttributeError
+rather than a silently empty slot, and one list says what a session holds (tests/test_app_keys.py
+checks that no literal key is used elsewhere). Widget keys given as ``key=`` to a widget are
+the widgets' own; the ones read back by name are listed here too.
+"""
+
+from __future__ import annotations
+
+SPEC_MEMO = "_spec_memo"  # the typed specification of the current choices (a choices.SpecState)
+AUDIT_CUTOFF = "audit_cutoff"  # app_pages/audit.py
+AUDIT_METRIC = "audit_metric"  # app_pages/audit.py
+AUDIT_OUTCOME_TYPE = "audit_outcome_type"  # luskin_app/choices.py
+AUDIT_REFERENCE = "audit_reference"  # app_pages/audit.py
+AUDIT_SCORE_COLUMN = "audit_score_column"  # app_pages/audit.py
+CHOICES = "choices"  # luskin_app/choices.py
+CONFIG_ERROR = "config_error"  # app_pages/data.py, app_pages/report.py, luskin_app/config.py
+CONFIG_MESSAGE = "config_message"  # app_pages/report.py, luskin_app/config.py
+CONFIG_WAITING = "config_waiting"  # app_pages/report.py
+CONFIRMED = "confirmed"  # luskin_app/choices.py
+DATASET = "dataset"  # luskin_app/config.py, luskin_app/dataset.py, luskin_app/source_view.py
+EQ_ALPHA = "eq_alpha"  # app_pages/equalized.py
+FILTER_COLUMN = "filter_column"  # app_pages/audit.py
+FILTER_COLUMN_SEEN = "filter_column_seen"  # app_pages/audit.py
+FILTER_ERROR = "filter_error"  # app_pages/audit.py, luskin_app/choices.py
+FILTER_OP = "filter_op"  # app_pages/audit.py
+FILTER_VALUE_MULTI = "filter_value_multi"  # app_pages/audit.py
+FILTER_VALUE_NUMBER = "filter_value_number"  # app_pages/audit.py
+FILTER_VALUE_PICK = "filter_value_pick"  # app_pages/audit.py
+GROUP_LABEL = "group_label"  # app_pages/data.py
+GUESSES = "guesses"  # luskin_app/choices.py
+MODEL_FEATURES = "model_features"  # app_pages/data.py, luskin_app/choices.py
+OTHER_LABEL = "other_label"  # app_pages/data.py
+OUTCOME_IS = "outcome_is"  # app_pages/data.py
+OUTCOME_IS_SEEN = "outcome_is_seen"  # app_pages/data.py
+PENDING_CONFIG = "pending_config"  # luskin_app/config.py
+POSITIVE = "positive"  # app_pages/data.py
+PROTECTED_NUMBER = "protected_number"  # app_pages/data.py
+PROTECTED_OP = "protected_op"  # app_pages/data.py
+PROTECTED_VALUES = "protected_values"  # app_pages/data.py
+REPORT_PDF = "report_pdf"  # app_pages/report.py
+REPORT_PDF_ERROR = "report_pdf_error"  # app_pages/report.py
+RESULTS = "results"  # luskin_app/cache.py
+SOURCE_ERROR = "source_error"  # luskin_app/source_view.py
+SOURCE_NOTE = "source_note"  # luskin_app/source_view.py
+SOURCE_PICK = "source_pick"  # luskin_app/source_view.py
+SOURCE_SAMPLE = "source_sample"  # luskin_app/source_view.py
+THR_SCORE_COLUMN = "thr_score_column"  # app_pages/thresholds.py
+THR_SOURCE = "thr_source"  # app_pages/thresholds.py
+UPLOAD_ERROR = "upload_error"  # app_pages/data.py
+UPLOAD_NOTE = "upload_note"  # app_pages/data.py
+
+# Declared here, named in their modules for short (app_pages/present.py, luskin_app/dataset.py)
+PRESENT_INDEX = "present_index"          # the position in the visible deck (0-based)
+PRESENT_URL_SEEN = "present_url_seen"    # the ?slide= value this session last wrote or read
+PRESENT_HIDDEN = "present_hidden"        # keys of the slides the presenter hid
+PRESENT_HANDOUT = "present_handout_pdf"  # (slide keys, PDF bytes) of the last handout made
+KEPT_KEY = "kept_key"                    # the session's kept upload's key
+KEPT_LOST = "kept_lost"                  # True when the address named an upload that is no longer kept
+
+
+def audit_widget(choice: str) -> str:
+    """The Audit page's widget for one of the audit's choices (``audit_metric`` for ``metric``)."""
+    return "audit_" + choice
+
+
+def slide_shown(slide_key: str) -> str:
+    """The Present page's checkbox that shows or hides one slide."""
+    return f"present_show_{slide_key}"
