@@ -17,6 +17,7 @@ from engine_servers import PASSWORD, postgres_url  # noqa: F401 - fixture
 from streamlit.testing.v1 import AppTest
 from test_app import APP, all_text, goto, messages, metric
 
+from luskin_app import keys
 from luskin_app.sources import SourceSetting, load_settings, open_setting, read_settings
 from luskin_app.ui import bullet_list, unescape
 from luskin_core.analyses.audit import audit
@@ -85,7 +86,7 @@ def glance(at: AppTest) -> str:
 
 
 def current_spec(at: AppTest):
-    state = at.session_state["audit_spec"]             # the typed specification the page keeps
+    state = at.session_state[keys.SPEC_MEMO]           # the typed specification the page keeps
     spec, problem = state.spec, state.problem
     assert spec is not None, problem
     return spec
