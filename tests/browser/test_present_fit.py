@@ -59,6 +59,15 @@ SLIDE_FIT = """
   const deck = document.querySelector(".st-key-present_deck");
   const main = document.querySelector('[data-testid="stMain"]');
   const r = deck.getBoundingClientRect();
+  // A box of fixed height (windowed mode) scrolls inside: the deck itself or its wrapper.
+  const inner = (el) => {
+    for (const box of [el, el.parentElement]) {
+      if (/(auto|scroll)/.test(getComputedStyle(box).overflowY) && box.scrollHeight > box.clientHeight + 1) {
+        return {deckScroll: box.scrollHeight, deckClient: box.clientHeight};
+      }
+    }
+    return {deckScroll: 0, deckClient: 0};
+  };
   const side = document.querySelector('section[data-testid="stSidebar"]');
   const sr = side ? side.getBoundingClientRect() : null;
   const sidebar = sr && sr.right > 1 && side.getAttribute("data-collapsed") !== "true" ? sr.right : 0;
@@ -69,8 +78,7 @@ SLIDE_FIT = """
   }
   return {bottom: r.bottom, width: r.width, innerHeight: window.innerHeight, innerWidth: window.innerWidth,
           mainScroll: main.scrollHeight, mainClient: main.clientHeight, small, sidebar,
-          deckScroll: /(auto|scroll)/.test(getComputedStyle(deck).overflowY) ? deck.scrollHeight : 0,
-          deckClient: deck.clientHeight};   // a box of fixed height (windowed mode) scrolls inside
+          ...inner(deck)};
 }
 """
 
