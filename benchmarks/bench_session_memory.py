@@ -105,6 +105,15 @@ def main() -> None:
         time.sleep(args.ttl + 30)
         print(f"all browsers closed, +{args.ttl + 33} s (past the {args.ttl}-s session TTL): "
               f"{rss_mb(server.pid):.0f} MB")
+        with sync_playwright() as p:   # a new visitor: does the server clean up the old sessions then?
+            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--headless", "--no-sandbox"])
+            page = browser.new_page()
+            page.set_default_timeout(300_000)
+            page.goto(url)
+            page.get_by_text("Ready: comparing").first.wait_for()
+            browser.close()
+        time.sleep(5)
+        print(f"then one new visitor on the Adult sample, closed: {rss_mb(server.pid):.0f} MB")
     finally:
         server.terminate()
         server.wait(timeout=20)
