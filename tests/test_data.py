@@ -178,7 +178,7 @@ def test_parallel_pieces_agree_with_the_serial_and_pandas_readers(tmp_path, monk
     """The fast path (pieces parsed in parallel) gives the very frame of pyarrow's streaming reader
     and of pandas' parser, from bytes, a file and a gzip; a quote pyarrow may read otherwise than its
     count (5'11") sends the file to the streaming reader."""
-    from luskin_core import csvread as data  # the CSV engine's module: where the reader looks its helpers up
+    from luskin_core.counting import csvread as data  # the CSV engine's module: where the reader looks its helpers up
 
     raw = _tricky_csv(stray_quote=stray_quote)
     path = tmp_path / "tricky.csv"

@@ -49,7 +49,7 @@ def test_the_command_line_starts_without_the_heavy_libraries():
 
 
 def test_the_command_lines_preset_names_and_tolerance_match_the_library():
-    from luskin_cli import main as cli
+    from luskin_cli import common as cli
     from luskin_core.counting.data import PRESETS
     from luskin_core.spec.audit_spec import DEFAULT_TOLERANCE
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from luskin_core.formatting import format_percent
+from luskin_core.formatting import format_percent, format_points
 from luskin_core.spec.options import EqualizeOptions, RetrainOptions, ThresholdOptions
 
 if TYPE_CHECKING:
@@ -297,7 +297,7 @@ def _score(stage: CorrectionStage) -> str:
 
 
 def _points(x: float) -> str:
-    return "n/a" if not math.isfinite(x) else f"{100 * x:.1f}"
+    return format_points(x if math.isfinite(x) else None)
 
 
 def _options_dict(options: Any) -> dict[str, Any]:
