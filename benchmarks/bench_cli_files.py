@@ -69,7 +69,7 @@ def warm(parquet: Path, repeat: int = 5) -> None:
 
     import duckdb
 
-    from luskin_core import AuditSpec
+    from luskin_core import AuditSpec, audit
     from luskin_core.counting.sources import open_file
 
     spec = AuditSpec("y", "yes", group_by=("group",), strata=("stratum",))
@@ -83,10 +83,10 @@ def warm(parquet: Path, repeat: int = 5) -> None:
             times.append(time.perf_counter() - start)
         return statistics.median(times)
 
-    open_file(str(parquet)).audit(spec)
+    audit(open_file(str(parquet)), spec)
     load = os.getloadavg()[0]
     ours = median(lambda: open_file(str(parquet)).counts(spec))
-    whole = median(lambda: open_file(str(parquet)).audit(spec))
+    whole = median(lambda: audit(open_file(str(parquet)), spec))
     peer = median(lambda: duckdb.sql(sql).fetchall())
     print(f"warm, one process: count table {ours:.3f} s, audit {whole:.3f} s, DuckDB's query {peer:.3f} s "
           f"(load {load:.1f})", flush=True)
@@ -107,9 +107,9 @@ def main() -> None:
             (f"Parquet {options.rows:,} rows: luskin audit", luskin + ["--data", str(parquet), *ARGS]),
             (f"Parquet {options.rows:,} rows: DuckDB's own query", duckdb_query(parquet)),
             (f"CSV {csv.stat().st_size / 1e6:.0f} MB: luskin audit", luskin + ["--data", str(csv), *ARGS]),
-            (f"CSV {csv.stat().st_size / 1e6:.0f} MB: open_file(...).audit (DuckDB SQL on the file)",
-             [sys.executable, "-c", ("from luskin_core import AuditSpec; from luskin_core.counting.sources import open_file; "
-              f"open_file({str(csv)!r}).audit(AuditSpec('y', 'yes', group_by=('group',), strata=('stratum',)))")]),
+            (f"CSV {csv.stat().st_size / 1e6:.0f} MB: audit(open_file(...)) (DuckDB SQL on the file)",
+             [sys.executable, "-c", ("from luskin_core import AuditSpec, audit; from luskin_core.counting.sources import open_file; "
+              f"audit(open_file({str(csv)!r}), AuditSpec('y', 'yes', group_by=('group',), strata=('stratum',)))")]),
             (f"CSV {csv.stat().st_size / 1e6:.0f} MB: DuckDB's own query", duckdb_query(csv)),
             ("bare python", [sys.executable, "-c", "pass"]),
         ]
