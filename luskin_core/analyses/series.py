@@ -405,7 +405,12 @@ def _value_counts(data: Any, spec: AuditSpec, column: str, fmt: str | None, ever
     dtype = data.table.schema()[column]
     numeric = bool(dtype.is_integer() or dtype.is_floating() or dtype.is_decimal())
     plan, raw = data.counts(spec, period=KeyPart(column, "value", numeric))
-    raw = raw.assign(period=period_keys(raw["period"], fmt, every))
+    values = raw["period"]
+    if numeric:   # the count table gives numeric keys as floats: 1012006.0 is the date 1012006 (MDDYYYY)
+        number = pd.to_numeric(values, errors="coerce")
+        if bool((number.dropna() % 1 == 0).all()):
+            values = number.astype("Int64")
+    raw = raw.assign(period=period_keys(values, fmt, every))
     keys = [c for c in raw.columns if c not in COUNT_COLUMNS]
     counts = [c for c in raw.columns if c in COUNT_COLUMNS]
     merged = raw.groupby(keys, dropna=False, sort=False, as_index=False)[counts].sum()  # one row per period again
