@@ -78,7 +78,7 @@ def test_table_by_default(capsys, adult_csv):
     (["--first", "SVM"], "invalid choice"),
     (["--direction", "sideways"], "invalid choice"),
     (["--threshold", "2"], "threshold must be between 0 and 1"),
-    (["--protected", "colour == blue"], "no column named 'colour'"),
+    (["--protected", "colour == blue"], "protected column named 'colour'"),
 ])
 def test_bad_input_exits_2_with_a_message(capsys, adult_csv, argv, words):
     base = spec_args(adult_csv)
