@@ -7,7 +7,7 @@ column (most frequent first, at most ``MAX_CHOICES``; numbers also with their le
 value), padded with missing values. The dropdowns and the choices' checks (a value occurs, a
 column has two values, a group is neither empty nor everything) read that frame, so they see
 the engine's values; nothing is counted on it. The audit runs inside the engine
-(``Source.audit``), and the model pages get a seeded stratified sample (``Source.sample``),
+(``audit(source, spec)``), and the model pages get a seeded stratified sample (``Source.sample``),
 said on the page with its size.
 
 One opened source serves every session of the server; its engine calls are serialised by a
@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 import pandas as pd
 import streamlit as st
 
-from luskin_core.analyses.audit import AuditResult
+from luskin_core.analyses.audit import AuditResult, audit
 from luskin_core.counting.sources import SampleInfo, Source
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
@@ -175,7 +175,7 @@ def use_source(name: str) -> str:
 # --------------------------------------------------------------------------------------------
 @shared(show_spinner=False, max_entries=256)
 def _audit_cached(fingerprint: str, spec_json: str, _opened: Opened) -> AuditResult:
-    result: AuditResult = _opened.run(_opened.source.audit, AuditSpec.from_json(spec_json))
+    result: AuditResult = _opened.run(audit, _opened.source, AuditSpec.from_json(spec_json))
     return result
 
 
