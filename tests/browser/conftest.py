@@ -195,7 +195,7 @@ class UI:
 
     def wait_text(self, text: str | re.Pattern[str], timeout: float = 30_000) -> Any:
         """The first visible element with this text (stale and new elements coexist in a rerun)."""
-        locator = self.page.get_by_text(text).first
+        locator = self.page.get_by_text(text).locator("visible=true").first   # a hidden copy (the sidebar's list) is skipped
         locator.wait_for(state="visible", timeout=timeout)
         return locator
 
@@ -225,8 +225,16 @@ class UI:
 
     def select(self, label: str, option: str) -> None:
         """Choose ``option`` in the selectbox labelled ``label``."""
-        self.page.get_by_role("combobox", name=label, exact=True).first.click()
-        self.page.get_by_role("option", name=option, exact=True).first.click()
+        box = self.page.get_by_role("combobox", name=label, exact=True).locator("visible=true").first
+        choice = self.page.get_by_role("option", name=option, exact=True).first
+        for _ in range(3):   # a rerun that lands as the list opens closes it again: open it once more
+            box.click()
+            try:
+                choice.wait_for(state="visible", timeout=8_000)
+                break
+            except Exception:  # noqa: BLE001 - playwright's TimeoutError; the last try below reports it
+                self.idle()
+        choice.click()
 
     def screenshot(self, name: str) -> Path:
         """A PNG of the visible page into docs/screenshots (README shows them)."""
