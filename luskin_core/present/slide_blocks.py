@@ -50,4 +50,10 @@ def _slide_figure(fig: go.Figure, *, keep_title: bool = False) -> go.Figure:
     if not keep_title:
         fig.update_layout(title={"text": "", "subtitle": {"text": ""}}, margin={"t": 40})
     fig.update_layout(height=SLIDE_HEIGHT)
+    for trace in fig.data:   # a slide's chart may be short: a bar says its share only (rows in the hover)
+        if trace.type == "bar" and trace.text is not None and not isinstance(trace.text, str):
+            trace.text = [str(text).split("<br>")[0].split(" · ")[0] for text in trace.text]
+    for note in fig.layout.annotations or ():   # a panel's note above the plot keeps clear of a tall bar's label
+        if note.yref == "paper" and note.y == 1.0 and note.yanchor == "bottom":
+            note.yshift = 8
     return fig
