@@ -579,7 +579,7 @@ def _ame(design: Design, effects: dict[str, np.ndarray], cov: np.ndarray, N: flo
 def _decompose(design: Design, fit: Fit, n: np.ndarray, k: np.ndarray, sx: np.ndarray,
                effects: dict[str, np.ndarray] | None, num_names: Sequence[str], *, linear: bool) -> list[Any]:
     """Oaxaca-Blinder (linear) or Yun (logistic) from per-key sums, as :func:`luskin_core.analyses.decompose.decompose`."""
-    from luskin_core.analyses.decompose import Decomposition
+    from luskin_core.analyses.decompose import decomposition
 
     K = design.X
     pk, q = K.shape[1], len(num_names)
@@ -623,13 +623,9 @@ def _decompose(design: Design, fit: Fit, n: np.ndarray, k: np.ndarray, sx: np.nd
             g_expl = xsum(mine, d[:, 0], dx[0], zero=c) / n_g - xsum(ref, d[:, 0], dx[0]) / n_r
             total = float(contrib.sum())
             scale = (raw - unexplained) / total if total != 0 else 0.0
-        explained = raw - unexplained
-        se_e = float(np.sqrt(max(g_expl @ fit.cov @ g_expl, 0.0)))
-        se_u = float(np.sqrt(max(g_unexp @ fit.cov @ g_unexp, 0.0)))
         by_control = [(name, float(contrib[pk + j] * scale)) for j, name in enumerate(num_names)]
         by_control += [(name, float(contrib[list(cols)].sum() * scale)) for name, cols in design.control_cols.items()]
-        out.append(Decomposition(explained, unexplained, (explained - crit * se_e, explained + crit * se_e),
-                                 (unexplained - crit * se_u, unexplained + crit * se_u), tuple(by_control)))
+        out.append(decomposition(raw, unexplained, g_expl, g_unexp, fit.cov, crit, by_control))
     return out
 
 

@@ -73,7 +73,6 @@ def decompose(design: Design, fit: Fit, n: np.ndarray, k: np.ndarray, *, linear:
             g_unexp = np.zeros_like(beta)
             g_unexp[c] = 1.0
             g_expl = delta_x
-            weights = contrib
             scale = 1.0
         else:
             x_g = X[mine]
@@ -85,14 +84,19 @@ def decompose(design: Design, fit: Fit, n: np.ndarray, k: np.ndarray, *, linear:
             x_cf = _zero_column(x_g, c)
             g_unexp = (_xtv(x_g, n[mine] * d_g) - _xtv(x_cf, n[mine] * d_cf)) / n_g
             g_expl = _xtv(x_cf, n[mine] * d_cf) / n_g - _xtv(X[ref], n[ref] * d_r) / n_r
-            weights = contrib
             total = float(contrib.sum())
             scale = (raw - unexplained) / total if total != 0 else 0.0
-        explained = raw - unexplained
-        se_e = float(np.sqrt(max(g_expl @ fit.cov @ g_expl, 0.0)))
-        se_u = float(np.sqrt(max(g_unexp @ fit.cov @ g_unexp, 0.0)))
-        by_control = tuple((name, float(weights[list(cols)].sum() * scale))
-                           for name, cols in design.control_cols.items())
-        out.append(Decomposition(explained, unexplained, (explained - crit * se_e, explained + crit * se_e),
-                                 (unexplained - crit * se_u, unexplained + crit * se_u), by_control))
+        by_control = [(name, float(contrib[list(cols)].sum() * scale)) for name, cols in design.control_cols.items()]
+        out.append(decomposition(raw, unexplained, g_expl, g_unexp, fit.cov, crit, by_control))
     return out
+
+
+def decomposition(raw: float, unexplained: float, g_expl: np.ndarray, g_unexp: np.ndarray, cov: np.ndarray,
+                  crit: float, by_control: list[tuple[str, float]]) -> Decomposition:
+    """The two parts of a raw gap with their delta-method intervals (``g_*``: each part's gradient in the
+    coefficients), whether the sums came from the rows or from the engine."""
+    explained = raw - unexplained
+    se_e = float(np.sqrt(max(g_expl @ cov @ g_expl, 0.0)))
+    se_u = float(np.sqrt(max(g_unexp @ cov @ g_unexp, 0.0)))
+    return Decomposition(explained, unexplained, (explained - crit * se_e, explained + crit * se_e),
+                         (unexplained - crit * se_u, unexplained + crit * se_u), tuple(by_control))
