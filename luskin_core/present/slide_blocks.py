@@ -6,7 +6,8 @@ proxies) build on these, so none of them imports another.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import plotly.graph_objects as go
@@ -18,6 +19,12 @@ QUESTION, DATA, VERDICT, FINDING, CORRECTION, COST, CAVEATS = (
 KINDS = (QUESTION, DATA, VERDICT, FINDING, CORRECTION, COST, CAVEATS)
 MAX_FINDINGS = 8  # more findings than this are summarised on the last finding slide (the report has them all)
 SLIDE_HEIGHT = 420  # px: a chart and two lines of large text nearly fit a 768-px-high projector
+# A slide's text and its chart share a 1024x768 window with the app's menus and sidebar open: about
+# 65 characters a line, and a chart stays legible under at most this many lines (measured in Chromium,
+# tests/browser/test_present_fit.py); more text and the chart gets a slide of its own.
+NARROW_CHARS_PER_LINE = 65
+MAX_LINES_WITH_CHART = 7
+MAX_CAPTION_CHARS = 200   # the sentence repeated over a chart moved to its own slide, when this short
 
 
 @dataclass(frozen=True)
@@ -57,3 +64,27 @@ def _slide_figure(fig: go.Figure, *, keep_title: bool = False) -> go.Figure:
         if note.yref == "paper" and note.y == 1.0 and note.yanchor == "bottom":
             note.yshift = 8
     return fig
+
+
+def text_lines(slide: Slide, chars_per_line: int = NARROW_CHARS_PER_LINE) -> int:
+    """How many lines the slide's sentences take in a narrow window (each sentence is a paragraph)."""
+    return sum(-(-max(len(s), 1) // chars_per_line) for s in slide.sentences)
+
+
+def fit_for_projector(slides: Sequence[Slide]) -> list[Slide]:
+    """The deck with every long-text slide's chart on a slide of its own, right after it.
+
+    Three findings and a chart do not fit a 1024x768 window with the menus shown: the chart is squeezed
+    until its labels pile up. Nothing is dropped: the text stays whole on its slide, and the chart
+    follows under the same title, with the first sentence when it is short.
+    """
+    out: list[Slide] = []
+    for slide in slides:
+        if slide.figure is None or text_lines(slide) <= MAX_LINES_WITH_CHART:
+            out.append(slide)
+            continue
+        first = slide.sentences[0] if slide.sentences and len(slide.sentences[0]) <= MAX_CAPTION_CHARS else None
+        out.append(replace(slide, figure=None))
+        out.append(replace(slide, title=f"{slide.title}, in a chart", sentences=(first,) if first else (),
+                           key=f"{slide.key}-chart"))
+    return out

@@ -47,6 +47,7 @@ from luskin_core.present.slide_blocks import (
     VERDICT,
     Slide,
     _slide_figure,
+    fit_for_projector,
 )
 
 
@@ -266,7 +267,7 @@ def build_slides(result: AuditResult, *, dataset: DatasetRef | Mapping[str, Any]
         slides += proxy_slides(proxy)
     slides += _correction_slides(result.spec, retrains, reports, sweeps, equalized_alpha, points)
     slides.append(_caveat_slide(result, retrains, reports, sweeps))
-    return slides
+    return fit_for_projector(slides)
 
 
 def visible(slides: Sequence[Slide], hidden: Sequence[str] | set[str] | frozenset[str]) -> list[Slide]:

@@ -113,6 +113,8 @@ def check_slide(ui: UI, where: str) -> list[str]:
         problems.append(f"{where}: text under 16 px: {fit['small']}")
     for hit in ui.page.evaluate(CHART_TEXT):
         problems.append(f"{where}: chart texts overlap: {hit}")
+    if problems:   # what the presenter would have seen, for whoever reads the failure
+        ui.screenshot("unfit " + re.sub(r"[^0-9a-z]+", "-", where.lower()).strip("-"))
     return problems
 
 
