@@ -497,41 +497,55 @@ def metric_rules(plan: Plan) -> dict[str, tuple[str, Expr | None]]:
     return metrics
 
 
+def _count_values(series: pd.Series, kind: type) -> np.ndarray:
+    """A count or sum column as a numpy array (engines return integers, floats, decimals or None)."""
+    if series.dtype == kind and kind is np.int64:
+        return series.to_numpy()
+    values = pd.to_numeric(series).to_numpy(dtype=float, na_value=np.nan)
+    values = np.where(np.isnan(values), 0.0, values)
+    return values.astype(kind) if kind is np.int64 else values
+
+
 def finish_raw(raw: pd.DataFrame, plan: Plan, rules: CountRules) -> pd.DataFrame:
     """The raw count table (as every executor returns it) from the counting query's grouped rows.
 
     ``raw`` holds the keys, one boolean column ``r{code}`` per check and the metrics. The reason
     of a row is the first check that fails; a row left out keeps its count only, under its reason
-    (one row per reason).
+    (one row per reason). Built with numpy (a few rows, many columns: pandas' per-call cost was
+    most of a small audit's time).
     """
-    for name, part in rules.parts.items():
-        if part is not None and part.kind == "value" and part.numeric:
-            raw[name] = pd.to_numeric(raw[name]).astype(float)
     reasons = np.zeros(len(raw), dtype=np.int64)
-    flags = [f"r{code}" for code, _ in rules.checks]
     for code, _ in reversed(rules.checks):  # the first check that fails names the reason
-        reasons[raw[f"r{code}"].fillna(False).astype(bool).to_numpy()] = code
-    raw = raw.drop(columns=flags)
-    for name in ("n", "positives", "tp", "fp", "fn"):
-        if name in raw.columns:
-            raw[name] = pd.to_numeric(raw[name]).fillna(0).astype(np.int64)
-    for name in ("score_sum", "score_sumsq"):
-        if name in raw.columns:
-            raw[name] = pd.to_numeric(raw[name]).astype(float).fillna(0.0)
-    keys = list(rules.keys)
-    left_n = raw.loc[reasons != 0].groupby(reasons[reasons != 0], sort=True)["n"].sum()
-    collapsed = pd.DataFrame({**{k: [None] * len(left_n) for k in keys}, "reason": left_n.index.to_numpy(),
-                              **{c: (left_n.to_numpy() if c == "n" else np.zeros(len(left_n), raw[c].dtype))
-                                 for c in raw.columns if c not in keys}})
-    kept = raw.loc[reasons == 0].assign(reason=0)
-    raw = pd.concat([kept, collapsed], ignore_index=True) if len(left_n) else kept.reset_index(drop=True)
-    raw["reason"] = [REASONS[int(r)] for r in raw["reason"]]
+        flag = raw[f"r{code}"].to_numpy(dtype=object)
+        flag[pd.isna(flag)] = False
+        reasons[flag.astype(bool)] = code
+    kept = reasons == 0
+    left = np.unique(reasons[~kept])   # the reasons a row was left out for, in REASONS order
+    flags = {f"r{code}" for code, _ in rules.checks}
+    columns: dict[str, np.ndarray] = {}
+    for name in raw.columns:
+        if name in flags:
+            continue
+        if name in ("n", "positives", "tp", "fp", "fn", "score_sum", "score_sumsq"):
+            values = _count_values(raw[name], float if name.startswith("score") else np.int64)
+            totals = ([values[reasons == code].sum() for code in left] if name == "n"
+                      else [values.dtype.type(0)] * len(left))
+            columns[name] = np.concatenate([values[kept], np.asarray(totals, dtype=values.dtype)])
+            continue
+        part = rules.parts.get(name)
+        series = raw[name]
+        if part is not None and part.kind == "value" and part.numeric:
+            series = pd.to_numeric(series).astype(float)
+        values = series.to_numpy(dtype=object)[kept]
+        values[pd.isna(values)] = None
+        columns[name] = np.concatenate([values, np.full(len(left), None, dtype=object)])
+    columns["reason"] = np.array([REASONS[0]] * int(kept.sum()) + [REASONS[int(r)] for r in left], dtype=object)
     if plan.prediction is not None:
-        raw["tn"] = raw["n"] - raw["tp"] - raw["fp"] - raw["fn"]
-    for name in keys:
-        raw[name] = raw[name].astype(object).where(raw[name].notna(), None)
-    order = [c for c in raw.columns if c not in COUNT_COLUMNS] + [c for c in COUNT_COLUMNS if c in raw.columns]
-    return raw[order]
+        columns["tn"] = columns["n"] - columns["tp"] - columns["fp"] - columns["fn"]
+    order = [c for c in columns if c not in COUNT_COLUMNS] + [c for c in COUNT_COLUMNS if c in columns]
+    frame = {c: columns[c] if c in COUNT_COLUMNS else pd.Series(columns[c], dtype=object) for c in order}
+    frame["reason"] = pd.Series(columns["reason"].tolist())   # text, as pandas infers it
+    return pd.DataFrame(frame)
 
 
 # -- the DuckDB executor (SQL text) ------------------------------------------------------------
