@@ -46,7 +46,7 @@ def test_handout_pdf_has_one_page_per_slide_and_the_findings_first(berkeley_deck
     path.write_bytes(data)
     info = subprocess.run(["pdfinfo", str(path)], check=True, capture_output=True, text=True).stdout
     pages = int(re.search(r"^Pages:\s+(\d+)", info, flags=re.MULTILINE).group(1))
-    assert pages == len(slides) == 9   # three long-text slides have their chart on the next slide
+    assert pages == len(slides) == 8   # two long-text slides have their chart on the next slide
     verdict = next(i for i, s in enumerate(slides, 1) if s.kind == "verdict")
     text = _pdf_text(data, tmp_path, verdict, verdict)
     assert findings(result).sentences()[0].split(":")[0] in text

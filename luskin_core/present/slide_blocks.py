@@ -23,7 +23,9 @@ SLIDE_HEIGHT = 420  # px: a chart and two lines of large text nearly fit a 768-p
 # 65 characters a line, and a chart stays legible under at most this many lines (measured in Chromium,
 # tests/browser/test_present_fit.py); more text and the chart gets a slide of its own.
 NARROW_CHARS_PER_LINE = 65
-MAX_LINES_WITH_CHART = 7
+NARROW_TITLE_CHARS = 40   # a title's characters on one line there (32-px bold type)
+MAX_LINES_WITH_CHART = 10   # in lines of text: a slide of 9.5 fits with its chart, one of 11 scrolls
+MAX_TEXT_LINES = 15         # a slide without a chart
 MAX_CAPTION_CHARS = 200   # the sentence repeated over a chart moved to its own slide, when this short
 
 
@@ -66,9 +68,15 @@ def _slide_figure(fig: go.Figure, *, keep_title: bool = False) -> go.Figure:
     return fig
 
 
-def text_lines(slide: Slide, chars_per_line: int = NARROW_CHARS_PER_LINE) -> int:
-    """How many lines the slide's sentences take in a narrow window (each sentence is a paragraph)."""
-    return sum(-(-max(len(s), 1) // chars_per_line) for s in slide.sentences)
+def text_lines(slide: Slide, chars_per_line: int = NARROW_CHARS_PER_LINE) -> float:
+    """The height of the slide's words in a narrow window, in lines of slide text.
+
+    Each sentence is a paragraph (half a line of space after it); a title's second and later lines
+    are one and a half lines each (larger type).
+    """
+    lines = sum(-(-max(len(s), 1) // chars_per_line) + 0.5 for s in slide.sentences)
+    title = -(-max(len(slide.title), 1) // NARROW_TITLE_CHARS)
+    return lines + 1.5 * (title - 1)
 
 
 def fit_for_projector(slides: Sequence[Slide]) -> list[Slide]:

@@ -16,6 +16,7 @@ of defence (:func:`luskin_core.present.report.safe_figure`). No Streamlit here.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import plotly.graph_objects as go
@@ -42,13 +43,18 @@ from luskin_core.present.slide_blocks import (
     FINDING,
     KINDS,
     MAX_FINDINGS,
+    MAX_TEXT_LINES,
     QUESTION,
     SLIDE_HEIGHT,
     VERDICT,
     Slide,
     _slide_figure,
     fit_for_projector,
+    text_lines,
 )
+
+MAX_LISTED_GROUPS = 6   # more groups than this: the data slide gives the smallest and the largest
+SLIDE_NAME_CHARS = 48   # a longer group or stratum name is shortened in a slide's words
 
 
 def _label(value: Any) -> str:
@@ -64,19 +70,21 @@ def _shares_chart(bars: Sequence[tuple[str, str, float | None, float | None, flo
 
     ``bars`` holds (cell, group, share, ci_low, ci_high, rows); names are user text and are escaped.
     """
-    from luskin_core.present.plots import FONT_SIZE
+    from luskin_core.present.plots import FONT_SIZE, short_label
 
     fig = go.Figure()
-    for group in dict.fromkeys(b[1] for b in bars):
+    for group in dict.fromkeys(b[1] for b in bars):   # names shortened on the chart, whole in the hover
         mine = [b for b in bars if b[1] == group]
         shares = [b[2] if b[2] is not None else 0.0 for b in mine]
         fig.add_trace(go.Bar(
-            name=_label(group), x=[_label(b[0]) for b in mine], y=shares, marker_color=colors.get(group, "#555555"),
+            name=short_label(group), x=[short_label(b[0], 40) for b in mine], y=shares,
+            marker_color=colors.get(group, "#555555"), hoverinfo="text",
+            hovertext=[f"{_label(group)}<br>{_label(b[0])}: {format_percent(b[2], 0)} of {b[5]:,} rows" for b in mine],
             error_y={"type": "data", "visible": True, "color": "#333333", "thickness": 2, "width": 8,
                      "array": [(b[4] - b[2]) if b[2] is not None and b[4] is not None else 0.0 for b in mine],
                      "arrayminus": [(b[2] - b[3]) if b[2] is not None and b[3] is not None else 0.0 for b in mine]},
             text=[f"{format_percent(b[2], 0)}<br>n = {b[5]:,}" for b in mine], textposition="inside",
-            insidetextanchor="start", textfont={"size": FONT_SIZE}, hoverinfo="skip",
+            insidetextanchor="start", textfont={"size": FONT_SIZE},
         ))
     top = max([b[4] for b in bars if b[4] is not None] or [1.0])
     fig.update_layout(barmode="group", bargap=0.25, template="plotly_white", height=SLIDE_HEIGHT,
@@ -119,10 +127,79 @@ def _question_slides(result: AuditResult, dataset: DatasetRef | None) -> list[Sl
                  for name in dict.fromkeys(c.label for c in result.cells)]
     else:
         sizes = [(g, sum(c.n for c in result.comparisons if c.group == g)) for g in result.groups]
-    if sizes:
+    if len(sizes) > MAX_LISTED_GROUPS:   # a committee hears the range; the report lists them all
+        (small, fewest), (large, most) = min(sizes, key=lambda s: s[1]), max(sizes, key=lambda s: s[1])
+        data.append(f"Rows per group: {len(sizes)} groups, from {fewest:,} ({small}) to {most:,} ({large}); "
+                    "the report lists every group.")
+    elif sizes:
         data.append("Rows per group: " + ", ".join(f"{g} {n:,}" for g, n in sizes) + ".")
     out.append(Slide("The data and who is compared", tuple(data), None, DATA, "data"))
     return out
+
+
+def _cut_words(text: str, limit: int) -> str:
+    """The text's start, cut at a word's end and marked with an ellipsis, when longer than ``limit``."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return text
+    head = flat[:limit - 1]
+    if " " in head and not flat[limit - 1].isspace():
+        head = head[:head.rindex(" ")]
+    return head.rstrip(" ,;:(") + "…"
+
+
+def _short_names(result: AuditResult) -> dict[str, str]:
+    """Group and stratum names too long for a slide's sentence, each with its shortened form.
+
+    A crossed name is shortened part by part, each to its first words (where people tell names
+    apart: "Black or African…", "Midwest census…"); names that would read alike keep more words.
+    """
+    names = sorted({*result.groups, result.reference or "", *(c.label for c in result.cells),
+                    *(str(c.cell) for c in result.comparisons)} - {""})
+    long = [n for n in names if len(n) > SLIDE_NAME_CHARS]
+    for limit in (SLIDE_NAME_CHARS, 2 * SLIDE_NAME_CHARS, 4 * SLIDE_NAME_CHARS):
+        out = {}
+        for name in long:
+            parts = name.split(" × ")
+            out[name] = " × ".join(_cut_words(part, max(limit // len(parts), 12)) for part in parts)
+        if len(set(out.values()) | (set(names) - set(long))) == len(names):   # still told apart
+            return out
+    return {}
+
+
+def with_short_names(slides: Sequence[Slide], names: Mapping[str, str]) -> list[Slide]:
+    """The slides with every long name in their titles and sentences replaced by its short form.
+
+    The deck says so on its data slide; the report, the tables and the charts' hover keep the names
+    whole. Longest names first, so that a name inside a longer one is not cut twice.
+    """
+    if not names:
+        return list(slides)
+    order = sorted(names, key=len, reverse=True)
+
+    def cut(text: str) -> str:
+        for name in order:
+            text = text.replace(name, names[name])
+        return text
+
+    out = []
+    for slide in slides:
+        sentences = tuple(cut(s) for s in slide.sentences)
+        if slide.kind == DATA:
+            sentences += ("Long names are shortened on the slides (… marks the cut); the report has them whole.",)
+        out.append(replace(slide, title=cut(slide.title), sentences=sentences))
+    return out
+
+
+def _fitting(sentences: Sequence[str]) -> tuple[str, ...]:
+    """The first sentences, as many as a slide holds in a narrow window (always the first)."""
+    kept: list[str] = []
+    for sentence in sentences:
+        lines = text_lines(Slide("What we found", (*kept, sentence), None, VERDICT, "fit"))
+        if kept and lines > MAX_TEXT_LINES:
+            break
+        kept.append(sentence)
+    return tuple(kept)
 
 
 def _overall_chart(result: AuditResult) -> go.Figure:
@@ -142,7 +219,7 @@ def _finding_slides(result: AuditResult) -> list[Slide]:
     from luskin_core.analyses.findings import findings as ranked
 
     found = ranked(result).sentences()
-    out = [Slide("What we found", tuple(found[:3]) or (result.headline(),), _slide_figure(_overall_chart(result)),
+    out = [Slide("What we found", _fitting(found[:3]) or (result.headline(),), _slide_figure(_overall_chart(result)),
                  VERDICT, "verdict")]
     findings: list[tuple[str, str, go.Figure | None]] = []
     if result.gaps:
@@ -267,7 +344,7 @@ def build_slides(result: AuditResult, *, dataset: DatasetRef | Mapping[str, Any]
         slides += proxy_slides(proxy)
     slides += _correction_slides(result.spec, retrains, reports, sweeps, equalized_alpha, points)
     slides.append(_caveat_slide(result, retrains, reports, sweeps))
-    return fit_for_projector(slides)
+    return fit_for_projector(with_short_names(slides, _short_names(result)))
 
 
 def visible(slides: Sequence[Slide], hidden: Sequence[str] | set[str] | frozenset[str]) -> list[Slide]:

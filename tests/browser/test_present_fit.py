@@ -246,11 +246,11 @@ def _long_labels_csv(path: Any) -> Any:
     return file
 
 
-# Plotly's own data for each chart of the slide: the visible tick texts, and every string it holds
+# Plotly's own data for each chart of the slide: the visible tick, note and legend texts, and every string it holds
 # (hover texts, custom data, category names), where a long label must stay whole.
 CHART_STRINGS = """
 () => [...document.querySelectorAll('.st-key-present_deck .js-plotly-plot')].map(plot => {
-  const ticks = [...plot.querySelectorAll('.ytick text, .xtick text, .annotation-text')].map(t => t.textContent);
+  const ticks = [...plot.querySelectorAll('.ytick text, .xtick text, .annotation-text, .legendtext')].map(t => t.textContent);
   const held = JSON.stringify((plot.data || []).map(t => [t.y, t.x, t.text, t.hovertext, t.customdata,
                                                            t.hovertemplate]));
   return {ticks, held};
@@ -258,10 +258,6 @@ CHART_STRINGS = """
 """
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "Not met yet (measured 2026-11-25): with 12 long-named groups the findings slides hold more text than a "
-    "1024x768 slide (1,100 and 1,456 px of content in a 602-px box windowed; bottom 963 and 1,318 px in full "
-    "screen) and the bars' 'share, n' labels and the shortened group names overlap on the 12-bar chart"))
 @pytest.mark.parametrize("mode", ["window", "full screen"])
 def test_a_twelve_group_cross_with_long_labels_fits_the_projector(ui: UI, tmp_path: Any, mode: str) -> None:
     """3 x 4 groups with 70-character names: every slide fits 1024x768, no chart text overlaps,
