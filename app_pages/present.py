@@ -18,6 +18,7 @@ import streamlit.components.v1 as components
 from luskin_app import choices as ch_
 from luskin_app import config, keys, ui
 from luskin_app.cache import recall, run_audit
+from luskin_core.present.slide_blocks import text_lines
 from luskin_core.present.slides import Slide, build_slides, visible
 from luskin_core.spec.audit_spec import AuditSpec
 
@@ -29,6 +30,11 @@ LINE = 32             # px: one line of slide text (19 px type)
 GAP = 18              # px: between two sentences
 CHARS_PER_LINE = 95   # characters of slide text on one line at 1024 px
 MIN_CHART, MAX_CHART = 240, 440
+# Windowed at 1024x768 (measured in Chromium): the slide box is 603 px high; its caption, the title's
+# first line and the margins take 135 px, a line of slide text 28 px (text_lines counts the rest).
+WINDOW_CHART_ROOM = 603 - 135 - 24   # 24 px to spare: a line estimate can be short by half a line
+WINDOW_LINE = 28
+MIN_WINDOW_CHART = 200
 # Full-screen mode: no header, toolbar, sidebar or slide list; the slide takes the whole window.
 FULL_CSS = """
 <style>
@@ -42,8 +48,8 @@ section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], .st
 """
 # Windowed mode (the app's menus shown, the sidebar open or not): the slide box is as high as the
 # window leaves below the buttons, whatever the window (a 1024x768 or 1280x800 projector, a laptop),
-# and the chart takes what the text leaves of it (height "stretch" in a box of fixed height). The
-# box's height in Python is a stand-in: the style below sets the real one from the window's height.
+# and the chart is as high as the text leaves of that box at 768 px (window_chart_height). The box's
+# height in Python is a stand-in: the style below sets the real one from the window's height.
 WINDOW_TOP = 164      # px the slide box leaves of the window: the top margin, the buttons, the gaps, the bottom
 WINDOW_CSS = f"""
 <style>
@@ -140,6 +146,15 @@ def chart_height(slide: Slide) -> int:
     return max(MIN_CHART, min(MAX_CHART, SCREEN_HEIGHT - CHROME - LINE * lines - GAP * len(slide.sentences)))
 
 
+def window_chart_height(slide: Slide) -> int:
+    """The chart's height in the window's slide box (768 px high, the sidebar open): what the text leaves.
+
+    A fixed height, not the box's leftover: plotly measured a stretched chart before the text had wrapped
+    and drew it too tall or squashed (the legend outside the chart, labels piled up), once in a few runs.
+    """
+    return max(MIN_WINDOW_CHART, WINDOW_CHART_ROOM - int(WINDOW_LINE * text_lines(slide)))
+
+
 def full_screen() -> bool:
     return st.query_params.get(FULL) == "1"
 
@@ -162,13 +177,11 @@ def render_slide(slide: Slide, number: int, count: int) -> None:
             st.markdown(ui.md(sentence))
         if slide.figure is not None:
             figure = slide.figure
-            if full:
-                height = chart_height(slide)
-                if not figure.layout.height or figure.layout.height > height:
-                    figure = type(figure)(figure).update_layout(height=height)
-            else:   # the chart fills what the text leaves of the window's box
-                figure = type(figure)(figure).update_layout(height=None, autosize=True)
-            st.plotly_chart(figure, key=f"present_chart_{slide.key}", theme=None, height="content" if full else "stretch",
+            height = chart_height(slide) if full else window_chart_height(slide)
+            if full and figure.layout.height and figure.layout.height < height:
+                height = figure.layout.height
+            figure = type(figure)(figure).update_layout(height=height, autosize=True)
+            st.plotly_chart(figure, key=f"present_chart_{slide.key}", theme=None, height="content",
                             config={"displayModeBar": False, "responsive": True})
 
 

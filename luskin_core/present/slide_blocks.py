@@ -12,6 +12,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from luskin_core.present.plots import shorten
 from luskin_core.present.report_figures import safe_figure
 
 QUESTION, DATA, VERDICT, FINDING, CORRECTION, COST, CAVEATS = (
@@ -24,8 +25,10 @@ SLIDE_HEIGHT = 420  # px: a chart and two lines of large text nearly fit a 768-p
 # tests/browser/test_present_fit.py); more text and the chart gets a slide of its own.
 NARROW_CHARS_PER_LINE = 65
 NARROW_TITLE_CHARS = 40   # a title's characters on one line there (32-px bold type)
-MAX_LINES_WITH_CHART = 10   # in lines of text: a slide of 9.5 fits with its chart, one of 11 scrolls
+MAX_LINES_WITH_CHART = 9   # in lines of text: more leaves the chart under 200 px in a 1024x768 window
 MAX_TEXT_LINES = 15         # a slide without a chart
+MAX_AXIS_TITLE_CHARS = 24  # a y-axis title a 250-px-high plot holds
+MAX_BAR_TEXTS = 8         # more bars than this on a slide: no text on them (too narrow at 1024 px)
 MAX_CAPTION_CHARS = 200   # the sentence repeated over a chart moved to its own slide, when this short
 
 
@@ -54,18 +57,56 @@ class Slide:
 
 
 def _slide_figure(fig: go.Figure, *, keep_title: bool = False) -> go.Figure:
-    """A chart for a slide: escaped, its own title dropped (the slide's title says it), a fixed height."""
+    """A chart for a slide: escaped, its own title dropped (the slide's title says it), a fixed height.
+
+    What a 1024x768 projector cannot hold goes (the table, the hover and the report keep it): a
+    bar's rows, and past MAX_BAR_TEXTS bars its share too; ticks that all repeat one "column = "
+    say the value only, with the column as the axis title; a panel's note gets room above the plot.
+    """
     fig = safe_figure(fig)
     if not keep_title:
         fig.update_layout(title={"text": "", "subtitle": {"text": ""}}, margin={"t": 40})
     fig.update_layout(height=SLIDE_HEIGHT)
-    for trace in fig.data:   # a slide's chart may be short: a bar says its share only (rows in the hover)
-        if trace.type == "bar" and trace.text is not None and not isinstance(trace.text, str):
+    bars = [trace for trace in fig.data if trace.type == "bar"]
+    many = sum(len(trace.x) if trace.x is not None else 0 for trace in bars) > MAX_BAR_TEXTS
+    for trace in bars:   # a slide's chart may be short: a bar says its share only
+        if many:
+            trace.text = None
+        elif trace.text is not None and not isinstance(trace.text, str):
             trace.text = [str(text).split("<br>")[0].split(" · ")[0] for text in trace.text]
+    _value_ticks(fig, bars)
+    for axis in ("yaxis", "yaxis2"):   # a rotated axis title longer than a short chart is high
+        layout_axis: Any = getattr(fig.layout, axis, None)
+        text = layout_axis.title.text if layout_axis is not None and layout_axis.title is not None else None
+        if text and len(text) > MAX_AXIS_TITLE_CHARS:
+            layout_axis.title.text = shorten(text, MAX_AXIS_TITLE_CHARS)
+    legend = fig.layout.legend
+    if legend is not None and legend.orientation == "h" and legend.y is not None and legend.y < 0:
+        # a legend under the plot, placed in px from the figure's foot (a fraction of the plot's height
+        # landed on the axis title when a slide's chart is short)
+        titled = bool(fig.layout.xaxis.title.text) if fig.layout.xaxis.title is not None else False
+        fig.update_layout(legend={"yref": "container", "y": 0.0, "yanchor": "bottom"},
+                          margin={"b": 112 if titled else 84})
+    lines = 0
     for note in fig.layout.annotations or ():   # a panel's note above the plot keeps clear of a tall bar's label
         if note.yref == "paper" and note.y == 1.0 and note.yanchor == "bottom":
             note.yshift = 8
+            lines = max(lines, str(note.text or "").count("<br>") + 1)
+    if lines and not keep_title:
+        fig.update_layout(margin={"t": 24 + 22 * lines})
     return fig
+
+
+def _value_ticks(fig: go.Figure, bars: Sequence[Any]) -> None:
+    """Category ticks that all read "column = value" show the value only, the column as the axis title."""
+    categories = list(dict.fromkeys(str(x) for trace in bars if trace.x is not None for x in trace.x))
+    if len(categories) < 2 or any(" = " not in c for c in categories):
+        return
+    prefix = categories[0].split(" = ")[0] + " = "
+    if not all(c.startswith(prefix) for c in categories):
+        return
+    fig.update_xaxes(tickmode="array", tickvals=categories, ticktext=[c[len(prefix):] for c in categories],
+                     title_text=prefix[:-3])
 
 
 def text_lines(slide: Slide, chars_per_line: int = NARROW_CHARS_PER_LINE) -> float:

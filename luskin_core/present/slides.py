@@ -79,7 +79,8 @@ def _shares_chart(bars: Sequence[tuple[str, str, float | None, float | None, flo
         fig.add_trace(go.Bar(
             name=short_label(group), x=[short_label(b[0], 40) for b in mine], y=shares,
             marker_color=colors.get(group, "#555555"), hoverinfo="text",
-            hovertext=[f"{_label(group)}<br>{_label(b[0])}: {format_percent(b[2], 0)} of {b[5]:,} rows" for b in mine],
+            hovertext=[f"{_label(group)}<br>{_label(b[0])}: {_label(outcome)} for {format_percent(b[2], 0)} "
+                       f"of {b[5]:,} rows" for b in mine],
             error_y={"type": "data", "visible": True, "color": "#333333", "thickness": 2, "width": 8,
                      "array": [(b[4] - b[2]) if b[2] is not None and b[4] is not None else 0.0 for b in mine],
                      "arrayminus": [(b[2] - b[3]) if b[2] is not None and b[3] is not None else 0.0 for b in mine]},
@@ -91,8 +92,9 @@ def _shares_chart(bars: Sequence[tuple[str, str, float | None, float | None, flo
                       font={"size": FONT_SIZE + 2, "family": "Arial, Helvetica, sans-serif"},
                       margin={"t": 20, "l": 80, "r": 20, "b": 60},
                       legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0})
-    fig.update_yaxes(title_text=f"share with {_label(outcome)}", tickformat=".0%",
-                     range=[0, min(1.0, top * 1.15) if top > 0 else 1.0])
+    # no axis title: the slide's sentence says what is counted, and a text-heavy slide leaves the chart
+    # too short for one (it ran past the chart's edge); the hover says it too
+    fig.update_yaxes(tickformat=".0%", range=[0, min(1.0, top * 1.15) if top > 0 else 1.0])
     return fig
 
 
