@@ -258,3 +258,20 @@ def ui(page: Any, app_url: str) -> Iterator[UI]:
     wrapper = UI(page, app_url)
     yield wrapper
     wrapper.assert_no_exception()
+
+
+BERKELEY = ROOT / "tests" / "fixtures" / "ucb_admissions.csv"
+
+
+@pytest.fixture
+def berkeley_csv(tmp_path: Path) -> Path:
+    """Berkeley 1973 graduate admissions, one row per applicant (the textbook Simpson's paradox)."""
+    import pandas as pd
+
+    counts = pd.read_csv(BERKELEY)
+    rows = []
+    for r in counts.itertuples():
+        rows += [(r.department, r.sex, "admitted")] * r.admitted + [(r.department, r.sex, "rejected")] * r.rejected
+    path = tmp_path / "berkeley_1973.csv"
+    pd.DataFrame(rows, columns=["department", "sex", "decision"]).to_csv(path, index=False)
+    return path

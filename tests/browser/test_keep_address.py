@@ -10,25 +10,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pandas as pd
 import pytest
 from conftest import UI
 
 pytestmark = pytest.mark.browser
-
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "ucb_admissions.csv"
-
-
-@pytest.fixture
-def berkeley_csv(tmp_path: Path) -> Path:
-    counts = pd.read_csv(FIXTURE)
-    rows = []
-    for r in counts.itertuples():
-        rows += [(r.department, r.sex, "admitted")] * r.admitted + [(r.department, r.sex, "rejected")] * r.rejected
-    path = tmp_path / "berkeley_1973.csv"
-    pd.DataFrame(rows, columns=["department", "sex", "decision"]).to_csv(path, index=False)
-    return path
-
 
 def _sidebar(ui: UI) -> str:
     return ui.page.locator('section[data-testid="stSidebar"]').first.inner_text()

@@ -262,20 +262,36 @@ CHART_STRINGS = """
 """
 
 
-@pytest.mark.parametrize("mode", ["window", "full screen"])
-def test_a_twelve_group_cross_with_long_labels_fits_the_projector(ui: UI, tmp_path: Any, mode: str) -> None:
-    """3 x 4 groups with 70-character names: every slide fits 1024x768, no chart text overlaps,
-    and the names are shortened on the charts but kept whole in the charts' hover data."""
+def _upload_at_1024(ui: UI, file: Any) -> None:
+    """Open the app at 1024x768, upload the file, take Luskin's guesses, go to the Audit page."""
     ui.page.set_viewport_size({"width": 1024, "height": 768})
     ui.open()
     ui.wait_text("Ready: comparing", timeout=120_000)
     ui.idle()
-    ui.page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(_long_labels_csv(tmp_path)))
+    ui.page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(file))
     ui.wait_text("Luskin's first guesses for this file", timeout=60_000)
     ui.page.get_by_role("button", name="Use these choices").first.click()
     ui.wait_text("Ready: comparing", timeout=60_000)
     ui.idle()
     ui.goto_page("Audit")
+
+
+def _present(ui: UI, mode: str) -> None:
+    """The Present page from its first slide, in full screen when asked."""
+    ui.goto_page("Present")
+    ui.wait_text(re.compile(r"^Slide 1 of \d+$"), timeout=60_000)
+    ui.idle()
+    if mode == "full screen":
+        ui.page.keyboard.press("f")
+        ui.page.locator(".st-key-present_full_on button").first.wait_for(timeout=30_000)
+        ui.idle()
+
+
+@pytest.mark.parametrize("mode", ["window", "full screen"])
+def test_a_twelve_group_cross_with_long_labels_fits_the_projector(ui: UI, tmp_path: Any, mode: str) -> None:
+    """3 x 4 groups with 70-character names: every slide fits 1024x768, no chart text overlaps,
+    and the names are shortened on the charts but kept whole in the charts' hover data."""
+    _upload_at_1024(ui, _long_labels_csv(tmp_path))
     ui.page.get_by_text("Every group formed by one to three columns (e.g. race × sex)").first.click()
     ui.idle()
     label = "Columns whose values form the groups (crossed: A × B)"
@@ -287,13 +303,7 @@ def test_a_twelve_group_cross_with_long_labels_fits_the_projector(ui: UI, tmp_pa
             option.first.click()
         ui.page.keyboard.press("Escape")  # a multiselect stays open after a choice
         ui.idle()
-    ui.goto_page("Present")
-    ui.wait_text(re.compile(r"^Slide 1 of \d+$"), timeout=60_000)
-    ui.idle()
-    if mode == "full screen":
-        ui.page.keyboard.press("f")
-        ui.page.locator(".st-key-present_full_on button").first.wait_for(timeout=30_000)
-        ui.idle()
+    _present(ui, mode)
     problems = walk_deck(ui, f"12 groups, {mode}")
     assert not problems, "\n".join(problems)
     # back to a slide with a chart of the groups: names shortened on it, whole in its data (the hover)
@@ -313,35 +323,10 @@ def test_a_twelve_group_cross_with_long_labels_fits_the_projector(ui: UI, tmp_pa
     assert seen_short and seen_whole
 
 
-BERKELEY = Path(__file__).resolve().parents[1] / "fixtures" / "ucb_admissions.csv"
-
-
-def _berkeley_csv(path: Any) -> Any:
-    """Berkeley 1973 graduate admissions, one row per applicant (the textbook Simpson's paradox)."""
-    import pandas as pd
-
-    counts = pd.read_csv(BERKELEY)
-    rows = []
-    for r in counts.itertuples():
-        rows += [(r.department, r.sex, "admitted")] * r.admitted + [(r.department, r.sex, "rejected")] * r.rejected
-    file = path / "berkeley_1973.csv"
-    pd.DataFrame(rows, columns=["department", "sex", "decision"]).to_csv(file, index=False)
-    return file
-
-
 @pytest.mark.parametrize("mode", ["window", "full screen"])
-def test_berkeley_stratified_by_department_fits_the_projector(ui: UI, tmp_path: Any, mode: str) -> None:
+def test_berkeley_stratified_by_department_fits_the_projector(ui: UI, berkeley_csv: Path, mode: str) -> None:
     """The issue's own case: upload Berkeley 1973, stratify by department, present at 1024x768."""
-    ui.page.set_viewport_size({"width": 1024, "height": 768})
-    ui.open()
-    ui.wait_text("Ready: comparing", timeout=120_000)
-    ui.idle()
-    ui.page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(_berkeley_csv(tmp_path)))
-    ui.wait_text("Luskin's first guesses for this file", timeout=60_000)
-    ui.page.get_by_role("button", name="Use these choices").first.click()
-    ui.wait_text("Ready: comparing", timeout=60_000)
-    ui.idle()
-    ui.goto_page("Audit")
+    _upload_at_1024(ui, berkeley_csv)
     ui.page.get_by_text("Strata: every value of control columns").first.click()
     ui.idle()
     label = "Control columns (each value, or each combination, is a stratum)"
@@ -350,13 +335,7 @@ def test_berkeley_stratified_by_department_fits_the_projector(ui: UI, tmp_path: 
     ui.page.get_by_role("option", name="department", exact=True).first.click()
     ui.page.keyboard.press("Escape")
     ui.idle()
-    ui.goto_page("Present")
-    ui.wait_text(re.compile(r"^Slide 1 of \d+$"), timeout=60_000)
-    ui.idle()
-    if mode == "full screen":
-        ui.page.keyboard.press("f")
-        ui.page.locator(".st-key-present_full_on button").first.wait_for(timeout=30_000)
-        ui.idle()
+    _present(ui, mode)
     problems = walk_deck(ui, f"Berkeley by department, {mode}")
     assert not problems, "\n".join(problems)
     deck = ui.page.locator(".st-key-present_deck").first.inner_text()
