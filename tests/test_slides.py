@@ -246,3 +246,36 @@ def test_retrain_and_equalized_corrections_get_their_slides_with_cost_and_warnin
     assert equalized["layout"]["yaxis"]["range"][0] == 0
     tpr = [100 * p.tpr_gap for p in sweep.points]
     assert np.allclose(equalized["data"][0]["y"], tpr)                         # points, as the pages say
+
+
+def test_long_group_names_are_cut_on_slides_and_whole_in_the_report_and_hover() -> None:
+    """Twelve groups of 150-character names: slides name them by their first words, distinctly;
+    the data slide gives the range of rows per group and says that names were cut."""
+    from luskin_core.present.slides import SLIDE_NAME_CHARS
+
+    rng = np.random.default_rng(16)
+    first = ["Hispanic or Latino of any race, including Central and South American origin",
+             "Black or African American, not Hispanic or Latino, born in the United States",
+             "White, not Hispanic or Latino, including Middle Eastern and North African origin"]
+    second = ["Northeast census region (New England and Middle Atlantic divisions)",
+              "Midwest census region (East North Central and West North Central divisions)",
+              "South census region (South Atlantic, East South Central, West South Central)",
+              "West census region (Mountain and Pacific divisions, Alaska and Hawaii included)"]
+    n = 6000
+    frame = pd.DataFrame({"a": rng.choice(first, n), "b": rng.choice(second, n),
+                          "y": rng.choice(["yes", "no"], n)}).astype("string")
+    result = audit(frame, AuditSpec("y", "yes", group_by=("a", "b")))
+    slides = build_slides(result, dataset="long.csv")
+    words = " ".join(s.title + " " + " ".join(s.sentences) for s in slides)
+    assert not any(group in words for group in result.groups)          # no whole 150-character name
+    assert "Black or African… × Midwest census region…" in words          # first words of each part
+    data = next(s for s in slides if s.kind == "data")
+    assert any(s.startswith("Rows per group: 12 groups, from ") for s in data.sentences)
+    assert any("shortened on the slides" in s for s in data.sentences)
+    finding_titles = [s.title for s in slides if s.key.startswith("finding-") and not s.key.endswith("-chart")]
+    assert len(set(finding_titles)) == len(finding_titles)               # still told apart
+    parts = [p for t in finding_titles for name in t.split(" against ") for p in name.split(" × ")]
+    assert all(len(p) <= SLIDE_NAME_CHARS // 2 for p in parts), parts   # each column's value cut alike
+    # the charts keep the whole names for the hover
+    held = json.dumps([json.loads(s.figure.to_json())["data"] for s in slides if s.figure is not None])
+    assert all(group.split(" × ")[0] in held for group in result.groups)
