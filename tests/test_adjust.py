@@ -389,6 +389,43 @@ def test_engine_sums_give_the_in_memory_estimates(adult, spec, controls, cluster
     assert engine.diagnostics == in_memory.diagnostics
 
 
+@pytest.mark.parametrize("kind", ["parquet", "duckdb"])
+def test_engine_sums_on_a_file_leave_the_engine_as_they_found_it(adult, tmp_path, monkeypatch, kind):
+    """A file's rows are kept once, in key order, for Newton's passes: the numbers are the in-memory ones, the
+    table is dropped and DuckDB's memory limit restored after, nothing spills into the working folder; a
+    database opened read-only keeps them the same way (a temporary table is allowed there)."""
+    import duckdb
+
+    from luskin_core.counting.sources import open_source
+
+    monkeypatch.chdir(tmp_path)
+    spec = AuditSpec(outcome="income", positive=">50K", group_by=("race",))
+    controls = ["age", "fnlwgt", "hours-per-week", "occupation"]
+    frame = adult.assign(occupation=adult["occupation"].astype("string"))
+    if kind == "parquet":
+        frame.to_parquet(tmp_path / "adult.parquet")
+        source = open_source(str(tmp_path / "adult.parquet"))
+    else:
+        with duckdb.connect(str(tmp_path / "adult.duckdb")) as con:
+            con.register("frame", frame)
+            con.execute("CREATE TABLE adult AS SELECT * FROM frame")
+        source = open_source(str(tmp_path / "adult.duckdb"), "adult")
+    limit = source._backend.con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+    engine = adjust(source, spec, controls, max_cells=100)
+    in_memory = adjust(adult, spec, controls)
+    assert "fitted from sums the engine computed" in engine.rows_note
+    for a, b in zip(in_memory.gaps, engine.gaps):
+        assert b.adjusted_difference == pytest.approx(a.adjusted_difference, abs=1e-9)
+        assert b.adjusted_ci_high == pytest.approx(a.adjusted_ci_high, abs=1e-9)
+        assert b.explained == pytest.approx(a.explained, abs=1e-9)
+    assert engine.diagnostics == in_memory.diagnostics
+    con = source._backend.con
+    tables = [r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall()]
+    assert not [t for t in tables if t.startswith("_luskin_fit_")]
+    assert con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] == limit
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"adult.{kind}"]
+
+
 def test_engine_sums_match_statsmodels_logit(adult):
     """The engine's logistic fit from sums against statsmodels Logit on the rows and its discrete-change AME."""
     from luskin_core.counting.sources import Source
