@@ -22,7 +22,7 @@ from luskin_core import AuditSpec, LuskinError, audit
 from luskin_core.counting.data import PRESETS, load_sample
 from luskin_core.counting.sources import Source
 from luskin_core.stats.comparisons import BEYOND, CHANCE, TOO_FEW, WITHIN
-from luskin_core.stats.inference import ratio_interval, wilson_interval
+from luskin_core.stats.inference import critical_value, ratio_interval, two_sided_p, wilson_interval
 
 FIXTURES = __import__("pathlib").Path(__file__).parent / "fixtures"
 
@@ -193,6 +193,19 @@ def test_a_reference_with_every_outcome_does_not_put_the_interval_above_its_rati
     result = audit(frame, AuditSpec("y", 1, group_by=("g",), strata=("s",), reference="ref", min_group_size=5))
     for c in result.judged:
         assert c.impact_ratio_ci_low <= c.impact_ratio <= c.impact_ratio_ci_high
+
+
+@pytest.mark.parametrize("df", [None, 1, 3, 29, 1000, 2.5e6])
+def test_critical_values_and_p_values_equal_scipy_stats(df):
+    """The adjusted gaps' t and normal quantiles and two-sided p-values, read through scipy.special (light to
+    import), are scipy.stats' own."""
+    from scipy import stats
+
+    dist = stats.norm() if df is None else stats.t(df)
+    assert critical_value(df) == pytest.approx(float(dist.ppf(0.975)), rel=1e-12)
+    assert critical_value(df, 0.9) == pytest.approx(float(dist.ppf(0.95)), rel=1e-12)
+    z = np.array([0.0, 0.3, -1.96, 4.0, -12.0])
+    assert two_sided_p(z, df) == pytest.approx(2 * dist.sf(np.abs(z)), rel=1e-10, abs=1e-300)
 
 
 def test_wilson_bounds_are_exact_at_the_ends():

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import linalg, sparse, special, stats
+from scipy import linalg, sparse, special
 
 from luskin_core.counting.counts import UNKNOWN, plan_for_frame, row_group_labels
 from luskin_core.counting.prepared import prepare
@@ -743,13 +743,10 @@ def finish(cells: Cells, spec: AuditSpec, *, source: str, names: Sequence[str], 
     linear = cells.linear
     se = np.sqrt(np.maximum(np.diag(ame_cov), 0.0))
     z = ame / np.where(se > 0, se, np.nan)
-    if fit.use_t:
-        crit = float(stats.t.ppf(0.975, fit.df_resid))
-        pvals = 2 * stats.t.sf(np.abs(z), fit.df_resid)
-    else:
-        crit = float(stats.norm.ppf(0.975))
-        pvals = 2 * stats.norm.sf(np.abs(z))
-    from luskin_core.stats.inference import adjust_p
+    from luskin_core.stats.inference import adjust_p, critical_value, two_sided_p
+
+    df = fit.df_resid if fit.use_t else None
+    crit, pvals = critical_value(df), two_sided_p(z, df)
 
     by_group = frame.groupby("group", sort=False)[["n", "k"]].sum()
     sizes = by_group["n"].to_dict()

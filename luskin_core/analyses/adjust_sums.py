@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import linalg, sparse, stats
+from scipy import linalg, sparse
 
 from luskin_core.analyses.adjust_model import (
     AdjustResult,
@@ -59,6 +59,7 @@ from luskin_core.counting.counts import CROSS, UNKNOWN
 from luskin_core.counting.sources import Source, _checks, _ibis, _mask, _outcome_expr, _part_expr
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
+from luskin_core.stats.inference import critical_value
 
 MAX_PASSES = 30
 STEP_DONE = 1e-9       # Newton step (largest coefficient change) at which the fit is final (1e-10 in memory)
@@ -117,11 +118,13 @@ def _adjust_by_sums(source: Source, spec: AuditSpec, plan: Any, rows: Any, numer
     selected = t.select(**fields)
     key_names = [*group_names, *(f"_c{i}" for i in range(len(cats))), *(["_cluster"] if cluster else [])]
 
-    # 1. Each key column's distinct values and codes.
+    # 1. Each key column's distinct values (one query for all) and codes.
+    listed = source._run(selected.aggregate(**{name: selected[name].collect(distinct=True) for name in key_names}),
+                         fetch=True, what="the adjusted gaps' query")
     keys: list[_KeyColumn] = []
     for name in key_names:
-        distinct = source._run(selected.select(name).distinct(), fetch=True, what="the adjusted gaps' query")[name]
-        values = [v for v in distinct.tolist() if not _missing(v)]
+        cell = listed[name].iloc[0]
+        values = [v for v in (list(cell) if cell is not None else []) if not _missing(v)]
         dtype = selected[name].type()
         if dtype.is_integer():
             values = [int(v) for v in values]
@@ -145,8 +148,10 @@ def _adjust_by_sums(source: Source, spec: AuditSpec, plan: Any, rows: Any, numer
     in_order = not linear and joins  # Newton's passes read the rows again and again: once, kept in key order
     base = coded.select(**key_exprs, _complete=complete, _y=coded._y.cast("int8") if in_order else coded._y,
                         **{f"_x{j}": coded[f"_x{j}"] for j in range(q)})
+    queries = 1  # the keys' values
     if in_order:
-        base = stack.enter_context(_kept_in_key_order(source, base, list(key_exprs)))
+        base, stored = stack.enter_context(_kept_in_key_order(source, base, list(key_exprs)))
+        queries += stored
         coded, complete = base, base._complete
         key_exprs = {name: base[name] for name in key_exprs}
 
@@ -328,7 +333,7 @@ def _adjust_by_sums(source: Source, spec: AuditSpec, plan: Any, rows: Any, numer
     diagnostics = notes + _numeric_diagnostics(num_names, design, groups, n, sx, sxx, lo, hi, outside)
     diagnostics += diagnose(cells, design, fit, n, k, groups, linear=linear, n_parameters=p)
     rows_note = (f"The model uses {int(N):,} rows and {p:,} coefficients, fitted from sums the engine computed per "
-                 f"combination of group and categorical controls ({len(frame):,} of them) in {passes + len(keys):,} "
+                 f"combination of group and categorical controls ({len(frame):,} of them) in {passes + queries:,} "
                  "queries, not from a sample")
     if n_clusters is not None:
         rows_note += f"; standard errors are clustered by {cluster} ({n_clusters:,} clusters)"
@@ -370,8 +375,9 @@ _PRIVATE_TEMP: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
 
 
 @contextmanager
-def _kept_in_key_order(source: Source, rows: Any, order: Sequence[str]) -> Iterator[Any]:
-    """``rows`` stored once as a temporary table sorted by the key, dropped on leaving (DuckDB only).
+def _kept_in_key_order(source: Source, rows: Any, order: Sequence[str]) -> Iterator[tuple[Any, bool]]:
+    """``rows`` stored once as a temporary table sorted by the key, dropped on leaving (DuckDB only); and
+    whether they were (else ``rows`` themselves).
 
     Each Newton step sums about 15 products per key. Over 10M rows in 144,000 keys, DuckDB's
     hash aggregate spends most of a pass jumping between keys (1.2 s for 10 sums, 0.25 s on rows in
@@ -383,7 +389,7 @@ def _kept_in_key_order(source: Source, rows: Any, order: Sequence[str]) -> Itera
     backend: Any = getattr(source, "_backend", None)
     con = getattr(backend, "con", None)
     if con is None or source.kind not in ("csv", "parquet", "duckdb", "frame"):
-        yield rows
+        yield rows, False
         return
     name = f"_luskin_fit_{uuid.uuid4().hex}"
     limited = source.kind in ("csv", "parquet")  # nothing else lives in that DuckDB: a file read from disk
@@ -395,10 +401,10 @@ def _kept_in_key_order(source: Source, rows: Any, order: Sequence[str]) -> Itera
     except Exception:  # noqa: BLE001 - no table here: each pass reads the rows from the source
         if limited:
             con.execute("RESET memory_limit").fetchall()
-        yield rows
+        yield rows, False
         return
     try:
-        yield backend.table(name)
+        yield backend.table(name), True
     finally:
         con.execute(f"DROP TABLE IF EXISTS temp.main.{name}").fetchall()
         if limited:
@@ -694,7 +700,7 @@ def _decompose(design: Design, fit: Fit, n: np.ndarray, k: np.ndarray, sx: np.nd
     K = design.X
     pk, q = K.shape[1], len(num_names)
     beta = fit.beta
-    crit = float(stats.t.ppf(0.975, fit.df_resid)) if fit.use_t else float(stats.norm.ppf(0.975))
+    crit = critical_value(fit.df_resid if fit.use_t else None)
     codes = design.group_code
     ref = codes == 0
     gcols = list(design.group_cols)

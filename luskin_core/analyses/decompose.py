@@ -30,9 +30,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from luskin_core.analyses.adjust_model import _dot, _xtv, _zero_column
+from luskin_core.stats.inference import critical_value
 
 if TYPE_CHECKING:
     from luskin_core.analyses.adjust_model import Design, Fit
@@ -52,7 +53,7 @@ class Decomposition:
 def decompose(design: Design, fit: Fit, n: np.ndarray, k: np.ndarray, *, linear: bool) -> list[Decomposition]:
     """The twofold decomposition of each non-reference group's raw gap (design.group_cols order)."""
     X, beta, eta = design.X, fit.beta, fit.eta
-    crit = float(stats.t.ppf(0.975, fit.df_resid)) if fit.use_t else float(stats.norm.ppf(0.975))
+    crit = critical_value(fit.df_resid if fit.use_t else None)
     ref = design.group_code == 0
     gcols = list(design.group_cols)
     other = np.ones(X.shape[1], dtype=bool)

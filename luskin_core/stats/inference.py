@@ -47,6 +47,25 @@ def _normal_sf(z: np.ndarray | float) -> np.ndarray:
     return np.asarray(ndtr(-np.asarray(z, dtype=float)))
 
 
+def critical_value(df: float | None = None, level: float = 0.95) -> float:
+    """The two-sided critical value: Student's t with ``df`` degrees of freedom, or the normal's without.
+
+    ``scipy.stats.t.ppf((1 + level) / 2, df)`` and ``norm.ppf``, through scipy.special (light to import).
+    """
+    from scipy.special import ndtri, stdtrit
+
+    upper = (1.0 + level) / 2.0
+    return float(stdtrit(df, upper)) if df is not None else float(ndtri(upper))
+
+
+def two_sided_p(z: Any, df: float | None = None) -> np.ndarray:
+    """Two-sided p-values of ``z``: ``2 * scipy.stats.t.sf(|z|, df)``, or the normal's without ``df``."""
+    from scipy.special import stdtr
+
+    tail = stdtr(df, -np.abs(np.asarray(z, dtype=float))) if df is not None else _normal_sf(np.abs(z))
+    return 2.0 * np.asarray(tail, dtype=float)
+
+
 def wilson_interval(positives: np.ndarray | int, n: np.ndarray | int, z: float = Z95) -> tuple[np.ndarray, np.ndarray]:
     """Wilson score interval for a proportion; NaN where n == 0 (nothing to estimate)."""
     k = np.asarray(positives, dtype=float)
