@@ -27,7 +27,8 @@ def _adjust_cached(fingerprint: str, spec_json: str, options_json: str, _frame: 
                    _options: dict[str, Any]) -> AdjustResult:
     """The adjusted gaps; cached on the data, the specification and the options."""
     return adjust(_frame, AuditSpec.from_json(spec_json), _options["controls"], categorical=_options["categorical"],
-                  cluster=_options["cluster"], bins=_options.get("bins") or None)
+                  cluster=_options["cluster"], bins=_options.get("bins") or None,
+                  splines=_options.get("splines") or None)
 
 
 def _candidates(spec: AuditSpec, frame: pd.DataFrame) -> list[str]:
@@ -55,13 +56,23 @@ def render_options(spec: AuditSpec, frame: pd.DataFrame) -> dict[str, Any]:
                                      "effect (for a control whose effect bends, such as age).")
         n_bins = st.number_input("Bins per control", min_value=2, max_value=50, value=5, step=1, key="adj_n_bins",
                                  disabled=not binned)
+        curved = st.multiselect("Numeric controls to fit as curves",
+                                [c for c in numeric if c not in categorical and c not in binned], key="adj_curved",
+                                format_func=ui.option_text,
+                                help="A smooth curve instead of a straight line (a restricted cubic spline, straight "
+                                     "beyond its outer knots): for a control whose effect bends, without the steps "
+                                     "of bins.")
+        n_knots = st.number_input("Knots per curve", min_value=3, max_value=7, value=4, step=1, key="adj_n_knots",
+                                  disabled=not curved,
+                                  help="More knots bend more freely; 4 suits most controls, 5 large data.")
     with right:
         cluster = st.selectbox("Cluster the standard errors by", [NO_CLUSTER, *columns], key="adj_cluster",
                                format_func=ui.option_text,
                                help="Rows of one branch, precinct or office may share unmeasured causes: clustering "
                                     "widens the intervals accordingly.")
-    return {"controls": [c for c in controls if c not in categorical and c not in binned],
+    return {"controls": [c for c in controls if c not in categorical and c not in binned and c not in curved],
             "categorical": list(categorical), "bins": {c: int(n_bins) for c in binned},
+            "splines": {c: int(n_knots) for c in curved},
             "cluster": None if cluster == NO_CLUSTER else cluster}
 
 
@@ -93,7 +104,7 @@ st.markdown("A regression holds many legitimate factors equal at once (a logisti
 spec_ = ui.require_spec("adjusted")
 frame_ = dataset.dataset().frame
 options_ = render_options(spec_, frame_)
-if not options_["controls"] and not options_["categorical"]:
+if not any(options_[key] for key in ("controls", "categorical", "bins", "splines")):
     st.info("Choose the controls to hold equal above.", icon=ui.ICONS["info"])
 else:
     with st.spinner("Fitting the model…"):

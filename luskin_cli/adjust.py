@@ -3,8 +3,9 @@
 Registered by :func:`luskin_cli.main.build_parser` through :func:`add_parsers`. The data, group
 and verdict options are ``luskin audit``'s; ``--controls`` names the columns held equal (numeric
 ones linear, text ones categorical), ``--categorical`` forces a numeric code column to be
-categorical, ``--control-bins age=5`` cuts a numeric control into quantile bins, ``--cluster`` clusters the standard errors. Without ``--positive`` a numeric
-outcome is modelled as a number (linear). ``--json`` prints
+categorical, ``--control-bins age=5`` cuts a numeric control into quantile bins, ``--control-curves
+age=4`` fits one as a curve (a restricted cubic spline with 4 knots), ``--cluster`` clusters the
+standard errors. Without ``--positive`` a numeric outcome is modelled as a number (linear). ``--json`` prints
 :meth:`luskin_core.analyses.adjust.AdjustResult.to_dict` (its ``adjusted`` list holds one object per
 non-reference group).
 """
@@ -39,6 +40,10 @@ def add_adjust_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--control-bins", action="append", default=None, metavar="COL=N", dest="control_bins",
                        help="cut a numeric control into N bins of equal shares of rows, each its own effect (e.g. "
                             "age=5); comma-separated or repeatable; the column is added to the controls")
+    group.add_argument("--control-curves", action="append", default=None, metavar="COL=K", dest="control_curves",
+                       help="fit a numeric control as a curve: a restricted cubic spline with K knots (3 to 7) at "
+                            "Harrell's quantiles, straight beyond the outer ones (e.g. age=4); comma-separated or "
+                            "repeatable; the column is added to the controls")
     group.add_argument("--cluster", default=None, metavar="COL",
                        help="cluster the standard errors by this column (e.g. branch, precinct, office)")
 
@@ -59,25 +64,30 @@ def _names(items: list[str] | None) -> tuple[str, ...]:
     return tuple(part.strip() for item in items or [] for part in item.split(",") if part.strip())
 
 
-def _bins(items: list[str] | None) -> dict[str, int]:
-    """``--control-bins age=5,income=4`` as {column: bins} (``--bins`` is the audit's cut points for groups)."""
+def _bins(items: list[str] | None, option: str = "--control-bins", what: str = "bins") -> dict[str, int]:
+    """``--control-bins age=5,income=4`` as {column: bins} (``--bins`` is the audit's cut points for groups);
+    ``--control-curves age=4`` alike, as {column: knots}."""
     out: dict[str, int] = {}
     for part in _names(items):
         column, sep, count = part.rpartition("=")
         if not sep or not column.strip():
-            raise LuskinError(f"--control-bins takes COLUMN=NUMBER (e.g. age=5), not '{part}'.")
+            raise LuskinError(f"{option} takes COLUMN=NUMBER (e.g. age=5), not '{part}'.")
         try:
             out[column.strip()] = int(count)
         except ValueError:
-            raise LuskinError(f"--control-bins takes a whole number of bins after '=' (e.g. age=5), not '{count}'.") \
+            raise LuskinError(f"{option} takes a whole number of {what} after '=' (e.g. age=5), not '{count}'.") \
                 from None
     return out
+
+
+def _curves(args: argparse.Namespace) -> dict[str, int]:
+    return _bins(getattr(args, "control_curves", None), "--control-curves", "knots")
 
 
 def adjust_from_args(args: argparse.Namespace) -> AdjustResult | None:
     """The adjusted gaps the options ask for (None without --controls/--categorical)."""
     controls, categorical = _names(args.controls), _names(args.categorical)
-    if not controls and not categorical and not _bins(getattr(args, "control_bins", None)):
+    if not controls and not categorical and not _bins(getattr(args, "control_bins", None)) and not _curves(args):
         if args.cluster:
             raise LuskinError("--cluster clusters the adjusted gaps' standard errors: add --controls.")
         return None
@@ -97,12 +107,13 @@ def adjust_located(args: argparse.Namespace, located: Any, spec: Any) -> AdjustR
 
     controls, categorical = _names(args.controls), _names(args.categorical)
     bins = _bins(getattr(args, "control_bins", None))
-    if not controls and not categorical and not bins:
+    curves = _curves(args)
+    if not controls and not categorical and not bins and not curves:
         if args.cluster:
             raise LuskinError("--cluster clusters the adjusted gaps' standard errors: add --controls.")
         return None
     return adjust(located, spec, controls, categorical=categorical, cluster=args.cluster, seed=args.seed,
-                  bins=bins or None)
+                  bins=bins or None, splines=curves or None)
 
 
 def run(args: argparse.Namespace) -> int:

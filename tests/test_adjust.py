@@ -451,6 +451,100 @@ def test_engine_sums_match_statsmodels_logit(adult):
 
 
 # ------------------------------------------------------------------------------------------
+# Numeric controls fitted as curves (restricted cubic splines)
+# ------------------------------------------------------------------------------------------
+def natural_spline_columns(x: np.ndarray, knots) -> np.ndarray:
+    """A basis of the natural cubic splines with these knots, built from their definition rather than Harrell's
+    closed form: sum_i c_i (x - t_i)^3_+ with sum c_i = 0 and sum c_i t_i = 0 (no square or cube beyond the
+    outer knots), one column per vector of the constraints' null space."""
+    from scipy.linalg import null_space
+
+    t = np.asarray(knots, dtype=float)
+    C = null_space(np.vstack([np.ones(len(t)), t]))
+    return np.maximum(x[:, None] - t[None, :], 0.0) ** 3 @ C / 1e6
+
+
+def test_knots_sit_where_hmisc_puts_them():
+    """Harrell's rule (Hmisc rcspline.eval): 3 knots at 10/50/90%, 4-6 from 5% to 95%, 7 from 2.5% to 97.5%."""
+    from luskin_core.analyses.adjust_model import spline_probs
+
+    assert spline_probs(3) == pytest.approx([0.10, 0.5, 0.90])
+    assert spline_probs(4) == pytest.approx([0.05, 0.35, 0.65, 0.95])
+    assert spline_probs(5) == pytest.approx([0.05, 0.275, 0.5, 0.725, 0.95])
+    assert spline_probs(6) == pytest.approx([0.05, 0.23, 0.41, 0.59, 0.77, 0.95])
+    assert spline_probs(7) == pytest.approx([0.025, 0.18333, 0.34167, 0.5, 0.65833, 0.81667, 0.975], abs=1e-5)
+
+
+def test_curves_match_statsmodels_on_the_natural_spline_space(adult_rows):
+    """age (4 knots) and hours-per-week (5 knots) as curves: the groups' coefficients, their AMEs and the
+    log-likelihood equal statsmodels Logit on an independent basis of the same natural splines."""
+    from luskin_core.analyses.adjust_model import spline_knots, spline_probs
+
+    spec = AuditSpec(outcome="income", positive=">50K", group_by=("sex",))
+    controls = ["education-num", "occupation"]
+    curves = {"age": 4, "hours-per-week": 5}
+    result = adjust(adult_rows, spec, controls, splines=curves)
+    X = design(adult_rows, "sex", ["Male", "Female"], ["education-num", "age", "hours-per-week"], ["occupation"])
+    for name, count in curves.items():
+        x = adult_rows[name].to_numpy(dtype=float)
+        knots = spline_knots(name, list(np.quantile(x, spline_probs(count))))
+        assert f"{name} (knots at {', '.join(f'{k:g}' for k in knots)})" in result.rows_note
+        extra = natural_spline_columns(x, knots)
+        for j in range(extra.shape[1]):
+            X[f"{name} spline {j}"] = extra[:, j]
+    y = (adult_rows["income"] == ">50K").astype(float)
+    fitted = sm.Logit(y, X).fit(method="newton", tol=1e-12, maxiter=100, disp=False)
+    mine = by_name(result)
+    assert len(mine) == X.shape[1] and "age (curve 2)" in mine and "hours-per-week (curve 2)" in mine  # 5 knots, two alike (40)
+    assert mine["group = Female"].estimate == pytest.approx(fitted.params["group = Female"], abs=1e-6)
+    assert mine["group = Female"].se == pytest.approx(fitted.bse["group = Female"], abs=1e-6)
+    margeff = fitted.get_margeff(at="overall", method="dydx", dummy=True)
+    i = list(X.columns[1:]).index("group = Female")
+    assert result.gaps[0].adjusted_difference == pytest.approx(margeff.margeff[i], abs=1e-6)
+    assert result.gaps[0].adjusted_se == pytest.approx(margeff.margeff_se[i], abs=1e-6)
+    straight = adjust(adult_rows, spec, ["age", "hours-per-week", *controls])
+    assert result.gaps[0].adjusted_difference != pytest.approx(straight.gaps[0].adjusted_difference, abs=1e-4)
+    # the decomposition credits a curve's terms to its control
+    names = [name for name, _ in result.gaps[0].explained_by]
+    assert sorted(names) == sorted(["education-num", "occupation", "age", "hours-per-week"])
+
+
+def test_curves_in_the_engine_equal_in_memory(adult):
+    """The engine's cells (terms computed from each cell's value) and its fit from sums (terms computed in the
+    engine) give the in-memory numbers."""
+    from luskin_core.counting.sources import Source
+
+    spec = AuditSpec(outcome="income", positive=">50K", group_by=("race",))
+    in_memory = adjust(adult, spec, ["fnlwgt", "occupation"], splines={"age": 5})
+    for max_cells in (None, 100):
+        engine = adjust(Source.from_frame(adult), spec, ["fnlwgt", "occupation"], splines={"age": 5},
+                        max_cells=max_cells)
+        assert ("fitted from sums" in engine.rows_note) == (max_cells is not None)
+        assert "Fitted as curves" in engine.rows_note
+        assert [c.name for c in engine.coefficients] == [c.name for c in in_memory.coefficients]
+        for a, b in zip(in_memory.coefficients, engine.coefficients):
+            assert b.estimate == pytest.approx(a.estimate, abs=1e-8, rel=1e-8)
+        for a, b in zip(in_memory.gaps, engine.gaps):
+            for key in ("adjusted_difference", "adjusted_ci_high", "explained"):
+                assert getattr(b, key) == pytest.approx(getattr(a, key), abs=1e-9)
+            assert [n for n, _ in a.explained_by] == [n for n, _ in b.explained_by]
+            assert [v for _, v in b.explained_by] == pytest.approx([v for _, v in a.explained_by], abs=1e-9)
+        assert engine.diagnostics == in_memory.diagnostics
+
+
+@pytest.mark.parametrize(("splines", "categorical", "bins", "message"), [
+    ({"occupation": 4}, [], {}, "holds categories, so it cannot be fitted as a curve"),
+    ({"age": 4}, ["age"], {}, "holds categories, so it cannot be fitted as a curve"),
+    ({"age": 4}, [], {"age": 3}, "both cut into bins and fitted as a curve"),
+    ({"age": 9}, [], {}, "3 to 7 knots"),
+])
+def test_a_curve_that_cannot_be_fitted_is_said_in_words(adult, splines, categorical, bins, message):
+    spec = AuditSpec(outcome="income", positive=">50K", group_by=("sex",))
+    with pytest.raises(LuskinError, match=message):
+        adjust(adult, spec, ["hours-per-week"], categorical=categorical, bins=bins or None, splines=splines)
+
+
+# ------------------------------------------------------------------------------------------
 # Numeric controls cut into bins
 # ------------------------------------------------------------------------------------------
 def test_bins_equal_a_hand_binned_category_and_the_engine(adult):
@@ -496,3 +590,23 @@ def test_cli_control_bins(capsys):
     assert sum(c["name"].startswith("age = ") for c in document["coefficients"]) == 3
     assert main(["adjust", "--preset", "adult", "--groups", "sex", "--control-bins", "age"]) == 2
     assert "COLUMN=NUMBER" in capsys.readouterr().err
+
+
+def test_cli_control_curves(capsys):
+    """``--control-curves age=4``: age fitted as a restricted cubic spline, said in the note; mistakes in words."""
+    import json
+
+    from luskin_cli.main import main
+
+    args = ["adjust", "--preset", "adult", "--groups", "sex", "--controls", "hours-per-week", "--control-curves",
+            "age=4", "--json"]
+    assert main(args) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert "age" in document["controls"] and "age" not in document["categorical"]
+    names = [c["name"] for c in document["coefficients"]]
+    assert "age" in names and "age (curve 1)" in names and "age (curve 2)" in names
+    assert "Fitted as curves" in json.dumps(document)
+    assert main(["adjust", "--preset", "adult", "--groups", "sex", "--control-curves", "age"]) == 2
+    assert "--control-curves takes COLUMN=NUMBER" in capsys.readouterr().err
+    assert main(["adjust", "--preset", "adult", "--groups", "sex", "--control-curves", "occupation=4"]) == 2
+    assert "cannot be fitted as a curve" in capsys.readouterr().err

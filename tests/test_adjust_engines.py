@@ -81,3 +81,26 @@ def test_spark_adjusted_gaps_equal_in_memory(spark_session, rows, tmp_path, spec
     in_memory = adjust(rows, spec, controls, cluster=cluster)
     engine = adjust(open_source("spark:", "adult_adjust"), spec, controls, cluster=cluster, max_cells=max_cells)
     assert_same(engine, in_memory, sums=max_cells is not None)
+
+
+CURVE = (AuditSpec(outcome="income", positive=">50K", group_by=("sex",)), ["fnlwgt", "relationship"], {"age": 4})
+
+
+def test_postgres_curves_equal_in_memory(postgres_adult, rows):
+    """A control fitted as a curve: the knots from PostgreSQL's quantiles, the spline's terms computed by the server
+    in each Newton pass, the in-memory numbers."""
+    spec, controls, splines = CURVE
+    in_memory = adjust(rows, spec, controls, splines=splines)
+    engine = adjust(postgres_adult, spec, controls, splines=splines, max_cells=100)
+    assert "age (curve 2)" in [c.name for c in engine.coefficients]
+    assert_same(engine, in_memory, sums=True)
+
+
+def test_spark_curves_equal_in_memory(spark_session, rows, tmp_path):  # noqa: F811
+    spec, controls, splines = CURVE
+    path = tmp_path / "adult.parquet"
+    rows.to_parquet(path)
+    spark_session.read.parquet(str(path)).createOrReplaceTempView("adult_curve")  # type: ignore[attr-defined]
+    in_memory = adjust(rows, spec, controls, splines=splines)
+    engine = adjust(open_source("spark:", "adult_curve"), spec, controls, splines=splines, max_cells=100)
+    assert_same(engine, in_memory, sums=True)

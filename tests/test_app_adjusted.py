@@ -54,3 +54,16 @@ def test_adjusted_page_on_adult():
     assert not at.exception, at.exception
     binned = at.session_state["results"]["adjusted"][2]
     assert "age" in binned.categorical and sum(c.name.startswith("age = ") for c in binned.coefficients) == 4
+    # a numeric control fitted as a curve instead: hours-per-week with 4 knots, two curve terms, said under the table
+    at.multiselect(key="adj_binned").set_value([]).run()
+    at.multiselect(key="adj_curved").set_value(["hours-per-week"]).run()
+    assert not at.exception, at.exception
+    curved = at.session_state["results"]["adjusted"][2]
+    names = [c.name for c in curved.coefficients]
+    assert "hours-per-week (curve 1)" in names and "hours-per-week" in curved.controls
+    assert any("Fitted as curves" in unescape(c.value) for c in at.caption)
+    # only curves and bins, no straight control: still fitted (not "Choose the controls")
+    at.multiselect(key="adj_controls").set_value(["hours-per-week"]).run()
+    assert not at.exception, at.exception
+    assert not any("Choose the controls" in unescape(i.value) for i in at.info)
+    assert at.session_state["results"]["adjusted"][2].controls == ("hours-per-week",)

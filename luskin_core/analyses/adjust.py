@@ -58,7 +58,8 @@ from luskin_core.spec.audit_spec import AuditSpec
 
 def adjust(data: Any, spec: AuditSpec, controls: Sequence[str] = (), *, categorical: Sequence[str] = (),
            cluster: str | None = None, tolerance: float | None = None, source_name: str | None = None,
-           seed: int = 0, max_cells: int | None = None, bins: Mapping[str, int] | None = None) -> AdjustResult:
+           seed: int = 0, max_cells: int | None = None, bins: Mapping[str, int] | None = None,
+           splines: Mapping[str, int] | None = None) -> AdjustResult:
     """Each group's gap against the reference, adjusted for ``controls`` by regression.
 
     ``data`` is a pandas frame or a :class:`luskin_core.counting.sources.Source` (then the cells are made
@@ -67,32 +68,35 @@ def adjust(data: Any, spec: AuditSpec, controls: Sequence[str] = (), *, categori
     A yes/no outcome gets a logistic model, a score outcome (``outcome_type="score"``) a linear
     one on the number itself. ``categorical`` forces numeric code columns to be categorical;
     ``bins`` cuts numeric controls into that many bins of equal shares of the audited rows (cut
-    points rounded as the audit rounds its group bins), each bin its own effect.
+    points rounded as the audit rounds its group bins), each bin its own effect; ``splines`` fits
+    numeric controls as curves, restricted cubic splines with that many knots (3 to 7, at Harrell's
+    quantiles, rounded alike), straight beyond the outer knots.
     ``max_cells`` (engine sources): past this many cells the fit runs from per-key sums computed in the
     engine, one query per Newton step (default MAX_CELLS); exact either way. ``seed`` is kept for
     callers that pass it; no step samples.
     """
     if tolerance is not None:
         spec = spec.with_changes(tolerance=tolerance)
-    if not controls and not categorical and not bins:
+    if not controls and not categorical and not bins and not splines:
         raise LuskinError("Choose at least one control column to adjust for (e.g. --controls age,hours).")
     if isinstance(data, pd.DataFrame):
-        cells = cells_from_frame(data, spec, controls, categorical, cluster, bins)
+        cells = cells_from_frame(data, spec, controls, categorical, cluster, bins, splines)
         return adjust_cells(cells, spec, source=source_name or "in memory")
-    return adjust_source(data, spec, controls, categorical, cluster, max_cells=max_cells, bins=bins,
+    return adjust_source(data, spec, controls, categorical, cluster, max_cells=max_cells, bins=bins, splines=splines,
                          where=source_name or str(getattr(data, "name", "engine")))
 
 
 def adjust_source(source: Source, spec: AuditSpec, controls: Sequence[str] = (), categorical: Sequence[str] = (),
                   cluster: str | None = None, *, max_cells: int | None = None, where: str = "engine",
-                  bins: Mapping[str, int] | None = None) -> Any:
+                  bins: Mapping[str, int] | None = None, splines: Mapping[str, int] | None = None) -> Any:
     """The adjusted gaps of ``source``: from its cell table, or, when numeric controls would make more than
     ``max_cells`` cells, from per-key sums computed in the engine (:mod:`luskin_core.analyses.adjust_sums`); exact either way."""
-    plan, numeric, cats, cluster_name, view = _resolved(source, spec, controls, categorical, cluster, bins)
+    plan, numeric, cats, cluster_name, view, knots = _resolved(source, spec, controls, categorical, cluster, bins,
+                                                                splines)
     limit = max_cells or MAX_CELLS
     if numeric and _cell_bound(source, view, numeric, cats, limit) > limit:
-        return adjust_by_sums(source, spec, plan, view, numeric, cats, cluster_name, where=where)
-    return adjust_cells(_cells(source, spec, plan, view, numeric, cats, cluster_name), spec, source=where)
+        return adjust_by_sums(source, spec, plan, view, numeric, cats, cluster_name, where=where, splines=knots)
+    return adjust_cells(_cells(source, spec, plan, view, numeric, cats, cluster_name, knots), spec, source=where)
 
 
 def adjust_cells(cells: Cells, spec: AuditSpec, *, source: str = "in memory") -> AdjustResult:

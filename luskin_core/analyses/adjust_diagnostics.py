@@ -56,7 +56,7 @@ def diagnose(cells: Cells, design: Design, fit: Fit, n: np.ndarray, k: np.ndarra
             g_lo, g_hi = x[mine].min(), x[mine].max()
             back = float(n[ref][(x[ref] < g_lo) | (x[ref] > g_hi)].sum() / n[ref].sum())
             per_group.append((g, m_g, v_g, share, back))
-        out += numeric_overlap(name, groups[0], m_r, v_r, per_group)
+        out += numeric_overlap(name, groups[0], m_r, v_r, per_group, curve=name in cells.splines)
     for name in cells.categorical:
         if name not in design.control_cols:
             continue
@@ -111,11 +111,11 @@ def diagnose(cells: Cells, design: Design, fit: Fit, n: np.ndarray, k: np.ndarra
 
 
 def numeric_overlap(name: str, reference: str, m_r: float, v_r: float,
-                    per_group: Sequence[tuple[str, float, float, float, float]]) -> list[str]:
+                    per_group: Sequence[tuple[str, float, float, float, float]], curve: bool = False) -> list[str]:
     """Little overlap on a numeric control, in words.
 
     ``per_group``: (group, mean, variance, share of its rows outside the reference's range, share of
-    the reference's rows outside its range).
+    the reference's rows outside its range); ``curve``: the control is fitted as a curve, not a line.
     """
     far, outside, out = [], [], []
     for g, m_g, v_g, share, back in per_group:
@@ -129,7 +129,7 @@ def numeric_overlap(name: str, reference: str, m_r: float, v_r: float,
     if far:
         out.append(f"Little overlap on '{name}': its standardised difference from {reference} is "
                    f"{', '.join(far[:6])} (above {SMD_LIMIT} in size), so the model compares rows that differ a "
-                   "lot and leans on its straight-line form.")
+                   f"lot and leans on its {'curve' if curve else 'straight line'} to bridge them.")
     if outside:
         out.append(f"On '{name}', {'; '.join(outside[:4])}: the adjusted gap extrapolates for those rows.")
     return out

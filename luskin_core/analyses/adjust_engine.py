@@ -19,7 +19,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from luskin_core.analyses.adjust_model import Cells, _bin_counts, _number_text, bin_part, bin_probs
+from luskin_core.analyses.adjust_model import (
+    Cells,
+    _bin_counts,
+    _check_curves,
+    _number_text,
+    _spline_counts,
+    bin_part,
+    bin_probs,
+    spline_knots,
+    spline_note,
+    spline_probs,
+)
 from luskin_core.counting.counts import CROSS, UNKNOWN
 from luskin_core.counting.sources import Source, _checks, _ibis, _is_numeric, _mask, _outcome_expr, _part_expr
 from luskin_core.errors import LuskinError
@@ -29,18 +40,19 @@ from luskin_core.spec.audit_spec import AuditSpec
 def cells_from_source(source: Source, spec: AuditSpec, controls: Sequence[str] = (), categorical: Sequence[str] = (),
                       cluster: str | None = None) -> Cells:
     """The cell table of ``source``, aggregated by the engine (one GROUP BY over group, controls and cluster)."""
-    plan, numeric, cats, cluster_name, view = _resolved(source, spec, controls, categorical, cluster)
+    plan, numeric, cats, cluster_name, view, _ = _resolved(source, spec, controls, categorical, cluster)
     return _cells(source, spec, plan, view, numeric, cats, cluster_name)
 
 
 def _resolved(source: Source, spec: AuditSpec, controls: Sequence[str], categorical: Sequence[str],
-              cluster: str | None, bins: Mapping[str, int] | None = None
-              ) -> tuple[Any, list[str], list[str], str | None, Any]:
-    """The plan, the numeric and categorical controls, the cluster column and a view of only the needed columns
-    (binned controls replaced by their bins' words, as in memory)."""
+              cluster: str | None, bins: Mapping[str, int] | None = None, splines: Mapping[str, int] | None = None
+              ) -> tuple[Any, list[str], list[str], str | None, Any, dict[str, tuple[float, ...]]]:
+    """The plan, the numeric and categorical controls, the cluster column, a view of only the needed columns
+    (binned controls replaced by their bins' words, as in memory) and the knots of controls fitted as curves."""
     plan = source.plan(spec)
     binned = {source._resolve(c, "control"): n for c, n in _bin_counts(None, bins or {}).items()}
-    controls = [*controls, *(c for c in binned if c not in controls)]
+    curved = {source._resolve(c, "control"): n for c, n in _spline_counts(None, splines or {}).items()}
+    controls = [*controls, *(c for c in dict.fromkeys([*binned, *curved]) if c not in controls)]
     names = [source._resolve(c, "control") for c in controls]
     forced = {source._resolve(c, "control") for c in categorical} | set(binned)
     names += [c for c in forced if c not in names]
@@ -54,6 +66,7 @@ def _resolved(source: Source, spec: AuditSpec, controls: Sequence[str], categori
             raise LuskinError(f"'{name}' forms the groups, so it cannot also be a control.")
     cluster_name = source._resolve(cluster, "cluster") if cluster else None
     schema = source.table.schema()
+    _check_curves(curved, forced - set(binned), binned, lambda name: _is_numeric(schema[name]))
     numeric = [c for c in names if _is_numeric(schema[c]) and c not in forced]
     cats = [c for c in names if c not in numeric]
     needed = [plan.outcome, *names, *([cluster_name] if cluster_name else [])]
@@ -77,7 +90,13 @@ def _resolved(source: Source, spec: AuditSpec, controls: Sequence[str], categori
             words[name] = index.substitute({i: part.label(i) for i in range(len(part.cuts) + 1)},
                                            else_=ibis.null().cast("string"))
         view = view.mutate(**words)
-    return plan, numeric, cats, cluster_name, view
+    knots = {}
+    if curved:
+        from luskin_core.counting.sources import EngineFacts
+
+        for name, count in curved.items():
+            knots[name] = spline_knots(name, EngineFacts(source, plan.population).quantiles(name, spline_probs(count)))
+    return plan, numeric, cats, cluster_name, view, knots
 
 
 def _cell_bound(source: Source, view: Any, numeric: Sequence[str], cats: Sequence[str], limit: float) -> float:
@@ -102,7 +121,7 @@ def _cell_bound(source: Source, view: Any, numeric: Sequence[str], cats: Sequenc
 
 
 def _cells(source: Source, spec: AuditSpec, plan: Any, view: Any, numeric: Sequence[str], cats: Sequence[str],
-           cluster_name: str | None) -> Cells:
+           cluster_name: str | None, knots: Mapping[str, tuple[float, ...]] | None = None) -> Cells:
     linear = spec.outcome_type == "score"
     raw = source._run(_cells_expr(view, plan, numeric, cats, cluster_name, linear), fetch=True)
     frame = _labelled(raw, plan, spec, numeric, cats, cluster_name)
@@ -111,7 +130,8 @@ def _cells(source: Source, spec: AuditSpec, plan: Any, view: Any, numeric: Seque
     frame = frame.loc[complete].reset_index(drop=True)
     if not linear:
         frame["y2"] = frame["k"]
-    return Cells(frame, tuple(numeric), tuple(cats), cluster_name, linear, dropped, int(frame["n"].sum()))
+    return Cells(frame, tuple(numeric), tuple(cats), cluster_name, linear, dropped, int(frame["n"].sum()),
+                 note=spline_note(knots or {}), splines=dict(knots or {}))
 
 
 def _light_view(raw: Any, columns: Sequence[str]) -> Any:

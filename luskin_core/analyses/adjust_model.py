@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -169,6 +169,7 @@ class Cells:
     dropped_missing: int = 0
     audited_rows: int = 0
     note: str = ""
+    splines: Mapping[str, tuple[float, ...]] = field(default_factory=dict)  # numeric control -> its knots
 
 
 def _cell_frame(keys: dict[str, tuple[np.ndarray, Any]], y: np.ndarray) -> pd.DataFrame:
@@ -230,12 +231,21 @@ def _control_names(frame: pd.DataFrame, spec: AuditSpec, controls: Sequence[str]
 
 def cells_from_frame(frame: pd.DataFrame, spec: AuditSpec, controls: Sequence[str] = (),
                      categorical: Sequence[str] = (), cluster: str | None = None,
-                     bins: Mapping[str, int] | None = None) -> Cells:
+                     bins: Mapping[str, int] | None = None, splines: Mapping[str, int] | None = None) -> Cells:
     """The cell table of an in-memory frame: the audit's rows and groups, grouped by controls (and cluster)."""
-    extra = [b for b in (bins or {}) if b not in controls]
+    extra = [b for b in dict.fromkeys([*(bins or {}), *(splines or {})]) if b not in controls]
     names, forced, cluster_name = _control_names(frame, spec, [*controls, *extra], categorical, cluster)
     prepared = prepare(frame, spec, allow_groups=True)
     rows = prepared.frame
+    knots: dict[str, tuple[float, ...]] = {}
+    if splines:
+        from luskin_core.counting.counts import FrameFacts
+
+        population = plan_for_frame(frame, spec).population
+        counts = _spline_counts(frame, splines)
+        _check_curves(counts, forced, _bin_counts(frame, bins or {}), lambda name: _is_numeric(pd.Series(frame[name])))
+        for name, count in counts.items():
+            knots[name] = spline_knots(name, FrameFacts(frame, population).quantiles(name, spline_probs(count)))
     if bins:
         from luskin_core.counting.counts import FrameFacts
 
@@ -276,7 +286,19 @@ def cells_from_frame(frame: pd.DataFrame, spec: AuditSpec, controls: Sequence[st
     if dropped:
         keys = {name: (codes[keep], uniques) for name, (codes, uniques) in keys.items()}
     cells = _cell_frame(keys, y[keep])
-    return Cells(cells, tuple(numeric), tuple(cats), cluster_name, linear, dropped, int(keep.sum()))
+    return Cells(cells, tuple(numeric), tuple(cats), cluster_name, linear, dropped, int(keep.sum()),
+                 note=spline_note(knots), splines=knots)
+
+
+def _check_curves(counts: Mapping[str, int], forced: set[str], binned: Mapping[str, int],
+                  numeric: Any) -> None:
+    """A control fitted as a curve must be a number, neither categorical nor cut into bins."""
+    for name in counts:
+        if name in binned:
+            raise LuskinError(f"'{name}' is both cut into bins and fitted as a curve: choose one.")
+        if name in forced or not numeric(name):
+            raise LuskinError(f"'{name}' holds categories, so it cannot be fitted as a curve; its values are used as "
+                              "categories.")
 
 
 def _bin_counts(frame: Any, bins: Mapping[str, int]) -> dict[str, int]:
@@ -315,6 +337,66 @@ def bin_labels(values: np.ndarray, part: Any) -> np.ndarray:
     words = np.array([part.label(i) for i in range(len(part.cuts) + 1)], dtype=object)
     out = words[index]
     out[np.isnan(values)] = None
+    return out
+
+
+def spline_probs(count: int) -> list[float]:
+    """Where a curve's knots go, as shares of the audited rows (Harrell's rule, as Hmisc's ``rcspline.eval``):
+    3 knots at 10%, 50%, 90%; 4 to 6 equally spaced from 5% to 95%; 7 from 2.5% to 97.5%."""
+    low = 0.10 if count == 3 else 0.05 if count <= 6 else 0.025
+    return [low + (1 - 2 * low) * i / (count - 1) for i in range(count)]
+
+
+def spline_knots(name: str, quantiles: Sequence[float]) -> tuple[float, ...]:
+    """The knots (rounded as the audit rounds its group bins, so engines agree), at least 3 distinct ones."""
+    from luskin_core.counting.counts import round_significant
+
+    knots = tuple(sorted({round_significant(q) for q in quantiles if math.isfinite(q)}))
+    if len(knots) < 3:
+        raise LuskinError(f"'{name}' holds too few distinct values to fit as a curve: use it as it is, or cut it "
+                          "into bins.")
+    return knots
+
+
+def spline_terms(x: np.ndarray, knots: Sequence[float]) -> np.ndarray:
+    """The restricted cubic spline's non-linear terms of ``x`` (one column per inner knot; ``x`` itself is the
+    linear term): Devlin and Weeks' truncated power basis, scaled by the squared knot span as Hmisc's
+    ``rcspline.eval(norm=2)`` does, so each term is on the scale of ``x``. Linear beyond the outer knots."""
+    t = np.asarray(knots, dtype=float)
+    last, before = t[-1], t[-2]
+    scale = (last - t[0]) ** 2
+
+    def cube(k: float) -> np.ndarray:
+        return np.maximum(x - k, 0.0) ** 3
+
+    tail_last, tail_before = cube(last), cube(before)
+    columns = [(cube(k) - tail_before * (last - k) / (last - before) + tail_last * (before - k) / (last - before))
+               / scale for k in t[:-2]]
+    return np.column_stack(columns)
+
+
+def spline_term_name(name: str, j: int) -> str:
+    """The j-th non-linear term's name in the coefficients' table."""
+    return f"{name} (curve {j})"
+
+
+def spline_note(splines: Mapping[str, Sequence[float]]) -> str:
+    """One sentence naming the controls fitted as curves and their knots ('' without any)."""
+    if not splines:
+        return ""
+    parts = [f"{name} (knots at {', '.join(_number_text(k) for k in knots)})" for name, knots in splines.items()]
+    return ("Fitted as curves (restricted cubic splines, straight beyond the outer knots): " + "; ".join(parts)
+            + ".")
+
+
+def _spline_counts(frame: Any, splines: Mapping[str, int]) -> dict[str, int]:
+    """``splines`` with the columns' own names, each number of knots checked (3 to 7)."""
+    out = {}
+    for name, count in splines.items():
+        column = resolve_column(frame, name, "control") if isinstance(frame, pd.DataFrame) else name
+        if not 3 <= int(count) <= 7:
+            raise LuskinError(f"Fit '{name}' as a curve with 3 to 7 knots (not {count}).")
+        out[column] = int(count)
     return out
 
 
@@ -462,10 +544,15 @@ def build_design(cells: Cells, groups: Sequence[str]) -> tuple[Design, list[str]
             notes.append(f"The control '{name}' holds a single value ({_number_text(values[0])}) in the rows "
                          "analysed, so it cannot explain anything and is left out.")
             continue
-        control_cols[name] = (len(names),)
-        pieces.append((all_rows, np.full(m, len(names)), values))
-        numbers.append((len(names), values))
-        names.append(name)
+        knots = cells.splines.get(name)
+        terms = [(name, values)]
+        if knots:
+            terms += [(spline_term_name(name, j), t) for j, t in enumerate(spline_terms(values, knots).T, start=1)]
+        control_cols[name] = tuple(range(len(names), len(names) + len(terms)))
+        for term, column in terms:
+            pieces.append((all_rows, np.full(m, len(names)), column))
+            numbers.append((len(names), column))
+            names.append(term)
     for name in cells.categorical:
         raw_codes, uniques = category_codes(frame[name])
         weights = np.bincount(raw_codes, weights=n, minlength=len(uniques))

@@ -31,7 +31,7 @@ import shutil
 import tempfile
 import uuid
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -54,6 +54,8 @@ from luskin_core.analyses.adjust_model import (
     build_design,
     finish,
     fit_cells,
+    spline_note,
+    spline_term_name,
 )
 from luskin_core.counting.counts import CROSS, UNKNOWN
 from luskin_core.counting.sources import Source, _checks, _ibis, _mask, _outcome_expr, _part_expr
@@ -81,16 +83,29 @@ class _KeyColumn:
 
 
 def adjust_by_sums(source: Source, spec: AuditSpec, plan: Any, rows: Any, numeric: Sequence[str],
-                   cats: Sequence[str], cluster: str | None, *, where: str) -> AdjustResult:
-    """The adjusted gaps of ``source`` fitted from per-key sums (``rows``: the view with the needed columns)."""
+                   cats: Sequence[str], cluster: str | None, *, where: str,
+                   splines: Mapping[str, tuple[float, ...]] | None = None) -> AdjustResult:
+    """The adjusted gaps of ``source`` fitted from per-key sums (``rows``: the view with the needed columns;
+    ``splines``: the knots of numeric controls fitted as curves, whose terms the engine computes)."""
     with ExitStack() as stack:
-        return _adjust_by_sums(source, spec, plan, rows, numeric, cats, cluster, where=where, stack=stack)
+        return _adjust_by_sums(source, spec, plan, rows, numeric, cats, cluster, where=where, stack=stack,
+                               splines=dict(splines or {}))
 
 
-def _adjust_by_sums(source: Source, spec: AuditSpec, plan: Any, rows: Any, numeric: Sequence[str],
-                    cats: Sequence[str], cluster: str | None, *, where: str, stack: ExitStack) -> AdjustResult:
+def _adjust_by_sums(source: Source, spec: AuditSpec, plan: Any, rows: Any, controls: Sequence[str],
+                    cats: Sequence[str], cluster: str | None, *, where: str, stack: ExitStack,
+                    splines: dict[str, tuple[float, ...]]) -> AdjustResult:
     from luskin_core.analyses.adjust_diagnostics import diagnose
 
+    # The model's numeric columns: each numeric control, followed by its curve's terms (as in memory).
+    numeric: list[str] = []
+    owner: dict[str, str] = {}
+    for name in controls:
+        numeric.append(name)
+        owner[name] = name
+        for j in range(1, len(splines.get(name, ())) - 1):
+            numeric.append(spline_term_name(name, j))
+            owner[numeric[-1]] = name
     ibis = _ibis()
     linear = spec.outcome_type == "score"
     keep = ibis.literal(True)
@@ -111,8 +126,13 @@ def _adjust_by_sums(source: Source, spec: AuditSpec, plan: Any, rows: Any, numer
     if cluster is not None:
         fields["_cluster"] = t[cluster].cast("string")
     q = len(numeric)
+    term_index = {name: 0 for name in controls}
     for j, name in enumerate(numeric):
-        fields[f"_x{j}"] = t[name].cast("float64")
+        x = t[owner[name]].cast("float64")
+        if owner[name] != name:
+            term_index[owner[name]] += 1
+            x = _spline_term(x, splines[owner[name]], term_index[owner[name]])
+        fields[f"_x{j}"] = x
     # A boolean is made a number through int32 (PostgreSQL casts boolean to integer only).
     fields["_y"] = t[plan.outcome].cast("float64") if linear else _outcome_expr(t, plan).cast("int32").cast("float64")
     selected = t.select(**fields)
@@ -317,7 +337,7 @@ def _adjust_by_sums(source: Source, spec: AuditSpec, plan: Any, rows: Any, numer
     else:
         assert effects is not None
         ame, ame_cov = _ame(design, effects, cov, N, pk, q)
-    decomposition = _decompose(design, fit, n, k, sx, effects, num_names, linear=linear)
+    decomposition = _decompose(design, fit, n, k, sx, effects, num_names, linear=linear, owner=owner)
     # Canonical order: intercept, groups, numeric controls, categorical dummies (as in memory).
     order_idx = list(range(1 + len(gcols))) + list(range(pk, p)) + list(range(1 + len(gcols), pk))
     names = [*design.names, *num_names]
@@ -325,12 +345,16 @@ def _adjust_by_sums(source: Source, spec: AuditSpec, plan: Any, rows: Any, numer
     fit_out = Fit(beta[order_idx], cov[np.ix_(order_idx, order_idx)], fit.eta, converged, iterations, (), N - p,
                   n_clusters, use_t=fit.use_t)
     group_cols_out = tuple(order_idx.index(c) for c in gcols)
-    out_cells = Cells(frame, tuple(num_names), tuple(cats), cluster, linear, dropped, int(N))
+    out_cells = Cells(frame, tuple(name for name in num_names if owner[name] == name), tuple(cats), cluster, linear,
+                      dropped, int(N))
     outside = effects.get("outside") if effects is not None else None
     if outside is None and q:
         outside = _outside(source, coded, key_exprs, complete, first_keys, design, lo, hi, x_index)
         passes += 1
-    diagnostics = notes + _numeric_diagnostics(num_names, design, groups, n, sx, sxx, lo, hi, outside)
+    own = [j for j, name in enumerate(num_names) if owner[name] == name]  # a curve's terms are not controls
+    diagnostics = notes + _numeric_diagnostics([num_names[j] for j in own], design, groups, n, sx[:, own],
+                                               sxx[:, own][:, :, own], lo[:, own], hi[:, own],
+                                               None if outside is None else outside[:, :, own], splines)
     diagnostics += diagnose(cells, design, fit, n, k, groups, linear=linear, n_parameters=p)
     rows_note = (f"The model uses {int(N):,} rows and {p:,} coefficients, fitted from sums the engine computed per "
                  f"combination of group and categorical controls ({len(frame):,} of them) in {passes + queries:,} "
@@ -340,6 +364,8 @@ def _adjust_by_sums(source: Source, spec: AuditSpec, plan: Any, rows: Any, numer
     rows_note += "."
     if dropped:
         rows_note += f" {dropped:,} rows missing a numeric control were left out."
+    if splines:
+        rows_note += " " + spline_note(splines)
     return finish(out_cells, spec, source=where, names=names, group_cols=group_cols_out, fit=fit_out, ame=ame,
                   ame_cov=ame_cov, decomposition=decomposition, diagnostics=diagnostics, groups=groups,
                   reference=reference, rows_note=rows_note)
@@ -693,7 +719,8 @@ def _ame(design: Design, effects: dict[str, np.ndarray], cov: np.ndarray, N: flo
 
 
 def _decompose(design: Design, fit: Fit, n: np.ndarray, k: np.ndarray, sx: np.ndarray,
-               effects: dict[str, np.ndarray] | None, num_names: Sequence[str], *, linear: bool) -> list[Any]:
+               effects: dict[str, np.ndarray] | None, num_names: Sequence[str], *, linear: bool,
+               owner: Mapping[str, str] | None = None) -> list[Any]:
     """Oaxaca-Blinder (linear) or Yun (logistic) from per-key sums, as :func:`luskin_core.analyses.decompose.decompose`."""
     from luskin_core.analyses.decompose import decomposition
 
@@ -740,7 +767,11 @@ def _decompose(design: Design, fit: Fit, n: np.ndarray, k: np.ndarray, sx: np.nd
             g_expl = xsum(mine, d[:, 0], dx[0][h], zero=c) / n_g - xsum(ref, d[:, 0], dx[0][0]) / n_r
             total = float(contrib.sum())
             scale = (raw - unexplained) / total if total != 0 else 0.0
-        by_control = [(name, float(contrib[pk + j] * scale)) for j, name in enumerate(num_names)]
+        by_number: dict[str, float] = {}  # a curve's terms count for their control
+        for j, name in enumerate(num_names):
+            control = owner.get(name, name) if owner else name
+            by_number[control] = by_number.get(control, 0.0) + float(contrib[pk + j] * scale)
+        by_control = list(by_number.items())
         by_control += [(name, float(contrib[list(cols)].sum() * scale)) for name, cols in design.control_cols.items()]
         out.append(decomposition(raw, unexplained, g_expl, g_unexp, fit.cov, crit, by_control))
     return out
@@ -760,6 +791,22 @@ def _outside(source: Source, coded: Any, key_exprs: dict[str, Any], complete: An
     result = result.iloc[_positions(result, first_keys)].reset_index(drop=True)
     per_key = _range_counts(result, G, q)
     return np.stack([np.stack([per_key[h][codes == g].sum(axis=0) for g in range(G)]) for h in range(G)])
+
+
+def _spline_term(x: Any, knots: Sequence[float], j: int) -> Any:
+    """The j-th non-linear term of a restricted cubic spline, as :func:`~luskin_core.analyses.adjust_model.spline_terms`
+    computes it in memory, as an engine expression."""
+    ibis = _ibis()
+    t = [float(v) for v in knots]
+    last, before, k = t[-1], t[-2], t[j - 1]
+    scale = (last - t[0]) ** 2
+
+    def cube(at: float) -> Any:
+        v = ibis.greatest(x - at, 0.0)
+        return v * v * v
+
+    return (cube(k) - cube(before) * ((last - k) / (last - before))
+            + cube(last) * ((before - k) / (last - before))) / scale
 
 
 def _clipped(value: Any) -> Any:
@@ -800,7 +847,8 @@ def _positions(result: pd.DataFrame, first_keys: dict[str, np.ndarray]) -> np.nd
 
 
 def _numeric_diagnostics(names: Sequence[str], design: Design, groups: Sequence[str], n: np.ndarray, sx: np.ndarray,
-                         sxx: np.ndarray, lo: np.ndarray, hi: np.ndarray, outside: np.ndarray | None) -> list[str]:
+                         sxx: np.ndarray, lo: np.ndarray, hi: np.ndarray, outside: np.ndarray | None,
+                         curves: Collection[str] = ()) -> list[str]:
     """Little overlap on the numeric controls, from per-key sums and counts (as in memory)."""
     from luskin_core.analyses.adjust_diagnostics import numeric_overlap
 
@@ -829,7 +877,7 @@ def _numeric_diagnostics(names: Sequence[str], design: Design, groups: Sequence[
             share = float(outside[0][gi, j]) / total
             back = float(outside[gi][0, j]) / n_r
             per_group.append((groups[gi], m_g, v_g, share, back))
-        out += numeric_overlap(name, groups[0], moments[0][0], moments[0][1], per_group)
+        out += numeric_overlap(name, groups[0], moments[0][0], moments[0][1], per_group, curve=name in curves)
     return out
 
 
