@@ -84,14 +84,15 @@ def test_spark_adjusted_gaps_equal_in_memory(spark_session, rows, tmp_path, spec
 
 
 CURVE = (AuditSpec(outcome="income", positive=">50K", group_by=("sex",)), ["fnlwgt", "relationship"], {"age": 4})
+BINS = {"hours-per-week": 3}  # a bin's coefficient is named by its words: the server's CASE finds it the same way
 
 
 def test_postgres_curves_equal_in_memory(postgres_adult, rows):
-    """A control fitted as a curve: the knots from PostgreSQL's quantiles, the spline's terms computed by the server
-    in each Newton pass, the in-memory numbers."""
+    """A control fitted as a curve and one cut into bins: the knots and cuts from PostgreSQL's quantiles, the
+    spline's terms computed by the server in each Newton pass, the in-memory numbers."""
     spec, controls, splines = CURVE
-    in_memory = adjust(rows, spec, controls, splines=splines)
-    engine = adjust(postgres_adult, spec, controls, splines=splines, max_cells=100)
+    in_memory = adjust(rows, spec, controls, splines=splines, bins=BINS)
+    engine = adjust(postgres_adult, spec, controls, splines=splines, bins=BINS, max_cells=100)
     assert "age (curve 2)" in [c.name for c in engine.coefficients]
     assert_same(engine, in_memory, sums=True)
 
@@ -101,6 +102,6 @@ def test_spark_curves_equal_in_memory(spark_session, rows, tmp_path):  # noqa: F
     path = tmp_path / "adult.parquet"
     rows.to_parquet(path)
     spark_session.read.parquet(str(path)).createOrReplaceTempView("adult_curve")  # type: ignore[attr-defined]
-    in_memory = adjust(rows, spec, controls, splines=splines)
-    engine = adjust(open_source("spark:", "adult_curve"), spec, controls, splines=splines, max_cells=100)
+    in_memory = adjust(rows, spec, controls, splines=splines, bins=BINS)
+    engine = adjust(open_source("spark:", "adult_curve"), spec, controls, splines=splines, bins=BINS, max_cells=100)
     assert_same(engine, in_memory, sums=True)

@@ -91,12 +91,14 @@ def adjust_source(source: Source, spec: AuditSpec, controls: Sequence[str] = (),
                   bins: Mapping[str, int] | None = None, splines: Mapping[str, int] | None = None) -> Any:
     """The adjusted gaps of ``source``: from its cell table, or, when numeric controls would make more than
     ``max_cells`` cells, from per-key sums computed in the engine (:mod:`luskin_core.analyses.adjust_sums`); exact either way."""
-    plan, numeric, cats, cluster_name, view, knots = _resolved(source, spec, controls, categorical, cluster, bins,
-                                                                splines)
+    plan, numeric, cats, cluster_name, view, knots, binned = _resolved(source, spec, controls, categorical, cluster,
+                                                                        bins, splines)
     limit = max_cells or MAX_CELLS
     if numeric and _cell_bound(source, view, numeric, cats, limit) > limit:
-        return adjust_by_sums(source, spec, plan, view, numeric, cats, cluster_name, where=where, splines=knots)
-    return adjust_cells(_cells(source, spec, plan, view, numeric, cats, cluster_name, knots), spec, source=where)
+        return adjust_by_sums(source, spec, plan, view, numeric, cats, cluster_name, where=where, splines=knots,
+                              binned=binned)
+    return adjust_cells(_cells(source, spec, plan, view, numeric, cats, cluster_name, knots, binned), spec,
+                        source=where)
 
 
 def adjust_cells(cells: Cells, spec: AuditSpec, *, source: str = "in memory") -> AdjustResult:

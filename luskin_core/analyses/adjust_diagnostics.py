@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from luskin_core.analyses.adjust_model import category_codes
+from luskin_core.analyses.adjust_model import category_codes, level_prefix
 from luskin_core.formatting import format_percent
 
 if TYPE_CHECKING:
@@ -192,7 +192,7 @@ def _separation(cells: Cells, design: Design, fit: Fit, n: np.ndarray, k: np.nda
         positives = np.bincount(level, weights=k, minlength=len(words))
         for i in sorted(np.flatnonzero((positives == 0) | (positives == rows)), key=lambda i: words[i]):
             outcome = "positive" if positives[i] == rows[i] else "negative"
-            found.append(f"{name} = {words[i]} ({int(rows[i]):,} rows, all {outcome})")
+            found.append(f"{level_prefix(name, cells.binned)}{words[i]} ({int(rows[i]):,} rows, all {outcome})")
     if not found:
         return []
     return [f"Perfect prediction: every row has the same outcome where {'; '.join(found[:4])}"

@@ -40,15 +40,16 @@ from luskin_core.spec.audit_spec import AuditSpec
 def cells_from_source(source: Source, spec: AuditSpec, controls: Sequence[str] = (), categorical: Sequence[str] = (),
                       cluster: str | None = None) -> Cells:
     """The cell table of ``source``, aggregated by the engine (one GROUP BY over group, controls and cluster)."""
-    plan, numeric, cats, cluster_name, view, _ = _resolved(source, spec, controls, categorical, cluster)
+    plan, numeric, cats, cluster_name, view, _, _ = _resolved(source, spec, controls, categorical, cluster)
     return _cells(source, spec, plan, view, numeric, cats, cluster_name)
 
 
 def _resolved(source: Source, spec: AuditSpec, controls: Sequence[str], categorical: Sequence[str],
               cluster: str | None, bins: Mapping[str, int] | None = None, splines: Mapping[str, int] | None = None
-              ) -> tuple[Any, list[str], list[str], str | None, Any, dict[str, tuple[float, ...]]]:
+              ) -> tuple[Any, list[str], list[str], str | None, Any, dict[str, tuple[float, ...]], tuple[str, ...]]:
     """The plan, the numeric and categorical controls, the cluster column, a view of only the needed columns
-    (binned controls replaced by their bins' words, as in memory) and the knots of controls fitted as curves."""
+    (binned controls replaced by their bins' words, as in memory), the knots of controls fitted as curves and
+    the binned controls."""
     plan = source.plan(spec)
     binned = {source._resolve(c, "control"): n for c, n in _bin_counts(None, bins or {}).items()}
     curved = {source._resolve(c, "control"): n for c, n in _spline_counts(None, splines or {}).items()}
@@ -96,7 +97,7 @@ def _resolved(source: Source, spec: AuditSpec, controls: Sequence[str], categori
 
         for name, count in curved.items():
             knots[name] = spline_knots(name, EngineFacts(source, plan.population).quantiles(name, spline_probs(count)))
-    return plan, numeric, cats, cluster_name, view, knots
+    return plan, numeric, cats, cluster_name, view, knots, tuple(c for c in cats if c in binned)
 
 
 def _cell_bound(source: Source, view: Any, numeric: Sequence[str], cats: Sequence[str], limit: float) -> float:
@@ -121,7 +122,8 @@ def _cell_bound(source: Source, view: Any, numeric: Sequence[str], cats: Sequenc
 
 
 def _cells(source: Source, spec: AuditSpec, plan: Any, view: Any, numeric: Sequence[str], cats: Sequence[str],
-           cluster_name: str | None, knots: Mapping[str, tuple[float, ...]] | None = None) -> Cells:
+           cluster_name: str | None, knots: Mapping[str, tuple[float, ...]] | None = None,
+           binned: Sequence[str] = ()) -> Cells:
     linear = spec.outcome_type == "score"
     raw = source._run(_cells_expr(view, plan, numeric, cats, cluster_name, linear), fetch=True)
     frame = _labelled(raw, plan, spec, numeric, cats, cluster_name)
@@ -131,7 +133,7 @@ def _cells(source: Source, spec: AuditSpec, plan: Any, view: Any, numeric: Seque
     if not linear:
         frame["y2"] = frame["k"]
     return Cells(frame, tuple(numeric), tuple(cats), cluster_name, linear, dropped, int(frame["n"].sum()),
-                 note=spline_note(knots or {}), splines=dict(knots or {}))
+                 note=spline_note(knots or {}), splines=dict(knots or {}), binned=tuple(binned))
 
 
 def _light_view(raw: Any, columns: Sequence[str]) -> Any:

@@ -7,7 +7,7 @@ the diagnostics and the decomposition build on this module, so none of them impo
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -170,6 +170,7 @@ class Cells:
     audited_rows: int = 0
     note: str = ""
     splines: Mapping[str, tuple[float, ...]] = field(default_factory=dict)  # numeric control -> its knots
+    binned: tuple[str, ...] = ()  # categorical controls that are a numeric control's bins
 
 
 def _cell_frame(keys: dict[str, tuple[np.ndarray, Any]], y: np.ndarray) -> pd.DataFrame:
@@ -246,11 +247,11 @@ def cells_from_frame(frame: pd.DataFrame, spec: AuditSpec, controls: Sequence[st
         _check_curves(counts, forced, _bin_counts(frame, bins or {}), lambda name: _is_numeric(pd.Series(frame[name])))
         for name, count in counts.items():
             knots[name] = spline_knots(name, FrameFacts(frame, population).quantiles(name, spline_probs(count)))
+    binned: dict[str, np.ndarray] = {}
     if bins:
         from luskin_core.counting.counts import FrameFacts
 
         population = plan_for_frame(frame, spec).population
-        binned = {}
         for name, count in _bin_counts(frame, bins).items():
             if not _is_numeric(frame[name]):
                 raise LuskinError(f"'{name}' holds text, so it cannot be cut into bins; its values are used as "
@@ -287,7 +288,7 @@ def cells_from_frame(frame: pd.DataFrame, spec: AuditSpec, controls: Sequence[st
         keys = {name: (codes[keep], uniques) for name, (codes, uniques) in keys.items()}
     cells = _cell_frame(keys, y[keep])
     return Cells(cells, tuple(numeric), tuple(cats), cluster_name, linear, dropped, int(keep.sum()),
-                 note=spline_note(knots), splines=knots)
+                 note=spline_note(knots), splines=knots, binned=tuple(name for name in cats if name in binned))
 
 
 def _check_curves(counts: Mapping[str, int], forced: set[str], binned: Mapping[str, int],
@@ -338,6 +339,12 @@ def bin_labels(values: np.ndarray, part: Any) -> np.ndarray:
     out = words[index]
     out[np.isnan(values)] = None
     return out
+
+
+def level_prefix(control: str, binned: Collection[str] = ()) -> str:
+    """What a level's coefficient name starts with: "occupation = " before "Sales"; nothing before a bin,
+    whose words name the column already ("28 ≤ age < 37", not "age = 28 ≤ age < 37")."""
+    return "" if control in binned else f"{control} = "
 
 
 def spline_probs(count: int) -> list[float]:
@@ -565,7 +572,7 @@ def build_design(cells: Cells, groups: Sequence[str]) -> tuple[Design, list[str]
         base_levels[name] = levels[0]
         rank = np.empty(len(order), dtype=np.int64)
         rank[order] = np.arange(len(order))
-        control_cols[name] = tuple(dummies(rank[raw_codes], levels, f"{name} = "))
+        control_cols[name] = tuple(dummies(rank[raw_codes], levels, level_prefix(name, cells.binned)))
     nnz = sum(len(r) for r, _, _ in pieces)
     if nnz > MAX_DESIGN_ENTRIES:
         raise LuskinError(f"The model would need {m:,} distinct rows x {len(names):,} coefficients, more than "

@@ -54,6 +54,7 @@ from luskin_core.analyses.adjust_model import (
     build_design,
     finish,
     fit_cells,
+    level_prefix,
     spline_note,
     spline_term_name,
 )
@@ -84,17 +85,17 @@ class _KeyColumn:
 
 def adjust_by_sums(source: Source, spec: AuditSpec, plan: Any, rows: Any, numeric: Sequence[str],
                    cats: Sequence[str], cluster: str | None, *, where: str,
-                   splines: Mapping[str, tuple[float, ...]] | None = None) -> AdjustResult:
+                   splines: Mapping[str, tuple[float, ...]] | None = None, binned: Sequence[str] = ()) -> AdjustResult:
     """The adjusted gaps of ``source`` fitted from per-key sums (``rows``: the view with the needed columns;
     ``splines``: the knots of numeric controls fitted as curves, whose terms the engine computes)."""
     with ExitStack() as stack:
         return _adjust_by_sums(source, spec, plan, rows, numeric, cats, cluster, where=where, stack=stack,
-                               splines=dict(splines or {}))
+                               splines=dict(splines or {}), binned=tuple(binned))
 
 
 def _adjust_by_sums(source: Source, spec: AuditSpec, plan: Any, rows: Any, controls: Sequence[str],
                     cats: Sequence[str], cluster: str | None, *, where: str, stack: ExitStack,
-                    splines: dict[str, tuple[float, ...]]) -> AdjustResult:
+                    splines: dict[str, tuple[float, ...]], binned: tuple[str, ...]) -> AdjustResult:
     from luskin_core.analyses.adjust_diagnostics import diagnose
 
     # The model's numeric columns: each numeric control, followed by its curve's terms (as in memory).
@@ -208,7 +209,7 @@ def _adjust_by_sums(source: Source, spec: AuditSpec, plan: Any, rows: Any, contr
             sxx[:, j, m] = sxx[:, m, j] = pd.to_numeric(first[f"sxx{j}_{m}"]).to_numpy(dtype=float)
     lo = _matrix(first, [f"lo{j}" for j in range(q)])
     hi = _matrix(first, [f"hi{j}" for j in range(q)])
-    cells = Cells(frame, (), tuple(cats), cluster, linear, dropped, int(n.sum()))
+    cells = Cells(frame, (), tuple(cats), cluster, linear, dropped, int(n.sum()), binned=binned)
     if not linear and float(k.sum()) in (0.0, float(n.sum())):
         raise LuskinError(f"Every analysed row has the same outcome ({'positive' if k.sum() else 'negative'}), so "
                           "there is no gap to adjust.")
@@ -271,7 +272,7 @@ def _adjust_by_sums(source: Source, spec: AuditSpec, plan: Any, rows: Any, contr
         passes, converged, iterations = 1, True, 0
         effects = None
     else:
-        offsets = None if joins else _case_offsets(keys, len(group_names), cats, design)
+        offsets = None if joins else _case_offsets(keys, len(group_names), cats, design, binned)
         beta = _start(design, n, k, sx, q)
         loglik = -math.inf
         passes, converged, iterations, step_size, effects = 1, False, 0, math.inf, None
@@ -346,7 +347,7 @@ def _adjust_by_sums(source: Source, spec: AuditSpec, plan: Any, rows: Any, contr
                   n_clusters, use_t=fit.use_t)
     group_cols_out = tuple(order_idx.index(c) for c in gcols)
     out_cells = Cells(frame, tuple(name for name in num_names if owner[name] == name), tuple(cats), cluster, linear,
-                      dropped, int(N))
+                      dropped, int(N), binned=binned)
     outside = effects.get("outside") if effects is not None else None
     if outside is None and q:
         outside = _outside(source, coded, key_exprs, complete, first_keys, design, lo, hi, x_index)
@@ -479,7 +480,8 @@ def _coded(selected: Any, keys: Sequence[_KeyColumn], joins: bool) -> tuple[Any,
     return table, code_names
 
 
-def _case_offsets(keys: Sequence[_KeyColumn], n_group_parts: int, cats: Sequence[str], design: Design) -> Any:
+def _case_offsets(keys: Sequence[_KeyColumn], n_group_parts: int, cats: Sequence[str], design: Design,
+                  binned: Sequence[str] = ()) -> Any:
     """A function (table, beta) -> (offset, own group's coefficient) as CASE expressions on the key codes."""
     ibis = _ibis()
     column = {name: j for j, name in enumerate(design.names)}
@@ -500,8 +502,9 @@ def _case_offsets(keys: Sequence[_KeyColumn], n_group_parts: int, cats: Sequence
         off = ibis.literal(float(beta[0])) + own
         for i, name in enumerate(cats):
             key = keys[n_group_parts + i]
-            mapping = {c: float(beta[column[f"{name} = {text}"]]) for c, text in enumerate(key.texts)
-                       if f"{name} = {text}" in column}
+            prefix = level_prefix(name, binned)
+            mapping = {c: float(beta[column[prefix + text]]) for c, text in enumerate(key.texts)
+                       if prefix + text in column}
             if mapping:
                 off = off + table[f"_k{n_group_parts + i}"].substitute(mapping, else_=0.0)
         return off.cast("float64"), own.cast("float64"), h.cast("int16")
