@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from luskin_app import dataset, ui
+from luskin_app import session, ui
 
 st.set_page_config(page_title="Luskin: fairness audit", page_icon=ui.FAVICON, layout="wide")
 
@@ -32,16 +32,16 @@ wanted = st.query_params.get("page")
 if wanted in PAGES and wanted != "data" and navigation.url_path != PAGES[wanted].url_path:
     st.switch_page(PAGES[wanted], query_params={k: v for k, v in st.query_params.to_dict().items() if k != "page"})
 try:
-    dataset.dataset()
+    session.start()
 except Exception as err:  # noqa: BLE001 - the bundled sample itself failed: say so rather than crash
     st.error(ui.md(f"The sample data could not be loaded: {err}"), icon=ui.ICONS["error"])
     st.stop()
 # The summary is drawn after the page has run, into a slot reserved now, so that it shows what
 # the page just changed (a new sample, another outcome) rather than the state before the click.
 summary = st.sidebar.container()
-dataset.render_lost()
+session.render_lost()
 try:
     navigation.run()
 finally:
     ui.sidebar_summary(summary)
-    dataset.keep_address()
+    session.keep_address()

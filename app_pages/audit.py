@@ -19,7 +19,7 @@ import streamlit as st
 
 from luskin_app import audit_view, dataset, keys, ui
 from luskin_app import choices as ch_
-from luskin_app.cache import run_audit
+from luskin_app.auditing import run_audit
 from luskin_app.help import HELP
 from luskin_core.analyses.audit import AuditResult
 from luskin_core.analyses.narrative import tolerance_words

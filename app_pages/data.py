@@ -13,8 +13,8 @@ import pandas as pd
 import streamlit as st
 
 from luskin_app import choices as ch_
-from luskin_app import config, dataset, keys, source_view, ui
-from luskin_app.cache import run_audit
+from luskin_app import config, dataset, keys, session, source_view, ui
+from luskin_app.auditing import run_audit
 from luskin_app.help import HELP
 from luskin_core.corrections.models import choose_features
 from luskin_core.counting.data import PRESETS, column_summary
@@ -29,7 +29,7 @@ PREVIEW_CHARS = 1_000  # longer cells are shortened in the preview (the data kee
 
 
 def _use_sample(name: str) -> None:
-    dataset.use_sample(name)
+    session.use_sample(name)
     st.session_state.pop(keys.UPLOAD_ERROR, None)
     st.session_state.pop(keys.UPLOAD_NOTE, None)
 
@@ -53,7 +53,7 @@ def render_loader() -> None:
         st.session_state.pop(keys.UPLOAD_NOTE, None)
         try:
             with st.spinner("Reading the file…"):
-                st.session_state[keys.UPLOAD_NOTE] = dataset.use_upload(upload.name, upload.getvalue())
+                st.session_state[keys.UPLOAD_NOTE] = session.use_upload(upload.name, upload.getvalue())
         except LuskinError as err:
             st.session_state[keys.UPLOAD_ERROR] = f"'{upload.name}' could not be used: {err}"
     if st.session_state.get(keys.UPLOAD_ERROR):
@@ -61,14 +61,14 @@ def render_loader() -> None:
                  "another file, or choose a sample above.", icon=ui.ICONS["error"])
     if st.session_state.get(keys.UPLOAD_NOTE):
         st.success(ui.md(st.session_state[keys.UPLOAD_NOTE]), icon=ui.ICONS["ok"])
-    if st.session_state.get(dataset.KEPT_KEY) and dataset.dataset().source.startswith("upload:"):
+    if st.session_state.get(keys.KEPT_KEY) and dataset.dataset().source.startswith("upload:"):
         from luskin_app.keep import KEEP_HOURS
 
         row = st.container(horizontal=True, vertical_alignment="center")
         row.caption(f"The server keeps this file for {KEEP_HOURS} hours under a secret key in this page's address, "
                     "so that a refresh, a bookmark or a second tab finds it again. No one without the address can "
                     "reach it.")
-        row.button("Forget this file now", key="kept_forget", icon=":material/delete:", on_click=dataset.forget_kept,
+        row.button("Forget this file now", key="kept_forget", icon=":material/delete:", on_click=session.forget_kept,
                    help="The server deletes its copy at once; the address will no longer bring it back.")
 
 
@@ -394,7 +394,7 @@ st.title("Luskin: is the decision fair between groups?")
 st.markdown("Load a table of decisions (or a sample), then say which column is the decision and which "
             "group to compare. Every other page uses these choices.")
 render_loader()
-source_view.render_sources()
+session.render_sources()
 render_pending_config()
 render_preview()
 st.subheader("3. Choose the outcome and the protected group", help=HELP["guesses"])

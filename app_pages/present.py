@@ -17,7 +17,8 @@ import streamlit.components.v1 as components
 
 from luskin_app import choices as ch_
 from luskin_app import config, keys, ui
-from luskin_app.cache import recall, run_audit
+from luskin_app.auditing import run_audit
+from luskin_app.cache import recall
 from luskin_core.present.slide_blocks import text_lines
 from luskin_core.present.slides import Slide, build_slides, visible
 from luskin_core.spec.audit_spec import AuditSpec

@@ -12,7 +12,7 @@ from typing import Any
 import streamlit as st
 
 from luskin_app import dataset, ui
-from luskin_app.cache import run_audit
+from luskin_app.auditing import run_audit
 from luskin_core.analyses.regulator import KIND_TITLES, eeoc_frame, eeoc_rows, ll144_audit
 from luskin_core.stats.power import sufficiency, sufficiency_lines
 

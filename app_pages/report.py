@@ -13,7 +13,8 @@ import streamlit as st
 
 from luskin_app import choices as ch_
 from luskin_app import config, dataset, keys, source_view, ui
-from luskin_app.cache import options_key, recall, run_audit
+from luskin_app.auditing import run_audit
+from luskin_app.cache import options_key, recall
 from luskin_core.errors import LuskinError
 from luskin_core.present.report import ReportContent, report_content, report_filename
 from luskin_core.spec.audit_spec import AuditSpec

@@ -18,10 +18,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-import pandas as pd
 import streamlit as st
 
-from luskin_core.analyses.audit import AuditResult, audit
 from luskin_core.spec.audit_spec import AuditSpec
 
 from . import dataset as _dataset
@@ -53,21 +51,6 @@ def shared(**options: Any) -> Callable[[F], F]:
         call.clear = cached.clear  # type: ignore[attr-defined]
         return call  # type: ignore[return-value]
     return wrap
-
-
-@shared(show_spinner=False, max_entries=256)
-def _audit_cached(fingerprint: str, spec_json: str, _frame: pd.DataFrame) -> AuditResult:
-    return audit(_frame, AuditSpec.from_json(spec_json))
-
-
-def run_audit(spec: AuditSpec) -> AuditResult:
-    """The audit of the current dataset under ``spec`` (cached on fingerprint + spec JSON)."""
-    data = _dataset.dataset()
-    if data.engine is not None:  # a configured source: counted inside its engine
-        from .source_view import run_audit as run_source_audit
-
-        return run_source_audit(data, spec)
-    return _audit_cached(data.fingerprint, spec.to_json(), data.frame)
 
 
 @st.cache_resource(show_spinner=False)

@@ -101,8 +101,7 @@ def is_numeric(series: pd.Series) -> bool:
 # The session's choices
 # --------------------------------------------------------------------------------------------
 def choices() -> dict[str, Any]:
-    """The session's current choices (the dataset is loaded first if needed)."""
-    _dataset.dataset()
+    """The session's current choices (set with its dataset when the visit starts: luskin_app.session)."""
     return st.session_state[keys.CHOICES]
 
 

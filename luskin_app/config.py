@@ -25,7 +25,7 @@ from luskin_core.spec.validation import check_features, shown
 
 from . import choices as _choices
 from . import dataset as _dataset
-from . import keys
+from . import keys, source_view
 
 MAX_CONFIG_BYTES = 1_000_000  # a saved configuration is a few kilobytes
 PAGE_NAMES = {"retrain": "Retrain", "thresholds": "Thresholds", "equalize": "Equalized distribution"}
@@ -228,9 +228,7 @@ def apply_configuration(raw: bytes | str, name: str = "the configuration") -> tu
         _apply(config, _dataset.sample_dataset(ref.name))
         return True, f"Loaded '{name}': every page now shows the saved view."
     if ref.kind == "source":  # a source the administrator set up, by its name (never its address or password)
-        from .source_view import source_dataset
-
-        _apply(config, source_dataset(ref.name))
+        _apply(config, source_view.source_dataset(ref.name))
         return True, f"Loaded '{name}': every page now shows the saved view of the source '{ref.name}'."
     current = _dataset.dataset()
     if _matches(ref, current):

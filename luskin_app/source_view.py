@@ -151,25 +151,6 @@ def source_dataset(name: str) -> _dataset.Dataset:
     return _dataset.private_dataset(_source_dataset(opened.setting.key, opened))
 
 
-def use_source(name: str) -> str:
-    """Make the configured source the session's data (its first choices are guesses to confirm).
-
-    A configuration waiting for this source is applied instead. Returns a note for the user.
-    Raises LuskinError in plain words; then the data loaded before stays.
-    """
-    from .choices import guess_choices, set_choices
-    from .config import apply_pending_to
-
-    data = source_dataset(name)
-    choices, guesses = guess_choices(data.frame)
-    note = apply_pending_to(data)
-    if note is None:
-        st.session_state[keys.DATASET] = data
-        set_choices(choices, confirmed=False, guesses=guesses)
-        return ""
-    return note
-
-
 # --------------------------------------------------------------------------------------------
 # The audit and the model tools' rows
 # --------------------------------------------------------------------------------------------
@@ -245,52 +226,8 @@ def report_frame() -> pd.DataFrame | None:
 
 
 # --------------------------------------------------------------------------------------------
-# The Data page
+# The Data page (the picker that opens a source is in luskin_app.session)
 # --------------------------------------------------------------------------------------------
-def _open_chosen() -> None:
-    name = st.session_state.get(keys.SOURCE_PICK)
-    for key in ("source_error", "source_note"):
-        st.session_state.pop(key, None)
-    if not name:
-        return
-    try:
-        st.session_state[keys.SOURCE_NOTE] = use_source(name)
-    except LuskinError as err:
-        st.session_state[keys.SOURCE_ERROR] = str(err)
-        log.info("the source %r could not be opened", name)
-
-
-def render_sources() -> None:
-    """The administrator's sources beside upload and samples: pick one, open it (no rows are loaded)."""
-    found = settings()
-    if found.path is None and not found.problems:
-        return
-    with st.expander("Sources set up by your administrator", expanded=bool(found.sources or found.problems),
-                     icon=":material/database:"):
-        for problem in found.problems:
-            st.warning(ui.md(problem, 600) + " The other sources and the rest of Luskin work as usual.",
-                       icon=ui.ICONS["error"])
-        if not found.sources:
-            if not found.problems:
-                st.caption("No source is set up on this server.")
-            return
-        names = [s.name for s in found.sources]
-        if st.session_state.get(keys.SOURCE_PICK) not in names:
-            st.session_state[keys.SOURCE_PICK] = names[0]
-        pick = st.selectbox("Source", names, key="source_pick", format_func=ui.option_text,
-                            help="Large tables the audit reads where they live (a file, a database); "
-                                 "only counts travel, never the rows.")
-        described = next(s for s in found.sources if s.name == pick).description
-        if described:
-            st.caption(ui.md(described, 500))
-        st.button("Open this source", key="source_open", on_click=_open_chosen, icon=":material/database:")
-        if st.session_state.get(keys.SOURCE_ERROR):
-            st.error(ui.md(st.session_state[keys.SOURCE_ERROR], 800) + " The data loaded before is still in use.",
-                     icon=ui.ICONS["error"])
-        if st.session_state.get(keys.SOURCE_NOTE):
-            st.success(ui.md(st.session_state[keys.SOURCE_NOTE]), icon=ui.ICONS["ok"])
-
-
 def render_source_preview(data: _dataset.Dataset) -> bool:
     """For a configured source: its name, kind, row count and columns (no rows shown). False for other data."""
     if data.engine is None:

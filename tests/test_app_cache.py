@@ -16,9 +16,11 @@ TIMEOUT = 90
 def _tamper() -> None:
     import streamlit as st
 
-    from luskin_app import choices, dataset
-    from luskin_app.cache import cached_run, run_audit
+    from luskin_app import choices, dataset, session
+    from luskin_app.auditing import run_audit
+    from luskin_app.cache import cached_run
 
+    session.start()
     spec, problem = choices.current_spec()
     assert spec is not None, problem
     result = run_audit(spec)
@@ -35,9 +37,11 @@ def _tamper() -> None:
 def _look() -> None:
     import streamlit as st
 
-    from luskin_app import choices, dataset
-    from luskin_app.cache import cached_run, run_audit
+    from luskin_app import choices, dataset, session
+    from luskin_app.auditing import run_audit
+    from luskin_app.cache import cached_run
 
+    session.start()
     spec, problem = choices.current_spec()
     assert spec is not None, problem
     result = run_audit(spec)
@@ -77,8 +81,9 @@ def test_a_session_changing_its_copy_keeps_it_for_itself() -> None:
     def script() -> None:
         import streamlit as st
 
-        from luskin_app import dataset
+        from luskin_app import dataset, session
 
+        session.start()
         dataset.dataset().frame["mine"] = 1
         st.session_state["has"] = "mine" in dataset.dataset().frame.columns
 
