@@ -43,10 +43,14 @@ def _report_maker(spec: AuditSpec) -> tuple[Callable[[], ReportContent], list[st
                                        ("the equalized-distribution sweep", equalized),
                                        ("the audit over time", series)) if value is not None]
 
+    # Read from the session now: ``make`` also runs when the download is clicked, outside this run, where
+    # the session's state is not at hand (it once fell back to the Adult sample there, whatever the data).
+    frame, sample_note = source_view.report_frame(), source_view.report_sample_note(spec)
+
     def make() -> ReportContent:
-        return report_content(result, frame=source_view.report_frame(), dataset=ref, retrain=retrain,
-                              thresholds=thresholds, equalized=equalized, equalized_alpha=alpha, options=options,
-                              sample_note=source_view.report_sample_note(spec), adjusted=adjusted, series=series)
+        return report_content(result, frame=frame, dataset=ref, retrain=retrain, thresholds=thresholds,
+                              equalized=equalized, equalized_alpha=alpha, options=options, sample_note=sample_note,
+                              adjusted=adjusted, series=series)
 
     token = "|".join([dataset.dataset().fingerprint, spec.to_json(), options_key(options), str(alpha),
                       *(str(id(value)) for value in (retrain, thresholds, equalized, adjusted, series))])

@@ -62,3 +62,27 @@ def test_an_address_whose_upload_is_gone_says_so(ui: UI) -> None:
     ui.idle()
     text = ui.page.get_by_test_id("stMain").inner_text()
     assert "upload your file again" in text and "not your data" in text
+
+
+def test_the_downloaded_report_describes_the_uploaded_file(ui: UI, berkeley_csv: Path, tmp_path: Path) -> None:
+    """The HTML report is built when its button is clicked, outside the page's run: it must still describe the
+    upload (4,526 applicants), not fall back to the Adult sample's 48,842 rows."""
+    ui.page.set_viewport_size({"width": 1280, "height": 900})
+    ui.open()
+    ui.wait_text("Ready: comparing", timeout=120_000)
+    ui.idle()
+    ui.page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(berkeley_csv))
+    ui.wait_text("Luskin's first guesses for this file")
+    ui.page.get_by_role("button", name="Use these choices").first.click()
+    ui.wait_text("Ready: comparing")
+    ui.idle()
+    ui.goto_page("Report")
+    ui.wait_text("Download the report")
+    ui.idle()
+    with ui.page.expect_download(timeout=60_000) as info:
+        ui.page.get_by_role("button", name=re.compile("Download the HTML report")).click()
+    target = tmp_path / info.value.suggested_filename
+    info.value.save_as(str(target))
+    html = target.read_text(encoding="utf-8")
+    assert "berkeley_1973.csv" in html
+    assert "4,526" in html and "48,842" not in html
