@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from luskin_app import session, ui
+from luskin_app import housekeeping, session, ui
 
 st.set_page_config(page_title="Luskin: fairness audit", page_icon=ui.FAVICON, layout="wide")
+housekeeping.start()  # closed sessions let go of their uploads (luskin_app/housekeeping.py)
 
 TITLES = {"data": "Data", "audit": "Audit", "series": "Over time", "adjusted": "Adjusted gaps",
           "regulator": "Regulator tables", "proxy": "Proxy audit", "retrain": "Retrain", "thresholds": "Thresholds",

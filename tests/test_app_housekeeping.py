@@ -1,0 +1,51 @@
+"""Closed sessions let go of their data on a quiet server (issue 15 §3): the housekeeping thread drops the
+sessions whose browser left more than ``server.disconnectedSessionTTL`` ago, which Streamlit itself only does
+when another session disconnects. Memory is measured by benchmarks/bench_session_memory.py."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from luskin_app import housekeeping
+
+
+class _Session:
+    def __init__(self, sid: str) -> None:
+        self.id = sid
+
+
+class _Info:
+    def __init__(self, sid: str) -> None:
+        self.session = _Session(sid)
+
+
+def test_expired_sessions_are_dropped_and_fresh_ones_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On Streamlit's own session storage: an entry past its TTL goes, a fresh one stays."""
+    from streamlit.runtime.memory_session_storage import MemorySessionStorage
+
+    clock = [1000.0]
+    storage = MemorySessionStorage(maxsize=8, ttl_seconds=20)
+    cache = storage._cache
+    monkeypatch.setattr(cache, "_timer", lambda: clock[0])
+    storage.save(_Info("closed"))  # type: ignore[arg-type]
+    clock[0] += 15
+    storage.save(_Info("fresh"))  # type: ignore[arg-type]
+    clock[0] += 10  # "closed" is past its 20 s, and no other session disconnects
+    monkeypatch.setattr(housekeeping, "_storage_cache", lambda: cache)
+    assert len(cache._data) == 2  # Streamlit has not dropped the expired one by itself
+    assert housekeeping.reap_closed_sessions() == 1
+    assert storage.get("fresh") is not None and "closed" not in cache._data
+
+
+def test_the_streamlit_installed_keeps_sessions_where_housekeeping_looks() -> None:
+    """The private path the thread takes exists in this Streamlit (else it would log and stop)."""
+    from streamlit.runtime import Runtime
+    from streamlit.runtime.memory_session_storage import MemorySessionStorage
+    from streamlit.runtime.websocket_session_manager import WebsocketSessionManager
+
+    assert "_session_mgr" in inspect.getsource(Runtime.__init__)
+    assert "self._session_storage" in inspect.getsource(WebsocketSessionManager.__init__)
+    cache = MemorySessionStorage()._cache
+    assert hasattr(cache, "_data") and callable(cache.expire)
