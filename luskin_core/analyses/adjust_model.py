@@ -302,15 +302,21 @@ def _check_curves(counts: Mapping[str, int], forced: set[str], binned: Mapping[s
                               "categories.")
 
 
-def _bin_counts(frame: Any, bins: Mapping[str, int]) -> dict[str, int]:
-    """``bins`` with the columns' own names, each count checked (2 to 50 bins)."""
+def _counts(frame: Any, wanted: Mapping[str, int], low: int, high: int, words: str) -> dict[str, int]:
+    """``wanted`` with the columns' own names (``frame``'s, when it is a pandas frame), each count in
+    ``low``..``high``, else ``words`` (with ``{name}``, ``{count}``) in a plain sentence."""
     out = {}
-    for name, count in bins.items():
+    for name, count in wanted.items():
         column = resolve_column(frame, name, "control") if isinstance(frame, pd.DataFrame) else name
-        if not 2 <= int(count) <= 50:
-            raise LuskinError(f"Cut '{name}' into 2 to 50 bins (not {count}).")
+        if not low <= int(count) <= high:
+            raise LuskinError(words.format(name=name, count=count))
         out[column] = int(count)
     return out
+
+
+def _bin_counts(frame: Any, bins: Mapping[str, int]) -> dict[str, int]:
+    """``bins`` with the columns' own names, each count checked (2 to 50 bins)."""
+    return _counts(frame, bins, 2, 50, "Cut '{name}' into 2 to 50 bins (not {count}).")
 
 
 def bin_probs(count: int) -> list[float]:
@@ -398,13 +404,7 @@ def spline_note(splines: Mapping[str, Sequence[float]]) -> str:
 
 def _spline_counts(frame: Any, splines: Mapping[str, int]) -> dict[str, int]:
     """``splines`` with the columns' own names, each number of knots checked (3 to 7)."""
-    out = {}
-    for name, count in splines.items():
-        column = resolve_column(frame, name, "control") if isinstance(frame, pd.DataFrame) else name
-        if not 3 <= int(count) <= 7:
-            raise LuskinError(f"Fit '{name}' as a curve with 3 to 7 knots (not {count}).")
-        out[column] = int(count)
-    return out
+    return _counts(frame, splines, 3, 7, "Fit '{name}' as a curve with 3 to 7 knots (not {count}).")
 
 
 def _text_codes(series: pd.Series) -> tuple[np.ndarray, list[str]]:

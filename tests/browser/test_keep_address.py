@@ -15,20 +15,25 @@ from conftest import UI
 
 pytestmark = pytest.mark.browser
 
+def _upload(ui: UI, csv: Path) -> None:
+    """Open the app at 1280x900, upload the file and confirm Luskin's guesses, as a user does."""
+    ui.page.set_viewport_size({"width": 1280, "height": 900})
+    ui.open()
+    ui.wait_text("Ready: comparing", timeout=120_000)
+    ui.idle()
+    ui.page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(csv))
+    ui.wait_text("Luskin's first guesses for this file")
+    ui.page.get_by_role("button", name="Use these choices").first.click()
+    ui.wait_text("Ready: comparing")
+    ui.idle()
+
+
 def _sidebar(ui: UI) -> str:
     return ui.page.locator('section[data-testid="stSidebar"]').first.inner_text()
 
 
 def test_a_refresh_brings_back_the_upload_its_settings_and_the_slide(ui: UI, berkeley_csv: Path) -> None:
-    ui.page.set_viewport_size({"width": 1280, "height": 900})
-    ui.open()
-    ui.wait_text("Ready: comparing", timeout=120_000)
-    ui.idle()
-    ui.page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(berkeley_csv))
-    ui.wait_text("Luskin's first guesses for this file")
-    ui.page.get_by_role("button", name="Use these choices").first.click()
-    ui.wait_text("Ready: comparing")
-    ui.idle()
+    _upload(ui, berkeley_csv)
     assert "berkeley_1973.csv" in _sidebar(ui)
     key = re.search(r"[?&]data=([A-Za-z0-9_-]+)", ui.page.url)
     assert key and len(key.group(1)) >= 40, ui.page.url
@@ -67,15 +72,7 @@ def test_an_address_whose_upload_is_gone_says_so(ui: UI) -> None:
 def test_the_downloaded_report_describes_the_uploaded_file(ui: UI, berkeley_csv: Path, tmp_path: Path) -> None:
     """The HTML report is built when its button is clicked, outside the page's run: it must still describe the
     upload (4,526 applicants), not fall back to the Adult sample's 48,842 rows."""
-    ui.page.set_viewport_size({"width": 1280, "height": 900})
-    ui.open()
-    ui.wait_text("Ready: comparing", timeout=120_000)
-    ui.idle()
-    ui.page.get_by_test_id("stFileUploaderDropzoneInput").set_input_files(str(berkeley_csv))
-    ui.wait_text("Luskin's first guesses for this file")
-    ui.page.get_by_role("button", name="Use these choices").first.click()
-    ui.wait_text("Ready: comparing")
-    ui.idle()
+    _upload(ui, berkeley_csv)
     ui.goto_page("Report")
     ui.wait_text("Download the report")
     ui.idle()
