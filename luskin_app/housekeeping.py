@@ -27,7 +27,8 @@ PERIOD = 30.0  # seconds between two reapings
 def _storage_cache() -> Any:
     from streamlit.runtime import Runtime
 
-    return Runtime.instance()._session_mgr._session_storage._cache
+    manager: Any = Runtime.instance()._session_mgr  # a WebsocketSessionManager (typed as its protocol)
+    return manager._session_storage._cache
 
 
 def reap_closed_sessions() -> int:
