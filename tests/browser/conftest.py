@@ -227,13 +227,17 @@ class UI:
         """Choose ``option`` in the selectbox labelled ``label``."""
         box = self.page.get_by_role("combobox", name=label, exact=True).locator("visible=true").first
         choice = self.page.get_by_role("option", name=option, exact=True).first
-        for _ in range(3):   # a rerun that lands as the list opens closes it again: open it once more
+        for _ in range(3):
+            # A rerun that lands as the list opens closes it again, or redraws it under the click (the option
+            # is detached): open it once more. A click that did land leaves the list closed or the option gone.
             box.click()
             try:
                 choice.wait_for(state="visible", timeout=8_000)
-                break
+                choice.click(timeout=8_000)
+                return
             except Exception:  # noqa: BLE001 - playwright's TimeoutError; the last try below reports it
                 self.idle()
+        box.click()
         choice.click()
 
     def screenshot(self, name: str) -> Path:
