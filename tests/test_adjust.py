@@ -303,6 +303,59 @@ def test_diagnostics_name_proxies_single_values_and_perfect_prediction(adult_row
     assert "Perfect prediction" in text and "office = HQ (60 rows, all positive)" in text
 
 
+def test_a_numeric_proxy_is_named_alike_in_memory_in_the_cells_and_in_the_fit_from_sums(adult_rows):
+    """One rule bins a numeric control for the proxy check, whichever path fits: a pay grade that tracks sex
+    (thousands of values) and a two-valued code are named by all three; age, which does not, by none."""
+    from luskin_core.counting.sources import Source
+
+    male = (adult_rows["sex"] == "Male").to_numpy()
+    rng = np.random.default_rng(5)
+    frame = adult_rows.assign(
+        grade=adult_rows["age"].to_numpy() * 0.3 + np.where(male, 40.0, 0.0) + rng.normal(0, 3, len(male)).round(2),
+        code=np.where(rng.random(len(male)) < 0.03, np.where(male, 1.0, 2.0), np.where(male, 2.0, 1.0)),
+    )
+    spec = AuditSpec(outcome="income", positive=">50K", group_by=("sex",))
+    for controls, proxy in ((["grade", "education-num"], "'grade' alone tells the group of 98% of rows"),
+                            (["age", "code"], "'code' alone tells the group of 97% of rows")):
+        results = [adjust(frame, spec, controls), adjust(Source.from_frame(frame), spec, controls),
+                   adjust(Source.from_frame(frame), spec, controls, max_cells=100)]
+        assert "fitted from sums" in results[2].rows_note
+        for result in results:
+            named = [d for d in result.diagnostics if "alone tells the group" in d]
+            assert len(named) == 1 and named[0].startswith(proxy), result.diagnostics
+        assert results[0].diagnostics == results[1].diagnostics == results[2].diagnostics
+
+
+def test_proxy_levels_keep_ties_together_and_weigh_about_a_twentieth(adult_rows):
+    """The proxy check's bins against brute force: few occupied bins are each a level (a crosstab of value and
+    group); many are merged into 20 levels of about equal weight, equal values always in one level."""
+    from luskin_core.analyses.adjust_diagnostics import fine_bins, proxy_levels
+
+    rng = np.random.default_rng(11)
+    group = rng.integers(0, 3, 5_000)
+    few = rng.integers(0, 12, 5_000).astype(float) * 2.5
+    fine = np.zeros((1000, 3))
+    np.add.at(fine, (fine_bins(few, few.min(), few.max()), group), 1.0)
+    assert np.array_equal(proxy_levels(fine), pd.crosstab(few, group).to_numpy())
+    for x in (adult_rows["fnlwgt"].to_numpy(dtype=float), adult_rows["age"].to_numpy(dtype=float),
+              np.round(rng.lognormal(10, 1, 20_000), 0)):
+        g = rng.integers(0, 2, len(x))
+        bins = fine_bins(x, x.min(), x.max())
+        fine = np.zeros((1000, 2))
+        np.add.at(fine, (bins, g), 1.0)
+        levels = proxy_levels(fine)
+        assert levels.sum() == len(x)
+        occupied = np.bincount(bins, minlength=1000)
+        if (occupied > 0).sum() <= 50:
+            assert len(levels) == (occupied > 0).sum()
+            continue
+        weights = levels.sum(axis=1) / len(x)
+        assert len(levels) == 20 and weights.max() <= 1 / 20 + occupied.max() / len(x) + 1e-12
+        order = np.argsort(x, kind="stable")  # levels follow the values: ties share a level
+        level_of_bin = np.searchsorted(np.cumsum(levels.sum(axis=1)), np.cumsum(occupied), side="left")
+        assert np.all(np.diff(level_of_bin[bins[order]]) >= 0)
+
+
 def test_too_few_rows_and_user_mistakes(adult_rows):
     spec = AuditSpec(outcome="income", positive=">50K", group_by=("race",))
     small = adult_rows.sample(400, random_state=1)

@@ -5,6 +5,7 @@ Real servers (tests/engine_servers.py); run this file alone. Floats to 1e-9.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from engine_servers import postgres_url, spark_session  # noqa: F401 - fixtures
 
@@ -24,12 +25,18 @@ CASES = [
      "workclass", 100),
     (AuditSpec(outcome="hours-per-week", outcome_type="score", protected="sex == Female"), ["age", "fnlwgt", "race"],
      "workclass", 100),
+    # a numeric control that stands in for the group: the engine counts its bins for the proxy warning
+    (AuditSpec(outcome="income", positive=">50K", group_by=("sex",)), ["grade", "education-num"], None, 100),
 ]
 
 
 @pytest.fixture(scope="module")
 def rows():
-    return load_sample("adult").iloc[:ROWS].reset_index(drop=True)
+    adult = load_sample("adult").iloc[:ROWS].reset_index(drop=True)
+    male = (adult["sex"] == "Male").to_numpy()
+    # a pay grade that tracks sex, with thousands of values
+    return adult.assign(grade=adult["age"].to_numpy() * 0.3 + (adult["fnlwgt"].to_numpy() % 997) / 100.0
+                        + np.where(male, 15.0, 0.0))
 
 
 def assert_same(engine: AdjustResult, in_memory: AdjustResult, sums: bool) -> None:
@@ -49,6 +56,8 @@ def assert_same(engine: AdjustResult, in_memory: AdjustResult, sums: bool) -> No
                     "explained", "unexplained", "unexplained_ci_low"):
             assert getattr(b, key) == pytest.approx(getattr(a, key), abs=1e-9)
     assert engine.diagnostics == in_memory.diagnostics
+    if "grade" in [c.name for c in in_memory.coefficients]:
+        assert any(d.startswith("'grade' alone tells the group of") for d in engine.diagnostics)
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,8 @@
   has (categories): the model then compares rows that have no counterpart and extrapolates.
 * A proxy: a control that alone predicts the group for more than 90% of rows and removes at
   least half of the errors of guessing the largest group (e.g. ZIP code for race): holding it
-  equal holds the group itself nearly equal and hides the gap.
+  equal holds the group itself nearly equal and hides the gap. A numeric control predicts by
+  its bins (:func:`proxy_levels`), counted alike in memory and by an engine.
 * Perfect prediction (levels whose rows all have the same outcome) and a fit that did not
   converge.
 * Too few rows (or, for yes/no, too few of the rarer outcome) per coefficient: fewer than 10.
@@ -15,11 +16,10 @@ Single-valued controls are reported where the design leaves them out.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from luskin_core.analyses.adjust_model import category_codes, level_prefix
 from luskin_core.formatting import format_percent
@@ -31,11 +31,15 @@ SMD_LIMIT = 0.25
 OUTSIDE_LIMIT = 0.05
 PROXY_ACCURACY = 0.90
 PER_PARAMETER = 10
+FINE_BINS = 1000  # a numeric control's equal-width bins for the proxy check
+FEW_BINS = 50  # at most this many occupied: each its own level; more: merged into PROXY_BINS
+PROXY_BINS = 20
 
 
 def diagnose(cells: Cells, design: Design, fit: Fit, n: np.ndarray, k: np.ndarray, groups: Sequence[str], *,
-             linear: bool, n_parameters: int | None = None) -> list[str]:
-    """Every warning about the fit, one sentence each (``n_parameters``: the model's, where ``design`` holds part)."""
+             linear: bool, n_parameters: int | None = None, fine: Mapping[str, np.ndarray] | None = None) -> list[str]:
+    """Every warning about the fit, one sentence each (``n_parameters``: the model's, where ``design`` holds part;
+    ``fine``: rows per (fine bin, group) of numeric controls an engine counted, see :func:`fine_bins`)."""
     out: list[str] = []
     frame = cells.frame
     codes = design.group_code
@@ -87,7 +91,7 @@ def diagnose(cells: Cells, design: Design, fit: Fit, n: np.ndarray, k: np.ndarra
                        f"than {SMD_LIMIT} standard deviations for {', '.join(far[:6])}.")
         if outside:
             out.append(f"On '{name}', {'; '.join(outside[:4])}: those rows have no counterpart to compare with.")
-    out += _proxies(cells, design, n)
+    out += _proxies(cells, design, n, fine or {})
     if not linear:
         out += _separation(cells, design, fit, n, k)
     if not fit.converged:
@@ -150,27 +154,64 @@ def _moments(x: np.ndarray, w: np.ndarray) -> tuple[float, float]:
     return mean, var
 
 
-def _proxies(cells: Cells, design: Design, n: np.ndarray) -> list[str]:
-    """Controls that alone predict the group for most rows (majority group per level or per bin)."""
+def fine_bin_bounds(lo: float, hi: float) -> tuple[float, float]:
+    """The start and scale of a numeric control's fine bins: ``floor((x - start) * scale)``, held in 0..999.
+
+    Both are rounded to 12 significant digits, so an engine reads them from SQL as exactly the
+    doubles numpy uses (a 17-digit literal can be read as a decimal and land one unit off), and
+    every engine and the in-memory path put each value in the same bin.
+    """
+    return float(f"{lo:.12g}"), float(f"{FINE_BINS / (hi - lo):.12g}")
+
+
+def fine_bins(x: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """Each value's fine bin (as an engine computes it from :func:`fine_bin_bounds`)."""
+    start, scale = fine_bin_bounds(lo, hi)
+    return np.clip(np.floor((x - start) * scale), 0, FINE_BINS - 1).astype(np.int64)
+
+
+def proxy_levels(fine: np.ndarray) -> np.ndarray:
+    """Rows per (level, group) of a numeric control from its rows per (fine bin, group).
+
+    The rule, one for every path: the control's range cut into 1,000 bins of equal width; where at
+    most 50 hold rows (a code or a count), each is its own level; else neighbouring bins are merged
+    into 20 levels of about equal weight, a bin going where the middle of its rows falls. Ties stay
+    together and no row order matters, so an engine that counts the fine bins gets the same levels.
+    """
+    rows = fine.sum(axis=1)
+    occupied = fine[rows > 0]
+    if len(occupied) <= FEW_BINS:
+        return occupied
+    total = float(rows.sum())
+    middle = (np.cumsum(rows) - rows / 2) / total
+    level = np.minimum((middle * PROXY_BINS).astype(np.int64), PROXY_BINS - 1)
+    out = np.zeros((PROXY_BINS, fine.shape[1]))
+    np.add.at(out, level, fine)
+    return out
+
+
+def _proxies(cells: Cells, design: Design, n: np.ndarray, fine: Mapping[str, np.ndarray]) -> list[str]:
+    """Controls that alone predict the group for most rows (majority group per level or per bin).
+
+    ``fine``: numeric controls whose fine bins an engine counted (their rows are not in ``cells``).
+    """
     frame = cells.frame
     codes = design.group_code
+    n_groups = int(codes.max()) + 1
     total = float(n.sum())
-    base = float(pd.Series(n).groupby(codes).sum().max()) / total
+    base = float(np.bincount(codes, weights=n).max()) / total
+    tables: list[tuple[str, np.ndarray]] = []
+    for name in cells.numeric:
+        x = frame[name].to_numpy(dtype=float)
+        if name in design.control_cols and x.min() < x.max():
+            tables.append((name, proxy_levels(_table(fine_bins(x, float(x.min()), float(x.max())), codes, n,
+                                                     n_groups))))
+    tables += [(name, proxy_levels(table)) for name, table in fine.items()]
+    for name in cells.categorical:
+        if name in design.control_cols:
+            tables.append((name, _table(category_codes(frame[name])[0], codes, n, n_groups)))
     out = []
-    for name in (*cells.numeric, *cells.categorical):
-        if name not in design.control_cols:
-            continue
-        if name in cells.numeric:
-            x = frame[name].to_numpy(dtype=float)
-            level, uniques = pd.factorize(x)
-            if len(uniques) > 50:  # 20 bins of equal weight
-                order = np.argsort(x, kind="stable")
-                share = np.empty(len(x))
-                share[order] = (np.cumsum(n[order]) - n[order] / 2) / total
-                level = np.minimum((share * 20).astype(np.int64), 19)
-        else:
-            level = category_codes(frame[name])[0]
-        table = _table(level, codes, n, int(codes.max()) + 1)
+    for name, table in tables:
         accuracy = float(table.max(axis=1).sum()) / total
         gain = (accuracy - base) / (1 - base) if base < 1 else 0.0
         if accuracy > PROXY_ACCURACY and gain >= 0.5:

@@ -356,7 +356,11 @@ def _adjust_by_sums(source: Source, spec: AuditSpec, plan: Any, rows: Any, contr
     diagnostics = notes + _numeric_diagnostics([num_names[j] for j in own], design, groups, n, sx[:, own],
                                                sxx[:, own][:, :, own], lo[:, own], hi[:, own],
                                                None if outside is None else outside[:, :, own], splines)
-    diagnostics += diagnose(cells, design, fit, n, k, groups, linear=linear, n_parameters=p)
+    fine = _fine_counts(source, coded, complete, radix, len(group_names),
+                        [(num_names[j], x_index[j], float(np.nanmin(lo[:, j])), float(np.nanmax(hi[:, j])))
+                         for j in own])
+    passes += len(fine)
+    diagnostics += diagnose(cells, design, fit, n, k, groups, linear=linear, n_parameters=p, fine=fine)
     rows_note = (f"The model uses {int(N):,} rows and {p:,} coefficients, fitted from sums the engine computed per "
                  f"combination of group and categorical controls ({len(frame):,} of them) in {passes + queries:,} "
                  "queries, not from a sample")
@@ -794,6 +798,42 @@ def _outside(source: Source, coded: Any, key_exprs: dict[str, Any], complete: An
     result = result.iloc[_positions(result, first_keys)].reset_index(drop=True)
     per_key = _range_counts(result, G, q)
     return np.stack([np.stack([per_key[h][codes == g].sum(axis=0) for g in range(G)]) for h in range(G)])
+
+
+def _group_code(table: Any, radix: Sequence[int], n_group_parts: int) -> Any:
+    """Each row's group as one integer (the key's group columns in mixed radix, as :func:`_packed_key` packs them)."""
+    if "_kid" in table.columns:  # the rows kept for the fit: only the packed key
+        size = math.prod(radix[:n_group_parts])
+        return table["_kid"] % size if size < math.prod(radix) else table["_kid"]
+    return _packed_key(table, [f"_k{i}" for i in range(n_group_parts)], radix[:n_group_parts])
+
+
+def _fine_counts(source: Source, coded: Any, complete: Any, radix: Sequence[int],
+                 n_group_parts: int, controls: Sequence[tuple[str, int, float, float]]) -> dict[str, np.ndarray]:
+    """Rows per (fine bin, group) of each numeric control (name, column, lowest, highest), one query each.
+
+    The proxy check's counts (:func:`~luskin_core.analyses.adjust_diagnostics.proxy_levels`): equal-width
+    bins need only the range the first pass found, so no quantile (a sort of every row) is computed.
+    """
+    from luskin_core.analyses.adjust_diagnostics import FINE_BINS, fine_bin_bounds
+
+    ibis = _ibis()
+    table = coded.filter(complete)
+    group = _group_code(table, radix, n_group_parts)
+    out: dict[str, np.ndarray] = {}
+    for name, i, low, high in controls:
+        if not low < high:
+            continue
+        start, scale = fine_bin_bounds(low, high)
+        fine = ibis.least(ibis.greatest(((table[f"_x{i}"] - start) * scale).floor(), 0), FINE_BINS - 1)
+        counted = table.select(_g=group, _b=fine).group_by(["_g", "_b"]).aggregate(_n=ibis._.count())
+        result = source._run(counted, fetch=True, what="the adjusted gaps' query")
+        g = pd.to_numeric(result["_g"]).to_numpy(dtype=np.int64)
+        b = pd.to_numeric(result["_b"]).to_numpy(dtype=np.int64)
+        counts = np.zeros((FINE_BINS, int(g.max()) + 1 if len(g) else 1))
+        np.add.at(counts, (b, g), pd.to_numeric(result["_n"]).to_numpy(dtype=float))
+        out[name] = counts
+    return out
 
 
 def _spline_term(x: Any, knots: Sequence[float], j: int) -> Any:
