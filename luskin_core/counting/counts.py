@@ -50,6 +50,7 @@ from typing import Any, Protocol
 import numpy as np
 import pandas as pd
 
+from luskin_core.counting.arrays import SMALL_ROWS, Unsupported, count_rows
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec, resolve_column
 from luskin_core.spec.conditions import Condition, conjunction_mask
@@ -516,7 +517,7 @@ def finish_raw(raw: pd.DataFrame, plan: Plan, rules: CountRules) -> pd.DataFrame
     """
     reasons = np.zeros(len(raw), dtype=np.int64)
     for code, _ in reversed(rules.checks):  # the first check that fails names the reason
-        flag = raw[f"r{code}"].to_numpy(dtype=object)
+        flag = raw[f"r{code}"].to_numpy(dtype=object, copy=True)
         flag[pd.isna(flag)] = False
         reasons[flag.astype(bool)] = code
     kept = reasons == 0
@@ -833,11 +834,18 @@ def aggregate_frame(frame: pd.DataFrame, plan: Plan) -> pd.DataFrame:
     """The raw count table of an in-memory frame: one row per (group parts, cell parts, reason).
 
     The counting rules (:func:`count_rules`) run as one DuckDB query over the frame's columns,
-    the same rules every engine runs. Columns ``g0..``, ``c0..`` (raw key values: column values,
+    the same rules every engine runs; a frame of at most ``SMALL_ROWS`` rows is counted by numpy
+    (:mod:`luskin_core.counting.arrays`) from the same rules, where it reads them as DuckDB does. Columns ``g0..``, ``c0..`` (raw key values: column values,
     bin indices or booleans; None for missing), ``reason`` (a name from REASONS) and the counts
     in COUNT_COLUMNS. Rows left out carry no keys (one row per reason).
     """
     rules = count_rules(plan, frame_kind(frame))
+    if len(frame) <= SMALL_ROWS:  # numpy reads the same rules without a query's fixed cost
+        try:
+            return finish_raw(count_rows(frame, rules.keys, rules.checks, rules.values, metric_rules(plan)), plan,
+                              rules)
+        except Unsupported:
+            pass
     columns = rule_columns(*rules.keys.values(), *(e for _, e in rules.checks), *rules.values.values())
     raw = run_frame_query(frame, columns, lambda column, view: count_sql(plan, rules, view, column))
     return finish_raw(raw, plan, rules)
