@@ -20,6 +20,7 @@ import streamlit as st
 from luskin_app import audit_view, dataset, keys, ui
 from luskin_app import choices as ch_
 from luskin_app.auditing import run_audit
+from luskin_app.choices import Choices
 from luskin_app.help import HELP
 from luskin_core.analyses.audit import AuditResult
 from luskin_core.analyses.narrative import tolerance_words
@@ -43,7 +44,7 @@ def _filter_columns() -> list[str]:
     return [c for c in frame.columns if str(c).lower() not in banned]
 
 
-def _group_columns(ch: dict[str, Any]) -> list[str]:
+def _group_columns(ch: Choices) -> list[str]:
     if ch_.audit_choice(ch, "group_mode") == "columns":
         return [str(c) for c in ch_.audit_choice(ch, "group_by")]
     return [str(ch["protected_column"])] if ch.get("protected_column") else []
@@ -240,7 +241,7 @@ def _choice_widget(widget: Any, key: str, label: str, options: dict[str, str], c
     if st.session_state[key] not in options:
         st.session_state[key] = next(iter(options))
     value = widget(label, list(options), key=key, format_func=options.__getitem__, **kwargs)
-    ch[choice] = value
+    ch_.set_choice(ch, choice, value)
     return str(value)
 
 
@@ -250,7 +251,7 @@ def _many_values(frame: pd.DataFrame, column: str) -> bool:
     return ch_.is_numeric(series) and series.nunique(dropna=True) > MAX_VALUES
 
 
-def _binning_note(frame: pd.DataFrame, columns: list[str], ch: dict[str, Any]) -> None:
+def _binning_note(frame: pd.DataFrame, columns: list[str], ch: Choices) -> None:
     binned = [c for c in columns if c in frame.columns and _many_values(frame, c)]
     if binned:
         cuts = ch_.audit_choice(ch, "bins") or {}
@@ -265,11 +266,11 @@ def _columns_widget(key: str, label: str, options: list[str], choice: str, defau
     ch_.seed(key, [c for c in ch_.audit_choice(ch, choice) if c in options] or [c for c in default if c in options])
     st.session_state[key] = [c for c in st.session_state[key] if c in options]
     value = st.multiselect(label, options, key=key, format_func=ui.option_text, **kwargs)
-    ch[choice] = list(value)
+    ch_.set_choice(ch, choice, list(value))
     return list(value)
 
 
-def render_who(frame: pd.DataFrame, ch: dict[str, Any]) -> Any:
+def render_who(frame: pd.DataFrame, ch: Choices) -> Any:
     """One group vs the rest (from the Data page), or every value of one to three columns; returns the
     container that receives the reference group's choice once the groups are known."""
     st.subheader("Who is compared")
@@ -294,7 +295,8 @@ def render_who(frame: pd.DataFrame, ch: dict[str, Any]) -> Any:
         return None
     outcome = str(ch.get("outcome") or "").lower()
     options = [c for c in frame.columns if str(c).lower() != outcome]
-    default = [ch["protected_column"]] if ch.get("protected_column") else []
+    protected = ch.get("protected_column")
+    default = [protected] if protected else []
     columns = _columns_widget("audit_group_by", "Columns whose values form the groups (crossed: A × B)", options,
                               "group_by", default, max_selections=3,
                               help="Each value is a group; with two or three columns, each combination "
@@ -303,7 +305,7 @@ def render_who(frame: pd.DataFrame, ch: dict[str, Any]) -> Any:
     return st.container()
 
 
-def render_within(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
+def render_within(frame: pd.DataFrame, ch: Choices) -> None:
     """All rows, the filter and its complement, or strata of control columns."""
     st.subheader("Within what: compare like with like")
     mode = _choice_widget(st.radio, "audit_cell_mode", "Cells", CELL_MODES, "cell_mode", horizontal=True,
@@ -322,7 +324,7 @@ def render_within(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
         st.caption("No cells: the groups are compared over all rows.")
 
 
-def render_threshold(ch: dict[str, Any]) -> None:
+def render_threshold(ch: Choices) -> None:
     """The tolerance (difference, in points) or the impact-ratio threshold, by the metric."""
     if st.session_state.get(keys.AUDIT_METRIC, ch_.audit_choice(ch, "metric")) == "ratio":  # the radio sits below
         ch_.seed("audit_ratio_threshold", float(ch_.audit_choice(ch, "ratio_threshold")))
@@ -334,7 +336,7 @@ def render_threshold(ch: dict[str, Any]) -> None:
         render_tolerance()
 
 
-def _cut_points(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
+def _cut_points(frame: pd.DataFrame, ch: Choices) -> None:
     """Optional cut points for each binned group or strata column ("25, 40, 60")."""
     columns = _group_columns(ch) if ch_.audit_choice(ch, "group_mode") == "columns" else []
     if ch_.audit_choice(ch, "cell_mode") == "strata":
@@ -365,7 +367,7 @@ def _cut_points(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
     ch["bins"] = bins
 
 
-def render_outcome_choice(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
+def render_outcome_choice(frame: pd.DataFrame, ch: Choices) -> None:
     """The label from the Data page, or a numeric score with its cut-off (the median by default)."""
     kind = _choice_widget(st.radio, "audit_outcome_type", "What is audited", OUTCOME_TYPES, "outcome_type",
                           horizontal=True)
@@ -396,7 +398,7 @@ def render_outcome_choice(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
     ch["score_cutoff"] = float(st.number_input("Cut-off (at or above counts as positive)", key="audit_cutoff"))
 
 
-def render_more(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
+def render_more(frame: pd.DataFrame, ch: Choices) -> None:
     """More settings, out of a newcomer's way: outcome, metric, chance, small groups, bins."""
     with st.expander("More settings: score outcome, impact ratio, chance, small groups, bins"):
         render_outcome_choice(frame, ch)
@@ -417,9 +419,9 @@ def render_more(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
         _cut_points(frame, ch)
 
 
-def _probe(ch: dict[str, Any]) -> AuditResult | None:
+def _probe(ch: Choices) -> AuditResult | None:
     """The audit with the automatic reference: the groups and the group with the highest share."""
-    probe = dict(ch, reference=None)
+    probe: Choices = {**ch, "reference": None}
     try:
         spec = ch_.spec_from_choices(probe, dataset.dataset().frame)
         return run_audit(spec)
@@ -427,7 +429,7 @@ def _probe(ch: dict[str, Any]) -> AuditResult | None:
         return None
 
 
-def render_reference(box: Any, ch: dict[str, Any]) -> None:
+def render_reference(box: Any, ch: Choices) -> None:
     """The reference group: the highest share among big-enough groups (default), or one the user picks."""
     if box is None:
         return

@@ -15,6 +15,7 @@ import streamlit as st
 from luskin_app import choices as ch_
 from luskin_app import config, dataset, keys, session, source_view, ui
 from luskin_app.auditing import run_audit
+from luskin_app.choices import Choices
 from luskin_app.help import HELP
 from luskin_core.corrections.models import choose_features
 from luskin_core.counting.data import PRESETS, column_summary
@@ -147,7 +148,7 @@ def _first_positive(series: pd.Series, options: list[Any]) -> Any:
     return matches[0] if matches else options[0]
 
 
-def render_outcome(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
+def render_outcome(frame: pd.DataFrame, ch: Choices) -> None:
     """Outcome column and the value that counts as positive."""
     columns = list(frame.columns)
     ch_.seed("outcome", ch["outcome"])
@@ -160,7 +161,7 @@ def render_outcome(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
         problem = (f"The column '{outcome}' has no values short enough to choose from." if frame[outcome].notna().any()
                    else f"The column '{outcome}' has no values at all (every row is missing).")
         st.error(ui.md(problem) + " Choose another outcome column above.", icon=ui.ICONS["error"])
-        ch.update(outcome=outcome, positive=None)
+        ch.update({"outcome": outcome, "positive": None})
         return
     if outcome != ch["outcome"]:
         st.session_state[keys.POSITIVE] = _first_positive(frame[outcome], options)
@@ -173,7 +174,7 @@ def render_outcome(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
         st.warning(ui.md(f"'{outcome}' has {distinct:,} different values. The audit compares the share of rows "
                          f"whose value is exactly '{ui.option_text(positive)}'; an outcome is usually a yes/no "
                          "decision."), icon=ui.ICONS["info"])
-    ch.update(outcome=outcome, positive=positive)
+    ch.update({"outcome": outcome, "positive": positive})
     render_outcome_is(outcome, positive, ch)
 
 
@@ -183,7 +184,7 @@ OUTCOME_MEANING_LABELS = {
 }
 
 
-def render_outcome_is(outcome: str, positive: Any, ch: dict[str, Any]) -> None:
+def render_outcome_is(outcome: str, positive: Any, ch: Choices) -> None:
     """Is the counted outcome good or bad for the person? Guessed from the names, said on screen, changeable."""
     guess = guess_outcome_is(outcome, positive)
     seen = (outcome, str(positive))
@@ -199,7 +200,7 @@ def render_outcome_is(outcome: str, positive: Any, ch: dict[str, Any]) -> None:
     who = "the group with the lower share" if meaning == "adverse" else "the group with the higher share"
     st.caption(ui.md(f"Counted: {outcome} = {ui.option_text(positive)}, {meaning} ({guess.reason if meaning == guess.value else 'your choice'}); "
                      f"{who} is the favoured one."))
-    ch.update(outcome_is=meaning)
+    ch.update({"outcome_is": meaning})
 
 
 def _group_from_guess(series: pd.Series, options: list[Any]) -> tuple[list[Any], str, float]:
@@ -213,7 +214,7 @@ def _group_from_guess(series: pd.Series, options: list[Any]) -> tuple[list[Any],
     return (values or options[:1]), ">=", 0.0
 
 
-def render_protected(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
+def render_protected(frame: pd.DataFrame, ch: Choices) -> None:
     """Protected column and group: values for text, a comparison for numbers."""
     columns = [c for c in frame.columns if c != ch["outcome"]]
     ch_.seed("protected_column", ch["protected_column"])
@@ -234,7 +235,7 @@ def render_protected(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
         op = left.selectbox("Comparison", NUMBER_OPS, key="protected_op",
                             help="The protected group is the rows where the column compares true.")
         number = right.number_input(f"Value of {ui.md(column, 80)}", key="protected_number")
-        ch.update(protected_column=column, protected_op=op, protected_number=number)
+        ch.update({"protected_column": column, "protected_op": op, "protected_number": number})
     else:
         if changed:
             st.session_state[keys.PROTECTED_VALUES] = _group_from_guess(series, options)[0]
@@ -243,7 +244,7 @@ def render_protected(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
         values = st.multiselect("Protected group: the value(s) that form it", options, key="protected_values",
                                 format_func=ui.option_text,
                                 help="Rows with any of these values form the group; all other rows the other class.")
-        ch.update(protected_column=column, protected_values=list(values))
+        ch.update({"protected_column": column, "protected_values": list(values)})
         hidden = ch_.long_values(series)
         if hidden:
             st.caption(f"{hidden:,} value{'s' if hidden > 1 else ''} longer than {ch_.MAX_VALUE_CHARS:,} characters "
@@ -258,7 +259,7 @@ def render_protected(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
         st.session_state[keys.OTHER_LABEL] = ""
 
 
-def _automatic_names(frame: pd.DataFrame, ch: dict[str, Any]) -> tuple[str, str]:
+def _automatic_names(frame: pd.DataFrame, ch: Choices) -> tuple[str, str]:
     """The names the audit will use for the two groups when the user types none (from the data)."""
     try:
         condition = ch_.protected_condition(ch, frame)
@@ -268,7 +269,7 @@ def _automatic_names(frame: pd.DataFrame, ch: dict[str, Any]) -> tuple[str, str]
         return "from the values", "everyone else"
 
 
-def render_names(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
+def render_names(frame: pd.DataFrame, ch: Choices) -> None:
     """The names committee members will read for the two groups, asked right below where the group is chosen."""
     group_auto, other_auto = _automatic_names(frame, ch)
     ch_.seed("group_label", ch.get("group_label") or "")
@@ -278,13 +279,13 @@ def render_names(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
                             placeholder=f"automatic: {group_auto}"[:200])
     other = right.text_input("Name of everyone it is compared with", key="other_label", max_chars=200,
                              placeholder=f"automatic: {other_auto}"[:200])
-    ch.update(group_label=group.strip(), other_label=other.strip())
+    ch.update({"group_label": group.strip(), "other_label": other.strip()})
 
 
 MAX_NAMED_VALUES = 12   # a column with more distinct values is not offered for naming here
 
 
-def _named_columns(frame: pd.DataFrame, ch: dict[str, Any]) -> list[str]:
+def _named_columns(frame: pd.DataFrame, ch: Choices) -> list[str]:
     """The outcome and protected columns, when their values are few enough to name one by one."""
     out = []
     for column in (ch.get("outcome"), ch.get("protected_column")):
@@ -310,7 +311,7 @@ def _set_value_name(column: str, code: str, key: str) -> None:
     st.session_state.pop(keys.SPEC_MEMO, None)
 
 
-def render_value_names(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
+def render_value_names(frame: pd.DataFrame, ch: Choices) -> None:
     """Names for coded values ("1" -> "Female"), used on every chart, sentence, slide and report, and saved."""
     columns = _named_columns(frame, ch)
     if not columns:
@@ -333,7 +334,7 @@ def render_value_names(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
                     placeholder=ui.option_text(code), on_change=_set_value_name, args=(column, code, key))
 
 
-def render_features(frame: pd.DataFrame, ch: dict[str, Any]) -> None:
+def render_features(frame: pd.DataFrame, ch: Choices) -> None:
     """The columns the models may use (Retrain, Thresholds, Equalized distribution).
 
     Every column but the outcome is the default; an analyst must be able to take out columns

@@ -61,8 +61,8 @@ def render_options(spec: AuditSpec) -> RetrainOptions | None:
     opts.update(algorithm=int(algorithm), first=first, second=second, direction=direction,
                 all_cells=bool(all_cells), seed=int(seed))
     ch["retrain"] = opts
-    features = ch.get("features")
-    features = tuple(c for c in features if c != spec.outcome) if features else None
+    chosen = ch.get("features")
+    features = tuple(c for c in chosen if c != spec.outcome) if chosen else None
     return ui.guarded(RetrainOptions, algorithm=opts["algorithm"], first=first, second=second,
                       direction=direction, all_cells=bool(all_cells), seed=int(seed), features=features,
                       where="retrain")

@@ -15,6 +15,7 @@ from luskin_app.cache import cached_run, options_key, remember
 from luskin_core.analyses.series import EVERY, audit_series
 from luskin_core.errors import LuskinError
 from luskin_core.present.series_plots import series_figure
+from luskin_core.spec.audit_spec import AuditSpec
 
 st.title("Over time: do the gaps move?")
 spec_, problem_ = ch_.current_spec()
@@ -43,7 +44,8 @@ key_ = options_key({"data": data_.fingerprint, "spec": spec_.to_json(), "column"
                     "format": fmt_})
 try:
     with st.spinner("Counting every period..."):
-        result_ = cached_run("series", key_, lambda: audit_series(source_, spec_, column_, every_, fmt_ or None))
+        checked_: AuditSpec = spec_  # narrowed above; a lambda does not see the narrowing
+        result_ = cached_run("series", key_, lambda: audit_series(source_, checked_, column_, every_, fmt_ or None))
 except LuskinError as err:
     st.error(ui.md(err), icon=ui.ICONS["error"])
     st.stop()

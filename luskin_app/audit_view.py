@@ -242,7 +242,8 @@ def render_sufficiency(result: AuditResult) -> None:
         return
     st.caption(ui.md(lines[0]))
     details = [line.strip(" -") for line in lines[1:]]
-    details += [c.extras["power_sentence"] for c in result.comparisons if (c.extras or {}).get("power_sentence")]
+    details += [str(extras["power_sentence"]) for extras in (c.extras or {} for c in result.comparisons)
+                if extras.get("power_sentence")]
     if details:
         with st.expander("Which groups are too small, and what the data could have seen"):
             st.markdown(ui.bullet_list(details))

@@ -16,7 +16,7 @@ import copy
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypedDict, cast
 
 import numpy as np
 import pandas as pd
@@ -88,6 +88,50 @@ SPEC_KEYS = ("outcome", "positive", "protected_column", "protected_values", "pro
              "tolerance", "outcome_is", "value_names") + tuple(AUDIT_DEFAULTS)
 
 
+class Choices(TypedDict, total=False):
+    """The session's choices, key by key (plain JSON values: they are saved in configurations and kept
+    with an upload). Not every key is present in choices saved by an older version, hence ``total=False``;
+    :func:`audit_choice` gives the Audit page's defaults for the missing ones."""
+
+    outcome: str | None
+    positive: Any
+    outcome_is: str
+    protected_column: str | None
+    protected_values: list[Any]
+    protected_op: str
+    protected_number: float
+    protected_condition: dict[str, Any] | None
+    group_label: str
+    other_label: str
+    filters: list[dict[str, Any]]
+    filter_label: str | None
+    not_filter_label: str | None
+    population: list[dict[str, Any]]
+    tolerance: float
+    value_names: dict[str, dict[str, str]]
+    features: list[str] | None
+    # the Audit page's (AUDIT_DEFAULTS)
+    group_mode: str
+    group_by: list[str]
+    reference: str | None
+    min_group_size: int
+    min_group_share: float
+    cell_mode: str
+    strata: list[str]
+    bins: dict[str, list[float]]
+    n_bins: int
+    outcome_type: str
+    score_column: str | None
+    score_cutoff: float | None
+    metric: str
+    ratio_threshold: float
+    correction: str
+    # each model page's options (DEFAULT_OPTIONS)
+    retrain: dict[str, Any]
+    thresholds: dict[str, Any]
+    equalize: dict[str, Any]
+
+
 def plain(value: Any) -> Any:
     """numpy scalars to Python ones (JSON and widget friendly)."""
     return value.item() if isinstance(value, np.generic) else value
@@ -100,12 +144,12 @@ def is_numeric(series: pd.Series) -> bool:
 # --------------------------------------------------------------------------------------------
 # The session's choices
 # --------------------------------------------------------------------------------------------
-def choices() -> dict[str, Any]:
+def choices() -> Choices:
     """The session's current choices (set with its dataset when the visit starts: luskin_app.session)."""
-    return st.session_state[keys.CHOICES]
+    return cast(Choices, st.session_state[keys.CHOICES])
 
 
-def set_choices(new: dict[str, Any], *, confirmed: bool, guesses: FirstChoices | None = None) -> None:
+def set_choices(new: Choices, *, confirmed: bool, guesses: FirstChoices | None = None) -> None:
     """Replace every choice (a new dataset, a preset or a loaded configuration); widgets re-seed."""
     st.session_state[keys.CHOICES] = new
     st.session_state[keys.CONFIRMED] = confirmed
@@ -151,7 +195,7 @@ def _merged_options(options: dict[str, Any] | None) -> dict[str, dict[str, Any]]
     return merged
 
 
-def _audit_choices(spec: AuditSpec) -> dict[str, Any]:
+def _audit_choices(spec: AuditSpec) -> Choices:
     """The Audit page's choices (groups by columns, strata, score, metric ...) that reproduce ``spec``."""
     return {
         "group_mode": spec.group_mode, "group_by": list(spec.group_by), "reference": spec.reference,
@@ -165,7 +209,7 @@ def _audit_choices(spec: AuditSpec) -> dict[str, Any]:
 
 
 def choices_from_spec(spec: AuditSpec, frame: pd.DataFrame, features: Sequence[str] | None = None,
-                      options: dict[str, Any] | None = None) -> dict[str, Any]:
+                      options: dict[str, Any] | None = None) -> Choices:
     """The widget-level choices that reproduce ``spec`` on ``frame``.
 
     A specification grouping by columns keeps the Data page's protected group on the first of
@@ -185,7 +229,7 @@ def choices_from_spec(spec: AuditSpec, frame: pd.DataFrame, features: Sequence[s
     except (TypeError, ValueError):
         raise LuskinError(f"The protected condition '{p}' compares the numbers of '{column}' with a value "
                           "that is not a number.") from None
-    choices = {
+    choices: Choices = {
         "outcome": spec.outcome,
         "positive": plain(spec.positive),
         "protected_column": column,
@@ -205,16 +249,23 @@ def choices_from_spec(spec: AuditSpec, frame: pd.DataFrame, features: Sequence[s
         "features": list(features) if features else None,
     }
     choices.update(_audit_choices(spec))
-    choices.update(_merged_options(options))
+    _add_options(choices, _merged_options(options))
     return choices
 
 
-def guess_choices(frame: pd.DataFrame) -> tuple[dict[str, Any], FirstChoices]:
+def _add_options(choices: Choices, options: dict[str, dict[str, Any]]) -> None:
+    """Each model page's options into the choices."""
+    choices["retrain"] = options["retrain"]
+    choices["thresholds"] = options["thresholds"]
+    choices["equalize"] = options["equalize"]
+
+
+def guess_choices(frame: pd.DataFrame) -> tuple[Choices, FirstChoices]:
     """First choices for an uploaded file, from the core's guesses, and the guesses themselves."""
     guess = first_choices(frame)
     group: Condition | None = guess.group.value
     numeric = is_numeric(frame[guess.protected.value])
-    choices = {
+    choices: Choices = {
         "outcome": guess.outcome.value, "positive": plain(guess.positive.value),
         "protected_column": guess.protected.value,
         "protected_values": [plain(group.value)] if group is not None and not numeric else [],
@@ -224,12 +275,12 @@ def guess_choices(frame: pd.DataFrame) -> tuple[dict[str, Any], FirstChoices]:
         "filters": [], "filter_label": None, "not_filter_label": None, "population": [],
         "tolerance": 0.05, "features": None, "outcome_is": guess.outcome_is.value, "value_names": {},
     }
-    choices.update(copy.deepcopy(AUDIT_DEFAULTS))
-    choices.update(_merged_options(None))
+    choices.update(cast(Choices, copy.deepcopy(AUDIT_DEFAULTS)))
+    _add_options(choices, _merged_options(None))
     return choices, guess
 
 
-def protected_condition(ch: dict[str, Any], frame: pd.DataFrame) -> Condition:
+def protected_condition(ch: Choices, frame: pd.DataFrame) -> Condition:
     """The protected condition the choices describe (values for text, a comparison for numbers)."""
     column = check_column(frame, ch.get("protected_column"), "protected")
     if is_numeric(frame[column]):
@@ -244,13 +295,18 @@ def protected_condition(ch: dict[str, Any], frame: pd.DataFrame) -> Condition:
     return Condition(column, "==", values[0]) if len(values) == 1 else Condition(column, "in", tuple(values))
 
 
-def audit_choice(ch: dict[str, Any], key: str) -> Any:
+def audit_choice(ch: Choices, key: str) -> Any:
     """One of the Audit page's choices, or its default (choices made before these existed lack them)."""
-    value = ch.get(key, AUDIT_DEFAULTS[key])
+    value = cast(dict[str, Any], ch).get(key, AUDIT_DEFAULTS[key])
     return copy.deepcopy(AUDIT_DEFAULTS[key]) if value is None and AUDIT_DEFAULTS[key] is not None else value
 
 
-def spec_from_choices(ch: dict[str, Any], frame: pd.DataFrame) -> AuditSpec:
+def set_choice(ch: Choices, key: str, value: Any) -> None:
+    """Set one of the choices a widget names by its key (a key the page holds in a variable)."""
+    cast(dict[str, Any], ch)[key] = value
+
+
+def spec_from_choices(ch: Choices, frame: pd.DataFrame) -> AuditSpec:
     """The page's thin parser: the choices into the specification's typed parts, then the one validator.
 
     Each part checks itself when built and :func:`luskin_core.spec.validation.check_spec` adds the rules
@@ -268,18 +324,18 @@ def spec_from_choices(ch: dict[str, Any], frame: pd.DataFrame) -> AuditSpec:
     else:
         check_outcome(frame, ch.get("outcome"), ch.get("positive"))
     outcome = OutcomeSpec(
-        outcome=audit_choice(ch, "score_column") if score else ch.get("outcome"),
+        outcome=audit_choice(ch, "score_column") if score else str(ch.get("outcome")),
         positive=None if score else ch.get("positive"), outcome_type="score" if score else "label",
         score_cutoff=audit_choice(ch, "score_cutoff") if score else None,
         outcome_is=ch.get("outcome_is") or "favourable")
     by_columns = audit_choice(ch, "group_mode") == "columns"
-    names = {"value_names": ch.get("value_names") or {}}
+    names: Any = ch.get("value_names") or {}  # GroupSpec checks and freezes them
     if by_columns:
         groups = GroupSpec(group_by=tuple(audit_choice(ch, "group_by") or ()), reference=audit_choice(ch, "reference"),
-                           **names)
+                           value_names=names)
     else:
         groups = GroupSpec(protected=protected_condition(ch, frame), group_label=ch.get("group_label") or None,
-                           other_label=ch.get("other_label") or None, **names)
+                           other_label=ch.get("other_label") or None, value_names=names)
         reference = audit_choice(ch, "reference")
         if reference in (groups.group_name, groups.other_name):   # a reference left from another way of grouping
             groups = replace(groups, reference=reference)
@@ -293,8 +349,8 @@ def spec_from_choices(ch: dict[str, Any], frame: pd.DataFrame) -> AuditSpec:
     cells = CellSpec(
         filters=filters, filter_label=ch.get("filter_label") or None if filters else None,
         not_filter_label=ch.get("not_filter_label") or None if filters else None, strata=strata,
-        bins={str(name): cuts for name, cuts in (audit_choice(ch, "bins") or {}).items()
-              if cuts and str(name).lower() in used},
+        bins=cast(Any, {str(name): cuts for name, cuts in (audit_choice(ch, "bins") or {}).items()
+                        if cuts and str(name).lower() in used}),  # CellSpec checks and freezes them
         n_bins=audit_choice(ch, "n_bins"),
         population=tuple(Condition.from_dict(c) for c in ch.get("population") or ()))
     judgement = Judgement(
@@ -373,7 +429,7 @@ def _drop_population() -> None:
 def _drop_from(key: str, column: str) -> Callable[[], None]:
     def apply() -> None:
         ch = choices()
-        ch[key] = [c for c in audit_choice(ch, key) if str(c).lower() != column.lower()]
+        set_choice(ch, key, [c for c in audit_choice(ch, key) if str(c).lower() != column.lower()])
         st.session_state.pop(keys.audit_widget(key), None)
     return apply
 
@@ -391,13 +447,13 @@ def _use_label() -> None:
     st.session_state.pop(keys.AUDIT_OUTCOME_TYPE, None)
 
 
-def _group_columns(ch: dict[str, Any]) -> list[str]:
+def _group_columns(ch: Choices) -> list[str]:
     if audit_choice(ch, "group_mode") == "columns":
         return [str(c) for c in audit_choice(ch, "group_by")]
     return [str(ch["protected_column"])] if ch.get("protected_column") else []
 
 
-def _audit_fixes(ch: dict[str, Any], frame: pd.DataFrame) -> list[Fix]:
+def _audit_fixes(ch: Choices, frame: pd.DataFrame) -> list[Fix]:
     """Ways out of the Audit page's own choices: a column in two roles, a one-valued group column ..."""
     out: list[Fix] = []
     groups = {c.lower() for c in _group_columns(ch)}
@@ -420,7 +476,7 @@ def _audit_fixes(ch: dict[str, Any], frame: pd.DataFrame) -> list[Fix]:
     return out
 
 
-def fixes(ch: dict[str, Any], frame: pd.DataFrame) -> list[Fix]:
+def fixes(ch: Choices, frame: pd.DataFrame) -> list[Fix]:
     """The ways out of the choices' problems that a page can offer as buttons.
 
     A filter on the outcome or a group column (say the user made ``age`` protected while a
@@ -446,7 +502,7 @@ def fixes(ch: dict[str, Any], frame: pd.DataFrame) -> list[Fix]:
     return out + _audit_fixes(ch, frame)
 
 
-def model_columns(ch: dict[str, Any], frame: pd.DataFrame, outcome: str,
+def model_columns(ch: Choices, frame: pd.DataFrame, outcome: str,
                   leave_out: Sequence[str] = ()) -> list[str]:
     """The columns the models will use: the chosen ones, or the core's default (all but the outcome)."""
     from luskin_core.corrections.models import choose_features
@@ -456,19 +512,19 @@ def model_columns(ch: dict[str, Any], frame: pd.DataFrame, outcome: str,
     return [c for c in chosen if str(c).lower() not in banned and c in frame.columns]
 
 
-def check_model_inputs(ch: dict[str, Any], frame: pd.DataFrame, outcome: str, leave_out: Sequence[str] = ()) -> None:
+def check_model_inputs(ch: Choices, frame: pd.DataFrame, outcome: str, leave_out: Sequence[str] = ()) -> None:
     """The model columns hold finite numbers (LuskinError otherwise; :func:`model_fixes` offers the way out)."""
     check_finite(frame, model_columns(ch, frame, outcome, leave_out))
 
 
-def _drop_feature(ch: dict[str, Any], column: str, columns: list[str]) -> Callable[[], None]:
+def _drop_feature(ch: Choices, column: str, columns: list[str]) -> Callable[[], None]:
     def apply() -> None:
         ch["features"] = [c for c in columns if c != column]
         st.session_state.pop(keys.MODEL_FEATURES, None)
     return apply
 
 
-def model_fixes(ch: dict[str, Any], frame: pd.DataFrame, outcome: str, leave_out: Sequence[str] = ()) -> list[Fix]:
+def model_fixes(ch: Choices, frame: pd.DataFrame, outcome: str, leave_out: Sequence[str] = ()) -> list[Fix]:
     """One button per model column holding infinite numbers: leave it out of the model inputs."""
     try:
         columns = model_columns(ch, frame, outcome)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 import streamlit as st
@@ -45,7 +45,7 @@ def page_options() -> dict[str, Any]:
     """Everything beyond the AuditSpec: the model columns and each page's options."""
     ch = _choices.choices()
     return {"features": ch.get("features"),
-            "options": {page: dict(ch.get(page) or {}) for page in _choices.DEFAULT_OPTIONS}}
+            "options": {page: dict(cast(dict[str, Any], ch).get(page) or {}) for page in _choices.DEFAULT_OPTIONS}}
 
 
 def configuration_json() -> str:
@@ -161,7 +161,7 @@ def read_configuration(raw: bytes | str) -> LuskinConfig:
                           "saved from the Report page, unchanged.") from None
 
 
-def build_choices(config: LuskinConfig, frame: pd.DataFrame) -> dict[str, Any]:
+def build_choices(config: LuskinConfig, frame: pd.DataFrame) -> _choices.Choices:
     """The choices a configuration makes on ``frame``, checked in full before anything changes."""
     features, options = check_extra(config.extra or {}, frame, config.spec.outcome)
     new = _choices.choices_from_spec(config.spec, frame, features=features, options=options)

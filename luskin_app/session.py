@@ -51,10 +51,8 @@ def _restore(key: str) -> bool:
         data = _dataset.read_upload(name, raw)
     except LuskinError:
         return False
-    st.session_state[keys.DATASET] = data
+    _switch_to(data)  # a first visit: no configuration waits
     st.session_state[KEPT_KEY] = key
-    choices, guesses = guess_choices(data.frame)
-    set_choices(choices, confirmed=False, guesses=guesses)
     if settings:
         try:
             apply_configuration(settings, name)
@@ -122,10 +120,16 @@ def use_upload(name: str, raw: bytes) -> str:
     is applied instead. Returns a note for the user (empty when there is nothing to add).
     Raises LuskinError with a plain message (empty file, not a CSV, a single column, ...).
     """
-    data = _dataset.read_upload(name, raw)
+    note = _switch_to(_dataset.read_upload(name, raw))
+    _keep(name, raw)
+    return note
+
+
+def _switch_to(data: _dataset.Dataset) -> str:
+    """Make ``data`` (an upload or a configured source) the session's dataset with its first guesses to
+    confirm, or apply the configuration waiting for it instead; returns that configuration's note (or "")."""
     choices, guesses = guess_choices(data.frame)
     note = apply_pending_to(data)
-    _keep(name, raw)
     if note is None:
         st.session_state[keys.DATASET] = data
         set_choices(choices, confirmed=False, guesses=guesses)
@@ -151,14 +155,7 @@ def use_source(name: str) -> str:
     A configuration waiting for this source is applied instead. Returns a note for the user.
     Raises LuskinError in plain words; then the data loaded before stays.
     """
-    data = source_view.source_dataset(name)
-    choices, guesses = guess_choices(data.frame)
-    note = apply_pending_to(data)
-    if note is None:
-        st.session_state[keys.DATASET] = data
-        set_choices(choices, confirmed=False, guesses=guesses)
-        return ""
-    return note
+    return _switch_to(source_view.source_dataset(name))
 
 
 def _open_chosen() -> None:

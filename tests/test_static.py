@@ -1,5 +1,5 @@
 """Static checks are part of the suite: ruff (its default rules, pyproject's line length) on the whole
-repository, and mypy on the core library (pyproject's settings), with no errors."""
+repository, and mypy on the library, the command line and the dashboard (pyproject's settings), with no errors."""
 
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ def test_ruff_finds_nothing() -> None:
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
 
 
-def test_mypy_finds_nothing_in_the_core() -> None:
+def test_mypy_finds_nothing_in_the_core_the_command_line_or_the_dashboard() -> None:
     pytest.importorskip("mypy")
-    done = _run("mypy", "--no-incremental", "--cache-dir", "/dev/null", "luskin_core", "luskin_cli")
+    done = _run("mypy", "--no-incremental", "--cache-dir", "/dev/null", "luskin_core", "luskin_cli", "luskin_app",
+                "app_pages", "app.py")
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
