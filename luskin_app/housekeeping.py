@@ -4,7 +4,8 @@
 Streamlit keeps a disconnected session (its state: the uploaded frame, results) for a reconnect,
 and drops it only lazily, the next time another session disconnects; on a quiet server a closed
 session's upload stayed in memory for good (measured: +71 to +112 MB per 1M-row upload, nothing
-given back). One thread per server reaps the expired ones every ``PERIOD`` seconds. It reaches
+given back). One thread per server reaps the expired ones every ``PERIOD`` seconds, and hands the freed
+memory back to the system (:func:`give_back_freed_memory`). It reaches
 Streamlit's session storage through private attributes (there is no public call); if a version
 of Streamlit moves them, it logs once and does nothing, as before.
 """
@@ -39,8 +40,26 @@ def reap_closed_sessions() -> int:
     kept = len(cache._data)
     if kept < before:
         gc.collect()  # their frames and results sit in reference cycles (session state, page globals)
+        give_back_freed_memory()
         log.info("dropped %d closed session(s); %d kept for a reconnect", before - kept, kept)
     return kept
+
+
+def give_back_freed_memory() -> bool:
+    """Return the C heap's free pages to the system (glibc's ``malloc_trim``); whether it could.
+
+    Freeing a session's frame frees its memory inside the process, but glibc keeps the freed pages of
+    its heaps for the next allocation, so the server's resident memory did not fall (measured in one
+    process: three 1M-row uploads audited and deleted, 270 MB resident; after the trim, 190 MB). Nothing
+    is allocated or changed; the pages come back on the next allocation. Elsewhere than glibc: a no-op.
+    """
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+        return bool(libc.malloc_trim(0))
+    except (OSError, AttributeError):
+        return False
 
 
 def _loop(period: float) -> None:
