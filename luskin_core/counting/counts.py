@@ -609,10 +609,16 @@ def to_sql(expr: Expr, column: Any = sql_name) -> str:
 
 def count_sql(plan: Plan, rules: CountRules, relation: str, column: Any = sql_name) -> str:
     """The counting query of ``rules`` over ``relation`` (a table name or a table function), in DuckDB SQL."""
-    inner = [f"{to_sql(e, column)} AS {sql_name(k)}" for k, e in rules.keys.items()]
+    # A number's value key is grouped on the column itself and made a double after: the same groups
+    # (a cast joins no two values a double tells apart; the count table adds up any it joins), and
+    # DuckDB hashes an integer faster than a double (1M rows, 6 groups x 20 strata: about a third).
+    raw = {k: e[1] for k, e in rules.keys.items() if e[0] == "float" and e[1][0] == "col"}
+    inner = [f"{to_sql(raw.get(k, e), column)} AS {sql_name(k + '_raw' if k in raw else k)}"
+             for k, e in rules.keys.items()]
     inner += [f"{to_sql(e, column)} AS r{code}" for code, e in rules.checks]
     inner += [f"{to_sql(e, column)} AS {sql_name(k)}" for k, e in rules.values.items()]
-    outer = [sql_name(k) for k in rules.keys] + [f"r{code}" for code, _ in rules.checks]
+    outer = [f"CAST({sql_name(k + '_raw')} AS DOUBLE) AS {sql_name(k)}" if k in raw else sql_name(k)
+             for k in rules.keys] + [f"r{code}" for code, _ in rules.checks]
     for name, (how, what) in metric_rules(plan).items():
         if how == "count":
             outer.append(f"count(*) AS {name}")
@@ -622,7 +628,8 @@ def count_sql(plan: Plan, rules: CountRules, relation: str, column: Any = sql_na
             outer.append(f"CAST(sum({to_sql(what)}) AS BIGINT) AS {name}")  # type: ignore[arg-type]
         else:
             outer.append(f"sum({to_sql(what)} * {to_sql(what)}) AS {name}")  # type: ignore[arg-type]
-    groups = ", ".join([sql_name(k) for k in rules.keys] + [f"r{code}" for code, _ in rules.checks])
+    groups = ", ".join([sql_name(k + "_raw" if k in raw else k) for k in rules.keys]
+                       + [f"r{code}" for code, _ in rules.checks])
     return f"SELECT {', '.join(outer)} FROM (SELECT {', '.join(inner)} FROM {relation}) GROUP BY {groups}"
 
 
