@@ -249,15 +249,8 @@ def choices_from_spec(spec: AuditSpec, frame: pd.DataFrame, features: Sequence[s
         "features": list(features) if features else None,
     }
     choices.update(_audit_choices(spec))
-    _add_options(choices, _merged_options(options))
+    choices.update(cast(Choices, _merged_options(options)))
     return choices
-
-
-def _add_options(choices: Choices, options: dict[str, dict[str, Any]]) -> None:
-    """Each model page's options into the choices."""
-    choices["retrain"] = options["retrain"]
-    choices["thresholds"] = options["thresholds"]
-    choices["equalize"] = options["equalize"]
 
 
 def guess_choices(frame: pd.DataFrame) -> tuple[Choices, FirstChoices]:
@@ -276,7 +269,7 @@ def guess_choices(frame: pd.DataFrame) -> tuple[Choices, FirstChoices]:
         "tolerance": 0.05, "features": None, "outcome_is": guess.outcome_is.value, "value_names": {},
     }
     choices.update(cast(Choices, copy.deepcopy(AUDIT_DEFAULTS)))
-    _add_options(choices, _merged_options(None))
+    choices.update(cast(Choices, _merged_options(None)))
     return choices, guess
 
 
