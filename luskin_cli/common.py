@@ -131,11 +131,14 @@ def resolve(args: argparse.Namespace, *, engine: bool = False,
 
         # size, encoding, depth and entry types checked first: a broken file is refused before pandas loads
         loaded = read_config_file(args.config)
-    from luskin_core.counting.data import get_preset, load_data
     from luskin_core.spec.audit_spec import AuditSpec
     from luskin_core.spec.conditions import conjunction_mask
 
-    preset = get_preset(args.preset) if args.preset else None
+    preset = None
+    if args.preset:
+        from luskin_core.counting.data import get_preset
+
+        preset = get_preset(args.preset)
     base: AuditSpec | None = preset.spec if preset else None
     if loaded is not None:
         # A saved dashboard configuration keeps the specification under "spec".
@@ -152,6 +155,7 @@ def resolve(args: argparse.Namespace, *, engine: bool = False,
             return open_for_args(args, source), spec, _split_names(args.features) or None
         frame = sample_for_args(args, source, spec)
     else:
+        from luskin_core.counting.data import load_data
         from luskin_core.spec.validation import check_column_names, check_spec
 
         frame = load_data(source)

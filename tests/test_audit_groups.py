@@ -389,6 +389,6 @@ def test_raw_table_rows_left_out_carry_no_keys(adult):
     frame = adult.copy()
     frame.loc[:4, "income"] = pd.NA
     spec = AuditSpec("income", ">50K", group_by=("race",))
-    raw = aggregate_frame(frame, plan_for_frame(frame, spec))
+    raw = aggregate_frame(frame, plan_for_frame(frame, spec)).to_frame()
     left_out = raw[raw["reason"] != "kept"]
     assert left_out["n"].tolist() == [5] and left_out["g0"].isna().all()

@@ -37,10 +37,10 @@ def both(frame: pd.DataFrame, spec: AuditSpec) -> tuple[pd.DataFrame | None, pd.
     rules = count_rules(plan, frame_kind(frame))
     columns = rule_columns(*rules.keys.values(), *(e for _, e in rules.checks), *rules.values.values())
     duck = finish_raw(run_frame_query(frame, columns, lambda column, view: count_sql(plan, rules, view, column)),
-                      plan, rules)
+                      plan, rules).to_frame()
     try:
         mine: pd.DataFrame | None = finish_raw(count_rows(frame, rules.keys, rules.checks, rules.values,
-                                                          metric_rules(plan)), plan, rules)
+                                                          metric_rules(plan)), plan, rules).to_frame()
     except Unsupported:
         mine = None
 

@@ -347,7 +347,7 @@ def test_values_the_first_rows_did_not_show_cannot_multiply_the_table(tmp_path, 
         plan = build_plan(spec, facts)
         assert set(facts.assumed) == {column}
         raw = source.raw_counts(plan, assumed=dict(facts.assumed))
-        assert not raw.attrs["assumptions_hold"] and len(raw) <= 3 * 3 + 1, column  # groups x (2 seen + 1) + left out
+        assert not raw.assumptions_hold and len(raw) <= 3 * 3 + 1, column  # groups x (2 seen + 1) + left out
         expected, _ = count_frame(frame, spec)
         assert_same(expected.to_frame().to_dict("list"), source.count_table(spec).to_frame().to_dict("list"))
 

@@ -12,7 +12,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-BASE = {"errors", "formatting", "export", "_locations", "__init__"}
+BASE = {"errors", "formatting", "export", "_locations", "_lazy", "__init__"}
 LAYERS = {"spec": 1, "counting": 2, "stats": 3, "analyses": 4, "corrections": 5, "present": 6}
 
 

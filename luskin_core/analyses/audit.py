@@ -7,6 +7,11 @@ complement, or strata of control columns), with intervals, tests adjusted for th
 comparisons, impact ratios, a pooled view across cells and a verdict that separates a real gap
 from chance and from too few rows (see :mod:`luskin_core.stats.comparisons`).
 
+if TYPE_CHECKING:
+    import pandas as pd
+else:  # imported on first use: a file's audit on the command line never needs it
+    from luskin_core._lazy import pandas as pd
+
 Every number comes from one count table (:mod:`luskin_core.counting.counts`), made by one aggregation.
 One truth: the comparisons' verdicts. For the paper's setup (two classes, one filter) the
 result also keeps the paper's view, ``cells`` (each class in each filter cell) and ``gaps``
@@ -19,10 +24,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from luskin_core.analyses import narrative
 from luskin_core.counting.counts import CountTable, count_arrays, count_frame
@@ -43,6 +47,11 @@ from luskin_core.stats.comparisons import (
 )
 from luskin_core.stats.inference import wilson_interval
 from luskin_core.stats.shrinkage import with_pooled
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:  # imported on first use: a file's audit on the command line never needs it
+    from luskin_core._lazy import pandas as pd
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,15 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from luskin_core.counting.counts import COUNT_COLUMNS, KEPT, CountTable, KeyPart, aggregate_frame, plan_for_frame
+from luskin_core.counting.counts import (
+    COUNT_COLUMNS,
+    KEPT,
+    CountTable,
+    KeyPart,
+    RawCounts,
+    aggregate_frame,
+    plan_for_frame,
+)
 from luskin_core.errors import LuskinError
 from luskin_core.formatting import format_p, format_points
 from luskin_core.spec.audit_spec import AuditSpec, resolve_column
@@ -394,7 +402,7 @@ def audit_series(data: Any, spec: AuditSpec, period: str, every: str = "month", 
     return series_from_raw(raw, plan, spec, column=column, every=every, period_format=fmt, source=name)
 
 
-def _value_counts(data: Any, spec: AuditSpec, column: str, fmt: str | None, every: str) -> tuple[Any, pd.DataFrame]:
+def _value_counts(data: Any, spec: AuditSpec, column: str, fmt: str | None, every: str) -> tuple[Any, RawCounts]:
     """Counts per period of a DATE column or of dates written as digits: the engine counts per distinct value of
     the column (a few hundred days), and the values are read here, once each, by the in-memory reader
     (:func:`period_keys`). Not for timestamps or free text, whose distinct values can be as many as the rows.
@@ -404,7 +412,8 @@ def _value_counts(data: Any, spec: AuditSpec, column: str, fmt: str | None, ever
     """
     dtype = data.table.schema()[column]
     numeric = bool(dtype.is_integer() or dtype.is_floating() or dtype.is_decimal())
-    plan, raw = data.counts(spec, period=KeyPart(column, "value", numeric))
+    plan, counted = data.counts(spec, period=KeyPart(column, "value", numeric))
+    raw = counted.to_frame()
     values = raw["period"]
     if numeric:   # the count table gives numeric keys as floats: 1012006.0 is the date 1012006 (MDDYYYY)
         number = pd.to_numeric(values, errors="coerce")
@@ -414,10 +423,7 @@ def _value_counts(data: Any, spec: AuditSpec, column: str, fmt: str | None, ever
     keys = [c for c in raw.columns if c not in COUNT_COLUMNS]
     counts = [c for c in raw.columns if c in COUNT_COLUMNS]
     merged = raw.groupby(keys, dropna=False, sort=False, as_index=False)[counts].sum()  # one row per period again
-    for key in keys:
-        if key != "period" and merged[key].dtype == object:
-            merged[key] = merged[key].where(merged[key].notna(), None)
-    return replace(plan, period=KeyPart(PERIOD_KEY, "value", True)), merged[raw.columns]
+    return replace(plan, period=KeyPart(PERIOD_KEY, "value", True)), RawCounts.from_frame(merged[raw.columns])
 
 
 def _check_role(spec: AuditSpec, column: str) -> None:
@@ -428,24 +434,24 @@ def _check_role(spec: AuditSpec, column: str) -> None:
         raise LuskinError(f"'{column}' already plays a part in the audit: choose a date column of its own for the periods.")
 
 
-def series_from_raw(raw: pd.DataFrame, plan: Any, spec: AuditSpec, *, column: str, every: str,
+def series_from_raw(raw: RawCounts, plan: Any, spec: AuditSpec, *, column: str, every: str,
                     period_format: str | None, source: str) -> SeriesResult:
     """The series from one raw count table with a ``period`` key (see :func:`luskin_core.counting.counts.aggregate_frame`)."""
     from luskin_core.analyses.audit import result_from_counts
 
-    keys = pd.to_numeric(raw["period"], errors="coerce")
-    whole = raw.drop(columns="period")
+    keys = pd.to_numeric(pd.Series(raw["period"], dtype=object), errors="coerce")
+    whole = raw.without("period")
     overall_table = CountTable.from_raw(whole, replace(plan, period=None))
     if overall_table.n_rows == 0:
         raise LuskinError("Every row lacks a value the audit needs, so nothing can be audited.")
     overall = result_from_counts(overall_table, spec, source=source)
     reference = overall.reference
     per_spec = spec.with_changes(reference=reference)
-    kept = (raw["reason"] == KEPT).to_numpy()
-    n_without = int(raw.loc[kept & keys.isna().to_numpy(), "n"].sum())
+    kept = raw["reason"] == KEPT
+    n_without = int(raw["n"][kept & keys.isna().to_numpy()].sum())
     labels, results, skipped = [], [], []
     for key in sorted(keys[kept].dropna().unique()):
-        rows = whole.loc[kept & (keys == key).to_numpy()]
+        rows = whole.take(kept & (keys == key).to_numpy())
         table = CountTable.from_raw(rows, replace(plan, period=None))
         label = period_label(key, every)
         if reference not in table.groups:

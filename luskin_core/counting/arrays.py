@@ -17,10 +17,14 @@ from __future__ import annotations
 import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:  # imported on first use: a file's audit on the command line never needs it
+    from luskin_core._lazy import pandas as pd
 
 SMALL_ROWS = 100_000  # measured: numpy and DuckDB even at 100,000 rows of 6 groups x 20 strata; DuckDB ahead past
 

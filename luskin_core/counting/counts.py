@@ -45,15 +45,20 @@ import math
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
-import pandas as pd
 
+from luskin_core._lazy import is_missing, loaded
 from luskin_core.counting.arrays import SMALL_ROWS, Unsupported, count_rows
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec, resolve_column
 from luskin_core.spec.conditions import Condition, conjunction_mask
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:  # imported on first use: a file's audit on the command line never needs it
+    from luskin_core._lazy import pandas as pd
 
 MAX_VALUES = 20
 UNKNOWN = "Unknown"
@@ -96,7 +101,7 @@ class KeyPart:
 
     def label(self, raw: Any, *, with_column: bool = False) -> str:
         """The words for one raw key value (a value, or a bin index)."""
-        if raw is None or (isinstance(raw, float) and math.isnan(raw)) or raw is pd.NA:
+        if is_missing(raw):
             text = UNKNOWN
             return f"{self.column} = {text}" if with_column else text
         if self.kind == "bins":
@@ -112,7 +117,7 @@ class KeyPart:
 
     def sort_key(self, raw: Any) -> tuple[int, Any]:
         """Order of the raw values: numbers numerically, text alphabetically, Unknown last."""
-        if raw is None or (isinstance(raw, float) and math.isnan(raw)) or raw is pd.NA:
+        if is_missing(raw):
             return (2, 0)
         if self.kind == "bins" or self.numeric:
             return (0, float(raw))
@@ -498,33 +503,119 @@ def metric_rules(plan: Plan) -> dict[str, tuple[str, Expr | None]]:
     return metrics
 
 
-def _count_values(series: pd.Series, kind: type) -> np.ndarray:
+def _values_and_missing(column: Any) -> tuple[np.ndarray, np.ndarray]:
+    """A column of an executor's result as (values, missing): a pandas Series, a numpy array, or a numpy
+    masked array (DuckDB's ``fetchnumpy``, the file path that never imports pandas)."""
+    if isinstance(column, np.ma.MaskedArray):
+        values = np.asarray(column.data)
+        missing = np.ma.getmaskarray(column).copy()
+    else:
+        dtype = getattr(column, "dtype", None)
+        if hasattr(column, "to_numpy") and not (isinstance(dtype, np.dtype) and dtype.kind not in "mM"):
+            values = column.to_numpy(dtype=object)   # pandas' own types (Int64, string, dates) as its objects
+        else:
+            values = np.asarray(column)
+        missing = np.zeros(len(values), dtype=bool)
+    if values.dtype.kind == "f":
+        missing |= np.isnan(values)
+    elif values.dtype.kind == "O":
+        pandas = loaded("pandas")   # a value can be pandas' NA (or NaT) only if pandas is loaded
+        missing |= (pandas.isna(values) if pandas is not None
+                    else np.fromiter((v is None or (isinstance(v, float) and math.isnan(v)) for v in values),
+                                     dtype=bool, count=len(values)))
+    return values, missing
+
+
+def _count_values(column: Any, kind: type) -> np.ndarray:
     """A count or sum column as a numpy array (engines return integers, floats, decimals or None)."""
-    if series.dtype == kind and kind is np.int64:
-        return series.to_numpy()
-    values = pd.to_numeric(series).to_numpy(dtype=float, na_value=np.nan)
-    values = np.where(np.isnan(values), 0.0, values)
+    values, missing = _values_and_missing(column)
+    if values.dtype == kind and kind is np.int64 and not missing.any():
+        return values
+    values = np.where(missing, 0, values).astype(float)
     return values.astype(kind) if kind is np.int64 else values
 
 
-def finish_raw(raw: pd.DataFrame, plan: Plan, rules: CountRules) -> pd.DataFrame:
+@dataclass(frozen=True, eq=False)
+class RawCounts:
+    """The raw count table every executor returns, before labels: one row per combination of keys kept,
+    and one per reason rows were left out (those carry no keys).
+
+    Columns: the keys ``g0..`` (group parts), ``c0..`` (cell parts) and ``period`` (raw values: column
+    values, bin indices or booleans, as Python objects; None for missing), ``reason`` (a name from
+    REASONS) and the counts of COUNT_COLUMNS present. numpy arrays rather than a pandas frame, so a
+    file's audit from the command line never imports pandas; :meth:`to_frame` gives the frame.
+    ``assumptions_hold`` is False when an engine's count found a key value its plan assumed absent
+    (:meth:`luskin_core.counting.sources.Source.raw_counts`).
+    """
+
+    columns: dict[str, np.ndarray]
+    assumptions_hold: bool = True
+
+    def __len__(self) -> int:
+        return len(self.columns["reason"])
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.columns[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.columns
+
+    @property
+    def names(self) -> list[str]:
+        """The column names, keys first and counts last."""
+        return list(self.columns)
+
+    def take(self, rows: np.ndarray) -> RawCounts:
+        """The rows selected by a boolean mask or indices."""
+        return RawCounts({name: values[rows] for name, values in self.columns.items()}, self.assumptions_hold)
+
+    def without(self, name: str) -> RawCounts:
+        """The table without one column (the period key, to count every period together)."""
+        return RawCounts({k: v for k, v in self.columns.items() if k != name}, self.assumptions_hold)
+
+    @classmethod
+    def from_frame(cls, frame: pd.DataFrame, assumptions_hold: bool = True) -> RawCounts:
+        """A table reshaped with pandas, back: keys as objects (None where missing), counts as numbers."""
+        columns: dict[str, np.ndarray] = {}
+        for name in frame.columns:
+            if name in COUNT_COLUMNS:
+                columns[name] = frame[name].to_numpy()
+                continue
+            values, missing = _values_and_missing(frame[name])
+            values = values.astype(object)
+            values[missing] = None
+            columns[name] = values
+        return cls(columns, assumptions_hold)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The table as a pandas frame: keys as objects, the reason as text, counts as numbers."""
+        frame = {name: values if name in COUNT_COLUMNS else pd.Series(values, dtype=object)
+                 for name, values in self.columns.items() if name != "reason"}
+        frame["reason"] = pd.Series(self.columns["reason"].tolist())   # text, as pandas infers it
+        order = [c for c in self.columns if c not in COUNT_COLUMNS] + [c for c in COUNT_COLUMNS if c in self.columns]
+        return pd.DataFrame(frame)[order]
+
+
+def finish_raw(raw: Any, plan: Plan, rules: CountRules) -> RawCounts:
     """The raw count table (as every executor returns it) from the counting query's grouped rows.
 
-    ``raw`` holds the keys, one boolean column ``r{code}`` per check and the metrics. The reason
-    of a row is the first check that fails; a row left out keeps its count only, under its reason
-    (one row per reason). Built with numpy (a few rows, many columns: pandas' per-call cost was
-    most of a small audit's time).
+    ``raw`` (a pandas frame, or a mapping of names to numpy arrays) holds the keys, one boolean
+    column ``r{code}`` per check and the metrics. The reason of a row is the first check that
+    fails; a row left out keeps its count only, under its reason (one row per reason). Built with
+    numpy (a few rows, many columns: pandas' per-call cost was most of a small audit's time).
     """
-    reasons = np.zeros(len(raw), dtype=np.int64)
+    names = list(raw)
+    n_rows = len(raw[names[0]]) if names else 0
+    reasons = np.zeros(n_rows, dtype=np.int64)
     for code, _ in reversed(rules.checks):  # the first check that fails names the reason
-        flag = raw[f"r{code}"].to_numpy(dtype=object, copy=True)
-        flag[pd.isna(flag)] = False
-        reasons[flag.astype(bool)] = code
+        flag, missing = _values_and_missing(raw[f"r{code}"])
+        flag = np.where(missing, False, flag).astype(bool)
+        reasons[flag] = code
     kept = reasons == 0
     left = np.unique(reasons[~kept])   # the reasons a row was left out for, in REASONS order
     flags = {f"r{code}" for code, _ in rules.checks}
     columns: dict[str, np.ndarray] = {}
-    for name in raw.columns:
+    for name in names:
         if name in flags:
             continue
         if name in ("n", "positives", "tp", "fp", "fn", "score_sum", "score_sumsq"):
@@ -534,19 +625,17 @@ def finish_raw(raw: pd.DataFrame, plan: Plan, rules: CountRules) -> pd.DataFrame
             columns[name] = np.concatenate([values[kept], np.asarray(totals, dtype=values.dtype)])
             continue
         part = rules.parts.get(name)
-        series = raw[name]
+        values, missing = _values_and_missing(raw[name])
         if part is not None and part.kind == "value" and part.numeric:
-            series = pd.to_numeric(series).astype(float)
-        values = series.to_numpy(dtype=object)[kept]
-        values[pd.isna(values)] = None
+            values = np.where(missing, np.nan, values).astype(float)
+        values = values.astype(object)[kept]
+        values[missing[kept]] = None
         columns[name] = np.concatenate([values, np.full(len(left), None, dtype=object)])
     columns["reason"] = np.array([REASONS[0]] * int(kept.sum()) + [REASONS[int(r)] for r in left], dtype=object)
     if plan.prediction is not None:
         columns["tn"] = columns["n"] - columns["tp"] - columns["fp"] - columns["fn"]
     order = [c for c in columns if c not in COUNT_COLUMNS] + [c for c in COUNT_COLUMNS if c in columns]
-    frame = {c: columns[c] if c in COUNT_COLUMNS else pd.Series(columns[c], dtype=object) for c in order}
-    frame["reason"] = pd.Series(columns["reason"].tolist())   # text, as pandas infers it
-    return pd.DataFrame(frame)
+    return RawCounts({c: columns[c] for c in order})
 
 
 # -- the DuckDB executor (SQL text) ------------------------------------------------------------
@@ -837,7 +926,7 @@ def outcome_values(frame: pd.DataFrame, plan: Plan) -> tuple[np.ndarray, np.ndar
     return y, None
 
 
-def aggregate_frame(frame: pd.DataFrame, plan: Plan) -> pd.DataFrame:
+def aggregate_frame(frame: pd.DataFrame, plan: Plan) -> RawCounts:
     """The raw count table of an in-memory frame: one row per (group parts, cell parts, reason).
 
     The counting rules (:func:`count_rules`) run as one DuckDB query over the frame's columns,
@@ -914,15 +1003,18 @@ class CountTable:
         return pd.DataFrame(rows)
 
     @classmethod
-    def from_raw(cls, raw: pd.DataFrame, plan: Plan) -> CountTable:
+    def from_raw(cls, raw: RawCounts, plan: Plan) -> CountTable:
         """Labels and a complete group x cell grid from an aggregation's raw table."""
         spec = plan.spec
-        reasons = raw["reason"].to_numpy()
-        excluded_all = raw.loc[reasons != KEPT].groupby("reason", sort=False)["n"].sum()
-        excluded = {str(r): int(v) for r, v in excluded_all.items() if r != OUTSIDE and int(v) > 0}
+        reasons = raw["reason"]
+        kept_rows = reasons == KEPT
+        excluded_all: dict[str, int] = {}
+        for reason, count in zip(reasons[~kept_rows].tolist(), raw["n"][~kept_rows].tolist()):
+            excluded_all[reason] = excluded_all.get(reason, 0) + int(count)
+        excluded = {str(r): v for r, v in excluded_all.items() if r != OUTSIDE and v > 0}
         ordered = {r: excluded[r] for r in REASONS if r in excluded}
-        n_excluded = int(excluded_all.sum()) if len(excluded_all) else 0
-        kept = raw.loc[reasons == KEPT]
+        n_excluded = sum(excluded_all.values())
+        kept = raw.take(kept_rows)
         n_group = plan.n_group_keys
         group_cols = [f"g{i}" for i in range(n_group)]
         cell_cols = [f"c{i}" for i in range(plan.n_cell_keys)]
@@ -966,12 +1058,12 @@ class CountTable:
         gi = {g: i for i, g in enumerate(groups)}
         ci = {k: i for i, k in enumerate(cell_keys)}
         shape = (len(groups), len(cell_keys))
-        present = [name for name in COUNT_COLUMNS if name in kept.columns]
+        present = [name for name in COUNT_COLUMNS if name in kept]
         arrays = {name: np.zeros(shape, dtype=float) for name in present}
         rows_g = np.array([gi[g] for g in group_labels], dtype=np.int64)
         rows_c = np.array([ci[c] for c in row_cells], dtype=np.int64)
         for name in present:
-            np.add.at(arrays[name], (rows_g, rows_c), kept[name].to_numpy(dtype=float))
+            np.add.at(arrays[name], (rows_g, rows_c), kept[name].astype(float))
         ints = {name: np.rint(arrays[name]).astype(np.int64) for name in present
                 if name not in ("score_sum", "score_sumsq")}
         return cls(
@@ -984,7 +1076,7 @@ class CountTable:
 
 
 def _nan_to_none(value: Any) -> Any:
-    if value is None or value is pd.NA:
+    if value is None:   # finish_raw made every other missing value None, but a float NaN
         return None
     if isinstance(value, float) and math.isnan(value):
         return None

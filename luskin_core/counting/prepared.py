@@ -8,16 +8,20 @@ on the rows the audit counted.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from luskin_core.counting.counts import REASONS, outcome_values, plan_for_frame, row_group_labels, row_reasons
 from luskin_core.errors import LuskinError
 from luskin_core.spec import validation as _check
 from luskin_core.spec.audit_spec import AuditSpec, resolve_column
 from luskin_core.spec.conditions import conjunction_mask
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:  # imported on first use: a file's audit on the command line never needs it
+    from luskin_core._lazy import pandas as pd
 
 
 @dataclass(frozen=True)

@@ -37,11 +37,10 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import numpy as np
-import pandas as pd
 
 from luskin_core.counting.counts import (
     BOOL,
@@ -51,6 +50,7 @@ from luskin_core.counting.counts import (
     Expr,
     KeyPart,
     Plan,
+    RawCounts,
     build_plan,
     check_rules,
     condition_rule,
@@ -69,6 +69,11 @@ from luskin_core.counting.counts import (
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.spec.conditions import Condition
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:  # imported on first use: a file's audit on the command line never needs it
+    from luskin_core._lazy import pandas as pd
 
 DEFAULT_SAMPLE_CAP = 500_000
 # Rows read from the top of the table to see the values of numeric group and strata columns.
@@ -210,7 +215,7 @@ class Source:
         out._table = self._table.mutate(**{name: make(self._table) for name, make in columns.items()})
         return out
 
-    def counts(self, spec: AuditSpec, *, period: KeyPart | None = None) -> tuple[Plan, pd.DataFrame]:
+    def counts(self, spec: AuditSpec, *, period: KeyPart | None = None) -> tuple[Plan, RawCounts]:
         """The plan and the raw count table, in one scan of the table where the first rows allow it.
 
         The first rows (one LIMIT query) say whether the table is empty and which values the
@@ -234,14 +239,14 @@ class Source:
             plan = make_plan()
         assumed = dict(facts.assumed)
         raw = self.raw_counts(plan, assumed=assumed)
-        if not raw.attrs["assumptions_hold"]:
+        if not raw.assumptions_hold:
             facts.prefetch(list(assumed), with_total=False)
             plan = make_plan()
             raw = self.raw_counts(plan)
         self._n_rows = int(raw["n"].sum())
         return plan, raw
 
-    def raw_counts(self, plan: Plan, *, assumed: dict[str, list[Any]] | None = None) -> pd.DataFrame:
+    def raw_counts(self, plan: Plan, *, assumed: dict[str, list[Any]] | None = None) -> RawCounts:
         """The raw count table (as :func:`~luskin_core.counting.counts.aggregate_frame` makes it), in one aggregation.
 
         The query is kept plain, for speed: rows are grouped by their own keys and by each check
@@ -252,7 +257,7 @@ class Source:
 
         ``assumed``: numeric columns taken value by value on the belief that the population holds
         no values but these (read from the first rows). Their keys cannot multiply (see
-        :func:`_assumed_key`), and a value outside them is found; ``raw.attrs["assumptions_hold"]``
+        :func:`_assumed_key`), and a value outside them is found; ``raw.assumptions_hold``
         says whether none was (then the table is exactly the one made without the assumption).
         """
         t = self._table
@@ -292,9 +297,7 @@ class Source:
                     known = set(assumed[part.column])
                     hold = hold and all(_plain_value(v) in known
                                         for v in pd.to_numeric(population[name]).dropna().unique())
-        raw = finish_raw(raw, plan, rules)
-        raw.attrs["assumptions_hold"] = hold
-        return raw
+        return replace(finish_raw(raw, plan, rules), assumptions_hold=hold)
 
     def count_table(self, spec: AuditSpec) -> CountTable:
         """The audit's count table, made inside the engine."""
@@ -373,7 +376,7 @@ class Source:
     def _resolve(self, name: str, role: str) -> str:
         from luskin_core.spec.validation import check_column
 
-        return check_column(pd.DataFrame(columns=self.columns()), name, role)
+        return check_column(self.columns(), name, role)
 
     def _run(self, expr: Any, *, fetch: bool = False, what: str = "the audit's query") -> Any:
         try:
@@ -1004,10 +1007,13 @@ class FileSource(Source):
         return self._ibis_source().derive(**columns)
 
     # -- SQL ---------------------------------------------------------------------------------
-    def _sql(self, sql: str, what: str = "the audit's query") -> pd.DataFrame:
+    def _sql(self, sql: str, what: str = "the audit's query", fetch: str = "columns") -> Any:
+        """Run ``sql`` on Luskin's DuckDB: its columns as numpy arrays (masked where missing), or with
+        ``fetch="one"`` its first row (None for no row). No pandas: see :mod:`luskin_core._lazy`."""
         cursor = duck_cursor()
         try:
-            return cursor.execute(sql).df()
+            result = cursor.execute(sql)
+            return result.fetchone() if fetch == "one" else result.fetchnumpy()
         except LuskinError:
             raise
         except Exception as error:  # noqa: BLE001 - every engine failure becomes one plain sentence
@@ -1019,7 +1025,8 @@ class FileSource(Source):
         """Column name -> DuckDB type, as the file's reader sees them."""
         if self._types is None:
             described = self._sql(f"DESCRIBE SELECT * FROM {self._relation}")
-            self._types = dict(zip(described["column_name"].astype(str), described["column_type"].astype(str)))
+            self._types = {str(name): str(dtype) for name, dtype in
+                           zip(described["column_name"].tolist(), described["column_type"].tolist())}
             if not self._types:
                 raise LuskinError(f"'{self.name}' has no columns.")
         return self._types
@@ -1051,22 +1058,24 @@ class FileSource(Source):
     # -- facts and counts --------------------------------------------------------------------
     def n_rows(self) -> int:
         if self._n_rows is None:
-            self._n_rows = int(self._sql(f"SELECT count(*) AS n FROM {self._relation}")["n"].iloc[0])
+            self._n_rows = int(self._sql(f"SELECT count(*) AS n FROM {self._relation}", fetch="one")[0])
         return self._n_rows
 
     def value_counts(self, column: str, limit: int = 100) -> pd.DataFrame:
         name = self._resolve(column, "")
         col = self.column_sql(name)
-        frame = self._sql(f"SELECT {col} AS value, count(*) AS count FROM {self._relation} GROUP BY 1 "
+        found = self._sql(f"SELECT {col} AS value, count(*) AS count FROM {self._relation} GROUP BY 1 "
                           f"ORDER BY count DESC, value ASC NULLS LAST LIMIT {int(limit)}")
-        frame["value"] = frame["value"].astype(object).where(frame["value"].notna(), None)
-        return frame
+        values = found["value"]
+        missing = np.ma.getmaskarray(values)
+        listed = [None if m else _plain_value(v) for v, m in zip(np.asarray(values.data).tolist(), missing)]
+        return pd.DataFrame({"value": pd.Series(listed, dtype=object), "count": np.asarray(found["count"].data)})
 
     def plan(self, spec: AuditSpec) -> Plan:
         population = tuple(Condition(self._resolve(c.column, "population"), c.op, c.value) for c in spec.population)
         facts = SqlFacts(self, population)
         # Whether there is a row at all reads the first rows only (a count would parse a whole CSV once more).
-        if self._n_rows == 0 or (self._n_rows is None and self._sql(f"SELECT 1 AS x FROM {self._relation} LIMIT 1").empty):
+        if self._n_rows == 0 or (self._n_rows is None and self._sql(f"SELECT 1 AS x FROM {self._relation} LIMIT 1", fetch="one") is None):
             raise LuskinError(f"The source {self.name} has no rows.")
         facts.prefetch(self._numeric_keys(spec))
         return build_plan(spec, facts)
@@ -1076,7 +1085,7 @@ class FileSource(Source):
                  for name in names]
         return [c for c in dict.fromkeys(keyed) if self.kind_of(c) == NUMERIC and spec.cuts_for(c) is None]
 
-    def counts(self, spec: AuditSpec, *, period: KeyPart | None = None) -> tuple[Plan, pd.DataFrame]:
+    def counts(self, spec: AuditSpec, *, period: KeyPart | None = None) -> tuple[Plan, RawCounts]:
         if period is not None:
             return self._ibis_source().counts(spec, period=period)
         plan = self.plan(spec)
@@ -1084,11 +1093,9 @@ class FileSource(Source):
         self._n_rows = int(raw["n"].sum())
         return plan, raw
 
-    def raw_counts(self, plan: Plan, *, assumed: dict[str, list[Any]] | None = None) -> pd.DataFrame:
+    def raw_counts(self, plan: Plan, *, assumed: dict[str, list[Any]] | None = None) -> RawCounts:
         rules = count_rules(plan, self.kind_of)
-        raw = finish_raw(self._sql(count_sql(plan, rules, self._relation, self.column_sql)), plan, rules)
-        raw.attrs["assumptions_hold"] = True
-        return raw
+        return finish_raw(self._sql(count_sql(plan, rules, self._relation, self.column_sql)), plan, rules)
 
 
 class SqlFacts:
@@ -1106,9 +1113,9 @@ class SqlFacts:
             return
         s = self.source
         metrics = ", ".join(f"count(DISTINCT {s.column_sql(c)}) AS d{i}" for i, c in enumerate(wanted))
-        row = s._sql(f"SELECT {metrics} FROM {s._relation}{s.where(self.population)}").iloc[0]
+        row = s._sql(f"SELECT {metrics} FROM {s._relation}{s.where(self.population)}", fetch="one")
         for i, column in enumerate(wanted):
-            self._distinct[column] = int(row[f"d{i}"])
+            self._distinct[column] = int(row[i])
 
     def resolve(self, name: str, role: str) -> str:
         return self.source._resolve(name, role)
@@ -1126,8 +1133,8 @@ class SqlFacts:
         where = s.where(self.population)
         where = (where + " AND " if where else " WHERE ") + f"{col} IS NOT NULL"
         listed = ", ".join(f"quantile_cont(CAST({col} AS DOUBLE), {float(p)!r}) AS q{i}" for i, p in enumerate(probs))
-        row = s._sql(f"SELECT {listed} FROM {s._relation}{where}").iloc[0]
-        return [math.nan if pd.isna(row[f"q{i}"]) else float(row[f"q{i}"]) for i in range(len(probs))]
+        row = s._sql(f"SELECT {listed} FROM {s._relation}{where}", fetch="one")
+        return [math.nan if row[i] is None else float(row[i]) for i in range(len(probs))]
 
 
 def open_file(location: str) -> Source:

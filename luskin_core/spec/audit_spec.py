@@ -28,15 +28,19 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, fields, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from luskin_core.errors import LuskinError
 from luskin_core.spec import validation as _check
 from luskin_core.spec.conditions import Condition, as_condition
 from luskin_core.spec.validation import CRITERIA, MAX_CROSS, METRICS, OUTCOME_MEANINGS, OUTCOME_TYPES  # noqa: F401 (re-exported)
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:  # imported on first use: a file's audit on the command line never needs it
+    from luskin_core._lazy import pandas as pd
 
 DEFAULT_TOLERANCE = 0.05
 GROUP_MODES = ("condition", "columns")

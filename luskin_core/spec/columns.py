@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from luskin_core.errors import LuskinError
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:  # imported on first use: a file's audit on the command line never needs it
+    from luskin_core._lazy import pandas as pd
 
 MAX_LISTED = 100       # column names listed in full in a message (more: the first ones and the count)
 MAX_LISTED_VALUES = 10  # values listed in a message
@@ -65,19 +68,21 @@ def check_column_names(frame: pd.DataFrame) -> None:
         seen[key] = name
 
 
-def check_column(frame: pd.DataFrame, name: Any, role: str = "") -> str:
+def check_column(frame: pd.DataFrame | Sequence[Any], name: Any, role: str = "") -> str:
     """The frame's own spelling of a column (matched regardless of case), or a plain error.
 
-    The error names the closest column names, then every column (the first 40 of a wide file).
+    ``frame`` may also be the list of column names (a source's, counted where it lives). The error
+    names the closest column names, then every column (the first 40 of a wide file).
     """
     if name is None or not str(name).strip():
         raise LuskinError(ROLE_PROMPTS.get(role, f"Choose the {role} column." if role else "Choose a column."))
-    if name in frame.columns:
+    columns = list(frame.columns) if hasattr(frame, "columns") else list(frame)
+    if name in columns:
         return str(name)
-    lowered = {str(c).lower(): c for c in frame.columns}
+    lowered = {str(c).lower(): c for c in columns}
     if str(name).lower() in lowered:
         return str(lowered[str(name).lower()])
-    names = [str(c) for c in frame.columns]
+    names = [str(c) for c in columns]
     close = difflib.get_close_matches(str(name), names, n=3, cutoff=0.6)
     if not close:
         close = [c for c in names if str(name).lower() in c.lower() or c.lower() in str(name).lower()][:3]

@@ -10,13 +10,17 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from luskin_core.errors import LuskinError
 from luskin_core.spec.columns import check_column
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:  # imported on first use: a file's audit on the command line never needs it
+    from luskin_core._lazy import pandas as pd
 
 OPERATORS: tuple[str, ...] = ("==", "!=", "<", "<=", ">", ">=", "in", "not in")
 _ORDER_OPS = ("<", "<=", ">", ">=")

@@ -8,12 +8,15 @@ values calls it "everyone else". A name the user typed (``other_label``) always 
 
 from __future__ import annotations
 
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:  # imported on first use: a file's audit on the command line never needs it
+    from luskin_core._lazy import pandas as pd
 
 MAX_VALUES = 1000   # a protected column with more distinct values than this: the rest is "everyone else"
 

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from luskin_core.errors import LuskinError
 from luskin_core.spec.columns import (  # noqa: F401  (the column checks are part of the one validator)
@@ -28,7 +27,11 @@ from luskin_core.spec.columns import (  # noqa: F401  (the column checks are par
 from luskin_core.spec.conditions import Condition
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from luskin_core.spec.audit_spec import AuditSpec
+else:  # imported on first use: a file's audit on the command line never needs it
+    from luskin_core._lazy import pandas as pd
 
 # ------------------------------------------------------------------------------------------
 # Columns and specifications
