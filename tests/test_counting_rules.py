@@ -115,19 +115,42 @@ def test_the_model_tools_rows_are_the_count_tables_rows():
     assert {g: int(table.n[i].sum()) for i, g in enumerate(table.groups)} == labels.to_dict()
 
 
-def test_the_command_line_counts_a_parquet_file_without_ibis(tmp_path):
-    """`luskin audit` on a Parquet file runs DuckDB's SQL directly: Ibis (about a second to import) is not loaded."""
+@pytest.mark.parametrize("output", ["--json", "--text"])
+def test_the_command_line_counts_a_parquet_file_without_ibis_or_pandas(tmp_path, output):
+    """`luskin audit` on a Parquet file runs DuckDB's SQL directly and reads its results as numpy arrays: neither
+    Ibis (about a second to import) nor pandas (0.6 s) is loaded, and the numbers are the library's."""
     path = tmp_path / "adult.parquet"
-    load_sample("adult").to_parquet(path)
+    adult = load_sample("adult")
+    adult.loc[:9, "race"] = None   # missing keys too
+    adult.to_parquet(path)
+    argv = ["audit", "--data", str(path), "--outcome", "income", "--positive", ">50K", "--groups", "race",
+            "--stratify", "age", *([output] if output == "--json" else [])]
     code = ("import sys, json, io, contextlib; from luskin_cli.main import main; out = io.StringIO()\n"
             "with contextlib.redirect_stdout(out):\n"
-            f"    assert main(['audit', '--data', {str(path)!r}, '--outcome', 'income', '--positive', '>50K', "
-            "'--groups', 'race', '--stratify', 'age', '--json']) == 0\n"
-            "print(json.dumps({'ibis': 'ibis' in sys.modules, 'rows': json.loads(out.getvalue())['n_rows']}))")
+            f"    assert main({argv!r}) == 0\n"
+            "print(json.dumps({'ibis': 'ibis' in sys.modules, 'pandas': 'pandas' in sys.modules, "
+            "'out': out.getvalue()}))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=600,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, check=True)
     said = json.loads(done.stdout.strip().splitlines()[-1])
-    assert said == {"ibis": False, "rows": 48_842}
+    assert (said["ibis"], said["pandas"]) == (False, False)
+    assert said["out"] == capsys_free_output(argv)   # the same command in this process, where pandas is loaded
+    if output == "--json":   # and the in-memory audit of the same rows
+        document = json.loads(said["out"])
+        assert document["n_rows"] == 48_842
+        expected = audit(adult, AuditSpec("income", ">50K", group_by=("race",), strata=("age",))).to_dict()
+        assert document["comparisons"] == json.loads(json.dumps(expected["comparisons"]))
+
+
+def capsys_free_output(argv: list[str]) -> str:
+    """What ``luskin`` prints for ``argv`` in this process (pandas loaded: the in-memory reading of results)."""
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(argv) == 0
+    return out.getvalue()
 
 
 def test_a_file_that_is_not_a_table_is_a_plain_sentence(tmp_path, capsys):

