@@ -153,6 +153,47 @@ def capsys_free_output(argv: list[str]) -> str:
     return out.getvalue()
 
 
+@pytest.mark.parametrize(("values", "statistics", "scans"), [
+    (range(20), True, False),        # codes 0-19: the footer says at most 20 values, no count of them
+    ((0, 7, 100), True, True),       # three values far apart: the footer cannot tell, so they are counted
+    (range(20), False, True),        # a writer that keeps no statistics: counted
+    (range(60), True, True),         # codes 0-59: the footer cannot settle it; counted, then cut into bins
+])
+def test_a_parquet_files_statistics_spare_the_count_of_a_codes_distinct_values(tmp_path, values, statistics, scans):
+    """An integer strata or group column of at most 20 values is taken value by value; a Parquet file's row-group
+    statistics (its footer) can show it without a scan of the rows. The audit is the same as in memory either way,
+    also with a population that leaves some values out."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(3)
+    n = 30_000
+    frame = pd.DataFrame({"g": rng.choice(np.array(["a", "b", "c"], dtype=object), n),
+                          "code": rng.choice(np.array(list(values)), n),
+                          "y": rng.choice(np.array(["yes", "no"], dtype=object), n)})
+    frame.loc[:40, "code"] = None
+    frame["code"] = frame["code"].astype("Int64")
+    path = tmp_path / "codes.parquet"
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path, row_group_size=7_000,
+                   write_statistics=statistics)
+    source = open_file(str(path))
+    seen: list[str] = []
+    real = source._sql
+
+    def recorded(sql: str, *args, **kwargs):
+        seen.append(sql)
+        return real(sql, *args, **kwargs)
+
+    source._sql = recorded   # type: ignore[method-assign]
+    for population in ((), (parse_condition("code != 7"),)):
+        spec = AuditSpec("y", "yes", group_by=("g",), strata=("code",), population=population)
+        expected = audit(frame, spec)
+        got = audit(source, spec)
+        assert got.counts.to_frame().equals(expected.counts.to_frame())
+        assert [c.cell for c in got.comparisons] == [c.cell for c in expected.comparisons]
+    assert any("DISTINCT" in sql and "count(" in sql and "parquet_metadata" not in sql for sql in seen) == scans
+
+
 def test_a_file_that_is_not_a_table_is_a_plain_sentence(tmp_path, capsys):
     bad = tmp_path / "broken.parquet"
     bad.write_bytes(b"PAR1 this is not parquet")
