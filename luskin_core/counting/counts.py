@@ -185,7 +185,11 @@ class Facts(Protocol):
         """Whether the column holds numbers (not booleans)."""
 
     def n_distinct(self, column: str, cap: int) -> int:
-        """Distinct non-missing values in the audited population, up to ``cap``."""
+        """Distinct non-missing values in the audited population, up to ``cap``.
+
+        An upper bound below ``cap`` may stand in for the count (integers spanning at most ``cap - 1``
+        values): every caller asks only whether there are more than ``cap - 1``, and the bound answers it.
+        """
 
     def quantiles(self, column: str, probs: Sequence[float]) -> list[float]:
         """Linear-interpolation quantiles of the non-missing values in the audited population."""
@@ -833,14 +837,16 @@ class FrameFacts:
 
     def n_distinct(self, column: str, cap: int) -> int:
         series = self.rows[column]
-        head = series.iloc[:65_536]
-        if len(series) > len(head) and head.nunique(dropna=True) >= cap:
-            return cap  # the first rows already hold cap values: the exact count is at least that
         if isinstance(series.dtype, np.dtype) and series.dtype.kind in "iu" and len(series):
             values = series.to_numpy()
             low, high = int(values.min()), int(values.max())
+            if high - low + 1 < cap:   # codes 0-19: their range bounds the count (see Facts.n_distinct)
+                return high - low + 1
             if high - low < max(4 * len(values), 1 << 16):  # a count per value beats hashing every row
-                return min(int(np.count_nonzero(np.bincount(values - low))), cap)
+                return min(int(np.count_nonzero(np.bincount(values - low if low else values))), cap)
+        head = series.iloc[:65_536]
+        if len(series) > len(head) and head.nunique(dropna=True) >= cap:
+            return cap  # the first rows already hold cap values: the exact count is at least that
         return min(int(series.nunique(dropna=True)), cap)
 
     def distinct_values(self, column: str, cap: int) -> list[Any]:

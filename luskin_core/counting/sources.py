@@ -1140,8 +1140,8 @@ class SqlFacts:
             if column not in self._distinct:
                 bounds = s.integer_range(column)
                 if bounds is not None and bounds[1] - bounds[0] + 1 <= MAX_VALUES:
-                    # At most this many values, in the file and so in the population: taken value by
-                    # value, as the exact count would decide (the plan only asks whether it exceeds MAX_VALUES).
+                    # At most this many values, in the file and so in the population: a bound that
+                    # decides as the count would (see Facts.n_distinct).
                     self._distinct[column] = bounds[1] - bounds[0] + 1
         wanted = [c for c in columns if c not in self._distinct]
         if not wanted:
