@@ -194,6 +194,29 @@ def test_a_parquet_files_statistics_spare_the_count_of_a_codes_distinct_values(t
     assert any("DISTINCT" in sql and "count(" in sql and "parquet_metadata" not in sql for sql in seen) == scans
 
 
+def test_in_memory_distinct_counts_decide_as_the_exact_count_would():
+    """FrameFacts.n_distinct may answer with the range of integer codes: every decision it feeds (more than 20
+    values, at most 2) is the exact count's, for codes, offsets, negatives, gaps, IDs and a population."""
+    from luskin_core.counting.counts import FrameFacts
+
+    rng = np.random.default_rng(11)
+    columns = {
+        "codes": rng.integers(0, 20, 5000), "wide": rng.integers(0, 21, 5000), "two": rng.integers(0, 2, 5000),
+        "years": rng.integers(1990, 2010, 5000), "negative": rng.integers(-30, -10, 5000),
+        "gaps": rng.choice([0, 5, 1000], 5000), "ids": rng.integers(10**9, 10**9 + 10**7, 5000),
+        "one": np.full(5000, 7), "small": rng.integers(0, 3, 5000).astype(np.uint8),
+    }
+    frame = pd.DataFrame(columns)
+    for population in ((), (parse_condition("codes < 3"),)):
+        facts = FrameFacts(frame, population)
+        rows = facts.rows
+        for column in columns:
+            exact = rows[column].nunique()
+            for cap in (3, 21):
+                assert (facts.n_distinct(column, cap) > cap - 1) == (exact > cap - 1), (column, cap, population)
+                assert facts.n_distinct(column, cap) >= min(exact, cap), (column, cap)
+
+
 def test_a_file_that_is_not_a_table_is_a_plain_sentence(tmp_path, capsys):
     bad = tmp_path / "broken.parquet"
     bad.write_bytes(b"PAR1 this is not parquet")
