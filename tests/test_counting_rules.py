@@ -217,6 +217,24 @@ def test_in_memory_distinct_counts_decide_as_the_exact_count_would():
                 assert facts.n_distinct(column, cap) >= min(exact, cap), (column, cap)
 
 
+@pytest.mark.parametrize("with_missing", [False, True])
+def test_a_files_most_frequent_values_are_read_without_pandas_alike(tmp_path, with_missing):
+    """FileSource.value_counts (the values a message lists) from DuckDB's numpy results: most frequent first, then
+    by value, missing last; DuckDB gives a plain array where nothing is missing and a masked one otherwise."""
+    frame = pd.DataFrame({"race": ["b", "a", "c", "a", "b", "a"] * 50, "n": [3, 1, 2, 1, 3, 1] * 50})
+    if with_missing:
+        frame.loc[:119, ["race", "n"]] = None
+    path = tmp_path / "values.parquet"
+    frame.to_parquet(path)
+    source = open_file(str(path))
+    for column in ("race", "n"):
+        got = source.value_counts(column, 10)
+        counted = frame[column].value_counts(dropna=False)
+        expected = sorted(((None if pd.isna(v) else v, int(c)) for v, c in counted.items()),
+                          key=lambda vc: (-vc[1], vc[0] is None, vc[0] if vc[0] is not None else 0))
+        assert list(zip(got["value"].tolist(), got["count"].tolist())) == expected, column
+
+
 def test_a_file_that_is_not_a_table_is_a_plain_sentence(tmp_path, capsys):
     bad = tmp_path / "broken.parquet"
     bad.write_bytes(b"PAR1 this is not parquet")

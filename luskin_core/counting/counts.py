@@ -564,11 +564,6 @@ class RawCounts:
     def __contains__(self, name: object) -> bool:
         return name in self.columns
 
-    @property
-    def names(self) -> list[str]:
-        """The column names, keys first and counts last."""
-        return list(self.columns)
-
     def take(self, rows: np.ndarray) -> RawCounts:
         """The rows selected by a boolean mask or indices."""
         return RawCounts({name: values[rows] for name, values in self.columns.items()}, self.assumptions_hold)
@@ -593,11 +588,10 @@ class RawCounts:
 
     def to_frame(self) -> pd.DataFrame:
         """The table as a pandas frame: keys as objects, the reason as text, counts as numbers."""
-        frame = {name: values if name in COUNT_COLUMNS else pd.Series(values, dtype=object)
-                 for name, values in self.columns.items() if name != "reason"}
-        frame["reason"] = pd.Series(self.columns["reason"].tolist())   # text, as pandas infers it
-        order = [c for c in self.columns if c not in COUNT_COLUMNS] + [c for c in COUNT_COLUMNS if c in self.columns]
-        return pd.DataFrame(frame)[order]
+        return pd.DataFrame({name: values if name in COUNT_COLUMNS
+                             else pd.Series(values.tolist()) if name == "reason"   # text, as pandas infers it
+                             else pd.Series(values, dtype=object)
+                             for name, values in self.columns.items()})
 
 
 def finish_raw(raw: Any, plan: Plan, rules: CountRules) -> RawCounts:

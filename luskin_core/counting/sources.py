@@ -1092,10 +1092,10 @@ class FileSource(Source):
         col = self.column_sql(name)
         found = self._sql(f"SELECT {col} AS value, count(*) AS count FROM {self._relation} GROUP BY 1 "
                           f"ORDER BY count DESC, value ASC NULLS LAST LIMIT {int(limit)}")
-        values = found["value"]
+        values = found["value"]   # a masked array where some are missing, else a plain one
         missing = np.ma.getmaskarray(values)
-        listed = [None if m else _plain_value(v) for v, m in zip(np.asarray(values.data).tolist(), missing)]
-        return pd.DataFrame({"value": pd.Series(listed, dtype=object), "count": np.asarray(found["count"].data)})
+        listed = [None if m else _plain_value(v) for v, m in zip(np.ma.getdata(values).tolist(), missing)]
+        return pd.DataFrame({"value": pd.Series(listed, dtype=object), "count": np.ma.getdata(found["count"])})
 
     def plan(self, spec: AuditSpec) -> Plan:
         population = tuple(Condition(self._resolve(c.column, "population"), c.op, c.value) for c in spec.population)
