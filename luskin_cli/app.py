@@ -6,7 +6,9 @@ checkout, the copy shipped in the wheel (``luskin_app/dashboard/app.py``) when i
 Streamlit reads ``.streamlit/config.toml`` from the working folder, not from beside the script,
 so the settings of the shipped ``config.toml`` (upload limit, theme, no usage statistics, no
 error details) are passed as command-line flags: the file stays the one source of truth.
-Standard library only; Streamlit comes with the ``app`` extra (``pip install 'luskin[app]'``).
+Standard library only; Streamlit comes with the ``app`` extra (``pip install 'luskin[app]'``). What only
+``luskin app`` needs (sockets, processes, the package's files) is imported when it runs, not when
+every other command builds its parser.
 """
 
 from __future__ import annotations
@@ -14,14 +16,10 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import signal
-import socket
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-from luskin_core._locations import checkout_root, dashboard_script
 from luskin_core.errors import LuskinError
 
 DEFAULT_PORT = 8501
@@ -81,6 +79,8 @@ def config_flags(config_path: Path) -> list[str]:
 
 def _check_port(address: str, port: int) -> None:
     """Say plainly when the port cannot be used, before Streamlit fails with its own message."""
+    import socket
+
     if not 1 <= port <= 65535:
         raise LuskinError(f"--port must be between 1 and 65535 (got {port}).")
     try:
@@ -100,6 +100,8 @@ def _check_port(address: str, port: int) -> None:
 
 def command(args: argparse.Namespace) -> list[str]:
     """The Streamlit command line that serves the dashboard with Luskin's settings."""
+    from luskin_core._locations import checkout_root, dashboard_script
+
     if importlib.util.find_spec("streamlit") is None:
         raise LuskinError("The dashboard needs Streamlit, which is not installed: pip install 'luskin[app]'.")
     script = dashboard_script()
@@ -116,6 +118,9 @@ def command(args: argparse.Namespace) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Serve the dashboard until Ctrl+C or SIGTERM; returns Streamlit's exit status."""
+    import signal
+    import subprocess
+
     argv = command(args)
     _check_port(args.address, args.port)
     shown = "localhost" if args.address in ("127.0.0.1", "::1", "localhost") else args.address
