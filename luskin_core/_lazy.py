@@ -52,7 +52,7 @@ def is_missing(value: Any) -> bool:
     """None, a float NaN, or pandas' NA or NaT (without importing pandas to ask)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return True
-    module = sys.modules.get("pandas")
+    module = loaded("pandas")
     return module is not None and (value is module.NA or value is module.NaT)
 
 

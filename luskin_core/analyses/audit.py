@@ -7,11 +7,6 @@ complement, or strata of control columns), with intervals, tests adjusted for th
 comparisons, impact ratios, a pooled view across cells and a verdict that separates a real gap
 from chance and from too few rows (see :mod:`luskin_core.stats.comparisons`).
 
-if TYPE_CHECKING:
-    import pandas as pd
-else:  # imported on first use: a file's audit on the command line never needs it
-    from luskin_core._lazy import pandas as pd
-
 Every number comes from one count table (:mod:`luskin_core.counting.counts`), made by one aggregation.
 One truth: the comparisons' verdicts. For the paper's setup (two classes, one filter) the
 result also keeps the paper's view, ``cells`` (each class in each filter cell) and ``gaps``

@@ -525,8 +525,7 @@ def _values_and_missing(column: Any) -> tuple[np.ndarray, np.ndarray]:
     elif values.dtype.kind == "O":
         pandas = loaded("pandas")   # a value can be pandas' NA (or NaT) only if pandas is loaded
         missing |= (pandas.isna(values) if pandas is not None
-                    else np.fromiter((v is None or (isinstance(v, float) and math.isnan(v)) for v in values),
-                                     dtype=bool, count=len(values)))
+                    else np.fromiter((is_missing(v) for v in values), dtype=bool, count=len(values)))
     return values, missing
 
 
