@@ -16,17 +16,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from luskin_app import housekeeping, session, ui
+from luskin_app import housekeeping, pages, session, ui
 
 st.set_page_config(page_title="Luskin: fairness audit", page_icon=ui.FAVICON, layout="wide")
 housekeeping.start()  # closed sessions let go of their uploads (luskin_app/housekeeping.py)
 
-TITLES = {"data": "Data", "audit": "Audit", "series": "Over time", "adjusted": "Adjusted gaps",
-          "regulator": "Regulator tables", "proxy": "Proxy audit", "retrain": "Retrain", "thresholds": "Thresholds",
-          "equalized": "Equalized distribution", "report": "Report", "present": "Present"}
-PAGES = {name: st.Page(ui.PAGE_FILES[name], title=title, icon=ui.ICONS[name], default=name == "data",
-                       url_path=None if name == "data" else name)
-         for name, title in TITLES.items()}
+PAGES = {p.name: st.Page(p.file, title=p.title, icon=p.icon, default=p.default, url_path=p.url_path)
+         for p in pages.PAGES}  # one line per page in luskin_app/pages.py
 navigation = st.navigation(list(PAGES.values()))
 ui.page_style()
 wanted = st.query_params.get("page")

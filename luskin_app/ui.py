@@ -25,23 +25,18 @@ from luskin_core.present.plots import title_pad
 
 from . import choices as _choices
 from . import dataset as _dataset
+from . import pages as _pages
 
 log = logging.getLogger("luskin.app")
 
-PAGE_FILES = {"data": "app_pages/data.py", "audit": "app_pages/audit.py", "retrain": "app_pages/retrain.py",
-              "thresholds": "app_pages/thresholds.py", "equalized": "app_pages/equalized.py",
-              "report": "app_pages/report.py", "present": "app_pages/present.py",
-              "regulator": "app_pages/regulator.py", "adjusted": "app_pages/adjusted.py", "series": "app_pages/series.py",
-              "proxy": "app_pages/proxy.py"}
+PAGE_FILES = {p.name: p.file for p in _pages.PAGES}  # from the one table of pages (luskin_app/pages.py)
 
 # Emoji-free icons (Material Symbols ship with Streamlit, so they render without an emoji font).
-ICONS = {"data": ":material/table_view:", "audit": ":material/balance:", "retrain": ":material/model_training:",
-         "thresholds": ":material/tune:", "equalized": ":material/stacked_line_chart:",
-         "report": ":material/description:", "present": ":material/slideshow:", "error": ":material/error:",
-         "fix": ":material/build:", "ok": ":material/check_circle:", "info": ":material/info:",
-         "guess": ":material/search:", "wait": ":material/hourglass_top:", "download": ":material/download:",
-         "beyond": ":material/warning:", "regulator": ":material/gavel:", "adjusted": ":material/functions:",
-         "series": ":material/timeline:", "proxy": ":material/diversity_3:"}
+# The pages' own icons come from the table of pages; these are the icons of messages and buttons.
+ICONS = {p.name: p.icon for p in _pages.PAGES} | {
+    "error": ":material/error:", "fix": ":material/build:", "ok": ":material/check_circle:",
+    "info": ":material/info:", "guess": ":material/search:", "wait": ":material/hourglass_top:",
+    "download": ":material/download:", "beyond": ":material/warning:"}
 # The browser tab's icon, inline: a Material name there makes Streamlit's page fetch the icon from
 # fonts.gstatic.com, and the dashboard must not call outside 127.0.0.1 (agencies run it offline).
 FAVICON = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" '

@@ -1,0 +1,52 @@
+"""The dashboard's pages, declared once: one line per page, read by ``app.py`` and ``ui.py``.
+
+A new page is its file in ``app_pages/`` and one :class:`PageEntry` line in :data:`PAGES`: the
+navigation (title, icon, address), ``ui.PAGE_FILES`` (for ``st.page_link``) and ``ui.ICONS`` all
+come from this table. The order of the table is the order of the sidebar. No Streamlit import
+here, so the table can be read (and checked by tests) without a running app.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PageEntry:
+    """One dashboard page: its key, the title in the sidebar, its file, its icon and its address.
+
+    ``url_path`` is the address after the host (``/series``); the default page has none (it is
+    served at ``/``). ``icon`` is a Material Symbols name (shipped with Streamlit, no emoji font).
+    """
+
+    name: str
+    title: str
+    file: str
+    icon: str
+    url_path: str | None
+
+    @property
+    def default(self) -> bool:
+        """The page served at ``/`` (the one without an address of its own)."""
+        return self.url_path is None
+
+
+def _page(name: str, title: str, icon: str, *, default: bool = False) -> PageEntry:
+    """A page whose file is ``app_pages/<name>.py`` and whose address is ``/<name>``."""
+    return PageEntry(name, title, f"app_pages/{name}.py", f":material/{icon}:", None if default else name)
+
+
+PAGES: tuple[PageEntry, ...] = (
+    _page("data", "Data", "table_view", default=True),
+    _page("audit", "Audit", "balance"),
+    _page("series", "Over time", "timeline"),
+    _page("adjusted", "Adjusted gaps", "functions"),
+    _page("regulator", "Regulator tables", "gavel"),
+    _page("proxy", "Proxy audit", "diversity_3"),
+    _page("retrain", "Retrain", "model_training"),
+    _page("thresholds", "Thresholds", "tune"),
+    _page("equalized", "Equalized distribution", "stacked_line_chart"),
+    _page("report", "Report", "description"),
+    _page("present", "Present", "slideshow"),
+)
+BY_NAME: dict[str, PageEntry] = {p.name: p for p in PAGES}
