@@ -2,19 +2,24 @@
 
 The page gathers the period column, the period length and (if needed) the date format, asks the
 core for the series (:func:`luskin_core.analyses.series.audit_series`, on the loaded rows or inside the
-configured source's engine) and draws its chart, its sentences and its table.
+configured source's engine) and draws its chart, its sentences and its table. Only columns whose
+values read as dates are offered (:func:`luskin_core.analyses.series.date_columns`); a file without one
+is told so. Periods that are artefacts of the data (every group at 0% or 100%, few rows) are set
+aside from the trends and alerts unless the user keeps them.
 """
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from luskin_app import choices as ch_
 from luskin_app import dataset, ui
 from luskin_app.cache import cached_run, options_key, remember
-from luskin_core.analyses.series import EVERY, audit_series
+from luskin_core.analyses.series import EVERY, audit_columns, audit_series, date_columns
 from luskin_core.errors import LuskinError
 from luskin_core.present.series_plots import series_figure
+from luskin_core.present.series_report import series_table
 from luskin_core.spec.audit_spec import AuditSpec
 
 st.title("Over time: do the gaps move?")
@@ -23,34 +28,50 @@ if spec_ is None:
     ui.show_problem(str(problem_), "series")
     st.stop()
 data_ = dataset.dataset()
-roles = {spec_.outcome.lower(), *(c.lower() for c in spec_.group_by), *(c.lower() for c in spec_.strata)}
-if spec_.protected is not None:
-    roles.add(spec_.protected.column.lower())
-columns_ = [str(c) for c in data_.frame.columns if str(c).lower() not in roles]
+roles_ = audit_columns(spec_)
+columns_ = [str(c) for c in data_.frame.columns if str(c).lower() not in roles_]
 if not columns_:
-    st.info("Every column plays a part in the audit already: there is no date column left to make periods.")
+    st.info("Every column plays a part in the audit already: there is no date column left to make periods.",
+            icon=ui.ICONS["info"])
     st.stop()
-dated = [c for c in columns_ if any(w in c.lower() for w in ("date", "day", "time", "month", "year"))]
+frame_ = data_.frame
+dated_: list[str] = cached_run("series_dates", options_key({"data": data_.fingerprint, "roles": sorted(roles_)}),
+                               lambda: date_columns(frame_, exclude=tuple(roles_)))
+if not dated_:
+    st.info("This file has no column of dates, so it cannot be audited over time: no column's values read as "
+            "dates (such as 2014-01-31, 31/01/2014, 01312014, 201401 or 2014).", icon=ui.ICONS["info"])
+any_column_ = st.checkbox("Offer every column (for dates written in a format of your own)", key="series_any_column",
+                          help="Only columns whose values read as dates are offered. Tick this to choose another "
+                               "column, and give its date format.")
+if not dated_ and not any_column_:
+    st.stop()
+offered_ = columns_ if any_column_ else dated_
 left, middle, right = st.columns([2, 1, 1])
-column_ = left.selectbox("Date column", columns_, index=columns_.index(dated[0]) if dated else 0,
-                         key="series_column", format_func=ui.option_text,
+column_ = left.selectbox("Date column", offered_, key="series_column", format_func=ui.option_text,
                          help="Each row's date decides its period. Dates written as digits (01312014) or text "
                               "(2014-01-31, 31/01/2014) are recognised.")
 every_ = middle.selectbox("Every", EVERY, key="series_every")
 fmt_ = right.text_input("Date format (optional)", key="series_format", placeholder="e.g. %m%d%Y",
                         help="strptime codes, e.g. %m%d%Y for 01312014. Leave empty to recognise it.")
+keep_ = st.checkbox("Keep the flagged periods in the trends and alerts", key="series_keep_flagged",
+                    help="Periods where every group's share is 0% or 100%, or with fewer than a third of the rows of a "
+                         "typical period, are set aside: their gap says more about the data (a follow-up that "
+                         "ends, a month still being collected) than about the decisions.")
 source_ = data_.engine if data_.engine is not None else data_.frame
 key_ = options_key({"data": data_.fingerprint, "spec": spec_.to_json(), "column": column_, "every": every_,
-                    "format": fmt_})
+                    "format": fmt_, "keep": keep_})
 try:
     with st.spinner("Counting every period..."):
         checked_: AuditSpec = spec_  # narrowed above; a lambda does not see the narrowing
-        result_ = cached_run("series", key_, lambda: audit_series(source_, checked_, column_, every_, fmt_ or None))
+        result_ = cached_run("series", key_, lambda: audit_series(source_, checked_, column_, every_, fmt_ or None,
+                                                                  keep_flagged=keep_))
 except LuskinError as err:
     st.error(ui.md(err), icon=ui.ICONS["error"])
     st.stop()
 remember("series", spec_, result_)  # the Report page and the presentation add the series
 st.markdown(f"**{ui.md(result_.headline())}**")
+for note in result_.flag_sentences():
+    st.info(ui.md(note), icon=ui.ICONS["info"])
 cells_ = list(dict.fromkeys(c.cell for r in result_.results for c in r.judged))
 cell_ = None
 if len(cells_) > 1:
@@ -64,11 +85,18 @@ else:
     st.success("No gap changed beyond chance between periods (self-starting CUSUM, threshold 6).",
                icon=ui.ICONS["ok"])
 st.subheader("Trend of each gap")
-for sentence in result_.sentences()[1:]:
-    if not sentence.startswith("Alert"):
-        st.markdown(f"- {ui.md(sentence)}")
+for trend in result_.trends:
+    st.markdown(f"- {ui.md(trend.sentence)}")
+said_ = {*result_.flag_sentences(), *(t.sentence for t in result_.trends), *(a.sentence for a in result_.alerts)}
+for note in result_.sentences()[1:]:
+    if note not in said_:  # rows without a date, periods without the reference group
+        st.info(ui.md(note), icon=ui.ICONS["info"])
 with st.expander("Every comparison, period by period"):
+    header_, rows_ = series_table(result_)
+    shown_ = pd.DataFrame(rows_, columns=list(header_))
+    if not result_.flagged:
+        shown_ = shown_.drop(columns="Note")
+    ui.grid(shown_, hide_index=True)
     table_ = result_.to_frame()
-    ui.grid(table_, hide_index=True)
     st.download_button("Download the series (CSV)", table_.to_csv(index=False).encode(), "luskin_series.csv",
                        "text/csv", icon=ui.ICONS["download"])

@@ -194,10 +194,10 @@ def run(args: argparse.Namespace) -> int:
 
     series = None
     if args.period:
-        from luskin_core.analyses.series import audit_series
+        from luskin_cli.series import series_for
 
         t = clock()
-        series = audit_series(located, spec, args.period, args.every, args.period_format, source=source)
+        series = series_for(args, located, spec, source)
         timings["series"] = clock() - t
         _say(f"Over time: {series.headline()} ({timings['series']:.1f} s)")
 

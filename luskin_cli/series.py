@@ -2,8 +2,9 @@
 
 Registered on the audit command by :func:`add_series_options`; :func:`run_series` prints every
 comparison per period, the trend per group and the alerts, or with ``--json``
-:meth:`luskin_core.analyses.series.SeriesResult.to_dict` (the audit's keys plus ``series``, ``trends``
-and ``alerts``).
+:meth:`luskin_core.analyses.series.SeriesResult.to_dict` (the audit's keys plus ``series``, ``trends``,
+``alerts`` and ``flagged_periods``). Periods where every group's share is 0% or 100%, or with few rows,
+are set aside from the trends and alerts unless ``--keep-flagged-periods`` is given.
 """
 
 from __future__ import annotations
@@ -11,11 +12,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from luskin_core.formatting import format_number, format_p
+from luskin_core.errors import LuskinError
 
 
 def add_series_options(parser: argparse.ArgumentParser) -> None:
-    """--period, --every and --period-format."""
+    """--period, --every, --period-format and --keep-flagged-periods."""
     group = parser.add_argument_group("over time")
     group.add_argument("--period", metavar="COLUMN",
                        help="a date column: audit every month (or --every quarter|year) apart, with a trend test "
@@ -24,30 +25,42 @@ def add_series_options(parser: argparse.ArgumentParser) -> None:
                        help="the length of a period (default month)")
     group.add_argument("--period-format", metavar="FORMAT",
                        help="how the dates are written, e.g. %%m%%d%%Y for 01312014 (default: recognised)")
+    group.add_argument("--keep-flagged-periods", action="store_true",
+                       help="keep in the trends and alerts the periods where every group's share is 0%% or 100%%, "
+                            "or with fewer than a third of the rows of the median period (set aside by default)")
+
+
+def series_for(args: argparse.Namespace, data: Any, spec: Any, source: str | None) -> Any:
+    """The series the options ask for; a date format Luskin could not recognise names the option that gives it."""
+    from luskin_core.analyses.series import audit_series
+
+    try:
+        return audit_series(data, spec, args.period, args.every, args.period_format, source=source,
+                            keep_flagged=bool(getattr(args, "keep_flagged_periods", False)))
+    except LuskinError as err:
+        said = str(err)
+        if "give their date format in strptime codes" in said:
+            raise LuskinError(said.replace("give their date format in strptime codes",
+                                           "give their date format with --period-format")) from None
+        raise
 
 
 def run_series(args: argparse.Namespace, data: Any, spec: Any, source: str | None) -> int:
     """Audit per period and print the series (text or JSON)."""
     from luskin_cli.common import print_json
-    from luskin_core.analyses.series import audit_series
     from luskin_core.formatting import format_table
+    from luskin_core.present.series_report import series_table
 
-    result = audit_series(data, spec, args.period, args.every, args.period_format, source=source)
+    result = series_for(args, data, spec, source)
     if args.json:
         print_json(result.to_dict())
         return 0
-    rows = []
-    for label, period in zip(result.periods, result.results):
-        for c in period.judged:
-            rows.append([label, c.cell or "all rows", c.group, f"{c.n:,}", format_number(c.rate),
-                         format_number(c.difference),
-                         f"[{format_number(c.difference_ci_low)}, {format_number(c.difference_ci_high)}]",
-                         format_number(c.impact_ratio, 2), format_p(c.p_adjusted, short=True), c.verdict])
+    header, rows = series_table(result)
+    if not any(row[-1] for row in rows):  # no period flagged: no empty column
+        header, rows = header[:-1], [row[:-1] for row in rows]
     lines = [f"Audit over time of {result.overall.source}: {spec.outcome_text}, per {result.every} of "
              f"'{result.column}'" + (f" (dates read as {result.period_format})" if result.period_format else ""),
-             "", result.headline(), "",
-             format_table(rows, ["period", "cell", "group", "n", "share", "difference", "95% CI", "ratio", "p adj.",
-                                 "verdict"]), ""]
+             "", result.headline(), "", format_table(rows, list(header)), ""]
     lines += [f"- {s}" for s in result.sentences()[1:]]
     print("\n".join(lines))
     return 0

@@ -22,15 +22,31 @@ def test_over_time_page_on_compas_shows_the_cores_series():
     goto(at, "series")
     assert not at.error
     assert at.selectbox(key="series_column").value == "compas_screening_date"
+    # only columns whose values read as dates are offered (not age, not the decile scores)
+    offered = at.selectbox(key="series_column").options
+    assert "compas_screening_date" in offered and "age" not in offered and "decile_score" not in offered
     expected = audit_series(load_sample("compas"), PRESETS["compas"].spec, "compas_screening_date", "month")
     shown = " ".join(unescape(m.value) for m in at.markdown)
     assert expected.headline() in shown
     for trend in expected.trends:
         assert trend.sentence in shown
-    warnings = messages(at, "warning")
-    assert [a.sentence for a in expected.alerts] == warnings  # COMPAS's 2014 follow-up gap raises its alerts
+    # the follow-up's end (every group at 100% from 2014-05) is said as a caveat, not reported as a finding
+    assert messages(at, "info")[:len(expected.flag_sentences())] == expected.flag_sentences()
+    assert "every group's share is 100%" in " ".join(messages(at, "info"))
+    assert not messages(at, "warning") and "narrowed" not in shown
     spec = json.loads(at.get("plotly_chart")[0].proto.spec)
     assert spec["data"][0]["x"] == list(expected.periods)
+    table = at.dataframe[0].value
+    assert "Note" in table.columns and not any("_" in c for c in table.columns)
+    late = table[table["Period"] == "2014-06"].iloc[0]
+    assert late["Share"] == "100.0%" and "set aside" in late["Note"]
+    # kept at the user's request: the artefact's alert comes back, and the page says the periods are flagged
+    at.checkbox(key="series_keep_flagged").check().run()
+    kept = audit_series(load_sample("compas"), PRESETS["compas"].spec, "compas_screening_date", "month",
+                        keep_flagged=True)
+    assert [a.sentence for a in kept.alerts] == messages(at, "warning")
+    assert any(m.startswith("Kept in the trends and alerts") for m in messages(at, "info"))
+    at.checkbox(key="series_keep_flagged").uncheck().run()
     # quarters
     at.selectbox(key="series_every").set_value("quarter").run()
     assert not at.exception and not at.error
@@ -41,6 +57,20 @@ def test_over_time_page_on_compas_shows_the_cores_series():
     at.text_input(key="series_format").input("%Y").run()
     assert not at.exception
     assert any("has no month" in e for e in messages(at, "error"))
+
+
+def test_over_time_page_says_when_the_file_has_no_date_column():
+    at = open_app()  # the Adult sample: no column holds dates (age, hours-per-week and fnlwgt are numbers)
+    goto(at, "series")
+    assert not at.exception and not at.error
+    assert any("This file has no column of dates" in m for m in messages(at, "info"))
+    assert not at.selectbox and not at.get("plotly_chart")
+    # the user may still choose a column, and is told plainly that it holds no dates, in the page's words
+    at.checkbox(key="series_any_column").check().run()
+    at.selectbox(key="series_column").set_value("age").run()
+    errors = messages(at, "error")
+    assert any("'age' does not hold dates" in e for e in errors)
+    assert not any("--" in e for e in errors)  # no command-line option on a page
 
 
 def test_audit_page_draws_raw_and_pooled_shares_when_a_group_is_small():

@@ -12,10 +12,13 @@ import statsmodels.api as sm
 from luskin_cli.main import main
 from luskin_core import AuditSpec, LuskinError, audit
 from luskin_core.analyses.series import (
+    FEW_ROWS_SHARE,
     audit_series,
     cusum,
+    date_columns,
     detect_format,
     difference_variance,
+    holds_dates,
     period_keys,
     weighted_trend,
 )
@@ -131,13 +134,16 @@ def test_a_planted_shift_on_real_rows_raises_an_alert(compas):
     planted = frame.copy()
     planted.loc[flip, "two_year_recid"] = 0
     spec = AuditSpec("two_year_recid", 1, group_by=("race",), reference="African-American")
-    result = audit_series(planted, spec, "compas_screening_date", "month")
+    # June and July 2013 hold a fifth of a usual month's screenings: flagged, and kept here (the shift starts in July)
+    assert [f.period for f in audit_series(planted, spec, "compas_screening_date", "month").flagged] == \
+        ["2013-06", "2013-07"]
+    result = audit_series(planted, spec, "compas_screening_date", "month", keep_flagged=True)
     assert result.period_format == "ISO8601" and len(result.periods) == 12
     alerts = [a for a in result.alerts if a.group == "Caucasian"]
     # about 150 Caucasian rows a month: the run that passes the threshold starts in July, found by September
     assert alerts and alerts[0].since == "2013-07" and alerts[0].period <= "2013-09" and alerts[0].direction == "down"
     assert "Alert" in alerts[0].sentence
-    untouched = audit_series(frame, spec, "compas_screening_date", "month")
+    untouched = audit_series(frame, spec, "compas_screening_date", "month", keep_flagged=True)
     assert not [a for a in untouched.alerts if a.group == "Caucasian"]
 
 
@@ -159,7 +165,7 @@ def test_period_keys_match_pandas_dates(sqf_raw):
 
 
 def test_plain_errors():
-    with pytest.raises(LuskinError, match="format Luskin does not recognise"):
+    with pytest.raises(LuskinError, match="'when' does not hold dates in a format Luskin recognises"):
         detect_format(pd.Series(["soon", "later"], name="when"))
     frame = pd.DataFrame({"d": ["2014-01-02"] * 4, "y": [1, 0, 1, 0], "g": list("abab")})
     with pytest.raises(LuskinError, match="month, 'quarter' or 'year'|'month', 'quarter'"):
@@ -192,7 +198,10 @@ def test_report_has_the_over_time_section_and_the_small_groups_chart(compas):
     html = build_html_report(series.overall, series=series)
     assert "Over time: per quarter of &#x27;compas_screening_date&#x27;" in html or \
         "Over time: per quarter of &#39;compas_screening_date&#39;" in html
-    assert "Alerts: a gap changed beyond chance" in html  # COMPAS's 2014 follow-up gap
+    # COMPAS's 2014 follow-up (every group at 100%, few rows) is a caveat, not an alert
+    assert "Periods flagged: artefacts of the data" in html and "Alerts: a gap changed beyond chance" not in html
+    kept = audit_series(compas, spec, "compas_screening_date", "quarter", keep_flagged=True)
+    assert kept.alerts and "Alerts: a gap changed beyond chance" in build_html_report(kept.overall, series=kept)
     assert "Every comparison per quarter" in html
     assert "Small groups: raw and partially pooled shares" in html
     plain = build_html_report(audit(compas, AuditSpec("two_year_recid", 1, group_by=("sex",))))
@@ -212,7 +221,7 @@ def test_cli_report_has_the_over_time_section(tmp_path, capsys):
     from luskin_core.counting.data import PRESETS
 
     expected = audit_series(load_sample("compas"), PRESETS["compas"].spec, "compas_screening_date", "quarter")
-    assert "Every comparison per quarter" in html and "Alerts: a gap changed beyond chance" in html
+    assert "Every comparison per quarter" in html and "Periods flagged: artefacts of the data" in html
     for label in expected.periods:
         assert label in html
     code = main(["report", "--preset", "compas", "--html", str(tmp_path / "plain.html")])
@@ -236,3 +245,109 @@ def test_presentation_has_a_slide_for_the_trend(compas):
     # after the findings, before the caveats
     kinds = [s.kind for s in slides]
     assert kinds.index("caveats") > slides.index(slide) > max(i for i, s in enumerate(plain) if s.kind == "finding")
+
+
+# ------------------------------------------------------------------------------------------------
+# Artefacts are not findings: periods where every group is at 0% or 100%, or with few rows
+# ------------------------------------------------------------------------------------------------
+def _compas_months(compas: pd.DataFrame) -> pd.DataFrame:
+    """COMPAS's preset rows per month, counted by pandas: rows and each race's share of two_year_recid = 1."""
+    rows = compas[compas["race"].isin(["African-American", "Caucasian"])]
+    month = pd.to_datetime(rows["compas_screening_date"]).dt.strftime("%Y-%m")
+    return rows.assign(month=month).groupby(["month", "race"])["two_year_recid"].agg(["size", "mean"]).unstack()
+
+
+def test_compas_follow_up_end_is_flagged_not_reported_as_a_narrowing(compas):
+    from luskin_core.counting.data import PRESETS
+
+    spec = PRESETS["compas"].spec
+    result = audit_series(compas, spec, "compas_screening_date", "month")
+    by_hand = _compas_months(compas)
+    saturated = [m for m in by_hand.index if (by_hand["mean"].loc[m] == 1).all()]
+    sizes = by_hand["size"].sum(axis=1)
+    few = [m for m in by_hand.index if sizes[m] < FEW_ROWS_SHARE * sizes.median()]
+    assert saturated == [f"2014-{m:02d}" for m in range(5, 13)]  # the follow-up ends: only re-offenders are left
+    assert [f.period for f in result.flagged if f.reason == "all_positive"] == saturated
+    assert [f.period for f in result.flagged if f.reason == "few_rows"] == few
+    assert "2014-04" in few  # 98% and 97%: the month the follow-up runs out, with a third of the usual rows
+    said = " ".join(result.sentences())
+    assert "narrowed" not in said and "beyond chance since" not in said and not result.alerts
+    assert "every group's share is 100%" in said and "2014-05 to 2014-12" in said
+    trend = result.trends[0]
+    assert trend.periods == len(result.periods) - len({f.period for f in result.flagged}) and trend.p_value > 0.05
+    # the same trend by hand over the months kept: statsmodels' WLS with the known variances
+    kept = [(label, c) for label, r in zip(result.periods, result.results) for c in r.judged
+            if label not in {f.period for f in result.flagged}]
+    d = np.array([c.difference for _, c in kept])
+    v = difference_variance([c.positives for _, c in kept], [c.n for _, c in kept],
+                            [c.reference_positives for _, c in kept], [c.reference_n for _, c in kept])
+    t = np.array([int(label[:4]) * 12 + int(label[5:]) for label, _ in kept], dtype=float)
+    fit = sm.WLS(d, sm.add_constant(t), weights=1 / v).fit(cov_type="fixed scale")
+    assert trend.slope == pytest.approx(fit.params[1], rel=1e-9) and trend.p_value == pytest.approx(fit.pvalues[1])
+    # kept at the user's request: the artefact's "narrowing" and alert are back, and said to be flagged
+    asked = audit_series(compas, spec, "compas_screening_date", "month", keep_flagged=True)
+    assert asked.kept_flagged and asked.alerts and "narrowed" in asked.trends[0].sentence
+    assert asked.flag_sentences()[0].startswith("Kept in the trends and alerts")
+    doc = result.to_dict()
+    assert doc["flagged_periods_kept"] is False and {f["period"] for f in doc["flagged_periods"]} >= set(saturated)
+
+
+def test_a_saturated_tail_would_fake_a_trend_and_is_set_aside():
+    """Simulated: a constant 10-point gap for 18 months, then 6 months where everyone has the outcome (a follow-up
+    that ended). Kept, the tail makes a narrowing beyond chance; set aside, the trend test sees the truth."""
+    rng = np.random.default_rng(3)
+    parts = []
+    for month in range(24):
+        for group, share in (("a", 0.40), ("b", 0.30)):
+            n = 400
+            y = np.ones(n, dtype=int) if month >= 18 else (rng.random(n) < share).astype(int)
+            parts.append(pd.DataFrame({"g": group, "y": y, "d": f"{2020 + month // 12}-{month % 12 + 1:02d}-15"}))
+    frame = pd.concat(parts, ignore_index=True)
+    spec = AuditSpec("y", 1, group_by=("g",), reference="b")
+    kept = audit_series(frame, spec, "d", "month", keep_flagged=True)
+    assert kept.trends[0].p_value < 0.001 and "narrowed" in kept.trends[0].sentence
+    honest = audit_series(frame, spec, "d", "month")
+    assert [f.period for f in honest.flagged] == list(honest.periods[18:])
+    assert {f.reason for f in honest.flagged} == {"all_positive"}  # as many rows as usual: no few-rows flag
+    assert honest.trends[0].periods == 18 and honest.trends[0].p_value > 0.01 and not honest.alerts
+
+
+def test_a_declining_series_is_not_flagged_for_few_rows(sqf_raw):
+    # NYPD's stops fell through 2014 (December has 37% of the median month): a real decline, not an artefact
+    result = audit_series(sqf_raw, SPEC, "datestop", "month")
+    assert result.flagged == ()
+
+
+@pytest.mark.parametrize("values, dates", [
+    ([2014, 2015, 2016, None], True), (["2014-01-31", "2014-02-01", "not known", "2014-03-02"] * 10, False),
+    (["2014-01-31"] * 19 + ["n/a"], True), ([20140131, 20150228], True), ([1312014, 12012014], True),
+    ([17, 34, 69, 90], False), ([0, 1, 1, 0], False), (["yes", "no"], False), ([0.5, 1.5], False),
+    ([True, False], False), (["Male", "Female"], False), ([77516, 83311, 215646], False), ([None, None], False),
+])
+def test_holds_dates_reads_values_not_names(values, dates):
+    assert holds_dates(pd.Series(values, name="x")) is dates
+
+
+def test_date_columns_of_real_files(compas):
+    found = date_columns(compas)
+    assert "compas_screening_date" in found and "dob" in found
+    assert not {"age", "decile_score", "priors_count", "two_year_recid", "id"} & set(found)
+    adult = pd.DataFrame({"age": [39, 50, 38], "fulltime": ["yes", "no", "yes"], "hours": [40, 13, 40],
+                          "fnlwgt": [77516, 83311, 215646]})
+    assert date_columns(adult) == []
+    with pytest.raises(LuskinError, match="'age' does not hold dates.*no other column that holds dates"):
+        audit_series(adult.assign(y=[1, 0, 1], g=["a", "b", "a"]), AuditSpec("y", 1, group_by=("g",)), "age")
+
+
+def test_cli_says_a_column_holds_no_dates_and_keeps_flagged_periods_when_asked(capsys):
+    assert main(["audit", "--preset", "compas", "--period", "age"]) == 2
+    err = capsys.readouterr().err
+    assert "'age' does not hold dates" in err and "--period-format" in err and "compas_screening_date" in err
+    assert main(["audit", "--preset", "compas", "--period", "compas_screening_date"]) == 0
+    out = capsys.readouterr().out
+    assert "narrowed" not in out and "set aside: few rows, every group at 100%" in out
+    assert "Set aside from the trends and alerts" in out
+    assert main(["audit", "--preset", "compas", "--period", "compas_screening_date", "--keep-flagged-periods",
+                 "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["flagged_periods_kept"] is True and doc["alerts"]

@@ -26,6 +26,14 @@ a share of 0 or 1 keeps a finite weight); the variances are taken as known, so t
 standard error is ``1 / sqrt(sum w (t - mean t)^2)`` and the test a z test (statsmodels' WLS
 with ``cov_type="fixed scale"`` gives the same). At least three periods are needed.
 
+Periods set aside. Two kinds of period say more about the data than about the decisions, and they
+are flagged, said in words and left out of the trends and alerts (``keep_flagged=True`` keeps
+them): a period where every group's share is 0%, or every group's is 100% (in a cell; the gap is
+0 by construction and, with Agresti-Caffo's variance, weighs more than any real period: the
+end of a follow-up, as in COMPAS from 2014-05, where only the people who re-offended are left),
+and a period with fewer than ``FEW_ROWS_SHARE`` (a third of) the rows of the median period (a month
+still being collected, a change of recording). Their comparisons stay in the table and the chart.
+
 Alerts: a two-sided self-starting CUSUM (Hawkins 1987) on the standardized differences. Each
 period's difference is compared with the weighted mean of the earlier periods since the last
 alert (the gap's level so far): ``z = (d_t - mean) / sqrt(var d_t + var mean)``, and
@@ -60,7 +68,7 @@ from luskin_core.counting.counts import (
     plan_for_frame,
 )
 from luskin_core.errors import LuskinError
-from luskin_core.formatting import format_p, format_points
+from luskin_core.formatting import format_p, format_percent, format_points
 from luskin_core.spec.audit_spec import AuditSpec, resolve_column
 
 EVERY = ("month", "quarter", "year")
@@ -68,6 +76,9 @@ PERIOD_KEY = "__luskin_period__"
 CUSUM_K = 0.5
 CUSUM_H = 6.0
 MIN_TREND_PERIODS = 3
+FEW_ROWS_SHARE = 1 / 3  # a period with fewer rows than this share of the median period's is flagged
+DATE_SHARE = 0.9  # a column is taken for dates when at least this share of its non-missing values reads as dates
+YEARS = (1900, 2100)  # the plausible range of a date's year
 _WIDTHS = {"%Y": 4, "%m": 2, "%d": 2, "%y": 2, "%H": 2, "%M": 2, "%S": 2}
 _DIGIT_FORMATS = ("%Y%m%d", "%m%d%Y", "%d%m%Y", "%Y%m", "%Y")
 _TEXT_FORMATS = ("ISO8601", "%m/%d/%Y", "%d/%m/%Y", "%Y/%m/%d", "%d.%m.%Y")
@@ -133,32 +144,86 @@ def _as_digits(series: pd.Series) -> np.ndarray:
     return pd.to_numeric(text, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
 
 
+def _best_format(present: pd.Series) -> tuple[str | None, float]:
+    """The format that reads the most of these non-missing values as dates of a plausible year, and that share.
+
+    Digit values (numbers, or text of digits) are tried against :data:`_DIGIT_FORMATS` read by position,
+    other text against :data:`_TEXT_FORMATS`; ties go to the earlier format. Small integers (an age, a
+    0/1 flag, a count) read as no date: a digit date has at least the format's width less two digits.
+    """
+    if len(present) == 0:
+        return None, 0.0
+    numbers = _as_digits(present)
+    digits = np.isfinite(numbers)
+    best: tuple[str | None, float] = (None, 0.0)
+    if digits.mean() >= DATE_SHARE:
+        for fmt in _DIGIT_FORMATS:
+            layout = digit_layout(fmt)
+            assert layout is not None
+            width = layout["width"][0]
+            year, _ = _digit_fields(numbers, layout)
+            with np.errstate(invalid="ignore"):
+                ok = (year >= YEARS[0]) & (year <= YEARS[1]) & (numbers < 10.0 ** width) & \
+                    (numbers >= 10.0 ** (width - 2))
+            share = float(ok.mean())
+            if share > best[1]:
+                best = (fmt, share)
+        return best
+    if pd.api.types.is_numeric_dtype(present) or pd.api.types.is_bool_dtype(present):
+        return best  # numbers that are not whole digits (0.5, -3, True) are no dates
+    text = present.astype("string").str.strip()
+    for fmt in _TEXT_FORMATS:
+        parsed = pd.to_datetime(text, format=fmt, errors="coerce")
+        share = float(parsed.dt.year.between(*YEARS).fillna(False).mean())
+        if share > best[1]:
+            best = (fmt, share)
+    return best
+
+
+def holds_dates(values: pd.Series) -> bool:
+    """Whether a column can give the periods: it holds dates or timestamps, or at least :data:`DATE_SHARE` of its
+    non-missing values (looked at: the first 2,000) read as dates of a recognised format with a year in
+    :data:`YEARS`. An age, a 0/1 flag, a count or a name does not; ``20140131``, ``01312014``, ``2014-01-31``,
+    ``31/01/2014`` and a year such as ``2014`` do.
+    """
+    present = values.dropna()
+    if len(present) == 0:
+        return False
+    if pd.api.types.is_datetime64_any_dtype(values):
+        return True
+    return _best_format(present.iloc[:2_000])[1] >= DATE_SHARE
+
+
+def date_columns(frame: pd.DataFrame, exclude: Sequence[str] = ()) -> list[str]:
+    """The columns of ``frame`` that hold dates (:func:`holds_dates`), in the frame's order, minus ``exclude``.
+
+    What the dashboard offers as a period column: a column is guessed only from what its values support
+    (a name such as ``fulltime`` or ``age`` is no date), and an empty list means the file has no date column.
+    """
+    skip = {c.lower() for c in exclude}
+    return [str(c) for c in frame.columns if str(c).lower() not in skip and holds_dates(frame[c])]
+
+
 def detect_format(values: pd.Series) -> str | None:
-    """The date format of a column's values (None: the column holds dates already), or a LuskinError."""
+    """The date format of a column's values (None: the column holds dates already), or a LuskinError.
+
+    The format that reads the most values wins (the first in order on a tie); it must read at least
+    :data:`DATE_SHARE` of the non-missing values (among the first 50,000): the others get no period.
+    """
     if pd.api.types.is_datetime64_any_dtype(values):
         return None
     present = values.dropna()
     if len(present) == 0:
         raise LuskinError(f"The period column '{values.name}' has no values.")
-    sample = present.iloc[:_LOOK]
-    numbers = _as_digits(sample)
-    if np.isfinite(numbers).all():
-        for fmt in _DIGIT_FORMATS:
-            layout = digit_layout(fmt)
-            assert layout is not None
-            year, _ = _digit_fields(numbers, layout)
-            if np.isfinite(year).all() and ((year >= 1900) & (year <= 2100)).all() and \
-                    (numbers < 10.0 ** layout["width"][0]).all() and (numbers >= 10.0 ** (layout["width"][0] - 2)).all():
-                return fmt
-    else:
-        text = sample.astype("string").str.strip()
-        for fmt in _TEXT_FORMATS:
-            parsed = pd.to_datetime(text, format=fmt, errors="coerce")
-            if parsed.notna().all():
-                return fmt
+    fmt, share = _best_format(present.iloc[:_LOOK])
+    if fmt is not None and share >= DATE_SHARE:
+        return fmt
     shown = ", ".join(repr(str(v)) for v in present.iloc[:3])
-    raise LuskinError(f"The dates in '{values.name}' (e.g. {shown}) are in a format Luskin does not recognise: give it, "
-                      "e.g. --period-format %m%d%Y for 01312014 or %d/%m/%Y for 31/01/2014.")
+    part = (f"only {format_percent(share, 0)} of its values read as dates" if fmt is not None and share > 0
+            else "its values are not dates")
+    raise LuskinError(f"'{values.name}' does not hold dates in a format Luskin recognises: {part} (e.g. {shown}). "
+                      "Dates look like 2014-01-31, 31/01/2014, 01312014, 201401 or 2014. If these are dates, give "
+                      "their date format in strptime codes, e.g. %m%d%Y for 01312014 or %d/%m/%Y for 31/01/2014.")
 
 
 def period_keys(series: pd.Series, fmt: str | None, every: str) -> np.ndarray:
@@ -217,7 +282,7 @@ def period_parts(t: Any, column: str, fmt: str | None) -> dict[str, Any]:
     layout = digit_layout(fmt) if fmt else None
     if layout is None:
         raise LuskinError(f"On a database, the period column '{column}' must hold dates, or digits such as "
-                          "01312014 (with --period-format %m%d%Y): convert it, or audit a file.")
+                          "01312014 (with the date format %m%d%Y): convert it, or audit a file.")
     width = layout["width"][0]
     if dtype.is_integer():
         number = col.cast("int64")
@@ -297,6 +362,26 @@ class Alert:
 
 
 @dataclass(frozen=True)
+class FlaggedPeriod:
+    """A period that says more about the data than about the decisions (see the module doc).
+
+    ``reason``: ``"all_positive"`` (every group's share is 100% in ``cell``), ``"all_negative"`` (every
+    group's is 0%) or ``"few_rows"`` (the whole period has ``rows`` rows, fewer than
+    :data:`FEW_ROWS_SHARE` of ``typical_rows``, the median period's). ``cell`` is None for the
+    whole period (and for an audit without cells).
+    """
+
+    period: str
+    cell: str | None
+    reason: str
+    rows: int
+    typical_rows: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
 class SeriesResult:
     """An audit over time: the whole data's audit, one audit per period, trends and alerts."""
 
@@ -310,6 +395,8 @@ class SeriesResult:
     alerts: tuple[Alert, ...]
     n_without_period: int
     skipped: tuple[str, ...] = field(default_factory=tuple)
+    flagged: tuple[FlaggedPeriod, ...] = field(default_factory=tuple)
+    kept_flagged: bool = False  # True: the flagged periods count in the trends and alerts (the user asked)
 
     @property
     def reference(self) -> str:
@@ -334,20 +421,55 @@ class SeriesResult:
             "period_column": self.column, "every": self.every, "period_format": self.period_format,
             "periods": list(self.periods), "rows_without_period": self.n_without_period,
             "periods_without_reference": list(self.skipped),
+            "flagged_periods": [f.to_dict() for f in self.flagged], "flagged_periods_kept": self.kept_flagged,
             "series": self.series_rows(), "trends": [t.to_dict() for t in self.trends],
             "alerts": [a.to_dict() for a in self.alerts],
         })
         return out
+
+    def is_flagged(self, period: str, cell: str | None) -> bool:
+        """Whether this period (in this cell) is flagged: every group at 0% or 100% there, or few rows."""
+        return any(f.period == period and (f.reason == "few_rows" or f.cell == cell) for f in self.flagged)
 
     def headline(self) -> str:
         span = f"{self.periods[0]} to {self.periods[-1]}" if self.periods else "no period"
         n = len(self.alerts)
         alerts = ("no gap changed beyond chance between periods" if n == 0 else
                   f"{n} change{'s' if n > 1 else ''} of a gap beyond chance ({', '.join(sorted({a.group for a in self.alerts}))})")
-        return f"{len(self.periods)} {self.every}s ({span}), reference {self.reference}: {alerts}."
+        aside = ""
+        flagged = len(dict.fromkeys(f.period for f in self.flagged))
+        if flagged and not self.kept_flagged:
+            aside = (f"; {flagged:,} of them set aside from the trends and alerts (every group at 0% or 100%, "
+                     "or too few rows)")
+        return f"{len(self.periods):,} {_plural(self.every, len(self.periods))} ({span}), reference {self.reference}{aside}: {alerts}."
+
+    def flag_sentences(self) -> list[str]:
+        """The flagged periods in words: which, why, and whether they were left out of the trends and alerts."""
+        out = []
+        lead = ("Kept in the trends and alerts, as asked, though flagged" if self.kept_flagged
+                else "Set aside from the trends and alerts (shown in the chart and the table)")
+        by_reason: dict[tuple[str, str | None], list[FlaggedPeriod]] = {}
+        for f in self.flagged:
+            by_reason.setdefault((f.reason, f.cell), []).append(f)
+        for (reason, cell), flags in by_reason.items():
+            spans = _spans([f.period for f in flags], list(self.periods))
+            if reason == "few_rows":
+                rows = sorted(f.rows for f in flags)
+                counted = f"{rows[0]:,} rows" if rows[0] == rows[-1] else f"{rows[0]:,} to {rows[-1]:,} rows"
+                out.append(f"{lead}: {spans}, with fewer than a third of the rows of a typical {self.every} ({counted} "
+                           f"against a median of {flags[0].typical_rows:,.0f}): a {self.every} still being collected, or "
+                           "recorded differently, is no evidence of a change in the decisions.")
+            else:
+                where = "" if cell is None else f" where {cell}"
+                share = "100%" if reason == "all_positive" else "0%"
+                out.append(f"{lead}: {spans}, where every group's share is {share}{where}. The gap there is 0 by "
+                           "construction and says nothing of the decisions: often the end of a follow-up (only the "
+                           "people with the outcome are left), or a column filled in later.")
+        return out
 
     def sentences(self) -> list[str]:
         out = [self.headline()]
+        out += self.flag_sentences()
         out += [t.sentence for t in self.trends]
         out += [a.sentence for a in self.alerts]
         if self.n_without_period:
@@ -363,8 +485,12 @@ class SeriesResult:
 # The series
 # ------------------------------------------------------------------------------------------
 def audit_series(data: Any, spec: AuditSpec, period: str, every: str = "month", period_format: str | None = None,
-                 *, source: str | None = None) -> SeriesResult:
-    """Audit ``data`` (a DataFrame or a :class:`~luskin_core.counting.sources.Source`) per period of the column ``period``."""
+                 *, source: str | None = None, keep_flagged: bool = False) -> SeriesResult:
+    """Audit ``data`` (a DataFrame or a :class:`~luskin_core.counting.sources.Source`) per period of the column ``period``.
+
+    ``keep_flagged``: keep the flagged periods (every group at 0% or 100%, or few rows: see the module
+    doc) in the trends and alerts; by default they are set aside and the result says so.
+    """
     from luskin_core.counting.sources import Source
 
     if every not in EVERY:
@@ -392,14 +518,35 @@ def audit_series(data: Any, spec: AuditSpec, period: str, every: str = "month", 
         column = resolve_column(data, period, "period")
         _check_role(spec, column)
         if fmt is None:
-            fmt = detect_format(data[column])
+            try:
+                fmt = detect_format(data[column])
+            except LuskinError as err:
+                raise LuskinError(f"{err} {_other_date_columns(data, spec, column)}") from None
         else:
             _check_format(fmt, every)
         work = data.assign(**{PERIOD_KEY: period_keys(data[column], fmt, every)})
         plan = replace(plan_for_frame(work, spec), period=part)
         raw = aggregate_frame(work, plan)
         name = source or ("recorded outcome" if spec.prediction is None else f"decisions in '{spec.prediction}'")
-    return series_from_raw(raw, plan, spec, column=column, every=every, period_format=fmt, source=name)
+    return series_from_raw(raw, plan, spec, column=column, every=every, period_format=fmt, source=name,
+                           keep_flagged=keep_flagged)
+
+
+def _other_date_columns(frame: pd.DataFrame, spec: AuditSpec, column: str) -> str:
+    """The sentence that names the file's date columns (or says it has none), for a column that is no date."""
+    others = date_columns(frame, exclude=(column, *audit_columns(spec)))
+    if not others:
+        return "This file has no other column that holds dates, so it cannot be audited over time as it is."
+    return "Columns of this file that hold dates: " + ", ".join(f"'{c}'" for c in others[:6]) + \
+        (f" and {len(others) - 6:,} more." if len(others) > 6 else ".")
+
+
+def audit_columns(spec: AuditSpec) -> set[str]:
+    """The columns that already play a part in the audit (outcome, groups, strata, protected column), lower-cased."""
+    used = {spec.outcome.lower(), *(c.lower() for c in spec.group_by), *(c.lower() for c in spec.strata)}
+    if spec.protected is not None:
+        used.add(spec.protected.column.lower())
+    return used
 
 
 def _value_counts(data: Any, spec: AuditSpec, column: str, fmt: str | None, every: str) -> tuple[Any, RawCounts]:
@@ -427,15 +574,12 @@ def _value_counts(data: Any, spec: AuditSpec, column: str, fmt: str | None, ever
 
 
 def _check_role(spec: AuditSpec, column: str) -> None:
-    used = {spec.outcome.lower(), *(c.lower() for c in spec.group_by), *(c.lower() for c in spec.strata)}
-    if spec.protected is not None:
-        used.add(spec.protected.column.lower())
-    if column.lower() in used:
+    if column.lower() in audit_columns(spec):
         raise LuskinError(f"'{column}' already plays a part in the audit: choose a date column of its own for the periods.")
 
 
 def series_from_raw(raw: RawCounts, plan: Any, spec: AuditSpec, *, column: str, every: str,
-                    period_format: str | None, source: str) -> SeriesResult:
+                    period_format: str | None, source: str, keep_flagged: bool = False) -> SeriesResult:
     """The series from one raw count table with a ``period`` key (see :func:`luskin_core.counting.counts.aggregate_frame`)."""
     from luskin_core.analyses.audit import result_from_counts
 
@@ -449,7 +593,7 @@ def series_from_raw(raw: RawCounts, plan: Any, spec: AuditSpec, *, column: str, 
     per_spec = spec.with_changes(reference=reference)
     kept = raw["reason"] == KEPT
     n_without = int(raw["n"][kept & keys.isna().to_numpy()].sum())
-    labels, results, skipped = [], [], []
+    labels, results, skipped, sizes = [], [], [], []
     for key in sorted(keys[kept].dropna().unique()):
         rows = whole.take(kept & (keys == key).to_numpy())
         table = CountTable.from_raw(rows, replace(plan, period=None))
@@ -458,13 +602,60 @@ def series_from_raw(raw: RawCounts, plan: Any, spec: AuditSpec, *, column: str, 
             skipped.append(label)
             continue
         labels.append(label)
+        sizes.append(int(table.n_rows))
         results.append(result_from_counts(table, per_spec, source=f"{source}, {label}"))
     if not results:
         raise LuskinError(f"No row has a readable date in '{column}', so there is no period to audit.")
+    flagged = flag_periods(labels, sizes, results)
     index = [period_index(_key_of(label, every), every) for label in labels]
-    trends, alerts = _trends_and_alerts(labels, index, results, every)
+    aside = set() if keep_flagged else {(f.period, None if f.reason == "few_rows" else f.cell) for f in flagged}
+    trends, alerts = _trends_and_alerts(labels, index, results, every, aside)
     return SeriesResult(overall, column, every, period_format, tuple(labels), tuple(results), tuple(trends),
-                        tuple(alerts), n_without, tuple(skipped))
+                        tuple(alerts), n_without, tuple(skipped), tuple(flagged), bool(keep_flagged and flagged))
+
+
+def flag_periods(labels: Sequence[str], sizes: Sequence[int], results: Sequence[Any]) -> list[FlaggedPeriod]:
+    """The periods that are artefacts of the data rather than evidence about the decisions (see the module doc).
+
+    Few rows: a period with fewer than :data:`FEW_ROWS_SHARE` of the median period's rows (with at least
+    three periods; a median of two says nothing). Every group at 0% or 100%: per cell, among the groups
+    with rows there (the reference included); a cell with one group only is not judged.
+    """
+    flagged: list[FlaggedPeriod] = []
+    typical = float(np.median(sizes)) if len(sizes) >= MIN_TREND_PERIODS else 0.0
+    for label, size, result in zip(labels, sizes, results):
+        if size < FEW_ROWS_SHARE * typical:
+            flagged.append(FlaggedPeriod(label, None, "few_rows", size, typical))
+        cells: dict[str | None, list[Any]] = {}
+        for c in result.comparisons:
+            if c.n > 0:
+                cells.setdefault(c.cell, []).append(c)
+        for cell, rows in cells.items():
+            if len(rows) < 2:
+                continue
+            if all(c.positives == c.n for c in rows):
+                flagged.append(FlaggedPeriod(label, cell, "all_positive", sum(c.n for c in rows), typical))
+            elif all(c.positives == 0 for c in rows):
+                flagged.append(FlaggedPeriod(label, cell, "all_negative", sum(c.n for c in rows), typical))
+    return flagged
+
+
+def _plural(unit: str, n: int) -> str:
+    return unit if n == 1 else unit + "s"
+
+
+def _spans(chosen: Sequence[str], every: Sequence[str]) -> str:
+    """Periods in words, consecutive ones as a span: "2013-06, 2013-07 and 2014-04 to 2014-12"."""
+    position = {label: i for i, label in enumerate(every)}
+    runs: list[list[str]] = []
+    for label in sorted(dict.fromkeys(chosen), key=lambda x: position.get(x, -1)):
+        if runs and position.get(label, -10) == position.get(runs[-1][-1], -10) + 1:
+            runs[-1].append(label)
+        else:
+            runs.append([label])
+    parts = [run[0] if len(run) == 1 else (f"{run[0]}, {run[1]}" if len(run) == 2 else f"{run[0]} to {run[-1]}")
+             for run in runs]
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def _key_of(label: str, every: str) -> float:
@@ -530,8 +721,11 @@ def cusum(d: Sequence[float], v: Sequence[float], k: float = CUSUM_K, h: float =
     return alerts
 
 
-def _trends_and_alerts(labels: list[str], index: list[int], results: list[Any], every: str
+def _trends_and_alerts(labels: list[str], index: list[int], results: list[Any], every: str,
+                       aside: set[tuple[str, str | None]] = frozenset()  # type: ignore[assignment]
                        ) -> tuple[list[Trend], list[Alert]]:
+    """Trend and alerts per group and cell, over the periods not set aside (``aside``: (period, cell), a cell of
+    None for a whole period)."""
     trends: list[Trend] = []
     alerts: list[Alert] = []
     keys = list(dict.fromkeys((c.group, c.cell) for r in results for c in r.judged))
@@ -539,6 +733,8 @@ def _trends_and_alerts(labels: list[str], index: list[int], results: list[Any], 
     for group, cell in keys:
         points = []
         for label, t, result in zip(labels, index, results):
+            if (label, None) in aside or (label, cell) in aside:
+                continue
             c = next((c for c in result.judged if c.group == group and c.cell == cell), None)
             if c is not None and c.n > 0 and c.reference_n > 0 and c.difference is not None:
                 points.append((label, t, c))
@@ -553,11 +749,11 @@ def _trends_and_alerts(labels: list[str], index: list[int], results: list[Any], 
             slope, se, p = weighted_trend([t for _, t, _ in points], d, v)
             low, high = slope - 1.959963984540054 * se, slope + 1.959963984540054 * se
             move = "widened" if slope * np.sign(np.average(d, weights=1 / v)) > 0 else "narrowed"
-            verdict = "a trend beyond chance" if p < 0.05 else "which could be chance"
+            # a direction is said only for a trend beyond chance: "narrowed, which could be chance" reads as a finding
+            verdict = f"the gap {move}, a trend beyond chance" if p < 0.05 else "no trend beyond chance"
             sentence = (f"{group} vs {reference}{where}: over {len(points)} {every}s the difference moved by "
                         f"{format_points(slope, signed=True)} points {unit} (95% CI {format_points(low, signed=True)} "
-                        f"to {format_points(high, signed=True)}): "
-                        f"the gap {move}, {verdict} ({format_p(p)}).")
+                        f"to {format_points(high, signed=True)}): {verdict} ({format_p(p)}).")
             trends.append(Trend(group, reference, cell, len(points), slope, low, high, p, sentence))
         else:
             trends.append(Trend(group, reference, cell, len(points), None, None, None, None,
@@ -578,13 +774,18 @@ def _trends_and_alerts(labels: list[str], index: list[int], results: list[Any], 
 __all__ = [
     "EVERY",
     "Alert",
+    "FlaggedPeriod",
     "SeriesResult",
     "Trend",
+    "audit_columns",
     "audit_series",
     "cusum",
+    "date_columns",
     "derive_period",
     "detect_format",
     "difference_variance",
+    "flag_periods",
+    "holds_dates",
     "period_keys",
     "period_label",
     "period_parts",

@@ -37,6 +37,7 @@ def series_figure(result: Any, cell: str | None = None) -> go.Figure:
                         subplot_titles=("Impact ratio (group's share ÷ reference's)", "Difference (points)"))
     alerted = {(a.group, a.period) for a in result.alerts if a.cell == cell}
     periods = list(result.periods)
+    flagged = getattr(result, "is_flagged", lambda period, cell: False)
     for group in dict.fromkeys(c.group for r in result.results for c in r.judged if c.cell == cell):
         xs, ratio, r_up, r_down, diff, d_up, d_down, marks = [], [], [], [], [], [], [], []
         for label, period in zip(result.periods, result.results):
@@ -52,7 +53,8 @@ def series_figure(result: Any, cell: str | None = None) -> go.Figure:
             up, down = _err(c.difference, c.difference_ci_low, c.difference_ci_high, 100.0)
             d_up.append(up)
             d_down.append(down)
-            marks.append("diamond-open" if (group, label) in alerted else "circle")
+            marks.append("diamond-open" if (group, label) in alerted else
+                         "circle-open" if flagged(label, cell) else "circle")
         name, color = text(group), colors.get(group, "#000000")
         common = {"x": xs, "mode": "lines+markers", "name": name, "line": {"color": color},
                   "marker": {"symbol": marks, "size": 10}}
@@ -66,9 +68,13 @@ def series_figure(result: Any, cell: str | None = None) -> go.Figure:
     where = "" if cell is None else f", where {text(cell)}"
     subtitle = (f"Against {text(result.reference)} per {result.every}{where}; bars: 95% intervals; "
                 "open diamonds: an alert (the gap changed beyond chance)")
+    if any(flagged(p, cell) for p in periods):
+        subtitle += ("<br>hollow circles: periods " + ("flagged" if result.kept_flagged else "set aside") +
+                     " (every group at 0% or 100%, or few rows)")
     fig.update_layout(title=title_block("How each group's gap moves over time", subtitle, TITLE_SIZE, FONT_SIZE - 4),
                       font={"size": FONT_SIZE - 2, "family": "Arial, Helvetica, sans-serif"},
-                      template="plotly_white", height=720, margin={"t": 130, "l": 70, "r": 20, "b": 60},
+                      template="plotly_white", height=720,
+                      margin={"t": 150 if "<br>" in subtitle else 130, "l": 70, "r": 20, "b": 60},
                       legend={"orientation": "h", "y": -0.08})
     fig.update_xaxes(categoryorder="array", categoryarray=periods, type="category")
     return fig

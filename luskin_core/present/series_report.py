@@ -17,22 +17,43 @@ def series_section(series: Any) -> Section:
 
     section = Section("series", f"Over time: per {series.every} of '{series.column}'")
     section.add("lead", text=series.headline())
+    if series.flagged:
+        section.warnings(series.flag_sentences(), "Periods flagged: artefacts of the data, not evidence of a change")
     section.warnings([a.sentence for a in series.alerts], "Alerts: a gap changed beyond chance")
     for cell in dict.fromkeys(c.cell for r in series.results for c in r.judged):
         section.chart(series_figure(series, cell),
                       f"Impact ratio and difference against {series.reference} per {series.every}; bars: 95% "
                       "intervals; open diamonds: alerts (self-starting CUSUM, k = 0.5, h = 6).")
-    section.add("sentences", items=series.sentences()[1:], title="Trend of each gap (weighted least squares)")
-    rows = []
+    flags = series.flag_sentences()
+    section.add("sentences", items=[s for s in series.sentences()[1:] if s not in flags], title="Trend of each gap (weighted least squares)")
+    header, rows = series_table(series)
+    section.table(Table(f"Every comparison per {series.every} (against {series.reference})", header, tuple(rows),
+                        wide=True))
+    return section
+
+
+def series_table(series: Any) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
+    """Every comparison per period as a table in words (the report's, the page's and the command line's).
+
+    Rows with thousands separators, shares in percent, differences and intervals in points, and a note on
+    the periods set aside (:attr:`~luskin_core.analyses.series.SeriesResult.flagged`).
+    """
+    header = ("Period", "Cell", "Group", "Rows", "Share", "Difference (points)", "95% interval (points)",
+              "Impact ratio", "Adjusted p", "Verdict", "Note")
+    said = {"few_rows": "few rows", "all_positive": "every group at 100%", "all_negative": "every group at 0%"}
+    lead = "flagged, kept" if series.kept_flagged else "set aside"
+    rows: list[tuple[str, ...]] = []
     for label, result in zip(series.periods, series.results):
         for c in result.judged:
-            rows.append((label, c.cell or "All rows", c.group, f"{c.n:,}", format_percent(c.rate, 1),
+            why = [said[f.reason] for f in series.flagged
+                   if f.period == label and (f.reason == "few_rows" or f.cell == c.cell)]
+            rows.append((str(label), str(c.cell or "All rows"), str(c.group), f"{c.n:,}", format_percent(c.rate, 1),
                          format_points(c.difference, signed=True),
-                         f"{format_number(c.impact_ratio, 2)}", format_p(c.p_adjusted, short=True), c.verdict))
-    section.table(Table(f"Every comparison per {series.every} (against {series.reference})",
-                        ("Period", "Cell", "Group", "Rows", "Share", "Difference (points)", "Impact ratio",
-                         "Adjusted p", "Verdict"), tuple(rows), wide=True))
-    return section
+                         (f"{format_points(c.difference_ci_low, signed=True)} to "
+                          f"{format_points(c.difference_ci_high, signed=True)}"),
+                         format_number(c.impact_ratio, 2), format_p(c.p_adjusted, short=True), str(c.verdict),
+                         f"{lead}: {', '.join(why)}" if why else ""))
+    return header, rows
 
 
 def pooled_chart(section: Section, result: Any) -> None:
@@ -53,7 +74,7 @@ def series_slide(series: Any) -> Any:
     from luskin_core.present.series_plots import series_figure
     from luskin_core.present.slide_blocks import FINDING, Slide, _slide_figure
 
-    said = [a.sentence for a in series.alerts] or [t.sentence for t in series.trends]
+    said = [a.sentence for a in series.alerts] or [t.sentence for t in series.trends] or series.flag_sentences()
     sentences = (series.headline(), *said[:1])
     figure = _slide_figure(series_figure(series)) if any(r.judged for r in series.results) else None
     return Slide(f"Over time: per {series.every}", sentences, figure, FINDING, "finding-series")
