@@ -116,8 +116,8 @@ def _split_names(text: str | None) -> tuple[str, ...]:
     return tuple(part.strip() for part in (text or "").split(",") if part.strip())
 
 
-def resolve(args: argparse.Namespace, *, engine: bool = False,
-            restrict: bool = True) -> tuple[Any, AuditSpec, tuple[str, ...] | None]:
+def resolve(args: argparse.Namespace, *, engine: bool = False, restrict: bool = True,
+            one_value_groups: bool = False) -> tuple[Any, AuditSpec, tuple[str, ...] | None]:
     """Load the data and build the specification from a preset, a saved config and options.
 
     Returns the frame restricted to the population (unless ``restrict`` is false: the audit counts
@@ -160,7 +160,7 @@ def resolve(args: argparse.Namespace, *, engine: bool = False,
 
         frame = load_data(source)
         check_column_names(frame)  # 'Race' and 'race' are one column to --protected: refuse, as the upload does
-        spec = check_spec(spec, frame)  # the rules that need the rows: the page's, in the same words
+        spec = check_spec(spec, frame, one_value_groups=one_value_groups)  # the rules that need the rows: the page's, in the same words
     if spec.population and restrict:
         keep = conjunction_mask(spec.population, frame)
         if not keep.any():
@@ -372,6 +372,9 @@ def add_template_options(parser: argparse.ArgumentParser, *, csv: bool = True) -
                             "table (eeoc: four-fifths, two standard deviations, Fisher, shortfall, flip test)")
     group.add_argument("--sex", metavar="COL", help="the sex column (for --template)")
     group.add_argument("--race", metavar="COL", help="the race/ethnicity column (for --template)")
+    group.add_argument("--unknown", metavar="VALUE", action="append", default=None,
+                       help="LL144: read this sex or race/ethnicity value as unknown too (repeatable); common "
+                            "spellings such as 'Decline to self-identify' and 'Prefer not to say' already are")
     group.add_argument("--exclude-small", action="store_true",
                        help="LL144: leave categories under 2%% of the data out of the impact ratios (their n and "
                             "rate are still shown, with the justification)")
@@ -383,8 +386,10 @@ def apply_template(args: argparse.Namespace, fields: dict[str, Any]) -> None:
     """With a template and no --groups, the groups come from --sex and --race (so --protected is not needed)."""
     template = getattr(args, "template", None)
     if template is None:
-        if getattr(args, "sex", None) or getattr(args, "race", None) or getattr(args, "exclude_small", False):
-            raise LuskinError("--sex, --race and --exclude-small go with --template ll144 or --template eeoc.")
+        if (getattr(args, "sex", None) or getattr(args, "race", None) or getattr(args, "exclude_small", False)
+                or getattr(args, "unknown", None)):
+            raise LuskinError("--sex, --race, --unknown and --exclude-small go with --template ll144 or "
+                              "--template eeoc.")
         return
     columns = [c.strip() for c in (getattr(args, "sex", None), getattr(args, "race", None)) if c]
     if template == "ll144" and len(columns) != 2:

@@ -25,35 +25,40 @@ def run_template(args: argparse.Namespace) -> int:
     from luskin_core.analyses.regulator import eeoc_frame, eeoc_rows, format_eeoc, format_ll144, ll144_audit
     from luskin_core.stats.power import sufficiency, sufficiency_lines
 
-    data, spec = resolve(args, engine=True)[:2]
+    data, spec = resolve(args, engine=True, one_value_groups=args.template == "ll144")[:2]
 
     def run(s: Any) -> Any:
         return audit(data, s)
 
     if args.template == "ll144":
-        ll144 = ll144_audit(data, spec, args.sex.strip(), args.race.strip(), exclude_small=args.exclude_small)
+        ll144 = ll144_audit(data, spec, args.sex.strip(), args.race.strip(), exclude_small=args.exclude_small,
+                            unknown=tuple(args.unknown or ()))
         if ll144.scoring and ll144.median is not None:  # the comparisons count "strictly above the median" too, as the tables do
             import numpy as np
 
             spec = spec.with_changes(score_cutoff=float(np.nextafter(ll144.median, np.inf)))
-        result = run(spec)
-        items = sufficiency(result.comparisons, spec)
+        try:  # the sufficiency of sex × race/ethnicity; a single-sex pool has no such comparison, and the tables say why
+            result: Any = run(spec)
+            items = sufficiency(result.comparisons, spec)
+            lines = sufficiency_lines(items)
+        except LuskinError as err:
+            result, items, lines = None, (), [f"Data sufficiency: not computed ({err})"]
         if args.csv:
             _write_csv(args.csv, ll144.to_csv())
         if args.json:
-            document = result.to_dict()
+            document = result.to_dict() if result is not None else {}
             document.update({"template": "ll144", "ll144": ll144.to_dict(),
                              "sufficiency": [s.to_dict() for s in items]})
             print_json(document)
         else:
-            print("\n".join(sufficiency_lines(items) + ["", format_ll144(ll144)]))
+            print("\n".join(lines + ["", format_ll144(ll144)]))
         return 0
     specs = [spec] if getattr(args, "groups", None) else [
         spec.with_changes(group_by=(c.strip(),)) for c in (args.sex, args.race) if c]
     documents, texts, frames = [], [], []
     for s in specs:
         result = run(s)
-        rows = eeoc_rows(result.comparisons)
+        rows = eeoc_rows(result.comparisons, adverse=s.adverse)
         items = sufficiency(result.comparisons, s)
         frame = eeoc_frame(rows)
         frame.insert(0, "Groups", " × ".join(s.group_by))
@@ -62,11 +67,13 @@ def run_template(args: argparse.Namespace) -> int:
         document.update({"eeoc": [r.to_dict() for r in rows], "sufficiency": [i.to_dict() for i in items]})
         documents.append(document)
         texts.append("\n".join([f"Groups: {' × '.join(s.group_by)} (reference {result.reference})"]
-                               + sufficiency_lines(items) + ["", format_eeoc(rows)]))
+                               + sufficiency_lines(items) + ["", format_eeoc(rows, s)]))
     if args.csv:
         import pandas as pd
 
-        _write_csv(args.csv, pd.concat(frames, ignore_index=True).to_csv(index=False))
+        from luskin_core.export import safe_frame
+
+        _write_csv(args.csv, safe_frame(pd.concat(frames, ignore_index=True)).to_csv(index=False))
     if args.json:
         print_json({"template": "eeoc", "audits": documents})
     else:

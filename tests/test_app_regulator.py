@@ -20,7 +20,7 @@ def test_regulator_page_shows_ll144_and_eeoc_tables_on_adult():
     assert [s.value for s in at.selectbox][:2] == ["sex", "race"]
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Individuals assessed"] == f"{len(load_sample('adult')):,}"
-    assert metrics["Unknown category (not in the tables)"] == "0"
+    assert metrics["Unknown sex or race/ethnicity"] == "0"
     subheaders = [unescape(s.value) for s in at.subheader]
     assert "Intersectional (sex × race/ethnicity) categories" in subheaders
     assert any(s.startswith("sex: every group against") for s in subheaders)
@@ -71,3 +71,35 @@ def test_regulator_page_escapes_hostile_categories():
         assert not [p.pattern for p in live if p.search(body)], body[:300]
     categories = set(at.dataframe[1].value["category"])
     assert set(evil) <= categories  # shown as text in the tables
+
+
+def test_regulator_page_on_a_credit_file_with_an_adverse_outcome_and_no_race_column():
+    """Issue 27: no race column means no race table (the credit limit is not a race); a default is adverse."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(27)
+    n = 2000
+    sex = rng.choice(["Female", "Male"], n)
+    frame = pd.DataFrame({"LIMIT_BAL": rng.integers(1, 50, n) * 10000, "SEX": sex,
+                          "default": (rng.random(n) < np.where(sex == "Male", 0.35, 0.15)).astype(int)})
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.file_uploader(key="upload_csv").set_value(("credit.csv", frame.to_csv(index=False).encode(), "text/csv")).run()
+    at.button(key="data_confirm").click().run()
+    at.switch_page("app_pages/regulator.py").run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="regulator_sex").value == "SEX"
+    assert at.selectbox(key="regulator_race").value == "(no such column)"
+    infos = "\n".join(unescape(i.value) for i in at.info)
+    assert "No race/ethnicity column was found in this file" in infos
+    assert "is adverse" in infos and "favourable decision" in infos
+    subheaders = [unescape(s.value) for s in at.subheader]
+    assert "Race/ethnicity categories" in subheaders  # said, not filled with the credit limit
+    assert "the data has no race/ethnicity column" in infos
+    sex_table = at.dataframe[0].value
+    selected = dict(zip(sex_table["category"], sex_table["selected"]))
+    favourable = frame.assign(ok=frame["default"] == 0).groupby("SEX")["ok"].sum()
+    assert selected == {k: int(v) for k, v in favourable.items()}
+    assert sex_table.set_index("category").loc["Female", "impact_ratio"] == 1.0
+    text = "\n".join(unescape(m.value) for m in at.markdown)
+    assert "the most selected category is Female" in text

@@ -49,7 +49,11 @@ def test_ll144_json_object_as_the_issue_specifies(capsys, hiring) -> None:
     inter = [r["category"] for r in ll["tables"][2]["rows"]]
     assert "Female × White (Not Hispanic or Latino)" in inter
     for row in ll["tables"][2]["rows"]:
-        assert set(row) == {"category", "n", "selected", "rate", "impact_ratio", "excluded"}
+        assert set(row) == {"category", "n", "selected", "rate", "impact_ratio", "excluded", "impact_ratio_low",
+                            "impact_ratio_high", "status"}
+    # Each table from the rows that know its characteristic: the 9 with no race are in the sex table.
+    assert [t["unknown_count"] for t in ll["tables"]] == [0, 9, 9]
+    assert sum(r["n"] for r in ll["tables"][0]["rows"]) == 408 + 797 + 390 + 9
     for c in doc["comparisons"]:
         for key in ("shortfall_four_fifths", "shortfall_parity", "flip", "minimum_detectable_difference"):
             assert key in c
@@ -63,12 +67,12 @@ def test_ll144_text_table_csv_and_scoring_rate(capsys, hiring, tmp_path) -> None
     assert status == 0, err
     assert out.startswith("Data sufficiency")
     assert "Sex categories" in out and "Race/ethnicity categories" in out and "Intersectional" in out
-    assert "unknown category (missing sex or race/ethnicity, not included below): 9" in out
+    assert "unknown category (missing sex or race/ethnicity, not included in the intersectional table): 9" in out
     frame = pd.read_csv(hiring)
     median = float(frame["score"].median())
     assert f"Median score of the full sample: {median:g}" in out
     written = pd.read_csv(target)
-    known = frame.dropna(subset=["race"])
+    known = frame  # the sex table counts everyone whose sex is known, race/ethnicity known or not
     sex = written[written["table"] == "sex"].set_index("category")
     for name, part in known.groupby("sex"):
         assert sex.loc[name, "n"] == len(part)
@@ -152,3 +156,57 @@ def test_ll144_on_parquet_counted_by_the_engine_matches_in_memory(capsys, tmp_pa
         documents.append(json.loads(out)["ll144"])
     assert documents[0]["tables"] == documents[1]["tables"]
     assert documents[0]["median_score"] == float(df["decile_score"].median())
+
+
+@pytest.fixture(scope="module")
+def credit(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A credit file: an adverse outcome (default), sex coded as words, no race column worth the name."""
+    rows = []
+    for sex, n, defaults in (("Female", 300, 30), ("Male", 300, 120)):
+        for j in range(n):
+            rows.append({"sex": sex, "race": ["White", "Black", "Declined to state"][j % 3],
+                         "default": 1 if j < defaults else 0, "limit": 1000 * (j % 9)})
+    path = tmp_path_factory.mktemp("credit") / "credit.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return str(path)
+
+
+def test_adverse_outcome_end_to_end_in_both_templates(capsys, credit) -> None:
+    base = ("audit", "--data", credit, "--outcome", "default", "--positive", "1", "--adverse")
+    status, out, err = run(capsys, *base, "--template", "eeoc", "--sex", "sex", "--json")
+    assert status == 0, err
+    (male,) = json.loads(out)["audits"][0]["eeoc"]
+    assert (male["group"], male["reference"], male["selected"], male["reference_selected"]) == ("Male", "Female",
+                                                                                              180, 270)
+    assert male["below_four_fifths"] is True and male["impact_ratio"] == pytest.approx(180 / 270)
+    assert male["shortfall_four_fifths"] == 36 and male["outcome_is"] == "adverse"  # 216/300 = 0.8 * 270/300
+    status, out, err = run(capsys, *base, "--template", "eeoc", "--sex", "sex")
+    assert status == 0, err
+    assert "BELOW" in out and "passes" not in out.split("- Male")[0].split("shortfall parity")[1]
+    assert "36 more favourable decisions would reach four-fifths" in out and "is adverse" in out
+    status, out, err = run(capsys, *base, "--template", "ll144", "--sex", "sex", "--race", "race", "--json")
+    assert status == 0, err
+    ll = json.loads(out)["ll144"]
+    sex = {r["category"]: r for r in ll["tables"][0]["rows"]}
+    assert (sex["Female"]["selected"], sex["Male"]["selected"]) == (270, 180)
+    assert ll["tables"][0]["most_selected"] == ["Female"] and ll["outcome_is"] == "adverse"
+    assert ll["tables"][1]["unknown_count"] == 200  # "Declined to state" read as unknown
+    status, out, err = run(capsys, *base, "--template", "ll144", "--sex", "sex", "--race", "race")
+    assert status == 0, err
+    assert "the most selected category is Female; under four-fifths: Male (0.67)" in out
+    assert "counts the favourable decision" in out
+
+
+def test_unknown_option_single_sex_pool_and_csv_formulas(capsys, tmp_path) -> None:
+    path = tmp_path / "pool.csv"
+    pd.DataFrame({"sex": ["Female"] * 60, "race": ["=HYPERLINK(\"http://x\",\"A\")", "B", "Elf"] * 20,
+                  "hired": ["yes", "no", "no", "yes"] * 15}).to_csv(path, index=False)
+    target = tmp_path / "out.csv"
+    status, out, err = run(capsys, "audit", "--data", str(path), "--outcome", "hired", "--positive", "yes",
+                           "--template", "ll144", "--sex", "sex", "--race", "race", "--unknown", "elf",
+                           "--unknown", "Nobody", "--csv", str(target))
+    assert status == 0, err
+    assert "every individual with a known sex is Female" in out and "Read as unknown: race/ethnicity 'Elf' (20)" in out
+    assert "Race/ethnicity categories (unknown race/ethnicity: 20)" in out
+    text = target.read_text(encoding="utf-8")
+    assert "'=HYPERLINK" in text and "\n=HYPERLINK" not in text and ",=HYPERLINK" not in text

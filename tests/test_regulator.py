@@ -158,11 +158,12 @@ def _selection_rows() -> pd.DataFrame:
     rows = []
     for (race, sex), n, s, _, _ in DCWP_SELECTION_INTERSECTIONAL:
         rows += [{"sex": sex, "race": _race_name(race), "screened": "interview" if i < s else "no"} for i in range(n)]
-    # The 250 individuals of the unknown category: a missing sex, a missing race/ethnicity, or both.
+    # The 250 individuals of the unknown category: neither characteristic known (someone who gave one belongs to
+    # that characteristic's table, as published audits count them), spelled missing or as people answer.
+    spellings = [None, "Decline to self-identify", "prefer not to say", "Unknown", "I don't wish to answer"]
     for i in range(DCWP_SELECTION_UNKNOWN):
-        sex = None if i % 3 else "Female"
-        race = None if i % 3 != 1 else "Asian (Not Hispanic or Latino)"
-        rows.append({"sex": sex, "race": race, "screened": "interview" if i % 2 else "no"})
+        rows.append({"sex": spellings[i % 5], "race": spellings[(i // 5) % 5],
+                     "screened": "interview" if i % 2 else "no"})
     return pd.DataFrame(rows).sample(frac=1.0, random_state=4).reset_index(drop=True)
 
 
@@ -195,8 +196,12 @@ def test_dcwp_selection_example_from_individuals():
         _check_printed("race_ethnicity", races[name], n, s, rate, ratio)
     document = result.to_dict()
     assert document["unknown_count"] == 250 and document["n_assessed"] == 2571 + 250
+    assert [t["unknown_count"] for t in document["tables"]] == [250, 250, 250]
+    assert {v["value"] for v in document["unknown_values"]} == {"Unknown", "Decline to self-identify",
+                                                              "prefer not to say", "I don't wish to answer"}
     text = format_ll144(result)
-    assert "unknown category (missing sex or race/ethnicity, not included below): 250" in text
+    assert ("unknown category (missing sex or race/ethnicity, not included in the intersectional table): 250"
+            in text)
 
 
 def _scoring_rows() -> pd.DataFrame:
@@ -212,7 +217,7 @@ def _scoring_rows() -> pd.DataFrame:
     assert (above, len(rows)) == (84, 168)
     # The 15 unknowns: 7 above, 8 at the median, so the median of all 183 scores is the tied 50.
     for i in range(DCWP_SCORING_UNKNOWN):
-        rows.append({"sex": None if i % 2 else "Male", "race": None,
+        rows.append({"sex": None if i % 2 else "Not disclosed", "race": None,
                      "culture_fit": float(rng.integers(51, 100)) if i < 7 else 50.0})
     return pd.DataFrame(rows).sample(frac=1.0, random_state=5).reset_index(drop=True)
 
@@ -473,3 +478,153 @@ def test_report_has_the_ll144_summary_the_eeoc_table_and_sufficiency():
     small = audit(pd.DataFrame({"g": ["a"] * 42 + ["b"] * 2000, "y": [1] * 20 + [0] * 22 + [1] * 1000 + [0] * 1000}),
                   AuditSpec.from_dict({"outcome": "y", "positive": 1, "group_by": ["g"]}))
     assert "absence of evidence, not evidence of fairness" in build_html_report(small)
+
+
+# ------------------------------------------------------------------------------------------
+# Local Law 144 from person rows as published: each table from the rows that know it
+# ------------------------------------------------------------------------------------------
+def _people() -> pd.DataFrame:
+    """Rows whose sex or race/ethnicity is unknown in the ways people answer, and rows with no outcome."""
+    rng = np.random.default_rng(28)
+    n = 900
+    sex = rng.choice(["Female", "Male", "Prefer not to say", None], n, p=[0.45, 0.45, 0.06, 0.04])
+    race = rng.choice(["White", "Black", "Asian", "Decline to Self-Identify", "I don’t wish to answer", "Elf"], n,
+                      p=[0.4, 0.3, 0.2, 0.04, 0.03, 0.03])
+    hired = rng.choice(["yes", "no", None], n, p=[0.4, 0.55, 0.05])
+    return pd.DataFrame({"sex": sex, "race": race, "hired": hired})
+
+
+def test_each_table_is_built_from_the_rows_that_know_its_characteristic():
+    frame = _people()
+    spec = AuditSpec.from_dict({"outcome": "hired", "positive": "yes", "group_by": ["race"]})
+    result = ll144_audit(frame, spec, "sex", "race", unknown=("elf",))
+    assessed = frame[frame["hired"].notna()]
+    unknown_sex = assessed["sex"].isna() | (assessed["sex"] == "Prefer not to say")
+    unknown_race = assessed["race"].isin(["Decline to Self-Identify", "I don’t wish to answer", "Elf"])
+    assert result.no_outcome_count == int(frame["hired"].isna().sum()) > 0
+    assert result.assessed == len(assessed)
+    for kind, unknown, column in (("sex", unknown_sex, "sex"), ("race_ethnicity", unknown_race, "race")):
+        table = result.table(kind)
+        assert table.unknown_count == int(unknown.sum())
+        assert table.unknown_selected == int((assessed.loc[unknown, "hired"] == "yes").sum())
+        expected = assessed[~unknown].groupby(column)["hired"].agg(n="size", s=lambda v: int((v == "yes").sum()))
+        assert {r.category: (r.n, r.selected) for r in table.rows} == \
+            {k: (int(v.n), int(v.s)) for k, v in expected.iterrows()}
+    inter = result.table("intersectional")
+    assert inter.unknown_count == int((unknown_sex | unknown_race).sum()) == result.unknown_count
+    assert sum(r.n for r in inter.rows) == int((~(unknown_sex | unknown_race)).sum())
+    words = " ".join(result.sentences())
+    assert "'Prefer not to say'" in words and "'Elf'" in words and "with no outcome" in words
+    assert "Elf" not in {r.category for r in result.table("race_ethnicity").rows}
+
+
+def test_unknown_spellings_never_become_the_reference():
+    """'Decline to self-identify' selected at 90% would be the most selected category if audited as one."""
+    counts = {("F", "A"): (100, 40), ("M", "A"): (100, 42), ("F", "Decline to self-identify"): (10, 9),
+              ("M", "B"): (100, 41)}
+    from luskin_core.analyses.regulator import ll144_from_cells
+
+    result = ll144_from_cells(counts)
+    race = result.table("race_ethnicity")
+    assert [r.category for r in race.rows] == ["A", "B"] and race.unknown_count == 10
+    assert race.most_selected == "A" and race.rows[1].impact_ratio == pytest.approx(0.41 / 0.41)
+
+
+def test_ties_all_named_nobody_selected_and_all_under_two_percent():
+    tied = ll144_table("sex", {"F": (10, 5), "M": (20, 10), "X": (10, 2)})
+    assert tied.leaders == ("F", "M")
+    from luskin_core.analyses.regulator import _table_sentence
+
+    assert "2 categories are tied for the highest selection rate: F and M" in _table_sentence(tied, "selection rate")
+    nobody = ll144_table("sex", {"F": (10, 0), "M": (20, 0)})
+    text = _table_sentence(nobody, "selection rate")
+    assert "nobody was selected, so no impact ratio can be computed" in text and "at least 0.80" not in text
+    assert all(r.impact_ratio is None for r in nobody.rows)
+    small = ll144_table("race_ethnicity", {f"c{i}": (1, 1) for i in range(60)}, exclude_small=True)
+    assert all(r.excluded for r in small.rows)
+    assert "every category is under 2% of the table's 60 known individuals, so no impact ratio was computed" in \
+        _table_sentence(small, "selection rate")
+    from luskin_core.analyses.regulator import EXCLUSION_JUSTIFICATION
+
+    assert "known individuals" in EXCLUSION_JUSTIFICATION
+
+
+def test_single_sex_pool_still_gets_its_race_table_and_everybody_unknown_is_said():
+    frame = pd.DataFrame({"sex": ["Female"] * 8, "race": ["A", "A", "B", "B", "B", "A", None, "A"],
+                          "y": [1, 1, 0, 1, 0, 1, 1, 0]})
+    spec = AuditSpec.from_dict({"outcome": "y", "positive": 1, "group_by": ["race"]})
+    result = ll144_audit(frame, spec, "sex", "race")
+    race = result.table("race_ethnicity")
+    assert race.reason is None and {r.category: r.selected for r in race.rows} == {"A": 3, "B": 1}
+    assert "every individual with a known sex is Female" in result.table("sex").reason
+    assert result.table("intersectional").reason and not result.table("intersectional").rows
+    unknown = frame.assign(sex="Prefer not to say", race=None)
+    from luskin_core.errors import LuskinError
+
+    with pytest.raises(LuskinError, match="Every one of the 8 individuals has an unknown sex and race/ethnicity"):
+        ll144_audit(unknown, spec, "sex", "race")
+
+
+@pytest.mark.parametrize("counts,unknown,words", [
+    ({"F": (10, 11), "M": (10, 2)}, 0, "more selected than assessed"),
+    ({"F": (-1, 0), "M": (10, 2)}, 0, "cannot be negative"),
+    ({"F": (10, 2.5), "M": (10, 2)}, 0, "whole numbers"),
+    ({"F": (10, 2), "M": (10, 2)}, -3, "cannot be negative"),
+])
+def test_count_api_refuses_impossible_counts(counts, unknown, words):
+    from luskin_core.errors import LuskinError
+
+    with pytest.raises(LuskinError, match=words):
+        ll144_table("sex", counts, unknown_count=unknown)
+    with pytest.raises(LuskinError, match=words):
+        ll144_from_counts({(k, "A"): v for k, v in counts.items()}, unknown)
+
+
+def test_adverse_outcome_counts_the_favourable_decision_in_both_tables():
+    """A loan default: the groups that default least are the most selected, and EEOC's four-fifths agrees."""
+    frame = pd.DataFrame({"sex": ["F"] * 100 + ["M"] * 100, "race": (["A"] * 50 + ["B"] * 50) * 2,
+                          "default": [1] * 10 + [0] * 90 + [1] * 40 + [0] * 60})
+    spec = AuditSpec.from_dict({"outcome": "default", "positive": 1, "group_by": ["sex"], "outcome_is": "adverse"})
+    result = ll144_audit(frame, spec, "sex", "race")
+    sex = {r.category: r for r in result.table("sex").rows}
+    assert (sex["F"].selected, sex["M"].selected) == (90, 60)  # not defaulted
+    assert result.table("sex").most_selected == "F" and sex["M"].impact_ratio == pytest.approx(60 / 90)
+    assert "favourable" in result.selected_means and result.to_dict()["outcome_is"] == "adverse"
+    rows = eeoc_rows(audit(frame, spec).comparisons, adverse=True)
+    (m,) = rows
+    assert (m.group, m.reference, m.selected, m.reference_selected) == ("M", "F", 60, 90)
+    assert m.below_four_fifths is True and "below four-fifths" in m.sentence
+    assert m.shortfall_four_fifths == _brute_shortfall(60, 100, 90, 100, Fraction(4, 5)) == 12
+    assert "favourable decisions would reach four-fifths" in m.sentence
+    # the favourable reading equals auditing "no default" as a favourable outcome
+    flipped = AuditSpec.from_dict({"outcome": "default", "positive": 0, "group_by": ["sex"]})
+    plain = eeoc_rows(audit(frame, flipped).comparisons)
+    assert [(r.selected, r.below_four_fifths, r.shortfall_four_fifths, r.z) for r in plain] == \
+        [(r.selected, r.below_four_fifths, r.shortfall_four_fifths, r.z) for r in rows]
+    same = ll144_audit(frame, flipped, "sex", "race")
+    assert [t.to_dict()["rows"] for t in same.tables] == [t.to_dict()["rows"] for t in result.tables]
+
+
+def test_columns_are_guessed_only_from_what_the_data_support():
+    from luskin_core.analyses.regulator import guess_ll144_columns
+
+    credit = pd.DataFrame({"LIMIT_BAL": [20000, 50000, 90000] * 10, "SEX": [1, 2, 2] * 10,
+                           "EDUCATION": [1, 2, 3] * 10, "default": [0, 1, 0] * 10})
+    assert guess_ll144_columns(credit, skip=("default",)) == ("SEX", None)
+    coded = pd.DataFrame({"who": ["Female", "Male", "female"] * 5, "grp": ["White", "Black or African American",
+                                                                            "Asian"] * 5, "amount": range(15)})
+    assert guess_ll144_columns(coded) == ("who", "grp")
+    spec = AuditSpec.from_dict({"outcome": "default", "positive": 1, "group_by": ["SEX"]})
+    result = ll144_audit(credit, spec, "SEX", None)
+    assert result.table("race_ethnicity").reason == "the data has no race/ethnicity column, so this table cannot be made."
+    assert len(result.table("sex").rows) == 2 and result.table("sex").reason is None
+
+
+def test_ll144_csv_neutralises_formula_cells():
+    frame = pd.DataFrame({"sex": ["=HYPERLINK(\"http://x\")", "M"] * 20, "race": ["+A", "@B", "-C", "D"] * 10,
+                          "y": [1, 0, 0, 1, 1] * 8})
+    spec = AuditSpec.from_dict({"outcome": "y", "positive": 1, "group_by": ["race"]})
+    text = ll144_audit(frame, spec, "sex", "race").to_csv()
+    written = pd.read_csv(__import__("io").StringIO(text))
+    assert not written["category"].astype(str).str.match(r"^[=+\-@]").any()
+    assert "'=HYPERLINK(\"http://x\")" in set(written["category"])

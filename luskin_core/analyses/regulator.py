@@ -25,8 +25,10 @@ verdicts do not depend on float rounding.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -41,7 +43,8 @@ KINDS = ("sex", "race_ethnicity", "intersectional")
 KIND_TITLES = {"sex": "Sex", "race_ethnicity": "Race/ethnicity", "intersectional": "Intersectional (sex × race/ethnicity)"}
 CROSS = " × "
 EXCLUSION_JUSTIFICATION = (
-    "Categories with fewer than 2% of the individuals in the table are left out of the impact ratios "
+    "Categories with fewer than 2% of the table's known individuals (its unknown category not counted) are left "
+    "out of the impact ratios "
     "(6 RCNY §5-301(d)): so few individuals make a rate, and the most selected category, unstable. Their "
     "number of individuals and rate are still reported.")
 
@@ -73,16 +76,20 @@ class EEOCRow:
     flip: bool | None
     minimum_detectable_difference: float | None
     sentence: str
+    outcome_is: str = "favourable"  # "adverse": selected, rates and shortfalls count the favourable decision
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
 
-def eeoc_rows(comparisons: Sequence[Any]) -> tuple[EEOCRow, ...]:
+def eeoc_rows(comparisons: Sequence[Any], *, adverse: bool = False) -> tuple[EEOCRow, ...]:
     """The Uniform Guidelines table for every non-reference comparison, with words where the tests disagree.
 
     "Significant" is the two-standard-deviations test (|z| > 2), or Fisher's exact test (p < 0.05)
-    where an expected count is under 5 (the audit's own test choice).
+    where an expected count is under 5 (the audit's own test choice). With ``adverse`` (the counted
+    outcome is bad for the person: pass ``spec.adverse``), "selected" is the favourable decision (not
+    defaulted, not denied): the rates, the four-fifths rule, z and the shortfalls (in favourable
+    decisions) are all of it, as the Guidelines compare selection rates.
     """
     from luskin_core.stats.power import minimum_detectable_difference
 
@@ -91,6 +98,11 @@ def eeoc_rows(comparisons: Sequence[Any]) -> tuple[EEOCRow, ...]:
         if c.is_reference:
             continue
         k, n, rk, rn = c.positives, c.n, c.reference_positives, c.reference_n
+        rate, reference_rate = c.rate, c.reference_rate
+        if adverse:
+            k, rk = n - k, rn - rk
+            rate = None if rate is None else 1.0 - rate
+            reference_rate = None if reference_rate is None else 1.0 - reference_rate
         z = two_sd_z(k, n, rk, rn)
         fp = fisher_p(k, n, rk, rn)
         small = "Fisher" in (c.test or "")
@@ -100,18 +112,17 @@ def eeoc_rows(comparisons: Sequence[Any]) -> tuple[EEOCRow, ...]:
             significant = None if z is None else abs(z) > 2
         below = below_four_fifths(k, n, rk, rn)
         mdd = None
-        if c.reference_rate is not None and n > 0 and rn > 0:
-            value = float(minimum_detectable_difference(n, rn, c.reference_rate))
+        if reference_rate is not None and n > 0 and rn > 0:
+            value = float(minimum_detectable_difference(n, rn, reference_rate))
             mdd = value if math.isfinite(value) else None
-        extras = getattr(c, "extras", None) or {}
         row = EEOCRow(
-            group=c.group, cell=c.cell, reference=c.reference, n=n, selected=k, rate=c.rate, reference_n=rn,
-            reference_selected=rk, reference_rate=c.reference_rate, impact_ratio=c.impact_ratio,
+            group=c.group, cell=c.cell, reference=c.reference, n=n, selected=k, rate=rate, reference_n=rn,
+            reference_selected=rk, reference_rate=reference_rate,
+            impact_ratio=None if rk == 0 or n == 0 or rn == 0 else (k / n) / (rk / rn),
             below_four_fifths=below, z=z, beyond_two_sd=None if z is None else abs(z) > 2, fisher_p=fp,
-            significant=significant,
-            shortfall_four_fifths=extras.get("shortfall_four_fifths", shortfall(k, n, rk, rn)),
-            shortfall_parity=extras.get("shortfall_parity", shortfall(k, n, rk, rn, (1, 1))),
-            flip=extras.get("flip", flip(k, n, rk, rn)), minimum_detectable_difference=mdd, sentence="",
+            significant=significant, shortfall_four_fifths=shortfall(k, n, rk, rn),
+            shortfall_parity=shortfall(k, n, rk, rn, (1, 1)), flip=flip(k, n, rk, rn),
+            minimum_detectable_difference=mdd, sentence="", outcome_is="adverse" if adverse else "favourable",
         )
         rows.append(_eeoc_sentence(row, small))
     return tuple(rows)
@@ -136,7 +147,8 @@ def _eeoc_sentence(r: EEOCRow, small: bool) -> EEOCRow:
     else:
         text = f"{r.group}: passes four-fifths ({ratio}) and the difference is not statistically significant ({test})."
     if r.shortfall_four_fifths:
-        text += (f" {r.shortfall_four_fifths:,} more selection{'s' if r.shortfall_four_fifths != 1 else ''} "
+        what = "favourable decision" if r.outcome_is == "adverse" else "selection"
+        text += (f" {r.shortfall_four_fifths:,} more {what}{'s' if r.shortfall_four_fifths != 1 else ''} "
                  f"would reach four-fifths, {r.shortfall_parity:,} parity.")
     if r.flip:
         text += " Moving one or two people would change the four-fifths verdict: it is fragile."
@@ -157,9 +169,37 @@ def eeoc_frame(rows: Sequence[EEOCRow]) -> pd.DataFrame:
 # ------------------------------------------------------------------------------------------
 # Local Law 144
 # ------------------------------------------------------------------------------------------
+# Spellings that mean "not known" rather than a category, compared case-insensitively with every run of
+# characters other than letters and digits read as one space ("Decline to self-identify" = "decline to self
+# identify"). The user names more with ``unknown=`` (``--unknown VALUE``, the page's box).
+UNKNOWN_SPELLINGS = (
+    "", "unknown", "not known", "not disclosed", "undisclosed", "decline to self identify",
+    "declined to self identify", "decline to identify", "declined to identify", "decline to state",
+    "declined to state", "decline to answer", "declined to answer", "declined", "prefer not to say",
+    "prefer not to answer", "prefer not to disclose", "i don t wish to answer", "i do not wish to answer",
+    "i don t wish to say", "do not wish to answer", "not specified", "unspecified", "not provided",
+    "not reported", "not available", "not stated", "missing", "n a", "na", "none given", "no answer",
+)
+
+
+def unknown_key(value: Any) -> str:
+    """The form in which a value is compared with the unknown spellings."""
+    return re.sub(r"[^0-9a-z]+", " ", str(value).lower()).strip()
+
+
+def unknown_keys(extra: Sequence[str] = ()) -> frozenset[str]:
+    """The spellings read as unknown: the common ones and the user's."""
+    return frozenset(UNKNOWN_SPELLINGS) | {unknown_key(v) for v in extra}
+
+
 @dataclass(frozen=True)
 class LL144Row:
-    """One category: individuals, selected (or scoring above the median), rate, impact ratio."""
+    """One category: individuals, selected (or scoring above the median), rate, impact ratio and its bounds.
+
+    ``impact_ratio_low``/``impact_ratio_high`` are the lowest and highest impact ratio over every way the
+    table's unknown individuals could be spread over its categories (:mod:`luskin_core.stats.ll144_bounds`);
+    ``status`` is ``passes`` (at least 0.80 whatever they were), ``fails`` (below whatever) or ``could_fail``.
+    """
 
     category: str
     n: int
@@ -167,31 +207,65 @@ class LL144Row:
     rate: float | None
     impact_ratio: float | None
     excluded: bool
+    impact_ratio_low: float | None = None
+    impact_ratio_high: float | None = None
+    status: str | None = None
+    below_four_fifths: bool | None = None  # the ratio with the unknowns left out is under 0.80 (exact fractions)
 
     def to_dict(self) -> dict[str, Any]:
         return {"category": self.category, "n": self.n, "selected": self.selected, "rate": self.rate,
-                "impact_ratio": self.impact_ratio, "excluded": self.excluded}
+                "impact_ratio": self.impact_ratio, "excluded": self.excluded,
+                "impact_ratio_low": self.impact_ratio_low, "impact_ratio_high": self.impact_ratio_high,
+                "status": self.status}
 
 
 @dataclass(frozen=True)
 class LL144Table:
-    """One of the three tables (sex, race/ethnicity, intersectional)."""
+    """One of the three tables (sex, race/ethnicity, intersectional), built from the rows that know its
+    characteristic(s), with its own unknown count. ``reason`` says why it has no impact ratios (one category,
+    everybody unknown)."""
 
     kind: str
     rows: tuple[LL144Row, ...]
+    unknown_count: int = 0
+    unknown_selected: int | None = None
+    reason: str | None = None
+
+    @property
+    def leaders(self) -> tuple[str, ...]:
+        """Every category tied for the highest rate among those in the impact ratios (none if nobody is selected)."""
+        kept = [r for r in self.rows if not r.excluded and r.rate is not None and r.n > 0]
+        if not kept or self.reason:
+            return ()
+        best = max(Fraction(r.selected, r.n) for r in kept)
+        return tuple(r.category for r in kept if best > 0 and Fraction(r.selected, r.n) == best)
 
     @property
     def most_selected(self) -> str | None:
-        kept = [r for r in self.rows if not r.excluded and r.rate is not None]
-        return max(kept, key=lambda r: (r.rate, r.n)).category if kept else None
+        """The first of :attr:`leaders` (see it for ties)."""
+        return self.leaders[0] if self.leaders else None
+
+    @property
+    def total(self) -> int:
+        """The table's known individuals (the 2% rule's base)."""
+        return sum(r.n for r in self.rows)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "rows": [r.to_dict() for r in self.rows]}
+        return {"kind": self.kind, "title": KIND_TITLES[self.kind], "unknown_count": self.unknown_count,
+                "unknown_selected": self.unknown_selected, "most_selected": list(self.leaders),
+                "reason": self.reason, "rows": [r.to_dict() for r in self.rows]}
 
 
 @dataclass(frozen=True)
 class LL144Result:
-    """A Local Law 144 bias audit: three tables and the unknown category."""
+    """A Local Law 144 bias audit: three tables, each with its unknown category.
+
+    ``unknown_count`` is the number of individuals whose sex or race/ethnicity is unknown (the
+    intersectional table's); each table carries its own. ``adverse``: the audited outcome is bad for the
+    person, so "selected" counts the favourable decision (``selected_means``). ``no_outcome_count``:
+    rows left out because their outcome is missing. ``unknown_values``: (characteristic, value,
+    individuals) of every value read as unknown.
+    """
 
     tables: tuple[LL144Table, ...]
     unknown_count: int
@@ -202,6 +276,12 @@ class LL144Result:
     race_column: str = "race/ethnicity"
     outcome: str = ""
     notes: tuple[str, ...] = field(default_factory=tuple)
+    n_assessed: int | None = None
+    no_outcome_count: int = 0
+    unknown_values: tuple[tuple[str, str, int], ...] = ()
+    adverse: bool = False
+    selected_means: str = ""
+    source: str = "rows"
 
     @property
     def rate_name(self) -> str:
@@ -215,7 +295,15 @@ class LL144Result:
 
     @property
     def total(self) -> int:
-        return sum(r.n for r in self.table("sex").rows) if self.tables else 0
+        """Individuals assessed whose sex and race/ethnicity are both known."""
+        return self.assessed - self.unknown_count
+
+    @property
+    def assessed(self) -> int:
+        """Every individual assessed (with an outcome), unknowns included."""
+        if self.n_assessed is not None:
+            return self.n_assessed
+        return max((t.total + t.unknown_count for t in self.tables), default=0)
 
     @property
     def justification(self) -> str | None:
@@ -225,141 +313,410 @@ class LL144Result:
 
     def to_dict(self) -> dict[str, Any]:
         return {"unknown_count": self.unknown_count, "tables": [t.to_dict() for t in self.tables],
-                "rate": self.rate_name, "median_score": self.median, "n_assessed": self.total + self.unknown_count,
+                "rate": self.rate_name, "median_score": self.median, "n_assessed": self.assessed,
                 "sex_column": self.sex_column, "race_column": self.race_column,
-                "exclusion_justification": self.justification}
+                "exclusion_justification": self.justification, "no_outcome_count": self.no_outcome_count,
+                "unknown_values": [{"characteristic": k, "value": v, "individuals": n}
+                                   for k, v, n in self.unknown_values],
+                "outcome_is": "adverse" if self.adverse else "favourable", "selected_means": self.selected_means,
+                "source": self.source, "sentences": self.sentences()}
 
     def to_frame(self) -> pd.DataFrame:
-        """Long form, one row per category of every table (the CSV export)."""
+        """Long form, one row per category of every table and one for its unknown category (the CSV export)."""
+        selected = "scored_above_median" if self.scoring else "selected"
         rows = []
         for t in self.tables:
             for r in t.rows:
-                rows.append({"table": t.kind, "category": r.category, "n": r.n,
-                             ("scored_above_median" if self.scoring else "selected"): r.selected,
+                rows.append({"table": t.kind, "category": r.category, "n": r.n, selected: r.selected,
                              ("scoring_rate" if self.scoring else "selection_rate"): r.rate,
-                             "impact_ratio": r.impact_ratio, "excluded": r.excluded})
-        return pd.DataFrame(rows)
+                             "impact_ratio": r.impact_ratio, "excluded": r.excluded,
+                             "impact_ratio_low": r.impact_ratio_low, "impact_ratio_high": r.impact_ratio_high,
+                             "status": r.status})
+            rows.append({"table": t.kind, "category": UNKNOWN_CATEGORY, "n": t.unknown_count,
+                         selected: t.unknown_selected})
+        frame = pd.DataFrame(rows)
+        for column in ("n", selected):
+            frame[column] = frame[column].astype("Int64")
+        return frame
 
     def to_csv(self) -> str:
-        return str(self.to_frame().to_csv(index=False))
+        """The CSV export, text cells that a spreadsheet would run as formulas neutralised."""
+        from luskin_core.export import safe_frame
+
+        return str(safe_frame(self.to_frame()).to_csv(index=False))
 
     def sentences(self) -> list[str]:
-        """The findings in words: per table the most selected category and those under four-fifths."""
+        """The findings in words: per table the most selected categories, those under four-fifths, and
+        what the unknowns could change; then what was left out and why."""
         out = []
+        if self.selected_means:
+            out.append(self.selected_means)
         if self.scoring and self.median is not None:
             out.append(f"The scoring rate is the share scoring strictly above the median score of all "
-                       f"{self.total + self.unknown_count:,} individuals ({self.median:g}).")
+                       f"{self.assessed:,} individuals ({self.median:g}).")
         for t in self.tables:
-            best = t.most_selected
-            if best is None:
-                continue
-            low = [r for r in t.rows if r.impact_ratio is not None and r.impact_ratio < 0.8 and not r.excluded]
-            title = KIND_TITLES[t.kind].split(" (")[0]
-            text = f"{title}: the most selected category is {best}"
-            if low:
-                text += "; under four-fifths: " + ", ".join(f"{r.category} ({r.impact_ratio:.2f})" for r in low)
-            else:
-                text += "; every impact ratio is at least 0.80"
-            out.append(text + ".")
-        out.append(f"{self.unknown_count:,} individuals with an unknown sex or race/ethnicity were assessed and are "
-                   "not included in the tables.")
+            out.append(_table_sentence(t, self.rate_name))
+        if self.no_outcome_count:
+            out.append(f"{self.no_outcome_count:,} row{'s' if self.no_outcome_count != 1 else ''} with no outcome "
+                       f"{'were' if self.no_outcome_count != 1 else 'was'} left out: not assessed, in no table and "
+                       "not in the unknown counts.")
+        if self.unknown_values:
+            shown_values = "; ".join(f"{KIND_TITLES[k].lower()} {_value_words(v)} ({n:,})"
+                                     for k, v, n in self.unknown_values)
+            out.append(f"Read as unknown: {shown_values}.")
         if self.justification:
             out.append(self.justification)
         return out
 
 
+UNKNOWN_CATEGORY = "Unknown"
+
+
+def _value_words(value: str) -> str:
+    return "missing or 'Unknown'" if value == UNKNOWN_CATEGORY else f"'{value}'"
+
+
+def _table_sentence(t: LL144Table, rate_name: str) -> str:
+    title = KIND_TITLES[t.kind].split(" (")[0]
+    unknown = (f" {t.unknown_count:,} individual{'s' if t.unknown_count != 1 else ''} with an unknown "
+               f"{UNKNOWN_WHAT[t.kind]} {'are' if t.unknown_count != 1 else 'is'} counted apart.")
+    if t.reason:
+        return f"{title}: {t.reason}" + (unknown if t.unknown_count else "")
+    kept = [r for r in t.rows if not r.excluded]
+    if not kept:
+        return (f"{title}: every category is under 2% of the table's {t.total:,} known individuals, so no impact "
+                "ratio was computed." + (unknown if t.unknown_count else ""))
+    leaders = t.leaders
+    if not leaders:
+        text = f"{title}: nobody was selected, so no impact ratio can be computed"
+    else:
+        if len(leaders) == 1:
+            text = f"{title}: the most selected category is {leaders[0]}"
+        else:
+            text = (f"{title}: {len(leaders)} categories are tied for the highest {rate_name}: "
+                    + ", ".join(leaders[:-1]) + f" and {leaders[-1]}")
+        low = [r for r in kept if r.below_four_fifths]
+        if low:
+            text += "; under four-fifths: " + ", ".join(f"{r.category} ({format_number(r.impact_ratio, 2)})"
+                                                       for r in low)
+        else:
+            text += "; every impact ratio is at least 0.80"
+    text += "."
+    if t.unknown_count:
+        text += unknown
+        judged = [r for r in kept if r.status is not None]
+        if judged:
+            counts = {s: sum(r.status == s for r in judged) for s in ("passes", "could_fail", "fails")}
+            of = f"of {len(judged)} categor{'ies' if len(judged) != 1 else 'y'}"
+            text += (f" Spread over the categories in every possible way, {counts['passes']} {of} pass whatever the "
+                     f"unknowns were, {counts['could_fail']} could fall below 0.80 and {counts['fails']} "
+                     f"{'are' if counts['fails'] != 1 else 'is'} below 0.80 whatever they were.")
+    return text
+
+
+UNKNOWN_WHAT = {"sex": "sex", "race_ethnicity": "race/ethnicity", "intersectional": "sex or race/ethnicity"}
+
+
+def _whole(value: Any, what: str) -> int:
+    """A count as a whole number of at least 0, or a plain refusal."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise LuskinError(f"{what} is '{value}', not a number.") from None
+    if not math.isfinite(number) or number != int(number):
+        raise LuskinError(f"{what} is {value}: counts of people are whole numbers.")
+    if number < 0:
+        raise LuskinError(f"{what} is {value}: a count cannot be negative.")
+    return int(number)
+
+
+def _checked_counts(kind: str, counts: Mapping[str, tuple[Any, Any]]) -> dict[str, tuple[int, int]]:
+    out = {}
+    for category, (n, s) in counts.items():
+        where = f"In the {KIND_TITLES[kind].lower()} table, '{category}'"
+        n_i, s_i = _whole(n, f"{where}: the number of individuals"), _whole(s, f"{where}: the number selected")
+        if s_i > n_i:
+            raise LuskinError(f"{where} has {s_i:,} selected out of {n_i:,} individuals: more selected than "
+                              "assessed. Check the counts.")
+        out[str(category)] = (n_i, s_i)
+    return out
+
+
 def ll144_table(kind: str, counts: Mapping[str, tuple[int, int]], *, exclude_small: bool = False,
-                threshold: float = SMALL_SHARE) -> LL144Table:
+                threshold: float = SMALL_SHARE, unknown_count: int = 0, unknown_selected: int | None = None,
+                reason: str | None = None) -> LL144Table:
     """One LL144 table from counts per category: category -> (individuals, selected), in display order.
 
-    With ``exclude_small``, a category under ``threshold`` of the table's individuals is left out of
-    the impact ratios (and cannot be the most selected); its n and rate stay.
+    With ``exclude_small``, a category under ``threshold`` of the table's known individuals is left out of
+    the impact ratios (and cannot be the most selected); its n and rate stay. ``unknown_count`` individuals
+    of the table's characteristic are unknown (``unknown_selected`` of them selected, None if not known):
+    each impact ratio gets its bounds over every spread of them. Counts must be whole numbers, at least 0,
+    with no more selected than individuals.
     """
-    total = sum(n for n, _ in counts.values())
-    rates = {c: (s / n if n else None) for c, (n, s) in counts.items()}
-    excluded = {c: bool(exclude_small and total and n / total < threshold) for c, (n, _) in counts.items()}
+    from luskin_core.stats.ll144_bounds import ratio_bounds, status
+
+    checked = _checked_counts(kind, counts)
+    unknown = _whole(unknown_count, f"The {KIND_TITLES[kind].lower()} table's unknown count")
+    known_selected = None if unknown_selected is None else _whole(
+        unknown_selected, f"The {KIND_TITLES[kind].lower()} table's unknown number selected")
+    if known_selected is not None and known_selected > unknown:
+        raise LuskinError(f"The {KIND_TITLES[kind].lower()} table has {known_selected:,} unknown individuals selected "
+                          f"out of {unknown:,}: more selected than assessed.")
+    total = sum(n for n, _ in checked.values())
+    rates = {c: (Fraction(s, n) if n else None) for c, (n, s) in checked.items()}
+    excluded = {c: bool(exclude_small and total and n / total < threshold) for c, (n, _) in checked.items()}
+    if len(checked) < 2 and reason is None:
+        reason = "one category only, so there is nothing to compare it with."
     kept = [r for c, r in rates.items() if not excluded[c] and r is not None]
-    best = max(kept) if kept else None
+    best = max(kept) if kept and reason is None else None
+    bounds = ratio_bounds(list(checked.values()), [not excluded[c] and reason is None for c in checked], unknown,
+                          known_selected)
     rows = []
-    for c, (n, s) in counts.items():
+    for (c, (n, s)), (low, high) in zip(checked.items(), bounds):
         rate = rates[c]
-        ratio = None
-        if not excluded[c] and rate is not None and best:
-            ratio = rate / best
-        rows.append(LL144Row(str(c), int(n), int(s), rate, ratio, excluded[c]))
-    return LL144Table(kind, tuple(rows))
+        ratio = rate / best if (not excluded[c] and rate is not None and best) else None
+        rows.append(LL144Row(c, n, s, None if rate is None else float(rate), None if ratio is None else float(ratio),
+                             excluded[c], None if low is None else float(low), None if high is None else float(high),
+                             status(low, high) if ratio is not None else None,
+                             None if ratio is None else ratio < Fraction(4, 5)))
+    return LL144Table(kind, tuple(rows), unknown, known_selected, reason)
 
 
 def ll144_from_counts(intersections: Mapping[tuple[str, str], tuple[int, int]], unknown_count: int = 0, *,
                       exclude_small: bool = False, scoring: bool = False, median: float | None = None,
-                      sex_column: str = "sex", race_column: str = "race/ethnicity", outcome: str = "") -> LL144Result:
-    """The three tables from counts per (sex, race/ethnicity): (individuals, selected).
+                      sex_column: str = "sex", race_column: str = "race/ethnicity", outcome: str = "",
+                      unknown_selected: int | None = None) -> LL144Result:
+    """The three tables from counts per (sex, race/ethnicity) of the individuals who gave both.
 
-    The sex and race/ethnicity tables are the margins of the intersections, so one person counts
-    once in each table.
+    The sex and race/ethnicity tables are the margins of the intersections; the ``unknown_count``
+    individuals (``unknown_selected`` of them selected, if known) are the unknown category of every table,
+    as when only a combined unknown count is published. From person rows, :func:`ll144_from_cells` builds
+    each table from every row that knows its characteristic instead.
     """
-    sexes: dict[str, list[int]] = {}
-    races: dict[str, list[int]] = {}
-    inter: dict[str, tuple[int, int]] = {}
+    unknown = _whole(unknown_count, "The unknown count")
+    cells: dict[tuple[str, str], tuple[int, int]] = {}
     for (sex, race), (n, s) in intersections.items():
-        sexes.setdefault(sex, [0, 0])
-        races.setdefault(race, [0, 0])
-        sexes[sex][0] += n
-        sexes[sex][1] += s
-        races[race][0] += n
-        races[race][1] += s
-        inter[f"{sex}{CROSS}{race}"] = (n, s)
-    tables = (
-        ll144_table("sex", {k: (v[0], v[1]) for k, v in sexes.items()}, exclude_small=exclude_small),
-        ll144_table("race_ethnicity", {k: (v[0], v[1]) for k, v in races.items()}, exclude_small=exclude_small),
-        ll144_table("intersectional", inter, exclude_small=exclude_small),
-    )
-    return LL144Result(tables, int(unknown_count), scoring, median, exclude_small, sex_column, race_column, outcome)
+        where = f"'{sex}{CROSS}{race}'"
+        n_i, s_i = _whole(n, f"{where}: the number of individuals"), _whole(s, f"{where}: the number selected")
+        if s_i > n_i:
+            raise LuskinError(f"{where} has {s_i:,} selected out of {n_i:,} individuals: more selected than "
+                              "assessed. Check the counts.")
+        cells[(str(sex), str(race))] = (n_i, s_i)
+    tables: dict[str, dict[str, tuple[int, int]]] = {kind: {} for kind in KINDS}
+    for (sex, race), (n, s) in cells.items():
+        for kind, category in (("sex", sex), ("race_ethnicity", race), ("intersectional", f"{sex}{CROSS}{race}")):
+            old = tables[kind].get(category, (0, 0))
+            tables[kind][category] = (old[0] + n, old[1] + s)
+    unknowns = {kind: (unknown, unknown_selected) for kind in KINDS}
+    return ll144_from_tables(tables, unknowns, exclude_small=exclude_small, scoring=scoring, median=median,
+                             sex_column=sex_column, race_column=race_column, outcome=outcome,
+                             n_assessed=sum(n for n, _ in cells.values()) + unknown)
+
+
+def ll144_from_tables(tables: Mapping[str, Mapping[str, tuple[int, int]]],
+                      unknowns: Mapping[str, tuple[int, int | None]] | None = None, *, exclude_small: bool = False,
+                      scoring: bool = False, median: float | None = None, sex_column: str = "sex",
+                      race_column: str = "race/ethnicity", outcome: str = "", n_assessed: int | None = None,
+                      no_outcome_count: int = 0, unknown_values: Sequence[tuple[str, str, int]] = (),
+                      adverse: bool = False, selected_means: str = "", source: str = "rows",
+                      reasons: Mapping[str, str] | None = None) -> LL144Result:
+    """The result from each table's own counts (kind -> category -> (individuals, selected)) and its unknown
+    category (kind -> (individuals, selected or None)): what a published summary gives, and what the rows give."""
+    unknowns = unknowns or {}
+    reasons = reasons or {}
+    built = []
+    for kind in KINDS:
+        counts = tables.get(kind, {})
+        unknown, unknown_selected = unknowns.get(kind, (0, None))
+        reason = reasons.get(kind)
+        if not counts and reason is None:
+            reason = "no category with a known value, so this table cannot be made."
+        built.append(ll144_table(kind, counts, exclude_small=exclude_small, unknown_count=unknown,
+                                 unknown_selected=unknown_selected, reason=reason))
+    inter = built[2]
+    return LL144Result(tuple(built), inter.unknown_count, scoring, median, exclude_small, sex_column, race_column,
+                       outcome, (), n_assessed, no_outcome_count, tuple(unknown_values), adverse, selected_means,
+                       source)
+
+
+def ll144_from_cells(cells: Mapping[tuple[str, str], tuple[int, int]], *, unknown: Sequence[str] = (),
+                     exclude_small: bool = False, scoring: bool = False, median: float | None = None,
+                     sex_column: str = "sex", race_column: str = "race/ethnicity", outcome: str = "",
+                     no_outcome_count: int = 0, adverse: bool = False, selected_means: str = "",
+                     absent: Sequence[str] = ()) -> LL144Result:
+    """The three tables from person counts per (sex value, race/ethnicity value), unknown spellings included.
+
+    Values that spell "unknown" (:data:`UNKNOWN_SPELLINGS`, or one of ``unknown``) are the unknown category.
+    The sex table counts every individual whose sex is known (whatever their race/ethnicity), the
+    race/ethnicity table every one whose race/ethnicity is known, the intersectional table those who gave
+    both; each table's unknown count is the rest. A table whose characteristic has one known category (a
+    single-sex pool) says so and the others are still made. ``absent`` names the characteristics the data has
+    no column for ("sex", "race_ethnicity"): their tables say so, and the other is made.
+    """
+    keys = unknown_keys(unknown)
+
+    def known(value: str) -> bool:
+        return unknown_key(value) not in keys
+
+    tables: dict[str, dict[str, list[int]]] = {kind: {} for kind in KINDS}
+    unknowns = {kind: [0, 0] for kind in KINDS}
+    seen: dict[tuple[str, str], int] = {}
+    total = 0
+    for (sex, race), (n, s) in cells.items():
+        total += n
+        sex_known, race_known = known(sex), known(race)
+        for kind, value, is_known in (("sex", sex, sex_known), ("race_ethnicity", race, race_known)):
+            if not is_known and kind not in absent:
+                seen[(kind, value)] = seen.get((kind, value), 0) + n
+        for kind, category, is_known in (("sex", sex, sex_known), ("race_ethnicity", race, race_known),
+                                         ("intersectional", f"{sex}{CROSS}{race}", sex_known and race_known)):
+            cell = tables[kind].setdefault(category, [0, 0]) if is_known else unknowns[kind]
+            cell[0] += n
+            cell[1] += s
+    if total and not tables["sex"] and not tables["race_ethnicity"] and len(absent) < 2:
+        listed = ", ".join(_value_words(v) for (_, v) in seen)
+        raise LuskinError(f"Every one of the {total:,} individuals has an unknown sex and race/ethnicity (read as "
+                          f"unknown: {listed}), so no Local Law 144 table can be made. If one of these is a real "
+                          "category, check the columns chosen.")
+    if not total:
+        raise LuskinError("No individual with an outcome was assessed, so no Local Law 144 table can be made.")
+    reasons = {}
+    for kind, what in (("sex", "sex"), ("race_ethnicity", "race/ethnicity")):
+        names = list(tables[kind])
+        if kind in absent:
+            reasons[kind] = f"the data has no {what} column, so this table cannot be made."
+            unknowns[kind] = [0, 0]
+        elif not names:
+            reasons[kind] = f"every individual's {what} is unknown, so this table cannot be made."
+        elif len(names) == 1:
+            reasons[kind] = (f"every individual with a known {what} is {names[0]}, so there is no other category "
+                             "to compare with and no impact ratio.")
+    if reasons:
+        which = " and ".join(KIND_TITLES[k].lower() for k in reasons)
+        reasons["intersectional"] = (f"the {which} table cannot be made or has fewer than two categories, so "
+                                     "there are no sex × race/ethnicity categories to compare.")
+        tables["intersectional"] = {}
+        if absent:
+            unknowns["intersectional"] = [0, 0]
+    values = tuple((kind, value, n) for (kind, value), n in seen.items())
+    return ll144_from_tables(
+        {k: {c: (v[0], v[1]) for c, v in t.items()} for k, t in tables.items()},
+        {k: (v[0], v[1]) for k, v in unknowns.items()}, exclude_small=exclude_small, scoring=scoring, median=median,
+        sex_column=sex_column, race_column=race_column, outcome=outcome, n_assessed=total,
+        no_outcome_count=no_outcome_count, unknown_values=values, adverse=adverse, selected_means=selected_means,
+        reasons=reasons)
 
 
 def ll144_from_count_table(table: Any, *, exclude_small: bool = False, scoring: bool = False,
                            median: float | None = None, sex_column: str = "sex", race_column: str = "race/ethnicity",
-                           outcome: str = "") -> LL144Result:
-    """The LL144 result from an audit's count table grouped by (sex, race/ethnicity), one cell."""
+                           outcome: str = "", unknown: Sequence[str] = (), adverse: bool = False,
+                           selected_means: str = "", absent: Sequence[str] = ()) -> LL144Result:
+    """The LL144 result from an audit's count table grouped by (sex, race/ethnicity), one cell (or by the one
+    column there is, ``absent`` naming the other).
+
+    With ``adverse``, the counted outcome is bad for the person and "selected" is its complement.
+    """
     from luskin_core.counting.counts import UNKNOWN
 
     n = table.n.sum(axis=1)
     k = table.positives.sum(axis=1)
-    counts: dict[tuple[str, str], tuple[int, int]] = {}
-    unknown = 0
+    cells: dict[tuple[str, str], tuple[int, int]] = {}
     for label, ni, ki in zip(table.groups, n, k):
         parts = label.split(CROSS)
+        if absent and len(parts) == 1:
+            parts = [UNKNOWN, parts[0]] if "sex" in absent else [parts[0], UNKNOWN]
         if len(parts) != 2:
             raise LuskinError(f"The category '{label}' cannot be split into sex and race/ethnicity: a value "
                               f"contains '{CROSS.strip()}'. Rename it and try again.")
-        if UNKNOWN in parts:
-            unknown += int(ni)
+        if int(ni) == 0:
             continue
-        counts[(parts[0], parts[1])] = (int(ni), int(ki))
-    if not counts:
-        raise LuskinError("Every individual has an unknown sex or race/ethnicity, so no LL144 table can be made.")
-    return ll144_from_counts(counts, unknown, exclude_small=exclude_small, scoring=scoring, median=median,
-                             sex_column=sex_column, race_column=race_column, outcome=outcome)
+        selected = int(ni) - int(ki) if adverse else int(ki)
+        old = cells.get((parts[0], parts[1]), (0, 0))
+        cells[(parts[0], parts[1])] = (old[0] + int(ni), old[1] + selected)
+    no_outcome = int(table.excluded.get("outcome missing", 0))
+    return ll144_from_cells(cells, unknown=unknown, exclude_small=exclude_small, scoring=scoring, median=median,
+                            sex_column=sex_column, race_column=race_column, outcome=outcome,
+                            no_outcome_count=no_outcome, adverse=adverse, selected_means=selected_means,
+                            absent=absent)
 
 
-def ll144_spec(spec: Any, sex: str, race: str) -> Any:
+def ll144_spec(spec: Any, *columns: str) -> Any:
     """The audit specification LL144 counts with: groups sex × race/ethnicity, one cell, no protected condition."""
-    return spec.with_changes(group_by=(sex, race), protected=None, group_label=None, other_label=None,
+    return spec.with_changes(group_by=tuple(columns), protected=None, group_label=None, other_label=None,
                              strata=(), filters=(), filter_label=None, not_filter_label=None, reference=None,
                              min_group_share=0.0)
 
 
-def ll144_audit(data: Any, spec: Any, sex: str, race: str, *, exclude_small: bool = False) -> LL144Result:
+def selected_meaning(spec: Any, scoring: bool) -> str:
+    """For an adverse outcome, what "selected" counts in the tables (the favourable decision); else ''."""
+    if not getattr(spec, "adverse", False):
+        return ""
+    counted = "a score strictly above the median" if scoring else f"'{spec.outcome_text}'"
+    return (f"{counted[0].upper() + counted[1:]} is adverse (bad for the person), so \"selected\" counts the favourable "
+            f"decision: the individuals without {counted}; the most selected category is the one that has it least.")
+
+
+SEX_NAME = re.compile(r"(?i)(^|[^a-z])(sex|gender)([^a-z]|$)")
+RACE_NAME = re.compile(r"(?i)(race|ethnic)")
+SEX_WORDS = frozenset({"female", "male", "f", "m", "woman", "man", "women", "men", "non binary", "nonbinary",
+                       "other gender", "transgender", "intersex"})
+RACE_WORDS = re.compile(r"(?i)\b(white|black|african|asian|hispanic|latino|latina|latinx|caucasian|native|pacific|"
+                        r"hawaiian|alaska|american indian|indigenous|two or more|multiracial|mixed)\b")
+
+
+def guess_ll144_columns(frame: pd.DataFrame, skip: Sequence[str] = ()) -> tuple[str | None, str | None]:
+    """The sex and race/ethnicity columns, guessed only where the data support it, else None.
+
+    A sex column is named sex or gender with at most 10 values, or most of its known rows hold words like
+    female/male; a race/ethnicity column is named race or ethnic(ity) with at most 60 values, or most of its
+    known rows hold race words (White, Black, Asian, Hispanic...). A credit limit is neither.
+    """
+    skipped = {s.lower() for s in skip}
+    sex = race = None
+    for column in frame.columns:
+        name = str(column)
+        if name.lower() in skipped:
+            continue
+        values = frame[column].dropna()
+        if values.empty:
+            continue
+        counts = values.astype(str).value_counts()
+        if len(counts) > 60:
+            continue
+        keys = unknown_keys()
+        known = counts[[unknown_key(v) not in keys for v in counts.index]]
+        if known.empty:
+            continue
+        sex_share = known[[unknown_key(v) in SEX_WORDS for v in known.index]].sum() / known.sum()
+        race_share = known[[bool(RACE_WORDS.search(str(v))) for v in known.index]].sum() / known.sum()
+        if sex is None and ((SEX_NAME.search(name) and len(known) <= 10) or sex_share > 0.5):
+            sex = name
+        elif race is None and (RACE_NAME.search(name) or race_share > 0.5):
+            race = name
+    return sex, race
+
+
+def ll144_audit(data: Any, spec: Any, sex: str | None, race: str | None, *, exclude_small: bool = False,
+                unknown: Sequence[str] = ()) -> LL144Result:
     """A Local Law 144 audit of a frame or an engine source, by the specification's outcome.
 
     For a score outcome the scoring rate counts rows strictly above the median of the whole sample
     (every row with a score, the unknown category included): the median is found first, then rows
-    are counted at or above the next representable number above it, which is "strictly above".
+    are counted at or above the next representable number above it, which is "strictly above". For
+    an adverse outcome (``spec.outcome_is == "adverse"``) "selected" is the favourable decision.
+    Values spelling "unknown" (and those in ``unknown``) are each table's unknown category. With no sex
+    (or no race/ethnicity) column (None), the other table is made and the missing ones say why.
     """
     from luskin_core.counting.counts import count_frame, plan_for_frame
     from luskin_core.counting.sources import Source
 
-    base = ll144_spec(spec, sex, race)
+    if sex is None and race is None:
+        raise LuskinError("Local Law 144 tables need a sex column, a race/ethnicity column or both; this data has "
+                          "neither (or none was chosen).")
+    if sex is not None and race is not None and sex.strip().lower() == race.strip().lower():
+        raise LuskinError("Choose different columns for sex and race/ethnicity.")
+    columns = tuple(c for c in (sex, race) if c is not None)
+    base = ll144_spec(spec, *columns)
     scoring = base.outcome_type == "score"
     median = None
     if scoring:
@@ -373,12 +730,34 @@ def ll144_audit(data: Any, spec: Any, sex: str, race: str, *, exclude_small: boo
         base = base.with_changes(score_cutoff=float(np.nextafter(median, np.inf)))
     table = data.count_table(base) if isinstance(data, Source) else count_frame(data, base)[0]
     return ll144_from_count_table(table, exclude_small=exclude_small, scoring=scoring, median=median,
-                                  sex_column=sex, race_column=race, outcome=base.outcome)
+                                  sex_column=sex or "", race_column=race or "", outcome=base.outcome, unknown=unknown,
+                                  adverse=bool(getattr(spec, "adverse", False)),
+                                  selected_means=selected_meaning(spec, scoring),
+                                  absent=("sex",) if sex is None else ("race_ethnicity",) if race is None else ())
 
 
 # ------------------------------------------------------------------------------------------
 # Text
 # ------------------------------------------------------------------------------------------
+def ll144_cells(result: LL144Result, row: LL144Row) -> tuple[str, ...]:
+    """A row's cells as text, the same in the command line's table and the report's: individuals, selected,
+    rate, impact ratio, and (when the table has unknowns) the range over them and its status."""
+    ratio = "excluded (under 2%)" if row.excluded else format_number(row.impact_ratio, 2)
+    return (f"{row.n:,}", f"{row.selected:,}", format_percent(row.rate), ratio)
+
+
+STATUS_WORDS = {"passes": "passes whatever the unknowns were", "could_fail": "could fall below 0.80",
+                "fails": "below 0.80 whatever the unknowns were"}
+
+
+def bounds_cells(row: LL144Row) -> tuple[str, str]:
+    """The range of the impact ratio over the unknowns, and its status, as text."""
+    if row.impact_ratio_low is None or row.impact_ratio_high is None:
+        return ("", "")
+    return (f"{format_number(row.impact_ratio_low, 2)}–{format_number(row.impact_ratio_high, 2)}",
+            STATUS_WORDS.get(row.status or "", ""))
+
+
 def format_ll144(result: LL144Result) -> str:
     """The three tables as plain text, laid out like published LL144 summaries of results."""
     from luskin_core.formatting import format_table
@@ -386,21 +765,30 @@ def format_ll144(result: LL144Result) -> str:
     rate = result.rate_name.capitalize()
     selected = "Scored above median" if result.scoring else "# Selected"
     lines = [f"NYC Local Law 144 bias audit ({result.rate_name}s, impact ratios against the most selected category)",
-             (f"Individuals assessed: {result.total + result.unknown_count:,}; unknown category (missing sex or "
-              f"race/ethnicity, not included below): {result.unknown_count:,}")]
+             (f"Individuals assessed: {result.assessed:,}; unknown category (missing sex or "
+              f"race/ethnicity, not included in the intersectional table): {result.unknown_count:,}")]
+    if result.selected_means:
+        lines.append(result.selected_means)
+    if result.no_outcome_count:
+        lines.append(f"Rows with no outcome (not assessed, in no table): {result.no_outcome_count:,}")
     if result.scoring and result.median is not None:
         lines.append(f"Median score of the full sample: {result.median:g}; the scoring rate is the share strictly "
                      "above it.")
     for t in result.tables:
-        rows = [[r.category, f"{r.n:,}", f"{r.selected:,}", format_percent(r.rate),
-                 "excluded (<2%)" if r.excluded else format_number(r.impact_ratio, 2)] for r in t.rows]
-        lines += ["", KIND_TITLES[t.kind] + " categories",
-                  format_table(rows, ["category", "# of applicants", selected, rate, "impact ratio"])]
+        unknowns = bool(t.unknown_count)
+        rows = [[r.category, *ll144_cells(result, r), *(bounds_cells(r) if unknowns else ())] for r in t.rows]
+        head = ["category", "# of applicants", selected, rate, "impact ratio"]
+        if unknowns:
+            head += ["range over the unknowns", "status"]
+        lines += ["", f"{KIND_TITLES[t.kind]} categories (unknown {UNKNOWN_WHAT[t.kind]}: {t.unknown_count:,})"]
+        if t.rows:
+            lines.append(format_table(rows, head))
+        if t.reason:
+            lines.append(f"No impact ratios: {t.reason}")
     if result.justification:
         lines += ["", "Note: " + result.justification]
     lines += [""] + [f"- {s}" for s in result.sentences()]
     return "\n".join(lines)
-
 
 
 def eeoc_cells(r: Any, *, below: str = "below") -> tuple[str, ...]:
@@ -415,8 +803,16 @@ def eeoc_cells(r: Any, *, below: str = "below") -> tuple[str, ...]:
             "n/a" if r.minimum_detectable_difference is None else format_percent(r.minimum_detectable_difference, 0))
 
 
-def format_eeoc(rows: Sequence[EEOCRow]) -> str:
-    """The Uniform Guidelines table as plain text, then one sentence per group."""
+def eeoc_meaning(spec: Any) -> str:
+    """For an adverse outcome, what "selected" counts in the EEOC table (the favourable decision); else ''."""
+    if not getattr(spec, "adverse", False):
+        return ""
+    return (f"'{spec.outcome_text}' is adverse (bad for the person), so \"selected\", the rates, the four-fifths rule "
+            "and the shortfalls count the favourable decision: the rows without it.")
+
+
+def format_eeoc(rows: Sequence[EEOCRow], spec: Any = None) -> str:
+    """The Uniform Guidelines table as plain text, then one sentence per group (with ``spec``, what is counted)."""
     from luskin_core.formatting import format_table
 
     table = []
@@ -425,12 +821,13 @@ def format_eeoc(rows: Sequence[EEOCRow]) -> str:
                       format_percent(r.reference_rate), *eeoc_cells(r, below="BELOW")])
     head = ["cell", "group", "n", "rate", "reference", "ref. rate", "ratio", "4/5 rule", "z (SD)", "Fisher p",
             "shortfall 4/5", "shortfall parity", "flip", "detectable gap"]
-    lines = ["EEOC Uniform Guidelines: four-fifths rule, two standard deviations, Fisher's exact test",
-             format_table(table, head), ""]
+    lines = ["EEOC Uniform Guidelines: four-fifths rule, two standard deviations, Fisher's exact test"]
+    meaning = eeoc_meaning(spec)
+    lines += ([meaning] if meaning else []) + [format_table(table, head), ""]
     lines += [f"- {r.sentence}" for r in rows]
     return "\n".join(lines)
 
 
 __all__ = ["EEOCRow", "LL144Result", "LL144Row", "LL144Table", "eeoc_frame",
-           "eeoc_rows", "format_eeoc", "format_ll144", "ll144_audit", "ll144_from_count_table",
-           "ll144_from_counts", "ll144_spec", "ll144_table"]
+           "eeoc_rows", "format_eeoc", "format_ll144", "guess_ll144_columns", "ll144_audit", "ll144_from_cells",
+           "ll144_from_count_table", "ll144_from_counts", "ll144_from_tables", "ll144_spec", "ll144_table"]

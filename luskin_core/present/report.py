@@ -904,7 +904,7 @@ def report_content(
         from luskin_core.present.regulator_report import eeoc_section, ll144_section
 
         sections += ([ll144_section(ll144, ref.label if ref else "")] if ll144 is not None else []) + \
-            ([eeoc_section(eeoc_rows(result.comparisons))] if eeoc else [])
+            ([eeoc_section(eeoc_rows(result.comparisons, adverse=result.spec.adverse), result.spec)] if eeoc else [])
     from luskin_core.present.series_report import pooled_chart, series_section
 
     pooled_chart(sections[-1], result)  # small groups: raw and partially pooled shares

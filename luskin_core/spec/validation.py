@@ -273,16 +273,18 @@ def check_roles(outcome: str, prediction: str | None, group_columns: Sequence[st
             raise LuskinError(f"'{shown(name)}' is the outcome, so it cannot also be a stratum.")
 
 
-def check_group_columns(frame: pd.DataFrame, names: Sequence[Any]) -> tuple[str, ...]:
-    """Columns whose values (or crosses) form the groups, each with at least two values; the frame's spelling."""
+def check_group_columns(frame: pd.DataFrame, names: Sequence[Any], *, one_value: bool = False) -> tuple[str, ...]:
+    """Columns whose values (or crosses) form the groups, each with at least two values (any number with
+    ``one_value``: the Local Law 144 tables say themselves what one value prevents); the frame's spelling."""
     out = []
     for name in names:
         column = check_column(frame, name, "group")
-        present = distinct_values(frame[column])
-        if len(present) < 2:
-            only = f" ('{shown(present.iloc[0])}')" if len(present) else ""
-            raise LuskinError(f"The group column '{shown(column)}' has only one value{only}, so it does not split the "
-                              "rows into groups. Remove it from the groups or choose another column.")
+        if not one_value:
+            present = distinct_values(frame[column])
+            if len(present) < 2:
+                only = f" ('{shown(present.iloc[0])}')" if len(present) else ""
+                raise LuskinError(f"The group column '{shown(column)}' has only one value{only}, so it does not split the "
+                                  "rows into groups. Remove it from the groups or choose another column.")
         out.append(column)
     return tuple(out)
 
@@ -312,7 +314,7 @@ def check_score_column(frame: pd.DataFrame, name: Any) -> str:
     return column
 
 
-def check_spec(spec: AuditSpec, frame: pd.DataFrame) -> AuditSpec:
+def check_spec(spec: AuditSpec, frame: pd.DataFrame, *, one_value_groups: bool = False) -> AuditSpec:
     """The specification against the data: every column exists, and each can play its role.
 
     The rules that need no data hold when the specification is built (its parts call the checks
@@ -334,7 +336,7 @@ def check_spec(spec: AuditSpec, frame: pd.DataFrame) -> AuditSpec:
     protected = groups.protected
     if protected is not None:
         protected = Condition(check_protected(frame, protected, both_classes=True), protected.op, protected.value)
-    group_by = check_group_columns(frame, groups.group_by)
+    group_by = check_group_columns(frame, groups.group_by, one_value=one_value_groups)
     strata = check_strata_columns(frame, cells.strata)
     filters = tuple(Condition(check_column(frame, c.column, "filter"), c.op, c.value) for c in cells.filters)
     population = tuple(Condition(check_column(frame, c.column, "population"), c.op, c.value)
