@@ -30,23 +30,25 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("build_html_report", "build_pdf_report"), "present.report"),
     **dict.fromkeys(("LL144Result", "eeoc_rows", "ll144_audit", "ll144_from_counts"), "analyses.regulator"),
     **dict.fromkeys(("minimum_detectable_difference", "sufficiency"), "stats.power"),
+    **dict.fromkeys(("ScanResult", "ScanSpec", "scan"), "analyses.scan"),
 }
 
 __all__ = [
     "OPERATORS", "PRESETS", "AlphaSweep", "AuditResult", "AuditSpec", "Cell", "CellSpec", "Condition",
     "EqualizedDistributionClassifier", "Gap", "GroupSpec", "GroupThresholdOptimizer", "Judgement", "LL144Result",
     "LuskinError", "OutcomeSpec", "Preset",
-    "RelabelResult", "RetrainOptions", "RetrainResult", "Source", "ThresholdReport", "__version__",
+    "RelabelResult", "RetrainOptions", "RetrainResult", "ScanResult", "ScanSpec", "Source", "ThresholdReport", "__version__",
     "alpha_sweep", "audit", "audit_arrays", "build_html_report", "build_pdf_report", "download_sqf", "eeoc_rows",
     "equalize_frame", "get_preset", "ll144_audit", "ll144_from_counts", "load_csv", "load_data", "load_model",
     "load_sample", "load_sqf", "minimum_detectable_difference", "model_bytes", "open_source", "paper_table",
-    "parse_condition", "prepare", "relabel", "retrain", "risk_based_flipping", "save_model",
+    "parse_condition", "prepare", "relabel", "retrain", "risk_based_flipping", "save_model", "scan",
     "selective_risk_adjustment", "sufficiency", "tune_thresholds",
 ]
 
 if TYPE_CHECKING:  # what a type checker and an IDE see: the same names, imported eagerly
     from luskin_core.analyses.audit import AuditResult, Cell, Gap, audit, audit_arrays
     from luskin_core.analyses.regulator import LL144Result, eeoc_rows, ll144_audit, ll144_from_counts
+    from luskin_core.analyses.scan import ScanResult, ScanSpec, scan
     from luskin_core.corrections.equalize import (
         AlphaSweep,
         EqualizedDistributionClassifier,

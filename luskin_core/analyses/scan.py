@@ -1,0 +1,592 @@
+"""Where are the gaps nobody asked about? An exhaustive subgroup scan that stays silent on noise.
+
+Every combination of 1..depth of the scanned columns and their values (missing values as their own
+"Unknown" value; numeric columns with many values cut into a few bins) is a group; each group's rate
+(the share with a positive outcome, a model's false positive, false negative or error rate, or the
+observed rate against the model's predicted probability) is compared with everyone else's.
+
+One count table does it all: the full cross of the scanned columns, counted by the same counting plan
+as every audit (:mod:`luskin_core.counting.counts`: in memory, DuckDB for files, PostgreSQL, Spark),
+with the first column as the group key and the others as strata. Every group is a marginal sum of that
+table, and so is every null replicate (:mod:`luskin_core.stats.subgroups`), so the rows are read once.
+
+What is controlled: the family-wise error rate over every group scanned, at ``level`` (single-step
+max-T, Westfall-Young): under the null that the outcome is independent of the scanned columns, the
+chance that the scan reports any group at all is at most ``level``, however many groups overlap. That
+also bounds the false discovery rate by ``level``. Intervals are simultaneous: the difference plus or
+minus the calibrated critical value times its standard error, so they hold for whichever groups the
+scan picks. Which group is reported when a gap is found in nested groups:
+:func:`luskin_core.stats.subgroups.carriers`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from luskin_core.counting.counts import KEPT, KeyPart, Plan, RawCounts
+from luskin_core.counting.sources import Source
+from luskin_core.errors import LuskinError
+from luskin_core.formatting import format_p, format_percent, format_points, points
+from luskin_core.spec.audit_spec import AuditSpec
+from luskin_core.spec.columns import shown
+from luskin_core.stats import subgroups as sg
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    from luskin_core._lazy import pandas as pd
+
+MEASURES = {
+    "rate": "the share with the positive outcome",
+    "fpr": "false positive rate",
+    "fnr": "false negative rate",
+    "error": "error rate",
+    "calibration": "observed against predicted",
+}
+MAX_SCAN_VALUES = 50          # a column with more distinct values is refused (bin it or leave it out)
+MAX_GROUPS = 2_000_000        # groups a scan may look at
+MAX_CELLS = 5_000_000         # nonempty cells of the full cross a scan may hold
+DEFAULT_MIN_SIZE = 30
+DEFAULT_REPLICATES = 999
+DEFAULT_DEPTH = 3
+
+
+@dataclass(frozen=True)
+class ScanSpec:
+    """What to scan: an outcome (or a model's decisions against it), the columns, and how hard to look.
+
+    ``measure``: "rate" (the share with ``positive``; with ``prediction``, the share the model decides
+    positive), "fpr"/"fnr"/"error" (a model's error rates; ``prediction`` required) or "calibration"
+    (observed against ``probability``, a column of predicted probabilities). ``level``: the family-wise
+    error rate controlled (which bounds the false discovery rate too). ``min_size``: rows a group needs,
+    inside and (for rates) outside it. ``bins``: the user's cut points for numeric columns. ``depth``: how
+    many columns a group combines at most (0, the default: 3, or fewer when fewer columns are scanned).
+    """
+
+    outcome: str
+    positive: Any = None
+    columns: tuple[str, ...] = ()
+    depth: int = 0
+    min_size: int = DEFAULT_MIN_SIZE
+    level: float = 0.05
+    replicates: int = DEFAULT_REPLICATES
+    seed: int = 0
+    measure: str = "rate"
+    prediction: str | None = None
+    prediction_cutoff: float | None = None
+    probability: str | None = None
+    n_bins: int = 4
+    bins: tuple[tuple[str, tuple[float, ...]], ...] = ()
+
+    def __post_init__(self) -> None:
+        columns = (self.columns,) if isinstance(self.columns, str) else tuple(self.columns)
+        columns = tuple(str(c).strip() for c in columns if str(c).strip())
+        object.__setattr__(self, "columns", columns)
+        if not columns:
+            raise LuskinError("Choose at least one column to scan.")
+        if len({c.lower() for c in columns}) != len(columns):
+            raise LuskinError(f"A column is named twice among the columns to scan: {', '.join(map(shown, columns))}.")
+        if self.measure not in MEASURES:
+            raise LuskinError(f"Unknown measure '{shown(self.measure)}': choose one of {', '.join(MEASURES)}.")
+        if isinstance(self.depth, (int, np.integer)) and not isinstance(self.depth, bool) and self.depth == 0:
+            object.__setattr__(self, "depth", min(DEFAULT_DEPTH, len(columns)))
+        _whole(self.depth, "depth", 1)
+        if self.depth > len(columns):
+            raise LuskinError(f"A depth of {self.depth} combines {self.depth} columns, but only {len(columns)} "
+                              f"{'is' if len(columns) == 1 else 'are'} scanned: choose a depth of at most "
+                              f"{len(columns)}, or scan more columns.")
+        _whole(self.min_size, "smallest group size", 1)
+        _whole(self.replicates, "number of replicates", 1)
+        _whole(self.seed, "seed", 0)
+        if not isinstance(self.level, (int, float)) or not 0 < float(self.level) < 1:
+            raise LuskinError(f"The error level must be a share between 0 and 1 (e.g. 0.05), not {shown(self.level)}.")
+        if self.measure in ("fpr", "fnr", "error") and not self.prediction:
+            raise LuskinError("Error rates compare a model's decisions with the truth: name the prediction column.")
+        if self.measure == "calibration" and not self.probability:
+            raise LuskinError("Calibration compares the outcome with a model's predicted probabilities: name the "
+                              "column that holds them.")
+        if self.positive is None:
+            raise LuskinError("Say which value of the outcome counts as positive.")
+        if self.outcome.strip().lower() in {c.lower() for c in columns}:
+            raise LuskinError(f"The outcome '{shown(self.outcome)}' is also among the columns to scan: leave it out.")
+        object.__setattr__(self, "bins", tuple((str(c), tuple(float(x) for x in cuts)) for c, cuts in self.bins))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"outcome": self.outcome, "positive": self.positive, "columns": list(self.columns),
+                "depth": self.depth, "min_size": self.min_size, "level": self.level,
+                "replicates": self.replicates, "seed": self.seed, "measure": self.measure,
+                "prediction": self.prediction, "prediction_cutoff": self.prediction_cutoff,
+                "probability": self.probability, "n_bins": self.n_bins,
+                "bins": {c: list(cuts) for c, cuts in self.bins}}
+
+    def audit_spec(self, *, probability: bool = False) -> AuditSpec:
+        """The counting plan's specification: the full cross of the columns (first as group, others as strata)."""
+        common: dict[str, Any] = {"group_by": self.columns[:1], "strata": self.columns[1:], "n_bins": self.n_bins,
+                                  "bins": self.bins}
+        if probability:
+            assert self.probability is not None
+            return AuditSpec(self.probability, None, outcome_type="score", score_cutoff=0.5, **common)
+        prediction = self.prediction if self.measure != "calibration" else None
+        return AuditSpec(self.outcome, self.positive, prediction=prediction,
+                         prediction_cutoff=self.prediction_cutoff if prediction else None, **common)
+
+
+def _whole(value: Any, what: str, low: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise LuskinError(f"The {what} must be a whole number of at least {low}, not {shown(value)}.")
+
+
+@dataclass(frozen=True)
+class ScanFinding:
+    """One group that carries a gap: its conditions, size, rates, the gap with its interval, and its sentence."""
+
+    conditions: dict[str, Any]
+    labels: tuple[str, ...]
+    n: int
+    events: int
+    rate: float
+    rest_rate: float
+    difference: float
+    ci_low: float
+    ci_high: float
+    z: float
+    p_adjusted: float
+    sentence: str = ""
+
+    @property
+    def name(self) -> str:
+        return " and ".join(self.labels)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"conditions": dict(self.conditions), "n": self.n, "events": self.events, "rate": self.rate,
+                "rest_rate": self.rest_rate, "difference": self.difference, "ci_low": self.ci_low,
+                "ci_high": self.ci_high, "z": self.z, "p_adjusted": self.p_adjusted, "sentence": self.sentence}
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    """What a scan found: the groups that carry a gap (ranked), and what it looked at and could have seen."""
+
+    spec: ScanSpec
+    source: str
+    measure: str
+    n_rows: int
+    n_judged: int
+    overall_rate: float
+    groups_scanned: int
+    groups_too_small: int
+    replicates: int
+    critical_value: float
+    method: str
+    significant: int
+    findings: tuple[ScanFinding, ...]
+    median_size: int
+    detectable_median: float | None
+    detectable_smallest: float | None
+    n_excluded: int = 0
+    columns: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    sizes: np.ndarray | None = field(default=None, repr=False, compare=False)
+    differences: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def level(self) -> float:
+        return self.spec.level
+
+    @property
+    def error_control(self) -> str:
+        return (f"family-wise error rate at {self.level:g} over all {self.groups_scanned:,} groups scanned "
+                f"(single-step max-T, Westfall-Young, calibrated on {self.replicates:,} replicates drawn with "
+                f"{self.method}); this also bounds the false discovery rate at {self.level:g}")
+
+    def headline(self) -> str:
+        return headline(self)
+
+    def sentences(self) -> list[str]:
+        return [f.sentence for f in self.findings] or [self.headline()]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source, "spec": self.spec.to_dict(), "measure": self.measure, "n_rows": self.n_rows,
+            "n_judged": self.n_judged, "n_excluded": self.n_excluded, "overall_rate": self.overall_rate,
+            "groups_scanned": self.groups_scanned, "groups_too_small": self.groups_too_small,
+            "replicates": self.replicates, "level": self.level, "critical_value": self.critical_value,
+            "replicate_method": self.method, "error_control": self.error_control,
+            "interval": "simultaneous: difference ± the max-T critical value × its standard error",
+            "groups_beyond_the_bar": self.significant, "headline": self.headline(),
+            "findings": [f.to_dict() for f in self.findings],
+            "median_group_size": self.median_size, "detectable_gap_median_group": self.detectable_median,
+            "detectable_gap_smallest_group": self.detectable_smallest,
+            "columns": {c: list(values) for c, values in self.columns},
+        }
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per finding, as a page shows them."""
+        return pd.DataFrame([{"Group": f.name, "Rows": f.n, "Rate": f.rate, "Everyone else": f.rest_rate,
+                              "Gap": f.difference, "CI low": f.ci_low, "CI high": f.ci_high,
+                              "Adjusted p": f.p_adjusted} for f in self.findings],
+                            columns=["Group", "Rows", "Rate", "Everyone else", "Gap", "CI low", "CI high",
+                                     "Adjusted p"])
+
+
+# -- counting -----------------------------------------------------------------------------------
+def _count(data: Any, spec: AuditSpec) -> tuple[Plan, RawCounts]:
+    """The plan and raw count table of ``spec``: the counting plan every audit uses, on any engine."""
+    if isinstance(data, Source):
+        return data.counts(spec)
+    from luskin_core.counting.counts import aggregate_frame, plan_for_frame
+
+    plan = plan_for_frame(data, spec)
+    return plan, aggregate_frame(data, plan)
+
+
+def _check_values(data: Any, spec: ScanSpec) -> None:
+    """Refuse a text column with more distinct values than a scan can read (a number is binned instead)."""
+    if isinstance(data, Source):
+        for column in spec.columns:
+            name = data._resolve(column, "scanned")
+            numeric = data.kind_of(name) == "numeric" if hasattr(data, "kind_of") else _engine_numeric(data, name)
+            if numeric:
+                continue
+            found = data.value_counts(name, MAX_SCAN_VALUES + 1)
+            if len(found) > MAX_SCAN_VALUES:
+                raise _too_many(name, None)
+        return
+    from luskin_core.spec.audit_spec import resolve_column
+
+    for column in spec.columns:
+        name = resolve_column(data, column, "scanned")
+        series = data[name]
+        if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
+            continue
+        count = int(series.nunique(dropna=True))
+        if count > MAX_SCAN_VALUES:
+            raise _too_many(name, count)
+
+
+def _engine_numeric(data: Source, column: str) -> bool:
+    dtype = data.table.schema()[column]
+    return bool(dtype.is_numeric()) and not dtype.is_boolean()
+
+
+def _too_many(column: str, count: int | None) -> LuskinError:
+    many = f"{count:,}" if count is not None else f"more than {MAX_SCAN_VALUES}"
+    return LuskinError(f"The column '{shown(column)}' has {many} distinct values, too many to scan (at most "
+                       f"{MAX_SCAN_VALUES}). Leave it out, or bin it: group its values into a few in a new column "
+                       "(a numeric column is cut into ranges by itself).")
+
+
+@dataclass(frozen=True)
+class _Table:
+    cells: sg.Cells
+    parts: tuple[KeyPart, ...]
+    values: tuple[tuple[Any, ...], ...]   # per column, the raw value of each code (None: Unknown)
+    n_rows: int
+    n_excluded: int
+
+
+def _cells(plan: Plan, raw: RawCounts, measure: str, extra: tuple[Plan, RawCounts] | None = None) -> _Table:
+    """The nonempty cells of the full cross, coded per column (values in the audit's order, Unknown last)."""
+    kept = raw.take(raw["reason"] == KEPT)
+    parts = (*plan.group_parts, *plan.cell_parts)
+    keys = ["g0", *(f"c{i}" for i in range(len(plan.cell_parts)))]
+    codes, values = [], []
+    for part, key in zip(parts, keys):
+        column = kept[key].tolist()
+        plain = {v: _plain(v) for v in set(column)} if len(column) else {}
+        unique = sorted(set(plain.values()), key=lambda v: part.sort_key(v))
+        order = {v: i for i, v in enumerate(unique)}
+        index = {raw_value: order[p] for raw_value, p in plain.items()}
+        codes.append(np.fromiter((index[v] for v in column), dtype=np.int64, count=len(column)))
+        values.append(tuple(unique))
+    matrix = np.stack(codes, axis=1) if codes else np.zeros((len(kept), 0), dtype=np.int64)
+    cards = tuple(len(v) for v in values)
+    n_all = kept["n"].astype(np.int64)
+    if measure == "rate" or measure == "calibration":
+        n, k = n_all, kept["positives"].astype(np.int64)
+    elif measure == "fpr":
+        n, k = kept["fp"] + kept["tn"], kept["fp"]
+    elif measure == "fnr":
+        n, k = kept["tp"] + kept["fn"], kept["fn"]
+    else:
+        n, k = n_all, kept["fp"] + kept["fn"]
+    if measure == "calibration" and plan.prediction is None:
+        k = _observed(kept)
+    columns = [np.asarray(n, dtype=np.float64), np.asarray(k, dtype=np.float64)]
+    if extra is not None:
+        _, e_raw = extra
+        e_kept = e_raw.take(e_raw["reason"] == KEPT)
+        e_codes = []
+        for key, known in zip(keys, values):
+            index = {v: i for i, v in enumerate(known)}
+            column = [_plain(v) for v in e_kept[key].tolist()]
+            if any(v not in index for v in column):
+                raise _misaligned()
+            e_codes.append(np.array([index[v] for v in column], dtype=np.int64))
+        e_matrix = np.stack(e_codes, axis=1)
+        total = e_kept["score_sum"].astype(float)
+        square = e_kept["score_sumsq"].astype(float)
+        both = np.concatenate([matrix, e_matrix])
+        weights = [np.concatenate([columns[0], np.zeros(len(e_matrix))]),
+                   np.concatenate([columns[1], np.zeros(len(e_matrix))]),
+                   np.concatenate([np.zeros(len(matrix)), e_kept["n"].astype(float)]),
+                   np.concatenate([np.zeros(len(matrix)), total]),
+                   np.concatenate([np.zeros(len(matrix)), total - square])]
+        matrix, sums = _combine(both, weights)
+        if not np.allclose(sums[0], sums[2]):
+            raise _misaligned()
+        cells = sg.Cells(matrix, cards, sums[0], sums[1], sums[3], sums[4])
+    else:
+        matrix, sums = _combine(matrix, columns)
+        keep = sums[0] > 0
+        cells = sg.Cells(matrix[keep], cards, sums[0][keep], sums[1][keep])
+    n_excluded = int(raw["n"][raw["reason"] != KEPT].sum())
+    return _Table(cells, parts, tuple(values), int(n_all.sum()), n_excluded)
+
+
+def _observed(kept: RawCounts) -> np.ndarray:
+    return kept["positives"].astype(np.int64)
+
+
+def _misaligned() -> LuskinError:
+    return LuskinError("Some rows have an outcome but no predicted probability, or the other way round: the "
+                       "calibration needs both on every row. Remove those rows first.")
+
+
+def _combine(codes: np.ndarray, weights: Sequence[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Rows with the same codes added together (an engine may split one cell over several raw rows)."""
+    if len(codes) == 0:
+        return codes, [np.asarray(w, dtype=np.float64) for w in weights]
+    cards = tuple(int(c) + 1 for c in codes.max(axis=0))
+    flat = np.ravel_multi_index(tuple(codes.T), cards)
+    keys, inverse = np.unique(flat, return_inverse=True)
+    unique = np.stack(np.unravel_index(keys, cards), axis=1).astype(np.int64)
+    return unique, [np.bincount(inverse.ravel(), weights=np.asarray(w, dtype=np.float64), minlength=len(keys))
+                    for w in weights]
+
+
+def _plain(value: Any) -> Any:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return value.item() if isinstance(value, np.generic) else value
+
+
+# -- the scan -----------------------------------------------------------------------------------
+def scan(data: pd.DataFrame | Source, spec: ScanSpec, *, source: str | None = None,
+         progress: Callable[[float], None] | None = None) -> ScanResult:
+    """Scan every group of 1..``spec.depth`` of ``spec.columns`` for a gap beyond chance (see the module).
+
+    ``data``: a pandas frame or a :class:`~luskin_core.counting.sources.Source` (a file in DuckDB,
+    PostgreSQL, Spark): the same findings for the same seed. ``progress(share)`` is told how far the
+    calibration is.
+    """
+    if data is None or (not isinstance(data, Source) and len(data) == 0):
+        raise LuskinError("The data has no rows.")
+    _check_values(data, spec)
+    plan, raw = _count(data, spec.audit_spec())
+    extra = _count(data, spec.audit_spec(probability=True)) if spec.measure == "calibration" else None
+    table = _cells(plan, raw, spec.measure, extra)
+    cells = table.cells
+    if cells.total == 0:
+        raise LuskinError(_nothing_judged(spec))
+    if spec.measure != "calibration":
+        if cells.positives == 0:
+            raise _no_positive(data, spec, plan)
+        if cells.positives == cells.total:
+            raise LuskinError(f"Every row counts as {_event(spec)}, so no group can differ from the rest.")
+    _check_size(table, spec)
+    groups = sg.groups_of(cells, spec.depth, spec.min_size)
+    if not groups.valid.any():
+        raise LuskinError(f"No group has at least {spec.min_size:,} rows (and as many outside it): lower the "
+                          "smallest group size, or scan fewer columns.")
+    calibration = sg.calibrate(cells, groups, spec.replicates, spec.level, spec.seed, progress)
+    p_adjusted = calibration.p_adjusted(groups.z)
+    significant = groups.valid & (p_adjusted <= spec.level)
+    chosen = sg.carriers(cells, groups, significant, calibration.critical)
+    chosen.sort(key=lambda g: (-abs(float(groups.z[g])), g))
+    big, overall = cells.total, cells.positives / cells.total if spec.measure != "calibration" else 0.0
+    if spec.measure == "calibration":
+        overall = cells.positives / cells.total
+    labels = _labels(table)
+    findings = [_finding(g, groups, cells, calibration.critical, float(p_adjusted[g]), labels, table, spec)
+                for g in chosen]
+    sizes = groups.n[groups.valid]
+    median = int(np.median(sizes))
+    smallest = int(sizes.min())
+    rate_for_power = overall if spec.measure != "calibration" else float(cells.expected.sum() / big)  # type: ignore[union-attr]
+    result = ScanResult(
+        spec=spec, source=source or str(getattr(data, "name", "in-memory data")), measure=spec.measure,
+        n_rows=table.n_rows, n_judged=big, overall_rate=float(overall), groups_scanned=int(groups.valid.sum()),
+        groups_too_small=int((~groups.valid).sum()), replicates=calibration.replicates,
+        critical_value=calibration.critical, method=calibration.method, significant=int(significant.sum()),
+        findings=(), median_size=median,
+        detectable_median=sg.detectable_gap(median, big, rate_for_power, calibration.critical),
+        detectable_smallest=sg.detectable_gap(smallest, big, rate_for_power, calibration.critical),
+        n_excluded=table.n_excluded,
+        columns=tuple((p.column, tuple(_value_label(p, v) for v in vals)) for p, vals in zip(table.parts, table.values)),
+        sizes=groups.n[groups.valid], differences=_differences(groups, cells)[groups.valid],
+    )
+    worded = tuple(_with_sentence(f, result) for f in findings)
+    return _replace(result, findings=worded)
+
+
+def _replace(result: ScanResult, **changes: Any) -> ScanResult:
+    from dataclasses import replace
+
+    return replace(result, **changes)
+
+
+def _differences(groups: sg.Groups, cells: sg.Cells) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if cells.calibration:
+            assert groups.expected is not None
+            return (groups.k - groups.expected) / groups.n
+        return groups.k / groups.n - (cells.positives - groups.k) / (cells.total - groups.n)
+
+
+def _nothing_judged(spec: ScanSpec) -> str:
+    if spec.measure == "fpr":
+        return "No row has a negative true outcome, so there is no false positive rate to scan."
+    if spec.measure == "fnr":
+        return "No row has a positive true outcome, so there is no false negative rate to scan."
+    return "Every row lacks a value the scan needs (the outcome, or a prediction), so nothing can be scanned."
+
+
+def _no_positive(data: Any, spec: ScanSpec, plan: Plan) -> LuskinError:
+    if spec.measure != "rate" or spec.prediction:
+        return LuskinError(f"No row counts as {_event(spec)}, so no group can differ from the rest.")
+    try:
+        found = data.value_counts(plan.outcome, 10)["value"].dropna().tolist() if isinstance(data, Source) else \
+            data[plan.outcome].dropna().value_counts().index[:10].tolist()
+    except Exception:  # noqa: BLE001 - the values are only an aid to the message
+        found = []
+    listed = ", ".join(shown(v) for v in found)
+    return LuskinError(f"The value '{shown(spec.positive)}' never occurs in the outcome column '{shown(plan.outcome)}'"
+                       + (f". Its values are: {listed}." if listed else "."))
+
+
+def _check_size(table: _Table, spec: ScanSpec) -> None:
+    """A scan the machine cannot hold gets a plain refusal that says how large it is and what to drop."""
+    cards = table.cells.cards
+    groups = sg.group_count(cards, spec.depth)
+    cells = len(table.cells.n)
+    if groups <= MAX_GROUPS and cells <= MAX_CELLS:
+        return
+    columns = [p.column for p in table.parts]
+    widest = sorted(zip(cards, columns), reverse=True)[:3]
+    drop = ", ".join(f"'{shown(c)}' ({k:,} values)" for k, c in widest)
+    raise LuskinError(f"This scan is too large for the machine: {groups:,} groups over {cells:,} combinations of "
+                      f"values (at most {MAX_GROUPS:,} groups and {MAX_CELLS:,} combinations). Lower the depth, "
+                      f"or leave out or bin the columns with most values: {drop}.")
+
+
+def _value_label(part: KeyPart, value: Any) -> str:
+    return part.label(value, with_column=True) if part.kind == "value" or value is None else part.label(value)
+
+
+def _labels(table: _Table) -> list[list[str]]:
+    return [[_value_label(p, v) for v in values] for p, values in zip(table.parts, table.values)]
+
+
+def _data_value(part: KeyPart, value: Any) -> Any:
+    """A condition's value as in the data (a whole number without ".0"), or the bin's label."""
+    if value is None:
+        return None
+    if part.kind == "bins":
+        return part.label(value)
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return int(value)
+    return value
+
+
+def _finding(g: int, groups: sg.Groups, cells: sg.Cells, critical: float, p_adjusted: float,
+             labels: list[list[str]], table: _Table, spec: ScanSpec) -> ScanFinding:
+    code = groups.codes[g]
+    set_columns = [int(j) for j in np.flatnonzero(code >= 0)]
+    conditions = {table.parts[j].column: _data_value(table.parts[j], table.values[j][code[j]]) for j in set_columns}
+    names = tuple(labels[j][code[j]] for j in set_columns)
+    n, k = float(groups.n[g]), float(groups.k[g])
+    rate = k / n
+    if cells.calibration:
+        assert groups.expected is not None and groups.variance is not None
+        other = float(groups.expected[g]) / n
+        se = math.sqrt(float(groups.variance[g])) / n
+    else:
+        rest_n, rest_k = cells.total - n, cells.positives - k
+        other = rest_k / rest_n
+        se = math.sqrt(rate * (1 - rate) / n + other * (1 - other) / rest_n)
+    difference = rate - other
+    return ScanFinding(conditions, names, int(n), round(k), rate, other, difference, difference - critical * se,
+                       difference + critical * se, float(groups.z[g]), p_adjusted)
+
+
+# -- the words ----------------------------------------------------------------------------------
+def _event(spec: ScanSpec) -> str:
+    if spec.measure == "fpr":
+        return "a false positive"
+    if spec.measure == "fnr":
+        return "a false negative"
+    if spec.measure == "error":
+        return "an error"
+    if spec.prediction:
+        return f"decided {shown(spec.positive)} by the model"
+    return f"{shown(spec.outcome)} = {shown(spec.positive)}"
+
+
+def _rate_words(spec: ScanSpec) -> str:
+    if spec.measure in ("fpr", "fnr", "error"):
+        return MEASURES[spec.measure]
+    return f"with {_event(spec)}"
+
+
+def _with_sentence(finding: ScanFinding, result: ScanResult) -> ScanFinding:
+    from dataclasses import replace
+
+    return replace(finding, sentence=finding_sentence(finding, result))
+
+
+def finding_sentence(f: ScanFinding, result: ScanResult) -> str:
+    """One finding in words: who, their rate against everyone else's (or the model's), the gap and its interval."""
+    spec = result.spec
+    who = f"{f.name} ({f.n:,} rows)"
+    low, high = format_points(f.ci_low, 1), format_points(f.ci_high, 1)
+    interval = f"simultaneous {format_percent(1 - spec.level, 0)} CI {low} to {high} points"
+    held = (f"this holds after accounting for the {result.groups_scanned:,} groups scanned "
+            f"(adjusted {format_p(f.p_adjusted)})")
+    if spec.measure == "calibration":
+        way = "under-predicted" if f.difference > 0 else "over-predicted"
+        return (f"{who}: {format_percent(f.rate)} with {_event(spec)} against {format_percent(f.rest_rate)} predicted "
+                f"by the model, {way} by {points(f.difference)} ({interval}); {held}.")
+    if spec.measure in ("fpr", "fnr", "error"):
+        what = f"{MEASURES[spec.measure]} {format_percent(f.rate)}"
+    else:
+        what = f"{format_percent(f.rate)} {_rate_words(spec)}"
+    return (f"{who}: {what} against {format_percent(f.rest_rate)} for everyone else, a gap of "
+            f"{points(f.difference)} ({interval}); {held}.")
+
+
+def headline(result: ScanResult) -> str:
+    """What the scan found in one sentence, or what it could have seen when it found nothing."""
+    if result.findings:
+        count = len(result.findings)
+        return (f"{count} group{'s' if count != 1 else ''} of the {result.groups_scanned:,} scanned "
+                f"differ{'' if count != 1 else 's'} from the rest by more than chance would explain "
+                f"(family-wise error rate {result.level:g}).")
+    sizes = f"a group of {result.median_size:,} rows (the median size)"
+    if result.detectable_median is None:
+        could = "the data are too few to say how large a gap it could have seen"
+    else:
+        could = (f"it would have found, with 80% chance, a gap of about {points(result.detectable_median)} in "
+                 f"{sizes}")
+        if result.detectable_smallest is not None:
+            could += (f" and of about {points(result.detectable_smallest)} in the smallest group scanned "
+                      f"({result.spec.min_size:,} rows or more)")
+    return (f"No group differs from the rest by more than chance would explain, among the "
+            f"{result.groups_scanned:,} groups scanned; {could}.")
+
+
+__all__ = ["MEASURES", "ScanFinding", "ScanResult", "ScanSpec", "finding_sentence", "headline", "scan"]

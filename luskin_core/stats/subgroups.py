@@ -1,0 +1,420 @@
+"""The arithmetic of a subgroup scan, on a count table over the scanned columns' full cross.
+
+Every group of the scan (every combination of 1..depth columns and their values) is a marginal sum of
+the full cross table, so the whole scan runs on that table: observed statistics, the calibration and
+the choice of the group that carries a gap. Nothing here reads rows.
+
+Statistic. For a rate (the share with a positive outcome, or an error rate among the relevant truth
+class), a group's score statistic against the rest, with the pooled variance:
+``z = sqrt(N) (K_g - N_g p) / sqrt(p (1 - p) N_g (N - N_g))``, the two-proportion z of the group
+against everyone else. With the total K fixed it is linear in K_g. For calibration (observed against a
+model's predicted probabilities), ``z = (O_g - E_g) / sqrt(V_g)`` with E the sum of the predicted
+probabilities and V the sum of p (1 - p).
+
+Calibration of the search (family-wise error, Westfall-Young single step max-T). Under the null (the
+outcome independent of the scanned columns) shuffling the outcome over the rows is the same as drawing
+each cell's positives from a multivariate hypergeometric given the cells' sizes. Each replicate draws
+that table, marginalises it into every group, and keeps the largest |z| over all groups. A group's
+adjusted p-value is (1 + #replicates whose largest |z| reaches the group's |z|) / (R + 1), so the chance
+that any group is reported under the null is at most the level, however many groups overlap. Replicates
+are exact draws (numpy's ``multivariate_hypergeometric``) when the table has few cells; for a large
+table, they are drawn from the normal limit of that same distribution (the same means and covariances
+as the permutation's, and each cell's binomial skewness, so that every group's sum has the right third
+cumulant too), which is accurate when every scanned group holds many rows of each outcome
+(:data:`EXACT_BUDGET`, :data:`NORMAL_MIN_EXPECTED`). For calibration the null is "the model is
+calibrated" (each row positive with its own probability), drawn from its normal limit per cell.
+
+The group that carries a gap (:func:`carriers`): see its docstring for the rule.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from luskin_core.errors import LuskinError
+
+# Replicates are exact multivariate hypergeometric draws while nonempty cells x replicates stays below this.
+EXACT_BUDGET = 3_000_000
+# The normal limit stands in for exact draws only if each scanned group expects at least this many of each outcome.
+NORMAL_MIN_EXPECTED = 50.0
+# The full cross is held as a dense array (marginals by summing axes) up to this many cells.
+DENSE_CELLS = 4_000_000
+# Working memory for a batch of replicates (bytes, float32).
+BATCH_BYTES = 48_000_000
+EXACT, NORMAL = "exact permutation draws", "the normal limit of the permutation distribution (with its skewness)"
+CALIBRATED = "the normal limit of a calibrated model's outcomes"
+
+
+@dataclass(frozen=True, eq=False)
+class Cells:
+    """The nonempty cells of the full cross of the scanned columns.
+
+    ``codes`` (C, m): each cell's value code per column (0..cards[j]-1); ``n``: rows of the judged class
+    in the cell (all rows for a rate; truth negatives for a false positive rate ...); ``k``: those with the
+    judged event. For calibration ``expected`` (sum of predicted probabilities) and ``variance`` (sum of
+    p (1 - p)) are set.
+    """
+
+    codes: np.ndarray
+    cards: tuple[int, ...]
+    n: np.ndarray
+    k: np.ndarray
+    expected: np.ndarray | None = None
+    variance: np.ndarray | None = None
+
+    @property
+    def calibration(self) -> bool:
+        return self.expected is not None
+
+    @property
+    def total(self) -> int:
+        return int(self.n.sum())
+
+    @property
+    def positives(self) -> int:
+        return int(self.k.sum())
+
+
+@dataclass(frozen=True, eq=False)
+class Groups:
+    """Every group scanned: ``subsets`` of columns, and per group its subset, value codes, counts and z."""
+
+    subsets: tuple[tuple[int, ...], ...]
+    subset: np.ndarray      # (G,) index into subsets
+    codes: np.ndarray       # (G, m): the value code per column, -1 where the group sets no condition
+    n: np.ndarray
+    k: np.ndarray
+    expected: np.ndarray | None
+    variance: np.ndarray | None
+    z: np.ndarray
+    valid: np.ndarray       # large enough (and, for a rate, large enough outside) to be scanned
+
+
+@dataclass(frozen=True, eq=False)
+class Calibration:
+    """The replicates' largest |z|, sorted, and what they give: the critical value and adjusted p-values."""
+
+    maxima: np.ndarray
+    critical: float
+    method: str
+
+    @property
+    def replicates(self) -> int:
+        return int(self.maxima.size)
+
+    def p_adjusted(self, z: np.ndarray) -> np.ndarray:
+        """(1 + replicates whose largest |z| reaches |z|) / (R + 1): the single-step max-T adjusted p-value."""
+        above = self.maxima.size - np.searchsorted(self.maxima, np.abs(z) * (1 - 1e-12), side="left")
+        return (1.0 + above) / (self.maxima.size + 1.0)
+
+
+def subsets_of(m: int, depth: int) -> tuple[tuple[int, ...], ...]:
+    """Every set of 1..depth columns, smallest first."""
+    return tuple(s for d in range(1, depth + 1) for s in itertools.combinations(range(m), d))
+
+
+def group_count(cards: Sequence[int], depth: int) -> int:
+    """How many groups a scan of these cardinalities looks at (before the size rule)."""
+    return sum(math.prod(cards[j] for j in s) for s in subsets_of(len(cards), depth))
+
+
+# -- marginal sums ------------------------------------------------------------------------------
+class _Marginals:
+    """Marginal sums of a table over the full cross (last axis: replicates), each from its cheapest parent."""
+
+    def __init__(self, cells: Cells, values: np.ndarray) -> None:
+        self.cards = cells.cards
+        self.m = len(cells.cards)
+        self.dense = math.prod(cells.cards) <= DENSE_CELLS
+        self.values = values          # (C, R)
+        self.codes = cells.codes
+        self.memo: dict[tuple[int, ...], np.ndarray] = {}
+        if self.dense:
+            flat = np.ravel_multi_index(tuple(cells.codes.T), cells.cards) if self.m else np.zeros(len(values), int)
+            full = np.zeros((math.prod(cells.cards), values.shape[1]), dtype=values.dtype)
+            full[flat] = values
+            self.memo[tuple(range(self.m))] = full.reshape(*cells.cards, values.shape[1])
+
+    def get(self, subset: tuple[int, ...]) -> np.ndarray:
+        """The marginal over ``subset`` as an array of shape (cards of subset ..., R)."""
+        found = self.memo.get(subset)
+        if found is not None:
+            return found
+        if not self.dense:
+            shape = tuple(self.cards[j] for j in subset)
+            flat = np.ravel_multi_index(tuple(self.codes[:, j] for j in subset), shape)
+            out = np.zeros((math.prod(shape), self.values.shape[1]), dtype=self.values.dtype)
+            np.add.at(out, flat, self.values)
+            result = out.reshape(*shape, self.values.shape[1])
+        else:
+            # the smallest superset with one more column (computed on demand, kept for its siblings)
+            missing = [j for j in range(self.m) if j not in subset]
+            parents = [tuple(sorted((*subset, j))) for j in missing]
+            parent = min(parents, key=lambda p: math.prod(self.cards[j] for j in p))
+            table = self.get(parent)
+            axis = parent.index(next(j for j in parent if j not in subset))
+            result = table.sum(axis=axis)
+        self.memo[subset] = result
+        return result
+
+
+def groups_of(cells: Cells, depth: int, min_size: int) -> Groups:
+    """Every group of 1..depth columns with its counts and observed statistic."""
+    m = len(cells.cards)
+    subsets = subsets_of(m, depth)
+    columns = [cells.n[:, None].astype(np.float64), cells.k[:, None].astype(np.float64)]
+    if cells.calibration:
+        assert cells.expected is not None and cells.variance is not None
+        columns += [cells.expected[:, None], cells.variance[:, None]]
+    values = np.concatenate(columns, axis=1)
+    marginals = _Marginals(cells, values)
+    subset_ids, codes, sums = [], [], []
+    for si, s in enumerate(subsets):
+        table = marginals.get(s)
+        shape = table.shape[:-1]
+        flat = table.reshape(-1, table.shape[-1])
+        index = np.indices(shape).reshape(len(s), -1).T
+        code = np.full((flat.shape[0], m), -1, dtype=np.int64)
+        code[:, list(s)] = index
+        subset_ids.append(np.full(flat.shape[0], si, dtype=np.int64))
+        codes.append(code)
+        sums.append(flat)
+    total = np.concatenate(sums)
+    n, k = total[:, 0], total[:, 1]
+    expected = total[:, 2] if cells.calibration else None
+    variance = total[:, 3] if cells.calibration else None
+    big = cells.total
+    valid = n >= min_size
+    if not cells.calibration:
+        valid &= (big - n) >= min_size
+    z = _z(n, k, expected, variance, big, cells.positives, valid)
+    return Groups(subsets, np.concatenate(subset_ids), np.concatenate(codes), n, k, expected, variance, z, valid)
+
+
+def _z(n: np.ndarray, k: np.ndarray, expected: np.ndarray | None, variance: np.ndarray | None, big: int,
+       positives: int, valid: np.ndarray) -> np.ndarray:
+    scale, centre = _linear(n, expected, variance, big, positives, valid)
+    return (k - centre) * scale
+
+
+def _linear(n: np.ndarray, expected: np.ndarray | None, variance: np.ndarray | None, big: int, positives: int,
+            valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """z = (K - centre) * scale for each group (scale 0 where the group is not scanned)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if expected is not None:
+            assert variance is not None
+            scale = np.where(valid & (variance > 0), 1.0 / np.sqrt(variance), 0.0)
+            return scale, expected
+        p = positives / big if big else 0.0
+        denominator = np.sqrt(p * (1 - p) * n * (big - n))
+        scale = np.where(valid & (denominator > 0), math.sqrt(big) / denominator, 0.0)
+        return scale, n * p
+
+
+# -- the calibration ----------------------------------------------------------------------------
+def replicate_method(cells: Cells, groups: Groups, replicates: int) -> str:
+    """Exact draws when they are affordable or any scanned group is small; else the normal limit."""
+    if cells.calibration:
+        return CALIBRATED
+    if len(cells.n) * replicates <= EXACT_BUDGET:
+        return EXACT
+    p = cells.positives / cells.total
+    n = groups.n[groups.valid]
+    if n.size and min(n.min() * p, n.min() * (1 - p)) < NORMAL_MIN_EXPECTED:
+        return EXACT
+    return NORMAL
+
+
+def calibrate(cells: Cells, groups: Groups, replicates: int, level: float, seed: int,
+              progress: Callable[[float], None] | None = None) -> Calibration:
+    """The largest |z| over every scanned group in each of ``replicates`` null replicates."""
+    if replicates < 1:
+        raise LuskinError("The scan needs at least one replicate.")
+    rank = math.floor(level * (replicates + 1))
+    if rank < 1:
+        raise LuskinError(f"{replicates:,} replicates cannot calibrate a level of {level:g}: use at least "
+                          f"{math.ceil(1 / level) - 1:,} replicates.")
+    method = replicate_method(cells, groups, replicates)
+    rng = np.random.default_rng(seed)
+    big, positives = cells.total, cells.positives
+    subsets = groups.subsets
+    # per subset: the group statistic's scale and centre, shaped like the marginal (scale 0: not scanned)
+    linear = []
+    for si, s in enumerate(subsets):
+        mask = groups.subset == si
+        shape = tuple(cells.cards[j] for j in s)
+        scale, centre = _linear(groups.n[mask], groups.expected[mask] if groups.expected is not None else None,
+                                groups.variance[mask] if groups.variance is not None else None, big, positives,
+                                groups.valid[mask])
+        linear.append((scale.reshape(*shape, 1).astype(np.float32), centre.reshape(*shape, 1).astype(np.float32)))
+    cells_count = math.prod(cells.cards) if math.prod(cells.cards) <= DENSE_CELLS else len(cells.n)
+    batch = int(max(1, min(replicates, BATCH_BYTES // max(1, 4 * cells_count * 2))))
+    maxima = np.empty(replicates, dtype=np.float64)
+    done = 0
+    n_cells = cells.n.astype(np.int64)
+    while done < replicates:
+        size = min(batch, replicates - done)
+        draws = _draw(cells, n_cells, positives, size, method, rng)   # (C, size) float32
+        marginals = _Marginals(cells, draws)
+        best = np.zeros(size, dtype=np.float32)
+        for s, (scale, centre) in zip(subsets, linear):
+            z = marginals.get(s) - centre
+            z *= scale
+            np.abs(z, out=z)
+            best = np.maximum(best, z.reshape(-1, size).max(axis=0))
+        maxima[done:done + size] = best
+        done += size
+        if progress is not None:
+            progress(done / replicates)
+    maxima.sort()
+    critical = float(maxima[replicates - rank])
+    return Calibration(maxima, critical, method)
+
+
+def _draw(cells: Cells, n_cells: np.ndarray, positives: int, size: int, method: str,
+          rng: np.random.Generator) -> np.ndarray:
+    """``size`` null replicates of the cells' event counts, as a (C, size) float32 matrix."""
+    if cells.calibration:
+        assert cells.expected is not None and cells.variance is not None
+        noise = rng.standard_normal((len(n_cells), size), dtype=np.float32)
+        noise *= np.sqrt(cells.variance).astype(np.float32)[:, None]
+        noise += cells.expected.astype(np.float32)[:, None]
+        return noise
+    if method == EXACT:
+        return rng.multivariate_hypergeometric(n_cells, positives, size=size, method="marginals").T.astype(np.float32)
+    # normal limit: mean n p, covariance p (1 - p) N / (N - 1) (diag(n) - n n' / N), as the permutation's
+    big = n_cells.sum()
+    p = positives / big
+    sd = math.sqrt(p * (1 - p) * big / max(big - 1, 1))
+    root = np.sqrt(n_cells).astype(np.float32)
+    noise = rng.standard_normal((len(n_cells), size), dtype=np.float32)
+    # each cell's noise carries the binomial's skewness (1 - 2p) / sqrt(n p (1 - p)), so every group's sum
+    # has the permutation's third cumulant too, not only its variance: W = (Z + a (Z^2 - 1)) / sqrt(1 + 2 a^2)
+    a = ((1 - 2 * p) / np.sqrt(np.maximum(n_cells, 1) * p * (1 - p)) / 6).astype(np.float32)[:, None]
+    noise += a * (noise * noise - 1)
+    noise *= (root / np.sqrt(1 + 2 * a[:, 0] * a[:, 0]))[:, None]
+    common = noise.sum(axis=0) / big
+    noise -= n_cells.astype(np.float32)[:, None] * common[None, :]
+    noise *= sd
+    noise += (n_cells * p).astype(np.float32)[:, None]
+    return noise
+
+
+# -- which group carries a gap ------------------------------------------------------------------
+def pair_z(n1: float, k1: float, n2: float, k2: float) -> float:
+    """Two-proportion z with the pooled variance (0 when either side is empty or there is no variation)."""
+    if n1 <= 0 or n2 <= 0:
+        return 0.0
+    p = (k1 + k2) / (n1 + n2)
+    var = p * (1 - p) * (1 / n1 + 1 / n2)
+    return 0.0 if var <= 0 else (k1 / n1 - k2 / n2) / math.sqrt(var)
+
+
+def residual_z(o: float, e: float, v: float) -> float:
+    """Calibration: observed minus expected over its standard deviation (0 without variance)."""
+    return 0.0 if v <= 0 else (o - e) / math.sqrt(v)
+
+
+def carriers(cells: Cells, groups: Groups, significant: np.ndarray, critical: float) -> list[int]:
+    """The significant groups that carry a gap, not their parents, refinements or overlapping neighbours.
+
+    The rule, with ``critical`` the scan's calibrated bar:
+    1. Go through the significant groups from the largest |z| down. A group is kept unless, for a group
+       already kept, the group's own rows outside the kept group show no gap beyond the bar (for a rate:
+       those rows against everyone outside both groups; for calibration: observed against predicted in
+       those rows). A parent of a kept group whose gap lives in the kept group, a refinement of it (no
+       rows outside it), and a group that differs from "the rest" only because the rest holds the kept
+       group (a sibling of a large group with a gap) are dropped here.
+    2. Then a kept group inside another kept group (a refinement of a parent whose own gap is real) is
+       dropped when its rate does not differ beyond the bar from the rest of that parent.
+    """
+    order = sorted(np.flatnonzero(significant).tolist(), key=lambda g: -abs(float(groups.z[g])))
+    masks: dict[int, np.ndarray] = {}
+
+    def mask(g: int) -> np.ndarray:
+        if g not in masks:
+            code = groups.codes[g]
+            keep = np.ones(len(cells.n), dtype=bool)
+            for j in np.flatnonzero(code >= 0):
+                keep &= cells.codes[:, j] == code[j]
+            masks[g] = keep
+        return masks[g]
+
+    def sums(rows: np.ndarray) -> tuple[float, float, float, float]:
+        e = float(cells.expected[rows].sum()) if cells.expected is not None else 0.0
+        v = float(cells.variance[rows].sum()) if cells.variance is not None else 0.0
+        return float(cells.n[rows].sum()), float(cells.k[rows].sum()), e, v
+
+    total_n, total_k = float(cells.total), float(cells.positives)
+    kept: list[int] = []
+    for g in order:
+        explained = False
+        for h in kept:
+            own = mask(g) & ~mask(h)
+            n, k, e, v = sums(own)
+            if cells.calibration:
+                z = residual_z(k, e, v)
+            else:
+                union_n, union_k, _, _ = sums(mask(g) | mask(h))
+                z = pair_z(n, k, total_n - union_n, total_k - union_k)
+            if abs(z) <= critical:
+                explained = True
+                break
+        if not explained:
+            kept.append(g)
+    out = []
+    for g in kept:
+        inside = [h for h in kept if h != g and _refines(groups.codes[g], groups.codes[h])]
+        drop = False
+        for h in inside:
+            rest = mask(h) & ~mask(g)
+            n1, k1, e1, v1 = sums(mask(g))
+            n2, k2, e2, v2 = sums(rest)
+            if cells.calibration:
+                d = (k1 - e1) / n1 - (k2 - e2) / n2 if n1 > 0 and n2 > 0 else 0.0
+                var = v1 / n1 ** 2 + v2 / n2 ** 2 if n1 > 0 and n2 > 0 else 0.0
+                z = 0.0 if var <= 0 else d / math.sqrt(var)
+            else:
+                z = pair_z(n1, k1, n2, k2)
+            if abs(z) <= critical:
+                drop = True
+                break
+        if not drop:
+            out.append(g)
+    return out
+
+
+def _disjoint(a: np.ndarray, b: np.ndarray) -> bool:
+    """Two groups share no row when they set one column to different values."""
+    both = (a >= 0) & (b >= 0)
+    return bool(np.any(a[both] != b[both]))
+
+
+def _refines(child: np.ndarray, parent: np.ndarray) -> bool:
+    """``child`` sets every condition of ``parent`` and more."""
+    set_parent = parent >= 0
+    return bool(np.all(child[set_parent] == parent[set_parent]) and (child >= 0).sum() > set_parent.sum())
+
+
+def detectable_gap(n: float, big: float, rate: float, critical: float) -> float | None:
+    """The smallest gap (a share) a group of ``n`` rows would show beyond the scan's bar with 80% chance.
+
+    The project's rule (:func:`luskin_core.stats.power.minimum_detectable_difference`) at the two-sided
+    level whose critical value is the scan's calibrated bar.
+    """
+    from luskin_core.stats.power import minimum_detectable_difference
+
+    if n <= 0 or big - n <= 0 or not 0 < rate < 1:
+        return None
+    alpha = math.erfc(critical / math.sqrt(2))
+    value = float(np.asarray(minimum_detectable_difference(n, big - n, rate, alpha=alpha)).ravel()[0])
+    return value if math.isfinite(value) else None
+
+
+__all__ = ["EXACT", "NORMAL", "Calibration", "Cells", "Groups", "calibrate", "carriers", "detectable_gap",
+           "group_count", "groups_of", "pair_z", "subsets_of"]
