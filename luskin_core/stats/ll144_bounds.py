@@ -21,7 +21,7 @@ non-decreasing in r_g and non-increasing in every other rate):
   W = U - T units to non-increasing functions s_j / (n_j + x): giving each unit in turn to the
   competitor with the highest current rate is optimal, and the allocation for W units is the first
   W steps of the allocation for W + 1, so one pass gives the best competitor maximum M(W) for every
-  W. The highest ratio is the maximum over T of ``min(1, [(s_g + T) / (n_g + T)] / M(U - T))``.
+  W: it is the (W+1)-th largest of all the values s_j / (n_j + x), x = 0..U, merged (``_Ladder``). The highest ratio is the maximum over T of ``min(1, [(s_g + T) / (n_g + T)] / M(U - T))``.
 
 Categories left out of the impact ratios (the 2% rule) are neither g nor a competitor: an unknown
 placed there changes no ratio, so they never improve an extreme (the brute-force test places
@@ -31,7 +31,6 @@ are exact fractions; ``None`` where no assignment gives a defined ratio (nobody 
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Sequence
 from fractions import Fraction
 
@@ -43,23 +42,28 @@ FOUR_FIFTHS = Fraction(4, 5)
 PASSES, COULD_FAIL, FAILS = "passes", "could_fail", "fails"
 
 
-def _best_competitor_max(counts: Sequence[tuple[int, int]], units: int) -> list[tuple[int, int]]:
-    """M(w) for w = 0..units as (numerator, denominator): the lowest possible largest rate among ``counts``
-    after adding w unselected individuals, found by giving each in turn to the highest current rate."""
-    heap = [(-s / n, j) for j, (n, s) in enumerate(counts)]
-    heapq.heapify(heap)
-    added = [0] * len(counts)
-    out: list[tuple[int, int]] = []
-    for w in range(units + 1):
-        _, j = heap[0]
-        n, s = counts[j]
-        out.append((s, n + added[j]))
-        if w == units or s == 0:  # the largest rate is 0: nothing lowers it further
-            out.extend([(0, 1)] * (units - w))
-            break
-        added[j] += 1
-        heapq.heapreplace(heap, (-s / (n + added[j]), j))
-    return out
+class _Ladder:
+    """Every category's rate after 0..U added unselected individuals, merged in decreasing order.
+
+    Giving each unit in turn to the highest current rate takes these values in exactly this order
+    (each category's own rates fall as it receives units), so the lowest possible largest rate among
+    the competitors of g after w units is the (w+1)-th of the merged values once g's are left out.
+    """
+
+    def __init__(self, counts: Sequence[tuple[int, int]], units: int) -> None:
+        added = np.arange(units + 1)
+        n = np.array([c[0] for c in counts], dtype=np.int64)[:, None] + added[None, :]
+        s = np.repeat(np.array([c[1] for c in counts], dtype=np.int64)[:, None], units + 1, axis=1)
+        order = np.argsort(-(s / n).ravel(), kind="stable")
+        self.category = (order // (units + 1)).astype(np.int64)
+        self.num = s.ravel()[order]
+        self.den = n.ravel()[order]
+        self.units = units
+
+    def without(self, g: int) -> tuple[np.ndarray, np.ndarray]:
+        """M(w) for w = 0..units as numerators and denominators, category g left out."""
+        keep = self.category != g
+        return self.num[keep][: self.units + 1], self.den[keep][: self.units + 1]
 
 
 def ratio_bounds(counts: Sequence[tuple[int, int]], kept: Sequence[bool], unknown: int,
@@ -77,9 +81,11 @@ def ratio_bounds(counts: Sequence[tuple[int, int]], kept: Sequence[bool], unknow
     live = [(int(counts[j][0]), int(counts[j][1])) for j in index]
     out: list[tuple[Fraction | None, Fraction | None]] = [(None, None)] * len(counts)
     totals = np.arange(unknown + 1) if unknown_selected is None else np.array([unknown_selected])
+    ladder = _Ladder(live, unknown) if len(live) > 1 else None
+    boosted = _Boosted(live, totals) if len(live) > 1 else None
     for position, j in enumerate(index):
-        others = live[:position] + live[position + 1:]
-        out[j] = (_lowest(live[position], others, unknown, totals), _highest(live[position], others, unknown, totals))
+        tops = ladder.without(position) if ladder is not None else None
+        out[j] = (_lowest(position, live, unknown, totals, boosted), _highest(live[position], tops, unknown, totals))
     return out
 
 
@@ -89,36 +95,54 @@ def _ratio(num: int, den: int, top: Fraction) -> Fraction | None:
     return None if best == 0 else rate / best
 
 
-def _lowest(g: tuple[int, int], others: list[tuple[int, int]], unknown: int, totals: np.ndarray) -> Fraction | None:
-    n_g, s_g = g
-    if not others:  # alone in the ratios: the most selected whatever happens, unless nobody is selected
-        return _only(g, unknown, totals)
+class _Boosted:
+    """Every category's rate with 0..U selected individuals added, and per number added the two highest
+    (the best competitor of any g: the highest, or the second when the highest is g itself)."""
+
+    def __init__(self, counts: Sequence[tuple[int, int]], totals: np.ndarray) -> None:
+        n = np.array([c[0] for c in counts], dtype=np.int64)[:, None]
+        s = np.array([c[1] for c in counts], dtype=np.int64)[:, None]
+        rates = (s + totals[None, :]) / (n + totals[None, :])
+        order = np.argsort(-rates, axis=0, kind="stable")
+        self.first = order[0]
+        self.second = order[1] if len(counts) > 1 else order[0]
+        columns = np.arange(rates.shape[1])
+        self.first_rate, self.second_rate = rates[self.first, columns], rates[self.second, columns]
+
+    def best_without(self, g: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per number added: the competitor (other than g) whose boosted rate is highest, and that rate."""
+        own = self.first == g
+        return np.where(own, self.second, self.first), np.where(own, self.second_rate, self.first_rate)
+
+
+def _lowest(position: int, live: list[tuple[int, int]], unknown: int, totals: np.ndarray,
+            boosted: _Boosted | None) -> Fraction | None:
+    """All unselected unknowns in g, all selected ones in the competitor whose rate they raise highest."""
+    n_g, s_g = live[position]
+    if boosted is None:  # alone in the ratios: the most selected whatever happens, unless nobody is selected
+        return _only(live[position], unknown, totals)
     rate_g = s_g / (n_g + unknown - totals)
-    best: tuple[float, int, int] | None = None
-    rates = [s / n for n, s in others]
-    for h, (n_h, s_h) in enumerate(others):
-        rest = max(rates[:h] + rates[h + 1:], default=0.0)
-        top = np.maximum(np.maximum((s_h + totals) / (n_h + totals), rest), rate_g)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            value = np.where(top > 0, rate_g / np.where(top > 0, top, 1), np.inf)
-        i = int(np.argmin(value))
-        if np.isfinite(value[i]) and (best is None or value[i] < best[0]):
-            best = (float(value[i]), h, int(totals[i]))
-    if best is None:
+    who, rate_h = boosted.best_without(position)
+    # fed to h, its rate is at least its own, so the largest other rate is max(boosted h, every other's own)
+    own = [Fraction(s, n) for k, (n, s) in enumerate(live) if k != position]
+    static = float(max(own))
+    top = np.maximum(np.maximum(rate_h, static), rate_g)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = np.where(top > 0, rate_g / np.where(top > 0, top, 1), np.inf)
+    i = int(np.argmin(value))
+    if not np.isfinite(value[i]):
         return None
-    _, h, t = best
-    rest_exact = max((Fraction(s, n) for k, (n, s) in enumerate(others) if k != h), default=Fraction(0))
-    n_h, s_h = others[h]
-    return _ratio(s_g, n_g + unknown - t, max(Fraction(s_h + t, n_h + t), rest_exact))
+    t, h = int(totals[i]), int(who[i])
+    n_h, s_h = live[h]
+    return _ratio(s_g, n_g + unknown - t, max(Fraction(s_h + t, n_h + t), max(own)))
 
 
-def _highest(g: tuple[int, int], others: list[tuple[int, int]], unknown: int, totals: np.ndarray) -> Fraction | None:
+def _highest(g: tuple[int, int], tops: tuple[np.ndarray, np.ndarray] | None, unknown: int,
+             totals: np.ndarray) -> Fraction | None:
     n_g, s_g = g
-    if not others:
+    if tops is None:
         return _only(g, unknown, totals)
-    tops = _best_competitor_max(others, unknown)
-    top_num = np.array([tops[unknown - t][0] for t in totals], dtype=float)
-    top_den = np.array([tops[unknown - t][1] for t in totals], dtype=float)
+    top_num, top_den = tops[0][unknown - totals], tops[1][unknown - totals]
     rate_g = (s_g + totals) / (n_g + totals)
     top = np.maximum(top_num / top_den, rate_g)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -127,8 +151,7 @@ def _highest(g: tuple[int, int], others: list[tuple[int, int]], unknown: int, to
     if not np.isfinite(value[i]):
         return None
     t = int(totals[i])
-    num, den = tops[unknown - t]
-    return _ratio(s_g + t, n_g + t, Fraction(num, den))
+    return _ratio(s_g + t, n_g + t, Fraction(int(top_num[i]), int(top_den[i])))
 
 
 def _only(g: tuple[int, int], unknown: int, totals: np.ndarray) -> Fraction | None:

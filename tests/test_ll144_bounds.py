@@ -1,0 +1,101 @@
+"""Bounds on Local Law 144 impact ratios over the unknown category: sharp, against brute force.
+
+Every assignment of the unknown individuals to a table's categories (those left out by the 2% rule
+included), with the published number of them selected or any number, is enumerated for small tables;
+the bounds must be the smallest and largest ratio seen (so each is attained), and a random assignment's
+ratio must lie between them.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from luskin_core.stats.ll144_bounds import ratio_bounds, status
+
+
+def _compositions(total: int, parts: int):
+    if parts == 1:
+        yield (total,)
+        return
+    for first in range(total + 1):
+        for rest in _compositions(total - first, parts - 1):
+            yield (first, *rest)
+
+
+def _ratios(counts, kept, selected_in, unselected_in):
+    """Every category's impact ratio after adding the unknowns (None where undefined or left out)."""
+    rates = [Fraction(s + a, n + a + b) if n + a + b else None
+             for (n, s), a, b in zip(counts, selected_in, unselected_in)]
+    live = [r for r, k, (n, _) in zip(rates, kept, counts) if k and n > 0]
+    top = max(live, default=Fraction(0))
+    if top == 0:
+        return [None] * len(counts)
+    return [r / top if k and n > 0 else None for r, k, (n, _) in zip(rates, kept, counts)]
+
+
+def _brute(counts, kept, unknown, unknown_selected):
+    m = len(counts)
+    low: list[Fraction | None] = [None] * m
+    high: list[Fraction | None] = [None] * m
+    for t in (range(unknown + 1) if unknown_selected is None else [unknown_selected]):
+        for chosen in _compositions(t, m):
+            for rest in _compositions(unknown - t, m):
+                for j, r in enumerate(_ratios(counts, kept, chosen, rest)):
+                    if r is not None:
+                        low[j] = r if low[j] is None or r < low[j] else low[j]
+                        high[j] = r if high[j] is None or r > high[j] else high[j]
+    return list(zip(low, high))
+
+
+@st.composite
+def tables(draw):
+    m = draw(st.integers(1, 4))
+    counts = []
+    for _ in range(m):
+        n = draw(st.integers(0, 6))
+        counts.append((n, draw(st.integers(0, n))))
+    kept = [draw(st.booleans()) or draw(st.booleans()) for _ in range(m)]  # mostly kept, sometimes left out
+    unknown = draw(st.integers(0, 4))
+    known = draw(st.booleans())
+    unknown_selected = draw(st.integers(0, unknown)) if known else None
+    return counts, kept, unknown, unknown_selected
+
+
+@settings(max_examples=400, deadline=None)
+@given(tables())
+def test_bounds_are_the_extremes_of_every_assignment(table):
+    counts, kept, unknown, unknown_selected = table
+    assert ratio_bounds(counts, kept, unknown, unknown_selected) == _brute(counts, kept, unknown, unknown_selected)
+
+
+@settings(max_examples=300, deadline=None)
+@given(tables(), st.randoms(use_true_random=False))
+def test_a_random_assignment_lies_within_the_bounds(table, rnd):
+    counts, kept, unknown, unknown_selected = table
+    t = rnd.randint(0, unknown) if unknown_selected is None else unknown_selected
+    selected_in, unselected_in = [0] * len(counts), [0] * len(counts)
+    for i in range(unknown):
+        (selected_in if i < t else unselected_in)[rnd.randrange(len(counts))] += 1
+    bounds = ratio_bounds(counts, kept, unknown, unknown_selected)
+    for r, (low, high) in zip(_ratios(counts, kept, selected_in, unselected_in), bounds):
+        if r is not None:
+            assert low is not None and high is not None and low <= r <= high
+
+
+def test_larger_tables_against_brute_force_and_the_status_words():
+    """Five categories, six unknowns: still every assignment; and a table of realistic size keeps its shape."""
+    counts = [(40, 20), (35, 14), (9, 2), (60, 33), (3, 3)]
+    kept = [True, True, True, True, False]
+    for unknown_selected in (None, 0, 2, 6):
+        assert ratio_bounds(counts, kept, 6, unknown_selected) == _brute(counts, kept, 6, unknown_selected)
+    big = ratio_bounds([(1390, 667), (1181, 555)], [True, True], 250, None)
+    (male_low, male_high), (female_low, female_high) = big
+    assert male_low == min(Fraction(667, 1390 + 250 - t) / Fraction(555 + t, 1181 + t) for t in range(251))
+    assert male_high == 1 and female_high == 1  # 250 unknowns can make either sex the most selected
+    # the unselected unknowns all women, the selected ones all men, for the best number selected
+    assert female_low == min(Fraction(555, 1181 + 250 - t) / Fraction(667 + t, 1390 + t) for t in range(251))
+    assert status(female_low, female_high) == "passes" and female_low > Fraction(4, 5)
+    assert status(Fraction(4, 5), Fraction(1)) == "passes" and status(Fraction(1, 2), Fraction(79, 100)) == "fails"
