@@ -31,7 +31,7 @@ from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.spec.conditions import OPERATORS, Condition
 from luskin_core.spec.guess import score_columns
 from luskin_core.spec.names import other_group_name
-from luskin_core.stats.comparisons import CHANCE
+from luskin_core.stats.verdict import Verdict
 
 TEXT_OPS = ["==", "!=", "in", "not in"]
 
@@ -175,10 +175,10 @@ def render_verdict(result: AuditResult) -> None:
     # Read from the verdicts (Gap.fair is the cell's verdict): a too-few-rows cell is neither within nor beyond.
     judged = [g for g in computable if g.fair is not None]
     over = [g for g in judged if g.fair is False]
-    chance = sum(g.verdict == CHANCE for g in over)
+    chance = sum(g.verdict == Verdict.CHANCE for g in over)
     few = len(computable) - len(judged)
     bar = tolerance_words(result.spec)
-    few_note = f" ({few} cell{'s have' if few > 1 else ' has'} too few rows to judge)" if few else ""
+    few_note = f" ({few} cell{'s have' if few > 1 else ' has'} {Verdict.TOO_FEW.mark})" if few else ""
     if not judged:
         st.subheader(f":material/help: No cell can be judged: a group or the reference has fewer than "
                      f"{result.spec.min_group_size:,} rows in every cell.", anchor=False)

@@ -20,16 +20,17 @@ from luskin_core.analyses.audit import AuditResult
 from luskin_core.analyses.findings import findings
 from luskin_core.formatting import format_number, format_p, format_percent, format_points
 from luskin_core.present.audit_plots import audit_figures, comparison_bars
-from luskin_core.stats.comparisons import BEYOND, CHANCE, REFERENCE, TOO_FEW, WITHIN
+from luskin_core.stats.verdict import JUDGED_ORDER, Verdict
 
 from . import ui
 from .help import HELP
 
 # Short verdict words for the table (the full words are in the legend and the sentences).
-SHORT_VERDICTS = {BEYOND: "beyond", CHANCE: "chance?", WITHIN: "within", TOO_FEW: "too few", REFERENCE: "ref."}
-VERDICT_LEGEND = ("Verdict: **beyond** the tolerance and not chance; **chance?** beyond the tolerance but could be "
-                  "chance (adjusted p ≥ 0.05); **within** the tolerance; **too few** rows to judge (shown, not "
-                  "judged). 4/5: the impact ratio is below 0.8 (the four-fifths rule).")
+SHORT_VERDICTS = {v: v.short for v in Verdict}
+VERDICT_LEGEND = (f"Verdict: **{Verdict.BEYOND.short}** the tolerance and not chance; **{Verdict.CHANCE.short}** "
+                  f"{Verdict.CHANCE.title.lower()} (adjusted p ≥ 0.05); **{Verdict.WITHIN.short}** the tolerance; "
+                  f"**{Verdict.TOO_FEW.short}** rows to judge (shown, not judged). 4/5: the impact ratio is below 0.8 "
+                  "(the four-fifths rule).")
 
 
 def _finite(x: Any) -> bool:
@@ -110,7 +111,7 @@ def comparison_table(result: AuditResult) -> pd.DataFrame:
                                                                                  c.difference_ci_high, _pts_bound),
             "Ratio": "" if c.is_reference else _ratio(c.impact_ratio),
             "p adj.": "" if c.is_reference else _p(c.p_adjusted),
-            "Verdict": SHORT_VERDICTS.get(c.verdict, c.verdict),
+            "Verdict": Verdict.of(c.verdict).short,
             "4/5": "below" if c.four_fifths else "",
         })
         rows.append(row)
@@ -224,13 +225,12 @@ def render_headline(result: AuditResult) -> None:
     st.caption(ui.md(result.headline()))
     counts = result.verdict_counts()
     cols = st.columns(4)
-    labels = ((BEYOND, "Beyond tolerance", "The gap exceeds the tolerance and is not due to chance."),
-              (CHANCE, "Could be chance", "The gap exceeds the tolerance, but the adjusted p-value is 0.05 or more."),
-              (WITHIN, "Within tolerance", "The gap is within the tolerance."),
-              (TOO_FEW, "Too few rows", (f"The group or the reference has fewer than {result.spec.min_group_size:,} "
-                                        "rows in the cell: shown, not judged.")))
-    for col, (verdict, label, help_text) in zip(cols, labels):
-        col.metric(label, f"{counts[verdict]:,}", help=help_text)
+    for col, verdict in zip(cols, JUDGED_ORDER):
+        help_text = verdict.meaning
+        if verdict == Verdict.TOO_FEW:
+            help_text = (f"The group or the reference has fewer than {result.spec.min_group_size:,} rows in the cell: "
+                         "shown, not judged.")
+        col.metric(verdict.title, f"{counts[verdict]:,}", help=help_text)
 
 
 def render_sufficiency(result: AuditResult) -> None:
@@ -261,9 +261,9 @@ def render_tables(result: AuditResult) -> None:
     ui.grid(table, hide_index=True, key="audit_comparisons",
                  column_config=fit_columns(COMPARISON_COLUMNS, table, ("Group", "Cell")))
     st.caption(VERDICT_LEGEND.replace("**", "") + f" Reference group: {ui.md(result.reference, 200)}.")
-    too_few = sum(1 for c in result.judged if c.verdict == TOO_FEW)
+    too_few = sum(1 for c in result.judged if c.verdict == Verdict.TOO_FEW)
     if too_few:
-        st.caption(f"{too_few:,} comparison{'s' if too_few > 1 else ''} marked 'too few' "
+        st.caption(f"{too_few:,} comparison{'s' if too_few > 1 else ''} marked '{Verdict.TOO_FEW.short}' "
                    f"{'have' if too_few > 1 else 'has'} fewer than {result.spec.min_group_size:,} rows in the group "
                    "or the reference: shown, kept out of the verdict.")
     with st.expander("Every number (counts, raw p-values, interval bounds)"):

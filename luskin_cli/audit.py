@@ -92,6 +92,7 @@ def format_audit(result: Any) -> str:
         head += f"\nA row is predicted positive when {spec.prediction} is at least {spec.prediction_cutoff:g}."
     from luskin_core.analyses.findings import findings
     from luskin_core.stats.power import sufficiency, sufficiency_lines
+    from luskin_core.stats.verdict import fair_flag
 
     found = findings(result)
     lines = [head, spec.meaning_text, *sufficiency_lines(sufficiency(result.comparisons, spec)), "",
@@ -104,7 +105,7 @@ def format_audit(result: Any) -> str:
             g = result.gap(c.filter_holds)
             rows.append([c.cell, c.label, f"{c.n:,}", f"{c.positives:,}", _f(c.ratio),
                          f"[{_f(c.ci_low)}, {_f(c.ci_high)}]", _f(g.gap), _p(g.p_value), _p(g.p_adjusted),
-                         {True: "fair", False: "NOT fair", None: "not judged"}[g.fair], g.verdict])
+                         fair_flag(g.fair), g.verdict])
         measure = result.gaps[0].measure if result.gaps else "selection"
         gap_head = f"gap vs {result.reference}" + ("" if measure == "selection" else f" ({_RATE_HEAD[measure]})")
         lines.append(format_table(rows, ["cell", "group", "n", "positive", "ratio", "95% CI", gap_head, "p",

@@ -93,6 +93,7 @@ def format_retrain(result: RetrainResult) -> str:
     """The paper-style table in plain text, with intervals, gaps and the relabelling record."""
     from luskin_core.formatting import format_table
     from luskin_core.spec.options import ALGORITHM_NAMES
+    from luskin_core.stats.verdict import fair_flag
 
     opts, spec = result.options, result.spec
     blocks = [("Original", result.original), (f"A1 ({opts.first})", result.first),
@@ -112,7 +113,7 @@ def format_retrain(result: RetrainResult) -> str:
         line = ["", "gap (group - other)"]
         for _, audit in blocks:
             g = audit.gap(k)
-            verdict = {True: "fair", False: "NOT fair", None: "n/a"}[g.fair]
+            verdict = fair_flag(g.fair)
             line.append(f"{_f(g.gap)} ({_p(g.p_value)}, {verdict})")
         rows.append(line)
     rows.append(["", "AUC vs recorded labels", "", _f(result.auc_first), _f(result.auc_second)])

@@ -48,6 +48,7 @@ from luskin_core.analyses.adjust_model import (
     cells_from_frame,
     finish,
     fit_cells,
+    reference_share,
 )
 from luskin_core.analyses.adjust_sums import adjust_by_sums
 from luskin_core.analyses.decompose import decompose
@@ -142,7 +143,8 @@ def adjust_cells(cells: Cells, spec: AuditSpec, *, source: str = "in memory") ->
     rows_note = _rows_note(cells, fit, len(design.names))
     return finish(cells, spec, source=source, names=design.names, group_cols=design.group_cols, fit=fit, ame=ame,
                   ame_cov=ame_cov, decomposition=decomposition, diagnostics=diagnostics, groups=groups,
-                  reference=reference, rows_note=rows_note)
+                  reference=reference, rows_note=rows_note,
+                  reference_share=reference_share(design, fit, n, linear=linear))
 
 
 __all__ = ["AdjustResult", "AdjustedGap", "Cells", "adjust", "adjust_cells", "adjust_source", "cells_from_frame", "fit_cells"]

@@ -20,7 +20,8 @@ from luskin_core.counting.prepared import prepare
 from luskin_core.errors import LuskinError
 from luskin_core.formatting import format_p, format_percent, format_points, points
 from luskin_core.spec.audit_spec import AuditSpec, resolve_column
-from luskin_core.stats.comparisons import ALPHA, BEYOND, CHANCE, TOO_FEW, WITHIN, choose_reference
+from luskin_core.stats.comparisons import choose_reference
+from luskin_core.stats.verdict import Verdict, inside_bar, judge
 
 MAX_ITERATIONS = 100
 # Past this many cells an engine's fit runs from per-key sums in the engine (luskin_core.analyses.adjust_sums).
@@ -59,9 +60,16 @@ class AdjustedGap:
     unexplained_ci_low: float
     unexplained_ci_high: float
     explained_by: tuple[tuple[str, float], ...]
-    verdict: str
-    flagged: bool
+    verdict: Verdict
     sentence: str = ""
+    # Favourable share with the group set to this group over the same with the group set to the reference, over
+    # all rows (the adjusted impact ratio; logistic models only: a mean of numbers has no impact ratio).
+    adjusted_impact_ratio: float | None = None
+
+    @property
+    def flagged(self) -> bool:
+        """Beyond the bar once the controls are held equal, and not by chance: the verdict, as a flag."""
+        return self.verdict == Verdict.BEYOND
 
     def json_entry(self) -> dict[str, Any]:
         """The issue's ``adjusted`` object: exactly these keys (fractions, not points)."""
@@ -77,6 +85,7 @@ class AdjustedGap:
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["explained_by"] = dict(self.explained_by)
+        out["flagged"] = self.flagged
         return out
 
 
@@ -788,6 +797,15 @@ def average_marginal_effects(design: Design, fit: Fit, n: np.ndarray, *, linear:
     return ame, J @ fit.cov @ J.T
 
 
+def reference_share(design: Design, fit: Fit, n: np.ndarray, *, linear: bool) -> float | None:
+    """The mean predicted outcome share over all rows with the group set to the reference (None for a linear model)."""
+    if linear:
+        return None
+    gcols = list(design.group_cols)
+    own = _xv(design.X[:, gcols], fit.beta[gcols]) if gcols else np.zeros(design.X.shape[0])
+    return _dot(n, special.expit(fit.eta - own)) / float(n.sum())
+
+
 # ------------------------------------------------------------------------------------------
 # The one entry point
 # ------------------------------------------------------------------------------------------
@@ -830,8 +848,17 @@ def _natural(label: str) -> tuple[Any, ...]:
 
 def finish(cells: Cells, spec: AuditSpec, *, source: str, names: Sequence[str], group_cols: Sequence[int], fit: Fit,
            ame: np.ndarray, ame_cov: np.ndarray, decomposition: Sequence[Any], diagnostics: list[str],
-           groups: Sequence[str], reference: str, rows_note: str) -> AdjustResult:
-    """The result from a fit: intervals, p-values, verdicts and sentences per group (any way the fit was made)."""
+           groups: Sequence[str], reference: str, rows_note: str,
+           reference_share: float | None = None) -> AdjustResult:
+    """The result from a fit: intervals, p-values, verdicts and sentences per group (any way the fit was made).
+
+    The verdict is :func:`luskin_core.stats.verdict.judge`'s, as the audit's: the adjusted gap against the
+    tolerance, or with ``spec.metric == "ratio"`` the adjusted impact ratio against the threshold. That ratio
+    is the favourable share predicted with every row set to the group over the same with every row set to the
+    reference (``reference_share`` is the latter's mean outcome share; the favourable share is 1 minus it for
+    an adverse outcome). A linear model's outcome is a number, not a share, so it has no impact ratio: its
+    adjusted difference is judged against the tolerance in the outcome's own units whatever the metric.
+    """
     frame = cells.frame
     n = frame["n"].to_numpy(dtype=float)
     linear = cells.linear
@@ -860,16 +887,17 @@ def finish(cells: Cells, spec: AuditSpec, *, source: str, names: Sequence[str], 
             odds, low_or, high_or = (_finite_exp(v) for v in (b, b - crit * sb, b + crit * sb))
         part = decomposition[i]
         adj = float(ame[i])
-        if too_few[i]:
-            verdict = TOO_FEW
-        elif abs(adj) <= spec.tolerance + 1e-12:
-            verdict = WITHIN
-        elif math.isfinite(p_corr[i]) and p_corr[i] < ALPHA:
-            verdict = BEYOND
-        else:
-            verdict = CHANCE
+        ratio = fav_g = fav_ref = None
+        if not linear and reference_share is not None and math.isfinite(reference_share):
+            fav_ref = spec.favourable_share(reference_share)
+            fav_g = spec.favourable_share(reference_share + adj)
+            ratio = fav_g / fav_ref if fav_ref > 0 else None
+        metric = spec.metric if not linear and reference_share is not None else "difference"
+        within = inside_bar(metric=metric, difference=adj, tolerance=spec.tolerance,
+                            ratio_threshold=spec.ratio_threshold, ratio=ratio, favourable=fav_g,
+                            reference_favourable=fav_ref) if math.isfinite(adj) else None
+        verdict = judge(within, float(p_corr[i]) if math.isfinite(p_corr[i]) else None, too_few=bool(too_few[i]))
         corrected = float(p_corr[i]) if math.isfinite(p_corr[i]) else float(pvals[i])
-        flagged = bool(not too_few[i] and abs(adj) >= spec.tolerance - 1e-12 and corrected < ALPHA)
         gap = AdjustedGap(
             group=g, reference=reference, n=int(sizes[g]), reference_n=int(sizes[reference]), rate=rate,
             reference_rate=rate_ref, raw_difference=raw, adjusted_difference=adj, adjusted_se=float(se[i]),
@@ -879,7 +907,7 @@ def finish(cells: Cells, spec: AuditSpec, *, source: str, names: Sequence[str], 
             explained=raw - part.unexplained, explained_ci_low=part.explained_ci[0],
             explained_ci_high=part.explained_ci[1], unexplained=part.unexplained,
             unexplained_ci_low=part.unexplained_ci[0], unexplained_ci_high=part.unexplained_ci[1],
-            explained_by=part.by_control, verdict=verdict, flagged=flagged)
+            explained_by=part.by_control, verdict=verdict, adjusted_impact_ratio=ratio)
         gaps.append(gap)
     controls = tuple(cells.numeric) + tuple(cells.categorical)
     outcome_text = spec.outcome if linear else spec.outcome_text
@@ -966,12 +994,12 @@ def _sentence(g: AdjustedGap, spec: AuditSpec, controls: Sequence[str], linear: 
         words = [f"{name} {(_pp(value) + ' points') if not linear else f'{value:+,.4g}'}" for name, value in ranked]
         parts += f" (the largest parts: {' and '.join(words)})"
     across = g.adjusted_ci_low <= 0 <= g.adjusted_ci_high
-    if g.verdict == TOO_FEW:
+    if g.verdict == Verdict.TOO_FEW:
         verdict = (f"With {min(g.n, g.reference_n):,} rows in the smaller group (fewer than "
-                   f"{spec.min_group_size:,}), there are too few rows to judge")
-    elif g.verdict == WITHIN:
+                   f"{spec.min_group_size:,}), there are {Verdict.TOO_FEW.mark}")
+    elif g.verdict == Verdict.WITHIN:
         verdict = f"The adjusted gap is within {_tolerance(spec, linear)}"
-    elif g.verdict == BEYOND:
+    elif g.verdict == Verdict.BEYOND:
         verdict = (f"The adjusted gap is larger than {_tolerance(spec, linear)} and not due to chance "
                    f"({format_p(g.adjusted_p_corrected)} after adjusting for the number of comparisons): flagged")
     else:
@@ -984,6 +1012,8 @@ def _sentence(g: AdjustedGap, spec: AuditSpec, controls: Sequence[str], linear: 
 def _tolerance(spec: AuditSpec, linear: bool) -> str:
     if linear:
         return f"the tolerance of {spec.tolerance:g}"
+    if spec.metric == "ratio":
+        return f"the {spec.ratio_threshold:g} impact-ratio threshold"
     return "the " + points(spec.tolerance).replace(" points", "-point").replace(" point", "-point") + " tolerance"
 
 

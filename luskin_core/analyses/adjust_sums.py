@@ -371,9 +371,11 @@ def _adjust_by_sums(source: Source, spec: AuditSpec, plan: Any, rows: Any, contr
         rows_note += f" {dropped:,} rows missing a numeric control were left out."
     if splines:
         rows_note += " " + spline_note(splines)
+    # The mean predicted share with every row set to the reference (the adjusted impact ratio's denominator).
+    share_ref = None if linear or effects is None else float(effects["m"][:, 0].sum()) / N
     return finish(out_cells, spec, source=where, names=names, group_cols=group_cols_out, fit=fit_out, ame=ame,
                   ame_cov=ame_cov, decomposition=decomposition, diagnostics=diagnostics, groups=groups,
-                  reference=reference, rows_note=rows_note)
+                  reference=reference, rows_note=rows_note, reference_share=share_ref)
 
 
 # ------------------------------------------------------------------------------------------

@@ -30,18 +30,10 @@ from luskin_core.counting.sources import Source
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec, resolve_column
 from luskin_core.spec.validation import check_positive_present, check_two_classes
-from luskin_core.stats.comparisons import (
-    ALPHA,
-    BEYOND,
-    CHANCE,
-    TOO_FEW,
-    WITHIN,
-    Comparison,
-    PooledComparison,
-    compare,
-)
+from luskin_core.stats.comparisons import Comparison, PooledComparison, compare
 from luskin_core.stats.inference import wilson_interval
 from luskin_core.stats.shrinkage import with_pooled
+from luskin_core.stats.verdict import ALPHA, JUDGED_ORDER, Verdict
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -141,8 +133,8 @@ class AuditResult:
         """Groups whose overall gap disagrees with the gap within the cells."""
         return tuple(p for p in self.pooled if p.simpson)
 
-    def verdict_counts(self) -> dict[str, int]:
-        out = {v: 0 for v in (BEYOND, CHANCE, WITHIN, TOO_FEW)}
+    def verdict_counts(self) -> dict[Verdict, int]:
+        out = {v: 0 for v in JUDGED_ORDER}
         for c in self.judged:
             out[c.verdict] += 1
         return out
@@ -177,7 +169,7 @@ class AuditResult:
                 "Filter cell": c.cell, "Group": c.label, "Rows": c.n, "Positive": c.positives,
                 "Ratio": c.ratio, "95% CI low": c.ci_low, "95% CI high": c.ci_high,
                 "Gap (group - reference)": g.gap, "p-value": g.p_value,
-                "Within tolerance": g.fair, "Verdict": g.verdict,
+                Verdict.WITHIN.title: g.fair, "Verdict": g.verdict,
             })
         return pd.DataFrame(rows)
 

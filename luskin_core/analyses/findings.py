@@ -32,7 +32,10 @@ from typing import Any
 
 from luskin_core.analyses.narrative import share, tolerance_words, under_words
 from luskin_core.formatting import format_p, points
-from luskin_core.stats.comparisons import ALPHA, BEYOND, CHANCE, TOO_FEW, WITHIN, Comparison, PooledComparison
+from luskin_core.stats.comparisons import Comparison, PooledComparison
+from luskin_core.stats.verdict import ALPHA, Verdict, inside_bar, judge
+
+BEYOND, CHANCE, TOO_FEW, WITHIN = Verdict.BEYOND, Verdict.CHANCE, Verdict.TOO_FEW, Verdict.WITHIN
 
 OVERALL, WITHIN_PARTS, BEYOND_PART, REST = "overall", "within", "beyond", "rest"
 KINDS = (OVERALL, WITHIN_PARTS, BEYOND_PART, REST)
@@ -91,7 +94,9 @@ class Findings:
 # ------------------------------------------------------------------------------------------
 def adverse(spec: Any) -> bool:
     """True when the counted outcome is bad for the person (a denial, a default, an arrest)."""
-    return getattr(spec, "outcome_is", "favourable") == "adverse"
+    from luskin_core.spec.audit_spec import Direction
+
+    return Direction(getattr(spec, "outcome_is", Direction.FAVOURABLE)).adverse
 
 
 def favoured(spec: Any, group: str, rate: float | None, reference: str, reference_rate: float | None) -> str | None:
@@ -129,11 +134,11 @@ def part_name(spec: Any, cell: str | None) -> str:
     return cell
 
 
-def _judgement(spec: Any, verdict: str | None, p: float | None) -> str:
+def _judgement(spec: Any, verdict: Verdict | None, p: float | None) -> str:
     if verdict == BEYOND:
         return f"beyond {tolerance_words(spec)} and not due to chance ({format_p(p)})"
     if verdict == CHANCE:
-        return f"beyond {tolerance_words(spec)} but it could be chance ({format_p(p)})"
+        return f"beyond {tolerance_words(spec)} but it {CHANCE.title.lower()} ({format_p(p)})"
     if verdict == WITHIN:
         return f"within {tolerance_words(spec)} ({format_p(p)})"
     return format_p(p)
@@ -155,23 +160,23 @@ def _gap_words(spec: Any, group: str, rate: float | None, reference: str, refere
 # ------------------------------------------------------------------------------------------
 # The rule
 # ------------------------------------------------------------------------------------------
-def _overall_verdict(spec: Any, pc: PooledComparison, comparisons: Sequence[Comparison], several: bool) -> str | None:
-    """The overall comparison's verdict: the single cell's own, or judged like a cell when there are parts."""
+def _overall_verdict(spec: Any, pc: PooledComparison, comparisons: Sequence[Comparison],
+                     several: bool) -> Verdict | None:
+    """The overall comparison's verdict: the single cell's own, or judged like a cell when there are parts.
+
+    The overall p-value is not adjusted (one comparison per group, read beside the cells' own verdicts).
+    """
     if not several:
         mine = [c for c in comparisons if c.group == pc.group and not c.is_reference]
         return mine[0].verdict if mine else None
     if pc.marginal_difference is None:
         return None
-    if min(pc.n, pc.reference_n) < spec.min_group_size:
-        return TOO_FEW
-    if spec.metric == "ratio":
-        ratio = pc.marginal_impact_ratio
-        within = ratio is not None and ratio > 0 and min(ratio, 1 / ratio) >= spec.ratio_threshold - 1e-12
-    else:
-        within = abs(pc.marginal_difference) <= spec.tolerance + 1e-12
-    if within:
-        return WITHIN
-    return BEYOND if pc.marginal_p_value is not None and pc.marginal_p_value < ALPHA else CHANCE
+    fav = None if pc.marginal_rate is None else spec.favourable_share(pc.marginal_rate)
+    fav_ref = None if pc.reference_marginal_rate is None else spec.favourable_share(pc.reference_marginal_rate)
+    within = inside_bar(metric=spec.metric, difference=pc.marginal_difference, tolerance=spec.tolerance,
+                        ratio_threshold=spec.ratio_threshold, ratio=pc.marginal_impact_ratio, favourable=fav,
+                        reference_favourable=fav_ref)
+    return judge(within, pc.marginal_p_value, too_few=min(pc.n, pc.reference_n) < spec.min_group_size)
 
 
 def _overall(result: Any, several: bool) -> list[Finding]:
@@ -302,9 +307,9 @@ def _rest(result: Any, several: bool, said: Finding | None) -> list[Finding]:
         if verdict == WITHIN:
             sentence = f"{where}, {under_words(spec)}."
         elif verdict == CHANCE:
-            sentence = f"{where}, the gap is beyond {tolerance_words(spec)} but could be chance."
+            sentence = f"{where}, the gap is beyond {tolerance_words(spec)} but {CHANCE.title.lower()}."
         else:
-            sentence = f"{where}, too few rows to judge (fewer than {spec.min_group_size:,} in a group)."
+            sentence = f"{where}, {TOO_FEW.mark} (fewer than {spec.min_group_size:,} in a group)."
         out.append(Finding(REST, sentence))
     return out
 

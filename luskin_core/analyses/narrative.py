@@ -21,16 +21,10 @@ from typing import TYPE_CHECKING, Any
 from luskin_core.counting.counts import CROSS
 from luskin_core.formatting import format_p, format_percent, points
 from luskin_core.spec.audit_spec import AuditSpec
-from luskin_core.stats.comparisons import (
-    ALPHA,
-    BEYOND,
-    CHANCE,
-    CRITERION_NAMES,
-    TOO_FEW,
-    WITHIN,
-    Comparison,
-    PooledComparison,
-)
+from luskin_core.stats.comparisons import CRITERION_NAMES, Comparison, PooledComparison
+from luskin_core.stats.verdict import ALPHA, Verdict
+
+BEYOND, CHANCE, TOO_FEW, WITHIN = Verdict.BEYOND, Verdict.CHANCE, Verdict.TOO_FEW, Verdict.WITHIN
 
 if TYPE_CHECKING:  # the audit imports this module; the hint only
     from luskin_core.analyses.audit import AuditResult
@@ -157,9 +151,9 @@ def comparison_sentence(c: Comparison, spec: AuditSpec) -> str:
         chance = ", and it could be due to chance" if p_value is not None and p_value >= 0.05 else ""
         if small >= spec.min_group_size:  # set aside by the smallest share, not by the rows in this cell
             return text + (f"{chance} ({format_p(p_value)}). {group} is under {format_percent(spec.min_group_share)} "
-                           "of all rows, so it is set aside: too few rows to judge.")
+                           f"of all rows, so it is set aside: {TOO_FEW.mark}.")
         return text + (f"{chance} ({format_p(p_value)}). With {rows} here (fewer than {spec.min_group_size:,}), "
-                       "there are too few rows to judge.")
+                       f"there are {TOO_FEW.mark}.")
     gap_word = "" if not error_criterion or deciding is None else f" {RATE_ON[deciding.name]}"
     bar = tolerance_words(spec)
     if c.verdict == BEYOND:
@@ -275,7 +269,7 @@ def headline(result: AuditResult) -> str:
     if counts[CHANCE]:
         lead = "more" if counts[BEYOND] else f"of {judged} {noun} with {reference}"
         verb = "exceeds" if counts[CHANCE] == 1 else "exceed"
-        parts.append(f"{counts[CHANCE]} {lead} {verb} {'it' if counts[BEYOND] else bar} but could be chance")
+        parts.append(f"{counts[CHANCE]} {lead} {verb} {'it' if counts[BEYOND] else bar} but {CHANCE.title.lower()}")
     if not parts:
         parts.append(f"The comparison with {reference} is within {bar}" if judged == 1 else
                      f"All {judged} comparisons with {reference} are within {bar}")

@@ -28,7 +28,7 @@ engine computes it where the data lives (:func:`sufficient_statistics`).
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -39,7 +39,7 @@ from luskin_core.analyses.narrative import share
 from luskin_core.analyses.proxy import PROB_COLUMNS, RACE_LABELS, RACES
 from luskin_core.formatting import format_number, format_p, points
 from luskin_core.spec.audit_spec import DEFAULT_RATIO_THRESHOLD
-from luskin_core.stats.comparisons import BEYOND, CHANCE, TOO_FEW, WITHIN
+from luskin_core.stats.comparisons import GroupComparison
 from luskin_core.stats.inference import (
     adjust_p,
     newcombe_interval,
@@ -47,8 +47,10 @@ from luskin_core.stats.inference import (
     two_proportion_tests,
     wilson_interval,
 )
+from luskin_core.stats.verdict import Verdict, inside_bar, judge
 
-ALPHA = 0.05
+# Kept importable (tests and callers read them here): the verdict's members.
+TOO_FEW, WITHIN, BEYOND, CHANCE = Verdict.TOO_FEW, Verdict.WITHIN, Verdict.BEYOND, Verdict.CHANCE
 Z95 = float(norm.ppf(0.975))
 DEFAULT_THRESHOLD = 0.8
 LABELS = tuple(RACE_LABELS[r] for r in RACES)
@@ -222,34 +224,19 @@ def rate_bounds(bins: pd.DataFrame, a: int) -> tuple[float, float]:
 # ------------------------------------------------------------------------------------------
 # Results
 # ------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ProxyComparison:
-    """One estimated group in one cell against the reference, by one method (weighted or threshold)."""
+@dataclass(frozen=True, kw_only=True)
+class ProxyComparison(GroupComparison):
+    """One estimated group in one cell against the reference, by one method (weighted or threshold).
+
+    The audit's shared record (:class:`~luskin_core.stats.comparisons.GroupComparison`: ``n`` is rows for the
+    threshold method, the sum of the group's probabilities for the weighted one; the impact ratio compares
+    favourable shares, the shares without the outcome when it is adverse) plus the method and the bounds on
+    the gap and on the impact ratio whatever the proxy's errors (weighted method only).
+    """
 
     method: str
-    group: str
-    cell: str | None
-    n: float                  # rows (threshold) or the sum of the group's probabilities (weighted)
-    positives: float
-    rate: float | None
-    ci_low: float | None
-    ci_high: float | None
-    reference: str
-    is_reference: bool
-    difference: float | None
-    difference_ci_low: float | None
-    difference_ci_high: float | None
-    p_value: float | None
-    p_adjusted: float | None
-    verdict: str
-    bound_low: float | None
-    bound_high: float | None
-    sentence: str
-    # favourable share over the reference's (the share without the outcome when it is adverse), its 95% interval
-    # and its bounds whatever the proxy's errors (weighted method only)
-    impact_ratio: float | None = None
-    impact_ratio_ci_low: float | None = None
-    impact_ratio_ci_high: float | None = None
+    bound_low: float | None = None
+    bound_high: float | None = None
     ratio_bound_low: float | None = None
     ratio_bound_high: float | None = None
 
@@ -283,7 +270,8 @@ class ProxyAudit:
                 "n_rows": self.n_rows, "n_audited": self.n_audited, "n_unassigned_threshold": self.n_unassigned,
                 "tolerance": self.tolerance, "metric": self.metric, "ratio_threshold": self.ratio_threshold,
                 "outcome_is": self.outcome_is, "proxy": self.proxy,
-                "comparisons": [c.to_dict() for c in self.comparisons], "sentences": self.sentences(),
+                "comparisons": [{**c.to_dict(), "sentence": "" if c.is_reference else self.sentence(c)}
+                                for c in self.comparisons], "sentences": self.sentences(),
                 "caveats": list(self.caveats)}
 
     def bounds_sentences(self) -> list[str]:
@@ -324,9 +312,13 @@ class ProxyAudit:
                        f"the outcome among rows with similar probabilities, the gap is {span}; {lead}.")
         return out
 
+    def sentence(self, c: ProxyComparison) -> str:
+        """One comparison in words (written on demand from its numbers)."""
+        return _sentence(c, self.decision, self.metric, self.tolerance, self.ratio_threshold)
+
     def sentences(self) -> list[str]:
-        weighted = [c.sentence for c in self.comparisons if c.method == "weighted" and not c.is_reference]
-        thresholded = [c.sentence for c in self.comparisons if c.method == "threshold" and not c.is_reference]
+        weighted = [self.sentence(c) for c in self.comparisons if c.method == "weighted" and not c.is_reference]
+        thresholded = [self.sentence(c) for c in self.comparisons if c.method == "threshold" and not c.is_reference]
         out = weighted + thresholded + self.bounds_sentences()
         if self.n_unassigned:
             out.append(f"The threshold method left out {self.n_unassigned:,} of {self.n_audited:,} rows whose most "
@@ -365,31 +357,6 @@ def choose_reference(mu: np.ndarray, w: np.ndarray, min_size: float, reference: 
     return int(np.nanargmax(np.where(ok, favourable, -np.inf)))
 
 
-def _within(metric: str, difference: float, ratio: float | None, fav: float | None, fav_ref: float | None,
-            tolerance: float, ratio_threshold: float) -> bool:
-    """Inside the bar: |difference| within the tolerance, or (metric "ratio") the impact ratio and its inverse at
-    least the threshold, as :func:`luskin_core.stats.comparisons._within` judges a recorded group."""
-    if metric == "ratio":
-        if fav_ref is not None and fav_ref == 0:
-            return fav == 0
-        if ratio is None or ratio == 0:
-            return False
-        return min(ratio, 1 / ratio) >= ratio_threshold - 1e-12
-    return abs(difference) <= tolerance + 1e-12
-
-
-def _verdict(is_ref: bool, too_few: bool, diff: float | None, within: bool, p_adj: float | None) -> str:
-    if is_ref:
-        return "reference"
-    if too_few or diff is None:
-        return TOO_FEW
-    if within:
-        return WITHIN
-    if p_adj is not None and p_adj < ALPHA:
-        return BEYOND
-    return CHANCE
-
-
 def _bar_words(metric: str, tolerance: float, ratio_threshold: float) -> str:
     if metric == "ratio":
         return f"the {ratio_threshold:g} impact-ratio threshold"
@@ -412,11 +379,11 @@ def _sentence(c: ProxyComparison, decision: str, metric: str, tolerance: float, 
             f"({about}{c.n:,.0f} rows) against the reference {c.reference}: a gap of {points(c.difference)}{ratio}")
     bar = _bar_words(metric, tolerance, ratio_threshold)
     size = "larger than" if metric == "difference" else "beyond"
-    if c.verdict == TOO_FEW:
-        return text + f" ({format_p(c.p_value)}); too few rows to judge."
-    if c.verdict == WITHIN:
+    if c.verdict == Verdict.TOO_FEW:
+        return text + f" ({format_p(c.p_value)}); {Verdict.TOO_FEW.mark}."
+    if c.verdict == Verdict.WITHIN:
         return text + f", within {bar} ({format_p(c.p_value)})."
-    if c.verdict == BEYOND:
+    if c.verdict == Verdict.BEYOND:
         return text + f", {size} {bar} and not due to chance ({format_p(c.p_adjusted)} adjusted)."
     return text + f", {size} {bar}, and it could be due to chance ({format_p(c.p_adjusted)} adjusted)."
 
@@ -518,12 +485,11 @@ def audit_sums(cells: dict[str | None, ProxySums], *, decision: str, tolerance: 
             too_few = d.pop("too_few")
             fa, fr = d.pop("fav")
             d["p_adjusted"] = None if d["is_reference"] else _num(p_adj)
-            within = d["difference"] is not None and _within(metric, d["difference"], d["impact_ratio"], fa, fr,
-                                                             tolerance, ratio_threshold)
-            d["verdict"] = _verdict(d["is_reference"], too_few, d["difference"], within, d["p_adjusted"])
-            draft = ProxyComparison(sentence="", **d)
-            comparisons.append(replace(draft, sentence=_sentence(draft, decision, metric, tolerance,
-                                                                 ratio_threshold)))
+            within = None if d["difference"] is None else inside_bar(
+                metric=metric, difference=d["difference"], tolerance=tolerance, ratio_threshold=ratio_threshold,
+                ratio=d["impact_ratio"], favourable=fa, reference_favourable=fr)
+            d["verdict"] = judge(within, d["p_adjusted"], reference=d["is_reference"], too_few=too_few)
+            comparisons.append(ProxyComparison(**d))
     return ProxyAudit(comparisons=tuple(comparisons), reference=LABELS[r], threshold=threshold,
                       n_rows=int(n_rows if n_rows is not None else overall.n), n_audited=int(overall.n),
                       n_unassigned=int(overall.n - overall.thr_n.sum()), tolerance=tolerance, decision=decision,

@@ -37,8 +37,8 @@ import pandas as pd
 
 from luskin_core.corrections.correction import DECISIONS, CorrectionResult, CorrectionStage
 from luskin_core.formatting import format_percent
-from luskin_core.stats.comparisons import TOO_FEW
 from luskin_core.stats.inference import Z95, newcombe_interval, wilson_interval
+from luskin_core.stats.verdict import Verdict
 
 CONTROLLED = "controlled"
 PARITY = "parity"
@@ -137,7 +137,7 @@ def absolute_gap_interval(k1: int, n1: int, k2: int, n2: int) -> tuple[float | N
 def _largest_gap(audit: Any) -> tuple[float | None, float | None, float | None, str]:
     """The largest judged |difference| between a group and its reference in any cell, with its interval."""
     judged = [c for c in audit.comparisons if not c.is_reference and c.difference is not None]
-    usable = [c for c in judged if c.verdict != TOO_FEW]
+    usable = [c for c in judged if c.verdict != Verdict.TOO_FEW]
     if not usable:
         return None, None, None, "no cell holds enough rows of both groups to measure the gap"
     worst = max(usable, key=lambda c: abs(c.difference))

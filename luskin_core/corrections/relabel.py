@@ -39,13 +39,14 @@ from luskin_core.errors import LuskinError
 from luskin_core.formatting import format_percent
 from luskin_core.spec.options import ALGORITHM_NAMES, check_algorithm, check_direction
 from luskin_core.spec.validation import check_labels_01
+from luskin_core.stats.verdict import Verdict
 
 Direction = Literal["down", "up"]
 
 # Why a cell was or was not relabelled (the ``status`` of a CellAdjustment).
 ADJUSTED = "adjusted"
 EQUAL = "already equal"
-WITHIN_TOLERANCE = "within tolerance"
+WITHIN_TOLERANCE = Verdict.WITHIN.words
 EMPTY_CLASS = "a class has no rows"
 NOT_SELECTED = "not selected"
 

@@ -22,14 +22,14 @@ import plotly.graph_objects as go
 from luskin_core.analyses.audit import AuditResult
 from luskin_core.formatting import format_percent
 from luskin_core.present.plots import category_ticks, shorten, title_block
-from luskin_core.stats.comparisons import BEYOND, CHANCE, TOO_FEW, WITHIN, Comparison
+from luskin_core.stats.comparisons import Comparison
+from luskin_core.stats.verdict import Verdict
 
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#F0E442", "#000000")
 UNKNOWN_COLOR = "#999999"
 FONT_SIZE = 18
 TITLE_SIZE = 22
-VERDICT_MARKS = {BEYOND: "beyond tolerance", CHANCE: "beyond tolerance, could be chance",
-                 WITHIN: "within tolerance", TOO_FEW: "too few rows to judge"}
+VERDICT_MARKS = {v: v.mark for v in Verdict}  # kept for callers; the words are the enum's
 
 
 def text(value: Any) -> str:
@@ -96,13 +96,13 @@ def comparison_bars(result: AuditResult, *, max_cells: int = 12, columns: int = 
             x=rates, y=y, orientation="h", marker={
                 "color": [colors[c.group] for c in items],
                 "line": {"color": "#000000", "width": [4 if c.is_reference else 0 for c in items]},
-                "pattern": {"shape": ["/" if c.verdict == TOO_FEW else "" for c in items],
+                "pattern": {"shape": ["/" if c.verdict == Verdict.TOO_FEW else "" for c in items],
                             "fillmode": "overlay", "fgcolor": "#ffffff"},
             },
             error_x={"type": "data", "array": plus, "arrayminus": minus, "visible": True, "color": "#333333",
                      "thickness": 2, "width": 5},
             customdata=[[c.n, c.positives, format_percent(c.ci_low), format_percent(c.ci_high),
-                         VERDICT_MARKS.get(c.verdict, c.verdict), format_percent(c.rate)] for c in items],
+                         Verdict.of(c.verdict).mark, format_percent(c.rate)] for c in items],
             hovertemplate=("%{y}<br>share %{customdata[5]} (95% CI %{customdata[2]} to %{customdata[3]})<br>"
                            "%{customdata[1]:,} of %{customdata[0]:,} rows<br>%{customdata[4]}<extra></extra>"),
         ), row=row, col=col)
@@ -117,7 +117,7 @@ def comparison_bars(result: AuditResult, *, max_cells: int = 12, columns: int = 
     for annotation in fig.layout.annotations:
         annotation.font.size = FONT_SIZE - 2
     more = f" (first {max_cells} of {len(result.cell_names)} strata)" if len(result.cell_names) > max_cells else ""
-    bad = " (adverse: a lower share is better)" if spec.outcome_is == "adverse" else ""
+    bad = " (adverse: a lower share is better)" if spec.adverse else ""
     title = f"Share with {text(spec.decision_text)}{bad}, by group{more}"
     subtitle = ("Bar: share; whisker: 95% confidence interval; n: rows.<br>Heavy outline: the reference group; "
                 f"hatched: fewer than {spec.min_group_size:,} rows, not judged.")
@@ -141,17 +141,18 @@ def impact_heatmap(result: AuditResult) -> go.Figure:
     groups = [g for g in result.groups if g != result.reference]
     cells = _cells(result)
     z, labels, hover = [], [], []
-    marks = {BEYOND: " *", CHANCE: " ?", WITHIN: "", TOO_FEW: f" n<{spec.min_group_size}"}
     for group in groups:
         row_z, row_t, row_h = [], [], []
         for cell in cells:
             c = next(x for x in result.comparisons if x.group == group and x.cell == cell)
-            row_z.append(_log_ratio(c) if c.verdict != TOO_FEW else None)
+            too_few = c.verdict == Verdict.TOO_FEW
+            row_z.append(None if too_few else _log_ratio(c))
             ratio = "n/a" if c.impact_ratio is None else f"{c.impact_ratio:.2f}"
-            row_t.append("" if c.verdict == TOO_FEW else ratio + marks.get(c.verdict, ""))
+            symbol = Verdict.of(c.verdict).symbol
+            row_t.append("" if too_few else ratio + (f" {symbol}" if symbol else ""))
             row_h.append(f"{text(group)} in {text(cell or 'all rows')}: {format_percent(c.rate, 0)} vs "
                          f"{format_percent(c.reference_rate, 0)} "
-                         f"for {text(result.reference)}; impact ratio {ratio}; {VERDICT_MARKS.get(c.verdict, '')}")
+                         f"for {text(result.reference)}; impact ratio {ratio}; {Verdict.of(c.verdict).mark}")
         z.append(row_z)
         labels.append(row_t)
         hover.append(row_h)
@@ -171,8 +172,9 @@ def impact_heatmap(result: AuditResult) -> go.Figure:
     height = max(360, 60 * len(groups) + 220)
     _layout(fig, f"Impact ratio against {short(result.reference)}, every group in every cell",
             ("Share of the group divided by the reference's share in the same cell. Below 0.8 fails the "
-             "four-fifths rule.<br>* beyond the tolerance and not chance; ? could be chance; "
-             f"n<{spec.min_group_size}: too few rows to judge (grey)."), height=height, top=150)
+             f"four-fifths rule.<br>{Verdict.BEYOND.symbol} {Verdict.BEYOND.mark} and not chance; "
+             f"{Verdict.CHANCE.symbol} {Verdict.CHANCE.title.lower()}; "
+             f"fewer than {spec.min_group_size:,} rows: {Verdict.TOO_FEW.mark} (grey)."), height=height, top=150)
     fig.update_xaxes(side="bottom", tickangle=-30 if len(cells) > 6 else 0, automargin=True,
                      **category_ticks([c if c is not None else "All rows" for c in cells], text))
     fig.update_yaxes(autorange="reversed", automargin=True, **category_ticks(groups, text))

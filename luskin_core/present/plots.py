@@ -18,6 +18,7 @@ import plotly.graph_objects as go
 from luskin_core.analyses.audit import AuditResult
 from luskin_core.formatting import format_percent, format_points, points
 from luskin_core.spec.audit_spec import AuditSpec
+from luskin_core.stats.verdict import Verdict
 
 # Okabe & Ito (2008), "Color Universal Design".
 OKABE_ITO = {
@@ -183,20 +184,19 @@ def audit_bars(result: AuditResult) -> go.Figure:
         if g.gap is None:
             note = "not computable:<br>a class is empty" if narrow else "not computable: a class is empty"
         elif narrow:
-            verdict = {True: "within", False: "over", None: "too few"}[g.fair]
-            note = f"{format_points(None if g.gap is None else abs(g.gap), 0)} pts<br>{verdict}"
+            gap_points = format_points(None if g.gap is None else abs(g.gap), 0)
+            note = f"{gap_points} {'pt' if gap_points == '1' else 'pts'}<br>{Verdict.of(g.verdict).short}"
         else:
-            verdict = {True: "within tolerance", False: "over tolerance", None: "too few rows to judge"}[g.fair]
-            note = f"gap {points(g.gap)} ({verdict})"
+            note = f"gap {points(g.gap)} ({Verdict.of(g.verdict).mark})"
         fig.add_annotation(x=label(g.cell), y=1.0, yref="paper", text=note, showarrow=False,
                            font={"size": FONT_SIZE - 2}, yanchor="bottom")
     tol = f"{100 * spec.tolerance:g}"
-    bad = " (adverse: a lower share is better)" if spec.outcome_is == "adverse" else ""
+    bad = " (adverse: a lower share is better)" if spec.adverse else ""
     title = (f"Share of people with {short_label(spec.outcome)} = {short_label(spec.positive)}{bad}, "
              f"{short_label(spec.group_name)} vs {short_label(spec.other_name)}")
     subtitle = ("Bar: share; whisker: 95% confidence interval" + ("" if many else "; n: rows") + ".<br>"
                 f"A gap above {tol} points (the tolerance) counts as unfair"
-                + ("; above each panel: its gap and whether it is over or within the tolerance." if narrow else "."))
+                + ("; above each panel: its gap and its verdict." if narrow else "."))
     _layout(fig, title, subtitle, barmode="group", bargap=0.25, height=560,
             uniformtext={"minsize": FONT_SIZE - 4, "mode": "show"})
     fig.update_yaxes(title_text=f"share with {outcome} = {positive}", tickformat=".0%",

@@ -81,7 +81,10 @@ from luskin_core.present.report_render import (  # noqa: F401  (the renderer mov
 )
 from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.spec.options import ALGORITHM_NAMES
-from luskin_core.stats.comparisons import BEYOND, CHANCE, CRITERION_NAMES, ERROR_RATE_NAMES, TOO_FEW
+from luskin_core.stats.comparisons import CRITERION_NAMES, ERROR_RATE_NAMES
+from luskin_core.stats.verdict import Verdict
+
+CHANCE, TOO_FEW = Verdict.CHANCE, Verdict.TOO_FEW
 
 _VERSION_PACKAGES = ("pandas", "numpy", "scikit-learn", "scipy", "plotly")
 
@@ -241,7 +244,7 @@ def _caveats(result: AuditResult) -> list[str]:
                    "p-value of 0.05 or more); more rows would be needed to tell.")
     if counts[TOO_FEW]:
         few = counts[TOO_FEW]
-        out.append(f"Too few rows: {few} comparison{'s have' if few > 1 else ' has'} fewer than "
+        out.append(f"{TOO_FEW.title}: {few} comparison{'s have' if few > 1 else ' has'} fewer than "
                    f"{spec.min_group_size:,} rows in the group or the reference; shown but not judged.")
     if len(judged) > 1:
         if spec.correction == "none":
@@ -278,10 +281,10 @@ def _comparison_rows(result: AuditResult) -> Table:
             "" if c.is_reference else _with_ci(_ratio(c.impact_ratio), c.impact_ratio_ci_low,
                                                c.impact_ratio_ci_high, _ratio),
             "" if c.is_reference else _p(c.p_value), "" if c.is_reference else _p(c.p_adjusted),
-            "reference group" if c.is_reference else c.verdict,
+            Verdict.of(c.verdict).words,
             "" if c.four_fifths is None else ("yes" if c.four_fifths else "no"),
         ))
-        classes.append("reference" if c.is_reference else ("beyond" if c.verdict == BEYOND else ""))
+        classes.append(Verdict.of(c.verdict).css)
     note = (f"Difference in percentage points (pts), group minus {result.reference}, in the same cell. Impact ratio: "
             "the group's share divided by the reference's; below 0.8 fails the four-fifths rule. Adjusted p: "
             f"{_CORRECTIONS[spec.correction]} over every comparison on this page.")
@@ -291,14 +294,14 @@ def _comparison_rows(result: AuditResult) -> Table:
 
 def _paper_rows(result: AuditResult) -> Table:
     header = ("Where", "Group", "Rows", "Positive", "Share [95% CI]", f"Gap (group − {result.reference})",
-              "p-value", "Within tolerance", "Verdict")
+              "p-value", Verdict.WITHIN.title, "Verdict")
     rows, classes = [], []
     for c in result.cells:
         g = result.gap(c.filter_holds)
         rows.append((c.cell, c.label, _count(c.n), _count(c.positives),
                      _with_ci(_pct(c.ratio), c.ci_low, c.ci_high, _pct), _pts(g.gap), _p(g.p_value),
-                     {True: "yes", False: "no", None: "not judged"}[g.fair], g.verdict))
-        classes.append("beyond" if g.verdict == BEYOND else "")
+                     {True: "yes", False: "no", None: Verdict.TOO_FEW.flag}[g.fair], g.verdict))
+        classes.append(Verdict.of(g.verdict).css)
     return Table("The protected group and the other class on each side of the filter", header,
                  tuple(rows), tuple(classes), wide=True)
 
@@ -314,7 +317,7 @@ def _error_rate_rows(result: AuditResult) -> Table:
                      c.group + (" (reference)" if c.is_reference else ""))
                     + tuple(_with_ci(_pct(c.error_rates[n]["rate"]), c.error_rates[n]["ci_low"],
                                      c.error_rates[n]["ci_high"], _pct) for n in names)
-                    + ("reference group" if c.is_reference else c.verdict,))
+                    + (Verdict.of(c.verdict).words,))
     judged = CRITERION_NAMES[result.spec.criterion]
     return Table(f"The model's errors per group; the verdict judges {judged} (equal opportunity: equal true positive "
                  "rates; equalized odds: equal true and false positive rates)", header, tuple(rows), wide=True)
@@ -796,8 +799,8 @@ _GLOSSARY = (
                 "test for small counts)")),
     ("Adjusted p", ("the p-value corrected for the number of comparisons that can be judged (Holm, or "
                    "Benjamini-Hochberg); comparisons with too few rows are left out of the correction")),
-    ("Verdict", ("too few rows (not judged); within tolerance; beyond tolerance (adjusted p below 0.05); beyond "
-                "tolerance but could be chance")),
+    ("Verdict", (f"{Verdict.TOO_FEW} (not judged); {Verdict.WITHIN}; {Verdict.BEYOND} (adjusted p below 0.05); "
+                f"{Verdict.CHANCE}")),
     ("Pooled odds ratio, CMH", ("the gap inside the cells pooled across them (Mantel-Haenszel) and its test "
                                "(Cochran-Mantel-Haenszel)")),
     ("Breslow-Day", "tests whether the gap differs from cell to cell; when it does, read the cells one by one"),

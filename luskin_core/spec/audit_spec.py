@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, fields, replace
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -49,6 +50,29 @@ DEFAULT_RATIO_THRESHOLD = 0.8   # the EEOC four-fifths rule
 DEFAULT_BINS = 4                # quantile bins for a numeric column with many values
 
 _set = object.__setattr__
+
+
+# ------------------------------------------------------------------------------------------
+# The direction of the outcome
+# ------------------------------------------------------------------------------------------
+class Direction(StrEnum):
+    """Whether the counted outcome is good for the person ("favourable") or bad ("adverse").
+
+    Decided once, in the specification (``OutcomeSpec.outcome_is``); every analysis reads it from here:
+    impact ratios compare favourable shares, the reference is the most favoured group, a selection under
+    Local Law 144 is the favourable outcome.
+    """
+
+    FAVOURABLE = "favourable"
+    ADVERSE = "adverse"
+
+    @property
+    def adverse(self) -> bool:
+        return self is Direction.ADVERSE
+
+    def favourable_share(self, rate: float) -> float:
+        """The share with the favourable outcome, from the share with the counted outcome."""
+        return 1.0 - rate if self is Direction.ADVERSE else rate
 
 
 # ------------------------------------------------------------------------------------------
@@ -84,6 +108,11 @@ class OutcomeSpec:
         _set(self, "prediction_cutoff", _check.check_optional_number(self.prediction_cutoff,
                                                                       "The prediction cut-off"))
         _set(self, "outcome_is", _check.check_outcome_meaning(self.outcome_is))
+
+    @property
+    def direction(self) -> Direction:
+        """Whether the counted outcome is good or bad for the person, decided once here for every analysis."""
+        return Direction(self.outcome_is)
 
     def to_dict(self) -> dict[str, Any]:
         return {"outcome": self.outcome, "positive": _jsonable(self.positive), "outcome_type": self.outcome_type,
@@ -390,6 +419,15 @@ class AuditSpec:
         return self.outcome_spec.outcome_is
 
     @property
+    def direction(self) -> Direction:
+        """Favourable or adverse: the one place every analysis reads the outcome's direction from."""
+        return self.outcome_spec.direction
+
+    def favourable_share(self, rate: float) -> float:
+        """The share with the favourable outcome: ``rate`` itself, or ``1 - rate`` for an adverse outcome."""
+        return self.direction.favourable_share(rate)
+
+    @property
     def protected(self) -> Condition | None:
         return self.group_spec.protected
 
@@ -491,7 +529,7 @@ class AuditSpec:
     @property
     def adverse(self) -> bool:
         """True when the counted outcome is bad for the person (a denial, a default, an arrest)."""
-        return self.outcome_is == "adverse"
+        return self.direction.adverse
 
     def name_of(self, column: str, value: Any) -> str:
         """A value as people call it: its given name (``value_names``), else the value itself."""

@@ -11,14 +11,9 @@ and impact ratio, the size-weighted average of the per-cell differences, the Man
 common odds ratio with its interval, the Cochran-Mantel-Haenszel test, the Breslow-Day (Tarone)
 test of whether pooling is allowed, and a Simpson's-paradox flag.
 
-Verdict of a comparison, the first that applies:
-
-1. "too few rows": the group or the reference has fewer than ``min_group_size`` rows in the
-   cell (or the group is under ``min_group_share`` of all rows): shown, not judged;
-2. "within tolerance": |difference| <= tolerance (with ``metric="ratio"``: the impact ratio,
-   or its inverse when the group does better than the reference, is at least the threshold);
-3. "beyond tolerance": the adjusted p-value is below 0.05;
-4. "beyond tolerance but could be chance": otherwise.
+Verdict of a comparison: :func:`luskin_core.stats.verdict.judge` (the one rule of every analysis). Too few
+rows here means the group or the reference has fewer than ``min_group_size`` rows in the cell (or the group
+is under ``min_group_share`` of all rows): shown, not judged.
 
 Simpson's flag (only with more than one cell): the gap "reverses or vanishes" inside the cells.
 Precisely: the marginal gap is significant (p < 0.05) and the pooled within-cell effect (the
@@ -51,14 +46,15 @@ from luskin_core.stats.inference import (
     two_proportion_tests,
     wilson_interval,
 )
+from luskin_core.stats.verdict import ALPHA, Verdict, inside_bar, judge
 
-REFERENCE = "reference group"
-TOO_FEW = "too few rows"
-WITHIN = "within tolerance"
-BEYOND = "beyond tolerance"
-CHANCE = "beyond tolerance but could be chance"
+# Kept importable for callers that have not switched to the enum (the regulator tables): the members themselves.
+REFERENCE = Verdict.REFERENCE
+TOO_FEW = Verdict.TOO_FEW
+WITHIN = Verdict.WITHIN
+BEYOND = Verdict.BEYOND
+CHANCE = Verdict.CHANCE
 VERDICTS = (TOO_FEW, WITHIN, BEYOND, CHANCE)
-ALPHA = 0.05
 ERROR_RATES = {"tpr": ("tp", "fn"), "fpr": ("fp", "tn"), "fnr": ("fn", "tp"), "precision": ("tp", "fp")}
 ERROR_RATE_NAMES = {"tpr": "true positive rate", "fpr": "false positive rate", "fnr": "false negative rate",
                     "precision": "precision"}
@@ -100,33 +96,52 @@ class JudgedRate:
     within: bool | None
 
 
-@dataclass(frozen=True)
-class Comparison:
-    """One group in one cell, against the reference group in the same cell."""
+@dataclass(frozen=True, kw_only=True)
+class GroupComparison:
+    """One group in one cell against the reference: the record every audit shares (numbers and a verdict).
+
+    The audit's :class:`Comparison` and the proxy audit's
+    :class:`~luskin_core.analyses.proxy_audit.ProxyComparison` extend it with their own fields. ``n`` and
+    ``positives`` are counts, or sums of probabilities for an estimated group. Words are not held here:
+    :mod:`luskin_core.analyses.narrative` writes them from these numbers.
+    """
 
     group: str
     cell: str | None
-    cell_key: Any
-    n: int
-    positives: int
+    n: float
+    positives: float
     rate: float | None
     ci_low: float | None
     ci_high: float | None
     reference: str
     is_reference: bool
-    reference_n: int
-    reference_positives: int
-    reference_rate: float | None
     difference: float | None
     difference_ci_low: float | None
     difference_ci_high: float | None
-    impact_ratio: float | None
-    impact_ratio_ci_low: float | None
-    impact_ratio_ci_high: float | None
+    impact_ratio: float | None = None
+    impact_ratio_ci_low: float | None = None
+    impact_ratio_ci_high: float | None = None
     p_value: float | None
-    test: str
     p_adjusted: float | None
-    verdict: str
+    verdict: Verdict
+
+    @property
+    def fair(self) -> bool | None:
+        """The verdict as a flag: True within tolerance, False beyond it (by chance or not), None unjudged."""
+        return self.verdict.fair
+
+
+@dataclass(frozen=True, kw_only=True)
+class Comparison(GroupComparison):
+    """One group in one cell, against the reference group in the same cell (counted rows)."""
+
+    n: int
+    positives: int
+    cell_key: Any
+    reference_n: int
+    reference_positives: int
+    reference_rate: float | None
+    test: str
     four_fifths: bool | None
     sentence: str  # written by luskin_core.analyses.narrative from the numbers above (empty until the audit fills it)
     score: dict[str, float | None] | None = None
@@ -152,11 +167,6 @@ class Comparison:
         if beyond:
             return min(beyond, key=lambda j: (1.0 if j.p_adjusted is None else j.p_adjusted, -abs(j.difference or 0)))
         return max(rates, key=lambda j: abs(j.difference or 0))
-
-    @property
-    def fair(self) -> bool | None:
-        """The verdict as a flag: True within tolerance, False beyond it (by chance or not), None unjudged."""
-        return {WITHIN: True, BEYOND: False, CHANCE: False}.get(self.verdict)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -228,7 +238,7 @@ def choose_reference(table: CountTable, spec: AuditSpec) -> str:
     total = max(int(n.sum()), 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         # the most favoured group: the highest share of a favourable outcome, the lowest of an adverse one
-        rate = np.where(n > 0, (n - k) / n if spec.outcome_is == "adverse" else k / n, -1.0)
+        rate = np.where(n > 0, spec.favourable_share(k / n), -1.0)  # type: ignore[arg-type]
     eligible = [i for i, g in enumerate(table.groups)
                 if n[i] >= spec.min_group_size and n[i] / total >= spec.min_group_share
                 and UNKNOWN not in g.split(" × ")]
@@ -248,19 +258,13 @@ def _favourable(spec: AuditSpec, rate: float | None) -> float | None:
     """The share with the favourable outcome: the rate itself, or 1 - rate for an adverse outcome."""
     if rate is None:
         return None
-    return 1.0 - rate if spec.outcome_is == "adverse" else rate
+    return spec.favourable_share(rate)
 
 
 def _within(spec: AuditSpec, difference: float, ratio: float | None, rate: float, ref_rate: float) -> bool:
-    if spec.metric == "ratio":
-        if ref_rate == 0:
-            return rate == 0
-        if ratio is None:
-            return False
-        if ratio == 0:
-            return False
-        return min(ratio, 1 / ratio) >= spec.ratio_threshold - 1e-12
-    return abs(difference) <= spec.tolerance + 1e-12
+    return inside_bar(metric=spec.metric, difference=difference, tolerance=spec.tolerance,
+                      ratio_threshold=spec.ratio_threshold, ratio=ratio, favourable=rate,
+                      reference_favourable=ref_rate)
 
 
 def _rate_counts(table: CountTable, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -289,7 +293,7 @@ def compare(table: CountTable, spec: AuditSpec) -> tuple[tuple[Comparison, ...],
         rate = k / n
     ref_n, ref_k = np.broadcast_to(n[r], n.shape), np.broadcast_to(k[r], k.shape)
     d_low, d_high = newcombe_interval(k, n, ref_k, ref_n)
-    if spec.outcome_is == "adverse":  # impact ratios compare the shares without the adverse outcome
+    if spec.adverse:  # impact ratios compare the shares without the adverse outcome
         ratio_low, ratio_high = ratio_interval(n - k, n, ref_n - ref_k, ref_n)
     else:
         ratio_low, ratio_high = ratio_interval(k, n, ref_k, ref_n)
@@ -347,16 +351,8 @@ def compare(table: CountTable, spec: AuditSpec) -> tuple[tuple[Comparison, ...],
                     n=int(d["den"][gi, ci]), positives=int(d["num"][gi, ci]), reference_n=int(d["rd"][gi, ci]),
                     reference_positives=int(d["rn"][gi, ci]), p_value=_num(d["p"][gi, ci]),
                     p_adjusted=_num(d["p_adj"][gi, ci]), test=d["tests"][gi * C + ci], within=within))
-            if is_ref:
-                verdict = REFERENCE
-            elif too_few[gi, ci] or any(j.difference is None for j in judged):
-                verdict = TOO_FEW
-            elif all(j.within for j in judged):
-                verdict = WITHIN
-            elif any(not j.within and j.p_adjusted is not None and j.p_adjusted < ALPHA for j in judged):
-                verdict = BEYOND
-            else:
-                verdict = CHANCE
+            verdict = judge([j.within for j in judged], [j.p_adjusted for j in judged], reference=is_ref,
+                            too_few=bool(too_few[gi, ci]))
             four_fifths = None if ratio is None or is_ref else bool(ratio < 0.8)
             selection = spec.criterion == "selection" or table.tp is None
             sel_adj = judged[0].p_adjusted if selection else None
@@ -472,7 +468,7 @@ def _pooled(table: CountTable, spec: AuditSpec, gi: int, r: int, comparisons: li
     mh = mantel_haenszel(k1, n1, k2, n2)
     group, reference = table.groups[gi], table.groups[r]
     mine = [c for c in comparisons if c.group == group]
-    cells_beyond = sum(c.verdict == BEYOND for c in mine)
+    cells_beyond = sum(c.verdict == Verdict.BEYOND for c in mine)
     several = len(table.cell_keys) > 1
     simpson = False
     if several and diff is not None and mh.odds_ratio is not None and mh.cmh_p_value is not None:

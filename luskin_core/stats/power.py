@@ -168,7 +168,9 @@ class Sufficiency:
     @property
     def too_small(self) -> bool:
         """Could not have seen a gap of the tolerance, and did not find one beyond chance."""
-        return not self.sufficient and self.verdict != "beyond tolerance"
+        from luskin_core.stats.verdict import Verdict
+
+        return not self.sufficient and self.verdict != Verdict.BEYOND
 
     def to_dict(self) -> dict[str, Any]:
         return {"group": self.group, "cell": self.cell, "n": self.n, "reference_n": self.reference_n,

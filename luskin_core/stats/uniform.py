@@ -84,6 +84,7 @@ def comparison_extras(comparisons: Sequence[Any], spec: Any) -> list[dict[str, A
     The reference's own rows get 0, 0, False and no detectable difference.
     """
     from luskin_core.stats.power import minimum_detectable_difference, power_sentence, tolerance_drop
+    from luskin_core.stats.verdict import Verdict
 
     n = np.array([c.n for c in comparisons], dtype=float)
     ref_n = np.array([c.reference_n for c in comparisons], dtype=float)
@@ -97,7 +98,7 @@ def comparison_extras(comparisons: Sequence[Any], spec: Any) -> list[dict[str, A
             continue
         value = float(m) if math.isfinite(float(m)) else None
         sentence = ""
-        if c.verdict in ("within tolerance", "beyond tolerance but could be chance") and c.n > 0 and c.reference_n > 0:
+        if c.verdict in (Verdict.WITHIN, Verdict.CHANCE) and c.n > 0 and c.reference_n > 0:
             sentence = power_sentence(c.group, c.n, c.reference, c.reference_n, value,
                                       tolerance_drop(spec, c.reference_rate))
         out.append({
