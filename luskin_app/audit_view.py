@@ -28,7 +28,7 @@ from .help import HELP
 # Short verdict words for the table (the full words are in the legend and the sentences).
 SHORT_VERDICTS = {v: v.short for v in Verdict}
 VERDICT_LEGEND = (f"Verdict: **{Verdict.BEYOND.short}** the tolerance and not chance; **{Verdict.CHANCE.short}** "
-                  f"{Verdict.CHANCE.title.lower()} (adjusted p ≥ 0.05); **{Verdict.WITHIN.short}** the tolerance; "
+                  f"{Verdict.CHANCE.heading.lower()} (adjusted p ≥ 0.05); **{Verdict.WITHIN.short}** the tolerance; "
                   f"**{Verdict.TOO_FEW.short}** rows to judge (shown, not judged). 4/5: the impact ratio is below 0.8 "
                   "(the four-fifths rule).")
 
@@ -230,7 +230,7 @@ def render_headline(result: AuditResult) -> None:
         if verdict == Verdict.TOO_FEW:
             help_text = (f"The group or the reference has fewer than {result.spec.min_group_size:,} rows in the cell: "
                          "shown, not judged.")
-        col.metric(verdict.title, f"{counts[verdict]:,}", help=help_text)
+        col.metric(verdict.heading, f"{counts[verdict]:,}", help=help_text)
 
 
 def render_sufficiency(result: AuditResult) -> None:

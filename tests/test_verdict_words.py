@@ -25,7 +25,7 @@ HOME = ROOT / "luskin_core" / "stats" / "verdict.py"
 # Every label a member gives (case as written), and phrases that only a verdict says.
 # Single words that mean other things elsewhere (a CSS class, a part's kind, a spec's key) are left out.
 EXACT = ({label for v in Verdict for label in (v.words, v.short, v.mark, v.flag)}
-         | {v.title for v in Verdict if v is not Verdict.REFERENCE}) - {"within", "beyond", "reference"}
+         | {v.heading for v in Verdict if v is not Verdict.REFERENCE}) - {"within", "beyond", "reference"}
 # "Reference group" (a title) also heads a column of group names, so only its lower-case words count.
 PHRASES = ("within tolerance", "beyond tolerance", "over tolerance", "not fair", "but could be chance",
            "too few rows to judge")

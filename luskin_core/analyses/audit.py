@@ -169,7 +169,7 @@ class AuditResult:
                 "Filter cell": c.cell, "Group": c.label, "Rows": c.n, "Positive": c.positives,
                 "Ratio": c.ratio, "95% CI low": c.ci_low, "95% CI high": c.ci_high,
                 "Gap (group - reference)": g.gap, "p-value": g.p_value,
-                Verdict.WITHIN.title: g.fair, "Verdict": g.verdict,
+                Verdict.WITHIN.heading: g.fair, "Verdict": g.verdict,
             })
         return pd.DataFrame(rows)
 

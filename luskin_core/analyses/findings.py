@@ -138,7 +138,7 @@ def _judgement(spec: Any, verdict: Verdict | None, p: float | None) -> str:
     if verdict == BEYOND:
         return f"beyond {tolerance_words(spec)} and not due to chance ({format_p(p)})"
     if verdict == CHANCE:
-        return f"beyond {tolerance_words(spec)} but it {CHANCE.title.lower()} ({format_p(p)})"
+        return f"beyond {tolerance_words(spec)} but it {CHANCE.heading.lower()} ({format_p(p)})"
     if verdict == WITHIN:
         return f"within {tolerance_words(spec)} ({format_p(p)})"
     return format_p(p)
@@ -307,7 +307,7 @@ def _rest(result: Any, several: bool, said: Finding | None) -> list[Finding]:
         if verdict == WITHIN:
             sentence = f"{where}, {under_words(spec)}."
         elif verdict == CHANCE:
-            sentence = f"{where}, the gap is beyond {tolerance_words(spec)} but {CHANCE.title.lower()}."
+            sentence = f"{where}, the gap is beyond {tolerance_words(spec)} but {CHANCE.heading.lower()}."
         else:
             sentence = f"{where}, {TOO_FEW.mark} (fewer than {spec.min_group_size:,} in a group)."
         out.append(Finding(REST, sentence))

@@ -269,7 +269,7 @@ def headline(result: AuditResult) -> str:
     if counts[CHANCE]:
         lead = "more" if counts[BEYOND] else f"of {judged} {noun} with {reference}"
         verb = "exceeds" if counts[CHANCE] == 1 else "exceed"
-        parts.append(f"{counts[CHANCE]} {lead} {verb} {'it' if counts[BEYOND] else bar} but {CHANCE.title.lower()}")
+        parts.append(f"{counts[CHANCE]} {lead} {verb} {'it' if counts[BEYOND] else bar} but {CHANCE.heading.lower()}")
     if not parts:
         parts.append(f"The comparison with {reference} is within {bar}" if judged == 1 else
                      f"All {judged} comparisons with {reference} are within {bar}")

@@ -173,7 +173,7 @@ def impact_heatmap(result: AuditResult) -> go.Figure:
     _layout(fig, f"Impact ratio against {short(result.reference)}, every group in every cell",
             ("Share of the group divided by the reference's share in the same cell. Below 0.8 fails the "
              f"four-fifths rule.<br>{Verdict.BEYOND.symbol} {Verdict.BEYOND.mark} and not chance; "
-             f"{Verdict.CHANCE.symbol} {Verdict.CHANCE.title.lower()}; "
+             f"{Verdict.CHANCE.symbol} {Verdict.CHANCE.heading.lower()}; "
              f"fewer than {spec.min_group_size:,} rows: {Verdict.TOO_FEW.mark} (grey)."), height=height, top=150)
     fig.update_xaxes(side="bottom", tickangle=-30 if len(cells) > 6 else 0, automargin=True,
                      **category_ticks([c if c is not None else "All rows" for c in cells], text))

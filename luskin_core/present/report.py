@@ -244,7 +244,7 @@ def _caveats(result: AuditResult) -> list[str]:
                    "p-value of 0.05 or more); more rows would be needed to tell.")
     if counts[TOO_FEW]:
         few = counts[TOO_FEW]
-        out.append(f"{TOO_FEW.title}: {few} comparison{'s have' if few > 1 else ' has'} fewer than "
+        out.append(f"{TOO_FEW.heading}: {few} comparison{'s have' if few > 1 else ' has'} fewer than "
                    f"{spec.min_group_size:,} rows in the group or the reference; shown but not judged.")
     if len(judged) > 1:
         if spec.correction == "none":
@@ -294,7 +294,7 @@ def _comparison_rows(result: AuditResult) -> Table:
 
 def _paper_rows(result: AuditResult) -> Table:
     header = ("Where", "Group", "Rows", "Positive", "Share [95% CI]", f"Gap (group − {result.reference})",
-              "p-value", Verdict.WITHIN.title, "Verdict")
+              "p-value", Verdict.WITHIN.heading, "Verdict")
     rows, classes = [], []
     for c in result.cells:
         g = result.gap(c.filter_holds)

@@ -57,8 +57,8 @@ class Verdict(StrEnum):
         return self.fair is not None
 
     @property
-    def title(self) -> str:
-        """A capitalised label for counts and legends ("Could be chance")."""
+    def heading(self) -> str:
+        """A capitalised label for counts, legends and column heads ("Could be chance")."""
         return _TITLE[self]
 
     @property
