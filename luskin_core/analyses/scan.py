@@ -200,7 +200,7 @@ class ScanResult:
     @property
     def error_control(self) -> str:
         return (f"family-wise error rate at {self.level:g} over all {self.groups_scanned:,} groups scanned "
-                f"(single-step max-T, Westfall-Young, calibrated on {self.replicates:,} replicates drawn with "
+                f"(single-step max-T, Westfall-Young, calibrated on {self.replicates:,} null replicates: "
                 f"{self.method}); this also bounds the false discovery rate at {self.level:g}")
 
     def headline(self) -> str:
