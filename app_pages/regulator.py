@@ -9,6 +9,7 @@ race/ethnicity column gets the tables that can be made and says why the others c
 
 from __future__ import annotations
 
+import io
 import json
 from typing import Any
 
@@ -25,6 +26,8 @@ from luskin_core.analyses.regulator import (
     eeoc_rows,
     guess_ll144_columns,
     ll144_audit,
+    ll144_from_summary,
+    read_summary,
 )
 from luskin_core.export import csv_bytes
 from luskin_core.stats.power import sufficiency, sufficiency_lines
@@ -34,6 +37,67 @@ NONE = "(no such column)"
 st.title("Regulator tables")
 st.caption("NYC Local Law 144 bias audit (DCWP rules, 6 RCNY §5-301) and the EEOC Uniform Guidelines "
            "(four-fifths beside significance, shortfall, flip test), for the outcome chosen on the Data page.")
+
+
+def show_ll144(ll144: Any) -> None:
+    """The three tables, their words and downloads (from the rows or from a published table)."""
+    if ll144.selected_means:
+        st.info(ui.md(ll144.selected_means), icon=ui.ICONS["info"])
+    a, b, c = st.columns(3)
+    a.metric("Individuals assessed", f"{ll144.assessed:,}")
+    b.metric("Unknown sex or race/ethnicity", f"{ll144.unknown_count:,}")
+    if ll144.scoring and ll144.median is not None:
+        c.metric("Median score (scoring rate: strictly above)", f"{ll144.median:g}")
+    elif ll144.no_outcome_count:
+        c.metric("Rows with no outcome (not assessed)", f"{ll144.no_outcome_count:,}")
+    frame = ll144.to_frame()
+    rate_column = frame.columns[4]
+    for table in ll144.tables:
+        st.subheader(KIND_TITLES[table.kind] + " categories")
+        st.caption(ui.md(f"Unknown {UNKNOWN_WHAT[table.kind]}: {table.unknown_count:,} (not in this table)."))
+        if table.reason:
+            st.info(ui.md(f"No impact ratios: {table.reason}"), icon=ui.ICONS["info"])
+        part = frame[(frame["table"] == table.kind) & (frame["category"] != "Unknown")].drop(columns="table")
+        if part.empty:
+            continue
+        part = part.assign(status=[STATUS_WORDS.get(s, "") if isinstance(s, str) else "" for s in part["status"]])
+        if not table.unknown_count:
+            part = part.drop(columns=["impact_ratio_low", "impact_ratio_high", "status"])
+        ui.grid(part, hide_index=True,
+                column_config={rate_column: st.column_config.NumberColumn(format="percent"),
+                               "impact_ratio": st.column_config.NumberColumn(format="%.2f"),
+                               "impact_ratio_low": st.column_config.NumberColumn("lowest over the unknowns",
+                                                                                 format="%.2f"),
+                               "impact_ratio_high": st.column_config.NumberColumn("highest over the unknowns",
+                                                                                  format="%.2f")})
+    st.markdown(ui.bullet_list(ll144.sentences()))
+    one, two = st.columns(2)
+    one.download_button("Download the tables (CSV)", csv_bytes(frame), "ll144.csv", "text/csv",
+                        icon=ui.ICONS["download"])
+    two.download_button("Download the tables (JSON)", json.dumps(ll144.to_dict(), indent=2), "ll144.json",
+                        "application/json", icon=ui.ICONS["download"])
+
+
+def _published(raw: bytes, exclude: bool, unknown: tuple[str, ...]) -> Any:
+    return ll144_from_summary(read_summary(io.BytesIO(raw)), exclude_small=exclude, unknown=unknown)
+
+
+if st.toggle("I have the published table, not the rows", key="regulator_published",
+             help="A Local Law 144 summary of results as a CSV: columns table (sex, race_ethnicity or intersectional), "
+                  "category, applicants, and selected (or scoring_rate); each table's unknowns as category Unknown."):
+    upload = st.file_uploader("The published table (CSV)", type=["csv"], key="regulator_summary")
+    published_exclude = st.checkbox("Leave categories under 2% out of the impact ratios",
+                                    key="regulator_summary_exclude")
+    published_unknown = st.text_input("Other categories to read as unknown (comma-separated)",
+                                      key="regulator_summary_unknown")
+    if upload is None:
+        st.stop()
+    published = ui.guarded(_published, upload.getvalue(), published_exclude,
+                           tuple(v.strip() for v in published_unknown.split(",") if v.strip()), where="regulator")
+    if published is not None:
+        show_ll144(published)
+    st.stop()
+
 spec = ui.require_spec("regulator")
 data = dataset.dataset()
 columns = [str(c) for c in data.frame.columns if str(c).lower() != spec.outcome.lower()]
@@ -78,41 +142,7 @@ with ll144_tab:
             if crossed is not None:
                 st.markdown(ui.bullet_list(line.strip(" -") for line in
                                            sufficiency_lines(sufficiency(crossed.comparisons, crossed.spec))))
-        if ll144.selected_means:
-            st.info(ui.md(ll144.selected_means), icon=ui.ICONS["info"])
-        a, b, c = st.columns(3)
-        a.metric("Individuals assessed", f"{ll144.assessed:,}")
-        b.metric("Unknown sex or race/ethnicity", f"{ll144.unknown_count:,}")
-        if ll144.scoring and ll144.median is not None:
-            c.metric("Median score (scoring rate: strictly above)", f"{ll144.median:g}")
-        elif ll144.no_outcome_count:
-            c.metric("Rows with no outcome (not assessed)", f"{ll144.no_outcome_count:,}")
-        frame = ll144.to_frame()
-        rate_column = frame.columns[4]
-        for table in ll144.tables:
-            st.subheader(KIND_TITLES[table.kind] + " categories")
-            st.caption(ui.md(f"Unknown {UNKNOWN_WHAT[table.kind]}: {table.unknown_count:,} (not in this table)."))
-            if table.reason:
-                st.info(ui.md(f"No impact ratios: {table.reason}"), icon=ui.ICONS["info"])
-            part = frame[(frame["table"] == table.kind) & (frame["category"] != "Unknown")].drop(columns="table")
-            if part.empty:
-                continue
-            part = part.assign(status=[STATUS_WORDS.get(s, "") if isinstance(s, str) else "" for s in part["status"]])
-            if not table.unknown_count:
-                part = part.drop(columns=["impact_ratio_low", "impact_ratio_high", "status"])
-            ui.grid(part, hide_index=True,
-                    column_config={rate_column: st.column_config.NumberColumn(format="percent"),
-                                   "impact_ratio": st.column_config.NumberColumn(format="%.2f"),
-                                   "impact_ratio_low": st.column_config.NumberColumn("lowest over the unknowns",
-                                                                                     format="%.2f"),
-                                   "impact_ratio_high": st.column_config.NumberColumn("highest over the unknowns",
-                                                                                      format="%.2f")})
-        st.markdown(ui.bullet_list(ll144.sentences()))
-        one, two = st.columns(2)
-        one.download_button("Download the tables (CSV)", csv_bytes(frame), "ll144.csv", "text/csv",
-                            icon=ui.ICONS["download"])
-        two.download_button("Download the tables (JSON)", json.dumps(ll144.to_dict(), indent=2), "ll144.json",
-                            "application/json", icon=ui.ICONS["download"])
+        show_ll144(ll144)
 
 with eeoc_tab:
     meaning = eeoc_meaning(spec)

@@ -375,6 +375,9 @@ def add_template_options(parser: argparse.ArgumentParser, *, csv: bool = True) -
     group.add_argument("--unknown", metavar="VALUE", action="append", default=None,
                        help="LL144: read this sex or race/ethnicity value as unknown too (repeatable); common "
                             "spellings such as 'Decline to self-identify' and 'Prefer not to say' already are")
+    group.add_argument("--counts", metavar="FILE",
+                       help="LL144 from a published summary table instead of rows (CSV with columns table, category, "
+                            "applicants, selected or scoring_rate; each table's unknowns as category Unknown)")
     group.add_argument("--exclude-small", action="store_true",
                        help="LL144: leave categories under 2%% of the data out of the impact ratios (their n and "
                             "rate are still shown, with the justification)")
@@ -387,8 +390,8 @@ def apply_template(args: argparse.Namespace, fields: dict[str, Any]) -> None:
     template = getattr(args, "template", None)
     if template is None:
         if (getattr(args, "sex", None) or getattr(args, "race", None) or getattr(args, "exclude_small", False)
-                or getattr(args, "unknown", None)):
-            raise LuskinError("--sex, --race, --unknown and --exclude-small go with --template ll144 or "
+                or getattr(args, "unknown", None) or getattr(args, "counts", None)):
+            raise LuskinError("--sex, --race, --unknown, --counts and --exclude-small go with --template ll144 or "
                               "--template eeoc.")
         return
     columns = [c.strip() for c in (getattr(args, "sex", None), getattr(args, "race", None)) if c]

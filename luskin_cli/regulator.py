@@ -25,6 +25,8 @@ def run_template(args: argparse.Namespace) -> int:
     from luskin_core.analyses.regulator import eeoc_frame, eeoc_rows, format_eeoc, format_ll144, ll144_audit
     from luskin_core.stats.power import sufficiency, sufficiency_lines
 
+    if getattr(args, "counts", None):
+        return _run_summary(args)
     data, spec = resolve(args, engine=True, one_value_groups=args.template == "ll144")[:2]
 
     def run(s: Any) -> Any:
@@ -78,6 +80,27 @@ def run_template(args: argparse.Namespace) -> int:
         print_json({"template": "eeoc", "audits": documents})
     else:
         print("\n\n".join(texts))
+    return 0
+
+
+def _run_summary(args: argparse.Namespace) -> int:
+    """``--template ll144 --counts FILE``: the tables, their words and bounds from a published summary."""
+    from luskin_cli.common import print_json
+    from luskin_core.analyses.regulator import format_ll144, ll144_from_summary, read_summary
+
+    if args.template != "ll144":
+        raise LuskinError("--counts reads a published Local Law 144 table: use it with --template ll144.")
+    if args.data or args.preset or getattr(args, "sex", None) or getattr(args, "race", None):
+        raise LuskinError("--counts takes the published table in place of the rows: leave out --data, --preset, "
+                          "--sex and --race.")
+    ll144 = ll144_from_summary(read_summary(args.counts), exclude_small=args.exclude_small,
+                               unknown=tuple(args.unknown or ()))
+    if args.csv:
+        _write_csv(args.csv, ll144.to_csv())
+    if args.json:
+        print_json({"template": "ll144", "ll144": ll144.to_dict()})
+    else:
+        print(format_ll144(ll144))
     return 0
 
 

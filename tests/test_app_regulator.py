@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from luskin_app.ui import unescape
@@ -103,3 +104,33 @@ def test_regulator_page_on_a_credit_file_with_an_adverse_outcome_and_no_race_col
     assert sex_table.set_index("category").loc["Female", "impact_ratio"] == 1.0
     text = "\n".join(unescape(m.value) for m in at.markdown)
     assert "the most selected category is Female" in text
+
+
+def test_regulator_page_reads_a_published_table():
+    """'I have the published table, not the rows': the same tables, bounds and words as the command line."""
+    import pandas as pd
+
+    from luskin_core.analyses.regulator import ll144_from_summary
+
+    published = pd.DataFrame({"table": ["sex", "sex", "sex", "race_ethnicity", "race_ethnicity", "race_ethnicity"],
+                              "category": ["Male", "Female", "Unknown", "=HYPERLINK(\"x\")", "B", "Unknown"],
+                              "applicants": [1390, 1181, 250, 900, 800, 250],
+                              "selected": [667, 555, "", 450, 300, 100]})
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.switch_page("app_pages/regulator.py").run()
+    at.toggle(key="regulator_published").set_value(True).run()
+    assert not at.exception, at.exception
+    at.file_uploader(key="regulator_summary").set_value(
+        ("published.csv", published.to_csv(index=False).encode(), "text/csv")).run()
+    assert not at.exception, at.exception
+    expected = ll144_from_summary(published.astype(str).replace({"": ""}))
+    sex = at.dataframe[0].value
+    assert list(sex["category"]) == ["Male", "Female"]
+    assert list(sex["status"]) == ["passes whatever the unknowns were", "passes whatever the unknowns were"]
+    female = expected.table("sex").rows[1]
+    assert sex.set_index("category").loc["Female", "impact_ratio_low"] == pytest.approx(female.impact_ratio_low)
+    race = at.dataframe[1].value
+    assert "'=HYPERLINK(\"x\")" in set(race["category"])  # shown as text, as the CSV writes it
+    text = "\n".join(unescape(m.value) for m in at.markdown)
+    assert "Spread over the categories in every possible way" in text
+    assert "the published table does not have it" in "\n".join(unescape(i.value) for i in at.info)

@@ -210,3 +210,55 @@ def test_unknown_option_single_sex_pool_and_csv_formulas(capsys, tmp_path) -> No
     assert "Race/ethnicity categories (unknown race/ethnicity: 20)" in out
     text = target.read_text(encoding="utf-8")
     assert "'=HYPERLINK" in text and "\n=HYPERLINK" not in text and ",=HYPERLINK" not in text
+
+
+def test_published_summary_gives_the_same_tables_json_and_text_as_the_rows(capsys, hiring, tmp_path) -> None:
+    """Person rows, then the summary table they make (the --csv export, as an auditor would publish it)."""
+    summary = tmp_path / "published.csv"
+    base = ("audit", "--data", hiring, "--outcome", "hired", "--positive", "yes", "--template", "ll144",
+            "--sex", "sex", "--race", "race")
+    status, rows_out, err = run(capsys, *base, "--json", "--csv", str(summary))
+    assert status == 0, err
+    from_rows = json.loads(rows_out)["ll144"]
+    status, out, err = run(capsys, "audit", "--template", "ll144", "--counts", str(summary), "--json")
+    assert status == 0, err
+    from_summary = json.loads(out)["ll144"]
+    assert from_summary["tables"] == from_rows["tables"]
+    for key in ("unknown_count", "n_assessed", "rate", "sentences", "outcome_is"):
+        assert from_summary[key] == from_rows[key], key
+    assert from_summary["source"] == "summary"
+    status, text_rows, _ = run(capsys, *base)
+    status, text_summary, err = run(capsys, "audit", "--template", "ll144", "--counts", str(summary))
+    assert status == 0, err
+    assert text_summary == text_rows.split("\n\n", 1)[1]  # the same, less the rows' sufficiency
+    # As published: the columns the issue names, rates instead of counts, unknown selected not given
+    published = pd.DataFrame({"table": ["sex", "sex", "sex", "race_ethnicity", "race_ethnicity", "race_ethnicity"],
+                              "category": ["Male", "Female", "Unknown", "A", "B", "Prefer not to say"],
+                              "applicants": [92, 76, 15, 100, 68, 15],
+                              "scoring_rate": ["54.3%", "44.7%", "", "0.5", "0.40", ""]})
+    path = tmp_path / "scoring.csv"
+    published.to_csv(path, index=False)
+    status, out, err = run(capsys, "audit", "--template", "ll144", "--counts", str(path), "--json")
+    assert status == 0, err
+    ll = json.loads(out)["ll144"]
+    sex = {r["category"]: r for r in ll["tables"][0]["rows"]}
+    assert (sex["Male"]["selected"], sex["Female"]["selected"]) == (50, 34)  # 54.3% of 92, 44.7% of 76
+    assert ll["tables"][0]["unknown_count"] == 15 and ll["tables"][0]["unknown_selected"] is None
+    assert ll["rate"] == "scoring rate" and ll["tables"][2]["reason"]
+    assert f"{sex['Female']['impact_ratio']:.2f}" == "0.82"  # the DCWP scoring example's printed ratio
+
+
+@pytest.mark.parametrize("rows,words", [
+    ({"table": ["sex"], "category": ["F"], "applicants": [10]}, "lacks selected (or scoring_rate)"),
+    ({"table": ["sex", "sex"], "category": ["F", "M"], "applicants": [10, 5], "selected": [11, 1]},
+     "more selected than assessed"),
+    ({"table": ["sex", "sex"], "category": ["F", "M"], "applicants": [10, -5], "selected": [1, 1]}, "negative"),
+    ({"table": ["sex", "sex"], "category": ["F", "M"], "applicants": [10, 5.5], "selected": [1, 1]}, "whole numbers"),
+    ({"table": ["age", "sex"], "category": ["F", "M"], "applicants": [10, 5], "selected": [1, 1]},
+     "use sex, race_ethnicity or intersectional"),
+])
+def test_published_summary_mistakes_are_plain_sentences(capsys, tmp_path, rows, words) -> None:
+    path = tmp_path / "bad.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    status, _, err = run(capsys, "audit", "--template", "ll144", "--counts", str(path))
+    assert status == 2 and words in err and "Traceback" not in err, err

@@ -366,7 +366,7 @@ class LL144Result:
             out.append(f"Read as unknown: {shown_values}.")
         if self.justification:
             out.append(self.justification)
-        return out
+        return out + list(self.notes)
 
 
 UNKNOWN_CATEGORY = "Unknown"
@@ -519,7 +519,7 @@ def ll144_from_tables(tables: Mapping[str, Mapping[str, tuple[int, int]]],
                       race_column: str = "race/ethnicity", outcome: str = "", n_assessed: int | None = None,
                       no_outcome_count: int = 0, unknown_values: Sequence[tuple[str, str, int]] = (),
                       adverse: bool = False, selected_means: str = "", source: str = "rows",
-                      reasons: Mapping[str, str] | None = None) -> LL144Result:
+                      reasons: Mapping[str, str] | None = None, notes: Sequence[str] = ()) -> LL144Result:
     """The result from each table's own counts (kind -> category -> (individuals, selected)) and its unknown
     category (kind -> (individuals, selected or None)): what a published summary gives, and what the rows give."""
     unknowns = unknowns or {}
@@ -535,7 +535,7 @@ def ll144_from_tables(tables: Mapping[str, Mapping[str, tuple[int, int]]],
                                  unknown_selected=unknown_selected, reason=reason))
     inter = built[2]
     return LL144Result(tuple(built), inter.unknown_count, scoring, median, exclude_small, sex_column, race_column,
-                       outcome, (), n_assessed, no_outcome_count, tuple(unknown_values), adverse, selected_means,
+                       outcome, tuple(notes), n_assessed, no_outcome_count, tuple(unknown_values), adverse, selected_means,
                        source)
 
 
@@ -654,6 +654,111 @@ def selected_meaning(spec: Any, scoring: bool) -> str:
     counted = "a score strictly above the median" if scoring else f"'{spec.outcome_text}'"
     return (f"{counted[0].upper() + counted[1:]} is adverse (bad for the person), so \"selected\" counts the favourable "
             f"decision: the individuals without {counted}; the most selected category is the one that has it least.")
+
+
+# ------------------------------------------------------------------------------------------
+# A published summary table as input
+# ------------------------------------------------------------------------------------------
+TABLE_NAMES = {"sex": "sex", "gender": "sex", "race_ethnicity": "race_ethnicity", "race ethnicity": "race_ethnicity",
+               "race": "race_ethnicity", "ethnicity": "race_ethnicity", "intersectional": "intersectional",
+               "intersection": "intersectional", "sex race ethnicity": "intersectional",
+               "sex race": "intersectional"}
+SUMMARY_COLUMNS = {"table": "table", "category": "category", "applicants": "applicants", "n": "applicants",
+                   "individuals": "applicants", "selected": "selected", "scored above median": "selected",
+                   "scoring rate": "scoring_rate", "selection rate": "selection_rate"}
+
+
+def read_summary(path: Any) -> pd.DataFrame:
+    """A published summary table (CSV) read as text, or a plain refusal."""
+    try:
+        return pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise LuskinError(f"There is no file '{path}'.") from None
+    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:
+        raise LuskinError(f"Could not read the published table '{path}' as CSV: {err}.") from None
+
+
+def _share(text: str, where: str) -> float:
+    value = text.strip()
+    percent = value.endswith("%")
+    try:
+        number = float(value.rstrip("%").replace(",", "").strip())
+    except ValueError:
+        raise LuskinError(f"{where}: the scoring rate is '{value}', not a number or a percentage.") from None
+    number = number / 100 if percent else number
+    if not 0 <= number <= 1:
+        raise LuskinError(f"{where}: the scoring rate is {value}; write it as a share (0.543) or a percentage "
+                          "(54.3%).")
+    return number
+
+
+def ll144_from_summary(frame: pd.DataFrame, *, exclude_small: bool = False, unknown: Sequence[str] = ()
+                       ) -> LL144Result:
+    """The LL144 result from a published summary: one row per category with ``table`` (sex, race_ethnicity or
+    intersectional), ``category``, ``applicants`` and ``selected`` (or ``scoring_rate`` for a scoring audit);
+    each table's unknown category is a row whose category is ``Unknown`` (or another unknown spelling), its
+    ``selected`` may be blank (then the bounds take any number of them selected).
+
+    From a scoring rate, the number scoring above the median is the whole number of applicants nearest the
+    rate times the applicants (published rates are rounded); the tables say so. The CSV that ``to_csv``
+    writes reads back the same (its ``n`` and ``scored_above_median`` columns are understood).
+    """
+    columns: dict[str, str] = {}
+    for name in frame.columns:
+        key = SUMMARY_COLUMNS.get(unknown_key(name))
+        if key and key not in columns:
+            columns[key] = str(name)
+    missing = [c for c in ("table", "category", "applicants") if c not in columns]
+    if missing or not ({"selected", "scoring_rate"} & set(columns)):
+        need = missing + ([] if {"selected", "scoring_rate"} & set(columns) else ["selected (or scoring_rate)"])
+        raise LuskinError(f"The published table needs the columns table, category, applicants and selected (or "
+                          f"scoring_rate); it lacks {', '.join(need)}. Its columns: "
+                          f"{', '.join(str(c) for c in frame.columns) or 'none'}.")
+    scoring = "selected" not in columns
+    keys = unknown_keys(unknown)
+    tables: dict[str, dict[str, tuple[int, int]]] = {k: {} for k in KINDS}
+    unknowns: dict[str, tuple[int, int | None]] = {}
+    seen: list[tuple[str, str, int]] = []
+    for line, row in enumerate(frame.to_dict("records"), start=2):
+        kind_text = str(row[columns["table"]])
+        if not kind_text.strip() and not any(str(v).strip() for v in row.values()):
+            continue  # a blank line
+        kind = TABLE_NAMES.get(unknown_key(kind_text))
+        if kind is None:
+            raise LuskinError(f"Line {line} of the published table names the table '{kind_text}': use sex, "
+                              "race_ethnicity or intersectional.")
+        category = str(row[columns["category"]]).strip()
+        where = f"Line {line} ('{category}')"
+        n = _whole(str(row[columns["applicants"]]).replace(",", "").strip() or "missing",
+                   f"{where}: the number of applicants")
+        if scoring:
+            text = str(row[columns["scoring_rate"]]).strip()
+            selected: int | None = None if not text else round(_share(text, where) * n)
+        else:
+            text = str(row[columns["selected"]]).replace(",", "").strip()
+            selected = None if not text else _whole(text, f"{where}: the number selected")
+        if selected is not None and selected > n:
+            raise LuskinError(f"{where} has {selected:,} selected out of {n:,} applicants: more selected than "
+                              "assessed. Check the table.")
+        if unknown_key(category) in keys:
+            if n and kind != "intersectional":
+                seen.append((kind, category, n))
+            old_n, old_s = unknowns.get(kind, (0, 0))
+            unknowns[kind] = (old_n + n, None if selected is None or old_s is None else old_s + selected)
+            continue
+        if selected is None:
+            raise LuskinError(f"{where} has no number selected{' or scoring rate' if scoring else ''}.")
+        if category in tables[kind]:
+            raise LuskinError(f"{where}: the {KIND_TITLES[kind].lower()} table has '{category}' twice.")
+        tables[kind][category] = (n, selected)
+    if not any(tables.values()):
+        raise LuskinError("The published table has no category with counts.")
+    reasons = {k: "the published table does not have it." for k in KINDS if not tables[k] and k not in unknowns}
+    means = ("The published scoring rates are rounded: the number above the median is taken as the whole number "
+             "nearest the rate times the applicants." if scoring else "")
+    return ll144_from_tables(tables, unknowns, exclude_small=exclude_small, scoring=scoring, sex_column="",
+                             race_column="", source="summary", notes=(means,) if means else (), reasons=reasons,
+                             unknown_values=seen)
 
 
 SEX_NAME = re.compile(r"(?i)(^|[^a-z])(sex|gender)([^a-z]|$)")
@@ -830,4 +935,5 @@ def format_eeoc(rows: Sequence[EEOCRow], spec: Any = None) -> str:
 
 __all__ = ["EEOCRow", "LL144Result", "LL144Row", "LL144Table", "eeoc_frame",
            "eeoc_rows", "format_eeoc", "format_ll144", "guess_ll144_columns", "ll144_audit", "ll144_from_cells",
-           "ll144_from_count_table", "ll144_from_counts", "ll144_from_tables", "ll144_spec", "ll144_table"]
+           "ll144_from_count_table", "ll144_from_counts", "ll144_from_summary", "ll144_from_tables", "ll144_spec",
+           "ll144_table", "read_summary"]
