@@ -1,8 +1,8 @@
 """Regulator page: the NYC Local Law 144 tables and the EEOC Uniform Guidelines table.
 
 Thin: the choices (sex and race/ethnicity columns, values read as unknown, the 2% exclusion) are
-gathered here; the numbers, words and files come from :mod:`luskin_core.analyses.regulator` and
-:mod:`luskin_core.stats.power`. The page opens with what the data could show (data sufficiency), as
+gathered here; one tab per entry of :data:`luskin_core.analyses.regulator_tables.REGULATOR_TABLES`, whose
+outputs give the numbers, words and files. The page opens with what the data could show (data sufficiency), as
 every audit view does. The columns are guessed only where the data support it; a file with no sex or
 race/ethnicity column gets the tables that can be made and says why the others cannot.
 """
@@ -16,70 +16,51 @@ from typing import Any
 import streamlit as st
 
 from luskin_app import dataset, ui
-from luskin_app.auditing import run_audit
-from luskin_core.analyses.regulator import (
-    KIND_TITLES,
-    STATUS_WORDS,
-    UNKNOWN_WHAT,
-    eeoc_frame,
-    eeoc_meaning,
-    eeoc_rows,
-    guess_ll144_columns,
-    ll144_audit,
-    ll144_from_summary,
-    read_summary,
-)
+from luskin_core.analyses.regulator import guess_ll144_columns
+from luskin_core.analyses.regulator_tables import REGULATOR_TABLES, RegulatorChoices
 from luskin_core.export import csv_bytes
-from luskin_core.stats.power import sufficiency, sufficiency_lines
 
 NONE = "(no such column)"
+GRID_COLUMNS = {"selection_rate": st.column_config.NumberColumn(format="percent"),
+                "scoring_rate": st.column_config.NumberColumn(format="percent"),
+                "impact_ratio": st.column_config.NumberColumn(format="%.2f"),
+                "impact_ratio_low": st.column_config.NumberColumn("lowest over the unknowns", format="%.2f"),
+                "impact_ratio_high": st.column_config.NumberColumn("highest over the unknowns", format="%.2f")}
 
 st.title("Regulator tables")
 st.caption("NYC Local Law 144 bias audit (DCWP rules, 6 RCNY §5-301) and the EEOC Uniform Guidelines "
            "(four-fifths beside significance, shortfall, flip test), for the outcome chosen on the Data page.")
 
 
-def show_ll144(ll144: Any) -> None:
-    """The three tables, their words and downloads (from the rows or from a published table)."""
-    if ll144.selected_means:
-        st.info(ui.md(ll144.selected_means), icon=ui.ICONS["info"])
-    a, b, c = st.columns(3)
-    a.metric("Individuals assessed", f"{ll144.assessed:,}")
-    b.metric("Unknown sex or race/ethnicity", f"{ll144.unknown_count:,}")
-    if ll144.scoring and ll144.median is not None:
-        c.metric("Median score (scoring rate: strictly above)", f"{ll144.median:g}")
-    elif ll144.no_outcome_count:
-        c.metric("Rows with no outcome (not assessed)", f"{ll144.no_outcome_count:,}")
-    frame = ll144.to_frame()
-    rate_column = frame.columns[4]
-    for table in ll144.tables:
-        st.subheader(KIND_TITLES[table.kind] + " categories")
-        st.caption(ui.md(f"Unknown {UNKNOWN_WHAT[table.kind]}: {table.unknown_count:,} (not in this table)."))
+def show_output(output: Any, name: str) -> None:
+    """A regulator table's output (any entry of REGULATOR_TABLES): notes, metrics, tables, words, downloads."""
+    for note in output.notes():
+        st.info(ui.md(note), icon=ui.ICONS["info"])
+    if output.intro():
+        st.markdown(ui.bullet_list(output.intro()))
+    metrics = output.metrics()
+    for column, (label, value) in zip(st.columns(len(metrics)) if metrics else [], metrics):
+        column.metric(label, value)
+    for table in output.tables():
+        st.subheader(ui.md(table.title, 120))
+        if table.intro:
+            st.markdown(ui.bullet_list(table.intro))
         if table.reason:
             st.info(ui.md(f"No impact ratios: {table.reason}"), icon=ui.ICONS["info"])
-        part = frame[(frame["table"] == table.kind) & (frame["category"] != "Unknown")].drop(columns="table")
-        if part.empty:
-            continue
-        part = part.assign(status=[STATUS_WORDS.get(s, "") if isinstance(s, str) else "" for s in part["status"]])
-        if not table.unknown_count:
-            part = part.drop(columns=["impact_ratio_low", "impact_ratio_high", "status"])
-        ui.grid(part, hide_index=True,
-                column_config={rate_column: st.column_config.NumberColumn(format="percent"),
-                               "impact_ratio": st.column_config.NumberColumn(format="%.2f"),
-                               "impact_ratio_low": st.column_config.NumberColumn("lowest over the unknowns",
-                                                                                 format="%.2f"),
-                               "impact_ratio_high": st.column_config.NumberColumn("highest over the unknowns",
-                                                                                  format="%.2f")})
-    st.markdown(ui.bullet_list(ll144.sentences()))
+        if table.frame is not None and not table.frame.empty:
+            st.caption(ui.md(table.note))
+            ui.grid(table.frame, hide_index=True, column_config=GRID_COLUMNS)
+    st.markdown(ui.bullet_list(output.sentences()))
     one, two = st.columns(2)
-    one.download_button("Download the tables (CSV)", csv_bytes(frame), "ll144.csv", "text/csv",
-                        icon=ui.ICONS["download"])
-    two.download_button("Download the tables (JSON)", json.dumps(ll144.to_dict(), indent=2), "ll144.json",
-                        "application/json", icon=ui.ICONS["download"])
+    one.download_button("Download the tables (CSV)", csv_bytes(output.csv_frame()), f"{name}.csv", "text/csv",
+                        icon=ui.ICONS["download"], key=f"regulator_{name}_csv")
+    two.download_button("Download the tables (JSON)", json.dumps(output.document(), indent=2, default=str),
+                        f"{name}.json", "application/json", icon=ui.ICONS["download"], key=f"regulator_{name}_json")
 
 
 def _published(raw: bytes, exclude: bool, unknown: tuple[str, ...]) -> Any:
-    return ll144_from_summary(read_summary(io.BytesIO(raw)), exclude_small=exclude, unknown=unknown)
+    return REGULATOR_TABLES["ll144"].from_summary(io.BytesIO(raw), RegulatorChoices(exclude_small=exclude,
+                                                                                     unknown=unknown))
 
 
 if st.toggle("I have the published table, not the rows", key="regulator_published",
@@ -95,7 +76,7 @@ if st.toggle("I have the published table, not the rows", key="regulator_publishe
     published = ui.guarded(_published, upload.getvalue(), published_exclude,
                            tuple(v.strip() for v in published_unknown.split(",") if v.strip()), where="regulator")
     if published is not None:
-        show_ll144(published)
+        show_output(published, "ll144")
     st.stop()
 
 spec = ui.require_spec("regulator")
@@ -130,32 +111,10 @@ if sex is not None and sex == race:
     ui.show_error("Choose different columns for sex and race/ethnicity.")
     st.stop()
 
-ll144_tab, eeoc_tab = st.tabs(["Local Law 144", "EEOC Uniform Guidelines"])
-with ll144_tab:
-    source: Any = data.engine if data.engine is not None else data.frame
-    ll144 = ui.guarded(ll144_audit, source, spec, sex, race, exclude_small=exclude, unknown=unknown,
-                       where="regulator")
-    if ll144 is not None:
-        if sex is not None and race is not None and all(t.reason is None for t in ll144.tables[:2]):
-            crossed = ui.guarded(run_audit, spec.with_changes(group_by=(sex, race), protected=None, group_label=None,
-                                                              other_label=None), where="regulator")
-            if crossed is not None:
-                st.markdown(ui.bullet_list(line.strip(" -") for line in
-                                           sufficiency_lines(sufficiency(crossed.comparisons, crossed.spec))))
-        show_ll144(ll144)
-
-with eeoc_tab:
-    meaning = eeoc_meaning(spec)
-    if meaning:
-        st.info(ui.md(meaning), icon=ui.ICONS["info"])
-    for column in (c for c in (sex, race) if c is not None):
-        result = ui.guarded(run_audit, spec.with_changes(group_by=(column,), protected=None, group_label=None,
-                                                         other_label=None), where="regulator")
-        if result is None:
-            continue
-        st.subheader(f"{ui.md(column, 80)}: every group against {ui.md(result.reference, 80)}")
-        st.markdown(ui.bullet_list(line.strip(" -") for line in sufficiency_lines(sufficiency(result.comparisons,
-                                                                                                result.spec))))
-        rows = eeoc_rows(result.comparisons, adverse=spec.adverse)
-        ui.grid(eeoc_frame(rows), hide_index=True)
-        st.markdown(ui.bullet_list(r.sentence for r in rows))
+choices = RegulatorChoices(sex=sex, race=race, exclude_small=exclude, unknown=unknown)
+source: Any = data.engine if data.engine is not None else data.frame
+for tab, entry in zip(st.tabs([t.title for t in REGULATOR_TABLES.values()]), REGULATOR_TABLES.values()):
+    with tab:
+        output = ui.guarded(entry.build, source, spec, choices, where="regulator")
+        if output is not None:
+            show_output(output, entry.name)

@@ -366,18 +366,21 @@ def _prediction_options(args: argparse.Namespace, fields: dict[str, Any]) -> Non
 
 def add_template_options(parser: argparse.ArgumentParser, *, csv: bool = True) -> None:
     """The regulator templates' options (added to ``luskin audit``, and without --csv to ``luskin report``)."""
+    from luskin_core.analyses.regulator_tables import REGULATOR_TABLES
+
     group = parser.add_argument_group("regulator templates")
-    group.add_argument("--template", choices=["ll144", "eeoc"], default=None,
-                       help="print the NYC Local Law 144 bias-audit tables (ll144) or the EEOC Uniform Guidelines "
-                            "table (eeoc: four-fifths, two standard deviations, Fisher, shortfall, flip test)")
+    group.add_argument("--template", choices=list(REGULATOR_TABLES), default=None,
+                       help="print " + "; or ".join(f"{t.help} ({t.name})" for t in REGULATOR_TABLES.values()))
     group.add_argument("--sex", metavar="COL", help="the sex column (for --template)")
     group.add_argument("--race", metavar="COL", help="the race/ethnicity column (for --template)")
     group.add_argument("--unknown", metavar="VALUE", action="append", default=None,
                        help="LL144: read this sex or race/ethnicity value as unknown too (repeatable); common "
                             "spellings such as 'Decline to self-identify' and 'Prefer not to say' already are")
-    group.add_argument("--counts", metavar="FILE",
-                       help="LL144 from a published summary table instead of rows (CSV with columns table, category, "
-                            "applicants, selected or scoring_rate; each table's unknowns as category Unknown)")
+    if csv:  # luskin audit only: a report needs the rows
+        group.add_argument("--counts", metavar="FILE",
+                           help="LL144 from a published summary table instead of rows (CSV with columns table, "
+                                "category, applicants, selected or scoring_rate; each table's unknowns as category "
+                                "Unknown)")
     group.add_argument("--exclude-small", action="store_true",
                        help="LL144: leave categories under 2%% of the data out of the impact ratios (their n and "
                             "rate are still shown, with the justification)")
@@ -387,18 +390,20 @@ def add_template_options(parser: argparse.ArgumentParser, *, csv: bool = True) -
 
 def apply_template(args: argparse.Namespace, fields: dict[str, Any]) -> None:
     """With a template and no --groups, the groups come from --sex and --race (so --protected is not needed)."""
+    from luskin_core.analyses.regulator_tables import REGULATOR_TABLES
+
     template = getattr(args, "template", None)
     if template is None:
         if (getattr(args, "sex", None) or getattr(args, "race", None) or getattr(args, "exclude_small", False)
                 or getattr(args, "unknown", None) or getattr(args, "counts", None)):
-            raise LuskinError("--sex, --race, --unknown, --counts and --exclude-small go with --template ll144 or "
-                              "--template eeoc.")
+            raise LuskinError("--sex, --race, --unknown, --counts and --exclude-small go with --template "
+                              + " or --template ".join(REGULATOR_TABLES) + ".")
         return
     columns = [c.strip() for c in (getattr(args, "sex", None), getattr(args, "race", None)) if c]
-    if template == "ll144" and len(columns) != 2:
-        raise LuskinError("--template ll144 needs both columns: --sex COLUMN --race COLUMN.")
+    if REGULATOR_TABLES[template].needs_both and len(columns) != 2:
+        raise LuskinError(f"--template {template} needs both columns: --sex COLUMN --race COLUMN.")
     if not columns and not getattr(args, "groups", None):
-        raise LuskinError("--template eeoc needs --sex COLUMN, --race COLUMN or --groups COLUMN.")
+        raise LuskinError(f"--template {template} needs --sex COLUMN, --race COLUMN or --groups COLUMN.")
     if getattr(args, "protected", None):
         raise LuskinError(f"--template {template} compares every category: use --sex/--race, not --protected.")
     if not getattr(args, "groups", None):

@@ -186,11 +186,12 @@ def run(args: argparse.Namespace) -> int:
     result = audit(located, spec)
     timings["audit"] = clock() - t
     _say(f"Audit: {result.headline()} ({timings['audit']:.1f} s)")
-    ll144 = None
-    if args.template == "ll144":
-        from luskin_core.analyses.regulator import ll144_audit
+    regulator = []
+    if args.template:  # a regulator table's section (luskin_core.analyses.regulator_tables)
+        from luskin_cli.regulator import template_choices
+        from luskin_core.analyses.regulator_tables import REGULATOR_TABLES
 
-        ll144 = ll144_audit(located, spec, args.sex.strip(), args.race.strip(), exclude_small=args.exclude_small)
+        regulator.append(REGULATOR_TABLES[args.template].build(located, spec, template_choices(args)))
 
     series = None
     if args.period:
@@ -270,8 +271,7 @@ def run(args: argparse.Namespace) -> int:
     content = report_content(result, frame=frame if in_memory else None, dataset=dataset,
                              retrain=retrains or None, thresholds=reports or None, equalized=sweep,
                              equalized_alpha=args.alpha_shown if sweep is not None else None, title=args.title,
-                             sample_note=sample_note, adjusted=adjusted, ll144=ll144,
-                             eeoc=args.template == "eeoc", series=series)
+                             sample_note=sample_note, adjusted=adjusted, regulator=regulator, series=series)
     timings["report content"] = clock() - t
     written: dict[str, str] = {}
     if html_path is not None:

@@ -134,3 +134,16 @@ def test_regulator_page_reads_a_published_table():
     text = "\n".join(unescape(m.value) for m in at.markdown)
     assert "Spread over the categories in every possible way" in text
     assert "the published table does not have it" in "\n".join(unescape(i.value) for i in at.info)
+
+
+def test_a_registered_table_gets_its_own_tab(monkeypatch):
+    from luskin_core.analyses import regulator_tables
+
+    entry = regulator_tables.RegulatorTable("toy", "Toy table", "a toy table", "tests.test_cli_regulator:build_toy")
+    monkeypatch.setitem(regulator_tables.REGULATOR_TABLES, "toy", entry)
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.switch_page("app_pages/regulator.py").run()
+    assert not at.exception, at.exception
+    assert [t.label for t in at.tabs] == ["Local Law 144", "EEOC Uniform Guidelines", "Toy table"]
+    assert any(unescape(s.value) == "Toy counts" for s in at.subheader)
+    assert f"The toy table counted {len(load_sample('adult'))} rows" in "\n".join(unescape(m.value) for m in at.markdown)

@@ -262,3 +262,72 @@ def test_published_summary_mistakes_are_plain_sentences(capsys, tmp_path, rows, 
     pd.DataFrame(rows).to_csv(path, index=False)
     status, _, err = run(capsys, "audit", "--template", "ll144", "--counts", str(path))
     assert status == 2 and words in err and "Traceback" not in err, err
+
+
+class _ToyOutput:
+    """A regulator table written outside the project: the shape every output has, nothing else."""
+
+    anchor, section_title, sentences_title = "toy", "Toy regulator table", "In words"
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def intro(self) -> list[str]:
+        return []
+
+    def document(self) -> dict:
+        return {"template": "toy", "rows": self.n}
+
+    def csv_frame(self) -> pd.DataFrame:
+        return pd.DataFrame({"what": ["=rows"], "n": [self.n]})
+
+    def text(self) -> str:
+        return f"Toy table: {self.n} rows"
+
+    def metrics(self) -> list:
+        return [("Rows", f"{self.n:,}")]
+
+    def notes(self) -> list:
+        return []
+
+    def settings(self, data_label: str = "") -> list:
+        return [("Rows", str(self.n))]
+
+    def tables(self) -> list:
+        from luskin_core.analyses.regulator import ShownTable
+
+        return [ShownTable("Toy counts", ("What", "Rows"), (("rows", str(self.n)),), (False,),
+                           frame=pd.DataFrame({"what": ["rows"], "n": [self.n]}))]
+
+    def sentences(self) -> list[str]:
+        return [f"The toy table counted {self.n} rows."]
+
+
+def build_toy(data, spec, choices) -> _ToyOutput:
+    return _ToyOutput(len(data))
+
+
+@pytest.fixture
+def toy_table(monkeypatch: pytest.MonkeyPatch):
+    """One line in the registry is all a new regulator table needs (besides its own module)."""
+    from luskin_core.analyses import regulator_tables
+
+    entry = regulator_tables.RegulatorTable("toy", "Toy table", "a toy table (toy)", f"{__name__}:build_toy")
+    monkeypatch.setitem(regulator_tables.REGULATOR_TABLES, "toy", entry)
+    return entry
+
+
+def test_a_registered_table_is_a_template_a_report_section_and_a_csv(capsys, toy_table, tmp_path) -> None:
+    target = tmp_path / "toy.csv"
+    status, out, err = run(capsys, "audit", "--data", "sample:compas", "--outcome", "two_year_recid", "--positive",
+                           "1", "--template", "toy", "--sex", "sex", "--csv", str(target))
+    assert status == 0, err
+    rows = len(load_sample("compas"))
+    assert out.strip() == f"Toy table: {rows} rows"
+    assert "'=rows" in target.read_text(encoding="utf-8")
+    report = tmp_path / "report.html"
+    status, _, err = run(capsys, "report", "--data", "sample:compas", "--outcome", "two_year_recid", "--positive",
+                         "1", "--groups", "race", "--template", "toy", "--sex", "sex", "--html", str(report))
+    assert status == 0, err
+    html = report.read_text(encoding="utf-8")
+    assert "Toy regulator table" in html and f"The toy table counted {rows} rows." in html

@@ -933,7 +933,269 @@ def format_eeoc(rows: Sequence[EEOCRow], spec: Any = None) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["EEOCRow", "LL144Result", "LL144Row", "LL144Table", "eeoc_frame",
-           "eeoc_rows", "format_eeoc", "format_ll144", "guess_ll144_columns", "ll144_audit", "ll144_from_cells",
-           "ll144_from_count_table", "ll144_from_counts", "ll144_from_summary", "ll144_from_tables", "ll144_spec",
-           "ll144_table", "read_summary"]
+# ------------------------------------------------------------------------------------------
+# Outputs: what the command line, the report and the page show of a regulator table
+# (one shape, so that a new table is its module and one line in luskin_core.analyses.regulator_tables)
+# ------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ShownTable:
+    """One table as the page and the report show it: text cells (the report), numbers (the page's grid)."""
+
+    title: str
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    flagged: tuple[bool, ...]
+    note: str = ""
+    frame: pd.DataFrame | None = None
+    intro: tuple[str, ...] = ()  # sentences before the table (what the data could show)
+    reason: str | None = None  # why the table has no impact ratios
+    wide: bool = False
+
+
+def _sufficiency(result: Any, spec: Any) -> tuple[Any, ...]:
+    from luskin_core.stats.power import sufficiency
+
+    return tuple(sufficiency(result.comparisons, spec))
+
+
+def _sufficiency_lines(items: Sequence[Any]) -> list[str]:
+    from luskin_core.stats.power import sufficiency_lines
+
+    return [line.strip(" -") for line in sufficiency_lines(items)]
+
+
+@dataclass(frozen=True)
+class LL144Output:
+    """The Local Law 144 tables with the sex × race/ethnicity audit's data sufficiency (None from a published
+    table, or when a single-sex pool has no such comparison: ``audit_problem`` says why)."""
+
+    result: LL144Result
+    audit: Any = None
+    sufficiency: tuple[Any, ...] = ()
+    audit_problem: str = ""
+    anchor: str = "ll144"
+    section_title: str = "NYC Local Law 144 bias audit: summary of results"
+    sentences_title: str = "In words"
+
+    def intro(self) -> list[str]:
+        if self.audit_problem:
+            return [f"Data sufficiency: not computed ({self.audit_problem})"]
+        return _sufficiency_lines(self.sufficiency)
+
+    def document(self) -> dict[str, Any]:
+        document = self.audit.to_dict() if self.audit is not None else {}
+        document.update({"template": "ll144", "ll144": self.result.to_dict(),
+                         "sufficiency": [s.to_dict() for s in self.sufficiency]})
+        return document
+
+    def csv_frame(self) -> pd.DataFrame:
+        return self.result.to_frame()
+
+    def text(self) -> str:
+        lines = self.intro()
+        return "\n".join([*lines, "", format_ll144(self.result)]) if lines else format_ll144(self.result)
+
+    def metrics(self) -> list[tuple[str, str]]:
+        r = self.result
+        out = [("Individuals assessed", f"{r.assessed:,}"), ("Unknown sex or race/ethnicity", f"{r.unknown_count:,}")]
+        if r.scoring and r.median is not None:
+            out.append(("Median score (scoring rate: strictly above)", f"{r.median:g}"))
+        elif r.no_outcome_count:
+            out.append(("Rows with no outcome (not assessed)", f"{r.no_outcome_count:,}"))
+        return out
+
+    def notes(self) -> list[str]:
+        return [self.result.selected_means] if self.result.selected_means else []
+
+    def settings(self, data_label: str = "") -> list[tuple[str, str]]:
+        r = self.result
+        items = [("Data", data_label)] if data_label else []
+        items += [("Individuals assessed", f"{r.assessed:,}"),
+                  ("Unknown sex or race/ethnicity (not in the intersectional table)", f"{r.unknown_count:,}")]
+        if r.no_outcome_count:
+            items.append(("Rows with no outcome (not assessed)", f"{r.no_outcome_count:,}"))
+        items += [("Rate", r.rate_name + (f": the share scoring strictly above the median score ({r.median:g})"
+                                          if r.scoring and r.median is not None else "")),
+                  ("Impact ratio", "the category's rate divided by the rate of the most selected category")]
+        if r.source == "rows":
+            items += [("Sex column", r.sex_column), ("Race/ethnicity column", r.race_column)]
+        return [(k, v) for k, v in items if v]
+
+    def tables(self) -> list[ShownTable]:
+        r = self.result
+        frame = r.to_frame()
+        selected = "Scored above median" if r.scoring else "# Selected"
+        out = []
+        for t in r.tables:
+            unknowns = bool(t.unknown_count)
+            header: tuple[str, ...] = ("Category", "# of applicants", selected, r.rate_name.capitalize(),
+                                       "Impact ratio")
+            if unknowns:
+                header += ("Range over the unknowns", "Status")
+            rows = tuple((row.category, *ll144_cells(r, row), *(bounds_cells(row) if unknowns else ()))
+                         for row in t.rows)
+            part = frame[(frame["table"] == t.kind) & (frame["category"] != UNKNOWN_CATEGORY)].drop(columns="table")
+            part = part.assign(status=[STATUS_WORDS.get(s, "") if isinstance(s, str) else "" for s in part["status"]])
+            if not unknowns:
+                part = part.drop(columns=["impact_ratio_low", "impact_ratio_high", "status"])
+            out.append(ShownTable(KIND_TITLES[t.kind] + " categories", header, rows,
+                                  tuple(bool(row.below_four_fifths) for row in t.rows),
+                                  f"Unknown {UNKNOWN_WHAT[t.kind]}: {t.unknown_count:,} (not in this table).",
+                                  part.reset_index(drop=True), reason=t.reason))
+        return out
+
+    def sentences(self) -> list[str]:
+        return self.result.sentences()
+
+
+@dataclass(frozen=True)
+class EEOCPart:
+    """The Uniform Guidelines table of one audit (one grouping column, or the specification's groups)."""
+
+    label: str
+    audit: Any
+    rows: tuple[EEOCRow, ...]
+    sufficiency: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class EEOCOutput:
+    """The Uniform Guidelines tables, one per grouping, read in the specification's direction."""
+
+    parts: tuple[EEOCPart, ...]
+    spec: Any = None
+    anchor: str = "eeoc"
+    section_title: str = "EEOC Uniform Guidelines: four-fifths beside significance"
+    sentences_title: str = "Where the tests agree and disagree"
+
+    def intro(self) -> list[str]:
+        return []
+
+    def document(self) -> dict[str, Any]:
+        documents = []
+        for p in self.parts:
+            document = p.audit.to_dict()
+            document.update({"eeoc": [r.to_dict() for r in p.rows], "sufficiency": [i.to_dict() for i in p.sufficiency]})
+            documents.append(document)
+        return {"template": "eeoc", "audits": documents}
+
+    def csv_frame(self) -> pd.DataFrame:
+        frames = []
+        for p in self.parts:
+            frame = eeoc_frame(p.rows)
+            frame.insert(0, "Groups", p.label)
+            frames.append(frame)
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+    def text(self) -> str:
+        return "\n\n".join("\n".join([f"Groups: {p.label} (reference {p.audit.reference})"]
+                                     + sufficiency_text(p.sufficiency) + ["", format_eeoc(p.rows, self.spec)])
+                           for p in self.parts)
+
+    def metrics(self) -> list[tuple[str, str]]:
+        return []
+
+    def notes(self) -> list[str]:
+        meaning = eeoc_meaning(self.spec)
+        return [meaning] if meaning else []
+
+    def settings(self, data_label: str = "") -> list[tuple[str, str]]:
+        return [("Data", data_label)] if data_label else []
+
+    def tables(self) -> list[ShownTable]:
+        out = []
+        for p in self.parts:
+            rows = tuple((r.group if r.cell is None else f"{r.group} ({r.cell})", f"{r.n:,}", format_percent(r.rate),
+                          *eeoc_cells(r)) for r in p.rows)
+            out.append(ShownTable(
+                f"{p.label}: every group against {p.audit.reference}",
+                ("Group", "Rows", "Rate", "Impact ratio", "Four-fifths", "z (SD)", "Fisher p", "Shortfall to 4/5",
+                 "Shortfall to parity", "Flip", "Detectable gap"), rows, tuple(bool(r.below_four_fifths) for r in p.rows),
+                "Shortfall: additional selections the group needs (its size unchanged). Flip: moving one or two people "
+                "changes the four-fifths verdict. Detectable gap: the smallest drop below the reference's rate seen "
+                "with 80% power at the 5% level.", eeoc_frame(p.rows), tuple(_sufficiency_lines(p.sufficiency)),
+                wide=True))
+        return out
+
+    def sentences(self) -> list[str]:
+        return [r.sentence for p in self.parts for r in p.rows]
+
+
+def sufficiency_text(items: Sequence[Any]) -> list[str]:
+    """The data sufficiency lines as the command line prints them."""
+    from luskin_core.stats.power import sufficiency_lines
+
+    return list(sufficiency_lines(items))
+
+
+def eeoc_part(result: Any, label: str | None = None) -> EEOCPart:
+    """The Uniform Guidelines table of one audit result, in its specification's direction."""
+    spec = result.spec
+    rows = eeoc_rows(result.comparisons, adverse=bool(getattr(spec, "adverse", False)))
+    return EEOCPart(label or (" × ".join(spec.group_by) if spec.group_by else spec.groups_text), result, rows,
+                    _sufficiency(result, spec))
+
+
+def build_eeoc(data: Any, spec: Any, choices: Any) -> EEOCOutput:
+    """The EEOC tables: one audit per sex and race/ethnicity column (or of the specification's own groups)."""
+    from luskin_core.analyses.audit import audit
+
+    columns = [c for c in (choices.sex, choices.race) if c]
+    if choices.groups or not columns:
+        specs = [spec]
+    else:
+        specs = [spec.with_changes(group_by=(c,), protected=None, group_label=None, other_label=None)
+                 for c in columns]
+    return EEOCOutput(tuple(eeoc_part(audit(data, s)) for s in specs), spec)
+
+
+def build_ll144(data: Any, spec: Any, choices: Any) -> LL144Output:
+    """The Local Law 144 tables and the data sufficiency of the sex × race/ethnicity audit beside them."""
+    from luskin_core.analyses.audit import audit
+
+    result = ll144_audit(data, spec, choices.sex, choices.race, exclude_small=choices.exclude_small,
+                         unknown=choices.unknown)
+    columns = tuple(c for c in (choices.sex, choices.race) if c)
+    crossed = spec.with_changes(group_by=columns, protected=None, group_label=None, other_label=None)
+    if result.scoring and result.median is not None:  # the comparisons count "strictly above the median" too
+        crossed = crossed.with_changes(score_cutoff=float(np.nextafter(result.median, np.inf)))
+    try:
+        audited = audit(data, crossed)
+    except LuskinError as err:  # a single-sex pool has no sex × race/ethnicity comparison; the tables say why
+        return LL144Output(result, audit_problem=str(err))
+    return LL144Output(result, audited, _sufficiency(audited, crossed))
+
+
+def ll144_summary_output(path: Any, choices: Any) -> LL144Output:
+    """The Local Law 144 output of a published summary table (a file or a binary buffer)."""
+    return LL144Output(ll144_from_summary(read_summary(path), exclude_small=choices.exclude_small,
+                                          unknown=choices.unknown))
+
+
+__all__ = [
+    "EEOCOutput",
+    "EEOCPart",
+    "EEOCRow",
+    "LL144Output",
+    "LL144Result",
+    "LL144Row",
+    "LL144Table",
+    "ShownTable",
+    "build_eeoc",
+    "build_ll144",
+    "eeoc_frame",
+    "eeoc_rows",
+    "format_eeoc",
+    "format_ll144",
+    "guess_ll144_columns",
+    "ll144_audit",
+    "ll144_from_cells",
+    "ll144_from_count_table",
+    "ll144_from_counts",
+    "ll144_from_summary",
+    "ll144_from_tables",
+    "ll144_spec",
+    "ll144_summary_output",
+    "ll144_table",
+    "read_summary",
+]

@@ -870,6 +870,7 @@ def report_content(
     eeoc: bool = False,
     series: Any = None,
     proxy: Any = None,
+    regulator: Sequence[Any] = (),
 ) -> ReportContent:
     """Everything the report says, for :meth:`ReportContent.html` and :meth:`ReportContent.pdf`.
 
@@ -879,6 +880,7 @@ def report_content(
     ``sample_note`` says which rows the model tools used when they ran on a sample of a large
     source (e.g. "a stratified sample of 500,000 of 10,000,000 rows"); it is listed with the data.
     ``proxy`` is a :class:`luskin_core.analyses.proxy_audit.ProxyAudit` (race estimated from names and places).
+    ``regulator`` holds regulator tables' outputs (``REGULATOR_TABLES[name].build(...)``), one section each.
     """
     if not isinstance(result, AuditResult):
         raise LuskinError("There is no audit result to report yet: run the audit first.")
@@ -902,12 +904,16 @@ def report_content(
         from luskin_core.present.adjust_report import adjusted_section
 
         sections.append(adjusted_section(adjusted))
-    if ll144 is not None or eeoc:  # the regulators' tables (luskin_core.present.regulator_report)
-        from luskin_core.analyses.regulator import eeoc_rows
-        from luskin_core.present.regulator_report import eeoc_section, ll144_section
+    outputs = list(regulator)  # the regulators' tables (luskin_core.analyses.regulator_tables), any of them
+    if ll144 is not None or eeoc:  # older keywords: an LL144Result, and the EEOC table of this audit
+        from luskin_core.analyses.regulator import EEOCOutput, LL144Output, eeoc_part
 
-        sections += ([ll144_section(ll144, ref.label if ref else "")] if ll144 is not None else []) + \
-            ([eeoc_section(eeoc_rows(result.comparisons, adverse=result.spec.adverse), result.spec)] if eeoc else [])
+        outputs += ([LL144Output(ll144)] if ll144 is not None else []) + \
+            ([EEOCOutput((eeoc_part(result),), result.spec)] if eeoc else [])
+    if outputs:
+        from luskin_core.present.regulator_report import regulator_section
+
+        sections += [regulator_section(o, ref.label if ref else "") for o in outputs]
     from luskin_core.present.series_report import pooled_chart, series_section
 
     pooled_chart(sections[-1], result)  # small groups: raw and partially pooled shares
@@ -947,6 +953,7 @@ def build_html_report(
     ll144: Any = None,
     eeoc: bool = False,
     series: Any = None,
+    regulator: Sequence[Any] = (),
 ) -> str:
     """A self-contained HTML page with the audit and every correction supplied.
 
@@ -960,7 +967,7 @@ def build_html_report(
     return report_content(result, frame=frame, dataset=dataset, retrain=retrain, thresholds=thresholds,
                           equalized=equalized, equalized_alpha=equalized_alpha, options=options, title=title,
                           generated_at=generated_at, sample_note=sample_note, ll144=ll144, eeoc=eeoc,
-                          series=series).html()
+                          series=series, regulator=regulator).html()
 
 
 def build_pdf_report(
@@ -980,6 +987,7 @@ def build_pdf_report(
     ll144: Any = None,
     eeoc: bool = False,
     series: Any = None,
+    regulator: Sequence[Any] = (),
 ) -> bytes:
     """The same report as :func:`build_html_report`, as PDF bytes (charts as vector images).
 
@@ -988,7 +996,7 @@ def build_pdf_report(
     return report_content(result, frame=frame, dataset=dataset, retrain=retrain, thresholds=thresholds,
                           equalized=equalized, equalized_alpha=equalized_alpha, options=options, title=title,
                           generated_at=generated_at, sample_note=sample_note, ll144=ll144,
-                          eeoc=eeoc, series=series).pdf(browser_path=browser_path)
+                          eeoc=eeoc, series=series, regulator=regulator).pdf(browser_path=browser_path)
 
 
 def report_filename(dataset: DatasetRef | Mapping[str, Any] | str | None, when: _dt.datetime | None = None,
