@@ -242,8 +242,7 @@ def render_sufficiency(result: AuditResult) -> None:
         return
     st.caption(ui.md(lines[0]))
     details = [line.strip(" -") for line in lines[1:]]
-    details += [str(extras["power_sentence"]) for extras in (c.extras or {} for c in result.comparisons)
-                if extras.get("power_sentence")]
+    details += result.power_sentences()
     if details:
         with st.expander("Which groups are too small, and what the data could have seen"):
             st.markdown(ui.bullet_list(details))
@@ -252,7 +251,7 @@ def render_sufficiency(result: AuditResult) -> None:
 def render_simpson(result: AuditResult) -> None:
     """The Simpson's-paradox callout: the overall gap misleads, in words."""
     for p in result.simpson:
-        st.warning("**Simpson's paradox: the overall gap misleads.** " + ui.md(p.sentence), icon=ui.ICONS["error"])
+        st.warning("**Simpson's paradox: the overall gap misleads.** " + ui.md(result.pooled_sentence(p)), icon=ui.ICONS["error"])
 
 
 def render_tables(result: AuditResult) -> None:

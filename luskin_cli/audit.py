@@ -138,7 +138,7 @@ def format_audit(result: Any) -> str:
                                       "pooled odds ratio (MH)", "CMH p", "Breslow-Day p", "Simpson"])]
     lines.append("")
     lines += [f"- {s}" for s in result.sentences()]
-    seen = [text for c in result.comparisons if (text := (c.extras or {}).get("power_sentence"))]
+    seen = result.power_sentences()
     lines += [f"- {s}" for s in seen[:12]] + ([f"- ... and {len(seen) - 12} more such sentences in --json."]
                                              if len(seen) > 12 else [])
     return "\n".join(lines)

@@ -93,9 +93,9 @@ def test_small_groups_move_toward_their_parent_and_the_sentence_says_so(compas):
     assert min(raw, rest) <= native.pooled_rate <= max(raw, rest)
     assert abs(native.pooled_rate - rest) < abs(raw - rest)
     assert native.pooled_ci_low <= native.pooled_rate <= native.pooled_ci_high
-    assert "partially pooled toward the rest of Native American" in native.sentence
+    assert "partially pooled toward the rest of Native American" in result.sentence(native)
     big = result.comparison("African-American × Male")
-    assert "pooled" not in big.sentence  # 3,044 rows: the raw share is quoted alone
+    assert "pooled" not in result.sentence(big)  # 3,044 rows: the raw share is quoted alone
     # a large group barely moves
     assert big.pooled_rate == pytest.approx(big.rate, abs=0.005)
 

@@ -30,7 +30,7 @@ from luskin_core.counting.sources import Source
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec, resolve_column
 from luskin_core.spec.validation import check_positive_present, check_two_classes
-from luskin_core.stats.comparisons import Comparison, PooledComparison, compare
+from luskin_core.stats.comparisons import Comparison, JudgedRate, PooledComparison, compare
 from luskin_core.stats.inference import wilson_interval
 from luskin_core.stats.shrinkage import with_pooled
 from luskin_core.stats.verdict import ALPHA, JUDGED_ORDER, Verdict
@@ -60,27 +60,77 @@ class Cell:
 class Gap:
     """The comparison of the two protected classes inside one filter cell (the paper's view of it).
 
-    A view of the cell's comparison (:class:`luskin_core.stats.comparisons.Comparison`): ``gap`` is
-    the judged rate of ``group`` minus the ``reference``'s (the share with a positive decision,
-    or the error rate the criterion judges), ``p_value``/``p_adjusted`` its tests, ``verdict``
-    the comparison's verdict and ``fair`` that verdict as a flag: True within the tolerance,
-    False beyond it (by chance or not), None when it is not judged (too few rows, or a class is
-    empty in the cell: "not computable").
+    Derived from the cell's comparison (:class:`luskin_core.stats.comparisons.Comparison`), nothing copied:
+    ``gap`` is the judged rate of ``group`` minus the ``reference``'s (the share with a positive decision,
+    or the error rate the criterion judges), ``p_value``/``p_adjusted`` its tests, ``verdict`` the
+    comparison's verdict and ``fair`` that verdict as a flag: True within the tolerance, False beyond it
+    (by chance or not), None when it is not judged (too few rows, or a class is empty in the cell: "not
+    computable"). ``sentence`` is the narrative's, written when asked for.
     """
 
     filter_holds: bool | None
     cell: str
-    gap: float | None
-    p_value: float | None
-    test: str
-    fair: bool | None
-    significant: bool | None
-    sentence: str
-    verdict: str = ""
-    p_adjusted: float | None = None
-    group: str = ""
-    reference: str = ""
-    measure: str = "selection"
+    comparison: Comparison = field(repr=False)
+    spec: AuditSpec = field(repr=False, compare=False)
+
+    @property
+    def _rate(self) -> JudgedRate | None:
+        return self.comparison.deciding
+
+    @property
+    def gap(self) -> float | None:
+        return None if self._rate is None else self._rate.difference
+
+    @property
+    def p_value(self) -> float | None:
+        return None if self._rate is None else self._rate.p_value
+
+    @property
+    def p_adjusted(self) -> float | None:
+        return None if self._rate is None else self._rate.p_adjusted
+
+    @property
+    def test(self) -> str:
+        rate = self._rate
+        return rate.test if rate is not None and rate.p_value is not None else "not computable (a class has no rows)"
+
+    @property
+    def significant(self) -> bool | None:
+        """Below 0.05 after adjusting (or unadjusted when no adjusted p exists); None when untested."""
+        if self.p_adjusted is not None:
+            return bool(self.p_adjusted < ALPHA)
+        return None if self.p_value is None else bool(self.p_value < ALPHA)
+
+    @property
+    def verdict(self) -> Verdict:
+        return self.comparison.verdict
+
+    @property
+    def fair(self) -> bool | None:
+        return self.comparison.fair
+
+    @property
+    def group(self) -> str:
+        return self.comparison.group
+
+    @property
+    def reference(self) -> str:
+        return self.comparison.reference
+
+    @property
+    def measure(self) -> str:
+        return "selection" if self._rate is None else self._rate.name
+
+    @property
+    def sentence(self) -> str:
+        return narrative.sentence(self.comparison, self.spec)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON of a gap (the keys it has always had)."""
+        return {"filter_holds": self.filter_holds, "cell": self.cell, "gap": self.gap, "p_value": self.p_value,
+                "test": self.test, "fair": self.fair, "significant": self.significant, "sentence": self.sentence,
+                "verdict": self.verdict, "p_adjusted": self.p_adjusted, "group": self.group,
+                "reference": self.reference, "measure": self.measure}
 
 
 @dataclass(frozen=True)
@@ -216,10 +266,28 @@ class AuditResult:
             "criterion": self.spec.criterion,
             "verdict_counts": self.verdict_counts(),
             "cells": [asdict(c) for c in self.cells],
-            "gaps": [asdict(g) for g in self.gaps],
-            "comparisons": [c.to_dict() for c in self.comparisons],
-            "pooled": [p.to_dict() for p in self.pooled],
+            "gaps": [g.to_dict() for g in self.gaps],
+            "comparisons": [{**c.to_dict(), "sentence": self.sentence(c),
+                             "power_sentence": narrative.power_words(c, self.spec)} for c in self.comparisons],
+            "pooled": [{**p.to_dict(), "sentence": self.pooled_sentence(p), "notes": list(self.notes(p))}
+                       for p in self.pooled],
         }
+
+    def sentence(self, c: Comparison) -> str:
+        """One comparison in words (the narrative's, written now from its numbers)."""
+        return narrative.sentence(c, self.spec)
+
+    def pooled_sentence(self, p: PooledComparison) -> str:
+        """One group across the cells in words: overall, and within them."""
+        return narrative.pooled_sentence(p, self.spec, len(self.cell_names) > 1)
+
+    def power_sentences(self) -> list[str]:
+        """What each comparison judged within the tolerance (or could be chance) could have seen, in words."""
+        return [text for c in self.comparisons if (text := narrative.power_words(c, self.spec))]
+
+    def notes(self, p: PooledComparison) -> tuple[str, ...]:
+        """What to mind when reading a group's pooled view (the gap differs from cell to cell)."""
+        return narrative.pooled_notes(p, self.spec, len(self.cell_names) > 1)
 
     def headline(self) -> str:
         """The finding in one sentence: how many comparisons exceed the tolerance, and whether by chance."""
@@ -353,7 +421,6 @@ def audit_arrays(
 def result_from_counts(table: CountTable, spec: AuditSpec, *, source: str) -> AuditResult:
     """Every statistic of the audit from its count table."""
     comparisons, pooled, reference = compare(table, spec)
-    comparisons, pooled = narrative.with_words(comparisons, pooled, spec, len(table.cell_keys) > 1)  # the numbers in words
     comparisons = with_pooled(table, spec, comparisons)  # partially pooled shares of small groups
     cells: list[Cell] = []
     gaps: list[Gap] = []
@@ -376,17 +443,7 @@ def _paper_view(table: CountTable, spec: AuditSpec, comparisons: Sequence[Compar
             cells.append(Cell(key, member, table.groups[gi], name, int(n[gi, ci]), int(k[gi, ci]),
                               _num(ratio[gi, ci]), _num(low[gi, ci]), _num(high[gi, ci])))
         judged = next(c for c in comparisons if not c.is_reference and c.cell_key == key)
-        rate = judged.deciding
-        p_adjusted = None if rate is None else rate.p_adjusted
-        p_value = None if rate is None else rate.p_value
-        if p_adjusted is not None:
-            significant: bool | None = bool(p_adjusted < ALPHA)
-        else:
-            significant = None if p_value is None else bool(p_value < ALPHA)
-        gaps.append(Gap(key, name, None if rate is None else rate.difference, p_value,
-                        rate.test if rate is not None and p_value is not None else "not computable (a class has no rows)",
-                        judged.fair, significant, judged.sentence, judged.verdict, p_adjusted,
-                        judged.group, judged.reference, "selection" if rate is None else rate.name))
+        gaps.append(Gap(key, name, judged, spec))
     return cells, gaps
 
 

@@ -14,14 +14,13 @@ slides) is imported here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from luskin_core.counting.counts import CROSS
 from luskin_core.formatting import format_p, format_percent, points
 from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.stats.comparisons import CRITERION_NAMES, Comparison, PooledComparison
+from luskin_core.stats.shrinkage import SMALL_GROUP
 from luskin_core.stats.verdict import ALPHA, Verdict
 
 BEYOND, CHANCE, TOO_FEW, WITHIN = Verdict.BEYOND, Verdict.CHANCE, Verdict.TOO_FEW, Verdict.WITHIN
@@ -234,12 +233,35 @@ def pooled_notes(pc: PooledComparison, spec: AuditSpec, several: bool) -> tuple[
     return ()
 
 
-def with_words(comparisons: Sequence[Comparison], pooled: Sequence[PooledComparison], spec: AuditSpec,
-               several: bool) -> tuple[tuple[Comparison, ...], tuple[PooledComparison, ...]]:
-    """The records with their sentences (and the pooled view's notes) filled in from their numbers."""
-    return (tuple(replace(c, sentence=comparison_sentence(c, spec)) for c in comparisons),
-            tuple(replace(p, sentence=pooled_sentence(p, spec, several), notes=pooled_notes(p, spec, several))
-                  for p in pooled))
+def sentence(c: Comparison, spec: AuditSpec) -> str:
+    """One comparison in words, written on demand from its numbers; a small group's pooled share is quoted."""
+    text = comparison_sentence(c, spec)
+    if 0 < c.n < SMALL_GROUP and c.pooled_rate is not None and c.pooled_parent is not None:
+        text += " " + small_group_words(c.n, c.rate, c.pooled_rate, c.pooled_ci_low, c.pooled_ci_high,
+                                        c.pooled_parent)
+    return text
+
+
+def small_group_words(n: int, raw: float | None, rate: float, low: float | None, high: float | None,
+                      parent: str) -> str:
+    """The pooled share in words, saying why it is quoted (a small group) and toward what it is pooled."""
+    toward = "the other groups in the same stratum" if parent == "all rows of the cell" else f"the rest of {parent}"
+    return (f"With only {n:,} rows the raw share ({format_percent(raw, 0)}) is unsteady: partially pooled "
+            f"toward {toward}, the estimate is {format_percent(rate, 0)} (95% interval {format_percent(low, 0)} "
+            f"to {format_percent(high, 0)}).")
+
+
+def power_words(c: Comparison, spec: AuditSpec) -> str:
+    """What a comparison judged within the tolerance (or could be chance) could have seen: its power in words.
+
+    Empty for the reference, for a verdict of beyond or too few rows, and for an empty side.
+    """
+    from luskin_core.stats.power import power_sentence, tolerance_drop
+
+    if c.verdict not in (WITHIN, CHANCE) or c.n <= 0 or c.reference_n <= 0 or c.uniform is None:
+        return ""
+    return power_sentence(c.group, c.n, c.reference, c.reference_n, c.uniform.minimum_detectable_difference,
+                          tolerance_drop(spec, c.reference_rate))
 
 
 # ------------------------------------------------------------------------------------------
@@ -286,26 +308,28 @@ def headline(result: AuditResult) -> str:
 
 def sentences(result: AuditResult) -> list[str]:
     """One plain sentence per finding: per cell for the paper's two classes, per group otherwise."""
+    spec = result.spec
+    several = len(result.cell_names) > 1
     if result.gaps:
         out = [g.sentence for g in result.gaps]
         if len(result.gaps) > 1:
-            out += [p.sentence for p in result.pooled]
-        out += [note for p in result.pooled for note in p.notes]
+            out += [pooled_sentence(p, spec, several) for p in result.pooled]
+        out += [note for p in result.pooled for note in pooled_notes(p, spec, several)]
         return out
     out = []
-    several = len(result.cell_names) > 1
     for p in result.pooled:
         if several:
             mine = [c for c in result.judged if c.group == p.group]
             judged = [c for c in mine if c.verdict != TOO_FEW]
             tail = (f" In {p.cells_beyond} of {len(judged)} strata that can be judged the gap exceeds the "
                     "tolerance beyond chance." if judged else " No stratum has enough rows to judge.")
-            out.append(p.sentence + tail)
-            out += list(p.notes)
+            out.append(pooled_sentence(p, spec, several) + tail)
+            out += list(pooled_notes(p, spec, several))
         else:
-            out.append(result.comparison(p.group).sentence)
+            out.append(sentence(result.comparison(p.group), spec))
     return out
 
 
 __all__ = ["RATE_ON", "RATE_WORDS", "comparison_sentence", "group_words", "headline", "pooled_notes",
-           "pooled_sentence", "sentences", "share", "tolerance_words", "under_words", "with_words"]
+           "pooled_sentence", "power_words", "sentence", "sentences", "share", "small_group_words", "tolerance_words",
+           "under_words"]

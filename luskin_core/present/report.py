@@ -372,10 +372,11 @@ def _audit_section(result: AuditResult) -> Section:
     section.blocks.append(_settings(spec_in_words(spec, result.reference)))
     section.add("lead", text=result.headline())
     section.add("sentences", items=result.sentences(), title="Findings")
-    seen = [text for c in result.comparisons if (text := (c.extras or {}).get("power_sentence"))]
+    seen = result.power_sentences()
     if seen:
         section.add("sentences", items=seen, title="What the data could have seen")
-    section.warnings(["Simpson's paradox: " + p.sentence for p in result.simpson], "The overall gap misleads")
+    section.warnings(["Simpson's paradox: " + result.pooled_sentence(p) for p in result.simpson],
+                     "The overall gap misleads")
     if result.cells:  # the paper's two classes: the paper's bar chart, then overall vs within the cells
         section.chart(plots.audit_bars(result), "Share with the positive outcome per class and filter cell; whiskers: "
                                                 "95% confidence intervals; n: rows.")

@@ -237,7 +237,7 @@ def _finding_slides(result: AuditResult) -> list[Slide]:
         for p in result.pooled:
             mine = [c for c in result.comparisons if c.group in (p.group, result.reference)]
             bars = [(c.cell or "All rows", c.group, c.rate, c.ci_low, c.ci_high, c.n) for c in mine]
-            sentence = p.sentence if several else result.comparison(p.group).sentence
+            sentence = result.pooled_sentence(p) if several else result.sentence(result.comparison(p.group))
             findings.append((f"{group_words(p.group, spec)} against {group_words(result.reference, spec)}", sentence,
                              _shares_chart(bars, colors, spec.outcome_text)))
     shown = findings[:MAX_FINDINGS]
@@ -247,7 +247,8 @@ def _finding_slides(result: AuditResult) -> list[Slide]:
             extra = (f"... and {len(findings) - len(shown)} more findings in the report.",)
         out.append(Slide(title, (sentence, *extra), figure, FINDING, f"finding-{number}"))
     if len(result.cell_names) > 1 and result.pooled:
-        words = tuple(dict.fromkeys([p.sentence for p in result.pooled[:3]] + [n for p in result.pooled for n in p.notes]))
+        words = tuple(dict.fromkeys([result.pooled_sentence(p) for p in result.pooled[:3]]
+                                    + [n for p in result.pooled for n in result.notes(p)]))
         title = "Simpson's paradox: overall and within the strata disagree" if result.simpson else \
             "Overall and within the strata"
         out.append(Slide(title, words[:4], _slide_figure(overall_vs_within(result)), FINDING, "overall-vs-within"))

@@ -21,14 +21,14 @@ Mantel-Haenszel odds ratio, CMH test) is not significant or points the other way
 effect is significant and points against the marginal gap. Two non-significant gaps pointing in
 different directions are noise, not a paradox, and are not flagged.
 
-The records hold numbers and verdicts; their sentences are written by :mod:`luskin_core.analyses.narrative`
-(the audit fills them in).
+The records hold numbers and verdicts; their sentences are written on demand by
+:mod:`luskin_core.analyses.narrative` (``narrative.sentence(comparison, spec)``).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -46,6 +46,7 @@ from luskin_core.stats.inference import (
     two_proportion_tests,
     wilson_interval,
 )
+from luskin_core.stats.uniform import UniformStats, attach_uniform
 from luskin_core.stats.verdict import ALPHA, Verdict, inside_bar, judge
 
 # Kept importable for callers that have not switched to the enum (the regulator tables): the members themselves.
@@ -143,7 +144,6 @@ class Comparison(GroupComparison):
     reference_rate: float | None
     test: str
     four_fifths: bool | None
-    sentence: str  # written by luskin_core.analyses.narrative from the numbers above (empty until the audit fills it)
     score: dict[str, float | None] | None = None
     error_rates: dict[str, dict[str, float | None]] | None = None
     criterion: str = "selection"
@@ -152,7 +152,14 @@ class Comparison(GroupComparison):
     pooled_rate: float | None = None
     pooled_ci_low: float | None = None
     pooled_ci_high: float | None = None
-    extras: dict[str, Any] | None = None  # shortfall, flip test, detectable difference (luskin_core.analyses.regulator)
+    pooled_parent: str | None = None    # toward what the pooled share is pulled ("the rest of Native American")
+    # The Uniform Guidelines' numbers: shortfalls, the flip test, the detectable difference (set by the audit).
+    uniform: UniformStats | None = None
+
+    @property
+    def extras(self) -> dict[str, Any]:
+        """The Uniform Guidelines' numbers as a dict, for callers that read them by key (prefer ``uniform``)."""
+        return {} if self.uniform is None else asdict(self.uniform)
 
     @property
     def deciding(self) -> JudgedRate | None:
@@ -173,7 +180,8 @@ class Comparison(GroupComparison):
         out["judged_rates"] = [asdict(j) for j in self.judged_rates]
         out["fair"] = None if self.is_reference else self.fair
         out.pop("cell_key")
-        out.update(out.pop("extras") or {})
+        out.pop("pooled_parent")
+        out.update(out.pop("uniform") or {})
         if self.score is None:
             out.pop("score")
         if self.error_rates is None:
@@ -206,13 +214,9 @@ class PooledComparison:
     cells: int
     cells_beyond: int
     simpson: bool
-    sentence: str  # written by luskin_core.analyses.narrative (empty until the audit fills it)
-    notes: tuple[str, ...] = field(default_factory=tuple)  # likewise: what to mind when reading the pooled view
 
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["notes"] = list(self.notes)
-        return out
+        return asdict(self)
 
 
 # ------------------------------------------------------------------------------------------
@@ -282,7 +286,7 @@ def compare(table: CountTable, spec: AuditSpec) -> tuple[tuple[Comparison, ...],
     The verdict judges the rates the criterion names (the share with a positive decision by
     default; a model's true positive rate, both TPR and FPR, or precision on request); their
     p-values, over every comparison that can be judged, form the family that is adjusted.
-    Sentences are left empty: :func:`luskin_core.analyses.narrative.with_words` writes them.
+    The records hold numbers only: :mod:`luskin_core.analyses.narrative` writes their sentences on demand.
     """
     reference = choose_reference(table, spec)
     r = table.group_index(reference)
@@ -370,16 +374,14 @@ def compare(table: CountTable, spec: AuditSpec) -> tuple[tuple[Comparison, ...],
                 p_value=None if is_ref else _num(selection_p[gi, ci]),
                 test="" if is_ref else selection_tests[gi * C + ci],
                 p_adjusted=None if is_ref else sel_adj,
-                verdict=verdict, four_fifths=four_fifths, sentence="",
+                verdict=verdict, four_fifths=four_fifths,
                 score=None if score_stats is None else score_stats[gi][ci],
                 error_rates=None if error_stats is None else _with_adjusted(error_stats[gi][ci], judged, is_ref),
                 criterion=spec.criterion if table.tp is not None else "selection",
                 judged_rates=() if is_ref else tuple(judged),
             )
             comparisons.append(item)
-    from luskin_core.stats.uniform import attach_extras
-
-    comparisons = attach_extras(comparisons, spec)
+    comparisons = attach_uniform(comparisons)
     pooled = tuple(_pooled(table, spec, gi, r, comparisons) for gi in range(G) if gi != r)
     return tuple(comparisons), pooled, reference
 
@@ -484,6 +486,6 @@ def _pooled(table: CountTable, spec: AuditSpec, gi: int, r: int, comparisons: li
         marginal_impact_ratio=_num(ratio), marginal_p_value=_num(marginal_p), weighted_difference=weighted,
         mh_odds_ratio=mh.odds_ratio, mh_ci_low=mh.ci_low, mh_ci_high=mh.ci_high, cmh_p_value=mh.cmh_p_value,
         breslow_day_p_value=mh.breslow_day_p_value, strata_used=mh.strata_used, cells=len(table.cell_keys),
-        cells_beyond=cells_beyond, simpson=simpson, sentence="",
+        cells_beyond=cells_beyond, simpson=simpson,
     )
     return pooled

@@ -58,7 +58,6 @@ import numpy as np
 from scipy.special import betainc, betaincinv, betaln
 
 from luskin_core.counting.counts import CROSS, CountTable
-from luskin_core.formatting import format_percent
 from luskin_core.spec.audit_spec import AuditSpec
 
 LEVEL = 0.95
@@ -244,7 +243,8 @@ def _num(x: float) -> float | None:
 
 
 def with_pooled(table: CountTable, spec: AuditSpec, comparisons: Sequence[Any]) -> tuple[Any, ...]:
-    """The comparisons with their pooled share and interval, and for small groups a sentence quoting it.
+    """The comparisons with their pooled share, its interval and toward what it is pooled (the narrative quotes
+    it for small groups).
 
     Only where there is more than one group (a pooled share needs siblings). The audit calls this
     once on its comparisons (:func:`luskin_core.analyses.audit.result_from_counts`).
@@ -258,20 +258,8 @@ def with_pooled(table: CountTable, spec: AuditSpec, comparisons: Sequence[Any]) 
     for c in comparisons:
         i, j = gi[c.group], ci[c.cell_key]
         rate, low, high = _num(est.rate[i, j]), _num(est.ci_low[i, j]), _num(est.ci_high[i, j])
-        sentence = c.sentence
-        if 0 < c.n < SMALL_GROUP and rate is not None:
-            sentence += " " + pooled_sentence(c.n, c.rate, rate, low, high, est.parent[i])
-        out.append(replace(c, pooled_rate=rate, pooled_ci_low=low, pooled_ci_high=high, sentence=sentence))
+        out.append(replace(c, pooled_rate=rate, pooled_ci_low=low, pooled_ci_high=high, pooled_parent=est.parent[i]))
     return tuple(out)
-
-
-def pooled_sentence(n: int, raw: float | None, rate: float, low: float | None, high: float | None,
-                    parent: str) -> str:
-    """The pooled share in words, saying why it is quoted (a small group) and toward what it is pooled."""
-    toward = "the other groups in the same stratum" if parent == "all rows of the cell" else f"the rest of {parent}"
-    return (f"With only {n:,} rows the raw share ({format_percent(raw, 0)}) is unsteady: partially pooled "
-            f"toward {toward}, the estimate is {format_percent(rate, 0)} (95% interval {format_percent(low, 0)} "
-            f"to {format_percent(high, 0)}).")
 
 
 __all__ = [
@@ -282,6 +270,5 @@ __all__ = [
     "parent_of",
     "pool_family",
     "pooled_estimates",
-    "pooled_sentence",
     "with_pooled",
 ]

@@ -1,14 +1,16 @@
 """The Uniform Guidelines' statistics of one group against a reference: four-fifths, its shortfall and
 flip test, two standard deviations and Fisher's exact test, and the power a comparison had.
 
-Numbers of two counts only, so every comparison carries them (:func:`attach_extras`) and the
-regulator tables (:mod:`luskin_core.analyses.regulator`) lay them out.
+Numbers of two counts only, so every comparison carries them (:func:`attach_uniform`, a typed
+:class:`UniformStats`) and the regulator tables (:mod:`luskin_core.analyses.regulator`) lay them out. The
+power sentence is the narrative's (:func:`luskin_core.analyses.narrative.power_words`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -78,41 +80,41 @@ def fisher_p(k: int, n: int, ref_k: int, ref_n: int) -> float | None:
     return float(fisher_exact([[k, n - k], [ref_k, ref_n - ref_k]], alternative="two-sided")[1])
 
 
-def comparison_extras(comparisons: Sequence[Any], spec: Any) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class UniformStats:
+    """One comparison's Uniform Guidelines numbers: shortfalls to four-fifths and to parity (people), whether
+    moving one or two people flips the four-fifths result, and the smallest drop the data could detect."""
+
+    shortfall_four_fifths: int | None
+    shortfall_parity: int | None
+    flip: bool | None
+    minimum_detectable_difference: float | None
+
+
+def uniform_stats(comparisons: Sequence[Any]) -> list[UniformStats]:
     """Per comparison: shortfall to four-fifths and parity, the flip test, the minimum detectable difference.
 
     The reference's own rows get 0, 0, False and no detectable difference.
     """
-    from luskin_core.stats.power import minimum_detectable_difference, power_sentence, tolerance_drop
-    from luskin_core.stats.verdict import Verdict
+    from luskin_core.stats.power import minimum_detectable_difference
 
     n = np.array([c.n for c in comparisons], dtype=float)
     ref_n = np.array([c.reference_n for c in comparisons], dtype=float)
     ref_rate = np.array([np.nan if c.reference_rate is None else c.reference_rate for c in comparisons])
     mdd = minimum_detectable_difference(n, ref_n, ref_rate) if len(comparisons) else np.array([])
-    out: list[dict[str, Any]] = []
+    out: list[UniformStats] = []
     for c, m in zip(comparisons, mdd):
         if c.is_reference:
-            out.append({"shortfall_four_fifths": 0, "shortfall_parity": 0, "flip": False,
-                        "minimum_detectable_difference": None, "power_sentence": ""})
+            out.append(UniformStats(0, 0, False, None))
             continue
-        value = float(m) if math.isfinite(float(m)) else None
-        sentence = ""
-        if c.verdict in (Verdict.WITHIN, Verdict.CHANCE) and c.n > 0 and c.reference_n > 0:
-            sentence = power_sentence(c.group, c.n, c.reference, c.reference_n, value,
-                                      tolerance_drop(spec, c.reference_rate))
-        out.append({
-            "shortfall_four_fifths": shortfall(c.positives, c.n, c.reference_positives, c.reference_n),
-            "shortfall_parity": shortfall(c.positives, c.n, c.reference_positives, c.reference_n, (1, 1)),
-            "flip": flip(c.positives, c.n, c.reference_positives, c.reference_n),
-            "minimum_detectable_difference": value,
-            "power_sentence": sentence,
-        })
+        out.append(UniformStats(
+            shortfall_four_fifths=shortfall(c.positives, c.n, c.reference_positives, c.reference_n),
+            shortfall_parity=shortfall(c.positives, c.n, c.reference_positives, c.reference_n, (1, 1)),
+            flip=flip(c.positives, c.n, c.reference_positives, c.reference_n),
+            minimum_detectable_difference=float(m) if math.isfinite(float(m)) else None))
     return out
 
 
-def attach_extras(comparisons: list[Any], spec: Any) -> list[Any]:
-    """The comparisons with :func:`comparison_extras` attached (called as every comparison is made)."""
-    from dataclasses import replace
-
-    return [replace(c, extras=e) for c, e in zip(comparisons, comparison_extras(comparisons, spec))]
+def attach_uniform(comparisons: list[Any]) -> list[Any]:
+    """The comparisons with :func:`uniform_stats` attached (called as every comparison is made)."""
+    return [replace(c, uniform=u) for c, u in zip(comparisons, uniform_stats(comparisons))]
