@@ -331,3 +331,20 @@ def test_a_registered_table_is_a_template_a_report_section_and_a_csv(capsys, toy
     assert status == 0, err
     html = report.read_text(encoding="utf-8")
     assert "Toy regulator table" in html and f"The toy table counted {rows} rows." in html
+
+
+def test_audit_bounds_over_the_rows_of_unknown_group(capsys, tmp_path) -> None:
+    path = tmp_path / "g.csv"
+    pd.DataFrame({"g": ["a"] * 100 + ["b"] * 100 + [""] * 20,
+                  "y": [1] * 60 + [0] * 40 + [1] * 45 + [0] * 55 + [1] * 5 + [0] * 15}).to_csv(path, index=False)
+    base = ("audit", "--data", str(path), "--outcome", "y", "--positive", "1", "--groups", "g", "--bounds")
+    status, out, err = run(capsys, *base, "--json")
+    assert status == 0, err
+    (b,) = [b for b in json.loads(out)["bounds"] if b["group"] == "b"]
+    assert (b["unknown_n"], b["unknown_positives"], b["reference"]) == (20, 5, "a")
+    assert b["difference_low"] == pytest.approx(45 / 115 - 65 / 105)  # b gets the 15 without, a the 5 with
+    assert b["difference_high"] == pytest.approx(50 / 105 - 60 / 115)
+    assert b["impact_ratio_low"] == pytest.approx((45 / 115) / (65 / 105))
+    status, out, err = run(capsys, *base)
+    assert status == 0, err
+    assert "b against a: if the 20 rows of unknown group belonged to either, the gap would lie between" in out

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from luskin_core.stats.ll144_bounds import ratio_bounds, status
@@ -99,3 +99,55 @@ def test_larger_tables_against_brute_force_and_the_status_words():
     assert female_low == min(Fraction(555, 1181 + 250 - t) / Fraction(667 + t, 1390 + t) for t in range(251))
     assert status(female_low, female_high) == "passes" and female_low > Fraction(4, 5)
     assert status(Fraction(4, 5), Fraction(1)) == "passes" and status(Fraction(1, 2), Fraction(79, 100)) == "fails"
+
+
+# ------------------------------------------------------------------------------------------
+# The audit's --bounds: gaps and impact ratios over the rows of unknown group, the reference fixed
+# ------------------------------------------------------------------------------------------
+def _frame(groups, unknown, unknown_positive):
+    import pandas as pd
+
+    rows = []
+    for name, (n, k) in groups.items():
+        rows += [{"g": name, "y": int(i < k)} for i in range(n)]
+    rows += [{"g": None, "y": int(i < unknown_positive)} for i in range(unknown)]
+    return pd.DataFrame(rows)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 6), st.integers(0, 6)), min_size=2, max_size=3), st.integers(1, 4),
+       st.integers(0, 4), st.booleans())
+def test_audit_bounds_are_the_extremes_over_every_placement(sizes, unknown, unknown_positive, adverse):
+    from luskin_core.analyses.audit import audit
+    from luskin_core.analyses.unknown_bounds import gap_bounds
+    from luskin_core.spec.audit_spec import AuditSpec
+
+    groups = {f"g{i}": (n, min(k, n)) for i, (n, k) in enumerate(sizes)}
+    unknown_positive = min(unknown_positive, unknown)
+    frame = _frame(groups, unknown, unknown_positive)
+    spec = AuditSpec.from_dict({"outcome": "y", "positive": 1, "group_by": ["g"], "min_group_size": 1,
+                                "outcome_is": "adverse" if adverse else "favourable"})
+    from luskin_core.errors import LuskinError
+
+    try:
+        result = audit(frame, spec)
+    except LuskinError:  # every row with the same outcome: nothing to audit
+        assume(False)
+    names = list(groups)
+    for b in gap_bounds(result):
+        assert b.unknown_n == unknown and b.unknown_positives == unknown_positive
+        diffs, ratios = [], []
+        for chosen in _compositions(unknown_positive, len(names)):
+            for rest in _compositions(unknown - unknown_positive, len(names)):
+                placed = {g: (groups[g][0] + chosen[i] + rest[i], groups[g][1] + chosen[i]) for i, g in enumerate(names)}
+                (n, k), (rn, rk) = placed[b.group], placed[b.reference]
+                diffs.append(Fraction(k, n) - Fraction(rk, rn))
+                fav, ref_fav = (Fraction(n - k, n), Fraction(rn - rk, rn)) if adverse else (Fraction(k, n),
+                                                                                         Fraction(rk, rn))
+                if ref_fav:
+                    ratios.append(fav / ref_fav)
+        assert abs(b.difference_low - float(min(diffs))) < 1e-12 and abs(b.difference_high - float(max(diffs))) < 1e-12
+        if ratios and b.impact_ratio_low is not None:
+            assert abs(b.impact_ratio_low - float(min(ratios))) < 1e-12
+        if ratios and b.impact_ratio_high is not None:
+            assert abs(b.impact_ratio_high - float(max(ratios))) < 1e-12

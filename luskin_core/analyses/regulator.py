@@ -87,7 +87,7 @@ def eeoc_rows(comparisons: Sequence[Any], *, adverse: bool = False) -> tuple[EEO
 
     "Significant" is the two-standard-deviations test (|z| > 2), or Fisher's exact test (p < 0.05)
     where an expected count is under 5 (the audit's own test choice). With ``adverse`` (the counted
-    outcome is bad for the person: pass ``spec.adverse``), "selected" is the favourable decision (not
+    outcome is bad for the person: pass ``spec.direction.adverse``), "selected" is the favourable decision (not
     defaulted, not denied): the rates, the four-fifths rule, z and the shortfalls (in favourable
     decisions) are all of it, as the Guidelines compare selection rates.
     """
@@ -649,7 +649,7 @@ def ll144_spec(spec: Any, *columns: str) -> Any:
 
 def selected_meaning(spec: Any, scoring: bool) -> str:
     """For an adverse outcome, what "selected" counts in the tables (the favourable decision); else ''."""
-    if not getattr(spec, "adverse", False):
+    if spec is None or not spec.direction.adverse:
         return ""
     counted = "a score strictly above the median" if scoring else f"'{spec.outcome_text}'"
     return (f"{counted[0].upper() + counted[1:]} is adverse (bad for the person), so \"selected\" counts the favourable "
@@ -808,7 +808,8 @@ def ll144_audit(data: Any, spec: Any, sex: str | None, race: str | None, *, excl
     For a score outcome the scoring rate counts rows strictly above the median of the whole sample
     (every row with a score, the unknown category included): the median is found first, then rows
     are counted at or above the next representable number above it, which is "strictly above". For
-    an adverse outcome (``spec.outcome_is == "adverse"``) "selected" is the favourable decision.
+    an adverse outcome (``spec.direction``, decided once in the specification) "selected" is the favourable
+    decision.
     Values spelling "unknown" (and those in ``unknown``) are each table's unknown category. With no sex
     (or no race/ethnicity) column (None), the other table is made and the missing ones say why.
     """
@@ -836,7 +837,7 @@ def ll144_audit(data: Any, spec: Any, sex: str | None, race: str | None, *, excl
     table = data.count_table(base) if isinstance(data, Source) else count_frame(data, base)[0]
     return ll144_from_count_table(table, exclude_small=exclude_small, scoring=scoring, median=median,
                                   sex_column=sex or "", race_column=race or "", outcome=base.outcome, unknown=unknown,
-                                  adverse=bool(getattr(spec, "adverse", False)),
+                                  adverse=spec.direction.adverse,
                                   selected_means=selected_meaning(spec, scoring),
                                   absent=("sex",) if sex is None else ("race_ethnicity",) if race is None else ())
 
@@ -910,7 +911,7 @@ def eeoc_cells(r: Any, *, below: str = "below") -> tuple[str, ...]:
 
 def eeoc_meaning(spec: Any) -> str:
     """For an adverse outcome, what "selected" counts in the EEOC table (the favourable decision); else ''."""
-    if not getattr(spec, "adverse", False):
+    if spec is None or not spec.direction.adverse:
         return ""
     return (f"'{spec.outcome_text}' is adverse (bad for the person), so \"selected\", the rates, the four-fifths rule "
             "and the shortfalls count the favourable decision: the rows without it.")
@@ -1131,7 +1132,7 @@ def sufficiency_text(items: Sequence[Any]) -> list[str]:
 def eeoc_part(result: Any, label: str | None = None) -> EEOCPart:
     """The Uniform Guidelines table of one audit result, in its specification's direction."""
     spec = result.spec
-    rows = eeoc_rows(result.comparisons, adverse=bool(getattr(spec, "adverse", False)))
+    rows = eeoc_rows(result.comparisons, adverse=spec.direction.adverse)
     return EEOCPart(label or (" × ".join(spec.group_by) if spec.group_by else spec.groups_text), result, rows,
                     _sufficiency(result, spec))
 
