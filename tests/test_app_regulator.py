@@ -147,3 +147,27 @@ def test_a_registered_table_gets_its_own_tab(monkeypatch):
     assert [t.label for t in at.tabs] == ["Local Law 144", "EEOC Uniform Guidelines", "Toy table"]
     assert any(unescape(s.value) == "Toy counts" for s in at.subheader)
     assert f"The toy table counted {len(load_sample('adult'))} rows" in "\n".join(unescape(m.value) for m in at.markdown)
+
+
+def test_regulator_page_reads_the_users_unknown_spellings():
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(30)
+    n = 900
+    frame = pd.DataFrame({"hired": rng.choice(["yes", "no"], n),
+                          "gender": rng.choice(["Female", "Male", "Prefer not to say"], n, p=[0.45, 0.45, 0.1]),
+                          "race": rng.choice(["White", "Black", "Asian", "Not given"], n)})
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.file_uploader(key="upload_csv").set_value(("hires.csv", frame.to_csv(index=False).encode(), "text/csv")).run()
+    at.button(key="data_confirm").click().run()
+    at.switch_page("app_pages/regulator.py").run()
+    assert not at.exception, at.exception
+    assert (at.selectbox(key="regulator_sex").value, at.selectbox(key="regulator_race").value) == ("gender", "race")
+    assert "Prefer not to say" not in set(at.dataframe[0].value["category"])  # a common spelling: unknown already
+    assert "Not given" in set(at.dataframe[1].value["category"])
+    at.text_input(key="regulator_unknown").input("Not given").run()
+    assert not at.exception, at.exception
+    assert set(at.dataframe[1].value["category"]) == {"White", "Black", "Asian"}
+    text = "\n".join(unescape(m.value) for m in at.markdown)
+    assert "'Not given'" in text and "'Prefer not to say'" in text
