@@ -22,6 +22,7 @@ from luskin_core.counting.data import PRESETS
 from luskin_core.formatting import format_percent, format_points
 from luskin_core.present import plots
 from luskin_core.spec.audit_spec import AuditSpec
+from luskin_core.spec.options import SEED
 
 ALPHA_CHOICES = tuple(float(a) for a in equalize.DEFAULT_ALPHAS)
 
@@ -53,7 +54,7 @@ def render_options() -> dict[str, Any]:
     left, right = st.columns([3, 1])
     alphas = left.multiselect("Alphas to train (one model each)", ALPHA_CHOICES, key="eq_alphas",
                               help=HELP["alpha"] + " Fewer alphas compute faster.")
-    seed = right.number_input("Seed", min_value=0, max_value=1_000_000, step=1, key="eq_seed",
+    seed = right.number_input("Seed", **SEED.widget_bounds(), step=1, key="eq_seed",
                               help=HELP["seed"])
     opts.update(alphas=sorted(float(a) for a in alphas), seed=int(seed))
     ch["equalize"] = opts

@@ -14,10 +14,11 @@ from luskin_app.help import HELP
 from luskin_core.corrections.retrain import RetrainOptions, RetrainResult, model_bytes, retrain
 from luskin_core.present import plots
 from luskin_core.spec.audit_spec import AuditSpec
+from luskin_core.spec.options import RETRAIN_KINDS, SEED
 
 ALGORITHMS = {1: "Algorithm 1: selective risk adjustment (relabel with the first model's decisions)",
               2: "Algorithm 2: risk-based flipping (keep the true labels, flip the fewest)"}
-PAIRS = ("LR/LR", "LR/MLP", "MLP/LR", "MLP/MLP")
+PAIRS = tuple(f"{a}/{b}" for a in RETRAIN_KINDS for b in RETRAIN_KINDS)  # LR/LR, LR/MLP, MLP/LR, MLP/MLP
 DIRECTIONS = {"down": "Bring the higher group down (the paper's way)",
               "up": "Bring the lower group up (for benefits such as loans)"}
 
@@ -55,7 +56,7 @@ def render_options(spec: AuditSpec) -> RetrainOptions | None:
         pair = st.selectbox("Models: first (A1) / retrained (C2)", PAIRS, key="retrain_pair",
                             help="LR: logistic regression; MLP: a small neural network. The paper finds that "
                                  "C2 = MLP closes the gap, C2 = LR barely moves it.")
-        seed = st.number_input("Seed", min_value=0, max_value=1_000_000, step=1, key="retrain_seed",
+        seed = st.number_input("Seed", **SEED.widget_bounds(), step=1, key="retrain_seed",
                                help=HELP["seed"])
     first, second = pair.split("/")
     opts.update(algorithm=int(algorithm), first=first, second=second, direction=direction,

@@ -22,7 +22,7 @@ from luskin_core.formatting import format_percent, format_points
 from luskin_core.present import plots
 from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.spec.guess import score_columns
-from luskin_core.spec.options import MODEL_KINDS, MODEL_NAMES, ThresholdOptions
+from luskin_core.spec.options import LAMBDA, MODEL_KINDS, MODEL_NAMES, SEED, ThresholdOptions
 from luskin_core.spec.validation import check_finite
 
 SOURCES = {"model": "Train a model on the data", "column": "Use a score column already in the data"}
@@ -111,9 +111,9 @@ def render_options(spec: AuditSpec) -> dict[str, Any]:
                           help="Exact finds the best thresholds for sure; particle swarm is the paper's search heuristic.")
         opts["solver"] = solver
     with c3:
-        lam = st.number_input("Fairness weight (lambda)", min_value=0.0, max_value=20.0, step=0.5,
+        lam = st.number_input("Fairness weight (lambda)", **LAMBDA.widget_bounds(), step=0.5,
                               key="thr_lambda", help=HELP["lambda"])
-        seed = st.number_input("Seed", min_value=0, max_value=1_000_000, step=1, key="thr_seed",
+        seed = st.number_input("Seed", **SEED.widget_bounds(), step=1, key="thr_seed",
                                help=HELP["seed"])
         opts.update(lam=float(lam), seed=int(seed))
     ch["thresholds"] = opts

@@ -9,7 +9,6 @@ user asks and its columns fit. Every entry is checked before use; a bad file cha
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
@@ -20,7 +19,7 @@ import streamlit as st
 from luskin_core.corrections.equalize import DEFAULT_ALPHAS
 from luskin_core.errors import LuskinError
 from luskin_core.present.report import DatasetRef, LuskinConfig, config_from_json, config_to_json
-from luskin_core.spec.options import MODEL_KINDS
+from luskin_core.spec.options import MODEL, OPTION_CONSTRAINTS, Constraint
 from luskin_core.spec.validation import check_features, shown
 
 from . import choices as _choices
@@ -67,30 +66,6 @@ def _one_of(*allowed: Any) -> Callable[[str, Any], Any]:
     return check
 
 
-def _whole(low: int, high: int) -> Callable[[str, Any], Any]:
-    def check(what: str, value: Any) -> Any:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not float(value).is_integer() \
-                or not low <= value <= high:
-            raise LuskinError(f"{what} must be a whole number from {low:,} to {high:,}, not '{shown(value)}'.")
-        return int(value)
-    return check
-
-
-def _number(low: float, high: float) -> Callable[[str, Any], Any]:
-    def check(what: str, value: Any) -> Any:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-                or not low <= value <= high:
-            raise LuskinError(f"{what} must be a number from {low:g} to {high:g}, not '{shown(value)}'.")
-        return float(value)
-    return check
-
-
-def _flag(what: str, value: Any) -> Any:
-    if not isinstance(value, bool):
-        raise LuskinError(f"{what} must be true or false, not '{shown(value)}'.")
-    return value
-
-
 def _column_or_none(what: str, value: Any) -> Any:
     if value is not None and not isinstance(value, str):
         raise LuskinError(f"{what} must be a column name, not '{shown(value)}'.")
@@ -107,14 +82,25 @@ def _alphas(what: str, value: Any) -> Any:
     return sorted({float(_one_of(*DEFAULT_ALPHAS)(what, v)) for v in value})
 
 
-SEED = _whole(0, 1_000_000)
+def _constrained(constraint: Constraint) -> Callable[[str, Any], Any]:
+    """The check of an option's one declared constraint (luskin_core/spec/options.py), worded for a saved file."""
+    def check(what: str, value: Any) -> Any:
+        return constraint.check(value, label=what)
+    return check
+
+
+# The settings only a page has (which rows a chart shows, the alphas its widgets offer); every option of a
+# tool is checked by its one constraint in OPTION_CONSTRAINTS, as the command line and the estimators check it.
+_PAGE_ONLY: dict[str, dict[str, Callable[[str, Any], Any]]] = {
+    "retrain": {},
+    "thresholds": {"source": _one_of("model", "column"), "score_column": _column_or_none, "split": _one_of("tune", "test"),
+                   "model": _constrained(MODEL)},  # the page names a model always (a score column is its 'source')
+    "equalize": {"alpha": _alpha_or_none, "alphas": _alphas},
+}
 OPTION_CHECKS: dict[str, dict[str, Callable[[str, Any], Any]]] = {
-    "retrain": {"algorithm": _one_of(1, 2), "first": _one_of("LR", "MLP"), "second": _one_of("LR", "MLP"),
-                "direction": _one_of("down", "up"), "all_cells": _flag, "seed": SEED},
-    "thresholds": {"source": _one_of("model", "column"), "model": _one_of(*MODEL_KINDS),
-                   "score_column": _column_or_none, "solver": _one_of("exact", "pso"), "lam": _number(0, 20),
-                   "seed": SEED, "split": _one_of("tune", "test"), "tuning": _one_of("validation", "crossfit")},
-    "equalize": {"alpha": _alpha_or_none, "alphas": _alphas, "seed": SEED},
+    page: {key: _PAGE_ONLY[page][key] if key in _PAGE_ONLY[page] else _constrained(OPTION_CONSTRAINTS[page][key])
+           for key in saved}
+    for page, saved in _choices.DEFAULT_OPTIONS.items()
 }
 
 

@@ -18,10 +18,13 @@ from luskin_core.formatting import format_percent
 def add_parsers(subparsers: Any) -> None:
     """Register the ``thresholds`` and ``equalize`` subcommands."""
     from luskin_cli.common import add_data_options
-    from luskin_core.spec.options import (  # the one place of the defaults (the pages read them too)
+    from luskin_core.spec.options import (  # the one place of the defaults and constraints (the pages read them too)
+        OPTION_CONSTRAINTS,
         EqualizeOptions,
         ThresholdOptions,
     )
+
+    thc, eqc = OPTION_CONSTRAINTS["thresholds"], OPTION_CONSTRAINTS["equalize"]
 
     th = subparsers.add_parser(
         "thresholds", help="one decision threshold per group for equal error rates (paper section 4)",
@@ -33,20 +36,19 @@ def add_parsers(subparsers: Any) -> None:
     add_data_options(th)
     group = th.add_argument_group("thresholds")
     source = group.add_mutually_exclusive_group()
-    source.add_argument("--model", type=str.upper, choices=["LR", "MLP", "SVM"],
+    source.add_argument("--model", **thc["model"].argparse(),
                         help=f"train this model and tune its thresholds (default {ThresholdOptions.model})")
     source.add_argument("--score-column", metavar="COL",
                         help="tune thresholds on an existing score column (e.g. decile_score)")
-    group.add_argument("--solver", default=ThresholdOptions.solver, type=str.lower, choices=["exact", "pso"],
+    group.add_argument("--solver", default=ThresholdOptions.solver, **thc["solver"].argparse(),
                        help="exact: the true optimum (default); pso: the paper's particle swarm")
-    group.add_argument("--lambda", dest="lam", type=float, default=ThresholdOptions.lam, metavar="L",
+    group.add_argument("--lambda", dest="lam", default=ThresholdOptions.lam, metavar="L", **thc["lam"].argparse(),
                        help=f"weight of the fairness gaps against accuracy (default {ThresholdOptions.lam:g})")
     group.add_argument("--default-threshold", type=float, default=None, metavar="T",
                        help="the single threshold to compare with ('before'); default: 0.5 for "
                             "probabilities, 0 for an SVM, and for a score column the single threshold "
                             "with the best accuracy on the tuning rows")
-    group.add_argument("--tuning", default=ThresholdOptions.tuning, type=str.lower,
-                       choices=["validation", "crossfit"],
+    group.add_argument("--tuning", default=ThresholdOptions.tuning, **thc["tuning"].argparse(),
                        help="validation: tune on the 20%% validation rows (the paper, default); "
                             "crossfit: tune on out-of-fold scores of the 80%% train + validation "
                             "rows and refit the model on them (more tuning data, 5 extra fits)")
@@ -61,12 +63,12 @@ def add_parsers(subparsers: Any) -> None:
     add_data_options(eq)
     group = eq.add_argument_group("equalized distribution")
     alphas = group.add_mutually_exclusive_group()
-    alphas.add_argument("--alpha", type=float, help="one alpha between 0 and 1")
+    alphas.add_argument("--alpha", **eqc["alphas"].argparse(), help="one alpha between 0 and 1")
     alphas.add_argument("--alphas", help="comma-separated alphas (default "
                                          f"{','.join(f'{a:g}' for a in EqualizeOptions.alphas)})")
-    group.add_argument("--bandwidth", type=float, default=EqualizeOptions.bandwidth,
+    group.add_argument("--bandwidth", default=EqualizeOptions.bandwidth, **eqc["bandwidth"].argparse(),
                        help=f"width of the Gaussian kernel of the soft histograms (default {EqualizeOptions.bandwidth:g})")
-    group.add_argument("--solver", default=EqualizeOptions.solver, type=str.lower, choices=["lbfgs", "momentum"],
+    group.add_argument("--solver", default=EqualizeOptions.solver, **eqc["solver"].argparse(),
                        help="lbfgs (default, fast) or momentum (the paper's 2,000 steps)")
     group.add_argument("--histograms", action="store_true",
                        help="with --json, include the test score histograms per group and outcome")
@@ -155,6 +157,7 @@ def run_thresholds(args: argparse.Namespace) -> int:
 
 def _parse_alphas(args: argparse.Namespace) -> tuple[float, ...]:
     from luskin_core.corrections.equalize import DEFAULT_ALPHAS
+    from luskin_core.spec.options import OPTION_CONSTRAINTS
 
     if args.alpha is not None:
         return (float(args.alpha),)
@@ -165,10 +168,7 @@ def _parse_alphas(args: argparse.Namespace) -> tuple[float, ...]:
         part = part.strip()
         if not part:
             continue
-        try:
-            out.append(float(part))
-        except ValueError:
-            raise LuskinError(f"'{part}' is not a number: give alphas like 0,0.1,0.2,1.") from None
+        out.append(OPTION_CONSTRAINTS["equalize"]["alphas"].check(part, label=f"Each alpha (here '{part}')"))
     if not out:
         raise LuskinError("Give at least one alpha between 0 and 1, e.g. --alphas 0.1,0.2,1.")
     return tuple(out)

@@ -51,15 +51,18 @@ def add_parsers(subparsers: Any) -> None:
     out.add_argument("--browser", metavar="PATH",
                      help="the Chromium that draws the PDF's charts (default: chromium on the PATH)")
 
+    from luskin_core.spec.options import OPTION_CONSTRAINTS  # declared once (light: no heavy import)
+
+    rtc, thc, eqc = (OPTION_CONSTRAINTS[tool] for tool in ("retrain", "thresholds", "equalize"))
     rt = parser.add_argument_group("retraining (--retrain)")
     rt.add_argument("--retrain", action="store_true", help="relabel and retrain (paper section 3)")
-    rt.add_argument("--algorithm", action="append", choices=["1", "2"], default=None,
+    rt.add_argument("--algorithm", action="append", **rtc["algorithm"].argparse(), default=None,
                     help="1: selective risk adjustment; 2: risk-based flipping (default 2); repeat for both")
-    rt.add_argument("--first", default="LR", type=str.upper, choices=["LR", "MLP"],
+    rt.add_argument("--first", default="LR", **rtc["first"].argparse(),
                     help="type of the first model A1 (default LR)")
-    rt.add_argument("--second", action="append", type=str.upper, choices=["LR", "MLP"], default=None,
+    rt.add_argument("--second", action="append", **rtc["second"].argparse(), default=None,
                     help="type of the retrained model C2 (default MLP, the paper's); repeat for several")
-    rt.add_argument("--direction", default="down", type=str.lower, choices=["down", "up"],
+    rt.add_argument("--direction", default="down", **rtc["direction"].argparse(),
                     help="down: bring the higher class down (the paper); up: bring the lower class up")
     rt.add_argument("--all-cells", action="store_true",
                     help="relabel every filter cell, not only the cell where the filter holds")
@@ -67,12 +70,12 @@ def add_parsers(subparsers: Any) -> None:
     th = parser.add_argument_group("per-group thresholds (--thresholds)")
     th.add_argument("--thresholds", action="store_true", help="one decision threshold per group (paper section 4)")
     source = th.add_mutually_exclusive_group()
-    source.add_argument("--model", type=str.upper, choices=["LR", "MLP", "SVM"],
+    source.add_argument("--model", **thc["model"].argparse(),
                         help="train this model and tune its thresholds (default LR)")
     source.add_argument("--score-column", metavar="COL", help="tune thresholds on an existing score column")
-    th.add_argument("--lambda", dest="lams", action="append", type=float, default=None, metavar="L",
+    th.add_argument("--lambda", dest="lams", action="append", **thc["lam"].argparse(), default=None, metavar="L",
                     help="weight of the error-rate gaps against accuracy (default 1, the paper's); repeat for several")
-    th.add_argument("--solver", default="exact", type=str.lower, choices=["exact", "pso"],
+    th.add_argument("--solver", default="exact", **thc["solver"].argparse(),
                     help="exact: the true optimum (default); pso: the paper's particle swarm")
     th.add_argument("--default-threshold", type=float, default=None, metavar="T",
                     help="the single threshold to compare with ('before')")
@@ -80,13 +83,14 @@ def add_parsers(subparsers: Any) -> None:
     eq = parser.add_argument_group("equalized distribution (--equalize)")
     eq.add_argument("--equalize", action="store_true", help="the equalized-distribution sweep (paper section 4)")
     eq.add_argument("--alphas", help="comma-separated alphas (default 0,0.01,0.05,0.1,0.2,0.3,0.4,0.5,0.7,0.9,1)")
-    eq.add_argument("--alpha-shown", type=float, default=0.1, metavar="A",
+    eq.add_argument("--alpha-shown", **eqc["alphas"].argparse("--alpha-shown"), default=0.1, metavar="A",
                     help="the alpha whose score histograms the report draws (default 0.1, the paper's)")
     parser.set_defaults(run=run)
 
 
 def _alphas(text: str | None) -> tuple[float, ...]:
     from luskin_core.corrections.equalize import DEFAULT_ALPHAS
+    from luskin_core.spec.options import OPTION_CONSTRAINTS
 
     if not text:
         return DEFAULT_ALPHAS
@@ -94,13 +98,7 @@ def _alphas(text: str | None) -> tuple[float, ...]:
     for part in text.split(","):
         if not part.strip():
             continue
-        try:
-            value = float(part)
-        except ValueError:
-            raise LuskinError(f"'{part.strip()}' is not a number: give alphas like 0,0.1,0.2,1.") from None
-        if not 0.0 <= value <= 1.0:
-            raise LuskinError(f"Every alpha must be between 0 and 1 (got {value:g}).")
-        out.append(value)
+        out.append(OPTION_CONSTRAINTS["equalize"]["alphas"].check(part, label=f"Each alpha (here '{part.strip()}')"))
     if not out:
         raise LuskinError("Give at least one alpha between 0 and 1, e.g. --alphas 0.1,0.2,1.")
     return tuple(out)
@@ -157,8 +155,6 @@ def run(args: argparse.Namespace) -> int:
                               f"which was not asked for: add {tool}.")
     html_path, pdf_path = _target(args.html), _target(args.pdf)
     alphas = _alphas(args.alphas) if args.equalize else ()
-    if not 0.0 <= args.alpha_shown <= 1.0:
-        raise LuskinError(f"--alpha-shown must be between 0 and 1 (got {args.alpha_shown:g}).")
     timings: dict[str, float] = {}
     clock = time.perf_counter
     start = clock()
@@ -215,7 +211,7 @@ def run(args: argparse.Namespace) -> int:
         assert frame is not None  # rows were loaded (or sampled) above for every model tool
         from luskin_core.corrections.retrain import RetrainOptions, retrain
 
-        for algorithm in args.algorithm or ["2"]:
+        for algorithm in args.algorithm or [2]:
             for second in args.second or ["MLP"]:
                 t = clock()
                 options = RetrainOptions(algorithm=int(algorithm), first=args.first, second=second,

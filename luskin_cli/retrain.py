@@ -19,9 +19,8 @@ if TYPE_CHECKING:  # imported when the subcommand runs, so that `luskin --help` 
 def add_parsers(subparsers: Any) -> None:
     """Register the ``retrain`` subcommand."""
     from luskin_cli.common import add_data_options
-    from luskin_core.spec.options import (
-        RetrainOptions as Defaults,  # the one place of the defaults (the page reads them too)
-    )
+    from luskin_core.spec.options import OPTION_CONSTRAINTS  # the defaults and constraints (the page reads them too)
+    from luskin_core.spec.options import RetrainOptions as Defaults
 
     parser = subparsers.add_parser(
         "retrain", help="relabel and retrain to controlled fairness (paper section 3)",
@@ -31,17 +30,18 @@ def add_parsers(subparsers: Any) -> None:
                     "on D4, which neither has seen.")
     add_data_options(parser)
     group = parser.add_argument_group("retraining")
-    group.add_argument("--algorithm", default=str(Defaults.algorithm), choices=["1", "2"],
+    constraints = OPTION_CONSTRAINTS["retrain"]  # declared once: luskin_core/spec/options.py
+    group.add_argument("--algorithm", default=Defaults.algorithm, **constraints["algorithm"].argparse(),
                        help=f"1: selective risk adjustment; 2: risk-based flipping (default {Defaults.algorithm})")
-    group.add_argument("--first", default=Defaults.first, type=str.upper, choices=["LR", "MLP"],
+    group.add_argument("--first", default=Defaults.first, **constraints["first"].argparse(),
                        help=f"type of the first model A1 (default {Defaults.first})")
-    group.add_argument("--second", default=Defaults.second, type=str.upper, choices=["LR", "MLP"],
+    group.add_argument("--second", default=Defaults.second, **constraints["second"].argparse(),
                        help=f"type of the second model C2 (default {Defaults.second})")
-    group.add_argument("--direction", default=Defaults.direction, type=str.lower, choices=["down", "up"],
+    group.add_argument("--direction", default=Defaults.direction, **constraints["direction"].argparse(),
                        help="down: bring the higher class down (the paper); up: bring the lower class up")
     group.add_argument("--all-cells", action="store_true",
                        help="relabel every filter cell, not only the cell where the filter holds")
-    group.add_argument("--threshold", type=float, default=Defaults.threshold,
+    group.add_argument("--threshold", default=Defaults.threshold, **constraints["threshold"].argparse(),
                        help=f"score at or above which a model decides positive (default {Defaults.threshold:g})")
     group.add_argument("--synthetic-out", metavar="PATH",
                        help="write the synthetic data set D3 (D2's rows with luskin_risk, "

@@ -267,7 +267,7 @@ def test_outcome_absent_from_a_split(small):
 @pytest.mark.parametrize("changes, words", [
     ({"algorithm": 3}, "algorithm must be 1"),
     ({"first": "SVM"}, "first model must be LR"),
-    ({"second": "tree"}, "Unknown model type"),
+    ({"second": "tree"}, "second model must be LR"),
     ({"direction": "left"}, "direction"),
     ({"threshold": 1.5}, "threshold must be between 0 and 1"),
     ({"seed": -1}, "seed"),

@@ -227,7 +227,7 @@ def test_report_errors_are_plain(compas):
         tune_thresholds(frame, preset.spec, model="LR", score_column="decile_score")
     with pytest.raises(LuskinError):
         tune_thresholds(frame, preset.spec, model=None, score_column="no_such_column")
-    with pytest.raises(LuskinError, match="Unknown model"):
+    with pytest.raises(LuskinError, match="model type must be one of LR, MLP, SVM, not 'forest'"):
         tune_thresholds(frame, preset.spec, model="forest")
 
 

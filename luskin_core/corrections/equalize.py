@@ -74,7 +74,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from luskin_core.corrections.correction import ERROR_RATES, CorrectionResult, CorrectionStage, GroupCounts
 from luskin_core.errors import LuskinError
 from luskin_core.formatting import below_majority
-from luskin_core.spec.options import DEFAULT_ALPHAS, EqualizeOptions
+from luskin_core.spec.options import DEFAULT_ALPHAS, OPTION_CONSTRAINTS, EqualizeOptions
 from luskin_core.spec.validation import check_both_outcomes_per_group, check_group_labels, check_groups_argument
 
 __all__ = [
@@ -718,16 +718,10 @@ class EqualizedDistributionClassifier(ClassifierMixin, BaseEstimator):
     # -- fitting ------------------------------------------------------------------------------
 
     def _check_params(self) -> None:
-        try:
-            alpha = float(self.alpha)
-        except (TypeError, ValueError):
-            raise LuskinError(f"alpha must be a number between 0 and 1, not '{self.alpha}'.") from None
-        if not 0.0 <= alpha <= 1.0:
-            raise LuskinError(f"alpha must be between 0 and 1 (got {alpha}).")
-        if not (np.isfinite(self.bandwidth) and self.bandwidth > 0):
-            raise LuskinError("The histogram bandwidth must be a positive number, e.g. 0.02.")
-        if self.solver not in ("lbfgs", "momentum"):
-            raise LuskinError(f"Unknown solver '{self.solver}': choose 'lbfgs' or 'momentum'.")
+        constraints = OPTION_CONSTRAINTS["equalize"]  # declared once: spec/options.py
+        constraints["alphas"].check(self.alpha)
+        constraints["bandwidth"].check(self.bandwidth)
+        constraints["solver"].check(self.solver)
         if self.init not in ("lr", "zeros"):
             raise LuskinError(f"Unknown init '{self.init}': choose 'lr' or 'zeros'.")
         if self.max_iter is not None and int(self.max_iter) < 1:
@@ -809,7 +803,7 @@ class EqualizedDistributionClassifier(ClassifierMixin, BaseEstimator):
         """Minimise from theta0 and set the learned attributes (``obj`` may be shared by a sweep)."""
         alpha = float(self.alpha)
         d, fi = obj.d, obj.fit_intercept
-        if self.solver == "lbfgs":
+        if OPTION_CONSTRAINTS["equalize"]["solver"].check(self.solver) == "lbfgs":
             theta, nit, converged, message = _lbfgs(obj, alpha, theta0, **self._limits())
         else:
             max_iter = 2000 if self.max_iter is None else int(self.max_iter)
@@ -1025,14 +1019,11 @@ def alpha_sweep(
     alpha, each saying whether its fit converged and, in ``warnings``, what backfired.
     ``progress(fraction, message)`` is told before each alpha (a page's progress bar).
     """
-    alphas = sorted({float(a) for a in alphas})
+    constraints = OPTION_CONSTRAINTS["equalize"]  # declared once: spec/options.py
+    alphas = sorted({constraints["alphas"].check(a) for a in alphas})
     if not alphas:
         raise LuskinError("Give at least one alpha between 0 and 1.")
-    for a in alphas:
-        if not 0.0 <= a <= 1.0:
-            raise LuskinError(f"Every alpha must be between 0 and 1 (got {a}).")
-    if start not in ("path", "lr"):
-        raise LuskinError(f"Unknown start '{start}': choose 'path' or 'lr'.")
+    start, solver = constraints["start"].check(start), constraints["solver"].check(solver)
     yt = np.asarray(y_test).astype(np.int64)
     gt = np.asarray(g_test)
     labels = [str(v) for v in np.unique(np.asarray(g_train))]

@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from luskin_core.errors import LuskinError
+from luskin_core.spec.options import SEED
 
 MIN_STRATUM = 5  # a stratum needs at least this many rows to appear in every part of a split
 
@@ -188,6 +189,7 @@ def prepare_split(
 
     if shape not in SHAPES:
         raise ValueError(f"unknown split shape {shape!r}")
+    seed = SEED.check(seed)  # the seed's one constraint (spec/options.py): numpy and scikit-learn's range
     split_shape = SHAPES[shape]
     prepared = prepare(frame, spec)
     y = prepared.y.astype(np.int8)

@@ -60,7 +60,7 @@ from sklearn.utils.validation import check_is_fitted
 from luskin_core.corrections.correction import ERROR_RATES, CorrectionResult, CorrectionStage, GroupCounts
 from luskin_core.errors import LuskinError
 from luskin_core.formatting import below_majority
-from luskin_core.spec.options import ThresholdOptions
+from luskin_core.spec.options import MODEL_KINDS, OPTION_CONSTRAINTS, SEED, ThresholdOptions
 from luskin_core.spec.validation import (
     check_both_outcomes_per_group,
     check_finite_scores,
@@ -276,10 +276,7 @@ def _random_state(random_state: Any) -> np.random.RandomState:
         return np.random.RandomState()
     if isinstance(random_state, np.random.RandomState):
         return random_state
-    try:
-        return np.random.RandomState(int(random_state))
-    except (TypeError, ValueError):
-        raise LuskinError(f"The seed must be a whole number from 0 to {2**32 - 1}, not '{random_state}'.") from None
+    return np.random.RandomState(SEED.check(random_state))  # the seed's one constraint (spec/options.py)
 
 
 def global_best_pso(
@@ -509,14 +506,8 @@ class GroupThresholdOptimizer(BaseEstimator):
         self, X: Any, y: Any, *, groups: Any = None, sensitive_features: Any = None
     ) -> GroupThresholdOptimizer:
         """Find the thresholds on these rows: scores (or the estimator's input), 0/1 outcomes, each row's group."""
-        if self.solver not in ("exact", "pso"):
-            raise LuskinError(f"Unknown solver '{self.solver}': choose 'exact' or 'pso'.")
-        try:
-            lam = float(self.lam)
-        except (TypeError, ValueError):
-            lam = float("nan")
-        if not np.isfinite(lam) or lam < 0:
-            raise LuskinError("The fairness weight lambda must be a number of 0 or more.")
+        solver = OPTION_CONSTRAINTS["thresholds"]["solver"].check(self.solver)  # declared once: spec/options.py
+        lam = OPTION_CONSTRAINTS["thresholds"]["lam"].check(self.lam)
         g_in = check_groups_argument(groups, sensitive_features)
         estimator = self._fitted_estimator(X, y)
         s, yy, g, labels = _validate(self._scores(X, estimator), y, g_in)
@@ -530,7 +521,7 @@ class GroupThresholdOptimizer(BaseEstimator):
         t0 = time.perf_counter()
         curves = [_curve(s[g == lab], yy[g == lab]) for lab in labels]
         n = len(s)
-        if self.solver == "exact":
+        if solver == "exact":
             idx, obj = _solve_exact(curves, ref, lam, n)
             thr = [c.threshold_value(j) for c, j in zip(curves, idx)]
         else:
@@ -892,8 +883,9 @@ def tune_thresholds(
 
     if score_column is not None and model is not None:
         raise LuskinError("Choose either a model to train or an existing score column, not both.")
-    if tuning not in ("validation", "crossfit"):
-        raise LuskinError(f"Unknown tuning '{tuning}': choose 'validation' or 'crossfit'.")
+    constraints = OPTION_CONSTRAINTS["thresholds"]  # declared once: spec/options.py
+    tuning, solver = constraints["tuning"].check(tuning), constraints["solver"].check(solver)
+    lam, seed = constraints["lam"].check(lam), constraints["seed"].check(seed)
     if tuning == "crossfit" and score_column is not None:
         raise LuskinError(
             "Cross-fitting needs a model to retrain; with an existing score column the rows are "
@@ -982,7 +974,7 @@ def tune_thresholds(
         fit_seconds=opt.fit_seconds_,
         tuning_method=tuning,
         warnings=threshold_warnings(before, after, yt),
-        options=ThresholdOptions(model=None if score_column is not None else kind, solver=solver,
+        options=ThresholdOptions(model=kind if score_column is None and kind in MODEL_KINDS else None, solver=solver,
                                  lam=float(lam), seed=seed, tuning=tuning, default_threshold=default_threshold),
     )
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from luskin_core.errors import LuskinError
+from luskin_core.spec.options import OPTION_CONSTRAINTS, Constraint
 
 MAX_CONFIG_BYTES = 5_000_000  # a saved configuration is a few kilobytes
 MAX_DEPTH = 64                # a saved configuration nests 4 deep
@@ -281,17 +282,26 @@ SPEC_ENTRIES: dict[str, tuple[Check, str]] = {
     "prediction": (_is_text_or_null, "a column name"),
 }
 
-# Each page's saved settings (the dashboard checks their ranges: luskin_app.config.OPTION_CHECKS).
+# Each page's saved settings: a tool's option takes its JSON type from its one constraint
+# (luskin_core/spec/options.py, which the dashboard's luskin_app.config checks the value against);
+# the settings only a page has are listed here.
+def _shape_check(constraint: Constraint) -> tuple[Check, str]:
+    kind, words = constraint.json_shape()
+    check: Check = {"flag": _is_flag, "text": _is_text, "number": _is_number}[kind]
+    if constraint.optional:
+        return (lambda value, ok=check: value is None or ok(value)), words
+    return check, words
+
+
+_PAGE_ENTRIES: dict[str, dict[str, tuple[Check, str]]] = {
+    "retrain": {},
+    "thresholds": {"source": (_is_text, "a word"), "score_column": (_is_text_or_null, "a column name"),
+                   "split": (_is_text, "a word")},
+    "equalize": {"alpha": (_is_number_or_null, "a number"), "alphas": (_is_numbers, "a list of numbers")},
+}
 OPTION_ENTRIES: dict[str, dict[str, tuple[Check, str]]] = {
-    "retrain": {"algorithm": (_is_number, "a number (1 or 2)"), "first": (_is_text, "a model's name"),
-                "second": (_is_text, "a model's name"), "direction": (_is_text, "a word"),
-                "all_cells": (_is_flag, "true or false"), "seed": (_is_number, "a whole number")},
-    "thresholds": {"source": (_is_text, "a word"), "model": (_is_text, "a model's name"),
-                   "score_column": (_is_text_or_null, "a column name"), "solver": (_is_text, "a word"),
-                   "lam": (_is_number, "a number"), "seed": (_is_number, "a whole number"),
-                   "split": (_is_text, "a word"), "tuning": (_is_text, "a word")},
-    "equalize": {"alpha": (_is_number_or_null, "a number"), "alphas": (_is_numbers, "a list of numbers"),
-                 "seed": (_is_number, "a whole number")},
+    page: {**{key: _shape_check(c) for key, c in OPTION_CONSTRAINTS[page].items() if key != "alphas"}, **extra}
+    for page, extra in _PAGE_ENTRIES.items()
 }
 _PAGES = {"retrain": "Retrain", "thresholds": "Thresholds", "equalize": "Equalized distribution"}
 

@@ -1,4 +1,4 @@
-"""Each model tool's options, typed, with their defaults in one place.
+"""Each model tool's options, typed, with their defaults and their constraints in one place.
 
 :class:`RetrainOptions` (``luskin retrain``, the Retrain page, :func:`luskin_core.corrections.retrain.retrain`),
 :class:`ThresholdOptions` (``luskin thresholds``, the Thresholds page, :func:`~luskin_core.corrections.thresholds.tune_thresholds`)
@@ -7,6 +7,14 @@ and :class:`EqualizeOptions` (``luskin equalize``, the Equalized distribution pa
 choices and the functions' keyword defaults are all read from these classes, so the three surfaces
 start from the same settings (tests/test_options.py checks the pages and the command line).
 
+Constraints (in the spirit of scikit-learn's ``_parameter_constraints``): each option's accepted
+values are declared once, as a :class:`Constraint` in :data:`OPTION_CONSTRAINTS`, and read by
+every surface: the command line's argparse types and choices (:meth:`Constraint.argparse`), the
+saved configuration's checks (:mod:`luskin_core.spec.configfile` for the JSON type,
+``luskin_app.config`` for the value), the option classes below and the estimators in
+:mod:`luskin_core.corrections`. A new option is one line there; tests/test_option_constraints.py
+checks that the command line, the configuration check and the estimator accept and refuse the same values.
+
 This module imports nothing heavy (the checks import their modules when an object is built), so the
 command line can read the defaults while it builds its parser without slowing ``luskin --help``.
 """
@@ -14,8 +22,10 @@ command line can read the defaults while it builds its parser without slowing ``
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from luskin_core.errors import LuskinError
@@ -31,32 +41,243 @@ ALGORITHM_NAMES = {1: "selective risk adjustment (Algorithm 1)", 2: "risk-based 
 DEFAULT_ALPHAS = (0.0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.7, 0.9, 1.0)
 
 
+# ------------------------------------------------------------------------------------------
+# Constraints, declared once
+# ------------------------------------------------------------------------------------------
+def _shown(value: Any, limit: int = 40) -> str:
+    text = " ".join(str(value).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """The values one option accepts: a whole number or a number in a range, one of a few choices, or a flag.
+
+    ``what`` names the option in a sentence ("the seed"); ``words`` says what it accepts ("a whole
+    number from 0 to 4,294,967,295"), made from the bounds or choices unless given. ``case``
+    ("upper", "lower") is applied to a text choice before it is compared, so "lr" is LR everywhere.
+    ``optional``: None is accepted (and kept). :meth:`check` returns the value in its canonical type
+    (an int, a float, the choice as declared, a bool) or raises a LuskinError in plain words.
+    """
+
+    what: str
+    kind: str  # "whole", "number", "choice" or "flag"
+    low: float | None = None
+    high: float | None = None
+    open_low: bool = False
+    open_high: bool = False
+    choices: tuple[Any, ...] = ()
+    case: str | None = None
+    optional: bool = False
+    note: str = ""  # added to the refusal (why the range is what it is)
+    words: str = ""
+
+    def describe(self) -> str:
+        """What the option accepts, in words."""
+        if self.words:
+            return self.words
+        if self.kind == "flag":
+            return "true or false"
+        if self.kind == "choice":
+            names = [str(c) for c in self.choices]
+            return " or ".join(names) if len(names) <= 2 else "one of " + ", ".join(names)
+        noun = "a whole number" if self.kind == "whole" else "a number"
+
+        def bound(x: float) -> str:
+            return f"{int(x):,}" if float(x).is_integer() else f"{x:g}"
+
+        if self.low is not None and self.high is not None:
+            if self.open_low and self.open_high:
+                return f"between {bound(self.low)} and {bound(self.high)}"
+            return f"{noun} from {bound(self.low)} to {bound(self.high)}"
+        if self.low is not None:
+            return f"a positive {noun[2:]}" if self.open_low and self.low == 0 else f"{noun} of {bound(self.low)} or more"
+        if self.high is not None:
+            return f"{noun} of {bound(self.high)} or less"
+        return noun
+
+    def refuse(self, value: Any, label: str | None = None, *, not_a_number: bool = False) -> LuskinError:
+        """The plain-words refusal of ``value`` (``label`` names the option where it was given)."""
+        name = label or self.what[:1].upper() + self.what[1:]
+        note = f" {self.note}" if self.note else ""
+        said = f": '{_shown(value)}' is not a number" if not_a_number else f", not '{_shown(value)}'"
+        return LuskinError(f"{name} must be {self.describe()}{said}.{note}")
+
+    def check(self, value: Any, label: str | None = None) -> Any:
+        """``value`` in the option's canonical type, or a LuskinError that says what is accepted."""
+        if value is None and self.optional:
+            return None
+        if self.kind == "flag":
+            if not isinstance(value, bool):
+                raise self.refuse(value, label)
+            return value
+        if isinstance(value, bool) or value is None:
+            raise self.refuse(value, label)
+        if self.kind == "choice":
+            return self._choice(value, label)
+        number = self._number(value)
+        if number is None:
+            raise self.refuse(value, label, not_a_number=replace(self, kind="number")._number(value) is None)
+        if self.low is not None and (number < self.low or (self.open_low and number == self.low)):
+            raise self.refuse(value, label)
+        if self.high is not None and (number > self.high or (self.open_high and number == self.high)):
+            raise self.refuse(value, label)
+        return int(number) if self.kind == "whole" else float(number)
+
+    def _choice(self, value: Any, label: str | None) -> Any:
+        for choice in self.choices:
+            if isinstance(choice, int):
+                number = self._whole(value)
+                if number is not None and number == choice:
+                    return choice
+            elif isinstance(value, str):
+                text = value.strip()
+                text = text.upper() if self.case == "upper" else text.lower() if self.case == "lower" else text
+                if text == choice:
+                    return choice
+        raise self.refuse(value, label)
+
+    def _number(self, value: Any) -> float | None:
+        if self.kind == "whole":
+            whole = self._whole(value)
+            return None if whole is None else float(whole)
+        try:
+            number = float(value.strip() if isinstance(value, str) else value)
+        except (TypeError, ValueError, OverflowError):
+            return None
+        return number if math.isfinite(number) else None
+
+    @staticmethod
+    def _whole(value: Any) -> int | None:
+        """An integer from an int, an integral float or the text of one; None otherwise."""
+        if isinstance(value, bool):
+            return None
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float):
+            return int(value) if math.isfinite(value) and value.is_integer() else None
+        if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d{1,30}\s*", value):
+            return int(value)
+        return None
+
+    def argparse(self, option: str = "") -> dict[str, Any]:
+        """``type`` (and ``choices``) for ``parser.add_argument``: argparse refuses what :meth:`check` refuses.
+
+        A choice keeps argparse's own "invalid choice" message (its type only puts the text in the
+        option's case); a number or a whole number is checked by its type, with this module's words.
+        """
+        import argparse
+
+        if self.kind == "choice":
+            def normalise(text: str) -> Any:
+                try:
+                    return self.check(text)
+                except LuskinError:
+                    return text  # argparse then says "invalid choice" and lists the choices
+            normalise.__name__ = "choice"
+            return {"type": normalise, "choices": self.choices}
+
+        def parse(text: str) -> Any:
+            try:
+                return self.check(text, label=option or None)
+            except LuskinError as err:
+                raise argparse.ArgumentTypeError(str(err).rstrip(".")) from None
+        parse.__name__ = self.kind
+        return {"type": parse}
+
+    def widget_bounds(self) -> dict[str, Any]:
+        """``min_value`` and ``max_value`` for a page's number input (ints for a whole number; None: no bound).
+
+        An open bound is not a widget's (its bounds are included): a page asks such an option otherwise.
+        """
+        cast = int if self.kind == "whole" else float
+        return {"min_value": None if self.low is None else cast(self.low),
+                "max_value": None if self.high is None else cast(self.high)}
+
+    def json_shape(self) -> tuple[str, str]:
+        """The JSON type a saved configuration holds for this option ("number", "text" or "flag") and its words."""
+        if self.kind == "flag":
+            return "flag", "true or false"
+        if self.kind == "choice":
+            text = all(isinstance(c, str) for c in self.choices)
+            return ("text" if text else "number"), ("a word" if text else "a number")
+        return "number", "a whole number" if self.kind == "whole" else "a number"
+
+
+def whole(what: str, low: int | None = None, high: int | None = None, **more: Any) -> Constraint:
+    """A whole number from ``low`` to ``high`` (both included)."""
+    return Constraint(what, "whole", low, high, **more)
+
+
+def number(what: str, low: float | None = None, high: float | None = None, **more: Any) -> Constraint:
+    """A finite number from ``low`` to ``high`` (included unless ``open_low`` / ``open_high``)."""
+    return Constraint(what, "number", low, high, **more)
+
+
+def one_of(what: str, *choices: Any, **more: Any) -> Constraint:
+    """One of ``choices`` (text compared in ``case`` if given)."""
+    return Constraint(what, "choice", choices=tuple(choices), **more)
+
+
+# numpy's RandomState and scikit-learn's random_state take 0 .. 2**32 - 1.
+SEED = whole("the seed", 0, 2**32 - 1)
+ALGORITHM = one_of("the algorithm", *ALGORITHMS,
+                   words="1 (selective risk adjustment) or 2 (risk-based flipping)")
+RETRAIN_MODEL = one_of("the model", *RETRAIN_KINDS, case="upper",
+                       words="LR (logistic regression) or MLP (neural network) for retraining",
+                       note="The algorithms need a risk score between 0 and 1.")
+MODEL = one_of("the model type", *MODEL_KINDS, case="upper")
+DIRECTION = one_of("the direction", *DIRECTIONS, case="lower",
+                   words="'down' (bring the higher group down) or 'up' (bring the lower group up)")
+THRESHOLD = number("the threshold", 0, 1, open_low=True, open_high=True, note="The paper uses 0.5.")
+THRESHOLD_SOLVER = one_of("the solver", "exact", "pso", case="lower")
+LAMBDA = number("the fairness weight lambda", 0, 20,
+                note="At 20 a 5-point gap already weighs as much as every correct decision.")
+TUNING = one_of("the tuning", "validation", "crossfit", case="lower")
+ALPHA = number("alpha", 0, 1, words="a number between 0 and 1 (both included)")
+BANDWIDTH = number("the histogram bandwidth", 0, None, open_low=True, words="a positive number, e.g. 0.02")
+EQUALIZE_SOLVER = one_of("the solver", "lbfgs", "momentum", case="lower")
+START = one_of("the start", "lr", "path", case="lower")
+FLAG = Constraint("the setting", "flag")
+
+# Each tool's options and their constraints (the option classes' field names). The command line,
+# the saved configuration's checks, the option classes and the estimators read them from here.
+OPTION_CONSTRAINTS: dict[str, dict[str, Constraint]] = {
+    "retrain": {"algorithm": ALGORITHM, "first": replace(RETRAIN_MODEL, what="the first model"),
+                "second": replace(RETRAIN_MODEL, what="the second model"), "direction": DIRECTION,
+                "all_cells": FLAG, "seed": SEED, "threshold": THRESHOLD},
+    "thresholds": {"model": replace(MODEL, optional=True), "solver": THRESHOLD_SOLVER, "lam": LAMBDA, "seed": SEED,
+                   "tuning": TUNING},
+    "equalize": {"alphas": ALPHA, "seed": SEED, "bandwidth": BANDWIDTH, "solver": EQUALIZE_SOLVER, "start": START},
+}
+
+
+def _check_fields(options: Any, tool: str) -> None:
+    """Each constrained field of a frozen options object checked and put in its canonical type."""
+    for name, constraint in OPTION_CONSTRAINTS[tool].items():
+        value = getattr(options, name)
+        if name == "alphas":  # a list of alphas, each one checked
+            values = (value,) if isinstance(value, (int, float, str)) else tuple(value)
+            if not values:
+                raise LuskinError("Give at least one alpha between 0 and 1.")
+            object.__setattr__(options, name, tuple(constraint.check(v) for v in values))
+        else:
+            object.__setattr__(options, name, constraint.check(value))
+
 
 def check_kind(kind: str) -> str:
-    key = str(kind).strip().upper()
-    if key not in MODEL_KINDS:
-        raise LuskinError(f"Unknown model type '{kind}'. Choose one of: {', '.join(MODEL_KINDS)}.")
-    return key
+    """A model type (LR, MLP, SVM, in any case), or a plain error."""
+    return str(MODEL.check(kind))
 
 
 def check_direction(direction: str) -> str:
-    key = str(direction).strip().lower()
-    if key not in DIRECTIONS:
-        raise LuskinError(f"The direction must be 'down' (bring the higher group down) or 'up' (bring the "
-                          f"lower group up), not '{direction}'.")
-    return key
+    """'down' or 'up', or a plain error."""
+    return str(DIRECTION.check(direction))
 
 
 def check_algorithm(algorithm: Any) -> int:
     """1 or 2, or a plain error."""
-    try:
-        value = int(str(algorithm).strip())
-    except ValueError:
-        value = -1
-    if value not in ALGORITHMS:
-        raise LuskinError(f"The algorithm must be 1 (selective risk adjustment) or 2 (risk-based flipping), "
-                          f"not '{algorithm}'.")
-    return value
+    return int(ALGORITHM.check(algorithm))
 
 
 @dataclass(frozen=True)
@@ -78,25 +299,7 @@ class RetrainOptions:
     exclude: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "algorithm", check_algorithm(self.algorithm))
-        object.__setattr__(self, "first", _check_retrain_kind(self.first, "first"))
-        object.__setattr__(self, "second", _check_retrain_kind(self.second, "second"))
-        object.__setattr__(self, "direction", check_direction(self.direction))
-        object.__setattr__(self, "all_cells", bool(self.all_cells))
-        try:
-            seed = int(self.seed)
-        except (TypeError, ValueError):
-            raise LuskinError(f"The seed must be a whole number, not '{self.seed}'.") from None
-        if seed < 0 or seed >= 2**32:
-            raise LuskinError(f"The seed must be a whole number from 0 to {2**32 - 1}, not {seed}.")
-        object.__setattr__(self, "seed", seed)
-        try:
-            threshold = float(self.threshold)
-        except (TypeError, ValueError, OverflowError):
-            raise LuskinError(f"The threshold must be a number between 0 and 1, not '{self.threshold}'.") from None
-        if not 0 < threshold < 1:
-            raise LuskinError(f"The threshold must be between 0 and 1 (the paper uses 0.5), not {threshold}.")
-        object.__setattr__(self, "threshold", threshold)
+        _check_fields(self, "retrain")
         if self.features is not None:
             names = (self.features,) if isinstance(self.features, str) else self.features
             object.__setattr__(self, "features", tuple(str(c) for c in names) or None)
@@ -140,14 +343,6 @@ class RetrainOptions:
         return cls.from_dict(data)
 
 
-def _check_retrain_kind(kind: Any, which: str) -> str:
-    key = check_kind(kind)
-    if key not in RETRAIN_KINDS:
-        raise LuskinError(f"The {which} model must be LR (logistic regression) or MLP (neural network) for "
-                          f"retraining, not '{kind}': the algorithms need a risk score between 0 and 1.")
-    return key
-
-
 @dataclass(frozen=True)
 class ThresholdOptions:
     """The thresholds tool's settings (see the module doc): the model to train (None: a score column), ..."""
@@ -158,6 +353,9 @@ class ThresholdOptions:
     seed: int = 0
     tuning: str = "validation"
     default_threshold: float | None = None
+
+    def __post_init__(self) -> None:
+        _check_fields(self, "thresholds")
 
 
 @dataclass(frozen=True)
@@ -170,5 +368,9 @@ class EqualizeOptions:
     solver: str = "lbfgs"
     start: str = "lr"
 
+    def __post_init__(self) -> None:
+        _check_fields(self, "equalize")
 
-__all__ = ["DEFAULT_ALPHAS", "RETRAIN_KINDS", "EqualizeOptions", "RetrainOptions", "ThresholdOptions"]
+
+__all__ = ["DEFAULT_ALPHAS", "OPTION_CONSTRAINTS", "RETRAIN_KINDS", "SEED", "Constraint", "EqualizeOptions",
+           "RetrainOptions", "ThresholdOptions"]

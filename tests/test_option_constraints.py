@@ -1,0 +1,170 @@
+"""Each option's constraint is declared once (luskin_core/spec/options.py) and every surface reads it.
+
+For each option and value, the command line (argparse), the dashboard's saved-configuration check
+(luskin_app.config, after the JSON-type check of luskin_core.spec.configfile), the option class and
+the estimator must all accept it or all refuse it. Before the constraints were declared once they
+disagreed: a seed of 1,000,001 passed the command line and the estimators but not a saved
+configuration (its check said 0 to 1,000,000), a lambda of 50 passed the command line and the
+estimator but not the page; the cases below include those values, so this test fails on such a split.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from luskin_cli.main import build_parser
+from luskin_core.corrections.equalize import EqualizedDistributionClassifier, alpha_sweep
+from luskin_core.corrections.thresholds import GroupThresholdOptimizer, _random_state
+from luskin_core.errors import LuskinError
+from luskin_core.spec import configfile
+from luskin_core.spec.options import (
+    OPTION_CONSTRAINTS,
+    SEED,
+    EqualizeOptions,
+    RetrainOptions,
+    ThresholdOptions,
+    check_algorithm,
+    check_direction,
+    check_kind,
+)
+
+# tool, option -> (command, flag) on the command line
+FLAGS = {
+    ("retrain", "algorithm"): ("retrain", "--algorithm"), ("retrain", "first"): ("retrain", "--first"),
+    ("retrain", "second"): ("retrain", "--second"), ("retrain", "direction"): ("retrain", "--direction"),
+    ("retrain", "seed"): ("retrain", "--seed"), ("retrain", "threshold"): ("retrain", "--threshold"),
+    ("thresholds", "model"): ("thresholds", "--model"), ("thresholds", "solver"): ("thresholds", "--solver"),
+    ("thresholds", "lam"): ("thresholds", "--lambda"), ("thresholds", "seed"): ("thresholds", "--seed"),
+    ("thresholds", "tuning"): ("thresholds", "--tuning"), ("equalize", "alphas"): ("equalize", "--alpha"),
+    ("equalize", "bandwidth"): ("equalize", "--bandwidth"), ("equalize", "solver"): ("equalize", "--solver"),
+    ("equalize", "seed"): ("equalize", "--seed"),
+}
+
+pytestmark = pytest.mark.filterwarnings("ignore:The fit at alpha")
+
+CASES = [
+    ("retrain", "seed", 0, True), ("retrain", "seed", 2**32 - 1, True), ("retrain", "seed", 1_000_001, True),
+    ("retrain", "seed", -1, False), ("retrain", "seed", 2**32, False), ("retrain", "seed", "x", False),
+    ("thresholds", "seed", 1_000_001, True), ("thresholds", "seed", -3, False),
+    ("equalize", "seed", 123_456_789, True), ("equalize", "seed", 2**32, False),
+    ("retrain", "algorithm", 1, True), ("retrain", "algorithm", 2, True), ("retrain", "algorithm", 3, False),
+    ("retrain", "algorithm", 0, False),
+    ("retrain", "first", "MLP", True), ("retrain", "first", "lr", True), ("retrain", "first", "SVM", False),
+    ("retrain", "second", "tree", False),
+    ("retrain", "direction", "up", True), ("retrain", "direction", "left", False),
+    ("retrain", "threshold", 0.5, True), ("retrain", "threshold", 0, False), ("retrain", "threshold", 1, False),
+    ("retrain", "threshold", 1.5, False),
+    ("thresholds", "solver", "exact", True), ("thresholds", "solver", "PSO", True), ("thresholds", "solver", "grid", False),
+    ("thresholds", "lam", 0, True), ("thresholds", "lam", 20, True), ("thresholds", "lam", 50, False),
+    ("thresholds", "lam", -1, False), ("thresholds", "lam", "x", False),
+    ("thresholds", "tuning", "crossfit", True), ("thresholds", "tuning", "cv", False),
+    ("thresholds", "model", "SVM", True), ("thresholds", "model", "mlp", True), ("thresholds", "model", "forest", False),
+    ("equalize", "alphas", 0, True), ("equalize", "alphas", 1, True), ("equalize", "alphas", 1.5, False),
+    ("equalize", "alphas", -0.1, False),
+    ("equalize", "bandwidth", 0.02, True), ("equalize", "bandwidth", 0, False), ("equalize", "bandwidth", -1, False),
+    ("equalize", "solver", "momentum", True), ("equalize", "solver", "adam", False),
+]
+
+
+def _accepts(check) -> bool:
+    try:
+        check()
+    except LuskinError:
+        return False
+    return True
+
+
+def _cli_accepts(tool: str, option: str, value) -> bool:
+    command, flag = FLAGS[(tool, option)]
+    try:
+        build_parser().parse_args([command, "--preset", "compas", flag, str(value)])
+    except LuskinError as err:  # luskin's parser says a refused value in plain words (exit status 2 in main)
+        assert flag in str(err)
+        return False
+    return True
+
+
+def _config_accepts(tool: str, option: str, value) -> bool | None:
+    """The dashboard's check of a saved configuration (None: the page does not save this option)."""
+    from luskin_app.config import OPTION_CHECKS
+
+    if option not in OPTION_CHECKS[tool]:
+        return None
+    if option == "alphas":  # the page saves its list of alphas (its widget offers the default ones)
+        value = [value]
+    document = {"kind": "luskin-configuration", "options": {tool: {option: value}}}
+    try:
+        configfile.check_entries(document)  # the JSON type, from the same constraint
+    except LuskinError:
+        return False
+    return _accepts(lambda: OPTION_CHECKS[tool][option](f"The page's setting '{option}'", value))
+
+
+def _small_scores() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    g = np.where(rng.random(300) < 0.5, "A", "B")
+    y = (rng.random(300) < 0.4).astype(int)
+    return rng.random(300), y, g
+
+
+def _estimator_accepts(tool: str, option: str, value) -> bool:
+    """The option class and the estimator that uses the option; both must agree."""
+    if tool == "retrain":
+        return _accepts(lambda: RetrainOptions(**{option: value}))
+    if tool == "thresholds":
+        holder = _accepts(lambda: ThresholdOptions(**{option: value}))
+        s, y, g = _small_scores()
+        estimator = {
+            "solver": lambda: GroupThresholdOptimizer(solver=value).fit(s, y, groups=g),
+            "lam": lambda: GroupThresholdOptimizer(lam=value).fit(s, y, groups=g),
+            "seed": lambda: _random_state(value),
+            "model": lambda: check_kind(value),
+            "tuning": lambda: ThresholdOptions(tuning=value),
+        }[option]
+        assert _accepts(estimator) == holder, "the option class and the estimator disagree"
+        return holder
+    holder = _accepts(lambda: EqualizeOptions(**{option: (value,) if option == "alphas" else value}))
+    if option in ("alphas", "bandwidth", "solver"):
+        rng = np.random.default_rng(1)
+        X, y, g = rng.normal(size=(80, 2)), (rng.random(80) < 0.5).astype(int), np.repeat(["A", "B"], 40)
+        name = "alpha" if option == "alphas" else option
+        fitted = _accepts(lambda: EqualizedDistributionClassifier(**{name: value}, max_iter=3).fit(X, y, groups=g))
+        assert fitted == holder, "the option class and the estimator disagree"
+        if option == "alphas":
+            swept = _accepts(lambda: alpha_sweep(X, y, g, X, y, g, alphas=[value], max_iter=3))
+            assert swept == holder
+    return holder
+
+
+@pytest.mark.parametrize("tool, option, value, accepted", CASES)
+def test_command_line_configuration_check_and_estimator_agree(tool, option, value, accepted):
+    assert _cli_accepts(tool, option, value) is accepted
+    assert _estimator_accepts(tool, option, value) is accepted
+    assert _config_accepts(tool, option, value) in (accepted, None)
+
+
+def test_every_declared_option_is_tested_on_every_surface_that_has_it():
+    declared = {(tool, option) for tool, options in OPTION_CONSTRAINTS.items() for option in options}
+    on_cli = set(FLAGS)
+    tested = {(tool, option) for tool, option, _, _ in CASES}
+    assert on_cli <= declared and tested == on_cli
+    # what the command line does not offer: the equalize sweep's start and retraining's all_cells (a flag)
+    assert declared - on_cli == {("equalize", "start"), ("retrain", "all_cells")}
+    # every option a page saves is one of its tool's declared options or a page-only setting
+    from luskin_app.config import _PAGE_ONLY, OPTION_CHECKS
+
+    for tool, checks in OPTION_CHECKS.items():
+        assert set(checks) <= set(OPTION_CONSTRAINTS[tool]) | set(_PAGE_ONLY[tool])
+
+
+def test_defaults_meet_their_constraints_and_the_words_say_the_range():
+    for options in (RetrainOptions(), ThresholdOptions(), EqualizeOptions()):
+        assert options == type(options)()
+    assert SEED.describe() == "a whole number from 0 to 4,294,967,295"
+    assert check_algorithm("2") == 2 and check_direction(" UP ") == "up" and check_kind("svm") == "SVM"
+    with pytest.raises(LuskinError, match="The seed must be a whole number from 0 to 4,294,967,295, not '-1'"):
+        RetrainOptions(seed=-1)
+    with pytest.raises(LuskinError, match="must be true or false"):
+        RetrainOptions(all_cells="yes")
+    assert ThresholdOptions(solver="PSO").solver == "pso"  # one canonical spelling, whatever the case typed
