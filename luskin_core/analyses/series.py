@@ -403,8 +403,12 @@ class SeriesResult:
         return str(self.overall.reference)
 
     def series_rows(self) -> list[dict[str, Any]]:
-        """One entry per period and comparison: the comparison's keys plus ``period``."""
-        return [{**c.to_dict(), "period": label}
+        """One entry per period and comparison: the audit's comparison keys (its sentences made on demand) plus
+        ``period``."""
+        from luskin_core.analyses import narrative
+
+        return [{**c.to_dict(), "sentence": result.sentence(c), "power_sentence": narrative.power_words(c, result.spec),
+                 "period": label}
                 for label, result in zip(self.periods, self.results) for c in result.comparisons]
 
     def to_frame(self) -> pd.DataFrame:
