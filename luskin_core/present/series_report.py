@@ -27,6 +27,8 @@ def series_section(series: Any) -> Section:
     flags = series.flag_sentences()
     section.add("sentences", items=[s for s in series.sentences()[1:] if s not in flags], title="Trend of each gap (weighted least squares)")
     header, rows = series_table(series)
+    if not series.flagged:  # no period flagged: no empty "Note" column
+        header, rows = header[:-1], [row[:-1] for row in rows]
     section.table(Table(f"Every comparison per {series.every} (against {series.reference})", header, tuple(rows),
                         wide=True))
     return section
