@@ -38,8 +38,6 @@ from .sources import Settings, SourceSetting, load_settings, open_setting
 
 log = logging.getLogger("luskin.app.sources")
 
-KIND_NAMES = {"parquet": "Parquet file(s)", "csv": "CSV file", "duckdb": "DuckDB table", "postgres": "PostgreSQL",
-              "spark": "Spark", "frame": "in-memory table"}
 T = TypeVar("T")
 
 
@@ -238,7 +236,7 @@ def render_source_preview(data: _dataset.Dataset) -> bool:
     a, b, c = st.columns(3)
     a.metric("Rows", f"{data.n_rows:,}")
     b.metric("Columns", f"{len(source.columns()):,}")
-    c.metric("Kind", KIND_NAMES.get(source.kind, source.kind))
+    c.metric("Kind", source.engine.title)
     st.caption("The rows stay in the source: the audit is counted by its engine, and the value lists below come "
                "from it. The model pages draw a seeded sample.")
     schema = source.table.schema()

@@ -5,7 +5,8 @@ The file is found through the ``LUSKIN_SOURCES`` environment variable (read, nev
 Each ``[[source]]`` entry has a ``name`` (what analysts see and what a saved configuration refers
 to), a ``location`` (a file, a folder of Parquet files, a DuckDB file, ``postgresql://...`` or
 ``spark:``; relative paths are taken from the settings file's folder), an optional ``table`` (a
-table, or a SELECT query for PostgreSQL), an optional ``description`` and ``sample_cap``, and the
+table, or a SELECT query for PostgreSQL), an optional ``description``, ``sample_cap`` and, for an engine
+that can stop a slow query (PostgreSQL), ``statement_timeout`` (seconds a query may run), and the
 password, if any, as ``password_env`` (an environment variable's name) or ``password_file`` (a
 file holding it). See ``docs/sources.example.toml``.
 
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit, urlunsplit
 
+from luskin_core.counting.engines import address_engine, address_prefixes, engine_for
 from luskin_core.counting.sources import DEFAULT_SAMPLE_CAP, Source, open_source
 from luskin_core.errors import LuskinError
 
@@ -39,7 +41,8 @@ LOCAL_FILE = Path(".streamlit") / "luskin_sources.toml"
 USER_FILE = Path("~/.config/luskin/sources.toml")
 MAX_SETTINGS_BYTES = 1_000_000
 MAX_PASSWORD_BYTES = 10_000
-_KEYS = {"name", "location", "table", "password_env", "password_file", "description", "sample_cap"}
+_KEYS = {"name", "location", "table", "password_env", "password_file", "description", "sample_cap",
+         "statement_timeout"}
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,7 @@ class SourceSetting:
     password_file: str | None = field(default=None, repr=False)
     description: str = ""
     sample_cap: int = DEFAULT_SAMPLE_CAP
+    statement_timeout: float | None = None   # seconds a query may run (None: the engine's default)
 
     @property
     def key(self) -> str:
@@ -63,7 +67,7 @@ class SourceSetting:
     @property
     def is_url(self) -> bool:
         """A database address (PostgreSQL, Spark) rather than a file or folder."""
-        return self.location.lower().startswith(("postgresql://", "postgres://", "spark:"))
+        return address_engine(self.location) is not None
 
 
 @dataclass(frozen=True)
@@ -176,14 +180,14 @@ def _entry(entry: Mapping[str, Any], number: int, folder: Path) -> SourceSetting
     password_file = _text(entry, "password_file", what)
     if password_env and password_file:
         raise LuskinError(f"{what} names both password_env and password_file: keep one.")
-    lowered = location.lower()
-    if lowered.startswith(("postgresql://", "postgres://")):
+    found = engine_for(location)
+    if found.takes_password:
         if urlsplit(location).password is not None:
             raise LuskinError(f"{what} has a password written in its location: move it to an environment "
                               "variable (password_env) or a file (password_file).")
-    elif (password_env or password_file) and not lowered.startswith("spark:"):
+    elif (password_env or password_file) and not found.is_address:
         raise LuskinError(f"{what} is a file or DuckDB database, which takes no password.")
-    elif not lowered.startswith("spark:"):
+    if not found.is_address:
         path = Path(location).expanduser()
         location = str(path if path.is_absolute() else folder / path)
     if password_file:
@@ -195,7 +199,16 @@ def _entry(entry: Mapping[str, Any], number: int, folder: Path) -> SourceSetting
     cap = entry.get("sample_cap", DEFAULT_SAMPLE_CAP)
     if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
         raise LuskinError(f"{what}: 'sample_cap' must be a whole number of rows, at least 1.")
-    return SourceSetting(name, location, table, password_env, password_file, description.strip()[:500], int(cap))
+    timeout = entry.get("statement_timeout")
+    if timeout is not None:
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= 86_400:
+            raise LuskinError(f"{what}: 'statement_timeout' must be a number of seconds, more than 0 and at most "
+                              "86400 (a day).")
+        if not found.statement_timeout:
+            raise LuskinError(f"{what}: a {found.title} source cannot stop a slow query, so it takes no "
+                              "'statement_timeout'.")
+    return SourceSetting(name, location, table, password_env, password_file, description.strip()[:500], int(cap),
+                         None if timeout is None else float(timeout))
 
 
 def _password(setting: SourceSetting, environ: Mapping[str, str] | None = None) -> str | None:
@@ -235,10 +248,11 @@ def open_setting(setting: SourceSetting, environ: Mapping[str, str] | None = Non
     """Open a configured source through the engine (no rows are read); LuskinError in plain words."""
     password = _password(setting, environ)
     location = setting.location
-    if password is not None and location.lower().startswith(("postgresql://", "postgres://")):
+    if password is not None and engine_for(location).takes_password:
         location = _with_password(location, password)
+    settings = {} if setting.statement_timeout is None else {"statement_timeout": setting.statement_timeout}
     try:
-        source = open_source(location, setting.table)
+        source = open_source(location, setting.table, **settings)
         source.n_rows()  # reaches the engine now, so an unreachable source is said at once
     except LuskinError as err:
         log.warning("opening the source %r failed: %s", setting.name, _scrub(str(err), password))
@@ -256,7 +270,8 @@ def open_setting(setting: SourceSetting, environ: Mapping[str, str] | None = Non
     return source
 
 
-_DETAILS = re.compile(r"(?:postgres(?:ql)?://|spark:)[^\s'\"),;]*(?: \(query\))?", re.IGNORECASE)
+_DETAILS = re.compile("(?:" + "|".join(re.escape(p) for p in address_prefixes()) + r")[^\s'\"),;]*(?: \(query\))?",
+                      re.IGNORECASE)
 
 
 def hide_details(text: str, setting: SourceSetting) -> str:
@@ -264,7 +279,7 @@ def hide_details(text: str, setting: SourceSetting) -> str:
     by the source's name: analysts are promised the name and the description only."""
     shown = f"'{setting.name}'"
     forms = {setting.location, Path(setting.location).name} if not setting.is_url else {setting.location}
-    if setting.location.lower().startswith(("postgresql://", "postgres://")):
+    if engine_for(setting.location).takes_password:   # a server's address: its host and user are details too
         parts = urlsplit(setting.location)
         for value in (parts.hostname, *parse_qs(parts.query).get("host", []), parts.username):
             if value:

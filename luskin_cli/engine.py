@@ -15,22 +15,22 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the CLI's --help must not import pandas
     from luskin_core.spec.audit_spec import AuditSpec
 
-ENGINE_SUFFIXES = (".parquet", ".pq", ".duckdb", ".db", ".ddb")
 # A CSV this large is read by the engine rather than into pandas (the library's in-memory limit is 1 GB).
 BIG_CSV_BYTES = 200 * 1024 * 1024
 
 
 def is_engine_location(location: str, table: str | None) -> bool:
     """Whether ``--data`` names something an engine reads: a database, Spark, Parquet, or a big CSV."""
+    from luskin_core.counting.engines import DEFAULT_FILE, engine_for
+
     text = location.strip()
-    lowered = text.lower()
-    if table or lowered.startswith(("postgresql://", "postgres://", "spark:")):
+    if table:
         return True
-    if lowered.startswith("sample:"):
+    if text.lower().startswith("sample:"):
         return False
-    path = Path(text).expanduser()
-    if path.is_dir() or lowered.endswith(ENGINE_SUFFIXES):
+    if engine_for(text).key != DEFAULT_FILE:   # a database, Spark, Parquet, a DuckDB file or a folder
         return True
+    path = Path(text).expanduser()
     try:
         return path.is_file() and path.stat().st_size > BIG_CSV_BYTES
     except OSError:

@@ -164,9 +164,9 @@ def silent_server() -> Iterator[int]:
 
 
 def test_a_silent_server_times_out_plainly(silent_server, monkeypatch):
-    from luskin_core.counting import sources
+    from luskin_core.counting import postgres
 
-    monkeypatch.setattr(sources, "CONNECT_TIMEOUT", 2)
+    monkeypatch.setattr(postgres, "CONNECT_TIMEOUT", 2)
     start = time.monotonic()
     with pytest.raises(LuskinError, match="did not answer within 2 seconds"):
         open_source(f"postgresql://luskin:pw@127.0.0.1:{silent_server}/postgres", "people")

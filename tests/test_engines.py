@@ -307,9 +307,9 @@ def test_one_scan_when_the_first_rows_show_every_value(datasets, tmp_path, monke
 
 @pytest.mark.parametrize("column", ["wide", "narrow", "far", "half", "hidden"])
 def test_first_rows_that_mislead_still_give_the_exact_plan(column, tmp_path, monkeypatch):
-    from luskin_core.counting import sources
+    from luskin_core.counting import ibis_facts
 
-    monkeypatch.setattr(sources, "LOOK_ROWS", 100)
+    monkeypatch.setattr(ibis_facts, "LOOK_ROWS", 100)
     frame = _top_heavy()
     path = tmp_path / "top.parquet"
     frame.to_parquet(path)
@@ -329,10 +329,10 @@ def test_first_rows_that_mislead_still_give_the_exact_plan(column, tmp_path, mon
 
 
 def test_values_the_first_rows_did_not_show_cannot_multiply_the_table(tmp_path, monkeypatch):
-    from luskin_core.counting import sources
+    from luskin_core.counting import ibis_facts
     from luskin_core.counting.counts import build_plan
 
-    monkeypatch.setattr(sources, "LOOK_ROWS", 100)
+    monkeypatch.setattr(ibis_facts, "LOOK_ROWS", 100)
     frame = _top_heavy()
     tail = frame.index >= 5000
     frame.loc[tail, "far"] = np.arange(10_000, 10_000 + int(tail.sum()))  # a thousand values never seen
@@ -353,9 +353,9 @@ def test_values_the_first_rows_did_not_show_cannot_multiply_the_table(tmp_path, 
 
 
 def test_values_outside_the_population_do_not_cost_a_second_scan(tmp_path, monkeypatch):
-    from luskin_core.counting import sources
+    from luskin_core.counting import ibis_facts
 
-    monkeypatch.setattr(sources, "LOOK_ROWS", 100)
+    monkeypatch.setattr(ibis_facts, "LOOK_ROWS", 100)
     frame = _top_heavy()
     south = frame["region"] == "south"
     frame.loc[~south, "narrow"] = frame.loc[~south, "narrow"].where(frame["narrow"].isin([0, 5]), 0)

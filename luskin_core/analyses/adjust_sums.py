@@ -156,7 +156,7 @@ def _adjust_by_sums(source: Source, spec: AuditSpec, plan: Any, rows: Any, contr
                                [str(x) for x in distinct_texts], boolean))
     radix = [len(key.texts) for key in keys]
     packed = math.prod(radix) < 2**62
-    joins = source.kind not in ("postgres", "spark")
+    joins = source.engine.embedded   # a small table joined in: only an embedded DuckDB takes one from here
     coded, code_names = _coded(selected, keys, joins)
     if packed:
         kid = _packed_key(coded, code_names, radix)
@@ -421,11 +421,11 @@ def _kept_in_key_order(source: Source, rows: Any, order: Sequence[str]) -> Itera
     """
     backend: Any = getattr(source, "_backend", None)
     con = getattr(backend, "con", None)
-    if con is None or source.kind not in ("csv", "parquet", "duckdb", "frame"):
+    if con is None or not source.engine.embedded:
         yield rows, False
         return
     name = f"_luskin_fit_{uuid.uuid4().hex}"
-    limited = source.kind in ("csv", "parquet")  # nothing else lives in that DuckDB: a file read from disk
+    limited = source.engine.from_disk  # nothing else lives in that DuckDB: a file read from disk
     try:
         if limited:
             _private_temp(backend)

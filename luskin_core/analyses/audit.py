@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from luskin_core.analyses import narrative
-from luskin_core.counting.counts import CountTable, count_arrays, count_frame
+from luskin_core.counting.counts import CountTable, count_arrays
+from luskin_core.counting.executor import counted_table
+from luskin_core.counting.ibis_source import Source
 from luskin_core.counting.prepared import Prepared, prepare
-from luskin_core.counting.sources import Source
 from luskin_core.errors import LuskinError
-from luskin_core.spec.audit_spec import AuditSpec, resolve_column
-from luskin_core.spec.validation import check_positive_present, check_two_classes
+from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.stats.comparisons import Comparison, JudgedRate, PooledComparison, compare
 from luskin_core.stats.inference import wilson_interval
 from luskin_core.stats.shrinkage import with_pooled
@@ -319,12 +319,9 @@ def audit(
     """
     from luskin_core.spec.names import with_group_names
 
-    if isinstance(frame, Source):
-        if predictions is not None:
-            raise LuskinError("Predictions given as a list need the rows in memory; on a database, name a "
-                              "prediction column instead.")
-        return _audit_source(frame, spec, source=source)
-
+    if isinstance(frame, Source) and predictions is not None:
+        raise LuskinError("Predictions given as a list need the rows in memory; on a database, name a "
+                          "prediction column instead.")
     spec = with_group_names(spec, frame)   # "Male", not "Non-Female", when the column has two values
     if predictions is not None:
         prepared = prepare(frame, spec, check_positive=False)
@@ -336,45 +333,7 @@ def audit(
         return audit_arrays(y, prepared.in_group, prepared.filter_holds if prepared.has_filter else None,
                             spec, source=source or "predictions", n_excluded=prepared.n_excluded,
                             excluded_reasons=prepared.excluded_reasons)
-    table, plan = count_frame(frame, spec)
-    if table.n_rows == 0:
-        from luskin_core.counting.prepared import nothing_to_audit
-
-        raise nothing_to_audit(plan, table.excluded)
-    if spec.outcome_type == "label" and int(table.positives.sum()) == 0 and spec.prediction is None:
-        column = resolve_column(frame, spec.outcome, "outcome")
-        check_positive_present(frame[column], spec.positive)
-    if spec.group_mode == "condition":
-        assert spec.protected is not None
-        sizes = table.n.sum(axis=1)
-        check_two_classes(frame[resolve_column(frame, spec.protected.column, "protected")], spec.protected,
-                          int(sizes[0]), int(sizes[1]))
-    default = "recorded outcome" if spec.prediction is None else f"decisions in '{spec.prediction}'"
-    return result_from_counts(table, spec, source=source or default)
-
-
-def _audit_source(data: Source, spec: AuditSpec, *, source: str | None = None) -> AuditResult:
-    """The full audit (every statistic) from the engine's count table."""
-    from luskin_core.spec.names import with_group_names
-
-    spec = with_group_names(spec, data)   # the same names as in memory ("Male", not "Non-Female")
-    plan, raw = data.counts(spec)
-    table = CountTable.from_raw(raw, plan)
-    if table.n_rows == 0:
-        raise LuskinError(f"Every row of {data.name} lacks a value the audit needs, so nothing can be audited.")
-    if spec.outcome_type == "label" and spec.prediction is None and int(table.positives.sum()) == 0:
-        values = ", ".join(str(v) for v in data.value_counts(plan.outcome, 10)["value"].dropna())
-        raise LuskinError(f"The value '{spec.positive}' never occurs in the outcome column '{plan.outcome}'. "
-                          f"Its values are: {values}.")
-    if spec.group_mode == "condition":
-        sizes = table.n.sum(axis=1)
-        if sizes[0] == 0 or sizes[1] == 0:
-            assert plan.protected is not None
-            values = ", ".join(str(v) for v in data.value_counts(plan.protected.column, 10)["value"].dropna())
-            what = ("so the protected group is empty" if sizes[0] == 0
-                    else "so there is no other class to compare with")
-            raise LuskinError(f"{'No' if sizes[0] == 0 else 'Every'} row has {spec.protected}, {what}. "
-                              f"Values of '{plan.protected.column}' include: {values}.")
+    table, _ = counted_table(frame, spec)   # counted once, checked once, in one wording, on every executor
     default = "recorded outcome" if spec.prediction is None else f"decisions in '{spec.prediction}'"
     return result_from_counts(table, spec, source=source or default)
 

@@ -1,0 +1,165 @@
+"""One protocol for every place an audit is counted, and the one walk from a specification to a checked count table.
+
+An executor (an in-memory frame, a file counted by DuckDB's SQL, a table behind Ibis) answers two
+questions: its :class:`~luskin_core.counting.counts.Facts` about the columns (``facts(spec)``), from
+which :func:`~luskin_core.counting.counts.build_plan` makes the plan, and the raw count table of a
+plan (``count(plan)``). :func:`count_plan` walks every executor through the same steps (including
+the engines' one-scan shortcut: facts read from the first rows, checked by the count itself), and
+:func:`counted_table` makes the labelled count table and checks it once, in one wording, whatever
+counted it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from luskin_core.counting.counts import (
+    CountTable,
+    Facts,
+    FrameFacts,
+    KeyPart,
+    Plan,
+    RawCounts,
+    aggregate_frame,
+    build_plan,
+)
+from luskin_core.errors import LuskinError
+from luskin_core.spec.audit_spec import AuditSpec, resolve_column
+from luskin_core.spec.conditions import Condition
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:  # imported on first use: a file's audit on the command line never needs it
+    from luskin_core._lazy import pandas as pd
+
+# Distinct values listed in a message about a column (and searched for the positive value on an engine).
+LISTED_VALUES = 1000
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Something an audit is counted in: facts about its columns, and the raw count table of a plan."""
+
+    name: str
+    kind: str   # the engine's key (luskin_core.counting.engines)
+
+    def facts(self, spec: AuditSpec) -> Facts:
+        """The facts :func:`~luskin_core.counting.counts.build_plan` reads (a LuskinError when there is no row).
+
+        Facts may carry ``assumed`` (column -> values read from the first rows only) and ``settle(columns)``
+        (count those columns exactly): :func:`count_plan` has the count check the assumption.
+        """
+
+    def count(self, plan: Plan, *, assumed: dict[str, list[Any]] | None = None) -> RawCounts:
+        """The raw count table of ``plan``, in one aggregation (``assumed``: see :meth:`facts`)."""
+
+    def value_counts(self, column: str, limit: int = 100) -> pd.DataFrame:
+        """Distinct values of a column with their counts, most frequent first (missing included)."""
+
+
+class FrameExecutor:
+    """An in-memory pandas frame as an executor (DuckDB over the frame's own columns, numpy for small ones)."""
+
+    kind = "frame"
+
+    def __init__(self, frame: pd.DataFrame, name: str = "the data") -> None:
+        self.frame = frame
+        self.name = name
+
+    def facts(self, spec: AuditSpec) -> FrameFacts:
+        if self.frame is None or len(self.frame) == 0:
+            raise LuskinError("The data has no rows.")
+        population = tuple(Condition(resolve_column(self.frame, c.column, "population"), c.op, c.value)
+                           for c in spec.population)
+        return FrameFacts(self.frame, population)
+
+    def count(self, plan: Plan, *, assumed: dict[str, list[Any]] | None = None) -> RawCounts:
+        return aggregate_frame(self.frame, plan)
+
+    def value_counts(self, column: str, limit: int = 100) -> pd.DataFrame:
+        counts = self.frame[resolve_column(self.frame, column, "")].value_counts(dropna=False, sort=True)
+        counts = counts[counts > 0].iloc[: int(limit)]   # a categorical column lists its unused categories too
+        values = [None if pd.isna(v) else (v.item() if hasattr(v, "item") else v) for v in counts.index]
+        return pd.DataFrame({"value": pd.Series(values, dtype=object), "count": counts.to_numpy()})
+
+    def distinct(self, column: str) -> pd.Series:
+        """Every distinct present value, most frequent first (the in-memory checks' own list)."""
+        from luskin_core.spec.validation import distinct_values
+
+        return distinct_values(self.frame[resolve_column(self.frame, column, "")])
+
+
+def executor_for(data: Any, name: str = "the data") -> Executor:
+    """The executor that counts ``data``: an executor itself (a source), or a pandas frame in memory."""
+    if isinstance(data, Executor):
+        return data
+    return FrameExecutor(data, name)
+
+
+def count_plan(executor: Executor, spec: AuditSpec, *, period: KeyPart | None = None) -> tuple[Plan, RawCounts]:
+    """The plan and the raw count table, in one scan where the executor's facts allow it.
+
+    Facts an engine read from the first rows only (``facts.assumed``: a numeric key showing at most
+    20 values there) are checked by the count itself; a column no key of the count would check is
+    counted exactly first, and a count that finds another value is made again from exact facts, so
+    the result is always the exact plan's. ``period``: a key counted as well (the "period" column).
+    """
+    facts = executor.facts(spec)
+
+    def make_plan() -> Plan:
+        plan = build_plan(spec, facts)
+        return plan if period is None else replace(plan, period=period)
+
+    plan = make_plan()
+    assumed: dict[str, list[Any]] = dict(getattr(facts, "assumed", None) or {})
+    if assumed:
+        keyed = {p.column for p in (*plan.group_parts, *plan.cell_parts) if p.kind == "value"}
+        unkeyed = [c for c in assumed if c not in keyed]
+        if unkeyed:  # an assumption no key of the counting query would check: counted exactly instead
+            facts.settle(unkeyed)  # type: ignore[attr-defined]
+            plan = make_plan()
+            assumed = dict(facts.assumed)  # type: ignore[attr-defined]
+    raw = executor.count(plan, assumed=assumed or None)
+    if not raw.assumptions_hold:
+        facts.settle(list(assumed))  # type: ignore[attr-defined]
+        plan = make_plan()
+        raw = executor.count(plan)
+    return plan, raw
+
+
+def distinct_present(executor: Executor, column: str) -> pd.Series:
+    """A column's distinct present values, most frequent first, named as the column (for messages)."""
+    own = getattr(executor, "distinct", None)
+    if own is not None:
+        return own(column)
+    values = [v for v in executor.value_counts(column, LISTED_VALUES)["value"].tolist()
+              if v is not None and not pd.isna(v)]
+    return pd.Series(values, name=column, dtype=object).infer_objects()   # numbers compared as numbers
+
+
+def counted_table(data: Any, spec: AuditSpec) -> tuple[CountTable, Plan]:
+    """The audit's labelled count table of ``data`` (a frame or a source), checked once, in one wording.
+
+    Refused, in plain words: no row to audit (naming the columns that lack values), a positive
+    value the outcome never holds (a typo, most often), and a protected condition that holds for
+    no row or for every row.
+    """
+    from luskin_core.counting.prepared import nothing_to_audit
+    from luskin_core.spec.validation import never_occurs, no_two_classes, outcome_mask
+
+    executor = executor_for(data)
+    plan, raw = count_plan(executor, spec)
+    table = CountTable.from_raw(raw, plan)
+    if table.n_rows == 0:
+        raise nothing_to_audit(plan, table.excluded)
+    if spec.outcome_type == "label" and spec.prediction is None and int(table.positives.sum()) == 0:
+        present = distinct_present(executor, plan.outcome)
+        if not bool(outcome_mask(present, spec.positive).any()):
+            raise never_occurs(spec.positive, plan.outcome, present)
+    if plan.protected is not None:
+        sizes = table.n.sum(axis=1)
+        if sizes[0] == 0 or sizes[1] == 0:
+            raise no_two_classes(plan.protected, distinct_present(executor, plan.protected.column),
+                                 empty=bool(sizes[0] == 0))
+    return table, plan

@@ -1,0 +1,351 @@
+"""Files on this machine: CSV and Parquet files (and folders of Parquet files) counted by DuckDB's SQL directly,
+and DuckDB database files.
+
+A :class:`FileSource` renders the plan's facts and the counting query as SQL text from
+:mod:`luskin_core.counting.counts`' rules (:func:`~luskin_core.counting.counts.to_sql`) and runs them on
+Luskin's own DuckDB: no Ibis import, no look-ahead query, and a Parquet file's integer codes read
+from its row-group statistics rather than counted in a scan. Everything else a source does (the
+model tools' sample, derived columns, the adjusted audit) opens the same file through Ibis
+(:func:`open_path`) the first time it is asked for.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from luskin_core.counting.counts import (
+    BOOL,
+    MAX_VALUES,
+    NUMERIC,
+    TEXT,
+    KeyPart,
+    Plan,
+    RawCounts,
+    build_plan,
+    conjunction_rule,
+    count_rules,
+    count_sql,
+    duck_cursor,
+    finish_raw,
+    sql_literal,
+    sql_name,
+    to_sql,
+)
+from luskin_core.counting.engines import engine, engine_for, open_source
+from luskin_core.counting.executor import count_plan
+from luskin_core.counting.ibis_rules import _plain_value, duckdb_connect, engine_message
+from luskin_core.counting.ibis_source import Source
+from luskin_core.errors import LuskinError
+from luskin_core.spec.audit_spec import AuditSpec
+from luskin_core.spec.conditions import Condition
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:  # imported on first use: a file's audit on the command line never needs it
+    from luskin_core._lazy import pandas as pd
+
+_PARQUET = engine("parquet").suffixes
+
+
+def _file_name(text: str) -> tuple[Path, str]:
+    path = Path(text).expanduser()
+    if not path.exists():
+        raise LuskinError(f"There is no file or folder '{text}'.")
+    return path, path.name or str(path)
+
+
+def open_path(text: str, table: str | None = None, **settings: Any) -> Source:
+    """A CSV or Parquet file, or a folder of Parquet files, through Ibis on an embedded DuckDB."""
+    path, shown = _file_name(text)
+    con = duckdb_connect()
+    try:
+        if path.is_dir():
+            files = sorted(p for p in path.rglob("*") if p.suffix.lower() in _PARQUET)
+            if not files:
+                raise LuskinError(f"The folder '{shown}' holds no Parquet files.")
+            t = con.read_parquet([str(p) for p in files])
+            kind = "parquet"
+        elif engine_for(str(path)).key == "parquet":
+            t = con.read_parquet(str(path))
+            kind = "parquet"
+        else:
+            t = con.read_csv(str(path))
+            kind = "csv"
+        if not t.columns:
+            raise LuskinError(f"'{shown}' has no columns.")
+    except LuskinError:
+        raise
+    except Exception:  # noqa: BLE001 - a file the engine cannot read is one plain sentence
+        raise LuskinError(f"'{shown}' could not be read as a table (a CSV, Parquet file or DuckDB database).") from None
+    return Source(t, name=shown, kind=kind, backend=con)
+
+
+def open_duckdb(text: str, table: str | None = None, **settings: Any) -> Source:
+    """A table of a DuckDB database file, opened read-only."""
+    path, shown = _file_name(text)
+    if not table:
+        raise LuskinError(f"'{shown}' is a DuckDB database: name the table to audit (--table NAME).")
+    try:
+        con = duckdb_connect(str(path), read_only=True)
+        names = [str(r[0]) for r in con.con.execute("SELECT table_name FROM information_schema.tables").fetchall()]
+    except Exception:  # noqa: BLE001 - a file the engine cannot read is one plain sentence
+        raise LuskinError(f"'{shown}' could not be read as a table (a CSV, Parquet file or DuckDB database).") from None
+    if table not in names:
+        raise LuskinError(f"The DuckDB database '{shown}' has no table '{table}'. Its tables are: "
+                          f"{', '.join(names) or 'none'}.")
+    t = con.table(table)
+    return Source(t, name=f"{shown}:{table}", kind="duckdb", backend=con)
+
+
+# ------------------------------------------------------------------------------------------
+# A file counted by DuckDB directly (no Ibis on the way to an audit)
+# ------------------------------------------------------------------------------------------
+_SQL_INTEGERS = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
+                 "UBIGINT", "UHUGEINT")
+_SQL_NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER",
+                "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE", "DECIMAL", "REAL")
+
+
+class FileSource(Source):
+    """A CSV or Parquet file (or a folder of Parquet files) that an audit counts with DuckDB's SQL directly.
+
+    The plan's facts and the counting query are SQL text rendered from :mod:`luskin_core.counting.counts`'
+    rules (:func:`~luskin_core.counting.counts.to_sql`), run on Luskin's own DuckDB: no Ibis import, no
+    look-ahead query. Everything else a :class:`Source` does (the model tools' sample, derived
+    columns, the adjusted audit) opens the same file through Ibis the first time it is asked for.
+    """
+
+    def __init__(self, location: str, paths: Sequence[str], *, name: str, kind: str) -> None:
+        self._location = location
+        self.name = name
+        self.kind = kind
+        self._paths = list(paths)
+        reader = "read_parquet" if kind == "parquet" else "read_csv"
+        listed = ", ".join(sql_literal(p) for p in self._paths)
+        self._relation = f"{reader}([{listed}])"
+        self._n_rows = None
+        self._opened: Source | None = None
+        self._types: dict[str, str] | None = None
+
+    # -- the file through Ibis, for everything but counting ----------------------------------
+    def _ibis_source(self) -> Source:
+        if self._opened is None:
+            self._opened = open_path(self._location)
+        return self._opened
+
+    @property  # type: ignore[override]
+    def _table(self) -> Any:
+        return self._ibis_source()._table
+
+    @_table.setter
+    def _table(self, value: Any) -> None:
+        self._ibis_source()._table = value
+
+    @property
+    def _raw(self) -> Any:
+        return self._ibis_source()._raw
+
+    @property
+    def _backend(self) -> Any:
+        return self._ibis_source()._backend
+
+    def derive(self, **columns: Any) -> Source:
+        return self._ibis_source().derive(**columns)
+
+    # -- SQL ---------------------------------------------------------------------------------
+    def _sql(self, sql: str, what: str = "the audit's query", fetch: str = "columns") -> Any:
+        """Run ``sql`` on Luskin's DuckDB: its columns as numpy arrays (masked where missing), or with
+        ``fetch="one"`` its first row (None for no row). No pandas: see :mod:`luskin_core._lazy`."""
+        cursor = duck_cursor()
+        try:
+            result = cursor.execute(sql)
+            return result.fetchone() if fetch == "one" else result.fetchnumpy()
+        except LuskinError:
+            raise
+        except Exception as error:  # noqa: BLE001 - every engine failure becomes one plain sentence
+            raise LuskinError(engine_message(error, self.name, self.kind, what)) from None
+        finally:
+            cursor.close()
+
+    def types(self) -> dict[str, str]:
+        """Column name -> DuckDB type, as the file's reader sees them."""
+        if self._types is None:
+            described = self._sql(f"DESCRIBE SELECT * FROM {self._relation}")
+            self._types = {str(name): str(dtype) for name, dtype in
+                           zip(described["column_name"].tolist(), described["column_type"].tolist())}
+            if not self._types:
+                raise LuskinError(f"'{self.name}' has no columns.")
+        return self._types
+
+    def columns(self) -> list[str]:
+        return list(self.types())
+
+    def kind_of(self, column: str) -> str:
+        """NUMERIC, BOOL or TEXT (:mod:`luskin_core.counting.counts`' kinds)."""
+        dtype = self.types()[column].upper()
+        if dtype == "BOOLEAN":
+            return BOOL
+        return NUMERIC if dtype.startswith(_SQL_NUMERIC) else TEXT
+
+    def column_sql(self, column: str) -> str:
+        """A column reference; a floating NaN reads as missing, as pandas reads it (see :func:`_nan_as_missing`)."""
+        name = sql_name(column)
+        if self.types()[column].upper() in ("DOUBLE", "FLOAT", "REAL"):
+            return (f"(CASE WHEN hash({name}) = hash(CAST('nan' AS DOUBLE)) AND CAST({name} AS VARCHAR) "
+                    f"IN ('nan', '-nan') THEN NULL ELSE {name} END)")
+        return name
+
+    def integer_range(self, column: str) -> tuple[int, int] | None:
+        """The smallest and largest value of an integer column of a Parquet file, from the statistics
+        its writer keeps for each row group (the file's footer: milliseconds, where counting the
+        distinct values of 50,000,000 rows takes a scan); None for a CSV, another type, or a row
+        group without statistics."""
+        if self.kind != "parquet" or self.types()[column].upper() not in _SQL_INTEGERS:
+            return None
+        listed = ", ".join(sql_literal(p) for p in self._paths)
+        try:
+            row = self._sql(
+                "SELECT min(TRY_CAST(stats_min_value AS HUGEINT)), max(TRY_CAST(stats_max_value AS HUGEINT)), "
+                "bool_and((TRY_CAST(stats_min_value AS HUGEINT) IS NOT NULL AND TRY_CAST(stats_max_value AS HUGEINT) "
+                "IS NOT NULL) OR stats_null_count = num_values), count(*), count(DISTINCT (file_name, row_group_id)), "
+                f"(SELECT count(DISTINCT (file_name, row_group_id)) FROM parquet_metadata([{listed}])) "
+                f"FROM parquet_metadata([{listed}]) WHERE path_in_schema = {sql_literal(column)}", fetch="one")
+        except LuskinError:
+            return None
+        low, high, complete, entries, groups, all_groups = row
+        # one entry per row group, each with statistics (or holding only missing values)
+        if not complete or entries != groups or groups != all_groups or low is None or high is None:
+            return None
+        return int(low), int(high)
+
+    def where(self, conditions: Sequence[Condition]) -> str:
+        """A WHERE clause for the population (empty for none)."""
+        if not conditions:
+            return ""
+        return " WHERE " + to_sql(conjunction_rule(conditions, self.kind_of), self.column_sql)
+
+    # -- facts and counts --------------------------------------------------------------------
+    def n_rows(self) -> int:
+        if self._n_rows is None:
+            self._n_rows = int(self._sql(f"SELECT count(*) AS n FROM {self._relation}", fetch="one")[0])
+        return self._n_rows
+
+    def value_counts(self, column: str, limit: int = 100) -> pd.DataFrame:
+        name = self._resolve(column, "")
+        col = self.column_sql(name)
+        found = self._sql(f"SELECT {col} AS value, count(*) AS count FROM {self._relation} GROUP BY 1 "
+                          f"ORDER BY count DESC, value ASC NULLS LAST LIMIT {int(limit)}")
+        values = found["value"]   # a masked array where some are missing, else a plain one
+        missing = np.ma.getmaskarray(values)
+        listed = [None if m else _plain_value(v) for v, m in zip(np.ma.getdata(values).tolist(), missing)]
+        return pd.DataFrame({"value": pd.Series(listed, dtype=object), "count": np.ma.getdata(found["count"])})
+
+    def facts(self, spec: AuditSpec) -> SqlFacts:
+        population = tuple(Condition(self._resolve(c.column, "population"), c.op, c.value) for c in spec.population)
+        facts = SqlFacts(self, population)
+        # Whether there is a row at all reads the first rows only (a count would parse a whole CSV once more).
+        if self._n_rows == 0 or (self._n_rows is None and self._sql(f"SELECT 1 AS x FROM {self._relation} LIMIT 1",
+                                                                    fetch="one") is None):
+            raise LuskinError(f"The source {self.name} has no rows.")
+        facts.prefetch(self._numeric_keys(spec))
+        return facts
+
+    def plan(self, spec: AuditSpec) -> Plan:
+        return build_plan(spec, self.facts(spec))
+
+    def _numeric_keys(self, spec: AuditSpec) -> list[str]:
+        keyed = [self._resolve(name, role) for names, role in ((spec.group_by, "group"), (spec.strata, "strata"))
+                 for name in names]
+        return [c for c in dict.fromkeys(keyed) if self.kind_of(c) == NUMERIC and spec.cuts_for(c) is None]
+
+    def counts(self, spec: AuditSpec, *, period: KeyPart | None = None) -> tuple[Plan, RawCounts]:
+        if period is not None:   # a period key may be derived from a date: Ibis computes it
+            return self._ibis_source().counts(spec, period=period)
+        plan, raw = count_plan(self, spec)
+        self._n_rows = int(raw["n"].sum())
+        return plan, raw
+
+    def count(self, plan: Plan, *, assumed: dict[str, list[Any]] | None = None) -> RawCounts:
+        """The raw count table of ``plan``: one query of DuckDB's SQL over the file."""
+        rules = count_rules(plan, self.kind_of)
+        return finish_raw(self._sql(count_sql(plan, rules, self._relation, self.column_sql)), plan, rules)
+
+    def raw_counts(self, plan: Plan, *, assumed: dict[str, list[Any]] | None = None) -> RawCounts:
+        return self.count(plan)
+
+
+class SqlFacts:
+    """:class:`~luskin_core.counting.counts.Facts` of a :class:`FileSource`, over the audited population, in DuckDB SQL."""
+
+    def __init__(self, source: FileSource, population: Sequence[Condition] = ()) -> None:
+        self.source = source
+        self.population = tuple(population)
+        self._distinct: dict[str, int] = {}
+
+    def prefetch(self, columns: Sequence[str]) -> None:
+        """The distinct counts of ``columns`` in one query (a scan), but where the Parquet file's own
+        statistics settle the plan's question without one (:meth:`FileSource.integer_range`)."""
+        s = self.source
+        for column in columns:
+            if column not in self._distinct:
+                bounds = s.integer_range(column)
+                if bounds is not None and bounds[1] - bounds[0] + 1 <= MAX_VALUES:
+                    # At most this many values, in the file and so in the population: a bound that
+                    # decides as the count would (see Facts.n_distinct).
+                    self._distinct[column] = bounds[1] - bounds[0] + 1
+        wanted = [c for c in columns if c not in self._distinct]
+        if not wanted:
+            return
+        metrics = ", ".join(f"count(DISTINCT {s.column_sql(c)}) AS d{i}" for i, c in enumerate(wanted))
+        row = s._sql(f"SELECT {metrics} FROM {s._relation}{s.where(self.population)}", fetch="one")
+        for i, column in enumerate(wanted):
+            self._distinct[column] = int(row[i])
+
+    def resolve(self, name: str, role: str) -> str:
+        return self.source._resolve(name, role)
+
+    def is_numeric(self, column: str) -> bool:
+        return self.source.kind_of(column) == NUMERIC
+
+    def n_distinct(self, column: str, cap: int) -> int:
+        self.prefetch([column])
+        return min(self._distinct[column], cap)
+
+    def quantiles(self, column: str, probs: Sequence[float]) -> list[float]:
+        s = self.source
+        col = s.column_sql(column)
+        where = s.where(self.population)
+        where = (where + " AND " if where else " WHERE ") + f"{col} IS NOT NULL"
+        listed = ", ".join(f"quantile_cont(CAST({col} AS DOUBLE), {float(p)!r}) AS q{i}" for i, p in enumerate(probs))
+        row = s._sql(f"SELECT {listed} FROM {s._relation}{where}", fetch="one")
+        return [math.nan if row[i] is None else float(row[i]) for i in range(len(probs))]
+
+
+def open_file(location: str) -> Source:
+    """A CSV or Parquet file (or a folder of Parquet files) for an audit counted by DuckDB's SQL directly.
+
+    Anything else (a database, Spark, a DuckDB file) is opened by :func:`open_source`.
+    """
+    path = Path(str(location).strip()).expanduser()
+    found = engine_for(str(location))
+    if not path.exists() or not found.from_disk:
+        return open_source(location)
+    if path.is_dir():
+        files = sorted(str(p) for p in path.rglob("*") if p.suffix.lower() in _PARQUET)
+        if not files:
+            raise LuskinError(f"The folder '{path.name or path}' holds no Parquet files.")
+        source = FileSource(str(path), files, name=path.name or str(path), kind="parquet")
+    else:
+        source = FileSource(str(path), [str(path)], name=path.name or str(path),
+                            kind=found.key)
+    try:
+        source.types()
+    except LuskinError:
+        raise LuskinError(f"'{source.name}' could not be read as a table (a CSV, Parquet file or DuckDB "
+                          "database).") from None
+    return source
