@@ -24,7 +24,7 @@ from luskin_app.choices import Choices
 from luskin_app.help import HELP
 from luskin_core.analyses.audit import AuditResult
 from luskin_core.analyses.narrative import tolerance_words
-from luskin_core.counting.counts import MAX_VALUES
+from luskin_core.counting.counts import cut_into_ranges
 from luskin_core.errors import LuskinError
 from luskin_core.present import plots
 from luskin_core.spec.audit_spec import AuditSpec
@@ -246,9 +246,9 @@ def _choice_widget(widget: Any, key: str, label: str, options: dict[str, str], c
 
 
 def _many_values(frame: pd.DataFrame, column: str) -> bool:
-    """A numeric column with more than 20 distinct values is cut into bins (the core's rule)."""
-    series = frame[column]
-    return ch_.is_numeric(series) and series.nunique(dropna=True) > MAX_VALUES
+    """A numeric column with more than 20 distinct values (100 for whole-number codes) is cut into bins (the
+    core's rule)."""
+    return cut_into_ranges(frame[column])
 
 
 def _binning_note(frame: pd.DataFrame, columns: list[str], ch: Choices) -> None:
@@ -257,7 +257,8 @@ def _binning_note(frame: pd.DataFrame, columns: list[str], ch: Choices) -> None:
         cuts = ch_.audit_choice(ch, "bins") or {}
         words = [f"{c} ({'at ' + ', '.join(f'{x:g}' for x in cuts[c]) if cuts.get(c) else 'quantile bins'})"
                  for c in binned]
-        st.caption("Numbers with more than 20 values are cut into bins: " + ui.md("; ".join(words), 500)
+        st.caption("Numbers with more than 20 values (100 for whole-number codes) are cut into bins: "
+                   + ui.md("; ".join(words), 500)
                    + ". Change the cuts under More settings.")
 
 

@@ -69,6 +69,7 @@ def _error_rate_rows(result: Any) -> tuple[list[list[str]], list[str]]:
 
 def format_audit(result: Any) -> str:
     """The audit as plain text: the headline, the table(s), and one sentence per finding."""
+    from luskin_core.counting.counts import MAX_CODES, MAX_VALUES
     from luskin_core.formatting import format_table
 
     spec = result.spec
@@ -88,6 +89,11 @@ def format_audit(result: Any) -> str:
         head += ")"
     if result.counts is not None and result.counts.score_cutoff is not None:
         head += f"\nA row counts as positive when {spec.outcome} is at least {result.counts.score_cutoff:g}."
+    for column, cuts in getattr(result.counts, "binned", ()) if result.counts is not None else ():
+        head += (f"\n'{column}' has too many values to compare one by one (more than {MAX_VALUES} numbers, or more "
+                 f"than {MAX_CODES} whole-number codes), so its rows are put in {len(cuts) + 1} ranges cut at its "
+                 f"quantiles ({', '.join(f'{c:g}' for c in cuts)}); to choose the ranges, give --bins "
+                 f"{column}=CUT,CUT,...; to compare its values one by one, give them as text.")
     if spec.prediction is not None and spec.prediction_cutoff is not None:
         head += f"\nA row is predicted positive when {spec.prediction} is at least {spec.prediction_cutoff:g}."
     from luskin_core.analyses.findings import findings

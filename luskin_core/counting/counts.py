@@ -33,15 +33,18 @@ Conventions (shared by every engine):
   In the paper's condition mode a row whose protected value is missing is left out and counted,
   as are rows missing the outcome, the prediction or a filter value.
 * A numeric group or strata column with at most ``MAX_VALUES`` (20) distinct values is taken
-  value by value (codes such as EDUCATION 1-6); one with more is cut at the user's cut points,
-  or at quantiles (linear interpolation, rounded to 4 significant digits, duplicates and cuts
-  at the minimum dropped). Bin i holds ``cut[i-1] <= x < cut[i]``.
+  value by value (codes such as EDUCATION 1-6), and so is a column of whole numbers with at most
+  ``MAX_CODES`` (100) whose name does not say it measures an amount (codes such as 51 state codes:
+  a committee means the states, not four ranges of their codes; ``age`` is still cut); one with more is cut at the user's cut points, or at quantiles (linear
+  interpolation, rounded to 4 significant digits, duplicates and cuts at the minimum dropped), and
+  the result says so (:func:`binned_parts`). Bin i holds ``cut[i-1] <= x < cut[i]``.
 * A score outcome's default cut-off is the median of the audited rows' scores.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -61,6 +64,9 @@ else:  # imported on first use: a file's audit on the command line never needs i
     from luskin_core._lazy import pandas as pd
 
 MAX_VALUES = 20
+# Whole numbers with at most this many distinct values are codes (states, counties of a state, branches):
+# taken value by value like text, never cut into ranges.
+MAX_CODES = 100
 UNKNOWN = "Unknown"
 ALL_ROWS = "All rows"
 CROSS = " × "
@@ -98,6 +104,7 @@ class KeyPart:
     numeric: bool = False
     cuts: tuple[float, ...] = ()
     names: tuple[tuple[str, str], ...] = ()   # the user's names for values (AuditSpec.value_names)
+    quantiles: bool = False   # bins cut at the column's quantiles (more than MAX_VALUES values, not codes)
 
     def label(self, raw: Any, *, with_column: bool = False) -> str:
         """The words for one raw key value (a value, or a bin index)."""
@@ -195,7 +202,8 @@ class Facts(Protocol):
         """Linear-interpolation quantiles of the non-missing values in the audited population."""
 
     # Optional: ``distinct_values(column, cap)``, up to ``cap`` distinct non-missing values (see
-    # :func:`distinct_values`).
+    # :func:`distinct_values`); ``is_integer(column)``, whether its type holds whole numbers only (codes
+    # with at most MAX_CODES values are then taken value by value).
 
 
 def distinct_values(facts: Any, column: str, cap: int) -> list[Any]:
@@ -222,15 +230,51 @@ def _key_part(facts: Facts, name: str, role: str, spec: AuditSpec) -> KeyPart:
             raise LuskinError(f"'{column}' holds text, so it cannot be cut at numbers; its values are used as "
                               "they are.")
         return KeyPart(column, "bins", True, user_cuts)
-    if numeric and facts.n_distinct(column, MAX_VALUES + 1) > MAX_VALUES:
+    if numeric and facts.n_distinct(column, MAX_VALUES + 1) > MAX_VALUES and not (
+            _whole(facts, column) and facts.n_distinct(column, MAX_CODES + 1) <= MAX_CODES):
         probs = [i / spec.n_bins for i in range(1, spec.n_bins)]
         low, *quantiles = facts.quantiles(column, [0.0, *probs])  # one query: each quantile is computed alone
         cuts = sorted({round_significant(q) for q in quantiles})
         cuts = [c for c in cuts if c > low]
         if cuts:
-            return KeyPart(column, "bins", True, tuple(cuts))
+            return KeyPart(column, "bins", True, tuple(cuts), quantiles=True)
     names = next((pairs for name, pairs in spec.value_names if name.lower() == column.lower()), ())
     return KeyPart(column, "value", numeric, (), names)
+
+
+# Words of a column's name that say it measures an amount rather than naming a category: such a column of
+# whole numbers (age 17-90, hours 1-99) is cut into ranges as before, however few its values.
+_QUANTITY = re.compile(r"^(age|ages|years?|yrs|months?|days?|weeks?|hours?|hrs|minutes?|income|salary|wages?|pay|"
+                       r"amount|amt|price|cost|value|balance|loan|limit|debt|score|points?|count|number|num|size|"
+                       r"length|height|weight|duration|tenure|experience|rate|pct|percent|ratio|total|sum|"
+                       r"quantity|qty|capital|gain|loss|bill|payment|credit)$")
+
+
+def _whole(facts: Facts, column: str) -> bool:
+    """Whether the column holds codes: whole numbers only (facts without ``is_integer`` say no), under a name
+    that does not say it measures an amount (``age``, ``hours-per-week``: see :data:`_QUANTITY`)."""
+    own = getattr(facts, "is_integer", None)
+    return own is not None and bool(own(column)) and not _measures(column)
+
+
+def _measures(column: str) -> bool:
+    """Whether a word of the column's name says it measures an amount (``hours-per-week``, ``LoanAmount``)."""
+    spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", str(column))
+    return any(_QUANTITY.match(word) for word in re.split(r"[^a-z0-9]+", spaced.lower()) if word)
+
+
+def cut_into_ranges(series: pd.Series) -> bool:
+    """Whether a column of a frame, as a group or strata column without cut points, is cut into ranges."""
+    if not _numeric(series):
+        return False
+    n = int(series.nunique(dropna=True))
+    codes = pd.api.types.is_integer_dtype(series) and not _measures(str(series.name)) and n <= MAX_CODES
+    return n > MAX_VALUES and not codes
+
+
+def binned_parts(plan: Plan) -> tuple[KeyPart, ...]:
+    """The group and strata columns cut into ranges at their quantiles (not at the user's cut points)."""
+    return tuple(p for p in (*plan.group_parts, *plan.cell_parts) if p.kind == "bins" and p.quantiles)
 
 
 def round_significant(x: float, digits: int = 4) -> float:
@@ -842,6 +886,9 @@ class FrameFacts:
             return cap  # the first rows already hold cap values: the exact count is at least that
         return min(int(series.nunique(dropna=True)), cap)
 
+    def is_integer(self, column: str) -> bool:
+        return bool(pd.api.types.is_integer_dtype(self.frame[column]))
+
     def distinct_values(self, column: str, cap: int) -> list[Any]:
         values = pd.unique(self.rows[column].dropna())
         return [_plain(v) for v in values[:cap]]
@@ -975,6 +1022,8 @@ class CountTable:
     score_cutoff: float | None = None
     group_in_protected: tuple[bool, ...] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # Columns cut into ranges at their quantiles (column, cut points): a result says so (binned_parts).
+    binned: tuple[tuple[str, tuple[float, ...]], ...] = ()
 
     @property
     def n_rows(self) -> int:
@@ -1071,6 +1120,7 @@ class CountTable:
             tp=ints.get("tp"), fp=ints.get("fp"), fn=ints.get("fn"), tn=ints.get("tn"),
             score_sum=arrays.get("score_sum"), score_sumsq=arrays.get("score_sumsq"),
             score_cutoff=plan.score_cutoff, group_in_protected=in_protected,
+            binned=tuple((p.column, p.cuts) for p in binned_parts(plan)),
         )
 
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from luskin_core.counting.counts import (
     BOOL,
-    MAX_VALUES,
+    MAX_CODES,
     NUMERIC,
     TEXT,
     KeyPart,
@@ -294,7 +294,7 @@ class SqlFacts:
         for column in columns:
             if column not in self._distinct:
                 bounds = s.integer_range(column)
-                if bounds is not None and bounds[1] - bounds[0] + 1 <= MAX_VALUES:
+                if bounds is not None and bounds[1] - bounds[0] + 1 <= MAX_CODES:
                     # At most this many values, in the file and so in the population: a bound that
                     # decides as the count would (see Facts.n_distinct).
                     self._distinct[column] = bounds[1] - bounds[0] + 1
@@ -311,6 +311,9 @@ class SqlFacts:
 
     def is_numeric(self, column: str) -> bool:
         return self.source.kind_of(column) == NUMERIC
+
+    def is_integer(self, column: str) -> bool:
+        return self.source.types()[column].upper() in _SQL_INTEGERS
 
     def n_distinct(self, column: str, cap: int) -> int:
         self.prefetch([column])

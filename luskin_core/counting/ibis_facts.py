@@ -86,6 +86,9 @@ class EngineFacts:
     def is_numeric(self, column: str) -> bool:
         return _is_numeric(self.schema[column])
 
+    def is_integer(self, column: str) -> bool:
+        return bool(self.schema[column].is_integer())
+
     def n_distinct(self, column: str, cap: int) -> int:
         if column not in self._distinct and column in self._seen:
             seen = self._seen[column]
