@@ -324,6 +324,7 @@ def audit(
                           "prediction column instead.")
     spec = with_group_names(spec, frame)   # "Male", not "Non-Female", when the column has two values
     if predictions is not None:
+        assert not isinstance(frame, Source)   # refused above
         prepared = prepare(frame, spec, check_positive=False)
         y = _check_predictions(predictions, frame, prepared)
         if spec.group_mode != "condition":

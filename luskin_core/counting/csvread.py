@@ -21,12 +21,16 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from luskin_core.errors import LuskinError
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:  # imported on first use: the command line's checks of a CSV counted by DuckDB never need it
+    from luskin_core._lazy import pandas as pd
 
 MAX_BYTES = 1_000_000_000  # beyond 1 GB a browser upload and an in-memory table are impractical
 MISSING_MARKERS = ["", "?", "NA", "N/A", "NaN", "nan", "null", "NULL", "None", "#N/A"]
@@ -968,20 +972,22 @@ def _numbers(column: Any) -> pd.api.extensions.ExtensionArray | None:
         whole = None
     # pyarrow reads '0x1F' as 31; pandas (and so Luskin) keeps it as text.
     if whole is not None and not pc.any(pc.starts_with(column, "0x", ignore_case=True)).as_py():
-        return _INT64.__from_arrow__(whole)
+        return _int64().__from_arrow__(whole)
     try:
         real = pc.cast(column, pa.float64(), memory_pool=_memory_pool())
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
     if _contains_byte(column, b"+") and pc.all(pc.match_substring_regex(column, r"^[+-]?[0-9]+$")).as_py():
         try:  # '+5' is an integer to pandas
-            return _INT64.__from_arrow__(pc.cast(pc.replace_substring_regex(column, r"^\+", ""), pa.int64()))
+            return _int64().__from_arrow__(pc.cast(pc.replace_substring_regex(column, r"^\+", ""), pa.int64()))
         except pa.ArrowInvalid:
             pass  # beyond int64: a float
     return _finite(real.to_numpy())
 
 
-_INT64: Any = pd.Int64Dtype()  # its __from_arrow__ (Int64 from a pyarrow array) is not in pandas' type stubs
+def _int64() -> Any:
+    """pandas' Int64 type (its __from_arrow__, Int64 from a pyarrow array, is not in pandas' type stubs)."""
+    return pd.Int64Dtype()
 
 
 def _casts(values: Any, kind: Any) -> bool:

@@ -31,7 +31,6 @@ from luskin_core.counting.csvread import (  # noqa: F401  (the CSV engine moved 
     _DELIMITER_NAMES,
     _DELIMITERS,
     _FLOAT_TEXT,
-    _INT64,
     _INT_TEXT,
     _MAX_WORKERS,
     _NOT_A_NUMBER,

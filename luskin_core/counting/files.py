@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,8 +37,10 @@ from luskin_core.counting.counts import (
     sql_name,
     to_sql,
 )
+from luskin_core.counting.csvread import MISSING_MARKERS
 from luskin_core.counting.engines import engine, engine_for, open_source
 from luskin_core.counting.executor import count_plan
+from luskin_core.counting.ibis_facts import LOOK_ROWS
 from luskin_core.counting.ibis_rules import _plain_value, duckdb_connect, engine_message
 from luskin_core.counting.ibis_source import Source
 from luskin_core.errors import LuskinError
@@ -120,14 +123,15 @@ class FileSource(Source):
     columns, the adjusted audit) opens the same file through Ibis the first time it is asked for.
     """
 
-    def __init__(self, location: str, paths: Sequence[str], *, name: str, kind: str) -> None:
+    def __init__(self, location: str, paths: Sequence[str], *, name: str, kind: str,
+                 delimiter: str | None = None) -> None:
         self._location = location
         self.name = name
         self.kind = kind
         self._paths = list(paths)
-        reader = "read_parquet" if kind == "parquet" else "read_csv"
-        listed = ", ".join(sql_literal(p) for p in self._paths)
-        self._relation = f"{reader}([{listed}])"
+        self._delimiter = delimiter
+        self._relation = self._reader()
+        self._resniffed = False
         self._n_rows = None
         self._opened: Source | None = None
         self._types: dict[str, str] | None = None
@@ -158,9 +162,28 @@ class FileSource(Source):
         return self._ibis_source().derive(**columns)
 
     # -- SQL ---------------------------------------------------------------------------------
+    def _reader(self, *, whole: bool = False, latin: bool = False) -> str:
+        """The table function reading the file. A CSV's missing markers are the upload reader's (``?``, ``NA``,
+        an empty field...); ``whole``: the column types decided from every row, not the first 20,480."""
+        listed = ", ".join(sql_literal(p) for p in self._paths)
+        if self.kind == "parquet":
+            return f"read_parquet([{listed}])"
+        options = [f"nullstr=[{', '.join(sql_literal(m) for m in MISSING_MARKERS)}]"]
+        if self._delimiter is not None:
+            options += [f"delim={sql_literal(self._delimiter)}", "header=true"]
+        if whole:
+            options.append("sample_size=-1")
+        if latin:
+            options.append("encoding='latin-1'")
+        return f"read_csv([{listed}], {', '.join(options)})"
+
     def _sql(self, sql: str, what: str = "the audit's query", fetch: str = "columns") -> Any:
         """Run ``sql`` on Luskin's DuckDB: its columns as numpy arrays (masked where missing), or with
-        ``fetch="one"`` its first row (None for no row). No pandas: see :mod:`luskin_core._lazy`."""
+        ``fetch="one"`` its first row (None for no row). No pandas: see :mod:`luskin_core._lazy`.
+
+        A CSV whose types were guessed from its first rows and that holds, further on, a value of
+        another type (or bytes that are not UTF-8) is read again once with the types taken from every
+        row, as the upload reader takes them (a slower read, for such files only)."""
         cursor = duck_cursor()
         try:
             result = cursor.execute(sql)
@@ -168,6 +191,13 @@ class FileSource(Source):
         except LuskinError:
             raise
         except Exception as error:  # noqa: BLE001 - every engine failure becomes one plain sentence
+            text = str(error).lower()
+            if self.kind == "csv" and not self._resniffed and any(
+                    word in text for word in ("convert", "conversion", "unicode", "sniff", "type")):
+                self._resniffed = True
+                old, self._relation = self._relation, self._reader(whole=True, latin="unicode" in text)
+                self._types = None
+                return self._sql(sql.replace(old, self._relation), what, fetch)
             raise LuskinError(engine_message(error, self.name, self.kind, what)) from None
         finally:
             cursor.close()
@@ -252,7 +282,7 @@ class FileSource(Source):
         if self._n_rows == 0 or (self._n_rows is None and self._sql(f"SELECT 1 AS x FROM {self._relation} LIMIT 1",
                                                                     fetch="one") is None):
             raise LuskinError(f"The source {self.name} has no rows.")
-        facts.prefetch(self._numeric_keys(spec))
+        facts.look(self._numeric_keys(spec))
         return facts
 
     def plan(self, spec: AuditSpec) -> Plan:
@@ -271,40 +301,91 @@ class FileSource(Source):
         return plan, raw
 
     def count(self, plan: Plan, *, assumed: dict[str, list[Any]] | None = None) -> RawCounts:
-        """The raw count table of ``plan``: one query of DuckDB's SQL over the file."""
+        """The raw count table of ``plan``: one query of DuckDB's SQL over the file.
+
+        ``assumed``: numeric columns taken value by value because the first rows showed few values
+        (:meth:`SqlFacts.look`); their keys are the values themselves, so the count shows any other
+        value of the population, and ``assumptions_hold`` says whether there was none."""
         rules = count_rules(plan, self.kind_of)
-        return finish_raw(self._sql(count_sql(plan, rules, self._relation, self.column_sql)), plan, rules)
+        raw = self._sql(count_sql(plan, rules, self._relation, self.column_sql))
+        hold = True
+        if assumed:
+            outside = raw.get("r1")
+            inside = ~(np.ma.getdata(outside).astype(bool) & ~np.ma.getmaskarray(outside)) if outside is not None \
+                else np.ones(len(raw["n"]), dtype=bool)
+            for name, part in rules.parts.items():
+                if part is not None and part.kind == "value" and part.column in assumed:
+                    keys = raw[name]
+                    present = np.ma.getdata(keys)[inside & ~np.ma.getmaskarray(keys)]
+                    known = {float(v) for v in assumed[part.column]}
+                    hold = hold and all(float(v) in known for v in np.unique(present))
+        return replace(finish_raw(raw, plan, rules), assumptions_hold=hold)
 
     def raw_counts(self, plan: Plan, *, assumed: dict[str, list[Any]] | None = None) -> RawCounts:
         return self.count(plan)
 
 
 class SqlFacts:
-    """:class:`~luskin_core.counting.counts.Facts` of a :class:`FileSource`, over the audited population, in DuckDB SQL."""
+    """:class:`~luskin_core.counting.counts.Facts` of a :class:`FileSource`, over the audited population, in DuckDB SQL.
+
+    How many values a numeric key column holds is read without a scan where it can be: from a
+    Parquet file's row-group statistics (a bound, :meth:`FileSource.integer_range`), else from the
+    first rows (:meth:`look`): a column showing few values there is assumed to hold no others
+    (``assumed``), and the count itself checks it (:meth:`FileSource.count`); a count that finds
+    another value is made again from the exact distinct count (:meth:`settle`).
+    """
 
     def __init__(self, source: FileSource, population: Sequence[Condition] = ()) -> None:
         self.source = source
         self.population = tuple(population)
         self._distinct: dict[str, int] = {}
+        self._seen: dict[str, list[Any]] = {}
+        self.assumed: dict[str, list[Any]] = {}
+
+    def _bounded(self, column: str) -> bool:
+        """Whether the Parquet file's statistics bound the column's values (then recorded as its count)."""
+        if column in self._distinct:
+            return True
+        bounds = self.source.integer_range(column)
+        if bounds is not None and bounds[1] - bounds[0] + 1 <= MAX_CODES:
+            # At most this many values, in the file and so in the population: a bound that
+            # decides as the count would (see Facts.n_distinct).
+            self._distinct[column] = bounds[1] - bounds[0] + 1
+            return True
+        return False
+
+    def look(self, columns: Sequence[str]) -> None:
+        """The values ``columns`` take in the first rows of the population (one LIMIT query, no scan)."""
+        s = self.source
+        wanted = [c for c in columns if not self._bounded(c) and c not in self._seen]
+        if not wanted:
+            return
+        listed = ", ".join(f"{s.column_sql(c)} AS k{i}" for i, c in enumerate(wanted))
+        found = s._sql(f"SELECT {listed} FROM (SELECT * FROM {s._relation} LIMIT {LOOK_ROWS}) AS head"
+                       f"{s.where(self.population)}")
+        for i, column in enumerate(wanted):
+            values = found[f"k{i}"]
+            present = np.ma.getdata(values)[~np.ma.getmaskarray(values)]
+            self._seen[column] = [_plain_value(v) for v in np.unique(present)]
 
     def prefetch(self, columns: Sequence[str]) -> None:
         """The distinct counts of ``columns`` in one query (a scan), but where the Parquet file's own
         statistics settle the plan's question without one (:meth:`FileSource.integer_range`)."""
         s = self.source
-        for column in columns:
-            if column not in self._distinct:
-                bounds = s.integer_range(column)
-                if bounds is not None and bounds[1] - bounds[0] + 1 <= MAX_CODES:
-                    # At most this many values, in the file and so in the population: a bound that
-                    # decides as the count would (see Facts.n_distinct).
-                    self._distinct[column] = bounds[1] - bounds[0] + 1
-        wanted = [c for c in columns if c not in self._distinct]
+        wanted = [c for c in columns if not self._bounded(c)]
         if not wanted:
             return
         metrics = ", ".join(f"count(DISTINCT {s.column_sql(c)}) AS d{i}" for i, c in enumerate(wanted))
         row = s._sql(f"SELECT {metrics} FROM {s._relation}{s.where(self.population)}", fetch="one")
         for i, column in enumerate(wanted):
             self._distinct[column] = int(row[i])
+
+    def settle(self, columns: Sequence[str]) -> None:
+        """Count the distinct values of ``columns`` exactly (their first rows' values are no longer assumed)."""
+        for column in columns:
+            self._seen.pop(column, None)
+            self.assumed.pop(column, None)
+        self.prefetch(columns)
 
     def resolve(self, name: str, role: str) -> str:
         return self.source._resolve(name, role)
@@ -316,6 +397,12 @@ class SqlFacts:
         return self.source.types()[column].upper() in _SQL_INTEGERS
 
     def n_distinct(self, column: str, cap: int) -> int:
+        if column not in self._distinct and column in self._seen:
+            seen = self._seen[column]
+            if len(seen) >= cap:
+                return cap  # the first rows already show cap values: the exact count is at least that
+            self.assumed[column] = seen  # no more values than seen, if the count finds no other
+            return len(seen)
         self.prefetch([column])
         return min(self._distinct[column], cap)
 
@@ -324,9 +411,13 @@ class SqlFacts:
         col = s.column_sql(column)
         where = s.where(self.population)
         where = (where + " AND " if where else " WHERE ") + f"{col} IS NOT NULL"
-        listed = ", ".join(f"quantile_cont(CAST({col} AS DOUBLE), {float(p)!r}) AS q{i}" for i, p in enumerate(probs))
-        row = s._sql(f"SELECT {listed} FROM {s._relation}{where}", fetch="one")
-        return [math.nan if row[i] is None else float(row[i]) for i in range(len(probs))]
+        # One aggregate for every probability: DuckDB orders the values once (one per probability ordered them
+        # once each: 23M rows, 4 probabilities, 4.5 s and 1.1 GB).
+        listed = ", ".join(repr(float(p)) for p in probs)
+        row = s._sql(f"SELECT quantile_cont(CAST({col} AS DOUBLE), [{listed}]) AS q FROM {s._relation}{where}",
+                     fetch="one")
+        values = row[0] if row is not None and row[0] is not None else [None] * len(probs)
+        return [math.nan if v is None else float(v) for v in values]
 
 
 def open_file(location: str) -> Source:
@@ -352,3 +443,54 @@ def open_file(location: str) -> Source:
         raise LuskinError(f"'{source.name}' could not be read as a table (a CSV, Parquet file or DuckDB "
                           "database).") from None
     return source
+
+
+# NYPD Stop-Question-Frisk files: load_data makes their flags and codes readable (read in memory).
+_SQF_COLUMNS = {"frisked", "detailcm", "crimsusp"}
+
+
+def open_csv_checked(location: str) -> FileSource | None:
+    """A CSV file for an audit counted by DuckDB, after the upload reader's own checks, or None when only
+    the upload reader reads it as the dashboard would.
+
+    Refused in the upload's plain words (:mod:`luskin_core.counting.csvread`): a file past the size
+    limit (1 GB, plain or gzip), empty, not text, another format (a spreadsheet, JSON, HTML, an
+    archive), a single column, too many columns. None (read in memory instead) for a file whose
+    first rows show what DuckDB would read otherwise than the upload reader: an encoding other than
+    UTF-8, blanks around values or names, repeated or blank names, a quote after a blank, an NYPD file.
+    """
+    import csv
+    import io
+
+    from luskin_core.counting.csvread import (
+        _ONE_COLUMN,
+        MAX_BYTES,
+        _check_width,
+        _clean_names,
+        _decode_head,
+        _layout,
+        _Source,
+    )
+
+    path = Path(str(location).strip()).expanduser()
+    source = _Source(path, MAX_BYTES)
+    layout = _layout(source)
+    if layout.names is not None:
+        _check_width(len(layout.names))
+        if len(layout.names) < 2:
+            raise LuskinError(_ONE_COLUMN)
+    names = layout.names
+    if (names is None or layout.encoding != "utf-8" or layout.quote_after_space or list(names) != _clean_names(names)
+            or _SQF_COLUMNS <= {n.lower() for n in names}):
+        return None
+    head, at_end = source.head(1 << 16)
+    text = _decode_head(head, layout.encoding, at_end)
+    rows = csv.reader(io.StringIO(text if at_end else text[: text.rfind("\n") + 1]), delimiter=layout.delimiter)
+    if any(field != field.strip() for row in rows for field in row):
+        return None   # the upload reader strips blanks around values; DuckDB would keep them
+    found = FileSource(str(path), [str(path)], name=path.name or str(path), kind="csv", delimiter=layout.delimiter)
+    try:
+        found.types()
+    except LuskinError:
+        return None
+    return found
