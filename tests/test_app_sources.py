@@ -291,8 +291,21 @@ name = "File password"
 location = "postgresql://ana@db.example.org/agency"
 table = "stops"
 password_file = "pw.txt"
+statement_timeout = 30
+
+[[source]]
+name = "File timeout"
+location = "x.parquet"
+statement_timeout = 30
+
+[[source]]
+name = "Word timeout"
+location = "postgresql://ana@db.example.org/agency"
+table = "stops"
+statement_timeout = "soon"
 """))
     assert [s.name for s in settings.sources] == ["Good", "File password"]
+    assert settings.sources[1].statement_timeout == 30.0 and settings.sources[0].statement_timeout is None
     assert settings.sources[0].location == str(tmp_path / "data" / "stops.parquet")
     assert settings.sources[1].password_file == str(tmp_path / "pw.txt")
     assert settings.problems == (
@@ -300,8 +313,12 @@ password_file = "pw.txt"
         "(password_env) or a file (password_file)."),
         "The source 'Both' names both password_env and password_file: keep one.",
         ("The source 'Typo' has settings Luskin does not know: tabel (known: description, location, name, "
-        "password_env, password_file, sample_cap, table)."),
+        "password_env, password_file, sample_cap, statement_timeout, table)."),
         "The source name 'Good' is used twice; only the first is listed.",
+        "The source 'File timeout': a Parquet file(s) source cannot stop a slow query, so it takes no "
+        "'statement_timeout'.",
+        "The source 'Word timeout': 'statement_timeout' must be a number of seconds, more than 0 and at most 86400 "
+        "(a day).",
     )
     assert "hunter2" not in repr(settings) and "s3cret" not in repr(settings)
 

@@ -96,3 +96,21 @@ def test_fractions_past_20_values_codes_past_100_and_amounts_are_ranges(name, va
     frame.to_parquet(tmp_path / "f.parquet")
     for result in (audit(frame, spec), audit(open_file(str(tmp_path / "f.parquet")), spec)):
         assert [c for c, _ in result.counts.binned] == [name]
+
+
+def test_a_file_whose_first_rows_show_few_codes_is_counted_exactly(tmp_path):
+    """A file's numeric keys are read from its first rows (no scan of their distinct values); a count that finds
+    other values further on is made again from the exact count: the audit is the in-memory one."""
+    rng = np.random.default_rng(5)
+    n = 120_000
+    code = np.where(np.arange(n) < 60_000, rng.integers(0, 3, n), rng.integers(0, 150, n))
+    frame = pd.DataFrame({"g": rng.choice(np.array(["a", "b"], dtype=object), n), "code": code,
+                          "few": np.where(np.arange(n) < 60_000, 1, rng.integers(1, 30, n)),
+                          "y": rng.choice(np.array(["yes", "no"], dtype=object), n)})
+    frame.to_csv(tmp_path / "f.csv", index=False)
+    for strata in (("code",), ("few",)):
+        spec = AuditSpec("y", "yes", group_by=("g",), strata=strata)
+        expected, got = audit(frame, spec), audit(open_file(str(tmp_path / "f.csv")), spec)
+        assert got.counts.to_frame().equals(expected.counts.to_frame()), strata
+        assert got.counts.binned == expected.counts.binned
+    assert len(audit(frame, AuditSpec("y", "yes", group_by=("g",), strata=("few",))).counts.cell_keys) == 29

@@ -155,9 +155,10 @@ def capsys_free_output(argv: list[str]) -> str:
 
 @pytest.mark.parametrize(("values", "statistics", "scans"), [
     (range(20), True, False),        # codes 0-19: the footer says at most 20 values, no count of them
-    ((0, 7, 100), True, True),       # three values far apart: the footer cannot tell, so they are counted
-    (range(20), False, True),        # a writer that keeps no statistics: counted
-    (range(60), True, True),         # codes 0-59: the footer cannot settle it; counted, then cut into bins
+    ((0, 7, 100), True, False),      # three values far apart: the footer cannot tell; the first rows do (checked
+                                     # by the count itself), so no count of them either
+    (range(20), False, False),       # a writer that keeps no statistics: the first rows tell
+    (range(60), True, False),        # codes 0-59: at most 100 codes, by the footer: taken value by value
 ])
 def test_a_parquet_files_statistics_spare_the_count_of_a_codes_distinct_values(tmp_path, values, statistics, scans):
     """An integer strata or group column of at most 20 values is taken value by value; a Parquet file's row-group

@@ -105,9 +105,9 @@ def test_a_query_source_runs_one_select_read_only(lax_url):
         con.execute("CREATE OR REPLACE FUNCTION scribble(g text) RETURNS text LANGUAGE sql AS "
                     "$$ INSERT INTO journal VALUES (1); SELECT g $$")
     try:
-        source = open_source(lax_url, 'SELECT scribble("group") AS "group", y FROM people;')
-        with pytest.raises(LuskinError, match="read-only transaction"):
-            audit(source, AuditSpec("y", "yes", group_by=("group",)))
+        with pytest.raises(LuskinError, match="read-only transaction"):   # the query runs once, when opened
+            audit(open_source(lax_url, 'SELECT scribble("group") AS "group", y FROM people;'),
+                  AuditSpec("y", "yes", group_by=("group",)))
         with _psycopg(lax_url) as con:
             assert con.execute("SELECT count(*) FROM journal").fetchone()[0] == 0
         assert open_source(lax_url, 'SELECT * FROM people WHERE "group" = \'A\';').n_rows() == 90
@@ -118,9 +118,9 @@ def test_a_query_source_runs_one_select_read_only(lax_url):
 
 
 def test_a_failing_query_says_why(lax_url):
-    source = open_source(lax_url, 'SELECT CAST("name" AS integer) AS "group", y FROM people')
     with pytest.raises(LuskinError) as error:
-        audit(source, AuditSpec("y", "yes", group_by=("group",)))
+        audit(open_source(lax_url, 'SELECT CAST("name" AS integer) AS "group", y FROM people'),
+              AuditSpec("y", "yes", group_by=("group",)))
     message = str(error.value)
     assert "invalid input syntax for type integer" in message and "CSV" not in message
 
@@ -200,3 +200,30 @@ def test_hostile_values_are_literals_in_duckdb_and_spark(spark_session, tmp_path
             open_source("spark:", "people")
     finally:
         spark_session.conf.set("spark.sql.parser.escapedStringLiterals", "false")  # type: ignore[attr-defined]
+
+
+def test_a_query_source_runs_its_query_once_and_a_slow_one_is_stopped_plainly(lax_url):
+    """The SELECT runs once per opening (into a temporary table), not once per count; a query past the
+    statement timeout is stopped by the server and said in plain words, with the setting to change."""
+    spec = AuditSpec("y", "yes", group_by=("group",))
+    with _psycopg(lax_url) as con:
+        before = con.execute("SELECT coalesce(sum(seq_scan), 0) FROM pg_stat_user_tables "
+                             "WHERE relname = 'people'").fetchone()[0]
+    source = open_source(lax_url, 'SELECT "group", y FROM people')
+    first = audit(source, spec).to_dict()
+    audit(source, AuditSpec("y", "yes", protected=Condition("group", "==", "A")))
+    source.sample(spec, cap=10)
+    time.sleep(0.7)   # the statistics collector reports at most every 500 ms
+    with _psycopg(lax_url) as con:
+        con.execute("SELECT pg_stat_clear_snapshot()")
+        after = con.execute("SELECT coalesce(sum(seq_scan), 0) FROM pg_stat_user_tables "
+                            "WHERE relname = 'people'").fetchone()[0]
+    assert after - before == 1
+    assert first == audit(_people(), spec).to_dict()
+    start = time.monotonic()
+    with pytest.raises(LuskinError) as error:
+        open_source(lax_url, "SELECT 'yes' AS y, 'A' AS g FROM (SELECT pg_sleep(30)) AS slow", statement_timeout=1)
+    assert time.monotonic() - start < 20
+    message = str(error.value)
+    assert "1-second statement timeout" in message and "statement_timeout" in message
+    assert "Traceback" not in message and "pg_sleep" not in message

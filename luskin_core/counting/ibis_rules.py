@@ -213,9 +213,18 @@ def _outcome_expr(t: Any, plan: Plan) -> Any:
 
 
 
-def engine_message(error: Exception, name: str, kind: str = "", what: str = "the audit's query") -> str:
-    """One plain sentence for an engine's failure (never its own text, which may hold an address or a password)."""
+def engine_message(error: Exception, name: str, kind: str = "", what: str = "the audit's query",
+                   *, timeout: float | None = None) -> str:
+    """One plain sentence for an engine's failure (never its own text, which may hold an address or a password).
+
+    ``timeout``: the source's statement timeout in seconds, named when the server stopped a query for it.
+    """
     text = str(error).lower()
+    if "statement timeout" in text or "canceling statement" in text:
+        limit = f"the {timeout:g}-second statement timeout" if timeout else "its statement timeout"
+        return (f"{what[:1].upper() + what[1:]} on {name} ran longer than {limit}, so the server stopped it. "
+                "Make the table or query faster (an index, a smaller query), or ask the administrator to raise "
+                "the source's statement_timeout.")
     if "column" in text and ("not found" in text or "does not exist" in text or "cannot be resolved" in text):
         return f"A column the audit needs is missing from {name}."
     if "connection" in text or "server closed" in text or "could not connect" in text:

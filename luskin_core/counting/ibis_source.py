@@ -55,6 +55,8 @@ else:  # imported on first use: a file's audit on the command line never needs i
 class Source:
     """A table in a query engine that Luskin can audit without loading its rows."""
 
+    statement_timeout: float | None = None   # seconds after which the engine stops a query (where it can)
+
     def __init__(self, table: Any, *, name: str, kind: str, backend: Any = None) -> None:
         self._raw = table  # as stored (a table small enough is handed to the model tools whole, as stored)
         self._table = nan_as_missing(table, kind)
@@ -231,4 +233,5 @@ class Source:
         except LuskinError:
             raise
         except Exception as error:  # noqa: BLE001 - every engine failure becomes one plain sentence
-            raise LuskinError(engine_message(error, self.name, self.kind, what)) from None
+            raise LuskinError(engine_message(error, self.name, self.kind, what,
+                                             timeout=self.statement_timeout)) from None

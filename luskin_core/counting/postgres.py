@@ -11,11 +11,13 @@ import uuid
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from luskin_core.counting.ibis_rules import _ibis, query_reason
+from luskin_core.counting.ibis_rules import _ibis, engine_message, query_reason
 from luskin_core.counting.ibis_source import Source
 from luskin_core.errors import LuskinError
 
 CONNECT_TIMEOUT = 10
+# Seconds a query may run before the server stops it (a source setting, ``statement_timeout``, changes it).
+STATEMENT_TIMEOUT = 300.0
 # Every session Luskin opens on PostgreSQL: backslashes are plain characters in literals (the only
 # quoting Ibis' literals are safe under), every transaction read-only unless Luskin opens it read-write.
 _PG_SESSION = {"standard_conforming_strings": "on", "default_transaction_read_only": "on"}
@@ -37,7 +39,11 @@ def open_postgres(url: str, table: str | None = None, **settings: Any) -> Source
     is_query = bool(re.match(r"^\s*\(*\s*(select|with|values)\b", table, re.IGNORECASE))
     if is_query:
         _check_one_select(table)
-    options = " ".join(f"-c {name}={value}" for name, value in _PG_SESSION.items())
+    timeout = float(settings.get("statement_timeout") or STATEMENT_TIMEOUT)
+    if not 0 < timeout <= 86_400:
+        raise LuskinError("The statement timeout must be more than 0 and at most 86400 seconds (a day).")
+    options = " ".join(f"-c {name}={value}" for name, value in
+                       {**_PG_SESSION, "statement_timeout": str(max(1, round(timeout * 1000)))}.items())
     try:
         con = ibis.postgres.connect(user=user, password=password, host=host, port=port, database=database,
                                     connect_timeout=CONNECT_TIMEOUT, options=options)
@@ -47,23 +53,40 @@ def open_postgres(url: str, table: str | None = None, **settings: Any) -> Source
     try:
         if is_query:
             # A temporary view named by us (ibis' own .sql() path breaks on this sqlglot); the query is the user's,
-            # checked to be one SELECT. The view is the session's only write (its own transaction; the
-            # extended protocol runs one statement only); the query itself runs read-only when counted.
+            # checked to be one SELECT. The view and an empty temporary table shaped like it are the session's
+            # only writes (their own transaction, which plans the query but does not run it; the extended
+            # protocol runs one statement only). The query then runs once, read-only (a read-only transaction
+            # may fill a temporary table), and every count reads the table: a slow query is not run again
+            # for each count.
             view = f"luskin_query_{uuid.uuid4().hex}"
+            kept = f"luskin_rows_{uuid.uuid4().hex}"
             with con.con.transaction(), con.con.cursor() as cursor:
                 cursor.execute("SET TRANSACTION READ WRITE", binary=True)
                 body = table.strip().rstrip(";").rstrip()
                 cursor.execute(f'CREATE TEMPORARY VIEW "{view}" AS {body}\n', binary=True)
-            t = con.table(view)
+                cursor.execute(f'CREATE TEMPORARY TABLE "{kept}" AS SELECT * FROM "{view}" WITH NO DATA',
+                               binary=True)
             shown = f"{shown} (query)"
+            try:
+                with con.con.transaction(), con.con.cursor() as cursor:
+                    cursor.execute(f'INSERT INTO "{kept}" SELECT * FROM "{view}"', binary=True)
+            except Exception as error:  # noqa: BLE001
+                if "statement timeout" in str(error).lower():
+                    raise LuskinError(engine_message(error, shown, "postgres", "the query", timeout=timeout)) from None
+                raise LuskinError(f"The query could not be run on {shown}: {query_reason(error)}.") from None
+            t = con.table(kept)
         else:
             t = con.table(table)
             shown = f"{shown}/{table}"
+    except LuskinError:
+        raise
     except Exception as error:  # noqa: BLE001
         if is_query:
             raise LuskinError(f"The query could not be run on {shown}: {query_reason(error)}.") from None
         raise LuskinError(f"There is no table '{table}' in {shown}.") from None
-    return Source(t, name=shown, kind="postgres", backend=con)
+    source = Source(t, name=shown, kind="postgres", backend=con)
+    source.statement_timeout = timeout
+    return source
 
 
 def _check_one_select(text: str) -> None:
