@@ -315,10 +315,10 @@ statement_timeout = "soon"
         ("The source 'Typo' has settings Luskin does not know: tabel (known: description, location, name, "
         "password_env, password_file, sample_cap, statement_timeout, table)."),
         "The source name 'Good' is used twice; only the first is listed.",
-        "The source 'File timeout': a Parquet file(s) source cannot stop a slow query, so it takes no "
-        "'statement_timeout'.",
-        "The source 'Word timeout': 'statement_timeout' must be a number of seconds, more than 0 and at most 86400 "
-        "(a day).",
+        ("The source 'File timeout': a Parquet file(s) source cannot stop a slow query, so it takes no "
+         "'statement_timeout'."),
+        ("The source 'Word timeout': 'statement_timeout' must be a number of seconds, more than 0 and at most 86400 "
+         "(a day)."),
     )
     assert "hunter2" not in repr(settings) and "s3cret" not in repr(settings)
 
