@@ -6,7 +6,12 @@ size. Each command runs ``--repeat`` times in turn; the medians of the wall time
 memory (``/usr/bin/time``'s maximum resident set) are printed with the load average before the runs
 (the machine is shared).
 
+Also (issue 26): any stratified or crossed file audit (23.3M rows of HMDA's shape, race groups by 51 state
+codes, crossed with sex, or by an income cut at its quartiles) within 2x of DuckDB's GROUP BY over the same
+columns plus ``luskin --version``, under 300 MB, measured interleaved; and a CSV counted by DuckDB as Parquet is.
+
 Run: .venv/bin/python benchmarks/bench_cli_files.py [--rows 10000000] [--csv-rows 1000000] [--repeat 5]
+     [--hmda-rows 23300000] [--only-stratified]
 """
 
 from __future__ import annotations
@@ -59,6 +64,68 @@ def query_sql(path: Path) -> str:
             f"FROM {reader}('{path}') GROUP BY ALL")
 
 
+def hmda_of(n: int, seed: int = 1) -> pd.DataFrame:
+    """A year of HMDA's shape: race groups, sex, 51 state codes (1-56 with gaps), an income with many values."""
+    rng = np.random.default_rng(seed)
+    states = np.array([s for s in range(1, 57) if s not in (3, 7, 14, 43, 52)], dtype=np.int64)
+    race = rng.choice(np.array(["White", "Black", "Asian", "Native", "Pacific", "Two or more", "Unknown"],
+                               dtype=object), n, p=[.6, .12, .08, .02, .01, .04, .13])
+    return pd.DataFrame({"race": race, "sex": rng.choice(np.array(["F", "M"], dtype=object), n),
+                         "state": rng.choice(states, n), "income": np.round(rng.lognormal(4.3, 0.6, n), 0),
+                         "action": np.where(rng.random(n) < 0.7, "approved", "denied")})
+
+
+def stratified(rows: int, repeat: int) -> None:
+    """Stratified and crossed file audits beside DuckDB's GROUP BY over the same columns plus the command's start-up,
+    every command in turn (interleaved), fresh processes: the goal is at most 2x and under 300 MB."""
+    base = [sys.executable, "-m", "luskin_cli", "audit", "--json", "--outcome", "action", "--positive", "approved"]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "hmda.parquet"
+        hmda_of(rows).to_parquet(path, row_group_size=1_000_000)
+        peer = ("SELECT race, state, count(*) AS n, sum(CAST(action = 'approved' AS INTEGER)) AS k "
+                f"FROM read_parquet('{path}') GROUP BY ALL")
+        crossed = ("SELECT race, sex, state, count(*) AS n, sum(CAST(action = 'approved' AS INTEGER)) AS k "
+                   f"FROM read_parquet('{path}') GROUP BY ALL")
+        binned = ("SELECT race, quantile_cont(income, [0.0, 0.25, 0.5, 0.75]) AS q, count(*) AS n "
+                  f"FROM read_parquet('{path}') GROUP BY ALL")
+        cases = {
+            "luskin audit --groups race --stratify state": base + ["--data", str(path), "--groups", "race",
+                                                                  "--stratify", "state"],
+            "DuckDB GROUP BY race, state": [sys.executable, "-c", f"import duckdb; duckdb.sql({peer!r}).fetchall()"],
+            "luskin audit --groups race,sex --stratify state (crossed)": base + [
+                "--data", str(path), "--groups", "race,sex", "--stratify", "state"],
+            "DuckDB GROUP BY race, sex, state": [sys.executable, "-c",
+                                                 f"import duckdb; duckdb.sql({crossed!r}).fetchall()"],
+            "luskin audit --groups race --stratify income (quartiles)": base + [
+                "--data", str(path), "--groups", "race", "--stratify", "income"],
+            "DuckDB quartiles of income by race": [sys.executable, "-c",
+                                                   f"import duckdb; duckdb.sql({binned!r}).fetchall()"],
+            "luskin --version (start-up)": [sys.executable, "-m", "luskin_cli", "--version"],
+        }
+        times: dict[str, list[float]] = {name: [] for name in cases}
+        peaks: dict[str, list[float]] = {name: [] for name in cases}
+        load = os.getloadavg()[0]
+        for _ in range(repeat):
+            for name, argv in cases.items():
+                seconds, peak = run(argv, 1)
+                times[name].append(seconds)
+                peaks[name].append(peak)
+        med = {name: statistics.median(v) for name, v in times.items()}
+        width = max(len(name) for name in cases)
+        print(f"Stratified and crossed audits of a {rows:,}-row Parquet file (interleaved, medians of {repeat}; "
+              f"load {load:.1f} before, {os.getloadavg()[0]:.1f} after)")
+        for name in cases:
+            print(f"  {name.ljust(width)}  {med[name]:6.2f} s  {statistics.median(peaks[name]):7.0f} MB")
+        start = med["luskin --version (start-up)"]
+        for ours, peer in (("luskin audit --groups race --stratify state", "DuckDB GROUP BY race, state"),
+                           ("luskin audit --groups race,sex --stratify state (crossed)", "DuckDB GROUP BY race, sex, state"),
+                           ("luskin audit --groups race --stratify income (quartiles)", "DuckDB GROUP BY race, state")):
+            goal = 2 * (med[peer] + start)
+            print(f"  {ours}: {med[ours]:.2f} s against the goal 2 x ({med[peer]:.2f} + {start:.2f}) = {goal:.2f} s "
+                  f"-> {med[ours] / (med[peer] + start):.2f}x; peak {statistics.median(peaks[ours]):.0f} MB "
+                  f"(goal under 300 MB)")
+
+
 def duckdb_query(path: Path) -> list[str]:
     return [sys.executable, "-c", f"import duckdb; duckdb.sql({query_sql(path)!r}).fetchall()"]
 
@@ -97,7 +164,14 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--csv-rows", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--hmda-rows", type=int, default=23_300_000,
+                        help="rows of the stratified and crossed audits' Parquet file (0: skip them)")
+    parser.add_argument("--only-stratified", action="store_true")
     options = parser.parse_args()
+    if options.hmda_rows:
+        stratified(options.hmda_rows, options.repeat)
+    if options.only_stratified:
+        return
     luskin = [sys.executable, "-m", "luskin_cli", "audit", "--json"]
     with tempfile.TemporaryDirectory() as folder:
         parquet, csv = Path(folder) / "big.parquet", Path(folder) / "big.csv"

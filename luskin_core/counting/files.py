@@ -435,6 +435,10 @@ def open_file(location: str) -> Source:
             raise LuskinError(f"The folder '{path.name or path}' holds no Parquet files.")
         source = FileSource(str(path), files, name=path.name or str(path), kind="parquet")
     else:
+        if found.key == "csv":   # the upload's size limit (1 GB, plain or gzip), in its plain words
+            from luskin_core.counting.csvread import MAX_BYTES, _Source
+
+            _Source(path, MAX_BYTES)
         source = FileSource(str(path), [str(path)], name=path.name or str(path),
                             kind=found.key)
     try:
