@@ -92,8 +92,8 @@ def stratified(rows: int, repeat: int) -> None:
             "luskin audit --groups race --stratify state": base + ["--data", str(path), "--groups", "race",
                                                                   "--stratify", "state"],
             "DuckDB GROUP BY race, state": [sys.executable, "-c", f"import duckdb; duckdb.sql({peer!r}).fetchall()"],
-            "luskin audit --groups race,sex --stratify state (crossed)": base + [
-                "--data", str(path), "--groups", "race,sex", "--stratify", "state"],
+            "luskin audit --groups race --groups sex --stratify state": base + [
+                "--data", str(path), "--groups", "race", "--groups", "sex", "--stratify", "state"],
             "DuckDB GROUP BY race, sex, state": [sys.executable, "-c",
                                                  f"import duckdb; duckdb.sql({crossed!r}).fetchall()"],
             "luskin audit --groups race --stratify income (quartiles)": base + [
@@ -118,7 +118,7 @@ def stratified(rows: int, repeat: int) -> None:
             print(f"  {name.ljust(width)}  {med[name]:6.2f} s  {statistics.median(peaks[name]):7.0f} MB")
         start = med["luskin --version (start-up)"]
         for ours, peer in (("luskin audit --groups race --stratify state", "DuckDB GROUP BY race, state"),
-                           ("luskin audit --groups race,sex --stratify state (crossed)", "DuckDB GROUP BY race, sex, state"),
+                           ("luskin audit --groups race --groups sex --stratify state", "DuckDB GROUP BY race, sex, state"),
                            ("luskin audit --groups race --stratify income (quartiles)", "DuckDB GROUP BY race, state")):
             goal = 2 * (med[peer] + start)
             print(f"  {ours}: {med[ours]:.2f} s against the goal 2 x ({med[peer]:.2f} + {start:.2f}) = {goal:.2f} s "
