@@ -43,6 +43,7 @@ PAGES: tuple[PageEntry, ...] = (
     _page("adjusted", "Adjusted gaps", "functions"),
     _page("regulator", "Regulator tables", "gavel"),
     _page("proxy", "Proxy audit", "diversity_3"),
+    _page("scan", "Scan", "travel_explore"),
     _page("retrain", "Retrain", "model_training"),
     _page("thresholds", "Thresholds", "tune"),
     _page("equalized", "Equalized distribution", "stacked_line_chart"),

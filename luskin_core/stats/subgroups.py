@@ -243,15 +243,27 @@ def calibrate(cells: Cells, groups: Groups, replicates: int, level: float, seed:
     rng = np.random.default_rng(seed)
     big, positives = cells.total, cells.positives
     subsets = groups.subsets
-    # per subset: the group statistic's scale and centre, shaped like the marginal (scale 0: not scanned)
+    # Per subset, shaped like its marginal (scale 0: not scanned): how a replicate's marginal becomes z.
+    # Exact draws are counts: z = (M - centre) * scale. The normal limit draws each cell's deviation with
+    # variance n_c and the binomial's skewness (see _draw); a group's deviation under the fixed total is
+    # M - share * (sum over all cells), whose variance N_g (N - N_g) / N times p (1 - p) N / (N - 1) is
+    # the permutation's.
     linear = []
     for si, s in enumerate(subsets):
         mask = groups.subset == si
-        shape = tuple(cells.cards[j] for j in s)
-        scale, centre = _linear(groups.n[mask], groups.expected[mask] if groups.expected is not None else None,
-                                groups.variance[mask] if groups.variance is not None else None, big, positives,
-                                groups.valid[mask])
-        linear.append((scale.reshape(*shape, 1).astype(np.float32), centre.reshape(*shape, 1).astype(np.float32)))
+        shape = (*tuple(cells.cards[j] for j in s), 1)
+        n = groups.n[mask]
+        expected = groups.expected[mask] if groups.expected is not None else None
+        variance = groups.variance[mask] if groups.variance is not None else None
+        scale, centre = _linear(n, expected, variance, big, positives, groups.valid[mask])
+        if method == EXACT:
+            linear.append((scale, centre))
+        elif cells.calibration:
+            linear.append((scale, np.zeros_like(n)))
+        else:
+            sd = math.sqrt(positives / big * (1 - positives / big) * big / max(big - 1, 1))
+            linear.append((scale * sd, n / big))
+        linear[-1] = tuple(a.reshape(shape).astype(np.float32) for a in linear[-1])  # type: ignore[assignment]
     cells_count = math.prod(cells.cards) if math.prod(cells.cards) <= DENSE_CELLS else len(cells.n)
     batch = int(max(1, min(replicates, BATCH_BYTES // max(1, 4 * cells_count * 2))))
     maxima = np.empty(replicates, dtype=np.float64)
@@ -260,11 +272,16 @@ def calibrate(cells: Cells, groups: Groups, replicates: int, level: float, seed:
     while done < replicates:
         size = min(batch, replicates - done)
         draws = _draw(cells, n_cells, positives, size, method, rng)   # (C, size) float32
+        total = draws.sum(axis=0) if method != EXACT and not cells.calibration else None
         marginals = _Marginals(cells, draws)
         best = np.zeros(size, dtype=np.float32)
         for s, (scale, centre) in zip(subsets, linear):
-            z = marginals.get(s) - centre
-            z *= scale
+            if total is None:
+                z = marginals.get(s) - centre
+                z *= scale
+            else:
+                z = marginals.get(s) - centre * total
+                z *= scale
             np.abs(z, out=z)
             best = np.maximum(best, z.reshape(-1, size).max(axis=0))
         maxima[done:done + size] = best
@@ -278,30 +295,25 @@ def calibrate(cells: Cells, groups: Groups, replicates: int, level: float, seed:
 
 def _draw(cells: Cells, n_cells: np.ndarray, positives: int, size: int, method: str,
           rng: np.random.Generator) -> np.ndarray:
-    """``size`` null replicates of the cells' event counts, as a (C, size) float32 matrix."""
-    if cells.calibration:
-        assert cells.expected is not None and cells.variance is not None
-        noise = rng.standard_normal((len(n_cells), size), dtype=np.float32)
-        noise *= np.sqrt(cells.variance).astype(np.float32)[:, None]
-        noise += cells.expected.astype(np.float32)[:, None]
-        return noise
+    """``size`` null replicates as a (C, size) float32 matrix: the cells' event counts (exact draws), or their
+    deviations (normal limit: sqrt(n_c) Z; calibration: sqrt(V_c) Z)."""
     if method == EXACT:
         return rng.multivariate_hypergeometric(n_cells, positives, size=size, method="marginals").T.astype(np.float32)
-    # normal limit: mean n p, covariance p (1 - p) N / (N - 1) (diag(n) - n n' / N), as the permutation's
-    big = n_cells.sum()
-    p = positives / big
-    sd = math.sqrt(p * (1 - p) * big / max(big - 1, 1))
-    root = np.sqrt(n_cells).astype(np.float32)
     noise = rng.standard_normal((len(n_cells), size), dtype=np.float32)
-    # each cell's noise carries the binomial's skewness (1 - 2p) / sqrt(n p (1 - p)), so every group's sum
-    # has the permutation's third cumulant too, not only its variance: W = (Z + a (Z^2 - 1)) / sqrt(1 + 2 a^2)
-    a = ((1 - 2 * p) / np.sqrt(np.maximum(n_cells, 1) * p * (1 - p)) / 6).astype(np.float32)[:, None]
-    noise += a * (noise * noise - 1)
-    noise *= (root / np.sqrt(1 + 2 * a[:, 0] * a[:, 0]))[:, None]
-    common = noise.sum(axis=0) / big
-    noise -= n_cells.astype(np.float32)[:, None] * common[None, :]
-    noise *= sd
-    noise += (n_cells * p).astype(np.float32)[:, None]
+    if cells.calibration:
+        assert cells.variance is not None
+        noise *= np.sqrt(cells.variance).astype(np.float32)[:, None]
+        return noise
+    # Each cell's deviation carries the binomial's skewness (1 - 2p) / sqrt(n p (1 - p)), so that every group's
+    # sum has the permutation's third cumulant too, not only its variance: W = (Z + a (Z^2 - 1)) / sqrt(1 + 2 a^2),
+    # a = skewness / 6, times sqrt(n_c).
+    p = positives / max(int(n_cells.sum()), 1)
+    a = ((1 - 2 * p) / np.sqrt(np.maximum(n_cells, 1) * p * (1 - p)) / 6)
+    bent = noise * noise
+    bent -= 1
+    bent *= a.astype(np.float32)[:, None]
+    noise += bent
+    noise *= (np.sqrt(n_cells) / np.sqrt(1 + 2 * a * a)).astype(np.float32)[:, None]
     return noise
 
 
