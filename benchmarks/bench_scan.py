@@ -163,8 +163,8 @@ def run_speed(args: argparse.Namespace) -> None:
     scan_code = ("import sys, json\nfrom luskin_cli.main import main\n"
                  f"sys.exit(main(['scan', '--data', {str(path)!r}, '--outcome', 'y', '--positive', '1', '--columns', "
                  f"{names!r}, '--depth', '3', '--replicates', '999', '--json']))")
-    group_code = ("import duckdb\n"
-                  f"print(len(duckdb.sql(\"SELECT {names}, count(*) n, sum(y) k FROM read_parquet('{path}') "
+    group_code = ("import duckdb\ncon = duckdb.connect()\ncon.execute('SET enable_progress_bar = false')\n"
+                  f"print(len(con.sql(\"SELECT {names}, count(*) n, sum(y) k FROM read_parquet('{path}') "
                   f"GROUP BY ALL\").fetchall()))")
     rows = []
     for _ in range(args.repeat):
@@ -176,7 +176,7 @@ def run_speed(args: argparse.Namespace) -> None:
                       f"{document['replicate_method']}")))
         before = load()
         wall, peak, out = child(group_code)
-        rows.append(("DuckDB GROUP BY over the 8 columns", wall, peak, before, f"{int(out):,} cells"))
+        rows.append(("DuckDB GROUP BY over the 8 columns", wall, peak, before, f"{int(out.strip().splitlines()[-1]):,} cells"))
     print(f"{args.rows:,} rows x {len(CARDS)} columns {CARDS}, Parquet; fresh process each; load before each run")
     for name, wall, peak, before, note in rows:
         print(f"{name:42s} {wall:6.1f} s {peak:7.0f} MB  load {before}  {note}")
