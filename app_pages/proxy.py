@@ -1,7 +1,11 @@
-"""Proxy audit page: race and ethnicity estimated from surnames and places (BISG/BIFSG), then audited.
+"""Proxy audit page: race and ethnicity estimated from surnames and places (BISG/BIFSG), then audited with the
+outcome-aware (BIRDiE) estimate.
 
-Thin: the columns come from dropdowns, luskin_core.analyses.proxy and luskin_core.analyses.proxy_audit do the work, and the
-page draws the fallback counts, the weighted and threshold table, the bounds and the caveats in words.
+Thin: the surname and place columns are guessed only when the values look like surnames and ZIP codes or tracts
+(luskin_core.analyses.proxy.guess_columns), the outcome is the one chosen on the Data page, and
+luskin_core.analyses.proxy_audit does the work. The page draws the fallback counts, the outcome-aware table, the
+weighted and threshold estimates kept for comparison, the bounds and the caveats in words (caveats are notes,
+not error boxes).
 """
 
 from __future__ import annotations
@@ -10,8 +14,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from luskin_app import choices as ch_
 from luskin_app import dataset, ui
-from luskin_core.analyses.proxy import add_probabilities
+from luskin_core.analyses.proxy import add_probabilities, guess_columns
 from luskin_core.analyses.proxy_audit import DEFAULT_THRESHOLD, ProxyAudit, proxy_audit
 from luskin_core.errors import LuskinError
 from luskin_core.export import csv_bytes
@@ -21,26 +26,31 @@ from luskin_core.spec.validation import outcome_mask
 NONE = "(none)"
 METRICS = {"difference": "Difference in shares (tolerance)", "ratio": "Impact ratio (four-fifths rule, 0.8)"}
 PLACES = {"zcta": "ZIP code / ZCTA", "tract": "Census tract (11-digit FIPS)"}
+METHOD_NAMES = {"birdie": "outcome-aware (BIRDiE)", "weighted": "weighted by probabilities",
+                "threshold": "most likely group (threshold)"}
 
 
-def _guess(columns: list[str], words: tuple[str, ...]) -> int:
-    for i, column in enumerate(columns):
-        if any(w in str(column).lower() for w in words):
-            return i
-    return 0
+@st.cache_data(show_spinner=False, max_entries=8)
+def _guess(fingerprint: str, _frame: pd.DataFrame) -> dict[str, str | None]:
+    """The columns whose values look like surnames, first names and places (cached on the data's fingerprint)."""
+    return guess_columns(_frame)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _run(fingerprint: str, choices: tuple, _frame: pd.DataFrame) -> tuple[ProxyAudit, dict, bytes]:
     """Probabilities and the audit, cached on the data's fingerprint and the choices."""
-    surname, first, level, place, outcome, positive, threshold, tolerance, metric = choices
+    surname, first, level, place, outcome, positive, threshold, tolerance, metric, adverse = choices
     with_p, result = add_probabilities(_frame, surname=surname, geography=place, level=level,
                                        first_name=None if first == NONE else first)
     y = np.asarray(outcome_mask(_frame[outcome], positive), dtype=float).copy()
     y[_frame[outcome].isna().to_numpy()] = np.nan  # a missing outcome is left out, as on the command line
     audit = proxy_audit(with_p, y, decision=f"{outcome} is {positive}", threshold=threshold, tolerance=tolerance,
-                        metric=metric, proxy=result.to_dict())
+                        metric=metric, proxy=result.to_dict(), adverse=adverse)
     return audit, {"sentences": result.sentences(), "counts": result.fallback_counts()}, csv_bytes(with_p)
+
+
+def _index(options: list[str], value: str | None) -> int:
+    return options.index(value) if value in options else 0
 
 
 st.title("Proxy audit")
@@ -49,34 +59,57 @@ st.markdown("When race was never recorded, estimate each row's probabilities of 
             "then audit the outcome across the estimated groups.")
 data = dataset.dataset()
 frame = data.frame
+ch = ch_.choices()
 columns = [str(c) for c in frame.columns]
+guess = _guess(data.fingerprint, frame)
+outcome, positive = ch.get("outcome"), ch.get("positive")
+adverse = ch.get("outcome_is") == "adverse"
+
+if guess["surname"] is None:
+    st.info("No column of this file looks like surnames (few of its values are in the Census 2010 surname list), "
+            "so none is chosen. A proxy audit needs each person's surname; choose its column below if the file "
+            "has one.", icon=ui.ICONS["info"])
+if guess["place"] is None:
+    st.info("No column of this file looks like ZIP codes or census tracts, so none is chosen. Choose the place "
+            "column below if the file has one.", icon=ui.ICONS["info"])
 left, right = st.columns(2)
 with left:
-    surname = st.selectbox("Surname column", columns, index=_guess(columns, ("surname", "last")), key="proxy_surname",
-                           format_func=ui.option_text)
-    first = st.selectbox("First-name column (optional, BIFSG)", [NONE, *columns], key="proxy_first",
+    surname = st.selectbox("Surname column", [NONE, *columns], index=_index([NONE, *columns], guess["surname"]),
+                           key="proxy_surname", format_func=ui.option_text)
+    first = st.selectbox("First-name column (optional, BIFSG)", [NONE, *columns],
+                         index=_index([NONE, *columns], guess["first_name"]), key="proxy_first",
                          format_func=ui.option_text)
-    level = st.radio("Place", list(PLACES), format_func=PLACES.get, key="proxy_level", horizontal=True)
-    place = st.selectbox("Place column", columns, index=_guess(columns, ("zip", "zcta", "tract", "fips")),
+    level = st.radio("Place", list(PLACES), index=_index(list(PLACES), guess["level"]), format_func=PLACES.get,
+                     key="proxy_level", horizontal=True)
+    place = st.selectbox("Place column", [NONE, *columns], index=_index([NONE, *columns], guess["place"]),
                          key="proxy_place", format_func=ui.option_text)
 with right:
-    outcome = st.selectbox("Outcome column", columns, index=_guess(columns, ("approved", "outcome", "decision")),
-                           key="proxy_outcome", format_func=ui.option_text)
-    values = sorted(frame[outcome].dropna().astype(str).unique().tolist())[:200]
-    positive = st.selectbox("Positive value", values, key="proxy_positive", format_func=ui.option_text)
+    if outcome in frame.columns and positive is not None:
+        direction = "an adverse outcome" if adverse else "a favourable outcome"
+        st.markdown(f"Outcome (chosen on the Data page): **{ui.md(outcome)}** is **{ui.md(positive)}**, "
+                    f"{direction}.")
+    st.page_link(ui.PAGE_FILES["data"], label="Change the outcome on the Data page", icon=ui.ICONS["data"])
     threshold = st.slider("Threshold method: assign the most likely group when its probability is at least",
                           0.5, 0.99, DEFAULT_THRESHOLD, 0.01, key="proxy_threshold")
     metric = st.radio("Judge a gap by", list(METRICS), format_func=METRICS.get, key="proxy_metric",
                       horizontal=True)
     tolerance = st.slider("Tolerance (percentage points)", 0, 20, 5, key="proxy_tolerance") / 100
 
-if positive is None:
-    st.info("Choose an outcome column with at least one value.", icon=ui.ICONS["error"])
+if outcome not in frame.columns or positive is None:
+    st.info("Choose the outcome to audit and its positive value on the Data page first.", icon=ui.ICONS["info"])
+    st.stop()
+if surname == NONE or place == NONE:
+    st.info("Choose the surname and place columns above to estimate race and ethnicity.", icon=ui.ICONS["info"])
+    st.stop()
+if outcome in (surname, place):
+    st.info(ui.md(f"The outcome '{outcome}' cannot also be the surname or the place: choose other columns."),
+            icon=ui.ICONS["info"])
     st.stop()
 try:
     with st.spinner("Estimating race and ethnicity and auditing…"):
         audit, proxy, download = _run(data.fingerprint, (surname, first, level, place, outcome, positive,
-                                                         float(threshold), float(tolerance), metric), frame)
+                                                         float(threshold), float(tolerance), metric, adverse),
+                                      frame)
 except LuskinError as err:
     ui.show_error(err)
     st.stop()
@@ -85,32 +118,44 @@ st.subheader("How each row was estimated")
 for sentence in proxy["sentences"]:
     st.markdown(ui.md(sentence))
 ui.grid(pd.DataFrame({"how the row was estimated": list(proxy["counts"]),
-                           "rows": list(proxy["counts"].values())}), hide_index=True, key="proxy_fallbacks")
+                      "rows": list(proxy["counts"].values())}), hide_index=True, key="proxy_fallbacks")
 
-st.subheader("Weighted beside threshold")
-rows = []
-for c in audit.comparisons:
-    rows.append({"method": c.method, "estimated group": c.group + (" (reference)" if c.is_reference else ""),
-                 "rows": f"{c.n:,.0f}", "share": format_percent(c.rate),
-                 "95% CI": f"{format_percent(c.ci_low)} to {format_percent(c.ci_high)}",
-                 "gap": "" if c.is_reference else format_number(c.difference),
-                 "impact ratio": "" if c.is_reference or c.impact_ratio is None else
-                 f"{c.impact_ratio:.2f} ({format_number(c.impact_ratio_ci_low)} to "
-                 f"{format_number(c.impact_ratio_ci_high)})",
-                 "bounds on the gap": "" if c.bound_low is None else
-                 f"{format_number(c.bound_low)} to {format_number(c.bound_high)}",
-                 "p adj.": "" if c.is_reference else format_p(c.p_adjusted, short=True),
-                 "verdict": "" if c.is_reference else c.verdict})
-ui.grid(pd.DataFrame(rows), hide_index=True, key="proxy_table")
+
+def _rows(method: str) -> pd.DataFrame:
+    rows = []
+    for c in audit.comparisons:
+        if c.method != method:
+            continue
+        rows.append({"estimated group": c.group + (" (reference)" if c.is_reference else ""),
+                     "cell": c.cell or "all rows", "rows": f"{c.n:,.0f}", "share": format_percent(c.rate),
+                     "95% CI": f"{format_percent(c.ci_low)} to {format_percent(c.ci_high)}",
+                     "gap": "" if c.is_reference else format_number(c.difference),
+                     "impact ratio": "" if c.is_reference or c.impact_ratio is None else
+                     f"{c.impact_ratio:.2f} ({format_number(c.impact_ratio_ci_low)} to "
+                     f"{format_number(c.impact_ratio_ci_high)})",
+                     "p adj.": "" if c.is_reference else format_p(c.p_adjusted, short=True),
+                     "verdict": "" if c.is_reference else str(c.verdict)})
+    return pd.DataFrame(rows)
+
+
+headline = "birdie" if any(c.method == "birdie" for c in audit.comparisons) else "weighted"
+st.subheader("Each estimated group against the reference (outcome-aware estimate)")
+ui.grid(_rows(headline), hide_index=True, key="proxy_table")
 for sentence in audit.sentences():
     st.markdown("- " + ui.md(sentence))
 
+with st.expander("The weighted and threshold estimates, kept for comparison"):
+    for method in ("weighted", "threshold"):
+        if method != headline:
+            st.markdown(f"**{METHOD_NAMES[method].capitalize()}**")
+            ui.grid(_rows(method), hide_index=True, key=f"proxy_table_{method}")
+
 st.subheader("Bounds that hold whatever the proxy's errors")
 for sentence in audit.bounds_sentences() or ["No gap could be bounded (a group has no estimated rows)."]:
-    st.info(ui.md(sentence))
+    st.markdown("- " + ui.md(sentence))
 
-st.subheader("Caveats")
+st.subheader("What the estimate assumes, and caveats")
 for caveat in audit.caveats:
-    st.warning(ui.md(caveat), icon=ui.ICONS["error"])
+    st.caption(ui.md(caveat))
 st.download_button("Download the rows with their probabilities (CSV)", download, file_name="proxy.csv",
                    mime="text/csv", key="proxy_download")

@@ -167,3 +167,19 @@ def test_mistakes_are_sentences():
         proxy.compute_probabilities(pd.Series(["a"]), pd.Series(["1"]), level="county")
     with pytest.raises(LuskinError, match="no surname column"):
         proxy.add_probabilities(pd.DataFrame({"a": [1]}), surname="name", geography="a")
+
+
+def test_columns_are_guessed_only_from_what_the_values_support():
+    """A surname column must hold names from the Census list, a place column ZIP codes or tracts found in the
+    tables; a file without them gets None (the page says so), never its first column."""
+    from luskin_core.analyses.proxy import guess_columns
+
+    credit = pd.DataFrame({"decile1b": [1, 2, 3, 4, 5] * 20, "sex": ["M", "F", "M", "F", "X"] * 20,
+                           "limit_bal": [20000, 50000, 120000, 30303, 10001] * 20, "default": [0, 1] * 50})
+    assert guess_columns(credit) == {"surname": None, "first_name": None, "place": None, "level": None}
+    people = pd.DataFrame({"id": range(100), "who": ["Garcia", "Smith", "Nguyen", "Jones", "Begay"] * 20,
+                           "first": ["Ana", "Bo", "Cy", "Di", "Ed"] * 20,
+                           "home": ["10001", "60601-1234", "94110", "30303", "601"] * 20, "y": [0, 1] * 50})
+    assert guess_columns(people) == {"surname": "who", "first_name": "first", "place": "home", "level": "zcta"}
+    tracts = pd.DataFrame({"tract_fips": [36061000100, 6075010100, 17031010100, 36061000201] * 5})
+    assert guess_columns(tracts)["level"] == "tract"

@@ -5,6 +5,7 @@ runs the full one)."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.optimize import minimize
 
@@ -122,3 +123,36 @@ def test_population_rates_equal_the_simulated_ones() -> None:
     rng = np.random.default_rng(7)
     s = simulate(200_000, rng, place_effect=0.5)
     np.testing.assert_allclose(s.sample_rates()[:4], population_rates(TRUE_RATES, 0.5)[:4], atol=0.01)
+
+
+def test_engines_give_the_in_memory_table(tmp_path) -> None:
+    """The streamed Parquet path and DuckDB (through Ibis) build BIRDiE's table where the rows are; the fit equals
+    the one from the probabilities computed in memory."""
+    from luskin_core.analyses.proxy import compute_probabilities
+    from luskin_core.analyses.proxy_engine import parquet_proxy_sums, source_proxy_sums
+    from luskin_core.analyses.proxy_simulation import world
+    from luskin_core.counting.sources import open_source
+
+    rng = np.random.default_rng(11)
+    s = simulate(6000, rng)
+    w = world()
+    names = w.names[s.name].astype(object)
+    names[::97] = None                     # place-only rows
+    zips = w.places[s.place].astype(object)
+    zips[::89] = "99999"                   # surname-only rows
+    frame = pd.DataFrame({"surname": names, "zip": zips, "ok": np.where(s.y == 1, "yes", "no")})
+    frame.loc[::101, "ok"] = None
+    path = tmp_path / "people.parquet"
+    frame.to_parquet(path)
+    probs = compute_probabilities(frame["surname"], frame["zip"]).probabilities.to_numpy()
+    y = np.where(frame["ok"].isna(), np.nan, (frame["ok"] == "yes").astype(float))
+    expected = birdie.fit_pooled(birdie.make_table(probs, y)).rates
+    streamed, _ = parquet_proxy_sums(str(path), surname="surname", geography="zip", outcome="ok", positive="yes",
+                                     batch_rows=2500)
+    engine, _ = source_proxy_sums(open_source(str(path)), surname="surname", geography="zip", outcome="ok",
+                                  positive="yes")
+    for sums in (streamed, engine):
+        table = sums[None].table
+        assert table is not None and table.n == np.isfinite(y).sum() - np.isnan(probs).any(axis=1)[
+            np.isfinite(y)].sum()
+        np.testing.assert_allclose(birdie.fit_pooled(table).rates, expected, rtol=1e-9, atol=1e-12)

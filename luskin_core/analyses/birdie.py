@@ -154,6 +154,8 @@ class BirdieFit:
         if not np.isfinite(var):
             return ratio, math.nan, math.nan
         half = Z95 * math.sqrt(max(var, 0.0))
+        if half > 50:  # a rate at the edge of [0, 1]: the interval says nothing
+            return ratio, 0.0, math.inf
         return ratio, ratio * math.exp(-half), ratio * math.exp(half)
 
 
@@ -161,10 +163,21 @@ def _active(table: BirdieTable) -> np.ndarray:
     return table.members() > 1e-9
 
 
+CHUNK = 1_000_000  # lines per pass of the big-table loops (bounds the temporaries: a table of 10M lines is fine)
+
+
+def _chunks(n: int) -> list[slice]:
+    return [slice(i, min(i + CHUNK, n)) for i in range(0, max(n, 1), CHUNK)]
+
+
 def _em_step(theta: np.ndarray, p: np.ndarray, y: np.ndarray, c: np.ndarray) -> np.ndarray:
-    m = np.clip(p @ theta, EPS, 1 - EPS)
-    up = p.T @ (c * y / m)
-    down = p.T @ (c * (1 - y) / (1 - m))
+    up = np.zeros_like(theta)
+    down = np.zeros_like(theta)
+    for part in _chunks(len(y)):
+        pp = p[part]
+        m = np.clip(pp @ theta, EPS, 1 - EPS)
+        up += pp.T @ (c[part] * y[part] / m)
+        down += pp.T @ (c[part] * (1 - y[part]) / (1 - m))
     num = theta * up
     den = num + (1 - theta) * down
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -172,19 +185,27 @@ def _em_step(theta: np.ndarray, p: np.ndarray, y: np.ndarray, c: np.ndarray) -> 
 
 
 def _loglik(theta: np.ndarray, p: np.ndarray, y: np.ndarray, c: np.ndarray) -> float:
-    m = np.clip(p @ theta, EPS, 1 - EPS)
-    return float(c @ (y * np.log(m) + (1 - y) * np.log1p(-m)))
+    total = 0.0
+    for part in _chunks(len(y)):
+        m = np.clip(p[part] @ theta, EPS, 1 - EPS)
+        yy = y[part]
+        total += float(c[part] @ (yy * np.log(m) + (1 - yy) * np.log1p(-m)))
+    return total
 
 
 def _derivatives(theta: np.ndarray, p: np.ndarray, y: np.ndarray,
                  c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Gradient, Hessian and the score's outer product (the sandwich's meat) of the pooled log-likelihood."""
-    m = np.clip(p @ theta, EPS, 1 - EPS)
-    d = y / m - (1 - y) / (1 - m)
-    curv = y / m ** 2 + (1 - y) / (1 - m) ** 2
-    grad = p.T @ (c * d)
-    hess = -(p.T @ (p * (c * curv)[:, None]))
-    meat = p.T @ (p * (c * d * d)[:, None])
+    k = len(theta)
+    grad, hess, meat = np.zeros(k), np.zeros((k, k)), np.zeros((k, k))
+    for part in _chunks(len(y)):
+        pp, yy, cc = p[part], y[part], c[part]
+        m = np.clip(pp @ theta, EPS, 1 - EPS)
+        d = yy / m - (1 - yy) / (1 - m)
+        curv = yy / m ** 2 + (1 - yy) / (1 - m) ** 2
+        grad += pp.T @ (cc * d)
+        hess -= pp.T @ (pp * (cc * curv)[:, None])
+        meat += pp.T @ (pp * (cc * d * d)[:, None])
     return grad, hess, meat
 
 
@@ -196,8 +217,7 @@ def fit_pooled(table: BirdieTable, *, max_iter: int = 500, tol: float = 1e-10,
     active = _active(table)
     if table.n == 0 or not active.any():
         raise LuskinError("No row has both an estimate and an outcome to audit.")
-    p = table.p[:, active]
-    p = p / np.clip(p.sum(axis=1, keepdims=True), EPS, None)
+    p = table.p if active.all() else table.p[:, active]
     y, c = table.y, table.count
     theta = (np.full(p.shape[1], float(c @ y) / float(c.sum())) if start is None
              else np.clip(np.asarray(start, float)[active], 0.01, 0.99))
@@ -247,7 +267,6 @@ def _by_place_point(table: BirdieTable, prior: np.ndarray, prior_rows: float, ma
     n_places = int(g.max()) + 1 if len(g) else 0
     k = p.shape[1]
     theta = np.tile(np.clip(prior, EPS, 1 - EPS), (n_places, 1))
-    cols = np.arange(k)
     a1, a0 = prior_rows * prior, prior_rows * (1 - prior)
     converged, it = False, 0
     q_sum = np.zeros((n_places, k))
@@ -257,10 +276,8 @@ def _by_place_point(table: BirdieTable, prior: np.ndarray, prior_rows: float, ma
         q = p * lik
         q /= np.clip(q.sum(axis=1, keepdims=True), EPS, None)
         q *= c[:, None]
-        q_sum = np.zeros((n_places, k))
-        q_pos = np.zeros((n_places, k))
-        np.add.at(q_sum, (g[:, None], cols[None, :]), q)
-        np.add.at(q_pos, (g[:, None], cols[None, :]), q * y[:, None])
+        q_sum = np.column_stack([np.bincount(g, q[:, j], n_places) for j in range(k)])
+        q_pos = np.column_stack([np.bincount(g, q[:, j] * y, n_places) for j in range(k)])
         new = (q_pos + a1) / (q_sum + a1 + a0)
         change = float(np.max(np.abs(new - theta))) if new.size else 0.0
         theta = new

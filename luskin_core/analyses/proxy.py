@@ -355,5 +355,73 @@ def add_probabilities(frame: pd.DataFrame, *, surname: str, geography: str, leve
     return out, result
 
 
+def _sample_text(values: pd.Series, size: int = 400) -> list[str]:
+    """Up to ``size`` distinct non-missing values as text (the most frequent first)."""
+    counts = values.dropna().astype(str).value_counts()
+    return [str(v) for v in counts.index[:size]]
+
+
+def looks_like_surnames(values: pd.Series, min_share: float = 0.3) -> bool:
+    """True when the column holds text and at least ``min_share`` of its (most frequent, distinct) values are
+    in the Census surname list: a column of codes, numbers or categories is not taken for surnames."""
+    if pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+        return False
+    sample = _sample_text(values)
+    if len(sample) < 3:
+        return False
+    found = load_tables().surname.index.get_indexer(pd.Index(normalize_names(sample))) >= 0
+    return float(found.mean()) >= min_share
+
+
+def place_level(values: pd.Series, min_share: float = 0.5) -> str | None:
+    """"zcta" when at least ``min_share`` of the column's (most frequent, distinct) values are ZIP codes in the
+    Census ZCTA table, "tract" when they are 11-digit tract codes in the tract table, else None."""
+    if pd.api.types.is_bool_dtype(values) or pd.api.types.is_float_dtype(values) and not (
+            values.dropna() == values.dropna().round()).all():
+        return None
+    sample = pd.Series(_sample_text(values), dtype=object)
+    if len(sample) < 3:
+        return None
+    hinted = any(w in str(values.name).lower() for w in ("zip", "zcta", "tract", "fips", "postal", "geo"))
+    if pd.api.types.is_numeric_dtype(values) and not hinted:
+        return None  # numbers (amounts, counts) can look like ZIP codes: only a column named for places
+    tables = load_tables()
+    digits = sample.str.replace(r"\.0+$", "", regex=True).str.replace(r"[\s-]", "", regex=True)
+    for level, lengths in (("tract", (10, 11)), ("zcta", (3, 4, 5, 9))):
+        shaped = digits.str.fullmatch(r"\d+") & digits.str.len().isin(lengths)
+        if shaped.mean() < min_share:
+            continue
+        found = tables.geo_given_race[level].index.get_indexer(pd.Index(normalize_geo(sample, level))) >= 0
+        if float((found & shaped.to_numpy()).mean()) >= min_share:
+            return level
+    return None
+
+
+def guess_columns(frame: pd.DataFrame) -> dict[str, str | None]:
+    """The columns that look like surnames, first names and places, and the place's level; None where none
+    does (the page says so instead of using the first column). Names in the column headers are a tie-break."""
+    surname = first = place = level = None
+    name_words, first_words = ("surname", "last", "family"), ("first", "given", "forename")
+    candidates = [str(c) for c in frame.columns]
+    for column in sorted(candidates, key=lambda c: not any(w in c.lower() for w in name_words)):
+        if any(w in column.lower() for w in first_words):
+            continue
+        if looks_like_surnames(frame[column]):
+            surname = column
+            break
+    for column in sorted(candidates, key=lambda c: not any(w in c.lower() for w in ("zip", "zcta", "tract",
+                                                                                       "fips", "postal"))):
+        found = place_level(frame[column])
+        if found is not None:
+            place, level = column, found
+            break
+    for column in candidates:
+        if column != surname and any(w in column.lower() for w in first_words):
+            first = column
+            break
+    return {"surname": surname, "first_name": first, "place": place, "level": level}
+
+
 __all__ = ["METHODS", "PROB_COLUMNS", "RACES", "RACE_LABELS", "ProxyResult", "ProxyTables", "add_probabilities",
-           "compute_probabilities", "load_tables", "name_parts", "normalize_geo", "normalize_name"]
+           "compute_probabilities", "guess_columns", "load_tables", "looks_like_surnames", "name_parts", "normalize_geo",
+           "normalize_name", "place_level"]

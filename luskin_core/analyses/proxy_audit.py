@@ -35,8 +35,10 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
+from luskin_core.analyses.birdie import ASSUMPTION, BirdieFit, BirdieTable, fit_pooled, make_table
 from luskin_core.analyses.narrative import share
 from luskin_core.analyses.proxy import PROB_COLUMNS, RACE_LABELS, RACES
+from luskin_core.errors import LuskinError
 from luskin_core.formatting import format_number, format_p, points
 from luskin_core.spec.audit_spec import DEFAULT_RATIO_THRESHOLD
 from luskin_core.stats.comparisons import GroupComparison
@@ -55,13 +57,18 @@ Z95 = float(norm.ppf(0.975))
 DEFAULT_THRESHOLD = 0.8
 LABELS = tuple(RACE_LABELS[r] for r in RACES)
 N_BINS = 10
+METHODS = ("birdie", "weighted", "threshold")  # the outcome-aware estimate first: every verdict and sentence uses it
 MIN_BIN = 30
 
 CAVEATS = (
     ("Race and ethnicity were not recorded: they are estimated from surnames and places (BISG/BIFSG), so every "
     "group here is an estimated group, not people's own answers."),
-    ("The weighted rates tend to understate a gap between groups, and the rates of rows assigned their most "
-    "likely group above the threshold tend to overstate it (Chen et al. 2019); the truth is usually between."),
+    ASSUMPTION + (" If the outcome also depends on the place beyond race (say, one area is approved less for "
+                  "everyone in it), the estimate is off: a check against people whose race was recorded, where "
+                  "there are some, shows whether it holds."),
+    ("The weighted rates understate a gap between groups (they assume race has no effect on the outcome beyond "
+     "surname and place) and the rates of rows assigned their most likely group misstate it (Chen et al. 2019); "
+     "both are shown for comparison only, not for the verdict."),
     ("The bounds hold whatever the relation between race and the outcome among rows with similar "
     "probabilities, if the Census probabilities are right on average for those rows; they do not hold if the "
     "audited people differ from the Census population with the same names and places."),
@@ -83,6 +90,8 @@ class ProxySums:
     thr_n: np.ndarray         # rows assigned to a by the threshold (6,)
     thr_k: np.ndarray         # of which positive               (6,)
     bins: pd.DataFrame = field(repr=False)  # per bin: n, y, and b_<race> (sums of p)
+    # BIRDiE's sufficient statistics: distinct (probabilities, place, outcome) lines with counts
+    table: BirdieTable | None = field(default=None, repr=False)
 
 
 def bin_keys(p: np.ndarray) -> np.ndarray:
@@ -92,11 +101,13 @@ def bin_keys(p: np.ndarray) -> np.ndarray:
     return top * N_BINS + tenth
 
 
-def sufficient_statistics(p: np.ndarray, y: np.ndarray, threshold: float = DEFAULT_THRESHOLD) -> ProxySums:
+def sufficient_statistics(p: np.ndarray, y: np.ndarray, threshold: float = DEFAULT_THRESHOLD,
+                          place: Any = None, with_table: bool = True) -> ProxySums:
     """The sums of :class:`ProxySums` from the rows' probabilities (n x 6, no NaN) and 0/1 outcomes.
 
     One pass of whole-array operations: the most likely group and its probability once, the bins' sums by
-    ``np.bincount`` (a row's bin as in :func:`bin_keys`), the cross products by matrix products.
+    ``np.bincount`` (a row's bin as in :func:`bin_keys`), the cross products by matrix products; with
+    ``with_table``, BIRDiE's table of distinct lines too (``place``: each row's place, for the by-place model).
     """
     y = np.asarray(y, dtype=float)
     G = len(RACES)
@@ -119,7 +130,7 @@ def sufficient_statistics(p: np.ndarray, y: np.ndarray, threshold: float = DEFAU
         n=len(p), w=p.sum(axis=0), wy=py.sum(axis=0), q=p.T @ p, qy=py.T @ p,
         thr_n=np.bincount(top[assigned], minlength=G).astype(float),
         thr_k=np.bincount(top[assigned], weights=y[assigned], minlength=G),
-        bins=bins)
+        bins=bins, table=make_table(p, y, place=place) if with_table else None)
 
 
 # ------------------------------------------------------------------------------------------
@@ -261,6 +272,12 @@ class ProxyAudit:
     metric: str = "difference"
     ratio_threshold: float = DEFAULT_RATIO_THRESHOLD
     outcome_is: str = "favourable"
+    assumption: str = ASSUMPTION
+
+    @property
+    def headline_method(self) -> str:
+        """The estimate behind the verdicts: the outcome-aware one when it could be fitted, else the weighted."""
+        return "birdie" if any(c.method == "birdie" for c in self.comparisons) else "weighted"
 
     def to_frame(self) -> pd.DataFrame:
         return pd.DataFrame([c.to_dict() for c in self.comparisons])
@@ -269,7 +286,8 @@ class ProxyAudit:
         return {"method": "proxy", "reference": self.reference, "threshold": self.threshold,
                 "n_rows": self.n_rows, "n_audited": self.n_audited, "n_unassigned_threshold": self.n_unassigned,
                 "tolerance": self.tolerance, "metric": self.metric, "ratio_threshold": self.ratio_threshold,
-                "outcome_is": self.outcome_is, "proxy": self.proxy,
+                "outcome_is": self.outcome_is, "proxy": self.proxy, "estimator": self.headline_method,
+                "assumption": self.assumption,
                 "comparisons": [{**c.to_dict(), "sentence": "" if c.is_reference else self.sentence(c)}
                                 for c in self.comparisons], "sentences": self.sentences(),
                 "caveats": list(self.caveats)}
@@ -277,7 +295,7 @@ class ProxyAudit:
     def bounds_sentences(self) -> list[str]:
         out = []
         for c in self.comparisons:
-            if c.method != "weighted" or c.is_reference:
+            if c.method != self.headline_method or c.is_reference:
                 continue
             where = "" if c.cell is None else f" where {c.cell}"
             if self.metric == "ratio":
@@ -294,7 +312,7 @@ class ProxyAudit:
                 elif low >= self.ratio_threshold and high is not None and 1 / high >= self.ratio_threshold:
                     lead = f"it passes {bar} whatever the proxy's errors"
                 else:
-                    lead = f"the data cannot say on which side of {bar} it is"
+                    lead = f"it could be either side of {bar}: the bounds alone cannot decide"
                 out.append(f"Bounds{where}, {c.group} against {c.reference}: whatever the relation between race and "
                            f"the outcome among rows with similar probabilities, the impact ratio is {span}; {lead}.")
                 continue
@@ -316,10 +334,34 @@ class ProxyAudit:
         """One comparison in words (written on demand from its numbers)."""
         return _sentence(c, self.decision, self.metric, self.tolerance, self.ratio_threshold)
 
+    def comparison_sentences(self) -> list[str]:
+        """The weighted and threshold estimates beside the headline one, one short line per group and cell."""
+        out = []
+        for c in self.comparisons:
+            if c.method != self.headline_method or c.is_reference:
+                continue
+            others = []
+            for method, words in (("weighted", "weighted"), ("threshold", "by the threshold method")):
+                o = next((x for x in self.comparisons if x.method == method and x.group == c.group
+                          and x.cell == c.cell), None)
+                if o is None or o is c:
+                    continue
+                if self.metric == "ratio":
+                    if o.impact_ratio is not None:
+                        others.append(f"{o.impact_ratio:.2f} {words}")
+                elif o.difference is not None:
+                    others.append(f"{_signed(o.difference)} {words}")
+            if others:
+                where = "" if c.cell is None else f" where {c.cell}"
+                what = "impact ratio" if self.metric == "ratio" else "gap"
+                out.append(f"For comparison only{where}, {c.group}'s {what} against {c.reference}: "
+                           + ", ".join(others) + ".")
+        return out
+
     def sentences(self) -> list[str]:
-        weighted = [self.sentence(c) for c in self.comparisons if c.method == "weighted" and not c.is_reference]
-        thresholded = [self.sentence(c) for c in self.comparisons if c.method == "threshold" and not c.is_reference]
-        out = weighted + thresholded + self.bounds_sentences()
+        headline = [self.sentence(c) for c in self.comparisons
+                    if c.method == self.headline_method and not c.is_reference]
+        out = headline + self.bounds_sentences() + self.comparison_sentences()
         if self.n_unassigned:
             out.append(f"The threshold method left out {self.n_unassigned:,} of {self.n_audited:,} rows whose most "
                        f"likely group had a probability under {self.threshold:g}.")
@@ -365,9 +407,10 @@ def _bar_words(metric: str, tolerance: float, ratio_threshold: float) -> str:
 
 def _sentence(c: ProxyComparison, decision: str, metric: str, tolerance: float, ratio_threshold: float) -> str:
     where = "Among all rows" if c.cell is None else f"Where {c.cell}"
-    how = ("Weighted by each row's estimated probabilities" if c.method == "weighted" else
-           "Among rows assigned their most likely group")
-    about = "about " if c.method == "weighted" else ""
+    how = {"birdie": "By the outcome-aware estimate (BIRDiE)",
+           "weighted": "Weighted by each row's estimated probabilities"}.get(c.method,
+                                                                            "Among rows assigned their most likely group")
+    about = "about " if c.method in ("birdie", "weighted") else ""
     if c.difference is None or c.rate is None:
         return f"{how}, {where.lower()}, {c.group} cannot be compared with {c.reference} (not computable)."
     ratio = ""
@@ -382,10 +425,25 @@ def _sentence(c: ProxyComparison, decision: str, metric: str, tolerance: float, 
     if c.verdict == Verdict.TOO_FEW:
         return text + f" ({format_p(c.p_value)}); {Verdict.TOO_FEW.mark}."
     if c.verdict == Verdict.WITHIN:
+        if _straddles(c, metric, tolerance, ratio_threshold):
+            return text + f": it could be either side of {bar} (its 95% interval reaches past it)."
         return text + f", within {bar} ({format_p(c.p_value)})."
     if c.verdict == Verdict.BEYOND:
         return text + f", {size} {bar} and not due to chance ({format_p(c.p_adjusted)} adjusted)."
     return text + f", {size} {bar}, and it could be due to chance ({format_p(c.p_adjusted)} adjusted)."
+
+
+def _straddles(c: ProxyComparison, metric: str, tolerance: float, ratio_threshold: float) -> bool:
+    """Whether the comparison's 95% interval reaches past the bar (then "within" would overstate it)."""
+    if metric == "ratio":
+        low, high = c.impact_ratio_ci_low, c.impact_ratio_ci_high
+        if low is None or high is None:
+            return False
+        return low < ratio_threshold or (high > 0 and 1 / high < ratio_threshold)
+    low, high = c.difference_ci_low, c.difference_ci_high
+    if low is None or high is None:
+        return False
+    return low < -tolerance or high > tolerance
 
 
 def _log_ratio_interval(fa: float, fr: float, var_a: float, var_r: float, cov_ar: float) -> tuple[float, float]:
@@ -416,10 +474,16 @@ def audit_sums(cells: dict[str | None, ProxySums], *, decision: str, tolerance: 
 
         raise LuskinError(f"The metric is 'difference' or 'ratio', not '{metric}'.")
     overall = cells.get(None) or next(iter(cells.values()))
-    mu_all, _ = weighted_rates(overall)
-    r = choose_reference(mu_all, overall.w, min_group_size, reference, adverse)
+    fits = {cell: _birdie_fit(s) for cell, s in cells.items()}
+    overall_fit = fits.get(None) or next(iter(fits.values()))
+    if overall_fit is not None:  # the most favoured group by the outcome-aware rates
+        r = choose_reference(overall_fit.rates, overall_fit.members, min_group_size, reference, adverse)
+    else:
+        mu_all, _ = weighted_rates(overall)
+        r = choose_reference(mu_all, overall.w, min_group_size, reference, adverse)
     drafts: list[dict[str, Any]] = []
     for cell, s in cells.items():
+        fit = fits[cell]
         mu, cov = weighted_rates(s)
         fav = 1 - mu if adverse else mu
         for a in range(6):
@@ -434,6 +498,9 @@ def audit_sums(cells: dict[str | None, ProxySums], *, decision: str, tolerance: 
             r_low, r_high = (ratio_bounds(s.bins, a, r, adverse) if not is_ref else (math.nan, math.nan))
             ratio = _num(fav[a] / fav[r]) if np.isfinite(fav[r]) and fav[r] > 0 else None
             ci = _log_ratio_interval(float(fav[a]), float(fav[r]), cov[a, a], cov[r, r], cov[a, r])
+            if fit is not None:
+                drafts.append(_birdie_draft(fit, a, r, cell, adverse, min_group_size,
+                                            (_num(low), _num(high), _num(r_low), _num(r_high))))
             drafts.append({"method": "weighted", "group": LABELS[a], "cell": cell, "n": float(s.w[a]),
                            "positives": float(s.wy[a]), "rate": _num(mu[a]),
                            "ci_low": _num(max(0.0, mu[a] - Z95 * se_rate)) if _num(mu[a]) is not None else None,
@@ -476,8 +543,10 @@ def audit_sums(cells: dict[str | None, ProxySums], *, decision: str, tolerance: 
                            "fav": (fa, fr),
                            "too_few": bool(n[a] < min_group_size or n[r] < min_group_size)})
     comparisons = []
-    for method in ("weighted", "threshold"):
+    for method in METHODS:
         mine = [d for d in drafts if d["method"] == method]
+        if not mine:
+            continue
         family = np.array([d["p_value"] if d["p_value"] is not None and not d["too_few"] and not d["is_reference"]
                            else np.nan for d in mine], dtype=float)
         adjusted = adjust_p(family, correction)
@@ -495,6 +564,42 @@ def audit_sums(cells: dict[str | None, ProxySums], *, decision: str, tolerance: 
                       n_unassigned=int(overall.n - overall.thr_n.sum()), tolerance=tolerance, decision=decision,
                       proxy=proxy or {}, metric=metric, ratio_threshold=ratio_threshold,
                       outcome_is="adverse" if adverse else "favourable")
+
+
+def _birdie_fit(s: ProxySums) -> BirdieFit | None:
+    """The pooled outcome-aware fit of one cell's table (None without a table or a row to fit)."""
+    if s.table is None or s.table.n == 0:
+        return None
+    try:
+        return fit_pooled(s.table)
+    except LuskinError:
+        return None
+
+
+def _birdie_draft(fit: BirdieFit, a: int, r: int, cell: str | None, adverse: bool, min_group_size: int,
+                  bounds: tuple[float | None, ...]) -> dict[str, Any]:
+    """One outcome-aware comparison's numbers (its bounds are the weighted comparison's: they hold for any
+    estimator)."""
+    is_ref = a == r
+    rate = _num(fit.rates[a])
+    lo, hi = fit.rate_interval(a) if rate is not None else (math.nan, math.nan)
+    diff, d_lo, d_hi, p = fit.difference(a, r)
+    ratio, ratio_lo, ratio_hi = fit.impact_ratio(a, r, adverse)
+    fav = (1 - fit.rates) if adverse else fit.rates
+    members = fit.members
+    return {"method": "birdie", "group": LABELS[a], "cell": cell, "n": float(members[a]),
+            "positives": float(members[a] * rate) if rate is not None else 0.0, "rate": rate,
+            "ci_low": _num(lo), "ci_high": _num(hi), "reference": LABELS[r], "is_reference": is_ref,
+            "difference": 0.0 if is_ref and _num(diff) is not None else _num(diff),
+            "difference_ci_low": None if is_ref else _num(d_lo), "difference_ci_high": None if is_ref else _num(d_hi),
+            "p_value": None if is_ref else _num(p),
+            "bound_low": bounds[0], "bound_high": bounds[1],
+            "impact_ratio": 1.0 if is_ref and _num(ratio) is not None else _num(ratio),
+            "impact_ratio_ci_low": None if is_ref else _num(ratio_lo),
+            "impact_ratio_ci_high": None if is_ref else _num(ratio_hi),
+            "ratio_bound_low": bounds[2], "ratio_bound_high": bounds[3],
+            "fav": (_num(fav[a]), _num(fav[r])),
+            "too_few": bool(members[a] < min_group_size or members[r] < min_group_size)}
 
 
 def proxy_audit(probabilities: pd.DataFrame, outcome: np.ndarray | pd.Series, *, decision: str = "positive",

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from luskin_core.analyses.birdie import BirdieTable, make_table
 from luskin_core.analyses.proxy import RACES, _geo_probs, _name_probs, load_tables
 from luskin_core.analyses.proxy_audit import DEFAULT_THRESHOLD, N_BINS, ProxySums
 from luskin_core.errors import LuskinError
@@ -163,10 +164,10 @@ def source_proxy_sums(source: Any, *, surname: str, geography: str, outcome: str
     # maximum and the most likely group would repeat every probability's CASE thousands of times (minutes and
     # gigabytes for a few thousand rows). A volatile column keeps each SELECT a subquery computed once per row.
     fence = {"fence": ibis.random()} if source.kind == "postgres" else {}
-    m = j.select(y=j.y, method=method, **{f"c{i}": j[f"c{i}"] for i in range(len(cells))},
+    m = j.select(y=j.y, method=method, pl=j.gg, **{f"c{i}": j[f"c{i}"] for i in range(len(cells))},
                  **{f"u_{r}": u[r] for r in RACES}, **fence)
     total = sum((m[f"u_{r}"] for r in RACES[1:]), m[f"u_{RACES[0]}"])
-    p = m.select(y=m.y, method=m.method, **{f"c{i}": m[f"c{i}"] for i in range(len(cells))},
+    p = m.select(y=m.y, method=m.method, pl=m.pl, **{f"c{i}": m[f"c{i}"] for i in range(len(cells))},
                  **{f"p_{r}": ibis.ifelse(m.method < 3, m[f"u_{r}"] / total, ibis.null("float64"))
                     for r in RACES}, **fence)
     mx = ibis.greatest(*[p[f"p_{r}"] for r in RACES])
@@ -186,7 +187,35 @@ def source_proxy_sums(source: Any, *, surname: str, geography: str, outcome: str
     aggs.update({f"tk_{i}": k.y.sum(where=assigned[i]) for i in range(G)})
     keys = [*[f"c{i}" for i in range(len(cells))], "bin", "method", "y_missing"]
     grouped = source._run(k.group_by(keys).aggregate(**aggs), fetch=True, what="the proxy audit's sums")
-    return _collect(grouped, cells)
+    out, counts = _collect(grouped, cells)
+    # BIRDiE's table: one line per distinct probability vector, place and outcome, with its count
+    line_keys = [*[f"c{i}" for i in range(len(cells))], *[f"p_{r}" for r in RACES], "pl", "y"]
+    lines = source._run(k.filter((k.method < 3) & k.y.notnull()).group_by(line_keys)
+                        .aggregate(count=k.method.count()), fetch=True, what="the outcome-aware estimate's table")
+    return _attach_tables(out, lines, cells), counts
+
+
+def _birdie_table(lines: pd.DataFrame) -> BirdieTable:
+    p = lines[[f"p_{r}" for r in RACES]].to_numpy(float)
+    place = lines["pl"].astype("string").fillna("").to_numpy(dtype=object)
+    table = make_table(p, lines["y"].to_numpy(float), place=place, count=lines["count"].to_numpy(float))
+    return table
+
+
+def _attach_tables(out: dict[str | None, ProxySums], lines: pd.DataFrame,
+                   cells: list[str]) -> dict[str | None, ProxySums]:
+    """Each cell's :class:`ProxySums` with its BIRDiE table (the cell's lines; all lines for None)."""
+    from dataclasses import replace
+
+    result: dict[str | None, ProxySums] = {None: replace(out[None], table=_birdie_table(lines))}
+    if cells:
+        cell_keys = [f"c{i}" for i in range(len(cells))]
+        labels = lines[cell_keys].astype("string").fillna("(missing)").agg(", ".join, axis=1)
+        prefix = ", ".join(cells) + " = "
+        for value in sorted(set(labels)):
+            if prefix + value in out:
+                result[prefix + value] = replace(out[prefix + value], table=_birdie_table(lines[labels == value]))
+    return {key: result.get(key, sums) for key, sums in out.items()}
 
 
 class _Rows:
@@ -264,6 +293,7 @@ def parquet_proxy_sums(path: str, *, surname: str, geography: str, outcome: str,
         raise LuskinError(f"There is no column '{missing[0]}' in the data.")
     parts: list[ProxySums] = []
     counts = np.zeros(len(METHOD_CODES), dtype=np.int64)
+    lines: list[np.ndarray] = []   # BIRDiE's table: each audited row's (surname, place, outcome) as one integer
 
     def codes(column: Any, lookup: _GrowingLookup) -> np.ndarray:
         column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
@@ -294,18 +324,46 @@ def parquet_proxy_sums(path: str, *, surname: str, geography: str, outcome: str,
         y = _outcome_array(batch.column(outcome), positive)
         keep = (code < 3) & np.isfinite(y)
         if keep.all():
-            parts.append(sufficient_statistics(post, y, threshold))
+            parts.append(sufficient_statistics(post, y, threshold, with_table=False))
+            lines.append(_line_keys(name_at, geo_at, y))
         else:
-            parts.append(sufficient_statistics(post[keep], y[keep], threshold))
+            parts.append(sufficient_statistics(post[keep], y[keep], threshold, with_table=False))
+            lines.append(_line_keys(name_at[keep], geo_at[keep], y[keep]))
     if not parts:
         raise LuskinError("The Parquet file has no rows.")
     def add(name: str) -> np.ndarray:
         return np.sum([getattr(p, name) for p in parts], axis=0)
 
+    s_table = np.vstack([name_lookup.table().reshape(-1, G + 1), np.zeros((1, G + 1))])
+    g_table = np.vstack([geo_lookup.table().reshape(-1, 2 * G + 1), np.zeros((1, 2 * G + 1))])
     total = ProxySums(n=sum(p.n for p in parts), w=add("w"), wy=add("wy"), q=add("q"), qy=add("qy"),
                       thr_n=add("thr_n"), thr_k=add("thr_k"),
-                      bins=pd.concat([p.bins for p in parts]).groupby(level=0).sum())
+                      bins=pd.concat([p.bins for p in parts]).groupby(level=0).sum(),
+                      table=_lines_table(np.concatenate(lines), s_table, g_table))
     return {None: total}, {METHOD_CODES[i]: int(c) for i, c in enumerate(counts) if c > 0}
+
+
+_GEO_BITS = 25
+
+
+def _line_keys(name_at: np.ndarray, geo_at: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """(surname code, place code, outcome) as one int64 per row (codes shifted by one: -1, missing, is 0)."""
+    return (((name_at.astype(np.int64) + 1) << _GEO_BITS | (geo_at.astype(np.int64) + 1)) << 1) | y.astype(np.int64)
+
+
+def _lines_table(keys: np.ndarray, s_table: np.ndarray, g_table: np.ndarray) -> BirdieTable:
+    """BIRDiE's table from the rows' line keys: distinct (surname, place, outcome) lines with their counts and
+    BISG probabilities (computed once per line, by :func:`luskin_core.analyses.proxy.bisg_rows`)."""
+    from luskin_core.analyses.proxy import bisg_rows
+
+    uniq, count = np.unique(keys, return_counts=True)
+    y = (uniq & 1).astype(float)
+    geo_at = ((uniq >> 1) & ((1 << _GEO_BITS) - 1)) - 1
+    name_at = (uniq >> (_GEO_BITS + 1)) - 1
+    post, _ = bisg_rows(np.ascontiguousarray(s_table[:, :G])[name_at], s_table[:, G][name_at] > 0,
+                        np.ascontiguousarray(g_table[:, :G])[geo_at], _Rows(g_table[:, G:2 * G], geo_at),
+                        g_table[:, 2 * G][geo_at] > 0)
+    return BirdieTable(p=post, y=y, count=count.astype(float), place=np.where(geo_at < 0, len(g_table) - 1, geo_at))
 
 
 def _outcome_array(column: Any, positive: Any) -> np.ndarray:

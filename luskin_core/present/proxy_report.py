@@ -10,21 +10,28 @@ from luskin_core.present.report_blocks import Section, Table
 from luskin_core.present.slide_blocks import CAVEATS as CAVEAT_KIND
 from luskin_core.present.slide_blocks import FINDING, Slide
 
+METHOD_WORDS = {"birdie": "outcome-aware (BIRDiE)", "weighted": "weighted", "threshold": "threshold"}
+
 
 def report_section(audit: ProxyAudit) -> Any:
     """The report's section for a proxy audit (:func:`luskin_core.present.report.report_content` ``proxy=``)."""
-    section = Section("proxy", "Estimated race and ethnicity (BISG): weighted, threshold and bounds")
+    section = Section("proxy", "Estimated race and ethnicity (BISG): the outcome-aware estimate, with the "
+                               "weighted and threshold ones for comparison, and bounds")
     section.add("sentences", items=[*(audit.proxy.get("sentences") or []), *audit.sentences()], title="Findings")
     ratio = audit.metric == "ratio"
-    rows = tuple((c.method, c.cell or "all rows", c.group + (" (reference)" if c.is_reference else ""), f"{c.n:,.0f}",
+    order = {m: i for i, m in enumerate(("birdie", "weighted", "threshold"))}
+    ordered = sorted(audit.comparisons, key=lambda c: order.get(c.method, 9))
+    rows = tuple((METHOD_WORDS.get(c.method, c.method), c.cell or "all rows",
+                  c.group + (" (reference)" if c.is_reference else ""), f"{c.n:,.0f}",
                   format_percent(c.rate), "" if c.is_reference else format_number(c.difference),
                   *(ratio_columns(c) if ratio else
                     ["" if c.bound_low is None else f"{format_number(c.bound_low)} to {format_number(c.bound_high)}"]),
                   "" if c.is_reference else format_p(c.p_adjusted, short=True), "" if c.is_reference else c.verdict)
-                 for c in audit.comparisons)
+                 for c in ordered)
     middle = ("impact ratio", "95% CI (ratio)", "bounds on the ratio") if ratio else ("bounds on the gap",)
-    section.table(Table("Each estimated group against the reference, weighted by the probabilities and by "
-                        f"the threshold method (probability at least {audit.threshold:g})",
+    section.table(Table("Each estimated group against the reference: the outcome-aware estimate (the verdict), then "
+                        "the weighted one and the threshold method (probability at least "
+                        f"{audit.threshold:g}) for comparison",
                         ("method", "cell", "estimated group", "rows", "share", "gap", *middle,
                          "p adj.", "verdict"), rows, wide=True))
     section.warnings(list(audit.caveats), "Read with care")
@@ -32,25 +39,33 @@ def report_section(audit: ProxyAudit) -> Any:
 
 
 def slides(audit: ProxyAudit) -> list[Any]:
-    """Two slides for the deck: the gaps by both methods with the bounds, then the caveats."""
+    """Two slides for the deck: the outcome-aware gaps with the other estimates and the bounds, then the caveats."""
     lines = []
+    head = audit.headline_method
+    words = METHOD_WORDS.get(head, head)
     for c in audit.comparisons:
-        if c.method != "weighted" or c.is_reference or c.cell is not None or c.difference is None:
+        if c.method != head or c.is_reference or c.cell is not None or c.difference is None:
             continue
-        other = next((t for t in audit.comparisons if t.method == "threshold" and t.group == c.group
-                      and t.cell is None), None)
-        thr = "" if other is None or other.difference is None else f", {points(other.difference)} by the threshold"
-        bound = ""
+        others = {m: next((t for t in audit.comparisons if t.method == m and t.group == c.group and t.cell is None),
+                          None) for m in ("weighted", "threshold") if m != head}
         if audit.metric == "ratio":
-            thr = "" if other is None or other.impact_ratio is None else f", {other.impact_ratio:.2f} by the threshold"
-            high = c.ratio_bound_high
+            extra = [f"{o.impact_ratio:.2f} {m}" for m, o in others.items()
+                     if o is not None and o.impact_ratio is not None]
+            high, low = c.ratio_bound_high, c.ratio_bound_low
+            bound = ""
             if high is not None and high < audit.ratio_threshold:
                 bound = f"; below {audit.ratio_threshold:g} whatever the proxy's errors"
-            ratio = "not computable" if c.impact_ratio is None else f"{c.impact_ratio:.2f}"
-            lines.append(f"{c.group} against {c.reference}: impact ratio {ratio} weighted{thr}{bound}.")
+            elif low is not None and high is not None and low < audit.ratio_threshold <= high:
+                bound = f"; the bounds could be either side of {audit.ratio_threshold:g}"
+            value = "not computable" if c.impact_ratio is None else f"{c.impact_ratio:.2f}"
+            lines.append(f"{c.group} against {c.reference}: impact ratio {value} {words}"
+                         + (f" ({', '.join(extra)})" if extra else "") + f"{bound}.")
             continue
+        extra = [f"{points(o.difference)} {m}" for m, o in others.items() if o is not None and o.difference is not None]
+        bound = ""
         if c.bound_low is not None and c.bound_high is not None and (c.bound_low > 0 or c.bound_high < 0):
             bound = f"; at least {points(c.bound_low if c.bound_low > 0 else c.bound_high)} whatever the proxy's errors"
-        lines.append(f"{c.group} against {c.reference}: {points(c.difference)} weighted{thr}{bound}.")
+        lines.append(f"{c.group} against {c.reference}: {points(c.difference)} {words}"
+                     + (f" ({', '.join(extra)})" if extra else "") + f"{bound}.")
     return [Slide("Estimated race and ethnicity: the gaps", tuple(lines[:6]), None, FINDING, "proxy-gaps"),
             Slide("Estimated race: read with care", audit.caveats, None, CAVEAT_KIND, "proxy-caveats")]
