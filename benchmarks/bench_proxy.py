@@ -80,8 +80,9 @@ def child(path: str, engine: str) -> None:
     else:
         sums, counts = parquet_proxy_sums(path, surname="surname", geography="zip", outcome="approved", positive=1)
     summed = time.perf_counter()
-    audit = audit_sums(sums, decision="approved")
+    audit = audit_sums(sums, decision="approved", reference="White")
     done = time.perf_counter()
+    birdie = {c.group: c.difference for c in audit.comparisons if c.method == "birdie"}
     weighted = {c.group: c.difference for c in audit.comparisons if c.method == "weighted"}
     threshold = {c.group: c.difference for c in audit.comparisons if c.method == "threshold"}
     bounds = {c.group: (c.bound_low, c.bound_high) for c in audit.comparisons if c.method == "weighted"}
@@ -89,7 +90,8 @@ def child(path: str, engine: str) -> None:
                       "total_s": done - start, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                       "cpu_s": sum(resource.getrusage(resource.RUSAGE_SELF)[:2]),
                       "counts": counts, "reference": audit.reference, "weighted": weighted,
-                      "threshold": threshold, "bounds": bounds}))
+                      "threshold": threshold, "bounds": bounds, "birdie": birdie,
+                      "birdie_lines": len(sums[None].table.y) if sums[None].table is not None else 0}))
 
 
 def subset_figures(frame: pd.DataFrame) -> None:
@@ -182,7 +184,7 @@ def main() -> None:
                              capture_output=True, text=True, check=True,
                              env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
         figures = json.loads(out.stdout.strip().splitlines()[-1])
-        print(f"{args.rows:,} rows, BISG ({engine}) + weighted audit with bounds: "
+        print(f"{args.rows:,} rows, BISG ({engine}) + outcome-aware (BIRDiE) audit with weighted, threshold and bounds: "
               f"{figures['total_s']:.1f} s end to end (imports {figures['imports_s']:.2f} s, Census tables "
               f"{figures['tables_s']:.2f} s, probabilities and sums {figures['engine_s']:.1f} s, audit "
               f"{figures['audit_s']:.2f} s), peak memory {figures['peak_mb']:.0f} MB, CPU time {figures['cpu_s']:.1f} s "
@@ -191,6 +193,9 @@ def main() -> None:
         print(f"  reference {figures['reference']}; weighted gaps "
               f"{ {k: round(v, 4) for k, v in figures['weighted'].items()} }")
         print(f"  threshold gaps { {k: round(v, 4) if v is not None else None for k, v in figures['threshold'].items()} }")
+        print(f"  outcome-aware (BIRDiE) gaps { {k: round(v, 4) if v is not None else None for k, v in figures['birdie'].items()} }"
+              f" from a table of {figures['birdie_lines']:,} distinct (surname, place, outcome) lines; true gaps: "
+              f"{ {RACES[i]: round(APPROVAL[i] - APPROVAL[1], 4) for i in range(len(RACES))} }")
     if not args.no_subset:
         subset = pq.read_table(path).slice(0, 200_000).to_pandas()
         subset_figures(subset)

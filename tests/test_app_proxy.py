@@ -1,4 +1,5 @@
-"""AppTest of the Proxy audit page: columns from dropdowns, fallback counts, the table, bounds and caveats."""
+"""AppTest of the Proxy audit page: columns guessed only from what their values support, the Data page's outcome,
+fallback counts, the outcome-aware table with the other estimates for comparison, bounds and caveats as notes."""
 
 from __future__ import annotations
 
@@ -21,7 +22,12 @@ def _loans(n: int = 800) -> bytes:
                          "approved": np.where(approved, "yes", "no")}).to_csv(index=False).encode()
 
 
-def test_proxy_page_counts_fallbacks_and_shows_both_methods_bounds_and_caveats():
+def _text(at: AppTest) -> str:
+    return "\n".join(unescape(str(e.value)) for kind in ("markdown", "info", "warning", "caption")
+                     for e in getattr(at, kind))
+
+
+def test_proxy_page_uses_the_data_pages_outcome_and_leads_with_the_outcome_aware_estimate():
     at = AppTest.from_file(APP, default_timeout=120).run()
     at.file_uploader(key="upload_csv").set_value(("loans.csv", _loans(), "text/csv")).run()
     assert not at.exception, at.exception
@@ -29,19 +35,38 @@ def test_proxy_page_counts_fallbacks_and_shows_both_methods_bounds_and_caveats()
     assert not at.exception, at.exception
     assert at.selectbox(key="proxy_surname").value == "last_name"
     assert at.selectbox(key="proxy_place").value == "zip"
-    at.selectbox(key="proxy_outcome").set_value("approved").run()
-    at.selectbox(key="proxy_positive").set_value("yes").run()
-    assert not at.exception, at.exception
+    text = _text(at)
+    assert "Outcome (chosen on the Data page): **approved** is **yes**" in text
+    assert not at.error, [e.value for e in at.error]
     fallbacks = at.dataframe[0].value  # the counts come first, then the table
     counts = dict(zip(fallbacks["how the row was estimated"], fallbacks["rows"]))
     assert counts["place only (surname not found)"] > 0 and counts["surname only (place not found)"] > 0
     table = at.dataframe[1].value
-    assert set(table["method"]) == {"weighted", "threshold"}
-    text = "\n".join(unescape(str(e.value)) for kind in ("markdown", "info", "warning") for e in getattr(at, kind))
-    assert "Bounds, Black against" in text and "understate" in text and "overstate" in text
+    assert "(reference)" in " ".join(table["estimated group"])
+    assert "By the outcome-aware estimate (BIRDiE)" in text and "For comparison only" in text
+    assert "Bounds, Black against" in text and "understate" in text and "surname says nothing more" in text
+    # the reference has no verdict sentence, and caveats are notes, not warnings
+    assert not any(s.startswith("By the") and "estimated White (" in s and "against the reference White" in s
+                   for s in text.splitlines())
+    assert not at.warning
     # a surname written as Markdown is shown as written, never as a link or bold
     assert not any("](http" in str(e.value) and "\\]" not in str(e.value) for e in at.markdown)
     at.slider(key="proxy_threshold").set_value(0.95).run()
     assert not at.exception, at.exception
-    again = at.dataframe[1].value
-    assert (again["rows"] != table["rows"]).any()
+
+
+def test_a_file_without_surnames_or_places_says_so_plainly():
+    rng = np.random.default_rng(2)
+    n = 300
+    credit = pd.DataFrame({"decile1b": rng.integers(1, 11, n), "limit_bal": rng.integers(1, 50, n) * 10_000,
+                           "sex": rng.choice(["M", "F"], n), "default": rng.integers(0, 2, n)})
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.file_uploader(key="upload_csv").set_value(("credit.csv", credit.to_csv(index=False).encode(),
+                                                  "text/csv")).run()
+    at.switch_page("app_pages/proxy.py").run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="proxy_surname").value == "(none)"
+    assert at.selectbox(key="proxy_place").value == "(none)"
+    text = _text(at)
+    assert "No column of this file looks like surnames" in text and "looks like ZIP codes" in text
+    assert not at.error, [e.value for e in at.error]

@@ -156,3 +156,21 @@ def test_engines_give_the_in_memory_table(tmp_path) -> None:
         assert table is not None and table.n == np.isfinite(y).sum() - np.isnan(probs).any(axis=1)[
             np.isfinite(y)].sum()
         np.testing.assert_allclose(birdie.fit_pooled(table).rates, expected, rtol=1e-9, atol=1e-12)
+
+
+def test_check_against_recorded_race_agrees_when_the_assumption_holds_and_flags_it_when_broken() -> None:
+    """On a subset whose race was recorded (here the simulated truth), the estimate covers the recorded rates
+    when the outcome depends on race only, and misses them when it also depends strongly on the place."""
+    from luskin_core.analyses.proxy import RACES
+
+    rng = np.random.default_rng(8)
+    s = simulate(30_000, rng)
+    recorded = np.where(rng.random(len(s.y)) < 0.5, s.race, -1)
+    checks = birdie.check_against_recorded(s.p, s.y, recorded, RACES, min_rows=500)
+    assert {c.group for c in checks} >= {"white", "black", "hispanic"}
+    assert sum(c.covered for c in checks) >= len(checks) - 1
+    assert "recorded rate" in checks[0].sentence()
+    broken = simulate(30_000, rng, place_effect=1.5)
+    checks = birdie.check_against_recorded(broken.p, broken.y, broken.race, RACES, min_rows=500)
+    assert not all(c.covered for c in checks)
+    assert any("may not hold" in c.sentence() for c in checks)

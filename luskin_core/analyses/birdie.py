@@ -334,5 +334,62 @@ def bootstrap_pooled(table: BirdieTable, *, n_boot: int = 200, seed: int = 0,
     return np.cov(np.array(draws), rowvar=False)
 
 
-__all__ = ["ASSUMPTION", "BirdieFit", "BirdieTable", "bootstrap_pooled", "compress", "fit_by_place", "fit_pooled",
-           "make_table"]
+
+
+@dataclass(frozen=True)
+class RecordedCheck:
+    """The outcome-aware estimate against the truth on the rows whose race was recorded (self-reported)."""
+
+    group: str
+    rows: int
+    recorded_rate: float
+    estimate: float
+    ci_low: float
+    ci_high: float
+    weighted: float
+
+    @property
+    def covered(self) -> bool:
+        return self.ci_low <= self.recorded_rate <= self.ci_high
+
+    def sentence(self) -> str:
+        verdict = ("inside its 95% interval: no sign the assumption fails" if self.covered else
+                   "outside its 95% interval: the assumption may not hold for these data")
+        return (f"{self.group}: on {self.rows:,} rows with recorded race, the recorded rate is "
+                f"{self.recorded_rate:.1%}; the outcome-aware estimate from surnames and places alone is "
+                f"{self.estimate:.1%} ({self.ci_low:.1%} to {self.ci_high:.1%}), {verdict} (weighted: "
+                f"{self.weighted:.1%}).")
+
+
+def check_against_recorded(p: np.ndarray, y: np.ndarray, recorded: Any, labels: tuple[str, ...],
+                           min_rows: int = 30) -> list[RecordedCheck]:
+    """Fit BIRDiE on the rows whose race was recorded, ignoring the record, and compare with the recorded rates.
+
+    ``recorded`` holds, per row, a group's index into ``labels`` (the probability columns' order) or a label
+    (matched without case), missing or anything else for rows without a record. Groups with fewer than
+    ``min_rows`` recorded rows are left out.
+    """
+    values = pd.Series(recorded)
+    lookup = {str(label).lower(): i for i, label in enumerate(labels)}
+    codes = values.map(lambda v: v if isinstance(v, (int, np.integer)) and 0 <= v < len(labels)
+                       else lookup.get(str(v).strip().lower(), -1) if pd.notna(v) else -1).to_numpy(int)
+    p = np.asarray(p, float)
+    y = np.asarray(y, float)
+    keep = (codes >= 0) & np.isfinite(p).all(axis=1) & np.isfinite(y)
+    if keep.sum() < min_rows:
+        return []
+    fit = fit_pooled(make_table(p[keep], y[keep]))
+    weighted = (p[keep] * y[keep, None]).sum(axis=0) / p[keep].sum(axis=0)
+    out = []
+    for a, label in enumerate(labels):
+        mine = keep & (codes == a)
+        if mine.sum() < min_rows or not np.isfinite(fit.rates[a]):
+            continue
+        low, high = fit.rate_interval(a)
+        out.append(RecordedCheck(group=str(label), rows=int(mine.sum()), recorded_rate=float(y[mine].mean()),
+                                 estimate=float(fit.rates[a]), ci_low=low, ci_high=high, weighted=float(weighted[a])))
+    return out
+
+
+__all__ = ["ASSUMPTION", "BirdieFit", "BirdieTable", "RecordedCheck", "bootstrap_pooled", "check_against_recorded",
+           "compress", "fit_by_place", "fit_pooled", "make_table"]

@@ -360,9 +360,13 @@ def _lines_table(keys: np.ndarray, s_table: np.ndarray, g_table: np.ndarray) -> 
     y = (uniq & 1).astype(float)
     geo_at = ((uniq >> 1) & ((1 << _GEO_BITS) - 1)) - 1
     name_at = (uniq >> (_GEO_BITS + 1)) - 1
-    post, _ = bisg_rows(np.ascontiguousarray(s_table[:, :G])[name_at], s_table[:, G][name_at] > 0,
-                        np.ascontiguousarray(g_table[:, :G])[geo_at], _Rows(g_table[:, G:2 * G], geo_at),
-                        g_table[:, 2 * G][geo_at] > 0)
+    s_probs, g_probs = np.ascontiguousarray(s_table[:, :G]), np.ascontiguousarray(g_table[:, :G])
+    post = np.empty((len(uniq), G))
+    for start in range(0, len(uniq), 1_000_000):  # in slices: ten million lines stay within memory
+        part = slice(start, start + 1_000_000)
+        n_at, g_at = name_at[part], geo_at[part]
+        post[part] = bisg_rows(s_probs[n_at], s_table[:, G][n_at] > 0, g_probs[g_at],
+                               _Rows(g_table[:, G:2 * G], g_at), g_table[:, 2 * G][g_at] > 0)[0]
     return BirdieTable(p=post, y=y, count=count.astype(float), place=np.where(geo_at < 0, len(g_table) - 1, geo_at))
 
 
