@@ -40,13 +40,14 @@ dated_: list[str] = cached_run("series_dates", options_key({"data": data_.finger
 if not dated_:
     st.info("This file has no column of dates, so it cannot be audited over time: no column's values read as "
             "dates (such as 2014-01-31, 31/01/2014, 01312014, 201401 or 2014).", icon=ui.ICONS["info"])
+selectors_ = st.container()  # drawn above the checkbox that decides which columns it offers
 any_column_ = st.checkbox("Offer every column (for dates written in a format of your own)", key="series_any_column",
                           help="Only columns whose values read as dates are offered. Tick this to choose another "
                                "column, and give its date format.")
 if not dated_ and not any_column_:
     st.stop()
 offered_ = columns_ if any_column_ else dated_
-left, middle, right = st.columns([2, 1, 1])
+left, middle, right = selectors_.columns([2, 1, 1])
 column_ = left.selectbox("Date column", offered_, key="series_column", format_func=ui.option_text,
                          help="Each row's date decides its period. Dates written as digits (01312014) or text "
                               "(2014-01-31, 31/01/2014) are recognised.")

@@ -74,8 +74,10 @@ def series_figure(result: Any, cell: str | None = None) -> go.Figure:
     fig.update_layout(title=title_block("How each group's gap moves over time", subtitle, TITLE_SIZE, FONT_SIZE - 4),
                       font={"size": FONT_SIZE - 2, "family": "Arial, Helvetica, sans-serif"},
                       template="plotly_white", height=720,
-                      margin={"t": 150 if "<br>" in subtitle else 130, "l": 70, "r": 20, "b": 60},
-                      legend={"orientation": "h", "y": -0.08})
+                      margin={"t": 150 if "<br>" in subtitle else 130, "l": 70, "r": 20, "b": 130},
+                      # the legend sits at the figure's foot, below the periods' labels (at y=-0.08 its box
+                      # hid the ends of the first rotated labels: "201:" for 2013-01)
+                      legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom"})
     fig.update_xaxes(categoryorder="array", categoryarray=periods, type="category")
     return fig
 
