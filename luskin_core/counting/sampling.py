@@ -64,6 +64,9 @@ def draw_sample(source: Source, spec: AuditSpec, cap: int = DEFAULT_SAMPLE_CAP,
     """
     if cap < 1:
         raise LuskinError("The sample size must be at least 1 row.")
+    if not source.engine.can_sample:   # no MD5 spelled alike, or no window functions (engines.Engine)
+        raise LuskinError(f"A {source.engine.title} source cannot draw the model tools' seeded sample: audit it "
+                          "(the counts are made in the engine), or export the rows to a Parquet file for the models.")
     what = "the sample's query"
     total = source.n_rows()
     if total == 0:
