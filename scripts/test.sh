@@ -25,4 +25,16 @@ export LUSKIN_REQUIRE_ENGINES=1  # PostgreSQL and Spark tests fail, not skip, wh
 # benchmarks/results) unless asked: LUSKIN_SCREENSHOT_DIR=docs/screenshots bash scripts/test.sh tests/browser
 export LUSKIN_SCREENSHOT_DIR="${LUSKIN_SCREENSHOT_DIR:-test-results/screenshots}"
 export LUSKIN_TIMINGS_FILE="${LUSKIN_TIMINGS_FILE:-test-results/browser_timings.md}"
-exec .venv/bin/python -m pytest "$@"
+export LUSKIN_DURATIONS_FILE="${LUSKIN_DURATIONS_FILE:-test-results/test_durations.md}"  # the 30 slowest tests, time by file
+# Independent files run in parallel (pytest-xdist): each file is one unit of work (the PostgreSQL and Spark files
+# one unit together), handed out longest first (tests/conftest.py). LUSKIN_TEST_WORKERS=0 runs in one process, and
+# so do -s (a worker's prints are not shown), --pdb and an explicit -n.
+workers="${LUSKIN_TEST_WORKERS:-2}"
+parallel=(-n "$workers" --dist loadgroup --no-loadscope-reorder)
+[ "$workers" = "0" ] && parallel=()
+for arg in "$@"; do
+  case "$arg" in
+    -s|--capture=no|--pdb|--trace|-n|-n[0-9]*|--numprocesses*|no:xdist|-p\ no:xdist) parallel=() ;;
+  esac
+done
+exec .venv/bin/python -m pytest "${parallel[@]}" "$@"

@@ -1,16 +1,38 @@
-"""Shared fixtures: the bundled samples (loaded once) and the SQF copy beside the project."""
+"""Shared fixtures and the run's plumbing.
+
+* The bundled samples (loaded once per test process) and the SQF copy beside the project.
+* The real engines (``engine_servers``): one PostgreSQL cluster and one Spark session per test
+  process, whichever files use them (imported here once, not into each file: a fixture imported
+  into several files is a separate fixture in each, and so a separate server).
+* Parallel runs (pytest-xdist, ``scripts/test.sh`` passes ``-n``): every file is one unit of work,
+  so a file's module fixtures are built once; the files that use PostgreSQL or Spark form one unit
+  together, so only one worker starts those servers; units go out longest first, as measured in
+  ``benchmarks/results/test_durations.md``.
+* Durations: with ``LUSKIN_DURATIONS_FILE`` set (``scripts/test.sh`` sets it), the 30 slowest tests
+  and the time of each file are merged into that file at the end of the run (the committed copy is
+  ``benchmarks/results/test_durations.md``).
+"""
 
 from __future__ import annotations
 
+import datetime as _dt
 import os
+import platform
+import time
+from collections import defaultdict
 from pathlib import Path
 
 import pytest
+from engine_servers import postgres_url, spark_session  # noqa: F401 - fixtures, one of each per test process
 
 from luskin_core.counting.data import load_sample, sqf_shared_path
 
 ROOT = Path(__file__).resolve().parent.parent
 os.chdir(ROOT)
+DURATIONS = ROOT / "benchmarks" / "results" / "test_durations.md"   # the committed copy; also the schedule's source
+ENGINE_FIXTURES = {"postgres_url", "spark_session"}
+ENGINE_GROUP = "engines"  # the files that use PostgreSQL or Spark: one worker runs them all
+SLOWEST = 30
 
 
 @pytest.fixture(scope="session")
@@ -28,3 +50,138 @@ def sqf():
     if sqf_shared_path() is None:
         pytest.skip("the NYPD SQF 2014 file is not beside the project (../shared/data/sqf_2014.csv.gz)")
     return load_sample("sqf")
+
+
+# -- parallel runs: units of work, longest first ----------------------------------------------------------------
+
+
+def _file_of(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+def unit_of(item: pytest.Item, engine_files: set[str]) -> str:
+    """The unit of work a test belongs to: its file, or the engines' shared unit."""
+    path = _file_of(item.nodeid)
+    return ENGINE_GROUP if path in engine_files else path
+
+
+def read_file_seconds(path: Path = DURATIONS) -> dict[str, float]:
+    """Seconds per test file from a durations file (its 'time by file' table); empty when absent."""
+    seconds: dict[str, float] = {}
+    if not path.exists():
+        return seconds
+    for line in path.read_text().splitlines():
+        cells = [c.strip().strip("`") for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[0].endswith(".py") and cells[2].replace(".", "", 1).isdigit():
+            seconds[cells[0]] = float(cells[2])
+    return seconds
+
+
+@pytest.hookimpl(tryfirst=True)   # before pytest-xdist reads the xdist_group marks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under ``--dist loadgroup``: one unit per file (the engine files share one), longest first."""
+    if config.getoption("dist", "no") != "loadgroup":
+        return
+    engine_files = {_file_of(i.nodeid) for i in items if ENGINE_FIXTURES & set(getattr(i, "fixturenames", ()))}
+    known = read_file_seconds()
+    cost: dict[str, float] = defaultdict(float)
+    for item in items:
+        unit = unit_of(item, engine_files)
+        item.add_marker(pytest.mark.xdist_group(unit))
+        cost[unit] += known.get(_file_of(item.nodeid), 0.0)
+    # Stable: the tests of one unit keep their order; xdist keeps this order with --no-loadscope-reorder.
+    items.sort(key=lambda i: -cost[unit_of(i, engine_files)])
+
+
+# -- durations ---------------------------------------------------------------------------------------------------
+
+_STARTED = time.perf_counter()
+_LOAD_AT_START = os.getloadavg()
+_TEST_SECONDS: dict[str, float] = defaultdict(float)
+_OUTCOMES: dict[str, str] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Setup, call and teardown of each test, summed (under xdist the controller gets every worker's reports)."""
+    nodeid = report.nodeid.rsplit("@", 1)[0] if "@" in report.nodeid.rsplit("]", 1)[-1] else report.nodeid
+    _TEST_SECONDS[nodeid] += report.duration
+    if report.when == "call" or report.outcome != "passed":
+        _OUTCOMES[nodeid] = report.outcome
+
+
+def _rows(path: Path, header: str) -> dict[str, list[str]]:
+    """The rows of the table under ``header`` in an existing durations file, by their first cell."""
+    rows: dict[str, list[str]] = {}
+    if not path.exists():
+        return rows
+    inside = False
+    for line in path.read_text().splitlines():
+        if line.startswith("## "):
+            inside = line.startswith(header)
+        elif inside and line.startswith("| `"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            rows[cells[0].strip("`")] = cells[1:]
+    return rows
+
+
+def write_durations(path: Path, config: pytest.Config) -> None:
+    """Merge this run's durations into ``path``: tests and files measured now replace their rows."""
+    now = f"{_dt.datetime.now().astimezone():%Y-%m-%d %H:%M}"
+    tests = {k: [v[0], v[1]] for k, v in _rows(path, "## The slowest tests").items() if len(v) >= 2}
+    files = {k: [v[0], v[1], v[2]] for k, v in _rows(path, "## Time by file").items() if len(v) >= 3}
+    per_file: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])
+    for nodeid, seconds in _TEST_SECONDS.items():
+        tests[nodeid] = [f"{seconds:.1f}", now]
+        entry = per_file[_file_of(nodeid)]
+        entry[0] += 1
+        entry[1] += seconds
+    for name, (count, seconds) in per_file.items():
+        files[name] = [str(int(count)), f"{seconds:.1f}", now]
+    slowest = sorted(tests.items(), key=lambda kv: -float(kv[1][0]))[:SLOWEST]
+    workers = config.getoption("numprocesses", None) if config.pluginmanager.hasplugin("xdist") else None
+    wall = time.perf_counter() - _STARTED
+    load_end = os.getloadavg()
+    failed = sum(1 for o in _OUTCOMES.values() if o == "failed")
+    lines = [
+        "# Test durations (pytest)",
+        "",
+        ("Written by tests/conftest.py when `LUSKIN_DURATIONS_FILE` names this file, e.g. "
+         "`LUSKIN_DURATIONS_FILE=benchmarks/results/test_durations.md bash scripts/test.sh -q -p no:cacheprovider`. "
+         "Seconds are setup + call + teardown of one test, wall clock, so a test that first builds a shared "
+         "fixture (a served app, a Spark session, a trained model) carries that cost. The machines are shared: "
+         "compare rows of one run rather than runs."),
+        "",
+        (f"Last run: {now} on {platform.node() or 'this machine'} ({os.cpu_count()} cores, Python "
+         f"{platform.python_version()}), {len(_TEST_SECONDS)} tests ({failed} failed), "
+         f"{'xdist workers: ' + str(workers) if workers else 'one process'}, wall {wall:.0f} s, "
+         f"load average {_LOAD_AT_START[0]:.1f} at the start and {load_end[0]:.1f} at the end "
+         f"(1-minute; {load_end[2]:.1f} over 15 minutes)."),
+        "",
+        f"## The slowest tests ({SLOWEST})",
+        "",
+        "| test | seconds | measured |",
+        "| --- | ---: | --- |",
+        *[f"| `{name}` | {sec} | {when} |" for name, (sec, when) in slowest],
+        "",
+        "## Time by file",
+        "",
+        "Summed over the file's tests; a parallel run (`scripts/test.sh`) hands out the longest first.",
+        "",
+        "| file | tests | seconds | measured |",
+        "| --- | ---: | ---: | --- |",
+        *[f"| `{name}` | {n} | {sec} | {when} |"
+          for name, (n, sec, when) in sorted(files.items(), key=lambda kv: -float(kv[1][1]))],
+    ]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("\n".join(lines) + "\n")
+    tmp.replace(path)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """The controller (or a run without workers) writes the durations file, when one is named."""
+    target = os.environ.get("LUSKIN_DURATIONS_FILE")
+    if not target or hasattr(session.config, "workerinput") or not _TEST_SECONDS:
+        return
+    path = Path(target)
+    write_durations(path if path.is_absolute() else ROOT / path, session.config)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from engine_servers import postgres_url, spark_session  # noqa: F401 - fixtures
 
 from luskin_core.analyses.adjust import AdjustResult, adjust
 from luskin_core.counting.data import load_sample
@@ -61,7 +60,7 @@ def assert_same(engine: AdjustResult, in_memory: AdjustResult, sums: bool) -> No
 
 
 @pytest.fixture(scope="module")
-def postgres_adult(postgres_url, rows):  # noqa: F811
+def postgres_adult(postgres_url, rows):
     from urllib.parse import parse_qs, urlsplit
 
     import ibis  # type: ignore[import-untyped]
@@ -82,7 +81,7 @@ def test_postgres_adjusted_gaps_equal_in_memory(postgres_adult, rows, spec, cont
 
 
 @pytest.mark.parametrize(("spec", "controls", "cluster", "max_cells"), CASES)
-def test_spark_adjusted_gaps_equal_in_memory(spark_session, rows, tmp_path, spec, controls, cluster,  # noqa: F811
+def test_spark_adjusted_gaps_equal_in_memory(spark_session, rows, tmp_path, spec, controls, cluster,
                                              max_cells):
     path = tmp_path / "adult.parquet"
     rows.to_parquet(path)
@@ -106,7 +105,7 @@ def test_postgres_curves_equal_in_memory(postgres_adult, rows):
     assert_same(engine, in_memory, sums=True)
 
 
-def test_spark_curves_equal_in_memory(spark_session, rows, tmp_path):  # noqa: F811
+def test_spark_curves_equal_in_memory(spark_session, rows, tmp_path):
     spec, controls, splines = CURVE
     path = tmp_path / "adult.parquet"
     rows.to_parquet(path)

@@ -280,7 +280,7 @@ def test_choices_persist_across_pages():
 # ------------------------------------------------------------------------------------------
 # Audit page
 # ------------------------------------------------------------------------------------------
-def test_audit_shows_the_papers_adult_numbers_quickly():
+def test_audit_shows_the_papers_adult_numbers():
     start = time.perf_counter()
     at = open_app()
     goto(at, "audit")
@@ -294,8 +294,7 @@ def test_audit_shows_the_papers_adult_numbers_quickly():
     assert spec["data"][0]["marker"]["color"] == "#0072B2"
     assert len(at.dataframe) >= 1
     assert "exceeds the 5-point tolerance in 2 of 2 cells" in all_text(at)
-    print(f"\nopen app -> audit chart (AppTest, warm caches unless first test): {elapsed:.2f} s")
-    assert elapsed < 20
+    print(f"\nopen app -> audit chart (AppTest, warm caches unless first test): {elapsed:.2f} s")  # speed: benchmarks/
 
 
 def test_add_and_remove_filter_conditions():
@@ -389,9 +388,7 @@ def test_retrain_page_runs_shows_table_chart_and_is_cached():
     assert {unescape(stage) for stage, _ in paper.columns} == {"Original", "A1 (LR)", "C2 (LR)"}
     assert {d.key for d in at.get("download_button")} == {"retrain_download_data", "retrain_download_model"}
     goto(at, "audit")
-    start = time.perf_counter()
     goto(at, "retrain")
-    assert time.perf_counter() - start < 5
     assert not [b for b in at.button if b.key == "retrain_run"]   # shown from the cache at once
     assert chart(at, "retrain_chart")
 
@@ -410,13 +407,25 @@ def test_retrain_adult_lr_mlp_closes_the_gap():
     e = original["x"].index("more than 10 years of education (E)")
     assert abs(c2["y"][e]) < abs(original["y"][e]) and abs(c2["y"][e]) < 5
     print(f"\nretrain LR/MLP on Adult (AppTest, incl. rerun): {elapsed:.1f} s")
-    assert elapsed < 60
 
 
 # ------------------------------------------------------------------------------------------
 # Thresholds page
 # ------------------------------------------------------------------------------------------
-def test_thresholds_page_on_compas():
+def _count_calls(monkeypatch, module, name: str) -> list[int]:
+    """Count the calls of ``module.name`` from now on (the real function still runs): a cached page makes none."""
+    calls: list[int] = []
+    real = getattr(module, name)
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
+def test_thresholds_page_on_compas(monkeypatch):
     at = open_app()
     at.button(key="sample_compas").click().run()
     goto(at, "thresholds")
@@ -429,13 +438,16 @@ def test_thresholds_page_on_compas():
     assert set(table["When"]) == {"Before", "After"}
     assert "African-American" in set(table["Group"])
     circle = next(t for t in spec["data"] if t.get("marker", {}).get("symbol") == "circle")
-    start = time.perf_counter()
+    from luskin_core.corrections import thresholds as tuning
+
+    tuned = _count_calls(monkeypatch, tuning, "tune_thresholds")
     at.radio(key="thr_split").set_value("test").run()
-    assert time.perf_counter() - start < 3          # the same tuned result, only redrawn
+    assert not tuned          # the same tuned result, only redrawn
     moved = next(t for t in chart(at, "thr_chart")["data"] if t.get("marker", {}).get("symbol") == "circle")
     assert moved["x"] != circle["x"] or moved["y"] != circle["y"]
     at.radio(key="thr_tuning").set_value("crossfit").run()
     assert not at.exception and not at.error
+    assert tuned              # another tuning does call it: the count above sees calls
     assert at.session_state["results"]["thresholds"][2].tuning_method == "crossfit"
     at.radio(key="thr_tuning").set_value("validation").run()
     at.radio(key="thr_solver").set_value("pso").run()
@@ -450,7 +462,7 @@ def test_thresholds_page_on_compas():
 # ------------------------------------------------------------------------------------------
 # Equalized distribution page
 # ------------------------------------------------------------------------------------------
-def test_equalized_page_sweep_and_slider():
+def test_equalized_page_sweep_and_slider(monkeypatch):
     at = goto(upload(open_app(), small_csv()), "equalized")
     at.multiselect(key="eq_alphas").set_value([0.0, 0.1, 1.0]).run()
     at.button(key="eq_run").click().run()
@@ -459,15 +471,21 @@ def test_equalized_page_sweep_and_slider():
     assert slider.value == 1.0
     hist = chart(at, "eq_hist")
     assert len(hist["data"]) == 4 and "alpha = 1" in hist["layout"]["title"]["text"]
+    from luskin_core.corrections import equalize
+
+    fitted = _count_calls(monkeypatch, equalize, "equalize_frame")
     start = time.perf_counter()
     at.select_slider(key="eq_alpha").set_value(0.0).run()
     step = time.perf_counter() - start
+    assert not fitted         # a slider step shows a kept sweep, it trains nothing
     assert not at.exception
     assert "alpha = 0" in chart(at, "eq_hist")["layout"]["title"]["text"]
     accuracy = chart(at, "eq_accuracy")
     assert [s["x0"] for s in accuracy["layout"]["shapes"]] == [0.0]
     print(f"\nalpha slider step (AppTest): {step:.3f} s")
-    assert step < 2
+    at.multiselect(key="eq_alphas").set_value([0.0, 1.0]).run()
+    at.button(key="eq_run").click().run()
+    assert fitted and not at.exception   # another sweep does train: the count above sees fits
 
 
 # ------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import duckdb
 import pytest
-from engine_servers import PASSWORD, postgres_url  # noqa: F401 - fixture
+from engine_servers import PASSWORD
 from streamlit.testing.v1 import AppTest
 from test_app import APP, all_text, goto, messages, metric
 
@@ -356,7 +356,7 @@ def _load_postgres(url: str, frame) -> None:
     con.disconnect()
 
 
-def test_a_postgres_source_with_a_password_never_shows_it(monkeypatch, tmp_path, postgres_url, adult,  # noqa: F811
+def test_a_postgres_source_with_a_password_never_shows_it(monkeypatch, tmp_path, postgres_url, adult,
                                                           caplog):
     _load_postgres(postgres_url, adult)
     without = postgres_url.replace(f":{PASSWORD}@", "@")

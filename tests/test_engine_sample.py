@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from engine_servers import postgres_url, spark_session  # noqa: F401 - fixtures
 from test_engines import _load_postgres, generated
 
 from luskin_core import AuditSpec
@@ -90,7 +89,7 @@ def test_duckdb_sample_is_exactly_stratified_and_the_same_in_memory(duckdb_sampl
     assert len(duckdb_samples) == 4
 
 
-def test_postgres_draws_duckdbs_sample_every_time(postgres_url, frame, duckdb_samples):  # noqa: F811
+def test_postgres_draws_duckdbs_sample_every_time(postgres_url, frame, duckdb_samples):
     _load_postgres(postgres_url, "sample_gen", frame)
     table = open_source(postgres_url, "sample_gen")
     query = open_source(postgres_url, "SELECT * FROM sample_gen")  # a SELECT source samples too
@@ -100,7 +99,7 @@ def test_postgres_draws_duckdbs_sample_every_time(postgres_url, frame, duckdb_sa
         assert rows(query.sample(SPECS[i], cap=CAP, seed=seed)[0]) == want
 
 
-def test_spark_draws_duckdbs_sample(spark_session, frame, duckdb_samples, tmp_path):  # noqa: F811
+def test_spark_draws_duckdbs_sample(spark_session, frame, duckdb_samples, tmp_path):
     path = tmp_path / "gen.parquet"
     frame.to_parquet(path)
     spark_session.read.parquet(str(path)).createOrReplaceTempView("sample_gen")  # type: ignore[attr-defined]

@@ -12,7 +12,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from engine_servers import postgres_url, spark_session  # noqa: F401 - fixtures
 
 from luskin_core import AuditSpec, LuskinError, audit
 from luskin_core.counting.counts import count_frame
@@ -393,7 +392,7 @@ def _load_postgres(url: str, name: str, frame: pd.DataFrame) -> None:
 
 
 @pytest.fixture(scope="module")
-def postgres_tables(postgres_url, datasets):  # noqa: F811
+def postgres_tables(postgres_url, datasets):
     for name, frame in datasets.items():
         _load_postgres(postgres_url, name, frame)
     return postgres_url
@@ -438,7 +437,7 @@ N_SPARK = N_BIG  # 1M rows: about 40 s in Spark local[1] on 2 shared cores (200k
 
 
 @pytest.mark.parametrize("name", ["adult", "compas", "generated"])
-def test_spark_matches_in_memory(name, spark_session, datasets, tmp_path):  # noqa: F811
+def test_spark_matches_in_memory(name, spark_session, datasets, tmp_path):
     frame = datasets[name] if name != "generated" else datasets[name].iloc[:N_SPARK].reset_index(drop=True)
     path = tmp_path / f"{name}.parquet"
     frame.to_parquet(path)
@@ -446,7 +445,7 @@ def test_spark_matches_in_memory(name, spark_session, datasets, tmp_path):  # no
     check_source(open_source("spark:", f"t_{name}"), frame, specs_for(name if name != "generated" else "gen"))
 
 
-def test_spark_parquet_path_and_missing_table(spark_session, datasets, tmp_path):  # noqa: F811
+def test_spark_parquet_path_and_missing_table(spark_session, datasets, tmp_path):
     frame = datasets["adult"]
     path = tmp_path / "adult.parquet"
     frame.to_parquet(path)
@@ -537,7 +536,7 @@ def test_nan_values_are_missing_in_duckdb_as_in_memory(tmp_path):
     assert audit(source, NAN_SPECS[2]).n_excluded == 90   # NaN in the group or the filter column: left out
 
 
-def test_nan_values_are_missing_in_postgres_as_in_memory(postgres_url):  # noqa: F811
+def test_nan_values_are_missing_in_postgres_as_in_memory(postgres_url):
     from urllib.parse import parse_qs, urlsplit
 
     import ibis  # type: ignore[import-untyped]
@@ -554,7 +553,7 @@ def test_nan_values_are_missing_in_postgres_as_in_memory(postgres_url):  # noqa:
         assert_same(audit(frame, spec).to_dict(), audit(source, spec).to_dict())
 
 
-def test_nan_values_are_missing_in_spark_as_in_memory(spark_session, tmp_path):  # noqa: F811
+def test_nan_values_are_missing_in_spark_as_in_memory(spark_session, tmp_path):
     import pyarrow.parquet as pq
 
     frame, table = _with_nan()

@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from engine_servers import postgres_url, spark_session  # noqa: F401 - fixtures
 
 from luskin_core.analyses import proxy_audit as pa
 from luskin_core.analyses.proxy import add_probabilities
@@ -76,7 +75,7 @@ def test_duckdb_on_parquet_equals_in_memory(loans, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def pg_loans(loans, postgres_url):  # noqa: F811
+def pg_loans(loans, postgres_url):
     """The PostgreSQL URL with the rows in the table proxy_loans."""
     from urllib.parse import parse_qs, urlsplit
 
@@ -118,7 +117,7 @@ def test_command_line_audits_a_postgresql_table_as_its_csv(loans, pg_loans, tmp_
             assert (x is None and y is None) or x == pytest.approx(y, rel=tol, abs=tol), field
 
 
-def test_spark_equals_in_memory(loans, spark_session, tmp_path):  # noqa: F811
+def test_spark_equals_in_memory(loans, spark_session, tmp_path):
     path = tmp_path / "loans.parquet"
     loans.to_parquet(path)
     spark_session.read.parquet(str(path)).createOrReplaceTempView("proxy_loans")  # type: ignore[attr-defined]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
-from engine_servers import postgres_url, spark_session  # noqa: F401 - fixtures
 
 from luskin_core import AuditSpec
 from luskin_core.analyses.series import audit_series
@@ -48,7 +47,7 @@ def _check(source, frame: pd.DataFrame) -> None:
     assert _rows(quarters) == _rows(audit_series(frame, SPEC, "datestop", "quarter"))
 
 
-def test_postgres_series_counts_equal_in_memory(postgres_url, frame):  # noqa: F811
+def test_postgres_series_counts_equal_in_memory(postgres_url, frame):
     from urllib.parse import parse_qs, urlsplit
 
     import ibis  # type: ignore[import-untyped]
@@ -62,7 +61,7 @@ def test_postgres_series_counts_equal_in_memory(postgres_url, frame):  # noqa: F
     _check(open_source(postgres_url, "sqf_series"), frame)
 
 
-def test_spark_series_counts_equal_in_memory(spark_session, frame, tmp_path):  # noqa: F811
+def test_spark_series_counts_equal_in_memory(spark_session, frame, tmp_path):
     path = tmp_path / "sqf.parquet"
     frame.to_parquet(path)
     spark_session.read.parquet(str(path)).createOrReplaceTempView("sqf_series")  # type: ignore[attr-defined]

@@ -2,7 +2,9 @@
 
 * ``app_url`` (session): starts ``python -m streamlit run app.py`` on a free local port from
   the repository root, waits until ``/_stcore/health`` answers ``ok`` (60 s at most) and stops
-  the server at the end. Its output goes to ``test-results/streamlit-server.log``.
+  the server at the end: one server for all the browser tests of a test process (each test opens its
+  own browser page, so its own Streamlit session). Its output goes to
+  ``test-results/streamlit-server.log`` (``streamlit-server-gw0.log``... per pytest-xdist worker).
 * ``browser_type_launch_args`` (pytest-playwright's fixture, overridden): launch
   ``/usr/bin/chromium`` (``LUSKIN_CHROMIUM`` overrides the path); ``playwright install``
   cannot download browsers here. Without that binary every browser test is skipped, saying why.
@@ -19,6 +21,7 @@ so that a test run does not rewrite the committed copies).
 from __future__ import annotations
 
 import datetime as _dt
+import fcntl
 import os
 import platform
 import re
@@ -42,7 +45,8 @@ VIEWPORT = {"width": 1300, "height": 1700}
 SCREENSHOTS = Path(os.environ.get("LUSKIN_SCREENSHOT_DIR", ROOT / "docs" / "screenshots"))
 TIMINGS_FILE = Path(os.environ.get("LUSKIN_TIMINGS_FILE", ROOT / "benchmarks" / "results" / "browser_timings.md"))
 TEST_TIMEOUT = 240  # seconds per test (pytest-timeout), so that a stuck page never hangs CI
-SERVER_LOG = ROOT / "test-results" / "streamlit-server.log"
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")   # gw0, gw1... under pytest-xdist: each its own server and log
+SERVER_LOG = ROOT / "test-results" / f"streamlit-server{'-' + _WORKER if _WORKER else ''}.log"
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 EXCEPTION = '[data-testid="stException"]'
 HEALTH_TIMEOUT = 60.0
@@ -83,6 +87,15 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """
     if not _TIMINGS:
         return
+    TIMINGS_FILE.parent.mkdir(parents=True, exist_ok=True)
+    SERVER_LOG.parent.mkdir(parents=True, exist_ok=True)
+    # Parallel workers each merge their own steps: one at a time, or one would drop the other's rows.
+    with open(SERVER_LOG.parent / "browser_timings.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _merge_timings()
+
+
+def _merge_timings() -> None:
     now = f"{_dt.datetime.now().astimezone():%Y-%m-%d %H:%M}"
     rows: dict[str, tuple[str, str, str]] = {}
     if TIMINGS_FILE.exists():
@@ -92,7 +105,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                 rows[cells[0]] = (cells[1], cells[2], cells[3])
     for name, seconds, note in _TIMINGS:
         rows[name] = (f"{seconds:.2f}", note, now)
-    TIMINGS_FILE.parent.mkdir(parents=True, exist_ok=True)
     lines = [
         "# Browser timings (Playwright + Debian Chromium against `streamlit run app.py`)",
         "",
