@@ -3,7 +3,8 @@
 The top-level ``sample_data/`` and the dashboard (``app.py``, ``app_pages/``,
 ``.streamlit/config.toml``) stay the one source of truth in the repository. A checkout reads them
 in place; a wheel carries copies made here, at build time, inside its packages:
-``luskin_core/sample_data/`` and ``luskin_app/dashboard/`` (read by ``luskin_core._locations``).
+``luskin_core/sample_data/`` (read by ``luskin_core._locations``) and ``luskin_app/dashboard/`` (read by
+``luskin_cli.app``).
 tests/test_wheel.py checks the copies are byte-identical to the originals.
 """
 

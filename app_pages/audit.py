@@ -52,20 +52,19 @@ def _group_columns(ch: Choices) -> list[str]:
 
 def _add_filter() -> None:
     """Button callback: read the three filter widgets and add the condition (or say why not)."""
-    ss = st.session_state
-    ss.pop("filter_error", None)
+    st.session_state.pop(keys.FILTER_ERROR, None)
     frame = dataset.dataset().frame
-    column, op = ss.get("filter_column"), ss.get("filter_op")
+    column, op = st.session_state.get(keys.FILTER_COLUMN), st.session_state.get(keys.FILTER_OP)
     try:
         if column is None or op is None or column not in frame.columns:
             raise LuskinError("Choose a column and a comparison for the condition.")
         if op in ("in", "not in"):
-            value: Any = tuple(ss.get("filter_value_multi") or ())
+            value: Any = tuple(st.session_state.get(keys.FILTER_VALUE_MULTI) or ())
         elif ch_.is_numeric(frame[column]):
-            number = ss.get("filter_value_number")
+            number = st.session_state.get(keys.FILTER_VALUE_NUMBER)
             value = int(number) if number is not None and float(number).is_integer() else number
         else:
-            value = ss.get("filter_value_pick")
+            value = st.session_state.get(keys.FILTER_VALUE_PICK)
         condition = Condition(column, op, value)
         condition.mask(frame.head(5))  # checks the comparison fits the column's type
         filters = list(ch_.choices().get("filters") or [])
@@ -73,7 +72,7 @@ def _add_filter() -> None:
             raise LuskinError(f"The condition '{condition}' is already in the filter.")
         ch_.set_filters(filters + [condition.to_dict()])
     except LuskinError as err:
-        ss["filter_error"] = str(err)
+        st.session_state[keys.FILTER_ERROR] = str(err)
 
 
 def _remove_filter(index: int) -> None:

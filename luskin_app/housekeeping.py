@@ -3,7 +3,7 @@
 
 Streamlit keeps a disconnected session (its state: the uploaded frame, results) for a reconnect,
 and drops it only lazily, the next time another session disconnects; on a quiet server a closed
-session's upload stayed in memory for good (measured: +71 to +112 MB per 1M-row upload, nothing
+session's upload stayed in memory for good (measured: benchmarks/results/code_timings.md, nothing
 given back). One thread per server reaps the expired ones every ``PERIOD`` seconds, and hands the freed
 memory back to the system (:func:`give_back_freed_memory`). It reaches
 Streamlit's session storage through private attributes (there is no public call); if a version

@@ -98,9 +98,24 @@ def _check_port(address: str, port: int) -> None:
                                   "may be using it; choose another with --port.") from None
 
 
+def dashboard_script() -> Path | None:
+    """The dashboard's entry point: the checkout's ``app.py``, else the copy the wheel ships (setup.py)."""
+    from luskin_core._locations import checkout_root
+
+    root = checkout_root()
+    if root is not None and (root / "app.py").is_file():
+        return root / "app.py"
+    spec = importlib.util.find_spec("luskin_app")  # found, not imported: it imports Streamlit
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        script = Path(folder) / "dashboard" / "app.py"
+        if script.is_file():
+            return script
+    return None
+
+
 def command(args: argparse.Namespace) -> list[str]:
     """The Streamlit command line that serves the dashboard with Luskin's settings."""
-    from luskin_core._locations import checkout_root, dashboard_script
+    from luskin_core._locations import checkout_root
 
     if importlib.util.find_spec("streamlit") is None:
         raise LuskinError("The dashboard needs Streamlit, which is not installed: pip install 'luskin[app]'.")

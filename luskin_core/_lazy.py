@@ -1,7 +1,7 @@
 """pandas, imported on first use.
 
-Importing pandas takes 0.6 s of a fresh process (with pyarrow), more than DuckDB needs to count
-10,000,000 Parquet rows, and a file's audit on the command line never touches it: the count table
+Importing pandas (with pyarrow) costs a fresh process more than DuckDB needs to count 10,000,000
+Parquet rows (benchmarks/results/code_timings.md), and a file's audit on the command line never touches it: the count table
 comes from DuckDB as numpy arrays. Modules on that path name pandas through :data:`pandas`, which
 imports it the first time an attribute is read (``pd.DataFrame``), through the ordinary import
 machinery, so ``sys.modules`` holds the real module and nothing else changes. A type checker sees

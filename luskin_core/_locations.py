@@ -1,16 +1,15 @@
 """Where Luskin's own files are: in a source checkout, or inside the installed package.
 
 A checkout is recognised by its ``pyproject.toml`` (naming the project ``luskin``) in the folder
-that holds ``luskin_core/``. There the package reads the checkout's own files (``sample_data/``,
-``app.py``), so the top-level folders stay the one source of truth. An installed wheel carries
-copies made at build time (``setup.py``): ``luskin_core/sample_data/`` and
-``luskin_app/dashboard/``. Nothing is ever looked for relative to an installed file's
-grandparents. Standard library only: the command line imports this before any heavy module.
+that holds ``luskin_core/``. There the package reads the checkout's own ``sample_data/``, so the
+top-level folder stays the one source of truth; an installed wheel carries a copy made at build time
+(``setup.py``): ``luskin_core/sample_data/``. Nothing is ever looked for relative to an installed
+file's grandparents. Where the dashboard lives is the frontends' business (``luskin_cli.app``), not
+the core's. Standard library only: the command line imports this before any heavy module.
 """
 
 from __future__ import annotations
 
-import importlib.util
 from functools import cache
 from importlib import resources
 from importlib.resources.abc import Traversable
@@ -50,15 +49,3 @@ def shared_data_dir() -> Path | None:
     root = checkout_root()
     return None if root is None else root.parent / "shared" / "data"
 
-
-def dashboard_script() -> Path | None:
-    """The dashboard's entry point: the checkout's ``app.py``, else the copy shipped in the wheel."""
-    root = checkout_root()
-    if root is not None and (root / "app.py").is_file():
-        return root / "app.py"
-    spec = importlib.util.find_spec("luskin_app")  # found, not imported: it imports Streamlit
-    for folder in (spec.submodule_search_locations or []) if spec else []:
-        script = Path(folder) / "dashboard" / "app.py"
-        if script.is_file():
-            return script
-    return None

@@ -16,6 +16,8 @@ LITERAL_KEY = [
     re.compile(r'session_state\[\s*f?["\']'),                                  # st.session_state["x"]
     re.compile(r'session_state\.(?:get|pop|setdefault|__contains__)\(\s*f?["\']'),   # .get("x"), .pop("x")
     re.compile(r'["\'][\w.-]+["\']\s+(?:not\s+)?in\s+st\.session_state'),     # "x" in st.session_state
+    # An alias (ss = st.session_state; ss["x"]) would hide its keys from the patterns above: none is allowed.
+    re.compile(r'(?:=|:=|\bas)\s*(?:st\.)?session_state\s*(?:#.*)?$'),
 ]
 
 
@@ -32,6 +34,9 @@ def test_the_check_finds_a_literal_key() -> None:
     assert literal_keys('x = st.session_state["dataset"]\nif "a" in st.session_state:\n')
     assert literal_keys("st.session_state.pop('x', None)")
     assert not literal_keys("st.session_state[keys.DATASET] = data")
+    assert literal_keys("    ss = st.session_state\n    ss.get('filter_op')")   # an alias is refused itself
+    assert literal_keys("state: Any = st.session_state  # shorter")
+    assert not literal_keys("st.session_state[keys.RESULTS] = results")
 
 
 def test_no_session_state_key_is_a_literal_outside_keys_py() -> None:

@@ -144,7 +144,6 @@ def test_report_with_the_ll144_template(capsys, hiring, tmp_path) -> None:
 
 
 def test_ll144_on_parquet_counted_by_the_engine_matches_in_memory(capsys, tmp_path) -> None:
-    pytest.importorskip("duckdb")
     df = load_sample("compas")[["sex", "race", "decile_score"]]
     path = tmp_path / "compas.parquet"
     df.to_parquet(path)

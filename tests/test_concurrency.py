@@ -42,7 +42,6 @@ def _synthetic(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 @pytest.mark.parametrize("seed", [0, 7, 2026])
 def test_our_swarm_is_pyswarms_draw_for_draw(tmp_path, seed: int) -> None:
-    pytest.importorskip("pyswarms")
     s, y, g = _synthetic(900, seed=seed)
     cost, lo, hi = _pso_problem(s, y, g, [0, 1, 2], 0, 1.0)
     ours_cost, ours = global_best_pso(cost, lo, hi, n_particles=30, iters=40, random_state=seed)

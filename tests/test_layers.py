@@ -88,6 +88,27 @@ def test_the_core_never_imports_a_frontend() -> None:
     assert not found, "\n".join(found)
 
 
+def _code_strings(path: Path) -> list[tuple[str, int]]:
+    """The string literals a file's code uses (docstrings left out: they may name a frontend to explain)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.body
+            and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    return [(n.value, n.lineno) for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs]
+
+
+FRONTEND_FILES = ("luskin_app", "luskin_cli", "app_pages", "app.py")
+
+
+def test_the_core_never_looks_for_a_frontends_files() -> None:
+    """Finding the dashboard (find_spec("luskin_app"), "app.py") is the frontend's job (luskin_cli.app)."""
+    assert [s for s, _ in _code_strings(ROOT / "luskin_cli" / "app.py") if any(f in s for f in FRONTEND_FILES)]
+    found = [f"{_module_name(p)}:{line} {text!r}" for p in _core_files() for text, line in _code_strings(p)
+             if any(f in text for f in FRONTEND_FILES)]
+    assert not found, "\n".join(found)
+
+
 def test_no_import_cycles_between_modules() -> None:
     # The dashboard's support package too: switching the data (which sets the choices and applies a waiting
     # configuration) sits above the dataset, the choices and the configuration (luskin_app.session).

@@ -145,7 +145,7 @@ def test_a_gap_in_points_never_reads_as_zero_unless_it_is(gap, text, signed, wor
 
 
 def test_pandas_missing_values_read_as_n_a() -> None:
-    pd = pytest.importorskip("pandas")
+    import pandas as pd
     assert format_percent(pd.NA) == format_points(pd.NA) == format_p(pd.NA, short=True) == "n/a"
 
 

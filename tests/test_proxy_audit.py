@@ -144,7 +144,6 @@ def test_a_large_gap_is_stated_as_at_least_and_caveats_are_words():
 
 
 def test_duckdb_sums_equal_the_in_memory_audit(tmp_path):
-    pytest.importorskip("duckdb")
     from luskin_core.analyses.proxy import add_probabilities
     from luskin_core.analyses.proxy_engine import source_proxy_sums
     from luskin_core.counting.sources import open_source

@@ -175,7 +175,8 @@ def test_roc_curves_run_from_origin_to_corner():
 
 @pytest.fixture(scope="module")
 def compas():
-    data = pytest.importorskip("luskin_core.counting.data")
+    from luskin_core.counting import data
+
     return data.load_sample("compas"), data.PRESETS["compas"]
 
 

@@ -448,9 +448,9 @@ def category_codes(values: Any) -> tuple[np.ndarray, list[str]]:
 
 
 def _number_text(value: Any) -> str:
-    from luskin_core.counting.counts import format_number
+    from luskin_core.counting.counts import plain_number
 
-    return format_number(value)
+    return plain_number(value)
 
 
 # ------------------------------------------------------------------------------------------

@@ -20,7 +20,8 @@ needs sums, which the engine computes where the data lives, grouped by the categ
   prediction and its derivative times x per group, in a second query), so the result is exact,
   not a sample.
 * On DuckDB (files, databases, uploads) the coded rows are first kept as a temporary table in key
-  order: a pass then costs 0.8 s over 10M rows instead of 3 s (see :func:`_kept_in_key_order`).
+  order: a pass then costs a fraction of a read from the source (see :func:`_kept_in_key_order`; figures in
+  benchmarks/results/code_timings.md).
   PostgreSQL and Spark sources are read-only: each pass reads the source, with CASE for the codes.
 """
 

@@ -44,8 +44,8 @@ once, and starts every alpha from it (``start="lr"``, so each point equals a fit
 each alpha from the solution at the alpha above (``start="path"``, a warm start). The loss is not
 convex for small alpha: it has several local minima, and the two starts can settle in different
 ones. On Adult (29,304 training rows x 49 features) the cheaper penalty, the numpy L-BFGS and the
-shared preparation bring the 11-alpha sweep from 4.5-26 s to 2.6-3.6 s depending on the load of
-the shared cores (benchmarks/results/bench_equalize.md); the warm path saves only a further 4-9%.
+shared preparation make the 11-alpha sweep several times faster; the warm path saves only a little
+more (figures in benchmarks/results/bench_equalize.md and code_timings.md).
 
 Warnings (``AlphaPoint.warnings``, ``AlphaSweep.warnings``): a fit that did not converge; a test
 accuracy below what always predicting the most common outcome gets; a TPR or FPR gap at least

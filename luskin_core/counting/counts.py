@@ -114,11 +114,11 @@ class KeyPart:
         if self.kind == "bins":
             i = int(raw)
             if i == 0:
-                return f"{self.column} < {format_number(self.cuts[0])}"
+                return f"{self.column} < {plain_number(self.cuts[0])}"
             if i == len(self.cuts):
-                return f"{self.column} ≥ {format_number(self.cuts[-1])}"
-            return f"{format_number(self.cuts[i - 1])} ≤ {self.column} < {format_number(self.cuts[i])}"
-        text = format_number(raw) if self.numeric else str(raw)
+                return f"{self.column} ≥ {plain_number(self.cuts[-1])}"
+            return f"{plain_number(self.cuts[i - 1])} ≤ {self.column} < {plain_number(self.cuts[i])}"
+        text = plain_number(raw) if self.numeric else str(raw)
         text = dict(self.names).get(text, text)
         return f"{self.column} = {text}" if with_column else text
 
@@ -131,8 +131,8 @@ class KeyPart:
         return (1, str(raw))
 
 
-def format_number(value: Any) -> str:
-    """A number as a committee reads it: 3 not 3.0, 0.25 not 0.25000000001."""
+def plain_number(value: Any) -> str:
+    """A value as written in a label: 3 not 3.0, 0.25 not 0.25000000001 (formatting.format_number pads decimals)."""
     try:
         x = float(value)
     except (TypeError, ValueError):
@@ -327,7 +327,7 @@ def _prediction_kind(facts: Facts, column: str, spec: AuditSpec, plan_outcome: s
         low, high = facts.quantiles(column, [0.0, 1.0])
         if facts.n_distinct(column, 3) <= 2 and low in (0.0, 1.0) and high in (0.0, 1.0):
             return ZERO_ONE
-        shown_values = ", ".join(format_number(v) for v in distinct_values(facts, column, 4)[:4])
+        shown_values = ", ".join(plain_number(v) for v in distinct_values(facts, column, 4)[:4])
         raise LuskinError(f"The prediction column '{name}' holds numbers other than 0 and 1 (e.g. {shown_values}): "
                           "if it is a score, give the cut-off at or above which it predicts positive (the "
                           "prediction cut-off, e.g. 0.5); otherwise give 0/1 decisions.")

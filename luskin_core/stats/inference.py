@@ -16,8 +16,8 @@ The StratifiedTable statistics are statsmodels' own formulas, written
 out here operation for operation (the same floating-point results: equal bit for bit on 23,000
 random tables when written; tests/test_audit_groups.py checks them against statsmodels), with
 scipy.special's ``ndtri`` and ``chdtr`` where statsmodels goes through ``scipy.stats.norm`` and
-``scipy.stats.chi2``: importing statsmodels and scipy.stats costs about a second, most of an
-audit of a large Parquet table end to end. scipy.special (about 0.1 s) and scipy.stats (only for
+``scipy.stats.chi2``: importing statsmodels and scipy.stats costs most of an audit of a large
+Parquet table end to end (benchmarks/results/code_timings.md). scipy.special (far less) and scipy.stats (only for
 Fisher's exact test, when a cell is small) are imported where they are used: ``luskin --help``
 must not pay for them.
 """
