@@ -30,7 +30,7 @@ export LUSKIN_DURATIONS_FILE="${LUSKIN_DURATIONS_FILE:-test-results/test_duratio
 # one unit together), handed out longest first (tests/conftest.py). LUSKIN_TEST_WORKERS=0 runs in one process, and
 # so do -s (a worker's prints are not shown), --pdb and an explicit -n.
 workers="${LUSKIN_TEST_WORKERS:-2}"
-parallel=(-n "$workers" --dist loadgroup --no-loadscope-reorder)
+parallel=(-n "$workers" --dist loadfile --no-loadscope-reorder)
 [ "$workers" = "0" ] && parallel=()
 for arg in "$@"; do
   case "$arg" in

@@ -4,10 +4,11 @@
 * The real engines (``engine_servers``): one PostgreSQL cluster and one Spark session per test
   process, whichever files use them (imported here once, not into each file: a fixture imported
   into several files is a separate fixture in each, and so a separate server).
-* Parallel runs (pytest-xdist, ``scripts/test.sh`` passes ``-n``): every file is one unit of work,
-  so a file's module fixtures are built once; the files that use PostgreSQL or Spark form one unit
-  together, so only one worker starts those servers; units go out longest first, as measured in
-  ``benchmarks/results/test_durations.md``.
+* Parallel runs (pytest-xdist; ``scripts/test.sh`` passes ``-n 2 --dist loadfile``): every file is
+  one unit of work, so a file's module fixtures are built once; the files that use PostgreSQL or
+  Spark form one unit together, so only one worker starts those servers; units go out longest
+  first, as measured in ``benchmarks/results/test_durations.md``. (``--dist loadgroup`` cannot do
+  this: pytest-xdist 3.8 renames ``item._nodeid``, which pytest 9 no longer reads.)
 * Durations: with ``LUSKIN_DURATIONS_FILE`` set (``scripts/test.sh`` sets it), the 30 slowest tests
   and the time of each file are merged into that file at the end of the run (the committed copy is
   ``benchmarks/results/test_durations.md``).
@@ -16,11 +17,13 @@
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import os
 import platform
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import pytest
 from engine_servers import postgres_url, spark_session  # noqa: F401 - fixtures, one of each per test process
@@ -59,10 +62,18 @@ def _file_of(nodeid: str) -> str:
     return nodeid.split("::", 1)[0]
 
 
-def unit_of(item: pytest.Item, engine_files: set[str]) -> str:
-    """The unit of work a test belongs to: its file, or the engines' shared unit."""
-    path = _file_of(item.nodeid)
-    return ENGINE_GROUP if path in engine_files else path
+@functools.cache
+def unit_of_file(path: str) -> str:
+    """The unit of work of a test file: itself, or the engines' shared unit when it uses PostgreSQL or Spark."""
+    try:
+        text = (ROOT / path).read_text(encoding="utf-8")
+    except OSError:
+        return path
+    return ENGINE_GROUP if any(name in text for name in ENGINE_FIXTURES) else path
+
+
+def unit_of(nodeid: str) -> str:
+    return unit_of_file(_file_of(nodeid))
 
 
 def read_file_seconds(path: Path = DURATIONS) -> dict[str, float]:
@@ -77,20 +88,32 @@ def read_file_seconds(path: Path = DURATIONS) -> dict[str, float]:
     return seconds
 
 
-@pytest.hookimpl(tryfirst=True)   # before pytest-xdist reads the xdist_group marks
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile``, but the files that use PostgreSQL or Spark are one unit (one worker starts them)."""
+    if config.getoption("dist", "no") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class FilesAndEngines(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return unit_of(nodeid)
+
+    return FilesAndEngines(config, log)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under ``--dist loadgroup``: one unit per file (the engine files share one), longest first."""
-    if config.getoption("dist", "no") != "loadgroup":
+    """In a pytest-xdist worker: the units longest first (every worker sorts alike, as xdist requires).
+
+    With ``--no-loadscope-reorder`` xdist hands the units out in this order, so the longest do not start last.
+    """
+    if not hasattr(config, "workerinput"):
         return
-    engine_files = {_file_of(i.nodeid) for i in items if ENGINE_FIXTURES & set(getattr(i, "fixturenames", ()))}
     known = read_file_seconds()
     cost: dict[str, float] = defaultdict(float)
     for item in items:
-        unit = unit_of(item, engine_files)
-        item.add_marker(pytest.mark.xdist_group(unit))
-        cost[unit] += known.get(_file_of(item.nodeid), 0.0)
-    # Stable: the tests of one unit keep their order; xdist keeps this order with --no-loadscope-reorder.
-    items.sort(key=lambda i: -cost[unit_of(i, engine_files)])
+        cost[unit_of(item.nodeid)] += known.get(_file_of(item.nodeid), 0.0)
+    items.sort(key=lambda i: -cost[unit_of(i.nodeid)])   # stable: a unit's tests keep their order
 
 
 # -- durations ---------------------------------------------------------------------------------------------------
@@ -103,10 +126,9 @@ _OUTCOMES: dict[str, str] = {}
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     """Setup, call and teardown of each test, summed (under xdist the controller gets every worker's reports)."""
-    nodeid = report.nodeid.rsplit("@", 1)[0] if "@" in report.nodeid.rsplit("]", 1)[-1] else report.nodeid
-    _TEST_SECONDS[nodeid] += report.duration
+    _TEST_SECONDS[report.nodeid] += report.duration
     if report.when == "call" or report.outcome != "passed":
-        _OUTCOMES[nodeid] = report.outcome
+        _OUTCOMES[report.nodeid] = report.outcome
 
 
 def _rows(path: Path, header: str) -> dict[str, list[str]]:

@@ -70,3 +70,15 @@ def test_no_help_text_prints_a_doubled_percent_sign(capsys):
             pass
         out = capsys.readouterr().out
         assert "usage:" in out and "%%" not in out, argv
+
+
+def test_luskin_app_serves_the_checkouts_own_dashboard():
+    """In a checkout ``luskin app`` runs the top-level app.py (an installed wheel's copy: tests/test_wheel.py)."""
+    import argparse
+
+    from luskin_cli.app import command, dashboard_script
+
+    root = Path(__file__).resolve().parents[1]
+    assert dashboard_script() == root / "app.py"
+    argv = command(argparse.Namespace(port=8599, address="127.0.0.1", headless=True))
+    assert argv[1:5] == ["-m", "streamlit", "run", str(root / "app.py")] and "--server.port=8599" in argv

@@ -44,11 +44,25 @@ VIEWPORT = {"width": 1300, "height": 1700}
 # Where screenshots and timings go (the committed copies by default; CI may point them elsewhere).
 SCREENSHOTS = Path(os.environ.get("LUSKIN_SCREENSHOT_DIR", ROOT / "docs" / "screenshots"))
 TIMINGS_FILE = Path(os.environ.get("LUSKIN_TIMINGS_FILE", ROOT / "benchmarks" / "results" / "browser_timings.md"))
-TEST_TIMEOUT = 240  # seconds per test (pytest-timeout), so that a stuck page never hangs CI
+TEST_TIMEOUT = 600  # seconds per test (pytest-timeout), so that a stuck page never hangs CI (a loaded machine is slow)
+WAIT = 120_000  # ms: how long a wait for a condition may take before it fails (waits end as soon as it holds)
 _WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")   # gw0, gw1... under pytest-xdist: each its own server and log
 SERVER_LOG = ROOT / "test-results" / f"streamlit-server{'-' + _WORKER if _WORKER else ''}.log"
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 EXCEPTION = '[data-testid="stException"]'
+# True once the page's geometry (charts, grids, their labels, the scroll size) reads the same twice in a row.
+LAYOUT_STILL = """() => {
+  const parts = [document.documentElement.scrollWidth, document.documentElement.scrollHeight];
+  for (const el of document.querySelectorAll('.main-svg, .main-svg text, [data-testid="stDataFrame"], '
+                                             + '[data-testid="stSidebar"], [data-testid="stMain"]')) {
+    const r = el.getBoundingClientRect();
+    parts.push(Math.round(r.x), Math.round(r.y), Math.round(r.width), Math.round(r.height));
+  }
+  const now = parts.join(",");
+  const still = window.__luskinLayout === now;
+  window.__luskinLayout = now;
+  return still;
+}"""
 HEALTH_TIMEOUT = 60.0
 
 _TIMINGS: list[tuple[str, float, str]] = []
@@ -191,10 +205,10 @@ class UI:
     def __init__(self, page: Any, base_url: str) -> None:
         self.page = page
         self.base_url = base_url
-        self.page.set_default_timeout(30_000)
+        self.page.set_default_timeout(WAIT)
 
     # waiting ------------------------------------------------------------------------------
-    def idle(self, timeout: float = 30_000) -> None:
+    def idle(self, timeout: float = WAIT) -> None:
         """Wait until Streamlit's script run has finished, then check for exception boxes."""
         self.page.wait_for_selector(IDLE, timeout=timeout)
         self.assert_no_exception()
@@ -205,14 +219,14 @@ class UI:
             text = boxes.first.inner_text()[:2000]
             raise AssertionError(f"Streamlit shows an exception box:\n{text}")
 
-    def wait_text(self, text: str | re.Pattern[str], timeout: float = 30_000) -> Any:
+    def wait_text(self, text: str | re.Pattern[str], timeout: float = WAIT) -> Any:
         """The first visible element with this text (stale and new elements coexist in a rerun)."""
         locator = self.page.get_by_text(text).locator("visible=true").first   # a hidden copy (the sidebar's list) is skipped
         locator.wait_for(state="visible", timeout=timeout)
         return locator
 
     def timed(self, name: str, action: Callable[[], Any], done: Callable[[], Any], note: str = "",
-              timeout: float = 30_000) -> float:
+              timeout: float = WAIT) -> float:
         """Run ``action``, wait for ``done`` (new content) then for the idle state; record the time."""
         start = time.perf_counter()
         action()
@@ -221,6 +235,16 @@ class UI:
         seconds = time.perf_counter() - start
         record_timing(name, seconds, note)
         return seconds
+
+    def settle(self, at_least_ms: int = 300) -> None:
+        """Wait until plotly and the data grid have laid themselves out after a script run.
+
+        A fixed pause is too short on a loaded machine: this waits ``at_least_ms``, then until the page's
+        geometry reads the same twice, 250 ms apart.
+        """
+        self.page.wait_for_timeout(at_least_ms)
+        self.page.evaluate("() => { window.__luskinLayout = null; }")
+        self.page.wait_for_function(LAYOUT_STILL, polling=250, timeout=WAIT)
 
     # navigation ---------------------------------------------------------------------------
     def open(self, path: str = "") -> None:
@@ -244,8 +268,8 @@ class UI:
             # is detached): open it once more. A click that did land leaves the list closed or the option gone.
             box.click()
             try:
-                choice.wait_for(state="visible", timeout=8_000)
-                choice.click(timeout=8_000)
+                choice.wait_for(state="visible", timeout=15_000)
+                choice.click(timeout=15_000)
                 return
             except Exception:  # noqa: BLE001 - playwright's TimeoutError; the last try below reports it
                 self.idle()
@@ -257,7 +281,7 @@ class UI:
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         path = SCREENSHOTS / f"{name}.png"
         self.page.mouse.move(0, 0)  # no hover tooltips in the picture
-        self.page.wait_for_timeout(300)  # let plotly finish its transitions
+        self.settle()  # let plotly finish its transitions
         self.page.screenshot(path=str(path))
         return path
 

@@ -154,7 +154,7 @@ def test_retrain_then_download_the_report(ui: Any, adult_sentences: list[str], t
     start = time.perf_counter()
     if run.count():
         run.click()
-        ui.page.get_by_test_id("stProgress").first.wait_for(timeout=10_000)
+        ui.page.get_by_test_id("stProgress").first.wait_for(timeout=60_000)
         record_timing(f"retrain {RETRAIN_PAIR} on Adult: click -> progress bar shown", time.perf_counter() - start)
     ui.wait_text(f"AUC of C2 ({second})", timeout=120_000)
     ui.page.locator(CHART).first.wait_for()
@@ -194,7 +194,7 @@ def test_retrain_then_download_the_report(ui: Any, adult_sentences: list[str], t
     blocked: list[str] = []
     offline.route(re.compile(r"^https?://"), lambda route: (blocked.append(route.request.url), route.abort()))
     offline.goto(target.as_uri())
-    offline.locator(".plotly-graph-div .main-svg").first.wait_for(timeout=15_000)
+    offline.locator(".plotly-graph-div .main-svg").first.wait_for(timeout=60_000)
     # the cost of each correction, the audit bars, overall vs within the cells, the retraining gaps
     assert offline.locator(".plotly-graph-div").count() == 4
     assert "The findings in one page" in offline.inner_text("body")

@@ -86,7 +86,7 @@ def test_hostile_file_calls_nowhere_and_shows_its_text_as_text(ui: Any, tmp_path
     ui.wait_text(re.compile("AND|branch is"))
     ui.idle()
     ui.page.locator(CHART).first.wait_for()
-    ui.page.wait_for_timeout(500)   # plotly draws its labels after the element appears
+    ui.settle(500)   # plotly draws its labels after the element appears
     _check_page(ui)
     shown = _text(ui)
     assert f"branch is {EVIL_ANCHOR}" in shown
@@ -97,7 +97,7 @@ def test_hostile_file_calls_nowhere_and_shows_its_text_as_text(ui: Any, tmp_path
     ui.goto_page("Thresholds")
     ui.page.locator(CHART).first.wait_for(timeout=90_000)
     ui.idle(timeout=90_000)
-    ui.page.wait_for_timeout(500)
+    ui.settle(500)
     _check_page(ui)
 
     outside = [url for url in requests if not url.startswith((ui.base_url, "data:", "blob:"))]

@@ -42,10 +42,10 @@ def test_a_refresh_brings_back_the_upload_its_settings_and_the_slide(ui: UI, ber
     ui.goto_page("Present")
     ui.wait_text(re.compile(r"^Slide 1 of \d+$"))
     ui.idle()
-    ui.page.wait_for_function("() => !!window.__luskinDeckKeys", timeout=30_000)
+    ui.page.wait_for_function("() => !!window.__luskinDeckKeys", timeout=120_000)
     for number in (2, 3):
         ui.page.keyboard.press("PageDown")
-        ui.page.get_by_text(re.compile(rf"^Slide {number} of \d+$")).first.wait_for(timeout=30_000)
+        ui.page.get_by_text(re.compile(rf"^Slide {number} of \d+$")).first.wait_for(timeout=120_000)
         ui.idle()
     title = ui.page.locator(".st-key-present_deck h1").first.inner_text().strip()
     words = '.st-key-present_deck [data-testid="stMarkdownContainer"]'   # the slide's text, not its chart's

@@ -125,7 +125,7 @@ def check_layout(ui: UI, where: str, *, wide_tables: bool = False) -> dict[str, 
 
     ``wide_tables``: this page's tables may scroll sideways (the raw data; see the module docstring).
     """
-    ui.page.wait_for_timeout(400)  # plotly and the data grid lay themselves out after the script run
+    ui.settle(400)  # plotly and the data grid lay themselves out after the script run
     found = ui.page.evaluate(MEASURE, not wide_tables)
     problems = []
     if found["docScroll"] > found["innerWidth"]:
@@ -148,7 +148,7 @@ def shot(ui: UI, name: str, *, scroll_to: str | None = None) -> None:
     if scroll_to is not None:
         ui.page.locator(scroll_to).first.scroll_into_view_if_needed()
     ui.page.mouse.move(0, 0)
-    ui.page.wait_for_timeout(300)
+    ui.settle()
     ui.page.screenshot(path=str(SCREENSHOTS / "layout" / f"{name}.png"))
 
 
@@ -172,7 +172,7 @@ def visit(ui: UI, title: str, heading: str) -> None:
 def next_slide(ui: UI, number: int, total: int) -> None:
     """Press the right arrow key (focus on the page, not in a widget) and wait for slide ``number``."""
     ui.page.keyboard.press("ArrowRight")
-    ui.page.get_by_text(f"Slide {number} of {total}", exact=True).first.wait_for(timeout=30_000)
+    ui.page.get_by_text(f"Slide {number} of {total}", exact=True).first.wait_for(timeout=120_000)
     ui.idle()
 
 

@@ -32,7 +32,7 @@ def _slide_title(ui: UI) -> str:
 
 
 def _wait_slide(ui: UI, number: int, total: int) -> None:
-    ui.page.get_by_text(f"Slide {number} of {total}", exact=True).first.wait_for(timeout=30_000)
+    ui.page.get_by_text(f"Slide {number} of {total}", exact=True).first.wait_for(timeout=120_000)
     ui.idle()
 
 
@@ -99,6 +99,6 @@ def test_hiding_a_slide_removes_it_from_the_deck(ui: UI) -> None:
     assert "The data and who is compared" not in seen and len(seen) == total - 1
     # ticking it again brings it back
     ui.page.get_by_role("checkbox", name=re.compile(r"^2\. The data and who is compared")).check(force=True)
-    ui.page.get_by_text(f"of {total}", exact=False).first.wait_for(timeout=30_000)
+    ui.page.get_by_text(f"of {total}", exact=False).first.wait_for(timeout=120_000)
     ui.idle()
     assert _counter(ui)[1] == total

@@ -98,8 +98,8 @@ def _settle(ui: UI) -> None:
     charts = ui.page.locator('.st-key-present_deck [data-testid="stPlotlyChart"]')
     if charts.count():
         charts.first.locator(".main-svg").first.wait_for()
-    ui.page.wait_for_timeout(400)   # plotly lays out its labels after the first paint
-    ui.page.wait_for_function("() => !!window.__luskinDeckKeys", timeout=30_000)   # the keys work
+    ui.settle(400)   # plotly lays out its labels after the first paint
+    ui.page.wait_for_function("() => !!window.__luskinDeckKeys", timeout=120_000)   # the keys work
 
 
 def check_slide(ui: UI, where: str) -> list[str]:
@@ -134,13 +134,13 @@ def test_every_adult_slide_fits_the_projector_in_full_screen(ui: UI, size: str) 
     problems = check_slide(ui, f"{size} slide 1")
     for number in range(2, total + 1):
         ui.page.keyboard.press("PageDown")
-        ui.page.get_by_text(f"Slide {number} of {total}", exact=True).first.wait_for(timeout=30_000)
+        ui.page.get_by_text(f"Slide {number} of {total}", exact=True).first.wait_for(timeout=120_000)
         _settle(ui)
         problems += check_slide(ui, f"{size} slide {number}")
     assert not problems, "\n".join(problems)
     # F leaves full-screen mode, and the address says so
     ui.page.keyboard.press("f")
-    ui.page.locator(".st-key-present_full button").first.wait_for(timeout=30_000)
+    ui.page.locator(".st-key-present_full button").first.wait_for(timeout=120_000)
     ui.idle()
     assert "full=1" not in ui.page.url
 
@@ -152,7 +152,7 @@ def _collapse_sidebar(ui: UI) -> None:
     ui.page.wait_for_function(
         """() => { const s = document.querySelector('section[data-testid="stSidebar"]');
                    return s.getAttribute("data-collapsed") === "true" && s.getBoundingClientRect().right <= 1; }""")
-    ui.page.wait_for_timeout(400)   # the main area grows, and plotly redraws at the new width
+    ui.settle(400)   # the main area grows, and plotly redraws at the new width
 
 
 def walk_deck(ui: UI, where: str) -> list[str]:
@@ -163,7 +163,7 @@ def walk_deck(ui: UI, where: str) -> list[str]:
     problems = check_slide(ui, f"{where} slide 1")
     for number in range(2, total + 1):
         ui.page.keyboard.press("PageDown")
-        ui.page.get_by_text(f"Slide {number} of {total}", exact=True).first.wait_for(timeout=30_000)
+        ui.page.get_by_text(f"Slide {number} of {total}", exact=True).first.wait_for(timeout=120_000)
         _settle(ui)
         problems += check_slide(ui, f"{where} slide {number}")
     return problems
@@ -219,7 +219,7 @@ def test_audit_page_charts_have_no_overlapping_text_at_1280x800(ui: UI) -> None:
     ui.idle()
     ui.page.locator('[data-testid="stPlotlyChart"] .main-svg').first.wait_for(timeout=60_000)
     ui.idle()
-    ui.page.wait_for_timeout(500)
+    ui.settle(500)
     hits = ui.page.evaluate(CHART_TEXT)
     assert not hits, hits
 
@@ -283,7 +283,7 @@ def _present(ui: UI, mode: str) -> None:
     ui.idle()
     if mode == "full screen":
         ui.page.keyboard.press("f")
-        ui.page.locator(".st-key-present_full_on button").first.wait_for(timeout=30_000)
+        ui.page.locator(".st-key-present_full_on button").first.wait_for(timeout=120_000)
         ui.idle()
 
 
@@ -297,7 +297,7 @@ def test_a_twelve_group_cross_with_long_labels_fits_the_projector(ui: UI, tmp_pa
     label = "Columns whose values form the groups (crossed: A × B)"
     for column in ("ethnicity", "region"):   # a column already chosen is no longer among the options
         ui.page.get_by_role("combobox", name=label, exact=True).first.click()
-        ui.page.wait_for_timeout(500)
+        ui.page.get_by_role("option").first.wait_for()   # the list is open (a fixed pause is too short under load)
         option = ui.page.get_by_role("option", name=column, exact=True)
         if option.count():
             option.first.click()
