@@ -25,10 +25,11 @@ export LUSKIN_REQUIRE_ENGINES=1  # PostgreSQL and Spark tests fail, not skip, wh
 # benchmarks/results) unless asked: LUSKIN_SCREENSHOT_DIR=docs/screenshots bash scripts/test.sh tests/browser
 export LUSKIN_SCREENSHOT_DIR="${LUSKIN_SCREENSHOT_DIR:-test-results/screenshots}"
 export LUSKIN_TIMINGS_FILE="${LUSKIN_TIMINGS_FILE:-test-results/browser_timings.md}"
-export LUSKIN_DURATIONS_FILE="${LUSKIN_DURATIONS_FILE:-test-results/test_durations.md}"  # the 30 slowest tests, time by file
-# Independent files run in parallel (pytest-xdist): each file is one unit of work (the PostgreSQL and Spark files
-# one unit together), handed out longest first (tests/conftest.py). LUSKIN_TEST_WORKERS=0 runs in one process, and
-# so do -s (a worker's prints are not shown), --pdb and an explicit -n.
+# The 30 slowest tests and the time of each file (tests/conftest.py); the committed copy is in benchmarks/results.
+export LUSKIN_DURATIONS_FILE="${LUSKIN_DURATIONS_FILE:-test-results/test_durations.md}"
+# Independent files run in parallel (pytest-xdist): each file is one unit of work, handed out longest first
+# (tests/conftest.py); each worker starts its own servers. LUSKIN_TEST_WORKERS=0 runs in one process, and so do
+# -s (a worker's prints are not shown), --pdb and an explicit -n.
 workers="${LUSKIN_TEST_WORKERS:-2}"
 parallel=(-n "$workers" --dist loadfile --no-loadscope-reorder)
 [ "$workers" = "0" ] && parallel=()

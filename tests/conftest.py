@@ -5,10 +5,12 @@
   process, whichever files use them (imported here once, not into each file: a fixture imported
   into several files is a separate fixture in each, and so a separate server).
 * Parallel runs (pytest-xdist; ``scripts/test.sh`` passes ``-n 2 --dist loadfile``): every file is
-  one unit of work, so a file's module fixtures are built once; the files that use PostgreSQL or
-  Spark form one unit together, so only one worker starts those servers; units go out longest
-  first, as measured in ``benchmarks/results/test_durations.md``. (``--dist loadgroup`` cannot do
-  this: pytest-xdist 3.8 renames ``item._nodeid``, which pytest 9 no longer reads.)
+  one unit of work, so a file's module fixtures are built once, and files go out longest first, as
+  measured in ``benchmarks/results/test_durations.md``. Each worker is a test process: it starts
+  its own PostgreSQL cluster (a temp folder and socket of its own) and Spark session the first
+  time one of its files needs them. (Keeping the engine files on one worker saved one Spark start
+  but made them the run's longest chain; ``--dist loadgroup`` cannot group anyway: pytest-xdist
+  3.8 renames ``item._nodeid``, which pytest 9 no longer reads.)
 * Durations: with ``LUSKIN_DURATIONS_FILE`` set (``scripts/test.sh`` sets it), the 30 slowest tests
   and the time of each file are merged into that file at the end of the run (the committed copy is
   ``benchmarks/results/test_durations.md``).
@@ -17,13 +19,11 @@
 from __future__ import annotations
 
 import datetime as _dt
-import functools
 import os
 import platform
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
 
 import pytest
 from engine_servers import postgres_url, spark_session  # noqa: F401 - fixtures, one of each per test process
@@ -33,8 +33,6 @@ from luskin_core.counting.data import load_sample, sqf_shared_path
 ROOT = Path(__file__).resolve().parent.parent
 os.chdir(ROOT)
 DURATIONS = ROOT / "benchmarks" / "results" / "test_durations.md"   # the committed copy; also the schedule's source
-ENGINE_FIXTURES = {"postgres_url", "spark_session"}
-ENGINE_GROUP = "engines"  # the files that use PostgreSQL or Spark: one worker runs them all
 SLOWEST = 30
 
 
@@ -55,25 +53,11 @@ def sqf():
     return load_sample("sqf")
 
 
-# -- parallel runs: units of work, longest first ----------------------------------------------------------------
+# -- parallel runs: files, longest first --------------------------------------------------------------------------
 
 
 def _file_of(nodeid: str) -> str:
     return nodeid.split("::", 1)[0]
-
-
-@functools.cache
-def unit_of_file(path: str) -> str:
-    """The unit of work of a test file: itself, or the engines' shared unit when it uses PostgreSQL or Spark."""
-    try:
-        text = (ROOT / path).read_text(encoding="utf-8")
-    except OSError:
-        return path
-    return ENGINE_GROUP if any(name in text for name in ENGINE_FIXTURES) else path
-
-
-def unit_of(nodeid: str) -> str:
-    return unit_of_file(_file_of(nodeid))
 
 
 def read_file_seconds(path: Path = DURATIONS) -> dict[str, float]:
@@ -88,32 +72,15 @@ def read_file_seconds(path: Path = DURATIONS) -> dict[str, float]:
     return seconds
 
 
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """``--dist loadfile``, but the files that use PostgreSQL or Spark are one unit (one worker starts them)."""
-    if config.getoption("dist", "no") != "loadfile":
-        return None
-    from xdist.scheduler import LoadFileScheduling
-
-    class FilesAndEngines(LoadFileScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            return unit_of(nodeid)
-
-    return FilesAndEngines(config, log)
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """In a pytest-xdist worker: the units longest first (every worker sorts alike, as xdist requires).
+    """In a pytest-xdist worker: the files longest first (every worker sorts alike, as xdist requires).
 
-    With ``--no-loadscope-reorder`` xdist hands the units out in this order, so the longest do not start last.
+    With ``--no-loadscope-reorder`` xdist hands the files out in this order, so the longest do not start last.
     """
     if not hasattr(config, "workerinput"):
         return
     known = read_file_seconds()
-    cost: dict[str, float] = defaultdict(float)
-    for item in items:
-        cost[unit_of(item.nodeid)] += known.get(_file_of(item.nodeid), 0.0)
-    items.sort(key=lambda i: -cost[unit_of(i.nodeid)])   # stable: a unit's tests keep their order
+    items.sort(key=lambda i: -known.get(_file_of(i.nodeid), 0.0))   # stable: a file's tests keep their order
 
 
 # -- durations ---------------------------------------------------------------------------------------------------
