@@ -51,6 +51,14 @@ def _psycopg(url: str, **kwargs):  # type: ignore[no-untyped-def]
     return psycopg.connect(**args)
 
 
+def _seq_scans(url: str) -> int:
+    """The sequential scans of the table 'people' the server has counted so far."""
+    with _psycopg(url) as con:
+        con.execute("SELECT pg_stat_clear_snapshot()")
+        row = con.execute("SELECT coalesce(sum(seq_scan), 0) FROM pg_stat_user_tables WHERE relname = 'people'")
+        return int(row.fetchone()[0])
+
+
 @pytest.fixture(scope="module")
 def lax_url(postgres_url: str) -> str:
     """A database and a role both set to standard_conforming_strings = off, with a table of hostile names."""
@@ -212,17 +220,19 @@ def test_a_query_source_runs_its_query_once_and_a_slow_one_is_stopped_plainly(la
     first = audit(source, spec).to_dict()
     audit(source, AuditSpec("y", "yes", protected=Condition("group", "==", "A")))
     source.sample(spec, cap=10)
-    time.sleep(0.7)   # the statistics collector reports at most every 500 ms
-    with _psycopg(lax_url) as con:
-        con.execute("SELECT pg_stat_clear_snapshot()")
-        after = con.execute("SELECT coalesce(sum(seq_scan), 0) FROM pg_stat_user_tables "
-                            "WHERE relname = 'people'").fetchone()[0]
+    # The statistics arrive late (each backend reports at most every 500 ms, later on a loaded machine):
+    # wait until the scan is counted, then a little more for any second scan to be counted too.
+    deadline = time.monotonic() + 60
+    while (after := _seq_scans(lax_url)) <= before and time.monotonic() < deadline:
+        time.sleep(0.25)
+    time.sleep(1.5)
+    after = _seq_scans(lax_url)
     assert after - before == 1
     assert first == audit(_people(), spec).to_dict()
     start = time.monotonic()
     with pytest.raises(LuskinError) as error:
-        open_source(lax_url, "SELECT 'yes' AS y, 'A' AS g FROM (SELECT pg_sleep(30)) AS slow", statement_timeout=1)
-    assert time.monotonic() - start < 20
+        open_source(lax_url, "SELECT 'yes' AS y, 'A' AS g FROM (SELECT pg_sleep(120)) AS slow", statement_timeout=1)
+    assert time.monotonic() - start < 110   # the timeout stopped it: the query sleeps 120 s
     message = str(error.value)
     assert "1-second statement timeout" in message and "statement_timeout" in message
     assert "Traceback" not in message and "pg_sleep" not in message

@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from engine_servers import postgres_url, spark_session  # noqa: F401 - fixtures
 
 from luskin_core import ScanSpec, scan
 from luskin_core.counting.sources import open_file, open_source
@@ -49,7 +48,7 @@ def test_files_in_duckdb_give_the_findings_of_memory(frame, tmp_path):
         assert _summary(engine) == _summary(memory), path
 
 
-def test_postgres_gives_the_findings_of_memory(frame, postgres_url):  # noqa: F811
+def test_postgres_gives_the_findings_of_memory(frame, postgres_url):
     from urllib.parse import parse_qs, urlsplit
 
     import ibis  # type: ignore[import-untyped]
@@ -63,7 +62,7 @@ def test_postgres_gives_the_findings_of_memory(frame, postgres_url):  # noqa: F8
     assert _summary(engine) == _summary(scan(frame, SPEC))
 
 
-def test_spark_gives_the_findings_of_memory(frame, spark_session, tmp_path):  # noqa: F811
+def test_spark_gives_the_findings_of_memory(frame, spark_session, tmp_path):
     path = tmp_path / "rows.parquet"
     frame.to_parquet(path)
     spark_session.read.parquet(str(path)).createOrReplaceTempView("scan_rows")  # type: ignore[attr-defined]
