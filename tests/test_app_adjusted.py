@@ -14,7 +14,7 @@ APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 
 def test_adjusted_page_on_adult():
-    at = AppTest.from_file(APP, default_timeout=120).run()
+    at = AppTest.from_file(APP, default_timeout=300).run()
     assert not at.exception
     at.switch_page("app_pages/adjusted.py").run()
     assert not at.exception, at.exception

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-TIMEOUT = 90
+TIMEOUT = 300  # seconds for one script run: generous, a loaded 2-core machine is slow (a wait, not a speed check)
 
 
 def _tamper() -> None:

@@ -32,7 +32,7 @@ def test_ui_reads_the_table() -> None:
 
 
 def test_the_served_navigation_is_the_table() -> None:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300).run()
     assert not at.exception
     # AppTest keeps what st.navigation registered (title, icon, file and address of each page).
     shown = [(p["page_name"], p["icon"], Path(p["script_path"]).relative_to(ROOT).as_posix(), p["url_pathname"])

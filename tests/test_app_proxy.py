@@ -28,7 +28,7 @@ def _text(at: AppTest) -> str:
 
 
 def test_proxy_page_uses_the_data_pages_outcome_and_leads_with_the_outcome_aware_estimate():
-    at = AppTest.from_file(APP, default_timeout=120).run()
+    at = AppTest.from_file(APP, default_timeout=300).run()
     at.file_uploader(key="upload_csv").set_value(("loans.csv", _loans(), "text/csv")).run()
     assert not at.exception, at.exception
     at.switch_page("app_pages/proxy.py").run()
@@ -60,7 +60,7 @@ def test_a_file_without_surnames_or_places_says_so_plainly():
     n = 300
     credit = pd.DataFrame({"decile1b": rng.integers(1, 11, n), "limit_bal": rng.integers(1, 50, n) * 10_000,
                            "sex": rng.choice(["M", "F"], n), "default": rng.integers(0, 2, n)})
-    at = AppTest.from_file(APP, default_timeout=120).run()
+    at = AppTest.from_file(APP, default_timeout=300).run()
     at.file_uploader(key="upload_csv").set_value(("credit.csv", credit.to_csv(index=False).encode(),
                                                   "text/csv")).run()
     at.switch_page("app_pages/proxy.py").run()

@@ -14,7 +14,7 @@ APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 
 def test_regulator_page_shows_ll144_and_eeoc_tables_on_adult():
-    at = AppTest.from_file(APP, default_timeout=120).run()
+    at = AppTest.from_file(APP, default_timeout=300).run()
     assert not at.exception
     at.switch_page("app_pages/regulator.py").run()
     assert not at.exception, at.exception
@@ -38,7 +38,7 @@ def test_regulator_page_shows_ll144_and_eeoc_tables_on_adult():
 
 
 def test_audit_page_opens_with_the_sufficiency_summary():
-    at = AppTest.from_file(APP, default_timeout=120).run()
+    at = AppTest.from_file(APP, default_timeout=300).run()
     assert not at.exception
     at.switch_page("app_pages/audit.py").run()
     assert not at.exception, at.exception
@@ -58,7 +58,7 @@ def test_regulator_page_escapes_hostile_categories():
     n = 600
     frame = pd.DataFrame({"decision": rng.choice(["yes", "no"], n), "race": rng.choice(["White", *evil], n),
                           "gender": rng.choice(["F", "M", "[m](https://attacker.example/m)"], n)})
-    at = AppTest.from_file(APP, default_timeout=120).run()
+    at = AppTest.from_file(APP, default_timeout=300).run()
     at.file_uploader(key="upload_csv").set_value(("hostile.csv", frame.to_csv(index=False).encode(), "text/csv")).run()
     at.button(key="data_confirm").click().run()
     at.switch_page("app_pages/regulator.py").run()
@@ -84,7 +84,7 @@ def test_regulator_page_on_a_credit_file_with_an_adverse_outcome_and_no_race_col
     sex = rng.choice(["Female", "Male"], n)
     frame = pd.DataFrame({"LIMIT_BAL": rng.integers(1, 50, n) * 10000, "SEX": sex,
                           "default": (rng.random(n) < np.where(sex == "Male", 0.35, 0.15)).astype(int)})
-    at = AppTest.from_file(APP, default_timeout=120).run()
+    at = AppTest.from_file(APP, default_timeout=300).run()
     at.file_uploader(key="upload_csv").set_value(("credit.csv", frame.to_csv(index=False).encode(), "text/csv")).run()
     at.button(key="data_confirm").click().run()
     at.switch_page("app_pages/regulator.py").run()
@@ -116,7 +116,7 @@ def test_regulator_page_reads_a_published_table():
                               "category": ["Male", "Female", "Unknown", "=HYPERLINK(\"x\")", "B", "Unknown"],
                               "applicants": [1390, 1181, 250, 900, 800, 250],
                               "selected": [667, 555, "", 450, 300, 100]})
-    at = AppTest.from_file(APP, default_timeout=120).run()
+    at = AppTest.from_file(APP, default_timeout=300).run()
     at.switch_page("app_pages/regulator.py").run()
     at.toggle(key="regulator_published").set_value(True).run()
     assert not at.exception, at.exception
@@ -141,7 +141,7 @@ def test_a_registered_table_gets_its_own_tab(monkeypatch):
 
     entry = regulator_tables.RegulatorTable("toy", "Toy table", "a toy table", "tests.test_cli_regulator:build_toy")
     monkeypatch.setitem(regulator_tables.REGULATOR_TABLES, "toy", entry)
-    at = AppTest.from_file(APP, default_timeout=120).run()
+    at = AppTest.from_file(APP, default_timeout=300).run()
     at.switch_page("app_pages/regulator.py").run()
     assert not at.exception, at.exception
     assert [t.label for t in at.tabs] == ["Local Law 144", "EEOC Uniform Guidelines", "Toy table"]
@@ -158,7 +158,7 @@ def test_regulator_page_reads_the_users_unknown_spellings():
     frame = pd.DataFrame({"hired": rng.choice(["yes", "no"], n),
                           "gender": rng.choice(["Female", "Male", "Prefer not to say"], n, p=[0.45, 0.45, 0.1]),
                           "race": rng.choice(["White", "Black", "Asian", "Not given"], n)})
-    at = AppTest.from_file(APP, default_timeout=120).run()
+    at = AppTest.from_file(APP, default_timeout=300).run()
     at.file_uploader(key="upload_csv").set_value(("hires.csv", frame.to_csv(index=False).encode(), "text/csv")).run()
     at.button(key="data_confirm").click().run()
     at.switch_page("app_pages/regulator.py").run()

@@ -181,7 +181,7 @@ def _assert_safe(at: AppTest) -> list[str]:
 
 
 def test_pages_escape_hostile_column_names_and_values(hostile_frame: pd.DataFrame) -> None:
-    at = AppTest.from_file(APP, default_timeout=90).run()
+    at = AppTest.from_file(APP, default_timeout=300).run()
     at.file_uploader(key="upload_csv").set_value((f"{EVIL_IMAGE}.csv", hostile_frame.to_csv(index=False).encode(),
                                                   "text/csv")).run()
     assert not at.exception
