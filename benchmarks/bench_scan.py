@@ -108,7 +108,7 @@ def run_sim(args: argparse.Namespace) -> None:
         started = time.time()
         for run in range(args.runs):
             planted = _slices(rng, int(rng.integers(1, 4))) if scenario == "planted" else []
-            found = scan_cells(simulate(rng, planted, args.signal), args.replicates, seed=run)
+            found = scan_cells(simulate(rng, planted, args.signal), args.replicates, seed=run, level=args.level)
             done = run + 1
             reported += bool(found)
             false = [f for f in found if f not in planted]
@@ -121,7 +121,7 @@ def run_sim(args: argparse.Namespace) -> None:
                            "share_reporting_anything": reported / done, "mean_fdp": fdp_sum / done,
                            "exact_recovery": exact / done if planted or scenario == "planted" else None,
                            "slices_found_exactly": slices_found / slices_total if slices_total else None,
-                           "signal_z": args.signal, "seconds": round(time.time() - started, 1), "load": load()}
+                           "signal_z": args.signal, "level": args.level, "seconds": round(time.time() - started, 1), "load": load()}
                 print(json.dumps(summary), flush=True)
                 with out_path.open("a") as handle:
                     handle.write(json.dumps(summary) + "\n")
@@ -191,6 +191,7 @@ def main() -> None:
     sim.add_argument("--scenario", choices=["null", "planted", "both"], default="both")
     sim.add_argument("--signal", type=float, default=6.5)
     sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument("--level", type=float, default=0.05, help="the family-wise error level (--fdr)")
     sim.add_argument("--budget", type=float, default=float("inf"), help="stop a scenario after this many seconds")
     sim.add_argument("--out", default=os.devnull)
     speed = sub.add_parser("speed")

@@ -213,6 +213,8 @@ class ScanResult:
         return {
             "source": self.source, "spec": self.spec.to_dict(), "measure": self.measure, "n_rows": self.n_rows,
             "n_judged": self.n_judged, "n_excluded": self.n_excluded, "overall_rate": self.overall_rate,
+            "rest_rate_is": ("the model's mean predicted probability in the group" if self.measure == "calibration"
+                             else "the rate of everyone outside the group"),
             "groups_scanned": self.groups_scanned, "groups_too_small": self.groups_too_small,
             "replicates": self.replicates, "level": self.level, "critical_value": self.critical_value,
             "replicate_method": self.method, "error_control": self.error_control,
