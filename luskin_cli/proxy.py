@@ -41,6 +41,10 @@ def add_proxy_option(parser: argparse.ArgumentParser) -> None:
                        help="audit race and ethnicity estimated from names and places: surname=COL,zcta=COL "
                             "(or tract=COL)[,first_name=COL]; prints weighted and threshold comparisons and "
                             "bounds on each gap")
+    group.add_argument("--proxy-check", metavar="COL",
+                       help="a column with race recorded for some rows (Hispanic, White, Black, Asian/Pacific "
+                            "Islander, American Indian/Alaska Native, Multiracial; other values and blanks are "
+                            "rows without a record): the outcome-aware estimate is checked against it")
     group.add_argument("--proxy-threshold", type=float, default=None, metavar="P",
                        help="the threshold method assigns a row its most likely group when that probability is "
                             "at least P (default 0.8)")
@@ -153,9 +157,18 @@ def run_proxy_audit(args: argparse.Namespace) -> int:
         cells = (", ".join(args.stratify) + " = ") + cells
     y = np.asarray(outcome_mask(frame[args.outcome], args.positive), dtype=float).copy()
     y[frame[args.outcome].isna().to_numpy()] = float("nan")  # a missing outcome is left out, as the engines do
+    proxy = result.to_dict()
+    lines = result.sentences()
+    check_column = getattr(args, "proxy_check", None)
+    if check_column:
+        if check_column not in frame.columns:
+            raise LuskinError(f"There is no column '{check_column}' with recorded race to check against.")
+        checks = _recorded_check(with_p, y, frame[check_column])
+        proxy["recorded_race_check"] = checks
+        lines = [*lines, *checks]
     audit = proxy_audit(with_p, y, decision=f"{args.outcome} is {args.positive}", cells=cells,
-                        proxy=result.to_dict(), **settings)
-    _print_audit(args, audit, result.to_dict(), result.sentences())
+                        proxy=proxy, **settings)
+    _print_audit(args, audit, proxy, lines)
     return 0
 
 
@@ -197,6 +210,21 @@ def _engine_audit(args: argparse.Namespace, roles: dict[str, str], level: str, s
     lines = [f"{count:,} rows used {method}." for method, count in counts.items()]
     _print_audit(args, audit, proxy, lines)
     return 0
+
+
+def _recorded_check(with_p: Any, y: Any, recorded: Any) -> list[str]:
+    """Sentences: the outcome-aware estimate against the recorded race on the rows that have one."""
+    from luskin_core.analyses.birdie import check_against_recorded
+    from luskin_core.analyses.proxy import PROB_COLUMNS, RACE_LABELS, RACES
+
+    names = {r: i for i, r in enumerate(RACES)} | {label.lower(): i for i, label in
+                                                   enumerate(RACE_LABELS[r] for r in RACES)}
+    codes = recorded.astype("string").str.strip().str.lower().map(names).fillna(-1).astype(int).to_numpy()
+    checks = check_against_recorded(with_p[list(PROB_COLUMNS)].to_numpy(float), y, codes,
+                                    tuple(RACE_LABELS[r] for r in RACES))
+    if not checks:
+        return ["Too few rows have a recorded race (at least 30 in a group) to check the outcome-aware estimate."]
+    return [c.sentence() for c in checks]
 
 
 def _print_audit(args: argparse.Namespace, audit: Any, proxy: dict[str, Any], lines: list[str]) -> None:

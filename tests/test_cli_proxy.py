@@ -124,3 +124,29 @@ def test_audit_proxy_honours_metric_ratio(loans, tmp_path, suffix, capsys):
             assert c["method"] == "birdie" or c["verdict"] == "within tolerance"
     assert main(args[:-1]) == 0
     assert "impact-ratio threshold" in capsys.readouterr().out
+
+
+def test_proxy_check_compares_the_outcome_aware_estimate_with_recorded_race(tmp_path, capsys):
+    """--proxy-check COL: on rows whose race was recorded, the estimate from surnames and places alone is set
+    beside the recorded rates (simulated people drawn from the Census tables, outcome by race only)."""
+    from luskin_core.analyses.proxy import RACE_LABELS, RACES
+    from luskin_core.analyses.proxy_simulation import simulate, world
+
+    rng = np.random.default_rng(29)
+    s = simulate(20_000, rng)
+    w = world()
+    labels = np.array([RACE_LABELS[r] for r in RACES], dtype=object)[s.race]
+    labels[rng.random(len(labels)) < 0.5] = ""       # half the rows have no record
+    frame = pd.DataFrame({"surname": w.names[s.name], "zip": w.places[s.place],
+                          "approved": np.where(s.y == 1, "yes", "no"), "race_recorded": labels})
+    path = tmp_path / "people.csv"
+    frame.to_csv(path, index=False)
+    assert main(["audit", "--data", str(path), "--outcome", "approved", "--positive", "yes", "--proxy",
+                 "surname=surname,zcta=zip", "--proxy-check", "race_recorded", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    checks = document["proxy"]["recorded_race_check"]
+    assert any(c.startswith("Black: on ") for c in checks) and any(c.startswith("White: on ") for c in checks)
+    assert sum("inside its 95% interval" in c for c in checks) >= len(checks) - 1
+    assert main(["audit", "--data", str(path), "--outcome", "approved", "--positive", "yes", "--proxy",
+                 "surname=surname,zcta=zip", "--proxy-check", "nope"]) == 2
+    assert "no column 'nope' with recorded race" in capsys.readouterr().err
