@@ -104,7 +104,8 @@ def run_sim(args: argparse.Namespace) -> None:
     out_path = Path(args.out)
     for scenario in scenarios:
         rng = np.random.default_rng(args.seed + (0 if scenario == "null" else 1))
-        reported = fdp_sum = exact = slices_found = slices_total = 0
+        reported = exact = slices_found = slices_total = 0
+        fdp_sum = 0.0
         started = time.time()
         for run in range(args.runs):
             planted = _slices(rng, int(rng.integers(1, 4))) if scenario == "planted" else []
