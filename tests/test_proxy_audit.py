@@ -310,3 +310,64 @@ def test_ratio_bounds_are_sharp_by_a_linear_programme(adverse):
             const = (1 - t) if adverse else 0.0
             value = sense * linprog(sense * c, A_eq=A_eq, b_eq=eta, bounds=box).fun + const
             assert value == pytest.approx(0.0, abs=1e-7), (a, r, t)
+
+
+def _lp_ratio_bounds(bins: pd.DataFrame, a: int, r: int, adverse: bool) -> tuple[float, float]:
+    """Brute force: the impact ratio's extremes over every coupling of each bin's positives with race (a linear
+    program after the Charnes-Cooper transform of the ratio), with scipy's linprog."""
+    from scipy.optimize import linprog
+
+    b = bins[[f"b_{x}" for x in RACES]].to_numpy(float)
+    k = bins["y"].to_numpy(float)
+    m, g = b.shape
+    nv = m * g + 1                      # y_ij = t * Q_ij, then t
+    wa, wr = b[:, a].sum(), b[:, r].sum()
+    num, den = np.zeros(nv), np.zeros(nv)
+    for i in range(m):
+        num[i * g + a] = (-1 if adverse else 1) / wa
+        den[i * g + r] = (-1 if adverse else 1) / wr
+    if adverse:
+        num[-1] = den[-1] = 1.0
+    a_eq, b_eq = [den], [1.0]
+    for i in range(m):
+        row = np.zeros(nv)
+        row[i * g:(i + 1) * g] = 1
+        row[-1] = -k[i]
+        a_eq.append(row)
+        b_eq.append(0.0)
+    a_ub = []
+    for i in range(m):
+        for j in range(g):
+            row = np.zeros(nv)
+            row[i * g + j] = 1
+            row[-1] = -b[i, j]
+            a_ub.append(row)
+    out = []
+    for sign in (1, -1):
+        res = linprog(sign * num, A_ub=np.array(a_ub), b_ub=np.zeros(len(a_ub)), A_eq=np.array(a_eq), b_eq=b_eq,
+                      bounds=[(0, None)] * nv, method="highs")
+        if res.status == 3 and sign == -1:  # the reference's favourable share can be zero: no upper bound
+            out.append(float("inf"))
+            continue
+        assert res.status == 0
+        out.append(sign * res.fun)
+    return out[0], out[1]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_ratio_bounds_are_the_linear_programs_optimum(seed):
+    """The bounds are sharp given the bins: the greedy couplings (a first and the reference last, or the other way
+    round) reach the extremes a linear program over every coupling finds (Kallus, Mao and Zhou's set)."""
+    rng = np.random.default_rng(seed)
+    m = 5
+    p = rng.dirichlet(np.full(6, 0.6), m)
+    n = rng.integers(40, 200, m).astype(float)
+    bins = pd.DataFrame({f"b_{x}": p[:, j] * n for j, x in enumerate(RACES)})
+    bins["n"] = n
+    bins["y"] = np.round(rng.uniform(0.1, 0.9, m) * n)
+    a, r = rng.choice(6, 2, replace=False)
+    for adverse in (False, True):
+        low, high = pa.ratio_bounds(bins, int(a), int(r), adverse)
+        lp_low, lp_high = _lp_ratio_bounds(bins, int(a), int(r), adverse)
+        assert low == pytest.approx(lp_low, rel=1e-7, abs=1e-9)
+        assert high == pytest.approx(lp_high, rel=1e-7, abs=1e-9) if np.isfinite(lp_high) else high == np.inf
