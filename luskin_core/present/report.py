@@ -853,9 +853,42 @@ def _json_default_lenient(value: Any) -> Any:
 # ------------------------------------------------------------------------------------------
 # Building the report
 # ------------------------------------------------------------------------------------------
+def _sort_results(result: AuditResult | None, results: Sequence[Any]) -> tuple[AuditResult, list[Any], list[Any],
+                                                                              list[Any], list[Any]]:
+    """Split ``results`` into the audit, the corrections (retraining, thresholds, equalized) and the parts
+    with a section of their own (:mod:`luskin_core.present.report_parts`)."""
+    from luskin_core.corrections.equalize import AlphaSweep
+    from luskin_core.corrections.retrain import RetrainResult
+    from luskin_core.corrections.thresholds import ThresholdReport
+    from luskin_core.present.report_parts import part_kind
+
+    retrains: list[Any] = []
+    reports: list[Any] = []
+    sweeps: list[Any] = []
+    parts: list[Any] = []
+    for item in results:
+        if isinstance(item, AuditResult):
+            if result is not None and item is not result:
+                raise LuskinError("A report shows one audit: pass one audit result, with the other results beside it.")
+            result = item
+        elif isinstance(item, RetrainResult):
+            retrains.append(item)
+        elif isinstance(item, ThresholdReport):
+            reports.append(item)
+        elif isinstance(item, AlphaSweep):
+            sweeps.append(item)
+        else:
+            part_kind(item)  # a result the report cannot show is said now, in words
+            parts.append(item)
+    if not isinstance(result, AuditResult):
+        raise LuskinError("There is no audit result to report yet: run the audit first.")
+    return result, retrains, reports, sweeps, parts
+
+
 def report_content(
-    result: AuditResult,
+    result: AuditResult | None = None,
     *,
+    results: Sequence[Any] = (),
     frame: pd.DataFrame | None = None,
     dataset: DatasetRef | Mapping[str, Any] | str | None = None,
     retrain: Any = None,
@@ -882,14 +915,21 @@ def report_content(
     source (e.g. "a stratified sample of 500,000 of 10,000,000 rows"); it is listed with the data.
     ``proxy`` is a :class:`luskin_core.analyses.proxy_audit.ProxyAudit` (race estimated from names and places).
     ``regulator`` holds regulator tables' outputs (``REGULATOR_TABLES[name].build(...)``), one section each.
+
+    ``results`` takes any of them in one list, in any order: the audit result itself (then ``result`` may be
+    left out), the corrections, and every result registered in :mod:`luskin_core.present.report_parts`
+    (adjusted gaps, regulator tables and outputs, an audit over time, a proxy audit, or a result offering its
+    own ``report_section``). The keywords above still work and may be mixed with ``results``. A result the
+    report cannot show is a :class:`~luskin_core.errors.LuskinError`.
     """
-    if not isinstance(result, AuditResult):
-        raise LuskinError("There is no audit result to report yet: run the audit first.")
+    result, more_retrains, more_reports, more_sweeps, parts = _sort_results(result, results)
     spec = result.spec
     ref = DatasetRef.coerce(dataset) if dataset is not None else None
     when = (generated_at or _dt.datetime.now().astimezone()).strftime("%d %B %Y, %H:%M %Z").strip()
     versions = software_versions()
-    retrains, reports, sweeps = _as_list(retrain), _as_list(thresholds), _as_list(equalized)
+    retrains = _as_list(retrain) + more_retrains
+    reports = _as_list(thresholds) + more_reports
+    sweeps = _as_list(equalized) + more_sweeps
     points = cost_points(retrains, reports, sweeps)
     ran = [name for name, items in (("retraining", retrains), ("per-group thresholds", reports),
                                     ("equalized distribution", sweeps)) if items]
@@ -900,30 +940,22 @@ def report_content(
     sections = [_summary_section(result, ref, points, ran, list(dict.fromkeys(warnings)))]
     if points:
         sections.append(_cost_section(points))
-    sections.append(_audit_section(result))
-    if adjusted is not None:
-        from luskin_core.present.adjust_report import adjusted_section
+    audit_section = _audit_section(result)
+    sections.append(audit_section)
+    from luskin_core.present.report_parts import PartContext, part_sections
+    from luskin_core.present.series_report import pooled_chart
 
-        sections.append(adjusted_section(adjusted))
-    outputs = list(regulator)  # the regulators' tables (luskin_core.analyses.regulator_tables), any of them
-    if ll144 is not None or eeoc:  # older keywords: an LL144Result, and the EEOC table of this audit
-        from luskin_core.analyses.regulator import EEOCOutput, LL144Output, eeoc_part
+    pooled_chart(audit_section, result)  # small groups: raw and partially pooled shares, in the audit's section
+    keyword_parts: list[Any] = [adjusted] if adjusted is not None else []
+    keyword_parts += list(regulator)  # the regulators' tables (luskin_core.analyses.regulator_tables), any of them
+    if ll144 is not None:  # older keyword: an LL144Result
+        keyword_parts.append(ll144)
+    if eeoc:  # older keyword: the EEOC table of this audit
+        from luskin_core.analyses.regulator import EEOCOutput, eeoc_part
 
-        outputs += ([LL144Output(ll144)] if ll144 is not None else []) + \
-            ([EEOCOutput((eeoc_part(result),), result.spec)] if eeoc else [])
-    if outputs:
-        from luskin_core.present.regulator_report import regulator_section
-
-        sections += [regulator_section(o, ref.label if ref else "") for o in outputs]
-    from luskin_core.present.series_report import pooled_chart, series_section
-
-    pooled_chart(sections[-1], result)  # small groups: raw and partially pooled shares
-    if series is not None:  # an audit over time (luskin_core.analyses.series)
-        sections.append(series_section(series))
-    if proxy is not None:
-        from luskin_core.present.proxy_report import report_section
-
-        sections.append(report_section(proxy))
+        keyword_parts.append(EEOCOutput((eeoc_part(result),), result.spec))
+    keyword_parts += [part for part in (series, proxy) if part is not None]
+    sections += part_sections([*keyword_parts, *parts], PartContext(result, ref.label if ref else ""))
     if retrains:
         sections.append(_retrain_section(retrains, points))
     if reports:
@@ -939,8 +971,9 @@ def report_content(
 
 
 def build_html_report(
-    result: AuditResult,
+    result: AuditResult | None = None,
     *,
+    results: Sequence[Any] = (),
     frame: pd.DataFrame | None = None,
     dataset: DatasetRef | Mapping[str, Any] | str | None = None,
     retrain: Any = None,
@@ -963,17 +996,20 @@ def build_html_report(
     ``ThresholdReport`` or several (e.g. per lambda), ``equalized`` an ``AlphaSweep`` (its
     histograms drawn at ``equalized_alpha``). Parts that are None are left out and the first page
     says which tools were not run. ``options`` are the page options, shown as JSON in the appendix;
-    ``sample_note`` the rows the model tools used on a sample of a large source.
+    ``sample_note`` the rows the model tools used on a sample of a large source. ``results`` takes the
+    audit, the corrections and any other analysis's result in one list (adjusted gaps, a proxy audit, an audit
+    over time, regulator tables: see :func:`report_content`).
     """
-    return report_content(result, frame=frame, dataset=dataset, retrain=retrain, thresholds=thresholds,
+    return report_content(result, results=results, frame=frame, dataset=dataset, retrain=retrain, thresholds=thresholds,
                           equalized=equalized, equalized_alpha=equalized_alpha, options=options, title=title,
                           generated_at=generated_at, sample_note=sample_note, ll144=ll144, eeoc=eeoc,
                           series=series, regulator=regulator).html()
 
 
 def build_pdf_report(
-    result: AuditResult,
+    result: AuditResult | None = None,
     *,
+    results: Sequence[Any] = (),
     frame: pd.DataFrame | None = None,
     dataset: DatasetRef | Mapping[str, Any] | str | None = None,
     retrain: Any = None,
@@ -992,9 +1028,10 @@ def build_pdf_report(
 ) -> bytes:
     """The same report as :func:`build_html_report`, as PDF bytes (charts as vector images).
 
-    Needs WeasyPrint and kaleido with a Chromium (found on the PATH, or ``browser_path``).
+    Needs WeasyPrint and kaleido with a Chromium (found on the PATH, or ``browser_path``). ``results`` as in
+    :func:`build_html_report`.
     """
-    return report_content(result, frame=frame, dataset=dataset, retrain=retrain, thresholds=thresholds,
+    return report_content(result, results=results, frame=frame, dataset=dataset, retrain=retrain, thresholds=thresholds,
                           equalized=equalized, equalized_alpha=equalized_alpha, options=options, title=title,
                           generated_at=generated_at, sample_note=sample_note, ll144=ll144,
                           eeoc=eeoc, series=series, regulator=regulator).pdf(browser_path=browser_path)

@@ -1,0 +1,139 @@
+"""Which report section each analysis result gets: one registry, so a new analysis adds one line here.
+
+The analyses layer cannot import the present layer (``tests/test_layers.py``), so a result cannot build
+its own section; the mapping from a result's type to its section builder lives here instead.
+:func:`luskin_core.present.report.report_content` (and so ``build_html_report`` and ``build_pdf_report``)
+takes ``results=[...]``: any mix of the registered results, each becoming its section in a fixed order
+(by ``rank``, the order the report always had), whatever order they are passed in.
+
+A result may also offer its section itself (the :class:`ReportPart` protocol: a ``report_section(context)``
+method returning a :class:`~luskin_core.present.report_blocks.Section`), which is how a result defined in
+the present layer or outside the core plugs in without touching this file. Any regulator output (the shape
+of :class:`luskin_core.analyses.regulator.LL144Output`) gets the regulator section, so a new regulator table
+touches no report file. Anything else is a plain :class:`~luskin_core.errors.LuskinError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from importlib import import_module
+from typing import Any, Protocol, runtime_checkable
+
+from luskin_core.errors import LuskinError
+from luskin_core.present.report_blocks import Section
+
+
+@dataclass(frozen=True)
+class PartContext:
+    """What a section builder may need besides its result: the audit's result and the data's label."""
+
+    audit: Any = None
+    data_label: str = ""
+
+
+@runtime_checkable
+class ReportPart(Protocol):
+    """A result that offers its own report section."""
+
+    def report_section(self, context: PartContext) -> Section:
+        """The section this result adds to the report."""
+
+
+@runtime_checkable
+class RegulatorOutput(Protocol):
+    """The shape every regulator table's output has (see :mod:`luskin_core.analyses.regulator_tables`)."""
+
+    anchor: str
+    section_title: str
+    sentences_title: str
+
+    def settings(self, data_label: str = "") -> list[tuple[str, str]]: ...
+    def notes(self) -> list[str]: ...
+    def intro(self) -> list[str]: ...
+    def tables(self) -> list[Any]: ...
+    def sentences(self) -> list[str]: ...
+
+
+@dataclass(frozen=True)
+class PartKind:
+    """One registered result type: its class ("module:Class"), its section builder and its place."""
+
+    result: str  # "module:Class", imported only when a result is looked up
+    builder: Callable[[Any, PartContext], Section]
+    rank: int  # sections are placed by rank after the audit's section (then in the order given)
+
+
+def _adjusted(result: Any, context: PartContext) -> Section:
+    from luskin_core.present.adjust_report import adjusted_section
+
+    return adjusted_section(result)
+
+
+def _regulator(output: Any, context: PartContext) -> Section:
+    from luskin_core.present.regulator_report import regulator_section
+
+    return regulator_section(output, context.data_label)
+
+
+def _ll144(result: Any, context: PartContext) -> Section:
+    from luskin_core.analyses.regulator import LL144Output
+
+    return _regulator(LL144Output(result), context)
+
+
+def _series(result: Any, context: PartContext) -> Section:
+    from luskin_core.present.series_report import series_section
+
+    return series_section(result)
+
+
+def _proxy(result: Any, context: PartContext) -> Section:
+    from luskin_core.present.proxy_report import report_section
+
+    return report_section(result)
+
+
+REPORT_PARTS: tuple[PartKind, ...] = (
+    PartKind("luskin_core.analyses.adjust_model:AdjustResult", _adjusted, 10),
+    PartKind("luskin_core.analyses.regulator:LL144Result", _ll144, 20),
+    PartKind("luskin_core.analyses.regulator:LL144Output", _regulator, 20),
+    PartKind("luskin_core.analyses.regulator:EEOCOutput", _regulator, 20),
+    PartKind("luskin_core.analyses.series:SeriesResult", _series, 30),
+    PartKind("luskin_core.analyses.proxy_audit:ProxyAudit", _proxy, 40),
+)
+_OWN_RANK = 50  # results offering their own section (ReportPart), and regulator outputs not listed above
+_REGULATOR_RANK = 20
+
+
+def _load(dotted: str) -> type:
+    module, name = dotted.split(":")
+    cls = getattr(import_module(module), name)
+    assert isinstance(cls, type)
+    return cls
+
+
+def part_kind(result: Any) -> tuple[Callable[[Any, PartContext], Section], int]:
+    """The section builder and rank of one result, or a LuskinError saying what the report takes."""
+    for kind in REPORT_PARTS:
+        if isinstance(result, _load(kind.result)):
+            return kind.builder, kind.rank
+    if isinstance(result, ReportPart):
+        return (lambda r, c: r.report_section(c)), _OWN_RANK
+    if isinstance(result, RegulatorOutput):
+        return _regulator, _REGULATOR_RANK
+    names = ", ".join(kind.result.split(":")[1] for kind in REPORT_PARTS)
+    raise LuskinError(f"The report cannot show a {type(result).__name__}: it takes an audit result, the "
+                      f"corrections (retraining, thresholds, equalized distribution), a regulator table or one "
+                      f"of: {names}.")
+
+
+def part_sections(results: Iterable[Any], context: PartContext) -> list[Section]:
+    """The sections of ``results``, in the report's order (by rank, then as given). Checks every result first,
+    so a result the report cannot show is said before any section is built."""
+    kinds = [(result, *part_kind(result)) for result in results]
+    ordered = sorted(enumerate(kinds), key=lambda item: (item[1][2], item[0]))
+    return [builder(result, context) for _, (result, builder, _) in ordered]
+
+
+__all__ = ["REPORT_PARTS", "PartContext", "PartKind", "RegulatorOutput", "ReportPart", "part_kind", "part_sections"]

@@ -1,0 +1,149 @@
+"""Every analysis result in one list: ``report_content(results=[...])``, ``build_html_report`` and
+``build_pdf_report`` take the audit, adjusted gaps, a proxy audit (and the other registered results) in any
+order, each as its section with its numbers; the older keywords give the same report; an unknown result is
+said in words."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from html.parser import HTMLParser
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from luskin_core import PRESETS, AuditSpec, LuskinError, audit
+from luskin_core.analyses import proxy_audit as pa
+from luskin_core.analyses.adjust import adjust
+from luskin_core.analyses.proxy import PROB_COLUMNS
+from luskin_core.formatting import format_percent, format_points
+from luskin_core.present.report import build_html_report, report_content
+from luskin_core.present.report_blocks import Section
+from luskin_core.present.report_parts import PartContext, ReportPart
+
+WHEN = dt.datetime(2026, 11, 27, 12, 0, tzinfo=dt.UTC)
+
+
+class _Page(HTMLParser):
+    """The page's h2 headings and its visible text (scripts left out)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.headings: list[str] = []
+        self.text: list[str] = []
+        self._h2 = self._script = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._script = self._script or tag in ("script", "style")
+        if tag == "h2":
+            self._h2 = True
+            self.headings.append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("script", "style"):
+            self._script = False
+        if tag == "h2":
+            self._h2 = False
+
+    def handle_data(self, data: str) -> None:
+        if not self._script:
+            self.text.append(data)
+        if self._h2:
+            self.headings[-1] += data
+
+
+def _page(html: str) -> tuple[list[str], str]:
+    parser = _Page()
+    parser.feed(html)
+    parser.close()
+    return [" ".join(h.split()) for h in parser.headings], " ".join(" ".join(parser.text).split())
+
+
+def _proxy_frame(n: int = 3000, seed: int = 5) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet([2.0, 6.0, 1.5, 1.0, 0.3, 0.3], size=n)
+    race = (p.cumsum(axis=1) > rng.random(n)[:, None]).argmax(axis=1)
+    frame = pd.DataFrame(p, columns=list(PROB_COLUMNS))
+    frame["y"] = (rng.random(n) < np.array([0.35, 0.55, 0.30, 0.60, 0.40, 0.45])[race]).astype(float)
+    return frame
+
+
+@pytest.fixture(scope="module")
+def three(adult):
+    spec = PRESETS["adult"].spec
+    frame = _proxy_frame()
+    return (audit(adult, spec), adjust(adult, spec, ["age", "hours-per-week"]),
+            pa.proxy_audit(frame, frame["y"], decision="approved"), frame)
+
+
+def test_html_report_takes_an_audit_adjusted_gaps_and_a_proxy_audit(adult, three) -> None:
+    result, adjusted, proxy, frame = three
+    html = build_html_report(results=[proxy, adjusted, result], generated_at=WHEN)  # any order
+    headings, text = _page(html)
+    audit_at = headings.index(next(h for h in headings if h.startswith("The audit:")))
+    adjusted_at = headings.index("Gaps adjusted for the controls (regression)")
+    proxy_at = headings.index("Estimated race and ethnicity (BISG): weighted, threshold and bounds")
+    assert audit_at < adjusted_at < proxy_at  # the report's order, not the order given
+    # the audit's numbers: each group's share, recomputed with pandas
+    rich = adult["income"] == ">50K"
+    assert len(result.comparisons) == 4
+    for c in result.comparisons:
+        cell = adult["education-num"] > 10 if str(c.cell).startswith("more than") else adult["education-num"] <= 10
+        group = (adult["race"] == "White") if c.group == "White" else (adult["race"] != "White")
+        assert c.rate == pytest.approx(rich[cell & group].mean())
+        assert format_percent(c.rate) in text
+    # the adjusted gaps' numbers (their computation is tested in the adjust tests)
+    for g in adjusted.gaps:
+        assert format_points(g.adjusted_difference, signed=True) in text
+        assert format_points(g.raw_difference, signed=True) in text
+    # the proxy audit's weighted shares, recomputed with numpy (sum of p*y over sum of p)
+    weighted = [c for c in proxy.comparisons if c.method == "weighted" and c.cell is None]
+    names = ("Hispanic", "White", "Black", "Asian/Pacific Islander", "American Indian/Alaska Native", "Multiracial")
+    assert [c.group for c in weighted] == list(names)
+    for c, column in zip(weighted, PROB_COLUMNS):
+        p = frame[column].to_numpy()
+        assert c.rate == pytest.approx(float(np.sum(p * frame["y"]) / np.sum(p)))
+        assert format_percent(c.rate) in text
+
+
+def test_results_and_the_older_keywords_give_the_same_sections(three) -> None:
+    result, adjusted, proxy, _ = three
+    by_list = report_content(results=[proxy, result, adjusted], generated_at=WHEN)
+    by_keywords = report_content(result, adjusted=adjusted, proxy=proxy, generated_at=WHEN)
+    mixed = report_content(result, proxy=proxy, results=[adjusted], generated_at=WHEN)
+    titles = [s.title for s in by_keywords.sections]
+    assert [s.title for s in by_list.sections] == titles == [s.title for s in mixed.sections]
+    assert "Gaps adjusted for the controls (regression)" in titles
+
+
+def test_an_unknown_result_is_said_in_words(three) -> None:
+    result, adjusted, _, _ = three
+    with pytest.raises(LuskinError, match="cannot show a DataFrame"):
+        build_html_report(result, results=[adjusted, pd.DataFrame({"a": [1]})])
+    with pytest.raises(LuskinError, match="no audit result"):
+        report_content(results=[adjusted])
+    other = audit(pd.DataFrame({"g": ["a", "b"] * 20, "y": [0, 1] * 20}),
+                  AuditSpec(outcome="y", positive=1, protected="g == 'a'"))
+    with pytest.raises(LuskinError, match="one audit"):
+        report_content(result, results=[other])
+
+
+@dataclass(frozen=True)
+class _Scan:
+    """A result defined outside the registry that offers its own section (the ReportPart protocol)."""
+
+    found: int
+
+    def report_section(self, context: PartContext) -> Section:
+        section = Section("scan", "Subgroup scan")
+        section.add("paragraph", text=f"{self.found} subgroups found beside {context.audit.reference}.")
+        return section
+
+
+def test_a_result_offering_its_section_plugs_in(three) -> None:
+    result = three[0]
+    assert isinstance(_Scan(3), ReportPart)
+    headings, text = _page(build_html_report(result, results=[_Scan(3)], generated_at=WHEN))
+    assert "Subgroup scan" in headings
+    assert f"3 subgroups found beside {result.reference}." in text
