@@ -16,13 +16,18 @@ from __future__ import annotations
 
 import streamlit as st
 
-from luskin_app import housekeeping, pages, session, ui
+from luskin_app import auth, housekeeping, pages, session, signin, trail, ui
 
 st.set_page_config(page_title="Luskin: fairness audit", page_icon=ui.FAVICON, layout="wide")
 housekeeping.start()  # closed sessions let go of their uploads (luskin_app/housekeeping.py)
+# With [auth] in the secrets, nothing below runs before sign-in: the sign-in page, then a stop.
+user = signin.gate()
 
 PAGES = {p.name: st.Page(p.file, title=p.title, icon=p.icon, default=p.default, url_path=p.url_path)
          for p in pages.PAGES}  # one line per page in luskin_app/pages.py
+if auth.enabled() and user.admin:   # the record and the sources' settings: administrators only
+    PAGES["admin"] = st.Page("app_pages/admin.py", title="Administration", icon=":material/admin_panel_settings:",
+                             url_path="admin")
 navigation = st.navigation(list(PAGES.values()))
 ui.page_style()
 wanted = st.query_params.get("page")
@@ -33,12 +38,15 @@ try:
 except Exception as err:  # noqa: BLE001 - the bundled sample itself failed: say so rather than crash
     st.error(ui.md(f"The sample data could not be loaded: {err}"), icon=ui.ICONS["error"])
     st.stop()
-# The summary is drawn after the page has run, into a slot reserved now, so that it shows what
-# the page just changed (a new sample, another outcome) rather than the state before the click.
-summary = st.sidebar.container()
+# Before the page: a page may end the run with st.stop() (a missing choice), and then nothing after it
+# runs. The key goes in the address and the settings are kept now (luskin_app/session.py); the sidebar's
+# summary is drawn now and redrawn after the page, so that it shows what the page just changed.
+session.keep_address(before_page=True)
+summary = st.sidebar.empty()
+ui.sidebar_summary(summary.container())
+signin.sidebar(user, session.forget_everything)
 session.render_lost()
-try:
-    navigation.run()
-finally:
-    ui.sidebar_summary(summary)
-    session.keep_address()
+trail.set_page(navigation.title)
+navigation.run()
+ui.sidebar_summary(summary.container())
+session.keep_address(before_page=False)

@@ -63,12 +63,8 @@ def render_loader() -> None:
     if st.session_state.get(keys.UPLOAD_NOTE):
         st.success(ui.md(st.session_state[keys.UPLOAD_NOTE]), icon=ui.ICONS["ok"])
     if st.session_state.get(keys.KEPT_KEY) and dataset.dataset().source.startswith("upload:"):
-        from luskin_app.keep import KEEP_HOURS
-
         row = st.container(horizontal=True, vertical_alignment="center")
-        row.caption(f"The server keeps this file for {KEEP_HOURS} hours under a secret key in this page's address, "
-                    "so that a refresh, a bookmark or a second tab finds it again. No one without the address can "
-                    "reach it.")
+        row.caption(session.kept_note())
         row.button("Forget this file now", key="kept_forget", icon=":material/delete:", on_click=session.forget_kept,
                    help="The server deletes its copy at once; the address will no longer bring it back.")
 

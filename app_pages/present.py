@@ -233,7 +233,7 @@ def render_handout(shown: list[Slide]) -> None:
     row = st.container(horizontal=True, vertical_alignment="center")
     made = st.session_state.get(HANDOUT)
     if made is not None and made[0] == tuple(s.key for s in shown):
-        row.download_button("Download the handout (PDF)", made[1], file_name="luskin-slides.pdf",
+        ui.download_button("Download the handout (PDF)", made[1], where=row, file_name="luskin-slides.pdf",
                             mime="application/pdf", key="present_handout_download", icon=":material/download:")
     else:
         row.button("Make a printable handout (PDF)", key="present_handout", icon=":material/print:",

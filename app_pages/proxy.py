@@ -157,5 +157,5 @@ for sentence in audit.bounds_sentences() or ["No gap could be bounded (a group h
 st.subheader("What the estimate assumes, and caveats")
 for caveat in audit.caveats:
     st.caption(ui.md(caveat))
-st.download_button("Download the rows with their probabilities (CSV)", download, file_name="proxy.csv",
+ui.download_button("Download the rows with their probabilities (CSV)", download, file_name="proxy.csv",
                    mime="text/csv", key="proxy_download")

@@ -52,10 +52,11 @@ def show_output(output: Any, name: str) -> None:
             ui.grid(table.frame, hide_index=True, column_config=GRID_COLUMNS)
     st.markdown(ui.bullet_list(output.sentences()))
     one, two = st.columns(2)
-    one.download_button("Download the tables (CSV)", csv_bytes(output.csv_frame()), f"{name}.csv", "text/csv",
-                        icon=ui.ICONS["download"], key=f"regulator_{name}_csv")
-    two.download_button("Download the tables (JSON)", json.dumps(output.document(), indent=2, default=str),
-                        f"{name}.json", "application/json", icon=ui.ICONS["download"], key=f"regulator_{name}_json")
+    ui.download_button("Download the tables (CSV)", csv_bytes(output.csv_frame()), f"{name}.csv", "text/csv", where=one,
+                       icon=ui.ICONS["download"], key=f"regulator_{name}_csv")
+    ui.download_button("Download the tables (JSON)", json.dumps(output.document(), indent=2, default=str),
+                       f"{name}.json", "application/json", where=two, icon=ui.ICONS["download"],
+                       key=f"regulator_{name}_json")
 
 
 def _published(raw: bytes, exclude: bool, unknown: tuple[str, ...]) -> Any:

@@ -72,7 +72,7 @@ def render_pdf(make: Callable[[], ReportContent], token: str) -> None:
     """The same report as a PDF to print or hand out: made on request (it takes seconds), then downloaded."""
     held = st.session_state.get(keys.REPORT_PDF)
     if held is not None and held[0] == token:
-        st.download_button("Download the PDF report", held[1], key="report_pdf_download", mime="application/pdf",
+        ui.download_button("Download the PDF report", held[1], key="report_pdf_download", mime="application/pdf",
                            file_name=report_filename(config.dataset_ref(), extension="pdf"),
                            icon=ui.ICONS["download"])
     elif st.button("Make the PDF report", key="report_pdf_make", icon=ui.ICONS["report"],
@@ -98,7 +98,7 @@ def render_report(spec: AuditSpec) -> None:
                "they have been computed for the current choices.")
     row = st.container(horizontal=True)
     with row:
-        st.download_button("Download the HTML report", lambda: make().html(),
+        ui.download_button("Download the HTML report", lambda: make().html(),
                            file_name=report_filename(config.dataset_ref()), mime="text/html", key="report_download",
                            type="primary", icon=ui.ICONS["download"])
         render_pdf(make, token)
@@ -112,7 +112,7 @@ def render_save() -> None:
     except LuskinError as err:
         ui.show_error(err)
         return
-    st.download_button("Save the configuration (JSON)", text, file_name="luskin-configuration.json",
+    ui.download_button("Save the configuration (JSON)", text, file_name="luskin-configuration.json",
                        mime="application/json", key="config_download",
                        help="A small text file with the data's name and fingerprint, the outcome, the groups, "
                             "the filter, the tolerance and each page's options.")

@@ -101,10 +101,10 @@ def render_result(result: RetrainResult, key: tuple[Any, ...]) -> None:
                          f"Model inputs: {', '.join(result.features)}.", 3000))
     data_bytes, model = _downloads(*key)
     left, right = st.columns(2)
-    left.download_button("Download the synthetic training data (CSV)", data_bytes, file_name="luskin-synthetic-D3.csv",
+    ui.download_button("Download the synthetic training data (CSV)", data_bytes, where=left, file_name="luskin-synthetic-D3.csv",
                          mime="text/csv", key="retrain_download_data", icon=ui.ICONS["download"],
                          help="D2's rows with the first model's risk and the labels before and after relabelling.")
-    right.download_button("Download the retrained model C2 (skops)", model, file_name="luskin-C2.skops",
+    ui.download_button("Download the retrained model C2 (skops)", model, where=right, file_name="luskin-C2.skops",
                           mime="application/octet-stream", key="retrain_download_model", icon=ui.ICONS["download"],
                           help="skops format, read back with luskin_core.corrections.retrain.load_model.")
 

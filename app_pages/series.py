@@ -18,6 +18,7 @@ from luskin_app import dataset, ui
 from luskin_app.cache import cached_run, options_key, remember
 from luskin_core.analyses.series import EVERY, audit_columns, audit_series, date_columns
 from luskin_core.errors import LuskinError
+from luskin_core.export import csv_bytes
 from luskin_core.present.series_plots import series_figure
 from luskin_core.present.series_report import series_table
 from luskin_core.spec.audit_spec import AuditSpec
@@ -99,5 +100,5 @@ with st.expander("Every comparison, period by period"):
         shown_ = shown_.drop(columns="Note")
     ui.grid(shown_, hide_index=True)
     table_ = result_.to_frame()
-    st.download_button("Download the series (CSV)", table_.to_csv(index=False).encode(), "luskin_series.csv",
+    ui.download_button("Download the series (CSV)", csv_bytes(table_), "luskin_series.csv",
                        "text/csv", icon=ui.ICONS["download"])

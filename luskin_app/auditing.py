@@ -10,7 +10,7 @@ from luskin_core.analyses.audit import AuditResult, audit
 from luskin_core.spec.audit_spec import AuditSpec
 
 from . import dataset as _dataset
-from . import source_view
+from . import source_view, trail
 from .cache import shared
 
 
@@ -23,5 +23,8 @@ def run_audit(spec: AuditSpec) -> AuditResult:
     """The audit of the current dataset under ``spec`` (cached on fingerprint + spec JSON)."""
     data = _dataset.dataset()
     if data.engine is not None:  # a configured source: counted inside its engine
-        return source_view.run_audit(data, spec)
-    return _audit_cached(data.fingerprint, spec.to_json(), data.frame)
+        result = source_view.run_audit(data, spec)
+    else:
+        result = _audit_cached(data.fingerprint, spec.to_json(), data.frame)
+    trail.note("audit", settings=trail.spec_settings(spec), produced=trail.result_text(result))   # once per session
+    return result

@@ -23,7 +23,7 @@ import streamlit as st
 from luskin_core.spec.audit_spec import AuditSpec
 
 from . import dataset as _dataset
-from . import keys
+from . import keys, trail
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -95,6 +95,21 @@ def options_key(options: dict[str, Any]) -> str:
 def remember(kind: str, spec: AuditSpec, result: Any) -> None:
     """Keep a page's latest result (retrain, thresholds, equalized) for the report."""
     st.session_state.setdefault(keys.RESULTS, {})[kind] = (_dataset.dataset().fingerprint, spec.to_json(), result)
+    # the record: one line per analysis (a rerun that shows it again writes nothing)
+    trail.note(kind, settings={"spec": trail.spec_settings(spec), "options": _options_of(result)},
+               produced=trail.result_text(result))
+
+
+def _options_of(result: Any) -> Any:
+    """A result's own settings where it keeps them (a correction's options), as plain JSON."""
+    for name in ("options", "settings", "params"):
+        value = getattr(result, name, None)
+        if value is not None:
+            try:
+                return json.loads(json.dumps(value, default=str))
+            except (TypeError, ValueError):
+                return str(value)[:500]
+    return None
 
 
 def recall(kind: str, spec: AuditSpec) -> Any:

@@ -8,6 +8,10 @@ given back). One thread per server reaps the expired ones every ``PERIOD`` secon
 memory back to the system (:func:`give_back_freed_memory`). It reaches
 Streamlit's session storage through private attributes (there is no public call); if a version
 of Streamlit moves them, it logs once and does nothing, as before.
+
+The same thread deletes kept uploads whose time is up (:func:`luskin_app.keep.sweep`), at start (what
+the last process kept, in the same stable folder) and every ``SWEEP_PERIOD`` seconds after, so that
+an expired upload does not wait for someone to upload before it goes.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import streamlit as st
 log = logging.getLogger("luskin.app")
 
 PERIOD = 30.0  # seconds between two reapings
+SWEEP_PERIOD = 300.0  # seconds between two sweeps of the kept uploads
 
 
 def _storage_cache() -> Any:
@@ -62,20 +67,39 @@ def give_back_freed_memory() -> bool:
         return False
 
 
+def sweep_kept() -> int:
+    """Delete the kept uploads whose time is up; never raises (a broken folder is logged)."""
+    from . import keep
+
+    try:
+        return keep.sweep()
+    except Exception as err:  # noqa: BLE001 - housekeeping never stops the server
+        log.warning("expired uploads could not be deleted: %s", err)
+        return 0
+
+
 def _loop(period: float) -> None:
+    reaping = True
+    last_sweep = time.monotonic()
     while True:
         time.sleep(period)
+        if time.monotonic() - last_sweep >= SWEEP_PERIOD:
+            sweep_kept()
+            last_sweep = time.monotonic()
+        if not reaping:
+            continue
         try:
             reap_closed_sessions()
         except Exception as err:  # noqa: BLE001 - housekeeping never stops the server
             log.warning("closed sessions are not reaped on this Streamlit (%s); they go when others disconnect",
                         type(err).__name__)
-            return
+            reaping = False
 
 
 @st.cache_resource(show_spinner=False)
 def start(period: float = PERIOD) -> threading.Thread:
-    """The server's one housekeeping thread (started by the first run of ``app.py``)."""
+    """The server's one housekeeping thread (started by the first run of ``app.py``), after a first sweep."""
+    sweep_kept()   # what the last process kept and is now out of time
     thread = threading.Thread(target=_loop, args=(period,), name="luskin-housekeeping", daemon=True)
     thread.start()
     return thread

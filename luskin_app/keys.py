@@ -58,6 +58,19 @@ PRESENT_HIDDEN = "present_hidden"        # keys of the slides the presenter hid
 PRESENT_HANDOUT = "present_handout_pdf"  # (slide keys, PDF bytes) of the last handout made
 KEPT_KEY = "kept_key"                    # the session's kept upload's key
 KEPT_LOST = "kept_lost"                  # True when the address named an upload that is no longer kept
+KEPT_MINE = "kept_mine"                  # True when this session made the kept upload (so it may replace it)
+FORGET_ON_SIGN_OUT = "forget_on_sign_out"  # the sidebar's checkbox: delete my uploads when I sign out
+CURRENT_PAGE = "current_page"            # the page this run draws (the record's lines say it)
+RECORDED = "recorded"                    # what this session already wrote to the record (one line per action)
+
+# The newer pages' own settings (widgets whose values live nowhere else): kept across the sidebar's
+# navigation (Streamlit drops a widget's value on a page that does not draw it) and with a kept upload,
+# so that a refresh or a bookmark brings them back (luskin_app/session.py).
+PAGE_SETTINGS = ("adj_binned", "adj_categorical", "adj_cluster", "adj_controls", "adj_curved", "adj_n_bins",
+                 "adj_n_knots", "series_column", "series_every", "series_format", "series_cell",
+                 "regulator_exclude", "regulator_race", "regulator_sex", "proxy_fallbacks", "proxy_first",
+                 "proxy_level", "proxy_metric", "proxy_outcome", "proxy_place", "proxy_positive", "proxy_surname",
+                 "proxy_threshold", "proxy_tolerance")
 
 
 def audit_widget(choice: str) -> str:

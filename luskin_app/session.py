@@ -5,19 +5,28 @@ waiting for that file), and an upload is kept on the server so that a refresh or
 it back with its settings (:mod:`luskin_app.keep`). Those steps read and write the dataset, the
 choices and the saved configuration together, so they sit above all three
 (docs/architecture.md): :mod:`luskin_app.dataset` only reads files and samples.
+
+The address carries the kept upload's key (``?data=KEY``). Streamlit's sidebar drops the query string
+when it moves to another page, and a page that ends with ``st.stop()`` (a missing choice, a file
+without a date column) ends the whole run there: nothing after the page runs, so a key written
+only after the page was lost on every such page, and a reload there showed the Adult sample.
+:func:`keep_address` therefore runs *before* the page (app.py), and again after it when the page
+finishes. Widgets of the newer pages keep their values across pages and with the kept upload
+(:func:`hold_page_settings`).
 """
 
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import streamlit as st
 
 from luskin_core.counting.data import PRESETS
 from luskin_core.errors import LuskinError
 
+from . import auth, keep, keys, source_view, ui
 from . import dataset as _dataset
-from . import keep, keys, source_view, ui
 from .choices import choices_from_spec, guess_choices, needs_confirmation, set_choices
 from .config import apply_configuration, apply_pending_to, configuration_json
 
@@ -26,6 +35,7 @@ log = logging.getLogger("luskin.app")
 KEY_PARAM = "data"        # ?data=KEY: an upload the server keeps (luskin_app.keep)
 KEPT_KEY = keys.KEPT_KEY  # the session's kept upload's key
 LOST = keys.KEPT_LOST     # True when the address named an upload that is no longer kept
+_PLAIN = (str, int, float, bool, type(None))
 
 
 def start() -> _dataset.Dataset:
@@ -42,27 +52,69 @@ def start() -> _dataset.Dataset:
 
 
 def _restore(key: str) -> bool:
-    """Bring back a kept upload and its settings (a refresh, a bookmark, a second tab)."""
-    kept = keep.load(key)
+    """Bring back a kept upload and its settings (a refresh, a bookmark, a second tab): its owner's only."""
+    try:
+        kept = keep.load(key, auth.user_id())
+    except LuskinError as err:   # the server's key or folder is misconfigured: the operator's to fix
+        log.warning("kept uploads are unavailable: %s", err)
+        return False
     if kept is None:
         return False
-    name, raw, settings = kept
     try:
-        data = _dataset.read_upload(name, raw)
+        data = _dataset.read_upload(kept.name, kept.raw)
     except LuskinError:
         return False
     _switch_to(data)  # a first visit: no configuration waits
     st.session_state[KEPT_KEY] = key
-    if settings:
+    if kept.settings:
         try:
-            apply_configuration(settings, name)
+            apply_configuration(kept.settings, kept.name)
         except LuskinError:
             pass   # settings this version cannot read: the file's guesses stay, to be confirmed
+    for name, value in kept.page.items():
+        if name in keys.PAGE_SETTINGS and _plain(value):
+            st.session_state[name] = value
     return True
 
 
-def keep_address() -> None:
-    """Once per run: the kept upload's key in the address, and the current settings kept with it."""
+def _plain(value: Any) -> bool:
+    """A widget value that can be kept as JSON (text, a number, a flag, or a list of them)."""
+    if isinstance(value, list | tuple):
+        return all(isinstance(v, _PLAIN) for v in value)
+    return isinstance(value, _PLAIN)
+
+
+def hold_page_settings(*, write: bool) -> dict[str, Any]:
+    """The newer pages' widget values; with ``write`` (before the page) also kept across pages.
+
+    Streamlit forgets a widget's value on a run that does not draw it (another page): writing the value
+    back through the Session State API before the page keeps it until its page is drawn again. (After
+    the page has drawn its widgets, their values may no longer be written: ``write=False`` then.)
+    """
+    held: dict[str, Any] = {}
+    for name in keys.PAGE_SETTINGS:
+        if name in st.session_state:
+            value = st.session_state[name]
+            if write:
+                st.session_state[name] = value
+            if _plain(value):
+                held[name] = list(value) if isinstance(value, tuple) else value
+    return held
+
+
+def _drop_page_settings() -> None:
+    """New data: the pages' own settings (a date column, controls) belong to the old data."""
+    for name in keys.PAGE_SETTINGS:
+        st.session_state.pop(name, None)
+
+
+def keep_address(*, before_page: bool) -> None:
+    """The kept upload's key in the address, and the current settings kept with it.
+
+    Called before the page (so that a page that stops early still leaves the key in the address, and
+    the pages' settings are held across pages) and after it (so that what the page changed is kept too).
+    """
+    page_settings = hold_page_settings(write=before_page)
     key = st.session_state.get(KEPT_KEY)
     data = st.session_state.get(keys.DATASET)
     if not key or data is None or not data.source.startswith("upload:"):
@@ -73,28 +125,47 @@ def keep_address() -> None:
         st.query_params[KEY_PARAM] = key
     if not needs_confirmation():
         try:
-            keep.save_settings(key, configuration_json())
-        except LuskinError:
-            pass
+            keep.save_settings(key, configuration_json(), auth.user_id(), page_settings)
+        except (LuskinError, OSError) as err:
+            log.info("the settings were not kept with the upload (%s)", type(err).__name__)
+
+
+def kept_note() -> str:
+    """What the Data page says about the kept upload: how long, where, who can open it."""
+    who = ("you alone (signed in as yourself), with this page's address" if auth.enabled()
+           else "whoever has this page's address on this computer")
+    return (f"The server keeps this file for {keep.hours_text()}, encrypted, so that a refresh, a bookmark or a "
+            f"second tab finds it again; it opens for {who}. 'Forget this file now' deletes it at once.")
 
 
 def forget_kept() -> None:
     """Button callback: the server deletes the kept upload now; the address no longer brings it back."""
     key = st.session_state.pop(KEPT_KEY, None)
+    st.session_state.pop(keys.KEPT_MINE, None)
     if key:
-        keep.forget(key)
+        keep.forget(key, auth.user_id())
     if KEY_PARAM in st.query_params:
         del st.query_params[KEY_PARAM]
+
+
+def forget_everything() -> int:
+    """Delete every upload (with the settings kept with it) of the signed-in user; the number deleted."""
+    deleted = keep.forget_all(auth.user_id())
+    st.session_state.pop(KEPT_KEY, None)
+    st.session_state.pop(keys.KEPT_MINE, None)
+    if KEY_PARAM in st.query_params:
+        del st.query_params[KEY_PARAM]
+    return deleted
 
 
 def render_lost() -> None:
     """Where the address named an upload that is gone: say so and offer to upload again (never silently)."""
     if not st.session_state.get(LOST):
         return
-    st.warning(f"The file this address pointed to is no longer kept on the server (uploads are kept "
-               f"{keep.KEEP_HOURS} hours, or until someone presses 'Forget this file'). What is shown below is "
-               "the Adult sample, not your data: upload your file again on the Data page.",
-               icon=":material/cloud_off:")
+    st.warning(f"The file this address pointed to was not found on the server: uploads are kept "
+               f"{keep.hours_text()}, until someone presses 'Forget this file', and open only for the person "
+               "who uploaded them. What is shown below is the Adult sample, not your data: upload your file "
+               "again on the Data page.", icon=":material/cloud_off:")
     if st.button("Understood: continue with the sample", key="kept_lost_ok"):
         st.session_state.pop(LOST, None)
         if KEY_PARAM in st.query_params:
@@ -110,6 +181,7 @@ def use_sample(name: str) -> None:
     data = _dataset.sample_dataset(name)
     preset = PRESETS[name]
     st.session_state[keys.DATASET] = data
+    _drop_page_settings()
     set_choices(choices_from_spec(preset.spec, data.frame, features=preset.features), confirmed=True)
 
 
@@ -129,6 +201,7 @@ def _switch_to(data: _dataset.Dataset) -> str:
     """Make ``data`` (an upload or a configured source) the session's dataset with its first guesses to
     confirm, or apply the configuration waiting for it instead; returns that configuration's note (or "")."""
     choices, guesses = guess_choices(data.frame)
+    _drop_page_settings()
     note = apply_pending_to(data)
     if note is None:
         st.session_state[keys.DATASET] = data
@@ -138,11 +211,21 @@ def _switch_to(data: _dataset.Dataset) -> str:
 
 
 def _keep(name: str, raw: bytes) -> None:
-    """Keep the upload on the server under a new unguessable key (the address carries it)."""
+    """Keep the upload on the server under a new unguessable key (the address carries it).
+
+    The upload this one replaces is deleted only when this session made it: an upload opened from
+    someone else's address (a colleague's shared link) is theirs to keep.
+    """
     old = st.session_state.get(KEPT_KEY)
-    if old:
-        keep.forget(old)
-    st.session_state[KEPT_KEY] = keep.store(name, raw)
+    if old and st.session_state.get(keys.KEPT_MINE):
+        keep.forget(old, auth.user_id())
+    st.session_state.pop(KEPT_KEY, None)
+    st.session_state.pop(keys.KEPT_MINE, None)
+    try:
+        st.session_state[KEPT_KEY] = keep.store(name, raw, auth.user_id())
+        st.session_state[keys.KEPT_MINE] = True
+    except (LuskinError, OSError) as err:   # the data is in use; only a refresh will not find it
+        log.warning("an upload could not be kept on the server: %s", err)
     st.session_state.pop(LOST, None)
 
 
@@ -172,26 +255,36 @@ def _open_chosen() -> None:
 
 
 def render_sources() -> None:
-    """The administrator's sources beside upload and samples: pick one, open it (no rows are loaded)."""
+    """The sources this user may use beside upload and samples: pick one, open it (no rows are loaded).
+
+    Problems with the settings file are shown to administrators only (on a local app without sign-in,
+    its one user is the administrator); an analyst sees the names and descriptions of the sources
+    allowed to them, never a location.
+    """
     found = source_view.settings()
-    if found.path is None and not found.problems:
+    admin = auth.is_admin()
+    allowed = [s for s in found.sources if auth.may_use_source(s)]
+    problems = found.problems if admin else ()
+    if found.path is None and not problems:
         return
-    with st.expander("Sources set up by your administrator", expanded=bool(found.sources or found.problems),
+    if not admin and not allowed:
+        return
+    with st.expander("Sources set up by your administrator", expanded=bool(allowed or problems),
                      icon=":material/database:"):
-        for problem in found.problems:
+        for problem in problems:
             st.warning(ui.md(problem, 600) + " The other sources and the rest of Luskin work as usual.",
                        icon=ui.ICONS["error"])
-        if not found.sources:
-            if not found.problems:
+        if not allowed:
+            if not problems:
                 st.caption("No source is set up on this server.")
             return
-        names = [s.name for s in found.sources]
+        names = [s.name for s in allowed]
         if st.session_state.get(keys.SOURCE_PICK) not in names:
             st.session_state[keys.SOURCE_PICK] = names[0]
         pick = st.selectbox("Source", names, key="source_pick", format_func=ui.option_text,
                             help="Large tables the audit reads where they live (a file, a database); "
                                  "only counts travel, never the rows.")
-        described = next(s for s in found.sources if s.name == pick).description
+        described = next(s for s in allowed if s.name == pick).description
         if described:
             st.caption(ui.md(described, 500))
         st.button("Open this source", key="source_open", on_click=_open_chosen, icon=":material/database:")

@@ -31,8 +31,8 @@ from luskin_core.counting.sources import SampleInfo, Source
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
 
+from . import auth, keys, ui
 from . import dataset as _dataset
-from . import keys, ui
 from .cache import shared
 from .sources import Settings, SourceSetting, load_settings, open_setting
 
@@ -71,6 +71,8 @@ def settings() -> Settings:
 def open_configured(name: str) -> Opened:
     """The configured source called ``name``, opened; LuskinError in plain words."""
     setting = settings().get(name)
+    if not auth.may_use_source(setting):   # the same words as an unknown name: nothing is told of it
+        raise LuskinError(f"No source named '{name}' is set up on this server: ask the administrator.")
     return _opened(setting.key, setting)
 
 

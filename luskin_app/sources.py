@@ -42,7 +42,7 @@ USER_FILE = Path("~/.config/luskin/sources.toml")
 MAX_SETTINGS_BYTES = 1_000_000
 MAX_PASSWORD_BYTES = 10_000
 _KEYS = {"name", "location", "table", "password_env", "password_file", "description", "sample_cap",
-         "statement_timeout"}
+         "statement_timeout", "groups"}
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,7 @@ class SourceSetting:
     description: str = ""
     sample_cap: int = DEFAULT_SAMPLE_CAP
     statement_timeout: float | None = None   # seconds a query may run (None: the engine's default)
+    groups: tuple[str, ...] = ()   # who may use it when sign-in is on (groups or roles); empty: every analyst
 
     @property
     def key(self) -> str:
@@ -207,8 +208,13 @@ def _entry(entry: Mapping[str, Any], number: int, folder: Path) -> SourceSetting
         if not found.statement_timeout:
             raise LuskinError(f"{what}: a {found.title} source cannot stop a slow query, so it takes no "
                               "'statement_timeout'.")
+    groups = entry.get("groups", [])
+    if isinstance(groups, str):
+        groups = [groups]
+    if not isinstance(groups, list) or not all(isinstance(g, str) and g.strip() for g in groups):
+        raise LuskinError(f"{what}: 'groups' must be a list of group or role names (e.g. [\"analysts\"]).")
     return SourceSetting(name, location, table, password_env, password_file, description.strip()[:500], int(cap),
-                         None if timeout is None else float(timeout))
+                         None if timeout is None else float(timeout), tuple(g.strip() for g in groups))
 
 
 def _password(setting: SourceSetting, environ: Mapping[str, str] | None = None) -> str | None:

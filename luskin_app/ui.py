@@ -141,6 +141,26 @@ def grid(frame: Any, **kwargs: Any) -> Any:
     return st.dataframe(grid_frame(frame), **kwargs)
 
 
+def download_button(label: str, data: Any, file_name: str | None = None, mime: str | None = None, *,
+                    where: Any = None, **kwargs: Any) -> Any:
+    """``st.download_button`` that writes the download to the record (who took which file of which data).
+
+    The file's name, size and a hash are recorded when it is taken, never its content. ``where`` is the
+    container to draw it in (a column), the page's main area by default.
+    """
+    from . import record, trail
+
+    produced: dict[str, Any] = {"file": file_name or "", "mime": mime or ""}
+    if isinstance(data, str | bytes):
+        produced.update(bytes=len(data), hash=record.digest(data))
+
+    def taken() -> None:
+        trail.note("download", produced=produced)
+
+    return (where if where is not None else st).download_button(label, data, file_name=file_name, mime=mime,
+                                                                on_click=taken, **kwargs)
+
+
 # --------------------------------------------------------------------------------------------
 # Errors and their way out
 # --------------------------------------------------------------------------------------------

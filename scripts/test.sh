@@ -6,13 +6,15 @@ cd "$(dirname "$0")/.."
 source scripts/_venv.sh requirements-dev.txt
 # Debian packages the tests drive for real: Chromium (browser tests, PDF charts), PostgreSQL (a
 # throwaway server per test session), Java (Spark in local mode), pdftotext (the PDF report's text),
-# nginx (the proxy the Docker image puts in front of the app).
+# nginx (the proxy the Docker image puts in front of the app), Node.js and npm (the sign-in tests' provider).
 need=()
 [ -x /usr/bin/chromium ] || need+=(chromium)
 [ -x /usr/bin/java ] || need+=(openjdk-17-jre-headless)
 command -v pdftotext >/dev/null || need+=(poppler-utils)
 [ -x /usr/sbin/nginx ] || need+=(nginx)  # the Docker image's reverse proxy (deploy/nginx.conf), run by tests/test_deploy.py
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
+command -v node >/dev/null || need+=(nodejs)   # a real OpenID Connect provider (npm oidc-provider) for the sign-in tests
+command -v npm >/dev/null || need+=(npm)       # installs it once into ~/.cache/luskin-tests/oidc (tests/oidc_server.py)
 if [ ${#need[@]} -gt 0 ]; then
   echo "Installing Debian packages for the tests: ${need[*]}..."
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"

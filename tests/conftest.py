@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import platform
+import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -34,6 +35,10 @@ ROOT = Path(__file__).resolve().parent.parent
 os.chdir(ROOT)
 DURATIONS = ROOT / "benchmarks" / "results" / "test_durations.md"   # the committed copy; also the schedule's source
 SLOWEST = 30
+# The server's state (kept uploads, their key, the record) goes to a folder of this test run, never to the
+# developer's ~/.local/state/luskin; the apps the tests serve inherit it (luskin_app/keep.py).
+if not os.environ.get("LUSKIN_STATE_DIR"):
+    os.environ["LUSKIN_STATE_DIR"] = tempfile.mkdtemp(prefix="luskin-test-state-")
 
 
 @pytest.fixture(scope="session")

@@ -312,7 +312,7 @@ statement_timeout = "soon"
         ("The source 'Inline password' has a password written in its location: move it to an environment variable "
         "(password_env) or a file (password_file)."),
         "The source 'Both' names both password_env and password_file: keep one.",
-        ("The source 'Typo' has settings Luskin does not know: tabel (known: description, location, name, "
+        ("The source 'Typo' has settings Luskin does not know: tabel (known: description, groups, location, name, "
         "password_env, password_file, sample_cap, statement_timeout, table)."),
         "The source name 'Good' is used twice; only the first is listed.",
         ("The source 'File timeout': a Parquet file(s) source cannot stop a slow query, so it takes no "

@@ -8,6 +8,7 @@ the pinned requirements.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -112,3 +113,27 @@ def test_streamlit_config() -> None:
     assert theme["primaryColor"].upper() in okabe_ito
     assert {c.upper() for c in theme["chartCategoricalColors"]} <= okabe_ito
     assert theme["baseFontSize"] > 16
+
+
+def _start(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """Run deploy/start.sh as the container does, up to the point where it would start the servers."""
+    path = f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"
+    return subprocess.run(["bash", str(ROOT / "deploy" / "start.sh")], capture_output=True, text=True, timeout=60,
+                          check=False, env={"PATH": path, "HOME": str(tmp_path),
+                                            "LUSKIN_NGINX_PREFIX": str(tmp_path / "nginx"), **env})
+
+
+def test_the_image_refuses_to_serve_without_sign_in_and_says_why(tmp_path: Path) -> None:
+    """Port 8501 is outside the container: without [auth] the entry point stops before starting anything."""
+    done = _start(tmp_path, LUSKIN_SECRETS=str(tmp_path / "missing.toml"))
+    assert done.returncode == 78, done.stderr
+    assert "sign-in is not configured" in done.stderr and "LUSKIN_ALLOW_ANONYMOUS=1" in done.stderr
+    secrets = tmp_path / "secrets.toml"
+    secrets.write_text('[luskin.roles]\nadmin_groups = ["a"]\n')   # roles without [auth]: still no sign-in
+    done = _start(tmp_path, LUSKIN_SECRETS=str(secrets))
+    assert done.returncode == 78 and "no [auth] section" in done.stderr
+
+
+def test_the_secrets_never_enter_the_image() -> None:
+    ignored = {line.strip() for line in (ROOT / ".dockerignore").read_text().splitlines()}
+    assert ".streamlit/secrets.toml" in ignored

@@ -1,0 +1,274 @@
+"""Who is using the dashboard: sign-in through any OpenID Connect provider, and the roles its claims give.
+
+When the secrets file has an ``[auth]`` section (Streamlit's own ``st.login``: ``redirect_uri``,
+``cookie_secret``, ``client_id``, ``client_secret``, ``server_metadata_url``), nothing of Luskin shows
+before sign-in: :func:`gate` draws the sign-in page and stops the run. Without ``[auth]`` the app is the
+analyst's own (served on 127.0.0.1 only, see deploy/start.sh): everyone is the one local user, who is
+also the administrator, and :func:`user_id` is ``""``.
+
+Roles come from the provider's claims, as the operator sets them in ``[luskin.roles]``::
+
+    [luskin.roles]
+    claim = "groups"                     # the claim holding the user's groups or roles
+    admin_groups = ["luskin-admins"]     # administrators: configure sources, read the record
+    analyst_groups = ["luskin-analysts"] # analysts; leave both analyst settings out to let every
+    analyst_domains = ["agency.gov"]     #   signed-in user in (e-mail domains count too)
+    admin_domains = []
+
+An administrator is also an analyst. A signed-in user with neither role sees a plain refusal and the
+sign-out. A missing claim is said to the user in plain words and to the operator in the log.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+log = logging.getLogger("luskin.app.auth")
+
+SIGNED_OUT = "\x00signed-out"   # never an owner: a signed-out visitor opens nothing
+DEFAULT_CLAIM = "groups"
+
+
+@dataclass(frozen=True)
+class User:
+    """The signed-in user as Luskin uses it: a stable id, the words shown, the groups and the roles."""
+
+    id: str
+    name: str
+    email: str
+    groups: tuple[str, ...]
+    admin: bool
+    analyst: bool
+    claim_missing: bool = False
+
+    @property
+    def shown(self) -> str:
+        return self.name or self.email or "signed-in user"
+
+
+LOCAL = User("", "local user", "", (), admin=True, analyst=True)
+
+
+@dataclass(frozen=True)
+class Roles:
+    """The operator's rules: which claim holds the groups, which groups and e-mail domains give which role."""
+
+    claim: str = DEFAULT_CLAIM
+    admin_groups: tuple[str, ...] = ()
+    analyst_groups: tuple[str, ...] = ()
+    admin_domains: tuple[str, ...] = ()
+    analyst_domains: tuple[str, ...] = ()
+
+    @property
+    def open_to_all(self) -> bool:
+        """No analyst rule: every signed-in user is an analyst."""
+        return not self.analyst_groups and not self.analyst_domains
+
+    @property
+    def uses_claim(self) -> bool:
+        return bool(self.admin_groups or self.analyst_groups)
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, Iterable):
+        return ()
+    return tuple(str(v).strip() for v in value if str(v).strip())
+
+
+def roles_from(section: Mapping[str, Any] | None) -> Roles:
+    """The ``[luskin.roles]`` section read leniently (unknown keys ignored, one name or a list)."""
+    section = section or {}
+    claim = str(section.get("claim") or DEFAULT_CLAIM).strip() or DEFAULT_CLAIM
+    return Roles(claim, _names(section.get("admin_groups")), _names(section.get("analyst_groups")),
+                 tuple(d.lower().lstrip("@") for d in _names(section.get("admin_domains"))),
+                 tuple(d.lower().lstrip("@") for d in _names(section.get("analyst_domains"))))
+
+
+def user_from_claims(claims: Mapping[str, Any], roles: Roles) -> User:
+    """The user that the identity token's claims describe, with the roles ``roles`` give them."""
+    issuer = str(claims.get("iss") or "")
+    subject = str(claims.get("sub") or claims.get("email") or "")
+    email = str(claims.get("email") or "")
+    name = str(claims.get("name") or claims.get("preferred_username") or email or subject)
+    raw = claims.get(roles.claim)
+    groups = _names(raw)
+    domain = email.rsplit("@", 1)[1].lower() if "@" in email else ""
+    admin = bool(set(groups) & set(roles.admin_groups)) or (bool(domain) and domain in roles.admin_domains)
+    analyst = admin or roles.open_to_all or bool(set(groups) & set(roles.analyst_groups)) \
+        or (bool(domain) and domain in roles.analyst_domains)
+    return User(f"{issuer}|{subject}", name, email, groups, admin, analyst,
+                claim_missing=roles.uses_claim and raw is None)
+
+
+# --------------------------------------------------------------------------------------------
+# Streamlit's side: is sign-in configured, who is signed in
+# --------------------------------------------------------------------------------------------
+def secrets_section(name: str) -> Mapping[str, Any] | None:
+    try:
+        value = st.secrets.get(name)
+    except Exception:  # noqa: BLE001 - no secrets file, or a malformed one: no sign-in configured
+        return None
+    return value if isinstance(value, Mapping) else None
+
+
+def enabled() -> bool:
+    """Whether sign-in is configured (an ``[auth]`` section in the secrets)."""
+    return secrets_section("auth") is not None
+
+
+def roles() -> Roles:
+    luskin = secrets_section("luskin") or {}
+    section = luskin.get("roles") if isinstance(luskin, Mapping) else None
+    return roles_from(section if isinstance(section, Mapping) else None)
+
+
+def signed_in() -> bool:
+    try:
+        return bool(st.user.is_logged_in)
+    except Exception:  # noqa: BLE001 - outside a run (a thread), or no auth at all
+        return False
+
+
+def current() -> User:
+    """The user of this session: the local user without sign-in, else the signed-in one."""
+    if not enabled():
+        return LOCAL
+    if not signed_in():
+        return User(SIGNED_OUT, "", "", (), admin=False, analyst=False)
+    return user_from_claims(st.user.to_dict(), roles())
+
+
+def user_id() -> str:
+    """The owner of what this session keeps ("" on a local app without sign-in)."""
+    return current().id
+
+
+def is_admin() -> bool:
+    return current().admin
+
+
+def may_use_source(setting: Any) -> bool:
+    """Whether this user may use a configured source (its ``groups``; administrators may use every one)."""
+    user = current()
+    if user.admin:
+        return True
+    if not user.analyst:
+        return False
+    allowed = tuple(getattr(setting, "groups", ()) or ())
+    return not allowed or bool(set(allowed) & set(user.groups))
+
+
+# --------------------------------------------------------------------------------------------
+# The operator's settings, checked in plain words
+# --------------------------------------------------------------------------------------------
+_PROVIDER_KEYS = ("client_id", "client_secret", "server_metadata_url")
+_CHECKED: dict[str, tuple[float, str | None]] = {}   # metadata URL -> (when checked, problem or None)
+_CHECK_EVERY = 60.0
+_FAILED_SIGN_IN: list[float] = []                   # when the provider last refused a sign-in's code
+
+
+def provider(section: Mapping[str, Any]) -> tuple[str | None, Mapping[str, Any]]:
+    """The provider to sign in with: the [auth] section itself, or its one named sub-section."""
+    named = [(k, v) for k, v in section.items() if isinstance(v, Mapping) and "client_id" in v]
+    if named and not all(k in section for k in _PROVIDER_KEYS):
+        return str(named[0][0]), named[0][1]
+    return None, section
+
+
+def setup_problem() -> str | None:
+    """What is wrong with the sign-in settings, in plain words for the operator (and the log); None when
+    they look right. Checks the settings Streamlit needs (never printing a value) and that the provider's
+    discovery document answers (at most once a minute)."""
+    import time
+
+    section = secrets_section("auth") or {}
+    missing = [k for k in ("redirect_uri", "cookie_secret") if not section.get(k)]
+    _, chosen = provider(section)
+    missing += [k for k in _PROVIDER_KEYS if not chosen.get(k)]
+    url = str(chosen.get("server_metadata_url") or "")
+    checked = _CHECKED.get(url)
+    if checked is None or time.monotonic() - checked[0] > _CHECK_EVERY:
+        problem = (f"The [auth] section of the secrets file lacks {', '.join(missing)}." if missing
+                   else _metadata_problem(url))
+        checked = (time.monotonic(), problem)
+        _CHECKED[url] = checked
+        if problem:
+            log.error("sign-in is not available: %s", problem)
+    return checked[1]
+
+
+def _metadata_problem(url: str) -> str | None:
+    from urllib.parse import urlsplit
+
+    import httpx
+
+    host = urlsplit(url).netloc or url
+    try:
+        response = httpx.get(url, timeout=5.0, follow_redirects=True)
+        response.raise_for_status()
+        document = response.json()
+    except httpx.HTTPStatusError as err:
+        return f"The sign-in provider at {host} answered {err.response.status_code} for its discovery document " \
+               "(server_metadata_url)."
+    except (httpx.HTTPError, OSError):
+        return f"The sign-in provider at {host} does not answer (server_metadata_url); check the address and " \
+               "that this server can reach it."
+    except ValueError:
+        return f"The sign-in provider at {host} did not send a discovery document (server_metadata_url)."
+    if not isinstance(document, dict) or "authorization_endpoint" not in document:
+        return f"The address server_metadata_url names at {host} is not an OpenID Connect discovery document."
+    return None
+
+
+class _RefusedSignIns(logging.Filter):
+    """Turns Streamlit's "token exchange failed" (a wrong client secret, a clock off) into a plain log line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if "token exchange failed" in record.getMessage():
+            import time
+
+            _FAILED_SIGN_IN[:] = [time.monotonic()]
+            log.error("a sign-in was refused by the provider when Luskin exchanged its code: check client_id and "
+                      "client_secret in [auth] against the provider's settings for this application")
+        return True
+
+
+def watch_sign_ins() -> None:
+    """Once per process: hear Streamlit's sign-in failures (app.py)."""
+    target = logging.getLogger("streamlit.web.server.starlette.starlette_auth_routes")
+    if not any(isinstance(f, _RefusedSignIns) for f in target.filters):
+        target.addFilter(_RefusedSignIns())
+
+
+def recent_refusal() -> bool:
+    import time
+
+    return bool(_FAILED_SIGN_IN) and time.monotonic() - _FAILED_SIGN_IN[0] < 300
+
+
+__all__ = [
+    "LOCAL",
+    "Roles",
+    "User",
+    "current",
+    "enabled",
+    "is_admin",
+    "may_use_source",
+    "recent_refusal",
+    "roles",
+    "roles_from",
+    "setup_problem",
+    "signed_in",
+    "user_from_claims",
+    "user_id",
+    "watch_sign_ins",
+]

@@ -1,0 +1,73 @@
+"""What the dashboard writes to the record (:mod:`luskin_app.record`): who, on which page, on which data,
+with which settings, produced what. Called from the few central places every analysis passes through:
+the audit (:func:`luskin_app.auditing.run_audit`), a page's kept result (:func:`luskin_app.cache.remember`:
+corrections, series, adjusted gaps) and every download (:func:`luskin_app.ui.download_button`).
+
+The data is described by its fingerprint only (name, rows, a hash): never a row or a cell.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from typing import Any
+
+import streamlit as st
+
+from . import auth, keys, record
+from . import dataset as _dataset
+
+log = logging.getLogger("luskin.app.record")
+
+MAX_SEEN = 2_000   # the actions a session remembers having written (reruns are not new actions)
+
+
+def set_page(title: str) -> None:
+    """The page this run draws (app.py, before the page), for the record's lines."""
+    st.session_state[keys.CURRENT_PAGE] = title
+
+
+def fingerprint() -> dict[str, Any]:
+    """The data as the record names it: its name, its number of rows and a hash of its content."""
+    data = _dataset.dataset()
+    return {"name": data.title, "rows": int(data.n_rows), "hash": str(data.fingerprint)[:16]}
+
+
+def note(action: str, *, settings: Any = None, produced: dict[str, Any] | None = None) -> bool:
+    """Write one line for ``action`` unless this session wrote the same one already; whether it wrote.
+
+    Never raises: a record that cannot be written is the operator's to fix (logged), not the analyst's.
+    """
+    try:
+        user = auth.current()
+        entry = {"user": {"id": user.id or "local", "name": user.shown, "email": user.email},
+                 "page": st.session_state.get(keys.CURRENT_PAGE, ""), "action": action, "data": fingerprint(),
+                 "settings": settings, "produced": produced or {}}
+        same = json.dumps([action, entry["data"], settings, produced], sort_keys=True, default=str)
+        signature = hashlib.sha256(same.encode("utf-8")).hexdigest()[:24]
+        seen: dict[str, None] = st.session_state.setdefault(keys.RECORDED, {})
+        if signature in seen:
+            return False
+        seen[signature] = None
+        while len(seen) > MAX_SEEN:
+            seen.pop(next(iter(seen)))
+        record.append(entry)
+        return True
+    except Exception as err:  # noqa: BLE001 - the record never breaks an analysis
+        log.error("the record could not be written: %s", err)
+        return False
+
+
+def spec_settings(spec: Any) -> Any:
+    """An AuditSpec (or anything with to_json) as plain JSON for the record."""
+    try:
+        return json.loads(spec.to_json())
+    except (AttributeError, TypeError, ValueError):
+        return str(spec)
+
+
+def result_text(result: Any) -> dict[str, Any]:
+    """What was produced, in the record's words: the result's kind (no number or word of it: a headline
+    names groups, and a group can be a value of the data)."""
+    return {"result": type(result).__name__}

@@ -1,0 +1,117 @@
+"""Roles from the provider's claims, sources by group, the record of who ran what, and the sign-in page's
+plain words when the operator's settings are wrong (issue 30). The sign-in itself, against a real
+provider in Chromium, is tests/browser/test_auth_browser.py."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from luskin_app import auth, record
+from luskin_app.sources import read_settings
+
+ROLES = auth.roles_from({"claim": "groups", "admin_groups": ["luskin-admins"], "analyst_groups": "luskin-analysts",
+                         "analyst_domains": ["@Agency.gov"]})
+
+
+def claims(**more: object) -> dict[str, object]:
+    return {"iss": "https://idp.example", "sub": "u1", "email": "u1@elsewhere.org", "name": "U One", **more}
+
+
+def test_roles_come_from_the_groups_claim_or_the_e_mail_domain() -> None:
+    admin = auth.user_from_claims(claims(groups=["luskin-admins", "x"]), ROLES)
+    assert admin.admin and admin.analyst and admin.id == "https://idp.example|u1" and admin.shown == "U One"
+    analyst = auth.user_from_claims(claims(groups=["luskin-analysts"]), ROLES)
+    assert analyst.analyst and not analyst.admin
+    by_domain = auth.user_from_claims(claims(email="ann@agency.gov", groups=[]), ROLES)
+    assert by_domain.analyst and not by_domain.admin
+    outsider = auth.user_from_claims(claims(groups=["staff"]), ROLES)
+    assert not outsider.analyst and not outsider.admin and not outsider.claim_missing
+    missing = auth.user_from_claims(claims(), ROLES)
+    assert not missing.analyst and missing.claim_missing
+    one_group = auth.user_from_claims(claims(groups="luskin-admins"), ROLES)   # a claim with a single value
+    assert one_group.admin
+    assert auth.user_from_claims(claims(), auth.roles_from(None)).analyst   # no rule: every signed-in user
+
+
+def test_the_same_subject_at_two_providers_is_two_users() -> None:
+    one = auth.user_from_claims(claims(groups=["luskin-admins"]), ROLES)
+    other = auth.user_from_claims(claims(iss="https://other.example", groups=["luskin-admins"]), ROLES)
+    assert one.id != other.id
+
+
+def test_a_source_lists_who_may_use_it(tmp_path: Path) -> None:
+    (tmp_path / "s.toml").write_text('[[source]]\nname = "A"\nlocation = "a.csv"\ngroups = ["luskin-admins"]\n'
+                                     '[[source]]\nname = "B"\nlocation = "b.csv"\n'
+                                     '[[source]]\nname = "C"\nlocation = "c.csv"\ngroups = [1]\n')
+    found = read_settings(tmp_path / "s.toml")
+    assert [(s.name, s.groups) for s in found.sources] == [("A", ("luskin-admins",)), ("B", ())]
+    assert "'groups' must be a list" in found.problems[0]
+
+
+def test_the_record_appends_one_json_line_per_entry_and_rotates(tmp_path: Path) -> None:
+    record.configure(record.Where(tmp_path / "r" / "record.jsonl", max_bytes=2_000, files=2))
+    try:
+        for number in range(100):
+            record.append({"user": {"id": "x"}, "action": "audit", "n": number})
+        current = tmp_path / "r" / "record.jsonl"
+        lines = [json.loads(line) for line in current.read_text().splitlines()]
+        assert lines and lines[-1]["n"] == 99 and all("time" in e for e in lines)
+        assert (tmp_path / "r" / "record.jsonl.1").exists() and (tmp_path / "r" / "record.jsonl.2").exists()
+        assert not (tmp_path / "r" / "record.jsonl.3").exists()   # at most `files` old ones
+        assert current.stat().st_mode & 0o077 == 0
+        assert record.read(5)[-1]["n"] == 99
+    finally:
+        record.configure(None)
+
+
+def test_the_record_settings_come_from_the_environment(tmp_path: Path) -> None:
+    where = record.where_from({"LUSKIN_STATE_DIR": str(tmp_path), "LUSKIN_RECORD_MAX_MB": "2",
+                               "LUSKIN_RECORD_FILES": "3"})
+    assert where.path == tmp_path / "record" / "record.jsonl" and where.max_bytes == 2_000_000 and where.files == 3
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+AUTH = {"redirect_uri": "http://127.0.0.1:8501/oauth2callback", "cookie_secret": "c" * 32, "client_id": "luskin",
+        "client_secret": "s"}
+
+
+def _app(secrets: dict[str, object]) -> AppTest:
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=60)
+    at.secrets["auth"] = secrets
+    return at.run()
+
+
+def test_signed_out_visitors_see_the_sign_in_page_and_nothing_else() -> None:
+    at = _app({**AUTH, "server_metadata_url": f"http://127.0.0.1:{_closed_port()}/.well-known/openid-configuration"})
+    assert not at.exception
+    text = " ".join(e.value for e in at.markdown) + " ".join(e.value for e in at.error)
+    assert "Adult" not in text and "rows ×" not in text
+    assert "dataset" not in at.session_state   # not even the sample was loaded
+
+
+def test_an_unreachable_provider_is_said_plainly(caplog: pytest.LogCaptureFixture) -> None:
+    port = _closed_port()
+    at = _app({**AUTH, "server_metadata_url": f"http://127.0.0.1:{port}/.well-known/openid-configuration"})
+    assert not at.exception
+    said = ("Sign-in is not available right now: this server's sign-in settings need attention. Please tell your "
+            "administrator (the server's log says what to fix).")
+    assert [e.value for e in at.error] == [said]
+    assert f"127.0.0.1:{port} does not answer" in caplog.text
+    assert not at.button   # no sign-in button that would end in an error page
+
+
+def test_missing_sign_in_settings_are_named_for_the_operator(caplog: pytest.LogCaptureFixture) -> None:
+    at = _app({"redirect_uri": "http://127.0.0.1:8501/oauth2callback", "client_id": "luskin"})
+    assert not at.exception and at.error
+    assert "lacks cookie_secret, client_secret, server_metadata_url" in caplog.text
+    assert "Traceback" not in caplog.text
