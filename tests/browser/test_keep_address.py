@@ -58,12 +58,12 @@ def test_a_refresh_brings_back_the_upload_its_settings_and_the_slide(ui: UI, ber
     assert "berkeley_1973.csv" in _sidebar(ui)
     assert ui.page.locator(".st-key-present_deck h1").first.inner_text().strip() == title
     assert ui.page.locator(words).all_inner_texts() == sentences
-    assert "no longer kept" not in ui.page.get_by_test_id("stMain").inner_text()
+    assert "was not found on the server" not in ui.page.get_by_test_id("stMain").inner_text()
 
 
 def test_an_address_whose_upload_is_gone_says_so(ui: UI) -> None:
     ui.open("?page=present&slide=3&data=" + "x" * 43)
-    ui.wait_text(re.compile("no longer kept on the server"), timeout=120_000)
+    ui.wait_text(re.compile("was not found on the server"), timeout=120_000)
     ui.idle()
     text = ui.page.get_by_test_id("stMain").inner_text()
     assert "upload your file again" in text and "not your data" in text
