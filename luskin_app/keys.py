@@ -67,7 +67,8 @@ RECORDED = "recorded"                    # what this session already wrote to th
 # navigation (Streamlit drops a widget's value on a page that does not draw it) and with a kept upload,
 # so that a refresh or a bookmark brings them back (luskin_app/session.py).
 PAGE_SETTINGS = ("adj_binned", "adj_categorical", "adj_cluster", "adj_controls", "adj_curved", "adj_n_bins",
-                 "adj_n_knots", "series_column", "series_every", "series_format", "series_cell",
+                 "adj_n_knots", "series_any_column", "series_column", "series_every", "series_format",
+                 "series_keep_flagged", "series_cell", "regulator_unknown",
                  "regulator_exclude", "regulator_race", "regulator_sex", "proxy_fallbacks", "proxy_first",
                  "proxy_level", "proxy_metric", "proxy_outcome", "proxy_place", "proxy_positive", "proxy_surname",
                  "proxy_threshold", "proxy_tolerance")
