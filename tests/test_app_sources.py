@@ -419,6 +419,7 @@ def test_the_example_settings_file_is_valid():
     example = Path(__file__).resolve().parent.parent / "docs" / "sources.example.toml"
     settings = read_settings(example)
     assert settings.problems == ()
-    assert len(settings.sources) == 6 and settings.get("HMDA 2022").password_env == "PGPASSWORD_HMDA"
+    assert len(settings.sources) == 7 and settings.get("HMDA 2022").password_env == "PGPASSWORD_HMDA"
+    assert settings.get("Personnel decisions (HR only)").groups == ("hr-analysts",)
     with pytest.raises(LuskinError, match="No source named 'Elsewhere'"):
         settings.get("Elsewhere")
