@@ -114,5 +114,5 @@ if result_.findings:
     ui.grid(pd.DataFrame(rows_, columns=list(header_)), hide_index=True)
 st.caption(ui.md(f"Controlled: the {result_.error_control}. Intervals are simultaneous: they hold together for "
                  "every group the scan could have picked."))
-st.download_button("Download the scan (JSON)", json.dumps(result_.to_dict(), indent=2, default=str).encode(),
+ui.download_button("Download the scan (JSON)", json.dumps(result_.to_dict(), indent=2, default=str).encode(),
                    "luskin_scan.json", "application/json", icon=ui.ICONS["download"])
