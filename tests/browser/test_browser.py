@@ -81,7 +81,7 @@ def test_first_visit_shows_the_audit_and_a_filter_redraws_it(ui: Any, adult_sent
     shown = _alert_texts(ui)
     for sentence in adult_sentences:
         assert sentence in shown
-    assert "gap 12 points (over tolerance)" in _chart_text(ui)
+    assert "gap 12 points (beyond tolerance)" in _chart_text(ui)
     ui.screenshot("audit")
 
     ui.timed("open app at /audit (warm server) -> bar chart visible", lambda: ui.open("audit"),
