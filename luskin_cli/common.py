@@ -150,16 +150,8 @@ def resolve(args: argparse.Namespace, *, engine: bool = False, restrict: bool = 
         raise LuskinError("Say which data to use: --data FILE.csv, --data sample:adult, or --preset adult.")
 
     spec = spec_from_args(args, base)
-    from luskin_cli.engine import is_csv_file, is_engine_location, open_for_args, sample_for_args
+    from luskin_cli.engine import is_engine_location, open_for_args, sample_for_args
 
-    if engine and is_csv_file(source, getattr(args, "table", None)):
-        from luskin_core.counting.files import open_csv_checked
-
-        # A CSV counted by DuckDB as a Parquet file is, after the upload reader's checks (the same plain
-        # words); one whose first rows DuckDB would read otherwise is read in memory below, as before.
-        checked = open_csv_checked(source)
-        if checked is not None:
-            return checked, spec, _split_names(args.features) or None
     if is_engine_location(source, getattr(args, "table", None)):
         if engine:
             return open_for_args(args, source), spec, _split_names(args.features) or None

@@ -37,19 +37,6 @@ def is_engine_location(location: str, table: str | None) -> bool:
         return False
 
 
-def is_csv_file(location: str, table: str | None) -> bool:
-    """Whether ``--data`` names a CSV file on this machine (which ``luskin audit`` counts with DuckDB)."""
-    from luskin_core.counting.engines import DEFAULT_FILE, engine_for
-
-    text = location.strip()
-    if table or text.lower().startswith("sample:") or engine_for(text).key != DEFAULT_FILE:
-        return False
-    try:
-        return Path(text).expanduser().is_file()
-    except OSError:
-        return False
-
-
 def add_engine_options(parser: argparse.ArgumentParser) -> None:
     """--table and --sample-cap (beside --data)."""
     group = parser.add_argument_group("large sources")

@@ -1,8 +1,10 @@
-"""``luskin audit`` on a CSV counts it with DuckDB (issue 26) and says what is wrong with a bad file as the upload does.
+"""A CSV counted by DuckDB after the upload's checks (files.open_csv_checked) gives the upload's audit, and
+``luskin audit`` says what is wrong with a bad file as the upload does.
 
 The audit's JSON is the in-memory audit's (the file read by the upload's reader); a file the upload
 refuses is refused in the same plain words; a file past the 1 GB limit is refused whether plain or
-gzipped (issue 30), before anything reads it.
+gzipped (issue 30), before anything reads it. (The command line reads a CSV under 200 MB in memory:
+the specification's checks that need the rows, check_spec, are not yet made on a file in DuckDB.)
 """
 
 from __future__ import annotations
