@@ -128,7 +128,7 @@ def test_plain_audit_opens_with_sufficiency_and_says_absence_of_evidence(capsys,
                            "--groups", "g")
     assert status == 0, err
     lines = out.splitlines()  # the heading, whether the outcome is good or bad for the person, then sufficiency
-    assert lines[2].startswith("Data sufficiency: 1 of 1 comparisons are too small to judge")
+    assert lines[2].startswith("Data sufficiency: 1 of 1 comparisons could not have detected a gap")
     assert "absence of evidence, not evidence of fairness" in out
 
 

@@ -34,11 +34,13 @@ def berkeley_result(berkeley):
     return audit(berkeley, BERKELEY_SPEC)
 
 
-def test_berkeley_story_overall_then_within_then_department_a(berkeley, berkeley_result):
+def test_berkeley_story_within_first_then_overall_then_department_a(berkeley, berkeley_result):
+    """Issue 27: the within-department result contradicts the overall one, so it is said first, with its lean."""
     found = findings(berkeley_result)
     kinds = [f.kind for f in found]
-    assert kinds[:3] == [OVERALL, WITHIN_PARTS, BEYOND_PART] and set(kinds[3:]) == {REST}
-    first, within, dept_a = found.items[:3]
+    assert kinds[:3] == [WITHIN_PARTS, OVERALL, BEYOND_PART] and set(kinds[3:]) == {REST}
+    within, first, dept_a = found.items[:3]
+    assert found.headline == within.sentence
     assert "30% of Female and 45% of Male" in first.sentence and first.favoured == "Male"
     assert "Male favoured by 14 points" in first.sentence
     # the pooled odds ratio is statsmodels' Mantel-Haenszel estimate on the same tables
@@ -51,7 +53,11 @@ def test_berkeley_story_overall_then_within_then_department_a(berkeley, berkeley
     low, high = st.oddsratio_pooled_confint()
     assert f"pooled odds ratio {st.oddsratio_pooled:.2f}, 95% CI {low:.2f} to {high:.2f}" in within.sentence
     assert "pooled odds ratio 1.11, 95% CI 0.94 to 1.30" in within.sentence
-    assert within.sentence.startswith("Within departments, no gap") and "Simpson's paradox" in within.sentence
+    assert within.sentence.startswith("Within departments, decision is admitted slightly more often for Female than "
+                                      "for Male (pooled odds ratio 1.11")
+    assert "could be chance" in within.sentence and "Simpson's paradox" in within.sentence
+    assert "the overall gap of 14 points favouring Male comes from which departments" in within.sentence
+    assert within.favoured == "Female"
     assert dept_a.part == "department = A" and dept_a.favoured == "Female"
     assert dept_a.sentence.startswith("In department A, Female favoured") and "82% of Female and 62% of Male" in \
         dept_a.sentence
@@ -94,11 +100,11 @@ def test_cli_text_and_json_carry_the_findings_in_order(berkeley, tmp_path, capsy
     text = capsys.readouterr().out
     numbered = re.findall(r"^(\d)\. (.*)$", text, flags=re.MULTILINE)
     assert [n for n, _ in numbered][:3] == ["1", "2", "3"]
-    assert "30% of Female and 45% of Male" in numbered[0][1] and "1.11" in numbered[1][1]
+    assert "1.11" in numbered[0][1] and "30% of Female and 45% of Male" in numbered[1][1]
     assert numbered[2][1].startswith("In department A, Female favoured")
     assert main(args + ["--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert [f["kind"] for f in out["findings"]][:3] == ["overall", "within", "beyond"]
+    assert [f["kind"] for f in out["findings"]][:3] == ["within", "overall", "beyond"]
 
 
 def test_report_first_page_and_verdict_slide_tell_the_story(berkeley, berkeley_result):
@@ -124,7 +130,12 @@ def test_an_adverse_outcome_favours_the_lower_share_and_the_four_fifths_rule_use
     result = audit(berkeley, spec)
     assert result.reference == "Male"   # the most favoured group: the fewest rejections
     found = findings(result)
-    assert found.items[0].favoured == "Male" and "70% of Female and 55% of Male" in found.items[0].sentence
+    overall = found.of_kind(OVERALL)[0]
+    assert overall.favoured == "Male" and "70% of Female and 55% of Male" in overall.sentence
+    # within departments women are rejected slightly less often: the lead says so, and favours them
+    lead = found.items[0]
+    assert lead.kind == WITHIN_PARTS and lead.favoured == "Female"
+    assert "slightly more often for Male than for Female" in lead.sentence
     dept_a = found.of_kind(BEYOND_PART)[0]
     assert dept_a.favoured == "Female" and dept_a.sentence.startswith("In department A, Female favoured")
     c = result.comparison("Female", "department = A")
@@ -185,5 +196,5 @@ def test_value_names_replace_codes_on_every_group_and_part(berkeley):
     assert set(result.groups) == {"men", "women"}
     assert "department = Engineering" in result.cell_names
     first = findings(result).items
-    assert "30% of women and 45% of men" in first[0].sentence
+    assert "30% of women and 45% of men" in first[1].sentence and "for women than for men" in first[0].sentence
     assert any(f.sentence.startswith("In department Engineering, women favoured") for f in first)

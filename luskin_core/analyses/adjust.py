@@ -38,6 +38,8 @@ from luskin_core.analyses.adjust_model import (
     AdjustResult,
     Cells,
     _aliased,
+    _check_levels,
+    _check_size,
     _reference,
     _rows_note,
     _sparse_gram,
@@ -108,6 +110,13 @@ def adjust_cells(cells: Cells, spec: AuditSpec, *, source: str = "in memory") ->
     frame = cells.frame
     if len(frame) == 0:
         raise LuskinError("No row has a value in every control, so nothing can be adjusted.")
+    for name in cells.categorical:   # refused in plain words, whichever way the cells were made
+        _check_levels(name, int(frame[name].nunique()))
+    for name in cells.numeric:
+        _check_size(name, frame[name].to_numpy(dtype=float), "control")
+    if "y2" in frame.columns and not np.isfinite(frame["y2"].to_numpy(dtype=float)).all():
+        raise LuskinError(f"The outcome '{spec.outcome}' holds numbers too large for a model (their squares "
+                          "overflow): rescale it (divide it by a power of ten).")
     reference, order = _reference(cells, spec)
     if len(order) < 2:
         raise LuskinError(f"Every analysed row is in the group '{order[0]}', so there is no other group to "

@@ -28,6 +28,29 @@ MAX_ITERATIONS = 100
 MAX_CELLS = 1_000_000
 # Non-zero entries of the (sparse) design past which the fit would need too much memory (about 12 bytes each).
 MAX_DESIGN_ENTRIES = 60_000_000
+# Values of one categorical control past which a coefficient per value is refused: the dense Gram matrix of
+# 10,000 levels took minutes and 3.3 GB (issue 30); 2,000 levels fit in seconds.
+MAX_CONTROL_LEVELS = 2_000
+# Numbers beyond this size cannot enter a model: their squares (in the Gram matrix) overflow a float.
+NUMBER_LIMIT = 1e150
+
+
+def _check_size(name: str, values: np.ndarray, what: str) -> None:
+    """A plain refusal for numbers too large for a model (the fit would fail with a linear-algebra error)."""
+    finite = values[np.isfinite(values)]
+    if finite.size and float(np.abs(finite).max()) > NUMBER_LIMIT:
+        largest = float(np.abs(finite).max())
+        raise LuskinError(f"The {what} '{name}' holds numbers as large as {largest:.3g}: a model cannot use numbers "
+                          f"beyond ±{NUMBER_LIMIT:.0e} (their squares overflow). Rescale the column (divide it by a "
+                          "power of ten) or leave it out.")
+
+
+def _check_levels(name: str, count: int) -> None:
+    """A plain refusal for a categorical control with more values than a model can hold one by one."""
+    if count > MAX_CONTROL_LEVELS:
+        raise LuskinError(f"The control '{name}' has {count:,} distinct values: holding each one equal needs a "
+                          f"coefficient per value, more than the {MAX_CONTROL_LEVELS:,} a model here can fit. Group "
+                          "rare values into one, use a coarser column, or give a number as a number (or in bins).")
 
 
 # ------------------------------------------------------------------------------------------
@@ -274,6 +297,7 @@ def cells_from_frame(frame: pd.DataFrame, spec: AuditSpec, controls: Sequence[st
     linear = spec.outcome_type == "score"
     if linear:
         y = rows[plan.outcome].to_numpy(dtype=float, na_value=np.nan)
+        _check_size(plan.outcome, y, "outcome")
     else:
         y = prepared.y.astype(float)
     keys: dict[str, tuple[np.ndarray, Any]] = {"group": pd.factorize(labels)}
@@ -283,12 +307,14 @@ def cells_from_frame(frame: pd.DataFrame, spec: AuditSpec, controls: Sequence[st
         series = rows[name]
         if _is_numeric(series) and name not in forced:
             values = series.to_numpy(dtype=float, na_value=np.nan)
+            _check_size(name, values, "control")
             keep &= np.isfinite(values)
             codes, uniques = pd.factorize(values)
             keys[name] = (codes, pd.Index(np.asarray(uniques, dtype=float)))
             numeric.append(name)
         else:
             keys[name] = _text_codes(series)
+            _check_levels(name, len(keys[name][1]))
             cats.append(name)
     if cluster_name is not None:
         keys["cluster"] = _text_codes(rows[cluster_name])

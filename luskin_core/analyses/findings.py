@@ -3,6 +3,9 @@
 One rule, used by the Audit page, the slides, the report's first page and the command line's
 text output, so that every surface tells the same story in the same order:
 
+0. **Simpson's paradox first**: when the pooled result within the parts contradicts the overall gap, that
+   is said before anything else, with the way the within-part result leans and where the overall gap
+   comes from (the overall answer follows it; the within-part finding of that group is not repeated).
 1. **The overall answer**: each group's overall share against the reference group's, who is
    favoured and by how much (percentage points, and whether it is beyond the tolerance and not
    chance). With several groups, the largest overall gap comes first.
@@ -314,13 +317,56 @@ def _rest(result: Any, several: bool, said: Finding | None) -> list[Finding]:
     return out
 
 
+def _simpson_lead(result: Any) -> Finding | None:
+    """When the gap within the parts contradicts the overall one (Simpson's paradox), the finding said first.
+
+    It says which way the pooled within-part result leans, by how much and how sure, then where the overall
+    gap comes from: "Within departments, decision is admitted slightly more often for Female than for Male
+    (pooled odds ratio 1.11, 95% CI 0.94 to 1.30, p = 0.217: could be chance): the overall gap of 14 points
+    favouring Male comes from which departments each group is in, not from different treatment within them
+    (Simpson's paradox)."
+    """
+    spec = result.spec
+    pooled = [p for p in result.pooled if p.simpson and p.mh_odds_ratio is not None and p.cmh_p_value is not None
+              and p.marginal_difference is not None]
+    if not pooled:
+        return None
+    pc = max(pooled, key=lambda p: abs(p.marginal_difference or 0.0))
+    _, parts = part_nouns(spec)
+    overall_who = favoured(spec, pc.group, pc.marginal_rate, pc.reference, pc.reference_marginal_rate)
+    ci = "" if pc.mh_ci_low is None or pc.mh_ci_high is None else f", 95% CI {pc.mh_ci_low:.2f} to {pc.mh_ci_high:.2f}"
+    sure = pc.cmh_p_value < ALPHA
+    numbers = f"pooled odds ratio {pc.mh_odds_ratio:.2f}{ci}, {format_p(pc.cmh_p_value)}"
+    if not sure:
+        numbers += ": could be chance"
+    if pc.mh_odds_ratio == 1:
+        lean = f"{_outcome(spec)} as often for {pc.group} as for {pc.reference}"
+        who = None
+    else:
+        higher = pc.group if pc.mh_odds_ratio > 1 else pc.reference
+        lower = pc.reference if higher == pc.group else pc.group
+        lean = f"{_outcome(spec)} {'' if sure else 'slightly '}more often for {higher} than for {lower}"
+        who = lower if adverse(spec) else higher
+    gap = "" if overall_who is None else f" of {points(abs(pc.marginal_difference or 0.0))} favouring {overall_who}"
+    sentence = (f"Within {parts}, {lean} ({numbers}): the overall gap{gap} comes from which {parts} each group is "
+                "in, not from different treatment within them (Simpson's paradox).")
+    return Finding(WITHIN_PARTS, sentence, pc.group, pc.reference, None, who, pc.weighted_difference)
+
+
 def findings(result: Any) -> Findings:
-    """The audit's findings in the order of the module's rule (see the module docstring)."""
+    """The audit's findings in the order of the module's rule (see the module docstring).
+
+    When the gap within the parts contradicts the overall one (Simpson's paradox), that is said first, in
+    plain words and with the way the within-part result leans; the overall gap follows.
+    """
     several = len(result.cell_names) > 1
     items = _overall(result, several)
     said = items[0] if items else None
+    lead = _simpson_lead(result) if several else None
+    if lead is not None:
+        items = [lead, *items]
     if several:
-        items += _within(result)
+        items += [f for f in _within(result) if lead is None or f.group != lead.group]
     items += _beyond(result, several, said)
     items += _rest(result, several, said)
     return Findings(tuple(items))

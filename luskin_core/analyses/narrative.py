@@ -298,11 +298,12 @@ def headline(result: AuditResult) -> str:
     text = "; ".join(parts)
     text = text[0].upper() + text[1:]
     if counts[TOO_FEW]:
-        text += f" ({counts[TOO_FEW]} too small to judge)"
+        text += f" ({counts[TOO_FEW]:,} {'has' if counts[TOO_FEW] == 1 else 'have'} {TOO_FEW.mark})"
     text += "."
-    if result.simpson:
+    if result.simpson:  # said first: the overall gap misleads
         names = ", ".join(group_words(p.group, spec) for p in result.simpson)
-        text += f" For {names}, the overall gap and the gap within the strata disagree (Simpson's paradox)."
+        text = (f"For {names}, the overall gap and the gap within the strata disagree (Simpson's paradox): read "
+                f"the comparison within the strata. {text}")
     return text
 
 

@@ -305,9 +305,14 @@ def build_plan(spec: AuditSpec, facts: Facts) -> Plan:
                               "column, or say which value counts as positive.")
         cutoff = spec.score_cutoff
         if cutoff is None:
-            median = facts.quantiles(outcome, [0.5])
-            if not median or not math.isfinite(median[0]):
+            with np.errstate(over="ignore", invalid="ignore"):  # numbers near 1e308: said below, not warned
+                median = facts.quantiles(outcome, [0.5])
+            if not median or math.isnan(median[0]):
                 raise LuskinError(f"The score '{outcome}' has no values to take a median of.")
+            if not math.isfinite(median[0]):
+                raise LuskinError(f"The score '{outcome}' holds numbers too large to take a median of (near the "
+                                  "largest a computer can store): rescale it (divide it by a power of ten), or give "
+                                  "a cut-off.")
             cutoff = float(median[0])
     return Plan(spec, outcome, outcome_numeric, prediction, prediction_kind, group_parts, protected,
                 cell_parts, filters, population, cutoff)

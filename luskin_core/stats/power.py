@@ -208,8 +208,11 @@ def sufficiency_lines(items: Sequence[Sufficiency]) -> list[str]:
     if not small:
         return [("Data sufficiency: every comparison could detect a gap of the tolerance, or found a larger one "
                  "(80% power, 5% level).")]
-    lines = [(f"Data sufficiency: {len(small)} of {len(items)} comparisons are too small to judge: they could not "
-              "detect a gap of the tolerance (80% power, 5% level) and found none beyond chance:")]
+    # Not "too small to judge": these were judged (within the tolerance, or could be chance); what they lack is
+    # the power to have seen a gap of the tolerance, so their verdict is absence of evidence.
+    lines = [(f"Data sufficiency: {len(small)} of {len(items)} comparisons could not have detected a gap of the "
+              "tolerance (80% power, 5% level) and found none beyond chance, so their verdict is absence of "
+              "evidence, not evidence of fairness:")]
     for s in small[:12]:
         where = "" if s.cell is None else f" where {s.cell}"
         seen = ("no drop is detectable" if s.minimum_detectable_difference is None
