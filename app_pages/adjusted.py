@@ -88,10 +88,7 @@ def render_result(result: AdjustResult) -> None:
     st.markdown(ui.bullet_list(g.sentence for g in result.gaps))
     st.plotly_chart(ui.fit_chart(adjusted_gaps_chart(result)), key="adj_gaps_chart", theme=None)
     st.plotly_chart(ui.fit_chart(explained_chart(result)), key="adj_explained_chart", theme=None)
-    table = result.to_frame()[["group", "raw_difference", "adjusted_difference", "adjusted_ci_low",
-                               "adjusted_ci_high", "adjusted_p_corrected", "odds_ratio", "explained", "unexplained",
-                               "verdict", "flagged"]]
-    ui.grid(table, hide_index=True, key="adj_table")
+    ui.grid(result.table(), hide_index=True, key="adj_table")   # in words: points, p-values, no column names
     for sentence in result.diagnostics:
         st.warning(ui.md(sentence), icon=ui.ICONS["info"])
     st.caption(ui.md(f"{result.rows_note} Decomposition: {result.decomposition}"))

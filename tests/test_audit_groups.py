@@ -266,7 +266,7 @@ def test_verdicts_in_their_order():
     assert noisy.p_value < 0.05 <= noisy.p_adjusted  # significant alone, not after Holm over 3
     assert "could be due to chance" in result.sentence(noisy) and "after adjusting" in result.sentence(noisy)
     assert result.comparison("far").four_fifths is True and result.comparison("close").four_fifths is False
-    assert "1 of 3 comparisons" in result.headline() and "1 too small" in result.headline()
+    assert "1 of 3 comparisons" in result.headline() and "(1 has too few rows to judge)" in result.headline()
     bigger = audit(frame, AuditSpec("y", 1, group_by=("g",), reference="ref", min_group_size=10))
     assert bigger.comparison("tiny").verdict != TOO_FEW
 

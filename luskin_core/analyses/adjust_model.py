@@ -181,6 +181,44 @@ class AdjustResult:
     def flagged(self) -> tuple[AdjustedGap, ...]:
         return tuple(g for g in self.gaps if g.flagged)
 
+    def summary(self) -> list[str]:
+        """One short sentence per group for a report's first page: the adjusted gap, its interval and verdict."""
+        held = ", ".join(self.controls)
+        out = []
+        for g in self.gaps:
+            if self.model == "linear":
+                gap = f"{g.adjusted_difference:+,.4g} (95% CI {g.adjusted_ci_low:+,.4g} to {g.adjusted_ci_high:+,.4g})"
+                raw = f"{g.raw_difference:+,.4g}"
+            else:
+                gap = (f"{_pp(g.adjusted_difference)} points (95% CI {_pp(g.adjusted_ci_low)} to "
+                       f"{_pp(g.adjusted_ci_high)})")
+                raw = f"{_pp(g.raw_difference)} points"
+            out.append(f"Holding {held} equal, the gap between {g.group} and {g.reference} is {gap}, against a raw "
+                       f"gap of {raw}: {g.verdict.words} ({format_p(g.adjusted_p_corrected)} after adjusting for the "
+                       "number of comparisons).")
+        return out
+
+    def table(self) -> pd.DataFrame:
+        """The per-group table a page or report shows, in words: points (not fractions), p-values as p-values."""
+        linear = self.model == "linear"
+        unit = "" if linear else " (points)"
+
+        def num(x: float) -> str:
+            return f"{x:+,.4g}" if linear else _pp(x)
+
+        rows = []
+        for g in self.gaps:
+            rows.append({
+                "Group": g.group, f"Raw gap{unit}": num(g.raw_difference),
+                f"Adjusted gap{unit}": num(g.adjusted_difference),
+                "95% interval": f"{num(g.adjusted_ci_low)} to {num(g.adjusted_ci_high)}",
+                "p (adjusted for comparisons)": format_p(g.adjusted_p_corrected, short=True),
+                "Odds ratio": "" if g.odds_ratio is None else f"{g.odds_ratio:.2f}",
+                f"Explained{unit}": num(g.explained), f"Unexplained{unit}": num(g.unexplained),
+                "Verdict": g.verdict.words + (" (flagged)" if g.flagged else ""),
+            })
+        return pd.DataFrame(rows)
+
 
 # ------------------------------------------------------------------------------------------
 # Cells: rows with the same group, control values and cluster, with their sums
@@ -313,8 +351,8 @@ def cells_from_frame(frame: pd.DataFrame, spec: AuditSpec, controls: Sequence[st
             keys[name] = (codes, pd.Index(np.asarray(uniques, dtype=float)))
             numeric.append(name)
         else:
+            _check_levels(name, int(series.nunique()))
             keys[name] = _text_codes(series)
-            _check_levels(name, len(keys[name][1]))
             cats.append(name)
     if cluster_name is not None:
         keys["cluster"] = _text_codes(rows[cluster_name])
@@ -1032,7 +1070,13 @@ def _sentence(g: AdjustedGap, spec: AuditSpec, controls: Sequence[str], linear: 
         verdict = (f"The adjusted gap is larger than {_tolerance(spec, linear)}, but it could be due to chance "
                    f"({format_p(g.adjusted_p_corrected)} after adjusting for the number of comparisons)")
     interval = " The interval includes zero: once the controls are held equal, no gap is shown." if across else ""
-    return f"{raw}; {adj}.{interval} {parts}. {verdict}."
+    why = ""
+    if not linear and abs(g.adjusted_difference - g.unexplained) >= 0.005:
+        why = (f" The adjusted gap ({_pp(g.adjusted_difference)}) and the unexplained part "
+               f"({_pp(g.unexplained)}) answer different questions: the first switches every row's group and "
+               f"averages over all rows, the second keeps each group's own controls (Yun's decomposition), so they "
+               "differ when the groups' controls differ.")
+    return f"{raw}; {adj}.{interval} {parts}.{why} {verdict}."
 
 
 def _tolerance(spec: AuditSpec, linear: bool) -> str:

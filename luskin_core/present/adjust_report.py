@@ -59,8 +59,9 @@ def adjusted_slide(result: AdjustResult) -> Any:
 
     flagged = result.flagged
     if flagged:
-        lead = f"With {', '.join(result.controls)} held equal, {len(flagged)} group(s) still differ beyond the " \
-               "tolerance (flagged)."
+        lead = (f"With {', '.join(result.controls)} held equal, {len(flagged):,} "
+                f"{'group still differs' if len(flagged) == 1 else 'groups still differ'} beyond the tolerance, "
+                "not by chance (flagged).")
     else:
         lead = f"With {', '.join(result.controls)} held equal, no group's gap is flagged."
     first = result.gaps[0].sentence if result.gaps else ""

@@ -750,7 +750,7 @@ def _cost_section(points: Sequence[CostPoint]) -> Section:
 
 
 def _summary_section(result: AuditResult, dataset: DatasetRef | None, points: Sequence[CostPoint],
-                     ran: Sequence[str], warnings: Sequence[str]) -> Section:
+                     ran: Sequence[str], warnings: Sequence[str], adjusted: Any = None) -> Section:
     section = Section("summary", "The findings in one page", css="summary")
     section.add("subheading", text="The question")
     section.blocks.append(_settings(_question(result, dataset)))
@@ -765,6 +765,8 @@ def _summary_section(result: AuditResult, dataset: DatasetRef | None, points: Se
     if len(others) + len(keep) > len(shown):
         shown.append(f"... and {len(rest) - len(shown)} more findings, in the audit section below.")
     section.add("sentences", items=shown)
+    if adjusted is not None:  # the adjusted gap belongs on the first page when it was run
+        section.add("sentences", items=adjusted.summary(), title="Once the controls are held equal (regression)")
     section.add("paragraph", text=f"Verdicts: {result.headline()}")
     caveats = _caveats(result)
     if caveats:
@@ -937,7 +939,7 @@ def report_content(
     for name, items in (("Retraining", retrains), ("Thresholds", reports), ("Equalized distribution", sweeps)):
         for obj in items:
             warnings += correction_warnings(obj.correction, name)
-    sections = [_summary_section(result, ref, points, ran, list(dict.fromkeys(warnings)))]
+    sections = [_summary_section(result, ref, points, ran, list(dict.fromkeys(warnings)), adjusted)]
     if points:
         sections.append(_cost_section(points))
     audit_section = _audit_section(result)
