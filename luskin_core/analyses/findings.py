@@ -350,6 +350,9 @@ def _simpson_lead(result: Any) -> Finding | None:
     gap = "" if overall_who is None else f" of {points(abs(pc.marginal_difference or 0.0))} favouring {overall_who}"
     sentence = (f"Within {parts}, {lean} ({numbers}): the overall gap{gap} comes from which {parts} each group is "
                 "in, not from different treatment within them (Simpson's paradox).")
+    if pc.breslow_day_p_value is not None and pc.breslow_day_p_value < ALPHA:
+        sentence += (f" The gap differs from one {part_nouns(spec)[0]} to another (Breslow-Day "
+                     f"{format_p(pc.breslow_day_p_value)}): read them one by one.")
     return Finding(WITHIN_PARTS, sentence, pc.group, pc.reference, None, who, pc.weighted_difference)
 
 
