@@ -147,3 +147,15 @@ def test_a_result_offering_its_section_plugs_in(three) -> None:
     headings, text = _page(build_html_report(result, results=[_Scan(3)], generated_at=WHEN))
     assert "Subgroup scan" in headings
     assert f"3 subgroups found beside {result.reference}." in text
+
+
+def test_a_subgroup_scan_gets_its_section_with_its_findings(adult, three) -> None:
+    from luskin_core import ScanSpec, scan
+
+    result = three[0]
+    found = scan(adult, ScanSpec("income", ">50K", ("sex", "race"), depth=2, replicates=199, seed=3))
+    assert found.findings  # Adult's income gap by sex is far beyond chance
+    headings, text = _page(build_html_report(result, results=[found], generated_at=WHEN))
+    assert "Subgroup scan: where the gaps are" in headings
+    for f in found.findings:
+        assert " ".join(f.sentence.split()) in text

@@ -94,6 +94,12 @@ def _proxy(result: Any, context: PartContext) -> Section:
     return report_section(result)
 
 
+def _scan(result: Any, context: PartContext) -> Section:
+    from luskin_core.present.scan_plots import scan_report_section
+
+    return scan_report_section(result)
+
+
 REPORT_PARTS: tuple[PartKind, ...] = (
     PartKind("luskin_core.analyses.adjust_model:AdjustResult", _adjusted, 10),
     PartKind("luskin_core.analyses.regulator:LL144Result", _ll144, 20),
@@ -101,6 +107,7 @@ REPORT_PARTS: tuple[PartKind, ...] = (
     PartKind("luskin_core.analyses.regulator:EEOCOutput", _regulator, 20),
     PartKind("luskin_core.analyses.series:SeriesResult", _series, 30),
     PartKind("luskin_core.analyses.proxy_audit:ProxyAudit", _proxy, 40),
+    PartKind("luskin_core.analyses.scan:ScanResult", _scan, 45),
 )
 _OWN_RANK = 50  # results offering their own section (ReportPart), and regulator outputs not listed above
 _REGULATOR_RANK = 20
