@@ -40,6 +40,7 @@ import pandas as pd
 from scipy.stats import norm
 
 from luskin_core.errors import LuskinError
+from luskin_core.formatting import format_percent
 
 Z95 = float(norm.ppf(0.975))
 EPS = 1e-10
@@ -356,9 +357,9 @@ class RecordedCheck:
         verdict = ("inside its 95% interval: no sign the assumption fails" if self.covered else
                    "outside its 95% interval: the assumption may not hold for these data")
         return (f"{self.group}: on {self.rows:,} rows with recorded race, the recorded rate is "
-                f"{self.recorded_rate:.1%}; the outcome-aware estimate from surnames and places alone is "
-                f"{self.estimate:.1%} ({self.ci_low:.1%} to {self.ci_high:.1%}), {verdict} (weighted: "
-                f"{self.weighted:.1%}).")
+                f"{format_percent(self.recorded_rate)}; the outcome-aware estimate from surnames and places alone is "
+                f"{format_percent(self.estimate)} ({format_percent(self.ci_low)} to {format_percent(self.ci_high)}), "
+                f"{verdict} (weighted: {format_percent(self.weighted)}).")
 
 
 def check_against_recorded(p: np.ndarray, y: np.ndarray, recorded: Any, labels: tuple[str, ...],
