@@ -23,11 +23,9 @@ housekeeping.start()  # closed sessions let go of their uploads (luskin_app/hous
 # With [auth] in the secrets, nothing below runs before sign-in: the sign-in page, then a stop.
 user = signin.gate()
 
+admin = auth.enabled() and user.admin  # the record and the sources' settings: administrators only
 PAGES = {p.name: st.Page(p.file, title=p.title, icon=p.icon, default=p.default, url_path=p.url_path)
-         for p in pages.PAGES}  # one line per page in luskin_app/pages.py
-if auth.enabled() and user.admin:   # the record and the sources' settings: administrators only
-    PAGES["admin"] = st.Page("app_pages/admin.py", title="Administration", icon=":material/admin_panel_settings:",
-                             url_path="admin")
+         for p in pages.PAGES if admin or not p.admin_only}  # one line per page in luskin_app/pages.py
 navigation = st.navigation(list(PAGES.values()))
 ui.page_style()
 wanted = st.query_params.get("page")

@@ -24,6 +24,7 @@ class PageEntry:
     file: str
     icon: str
     url_path: str | None
+    admin_only: bool = False  # shown only to a signed-in administrator (the record, the sources' settings)
 
     @property
     def default(self) -> bool:
@@ -31,9 +32,10 @@ class PageEntry:
         return self.url_path is None
 
 
-def _page(name: str, title: str, icon: str, *, default: bool = False) -> PageEntry:
+def _page(name: str, title: str, icon: str, *, default: bool = False, admin_only: bool = False) -> PageEntry:
     """A page whose file is ``app_pages/<name>.py`` and whose address is ``/<name>``."""
-    return PageEntry(name, title, f"app_pages/{name}.py", f":material/{icon}:", None if default else name)
+    return PageEntry(name, title, f"app_pages/{name}.py", f":material/{icon}:", None if default else name,
+                     admin_only)
 
 
 PAGES: tuple[PageEntry, ...] = (
@@ -49,5 +51,6 @@ PAGES: tuple[PageEntry, ...] = (
     _page("equalized", "Equalized distribution", "stacked_line_chart"),
     _page("report", "Report", "description"),
     _page("present", "Present", "slideshow"),
+    _page("admin", "Administration", "admin_panel_settings", admin_only=True),
 )
 BY_NAME: dict[str, PageEntry] = {p.name: p for p in PAGES}

@@ -12,6 +12,7 @@ from luskin_core.corrections.thresholds import tune_thresholds
 from luskin_core.counting.data import PRESETS
 from luskin_core.present import plots
 from luskin_core.spec.audit_spec import AuditSpec
+from luskin_core.stats.verdict import Verdict
 
 
 def small_frame(n: int = 600, seed: int = 0) -> pd.DataFrame:
@@ -56,7 +57,8 @@ def test_audit_bars_traces_colours_and_values(adult_result):
     assert "5 points" in fig.layout.title.subtitle.text and "95% confidence" in fig.layout.title.subtitle.text
     assert fig.layout.font.size >= 16
     notes = [a.text for a in fig.layout.annotations]
-    assert any("gap 12 points (over tolerance)" in n for n in notes)
+    # the chart's note says the gap and the audit's own verdict (beyond tolerance, not due to chance)
+    assert any(f"gap 12 points ({Verdict.BEYOND.mark})" in n for n in notes)
 
 
 def test_audit_bars_with_an_empty_cell_does_not_fail(adult):
