@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from conftest import UI
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 pytestmark = pytest.mark.browser
 
@@ -282,8 +283,15 @@ def _present(ui: UI, mode: str) -> None:
     ui.wait_text(re.compile(r"^Slide 1 of \d+$"), timeout=60_000)
     ui.idle()
     if mode == "full screen":
-        ui.page.keyboard.press("f")
-        ui.page.locator(".st-key-present_full_on button").first.wait_for(timeout=120_000)
+        full = ui.page.locator(".st-key-present_full_on button").first
+        for _ in range(3):  # a key pressed while a rerun redraws the page can be lost: press it again
+            ui.page.keyboard.press("f")
+            try:
+                full.wait_for(timeout=40_000)
+                break
+            except PlaywrightTimeoutError:
+                ui.idle()
+        full.wait_for(timeout=40_000)
         ui.idle()
 
 
