@@ -203,6 +203,7 @@ def test_uploads_open_for_their_owner_only_and_roles_decide_what_is_shown(
     text = _main(bob)
     assert "Administrators only" not in text and "closed.csv" not in text and "sources.toml" not in text
     bob.page.get_by_role("combobox", name="Source").first.click()
+    bob.page.get_by_role("option").first.wait_for(timeout=60_000)  # the list is drawn after the click
     options = bob.page.get_by_role("option").all_inner_texts()
     assert options == ["Open to analysts"], options
     bob.page.keyboard.press("Escape")
