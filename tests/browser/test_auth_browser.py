@@ -17,14 +17,13 @@ import re
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
-from conftest import CHROMIUM, ROOT, UI
+from conftest import CHROMIUM, ROOT, UI, _healthy
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 sys.path.insert(0, str(ROOT / "tests"))
@@ -47,14 +46,6 @@ name = "Administrators only"
 location = "{folder}/closed.csv"
 groups = ["luskin-admins"]
 """
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-            return response.read().strip() == b"ok"
-    except OSError:
-        return False
 
 
 class Served:
