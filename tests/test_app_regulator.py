@@ -133,7 +133,7 @@ def test_regulator_page_reads_a_published_table():
     assert "'=HYPERLINK(\"x\")" in set(race["category"])  # shown as text, as the CSV writes it
     text = "\n".join(unescape(m.value) for m in at.markdown)
     assert "Spread over the categories in every possible way" in text
-    assert "the published table does not have it" in "\n".join(unescape(i.value) for i in at.info)
+    assert "the published table has no intersectional rows" in "\n".join(unescape(i.value) for i in at.info)
 
 
 def test_a_registered_table_gets_its_own_tab(monkeypatch):

@@ -113,8 +113,8 @@ def test_eeoc_template_text_and_json(capsys) -> None:
 
 def test_template_mistakes_are_plain_sentences(capsys, hiring) -> None:
     status, _, err = run(capsys, "audit", "--data", hiring, "--outcome", "hired", "--positive", "yes",
-                         "--template", "ll144", "--sex", "sex")
-    assert status == 2 and "--sex COLUMN --race COLUMN" in err and "Traceback" not in err
+                         "--template", "ll144")
+    assert status == 2 and "--sex COLUMN, --race COLUMN" in err and "Traceback" not in err
     status, _, err = run(capsys, "audit", "--data", hiring, "--outcome", "hired", "--positive", "yes",
                          "--groups", "race", "--sex", "sex")
     assert status == 2 and "--template" in err
@@ -347,3 +347,44 @@ def test_audit_bounds_over_the_rows_of_unknown_group(capsys, tmp_path) -> None:
     status, out, err = run(capsys, *base)
     assert status == 0, err
     assert "b against a: if the 20 rows of unknown group belonged to either, the gap would lie between" in out
+
+
+@pytest.mark.parametrize("given,absent", [("sex", "race_ethnicity"), ("race", "sex")])
+def test_ll144_with_one_characteristic_from_rows_and_from_its_published_table(capsys, tmp_path, given,
+                                                                              absent) -> None:
+    """A pool that collects only sex (or only race/ethnicity): that table, from the rows and from the published
+    counts, equal to pandas; the others say plainly why they cannot be made."""
+    rng = __import__("numpy").random.default_rng(5)
+    n = 600
+    frame = pd.DataFrame({"sex": rng.choice(["Female", "Male", "Decline to self-identify"], n, p=[.45, .45, .1]),
+                          "race": rng.choice(["A", "B", "C", ""], n, p=[.3, .3, .3, .1]),
+                          "hired": rng.choice(["yes", "no"], n)})
+    path, exported = tmp_path / "pool.csv", tmp_path / "published.csv"
+    frame.to_csv(path, index=False)
+    status, out, err = run(capsys, "audit", "--data", str(path), "--outcome", "hired", "--positive", "yes",
+                           "--template", "ll144", f"--{given}", given, "--json", "--csv", str(exported))
+    assert status == 0, err
+    doc = json.loads(out)["ll144"]
+    made = "sex" if given == "sex" else "race_ethnicity"
+    tables = {t["kind"]: t for t in doc["tables"]}
+    column = frame[given].replace({"Decline to self-identify": None, "": None})
+    known = frame[column.notna()]
+    expected = known.groupby(given)["hired"].agg(n="size", selected=lambda s: int((s == "yes").sum()))
+    got = {r["category"]: (r["n"], r["selected"]) for r in tables[made]["rows"]}
+    assert got == {k: (int(v.n), int(v.selected)) for k, v in expected.iterrows()}
+    assert tables[made]["unknown_count"] == int(column.isna().sum()) and tables[made]["reason"] is None
+    assert not tables[absent]["rows"] and "column" in tables[absent]["reason"]
+    assert not tables["intersectional"]["rows"] and "no sex × race/ethnicity categories" in tables["intersectional"]["reason"]
+    status, text, err = run(capsys, "audit", "--data", str(path), "--outcome", "hired", "--positive", "yes",
+                            "--template", "ll144", f"--{given}", given)
+    assert status == 0, err
+    what = "sex" if given == "sex" else "race/ethnicity"
+    assert f"Individuals assessed: {n:,}; unknown {what} (not in the {what} table): {int(column.isna().sum()):,}" in text
+    other = "race/ethnicity" if given == "sex" else "sex"
+    assert f"the data has no {other} column (none was given" in text and "Traceback" not in err
+    # the exported table read back as a published one: the same table and bounds
+    status, out, err = run(capsys, "audit", "--template", "ll144", "--counts", str(exported), "--json")
+    assert status == 0, err
+    back = {t["kind"]: t for t in json.loads(out)["ll144"]["tables"]}
+    assert back[made]["rows"] == tables[made]["rows"] and back[made]["unknown_count"] == tables[made]["unknown_count"]
+    assert not back[absent]["rows"] and f"published table has no {other} rows" in back[absent]["reason"]

@@ -616,7 +616,7 @@ def test_columns_are_guessed_only_from_what_the_data_support():
     assert guess_ll144_columns(coded) == ("who", "grp")
     spec = AuditSpec.from_dict({"outcome": "default", "positive": 1, "group_by": ["SEX"]})
     result = ll144_audit(credit, spec, "SEX", None)
-    assert result.table("race_ethnicity").reason == "the data has no race/ethnicity column, so this table cannot be made."
+    assert result.table("race_ethnicity").reason.startswith("the data has no race/ethnicity column")
     assert len(result.table("sex").rows) == 2 and result.table("sex").reason is None
 
 

@@ -305,6 +305,16 @@ class LL144Result:
             return self.n_assessed
         return max((t.total + t.unknown_count for t in self.tables), default=0)
 
+    def unknown_counts(self) -> list[tuple[str, int]]:
+        """The unknown counts to show beside "Individuals assessed": the intersectional table's (sex or
+        race/ethnicity unknown), or, when there is no intersectional table to speak of (one characteristic
+        not collected, or not published), each made table's own."""
+        inter = self.table("intersectional")
+        if inter.rows or inter.unknown_count:
+            return [("Unknown sex or race/ethnicity (not in the intersectional table)", self.unknown_count)]
+        return [(f"Unknown {UNKNOWN_WHAT[t.kind]} (not in the {KIND_TITLES[t.kind].lower()} table)", t.unknown_count)
+                for t in self.tables if t.kind != "intersectional" and (t.rows or t.unknown_count)]
+
     @property
     def justification(self) -> str | None:
         if not self.exclude_small or not any(r.excluded for t in self.tables for r in t.rows):
@@ -581,20 +591,25 @@ def ll144_from_cells(cells: Mapping[tuple[str, str], tuple[int, int]], *, unknow
     if not total:
         raise LuskinError("No individual with an outcome was assessed, so no Local Law 144 table can be made.")
     reasons = {}
+    why_not = []  # why there are no sex × race/ethnicity categories to compare, one clause per characteristic
     for kind, what in (("sex", "sex"), ("race_ethnicity", "race/ethnicity")):
         names = list(tables[kind])
         if kind in absent:
-            reasons[kind] = f"the data has no {what} column, so this table cannot be made."
+            reasons[kind] = (f"the data has no {what} column (none was given: a pool where {what} is not "
+                             "collected), so this table cannot be made.")
             unknowns[kind] = [0, 0]
+            why_not.append(f"there is no {what} column")
         elif not names:
             reasons[kind] = f"every individual's {what} is unknown, so this table cannot be made."
+            why_not.append(f"every individual's {what} is unknown")
         elif len(names) == 1:
             reasons[kind] = (f"every individual with a known {what} is {names[0]}, so there is no other category "
                              "to compare with and no impact ratio.")
+            why_not.append(f"every individual with a known {what} is {names[0]} (the intersections would repeat "
+                           f"the {'race/ethnicity' if kind == 'sex' else 'sex'} table)")
     if reasons:
-        which = " and ".join(KIND_TITLES[k].lower() for k in reasons)
-        reasons["intersectional"] = (f"the {which} table cannot be made or has fewer than two categories, so "
-                                     "there are no sex × race/ethnicity categories to compare.")
+        reasons["intersectional"] = (" and ".join(why_not) + ", so there are no sex × race/ethnicity categories "
+                                     "to compare.")
         tables["intersectional"] = {}
         if absent:
             unknowns["intersectional"] = [0, 0]
@@ -753,7 +768,8 @@ def ll144_from_summary(frame: pd.DataFrame, *, exclude_small: bool = False, unkn
         tables[kind][category] = (n, selected)
     if not any(tables.values()):
         raise LuskinError("The published table has no category with counts.")
-    reasons = {k: "the published table does not have it." for k in KINDS if not tables[k] and k not in unknowns}
+    reasons = {k: (f"the published table has no {KIND_TITLES[k].split(' (')[0].lower()} rows (not collected, or not "
+                   "published), so this table cannot be made.") for k in KINDS if not tables[k] and not unknowns.get(k, (0, 0))[0]}
     means = ("The published scoring rates are rounded: the number above the median is taken as the whole number "
              "nearest the rate times the applicants." if scoring else "")
     return ll144_from_tables(tables, unknowns, exclude_small=exclude_small, scoring=scoring, sex_column="",
@@ -870,9 +886,12 @@ def format_ll144(result: LL144Result) -> str:
 
     rate = result.rate_name.capitalize()
     selected = "Scored above median" if result.scoring else "# Selected"
+    inter = result.table("intersectional")
+    assessed_unknowns = ("unknown category (missing sex or race/ethnicity, not included in the intersectional "
+                         f"table): {result.unknown_count:,}" if inter.rows or inter.unknown_count else
+                         "; ".join(f"{what[0].lower() + what[1:]}: {n:,}" for what, n in result.unknown_counts()))
     lines = [f"NYC Local Law 144 bias audit ({result.rate_name}s, impact ratios against the most selected category)",
-             (f"Individuals assessed: {result.assessed:,}; unknown category (missing sex or "
-              f"race/ethnicity, not included in the intersectional table): {result.unknown_count:,}")]
+             f"Individuals assessed: {result.assessed:,}" + (f"; {assessed_unknowns}" if assessed_unknowns else "")]
     if result.selected_means:
         lines.append(result.selected_means)
     if result.no_outcome_count:
@@ -886,7 +905,8 @@ def format_ll144(result: LL144Result) -> str:
         head = ["category", "# of applicants", selected, rate, "impact ratio"]
         if unknowns:
             head += ["range over the unknowns", "status"]
-        lines += ["", f"{KIND_TITLES[t.kind]} categories (unknown {UNKNOWN_WHAT[t.kind]}: {t.unknown_count:,})"]
+        counted = f" (unknown {UNKNOWN_WHAT[t.kind]}: {t.unknown_count:,})" if t.rows or t.unknown_count else ""
+        lines += ["", f"{KIND_TITLES[t.kind]} categories{counted}"]
         if t.rows:
             lines.append(format_table(rows, head))
         if t.reason:
@@ -998,7 +1018,8 @@ class LL144Output:
 
     def metrics(self) -> list[tuple[str, str]]:
         r = self.result
-        out = [("Individuals assessed", f"{r.assessed:,}"), ("Unknown sex or race/ethnicity", f"{r.unknown_count:,}")]
+        out = [("Individuals assessed", f"{r.assessed:,}"),
+               *((what.split(" (")[0], f"{n:,}") for what, n in r.unknown_counts())]
         if r.scoring and r.median is not None:
             out.append(("Median score (scoring rate: strictly above)", f"{r.median:g}"))
         elif r.no_outcome_count:
@@ -1011,8 +1032,7 @@ class LL144Output:
     def settings(self, data_label: str = "") -> list[tuple[str, str]]:
         r = self.result
         items = [("Data", data_label)] if data_label else []
-        items += [("Individuals assessed", f"{r.assessed:,}"),
-                  ("Unknown sex or race/ethnicity (not in the intersectional table)", f"{r.unknown_count:,}")]
+        items += [("Individuals assessed", f"{r.assessed:,}"), *((what, f"{n:,}") for what, n in r.unknown_counts())]
         if r.no_outcome_count:
             items.append(("Rows with no outcome (not assessed)", f"{r.no_outcome_count:,}"))
         items += [("Rate", r.rate_name + (f": the share scoring strictly above the median score ({r.median:g})"

@@ -56,7 +56,7 @@ def _load(dotted: str) -> Any:
 REGULATOR_TABLES: dict[str, RegulatorTable] = {t.name: t for t in (
     RegulatorTable("ll144", "Local Law 144", "the NYC Local Law 144 bias-audit tables (sex, race/ethnicity and "
                    "intersectional selection or scoring rates and impact ratios, bounded over the unknowns)",
-                   "luskin_core.analyses.regulator:build_ll144", needs_both=True,
+                   "luskin_core.analyses.regulator:build_ll144",
                    summary="luskin_core.analyses.regulator:ll144_summary_output"),
     RegulatorTable("eeoc", "EEOC Uniform Guidelines", "the EEOC Uniform Guidelines table (four-fifths, two standard "
                    "deviations, Fisher, shortfall, flip test)", "luskin_core.analyses.regulator:build_eeoc"),
