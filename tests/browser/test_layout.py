@@ -176,6 +176,44 @@ def next_slide(ui: UI, number: int, total: int) -> None:
     ui.idle()
 
 
+STRATA_BOX = "Control columns (each value, or each combination, is a stratum)"
+
+
+def _radio(ui: UI, label: str) -> Any:
+    return ui.page.get_by_role("radio", name=re.compile(re.escape(label))).first
+
+
+def stratify(ui: UI, column: str) -> None:
+    """Every group formed by columns, within strata of ``column``, until the 'Overall vs within' tab shows.
+
+    Each step is checked and done again if a rerun swallowed it (a click landing while a slow rerun redraws the
+    page is lost); a failure says what the page showed, so a run elsewhere can be read without a screenshot.
+    """
+    seen = ""
+    for _ in range(3):
+        for label in ("Every group formed by one to three columns", "Strata: every value of control columns"):
+            radio = _radio(ui, label)
+            radio.wait_for(state="attached")
+            if not radio.is_checked():
+                ui.page.get_by_text(label, exact=False).first.click()
+                ui.idle()
+        box = ui.page.locator('[data-testid="stMultiSelect"]').filter(has_text=STRATA_BOX).first
+        chips = " | ".join(box.locator('[data-baseweb="tag"]').all_inner_texts())
+        if column not in chips.split(" | "):
+            ui.select(STRATA_BOX, column)
+            ui.page.keyboard.press("Escape")  # a multiselect stays open after a choice
+            ui.idle()
+        try:
+            ui.wait_text("Overall vs within", timeout=60_000)
+            return
+        except Exception:  # noqa: BLE001 - playwright's TimeoutError: look at the page, then try again
+            ui.idle(180_000)
+            alerts = " / ".join(ui.page.locator('[data-testid="stAlert"]:visible').all_inner_texts())
+            seen = (f"chips: {chips!r}; groups radio checked: {_radio(ui, 'Every group formed').is_checked()}; "
+                    f"strata radio checked: {_radio(ui, 'Strata: every value').is_checked()}; alerts: {alerts[:800]!r}")
+    raise AssertionError(f"'Overall vs within' never appeared after stratifying by {column}: {seen}")
+
+
 @pytest.mark.parametrize("size", list(SIZES))
 @pytest.mark.parametrize("sample", ["compas", "adult"])
 def test_every_page_fits_the_window(ui: UI, sample: str, size: str) -> None:
@@ -244,14 +282,7 @@ def test_every_page_fits_the_window(ui: UI, sample: str, size: str) -> None:
     ui.idle()
     check_layout(ui, f"{name} audit table")
     shot(ui, f"{name}-audit-table", scroll_to='[data-testid="stDataFrame"]:visible')
-    ui.page.get_by_text("Every group formed by one to three columns", exact=False).first.click()
-    ui.idle()
-    ui.page.get_by_text("Strata: every value of control columns", exact=True).first.click()
-    ui.idle()
-    ui.select("Control columns (each value, or each combination, is a stratum)", "sex")
-    ui.page.keyboard.press("Escape")  # a multiselect stays open after a choice
-    ui.idle()
-    ui.wait_text("Overall vs within")
+    stratify(ui, "sex")
     for tab in ("Table", "Overall vs within"):
         ui.page.get_by_role("tab", name=tab, exact=True).first.click()
         ui.idle()
