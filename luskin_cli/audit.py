@@ -182,15 +182,16 @@ def run_audit(args: argparse.Namespace) -> int:
         out["outcome_is"] = result.spec.outcome_is
         out["findings"] = findings(result).to_dict()
         if getattr(args, "bounds", False):  # over the rows of unknown group (luskin_core.analyses.unknown_bounds)
-            from luskin_core.analyses.unknown_bounds import gap_bounds
+            from luskin_core.analyses.unknown_bounds import audit_bounds
 
-            out["bounds"] = [b.to_dict() for b in gap_bounds(result)]
+            out["bounds"] = [b.to_dict() for b in audit_bounds(frame, result)]
         print_json(out)
     else:
         print(format_audit(result))
         if getattr(args, "bounds", False):
-            from luskin_core.analyses.unknown_bounds import bound_sentences, gap_bounds
+            from luskin_core.analyses.unknown_bounds import audit_bounds, bound_sentences, unknown_words
 
-            print("\nOver the rows of unknown group (best and worst case):")
-            print("\n".join(f"- {s}" for s in bound_sentences(gap_bounds(result))))
+            what = unknown_words(result.spec)
+            print(f"\nOver the {what} (best and worst case):")
+            print("\n".join(f"- {s}" for s in bound_sentences(audit_bounds(frame, result), what)))
     return 0

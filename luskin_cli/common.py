@@ -390,7 +390,8 @@ def add_template_options(parser: argparse.ArgumentParser, *, csv: bool = True) -
         group.add_argument("--csv", metavar="FILE", help="also write the template's table to this CSV file")
         parser.add_argument("--bounds", action="store_true",
                             help="also give each gap and impact ratio's best and worst case over the rows whose group "
-                                 "is unknown (the reference held fixed)")
+                                 "is unknown (or, with --protected, whose protected value is missing), the reference "
+                                 "held fixed; with --period, per period")
 
 
 def apply_template(args: argparse.Namespace, fields: dict[str, Any]) -> None:

@@ -52,8 +52,16 @@ def run_series(args: argparse.Namespace, data: Any, spec: Any, source: str | Non
     from luskin_core.present.series_report import series_table
 
     result = series_for(args, data, spec, source)
+    bounds = None
+    if getattr(args, "bounds", False):  # per period, over the rows of unknown group (unknown_bounds.series_bounds)
+        from luskin_core.analyses.unknown_bounds import series_bounds
+
+        bounds = series_bounds(data, result)
     if args.json:
-        print_json(result.to_dict())
+        document = result.to_dict()
+        if bounds is not None:
+            document["bounds"] = [row for period in bounds for row in period.to_dict()]
+        print_json(document)
         return 0
     header, rows = series_table(result)
     if not any(row[-1] for row in rows):  # no period flagged: no empty column
@@ -62,5 +70,11 @@ def run_series(args: argparse.Namespace, data: Any, spec: Any, source: str | Non
              f"'{result.column}'" + (f" (dates read as {result.period_format})" if result.period_format else ""),
              "", result.headline(), "", format_table(rows, list(header)), ""]
     lines += [f"- {s}" for s in result.sentences()[1:]]
+    if bounds is not None:
+        from luskin_core.analyses.unknown_bounds import bound_sentences, unknown_words
+
+        what = unknown_words(result.overall.spec)
+        lines += ["", f"Over the {what}, per {result.every} (best and worst case):"]
+        lines += [f"- {period.period}: {s}" for period in bounds for s in bound_sentences(period.bounds, what)]
     print("\n".join(lines))
     return 0

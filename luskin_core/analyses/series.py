@@ -402,6 +402,12 @@ class SeriesResult:
     def reference(self) -> str:
         return str(self.overall.reference)
 
+    @property
+    def n_without_group(self) -> int:
+        """Rows left out of the whole audit and every period because their protected value is missing (an audit
+        of a protected condition; an audit by columns keeps them as the group "Unknown")."""
+        return int(self.overall.excluded_reasons.get("protected value missing", 0))
+
     def series_rows(self) -> list[dict[str, Any]]:
         """One entry per period and comparison: the audit's comparison keys (its sentences made on demand) plus
         ``period``."""
@@ -424,6 +430,7 @@ class SeriesResult:
         out.update({
             "period_column": self.column, "every": self.every, "period_format": self.period_format,
             "periods": list(self.periods), "rows_without_period": self.n_without_period,
+            "rows_without_group": self.n_without_group,
             "periods_without_reference": list(self.skipped),
             "flagged_periods": [f.to_dict() for f in self.flagged], "flagged_periods_kept": self.kept_flagged,
             "series": self.series_rows(), "trends": [t.to_dict() for t in self.trends],
@@ -479,6 +486,12 @@ class SeriesResult:
         if self.n_without_period:
             out.append(f"{self.n_without_period:,} rows have no readable date in '{self.column}': they count in the "
                        "whole audit but in no period.")
+        if self.n_without_group:
+            column = self.overall.spec.protected.column
+            out.append(f"{self.n_without_group:,} row{'s have' if self.n_without_group != 1 else ' has'} no value of "
+                       f"'{column}', so {'they are' if self.n_without_group != 1 else 'it is'} in neither group: left "
+                       "out of the whole audit and of every period. The bounds over the unknowns (--bounds) say how "
+                       "far each gap could move if they were counted.")
         if self.skipped:
             out.append(f"The reference group {self.reference} has no rows in {', '.join(self.skipped)}: no comparison "
                        "there.")
@@ -495,6 +508,15 @@ def audit_series(data: Any, spec: AuditSpec, period: str, every: str = "month", 
     ``keep_flagged``: keep the flagged periods (every group at 0% or 100%, or few rows: see the module
     doc) in the trends and alerts; by default they are set aside and the result says so.
     """
+    raw, plan, column, fmt, name = series_counts(data, spec, period, every, period_format, source=source)
+    return series_from_raw(raw, plan, spec, column=column, every=every, period_format=fmt, source=name,
+                           keep_flagged=keep_flagged)
+
+
+def series_counts(data: Any, spec: AuditSpec, period: str, every: str = "month", period_format: str | None = None,
+                  *, source: str | None = None) -> tuple[RawCounts, Any, str, str | None, str]:
+    """The raw count table with a period key (and its plan, the period column, the date format read and the
+    source's name): what :func:`audit_series` audits, and what the bounds over the unknowns count per period."""
     from luskin_core.counting.sources import Source
 
     if every not in EVERY:
@@ -532,8 +554,7 @@ def audit_series(data: Any, spec: AuditSpec, period: str, every: str = "month", 
         plan = replace(plan_for_frame(work, spec), period=part)
         raw = aggregate_frame(work, plan)
         name = source or ("recorded outcome" if spec.prediction is None else f"decisions in '{spec.prediction}'")
-    return series_from_raw(raw, plan, spec, column=column, every=every, period_format=fmt, source=name,
-                           keep_flagged=keep_flagged)
+    return raw, plan, column, fmt, name
 
 
 def _other_date_columns(frame: pd.DataFrame, spec: AuditSpec, column: str) -> str:
@@ -598,10 +619,7 @@ def series_from_raw(raw: RawCounts, plan: Any, spec: AuditSpec, *, column: str, 
     kept = raw["reason"] == KEPT
     n_without = int(raw["n"][kept & keys.isna().to_numpy()].sum())
     labels, results, skipped, sizes = [], [], [], []
-    for key in sorted(keys[kept].dropna().unique()):
-        rows = whole.take(kept & (keys == key).to_numpy())
-        table = CountTable.from_raw(rows, replace(plan, period=None))
-        label = period_label(key, every)
+    for label, table in period_tables(raw, plan, every):
         if reference not in table.groups:
             skipped.append(label)
             continue
@@ -616,6 +634,16 @@ def series_from_raw(raw: RawCounts, plan: Any, spec: AuditSpec, *, column: str, 
     trends, alerts = _trends_and_alerts(labels, index, results, every, aside)
     return SeriesResult(overall, column, every, period_format, tuple(labels), tuple(results), tuple(trends),
                         tuple(alerts), n_without, tuple(skipped), tuple(flagged), bool(keep_flagged and flagged))
+
+
+def period_tables(raw: RawCounts, plan: Any, every: str) -> list[tuple[str, CountTable]]:
+    """Per period (in time order, rows with no readable date left out), its label and its count table."""
+    keys = pd.to_numeric(pd.Series(raw["period"], dtype=object), errors="coerce")
+    whole = raw.without("period")
+    kept = raw["reason"] == KEPT
+    return [(period_label(key, every), CountTable.from_raw(whole.take(kept & (keys == key).to_numpy()),
+                                                           replace(plan, period=None)))
+            for key in sorted(keys[kept].dropna().unique())]
 
 
 def flag_periods(labels: Sequence[str], sizes: Sequence[int], results: Sequence[Any]) -> list[FlaggedPeriod]:

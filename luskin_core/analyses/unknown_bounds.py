@@ -9,13 +9,23 @@ row that lowers a share into the group and every row that raises one into the re
 way round), with nothing left to the other groups: the bounds are attained, hence sharp.
 
 For an adverse outcome the impact ratio compares favourable shares, as the audit's does.
+
+An audit of a protected condition (``--protected "race == Black"``) has no "Unknown" group: a row
+whose protected column is missing is left out ("protected value missing"). Those rows are counted
+per cell by the same counting with the groups taken from the condition's column
+(:func:`unknown_rows`); each belongs to the protected group or to the rest, so placing every one in
+the group or the reference is every possibility, and the bounds are sharp there too. A row whose
+protected value and cell are both unknown has no cell and is in no bound. The series (``luskin audit
+--period ... --bounds``) gets the same bounds per period (:func:`series_bounds`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from luskin_core.counting.counts import ALL_ROWS, CROSS, UNKNOWN
 from luskin_core.formatting import format_number, format_points
 
 
@@ -51,10 +61,85 @@ def _minus(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None else a - b
 
 
-def gap_bounds(result: Any, unknown: str = "Unknown") -> tuple[GapBound, ...]:
-    """Per judged comparison, the gap and impact ratio with the unknown rows of its cell placed at the extremes."""
+def unknown_cells(table: Any, unknown: str = UNKNOWN) -> dict[str | None, tuple[int, int]]:
+    """Per cell label (None for one cell of all rows), the rows of a count table whose group is unknown (any
+    part of the group's label is ``unknown``) and how many of them have the counted outcome."""
+    out: dict[str | None, tuple[int, int]] = {}
+    for gi, group in enumerate(table.groups):
+        if unknown not in group.split(CROSS):
+            continue
+        for ci, label in enumerate(table.cell_labels):
+            cell = None if label == ALL_ROWS else label
+            n, k = out.get(cell, (0, 0))
+            out[cell] = (n + int(table.n[gi, ci]), k + int(table.positives[gi, ci]))
+    return out
+
+
+def condition_spec(spec: Any) -> Any:
+    """The specification that counts a protected condition's rows by the values of its column (missing values
+    form the group "Unknown"), everything else unchanged."""
+    return spec.with_changes(group_by=(spec.protected.column,), protected=None, group_label=None, other_label=None,
+                             reference=None, min_group_share=0.0)
+
+
+def unknown_rows(data: Any, spec: Any) -> dict[str | None, tuple[int, int]]:
+    """Per cell, the rows whose protected value is missing and how many have the counted outcome (for a
+    protected condition; {} for an audit by columns, whose unknown rows are its "Unknown" group)."""
+    from luskin_core.counting.counts import count_frame
+    from luskin_core.counting.sources import Source
+
+    if spec.protected is None:
+        return {}
+    counting = condition_spec(spec)
+    table = data.count_table(counting) if isinstance(data, Source) else count_frame(data, counting)[0]
+    return unknown_cells(table)
+
+
+def audit_bounds(data: Any, result: Any) -> tuple[GapBound, ...]:
+    """:func:`gap_bounds` of an audit of ``data``: the unknown rows are its "Unknown" group, or for a protected
+    condition the rows whose protected value is missing (counted again from ``data``)."""
+    if result.spec.protected is None:
+        return gap_bounds(result)
+    return gap_bounds(result, rows=unknown_rows(data, result.spec))
+
+
+@dataclass(frozen=True)
+class PeriodBound:
+    """One period's bounds (the series')."""
+
+    period: str
+    bounds: tuple[GapBound, ...]
+
+    def to_dict(self) -> list[dict[str, Any]]:
+        return [{"period": self.period, **b.to_dict()} for b in self.bounds]
+
+
+def series_bounds(data: Any, series: Any) -> tuple[PeriodBound, ...]:
+    """Per period of a series (:func:`luskin_core.analyses.series.audit_series` of ``data``), the same bounds as
+    :func:`audit_bounds`: from each period's "Unknown" group, or, for a protected condition, from the rows of
+    that period whose protected value is missing (counted again per period, as the series counts)."""
+    if series.overall.spec.protected is None:
+        return tuple(PeriodBound(label, gap_bounds(result)) for label, result in zip(series.periods, series.results))
+    from luskin_core.analyses.series import period_tables, series_counts
+
+    raw, plan, *_ = series_counts(data, condition_spec(series.overall.spec), series.column, series.every,
+                                  series.period_format)
+    per_period = {label: unknown_cells(table) for label, table in period_tables(raw, plan, series.every)}
+    return tuple(PeriodBound(label, gap_bounds(result, rows=per_period.get(label, {})))
+                 for label, result in zip(series.periods, series.results))
+
+
+def gap_bounds(result: Any, unknown: str = UNKNOWN,
+               rows: Mapping[str | None, tuple[int, int]] | None = None) -> tuple[GapBound, ...]:
+    """Per judged comparison, the gap and impact ratio with the unknown rows of its cell placed at the extremes.
+
+    The unknown rows of each cell (individuals, with the outcome) are the result's ``unknown`` group, or
+    ``rows`` when given (a protected condition's missing values: :func:`unknown_rows`)."""
     adverse = result.spec.direction.adverse
-    unknowns = {c.cell: (c.n, c.positives) for c in result.comparisons if c.group == unknown}
+    if rows is None:
+        unknowns = {c.cell: (c.n, c.positives) for c in result.comparisons if c.group == unknown}
+    else:
+        unknowns = dict(rows)
     out = []
     for c in result.comparisons:
         if c.is_reference or c.group == unknown:
@@ -73,22 +158,31 @@ def gap_bounds(result: Any, unknown: str = "Unknown") -> tuple[GapBound, ...]:
     return tuple(out)
 
 
-def bound_sentences(bounds: tuple[GapBound, ...]) -> list[str]:
-    """The ranges in words, one sentence per comparison with unknown rows in its cell."""
+def unknown_words(spec: Any) -> str:
+    """What the unknown rows are, in words: of unknown group, or with no value of the protected column."""
+    return "rows of unknown group" if spec.protected is None else f"rows with no value of '{spec.protected.column}'"
+
+
+def bound_sentences(bounds: tuple[GapBound, ...], what: str = "rows of unknown group") -> list[str]:
+    """The ranges in words, one sentence per comparison with unknown rows in its cell (``what``: the rows in
+    words, :func:`unknown_words`)."""
     out = []
     for b in bounds:
         if not b.unknown_n:
             continue
         where = f" in {b.cell}" if b.cell else ""
-        out.append(f"{b.group} against {b.reference}{where}: if the {b.unknown_n:,} rows of unknown group belonged to "
+        out.append(f"{b.group} against {b.reference}{where}: if the {b.unknown_n:,} {what} belonged to "
                    f"either, the gap would lie between {format_points(b.difference_low, signed=True)} and "
                    f"{format_points(b.difference_high, signed=True)} points (measured "
                    f"{format_points(b.difference, signed=True)}) and the impact ratio between "
                    f"{format_number(b.impact_ratio_low, 2)} and {format_number(b.impact_ratio_high, 2)} (measured "
                    f"{format_number(b.impact_ratio, 2)}), the reference held fixed.")
     if not out:
-        out.append("No row has an unknown group, so the gaps and impact ratios stand as measured.")
+        out.append("No row has an unknown group, so the gaps and impact ratios stand as measured."
+                   if what == "rows of unknown group" else
+                   f"No {what.removeprefix('rows ')} in any cell, so the gaps and impact ratios stand as measured.")
     return out
 
 
-__all__ = ["GapBound", "bound_sentences", "gap_bounds"]
+__all__ = ["GapBound", "PeriodBound", "audit_bounds", "bound_sentences", "condition_spec", "gap_bounds",
+           "series_bounds", "unknown_cells", "unknown_rows", "unknown_words"]
