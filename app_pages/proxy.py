@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from luskin_app import choices as ch_
-from luskin_app import dataset, ui
+from luskin_app import dataset, trail, ui
 from luskin_core.analyses.proxy import add_probabilities, guess_columns
 from luskin_core.analyses.proxy_audit import DEFAULT_THRESHOLD, ProxyAudit, proxy_audit
 from luskin_core.errors import LuskinError
@@ -113,6 +113,11 @@ try:
 except LuskinError as err:
     ui.show_error(err)
     st.stop()
+trail.note("proxy audit", settings={"surname": surname, "first_name": None if first == NONE else first, "level": level,
+                                    "place": place, "outcome": outcome, "positive": positive,
+                                    "outcome_is": "adverse" if adverse else "favourable",
+                                    "threshold": float(threshold), "tolerance": float(tolerance), "metric": metric},
+           produced=trail.result_text(audit))
 
 st.subheader("How each row was estimated")
 for sentence in proxy["sentences"]:

@@ -15,7 +15,7 @@ from typing import Any
 
 import streamlit as st
 
-from luskin_app import dataset, ui
+from luskin_app import dataset, record, trail, ui
 from luskin_core.analyses.regulator import guess_ll144_columns
 from luskin_core.analyses.regulator_tables import REGULATOR_TABLES, RegulatorChoices
 from luskin_core.export import csv_bytes
@@ -74,9 +74,13 @@ if st.toggle("I have the published table, not the rows", key="regulator_publishe
                                       key="regulator_summary_unknown")
     if upload is None:
         st.stop()
-    published = ui.guarded(_published, upload.getvalue(), published_exclude,
-                           tuple(v.strip() for v in published_unknown.split(",") if v.strip()), where="regulator")
+    published_unknown_ = tuple(v.strip() for v in published_unknown.split(",") if v.strip())
+    published = ui.guarded(_published, upload.getvalue(), published_exclude, published_unknown_, where="regulator")
     if published is not None:
+        trail.note("regulator tables", settings={"table": "ll144", "published": True,
+                                                 "exclude_small": published_exclude, "unknown": list(published_unknown_)},
+                   produced=trail.result_text(published),
+                   data={"name": upload.name, "rows": None, "hash": record.digest(upload.getvalue())})
         show_output(published, "ll144")
     st.stop()
 
@@ -118,4 +122,8 @@ for tab, entry in zip(st.tabs([t.title for t in REGULATOR_TABLES.values()]), REG
     with tab:
         output = ui.guarded(entry.build, source, spec, choices, where="regulator")
         if output is not None:
+            trail.note("regulator tables", settings={"spec": trail.spec_settings(spec), "table": entry.name,
+                                                     "sex": sex, "race": race, "exclude_small": exclude,
+                                                     "unknown": list(unknown)},
+                       produced=trail.result_text(output))
             show_output(output, entry.name)

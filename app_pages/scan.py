@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from luskin_app import choices as ch_
-from luskin_app import dataset, ui
+from luskin_app import dataset, trail, ui
 from luskin_app.cache import cached_run, options_key
 from luskin_core.analyses.scan import MAX_SCAN_VALUES, ScanSpec, scan
 from luskin_core.errors import LuskinError
@@ -102,6 +102,7 @@ try:
 except LuskinError as err:
     st.error(ui.md(err), icon=ui.ICONS["error"])
     st.stop()
+trail.note("scan", settings={"spec": spec.to_dict()}, produced=trail.result_text(result_))
 if result_.findings:
     st.markdown(f"**{ui.md(result_.headline())}**")
     for i, finding in enumerate(result_.findings):

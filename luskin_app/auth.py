@@ -22,6 +22,7 @@ sign-out. A missing claim is said to the user in plain words and to the operator
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -173,7 +174,6 @@ def may_use_source(setting: Any) -> bool:
 _PROVIDER_KEYS = ("client_id", "client_secret", "server_metadata_url")
 _CHECKED: dict[str, tuple[float, str | None]] = {}   # metadata URL -> (when checked, problem or None)
 _CHECK_EVERY = 60.0
-_FAILED_SIGN_IN: list[float] = []                   # when the provider last refused a sign-in's code
 
 
 def provider(section: Mapping[str, Any]) -> tuple[str | None, Mapping[str, Any]]:
@@ -229,16 +229,98 @@ def _metadata_problem(url: str) -> str | None:
     return None
 
 
+XSRF_COOKIE = "_streamlit_xsrf"   # Streamlit's per-browser cookie; its token stays the same across sign-in redirects
+_REFUSED_KEEP = 300.0             # seconds a refused sign-in is told to the browser that tried it
+_REFUSED_MAX = 1_000              # browsers remembered at most (the oldest are forgotten first)
+_REFUSED: dict[str, float] = {}   # browser key -> when the provider refused that browser's sign-in
+_REFUSED_LOCK = threading.Lock()
+
+
+def browser_key(cookie: str | None) -> str | None:
+    """A short hash of the token inside Streamlit's XSRF cookie: the same browser whatever the cookie's mask.
+
+    The cookie is ``2|mask|masked-token|time`` (version 2, a new mask each time the page is served) or the
+    token itself (version 1). None without a cookie (XSRF protection turned off): then nothing is told.
+    """
+    import binascii
+    import hashlib
+
+    value = (cookie or "").strip("\"'")
+    if not value:
+        return None
+    token = value.encode("utf-8")
+    if value.startswith("2|"):
+        try:
+            _, mask_hex, masked_hex, _ = value.split("|")
+            mask, masked = binascii.a2b_hex(mask_hex), binascii.a2b_hex(masked_hex)
+        except ValueError:
+            return None
+        if not mask:
+            return None
+        token = bytes(b ^ mask[i % len(mask)] for i, b in enumerate(masked))
+    return hashlib.sha256(token).hexdigest()[:32]
+
+
+def _request_cookie() -> str | None:
+    """The XSRF cookie of the sign-in callback being handled (the frame of Streamlit's callback route that logs
+    the failure is on the stack while it logs). None when it cannot be found."""
+    import sys
+
+    frame = sys._getframe(1)
+    while frame is not None:
+        request = frame.f_locals.get("request")
+        cookies = getattr(request, "cookies", None)
+        if isinstance(cookies, Mapping):
+            value = cookies.get(XSRF_COOKIE)
+            return str(value) if value else None
+        frame = frame.f_back   # type: ignore[assignment]
+    return None
+
+
+def note_refusal(key: str | None) -> None:
+    """Remember that the browser ``key`` had its sign-in refused (told once to that browser, no other)."""
+    import time
+
+    if key is None:
+        return
+    with _REFUSED_LOCK:
+        _REFUSED.pop(key, None)
+        _REFUSED[key] = time.monotonic()
+        while len(_REFUSED) > _REFUSED_MAX:
+            _REFUSED.pop(next(iter(_REFUSED)))
+
+
+def take_refusal(key: str | None) -> bool:
+    """Whether the browser ``key`` had a sign-in refused in the last minutes (then forgotten: said once)."""
+    import time
+
+    if key is None:
+        return False
+    with _REFUSED_LOCK:
+        when = _REFUSED.pop(key, None)
+    return when is not None and time.monotonic() - when < _REFUSED_KEEP
+
+
 class _RefusedSignIns(logging.Filter):
-    """Turns Streamlit's "token exchange failed" (a wrong client secret, a clock off) into a plain log line."""
+    """Turns Streamlit's failed sign-in callbacks into a plain log line for the operator and a notice for the
+    browser that tried (never for the other visitors): "token exchange failed" (a wrong client secret, a clock
+    off, the provider unreachable from this server) and "Error during authentication" (the provider refused)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if "token exchange failed" in record.getMessage():
-            import time
-
-            _FAILED_SIGN_IN[:] = [time.monotonic()]
+        message = record.getMessage()
+        if "token exchange failed" in message:
             log.error("a sign-in was refused by the provider when Luskin exchanged its code: check client_id and "
-                      "client_secret in [auth] against the provider's settings for this application")
+                      "client_secret in [auth] against the provider's settings for this application, and that "
+                      "this server reaches the provider's token endpoint")
+        elif "Error during authentication" in message:
+            log.error("the sign-in provider sent an error back instead of a sign-in (%s)",
+                      message.split(":", 1)[-1].strip()[:300])
+        else:
+            return True
+        try:
+            note_refusal(browser_key(_request_cookie()))
+        except Exception as err:  # noqa: BLE001 - the notice is a courtesy; the log line above is what counts
+            log.debug("could not tell the refused browser: %s", err)
         return True
 
 
@@ -250,15 +332,23 @@ def watch_sign_ins() -> None:
 
 
 def recent_refusal() -> bool:
-    import time
+    """Whether this session's browser had its sign-in refused a moment ago (said once per session)."""
+    from . import keys
 
-    return bool(_FAILED_SIGN_IN) and time.monotonic() - _FAILED_SIGN_IN[0] < 300
+    if keys.SIGN_IN_REFUSED not in st.session_state:
+        try:
+            cookie = st.context.cookies.get(XSRF_COOKIE)
+        except Exception:  # noqa: BLE001 - no request context (a test harness): no browser to tell
+            cookie = None
+        st.session_state[keys.SIGN_IN_REFUSED] = take_refusal(browser_key(cookie))
+    return bool(st.session_state[keys.SIGN_IN_REFUSED])
 
 
 __all__ = [
     "LOCAL",
     "Roles",
     "User",
+    "browser_key",
     "current",
     "enabled",
     "is_admin",
@@ -268,6 +358,7 @@ __all__ = [
     "roles_from",
     "setup_problem",
     "signed_in",
+    "take_refusal",
     "user_from_claims",
     "user_id",
     "watch_sign_ins",

@@ -62,6 +62,7 @@ KEPT_MINE = "kept_mine"                  # True when this session made the kept 
 FORGET_ON_SIGN_OUT = "forget_on_sign_out"  # the sidebar's checkbox: delete my uploads when I sign out
 CURRENT_PAGE = "current_page"            # the page this run draws (the record's lines say it)
 RECORDED = "recorded"                    # what this session already wrote to the record (one line per action)
+SIGN_IN_REFUSED = "sign_in_refused"      # True when the provider refused this browser's sign-in a moment ago
 
 # The newer pages' own settings (widgets whose values live nowhere else): kept across the sidebar's
 # navigation (Streamlit drops a widget's value on a page that does not draw it) and with a kept upload,

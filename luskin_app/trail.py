@@ -1,7 +1,9 @@
 """What the dashboard writes to the record (:mod:`luskin_app.record`): who, on which page, on which data,
 with which settings, produced what. Called from the few central places every analysis passes through:
 the audit (:func:`luskin_app.auditing.run_audit`), a page's kept result (:func:`luskin_app.cache.remember`:
-corrections, series, adjusted gaps) and every download (:func:`luskin_app.ui.download_button`).
+corrections, series, adjusted gaps), the pages whose results are not kept for the report (the regulator
+tables, the proxy audit, the scan: each calls :func:`note` once it has its result) and every download
+(:func:`luskin_app.ui.download_button`; no page calls ``st.download_button`` itself).
 
 The data is described by its fingerprint only (name, rows, a hash): never a row or a cell.
 """
@@ -34,15 +36,18 @@ def fingerprint() -> dict[str, Any]:
     return {"name": data.title, "rows": int(data.n_rows), "hash": str(data.fingerprint)[:16]}
 
 
-def note(action: str, *, settings: Any = None, produced: dict[str, Any] | None = None) -> bool:
+def note(action: str, *, settings: Any = None, produced: dict[str, Any] | None = None,
+         data: dict[str, Any] | None = None) -> bool:
     """Write one line for ``action`` unless this session wrote the same one already; whether it wrote.
 
+    ``data`` names the data when it is not the session's dataset (a published table read on its own page).
     Never raises: a record that cannot be written is the operator's to fix (logged), not the analyst's.
     """
     try:
         user = auth.current()
+        named = data if data is not None else fingerprint()
         entry = {"user": {"id": user.id or "local", "name": user.shown, "email": user.email},
-                 "page": st.session_state.get(keys.CURRENT_PAGE, ""), "action": action, "data": fingerprint(),
+                 "page": st.session_state.get(keys.CURRENT_PAGE, ""), "action": action, "data": named,
                  "settings": settings, "produced": produced or {}}
         same = json.dumps([action, entry["data"], settings, produced], sort_keys=True, default=str)
         signature = hashlib.sha256(same.encode("utf-8")).hexdigest()[:24]

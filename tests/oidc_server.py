@@ -15,7 +15,7 @@ import socket
 import subprocess
 import time
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -66,15 +66,17 @@ def _answers(url: str) -> bool:
 
 
 @contextmanager
-def provider(users: Mapping[str, Mapping[str, Any]], redirect_uri: str, log: Path) -> Iterator[str]:
-    """Serve a provider with ``users`` (login name -> claims) and one confidential client; yields its issuer."""
+def provider(users: Mapping[str, Mapping[str, Any]], redirect_uri: str | Sequence[str], log: Path) -> Iterator[str]:
+    """Serve a provider with ``users`` (login name -> claims) and one confidential client (one app, or several
+    apps sharing the client: one redirect address each); yields its issuer."""
     folder = provider_dir()
     port = free_port()
     issuer = f"http://127.0.0.1:{port}"
-    base = redirect_uri.rsplit("/", 1)[0]
+    redirects = [redirect_uri] if isinstance(redirect_uri, str) else list(redirect_uri)
+    bases = [r.rsplit("/", 1)[0] + "/" for r in redirects]
     settings = {"port": port, "users": dict(users),
-                "client": {"client_id": CLIENT_ID, "client_secret": CLIENT_SECRET, "redirect_uris": [redirect_uri],
-                           "post_logout_redirect_uris": [redirect_uri, base + "/"],
+                "client": {"client_id": CLIENT_ID, "client_secret": CLIENT_SECRET, "redirect_uris": redirects,
+                           "post_logout_redirect_uris": redirects + bases,
                            "grant_types": ["authorization_code"], "response_types": ["code"],
                            "token_endpoint_auth_method": "client_secret_basic"}}
     config = log.with_suffix(".json")

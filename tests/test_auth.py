@@ -115,3 +115,21 @@ def test_missing_sign_in_settings_are_named_for_the_operator(caplog: pytest.LogC
     assert not at.exception and at.error
     assert "lacks cookie_secret, client_secret, server_metadata_url" in caplog.text
     assert "Traceback" not in caplog.text
+
+
+def _xsrf_v2(token: bytes, mask: bytes) -> str:
+    """Streamlit's version-2 XSRF cookie: the token masked with a fresh mask each time the page is served."""
+    masked = bytes(b ^ mask[i % len(mask)] for i, b in enumerate(token))
+    return f"2|{mask.hex()}|{masked.hex()}|1764270000"
+
+
+def test_a_refused_sign_in_is_told_to_that_browser_once_and_to_no_other() -> None:
+    token, other = b"t" * 32, b"u" * 32
+    first, second = _xsrf_v2(token, b"\x01\x02\x03\x04"), _xsrf_v2(token, b"\xaa\xbb\xcc\xdd")
+    assert first != second and auth.browser_key(first) == auth.browser_key(second)   # one browser, two masks
+    assert auth.browser_key(_xsrf_v2(other, b"\x01\x02\x03\x04")) != auth.browser_key(first)
+    assert auth.browser_key(None) is None and auth.browser_key("2|zz|yy|1") is None
+    auth.note_refusal(auth.browser_key(first))
+    assert not auth.take_refusal(auth.browser_key(_xsrf_v2(other, b"\x05\x06\x07\x08")))   # another browser
+    assert auth.take_refusal(auth.browser_key(second))        # the browser that tried, whatever its mask
+    assert not auth.take_refusal(auth.browser_key(second))    # said once

@@ -35,7 +35,11 @@ USERS = {"alice": {"email": "alice@agency.gov", "email_verified": True, "name": 
                    "groups": ["luskin-admins"]},
          "bob": {"email": "bob@agency.gov", "email_verified": True, "name": "Bob Analyst",
                  "groups": ["luskin-analysts"]},
-         "carol": {"email": "carol@agency.gov", "email_verified": True, "name": "Carol Nogroups"}}
+         "carol": {"email": "carol@agency.gov", "email_verified": True, "name": "Carol Nogroups"},
+         "dave": {"email": "dave@agency.gov", "email_verified": True, "name": "Dave Analyst",
+                  "groups": ["luskin-analysts"]},
+         "erin": {"email": "erin@agency.gov", "email_verified": True, "name": "Erin Analyst",
+                  "groups": ["luskin-analysts"]}}
 SOURCES = """
 [[source]]
 name = "Open to analysts"
@@ -48,15 +52,52 @@ groups = ["luskin-admins"]
 """
 
 
-class Served:
-    """The provider, the app, and the app's state folder."""
+class App:
+    """One ``streamlit run app.py`` with its own secrets file and state folder, on 127.0.0.1."""
 
-    def __init__(self, url: str, state: Path, log: Path) -> None:
-        self.url, self.state, self.log = url, state, log
+    def __init__(self, folder: Path, port: int, secrets: str, env: dict[str, str] | None = None) -> None:
+        self.url, self.state, self.log = f"http://127.0.0.1:{port}", folder / "state", folder / "app.log"
+        (folder / "secrets.toml").write_text(secrets)
+        self._out = self.log.open("w")
+        command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                   "--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
+                   "--browser.gatherUsageStats", "false", "--secrets.files", str(folder / "secrets.toml")]
+        self._process = subprocess.Popen(command, cwd=ROOT, stdout=self._out, stderr=subprocess.STDOUT,
+                                         env={**os.environ, "PYTHONUNBUFFERED": "1",
+                                              "LUSKIN_STATE_DIR": str(self.state), **(env or {})})
+
+    def wait(self) -> None:
+        deadline = time.monotonic() + 90
+        while not _healthy(self.url):
+            if self._process.poll() is not None or time.monotonic() > deadline:
+                self._out.flush()
+                pytest.fail(f"the app did not start:\n{self.log.read_text()[-3000:]}")
+            time.sleep(0.25)
+
+    def stop(self) -> None:
+        self._process.terminate()   # harmless when already asked (the misconfigured fixture asks both first)
+        try:
+            self._process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+        self._out.close()
+
+
+class Served:
+    """The provider, the app, and the app's state folder (and a port kept for the app with a wrong secret)."""
+
+    def __init__(self, app: App, issuer: str, spare_port: int) -> None:
+        self.url, self.state, self.log = app.url, app.state, app.log
+        self.issuer, self.spare_port = issuer, spare_port
 
     def record(self) -> list[dict[str, Any]]:
         path = self.state / "record" / "record.jsonl"
         return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+    def kept(self) -> set[str]:
+        """The kept uploads on disk (their encrypted files' names)."""
+        folder = self.state / "uploads"
+        return {p.name for p in folder.iterdir() if p.suffix == ".data"} if folder.exists() else set()
 
 
 @pytest.fixture(scope="module")
@@ -64,39 +105,41 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     if not CHROMIUM.exists():
         pytest.skip(f"Chromium not found at {CHROMIUM}")
     folder = tmp_path_factory.mktemp("served")
-    port = oidc_server.free_port()
+    port, spare = oidc_server.free_port(), oidc_server.free_port()
     url = f"http://127.0.0.1:{port}"
     frame = pd.DataFrame({"group": ["a", "b"] * 20, "hired": ["yes", "no", "no", "yes"] * 10})
     frame.to_csv(folder / "open.csv", index=False)
     frame.to_csv(folder / "closed.csv", index=False)
     (folder / "sources.toml").write_text(SOURCES.format(folder=folder))
-    with oidc_server.provider(USERS, f"{url}/oauth2callback", folder / "provider.log") as issuer:
-        secrets = folder / "secrets.toml"
-        secrets.write_text(oidc_server.secrets_toml(url, issuer))
-        state = folder / "state"
-        log_path = folder / "app.log"
-        log = log_path.open("w")
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", "LUSKIN_STATE_DIR": str(state),
-               "LUSKIN_SOURCES": str(folder / "sources.toml")}
-        command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                   "--server.port", str(port), "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
-                   "--browser.gatherUsageStats", "false", "--secrets.files", str(secrets)]
-        process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
+    redirects = [f"{url}/oauth2callback", f"http://127.0.0.1:{spare}/oauth2callback"]
+    with oidc_server.provider(USERS, redirects, folder / "provider.log") as issuer:
+        app = App(folder, port, oidc_server.secrets_toml(url, issuer), {"LUSKIN_SOURCES": str(folder / "sources.toml")})
         try:
-            deadline = time.monotonic() + 90
-            while not _healthy(url):
-                if process.poll() is not None or time.monotonic() > deadline:
-                    log.flush()
-                    pytest.fail(f"the app did not start:\n{log_path.read_text()[-3000:]}")
-                time.sleep(0.25)
-            yield Served(url, state, log_path)
+            app.wait()
+            yield Served(app, issuer, spare)
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-            log.close()
+            app.stop()
+
+
+@pytest.fixture(scope="module")
+def misconfigured(served: Served, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[App, App]]:
+    """Two apps an operator set up wrongly, started together: one with a wrong client secret (the provider is
+    the real one), one whose provider does not answer (nothing listens at its address)."""
+    wrong_url = f"http://127.0.0.1:{served.spare_port}"
+    wrong = App(tmp_path_factory.mktemp("wrong_secret"), served.spare_port,
+                oidc_server.secrets_toml(wrong_url, served.issuer, secret="not-the-client-secret"))
+    port, closed = oidc_server.free_port(), oidc_server.free_port()
+    away = App(tmp_path_factory.mktemp("unreachable"), port,
+               oidc_server.secrets_toml(f"http://127.0.0.1:{port}", f"http://127.0.0.1:{closed}"))
+    try:
+        wrong.wait()
+        away.wait()
+        yield wrong, away
+    finally:
+        for app in (wrong, away):   # both asked to stop first, then awaited: their shutdowns overlap
+            app._process.terminate()
+        wrong.stop()
+        away.stop()
 
 
 def _main(ui: UI) -> str:
@@ -252,3 +295,123 @@ def test_a_sign_in_without_the_groups_claim_is_told_plainly(served: Served, page
     text = _main(ui)
     assert "'groups' claim" in text and "Traceback" not in text and "rows ×" not in text
     assert "no 'groups' claim" in served.log.read_text()
+
+
+def _sidebar(ui: UI) -> Any:
+    return ui.page.locator('section[data-testid="stSidebar"]').first
+
+
+def _wait_until(condition: Any, what: str, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.25)
+
+
+def _finish_sign_out(ui: UI) -> None:
+    """After "Sign out": the provider may ask whether to end its session too (oidc-provider's own page); say yes,
+    then wait for the app's sign-in page."""
+    ask = ui.page.get_by_role("button", name=re.compile("Yes, sign me out", re.IGNORECASE))
+    back = ui.page.get_by_role("button", name="Sign in", exact=True)
+    ask.or_(back).first.wait_for(timeout=60_000)
+    if ask.count():
+        ask.first.click()
+    back.wait_for(timeout=60_000)
+    ui.idle()
+
+
+def test_signing_out_with_delete_my_uploads_deletes_them(served: Served, browser: Any, applicants: Path) -> None:
+    ui = UI(browser.new_page(viewport={"width": 1280, "height": 1000}), served.url)
+    sign_in(ui, "dave")
+    before = served.kept()
+    key = upload(ui, applicants)
+    mine = served.kept() - before
+    assert len(mine) == 1
+    _sidebar(ui).get_by_text("Delete my uploads when I sign out").click()
+    ui.idle()
+    _sidebar(ui).get_by_role("button", name="Sign out").click()
+    _wait_until(lambda: not mine & served.kept(), "the kept file is still on disk after the sign-out")
+    _finish_sign_out(ui)
+    assert "Sign in with your organisation's account" in _main(ui)
+    # Signed in again, the address that held the file opens nothing.
+    sign_in(ui, "dave")
+    ui.open(f"?data={key}")
+    ui.wait_text(re.compile("was not found on the server"), timeout=60_000)
+    ui.idle()
+    assert "applicants_1973" not in _main(ui) and "4,526" not in _sidebar(ui).inner_text()
+    ui.page.close()
+
+
+def test_forget_everything_of_mine_deletes_every_upload_of_that_user_only(
+        served: Served, browser: Any, applicants: Path) -> None:
+    erin = UI(browser.new_page(viewport={"width": 1280, "height": 1000}), served.url)
+    sign_in(erin, "erin")
+    before = served.kept()
+    erin_key = upload(erin, applicants)
+    hers = served.kept() - before
+    # Dave keeps two uploads (two tabs of one browser, one sign-in), each with its settings.
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    dave = UI(context.new_page(), served.url)
+    sign_in(dave, "dave")
+    before = served.kept()
+    upload(dave, applicants)
+    tab = UI(context.new_page(), served.url)
+    tab.open()
+    _sidebar(tab).get_by_text("Signed in:").first.wait_for(timeout=60_000)
+    tab.idle()
+    second_key = upload(tab, applicants)
+    his = served.kept() - before
+    assert len(hers) == 1 and len(his) == 2 and not hers & his
+    metas = {p.name for p in (served.state / "uploads").glob("*.meta")}
+    assert {Path(n).with_suffix(".meta").name for n in his} <= metas   # the settings kept with each
+    _sidebar(dave).get_by_role("button", name="Forget everything of mine").click()
+    dave.wait_text("Deleted 2 upload(s) of yours from the server.", timeout=60_000)
+    assert not his & served.kept() and hers <= served.kept()
+    metas = {p.name for p in (served.state / "uploads").glob("*.meta")}
+    assert not {Path(n).with_suffix(".meta").name for n in his} & metas
+    # Dave's addresses open nothing; Erin's still opens her file for her.
+    tab.open(f"?data={second_key}")
+    tab.wait_text(re.compile("was not found on the server"), timeout=60_000)
+    erin.open(f"?data={erin_key}")
+    erin.wait_text("Ready: comparing", timeout=60_000)
+    erin.idle()
+    assert "4,526" in _sidebar(erin).inner_text()
+    erin.page.close()
+    context.close()
+
+
+def test_a_wrong_client_secret_is_told_to_the_operator_and_to_that_browser_only(
+        misconfigured: tuple[App, App], browser: Any) -> None:
+    wrong, _ = misconfigured
+    ui = UI(browser.new_page(viewport={"width": 1280, "height": 1000}), wrong.url)
+    ui.open()
+    ui.page.get_by_role("button", name="Sign in").click()
+    ui.page.locator('input[name="login"]').fill("bob")
+    ui.page.locator('input[name="password"]').fill("any")
+    ui.page.locator('button[type="submit"]').click()
+    ui.wait_text(re.compile("A sign-in did not complete a moment ago"), timeout=120_000)
+    ui.idle()
+    text = _main(ui)
+    assert "Traceback" not in text and "invalid_client" not in text and "Bob Analyst" not in text
+    assert ui.page.get_by_role("button", name="Sign in").count()   # they may try again
+    _wait_until(lambda: "check client_id and client_secret" in wrong.log.read_text(), "no plain line in the log")
+    # Another visitor (another browser) is not told of someone else's failed sign-in.
+    other = UI(browser.new_page(viewport={"width": 1280, "height": 1000}), wrong.url)
+    other.open()
+    other.page.get_by_role("button", name="Sign in").wait_for(timeout=60_000)
+    other.idle()
+    assert "did not complete" not in _main(other)
+    ui.page.close()
+    other.page.close()
+
+
+def test_an_unreachable_provider_is_told_plainly(misconfigured: tuple[App, App], page: Any) -> None:
+    _, away = misconfigured
+    ui = UI(page, away.url)
+    ui.open("?data=" + "k" * 43)
+    ui.wait_text(re.compile("Sign-in is not available right now"), timeout=60_000)
+    ui.idle()
+    text = _main(ui)
+    assert "tell your administrator" in text and "Traceback" not in text and "127.0.0.1" not in text
+    assert not ui.page.get_by_role("button", name="Sign in").count()
+    assert "does not answer (server_metadata_url)" in away.log.read_text()
