@@ -1,13 +1,15 @@
 """Administration (administrators only, when sign-in is on): the record of who ran what, the sources set up on
-this server and who may use them, and where the server keeps its state. No connection detail is shown here
-either: the settings file holds them, on the server."""
+this server and who may use them (add and remove sources here; luskin_app.sources keeps them on the server),
+and where the server keeps its state. No connection detail is shown here either: the location is typed into a
+masked field, cleared once the source is added, and never drawn again; a password is named, never typed."""
 
 from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
 
-from luskin_app import auth, keep, record, source_view, ui
+from luskin_app import auth, keep, keys, record, source_view, sources, trail, ui
+from luskin_core.errors import LuskinError
 
 st.title("Administration")
 if not auth.is_admin():   # the page is registered for administrators only; a stale link finds nothing
@@ -37,15 +39,81 @@ st.subheader("Sources set up on this server")
 found_ = source_view.settings()
 if found_.path is None:
     st.caption("No sources settings file (LUSKIN_SOURCES, .streamlit/luskin_sources.toml or "
-               "~/.config/luskin/sources.toml).")
+               "~/.config/luskin/sources.toml); the sources added below are kept by the server.")
 else:
-    st.caption(ui.md(f"From {found_.path}. Edit that file on the server to add, change or remove a source; "
-                     "'groups' lists who may use a source (empty: every analyst). Addresses and passwords stay "
-                     "in the file."))
-    for problem_ in found_.problems:
-        st.warning(ui.md(problem_, 600), icon=ui.ICONS["error"])
+    st.caption(ui.md(f"From {found_.path}, and those added below. Edit that file on the server to change or remove "
+                     "its sources; 'groups' lists who may use a source (empty: every analyst). Addresses and "
+                     "passwords stay on the server."))
+for problem_ in found_.problems:
+    st.warning(ui.md(problem_, 600), icon=ui.ICONS["error"])
+if found_.sources:
     st.markdown(ui.bullet_list(f"{s.name} ({'a database' if s.is_url else 'a file'}; "
-                               f"used by {', '.join(s.groups) or 'every analyst'})" for s in found_.sources))
+                               f"used by {', '.join(s.groups) or 'every analyst'}; "
+                               f"{'added here' if s.name in found_.added else 'from the settings file'})"
+                               for s in found_.sources))
+
+
+def _remove(name: str) -> None:
+    """Button callback: the added source is removed for every analyst at once."""
+    if sources.remove_source(name):
+        trail.note("source removed", settings={"name": name}, data={})
+        st.session_state[keys.ADMIN_SOURCE_NOTE] = f"Removed the source '{name}'."
+
+
+for number_, name_ in enumerate(found_.added):
+    st.button(f"Remove '{name_}'", key=f"admin_remove_source_{number_}", on_click=_remove, args=(name_,),
+              icon=":material/delete:")
+
+PASSWORD_ = {"none": "No password (a file, DuckDB, or a database that needs none)",
+             "env": "An environment variable of the server holds it", "file": "A file on the server holds it"}
+FIELDS_ = (keys.ADMIN_SOURCE_NAME, keys.ADMIN_SOURCE_LOCATION, keys.ADMIN_SOURCE_TABLE, keys.ADMIN_SOURCE_GROUPS,
+           keys.ADMIN_SOURCE_DESCRIPTION, keys.ADMIN_SOURCE_PASSWORD_WHERE)
+
+
+def _add() -> None:
+    """Form callback: check and keep the source; the fields are emptied once it is kept (the location is never
+    drawn again), and kept as typed when it is refused (to correct them)."""
+    typed = {field: str(st.session_state.get(field) or "") for field in FIELDS_}
+    entry: dict[str, object] = {
+        "name": typed[keys.ADMIN_SOURCE_NAME], "location": typed[keys.ADMIN_SOURCE_LOCATION],
+        "table": typed[keys.ADMIN_SOURCE_TABLE], "description": typed[keys.ADMIN_SOURCE_DESCRIPTION],
+        "groups": [g.strip() for g in typed[keys.ADMIN_SOURCE_GROUPS].split(",") if g.strip()]}
+    how = st.session_state.get(keys.ADMIN_SOURCE_PASSWORD, "none")
+    if how != "none":
+        entry["password_" + str(how)] = typed[keys.ADMIN_SOURCE_PASSWORD_WHERE]
+    try:
+        setting = sources.add_source(entry)
+    except LuskinError as err:
+        st.session_state[keys.ADMIN_SOURCE_ERROR] = str(err)
+        return
+    trail.note("source added", settings={"name": setting.name, "kind": "database" if setting.is_url else "file",
+                                         "groups": list(setting.groups)}, data={})
+    for field in FIELDS_:
+        st.session_state[field] = ""
+    st.session_state[keys.ADMIN_SOURCE_PASSWORD] = "none"
+    st.session_state[keys.ADMIN_SOURCE_NOTE] = (f"Added the source '{setting.name}'. Open it on the Data page to "
+                                                "check that it answers.")
+
+
+with st.form("admin_add_source"):
+    st.markdown("**Add a source**: analysts see its name and description, never its location or password.")
+    left_, right_ = st.columns(2)
+    left_.text_input("Name", key=keys.ADMIN_SOURCE_NAME, max_chars=200)
+    right_.text_input("Location", key=keys.ADMIN_SOURCE_LOCATION, type="password",
+                      help="A file or folder's full path on the server, a DuckDB file, "
+                           "postgresql://user@host/database (no password in it) or spark:.")
+    left_.text_input("Table (or a SELECT query for PostgreSQL)", key=keys.ADMIN_SOURCE_TABLE)
+    right_.text_input("Who may use it (groups, comma-separated; empty: every analyst)", key=keys.ADMIN_SOURCE_GROUPS)
+    st.text_input("Description (shown to analysts)", key=keys.ADMIN_SOURCE_DESCRIPTION, max_chars=500)
+    st.radio("Password", list(PASSWORD_), format_func=PASSWORD_.get, key=keys.ADMIN_SOURCE_PASSWORD, horizontal=True)
+    st.text_input("The environment variable's name, or the password file's full path",
+                  key=keys.ADMIN_SOURCE_PASSWORD_WHERE,
+                  help="The password itself is never typed here: it stays where the server keeps it.")
+    st.form_submit_button("Add the source", icon=":material/add:", key="admin_source_add", on_click=_add)
+if st.session_state.get(keys.ADMIN_SOURCE_ERROR):
+    ui.show_error(st.session_state.pop(keys.ADMIN_SOURCE_ERROR))
+if st.session_state.get(keys.ADMIN_SOURCE_NOTE):
+    st.success(ui.md(st.session_state.pop(keys.ADMIN_SOURCE_NOTE)), icon=ui.ICONS["ok"])
 
 st.subheader("Uploads and sign-in")
 roles_ = auth.roles()

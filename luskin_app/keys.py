@@ -62,6 +62,15 @@ KEPT_MINE = "kept_mine"                  # True when this session made the kept 
 FORGET_ON_SIGN_OUT = "forget_on_sign_out"  # the sidebar's checkbox: delete my uploads when I sign out
 CURRENT_PAGE = "current_page"            # the page this run draws (the record's lines say it)
 RECORDED = "recorded"                    # what this session already wrote to the record (one line per action)
+ADMIN_SOURCE_NOTE = "admin_source_note"  # app_pages/admin.py: what the last add or remove did
+ADMIN_SOURCE_ERROR = "admin_source_error"  # app_pages/admin.py: why the last source was refused
+ADMIN_SOURCE_NAME = "admin_source_name"  # app_pages/admin.py: the "Add a source" form's fields
+ADMIN_SOURCE_LOCATION = "admin_source_location"
+ADMIN_SOURCE_TABLE = "admin_source_table"
+ADMIN_SOURCE_GROUPS = "admin_source_groups"
+ADMIN_SOURCE_DESCRIPTION = "admin_source_description"
+ADMIN_SOURCE_PASSWORD = "admin_source_password"
+ADMIN_SOURCE_PASSWORD_WHERE = "admin_source_password_where"
 SIGN_IN_REFUSED = "sign_in_refused"      # True when the provider refused this browser's sign-in a moment ago
 
 # The newer pages' own settings (widgets whose values live nowhere else): kept across the sidebar's

@@ -265,7 +265,7 @@ def render_sources() -> None:
     admin = auth.is_admin()
     allowed = [s for s in found.sources if auth.may_use_source(s)]
     problems = found.problems if admin else ()
-    if found.path is None and not problems:
+    if found.path is None and not found.sources and not problems:
         return
     if not admin and not allowed:
         return

@@ -15,14 +15,24 @@ message or log line, and a location with a password written in it is refused. Th
 read on every call (the operator may edit the file while the server runs); a problem with the
 file or an entry is one plain sentence, and the other entries stay usable.
 
+Administrators may also add and remove sources on the Administration page (when sign-in is on, or on a
+local app): those are kept on the server in ``LUSKIN_STATE_DIR/sources/sources.json`` (mode 0600, written
+atomically; :func:`add_source`, :func:`remove_source`), in the same form and with the same checks as a
+``[[source]]`` entry: a password is named by ``password_env`` or ``password_file``, never typed in. They are
+listed with the file's sources (a name the file uses too is the file's). The file's sources are changed by
+editing the file only.
+
 This module does not import Streamlit (see :mod:`luskin_app.source_view` for the page).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
+import secrets
+import threading
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -78,6 +88,7 @@ class Settings:
     path: Path | None
     sources: tuple[SourceSetting, ...] = ()
     problems: tuple[str, ...] = ()
+    added: tuple[str, ...] = ()   # the names of the sources added on the Administration page (removable there)
 
     def get(self, name: str) -> SourceSetting:
         for setting in self.sources:
@@ -101,15 +112,132 @@ def settings_path(environ: Mapping[str, str] | None = None) -> Path | None:
 
 
 def load_settings(path: Path | None = None, environ: Mapping[str, str] | None = None) -> Settings:
-    """The configured sources; never raises (a problem becomes a sentence in ``problems``)."""
+    """The configured sources (the settings file's, then those added on the Administration page); never
+    raises (a problem becomes a sentence in ``problems``)."""
     path = path if path is not None else settings_path(environ)
     if path is None:
-        return Settings(None)
+        found = Settings(None)
+    else:
+        try:
+            found = read_settings(path)
+        except LuskinError as err:
+            log.warning("sources settings file %s not used: %s", path.name, err)
+            found = Settings(path, (), (str(err),))
+    added, problems = _read_added(store_path(environ))
+    taken = {s.name for s in found.sources}
+    clashes = [s.name for s in added if s.name in taken]
+    problems += [f"The source '{name}' added on the Administration page has the name of a source in the settings "
+                 "file; the file's is used: remove the added one." for name in clashes]
+    kept = tuple(s for s in added if s.name not in taken)
+    return Settings(found.path, found.sources + kept, found.problems + tuple(problems), tuple(s.name for s in kept))
+
+
+# --------------------------------------------------------------------------------------------
+# Sources added on the Administration page: kept by the server, in its state folder
+# --------------------------------------------------------------------------------------------
+_STORE_LOCK = threading.Lock()
+_STORE_KEYS = ("name", "location", "table", "password_env", "password_file", "description", "statement_timeout",
+               "groups")
+
+
+def store_path(environ: Mapping[str, str] | None = None) -> Path:
+    """Where the sources added on the Administration page are kept (read from the environment, never set)."""
+    env = os.environ if environ is None else environ
+    state = Path(env.get("LUSKIN_STATE_DIR", "").strip() or "~/.local/state/luskin").expanduser()
+    return state / "sources" / "sources.json"
+
+
+def _read_entries(path: Path) -> list[dict[str, Any]]:
     try:
-        return read_settings(path)
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError) as err:
+        raise LuskinError("The sources added on the Administration page could not be read from the server's "
+                          f"state folder ({type(err).__name__}).") from None
+    entries = value.get("source") if isinstance(value, dict) else None
+    return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+
+
+def _read_added(path: Path) -> tuple[list[SourceSetting], list[str]]:
+    try:
+        entries = _read_entries(path)
     except LuskinError as err:
-        log.warning("sources settings file %s not used: %s", path.name, err)
-        return Settings(path, (), (str(err),))
+        return [], [str(err)]
+    added: list[SourceSetting] = []
+    problems: list[str] = []
+    for number, entry in enumerate(entries, start=1):
+        try:
+            added.append(_entry(entry, number, path.parent))
+        except LuskinError as err:
+            problems.append(f"{err} (added on the Administration page)")
+    return added, problems
+
+
+def _write_entries(path: Path, entries: list[dict[str, Any]]) -> None:
+    """Write the added sources whole or not at all (a temporary file, then os.replace), readable by the server only."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    temp = path.with_name(f".tmp-{secrets.token_hex(8)}-{path.name}")
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump({"source": entries}, handle, indent=2)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+
+
+def add_source(entry: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> SourceSetting:
+    """Check and keep a source an administrator added (the same checks as a [[source]] entry); LuskinError in
+    plain words when it cannot be used. A file's location must be a full path on the server."""
+    clean = {k: v.strip() if isinstance(v, str) else v for k, v in entry.items() if k in _STORE_KEYS}
+    clean = {k: v for k, v in clean.items() if v not in (None, "", [], ())}
+    groups = clean.get("groups")
+    if isinstance(groups, str):
+        groups = [groups]
+    if isinstance(groups, (list, tuple)):   # blank names dropped (a trailing comma in the page's field)
+        clean["groups"] = [g.strip() for g in groups if not isinstance(g, str) or g.strip()]
+        if not clean["groups"]:
+            del clean["groups"]
+    if not clean.get("name"):
+        raise LuskinError("Give the source a name: analysts see it by that name.")
+    if not clean.get("location"):
+        raise LuskinError("Give the source's location: a file or folder on the server, a DuckDB file, "
+                          "postgresql://... or spark:.")
+    setting = _entry(clean, 1, Path("/"))
+    if not engine_for(setting.location).is_address and not Path(str(clean["location"])).expanduser().is_absolute():
+        raise LuskinError(f"The source '{setting.name}': give the file's or folder's full path on the server "
+                          "(it starts with /).")
+    for key in ("password_file",):
+        if clean.get(key) and not Path(str(clean[key])).expanduser().is_absolute():
+            raise LuskinError(f"The source '{setting.name}': give the password file's full path on the server.")
+    clean["name"] = setting.name
+    path = store_path(environ)
+    with _STORE_LOCK:
+        if any(s.name == setting.name for s in load_settings(environ=environ).sources):
+            raise LuskinError(f"A source named '{setting.name}' is set up already: choose another name, or remove "
+                              "that one first.")
+        entries = _read_entries(path)
+        _write_entries(path, [*entries, clean])
+    log.info("a source was added on the Administration page: %r", setting.name)
+    return setting
+
+
+def remove_source(name: str, environ: Mapping[str, str] | None = None) -> bool:
+    """Remove a source added on the Administration page; whether there was one of that name (the settings
+    file's sources are removed by editing the file)."""
+    path = store_path(environ)
+    with _STORE_LOCK:
+        entries = _read_entries(path)
+        kept = [e for e in entries if " ".join(str(e.get("name", "")).split())[:200] != name]
+        if len(kept) == len(entries):
+            return False
+        _write_entries(path, kept)
+    log.info("a source was removed on the Administration page: %r", name)
+    return True
 
 
 def read_settings(path: Path) -> Settings:

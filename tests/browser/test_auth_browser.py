@@ -219,6 +219,15 @@ def test_uploads_open_for_their_owner_only_and_roles_decide_what_is_shown(
     admin_text = _main(alice)
     assert "Open to analysts" in admin_text and "Administrators only" in admin_text
     assert "closed.csv" not in admin_text   # no location reaches the browser
+    # The administrator adds a source for analysts on the page (kept by the server); its location is not drawn back.
+    alice.page.locator('input[aria-label="Name"]').fill("Added for analysts")
+    alice.page.locator('input[aria-label="Location"]').fill(str(served.state.parent / "open.csv"))
+    alice.page.locator('input[aria-label^="Who may use it"]').fill("luskin-analysts")
+    alice.page.get_by_role("button", name="Add the source").click()
+    alice.wait_text("Added the source 'Added for analysts'")
+    alice.idle()
+    assert "open.csv" not in alice.page.content()
+    assert "Added for analysts (a file; used by luskin-analysts; added here)" in _main(alice)
 
     bob = UI(browser.new_page(viewport={"width": 1280, "height": 1000}), served.url)
     sign_in(bob, "bob")
@@ -247,7 +256,7 @@ def test_uploads_open_for_their_owner_only_and_roles_decide_what_is_shown(
         except PlaywrightTimeoutError:
             bob.idle()
     options = bob.page.get_by_role("option").all_inner_texts()
-    assert options == ["Open to analysts"], options
+    assert options == ["Open to analysts", "Added for analysts"], options
     bob.page.keyboard.press("Escape")
     bob.open("admin")
     bob.idle()
