@@ -533,7 +533,7 @@ def test_unknown_spellings_never_become_the_reference():
 def test_ties_all_named_nobody_selected_and_all_under_two_percent():
     tied = ll144_table("sex", {"F": (10, 5), "M": (20, 10), "X": (10, 2)})
     assert tied.leaders == ("F", "M")
-    from luskin_core.analyses.regulator import _table_sentence
+    from luskin_core.analyses.regulator_ll144 import _table_sentence
 
     assert "2 categories are tied for the highest selection rate: F and M" in _table_sentence(tied, "selection rate")
     nobody = ll144_table("sex", {"F": (10, 0), "M": (20, 0)})

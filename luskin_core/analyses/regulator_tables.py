@@ -2,7 +2,7 @@
 
 A new regulator table is its own module (a ``build(data, spec, choices)`` returning an output with
 ``document``, ``csv_frame``, ``text``, ``metrics``, ``notes``, ``tables`` and ``sentences``: see
-:class:`luskin_core.analyses.regulator.LL144Output`) and one line here. ``luskin audit --template NAME``
+:class:`luskin_core.analyses.regulator_ll144.LL144Output`) and one line here. ``luskin audit --template NAME``
 and ``luskin report --template NAME`` offer it, the report gets its section and the Regulator page its
 tab, with no other file touched. This module imports nothing heavy: the command line builds its parser
 from it on every start.
@@ -56,10 +56,10 @@ def _load(dotted: str) -> Any:
 REGULATOR_TABLES: dict[str, RegulatorTable] = {t.name: t for t in (
     RegulatorTable("ll144", "Local Law 144", "the NYC Local Law 144 bias-audit tables (sex, race/ethnicity and "
                    "intersectional selection or scoring rates and impact ratios, bounded over the unknowns)",
-                   "luskin_core.analyses.regulator:build_ll144",
-                   summary="luskin_core.analyses.regulator:ll144_summary_output"),
+                   "luskin_core.analyses.regulator_ll144:build_ll144",
+                   summary="luskin_core.analyses.regulator_ll144:ll144_summary_output"),
     RegulatorTable("eeoc", "EEOC Uniform Guidelines", "the EEOC Uniform Guidelines table (four-fifths, two standard "
-                   "deviations, Fisher, shortfall, flip test)", "luskin_core.analyses.regulator:build_eeoc"),
+                   "deviations, Fisher, shortfall, flip test)", "luskin_core.analyses.regulator_eeoc:build_eeoc"),
 )}
 
 

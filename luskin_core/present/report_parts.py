@@ -9,7 +9,7 @@ takes ``results=[...]``: any mix of the registered results, each becoming its se
 A result may also offer its section itself (the :class:`ReportPart` protocol: a ``report_section(context)``
 method returning a :class:`~luskin_core.present.report_blocks.Section`), which is how a result defined in
 the present layer or outside the core plugs in without touching this file. Any regulator output (the shape
-of :class:`luskin_core.analyses.regulator.LL144Output`) gets the regulator section, so a new regulator table
+of :class:`luskin_core.analyses.regulator_ll144.LL144Output`) gets the regulator section, so a new regulator table
 touches no report file. Anything else is a plain :class:`~luskin_core.errors.LuskinError`.
 """
 
@@ -102,9 +102,9 @@ def _scan(result: Any, context: PartContext) -> Section:
 
 REPORT_PARTS: tuple[PartKind, ...] = (
     PartKind("luskin_core.analyses.adjust_model:AdjustResult", _adjusted, 10),
-    PartKind("luskin_core.analyses.regulator:LL144Result", _ll144, 20),
-    PartKind("luskin_core.analyses.regulator:LL144Output", _regulator, 20),
-    PartKind("luskin_core.analyses.regulator:EEOCOutput", _regulator, 20),
+    PartKind("luskin_core.analyses.regulator_ll144:LL144Result", _ll144, 20),
+    PartKind("luskin_core.analyses.regulator_ll144:LL144Output", _regulator, 20),
+    PartKind("luskin_core.analyses.regulator_eeoc:EEOCOutput", _regulator, 20),
     PartKind("luskin_core.analyses.series:SeriesResult", _series, 30),
     PartKind("luskin_core.analyses.proxy_audit:ProxyAudit", _proxy, 40),
     PartKind("luskin_core.analyses.scan:ScanResult", _scan, 45),

@@ -1,0 +1,281 @@
+"""The EEOC Uniform Guidelines table (29 CFR 1607.4(D)).
+
+**EEOC Uniform Guidelines** (29 CFR 1607.4(D)). Per comparison: the four-fifths rule beside
+the two-standard-deviations test (the pooled two-proportion z statistic in standard
+deviations) and Fisher's exact test; the *shortfall* (the smallest whole number of additional
+selections in the group for its rate to reach four-fifths of the reference's rate, and the
+reference's rate, the group's size unchanged; 0 when already there) and the *flip test* (true
+when moving one or two people, in the group or in the reference, between selected and not
+selected changes the four-fifths verdict).
+
+Everything is computed from counts with whole-number arithmetic where the rules are
+thresholds (5 x selected_g x n_ref < 4 x selected_ref x n_g is "below four-fifths"), so the
+verdicts do not depend on float rounding.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from luskin_core.analyses.regulator_common import ShownTable, _sufficiency, _sufficiency_lines, sufficiency_text
+from luskin_core.formatting import format_number, format_p, format_percent
+from luskin_core.stats.uniform import below_four_fifths, fisher_p, flip, shortfall, two_sd_z
+
+# The EEOC companions (shortfall, flip, two SD, Fisher) are statistics of two counts: stats/uniform.py.
+
+
+@dataclass(frozen=True)
+class EEOCRow:
+    """One group against the reference under the Uniform Guidelines."""
+
+    group: str
+    cell: str | None
+    reference: str
+    n: int
+    selected: int
+    rate: float | None
+    reference_n: int
+    reference_selected: int
+    reference_rate: float | None
+    impact_ratio: float | None
+    below_four_fifths: bool | None
+    z: float | None
+    beyond_two_sd: bool | None
+    fisher_p: float | None
+    significant: bool | None
+    shortfall_four_fifths: int | None
+    shortfall_parity: int | None
+    flip: bool | None
+    minimum_detectable_difference: float | None
+    sentence: str
+    outcome_is: str = "favourable"  # "adverse": selected, rates and shortfalls count the favourable decision
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def eeoc_rows(comparisons: Sequence[Any], *, adverse: bool = False) -> tuple[EEOCRow, ...]:
+    """The Uniform Guidelines table for every non-reference comparison, with words where the tests disagree.
+
+    "Significant" is the two-standard-deviations test (|z| > 2), or Fisher's exact test (p < 0.05)
+    where an expected count is under 5 (the audit's own test choice). With ``adverse`` (the counted
+    outcome is bad for the person: pass ``spec.direction.adverse``), "selected" is the favourable decision (not
+    defaulted, not denied): the rates, the four-fifths rule, z and the shortfalls (in favourable
+    decisions) are all of it, as the Guidelines compare selection rates.
+    """
+    from luskin_core.stats.power import minimum_detectable_difference
+
+    rows = []
+    for c in comparisons:
+        if c.is_reference:
+            continue
+        k, n, rk, rn = c.positives, c.n, c.reference_positives, c.reference_n
+        rate, reference_rate = c.rate, c.reference_rate
+        if adverse:
+            k, rk = n - k, rn - rk
+            rate = None if rate is None else 1.0 - rate
+            reference_rate = None if reference_rate is None else 1.0 - reference_rate
+        z = two_sd_z(k, n, rk, rn)
+        fp = fisher_p(k, n, rk, rn)
+        small = "Fisher" in (c.test or "")
+        if small:
+            significant = None if fp is None else fp < 0.05
+        else:
+            significant = None if z is None else abs(z) > 2
+        below = below_four_fifths(k, n, rk, rn)
+        mdd = None
+        if reference_rate is not None and n > 0 and rn > 0:
+            value = float(minimum_detectable_difference(n, rn, reference_rate))
+            mdd = value if math.isfinite(value) else None
+        row = EEOCRow(
+            group=c.group, cell=c.cell, reference=c.reference, n=n, selected=k, rate=rate, reference_n=rn,
+            reference_selected=rk, reference_rate=reference_rate,
+            impact_ratio=None if rk == 0 or n == 0 or rn == 0 else (k / n) / (rk / rn),
+            below_four_fifths=below, z=z, beyond_two_sd=None if z is None else abs(z) > 2, fisher_p=fp,
+            significant=significant, shortfall_four_fifths=shortfall(k, n, rk, rn),
+            shortfall_parity=shortfall(k, n, rk, rn, (1, 1)), flip=flip(k, n, rk, rn),
+            minimum_detectable_difference=mdd, sentence="", outcome_is="adverse" if adverse else "favourable",
+        )
+        rows.append(_eeoc_sentence(row, small))
+    return tuple(rows)
+
+
+def _eeoc_sentence(r: EEOCRow, small: bool) -> EEOCRow:
+    from dataclasses import replace
+
+    if r.below_four_fifths is None or r.significant is None:
+        return replace(r, sentence=f"{r.group} cannot be compared with {r.reference} (a rate is not computable).")
+    test = (f"Fisher's exact test {format_p(r.fisher_p)}" if small
+            else f"{abs(r.z or 0):.1f} standard deviations")
+    ratio = f"impact ratio {format_number(r.impact_ratio, 2)}"
+    if r.below_four_fifths and r.significant:
+        text = f"{r.group}: below four-fifths ({ratio}) and statistically significant ({test}): adverse impact."
+    elif r.below_four_fifths:
+        text = (f"{r.group}: below four-fifths ({ratio}) but not statistically significant ({test}): the two "
+                "tests disagree; with these numbers the gap could be chance.")
+    elif r.significant:
+        text = (f"{r.group}: passes four-fifths ({ratio}) but the difference is statistically significant "
+                f"({test}): the two tests disagree; a small gap measured on many people can be real.")
+    else:
+        text = f"{r.group}: passes four-fifths ({ratio}) and the difference is not statistically significant ({test})."
+    if r.shortfall_four_fifths:
+        what = "favourable decision" if r.outcome_is == "adverse" else "selection"
+        text += (f" {r.shortfall_four_fifths:,} more {what}{'s' if r.shortfall_four_fifths != 1 else ''} "
+                 f"would reach four-fifths, {r.shortfall_parity:,} parity.")
+    if r.flip:
+        text += " Moving one or two people would change the four-fifths verdict: it is fragile."
+    return replace(r, sentence=text)
+
+
+def eeoc_frame(rows: Sequence[EEOCRow]) -> pd.DataFrame:
+    """The EEOC table for a page, the report and CSV."""
+    return pd.DataFrame([{
+        "Cell": r.cell or "All rows", "Group": r.group, "Reference": r.reference, "Rows": r.n, "Selected": r.selected,
+        "Rate": r.rate, "Reference rate": r.reference_rate, "Impact ratio": r.impact_ratio,
+        "Below four-fifths": r.below_four_fifths, "z (SDs)": r.z, "Beyond 2 SD": r.beyond_two_sd,
+        "Fisher p": r.fisher_p, "Shortfall to 4/5": r.shortfall_four_fifths, "Shortfall to parity": r.shortfall_parity,
+        "Flip": r.flip, "Minimum detectable difference": r.minimum_detectable_difference,
+    } for r in rows])
+
+
+def eeoc_cells(r: Any, *, below: str = "below") -> tuple[str, ...]:
+    """An EEOC row's judged cells as text, the same in the command line's table and the report's: impact ratio,
+    four-fifths, z, Fisher p, the two shortfalls, the flip test and the detectable difference."""
+    return (format_number(r.impact_ratio, 2),
+            "" if r.below_four_fifths is None else (below if r.below_four_fifths else "passes"),
+            format_number(r.z, 2), format_p(r.fisher_p, short=True),
+            "" if r.shortfall_four_fifths is None else f"{r.shortfall_four_fifths:,}",
+            "" if r.shortfall_parity is None else f"{r.shortfall_parity:,}",
+            "" if r.flip is None else ("yes" if r.flip else "no"),
+            "n/a" if r.minimum_detectable_difference is None else format_percent(r.minimum_detectable_difference, 0))
+
+
+def eeoc_meaning(spec: Any) -> str:
+    """For an adverse outcome, what "selected" counts in the EEOC table (the favourable decision); else ''."""
+    if spec is None or not spec.direction.adverse:
+        return ""
+    return (f"'{spec.outcome_text}' is adverse (bad for the person), so \"selected\", the rates, the four-fifths rule "
+            "and the shortfalls count the favourable decision: the rows without it.")
+
+
+def format_eeoc(rows: Sequence[EEOCRow], spec: Any = None) -> str:
+    """The Uniform Guidelines table as plain text, then one sentence per group (with ``spec``, what is counted)."""
+    from luskin_core.formatting import format_table
+
+    table = []
+    for r in rows:
+        table.append([r.cell or "all rows", r.group, f"{r.n:,}", format_percent(r.rate), r.reference,
+                      format_percent(r.reference_rate), *eeoc_cells(r, below="BELOW")])
+    head = ["cell", "group", "n", "rate", "reference", "ref. rate", "ratio", "4/5 rule", "z (SD)", "Fisher p",
+            "shortfall 4/5", "shortfall parity", "flip", "detectable gap"]
+    lines = ["EEOC Uniform Guidelines: four-fifths rule, two standard deviations, Fisher's exact test"]
+    meaning = eeoc_meaning(spec)
+    lines += ([meaning] if meaning else []) + [format_table(table, head), ""]
+    lines += [f"- {r.sentence}" for r in rows]
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------
+# Output: what the command line, the report and the page show (luskin_core.analyses.regulator_tables)
+# ------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class EEOCPart:
+    """The Uniform Guidelines table of one audit (one grouping column, or the specification's groups)."""
+
+    label: str
+    audit: Any
+    rows: tuple[EEOCRow, ...]
+    sufficiency: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class EEOCOutput:
+    """The Uniform Guidelines tables, one per grouping, read in the specification's direction."""
+
+    parts: tuple[EEOCPart, ...]
+    spec: Any = None
+    anchor: str = "eeoc"
+    section_title: str = "EEOC Uniform Guidelines: four-fifths beside significance"
+    sentences_title: str = "Where the tests agree and disagree"
+
+    def intro(self) -> list[str]:
+        return []
+
+    def document(self) -> dict[str, Any]:
+        documents = []
+        for p in self.parts:
+            document = p.audit.to_dict()
+            document.update({"eeoc": [r.to_dict() for r in p.rows], "sufficiency": [i.to_dict() for i in p.sufficiency]})
+            documents.append(document)
+        return {"template": "eeoc", "audits": documents}
+
+    def csv_frame(self) -> pd.DataFrame:
+        frames = []
+        for p in self.parts:
+            frame = eeoc_frame(p.rows)
+            frame.insert(0, "Groups", p.label)
+            frames.append(frame)
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+    def text(self) -> str:
+        return "\n\n".join("\n".join([f"Groups: {p.label} (reference {p.audit.reference})"]
+                                     + sufficiency_text(p.sufficiency) + ["", format_eeoc(p.rows, self.spec)])
+                           for p in self.parts)
+
+    def metrics(self) -> list[tuple[str, str]]:
+        return []
+
+    def notes(self) -> list[str]:
+        meaning = eeoc_meaning(self.spec)
+        return [meaning] if meaning else []
+
+    def settings(self, data_label: str = "") -> list[tuple[str, str]]:
+        return [("Data", data_label)] if data_label else []
+
+    def tables(self) -> list[ShownTable]:
+        out = []
+        for p in self.parts:
+            rows = tuple((r.group if r.cell is None else f"{r.group} ({r.cell})", f"{r.n:,}", format_percent(r.rate),
+                          *eeoc_cells(r)) for r in p.rows)
+            out.append(ShownTable(
+                f"{p.label}: every group against {p.audit.reference}",
+                ("Group", "Rows", "Rate", "Impact ratio", "Four-fifths", "z (SD)", "Fisher p", "Shortfall to 4/5",
+                 "Shortfall to parity", "Flip", "Detectable gap"), rows, tuple(bool(r.below_four_fifths) for r in p.rows),
+                "Shortfall: additional selections the group needs (its size unchanged). Flip: moving one or two people "
+                "changes the four-fifths verdict. Detectable gap: the smallest drop below the reference's rate seen "
+                "with 80% power at the 5% level.", eeoc_frame(p.rows), tuple(_sufficiency_lines(p.sufficiency)),
+                wide=True))
+        return out
+
+    def sentences(self) -> list[str]:
+        return [r.sentence for p in self.parts for r in p.rows]
+
+
+def eeoc_part(result: Any, label: str | None = None) -> EEOCPart:
+    """The Uniform Guidelines table of one audit result, in its specification's direction."""
+    spec = result.spec
+    rows = eeoc_rows(result.comparisons, adverse=spec.direction.adverse)
+    return EEOCPart(label or (" × ".join(spec.group_by) if spec.group_by else spec.groups_text), result, rows,
+                    _sufficiency(result, spec))
+
+
+def build_eeoc(data: Any, spec: Any, choices: Any) -> EEOCOutput:
+    """The EEOC tables: one audit per sex and race/ethnicity column (or of the specification's own groups)."""
+    from luskin_core.analyses.audit import audit
+
+    columns = [c for c in (choices.sex, choices.race) if c]
+    if choices.groups or not columns:
+        specs = [spec]
+    else:
+        specs = [spec.with_changes(group_by=(c,), protected=None, group_label=None, other_label=None)
+                 for c in columns]
+    return EEOCOutput(tuple(eeoc_part(audit(data, s)) for s in specs), spec)
+
+
+__all__ = ["EEOCOutput", "EEOCPart", "EEOCRow", "build_eeoc", "eeoc_cells", "eeoc_frame", "eeoc_meaning", "eeoc_part",
+           "eeoc_rows", "format_eeoc"]
