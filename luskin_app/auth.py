@@ -315,6 +315,13 @@ class _RefusedSignIns(logging.Filter):
         elif "Error during authentication" in message:
             log.error("the sign-in provider sent an error back instead of a sign-in (%s)",
                       message.split(":", 1)[-1].strip()[:300])
+        elif "Error during OAuth authorization redirect" in message:
+            # The provider stopped answering after the sign-in page checked it: Streamlit answers the browser
+            # "Authentication error"; the next sign-in page checks the provider again and says so.
+            _CHECKED.clear()
+            log.error("a user pressed Sign in but this server could not reach the sign-in provider "
+                      "(server_metadata_url) to send them there")
+            return True
         else:
             return True
         try:

@@ -133,3 +133,28 @@ def test_a_refused_sign_in_is_told_to_that_browser_once_and_to_no_other() -> Non
     assert not auth.take_refusal(auth.browser_key(_xsrf_v2(other, b"\x05\x06\x07\x08")))   # another browser
     assert auth.take_refusal(auth.browser_key(second))        # the browser that tried, whatever its mask
     assert not auth.take_refusal(auth.browser_key(second))    # said once
+
+
+def test_streamlits_failed_callback_is_heard_for_the_browser_that_made_it(caplog: pytest.LogCaptureFixture) -> None:
+    """The filter on Streamlit's auth-route logger finds the callback's request on the stack (as when Streamlit's
+    route logs) and remembers that browser only; the operator gets a plain line."""
+    import logging
+
+    class Request:   # what the filter reads of Starlette's request: its cookies
+        def __init__(self, cookie: str) -> None:
+            self.cookies = {auth.XSRF_COOKIE: cookie}
+
+    hers, other = _xsrf_v2(b"h" * 32, b"\x01\x01\x01\x01"), _xsrf_v2(b"o" * 32, b"\x02\x02\x02\x02")
+    routes = logging.getLogger("streamlit.web.server.starlette.starlette_auth_routes")
+    auth.watch_sign_ins()
+    auth.watch_sign_ins()   # once per process, however often the app starts a run
+    assert sum(isinstance(f, auth._RefusedSignIns) for f in routes.filters) == 1
+
+    def callback(request: Request) -> None:   # stands for Streamlit's _auth_callback, whose local is `request`
+        routes.warning("OAuth token exchange failed for provider '%s'. Clearing auth cookies.", "default")
+
+    with caplog.at_level(logging.ERROR, logger="luskin.app.auth"):
+        callback(Request(hers))
+    assert "check client_id and client_secret" in caplog.text
+    assert not auth.take_refusal(auth.browser_key(other))
+    assert auth.take_refusal(auth.browser_key(_xsrf_v2(b"h" * 32, b"\x07\x07\x07\x07")))
