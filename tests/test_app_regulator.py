@@ -97,6 +97,7 @@ def test_regulator_page_on_a_credit_file_with_an_adverse_outcome_and_no_race_col
     subheaders = [unescape(s.value) for s in at.subheader]
     assert "Race/ethnicity categories" in subheaders  # said, not filled with the credit limit
     assert "the data has no race/ethnicity column" in infos
+    assert {m.label: m.value for m in at.metric}["Unknown sex"] == "0"
     sex_table = at.dataframe[0].value
     selected = dict(zip(sex_table["category"], sex_table["selected"]))
     favourable = frame.assign(ok=frame["default"] == 0).groupby("SEX")["ok"].sum()
@@ -171,3 +172,31 @@ def test_regulator_page_reads_the_users_unknown_spellings():
     assert set(at.dataframe[1].value["category"]) == {"White", "Black", "Asian"}
     text = "\n".join(unescape(m.value) for m in at.markdown)
     assert "'Not given'" in text and "'Prefer not to say'" in text
+
+
+def test_regulator_page_with_a_race_column_only():
+    """A pool that collects race/ethnicity only: the race table (equal to pandas) with its own unknown count, and
+    the sex and intersectional tables say plainly why they cannot be made."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(28)
+    n = 900
+    frame = pd.DataFrame({"ethnicity": rng.choice(["White", "Black", "Asian", "Prefer not to say"], n),
+                          "hired": rng.choice(["yes", "no"], n, p=[.4, .6])})
+    at = AppTest.from_file(APP, default_timeout=300).run()
+    at.file_uploader(key="upload_csv").set_value(("pool.csv", frame.to_csv(index=False).encode(), "text/csv")).run()
+    at.button(key="data_confirm").click().run()
+    at.switch_page("app_pages/regulator.py").run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="regulator_sex").value == "(no such column)"
+    assert at.selectbox(key="regulator_race").value == "ethnicity"
+    known = frame[frame["ethnicity"] != "Prefer not to say"]
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Unknown race/ethnicity"] == f"{n - len(known):,}"
+    race = at.dataframe[0].value
+    expected = known.groupby("ethnicity")["hired"].agg(lambda v: int((v == "yes").sum()))
+    assert dict(zip(race["category"], race["selected"])) == {k: int(v) for k, v in expected.items()}
+    infos = "\n".join(unescape(i.value) for i in at.info)
+    assert "the data has no sex column (none was given" in infos
+    assert "there is no sex column, so there are no sex × race/ethnicity categories to compare" in infos
