@@ -173,3 +173,28 @@ def test_series_by_columns_keeps_unknown_as_a_group_and_bounds_each_period(dated
     assert status == 0, err
     assert "Over the rows with no value of 'g', per quarter (best and worst case):" in out
     assert "in neither group: left out of the whole audit and of every period" in out
+
+
+def test_protected_condition_bounds_counted_by_duckdb_equal_in_memory(dated, tmp_path, capsys) -> None:
+    """A Parquet file is counted by DuckDB: the missing protected values per stratum and per period, and so the
+    bounds, equal the in-memory count of the same rows."""
+    frame = dated.assign(s=np.where(np.arange(len(dated)) % 3 == 0, "x", "y"), d=pd.to_datetime(dated["d"]))
+    csv, parquet = tmp_path / "rows.csv", tmp_path / "rows.parquet"
+    frame.to_csv(csv, index=False)
+    frame.to_parquet(parquet)
+    documents = {}
+    for path in (csv, parquet):
+        for extra in (("--stratify", "s"), ("--period", "d", "--every", "quarter")):
+            status = main(["audit", "--data", str(path), "--outcome", "y", "--positive", "1", "--protected", "g=b",
+                           *extra, "--bounds", "--json"])
+            out, err = capsys.readouterr()
+            assert status == 0, err
+            documents[(path.suffix, extra[0])] = json.loads(out)["bounds"]
+    for option in ("--stratify", "--period"):
+        memory, engine = documents[(".csv", option)], documents[(".parquet", option)]
+        assert [(b["cell"], b.get("period"), b["unknown_n"], b["unknown_positives"]) for b in memory] == \
+            [(b["cell"], b.get("period"), b["unknown_n"], b["unknown_positives"]) for b in engine]
+        for a, b in zip(memory, engine):
+            for key in ("difference_low", "difference_high", "impact_ratio_low", "impact_ratio_high"):
+                assert a[key] == pytest.approx(b[key], abs=1e-12)
+        assert sum(b["unknown_n"] for b in memory) == int(frame["g"].isna().sum())
