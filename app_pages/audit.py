@@ -25,12 +25,12 @@ from luskin_app.help import HELP
 from luskin_core.analyses.audit import AuditResult
 from luskin_core.analyses.narrative import tolerance_words
 from luskin_core.counting.counts import cut_into_ranges
+from luskin_core.counting.executor import executor_for, group_names
 from luskin_core.errors import LuskinError
 from luskin_core.present import plots
 from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.spec.conditions import OPERATORS, Condition
 from luskin_core.spec.guess import score_columns
-from luskin_core.spec.names import other_group_name
 from luskin_core.stats.verdict import Verdict
 
 TEXT_OPS = ["==", "!=", "in", "not in"]
@@ -287,7 +287,8 @@ def render_who(frame: pd.DataFrame, ch: Choices) -> Any:
             other = ch.get("other_label") or (f"Non-{condition.value}" if condition.op == "==" else f"not ({group})")
             named, _ = ch_.current_spec()   # the names the audit uses (value names, the other value's name)
             if named is not None:
-                group, other = named.group_name, other_group_name(named, frame) or named.other_name
+                names = group_names(executor_for(frame), named)
+                group, other = names.group, names.other
             st.markdown(f"**{ui.md(group, 120)}** against **{ui.md(other, 120)}**, as chosen on the Data page.")
         except LuskinError:
             st.markdown("The protected group is chosen on the Data page.")

@@ -19,10 +19,10 @@ from luskin_app.choices import Choices
 from luskin_app.help import HELP
 from luskin_core.corrections.models import choose_features
 from luskin_core.counting.data import PRESETS, column_summary
+from luskin_core.counting.executor import executor_for, group_names
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.spec.guess import guess_group, guess_outcome_is, guess_positive
-from luskin_core.spec.names import other_group_name
 from luskin_core.spec.validation import value_key
 
 NUMBER_OPS = ["==", "!=", "<", "<=", ">", ">="]
@@ -260,7 +260,7 @@ def _automatic_names(frame: pd.DataFrame, ch: Choices) -> tuple[str, str]:
     try:
         condition = ch_.protected_condition(ch, frame)
         spec = AuditSpec(ch.get("outcome") or "outcome", positive=ch.get("positive") or 1, protected=condition)
-        return spec.group_name, other_group_name(spec, frame) or spec.other_name
+        return spec.group_name, group_names(executor_for(frame), spec).other
     except LuskinError:
         return "from the values", "everyone else"
 

@@ -73,7 +73,7 @@ def format_audit(result: Any) -> str:
     from luskin_core.formatting import format_table
 
     spec = result.spec
-    head = (f"Audit of {result.source}: {spec.outcome_text}; {spec.groups_text}"
+    head = (f"Audit of {result.source}: {spec.outcome_text}; {result.groups_text}"
             + (f", reference {result.reference}" if spec.group_mode == "columns" else "")
             + f"; tolerance {spec.tolerance:g}" + (f", impact-ratio threshold {spec.ratio_threshold:g}"
                                                      if spec.metric == "ratio" else "")

@@ -82,9 +82,6 @@ def adjust(data: Any, spec: AuditSpec, controls: Sequence[str] = (), *, categori
         spec = spec.with_changes(tolerance=tolerance)
     if not controls and not categorical and not bins and not splines:
         raise LuskinError("Choose at least one control column to adjust for (e.g. --controls age,hours).")
-    from luskin_core.spec.names import with_group_names
-
-    spec = with_group_names(spec, data)   # "Black", not "Non-White", as the audit names a two-valued column
     if isinstance(data, pd.DataFrame):
         cells = cells_from_frame(data, spec, controls, categorical, cluster, bins, splines)
         return adjust_cells(cells, spec, source=source_name or "in memory")

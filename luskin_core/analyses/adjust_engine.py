@@ -14,6 +14,7 @@ The group keys, the rows left out and the outcome are the audit's own expression
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -32,6 +33,7 @@ from luskin_core.analyses.adjust_model import (
     spline_probs,
 )
 from luskin_core.counting.counts import CROSS, UNKNOWN
+from luskin_core.counting.executor import group_names
 from luskin_core.counting.sources import Source, _checks, _ibis, _is_numeric, _mask, _outcome_expr, _part_expr
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
@@ -51,6 +53,8 @@ def _resolved(source: Source, spec: AuditSpec, controls: Sequence[str], categori
     (binned controls replaced by their bins' words, as in memory), the knots of controls fitted as curves and
     the binned controls."""
     plan = source.plan(spec)
+    if plan.protected is not None:   # "Black", not "Non-White", as the audit names a two-valued column
+        plan = replace(plan, names=group_names(source, spec, plan.protected.column))
     binned = {source._resolve(c, "control"): n for c, n in _bin_counts(None, bins or {}).items()}
     curved = {source._resolve(c, "control"): n for c, n in _spline_counts(None, splines or {}).items()}
     controls = [*controls, *(c for c in dict.fromkeys([*binned, *curved]) if c not in controls)]
@@ -192,7 +196,8 @@ def _labelled(raw: pd.DataFrame, plan: Any, spec: AuditSpec, numeric: Sequence[s
     out: dict[str, Any] = {}
     if plan.protected is not None:
         inside = raw["_g0"].astype(bool).to_numpy()
-        out["group"] = np.where(inside, spec.group_name, spec.other_name).astype(object)
+        names = plan.class_names
+        out["group"] = np.where(inside, names.group, names.other).astype(object)
     else:
         labels = None
         for i, part in enumerate(plan.group_parts):

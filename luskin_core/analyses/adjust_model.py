@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -16,6 +16,7 @@ import pandas as pd
 from scipy import linalg, sparse, special
 
 from luskin_core.counting.counts import UNKNOWN, plan_for_frame, row_group_labels
+from luskin_core.counting.executor import executor_for, group_names
 from luskin_core.counting.prepared import prepare
 from luskin_core.errors import LuskinError
 from luskin_core.formatting import format_p, format_percent, format_points, points
@@ -331,6 +332,8 @@ def cells_from_frame(frame: pd.DataFrame, spec: AuditSpec, controls: Sequence[st
         rows = rows.assign(**binned)
         forced = forced | set(binned)
     plan = plan_for_frame(rows, spec)
+    if plan.protected is not None:   # "Black", not "Non-White", as the audit names a two-valued column
+        plan = replace(plan, names=group_names(executor_for(frame), spec, plan.protected.column))
     labels = row_group_labels(rows, plan)
     linear = spec.outcome_type == "score"
     if linear:
@@ -895,8 +898,8 @@ def _reference(cells: Cells, spec: AuditSpec) -> tuple[str, list[str]]:
 
 
 def _audit_order(groups: list[str], spec: AuditSpec) -> list[str]:
-    if spec.protected is not None:
-        return [g for g in (spec.group_name, spec.other_name) if g in groups]
+    if spec.protected is not None:   # the protected class first, then the rest (as the data named it)
+        return sorted(groups, key=lambda g: g != spec.group_name)
     return sorted(groups, key=lambda g: (UNKNOWN in g.split(" × "), _natural(g)))
 
 

@@ -390,7 +390,7 @@ def _text(name: str, value: Any, plan: Any, spec: AuditSpec) -> str:
     """The text a key value has in the in-memory cell table (group label, control level, cluster)."""
     if name.startswith("_g"):
         if plan.protected is not None:
-            return spec.group_name if value is not None and bool(value) else spec.other_name
+            return plan.class_names.group if value is not None and bool(value) else plan.class_names.other
         part = plan.group_parts[int(name[2:])]
         if value is not None and part.numeric and part.kind == "value":
             value = float(value)

@@ -25,11 +25,12 @@ import numpy as np
 
 from luskin_core.analyses import narrative
 from luskin_core.counting.counts import CountTable, count_arrays
-from luskin_core.counting.executor import counted_table
+from luskin_core.counting.executor import counted_table, executor_for, group_names
 from luskin_core.counting.ibis_source import Source
 from luskin_core.counting.prepared import Prepared, prepare
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
+from luskin_core.spec.names import GroupNames
 from luskin_core.stats.comparisons import Comparison, JudgedRate, PooledComparison, compare
 from luskin_core.stats.inference import wilson_interval
 from luskin_core.stats.shrinkage import with_pooled
@@ -155,6 +156,23 @@ class AuditResult:
     counts: CountTable | None = field(default=None, repr=False, compare=False)
 
     # -- lookups ----------------------------------------------------------------------------
+    @property
+    def class_names(self) -> GroupNames:
+        """The protected class's and the rest's names as the data named them ("Male", where the spec says
+        "Non-Female"): resolved from the data and carried on the count table, the spec left as given."""
+        counts = self.counts
+        if counts is not None and counts.group_in_protected is not None and len(counts.groups) == 2:
+            return GroupNames(counts.groups[0], counts.groups[1])
+        return GroupNames.of(self.spec)
+
+    @property
+    def groups_text(self) -> str:
+        """Who is compared, in words (the spec's, with the classes named as the data names them)."""
+        if self.spec.group_by:
+            return self.spec.groups_text
+        names = self.class_names
+        return f"{names.group} vs {names.other}"
+
     @property
     def groups(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(c.group for c in self.comparisons))
@@ -317,12 +335,9 @@ def audit(
     :class:`~luskin_core.counting.sources.Source` (DuckDB, PostgreSQL, Spark): the same audit, counted
     where the data lives.
     """
-    from luskin_core.spec.names import with_group_names
-
     if isinstance(frame, Source) and predictions is not None:
         raise LuskinError("Predictions given as a list need the rows in memory; on a database, name a "
                           "prediction column instead.")
-    spec = with_group_names(spec, frame)   # "Male", not "Non-Female", when the column has two values
     if predictions is not None:
         assert not isinstance(frame, Source)   # refused above
         prepared = prepare(frame, spec, check_positive=False)
@@ -333,7 +348,8 @@ def audit(
         assert prepared.in_group is not None  # set for a protected condition
         return audit_arrays(y, prepared.in_group, prepared.filter_holds if prepared.has_filter else None,
                             spec, source=source or "predictions", n_excluded=prepared.n_excluded,
-                            excluded_reasons=prepared.excluded_reasons)
+                            excluded_reasons=prepared.excluded_reasons,
+                            names=group_names(executor_for(frame), spec))   # "Male", not "Non-Female"
     table, _ = counted_table(frame, spec)   # counted once, checked once, in one wording, on every executor
     default = "recorded outcome" if spec.prediction is None else f"decisions in '{spec.prediction}'"
     return result_from_counts(table, spec, source=source or default)
@@ -372,9 +388,13 @@ def audit_arrays(
     source: str = "labels",
     n_excluded: int = 0,
     excluded_reasons: dict[str, int] | None = None,
+    names: GroupNames | None = None,
 ) -> AuditResult:
-    """The audit's arithmetic on aligned 0/1 decisions, class membership and filter membership."""
-    table = count_arrays(y, in_group, filter_holds, spec, n_excluded=n_excluded, excluded=excluded_reasons)
+    """The audit's arithmetic on aligned 0/1 decisions, class membership and filter membership.
+
+    ``names``: the two classes' names as the data names them (default: the spec's own)."""
+    table = count_arrays(y, in_group, filter_holds, spec, n_excluded=n_excluded, excluded=excluded_reasons,
+                         names=names)
     return result_from_counts(table, spec, source=source)
 
 

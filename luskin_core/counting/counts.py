@@ -57,6 +57,7 @@ from luskin_core.counting.arrays import SMALL_ROWS, Unsupported, count_rows
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec, resolve_column
 from luskin_core.spec.conditions import Condition, conjunction_mask
+from luskin_core.spec.names import GroupNames
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -159,6 +160,14 @@ class Plan:
     score_cutoff: float | None
     # A period key counted beside the group and cell keys (an audit over time: luskin_core.analyses.series).
     period: KeyPart | None = None
+    # The two classes' names resolved from the data (the rest named by the column's other value);
+    # None: the spec's own names. The spec itself is never rewritten.
+    names: GroupNames | None = None
+
+    @property
+    def class_names(self) -> GroupNames:
+        """The names of the protected class and the rest, as this data names them."""
+        return self.names or GroupNames.of(self.spec)
 
     @property
     def prediction_binary(self) -> bool:
@@ -952,7 +961,8 @@ def row_group_labels(frame: pd.DataFrame, plan: Plan) -> np.ndarray:
     keys = row_values(frame, plan, groups=True)
     if plan.protected is not None:
         inside = keys["g0"].fillna(False).to_numpy(dtype=bool)
-        return np.where(inside, plan.spec.group_name, plan.spec.other_name).astype(object)
+        names = plan.class_names
+        return np.where(inside, names.group, names.other).astype(object)
     pieces = []
     for i, part in enumerate(plan.group_parts):
         codes, uniques = pd.factorize(keys[f"g{i}"], use_na_sentinel=True)
@@ -1073,11 +1083,12 @@ class CountTable:
         cell_cols = [f"c{i}" for i in range(plan.n_cell_keys)]
         # Group labels and order
         if plan.protected is not None:
-            groups_by_raw = {True: spec.group_name, False: spec.other_name}
+            names = plan.class_names
+            groups_by_raw = {True: names.group, False: names.other}
             group_labels = [groups_by_raw[bool(v)] for v in kept["g0"]]
-            groups = [spec.group_name, spec.other_name]
+            groups = [names.group, names.other]
             in_protected: tuple[bool, ...] | None = (True, False)
-            if spec.group_name == spec.other_name:
+            if names.group == names.other:
                 raise LuskinError("The protected group and the other class have the same name: give them "
                                   "different names.")
         else:
@@ -1145,12 +1156,14 @@ def count_frame(frame: pd.DataFrame, spec: AuditSpec) -> tuple[CountTable, Plan]
 
 def count_arrays(
     y: np.ndarray, in_group: np.ndarray, filter_holds: np.ndarray | None, spec: AuditSpec,
-    *, n_excluded: int = 0, excluded: dict[str, int] | None = None,
+    *, n_excluded: int = 0, excluded: dict[str, int] | None = None, names: GroupNames | None = None,
 ) -> CountTable:
     """The count table of aligned 0/1 decisions, protected-class membership and filter membership.
 
     The model tools' path (their decisions are arrays, already restricted to the audited rows).
+    ``names``: the classes' names as the data names them (default: the spec's).
     """
+    names = names or GroupNames.of(spec)
     y = np.asarray(y, dtype=np.int64)
     g = np.asarray(in_group, dtype=bool)
     f = np.ones_like(g) if filter_holds is None else np.asarray(filter_holds, dtype=bool)
@@ -1162,6 +1175,6 @@ def count_arrays(
     if filter_holds is None:
         n, k = n[:, :1], k[:, :1]
     labels = tuple(spec.cell_name(key) for key in cell_keys)
-    return CountTable(groups=(spec.group_name, spec.other_name), cell_keys=cell_keys, cell_labels=labels,
+    return CountTable(groups=(names.group, names.other), cell_keys=cell_keys, cell_labels=labels,
                       n=n.astype(np.int64), positives=k, excluded=dict(excluded or {}), n_excluded=n_excluded,
                       group_in_protected=(True, False))

@@ -27,6 +27,7 @@ from luskin_core.counting.counts import (
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec, resolve_column
 from luskin_core.spec.conditions import Condition
+from luskin_core.spec.names import MAX_VALUES, GroupNames, needs_values, other_group_name
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -138,6 +139,36 @@ def distinct_present(executor: Executor, column: str) -> pd.Series:
     return pd.Series(values, name=column, dtype=object).infer_objects()   # numbers compared as numbers
 
 
+def group_names(executor: Executor, spec: AuditSpec, column: str | None = None) -> GroupNames:
+    """The two classes' names for ``spec`` on this data: the rest named from the protected column's values.
+
+    The values are listed by the executor (every distinct present value, up to
+    :data:`~luskin_core.spec.names.MAX_VALUES`); the spec layer names the rest from them. ``column``: the
+    data's own spelling of the protected column when already resolved (the plan's). Refusals about the
+    column are the audit's to say, so a column the data lacks keeps the spec's names.
+    """
+    if not needs_values(spec):
+        return GroupNames.of(spec)
+    assert spec.protected is not None   # needs_values says so
+    if column is None:
+        try:
+            column = executor.facts(spec).resolve(spec.protected.column, "")
+        except LuskinError:
+            return GroupNames.of(spec)
+    values, complete = present_values(executor, column, MAX_VALUES)
+    return GroupNames.of(spec, other_group_name(spec, values, complete=complete))
+
+
+def present_values(executor: Executor, column: str, cap: int) -> tuple[pd.Series, bool]:
+    """Up to ``cap`` distinct present values of a column (most frequent first), and whether that is all of them."""
+    own = getattr(executor, "distinct", None)
+    if own is not None:
+        values = own(column)
+        return values.iloc[:cap], len(values) <= cap
+    listed = [v for v in executor.value_counts(column, cap + 1)["value"].tolist() if v is not None and not pd.isna(v)]
+    return pd.Series(listed[:cap], name=column, dtype=object).infer_objects(), len(listed) <= cap
+
+
 def counted_table(data: Any, spec: AuditSpec) -> tuple[CountTable, Plan]:
     """The audit's labelled count table of ``data`` (a frame or a source), checked once, in one wording.
 
@@ -150,6 +181,8 @@ def counted_table(data: Any, spec: AuditSpec) -> tuple[CountTable, Plan]:
 
     executor = executor_for(data)
     plan, raw = count_plan(executor, spec)
+    if plan.protected is not None:   # "Male", not "Non-Female", when the column has two values
+        plan = replace(plan, names=group_names(executor, spec, plan.protected.column))
     table = CountTable.from_raw(raw, plan)
     if table.n_rows == 0:
         raise nothing_to_audit(plan, table.excluded)

@@ -157,7 +157,8 @@ def audit_bars(result: AuditResult) -> go.Figure:
         short = c.ci_low is None or c.ci_low < 0.25 * axis_top
         return f"{format_percent(c.ratio, 0)}{' · ' if short else '<br>'}n = {c.n:,}"
 
-    for member, raw_name, color in ((True, spec.group_name, GROUP_COLOR), (False, spec.other_name, OTHER_COLOR)):
+    names = result.class_names   # as the data names them ("Male", where the spec says "Non-Female")
+    for member, raw_name, color in ((True, names.group, GROUP_COLOR), (False, names.other, OTHER_COLOR)):
         name = label(raw_name)
         cells = [c for c in result.cells if c.in_group == member]
         ratio = [c.ratio if c.ratio is not None else 0.0 for c in cells]
@@ -193,7 +194,7 @@ def audit_bars(result: AuditResult) -> go.Figure:
     tol = f"{100 * spec.tolerance:g}"
     bad = " (adverse: a lower share is better)" if spec.adverse else ""
     title = (f"Share of people with {short_label(spec.outcome)} = {short_label(spec.positive)}{bad}, "
-             f"{short_label(spec.group_name)} vs {short_label(spec.other_name)}")
+             f"{short_label(names.group)} vs {short_label(names.other)}")
     subtitle = ("Bar: share; whisker: 95% confidence interval" + ("" if many else "; n: rows") + ".<br>"
                 f"A gap above {tol} points (the tolerance) counts as unfair"
                 + ("; above each panel: its gap and its verdict." if narrow else "."))
@@ -218,7 +219,7 @@ def gap_comparison(results: Mapping[str, AuditResult], title: str | None = None)
     fig = go.Figure()
     tol = 100 * spec.tolerance
     cells = list(dict.fromkeys(label(g.cell) for g in first.gaps))
-    group, other = short_label(spec.group_name), short_label(spec.other_name)
+    group, other = short_label(first.class_names.group), short_label(first.class_names.other)
     for i, (stage, res) in enumerate(results.items()):
         gaps = [res.gap(g.filter_holds) for g in first.gaps]
         values = [None if g.gap is None else 100 * g.gap for g in gaps]

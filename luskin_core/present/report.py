@@ -80,6 +80,7 @@ from luskin_core.present.report_render import (  # noqa: F401  (the renderer mov
     close_chart_renderer,
 )
 from luskin_core.spec.audit_spec import AuditSpec
+from luskin_core.spec.names import GroupNames
 from luskin_core.spec.options import ALGORITHM_NAMES
 from luskin_core.stats.comparisons import CRITERION_NAMES, ERROR_RATE_NAMES
 from luskin_core.stats.verdict import Verdict
@@ -157,9 +158,10 @@ def _frame_table(frame: pd.DataFrame, caption: str, *, note: str = "", wide: boo
 _CORRECTIONS = {"holm": "Holm's method", "bh": "the Benjamini-Hochberg method", "none": "no adjustment"}
 
 
-def spec_in_words(spec: AuditSpec, reference: str = "") -> list[tuple[str, str]]:
-    """The audit settings as (label, plain words) pairs."""
+def spec_in_words(spec: AuditSpec, reference: str = "", names: GroupNames | None = None) -> list[tuple[str, str]]:
+    """The audit settings as (label, plain words) pairs (``names``: the classes as the data named them)."""
     items: list[tuple[str, str]] = []
+    names = names or GroupNames.of(spec)
     if spec.outcome_type == "score":
         cut = "the median score" if spec.score_cutoff is None else f"{spec.score_cutoff:g}"
         items.append(("Outcome audited", (f"{spec.outcome} is a score: a row counts as positive when it is at or above "
@@ -177,8 +179,8 @@ def spec_in_words(spec: AuditSpec, reference: str = "") -> list[tuple[str, str]]
         items.append(("Reference group", chosen + (f": {reference}" if reference and not spec.reference else "")))
     else:
         assert spec.protected is not None
-        items.append(("Protected group", f"{spec.group_name}: rows where {spec.protected.describe()}"))
-        items.append(("Compared with", f"{spec.other_name}: all other rows"))
+        items.append(("Protected group", f"{names.group}: rows where {spec.protected.describe()}"))
+        items.append(("Compared with", f"{names.other}: all other rows"))
     if spec.cell_mode == "filter":
         items.append(("Filter (like compared with like)", " and ".join(c.describe() for c in spec.filters)))
         items.append(("Filter cells", f"{spec.filter_name}; {spec.not_filter_name}"))
@@ -219,7 +221,7 @@ def _question(result: AuditResult, dataset: DatasetRef | None) -> list[tuple[str
         who = (f"each {' × '.join(spec.group_by)} group, against {group_words(result.reference, spec)} (the reference "
                "group)")
     else:
-        who = f"{spec.group_name} against {spec.other_name}"
+        who = f"{result.class_names.group} against {result.class_names.other}"
     data = dataset.label if dataset is not None else result.source
     rows = f"{result.n_rows:,} rows audited"
     if result.n_excluded:
@@ -367,9 +369,8 @@ def _audit_section(result: AuditResult) -> Section:
     from luskin_core.present.audit_plots import audit_figures, overall_vs_within
 
     spec = result.spec
-    section = Section("audit", "The audit: " + (spec.groups_text if spec.group_mode == "columns"
-                                                 else f"{spec.group_name} vs {spec.other_name}"))
-    section.blocks.append(_settings(spec_in_words(spec, result.reference)))
+    section = Section("audit", "The audit: " + result.groups_text)
+    section.blocks.append(_settings(spec_in_words(spec, result.reference, result.class_names)))
     section.add("lead", text=result.headline())
     section.add("sentences", items=result.sentences(), title="Findings")
     seen = result.power_sentences()

@@ -102,9 +102,9 @@ def _shares_chart(bars: Sequence[tuple[str, str, float | None, float | None, flo
 def _question_slides(result: AuditResult, dataset: DatasetRef | None) -> list[Slide]:
     spec = result.spec
     asked = dict(_question(result, dataset))
-    settings = dict(spec_in_words(spec, result.reference))
+    settings = dict(spec_in_words(spec, result.reference, result.class_names))
     who = (f"each {' × '.join(spec.group_by)} group and {result.reference}" if spec.group_mode == "columns"
-           else f"{spec.group_name} and {spec.other_name}")
+           else f"{result.class_names.group} and {result.class_names.other}")
     if spec.prediction is None:
         question = f"Is the share of rows where {spec.outcome_text} the same for {who}, {asked['Where']}?"
     else:
@@ -225,7 +225,7 @@ def _finding_slides(result: AuditResult) -> list[Slide]:
                  VERDICT, "verdict")]
     findings: list[tuple[str, str, go.Figure | None]] = []
     if result.gaps:
-        colors = class_colors(spec.group_name, spec.other_name)
+        colors = class_colors(result.class_names.group, result.class_names.other)
         for gap in result.gaps:
             cells = [c for c in result.cells if c.filter_holds == gap.filter_holds]
             bars = [(c.cell, c.label, c.ratio, c.ci_low, c.ci_high, c.n) for c in cells]

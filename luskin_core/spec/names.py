@@ -1,16 +1,21 @@
-"""Names people use for the groups, resolved once the data is known.
+"""Names people use for the groups, resolved once the data's values are known.
 
 A protected condition compares a group with the rest. Without the data the rest can only be
-called "Non-Female"; with it, a column of two values names the rest by its other value ("Male"),
-under the name the user gave that value (``AuditSpec.value_names``), and a column of more
-values calls it "everyone else". A name the user typed (``other_label``) always wins.
+called "Non-Female"; with the protected column's values, a column of two values names the rest by
+its other value ("Male"), under the name the user gave that value (``AuditSpec.value_names``), and
+a column of more values calls it "everyone else". A name the user typed (``other_label``) always wins.
+
+The specification is never rewritten: the name is resolved from the values the executor lists
+(:func:`luskin_core.counting.executor.group_names`) and carried on the plan, the count table and
+the result. This module only reasons about values it is given; it never asks an engine.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
 
 if TYPE_CHECKING:
@@ -21,40 +26,44 @@ else:  # imported on first use: a file's audit on the command line never needs i
 MAX_VALUES = 1000   # a protected column with more distinct values than this: the rest is "everyone else"
 
 
-def _distinct(data: Any, column: str) -> tuple[list[Any], Any] | None:
-    """Every distinct non-missing value of a column (and its dtype), in memory or counted in the engine."""
-    if isinstance(data, pd.DataFrame):
-        name = next((n for n in data.columns if str(n).lower() == column.lower()), None)
-        if name is None:
-            return None
-        series = data[name]
-        return series.dropna().drop_duplicates().tolist(), series.dtype
-    if hasattr(data, "value_counts"):  # a Source: the engine lists the values
-        counts = data.value_counts(column, MAX_VALUES + 1)
-        values = [v for v in counts["value"].tolist() if v is not None]
-        return (values if len(counts) <= MAX_VALUES else values + [object()]), None
-    return None
+@dataclass(frozen=True)
+class GroupNames:
+    """The two classes' names for a protected condition, the other resolved from the data's values."""
+
+    group: str
+    other: str
+
+    @classmethod
+    def of(cls, spec: AuditSpec, other: str | None = None) -> GroupNames:
+        """The spec's names, the rest named ``other`` when the data named it (None: the spec's own)."""
+        return cls(spec.group_name, other or spec.other_name)
 
 
-def other_group_name(spec: AuditSpec, data: Any) -> str | None:
-    """The name of the rest for a protected condition on this data, or None to keep the spec's own.
+def needs_values(spec: AuditSpec) -> bool:
+    """Whether naming the rest depends on the protected column's values (else the spec's name stands)."""
+    c = spec.protected
+    return c is not None and not spec.other_label and c.op in ("==", "in")
 
-    Every value is looked at (a sample could miss a rare third value and name the rest after one of two).
+
+def other_group_name(spec: AuditSpec, values: pd.Series | Sequence[Any] | None, *,
+                     complete: bool = True) -> str | None:
+    """The name of the rest for a protected condition, or None to keep the spec's own.
+
+    ``values``: every distinct present value of the protected column (a sample could miss a rare
+    third value and name the rest after one of two); ``complete`` False when there were more than
+    could be listed.
     """
     c = spec.protected
-    if c is None or spec.other_label or c.op not in ("==", "in"):
+    if c is None or not needs_values(spec) or values is None:
         return None
-    found = _distinct(data, c.column)
-    if found is None:
+    column = values if isinstance(values, pd.Series) else pd.Series(list(values), dtype=object).infer_objects()
+    column = column.dropna()
+    if len(column) < 2 and complete:
         return None
-    values, dtype = found
-    if len(values) < 2:
-        return None
-    known = [v for v in values if isinstance(v, (str, int, float, bool))]
-    if len(known) < len(values):  # more values than can be named one by one
+    known = [v for v in column.tolist() if isinstance(v, (str, int, float, bool))]
+    if not complete or len(known) < len(column):  # more values than can be named one by one
         return "everyone else"
-    column = pd.Series(known, dtype=dtype) if dtype is not None else pd.Series(known)
-    inside = c.mask(pd.DataFrame({c.column: column}))
+    inside = c.mask(pd.DataFrame({c.column: column.reset_index(drop=True)}))
     rest = [v for v, hit in zip(known, inside) if not hit]
     if len(rest) == 1:
         name = spec.name_of(c.column, rest[0])
@@ -62,18 +71,17 @@ def other_group_name(spec: AuditSpec, data: Any) -> str | None:
     return "everyone else" if rest else None
 
 
-def with_group_names(spec: AuditSpec, data: Any) -> AuditSpec:
-    """The spec with the rest named from the data (see the module docstring); unchanged when nothing applies."""
-    try:
-        name = other_group_name(spec, data)
-    except (LuskinError, TypeError, ValueError, KeyError):  # the audit itself says what is wrong
-        return spec
-    if name is None or name == spec.other_name:
-        return spec
-    changes: dict[str, Any] = {"other_label": name}
-    if spec.reference is not None and spec.reference == spec.other_name:
-        changes["reference"] = name
-    return spec.with_changes(**changes)
+def reference_for(spec: AuditSpec, groups: Sequence[str]) -> str | None:
+    """The reference the user chose, among ``groups`` as the data named them.
+
+    A reference given by the rest's default name ("Non-Female") is the rest, whatever the data named it.
+    """
+    reference = spec.reference
+    if reference is None or reference in groups:
+        return reference
+    if spec.protected is not None and len(groups) == 2 and reference == spec.other_name:
+        return groups[1]
+    return reference
 
 
-__all__ = ["other_group_name", "with_group_names"]
+__all__ = ["MAX_VALUES", "GroupNames", "needs_values", "other_group_name", "reference_for"]

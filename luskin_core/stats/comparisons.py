@@ -36,6 +36,7 @@ import numpy as np
 from luskin_core.counting.counts import UNKNOWN, CountTable
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
+from luskin_core.spec.names import reference_for
 from luskin_core.stats.inference import (
     adjust_p,
     mantel_haenszel,
@@ -234,11 +235,12 @@ def choose_reference(table: CountTable, spec: AuditSpec) -> str:
     """
     n = table.n.sum(axis=1)
     k = table.positives.sum(axis=1)
-    if spec.reference is not None:
-        if spec.reference in table.groups:
-            return spec.reference
+    named = reference_for(spec, table.groups)   # "Non-Female" given, the data calls the rest "Male"
+    if named is not None:
+        if named in table.groups:
+            return named
         shown = ", ".join(table.groups[:30]) + (" ..." if len(table.groups) > 30 else "")
-        raise LuskinError(f"There is no group called '{spec.reference}' to compare with. Groups are: {shown}.")
+        raise LuskinError(f"There is no group called '{named}' to compare with. Groups are: {shown}.")
     total = max(int(n.sum()), 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         # the most favoured group: the highest share of a favourable outcome, the lowest of an adverse one
