@@ -108,10 +108,11 @@ KEYS_SCRIPT = """
 def _slides(spec: AuditSpec) -> list[Slide]:
     """The deck from this session's current results (the same inputs as the report)."""
     result = run_audit(spec)
+    ran = [recall(name, spec) for name in ("adjusted", "series")]   # each brings its slides (report_parts)
     return build_slides(result, dataset=config.dataset_ref(), retrain=recall("retrain", spec),
                         thresholds=recall("thresholds", spec), equalized=recall("equalized", spec),
-                        equalized_alpha=ch_.choices()["equalize"].get("alpha"), adjusted=recall("adjusted", spec),
-                        series=recall("series", spec))
+                        equalized_alpha=ch_.choices()["equalize"].get("alpha"),
+                        results=[r for r in ran if r is not None])
 
 
 def _url_slide() -> int | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from typing import Any
 from html.parser import HTMLParser
 
 import numpy as np
@@ -159,3 +160,46 @@ def test_a_subgroup_scan_gets_its_section_with_its_findings(adult, three) -> Non
     assert "Subgroup scan: where the gaps are" in headings
     for f in found.findings:
         assert " ".join(f.sentence.split()) in text
+
+
+# -- slides: the same table names each result's slides -------------------------------------------------
+def test_slides_take_results_as_the_report_does(adult, three) -> None:
+    from luskin_core import ScanSpec, scan
+    from luskin_core.present.slides import build_slides
+
+    result, adjusted, proxy, _ = three
+    found = scan(adult, ScanSpec("income", ">50K", ("sex", "race"), depth=2, replicates=99, seed=3))
+    by_keywords = build_slides(result, adjusted=adjusted, proxy=proxy)
+    by_list = build_slides(results=[found, proxy, result, adjusted])   # any order: placed by the table's rank
+    keys = [s.key for s in by_list]
+    assert [s.key for s in by_keywords] == [k for k in keys if not k.startswith("finding-scan")]
+    assert keys.index("finding-adjusted") < keys.index("finding-scan") < keys.index("caveats")
+    scan_slides = [s for s in by_list if s.key.startswith("finding-scan")]   # the projector may split one in two
+    words = [w for s in scan_slides for w in s.sentences]
+    assert any(s.figure is not None for s in scan_slides) and found.headline() in words
+    assert found.findings and found.findings[0].sentence in words
+    with pytest.raises(LuskinError, match="nothing to present"):
+        build_slides(results=[adjusted])
+    with pytest.raises(LuskinError, match="cannot show a DataFrame"):
+        build_slides(result, results=[pd.DataFrame({"a": [1]})])
+
+
+@dataclass(frozen=True)
+class _WithSlides(_Scan):
+    """A result outside the table offering its section and its slides (the SlidePart protocol)."""
+
+    def report_slides(self, context: PartContext) -> list[Any]:
+        from luskin_core.present.slide_blocks import FINDING, Slide
+
+        return [Slide("Found", (f"{self.found} beside {context.audit.reference}.",), None, FINDING, "finding-own")]
+
+
+def test_a_result_offering_its_slides_plugs_in(three) -> None:
+    from luskin_core.present.report_parts import SlidePart
+    from luskin_core.present.slides import build_slides
+
+    result = three[0]
+    assert isinstance(_WithSlides(2), SlidePart) and not isinstance(_Scan(2), SlidePart)
+    deck = build_slides(result, results=[_WithSlides(2)])
+    assert deck[[s.key for s in deck].index("finding-own")].sentences == (f"2 beside {result.reference}.",)
+    assert "finding-own" not in [s.key for s in build_slides(result, results=[_Scan(2)])]   # a section only

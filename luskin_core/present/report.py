@@ -856,8 +856,9 @@ def _json_default_lenient(value: Any) -> Any:
 # ------------------------------------------------------------------------------------------
 # Building the report
 # ------------------------------------------------------------------------------------------
-def _sort_results(result: AuditResult | None, results: Sequence[Any]) -> tuple[AuditResult, list[Any], list[Any],
-                                                                              list[Any], list[Any]]:
+def _sort_results(result: AuditResult | None, results: Sequence[Any], *,
+                  missing: str = "There is no audit result to report yet: run the audit first.",
+                  ) -> tuple[AuditResult, list[Any], list[Any], list[Any], list[Any]]:
     """Split ``results`` into the audit, the corrections (retraining, thresholds, equalized) and the parts
     with a section of their own (:mod:`luskin_core.present.report_parts`)."""
     from luskin_core.corrections.equalize import AlphaSweep
@@ -884,7 +885,7 @@ def _sort_results(result: AuditResult | None, results: Sequence[Any]) -> tuple[A
             part_kind(item)  # a result the report cannot show is said now, in words
             parts.append(item)
     if not isinstance(result, AuditResult):
-        raise LuskinError("There is no audit result to report yet: run the audit first.")
+        raise LuskinError(missing)
     return result, retrains, reports, sweeps, parts
 
 

@@ -89,4 +89,13 @@ def scan_report_section(result: Any) -> Section:
     return section
 
 
-__all__ = ["scan_figure", "scan_report_section", "scan_table"]
+def scan_slides(result: Any) -> list[Any]:
+    """One slide for the deck: the headline, the first findings in words and the chart of every group scanned."""
+    from luskin_core.present.slide_blocks import FINDING, Slide, _slide_figure
+
+    words = (result.headline(), *(f.sentence for f in result.findings[:2]))
+    return [Slide("Subgroup scan: where the gaps are", words, _slide_figure(scan_figure(result)), FINDING,
+                  "finding-scan")]
+
+
+__all__ = ["scan_figure", "scan_report_section", "scan_slides", "scan_table"]

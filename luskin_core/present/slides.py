@@ -24,7 +24,6 @@ import plotly.graph_objects as go
 from luskin_core.analyses.audit import AuditResult
 from luskin_core.analyses.narrative import group_words
 from luskin_core.corrections.cost import CostPoint, cost_points
-from luskin_core.errors import LuskinError
 from luskin_core.formatting import format_percent
 from luskin_core.present.cost_plots import cost_chart
 from luskin_core.present.report import (
@@ -32,9 +31,11 @@ from luskin_core.present.report import (
     _caveats,
     _cost_sentences,
     _question,
+    _sort_results,
     correction_warnings,
     spec_in_words,
 )
+from luskin_core.present.report_parts import PartContext, part_slides
 from luskin_core.present.slide_blocks import (
     CAVEATS,
     CORRECTION,
@@ -315,36 +316,32 @@ def _as_list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
-def build_slides(result: AuditResult, *, dataset: DatasetRef | Mapping[str, Any] | str | None = None,
+def build_slides(result: AuditResult | None = None, *, results: Sequence[Any] = (),
+                 dataset: DatasetRef | Mapping[str, Any] | str | None = None,
                  retrain: Any = None, thresholds: Any = None, equalized: Any = None,
                  equalized_alpha: float | None = None, adjusted: Any = None, proxy: Any = None,
                  series: Any = None) -> list[Slide]:
     """The deck for the current analysis, in the order a committee hears it.
 
+    ``results`` takes any of the results in one list, as :func:`luskin_core.present.report.report_content`
+    does: the audit result (then ``result`` may be left out), the corrections, and every result registered in
+    :mod:`luskin_core.present.report_parts`, each bringing the slides its line there names (placed after the
+    findings by the same rank as its report section; a result shown in the report only adds none).
     ``retrain``, ``thresholds`` and ``equalized`` are each one result, a sequence of them, or None
-    (not run), as for :func:`luskin_core.present.report.report_content`; ``equalized_alpha`` is the alpha
-    on screen (marked on the sweep's chart); ``adjusted`` an ``AdjustResult`` (one slide after the findings);
-    ``series`` a ``SeriesResult`` (one slide for the trend, :func:`luskin_core.present.series_report.series_slide`).
+    (not run); ``equalized_alpha`` is the alpha on screen (marked on the sweep's chart); ``adjusted``,
+    ``series`` and ``proxy`` are older keywords for three of the registered results.
     """
-    if not isinstance(result, AuditResult):
-        raise LuskinError("There is nothing to present yet: run the audit first.")
+    result, more_retrains, more_reports, more_sweeps, parts = _sort_results(
+        result, results, missing="There is nothing to present yet: run the audit first.")
     ref = DatasetRef.coerce(dataset) if dataset is not None else None
-    retrains, reports, sweeps = _as_list(retrain), _as_list(thresholds), _as_list(equalized)
+    retrains = _as_list(retrain) + more_retrains
+    reports = _as_list(thresholds) + more_reports
+    sweeps = _as_list(equalized) + more_sweeps
     points = cost_points(retrains, reports, sweeps)
     slides = _question_slides(result, ref)
     slides += _finding_slides(result)
-    if adjusted is not None:
-        from luskin_core.present.adjust_report import adjusted_slide
-
-        slides.append(adjusted_slide(adjusted))
-    if series is not None:  # the audit over time (luskin_core.analyses.series)
-        from luskin_core.present.series_report import series_slide
-
-        slides.append(series_slide(series))
-    if proxy is not None:  # race estimated from names and places (luskin_core.analyses.proxy_audit)
-        from luskin_core.present.proxy_report import slides as proxy_slides
-
-        slides += proxy_slides(proxy)
+    keyword_parts = [part for part in (adjusted, series, proxy) if part is not None]
+    slides += part_slides([*keyword_parts, *parts], PartContext(result, ref.label if ref else ""))
     slides += _correction_slides(result.spec, retrains, reports, sweeps, equalized_alpha, points)
     slides.append(_caveat_slide(result, retrains, reports, sweeps))
     return fit_for_projector(with_short_names(slides, _short_names(result)))
