@@ -388,3 +388,25 @@ def test_ll144_with_one_characteristic_from_rows_and_from_its_published_table(ca
     back = {t["kind"]: t for t in json.loads(out)["ll144"]["tables"]}
     assert back[made]["rows"] == tables[made]["rows"] and back[made]["unknown_count"] == tables[made]["unknown_count"]
     assert not back[absent]["rows"] and f"published table has no {other} rows" in back[absent]["reason"]
+
+
+def test_sufficiency_beside_the_tables_counts_unknown_spellings_with_the_missing_values(capsys, tmp_path) -> None:
+    """'Decline to self-identify' (and a value named by --unknown) is no category in the comparisons whose data
+    sufficiency opens the LL144 output: those individuals are counted with the missing values, as in the tables."""
+    rng = __import__("numpy").random.default_rng(11)
+    n = 800
+    frame = pd.DataFrame({"sex": rng.choice(["Female", "Male", "Decline to self-identify", ""], n),
+                          "race": rng.choice(["A", "B", "Elf", ""], n), "hired": rng.choice(["yes", "no"], n)})
+    path = tmp_path / "pool.csv"
+    frame.to_csv(path, index=False)
+    status, out, err = run(capsys, "audit", "--data", str(path), "--outcome", "hired", "--positive", "yes",
+                           "--template", "ll144", "--sex", "sex", "--race", "race", "--unknown", "Elf", "--json")
+    assert status == 0, err
+    doc = json.loads(out)
+    groups = {c["group"]: c["n"] for c in doc["comparisons"]}
+    assert not any("Decline" in g or "Elf" in g for g in groups)
+    sex = frame["sex"].replace({"Decline to self-identify": "Unknown", "": "Unknown"})
+    race = frame["race"].replace({"Elf": "Unknown", "": "Unknown"})
+    expected = (sex + " × " + race).value_counts()
+    assert groups == {k: int(v) for k, v in expected.items()}
+    assert not any("Decline" in s["group"] for s in doc["sufficiency"])

@@ -628,3 +628,20 @@ def test_ll144_csv_neutralises_formula_cells():
     written = pd.read_csv(__import__("io").StringIO(text))
     assert not written["category"].astype(str).str.match(r"^[=+\-@]").any()
     assert "'=HYPERLINK(\"http://x\")" in set(written["category"])
+
+
+def test_a_user_named_unknown_code_is_counted_with_the_missing_values_beside_the_tables():
+    """A code the user named 'Prefer not to say' (value_names) is unknown in the tables and, through its name, in the
+    sufficiency comparisons beside them."""
+    from luskin_core.analyses.regulator_ll144 import build_ll144
+    from luskin_core.analyses.regulator_tables import RegulatorChoices
+
+    frame = pd.DataFrame({"sex": [1, 2, 9, 1, 2, 9, 1, 2] * 10, "race": ["A", "B"] * 40, "y": [1, 0, 1, 1, 0] * 16})
+    spec = AuditSpec.from_dict({"outcome": "y", "positive": 1, "group_by": ["sex"],
+                                "value_names": {"sex": {"1": "Female", "2": "Male", "9": "Prefer not to say"}}})
+    output = build_ll144(frame, spec, RegulatorChoices(sex="sex", race="race"))
+    assert output.result.table("sex").unknown_count == int((frame["sex"] == 9).sum())
+    groups = {c.group: c.n for c in output.audit.comparisons}
+    assert not any("Prefer" in g for g in groups)
+    assert groups["Unknown × A"] + groups.get("Unknown × B", 0) == int((frame["sex"] == 9).sum())
+    assert groups["Female × A"] == int(((frame["sex"] == 1) & (frame["race"] == "A")).sum())

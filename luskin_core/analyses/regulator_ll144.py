@@ -776,6 +776,24 @@ class LL144Output:
         return self.result.sentences()
 
 
+def unknown_named(names: Sequence[tuple[str, Sequence[tuple[str, str]]]], result: LL144Result, sex: str | None,
+                  race: str | None) -> dict[str, dict[str, str]]:
+    """The specification's value names, plus every value the tables read as unknown ('Decline to self-identify',
+    the user's ``--unknown``) named "Unknown": the sufficiency comparisons beside the tables then count those
+    individuals with the missing values, as the tables do, rather than as a category of their own. A value the
+    user named is found through its name."""
+    merged = {str(column): dict(pairs) for column, pairs in names}
+    for kind, value, _ in result.unknown_values:
+        column = sex if kind == "sex" else race if kind == "race_ethnicity" else None
+        if not column or value == UNKNOWN_CATEGORY:
+            continue
+        given = merged.setdefault(column, {})
+        raws = [raw for raw, shown in given.items() if shown == value] or [value]
+        for raw in raws:
+            given[raw] = UNKNOWN_CATEGORY
+    return merged
+
+
 def build_ll144(data: Any, spec: Any, choices: Any) -> LL144Output:
     """The Local Law 144 tables and the data sufficiency of the sex × race/ethnicity audit beside them."""
     from luskin_core.analyses.audit import audit
@@ -783,7 +801,8 @@ def build_ll144(data: Any, spec: Any, choices: Any) -> LL144Output:
     result = ll144_audit(data, spec, choices.sex, choices.race, exclude_small=choices.exclude_small,
                          unknown=choices.unknown)
     columns = tuple(c for c in (choices.sex, choices.race) if c)
-    crossed = spec.with_changes(group_by=columns, protected=None, group_label=None, other_label=None)
+    crossed = spec.with_changes(group_by=columns, protected=None, group_label=None, other_label=None,
+                                value_names=unknown_named(spec.value_names, result, choices.sex, choices.race))
     if result.scoring and result.median is not None:  # the comparisons count "strictly above the median" too
         crossed = crossed.with_changes(score_cutoff=float(np.nextafter(result.median, np.inf)))
     try:
