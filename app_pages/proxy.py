@@ -17,15 +17,17 @@ import streamlit as st
 from luskin_app import choices as ch_
 from luskin_app import dataset, trail, ui
 from luskin_core.analyses.proxy import add_probabilities, guess_columns
-from luskin_core.analyses.proxy_audit import DEFAULT_THRESHOLD, ProxyAudit, proxy_audit
+from luskin_core.analyses.proxy_audit import BOUNDS_NOTE, DEFAULT_THRESHOLD, ProxyAudit, proxy_audit
 from luskin_core.errors import LuskinError
 from luskin_core.export import csv_bytes
 from luskin_core.formatting import format_number, format_p, format_percent
+from luskin_core.spec.options import PROXY_MODELS
 from luskin_core.spec.validation import outcome_mask
 
 NONE = "(none)"
 METRICS = {"difference": "Difference in shares (tolerance)", "ratio": "Impact ratio (four-fifths rule, 0.8)"}
 PLACES = {"zcta": "ZIP code / ZCTA", "tract": "Census tract (11-digit FIPS)"}
+MODELS = {"pooled": "Pooled: one rate per race", "by-place": "By place: one rate per race and place (slower)"}
 METHOD_NAMES = {"birdie": "outcome-aware (BIRDiE)", "weighted": "weighted by probabilities",
                 "threshold": "most likely group (threshold)"}
 
@@ -39,13 +41,13 @@ def _guess(fingerprint: str, _frame: pd.DataFrame) -> dict[str, str | None]:
 @st.cache_data(show_spinner=False, max_entries=8)
 def _run(fingerprint: str, choices: tuple, _frame: pd.DataFrame) -> tuple[ProxyAudit, dict, bytes]:
     """Probabilities and the audit, cached on the data's fingerprint and the choices."""
-    surname, first, level, place, outcome, positive, threshold, tolerance, metric, adverse = choices
+    surname, first, level, place, outcome, positive, threshold, tolerance, metric, adverse, model = choices
     with_p, result = add_probabilities(_frame, surname=surname, geography=place, level=level,
                                        first_name=None if first == NONE else first)
     y = np.asarray(outcome_mask(_frame[outcome], positive), dtype=float).copy()
     y[_frame[outcome].isna().to_numpy()] = np.nan  # a missing outcome is left out, as on the command line
     audit = proxy_audit(with_p, y, decision=f"{outcome} is {positive}", threshold=threshold, tolerance=tolerance,
-                        metric=metric, proxy=result.to_dict(), adverse=adverse)
+                        metric=metric, proxy=result.to_dict(), adverse=adverse, places=_frame[place], model=model)
     return audit, {"sentences": result.sentences(), "counts": result.fallback_counts()}, csv_bytes(with_p)
 
 
@@ -94,6 +96,9 @@ with right:
     metric = st.radio("Judge a gap by", list(METRICS), format_func=METRICS.get, key="proxy_metric",
                       horizontal=True)
     tolerance = st.slider("Tolerance (percentage points)", 0, 20, 5, key="proxy_tolerance") / 100
+    model = st.radio("Outcome-aware model", list(PROXY_MODELS), format_func=MODELS.get, key="proxy_model",
+                     horizontal=True, help="Pooled assumes each race's rate is the same everywhere; by place lets "
+                     "it differ between places, pulled toward the pooled rate where a place has few rows.")
 
 if outcome not in frame.columns or positive is None:
     st.info("Choose the outcome to audit and its positive value on the Data page first.", icon=ui.ICONS["info"])
@@ -108,7 +113,8 @@ if outcome in (surname, place):
 try:
     with st.spinner("Estimating race and ethnicity and auditing…"):
         audit, proxy, download = _run(data.fingerprint, (surname, first, level, place, outcome, positive,
-                                                         float(threshold), float(tolerance), metric, adverse),
+                                                         float(threshold), float(tolerance), metric, adverse,
+                                                         model),
                                       frame)
 except LuskinError as err:
     ui.show_error(err)
@@ -156,6 +162,7 @@ with st.expander("The weighted and threshold estimates, kept for comparison"):
             ui.grid(_rows(method), hide_index=True, key=f"proxy_table_{method}")
 
 st.subheader("Bounds that hold whatever the proxy's errors")
+st.caption(BOUNDS_NOTE)
 for sentence in audit.bounds_sentences() or ["No gap could be bounded (a group has no estimated rows)."]:
     st.markdown("- " + ui.md(sentence))
 

@@ -45,6 +45,13 @@ def add_proxy_option(parser: argparse.ArgumentParser) -> None:
                        help="a column with race recorded for some rows (Hispanic, White, Black, Asian/Pacific "
                             "Islander, American Indian/Alaska Native, Multiracial; other values and blanks are "
                             "rows without a record): the outcome-aware estimate is checked against it")
+    from luskin_core.spec.options import OPTION_CONSTRAINTS  # declared once (light: no heavy import)
+
+    group.add_argument("--proxy-model", default="pooled", metavar="MODEL",
+                       **OPTION_CONSTRAINTS["proxy"]["model"].argparse("--proxy-model"),
+                       help="the outcome-aware (BIRDiE) estimate behind the verdicts: 'pooled' (one rate per race, "
+                            "the default) or 'by-place' (one rate per race and place, shrunk toward the pooled "
+                            "rates; intervals from a bootstrap, slower)")
     group.add_argument("--proxy-threshold", type=float, default=None, metavar="P",
                        help="the threshold method assigns a row its most likely group when that probability is "
                             "at least P (default 0.8)")
@@ -131,7 +138,8 @@ def run_proxy_audit(args: argparse.Namespace) -> int:
                 "metric": getattr(args, "metric", None) or "difference",
                 "ratio_threshold": args.ratio_threshold if getattr(args, "ratio_threshold", None) is not None
                 else DEFAULT_RATIO_THRESHOLD,
-                "adverse": bool(getattr(args, "adverse", False))}
+                "adverse": bool(getattr(args, "adverse", False)),
+                "model": getattr(args, "proxy_model", None) or "pooled"}
     if not 0 < settings["ratio_threshold"] <= 1:
         raise LuskinError("--ratio-threshold is a share between 0 and 1, e.g. 0.8.")
     level = "zcta" if "zcta" in roles else "tract"
@@ -167,7 +175,7 @@ def run_proxy_audit(args: argparse.Namespace) -> int:
         proxy["recorded_race_check"] = checks
         lines = [*lines, *checks]
     audit = proxy_audit(with_p, y, decision=f"{args.outcome} is {args.positive}", cells=cells,
-                        proxy=proxy, **settings)
+                        proxy=proxy, places=frame[roles[level]], **settings)
     _print_audit(args, audit, proxy, lines)
     return 0
 

@@ -51,8 +51,13 @@ def test_proxy_page_uses_the_data_pages_outcome_and_leads_with_the_outcome_aware
     assert not at.warning
     # a surname written as Markdown is shown as written, never as a link or bold
     assert not any("](http" in str(e.value) and "\\]" not in str(e.value) for e in at.markdown)
+    assert "as narrow as the data allow" in text and "cannot be narrower without a further assumption" in text
     at.slider(key="proxy_threshold").set_value(0.95).run()
     assert not at.exception, at.exception
+    # the by-place outcome-aware model is a choice of the page
+    at.radio(key="proxy_model").set_value("by-place").run()
+    assert not at.exception, at.exception
+    assert "By the outcome-aware estimate (BIRDiE, by place)" in _text(at)
 
 
 def test_a_file_without_surnames_or_places_says_so_plainly():

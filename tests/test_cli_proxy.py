@@ -150,3 +150,25 @@ def test_proxy_check_compares_the_outcome_aware_estimate_with_recorded_race(tmp_
     assert main(["audit", "--data", str(path), "--outcome", "approved", "--positive", "yes", "--proxy",
                  "surname=surname,zcta=zip", "--proxy-check", "nope"]) == 2
     assert "no column 'nope' with recorded race" in capsys.readouterr().err
+
+
+def test_audit_proxy_model_by_place_on_csv_and_parquet(loans, tmp_path, capsys):
+    """--proxy-model by-place: the by-place outcome-aware fit behind the verdicts, the same from a CSV (in memory)
+    and from Parquet (where the data lives); an unknown model is refused by the parser."""
+    path, frame = loans
+    parquet = tmp_path / "loans.parquet"
+    frame.to_parquet(parquet)
+    args = ["--outcome", "approved", "--positive", "yes", "--proxy", "surname=surname,zcta=zip", "--json",
+            "--proxy-model", "by-place"]
+    documents = []
+    for data in (path, parquet):
+        assert main(["audit", "--data", str(data), *args]) == 0
+        documents.append(json.loads(capsys.readouterr().out))
+    for document in documents:
+        assert document["birdie_model"] == "by-place" and document["estimator"] == "birdie"
+        assert any("(BIRDiE, by place)" in s for s in document["sentences"])
+    rates = [[c["rate"] for c in d["comparisons"] if c["method"] == "birdie"] for d in documents]
+    for a, b in zip(*rates, strict=True):
+        assert (a is None) == (b is None) and (a is None or a == pytest.approx(b, abs=1e-4))
+    assert main(["audit", "--data", str(path), *args[:-1], "bayes"]) == 2
+    assert "--proxy-model" in capsys.readouterr().err

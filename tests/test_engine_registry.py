@@ -21,9 +21,9 @@ from luskin_core.counting.engines import ENGINES, address_engine, engine, engine
 from luskin_core.counting.sources import open_source
 
 ROOT = Path(__file__).resolve().parent.parent
-# The engines' own modules (and the registry) may name them; the proxies' two tests are the proxy's owner's to move.
+# The engines' own modules (and the registry) may name them.
 OWN = {"luskin_core/counting/engines.py", "luskin_core/counting/postgres.py", "luskin_core/counting/spark.py",
-       "luskin_core/counting/files.py", "luskin_core/analyses/proxy_engine.py"}
+       "luskin_core/counting/files.py"}
 NAME_TEST = re.compile(r"""(startswith\(\(?["'](postgres|spark)|\.kind\s*(==|!=|in|not in)\s*\(?["'](postgres|spark|csv|"""
                        r"""parquet|duckdb|frame)["'])""")
 

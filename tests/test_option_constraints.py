@@ -11,9 +11,12 @@ estimator but not the page; the cases below include those values, so this test f
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from luskin_cli.main import build_parser
+from luskin_core.analyses.proxy import PROB_COLUMNS
+from luskin_core.analyses.proxy_audit import proxy_audit
 from luskin_core.corrections.equalize import EqualizedDistributionClassifier, alpha_sweep
 from luskin_core.corrections.thresholds import GroupThresholdOptimizer, _random_state
 from luskin_core.errors import LuskinError
@@ -38,7 +41,7 @@ FLAGS = {
     ("thresholds", "lam"): ("thresholds", "--lambda"), ("thresholds", "seed"): ("thresholds", "--seed"),
     ("thresholds", "tuning"): ("thresholds", "--tuning"), ("equalize", "alphas"): ("equalize", "--alpha"),
     ("equalize", "bandwidth"): ("equalize", "--bandwidth"), ("equalize", "solver"): ("equalize", "--solver"),
-    ("equalize", "seed"): ("equalize", "--seed"),
+    ("equalize", "seed"): ("equalize", "--seed"), ("proxy", "model"): ("audit", "--proxy-model"),
 }
 
 pytestmark = pytest.mark.filterwarnings("ignore:The fit at alpha")
@@ -64,6 +67,8 @@ CASES = [
     ("equalize", "alphas", -0.1, False),
     ("equalize", "bandwidth", 0.02, True), ("equalize", "bandwidth", 0, False), ("equalize", "bandwidth", -1, False),
     ("equalize", "solver", "momentum", True), ("equalize", "solver", "adam", False),
+    ("proxy", "model", "pooled", True), ("proxy", "model", "By-Place", True), ("proxy", "model", "by place", False),
+    ("proxy", "model", "hierarchical", False),
 ]
 
 
@@ -89,7 +94,7 @@ def _config_accepts(tool: str, option: str, value) -> bool | None:
     """The dashboard's check of a saved configuration (None: the page does not save this option)."""
     from luskin_app.config import OPTION_CHECKS
 
-    if option not in OPTION_CHECKS[tool]:
+    if option not in OPTION_CHECKS.get(tool, {}):  # the proxy page saves no configuration
         return None
     if option == "alphas":  # the page saves its list of alphas (its widget offers the default ones)
         value = [value]
@@ -110,6 +115,11 @@ def _small_scores() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def _estimator_accepts(tool: str, option: str, value) -> bool:
     """The option class and the estimator that uses the option; both must agree."""
+    if tool == "proxy":  # the proxy audit itself (no option class): 40 rows with probabilities and places
+        rng = np.random.default_rng(2)
+        p = pd.DataFrame(rng.dirichlet(np.ones(6), 40), columns=list(PROB_COLUMNS))
+        y, places = (rng.random(40) < 0.5).astype(float), rng.choice(["10001", "10002"], 40)
+        return _accepts(lambda: proxy_audit(p, y, places=places, model=value))
     if tool == "retrain":
         return _accepts(lambda: RetrainOptions(**{option: value}))
     if tool == "thresholds":

@@ -174,3 +174,50 @@ def test_check_against_recorded_race_agrees_when_the_assumption_holds_and_flags_
     checks = birdie.check_against_recorded(broken.p, broken.y, broken.race, RACES, min_rows=500)
     assert not all(c.covered for c in checks)
     assert any("may not hold" in c.sentence() for c in checks)
+
+
+def test_fieller_interval_is_the_set_of_ratios_a_grid_search_keeps() -> None:
+    """Fieller's interval for fa / fr: every ratio whose |fa - rho fr| is within 1.96 standard errors, and none
+    else (a fine grid); unbounded when fr is not clearly above zero."""
+    rng = np.random.default_rng(3)
+    grid = np.linspace(0, 6, 600_001)
+    for _ in range(20):
+        fa, fr = rng.uniform(0.05, 0.9, 2)
+        sa, sr = rng.uniform(0.002, 0.08, 2)
+        cov = rng.uniform(-0.5, 0.5) * sa * sr
+        low, high = birdie.fieller(fa, fr, sa ** 2, sr ** 2, cov)
+        kept = grid[(fa - grid * fr) ** 2 <= birdie.Z95 ** 2 * (sa ** 2 - 2 * grid * cov + grid ** 2 * sr ** 2)]
+        assert abs(kept.min() - low) < 2e-5
+        if np.isfinite(high):
+            assert abs(kept.max() - high) < 2e-5 and low < fa / fr < high
+        else:   # fr not clearly above zero: the set reaches past any bound
+            assert kept.max() == grid[-1] and (fr / sr) ** 2 <= birdie.Z95 ** 2
+    low, high = birdie.fieller(0.4, 0.05, 0.01 ** 2, 0.03 ** 2, 0.0)
+    assert high == np.inf and 0 < low < 0.4 / 0.05
+
+
+def test_proxy_audit_by_place_model_is_an_option() -> None:
+    """proxy_audit(model="by-place"): the by-place fit behind the outcome-aware comparisons, said in the JSON and
+    the sentences; refused in words without places or with an unknown model."""
+    from luskin_core.analyses.proxy import PROB_COLUMNS
+    from luskin_core.analyses.proxy_audit import proxy_audit
+
+    s = simulate(4_000, np.random.default_rng(11), place_effect=0.6)
+    frame = pd.DataFrame(s.p, columns=list(PROB_COLUMNS))
+    audit = proxy_audit(frame, s.y, places=s.place, model="By-Place", metric="ratio")
+    table = birdie.make_table(s.p, s.y, place=s.place)
+    direct = birdie.fit_by_place(table, n_boot=0)
+    data = audit.to_dict()
+    assert data["birdie_model"] == "by-place" and data["estimator"] == "birdie"
+    rows = [c for c in data["comparisons"] if c["method"] == "birdie"]
+    for c, expected in zip(rows, direct.rates):
+        assert c["rate"] == pytest.approx(expected, abs=1e-9)
+    compared = [c for c in rows if not c["is_reference"] and c["n"] >= 200]
+    assert compared and all(c["impact_ratio_ci_low"] is not None and c["impact_ratio_ci_high"] is not None
+                            for c in compared)
+    assert any("BIRDiE, by place" in sentence for sentence in data["sentences"])
+    assert proxy_audit(frame, s.y).to_dict()["birdie_model"] == "pooled"
+    with pytest.raises(LuskinError, match="needs each row's place"):
+        proxy_audit(frame, s.y, model="by-place")
+    with pytest.raises(LuskinError, match="'pooled' \\(one rate per race\\) or 'by-place'"):
+        proxy_audit(frame, s.y, places=s.place, model="hierarchical")

@@ -35,12 +35,20 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from luskin_core.analyses.birdie import ASSUMPTION, BirdieFit, BirdieTable, fit_pooled, make_table
+from luskin_core.analyses.birdie import (
+    ASSUMPTION,
+    BirdieFit,
+    BirdieTable,
+    fit_by_place,
+    fit_pooled,
+    make_table,
+)
 from luskin_core.analyses.narrative import share
 from luskin_core.analyses.proxy import PROB_COLUMNS, RACE_LABELS, RACES
 from luskin_core.errors import LuskinError
 from luskin_core.formatting import format_number, format_p, points
 from luskin_core.spec.audit_spec import DEFAULT_RATIO_THRESHOLD
+from luskin_core.spec.options import OPTION_CONSTRAINTS
 from luskin_core.stats.comparisons import GroupComparison
 from luskin_core.stats.inference import (
     adjust_p,
@@ -58,6 +66,8 @@ DEFAULT_THRESHOLD = 0.8
 LABELS = tuple(RACE_LABELS[r] for r in RACES)
 N_BINS = 10
 METHODS = ("birdie", "weighted", "threshold")  # the outcome-aware estimate first: every verdict and sentence uses it
+BY_PLACE_BOOT = 50  # bootstrap replicates behind the by-place model's intervals (each refits both models)
+BY_PLACE_SEED = 20261127
 MIN_BIN = 30
 
 CAVEATS = (
@@ -73,8 +83,18 @@ CAVEATS = (
      "both are shown for comparison only, not for the verdict."),
     ("The bounds hold whatever the relation between race and the outcome among rows with similar "
     "probabilities, if the Census probabilities are right on average for those rows; they do not hold if the "
-    "audited people differ from the Census population with the same names and places."),
+    "audited people differ from the Census population with the same names and places. They are as narrow as "
+    "the data allow without a further assumption, which is why they often cannot decide."),
 )
+# Said where the bounds are shown (the Proxy audit page): what they use, what they assume, why no narrower.
+BOUNDS_NOTE = (
+    "The bounds use the outcome: among rows with similar probabilities, they split those rows' positive outcomes "
+    "between the races in every way the rows' estimated race mix allows, and keep the most and the least "
+    "favourable splits (sharp bounds, Kallus, Mao and Zhou 2022). They assume only that the Census probabilities "
+    "are right on average for those rows. They cannot be narrower without a further assumption: every split in "
+    "between gives exactly the data observed, so the data cannot tell them apart. The outcome-aware estimate "
+    "makes such an assumption (the surname says nothing about the outcome beyond race and place); the bounds "
+    "are what holds without it, and they decide only when a gap is very large.")
 
 
 # ------------------------------------------------------------------------------------------
@@ -220,6 +240,21 @@ def ratio_bounds(bins: pd.DataFrame, a: int, r: int, adverse: bool = False) -> t
     return float(low), float(high)
 
 
+def bounds_decision(low: float, high: float | None, ratio_threshold: float = DEFAULT_RATIO_THRESHOLD) -> str:
+    """What the impact ratio's bounds decide against the threshold: "below" (the upper bound is under it),
+    "above" (the lower bound is over its inverse: the reference is the group below), "passes" (the whole span is
+    between the threshold and its inverse), else "either" (the bounds straddle a bar). ``high`` None or infinite:
+    no upper bound."""
+    top = math.inf if high is None else float(high)
+    if top < ratio_threshold:
+        return "below"
+    if low > 0 and 1 / low < ratio_threshold:
+        return "above"
+    if low >= ratio_threshold and math.isfinite(top) and 1 / top >= ratio_threshold:
+        return "passes"
+    return "either"
+
+
 def rate_bounds(bins: pd.DataFrame, a: int) -> tuple[float, float]:
     """Sharp bounds on group a's rate given the bins (Frechet bounds summed over bins)."""
     merged = _merge_small_bins(bins)
@@ -275,6 +310,7 @@ class ProxyAudit:
     ratio_threshold: float = DEFAULT_RATIO_THRESHOLD
     outcome_is: str = "favourable"
     assumption: str = ASSUMPTION
+    model: str = "pooled"   # the outcome-aware model: "pooled" or "by-place" (options.PROXY_MODELS)
 
     @property
     def headline_method(self) -> str:
@@ -289,6 +325,7 @@ class ProxyAudit:
                 "n_rows": self.n_rows, "n_audited": self.n_audited, "n_unassigned_threshold": self.n_unassigned,
                 "tolerance": self.tolerance, "metric": self.metric, "ratio_threshold": self.ratio_threshold,
                 "outcome_is": self.outcome_is, "proxy": self.proxy, "estimator": self.headline_method,
+                "birdie_model": self.model if self.headline_method == "birdie" else None,
                 "assumption": self.assumption,
                 "comparisons": [{**c.to_dict(), "sentence": "" if c.is_reference else self.sentence(c)}
                                 for c in self.comparisons], "sentences": self.sentences(),
@@ -306,12 +343,13 @@ class ProxyAudit:
                 low, high = c.ratio_bound_low, c.ratio_bound_high
                 span = (f"between {low:.2f} and {high:.2f}" if high is not None else f"at least {low:.2f}")
                 bar = f"the {self.ratio_threshold:g} threshold"
-                if high is not None and high < self.ratio_threshold:
+                decision = bounds_decision(low, high, self.ratio_threshold)
+                if decision == "below":
                     lead = f"it is below {bar} whatever the proxy's errors"
-                elif low > 0 and 1 / low < self.ratio_threshold:
+                elif decision == "above":
                     lead = (f"it is above {1 / self.ratio_threshold:.2f} whatever the proxy's errors, so "
                             f"{c.reference} is the group below {bar}")
-                elif low >= self.ratio_threshold and high is not None and 1 / high >= self.ratio_threshold:
+                elif decision == "passes":
                     lead = f"it passes {bar} whatever the proxy's errors"
                 else:
                     lead = f"it could be either side of {bar}: the bounds alone cannot decide"
@@ -334,7 +372,7 @@ class ProxyAudit:
 
     def sentence(self, c: ProxyComparison) -> str:
         """One comparison in words (written on demand from its numbers)."""
-        return _sentence(c, self.decision, self.metric, self.tolerance, self.ratio_threshold)
+        return _sentence(c, self.decision, self.metric, self.tolerance, self.ratio_threshold, self.model)
 
     def comparison_sentences(self) -> list[str]:
         """The weighted and threshold estimates beside the headline one, one short line per group and cell."""
@@ -407,9 +445,11 @@ def _bar_words(metric: str, tolerance: float, ratio_threshold: float) -> str:
     return "the " + points(tolerance).replace(" points", "-point").replace(" point", "-point") + " tolerance"
 
 
-def _sentence(c: ProxyComparison, decision: str, metric: str, tolerance: float, ratio_threshold: float) -> str:
+def _sentence(c: ProxyComparison, decision: str, metric: str, tolerance: float, ratio_threshold: float,
+              model: str = "pooled") -> str:
     where = "Among all rows" if c.cell is None else f"Where {c.cell}"
-    how = {"birdie": "By the outcome-aware estimate (BIRDiE)",
+    how = {"birdie": ("By the outcome-aware estimate (BIRDiE, by place)" if model == "by-place"
+                      else "By the outcome-aware estimate (BIRDiE)"),
            "weighted": "Weighted by each row's estimated probabilities"}.get(c.method,
                                                                             "Among rows assigned their most likely group")
     about = "about " if c.method in ("birdie", "weighted") else ""
@@ -464,8 +504,13 @@ def audit_sums(cells: dict[str | None, ProxySums], *, decision: str, tolerance: 
                min_group_size: int = 30, correction: str = "holm", reference: str | None = None,
                threshold: float = DEFAULT_THRESHOLD, n_rows: int | None = None,
                proxy: dict[str, Any] | None = None, metric: str = "difference",
-               ratio_threshold: float = DEFAULT_RATIO_THRESHOLD, adverse: bool = False) -> ProxyAudit:
+               ratio_threshold: float = DEFAULT_RATIO_THRESHOLD, adverse: bool = False,
+               model: str = "pooled") -> ProxyAudit:
     """The proxy audit from each cell's sums (None is all rows); the reference is chosen on all rows.
+
+    ``model``: the outcome-aware estimate's form, "pooled" (one rate per race) or "by-place" (one rate per race
+    and place, shrunk toward the pooled rates; its intervals from a bootstrap of ``BY_PLACE_BOOT`` replicates):
+    the by-place form needs each cell's table to carry the places.
 
     ``metric`` "difference" judges a gap against ``tolerance``; "ratio" judges the impact ratio (favourable
     shares; with ``adverse``, the shares without the outcome) against ``ratio_threshold``, as the four-fifths
@@ -475,8 +520,9 @@ def audit_sums(cells: dict[str | None, ProxySums], *, decision: str, tolerance: 
         from luskin_core.errors import LuskinError
 
         raise LuskinError(f"The metric is 'difference' or 'ratio', not '{metric}'.")
+    model = OPTION_CONSTRAINTS["proxy"]["model"].check(model)
     overall = cells.get(None) or next(iter(cells.values()))
-    fits = {cell: _birdie_fit(s) for cell, s in cells.items()}
+    fits = {cell: _birdie_fit(s, model) for cell, s in cells.items()}
     overall_fit = fits.get(None) or next(iter(fits.values()))
     if overall_fit is not None:  # the most favoured group by the outcome-aware rates
         r = choose_reference(overall_fit.rates, overall_fit.members, min_group_size, reference, adverse)
@@ -565,15 +611,20 @@ def audit_sums(cells: dict[str | None, ProxySums], *, decision: str, tolerance: 
                       n_rows=int(n_rows if n_rows is not None else overall.n), n_audited=int(overall.n),
                       n_unassigned=int(overall.n - overall.thr_n.sum()), tolerance=tolerance, decision=decision,
                       proxy=proxy or {}, metric=metric, ratio_threshold=ratio_threshold,
-                      outcome_is="adverse" if adverse else "favourable")
+                      outcome_is="adverse" if adverse else "favourable", model=model)
 
 
-def _birdie_fit(s: ProxySums) -> BirdieFit | None:
-    """The pooled outcome-aware fit of one cell's table (None without a table or a row to fit)."""
+def _birdie_fit(s: ProxySums, model: str = "pooled") -> BirdieFit | None:
+    """The outcome-aware fit of one cell's table, pooled or by place (None without a table or a row to fit)."""
     if s.table is None or s.table.n == 0:
         return None
+    if model == "by-place" and s.table.place is None:
+        raise LuskinError("The outcome-aware model by place needs each row's place: give the place column.")
     try:
-        return fit_pooled(s.table)
+        pooled = fit_pooled(s.table)
+        if model == "by-place":
+            return fit_by_place(s.table, n_boot=BY_PLACE_BOOT, seed=BY_PLACE_SEED, pooled=pooled)
+        return pooled
     except LuskinError:
         return None
 
@@ -608,21 +659,34 @@ def proxy_audit(probabilities: pd.DataFrame, outcome: np.ndarray | pd.Series, *,
                 cells: pd.Series | None = None, tolerance: float = 0.05, min_group_size: int = 30,
                 correction: str = "holm", reference: str | None = None, threshold: float = DEFAULT_THRESHOLD,
                 proxy: dict[str, Any] | None = None, metric: str = "difference",
-                ratio_threshold: float = DEFAULT_RATIO_THRESHOLD, adverse: bool = False) -> ProxyAudit:
-    """Audit a 0/1 outcome across estimated groups (rows without probabilities are left out)."""
+                ratio_threshold: float = DEFAULT_RATIO_THRESHOLD, adverse: bool = False, places: Any = None,
+                model: str = "pooled") -> ProxyAudit:
+    """Audit a 0/1 outcome across estimated groups (rows without probabilities are left out).
+
+    ``places``: each row's place (ZIP code, tract), needed by ``model="by-place"``."""
+    model = OPTION_CONSTRAINTS["proxy"]["model"].check(model)
     p_all = probabilities[list(PROB_COLUMNS)].to_numpy(float)
     y_all = np.asarray(outcome, dtype=float)
     keep = np.isfinite(p_all).all(axis=1) & np.isfinite(y_all)
     p, y = p_all[keep], y_all[keep]
-    sums: dict[str | None, ProxySums] = {None: sufficient_statistics(p, y, threshold)}
+    if model == "by-place" and places is None:
+        raise LuskinError("The outcome-aware model by place needs each row's place: give the place column.")
+    place = None
+    if model == "by-place":
+        place = pd.Series(places).astype("string").fillna("(missing)").to_numpy(dtype=object)
+        if len(place) != len(p_all):
+            raise LuskinError("The places and the probabilities must have the same number of rows.")
+        place = place[keep]
+    sums: dict[str | None, ProxySums] = {None: sufficient_statistics(p, y, threshold, place=place)}
     if cells is not None:
         labels = cells.astype("string").fillna("(missing)").to_numpy(dtype=object)[keep]
         for value in sorted(set(labels)):
             mask = labels == value
-            sums[str(value)] = sufficient_statistics(p[mask], y[mask], threshold)
+            sums[str(value)] = sufficient_statistics(p[mask], y[mask], threshold,
+                                                     place=None if place is None else place[mask])
     return audit_sums(sums, decision=decision, tolerance=tolerance, min_group_size=min_group_size,
                       correction=correction, reference=reference, threshold=threshold, n_rows=len(p_all),
-                      proxy=proxy, metric=metric, ratio_threshold=ratio_threshold, adverse=adverse)
+                      proxy=proxy, metric=metric, ratio_threshold=ratio_threshold, adverse=adverse, model=model)
 
 
 def _ratio_text(x: float | None) -> str:
@@ -662,6 +726,7 @@ def format_proxy_audit(result: ProxyAudit) -> str:
                       *[f"- {s}" for s in result.caveats]])
 
 
-__all__ = ["CAVEATS", "DEFAULT_THRESHOLD", "ProxyAudit", "ProxyComparison", "ProxySums", "audit_sums", "bin_keys",
+__all__ = ["BOUNDS_NOTE", "CAVEATS", "DEFAULT_THRESHOLD", "ProxyAudit", "ProxyComparison", "ProxySums", "audit_sums", "bin_keys",
+           "bounds_decision",
            "format_proxy_audit", "gap_bounds", "proxy_audit", "rate_bounds", "ratio_bounds", "sufficient_statistics",
            "weighted_rates"]

@@ -78,13 +78,14 @@ def _collect(grouped: pd.DataFrame, cells: list[str]) -> tuple[dict[str | None, 
 def _engine_table(source: Any, frame: pd.DataFrame) -> Any:
     """A small lookup frame as a table of the source's engine, for the join.
 
-    DuckDB and Spark take an Ibis memtable. A PostgreSQL session of Luskin is read-only, so the frame is
-    copied into a temporary table (the session's own, dropped with it) inside one read-write transaction,
-    as :func:`luskin_core.counting.sources._open_postgres` creates its temporary view.
+    DuckDB and Spark take an Ibis memtable. An engine whose sessions are read-only (``read_only_session`` in
+    :mod:`luskin_core.counting.engines`: PostgreSQL) gets the frame copied into a temporary table (the session's
+    own, dropped with it) inside one read-write transaction, as :mod:`luskin_core.counting.postgres` creates its
+    temporary view.
     """
     import ibis  # type: ignore[import-untyped]
 
-    if source.kind != "postgres":
+    if not source.engine.read_only_session:
         return ibis.memtable(frame)
     import uuid
 
@@ -160,10 +161,11 @@ def source_proxy_sums(source: Any, *, surname: str, geography: str, outcome: str
     both_ok = has_s_e & has_g_e & (bisg_total > 0)
     method = ibis.cases((both_ok, 0), (has_s_e, 1), (has_g_e, 2), else_=3)
     u = {r: ibis.cases((both_ok, sv[r] * gv[r]), (has_s_e, sv[r]), else_=rv[r]) for r in RACES}
-    # PostgreSQL flattens nested SELECTs into one and copies each column's expression wherever it is used: the
-    # maximum and the most likely group would repeat every probability's CASE thousands of times (minutes and
-    # gigabytes for a few thousand rows). A volatile column keeps each SELECT a subquery computed once per row.
-    fence = {"fence": ibis.random()} if source.kind == "postgres" else {}
+    # An engine that inlines subqueries (PostgreSQL: engines.Engine.inlines_subqueries) flattens nested SELECTs
+    # into one and copies each column's expression wherever it is used: the maximum and the most likely group
+    # would repeat every probability's CASE thousands of times (minutes and gigabytes for a few thousand rows).
+    # A volatile column keeps each SELECT a subquery computed once per row.
+    fence = {"fence": ibis.random()} if source.engine.inlines_subqueries else {}
     m = j.select(y=j.y, method=method, pl=j.gg, **{f"c{i}": j[f"c{i}"] for i in range(len(cells))},
                  **{f"u_{r}": u[r] for r in RACES}, **fence)
     total = sum((m[f"u_{r}"] for r in RACES[1:]), m[f"u_{RACES[0]}"])

@@ -38,6 +38,8 @@ class Engine:
     statement_timeout: bool = False  # a slow query can be stopped after a time the operator sets
     exact_quantiles: bool = True     # has an exact (linear-interpolation) quantile
     can_sample: bool = True          # draws the model tools' seeded sample inside the engine
+    inlines_subqueries: bool = False  # its SQL merges nested SELECTs and repeats a column's expression wherever
+                                      # it is used (a volatile column keeps each SELECT a subquery computed once)
 
     @property
     def is_address(self) -> bool:
@@ -57,7 +59,8 @@ class Engine:
 _C = "luskin_core.counting."
 ENGINES: tuple[Engine, ...] = (
     Engine("postgres", "PostgreSQL", _C + "postgres:open_postgres", prefixes=("postgresql://", "postgres://"),
-           needs_table=True, takes_password=True, read_only_session=True, statement_timeout=True),
+           needs_table=True, takes_password=True, read_only_session=True, statement_timeout=True,
+           inlines_subqueries=True),
     Engine("spark", "Spark", _C + "spark:open_spark", prefixes=("spark:",), exact_quantiles=False),
     Engine("duckdb", "DuckDB table", _C + "files:open_duckdb", suffixes=(".duckdb", ".db", ".ddb"),
            embedded=True, needs_table=True),

@@ -239,6 +239,10 @@ BANDWIDTH = number("the histogram bandwidth", 0, None, open_low=True, words="a p
 EQUALIZE_SOLVER = one_of("the solver", "lbfgs", "momentum", case="lower")
 START = one_of("the start", "lr", "path", case="lower")
 FLAG = Constraint("the setting", "flag")
+# The proxy audit's outcome-aware (BIRDiE) model: one rate per race, or one per race and place.
+PROXY_MODELS: tuple[str, ...] = ("pooled", "by-place")
+PROXY_MODEL = one_of("the outcome-aware model", *PROXY_MODELS, case="lower",
+                     words="'pooled' (one rate per race) or 'by-place' (one rate per race and place)")
 
 # Each tool's options and their constraints (the option classes' field names). The command line,
 # the saved configuration's checks, the option classes and the estimators read them from here.
@@ -249,6 +253,7 @@ OPTION_CONSTRAINTS: dict[str, dict[str, Constraint]] = {
     "thresholds": {"model": replace(MODEL, optional=True), "solver": THRESHOLD_SOLVER, "lam": LAMBDA, "seed": SEED,
                    "tuning": TUNING},
     "equalize": {"alphas": ALPHA, "seed": SEED, "bandwidth": BANDWIDTH, "solver": EQUALIZE_SOLVER, "start": START},
+    "proxy": {"model": PROXY_MODEL},   # luskin audit --proxy-model, the Proxy audit page, proxy_audit(model=)
 }
 
 
