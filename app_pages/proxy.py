@@ -122,7 +122,8 @@ except LuskinError as err:
 trail.note("proxy audit", settings={"surname": surname, "first_name": None if first == NONE else first, "level": level,
                                     "place": place, "outcome": outcome, "positive": positive,
                                     "outcome_is": "adverse" if adverse else "favourable",
-                                    "threshold": float(threshold), "tolerance": float(tolerance), "metric": metric},
+                                    "threshold": float(threshold), "tolerance": float(tolerance), "metric": metric,
+                                    "model": model},
            produced=trail.result_text(audit))
 
 st.subheader("How each row was estimated")
