@@ -1,7 +1,8 @@
 """Administration (administrators only, when sign-in is on): the record of who ran what, the sources set up on
 this server and who may use them (add and remove sources here; luskin_app.sources keeps them on the server),
 and where the server keeps its state. No connection detail is shown here either: the location is typed into a
-masked field, cleared once the source is added, and never drawn again; a password is named, never typed."""
+masked field, cleared once the source is added, and never drawn again; a password is named (an environment
+variable, a file) or typed into a masked field and kept encrypted by the server (luskin_app.sources)."""
 
 from __future__ import annotations
 
@@ -65,6 +66,7 @@ for number_, name_ in enumerate(found_.added):
               icon=":material/delete:")
 
 PASSWORD_ = {"none": "No password (a file, DuckDB, or a database that needs none)",
+             "typed": "Type it here (the server keeps it encrypted)",
              "env": "An environment variable of the server holds it", "file": "A file on the server holds it"}
 FIELDS_ = (keys.ADMIN_SOURCE_NAME, keys.ADMIN_SOURCE_LOCATION, keys.ADMIN_SOURCE_TABLE, keys.ADMIN_SOURCE_GROUPS,
            keys.ADMIN_SOURCE_DESCRIPTION, keys.ADMIN_SOURCE_PASSWORD_WHERE)
@@ -79,8 +81,14 @@ def _add() -> None:
         "table": typed[keys.ADMIN_SOURCE_TABLE], "description": typed[keys.ADMIN_SOURCE_DESCRIPTION],
         "groups": [g.strip() for g in typed[keys.ADMIN_SOURCE_GROUPS].split(",") if g.strip()]}
     how = st.session_state.get(keys.ADMIN_SOURCE_PASSWORD, "none")
-    if how != "none":
+    if how == "typed":
+        entry["password"] = str(st.session_state.get(keys.ADMIN_SOURCE_PASSWORD_TYPED) or "")
+        if not entry["password"]:
+            st.session_state[keys.ADMIN_SOURCE_ERROR] = "Type the password, or choose where the server keeps it."
+            return
+    elif how != "none":
         entry["password_" + str(how)] = typed[keys.ADMIN_SOURCE_PASSWORD_WHERE]
+    st.session_state[keys.ADMIN_SOURCE_PASSWORD_TYPED] = ""   # the typed password is not kept in the session
     try:
         setting = sources.add_source(entry)
     except LuskinError as err:
@@ -106,9 +114,11 @@ with st.form("admin_add_source"):
     right_.text_input("Who may use it (groups, comma-separated; empty: every analyst)", key=keys.ADMIN_SOURCE_GROUPS)
     st.text_input("Description (shown to analysts)", key=keys.ADMIN_SOURCE_DESCRIPTION, max_chars=500)
     st.radio("Password", list(PASSWORD_), format_func=PASSWORD_.get, key=keys.ADMIN_SOURCE_PASSWORD, horizontal=True)
-    st.text_input("The environment variable's name, or the password file's full path",
-                  key=keys.ADMIN_SOURCE_PASSWORD_WHERE,
-                  help="The password itself is never typed here: it stays where the server keeps it.")
+    left_, right_ = st.columns(2)
+    left_.text_input("The password (when typed here)", key=keys.ADMIN_SOURCE_PASSWORD_TYPED, type="password",
+                     help="Kept encrypted with the server's key, never shown again (not even here).")
+    right_.text_input("Or the environment variable's name, or the password file's full path",
+                      key=keys.ADMIN_SOURCE_PASSWORD_WHERE)
     st.form_submit_button("Add the source", icon=":material/add:", key="admin_source_add", on_click=_add)
 if st.session_state.get(keys.ADMIN_SOURCE_ERROR):
     ui.show_error(st.session_state.pop(keys.ADMIN_SOURCE_ERROR))

@@ -170,6 +170,30 @@ def _derive(purpose: str, text: str) -> bytes:
     return hmac.new(_server_key(), f"{purpose}\x00{text}".encode(), hashlib.sha256).digest()
 
 
+def seal_text(purpose: str, text: str) -> str:
+    """``text`` encrypted with AES-256-GCM under a key derived from the server's key and ``purpose``, as hex: how
+    the server keeps a secret an administrator typed (a source's password), readable with the server's key only."""
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    nonce = secrets.token_bytes(_NONCE)
+    return (_MAGIC + nonce + AESGCM(_derive("secret", purpose)).encrypt(nonce, text.encode("utf-8"), _MAGIC)).hex()
+
+
+def open_text(purpose: str, sealed: str) -> str:
+    """What :func:`seal_text` sealed; ValueError when it does not open with this server's key."""
+    from cryptography.exceptions import InvalidTag
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    raw = bytes.fromhex(sealed)
+    if not raw.startswith(_MAGIC):
+        raise ValueError("not a sealed text")
+    nonce = raw[len(_MAGIC):len(_MAGIC) + _NONCE]
+    try:
+        return AESGCM(_derive("secret", purpose)).decrypt(nonce, raw[len(_MAGIC) + _NONCE:], _MAGIC).decode("utf-8")
+    except InvalidTag:
+        raise ValueError("the text does not open with this server's key") from None
+
+
 def owner_id(user: str) -> str:
     """What the folder records of an owner: a keyed hash of the signed-in user's id ("" for no sign-in)."""
     return _derive("owner", user).hex()[:32]
@@ -374,4 +398,4 @@ def forget_all(owner: str) -> int:
 
 
 __all__ = ["DEFAULT_KEEP_HOURS", "Kept", "Place", "configure", "folder", "forget", "forget_all", "hours_text",
-           "keep_hours", "load", "place_from", "save_settings", "store", "sweep"]
+           "keep_hours", "load", "open_text", "place_from", "save_settings", "seal_text", "store", "sweep"]

@@ -71,6 +71,7 @@ ADMIN_SOURCE_GROUPS = "admin_source_groups"
 ADMIN_SOURCE_DESCRIPTION = "admin_source_description"
 ADMIN_SOURCE_PASSWORD = "admin_source_password"
 ADMIN_SOURCE_PASSWORD_WHERE = "admin_source_password_where"
+ADMIN_SOURCE_PASSWORD_TYPED = "admin_source_password_typed"
 SIGN_IN_REFUSED = "sign_in_refused"      # True when the provider refused this browser's sign-in a moment ago
 
 # The newer pages' own settings (widgets whose values live nowhere else): kept across the sidebar's

@@ -10,15 +10,16 @@ that can stop a slow query (PostgreSQL), ``statement_timeout`` (seconds a query 
 password, if any, as ``password_env`` (an environment variable's name) or ``password_file`` (a
 file holding it). See ``docs/sources.example.toml``.
 
-A password never leaves this module: it is not kept in :class:`SourceSetting`, not shown in any
-message or log line, and a location with a password written in it is refused. The settings are
+A password never leaves this module: it is not kept in :class:`SourceSetting` (a typed one only sealed),
+not shown in any message or log line, and a location with a password written in it is refused. The settings are
 read on every call (the operator may edit the file while the server runs); a problem with the
 file or an entry is one plain sentence, and the other entries stay usable.
 
 Administrators may also add and remove sources on the Administration page (when sign-in is on, or on a
 local app): those are kept on the server in ``LUSKIN_STATE_DIR/sources/sources.json`` (mode 0600, written
 atomically; :func:`add_source`, :func:`remove_source`), in the same form and with the same checks as a
-``[[source]]`` entry: a password is named by ``password_env`` or ``password_file``, never typed in. They are
+``[[source]]`` entry; a password is named by ``password_env`` or ``password_file``, or typed on the page and
+kept encrypted under the server's key (``password_sealed``: AES-256-GCM, luskin_app.keep), never as typed. They are
 listed with the file's sources (a name the file uses too is the file's). The file's sources are changed by
 editing the file only.
 
@@ -52,7 +53,8 @@ USER_FILE = Path("~/.config/luskin/sources.toml")
 MAX_SETTINGS_BYTES = 1_000_000
 MAX_PASSWORD_BYTES = 10_000
 _KEYS = {"name", "location", "table", "password_env", "password_file", "description", "sample_cap",
-         "statement_timeout", "groups"}
+         "statement_timeout", "groups"}   # a settings file's; the page's store also holds "password_sealed"
+SEALED_PURPOSE = "source-password"   # what a typed password is sealed for (luskin_app.keep.seal_text)
 
 
 @dataclass(frozen=True)
@@ -68,12 +70,13 @@ class SourceSetting:
     sample_cap: int = DEFAULT_SAMPLE_CAP
     statement_timeout: float | None = None   # seconds a query may run (None: the engine's default)
     groups: tuple[str, ...] = ()   # who may use it when sign-in is on (groups or roles); empty: every analyst
+    password_sealed: str | None = field(default=None, repr=False)   # typed on the Administration page, encrypted
 
     @property
     def key(self) -> str:
         """What identifies the opened source in the server's caches (no password in it)."""
         return "\x1f".join((self.name, self.location, self.table or "", self.password_env or "",
-                            self.password_file or ""))
+                            self.password_file or "", self.password_sealed or ""))
 
     @property
     def is_url(self) -> bool:
@@ -168,7 +171,7 @@ def _read_added(path: Path) -> tuple[list[SourceSetting], list[str]]:
     problems: list[str] = []
     for number, entry in enumerate(entries, start=1):
         try:
-            added.append(_entry(entry, number, path.parent))
+            added.append(_entry(entry, number, path.parent, stored=True))
         except LuskinError as err:
             problems.append(f"{err} (added on the Administration page)")
     return added, problems
@@ -192,7 +195,9 @@ def _write_entries(path: Path, entries: list[dict[str, Any]]) -> None:
 
 def add_source(entry: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> SourceSetting:
     """Check and keep a source an administrator added (the same checks as a [[source]] entry); LuskinError in
-    plain words when it cannot be used. A file's location must be a full path on the server."""
+    plain words when it cannot be used. A file's location must be a full path on the server. A ``password``
+    typed on the page is kept encrypted with the server's key (luskin_app.keep.seal_text), never as typed."""
+    typed = entry.get("password")
     clean = {k: v.strip() if isinstance(v, str) else v for k, v in entry.items() if k in _STORE_KEYS}
     clean = {k: v for k, v in clean.items() if v not in (None, "", [], ())}
     groups = clean.get("groups")
@@ -207,7 +212,14 @@ def add_source(entry: Mapping[str, Any], environ: Mapping[str, str] | None = Non
     if not clean.get("location"):
         raise LuskinError("Give the source's location: a file or folder on the server, a DuckDB file, "
                           "postgresql://... or spark:.")
-    setting = _entry(clean, 1, Path("/"))
+    if isinstance(typed, str) and typed:
+        from .keep import seal_text
+
+        if clean.get("password_env") or clean.get("password_file"):
+            raise LuskinError(f"The source '{clean['name']}': type the password, or name where the server keeps "
+                              "it, not both.")
+        clean["password_sealed"] = seal_text(SEALED_PURPOSE, typed)
+    setting = _entry(clean, 1, Path("/"), stored=True)
     if not engine_for(setting.location).is_address and not Path(str(clean["location"])).expanduser().is_absolute():
         raise LuskinError(f"The source '{setting.name}': give the file's or folder's full path on the server "
                           "(it starts with /).")
@@ -290,14 +302,15 @@ def _text(entry: Mapping[str, Any], key: str, what: str) -> str | None:
     return value.strip()
 
 
-def _entry(entry: Mapping[str, Any], number: int, folder: Path) -> SourceSetting:
-    """One [[source]] entry, checked; relative file locations are taken from the settings file's folder."""
+def _entry(entry: Mapping[str, Any], number: int, folder: Path, *, stored: bool = False) -> SourceSetting:
+    """One [[source]] entry, checked; relative file locations are taken from the settings file's folder.
+    ``stored``: an entry of the Administration page's store, which may hold a sealed typed password."""
     name = entry.get("name")
     if not isinstance(name, str) or not name.strip():
         raise LuskinError(f"Source number {number} in the settings file has no name.")
     name = " ".join(name.split())[:200]
     what = f"The source '{name}'"
-    unknown = sorted(set(entry) - _KEYS)
+    unknown = sorted(set(entry) - _KEYS - ({"password_sealed"} if stored else set()))
     if unknown:
         raise LuskinError(f"{what} has settings Luskin does not know: {', '.join(unknown)} "
                           f"(known: {', '.join(sorted(_KEYS))}).")
@@ -307,14 +320,17 @@ def _entry(entry: Mapping[str, Any], number: int, folder: Path) -> SourceSetting
     table = _text(entry, "table", what)
     password_env = _text(entry, "password_env", what)
     password_file = _text(entry, "password_file", what)
+    password_sealed = _text(entry, "password_sealed", what) if stored else None
     if password_env and password_file:
         raise LuskinError(f"{what} names both password_env and password_file: keep one.")
+    if password_sealed and (password_env or password_file):
+        raise LuskinError(f"{what} has a typed password and names where the server keeps one: keep one.")
     found = engine_for(location)
     if found.takes_password:
         if urlsplit(location).password is not None:
             raise LuskinError(f"{what} has a password written in its location: move it to an environment "
                               "variable (password_env) or a file (password_file).")
-    elif (password_env or password_file) and not found.is_address:
+    elif (password_env or password_file or password_sealed) and not found.is_address:
         raise LuskinError(f"{what} is a file or DuckDB database, which takes no password.")
     if not found.is_address:
         path = Path(location).expanduser()
@@ -342,7 +358,8 @@ def _entry(entry: Mapping[str, Any], number: int, folder: Path) -> SourceSetting
     if not isinstance(groups, list) or not all(isinstance(g, str) and g.strip() for g in groups):
         raise LuskinError(f"{what}: 'groups' must be a list of group or role names (e.g. [\"analysts\"]).")
     return SourceSetting(name, location, table, password_env, password_file, description.strip()[:500], int(cap),
-                         None if timeout is None else float(timeout), tuple(g.strip() for g in groups))
+                         None if timeout is None else float(timeout), tuple(g.strip() for g in groups),
+                         password_sealed=password_sealed)
 
 
 def _password(setting: SourceSetting, environ: Mapping[str, str] | None = None) -> str | None:
@@ -354,6 +371,14 @@ def _password(setting: SourceSetting, environ: Mapping[str, str] | None = None) 
             raise LuskinError(f"The password of '{setting.name}' is not available: the environment variable "
                               f"{setting.password_env} is not set on the server. Ask the administrator.")
         return value
+    if setting.password_sealed:
+        from .keep import open_text
+
+        try:
+            return open_text(SEALED_PURPOSE, setting.password_sealed)
+        except (ValueError, LuskinError):
+            raise LuskinError(f"The password kept for '{setting.name}' does not open with this server's key (was "
+                              "the key file changed?). Ask the administrator to add the source again.") from None
     if setting.password_file:
         path = Path(setting.password_file)
         try:

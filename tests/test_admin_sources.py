@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -15,7 +16,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from test_app import APP, all_text
 
-from luskin_app import sources
+from luskin_app import keep, sources
 from luskin_core.analyses.audit import audit
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
@@ -25,14 +26,16 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
-def state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+def state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
     """A fresh state folder and no settings file: the environment as the server reads it."""
     environ = {"LUSKIN_STATE_DIR": str(tmp_path / "state"), "LUSKIN_SOURCES": ""}
     monkeypatch.setenv("LUSKIN_STATE_DIR", environ["LUSKIN_STATE_DIR"])
     monkeypatch.delenv("LUSKIN_SOURCES", raising=False)
     monkeypatch.chdir(tmp_path)   # no .streamlit/luskin_sources.toml here
     monkeypatch.setattr(sources, "USER_FILE", tmp_path / "no-user-file.toml")
-    return environ
+    keep.configure(keep.place_from(environ))   # the server's key in this state folder
+    yield environ
+    keep.configure(None)
 
 
 @pytest.fixture
@@ -89,6 +92,45 @@ def test_a_source_that_cannot_be_used_is_refused_in_words(state: dict[str, str],
     assert "secret" not in (sources.store_path(state).read_text() if sources.store_path(state).exists() else "")
 
 
+def test_a_typed_password_is_kept_encrypted_and_opens_with_the_servers_key_only(state: dict[str, str],
+                                                                               tmp_path: Path) -> None:
+    typed = "s3cret-Ünïcode-pw"
+    setting = sources.add_source({"name": "Agency DB", "location": "postgresql://ana@db.agency.gov/hr",
+                                  "table": "decisions", "password": typed}, environ=state)
+    kept = sources.store_path(state).read_text(encoding="utf-8")
+    assert typed not in kept and typed.encode("utf-8").hex() not in kept and "password_sealed" in kept
+    assert typed not in repr(setting) and typed not in repr(sources.load_settings(environ=state))
+    assert sources._password(sources.load_settings(environ=state).get("Agency DB")) == typed
+    # typed and named at once is refused; a file takes no password
+    with pytest.raises(LuskinError, match="not both"):
+        sources.add_source({"name": "B", "location": "postgresql://ana@db.agency.gov/hr", "password": "x",
+                            "password_env": "PW"}, environ=state)
+    with pytest.raises(LuskinError, match="takes no password"):
+        sources.add_source({"name": "C", "location": str(tmp_path / "x.csv"), "password": "x"}, environ=state)
+    # Another server key (a copied folder without the key file) opens nothing, and says so in words.
+    keep.configure(keep.place_from({**state, "LUSKIN_STATE_DIR": str(tmp_path / "elsewhere")}))
+    with pytest.raises(LuskinError, match="does not open with this server's key"):
+        sources._password(sources.load_settings(environ=state).get("Agency DB"))
+
+
+def test_a_typed_password_opens_a_real_postgresql_source(state: dict[str, str], postgres_url: str, adult) -> None:
+    from engine_servers import PASSWORD
+    from test_app_sources import _load_postgres
+
+    _load_postgres(postgres_url, adult)
+    without = postgres_url.replace(f":{PASSWORD}@", "@")
+    sources.add_source({"name": "Agency records", "location": without, "table": "adult_app", "password": PASSWORD},
+                       environ=state)
+    assert PASSWORD not in sources.store_path(state).read_text(encoding="utf-8")
+    source = sources.open_setting(sources.load_settings(environ=state).get("Agency records"))
+    assert source.n_rows() == len(adult)
+    sources.add_source({"name": "Wrong", "location": without, "table": "adult_app", "password": "not-it"},
+                       environ=state)
+    with pytest.raises(LuskinError) as refused:
+        sources.open_setting(sources.load_settings(environ=state).get("Wrong"))
+    assert "not-it" not in str(refused.value) and "could not be opened" in str(refused.value)
+
+
 def test_a_name_in_use_is_refused(state: dict[str, str], hires: Path) -> None:
     sources.add_source({"name": "Hires", "location": str(hires)}, environ=state)
     with pytest.raises(LuskinError, match="set up already"):
@@ -129,3 +171,23 @@ def test_the_administration_page_adds_and_removes_a_source_without_drawing_its_l
     assert not page.exception, page.exception
     assert "Removed the source 'Hiring 2024'" in all_text(page)
     assert sources.load_settings(environ=state).sources == ()
+    # A database with its password typed on the page: kept sealed, the field emptied, never drawn.
+    page.text_input(key="admin_source_name").input("Agency DB")
+    page.text_input(key="admin_source_location").input("postgresql://ana@db.agency.gov/hr")
+    page.radio(key="admin_source_password").set_value("typed")
+    page.text_input(key="admin_source_password_typed").input("typed-pw-4711")
+    page.button(key="admin_source_add").click().run()
+    assert not page.exception, page.exception
+    assert "Added the source 'Agency DB'" in all_text(page)
+    assert page.text_input(key="admin_source_password_typed").value == ""
+    assert "typed-pw-4711" not in all_text(page) and "db.agency.gov" not in all_text(page)
+    assert "typed-pw-4711" not in sources.store_path(state).read_text(encoding="utf-8")
+
+
+def test_a_settings_file_cannot_carry_a_sealed_password(state: dict[str, str], tmp_path: Path) -> None:
+    """Only the server's own store holds sealed passwords; in the operator's file the key is unknown."""
+    path = tmp_path / "sources.toml"
+    path.write_text('[[source]]\nname = "X"\nlocation = "postgresql://a@h/db"\npassword_sealed = "00"\n')
+    found = sources.load_settings(path, environ=state)
+    assert found.sources == () and "does not know: password_sealed" in found.problems[0]
+    assert "password_sealed" not in found.problems[0].split("(known:")[1]
