@@ -17,6 +17,7 @@ from luskin_app import choices as ch_
 from luskin_app import dataset, ui
 from luskin_app.cache import cached_run, options_key, remember
 from luskin_core.analyses.series import EVERY, audit_columns, audit_series, date_columns
+from luskin_core.analyses.unknown_bounds import bound_sentences, series_bounds, unknown_words
 from luskin_core.errors import LuskinError
 from luskin_core.export import csv_bytes
 from luskin_core.present.series_plots import series_figure
@@ -93,6 +94,18 @@ said_ = {*result_.flag_sentences(), *(t.sentence for t in result_.trends), *(a.s
 for note in result_.sentences()[1:]:
     if note not in said_:  # rows without a date, periods without the reference group
         st.info(ui.md(note), icon=ui.ICONS["info"])
+if st.checkbox("Best and worst case over the rows of unknown group, per period", key="series_bounds",
+               help="Each gap and impact ratio if the rows whose group is unknown (or, for a protected condition, "
+                    "whose protected value is missing) all belonged to the group or the reference, in the worst "
+                    "and the best way; the reference is held fixed."):
+    what_ = unknown_words(result_.overall.spec)
+    bounds_ = cached_run("series_bounds", key_, lambda: series_bounds(source_, result_))
+    lines_ = [f"{p.period}: {s}" for p in bounds_ if any(b.unknown_n for b in p.bounds)
+              for s in bound_sentences(p.bounds, what_)]
+    if lines_:
+        st.markdown(ui.bullet_list(lines_))
+    else:
+        st.info(ui.md(bound_sentences((), what_)[0]), icon=ui.ICONS["info"])
 with st.expander("Every comparison, period by period"):
     header_, rows_ = series_table(result_)
     shown_ = pd.DataFrame(rows_, columns=list(header_))

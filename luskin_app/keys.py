@@ -79,7 +79,7 @@ SIGN_IN_REFUSED = "sign_in_refused"      # True when the provider refused this b
 # so that a refresh or a bookmark brings them back (luskin_app/session.py).
 PAGE_SETTINGS = ("adj_binned", "adj_categorical", "adj_cluster", "adj_controls", "adj_curved", "adj_n_bins",
                  "adj_n_knots", "series_any_column", "series_column", "series_every", "series_format",
-                 "series_keep_flagged", "series_cell", "regulator_unknown",
+                 "series_keep_flagged", "series_cell", "series_bounds", "regulator_unknown",
                  "regulator_exclude", "regulator_race", "regulator_sex", "proxy_fallbacks", "proxy_first",
                  "proxy_level", "proxy_metric", "proxy_outcome", "proxy_place", "proxy_positive", "proxy_surname",
                  "proxy_threshold", "proxy_tolerance")

@@ -47,6 +47,13 @@ def test_over_time_page_on_compas_shows_the_cores_series():
     assert [a.sentence for a in kept.alerts] == messages(at, "warning")
     assert any(m.startswith("Kept in the trends and alerts") for m in messages(at, "info"))
     at.checkbox(key="series_keep_flagged").uncheck().run()
+    # the bounds over the rows with no protected value (COMPAS has none: said once, not per period)
+    at.checkbox(key="series_bounds").check().run()
+    assert not at.exception
+    said = [m for m in messages(at, "info") if "no value of 'race'" in m]
+    assert said == [("There are no rows with no value of 'race' in any cell, so the gaps and impact ratios stand as "
+                     "measured.")]
+    at.checkbox(key="series_bounds").uncheck().run()
     # quarters
     at.selectbox(key="series_every").set_value("quarter").run()
     assert not at.exception and not at.error

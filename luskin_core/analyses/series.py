@@ -490,8 +490,8 @@ class SeriesResult:
             column = self.overall.spec.protected.column
             out.append(f"{self.n_without_group:,} row{'s have' if self.n_without_group != 1 else ' has'} no value of "
                        f"'{column}', so {'they are' if self.n_without_group != 1 else 'it is'} in neither group: left "
-                       "out of the whole audit and of every period. The bounds over the unknowns (--bounds) say how "
-                       "far each gap could move if they were counted.")
+                       "out of the whole audit and of every period. The best and worst case over them say how far "
+                       "each gap could move if they were counted.")
         if self.skipped:
             out.append(f"The reference group {self.reference} has no rows in {', '.join(self.skipped)}: no comparison "
                        "there.")

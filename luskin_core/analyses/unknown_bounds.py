@@ -180,7 +180,7 @@ def bound_sentences(bounds: tuple[GapBound, ...], what: str = "rows of unknown g
     if not out:
         out.append("No row has an unknown group, so the gaps and impact ratios stand as measured."
                    if what == "rows of unknown group" else
-                   f"No {what.removeprefix('rows ')} in any cell, so the gaps and impact ratios stand as measured.")
+                   f"There are no {what} in any cell, so the gaps and impact ratios stand as measured.")
     return out
 
 
