@@ -36,6 +36,7 @@ def run_template(args: argparse.Namespace) -> int:
     from luskin_core.analyses.regulator_tables import REGULATOR_TABLES
 
     entry = REGULATOR_TABLES[args.template]
+    data: Any = None  # the rows (none from a published table)
     if getattr(args, "counts", None):
         if entry.summary is None:
             raise LuskinError(f"--counts reads a published table; --template {entry.name} has none: give --data.")
@@ -46,15 +47,42 @@ def run_template(args: argparse.Namespace) -> int:
     else:
         data, spec = resolve(args, engine=True, one_value_groups=True)[:2]
         output = entry.build(data, spec, template_choices(args))
+    bounds = _bounds(args, entry.name, output, data)
     if args.csv:
         from luskin_core.export import safe_frame
 
         _write_csv(args.csv, safe_frame(output.csv_frame()).to_csv(index=False))
     if args.json:
-        print_json(output.document())
+        document = output.document()
+        for audited, part in zip(document.get("audits", ()), bounds):
+            audited["bounds"] = [b.to_dict() for b in part[1]]
+        print_json(document)
     else:
         print(output.text())
+        for label, part, what in bounds:
+            print(f"\n{label}: over the {what} (best and worst case):")
+            print("\n".join(f"- {s}" for s in _sentences(part, what)))
     return 0
+
+
+def _bounds(args: argparse.Namespace, name: str, output: Any, data: Any) -> list[tuple[str, Any, str]]:
+    """With --bounds, each EEOC audit's gaps and impact ratios over its rows of unknown group (the LL144 tables
+    carry their own bounds over the unknowns always): (label, bounds, what the unknown rows are)."""
+    if not getattr(args, "bounds", False) or name == "ll144":
+        return []
+    parts = getattr(output, "parts", None)
+    if parts is None or data is None:
+        raise LuskinError(f"--bounds gives the best and worst case of a plain audit's comparisons; --template {name} "
+                          "does not take it.")
+    from luskin_core.analyses.unknown_bounds import audit_bounds, unknown_words
+
+    return [(p.label, audit_bounds(data, p.audit), unknown_words(p.audit.spec)) for p in parts]
+
+
+def _sentences(bounds: Any, what: str) -> list[str]:
+    from luskin_core.analyses.unknown_bounds import bound_sentences
+
+    return bound_sentences(bounds, what)
 
 
 def _write_csv(path: str, text: str) -> None:

@@ -410,3 +410,20 @@ def test_sufficiency_beside_the_tables_counts_unknown_spellings_with_the_missing
     expected = (sex + " × " + race).value_counts()
     assert groups == {k: int(v) for k, v in expected.items()}
     assert not any("Decline" in s["group"] for s in doc["sufficiency"])
+
+
+def test_eeoc_template_with_bounds_equals_the_plain_audits_bounds(capsys, hiring) -> None:
+    """--template eeoc --bounds: each column's audit gets the bounds a plain audit by that column gives (one
+    formula); the LL144 tables carry theirs already, so --bounds changes nothing there."""
+    base = ("audit", "--data", hiring, "--outcome", "hired", "--positive", "yes")
+    status, out, err = run(capsys, *base, "--template", "eeoc", "--sex", "sex", "--race", "race", "--bounds", "--json")
+    assert status == 0, err
+    race = json.loads(out)["audits"][1]["bounds"]
+    status, out, err = run(capsys, *base, "--groups", "race", "--bounds", "--json")
+    assert status == 0, err
+    assert race == json.loads(out)["bounds"] and race and all(b["unknown_n"] == 9 for b in race)
+    status, text, err = run(capsys, *base, "--template", "eeoc", "--sex", "sex", "--race", "race", "--bounds")
+    assert status == 0, err
+    assert "race: over the rows of unknown group (best and worst case):" in text
+    plain = run(capsys, *base, "--template", "ll144", "--sex", "sex", "--race", "race")[1]
+    assert run(capsys, *base, "--template", "ll144", "--sex", "sex", "--race", "race", "--bounds")[1] == plain
