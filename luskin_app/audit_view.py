@@ -20,6 +20,7 @@ from luskin_core.analyses.audit import AuditResult
 from luskin_core.analyses.findings import findings
 from luskin_core.formatting import format_number, format_p, format_percent, format_points
 from luskin_core.present.audit_plots import audit_figures, comparison_bars
+from luskin_core.stats import shown as shown_statistics
 from luskin_core.stats.verdict import JUDGED_ORDER, Verdict
 
 from . import ui
@@ -112,7 +113,7 @@ def comparison_table(result: AuditResult) -> pd.DataFrame:
             "Ratio": "" if c.is_reference else _ratio(c.impact_ratio),
             "p adj.": "" if c.is_reference else _p(c.p_adjusted),
             "Verdict": Verdict.of(c.verdict).short,
-            "4/5": "below" if c.four_fifths else "",
+            **{s.short: s.text(c) for s in shown_statistics.SHOWN},   # every statistic every table shows (stats/shown.py)
         })
         rows.append(row)
     return pd.DataFrame(rows)
@@ -131,7 +132,7 @@ COMPARISON_COLUMNS = {
     "p adj.": st.column_config.TextColumn("p adj.", width=55, help=HELP["p_value"] + " Adjusted for the number "
                                                                    "of comparisons on the page."),
     "Verdict": st.column_config.TextColumn("Verdict", width=60),
-    "4/5": st.column_config.TextColumn("4/5", width=45, help="'below': the impact ratio is under 0.8."),
+    **{s.short: st.column_config.TextColumn(s.short, width=45, help=s.meaning) for s in shown_statistics.SHOWN},
 }
 # Widths above add up to 700 px (the grid adds about 40): a 1024-px screen leaves about 750 px beside the
 # 220-px sidebar. Interval bounds are whole numbers here; every digit is under "Every number".

@@ -97,6 +97,7 @@ def format_audit(result: Any) -> str:
     if spec.prediction is not None and spec.prediction_cutoff is not None:
         head += f"\nA row is predicted positive when {spec.prediction} is at least {spec.prediction_cutoff:g}."
     from luskin_core.analyses.findings import findings
+    from luskin_core.stats import shown as shown_statistics
     from luskin_core.stats.power import sufficiency, sufficiency_lines
     from luskin_core.stats.verdict import fair_flag
 
@@ -125,10 +126,10 @@ def format_audit(result: Any) -> str:
                                                    f"{_f(c.difference_ci_high)}]",
                          "" if c.is_reference else _f(c.impact_ratio, 2), "" if c.is_reference else _p(c.p_value),
                          "" if c.is_reference else _p(c.p_adjusted), "" if c.is_reference else c.verdict,
-                         "" if c.four_fifths is None else ("below 0.8" if c.four_fifths else "")])
+                         *(s.text(c) for s in shown_statistics.SHOWN)])
         verdict_head = "verdict" if spec.criterion == "selection" else f"verdict ({spec.criterion})"
         lines.append(format_table(rows, ["cell", "group", "n", "share", "95% CI", "difference [95% CI]",
-                                         "ratio", "p", "p adj.", verdict_head, "4/5 rule"]))
+                                         "ratio", "p", "p adj.", verdict_head, *(s.short for s in shown_statistics.SHOWN)]))
     if any(c.error_rates for c in result.comparisons):
         lines += ["", _error_rate_title(result), format_table(*_error_rate_rows(result))]
     if len(result.cell_names) > 1 and result.pooled:

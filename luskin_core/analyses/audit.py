@@ -31,6 +31,7 @@ from luskin_core.counting.prepared import Prepared, prepare
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.spec.names import GroupNames
+from luskin_core.stats import shown as shown_statistics
 from luskin_core.stats.comparisons import Comparison, JudgedRate, PooledComparison, compare
 from luskin_core.stats.inference import wilson_interval
 from luskin_core.stats.shrinkage import with_pooled
@@ -252,7 +253,7 @@ class AuditResult:
                 "Difference CI low": c.difference_ci_low, "Difference CI high": c.difference_ci_high,
                 "Impact ratio": c.impact_ratio, "Impact ratio CI low": c.impact_ratio_ci_low,
                 "Impact ratio CI high": c.impact_ratio_ci_high, "p-value": c.p_value,
-                "Adjusted p-value": c.p_adjusted, "Below four-fifths": c.four_fifths, "Verdict": c.verdict,
+                "Adjusted p-value": c.p_adjusted, **{s.heading: s.value(c) for s in shown_statistics.SHOWN}, "Verdict": c.verdict,
             }
             if c.criterion != "selection" and not c.is_reference:
                 for j in c.judged_rates:

@@ -82,6 +82,7 @@ from luskin_core.present.report_render import (  # noqa: F401  (the renderer mov
 from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.spec.names import GroupNames
 from luskin_core.spec.options import ALGORITHM_NAMES
+from luskin_core.stats import shown as shown_statistics
 from luskin_core.stats.comparisons import CRITERION_NAMES, ERROR_RATE_NAMES
 from luskin_core.stats.verdict import Verdict
 
@@ -273,7 +274,7 @@ def _caveats(result: AuditResult) -> list[str]:
 def _comparison_rows(result: AuditResult) -> Table:
     spec = result.spec
     header = ("Cell", "Group", "Rows", "Positive", "Share [95% CI]", f"Difference to {result.reference} [95% CI]",
-              "Impact ratio [95% CI]", "p-value", "Adjusted p", "Verdict", "Below four-fifths")
+              "Impact ratio [95% CI]", "p-value", "Adjusted p", "Verdict", *(s.heading for s in shown_statistics.SHOWN))
     rows, classes = [], []
     for c in result.comparisons:
         rows.append((
@@ -284,7 +285,7 @@ def _comparison_rows(result: AuditResult) -> Table:
                                                c.impact_ratio_ci_high, _ratio),
             "" if c.is_reference else _p(c.p_value), "" if c.is_reference else _p(c.p_adjusted),
             Verdict.of(c.verdict).words,
-            "" if c.four_fifths is None else ("yes" if c.four_fifths else "no"),
+            *(s.text(c) for s in shown_statistics.SHOWN),
         ))
         classes.append(Verdict.of(c.verdict).css)
     note = (f"Difference in percentage points (pts), group minus {result.reference}, in the same cell. Impact ratio: "
@@ -840,7 +841,7 @@ def _appendix(spec: AuditSpec, options: Mapping[str, Any] | None, retrains: Sequ
         section.add("json", title="Page options",
                     text=json.dumps(used, indent=2, default=_json_default_lenient))
     section.add("subheading", text="How the numbers are made")
-    section.blocks.append(_settings(_GLOSSARY))
+    section.blocks.append(_settings((*_GLOSSARY, *((s.heading, s.meaning) for s in shown_statistics.SHOWN))))
     section.add("subheading", text="Software")
     section.add("paragraph", text="Made with " + ", ".join(f"{k} {v}" for k, v in versions.items()) + ".")
     return section
