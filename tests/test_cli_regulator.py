@@ -427,3 +427,24 @@ def test_eeoc_template_with_bounds_equals_the_plain_audits_bounds(capsys, hiring
     assert "race: over the rows of unknown group (best and worst case):" in text
     plain = run(capsys, *base, "--template", "ll144", "--sex", "sex", "--race", "race")[1]
     assert run(capsys, *base, "--template", "ll144", "--sex", "sex", "--race", "race", "--bounds")[1] == plain
+
+
+def test_eeoc_template_reads_unknown_spellings_as_unknown(capsys, tmp_path) -> None:
+    """'Decline to self-identify' (and an --unknown value) is no group of the EEOC table, nor its reference: those
+    rows join the column's missing values in the group Unknown (sizes and rates equal pandas)."""
+    rng = __import__("numpy").random.default_rng(12)
+    n = 900
+    frame = pd.DataFrame({"sex": rng.choice(["Female", "Male", "Decline to self-identify", "Elf"], n),
+                          "race": rng.choice(["A", "B"], n), "hired": rng.choice(["yes", "no"], n, p=[.3, .7])})
+    frame.loc[frame["sex"] == "Decline to self-identify", "hired"] = "yes"  # the most selected, were it a group
+    path = tmp_path / "pool.csv"
+    frame.to_csv(path, index=False)
+    status, out, err = run(capsys, "audit", "--data", str(path), "--outcome", "hired", "--positive", "yes",
+                           "--template", "eeoc", "--sex", "sex", "--race", "race", "--unknown", "elf", "--json")
+    assert status == 0, err
+    sex = json.loads(out)["audits"][0]
+    rows = {r["group"]: r for r in sex["eeoc"]}
+    assert not any("Decline" in g or "Elf" in g for g in rows) and "Decline" not in sex["reference"]
+    unknown = frame["sex"].isin(["Decline to self-identify", "Elf"])
+    assert rows["Unknown"]["n"] == int(unknown.sum())
+    assert rows["Unknown"]["selected"] == int((frame.loc[unknown, "hired"] == "yes").sum())

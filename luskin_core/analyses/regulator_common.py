@@ -43,6 +43,21 @@ def unknown_keys(extra: Sequence[str] = ()) -> frozenset[str]:
     return frozenset(UNKNOWN_SPELLINGS) | {unknown_key(v) for v in extra}
 
 
+def named_unknown(names: Sequence[tuple[str, Sequence[tuple[str, str]]]],
+                  found: Sequence[tuple[str, str]]) -> dict[str, dict[str, str]]:
+    """The specification's value names, plus every (column, value) in ``found`` (values read as unknown) named
+    "Unknown", so that an audit counts them with the column's missing values rather than as a group of their own.
+    A value the user named is found through its name."""
+    merged = {str(column): dict(pairs) for column, pairs in names}
+    for column, value in found:
+        if value == "Unknown":
+            continue
+        given = merged.setdefault(column, {})
+        for raw in [raw for raw, shown in given.items() if shown == value] or [value]:
+            given[raw] = "Unknown"
+    return merged
+
+
 def whole_count(value: Any, what: str) -> int:
     """A count as a whole number of at least 0, or a plain refusal."""
     try:
@@ -177,6 +192,7 @@ __all__ = [
     "UNKNOWN_SPELLINGS",
     "ShownTable",
     "guess_ll144_columns",
+    "named_unknown",
     "read_summary",
     "sufficiency_text",
     "summary_share",

@@ -22,7 +22,15 @@ from typing import Any
 
 import pandas as pd
 
-from luskin_core.analyses.regulator_common import ShownTable, _sufficiency, _sufficiency_lines, sufficiency_text
+from luskin_core.analyses.regulator_common import (
+    ShownTable,
+    _sufficiency,
+    _sufficiency_lines,
+    named_unknown,
+    sufficiency_text,
+    unknown_key,
+    unknown_keys,
+)
 from luskin_core.formatting import format_number, format_p, format_percent
 from luskin_core.stats.uniform import below_four_fifths, fisher_p, flip, shortfall, two_sd_z
 
@@ -274,7 +282,18 @@ def build_eeoc(data: Any, spec: Any, choices: Any) -> EEOCOutput:
     else:
         specs = [spec.with_changes(group_by=(c,), protected=None, group_label=None, other_label=None)
                  for c in columns]
-    return EEOCOutput(tuple(eeoc_part(audit(data, s)) for s in specs), spec)
+    parts = []
+    for s in specs:
+        result = audit(data, s)
+        if not choices.groups and columns:  # 'Decline to self-identify' and --unknown values: no group of their own
+            keys = unknown_keys(choices.unknown)
+            labels = {c.group for c in result.comparisons} | {str(result.reference)}
+            found = [(s.group_by[0], label) for label in sorted(labels) if unknown_key(label) in keys]
+            if any(label != "Unknown" for _, label in found):
+                s = s.with_changes(value_names=named_unknown(s.value_names, found))
+                result = audit(data, s)
+        parts.append(eeoc_part(result))
+    return EEOCOutput(tuple(parts), spec)
 
 
 __all__ = ["EEOCOutput", "EEOCPart", "EEOCRow", "build_eeoc", "eeoc_cells", "eeoc_frame", "eeoc_meaning", "eeoc_part",

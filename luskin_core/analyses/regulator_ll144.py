@@ -33,6 +33,7 @@ from luskin_core.analyses.regulator_common import (
     _sufficiency,
     _sufficiency_lines,
     guess_ll144_columns,
+    named_unknown,
     read_summary,
     summary_share,
     unknown_key,
@@ -782,16 +783,9 @@ def unknown_named(names: Sequence[tuple[str, Sequence[tuple[str, str]]]], result
     the user's ``--unknown``) named "Unknown": the sufficiency comparisons beside the tables then count those
     individuals with the missing values, as the tables do, rather than as a category of their own. A value the
     user named is found through its name."""
-    merged = {str(column): dict(pairs) for column, pairs in names}
-    for kind, value, _ in result.unknown_values:
-        column = sex if kind == "sex" else race if kind == "race_ethnicity" else None
-        if not column or value == UNKNOWN_CATEGORY:
-            continue
-        given = merged.setdefault(column, {})
-        raws = [raw for raw, shown in given.items() if shown == value] or [value]
-        for raw in raws:
-            given[raw] = UNKNOWN_CATEGORY
-    return merged
+    columns = {"sex": sex, "race_ethnicity": race}
+    return named_unknown(names, [(column, value) for kind, value, _ in result.unknown_values
+                                 if (column := columns.get(kind))])
 
 
 def build_ll144(data: Any, spec: Any, choices: Any) -> LL144Output:
