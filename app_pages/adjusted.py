@@ -90,7 +90,7 @@ def render_result(result: AdjustResult) -> None:
     st.plotly_chart(ui.fit_chart(explained_chart(result)), key="adj_explained_chart", theme=None)
     ui.grid(result.table(), hide_index=True, key="adj_table")   # in words: points, p-values, no column names
     for sentence in result.diagnostics:
-        st.warning(ui.md(sentence), icon=ui.ICONS["info"])
+        st.info(ui.md(sentence), icon=ui.ICONS["info"])   # a caveat on the fit: a note, not an alarm
     st.caption(ui.md(f"{result.rows_note} Decomposition: {result.decomposition}"))
 
 

@@ -126,7 +126,7 @@ def render_preview() -> None:
     c.metric("Missing values", f"{missing:,}",
              help="Empty cells (blank, '?', NA ...). Rows missing the outcome or the protected value are "
                   "left out of the audit, and the pages say how many.")
-    ui.grid(_preview(frame), key="data_preview", height=260)
+    ui.grid(_preview(frame), key="data_preview", height=260, raw=True)   # the file as it is
     with st.expander("Columns: type, missing values, distinct values"):
         ui.grid(_summary(data.fingerprint, frame), hide_index=True, key="data_columns")
 
@@ -188,13 +188,14 @@ def render_outcome_is(outcome: str, positive: Any, ch: Choices) -> None:
         st.session_state[keys.OUTCOME_IS] = ch.get("outcome_is") if st.session_state.get(keys.OUTCOME_IS_SEEN) is None \
             and ch.get("outcome_is") else guess.value
     st.session_state[keys.OUTCOME_IS_SEEN] = seen
-    meaning = st.radio(f"Is {ui.md(outcome, 60)} = {ui.md(ui.option_text(positive), 60)} good or bad for the person?",
+    meaning = st.radio(f"Is '{ui.md(outcome, 60)} is {ui.md(ui.option_text(value_key(positive)), 60)}' good or bad for "
+                       "the person?",
                        list(OUTCOME_MEANING_LABELS), key="outcome_is", format_func=OUTCOME_MEANING_LABELS.get,
                        horizontal=True, help="It decides who is 'favoured' by a gap, and the four-fifths rule is "
                                              "applied to the favourable share (1 minus the share of an adverse "
                                              "outcome), as the EEOC and NYC Local Law 144 do.")
     who = "the group with the lower share" if meaning == "adverse" else "the group with the higher share"
-    st.caption(ui.md(f"Counted: {outcome} = {ui.option_text(positive)}, {meaning} ({guess.reason if meaning == guess.value else 'your choice'}); "
+    st.caption(ui.md(f"Counted: {outcome} is {ui.option_text(value_key(positive))}, {meaning} ({guess.reason if meaning == guess.value else 'your choice'}); "
                      f"{who} is the favoured one."))
     ch.update({"outcome_is": meaning})
 
@@ -237,7 +238,7 @@ def render_protected(frame: pd.DataFrame, ch: Choices) -> None:
             st.session_state[keys.PROTECTED_VALUES] = _group_from_guess(series, options)[0]
         ch_.seed("protected_values", [v for v in ch["protected_values"] if v in options] or options[:1])
         st.session_state[keys.PROTECTED_VALUES] = [v for v in st.session_state[keys.PROTECTED_VALUES] if v in options]
-        values = st.multiselect("Protected group: the value(s) that form it", options, key="protected_values",
+        values = st.multiselect("Protected group: the values that form it", options, key="protected_values",
                                 format_func=ui.option_text,
                                 help="Rows with any of these values form the group; all other rows the other class.")
         ch.update({"protected_column": column, "protected_values": list(values)})
@@ -314,9 +315,12 @@ def render_value_names(frame: pd.DataFrame, ch: Choices) -> None:
         return
     names = ch.get("value_names") or {}
     named = sum(len(v) for v in names.values())
-    label = "Names for coded values (e.g. 1 → Female)" + (f": {named} named" if named else "")
-    with st.expander(label, icon=":material/label:", expanded=False):
-        st.caption("Give a code the name a committee uses; leave a box empty to show the value itself.")
+    # One label and a key: the expander stays open while names are typed (its label counted the names, so each
+    # entry drew a new, closed expander).
+    with st.expander("Names for coded values (e.g. 1 → Female)", icon=":material/label:", key="value_names_open",
+                     on_change="rerun"):
+        st.caption("Give a code the name a committee uses; leave a box empty to show the value itself."
+                   + (f" Named so far: {named}." if named else ""))
         for c_index, column in enumerate(columns):
             values = [v for v in pd.unique(frame[column].dropna())][:MAX_NAMED_VALUES]
             codes = sorted({value_key(v) for v in values}, key=lambda t: (len(t), t))
@@ -371,14 +375,15 @@ def render_status() -> None:
         if ch_.needs_confirmation():
             ui.render_confirm("data")
         return
+    names = ch_.class_names(spec)   # the rest by its value ("Male", never "Non-Female")
     if ch_.needs_confirmation():
         st.info(f"Check the choices above, then press **Use these choices** to compare "
-                f"**{ui.md(spec.group_name, 80)}** with **{ui.md(spec.other_name, 80)}** on the share with "
-                f"**{ui.md(spec.outcome, 80)} = {ui.md(spec.positive, 80)}**.", icon=ui.ICONS["guess"])
+                f"**{ui.md(names.group, 80)}** with **{ui.md(names.other, 80)}** on the share where "
+                f"**{ui.md(spec.outcome_text, 160)}**.", icon=ui.ICONS["guess"])
         ui.render_confirm("data")
         return
-    st.success(f"Ready: comparing **{ui.md(spec.group_name, 80)}** with **{ui.md(spec.other_name, 80)}** on the "
-               f"share with **{ui.md(spec.outcome, 80)} = {ui.md(spec.positive, 80)}**.", icon=ui.ICONS["ok"])
+    st.success(f"Ready: comparing **{ui.md(names.group, 80)}** with **{ui.md(names.other, 80)}** on the "
+               f"share where **{ui.md(spec.outcome_text, 160)}**.", icon=ui.ICONS["ok"])
     if spec.population:
         st.caption("Rows restricted to: " + ui.md(" and ".join(c.describe() for c in spec.population), 300) + ".")
     result = ui.guarded(run_audit, spec, where="data")

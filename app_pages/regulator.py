@@ -21,11 +21,6 @@ from luskin_core.analyses.regulator_tables import REGULATOR_TABLES, RegulatorCho
 from luskin_core.export import csv_bytes
 
 NONE = "(no such column)"
-GRID_COLUMNS = {"selection_rate": st.column_config.NumberColumn(format="percent"),
-                "scoring_rate": st.column_config.NumberColumn(format="percent"),
-                "impact_ratio": st.column_config.NumberColumn(format="%.2f"),
-                "impact_ratio_low": st.column_config.NumberColumn("lowest over the unknowns", format="%.2f"),
-                "impact_ratio_high": st.column_config.NumberColumn("highest over the unknowns", format="%.2f")}
 
 st.title("Regulator tables")
 st.caption("NYC Local Law 144 bias audit (DCWP rules, 6 RCNY §5-301) and the EEOC Uniform Guidelines "
@@ -47,9 +42,9 @@ def show_output(output: Any, name: str) -> None:
             st.markdown(ui.bullet_list(table.intro))
         if table.reason:
             st.info(ui.md(f"No impact ratios: {table.reason}"), icon=ui.ICONS["info"])
-        if table.frame is not None and not table.frame.empty:
+        if table.rows:
             st.caption(ui.md(table.note))
-            ui.grid(table.frame, hide_index=True, column_config=GRID_COLUMNS)
+            ui.grid(table.words(), hide_index=True)   # in words: headers, one precision, separators
     st.markdown(ui.bullet_list(output.sentences()))
     one, two = st.columns(2)
     ui.download_button("Download the tables (CSV)", csv_bytes(output.csv_frame()), f"{name}.csv", "text/csv", where=one,

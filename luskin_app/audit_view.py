@@ -217,7 +217,19 @@ def render_findings(result: AuditResult) -> None:
     st.subheader(ui.md(found.headline), anchor=False)  # no anchor link: its address would carry user text
     rest = found.sentences()[1:]
     if rest:
-        st.markdown("\n".join(f"{i}. {ui.md(s)}" for i, s in enumerate(rest, 2)))
+        st.markdown(ui.bullet_list(rest))   # a list under the heading (numbered from "2." it read as a fragment)
+    adjusted = adjusted_for()
+    if adjusted is not None:   # the Adjusted gaps page ran for these choices: its answer belongs with the findings
+        st.markdown("**Once the controls are held equal (regression):**\n" + ui.bullet_list(adjusted.summary()))
+
+
+def adjusted_for() -> Any:
+    """The Adjusted gaps page's result for the current data and choices, when it was run (else None)."""
+    from .cache import recall
+    from .choices import current_spec
+
+    spec, _ = current_spec()
+    return recall("adjusted", spec) if spec is not None else None
 
 
 def render_headline(result: AuditResult) -> None:

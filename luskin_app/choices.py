@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from luskin_core.counting.executor import executor_for, group_names
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import (
     DEFAULT_BINS,
@@ -36,6 +37,7 @@ from luskin_core.spec.audit_spec import (
 )
 from luskin_core.spec.conditions import Condition
 from luskin_core.spec.guess import FirstChoices, first_choices
+from luskin_core.spec.names import GroupNames
 from luskin_core.spec.options import EqualizeOptions, RetrainOptions, ThresholdOptions
 from luskin_core.spec.validation import (
     check_column,
@@ -385,6 +387,13 @@ def current_spec() -> tuple[AuditSpec | None, str | None]:
             state = SpecState(made_from, None, str(err))
         st.session_state[keys.SPEC_MEMO] = state
     return state.spec, state.problem
+
+
+def class_names(spec: AuditSpec) -> GroupNames:
+    """The two classes' names as the audit resolves them from the data ("Male", never "Non-Female" for a
+    two-valued column); every page and the sidebar say them so. A configured source's frame holds its distinct
+    values, so every value is seen."""
+    return group_names(executor_for(_dataset.dataset().frame), spec)
 
 
 def set_filters(filters: list[dict[str, Any]]) -> None:

@@ -113,9 +113,10 @@ def grid_frame(frame: Any) -> Any:
 
 # A number as the app writes it ("+22.8", "-0.25", "+22.8 [+20, +25]", "12%", a bound ">-0.01" or "<0.001%" of
 # luskin_core.formatting): no spreadsheet can run it as a formula (a bound sign, digits, signs, separators and
-# one bracketed interval only), so it is shown as it is written.
+# one interval: bracketed, "a to b" or "a–b"), so it is shown as it is written (an "'" before "-15.7 to +16.2"
+# read as a stray mark).
 _NUMBER = r"[<>]?[+\-−]?\d[\d,]*(?:\.\d+)?%?"
-_WRITTEN_NUMBER = re.compile(rf"{_NUMBER}(?: \[{_NUMBER}, {_NUMBER}\])?")
+_WRITTEN_NUMBER = re.compile(rf"{_NUMBER}(?: \[{_NUMBER}, {_NUMBER}\]| to {_NUMBER}|–{_NUMBER})?")
 
 
 def _grid_cell(value: Any) -> Any:
@@ -126,14 +127,22 @@ def _grid_cell(value: Any) -> Any:
     return neutralise_cell(value)
 
 
-def grid(frame: Any, **kwargs: Any) -> Any:
+def grid(frame: Any, *, raw: bool = False, **kwargs: Any) -> Any:
     """``st.dataframe`` of :func:`grid_frame` (every data grid of the app goes through here).
 
     ``column_config`` and ``column_order`` name the caller's columns; they are renamed as the columns are.
+    Whole-number columns are counts and read with thousands separators (1,835, not 1835), unless the caller
+    configures them or shows the user's own data as it is (``raw``: a year or an ID is not a count).
     """
+    import pandas as pd
+
     from luskin_core.export import neutralise_cell
 
     config = kwargs.get("column_config")
+    if not raw and isinstance(frame, pd.DataFrame):
+        counts = {str(c): st.column_config.NumberColumn(format="localized") for c in frame.columns
+                  if pd.api.types.is_integer_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c])}
+        config = {**counts, **(config if isinstance(config, dict) else {})} if counts else config
     if isinstance(config, dict):
         kwargs["column_config"] = {neutralise_cell(str(k)): v for k, v in config.items()}
     if kwargs.get("column_order") is not None:
@@ -290,10 +299,10 @@ def sidebar_summary(where: Any = None) -> None:
     with where if where is not None else st.sidebar:
         st.markdown(f"**Data:** {md(data.title, 80)}  \n{data.n_rows:,} rows × {data.frame.shape[1]} columns")
         if spec is not None and not _choices.needs_confirmation():
-            outcome = (f"{md(spec.outcome, 60)} = {md(spec.positive, 60)}" if spec.outcome_type == "label"
-                       else md(spec.outcome_text, 120))
+            outcome = md(spec.outcome_text, 120)
+            names = _choices.class_names(spec)   # as the audit names them ("Male", never "Non-Female")
             groups = (md(spec.groups_text, 120) if spec.group_by
-                      else f"{md(spec.group_name, 60)} vs {md(spec.other_name, 60)}")
+                      else f"{md(names.group, 60)} vs {md(names.other, 60)}")
             lines = [f"**Outcome:** {outcome}", f"**Groups:** {groups}"]
             if spec.filters:
                 lines.append(f"**Filter:** {md(spec.filter_text, 200)}")

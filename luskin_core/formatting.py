@@ -14,7 +14,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["below_majority", "format_number", "format_p", "format_percent", "format_percent_pair", "format_points",
+__all__ = ["below_majority", "count_of", "format_number", "format_p", "format_percent", "format_percent_pair", "format_points",
            "format_table", "points"]
 
 
@@ -112,6 +112,14 @@ def points(difference: float | None) -> str:
     if text == "n/a":
         return "an unknown number of points"
     return f"{text} point" + ("" if text == "1" else "s")
+
+
+def count_of(n: int, word: str, words: str | None = None) -> str:
+    """A count with its noun agreeing, thousands separated: "1 row", "3,412 rows" (never "row(s)").
+
+    ``words`` is the plural when it is not ``word`` + "s" ("1 category", "2 categories").
+    """
+    return f"{n:,} {word if n == 1 else (words or word + 's')}"
 
 
 def format_p(p: float | None, *, short: bool = False) -> str:

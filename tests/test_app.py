@@ -13,7 +13,7 @@ Data   sample_adult / sample_compas / sample_sqf  buttons "Use sample: Adult (ce
        outcome             selectbox "Outcome column (the decision or label to audit)"
        positive            selectbox "Positive value (what counts as a 'yes')"
        protected_column    selectbox "Protected column (e.g. race or sex)"
-       protected_values    multiselect "Protected group: the value(s) that form it"   (text column)
+       protected_values    multiselect "Protected group: the values that form it"     (text column)
        protected_op, protected_number  selectbox "Comparison", number_input "Value of <column>" (numeric column)
        group_label, other_label  text inputs in the expander "Names shown on charts (optional)"
        model_features      multiselect "Model input columns" (expander "Columns the models may use ...")

@@ -53,7 +53,7 @@ def test_audit_bars_traces_colours_and_values(adult_result):
         for y, low, text in zip(trace.y, np.asarray(trace.y) - np.asarray(trace.error_y.arrayminus), trace.text):
             assert ("<br>" not in text) == (low < 0.25 * top), (y, text)
     assert "9% · n = 5,135" in fig.data[1].text
-    assert "income = >50K" in fig.layout.title.text
+    assert "income is >50K" in fig.layout.title.text   # the condition in words, not as code ("income = >50K")
     assert "5 points" in fig.layout.title.subtitle.text and "95% confidence" in fig.layout.title.subtitle.text
     assert fig.layout.font.size >= 16
     notes = [a.text for a in fig.layout.annotations]

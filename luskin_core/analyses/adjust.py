@@ -81,7 +81,7 @@ def adjust(data: Any, spec: AuditSpec, controls: Sequence[str] = (), *, categori
     if tolerance is not None:
         spec = spec.with_changes(tolerance=tolerance)
     if not controls and not categorical and not bins and not splines:
-        raise LuskinError("Choose at least one control column to adjust for (e.g. --controls age,hours).")
+        raise LuskinError("Choose at least one control column to adjust for (e.g. age and hours worked).")
     if isinstance(data, pd.DataFrame):
         cells = cells_from_frame(data, spec, controls, categorical, cluster, bins, splines)
         return adjust_cells(cells, spec, source=source_name or "in memory")

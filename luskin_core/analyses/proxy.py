@@ -369,6 +369,13 @@ def looks_like_surnames(values: pd.Series, min_share: float = 0.3) -> bool:
     sample = _sample_text(values)
     if len(sample) < 3:
         return False
+    from luskin_core.analyses.regulator_common import RACE_NAME, RACE_WORDS, SEX_WORDS
+
+    # a column of race or sex categories is not surnames, though White, Black and Brown are in the list
+    if RACE_NAME.search(str(values.name)) or any(w in str(values.name).lower() for w in ("sex", "gender")):
+        return False
+    if sum(bool(RACE_WORDS.search(v)) or v.strip().lower() in SEX_WORDS for v in sample) >= len(sample) / 2:
+        return False
     found = load_tables().surname.index.get_indexer(pd.Index(normalize_names(sample))) >= 0
     return float(found.mean()) >= min_share
 

@@ -162,6 +162,11 @@ class ShownTable:
     reason: str | None = None  # why the table has no impact ratios
     wide: bool = False
 
+    def words(self) -> pd.DataFrame:
+        """The table as a reader sees it (the page's grid): the report's headers and text cells, so one
+        precision per column, counts with thousands separators and no code names (``frame`` keeps the numbers)."""
+        return pd.DataFrame([list(row) for row in self.rows], columns=list(self.header), dtype=object)
+
 
 def _sufficiency(result: Any, spec: Any) -> tuple[Any, ...]:
     from luskin_core.stats.power import sufficiency

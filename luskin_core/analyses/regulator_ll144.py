@@ -616,7 +616,7 @@ def ll144_audit(data: Any, spec: Any, sex: str | None, race: str | None, *, excl
     median = None
     if scoring:
         if base.score_cutoff is not None:
-            raise LuskinError("The LL144 scoring rate uses the median of the whole sample: leave out --score-cutoff.")
+            raise LuskinError("The LL144 scoring rate uses the median of the whole sample: leave out the score cutoff.")
         if isinstance(data, Source):
             median = data.count_table(base).score_cutoff
         else:

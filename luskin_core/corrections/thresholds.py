@@ -59,7 +59,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from luskin_core.corrections.correction import ERROR_RATES, CorrectionResult, CorrectionStage, GroupCounts
 from luskin_core.errors import LuskinError
-from luskin_core.formatting import below_majority
+from luskin_core.formatting import below_majority, count_of
 from luskin_core.spec.options import MODEL_KINDS, OPTION_CONSTRAINTS, SEED, ThresholdOptions
 from luskin_core.spec.validation import (
     check_both_outcomes_per_group,
@@ -905,7 +905,8 @@ def tune_thresholds(
         scores = col.to_numpy(dtype=float)
         if np.isnan(scores).any():
             raise LuskinError(
-                f"{int(np.isnan(scores).sum())} row(s) have no number in the score column "
+                f"{count_of(int(np.isnan(scores).sum()), 'row')} {'has' if np.isnan(scores).sum() == 1 else 'have'} "
+                "no number in the score column "
                 f"'{col_name}'. Remove those rows or choose a score column without gaps."
             )
         tune_idx, test_idx = split.part("tune"), split.part("test")

@@ -165,8 +165,8 @@ def _sqf_frame(frame: pd.DataFrame) -> pd.DataFrame:
     missing = [c for c in ("race", "frisked", "detailCM") if c not in frame.columns]
     if missing:
         raise LuskinError(
-            "This does not look like an NYPD Stop-Question-Frisk file: it lacks the column(s) "
-            f"{', '.join(missing)}."
+            "This does not look like an NYPD Stop-Question-Frisk file: it lacks the "
+            f"{'column' if len(missing) == 1 else 'columns'} {', '.join(missing)}."
         )
     frame = _sqf_flags(frame)
     if "age" in frame.columns:

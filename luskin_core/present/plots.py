@@ -142,7 +142,7 @@ def audit_bars(result: AuditResult) -> go.Figure:
     spec = result.spec
     fig = go.Figure()
     cell_names = list(dict.fromkeys(label(c.cell) for c in result.cells))
-    outcome, positive = label(spec.outcome), label(spec.positive)
+    outcome, positive = label(spec.outcome), label(spec.positive_name)
     top = max([c.ci_high for c in result.cells if c.ci_high is not None] or [1.0])
     axis_top = min(1.0, top * 1.15) if top > 0 else 1.0
 
@@ -193,14 +193,14 @@ def audit_bars(result: AuditResult) -> go.Figure:
                            font={"size": FONT_SIZE - 2}, yanchor="bottom")
     tol = f"{100 * spec.tolerance:g}"
     bad = " (adverse: a lower share is better)" if spec.adverse else ""
-    title = (f"Share of people with {short_label(spec.outcome)} = {short_label(spec.positive)}{bad}, "
+    title = (f"Share of people where {short_label(spec.outcome)} is {short_label(spec.positive_name)}{bad}, "
              f"{short_label(names.group)} vs {short_label(names.other)}")
     subtitle = ("Bar: share; whisker: 95% confidence interval" + ("" if many else "; n: rows") + ".<br>"
                 f"A gap above {tol} points (the tolerance) counts as unfair"
                 + ("; above each panel: its gap and its verdict." if narrow else "."))
     _layout(fig, title, subtitle, barmode="group", bargap=0.25, height=560,
             uniformtext={"minsize": FONT_SIZE - 4, "mode": "show"})
-    fig.update_yaxes(title_text=f"share with {outcome} = {positive}", tickformat=".0%",
+    fig.update_yaxes(title_text=f"share where {outcome} is {positive}", tickformat=".0%",
                      range=[0, axis_top])
     fig.update_xaxes(title_text="", categoryorder="array", categoryarray=cell_names,
                      **category_ticks(list(dict.fromkeys(c.cell for c in result.cells))))
@@ -236,8 +236,8 @@ def gap_comparison(results: Mapping[str, AuditResult], title: str | None = None)
     _layout(
         fig,
         label(title) if title else f"Gap between {group} and {other}, before and after retraining",
-        (f"Gap = share of {group} minus share of {other} with {short_label(spec.outcome)} = "
-         f"{short_label(spec.positive)}, in points.<br>The green band is the ±{tol:g}-point tolerance."),
+        (f"Gap = share of {group} minus share of {other} where {short_label(spec.outcome)} is "
+         f"{short_label(spec.positive_name)}, in points.<br>The green band is the ±{tol:g}-point tolerance."),
         barmode="group", bargap=0.25,
     )
     magnitudes = [abs(float(v)) for t in fig.data for v in t.y if v is not None] + [tol]

@@ -168,7 +168,7 @@ def spec_in_words(spec: AuditSpec, reference: str = "", names: GroupNames | None
         items.append(("Outcome audited", (f"{spec.outcome} is a score: a row counts as positive when it is at or above "
                                          f"{cut}; the mean score is compared too")))
     else:
-        items.append(("Outcome audited", f"{spec.outcome} = {spec.positive} counts as the positive outcome"))
+        items.append(("Outcome audited", f"{spec.outcome_text} counts as the positive outcome"))
     if spec.prediction is not None:
         items.append(("Decisions audited", (f"the decisions in '{spec.prediction}', checked against the true outcome "
                                            f"{spec.outcome} (true and false positive rates per group)")))
@@ -591,7 +591,7 @@ def _threshold_section(reports: Sequence[Any], spec: AuditSpec) -> Section:
                                  f"{_pct(report.after.accuracy)} after.", wide=True))
         if report.before is None:
             section.add("missing", text="There is no 'before' point: the score column has no shared threshold to "
-                                        "compare with (give one with --default-threshold).")
+                                        "compare with (none was given).")
         section.chart(plots.threshold_roc(report, spec, "test"), "ROC curves per group with the operating points "
                                                                  "before (cross) and after (circle) tuning, on the "
                                                                  "held-out test rows.")
@@ -821,7 +821,7 @@ _GLOSSARY = (
 def _appendix(spec: AuditSpec, options: Mapping[str, Any] | None, retrains: Sequence[Any],
               thresholds: Sequence[Any], sweeps: Sequence[Any], versions: Mapping[str, str]) -> Section:
     section = Section("appendix", "Appendix: settings as JSON, how the numbers are made, software")
-    section.add("paragraph", text="The same settings as above, as JSON: for Luskin's command line (--config) or a "
+    section.add("paragraph", text="The same settings as above, as JSON: for Luskin's command line or a "
                                   "saved configuration.")
     section.add("json", title="Audit specification", text=spec.to_json())
     for i, result in enumerate(retrains, 1):
@@ -942,6 +942,11 @@ def report_content(
     for name, items in (("Retraining", retrains), ("Thresholds", reports), ("Equalized distribution", sweeps)):
         for obj in items:
             warnings += correction_warnings(obj.correction, name)
+    if adjusted is None:   # passed in results=[...]: its adjusted gaps belong on the first page too
+        from luskin_core.analyses.adjust_model import AdjustResult
+
+        adjusted = next((p for p in parts if isinstance(p, AdjustResult)), None)
+        parts = [p for p in parts if p is not adjusted]
     sections = [_summary_section(result, ref, points, ran, list(dict.fromkeys(warnings)), adjusted)]
     if points:
         sections.append(_cost_section(points))

@@ -160,7 +160,8 @@ def config_to_json(dataset_ref: DatasetRef | Mapping[str, Any] | str, spec: Audi
         raise LuskinError("There is no audit specification to save yet: choose an outcome and a group first.")
     clash = [k for k in (extra or {}) if k in _RESERVED]
     if clash:
-        raise LuskinError(f"The option name(s) {', '.join(clash)} are reserved in a configuration file.")
+        raise LuskinError(f"The option {'name' if len(clash) == 1 else 'names'} {', '.join(clash)} "
+                          f"{'is' if len(clash) == 1 else 'are'} reserved in a configuration file.")
     document = {
         "kind": CONFIG_KIND,
         "version": CONFIG_VERSION,

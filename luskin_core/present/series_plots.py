@@ -19,7 +19,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from luskin_core.present.audit_plots import FONT_SIZE, TITLE_SIZE, group_colors, text
-from luskin_core.present.plots import title_block
+from luskin_core.present.plots import shorten, title_block
 
 
 def _err(value: float | None, low: float | None, high: float | None, scale: float = 1.0) -> tuple[float, float]:
@@ -28,13 +28,25 @@ def _err(value: float | None, low: float | None, high: float | None, scale: floa
     return scale * max(high - value, 0.0), scale * max(value - low, 0.0)
 
 
+def series_panel_titles(spec: Any) -> tuple[str, str]:
+    """The two panels' titles in the outcome's direction: the impact ratio compares the favourable shares
+    (for an adverse outcome, the shares without it, as the four-fifths rule does), the difference the
+    counted outcome's shares."""
+    counted = text(shorten(spec.outcome_text, 40))
+    if spec.direction.adverse:
+        ratio = f"Impact ratio (share without {counted}: group ÷ reference)"
+    else:
+        ratio = f"Impact ratio (share where {counted}: group ÷ reference)"
+    return ratio, f"Difference in the share where {counted} (points)"
+
+
 def series_figure(result: Any, cell: str | None = None) -> go.Figure:
     """Impact ratio and difference of every group against the reference, period by period (one cell)."""
     cells = list(dict.fromkeys(c.cell for r in result.results for c in r.judged))
     cell = cell if cell in cells else (cells[0] if cells else None)
     colors = group_colors(result.overall)
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08,
-                        subplot_titles=("Impact ratio (group's share ÷ reference's)", "Difference (points)"))
+                        subplot_titles=series_panel_titles(result.overall.spec))
     alerted = {(a.group, a.period) for a in result.alerts if a.cell == cell}
     periods = list(result.periods)
     flagged = getattr(result, "is_flagged", lambda period, cell: False)

@@ -12,7 +12,6 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from luskin_core.present.plots import shorten
 from luskin_core.present.report_figures import safe_figure
 
 QUESTION, DATA, VERDICT, FINDING, CORRECTION, COST, CAVEATS = (
@@ -79,7 +78,7 @@ def _slide_figure(fig: go.Figure, *, keep_title: bool = False) -> go.Figure:
         layout_axis: Any = getattr(fig.layout, axis, None)
         text = layout_axis.title.text if layout_axis is not None and layout_axis.title is not None else None
         if text and len(text) > MAX_AXIS_TITLE_CHARS:
-            layout_axis.title.text = shorten(text, MAX_AXIS_TITLE_CHARS)
+            layout_axis.title.text = axis_title_lines(text)
     legend = fig.layout.legend
     if legend is not None and legend.orientation == "h" and legend.y is not None and legend.y < 0:
         # a legend under the plot, placed in px from the figure's foot (a fraction of the plot's height
@@ -95,6 +94,24 @@ def _slide_figure(fig: go.Figure, *, keep_title: bool = False) -> go.Figure:
     if lines and not keep_title:
         fig.update_layout(margin={"t": 24 + 22 * lines})
     return fig
+
+
+def axis_title_lines(text: str, limit: int = MAX_AXIS_TITLE_CHARS) -> str:
+    """A long rotated axis title in two whole-word lines of at most ``limit`` characters, never cut mid-word.
+
+    A cut in the middle ("share with de…= Admitted") reads as a mistake; when two lines cannot hold
+    it, the title keeps its first line, or none (the slide's title and sentences say what it counts).
+    """
+    words = str(text).split()
+    lines: list[str] = []
+    for word in words:
+        if lines and len(lines[-1]) + 1 + len(word) <= limit:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    if len(lines) <= 2 and all(len(line) <= limit for line in lines):
+        return "<br>".join(lines)
+    return lines[0] if len(lines[0]) <= limit else ""
 
 
 def _value_ticks(fig: go.Figure, bars: Sequence[Any]) -> None:

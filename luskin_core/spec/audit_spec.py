@@ -558,7 +558,12 @@ class AuditSpec:
         if self.outcome_type == "score":
             cut = "the median" if self.score_cutoff is None else f"{self.score_cutoff:g}"
             return f"{self.outcome} at or above {cut}"
-        return f"{self.outcome} is {self.name_of(self.outcome, _check.value_key(self.positive))}"
+        return f"{self.outcome} is {self.positive_name}"
+
+    @property
+    def positive_name(self) -> str:
+        """The counted value as people call it: its given name, else the value as written (1.0 reads '1')."""
+        return self.name_of(self.outcome, _check.value_key(self.positive))
 
     @property
     def meaning_text(self) -> str:

@@ -329,7 +329,7 @@ class RetrainOptions:
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
-            raise LuskinError(f"Unknown retraining option(s): {', '.join(unknown)}.")
+            raise LuskinError(f"Unknown retraining {'option' if len(unknown) == 1 else 'options'}: {', '.join(unknown)}.")
         values = dict(data)
         if values.get("features") is not None:
             values["features"] = tuple(values["features"])

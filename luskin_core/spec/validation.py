@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from luskin_core.errors import LuskinError
+from luskin_core.formatting import count_of
 from luskin_core.spec.columns import (  # noqa: F401  (the column checks are part of the one validator)
     MAX_LISTED,
     MAX_LISTED_VALUES,
@@ -547,7 +548,8 @@ def check_finite_scores(s: np.ndarray) -> np.ndarray:
     """
     if np.isnan(s).any():
         raise LuskinError(
-            f"{int(np.isnan(s).sum())} row(s) have no score (empty or not a number). "
+            f"{count_of(int(np.isnan(s).sum()), 'row')} {'has' if int(np.isnan(s).sum()) == 1 else 'have'} no score "
+            "(empty or not a number). "
             "Remove those rows or choose a score column without gaps."
         )
     if np.isinf(s).any():
