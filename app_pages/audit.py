@@ -284,7 +284,12 @@ def render_who(frame: pd.DataFrame, ch: Choices) -> Any:
         try:
             condition = ch_.protected_condition(ch, frame)
             group = ch.get("group_label") or (str(condition.value) if condition.op == "==" else str(condition))
-            other = ch.get("other_label") or (f"Non-{condition.value}" if condition.op == "==" else f"not ({group})")
+            bare = AuditSpec(str(ch.get("outcome") or "outcome"), positive=ch.get("positive") or 1,
+                             protected=condition, value_names=ch.get("value_names") or {})
+            # the rest by its value when the column has two ("Male", never "Non-Female"), even while the
+            # settings below are incomplete
+            other = ch.get("other_label") or other_group_name(bare, frame) or bare.other_name
+            group = ch.get("group_label") or bare.group_name
             named, _ = ch_.current_spec()   # the names the audit uses (value names, the other value's name)
             if named is not None:
                 names = group_names(executor_for(frame), named)

@@ -30,11 +30,13 @@ def test_regulator_page_shows_ll144_and_eeoc_tables_on_adult():
     tables = at.dataframe
     assert len(tables) == 3 + 2
     sex = tables[0].value
-    assert list(sex["category"]) == ["Female", "Male"] and sex["impact_ratio"].max() == 1.0
+    # the table in words (issue 27): headers as published, one precision, no snake_case column names
+    assert list(sex.columns) == ["Category", "# of applicants", "# Selected", "Selection rate", "Impact ratio"]
+    assert list(sex["Category"]) == ["Female", "Male"] and list(sex["Impact ratio"])[1] == "1.00"
     at.checkbox(key="regulator_exclude").check().run()
     assert not at.exception
     race = at.dataframe[1].value
-    assert race["excluded"].any()  # Amer-Indian-Eskimo and Other are under 2% of Adult
+    assert race["Impact ratio"].str.startswith("excluded").any()  # Amer-Indian-Eskimo and Other are under 2% of Adult
 
 
 def test_audit_page_opens_with_the_sufficiency_summary():
@@ -70,7 +72,7 @@ def test_regulator_page_escapes_hostile_categories():
     assert bodies
     for body in bodies:
         assert not [p.pattern for p in live if p.search(body)], body[:300]
-    categories = set(at.dataframe[1].value["category"])
+    categories = set(at.dataframe[1].value["Category"])
     assert set(evil) <= categories  # shown as text in the tables
 
 
@@ -99,10 +101,10 @@ def test_regulator_page_on_a_credit_file_with_an_adverse_outcome_and_no_race_col
     assert "the data has no race/ethnicity column" in infos
     assert {m.label: m.value for m in at.metric}["Unknown sex"] == "0"
     sex_table = at.dataframe[0].value
-    selected = dict(zip(sex_table["category"], sex_table["selected"]))
+    selected = dict(zip(sex_table["Category"], sex_table["# Selected"]))
     favourable = frame.assign(ok=frame["default"] == 0).groupby("SEX")["ok"].sum()
-    assert selected == {k: int(v) for k, v in favourable.items()}
-    assert sex_table.set_index("category").loc["Female", "impact_ratio"] == 1.0
+    assert selected == {k: f"{int(v):,}" for k, v in favourable.items()}
+    assert sex_table.set_index("Category").loc["Female", "Impact ratio"] == "1.00"
     text = "\n".join(unescape(m.value) for m in at.markdown)
     assert "the most selected category is Female" in text
 
@@ -126,12 +128,13 @@ def test_regulator_page_reads_a_published_table():
     assert not at.exception, at.exception
     expected = ll144_from_summary(published.astype(str).replace({"": ""}))
     sex = at.dataframe[0].value
-    assert list(sex["category"]) == ["Male", "Female"]
-    assert list(sex["status"]) == ["passes whatever the unknowns were", "passes whatever the unknowns were"]
+    assert list(sex["Category"]) == ["Male", "Female"]
+    assert list(sex["Status"]) == ["passes whatever the unknowns were", "passes whatever the unknowns were"]
     female = expected.table("sex").rows[1]
-    assert sex.set_index("category").loc["Female", "impact_ratio_low"] == pytest.approx(female.impact_ratio_low)
+    low = sex.set_index("Category").loc["Female", "Range over the unknowns"].split("–")[0]
+    assert float(low) == pytest.approx(female.impact_ratio_low, abs=0.005)
     race = at.dataframe[1].value
-    assert "'=HYPERLINK(\"x\")" in set(race["category"])  # shown as text, as the CSV writes it
+    assert "'=HYPERLINK(\"x\")" in set(race["Category"])  # shown as text, as the CSV writes it
     text = "\n".join(unescape(m.value) for m in at.markdown)
     assert "Spread over the categories in every possible way" in text
     assert "the published table has no intersectional rows" in "\n".join(unescape(i.value) for i in at.info)
@@ -165,11 +168,11 @@ def test_regulator_page_reads_the_users_unknown_spellings():
     at.switch_page("app_pages/regulator.py").run()
     assert not at.exception, at.exception
     assert (at.selectbox(key="regulator_sex").value, at.selectbox(key="regulator_race").value) == ("gender", "race")
-    assert "Prefer not to say" not in set(at.dataframe[0].value["category"])  # a common spelling: unknown already
-    assert "Not given" in set(at.dataframe[1].value["category"])
+    assert "Prefer not to say" not in set(at.dataframe[0].value["Category"])  # a common spelling: unknown already
+    assert "Not given" in set(at.dataframe[1].value["Category"])
     at.text_input(key="regulator_unknown").input("Not given").run()
     assert not at.exception, at.exception
-    assert set(at.dataframe[1].value["category"]) == {"White", "Black", "Asian"}
+    assert set(at.dataframe[1].value["Category"]) == {"White", "Black", "Asian"}
     text = "\n".join(unescape(m.value) for m in at.markdown)
     assert "'Not given'" in text and "'Prefer not to say'" in text
 

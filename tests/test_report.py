@@ -26,6 +26,7 @@ from luskin_core import PRESETS, AuditSpec, LuskinError, audit
 from luskin_core.corrections.equalize import AlphaPoint, AlphaSweep
 from luskin_core.corrections.thresholds import ThresholdReport
 from luskin_core.counting.data import frame_fingerprint
+from luskin_core.formatting import format_points
 from luskin_core.present.report import (
     DatasetRef,
     build_html_report,
@@ -324,7 +325,7 @@ def test_report_with_thresholds_and_equalized_sections(compas) -> None:
 
     low, high = proportion_confint(round(0.641 * 1230), 1230, method="wilson")
     assert f"64.1% [{100 * low:.1f}%, {100 * high:.1f}%]" in text  # accuracy at alpha 0.1 with its Wilson interval
-    assert "15.0 pts" in text  # the TPR gap at alpha 1
+    assert "15.0 points" in text  # the TPR gap at alpha 1
     assert "(alpha = 0.1)" in page  # the histogram title of the chosen point
     # audit bars + ROC + histograms + accuracy + gaps + the cost chart
     assert page.count("Plotly.newPlot(") == 6 and "What each correction costs" in text
@@ -413,7 +414,7 @@ def test_report_with_real_retrains(adult, adult_result) -> None:
         for sentence in result.second.sentences() + result.relabelling.sentences():
             assert " ".join(sentence.split()) in text
         gap = result.second.gap(True)
-        assert f"{100 * gap.gap:+.1f} pts" in text
+        assert f"{format_points(gap.gap, signed=True)} points" in text
     # audit bars, overall vs within, two retrain gap charts, the cost chart
     assert page.count("Plotly.newPlot(") == 5
 

@@ -16,7 +16,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from luskin_core.analyses.audit import AuditResult
-from luskin_core.formatting import format_percent, format_points, points
+from luskin_core.formatting import format_percent, points
 from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.stats.verdict import Verdict
 
@@ -185,8 +185,7 @@ def audit_bars(result: AuditResult) -> go.Figure:
         if g.gap is None:
             note = "not computable:<br>a class is empty" if narrow else "not computable: a class is empty"
         elif narrow:
-            gap_points = format_points(None if g.gap is None else abs(g.gap), 0)
-            note = f"{gap_points} {'pt' if gap_points == '1' else 'pts'}<br>{Verdict.of(g.verdict).short}"
+            note = f"{points(g.gap)}<br>{Verdict.of(g.verdict).short}"
         else:
             note = f"gap {points(g.gap)} ({Verdict.of(g.verdict).mark})"
         fig.add_annotation(x=label(g.cell), y=1.0, yref="paper", text=note, showarrow=False,

@@ -108,7 +108,13 @@ def _pct(x: Any, digits: int = 1) -> str:
 
 
 def _pts(x: Any, sign: bool = True) -> str:
-    return "n/a" if _is_missing(x) else f"{format_points(x, signed=sign)} pts"
+    """A gap in points as a table cell says it: "+2.1 points" (never "pts": "1 pts" read as code)."""
+    return "n/a" if _is_missing(x) else f"{format_points(x, signed=sign)} points"
+
+
+def _pts_bound(x: Any, sign: bool = True) -> str:
+    """An interval bound beside a gap in points: the number alone (the gap carries the unit)."""
+    return "n/a" if _is_missing(x) else format_points(x, signed=sign)
 
 
 def _p(x: Any) -> str:
@@ -280,7 +286,7 @@ def _comparison_rows(result: AuditResult) -> Table:
         rows.append((
             c.cell if c.cell is not None else "All rows", c.group + (" (reference)" if c.is_reference else ""),
             _count(c.n), _count(c.positives), _with_ci(_pct(c.rate), c.ci_low, c.ci_high, _pct),
-            "" if c.is_reference else _with_ci(_pts(c.difference), c.difference_ci_low, c.difference_ci_high, _pts),
+            "" if c.is_reference else _with_ci(_pts(c.difference), c.difference_ci_low, c.difference_ci_high, _pts_bound),
             "" if c.is_reference else _with_ci(_ratio(c.impact_ratio), c.impact_ratio_ci_low,
                                                c.impact_ratio_ci_high, _ratio),
             "" if c.is_reference else _p(c.p_value), "" if c.is_reference else _p(c.p_adjusted),
@@ -288,7 +294,7 @@ def _comparison_rows(result: AuditResult) -> Table:
             *(s.text(c) for s in shown_statistics.SHOWN),
         ))
         classes.append(Verdict.of(c.verdict).css)
-    note = (f"Difference in percentage points (pts), group minus {result.reference}, in the same cell. Impact ratio: "
+    note = (f"Difference in percentage points, group minus {result.reference}, in the same cell. Impact ratio: "
             "the group's share divided by the reference's; below 0.8 fails the four-fifths rule. Adjusted p: "
             f"{_CORRECTIONS[spec.correction]} over every comparison on this page.")
     return Table("Every group in every cell against the reference group", header, tuple(rows), tuple(classes),
@@ -353,7 +359,7 @@ def _pooled_rows(result: AuditResult) -> Table:
                                                             lambda x: f"{x:.2f}")
         rows.append((p.group, f"{_pct(p.marginal_rate)} / {_pct(p.reference_marginal_rate)}",
                      _with_ci(_pts(p.marginal_difference), p.marginal_difference_ci_low,
-                              p.marginal_difference_ci_high, _pts),
+                              p.marginal_difference_ci_high, _pts_bound),
                      _ratio(p.marginal_impact_ratio), _p(p.marginal_p_value), _pts(p.weighted_difference), mh,
                      _p(p.cmh_p_value), _p(p.breslow_day_p_value), "YES" if p.simpson else "no"))
         classes.append("warn" if p.simpson else "")
@@ -523,7 +529,7 @@ def _retrain_section(results: Sequence[Any], points: Sequence[CostPoint]) -> Sec
         for p in mine:
             auc_rows.append((p.label, _with_ci(f"{p.score:.3f}", p.score_low, p.score_high, lambda x: f"{x:.3f}"),
                              "n/a" if p.gap is None else _with_ci(_pts(p.gap, False), p.gap_low, p.gap_high,
-                                                                  lambda x: _pts(x, False)), p.detail))
+                                                                  lambda x: _pts_bound(x, False)), p.detail))
         section.table(Table("Quality and remaining gap of the two models on D4",
                             ("Model", "AUC against the recorded outcomes [95% CI]",
                              "Largest gap in any cell [95% CI]", "Between"), tuple(auc_rows)))
@@ -740,7 +746,7 @@ def _cost_section(points: Sequence[CostPoint]) -> Section:
         rows.append((p.correction, p.label + (" ★" if p.default else ""), p.score_name,
                      _with_ci(fmt(p.score), p.score_low, p.score_high, fmt),
                      "n/a" if p.gap is None else _with_ci(_pts(p.gap, False), p.gap_low, p.gap_high,
-                                                          lambda x: _pts(x, False)),
+                                                          lambda x: _pts_bound(x, False)),
                      p.detail, _count(p.n_test)))
     section.table(Table("Every point of the chart", ("Correction", "Model", "Measure", "Value [95% CI]",
                                                      "Remaining gap [95% CI]", "Largest gap between", "Test rows"),
