@@ -88,7 +88,16 @@ def render_result(result: AdjustResult) -> None:
     st.markdown(ui.bullet_list(g.sentence for g in result.gaps))
     st.plotly_chart(ui.fit_chart(adjusted_gaps_chart(result)), key="adj_gaps_chart", theme=None)
     st.plotly_chart(ui.fit_chart(explained_chart(result)), key="adj_explained_chart", theme=None)
-    ui.grid(result.table(), hide_index=True, key="adj_table")   # in words: points, p-values, no column names
+    # in words (points, p-values, no column names), in two tables that each fit 1024 px: the gaps and verdicts,
+    # then the rest of the numbers
+    table = result.table()
+    main, more = list(table.columns[:4]) + ["Verdict"], [table.columns[0], *table.columns[4:8]]
+    widths = dict(zip(main, (110, 110, 130, 120, 230))) | dict(zip(more[1:], (170, 80, 120, 130)))
+    ui.grid(table[main], hide_index=True, key="adj_table",
+            column_config={c: st.column_config.TextColumn(width=w) for c, w in widths.items() if c in main})
+    with st.expander("More numbers: p-value, odds ratio, the explained and unexplained parts"):
+        ui.grid(table[more], hide_index=True, key="adj_table_more",
+                column_config={c: st.column_config.TextColumn(width=w) for c, w in widths.items() if c in more})
     for sentence in result.diagnostics:
         st.info(ui.md(sentence), icon=ui.ICONS["info"])   # a caveat on the fit: a note, not an alarm
     st.caption(ui.md(f"{result.rows_note} Decomposition: {result.decomposition}"))

@@ -108,7 +108,7 @@ def comparison_table(result: AuditResult) -> pd.DataFrame:
         row.update({
             "n": c.n,
             "Share % [CI]": _pct(c.rate) + _ci(c.ci_low, c.ci_high, _pct_bound),
-            "Diff. pts [CI]": "" if c.is_reference else _pts(c.difference) + _ci(c.difference_ci_low,
+            "Gap [CI]": "" if c.is_reference else _pts(c.difference) + _ci(c.difference_ci_low,
                                                                                  c.difference_ci_high, _pts_bound),
             "Ratio": "" if c.is_reference else _ratio(c.impact_ratio),
             "p adj.": "" if c.is_reference else _p(c.p_adjusted),
@@ -124,8 +124,8 @@ COMPARISON_COLUMNS = {
     "Cell": st.column_config.TextColumn("Cell", width=110),
     "n": st.column_config.NumberColumn("n", width=50, format="localized", help="Rows of the group in the cell."),
     "Share % [CI]": st.column_config.TextColumn("Share % [CI]", width=95, help=HELP["ci"]),
-    "Diff. pts [CI]": st.column_config.TextColumn(
-        "Diff. pts [CI]", width=105, help="The group's share minus the reference group's share in the same cell, in "
+    "Gap [CI]": st.column_config.TextColumn(
+        "Gap [CI]", width=105, help="The group's share minus the reference group's share in the same cell, in "
                                           "percentage points, with its 95% interval (Newcombe)."),
     "Ratio": st.column_config.TextColumn(
         "Ratio", width=45, help="Impact ratio: the group's share divided by the reference group's share."),
@@ -149,7 +149,7 @@ def paper_table(result: AuditResult) -> pd.DataFrame:
         "Rows": raw["Rows"],
         "Share % [CI]": [_pct(r) + _ci(lo, hi, _pct_bound)
                          for r, lo, hi in zip(raw["Ratio"], raw["95% CI low"], raw["95% CI high"])],
-        "Gap pts": [_pts(g) for g in raw["Gap (group - reference)"]],
+        "Gap": [_pts(g) for g in raw["Gap (group - reference)"]],
         "p-value": [_p(p) or "n/a" for p in raw["p-value"]],
         # The comparison's verdict itself (too few rows is not "beyond"; chance is not "beyond" either).
         "Verdict": [SHORT_VERDICTS.get(v, v) if v else "n/a" for v in raw["Verdict"]],
@@ -161,8 +161,8 @@ PAPER_COLUMNS = {
     "Group": st.column_config.TextColumn("Group", width=140),
     "Rows": st.column_config.NumberColumn("Rows", width=60, format="localized"),
     "Share % [CI]": st.column_config.TextColumn("Share % [CI]", width=100, help=HELP["ci"]),
-    "Gap pts": st.column_config.TextColumn(
-        "Gap pts", width=60, help="The other group's share minus the reference group's share in the cell, in "
+    "Gap": st.column_config.TextColumn(
+        "Gap", width=60, help="The other group's share minus the reference group's share in the cell, in "
                                   "percentage points (the same direction as every other table)."),
     "p-value": st.column_config.TextColumn("p-value", width=65, help=HELP["p_value"]),
     "Verdict": st.column_config.TextColumn("Verdict", width=60, help=VERDICT_LEGEND.replace("**", "")),
@@ -176,9 +176,9 @@ def pooled_table(result: AuditResult) -> pd.DataFrame:
     for p in result.pooled:
         rows.append({
             "Group": p.group,
-            "Overall pts [CI]": _pts(p.marginal_difference) + _ci(p.marginal_difference_ci_low,
+            "Overall gap [CI]": _pts(p.marginal_difference) + _ci(p.marginal_difference_ci_low,
                                                                   p.marginal_difference_ci_high, _pts_bound),
-            "Within pts": _pts(p.weighted_difference),
+            "Within gap": _pts(p.weighted_difference),
             "MH odds ratio [CI]": ("n/a" if not _finite(p.mh_odds_ratio) else
                                    _ratio(p.mh_odds_ratio) + _ci(p.mh_ci_low, p.mh_ci_high, _ratio)),
             "CMH p": _p(p.cmh_p_value) or "n/a",
@@ -190,10 +190,10 @@ def pooled_table(result: AuditResult) -> pd.DataFrame:
 
 POOLED_COLUMNS = {
     "Group": st.column_config.TextColumn("Group", width=150),
-    "Overall pts [CI]": st.column_config.TextColumn(
-        "Overall pts [CI]", width=115, help="The gap to the reference over all rows, ignoring the cells."),
-    "Within pts": st.column_config.TextColumn(
-        "Within pts", width=75, help="The gaps inside the cells, averaged by the cells' sizes."),
+    "Overall gap [CI]": st.column_config.TextColumn(
+        "Overall gap [CI]", width=115, help="The gap to the reference over all rows, ignoring the cells."),
+    "Within gap": st.column_config.TextColumn(
+        "Within gap", width=75, help="The gaps inside the cells, averaged by the cells' sizes."),
     "MH odds ratio [CI]": st.column_config.TextColumn(
         "MH odds ratio [CI]", width=125, help="Mantel-Haenszel odds ratio: the gap inside the cells, pooled "
                                               "(1 = no gap)."),

@@ -11,6 +11,8 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from luskin_core.formatting import count_of
+
 from . import auth, keys
 from .ui import md
 
@@ -88,4 +90,4 @@ def sidebar(user: auth.User, forget_all: Callable[[], int]) -> None:
             st.logout()
         if right.button("Forget everything of mine", key="auth_forget_all", icon=":material/delete_forever:",
                         help="Deletes every upload you left on this server, with the settings kept with them."):
-            st.toast(f"Deleted {forget_all():,} upload(s) of yours from the server.")
+            st.toast(f"Deleted {count_of(forget_all(), 'upload')} of yours from the server.")

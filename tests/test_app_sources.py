@@ -110,7 +110,7 @@ def page_dump(at: AppTest) -> str:
 # ------------------------------------------------------------------------------------------
 # Listing, opening, auditing
 # ------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("name, kind", [("Adult in DuckDB", "DuckDB table"), ("Adult as Parquet", "Parquet file(s)")])
+@pytest.mark.parametrize("name, kind", [("Adult in DuckDB", "DuckDB table"), ("Adult as Parquet", "Parquet file")])
 def test_a_source_is_listed_opened_without_rows_and_audited_like_in_memory(monkeypatch, adult_files, adult, name,
                                                                            kind):
     at = open_app(monkeypatch, write_settings(adult_files, ADULT_SOURCES))
@@ -315,7 +315,7 @@ statement_timeout = "soon"
         ("The source 'Typo' has settings Luskin does not know: tabel (known: description, groups, location, name, "
         "password_env, password_file, sample_cap, statement_timeout, table)."),
         "The source name 'Good' is used twice; only the first is listed.",
-        ("The source 'File timeout': a Parquet file(s) source cannot stop a slow query, so it takes no "
+        ("The source 'File timeout': a Parquet file source cannot stop a slow query, so it takes no "
          "'statement_timeout'."),
         ("The source 'Word timeout': 'statement_timeout' must be a number of seconds, more than 0 and at most 86400 "
          "(a day)."),

@@ -225,3 +225,36 @@ def test_the_audit_page_says_the_same_sentences(groups: bool) -> None:
     for sentence in result.sentences():
         assert sentence in shown, sentence
     assert any("p < 0.001" in s for s in result.sentences())
+
+
+# Words a committee met on the pages (issue 27): a plural in brackets, "pts", a command-line flag. The
+# command line (luskin_cli) may name its own flags; the library and the dashboard write in words.
+WORDS_IN_CODE = {"a plural in brackets": re.compile(r"[a-z]\(s\)"), "'pts' for points": re.compile(r"\bpts?\b"),
+                 "a command-line flag": re.compile(r"(?<![\w-])--[a-z][a-z-]{2,}")}
+SKIP_WORDS = {ROOT / "luskin_app" / "housekeeping.py", ROOT / "luskin_app" / "keep.py"}   # server log lines
+
+
+def words_in_code(source: str) -> list[tuple[int, str]]:
+    """Where a module's text for people (a string, not a docstring or a log format) holds one of WORDS_IN_CODE."""
+    tree = ast.parse(source)
+    skip = _docstrings(tree)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
+            found += [(node.lineno, f"{name}: {node.value[:70]!r}") for name, pattern in WORDS_IN_CODE.items()
+                      if pattern.search(node.value)]
+    return found
+
+
+def test_the_word_scan_finds_what_it_looks_for() -> None:
+    for line in ('x = f"{n} row(s) have no score"', 'x = "a gap of " + g + " pts"', 'x = "(give one with --default-threshold)"'):
+        assert words_in_code(line), line
+    for line in ('def f():\n    """Like ``luskin audit --json``."""\n    return 1', 'x = "1 row"', 'x = f"{g} points"'):
+        assert not words_in_code(line), line
+
+
+def test_no_page_or_library_text_uses_the_words_of_the_code() -> None:
+    offenders = [f"{path.relative_to(ROOT)}:{line}: {what}" for path in _scanned_files()
+                 if path not in SKIP_WORDS and "luskin_cli" not in path.parts
+                 for line, what in words_in_code(path.read_text(encoding="utf-8"))]
+    assert not offenders, "\n".join(offenders)

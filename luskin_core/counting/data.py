@@ -302,8 +302,8 @@ PRESETS: dict[str, Preset] = {
         spec=AuditSpec(
             outcome="income", positive=">50K", protected=_c("race == White"),
             filters=(_c("education-num > 10"),), group_label="White", other_label="Non-White",
-            filter_label="more than 10 years of education (E)",
-            not_filter_label="10 years of education or fewer (UE)",
+            filter_label="more than 10 years of education",
+            not_filter_label="10 years of education or fewer",
         ),
         features=("age", "workclass", "education-num", "marital-status", "occupation", "relationship",
                   "race", "sex", "capital-gain", "capital-loss", "hours-per-week"),

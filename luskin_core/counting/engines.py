@@ -64,7 +64,7 @@ ENGINES: tuple[Engine, ...] = (
     Engine("spark", "Spark", _C + "spark:open_spark", prefixes=("spark:",), exact_quantiles=False),
     Engine("duckdb", "DuckDB table", _C + "files:open_duckdb", suffixes=(".duckdb", ".db", ".ddb"),
            embedded=True, needs_table=True),
-    Engine("parquet", "Parquet file(s)", _C + "files:open_path", suffixes=(".parquet", ".pq"), embedded=True,
+    Engine("parquet", "Parquet file", _C + "files:open_path", suffixes=(".parquet", ".pq"), embedded=True,
            from_disk=True),
     Engine("csv", "CSV file", _C + "files:open_path", suffixes=(".csv", ".csv.gz", ".txt", ".tsv", ".data"),
            embedded=True, from_disk=True),

@@ -92,7 +92,7 @@ def open_duckdb(text: str, table: str | None = None, **settings: Any) -> Source:
     """A table of a DuckDB database file, opened read-only."""
     path, shown = _file_name(text)
     if not table:
-        raise LuskinError(f"'{shown}' is a DuckDB database: name the table to audit (--table NAME).")
+        raise LuskinError(f"'{shown}' is a DuckDB database: name the table to audit (the source's table; on the command line, the table option).")
     try:
         con = duckdb_connect(str(path), read_only=True)
         names = [str(r[0]) for r in con.con.execute("SELECT table_name FROM information_schema.tables").fetchall()]

@@ -35,7 +35,7 @@ def open_postgres(url: str, table: str | None = None, **settings: Any) -> Source
     database = parts.path.lstrip("/") or None
     shown = f"postgresql://{user + '@' if user else ''}{host}:{port}/{database or ''}"
     if not table:
-        raise LuskinError(f"Name the table (or a SELECT query) to audit in {shown} (--table NAME).")
+        raise LuskinError(f"Name the table (or a SELECT query) to audit in {shown} (the source's table; on the command line, the table option).")
     is_query = bool(re.match(r"^\s*\(*\s*(select|with|values)\b", table, re.IGNORECASE))
     if is_query:
         _check_one_select(table)

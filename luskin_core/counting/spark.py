@@ -48,7 +48,7 @@ def open_spark(location: str, table: str | None = None, **settings: Any) -> Sour
             shown = f"spark:{Path(path).name}"
         else:
             if not table:
-                raise LuskinError("Name the Spark table to audit (--table NAME).")
+                raise LuskinError("Name the Spark table to audit (the source's table; on the command line, the table option).")
             if table not in con.list_tables():
                 raise LuskinError(f"Spark has no table or view named '{table}'.")
             t = con.table(table)

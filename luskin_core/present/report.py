@@ -802,7 +802,7 @@ _SUMMARY_SENTENCES = 6
 
 _GLOSSARY = (
     ("Share [95% CI]", "the share of a group's rows with the positive outcome, with its Wilson 95% interval"),
-    ("Difference", ("a group's share minus the reference group's, in percentage points (pts), with Newcombe's 95% "
+    ("Difference", ("a group's share minus the reference group's, in percentage points, with Newcombe's 95% "
                    "interval")),
     ("Impact ratio", ("a group's share divided by the reference group's (the Miettinen-Nurminen score interval); "
                      "below 0.8 fails the four-fifths rule")),

@@ -72,7 +72,7 @@ def test_hostile_file_calls_nowhere_and_shows_its_text_as_text(ui: Any, tmp_path
     ui.idle()
     _check_page(ui)
     shown = _text(ui)
-    assert f"Ready: comparing {EVIL_IMAGE} with Non-{EVIL_IMAGE}" in shown      # the text itself, as text
+    assert f"Ready: comparing {EVIL_IMAGE} with everyone else" in shown      # the text itself, as text (race has 3 values)
     assert "[file](https___attacker.example).csv" in shown
 
     ui.goto_page("Audit")
