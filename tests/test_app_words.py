@@ -84,7 +84,7 @@ def walk(frame: pd.DataFrame, name: str, *, before: Any = None, on_page: Any = N
 def test_the_scan_finds_each_word_of_the_list() -> None:
     """Each word the issue saw is caught (the scan can fail), and plain words pass."""
     seen = ["compare 1 with Non-1", "Female with Non-Female", "the share with pass_bar = 1.0",
-            "more than 10 years of education", "a gap of 1 pts", "1 group(s) still differ",
+            "more than 10 years of education (E)", "a gap of 1 pts", "1 group(s) still differ",
             "use --period-format", "adjusted_p_corrected", "p = 0.0000000012"]
     for text in seen:
         assert code_words(text), text
