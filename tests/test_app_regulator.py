@@ -199,7 +199,7 @@ def test_regulator_page_with_a_race_column_only():
     assert metrics["Unknown race/ethnicity"] == f"{n - len(known):,}"
     race = at.dataframe[0].value
     expected = known.groupby("ethnicity")["hired"].agg(lambda v: int((v == "yes").sum()))
-    assert dict(zip(race["category"], race["selected"])) == {k: int(v) for k, v in expected.items()}
+    assert dict(zip(race["Category"], race["# Selected"])) == {k: f"{int(v):,}" for k, v in expected.items()}
     infos = "\n".join(unescape(i.value) for i in at.info)
     assert "the data has no sex column (none was given" in infos
     assert "there is no sex column, so there are no sex × race/ethnicity categories to compare" in infos
