@@ -283,17 +283,14 @@ def render_who(frame: pd.DataFrame, ch: Choices) -> Any:
     if mode == "condition":
         try:
             condition = ch_.protected_condition(ch, frame)
-            group = ch.get("group_label") or (str(condition.value) if condition.op == "==" else str(condition))
             bare = AuditSpec(str(ch.get("outcome") or "outcome"), positive=ch.get("positive") or 1,
-                             protected=condition, value_names=ch.get("value_names") or {})
-            # the rest by its value when the column has two ("Male", never "Non-Female"), even while the
-            # settings below are incomplete
-            other = ch.get("other_label") or other_group_name(bare, frame) or bare.other_name
-            group = ch.get("group_label") or bare.group_name
-            named, _ = ch_.current_spec()   # the names the audit uses (value names, the other value's name)
-            if named is not None:
-                names = group_names(executor_for(frame), named)
-                group, other = names.group, names.other
+                             protected=condition, group_label=ch.get("group_label") or None,
+                             other_label=ch.get("other_label") or None, value_names=ch.get("value_names") or {})
+            named, _ = ch_.current_spec()   # the names the audit uses (value names, the other value's name);
+            # while the settings below are incomplete, the Data page's choices name them: the rest by its value
+            # when the column has two ("Male", never "Non-Female")
+            names = group_names(executor_for(frame), named if named is not None else bare)
+            group, other = names.group, names.other
             st.markdown(f"**{ui.md(group, 120)}** against **{ui.md(other, 120)}**, as chosen on the Data page.")
         except LuskinError:
             st.markdown("The protected group is chosen on the Data page.")
