@@ -384,7 +384,7 @@ def test_retrain_page_runs_shows_table_chart_and_is_cached():
     assert len(at.table) == 1
     paper = at.table[0].value
     # the guessed group is the smaller one (B), never silently the majority; st.table cells are escaped
-    assert [unescape(name) for name in paper.index] == ["AUC", "B", "A", "Gap"]
+    assert [unescape(name) for name in paper.index] == ["AUC", "B", "Non-B", "Gap"]
     assert {unescape(stage) for stage, _ in paper.columns} == {"Original", "A1 (LR)", "C2 (LR)"}
     assert {d.key for d in at.get("download_button")} == {"retrain_download_data", "retrain_download_model"}
     goto(at, "audit")
@@ -663,7 +663,7 @@ def test_guesses_for_german_credit_are_shown_and_confirmed_before_any_verdict():
     assert chart(at, "audit_chart")["data"][0]["name"] == "female"
     goto(at, "data")
     assert not [b for b in at.button if b.key == "data_confirm"]
-    assert any("Ready: comparing **female** with **Non-female**" in s for s in messages(at, "success"))
+    assert any("Ready: comparing **female** with **male**" in s for s in messages(at, "success"))   # by its value
 
 
 def test_law_school_counts_passing_as_positive_and_samples_need_no_confirmation():

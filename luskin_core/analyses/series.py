@@ -554,6 +554,10 @@ def series_counts(data: Any, spec: AuditSpec, period: str, every: str = "month",
         plan = replace(plan_for_frame(work, spec), period=part)
         raw = aggregate_frame(work, plan)
         name = source or ("recorded outcome" if spec.prediction is None else f"decisions in '{spec.prediction}'")
+    if plan.protected is not None:   # "Male", not "Non-Female", when the column has two values (as the audit)
+        from luskin_core.counting.executor import executor_for, group_names
+
+        plan = replace(plan, names=group_names(executor_for(data), spec, plan.protected.column))
     return raw, plan, column, fmt, name
 
 
@@ -615,7 +619,12 @@ def series_from_raw(raw: RawCounts, plan: Any, spec: AuditSpec, *, column: str, 
         raise LuskinError("Every row lacks a value the audit needs, so nothing can be audited.")
     overall = result_from_counts(overall_table, spec, source=source)
     reference = overall.reference
-    per_spec = spec.with_changes(reference=reference)
+    # every period against the same reference, given to the spec by the spec's own name for it (the data
+    # names the rest "Male" where the spec says "Non-Male"; the audit maps it back, see names.reference_for)
+    names = getattr(plan, "names", None)
+    spelled = spec.other_name if spec.protected is not None and names is not None and reference == names.other \
+        and reference != spec.group_name else reference
+    per_spec = spec.with_changes(reference=spelled)
     kept = raw["reason"] == KEPT
     n_without = int(raw["n"][kept & keys.isna().to_numpy()].sum())
     labels, results, skipped, sizes = [], [], [], []
