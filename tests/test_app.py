@@ -384,7 +384,7 @@ def test_retrain_page_runs_shows_table_chart_and_is_cached():
     assert len(at.table) == 1
     paper = at.table[0].value
     # the guessed group is the smaller one (B), never silently the majority; st.table cells are escaped
-    assert [unescape(name) for name in paper.index] == ["AUC", "B", "Non-B", "Gap"]
+    assert [unescape(name) for name in paper.index] == ["AUC", "B", "A", "Gap"]   # the rest named by its value, as on the Audit page
     assert {unescape(stage) for stage, _ in paper.columns} == {"Original", "A1 (LR)", "C2 (LR)"}
     assert {d.key for d in at.get("download_button")} == {"retrain_download_data", "retrain_download_model"}
     goto(at, "audit")

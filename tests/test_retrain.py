@@ -282,3 +282,11 @@ def test_bad_saved_options():
         RetrainOptions.from_dict({"algorithm": 1, "colour": "red"})
     with pytest.raises(LuskinError, match="not valid JSON"):
         RetrainOptions.from_json("{nope")
+
+
+def test_the_rest_of_a_two_valued_column_is_named_by_its_value(small):
+    """'Female' against 'Male', as the Audit page says, never 'Non-Female' (issue 27's word list)."""
+    spec = AuditSpec(outcome="income", positive=">50K", protected="sex == Female")
+    result = retrain(small, spec, RetrainOptions(**FAST))
+    assert list(paper_table(result.to_dict()).index) == ["AUC", "Female", "Male"]
+    assert "Non-Female" not in result.to_json()

@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from luskin_core.errors import LuskinError
+from luskin_core.spec.names import GroupNames, other_group_name
 from luskin_core.spec.options import SEED
 
 MIN_STRATUM = 5  # a stratum needs at least this many rows to appear in every part of a split
@@ -76,8 +77,9 @@ class PreparedSplit:
     """The rows a model tool works on, their labels, classes, cells, features and split.
 
     Every array has one entry per prepared row (``frame``'s rows, in order); ``parts`` maps each
-    part's name to positions into those rows. ``groups`` holds each row's group label (the
-    specification's group or other name); ``cells`` the filter (None without a filter).
+    part's name to positions into those rows. ``groups`` holds each row's group label (``names``: the
+    specification's group, the rest named by its value when the data has one, e.g. 'Male' not 'Non-Female');
+    ``cells`` the filter (None without a filter).
     ``features`` lists the model's columns (empty when none were chosen) and ``dropped`` the
     columns left out automatically, with the reason. ``rest`` holds the positions left after the
     last part was split off, in the order the split returned them (the rows cross-fitting folds
@@ -98,6 +100,7 @@ class PreparedSplit:
     shape: SplitShape
     n_excluded: int = 0
     sampled_from: int | None = None
+    names: GroupNames | None = None
 
     @property
     def n(self) -> int:
@@ -224,12 +227,22 @@ def prepare_split(
     stratified_by, codes = choose_strata(split_shape, y, in_group, cells)
     parts = split_positions(n, split_shape, codes, seed)
     rest = parts.pop("rest")
-    groups = np.where(in_group, spec.group_name, spec.other_name).astype(object)
+    names = class_names(prepared.frame, spec)
+    groups = np.where(in_group, names.group, names.other).astype(object)
     return PreparedSplit(
         frame=rows, y=y, in_group=in_group, groups=groups, cells=cells, features=columns, dropped=dropped,
         parts=parts, rest=rest, strata=codes, stratified_by=stratified_by, shape=split_shape,
-        n_excluded=prepared.n_excluded, sampled_from=sampled_from,
+        n_excluded=prepared.n_excluded, sampled_from=sampled_from, names=names,
     )
+
+
+def class_names(frame: pd.DataFrame, spec: Any) -> GroupNames:
+    """The two classes' names as this data names them: the rest by its one value when it has one (the audit's
+    names, so a model page and the Audit page say the same 'Female with Male')."""
+    c = spec.protected
+    if c is None or c.column not in frame.columns:
+        return GroupNames.of(spec)
+    return GroupNames.of(spec, other_group_name(spec, pd.Series(frame[c.column].dropna().unique())))
 
 
 def _stratified_sample(n: int, size: int, codes: np.ndarray | None, seed: int) -> np.ndarray:

@@ -52,6 +52,7 @@ from luskin_core.corrections.relabel import RelabelResult, relabel
 from luskin_core.errors import LuskinError
 from luskin_core.formatting import format_points
 from luskin_core.spec.audit_spec import AuditSpec
+from luskin_core.spec.names import GroupNames
 from luskin_core.spec.options import ALGORITHM_NAMES, MODEL_NAMES, RETRAIN_KINDS, RetrainOptions
 
 SPLIT = (0.4, 0.4, 0.2)
@@ -237,7 +238,7 @@ def _auc(y: np.ndarray, scores: np.ndarray) -> float:
     return float(roc_auc_score(y, scores))
 
 
-def _check_split(name: str, role: str, y: np.ndarray, in_group: np.ndarray, spec: AuditSpec) -> None:
+def _check_split(name: str, role: str, y: np.ndarray, in_group: np.ndarray, names: GroupNames) -> None:
     if y.min() == y.max():
         value = "positive" if y[0] == 1 else "not positive"
         raise LuskinError(
@@ -246,7 +247,7 @@ def _check_split(name: str, role: str, y: np.ndarray, in_group: np.ndarray, spec
             "The data has too few rows of one outcome: use more data or another seed."
         )
     if in_group.all() or not in_group.any():
-        missing = spec.other_name if in_group.all() else spec.group_name
+        missing = names.other if in_group.all() else names.group
         raise LuskinError(
             f"The {name} part of the split ({role}) has no {missing} rows, so the classes cannot be "
             "compared. Use more data or another seed."
@@ -274,12 +275,13 @@ def retrain(
                           purpose="Retraining splits the data 40/40/20 and", features=options.features,
                           exclude=options.exclude, exclude_protected=False)
     y, in_group, filt = split.y, split.in_group, split.cells
+    names = split.names or GroupNames.of(spec)
     columns = list(split.features)
     d1, d2, d4 = split.part("D1"), split.part("D2"), split.part("D4")
     stratified_by = split.stratified_by
     roles = {"D1": "training the first model", "D2": "building the synthetic data", "D4": "the final report"}
     for name, idx in (("D1", d1), ("D2", d2), ("D4", d4)):
-        _check_split(name, roles[name], y[idx], in_group[idx], spec)
+        _check_split(name, roles[name], y[idx], in_group[idx], names)
     rows = split.frame
     X1, X2, X4 = rows.iloc[d1][columns], rows.iloc[d2][columns], rows.iloc[d4][columns]
     f2 = filt[d2] if filt is not None else None
@@ -315,20 +317,20 @@ def retrain(
     risk_first4 = risk_scores(first_model, X4)
     risk_second4 = risk_scores(second_model, X4)
     y4, g4 = y[d4], in_group[d4]
-    original = audit_arrays(y4, g4, f4, spec, source="recorded outcome on D4")
+    original = audit_arrays(y4, g4, f4, spec, source="recorded outcome on D4", names=names)
     first = audit_arrays((risk_first4 >= options.threshold).astype(np.int8), g4, f4, spec,
-                         source=f"first model A1 ({options.first}) on D4")
+                         source=f"first model A1 ({options.first}) on D4", names=names)
     second = audit_arrays((risk_second4 >= options.threshold).astype(np.int8), g4, f4, spec,
-                          source=f"second model C2 ({options.second}) on D4")
+                          source=f"second model C2 ({options.second}) on D4", names=names)
     before_source = "first model A1's decisions on D2" if options.algorithm == 1 else "recorded outcome on D2"
-    d2_before = audit_arrays(relabelled.labels_before, in_group[d2], f2, spec, source=before_source)
-    d2_after = audit_arrays(labels3, in_group[d2], f2, spec, source="synthetic labels (D3)")
+    d2_before = audit_arrays(relabelled.labels_before, in_group[d2], f2, spec, source=before_source, names=names)
+    d2_after = audit_arrays(labels3, in_group[d2], f2, spec, source="synthetic labels (D3)", names=names)
     auc_first, auc_second = _auc(y4, risk_first4), _auc(y4, risk_second4)
     cell_order = (None,) if f4 is None else (True, False)
     held_out = tuple(
         confusion_counts(y4, (risk >= options.threshold).astype(np.int8), g4.astype(bool), f4,
                          group_order=(True, False), cell_order=cell_order,
-                         group_names=lambda member: spec.group_name if member else spec.other_name,
+                         group_names=lambda member: names.group if member else names.other,
                          cell_names=spec.cell_name)
         for risk in (risk_first4, risk_second4))
     synthetic = rows.iloc[d2].copy()
@@ -345,7 +347,7 @@ def retrain(
         relabelling=relabelled, d2_before=d2_before, d2_after=d2_after,
         timings={k: round(v, 4) for k, v in timings.items()},
         synthetic=synthetic, first_model=first_model, second_model=second_model,
-        warnings=retrain_warnings(spec, first, second, auc_first, auc_second),
+        warnings=retrain_warnings(spec, first, second, auc_first, auc_second, names=names),
         held_out=(held_out[0], held_out[1]),
     )
 
@@ -356,8 +358,10 @@ def _points(x: float) -> str:
 
 
 def retrain_warnings(spec: AuditSpec, first: AuditResult, second: AuditResult, auc_first: float,
-                     auc_second: float) -> tuple[str, ...]:
-    """Plain sentences for every way the retrained model C2 did worse than A1 on D4 (module doc)."""
+                     auc_second: float, *, names: GroupNames | None = None) -> tuple[str, ...]:
+    """Plain sentences for every way the retrained model C2 did worse than A1 on D4 (module doc); ``names``: the
+    classes as the data names them (default: the spec's own)."""
+    names = names or GroupNames.of(spec)
     out: list[str] = []
     drop = auc_first - auc_second
     if drop > AUC_DROP:
@@ -377,7 +381,7 @@ def retrain_warnings(spec: AuditSpec, first: AuditResult, second: AuditResult, a
             where = "all rows" if key is None else f"the cell '{spec.cell_name(key)}'"
             past = " and is now past the tolerance" if abs(before) <= tolerance < abs(after) else ""
             out.append(
-                f"In {where} the gap between {spec.group_name} and {spec.other_name} grew from "
+                f"In {where} the gap between {names.group} and {names.other} grew from "
                 f"{_points(abs(before))} to {_points(abs(after))} points on the held-out rows D4 after retraining "
                 f"(first model A1 vs retrained model C2){past}: the correction made this cell less fair."
             )
