@@ -91,42 +91,74 @@ def lift(n: float, signal: float) -> float:
     return signal * math.sqrt(BASE * (1 - BASE) * (1 / n + 1 / (ROWS - n)))
 
 
-def scan_cells(cells: sg.Cells, replicates: int, seed: int, level: float = 0.05) -> list[dict[int, int]]:
+def scan_cells(cells: sg.Cells, replicates: int, seed: int, level: float = 0.05) -> tuple[list[dict[int, int]], str]:
+    """The scan's findings on a count table (the library's own steps: groups, calibration, carrier rule)."""
     groups = sg.groups_of(cells, 3, 30)
     calibration = sg.calibrate(cells, groups, replicates, level, seed)
     significant = groups.valid & (calibration.p_adjusted(groups.z) <= level)
     chosen = sg.carriers(cells, groups, significant, calibration.critical)
-    return [{int(j): int(groups.codes[g][j]) for j in np.flatnonzero(groups.codes[g] >= 0)} for g in chosen]
+    found = [{int(j): int(groups.codes[g][j]) for j in np.flatnonzero(groups.codes[g] >= 0)} for g in chosen]
+    return found, calibration.method
+
+
+def oracle_z(cells: sg.Cells, slice_: dict[int, int]) -> float:
+    """The two-proportion z of the true slice against the rest: what an oracle testing only that slice sees."""
+    inside = np.ones(len(cells.n), dtype=bool)
+    for j, v in slice_.items():
+        inside &= cells.codes[:, j] == v
+    n, k = float(cells.n[inside].sum()), float(cells.k[inside].sum())
+    return sg.pair_z(n, k, cells.total - n, cells.positives - k)
+
+
+def _share(hits: float, runs: int) -> str:
+    """A share with its Monte Carlo standard error, in percent."""
+    p = hits / runs
+    return f"{100 * p:.1f}% (MC s.e. {100 * math.sqrt(p * (1 - p) / runs):.1f})"
 
 
 def run_sim(args: argparse.Namespace) -> None:
     scenarios = ["null", "planted"] if args.scenario == "both" else [args.scenario]
     out_path = Path(args.out)
+    command = "nice -n 10 .venv/bin/python benchmarks/bench_scan.py " + " ".join(sys.argv[1:])
     for scenario in scenarios:
         rng = np.random.default_rng(args.seed + (0 if scenario == "null" else 1))
-        reported = exact = slices_found = slices_total = 0
-        fdp_sum = 0.0
-        started = time.time()
+        reported = exact = slices_found = slices_total = oracle_hits = 0
+        fdps: list[float] = []
+        methods: set[str] = set()
+        started, load_start = time.time(), load()
         for run in range(args.runs):
             planted = _slices(rng, int(rng.integers(1, 4))) if scenario == "planted" else []
-            found = scan_cells(simulate(rng, planted, args.signal), args.replicates, seed=run, level=args.level)
+            cells = simulate(rng, planted, args.signal)
+            found, method = scan_cells(cells, args.replicates, seed=run, level=args.level)
+            methods.add(method)
             done = run + 1
             reported += bool(found)
             false = [f for f in found if f not in planted]
-            fdp_sum += len(false) / max(1, len(found))
+            fdps.append(len(false) / max(1, len(found)))
             exact += sorted(map(sorted, map(dict.items, found))) == sorted(map(sorted, map(dict.items, planted)))
             slices_found += sum(p in found for p in planted)
             slices_total += len(planted)
-            if done % 25 == 0 or done == args.runs or time.time() - started > args.budget:
+            oracle_hits += sum(abs(oracle_z(cells, p)) > 1.959964 for p in planted)
+            last = done == args.runs or time.time() - started > args.budget
+            if done % 50 == 0 or last:
+                fdp = np.asarray(fdps)
                 summary = {"scenario": scenario, "runs": done, "replicates": args.replicates,
-                           "share_reporting_anything": reported / done, "mean_fdp": fdp_sum / done,
-                           "exact_recovery": exact / done if planted or scenario == "planted" else None,
+                           "replicate_method": sorted(methods),
+                           "share_reporting_anything": reported / done,
+                           "share_reporting_anything_text": _share(reported, done),
+                           "mean_fdp": float(fdp.mean()),
+                           "mean_fdp_se": float(fdp.std(ddof=1) / math.sqrt(done)) if done > 1 else None,
+                           "exact_recovery": exact / done if scenario == "planted" else None,
+                           "exact_recovery_text": _share(exact, done) if scenario == "planted" else None,
                            "slices_found_exactly": slices_found / slices_total if slices_total else None,
-                           "signal_z": args.signal, "level": args.level, "seconds": round(time.time() - started, 1), "load": load()}
+                           "slices_found_exactly_text": _share(slices_found, slices_total) if slices_total else None,
+                           "oracle_power": oracle_hits / slices_total if slices_total else None,
+                           "signal_z": args.signal, "level": args.level, "seconds": round(time.time() - started, 1),
+                           "load_start": load_start, "load_now": load(), "command": command}
                 print(json.dumps(summary), flush=True)
                 with out_path.open("a") as handle:
                     handle.write(json.dumps(summary) + "\n")
-            if time.time() - started > args.budget:
+            if last:
                 break
 
 

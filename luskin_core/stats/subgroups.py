@@ -17,7 +17,7 @@ each cell's positives from a multivariate hypergeometric given the cells' sizes.
 that table, marginalises it into every group, and keeps the largest |z| over all groups. A group's
 adjusted p-value is (1 + #replicates whose largest |z| reaches the group's |z|) / (R + 1), so the chance
 that any group is reported under the null is at most the level, however many groups overlap. Replicates
-are exact draws (numpy's ``multivariate_hypergeometric``) when the table has few cells; for a large
+are exact draws (numpy's ``multivariate_hypergeometric``) whenever affordable (few rows or few cells); for a large
 table, they are drawn from the normal limit of that same distribution (the same means and covariances
 as the permutation's, and each cell's binomial skewness, so that every group's sum has the right third
 cumulant too), which is accurate when every scanned group holds many rows of each outcome
@@ -38,8 +38,12 @@ import numpy as np
 
 from luskin_core.errors import LuskinError
 
-# Replicates are exact multivariate hypergeometric draws while nonempty cells x replicates stays below this.
-EXACT_BUDGET = 3_000_000
+# Replicates are exact multivariate hypergeometric draws while their cost stays below this. A draw costs about
+# its rows (numpy's "count" method shuffles the outcome over the rows' cells, ~15 ns a row) or 20 x its cells
+# (the "marginals" method, one hypergeometric per cell, ~300 ns each), whichever is less: 2e8 is a few seconds.
+EXACT_BUDGET = 200_000_000
+# Cost of a cell relative to a row (see EXACT_BUDGET).
+CELL_COST = 20
 # The normal limit stands in for exact draws only if each scanned group expects at least this many of each outcome.
 NORMAL_MIN_EXPECTED = 50.0
 # The full cross is held as a dense array (marginals by summing axes) up to this many cells.
@@ -221,13 +225,18 @@ def replicate_method(cells: Cells, groups: Groups, replicates: int) -> str:
     """Exact draws when they are affordable or any scanned group is small; else the normal limit."""
     if cells.calibration:
         return CALIBRATED
-    if len(cells.n) * replicates <= EXACT_BUDGET:
+    if _draw_cost(cells) * replicates <= EXACT_BUDGET:
         return EXACT
     p = cells.positives / cells.total
     n = groups.n[groups.valid]
     if n.size and min(n.min() * p, n.min() * (1 - p)) < NORMAL_MIN_EXPECTED:
         return EXACT
     return NORMAL
+
+
+def _draw_cost(cells: Cells) -> int:
+    """The cost of one exact replicate, in rows (see EXACT_BUDGET)."""
+    return min(cells.total, CELL_COST * len(cells.n))
 
 
 def calibrate(cells: Cells, groups: Groups, replicates: int, level: float, seed: int,
@@ -298,7 +307,8 @@ def _draw(cells: Cells, n_cells: np.ndarray, positives: int, size: int, method: 
     """``size`` null replicates as a (C, size) float32 matrix: the cells' event counts (exact draws), or their
     deviations (normal limit: sqrt(n_c) Z; calibration: sqrt(V_c) Z)."""
     if method == EXACT:
-        return rng.multivariate_hypergeometric(n_cells, positives, size=size, method="marginals").T.astype(np.float32)
+        how = "count" if cells.total <= CELL_COST * len(n_cells) else "marginals"
+        return rng.multivariate_hypergeometric(n_cells, positives, size=size, method=how).T.astype(np.float32)
     noise = rng.standard_normal((len(n_cells), size), dtype=np.float32)
     if cells.calibration:
         assert cells.variance is not None
@@ -336,7 +346,12 @@ def carriers(cells: Cells, groups: Groups, significant: np.ndarray, critical: fl
     """The significant groups that carry a gap, not their parents, refinements or overlapping neighbours.
 
     The rule, with ``critical`` the scan's calibrated bar:
-    1. Go through the significant groups from the largest |z| down. A group is kept unless, for a group
+    0. Order the significant groups by |z|, largest first; then, of a group and its refinement both
+       significant, the one that carries the gap goes first: the refinement when it differs from the rest
+       of the group more than the rest of the group differs from everyone outside it, else the group (by
+       chance half of a slice can outrank the slice, and a parent can outrank a slice its extra column
+       splits in two).
+    1. Go through the significant groups in that order. A group is kept unless, for a group
        already kept, the group's own rows outside the kept group show no gap beyond the bar (for a rate:
        those rows against everyone outside both groups; for calibration: observed against predicted in
        those rows). A parent of a kept group whose gap lives in the kept group, a refinement of it (no
@@ -363,22 +378,64 @@ def carriers(cells: Cells, groups: Groups, significant: np.ndarray, critical: fl
         return float(cells.n[rows].sum()), float(cells.k[rows].sum()), e, v
 
     total_n, total_k = float(cells.total), float(cells.positives)
-    kept: list[int] = []
-    for g in order:
-        explained = False
-        for h in kept:
-            own = mask(g) & ~mask(h)
-            n, k, e, v = sums(own)
-            if cells.calibration:
-                z = residual_z(k, e, v)
-            else:
-                union_n, union_k, _, _ = sums(mask(g) | mask(h))
-                z = pair_z(n, k, total_n - union_n, total_k - union_k)
-            if abs(z) <= critical:
-                explained = True
-                break
-        if not explained:
-            kept.append(g)
+
+    def split(coarse: int, fine: int) -> tuple[float, float]:
+        """For a group and its refinement: |z| of the coarse group's other rows against everyone outside it, and
+        |z| of the refinement against the coarse group's other rows (which of the two carries the gap)."""
+        other = mask(coarse) & ~mask(fine)
+        n, k, e, v = sums(other)
+        n1, k1, e1, v1 = sums(mask(fine))
+        if cells.calibration:
+            outside = abs(residual_z(k, e, v))
+            d = (k1 - e1) / n1 - (k - e) / n if n1 > 0 and n > 0 else 0.0
+            var = v1 / n1 ** 2 + v / n ** 2 if n1 > 0 and n > 0 else 0.0
+            return outside, 0.0 if var <= 0 else abs(d / math.sqrt(var))
+        coarse_n, coarse_k, _, _ = sums(mask(coarse))
+        return abs(pair_z(n, k, total_n - coarse_n, total_k - coarse_k)), abs(pair_z(n1, k1, n, k))
+
+    def first_pass(order: list[int], swaps: bool = True) -> tuple[list[int], tuple[int, int] | None]:
+        """Step 1; or the (coarse, fine) pair to reorder when a kept group's relative carries the gap instead."""
+        kept: list[int] = []
+        for g in order:
+            explained = False
+            for h in kept:
+                if swaps and (_refines(groups.codes[h], groups.codes[g]) or _refines(groups.codes[g], groups.codes[h])):
+                    coarse, fine = (g, h) if _refines(groups.codes[h], groups.codes[g]) else (h, g)
+                    outside, within = split(coarse, fine)
+                    carrier = fine if within > outside else coarse
+                    if carrier == g:
+                        return kept, (g, h)
+                own = mask(g) & ~mask(h)
+                n, k, e, v = sums(own)
+                if cells.calibration:
+                    z = residual_z(k, e, v)
+                else:
+                    union_n, union_k, _, _ = sums(mask(g) | mask(h))
+                    z = pair_z(n, k, total_n - union_n, total_k - union_k)
+                if abs(z) <= critical:
+                    explained = True
+                    break
+            if not explained:
+                kept.append(g)
+        return kept, None
+
+    # A refinement can show a larger |z| than the group that carries the gap by chance (half of a slice whose
+    # other half fell short), and a parent can outrank a slice whose extra column splits it in two: of a
+    # group and its refinement both beyond the bar, the refinement carries the gap when it differs from the
+    # rest of the group more than the rest of the group differs from everyone outside it; else the group does.
+    # The carrier then goes first (each move puts a group before one it was after, at most once per pair).
+    moved: set[tuple[int, int]] = set()
+    while True:
+        kept, swap = first_pass(order)
+        if swap is None:
+            break
+        if swap in moved:   # a cycle (not seen in practice): keep the order as it stands
+            kept, _ = first_pass(order, swaps=False)
+            break
+        moved.add(swap)
+        g, h = swap
+        order.remove(g)
+        order.insert(order.index(h), g)
     out = []
     for g in kept:
         inside = [h for h in kept if h != g and _refines(groups.codes[g], groups.codes[h])]
