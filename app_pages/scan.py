@@ -16,11 +16,10 @@ import streamlit as st
 from luskin_app import choices as ch_
 from luskin_app import dataset, trail, ui
 from luskin_app.cache import cached_run, options_key
-from luskin_core.analyses.scan import MAX_SCAN_VALUES, ScanSpec, scan
+from luskin_core.analyses.scan import MAX_SCAN_VALUES, ScanSpec, default_columns, scan
 from luskin_core.errors import LuskinError
 from luskin_core.present.scan_plots import scan_figure, scan_table
 
-FEW_VALUES = 12   # columns offered by default: at most this many values, or numbers (cut into ranges)
 MEASURES = {"Outcome rate": "rate", "A model's error rate": "error", "Calibration (predicted probabilities)":
             "calibration"}
 ERRORS = {"Error rate": "error", "False positive rate": "fpr", "False negative rate": "fnr"}
@@ -63,19 +62,12 @@ elif measure_ == "calibration":
 roles_ = {outcome_, prediction_, probability_}
 candidates_ = [c for c in columns_ if c not in roles_]
 
-
-def _few_values(column: str) -> bool:
-    series = frame_[column]
-    if ch_.is_numeric(series):
-        return True
-    return int(series.nunique(dropna=True)) <= FEW_VALUES
-
-
-default_columns_ = [c for c in candidates_ if _few_values(c)][:8]
+default_columns_ = default_columns(frame_, candidates_)
 chosen_ = st.multiselect("Columns to scan", candidates_, default=default_columns_, key="scan_columns",
                          format_func=ui.option_text,
                          help=f"Text columns with at most {MAX_SCAN_VALUES} values; numeric columns with many values "
-                              "are cut into four ranges of equal shares of rows. Missing values form an 'Unknown' "
+                              "are cut into four ranges of about equal shares of rows, at round numbers "
+                              "(\"age 25-34\"). Missing values form an 'Unknown' "
                               "value of their own.")
 if not chosen_:
     st.info("Choose at least one column to scan.", icon=ui.ICONS["info"])

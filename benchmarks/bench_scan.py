@@ -94,7 +94,12 @@ def lift(n: float, signal: float) -> float:
 def scan_cells(cells: sg.Cells, replicates: int, seed: int, level: float = 0.05) -> tuple[list[dict[int, int]], str]:
     """The scan's findings on a count table (the library's own steps: groups, calibration, carrier rule)."""
     groups = sg.groups_of(cells, 3, 30)
-    calibration = sg.calibrate(cells, groups, replicates, level, seed)
+    observed = float(np.abs(groups.z[groups.valid]).max()) if groups.valid.any() else 0.0
+    # Stopping once enough replicates pass the observed largest |z| gives the full calibration's decision
+    # (nothing significant) at a fraction of the cost: the same draws in the same order (see sg.calibrate).
+    calibration = sg.calibrate(cells, groups, replicates, level, seed, stop_above=observed)
+    if calibration.replicates < replicates:
+        return [], calibration.method
     significant = groups.valid & (calibration.p_adjusted(groups.z) <= level)
     chosen = sg.carriers(cells, groups, significant, calibration.critical)
     found = [{int(j): int(groups.codes[g][j]) for j in np.flatnonzero(groups.codes[g] >= 0)} for g in chosen]
@@ -129,7 +134,7 @@ def run_sim(args: argparse.Namespace) -> None:
         for run in range(args.runs):
             planted = _slices(rng, int(rng.integers(1, 4))) if scenario == "planted" else []
             cells = simulate(rng, planted, args.signal)
-            found, method = scan_cells(cells, args.replicates, seed=run, level=args.level)
+            found, method = scan_cells(cells, args.replicates, seed=1_000_000 * args.seed + run, level=args.level)
             methods.add(method)
             done = run + 1
             reported += bool(found)

@@ -14,7 +14,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["below_majority", "count_of", "format_number", "format_p", "format_percent", "format_percent_pair", "format_points",
+__all__ = ["below_majority", "count_of", "format_memory", "format_number", "format_p", "format_percent", "format_percent_pair", "format_points",
            "format_table", "points"]
 
 
@@ -73,6 +73,13 @@ def below_majority(accuracy: float, positive_share: float) -> tuple[str, str, st
         return None
     accuracy_text, majority_text = format_percent_pair(accuracy, majority)
     return accuracy_text, "positive" if positive_share >= 0.5 else "negative", majority_text
+
+
+def format_memory(size: float) -> str:
+    """An amount of memory in bytes as people read it: "350 MB", "7.4 GB"."""
+    if size >= 1e9:
+        return f"{size / 1e9:,.1f} GB"
+    return f"{max(1.0, size / 1e6):,.0f} MB"
 
 
 def format_number(x: float | None, digits: int = 3) -> str:

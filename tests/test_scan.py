@@ -212,8 +212,8 @@ def test_the_compas_calibration_example_as_published():
                     measure="calibration", probability="p", bins=(("priors_count", (1, 6)),), seed=3)
     result = scan(d, spec)
     by_group = {tuple(f.conditions.items()): f for f in result.findings}
-    over = by_group[(("priors_count", "priors_count ≥ 6"),)]
-    under = by_group[(("priors_count", "priors_count < 1"),)]
+    over = by_group[(("priors_count", "priors_count 6 or over"),)]
+    under = by_group[(("priors_count", "priors_count under 1"),)]
     assert over.difference < 0 and "over-predicted" in over.sentence
     assert under.difference > 0 and "under-predicted" in under.sentence
     assert over.rate == pytest.approx(1 - d.two_year_recid[d.priors_count > 5].mean())
@@ -240,12 +240,42 @@ def test_numeric_columns_with_many_values_are_binned_with_readable_labels():
     rng = np.random.default_rng(10)
     frame = _frame(20_000, 10, cards=(3, 2))
     frame["age"] = rng.integers(18, 80, len(frame))
+    frame["income"] = rng.gamma(2.0, 20_000.0, len(frame))
     frame.loc[frame.age >= 65, "y"] = (rng.random(int((frame.age >= 65).sum())) < 0.6).astype(int)
-    result = scan(frame, ScanSpec("y", 1, ("c0", "c1", "age"), replicates=199))
-    assert [f.conditions for f in result.findings] == [{"age": "age ≥ 65"}] or \
-        all("age" in f.conditions for f in result.findings)
-    labels = dict(result.columns)["age"]
-    assert len(labels) <= 4 and any("≤ age <" in label for label in labels)
+    result = scan(frame, ScanSpec("y", 1, ("c0", "c1", "age", "income"), replicates=199))
+    labels = dict(result.columns)
+    # whole numbers: ranges of whole numbers at round cut points, each row in exactly the range its label names
+    ages = labels["age"]
+    assert len(ages) == 4 and ages[0].startswith("age under ") and ages[-1].endswith(" or over")
+    bounds = []
+    for label in ages[1:-1]:
+        low, high = (int(x) for x in label.removeprefix("age ").split("-"))
+        bounds.append((low, high))
+    assert bounds[0][0] == int(ages[0].removeprefix("age under ")) and \
+        bounds[-1][1] + 1 == int(ages[-1].removeprefix("age ").removesuffix(" or over"))
+    # decimals: "from ... to under ...", cut at two significant digits
+    assert labels["income"][1].startswith("income ") and " to under " in labels["income"][1]
+    assert all(c == float(f"{c:.2g}") for c in dict(result.spec.bins)["income"])
+    finding = next(f for f in result.findings if "age" in f.conditions)
+    assert finding.conditions == {"age": ages[-1]} and finding.sentence.startswith(ages[-1])
+    first, last = int(ages[0].removeprefix("age under ")), bounds[-1][1]
+    top = int(ages[-1].removeprefix("age ").removesuffix(" or over"))
+    assert finding.n == int((frame.age >= top).sum())
+    document = json.loads(json.dumps(result.to_dict()))
+    assert {"age": ages[-1]} in [f["conditions"] for f in document["findings"]]
+    in_middle = int(((frame.age >= first) & (frame.age <= last)).sum())
+    assert in_middle == len(frame) - int((frame.age < first).sum()) - finding.n
+
+
+def test_the_page_offers_readable_columns_by_default():
+    from luskin_core.analyses.scan import default_columns
+
+    rng = np.random.default_rng(16)
+    n = 2_000
+    frame = pd.DataFrame({"id": np.arange(n), "age": rng.integers(18, 90, n), "sex": rng.choice(["F", "M"], n),
+                          "zip": rng.integers(10_000, 10_060, n), "city": [f"city {i % 40}" for i in range(n)],
+                          "score": rng.random(n)})
+    assert default_columns(frame, list(frame.columns)) == ["age", "sex", "score"]
 
 
 def test_missing_values_are_an_explicit_unknown_group():
@@ -277,8 +307,29 @@ def test_a_scan_too_large_says_how_large_and_what_to_drop():
     rng = np.random.default_rng(14)
     frame = pd.DataFrame({f"w{j}": rng.integers(0, 45, 3_000).astype(str) for j in range(6)})
     frame["y"] = rng.integers(0, 2, len(frame))
-    with pytest.raises(LuskinError, match=r"too large for the machine: [\d,]+ groups"):
+    with pytest.raises(LuskinError, match=r"too large for the machine: about [\d,.]+ GB of memory for [\d,]+ groups"):
         scan(frame, ScanSpec("y", 1, tuple(f"w{j}" for j in range(6)), depth=6))
+
+
+def test_the_size_check_is_an_estimate_of_memory_against_the_machine():
+    """The same scan fits a large machine and is refused on a small one, with what would fit."""
+    from luskin_core.analyses import scan as scan_module
+
+    rng = np.random.default_rng(14)
+    frame = pd.DataFrame({f"w{j}": rng.integers(0, 45, 3_000).astype(str) for j in range(6)})
+    frame["y"] = rng.integers(0, 2, len(frame))
+    spec = ScanSpec("y", 1, tuple(f"w{j}" for j in range(6)), depth=3)
+    plan, raw = scan_module._count(frame, spec.audit_spec())
+    table = scan_module._cells(plan, raw, "rate")
+    need = sg.memory_estimate(len(table.cells.n), table.cells.cards, 3)
+    groups = sg.group_count(table.cells.cards, 3)
+    assert need == sg.MEMORY_FIXED + sg.MEMORY_PER_CELL * len(table.cells.n) + sg.MEMORY_PER_GROUP * groups
+    scan_module._check_size(table, spec, machine=4 * need + 4)        # fits: no refusal
+    with pytest.raises(LuskinError) as refused:
+        scan_module._check_size(table, spec, machine=2 * need)
+    text = str(refused.value)
+    assert f"{groups:,} groups over {len(table.cells.n):,} combinations" in text
+    assert "a depth of 2 (about" in text and "'w0' (45 values: without it about" in text
 
 
 def test_same_seed_same_findings_and_a_result_type():

@@ -31,7 +31,7 @@ import numpy as np
 from luskin_core.counting.counts import KEPT, KeyPart, Plan, RawCounts
 from luskin_core.counting.sources import Source
 from luskin_core.errors import LuskinError
-from luskin_core.formatting import format_p, format_percent, format_points, points
+from luskin_core.formatting import format_memory, format_p, format_percent, format_points, points
 from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.spec.columns import shown
 from luskin_core.stats import subgroups as sg
@@ -49,8 +49,7 @@ MEASURES = {
     "calibration": "observed against predicted",
 }
 MAX_SCAN_VALUES = 50          # a column with more distinct values is refused (bin it or leave it out)
-MAX_GROUPS = 2_000_000        # groups a scan may look at
-MAX_CELLS = 5_000_000         # nonempty cells of the full cross a scan may hold
+MEMORY_SHARE = 0.25           # a scan may hold at most this share of the machine's memory (the server is shared)
 DEFAULT_MIN_SIZE = 30
 DEFAULT_REPLICATES = 999
 DEFAULT_DEPTH = 3
@@ -289,6 +288,7 @@ class _Table:
     values: tuple[tuple[Any, ...], ...]   # per column, the raw value of each code (None: Unknown)
     n_rows: int
     n_excluded: int
+    whole: frozenset[str] = frozenset()   # binned columns of whole numbers (ranges read "age 25-34")
 
 
 def _cells(plan: Plan, raw: RawCounts, measure: str, extra: tuple[Plan, RawCounts] | None = None) -> _Table:
@@ -377,6 +377,31 @@ def _plain(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
+DEFAULT_FEW_VALUES = 12       # text columns offered by default have at most this many values
+DEFAULT_MAX_COLUMNS = 8       # columns offered by default at most
+
+
+def default_columns(frame: pd.DataFrame, candidates: Sequence[str], few: int = DEFAULT_FEW_VALUES) -> list[str]:
+    """The columns a scan offers by default: each with few distinct values, and numbers that are cut into a
+    few ranges ("age 25-34"), but not an identifier (whole numbers all different: one group per row) nor
+    codes with many values (whole numbers taken value by value: each would be a group of its own)."""
+    from luskin_core.counting.counts import cut_into_ranges
+
+    chosen = []
+    for column in candidates:
+        series = frame[column]
+        distinct = int(series.nunique(dropna=True))
+        if distinct <= few:
+            chosen.append(column)
+        elif cut_into_ranges(series):
+            whole = pd.api.types.is_integer_dtype(series)
+            if not (whole and distinct == int(series.notna().sum())):
+                chosen.append(column)
+        if len(chosen) == DEFAULT_MAX_COLUMNS:
+            break
+    return chosen
+
+
 # -- the scan -----------------------------------------------------------------------------------
 def scan(data: pd.DataFrame | Source, spec: ScanSpec, *, source: str | None = None,
          progress: Callable[[float], None] | None = None) -> ScanResult:
@@ -390,8 +415,15 @@ def scan(data: pd.DataFrame | Source, spec: ScanSpec, *, source: str | None = No
         raise LuskinError("The data has no rows.")
     _check_values(data, spec)
     plan, raw = _count(data, spec.audit_spec())
+    readable = _readable_cuts(plan, spec)
+    if readable:   # the ranges cut at round numbers people read, counted again
+        from dataclasses import replace
+
+        spec = replace(spec, bins=(*spec.bins, *readable))
+        plan, raw = _count(data, spec.audit_spec())
     extra = _count(data, spec.audit_spec(probability=True)) if spec.measure == "calibration" else None
     table = _cells(plan, raw, spec.measure, extra)
+    table = _replace_table(table, whole=_whole_columns(data, spec, table))
     cells = table.cells
     if cells.total == 0:
         raise LuskinError(_nothing_judged(spec))
@@ -429,7 +461,7 @@ def scan(data: pd.DataFrame | Source, spec: ScanSpec, *, source: str | None = No
         detectable_median=sg.detectable_gap(median, big, rate_for_power, calibration.critical),
         detectable_smallest=sg.detectable_gap(smallest, big, rate_for_power, calibration.critical),
         n_excluded=table.n_excluded,
-        columns=tuple((p.column, tuple(_value_label(p, v) for v in vals)) for p, vals in zip(table.parts, table.values)),
+        columns=tuple((p.column, tuple(labels[j])) for j, p in enumerate(table.parts)),
         sizes=groups.n[groups.valid], differences=_differences(groups, cells)[groups.valid],
     )
     worded = tuple(_with_sentence(f, result) for f in findings)
@@ -471,35 +503,125 @@ def _no_positive(data: Any, spec: ScanSpec, plan: Plan) -> LuskinError:
                        + (f". Its values are: {listed}." if listed else "."))
 
 
-def _check_size(table: _Table, spec: ScanSpec) -> None:
-    """A scan the machine cannot hold gets a plain refusal that says how large it is and what to drop."""
-    cards = table.cells.cards
-    groups = sg.group_count(cards, spec.depth)
-    cells = len(table.cells.n)
-    if groups <= MAX_GROUPS and cells <= MAX_CELLS:
+def machine_memory() -> int:
+    """The machine's physical memory in bytes (0 when the system does not say)."""
+    import os
+
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        return 0
+
+
+def _check_size(table: _Table, spec: ScanSpec, machine: int | None = None) -> None:
+    """A scan the machine cannot hold gets a plain refusal: how much memory it needs, how much a scan may
+    use here, and what to drop (a lower depth, or the columns with most values) with what each would need."""
+    cards, cells = table.cells.cards, len(table.cells.n)
+    need = sg.memory_estimate(cells, cards, spec.depth)
+    total = machine_memory() if machine is None else machine
+    allowed = int(MEMORY_SHARE * total) if total else 8_000_000_000
+    if need <= allowed:
         return
-    columns = [p.column for p in table.parts]
-    widest = sorted(zip(cards, columns), reverse=True)[:3]
-    drop = ", ".join(f"'{shown(c)}' ({k:,} values)" for k, c in widest)
-    raise LuskinError(f"This scan is too large for the machine: {groups:,} groups over {cells:,} combinations of "
-                      f"values (at most {MAX_GROUPS:,} groups and {MAX_CELLS:,} combinations). Lower the depth, "
-                      f"or leave out or bin the columns with most values: {drop}.")
+    groups = sg.group_count(cards, spec.depth)
+    options = []
+    for depth in range(spec.depth - 1, 0, -1):
+        lower = sg.memory_estimate(cells, cards, depth)
+        if lower <= allowed:
+            options.append(f"a depth of {depth} (about {format_memory(lower)})")
+            break
+    widest = sorted(range(len(cards)), key=lambda j: -cards[j])[:3]
+    drops = []
+    for j in widest:
+        rest = cards[:j] + cards[j + 1:]
+        without = sg.memory_estimate(cells, rest, min(spec.depth, len(rest))) if rest else 0
+        drops.append(f"'{shown(table.parts[j].column)}' ({cards[j]:,} values: without it about "
+                     f"{format_memory(without)})")
+    options.append("leaving out or binning the columns with most values: " + ", ".join(drops))
+    raise LuskinError(f"This scan is too large for the machine: about {format_memory(need)} of memory for "
+                      f"{groups:,} groups over {cells:,} combinations of values, where a scan may use "
+                      f"{format_memory(allowed)} here (a quarter of the machine's memory). Try "
+                      + "; or ".join(options) + ".")
 
 
-def _value_label(part: KeyPart, value: Any) -> str:
+def _readable_cuts(plan: Plan, spec: ScanSpec) -> tuple[tuple[str, tuple[float, ...]], ...]:
+    """Round the counting plan's quantile cut points to two significant digits (a whole number at least) so
+    that ranges read "age 25-34"; empty when they are round already or no column was cut at its quantiles."""
+    out = []
+    for part in (*plan.group_parts, *plan.cell_parts):
+        if part.kind != "bins" or not part.quantiles:
+            continue
+        rounded = tuple(sorted({_round_cut(c) for c in part.cuts}))
+        if rounded != tuple(part.cuts):
+            out.append((part.column, rounded))
+    return tuple(out)
+
+
+def _round_cut(x: float) -> float:
+    """Two significant digits; a whole number when the value is at least 10 (33.5 -> 34, 25,430 -> 25,000)."""
+    if x == 0 or not math.isfinite(x):
+        return float(x)
+    digits = 1 - math.floor(math.log10(abs(x)))
+    return float(round(x, min(digits, 0) if abs(x) >= 10 else digits))
+
+
+def _whole_columns(data: Any, spec: ScanSpec, table: _Table) -> frozenset[str]:
+    """The binned columns whose type holds whole numbers only, cut at whole numbers: their ranges read "25-34".
+
+    The column's type decides (an integer type in pandas or in the engine), so every engine words a range
+    alike; a column of decimals keeps "from ... to under ..." words.
+    """
+    binned = [p.column for p in table.parts if p.kind == "bins" and all(float(c).is_integer() for c in p.cuts)]
+    if not binned:
+        return frozenset()
+    if isinstance(data, Source):
+        try:
+            facts = data.facts(spec.audit_spec())
+            whole = getattr(facts, "is_integer", None)
+            return frozenset(c for c in binned if whole is not None and bool(whole(c)))
+        except Exception:  # noqa: BLE001 - without the type, ranges keep their plain "to under" words
+            return frozenset()
+    return frozenset(c for c in binned if pd.api.types.is_integer_dtype(data[c]))
+
+
+def _replace_table(table: _Table, **changes: Any) -> _Table:
+    from dataclasses import replace
+
+    return replace(table, **changes)
+
+
+def bin_label(part: KeyPart, index: int, whole: bool) -> str:
+    """A range's name people read: "age under 25", "age 25-34", "age 65 or over" (whole numbers), or
+    "score 0.25 to under 0.5" (a range of any numbers: its lower end included, its upper end not)."""
+    from luskin_core.counting.counts import plain_number
+
+    cuts, column = part.cuts, part.column
+    if index == 0:
+        return f"{column} under {plain_number(cuts[0])}"
+    if index == len(cuts):
+        return f"{column} {plain_number(cuts[-1])} or over"
+    low, high = cuts[index - 1], cuts[index]
+    if whole:
+        last = high - 1
+        return f"{column} {plain_number(low)}" if last == low else f"{column} {plain_number(low)}-{plain_number(last)}"
+    return f"{column} {plain_number(low)} to under {plain_number(high)}"
+
+
+def _value_label(part: KeyPart, value: Any, whole: bool = False) -> str:
+    if part.kind == "bins" and value is not None:
+        return bin_label(part, int(value), whole)
     return part.label(value, with_column=True) if part.kind == "value" or value is None else part.label(value)
 
 
 def _labels(table: _Table) -> list[list[str]]:
-    return [[_value_label(p, v) for v in values] for p, values in zip(table.parts, table.values)]
+    return [[_value_label(p, v, p.column in table.whole) for v in values] for p, values in zip(table.parts, table.values)]
 
 
-def _data_value(part: KeyPart, value: Any) -> Any:
+def _data_value(part: KeyPart, value: Any, label: str) -> Any:
     """A condition's value as in the data (a whole number without ".0"), or the bin's label."""
     if value is None:
         return None
     if part.kind == "bins":
-        return part.label(value)
+        return label
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
         return int(value)
     return value
@@ -509,7 +631,8 @@ def _finding(g: int, groups: sg.Groups, cells: sg.Cells, critical: float, p_adju
              labels: list[list[str]], table: _Table, spec: ScanSpec) -> ScanFinding:
     code = groups.codes[g]
     set_columns = [int(j) for j in np.flatnonzero(code >= 0)]
-    conditions = {table.parts[j].column: _data_value(table.parts[j], table.values[j][code[j]]) for j in set_columns}
+    conditions = {table.parts[j].column: _data_value(table.parts[j], table.values[j][code[j]], labels[j][code[j]])
+                  for j in set_columns}
     names = tuple(labels[j][code[j]] for j in set_columns)
     n, k = float(groups.n[g]), float(groups.k[g])
     rate = k / n
