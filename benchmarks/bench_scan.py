@@ -20,7 +20,8 @@ its level at any R, only the power and the bar's Monte Carlo error depend on it)
 outcome, scanned at depth 3 with 999 replicates by ``luskin scan --json`` in a fresh process (wall time
 and peak memory, VmHWM), beside DuckDB's single GROUP BY over the same 8 columns in a fresh process.
 
-Run: .venv/bin/python benchmarks/bench_scan.py sim [--runs 1000] [--scenario null|planted|both]
+Run: .venv/bin/python benchmarks/bench_scan.py sim [--runs 1000] [--scenario null|planted|both] [--seed S] [--out F]
+     .venv/bin/python benchmarks/bench_scan.py combine F1 F2 ...   (pool shards run in parallel)
      .venv/bin/python benchmarks/bench_scan.py speed [--rows 10000000] [--data FOLDER]
 """
 
@@ -167,6 +168,38 @@ def run_sim(args: argparse.Namespace) -> None:
                 break
 
 
+def run_combine(args: argparse.Namespace) -> None:
+    """Pool the last summary of each shard (``sim --seed S --out FILE`` run in parallel): counts add up, the
+    false discovery proportions' means are weighted by runs and their standard errors combined."""
+    pooled: dict[str, dict[str, float]] = {}
+    for name in args.files:
+        lines = [json.loads(line) for line in Path(name).read_text().splitlines() if line.strip()]
+        last = lines[-1]
+        runs = last["runs"]
+        into = pooled.setdefault(last["scenario"], {"runs": 0, "reported": 0, "exact": 0, "fdp": 0.0, "fdp_var": 0.0,
+                                                     "shards": 0})
+        into["runs"] += runs
+        into["shards"] += 1
+        into["reported"] += round(last["share_reporting_anything"] * runs)
+        into["exact"] += round((last["exact_recovery"] or 0) * runs)
+        into["fdp"] += last["mean_fdp"] * runs
+        into["fdp_var"] += (last["mean_fdp_se"] or 0) ** 2 * runs ** 2
+        for key in ("slices_found_exactly", "oracle_power"):
+            if last.get(key) is not None:
+                into.setdefault(key + "_sum", 0.0)
+                into[key + "_sum"] += last[key] * runs
+    for scenario, p in pooled.items():
+        runs = int(p["runs"])
+        line = (f"{scenario}: {runs:,} runs ({int(p['shards'])} shards); reports anything "
+                f"{_share(p['reported'], runs)}; mean FDP {100 * p['fdp'] / runs:.2f}% (MC s.e. "
+                f"{100 * math.sqrt(p['fdp_var']) / runs:.2f})")
+        if scenario == "planted":
+            line += (f"; exact recovery {_share(p['exact'], runs)}; slices found exactly (run-weighted) "
+                     f"{100 * p['slices_found_exactly_sum'] / runs:.1f}%; oracle power at 5% "
+                     f"{100 * p['oracle_power_sum'] / runs:.1f}%")
+        print(line)
+
+
 # -- speed --------------------------------------------------------------------------------------
 def child(code: str) -> tuple[float, float, str]:
     """Run ``code`` in a fresh Python; (wall seconds, peak MB from VmHWM, stdout)."""
@@ -232,12 +265,14 @@ def main() -> None:
     sim.add_argument("--level", type=float, default=0.05, help="the family-wise error level (--fdr)")
     sim.add_argument("--budget", type=float, default=float("inf"), help="stop a scenario after this many seconds")
     sim.add_argument("--out", default=os.devnull)
+    combine = sub.add_parser("combine")
+    combine.add_argument("files", nargs="+")
     speed = sub.add_parser("speed")
     speed.add_argument("--rows", type=int, default=10_000_000)
     speed.add_argument("--repeat", type=int, default=1)
     speed.add_argument("--data", default=None)
     args = parser.parse_args()
-    run_sim(args) if args.part == "sim" else run_speed(args)
+    {"sim": run_sim, "combine": run_combine, "speed": run_speed}[args.part](args)
 
 
 if __name__ == "__main__":

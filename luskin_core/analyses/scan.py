@@ -527,7 +527,7 @@ def _check_size(table: _Table, spec: ScanSpec, machine: int | None = None) -> No
     for depth in range(spec.depth - 1, 0, -1):
         lower = sg.memory_estimate(cells, cards, depth)
         if lower <= allowed:
-            options.append(f"a depth of {depth} (about {format_memory(lower)})")
+            options.append(f"lower the depth to {depth} (about {format_memory(lower)})")
             break
     widest = sorted(range(len(cards)), key=lambda j: -cards[j])[:3]
     drops = []
@@ -536,11 +536,11 @@ def _check_size(table: _Table, spec: ScanSpec, machine: int | None = None) -> No
         without = sg.memory_estimate(cells, rest, min(spec.depth, len(rest))) if rest else 0
         drops.append(f"'{shown(table.parts[j].column)}' ({cards[j]:,} values: without it about "
                      f"{format_memory(without)})")
-    options.append("leaving out or binning the columns with most values: " + ", ".join(drops))
+    options.append("leave out or bin the columns with most values: " + ", ".join(drops))
     raise LuskinError(f"This scan is too large for the machine: about {format_memory(need)} of memory for "
                       f"{groups:,} groups over {cells:,} combinations of values, where a scan may use "
-                      f"{format_memory(allowed)} here (a quarter of the machine's memory). Try "
-                      + "; or ".join(options) + ".")
+                      f"{format_memory(allowed)} here (a quarter of the machine's memory). "
+                      + "; or ".join(options)[:1].upper() + "; or ".join(options)[1:] + ".")
 
 
 def _readable_cuts(plan: Plan, spec: ScanSpec) -> tuple[tuple[str, tuple[float, ...]], ...]:

@@ -48,6 +48,10 @@ CELL_COST = 20
 NORMAL_MIN_EXPECTED = 50.0
 # The full cross is held as a dense array (marginals by summing axes) up to this many cells.
 DENSE_CELLS = 4_000_000
+# A replicate's largest |z| within this relative distance of the observed one counts as reaching it: replicates are
+# computed in float32 (about 7 digits), the observed statistics in float64, and a tie must count (the exact
+# permutation p-value counts replicates at least as extreme, ties included).
+TIE = 1e-6
 # Working memory for a batch of replicates (bytes, float32).
 BATCH_BYTES = 48_000_000
 EXACT, NORMAL = "exact permutation draws", "the normal limit of the permutation distribution (with its skewness)"
@@ -113,7 +117,7 @@ class Calibration:
 
     def p_adjusted(self, z: np.ndarray) -> np.ndarray:
         """(1 + replicates whose largest |z| reaches |z|) / (R + 1): the single-step max-T adjusted p-value."""
-        above = self.maxima.size - np.searchsorted(self.maxima, np.abs(z) * (1 - 1e-12), side="left")
+        above = self.maxima.size - np.searchsorted(self.maxima, np.abs(z) * (1 - TIE), side="left")
         return (1.0 + above) / (self.maxima.size + 1.0)
 
 
@@ -320,7 +324,7 @@ def calibrate(cells: Cells, groups: Groups, replicates: int, level: float, seed:
         if progress is not None:
             progress(done / replicates)
         if stop_above is not None and done < replicates and \
-                int(np.count_nonzero(maxima[:done] >= stop_above * (1 - 1e-12))) >= rank:
+                int(np.count_nonzero(maxima[:done] >= stop_above * (1 - TIE))) >= rank:
             maxima = np.sort(maxima[:done])
             return Calibration(maxima, float(maxima[-1]), method)
     maxima.sort()
