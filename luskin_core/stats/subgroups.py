@@ -337,8 +337,9 @@ def _draw(cells: Cells, n_cells: np.ndarray, positives: int, size: int, method: 
     """``size`` null replicates as a (C, size) float32 matrix: the cells' event counts (exact draws), or their
     deviations (normal limit: sqrt(n_c) Z; calibration: sqrt(V_c) Z)."""
     if method == EXACT:
-        how = "count" if cells.total <= CELL_COST * len(n_cells) else "marginals"
-        return rng.multivariate_hypergeometric(n_cells, positives, size=size, method=how).T.astype(np.float32)
+        if cells.total <= CELL_COST * len(n_cells):
+            return rng.multivariate_hypergeometric(n_cells, positives, size=size, method="count").T.astype(np.float32)
+        return rng.multivariate_hypergeometric(n_cells, positives, size=size, method="marginals").T.astype(np.float32)
     noise = rng.standard_normal((len(n_cells), size), dtype=np.float32)
     if cells.calibration:
         assert cells.variance is not None
