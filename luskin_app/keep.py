@@ -227,7 +227,7 @@ def _open(key: str, sealed: bytes) -> bytes:
         raise ValueError("the file does not open with this server's key") from None
 
 
-def _write_atomic(path: Path, content: bytes) -> None:
+def write_atomic(path: Path, content: bytes) -> None:
     """Write ``content`` whole or not at all: a temporary file in the same folder, then os.replace."""
     temp = path.with_name(f".tmp-{secrets.token_hex(8)}-{path.name}")
     try:
@@ -298,8 +298,8 @@ def store(name: str, raw: bytes, owner: str = "") -> str:
     paths = _names(key)
     assert paths is not None
     data, meta = paths
-    _write_atomic(data, _seal(key, raw))
-    _write_atomic(meta, _meta_bytes(key, time.time(), owner_id(owner), {"name": name, "settings": None}))
+    write_atomic(data, _seal(key, raw))
+    write_atomic(meta, _meta_bytes(key, time.time(), owner_id(owner), {"name": name, "settings": None}))
     return key
 
 
@@ -341,7 +341,7 @@ def save_settings(key: str, settings: str, owner: str = "", page: Mapping[str, A
             return
         new = {**private, "settings": settings, "page": dict(page or {})}
         if new != private:
-            _write_atomic(meta_path, _meta_bytes(key, float(meta["saved"]), str(meta["owner"]), new))
+            write_atomic(meta_path, _meta_bytes(key, float(meta["saved"]), str(meta["owner"]), new))
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,6 @@ import json
 import logging
 import os
 import re
-import secrets
 import threading
 import tomllib
 from collections.abc import Mapping
@@ -178,19 +177,11 @@ def _read_added(path: Path) -> tuple[list[SourceSetting], list[str]]:
 
 
 def _write_entries(path: Path, entries: list[dict[str, Any]]) -> None:
-    """Write the added sources whole or not at all (a temporary file, then os.replace), readable by the server only."""
+    """Write the added sources whole or not at all, readable by the server only (keep's atomic write)."""
+    from .keep import write_atomic
+
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    temp = path.with_name(f".tmp-{secrets.token_hex(8)}-{path.name}")
-    try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump({"source": entries}, handle, indent=2)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
+    write_atomic(path, json.dumps({"source": entries}, indent=2).encode("utf-8"))
 
 
 def add_source(entry: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> SourceSetting:
