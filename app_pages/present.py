@@ -108,7 +108,9 @@ KEYS_SCRIPT = """
 def _slides(spec: AuditSpec) -> list[Slide]:
     """The deck from this session's current results (the same inputs as the report)."""
     result = run_audit(spec)
-    ran = [recall(name, spec) for name in ("adjusted", "series")]   # each brings its slides (report_parts)
+    # each brings its slides (report_parts): the adjusted gaps and the series for this specification, the scan
+    # and the proxy audit for this data
+    ran = [recall(name, spec) for name in ("adjusted", "series")] + [recall(name) for name in ("proxy", "scan")]
     return build_slides(result, dataset=config.dataset_ref(), retrain=recall("retrain", spec),
                         thresholds=recall("thresholds", spec), equalized=recall("equalized", spec),
                         equalized_alpha=ch_.choices()["equalize"].get("alpha"),

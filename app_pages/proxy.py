@@ -16,6 +16,7 @@ import streamlit as st
 
 from luskin_app import choices as ch_
 from luskin_app import dataset, trail, ui
+from luskin_app.cache import keep_result
 from luskin_core.analyses.proxy import add_probabilities, guess_columns
 from luskin_core.analyses.proxy_audit import BOUNDS_NOTE, DEFAULT_THRESHOLD, ProxyAudit, proxy_audit
 from luskin_core.errors import LuskinError
@@ -125,6 +126,7 @@ trail.note("proxy audit", settings={"surname": surname, "first_name": None if fi
                                     "threshold": float(threshold), "tolerance": float(tolerance), "metric": metric,
                                     "model": model},
            produced=trail.result_text(audit))
+keep_result("proxy", audit)   # the Report page and the presentation add the proxy audit
 
 st.subheader("How each row was estimated")
 for sentence in proxy["sentences"]:

@@ -29,6 +29,7 @@ def _report_maker(spec: AuditSpec) -> tuple[Callable[[], ReportContent], list[st
     adjusted = recall("adjusted", spec)
     equalized = recall("equalized", spec)
     series = recall("series", spec)  # set on the Over time page
+    kept = [r for r in (recall("proxy"), recall("scan")) if r is not None]   # set on the Proxy audit and Scan pages
     alpha = ch_.choices()["equalize"].get("alpha")
     ref = config.dataset_ref()
     options = config.page_options()
@@ -41,7 +42,9 @@ def _report_maker(spec: AuditSpec) -> tuple[Callable[[], ReportContent], list[st
         parts.append("the table of overall against within the cells (pooled odds ratios, CMH and Breslow-Day tests)")
     parts += [name for name, value in (("the retraining results", retrain), ("the per-group thresholds", thresholds),
                                        ("the equalized-distribution sweep", equalized),
-                                       ("the audit over time", series)) if value is not None]
+                                       ("the audit over time", series),
+                                       ("the proxy audit", recall("proxy")),
+                                       ("the subgroup scan's findings", recall("scan"))) if value is not None]
 
     # Read from the session now: ``make`` also runs when the download is clicked, outside this run, where
     # the session's state is not at hand (it once fell back to the Adult sample there, whatever the data).
@@ -50,10 +53,10 @@ def _report_maker(spec: AuditSpec) -> tuple[Callable[[], ReportContent], list[st
     def make() -> ReportContent:
         return report_content(result, frame=frame, dataset=ref, retrain=retrain, thresholds=thresholds,
                               equalized=equalized, equalized_alpha=alpha, options=options, sample_note=sample_note,
-                              adjusted=adjusted, series=series)
+                              adjusted=adjusted, series=series, results=kept)
 
     token = "|".join([dataset.dataset().fingerprint, spec.to_json(), options_key(options), str(alpha),
-                      *(str(id(value)) for value in (retrain, thresholds, equalized, adjusted, series))])
+                      *(str(id(value)) for value in (retrain, thresholds, equalized, adjusted, series, *kept))])
     return make, parts, token
 
 

@@ -15,7 +15,7 @@ import streamlit as st
 
 from luskin_app import choices as ch_
 from luskin_app import dataset, trail, ui
-from luskin_app.cache import cached_run, options_key
+from luskin_app.cache import cached_run, keep_result, options_key
 from luskin_core.analyses.scan import MAX_SCAN_VALUES, ScanSpec, default_columns, scan
 from luskin_core.errors import LuskinError
 from luskin_core.present.scan_plots import scan_figure, scan_table
@@ -95,6 +95,7 @@ except LuskinError as err:
     st.error(ui.md(err), icon=ui.ICONS["error"])
     st.stop()
 trail.note("scan", settings={"spec": spec.to_dict()}, produced=trail.result_text(result_))
+keep_result("scan", result_)   # the Report page and the presentation add the scan's findings
 if result_.findings:
     st.markdown(f"**{ui.md(result_.headline())}**")
     for i, finding in enumerate(result_.findings):

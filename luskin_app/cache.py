@@ -112,9 +112,17 @@ def _options_of(result: Any) -> Any:
     return None
 
 
-def recall(kind: str, spec: AuditSpec) -> Any:
-    """A page's latest result if it was made from the current data and specification, else None."""
+def keep_result(kind: str, result: Any) -> None:
+    """Keep the latest result of a page that depends on the data and its own settings only (the scan, the proxy
+    audit), for the report and the deck; the page records its run itself."""
+    st.session_state.setdefault(keys.RESULTS, {})[kind] = (_dataset.dataset().fingerprint, "", result)
+
+
+def recall(kind: str, spec: AuditSpec | None = None) -> Any:
+    """A page's latest result if it was made from the current data and specification (``spec`` None: a result
+    kept by :func:`keep_result`, tied to the data only), else None."""
     saved = st.session_state.get(keys.RESULTS, {}).get(kind)
-    if saved and saved[0] == _dataset.dataset().fingerprint and saved[1] == spec.to_json():
+    wanted = spec.to_json() if spec is not None else ""
+    if saved and saved[0] == _dataset.dataset().fingerprint and saved[1] == wanted:
         return saved[2]
     return None

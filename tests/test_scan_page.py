@@ -34,3 +34,19 @@ def test_the_chart_and_report_section_from_a_result():
     section = scan_report_section(result)
     kinds = [b["kind"] for b in section.blocks]
     assert "chart" in kinds and "table" in kinds and section.blocks[0]["text"] == result.headline()
+
+
+def test_the_scan_goes_into_the_report_and_the_deck():
+    """Findings go into the report and the slides (issue 31): the Scan page keeps its result for both."""
+    at = AppTest.from_file(APP, default_timeout=240).run()
+    at.session_state["scan_columns"] = ["sex", "race"]   # a quick scan: 2 columns of Adult
+    at.switch_page("app_pages/scan.py").run()
+    assert not at.exception, at.exception
+    at.switch_page("app_pages/report.py").run()
+    assert not at.exception, at.exception
+    said = " ".join(str(m.value) for m in at.markdown)
+    assert "the subgroup scan's findings" in said
+    at.switch_page("app_pages/present.py").run()
+    assert not at.exception, at.exception
+    slides = [str(box.label) for box in at.checkbox]   # the deck's slides, each with its show/hide box
+    assert any("Subgroup scan" in title for title in slides), slides
