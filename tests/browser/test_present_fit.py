@@ -348,3 +348,32 @@ def test_berkeley_stratified_by_department_fits_the_projector(ui: UI, berkeley_c
     assert not problems, "\n".join(problems)
     deck = ui.page.locator(".st-key-present_deck").first.inner_text()
     assert "department" in deck   # the last slide still speaks of the strata chosen
+
+
+@pytest.mark.timeout(900)
+def test_the_scan_slide_fits_the_projector_and_the_window(ui: UI, berkeley_csv: Path) -> None:
+    """The subgroup scan's slide (issue 31) as a committee sees it: Berkeley 1973 scanned on the Scan page, then the
+    deck walked at 1024x768 in the window, and the scan's slide again at 1280x800."""
+    _upload_at_1024(ui, berkeley_csv)
+    nav = ui.page.get_by_test_id("stSidebarNav")
+    more = nav.get_by_text(re.compile(r"^View \d+ more$"))
+    if more.count() and more.first.is_visible():   # the sidebar folds its last pages
+        more.first.click()
+    ui.goto_page("Scan")
+    ui.page.locator('[data-testid="stPlotlyChart"] .main-svg').first.wait_for(timeout=240_000)
+    ui.idle(240_000)
+    _present(ui, "window")
+    problems = walk_deck(ui, "Berkeley with its scan, 1024x768")
+    number, total = _counter(ui)
+    for _ in range(total):   # back to the scan's slide, then the other window size
+        if "Subgroup scan" in ui.page.locator(".st-key-present_deck").first.inner_text():
+            break
+        ui.page.keyboard.press("PageUp")
+        ui.page.get_by_text(f"Slide {number - 1} of {total}", exact=True).first.wait_for(timeout=120_000)
+        number -= 1
+        _settle(ui)
+    assert "Subgroup scan" in ui.page.locator(".st-key-present_deck").first.inner_text(), "no slide of the scan"
+    ui.page.set_viewport_size(WINDOWS["1280x800"])
+    _settle(ui)
+    problems += check_slide(ui, "the scan's slide at 1280x800")
+    assert not problems, "\n".join(problems)
