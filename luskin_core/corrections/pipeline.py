@@ -77,9 +77,9 @@ class PreparedSplit:
     """The rows a model tool works on, their labels, classes, cells, features and split.
 
     Every array has one entry per prepared row (``frame``'s rows, in order); ``parts`` maps each
-    part's name to positions into those rows. ``groups`` holds each row's group label (``names``: the
-    specification's group, the rest named by its value when the data has one, e.g. 'Male' not 'Non-Female');
-    ``cells`` the filter (None without a filter).
+    part's name to positions into those rows. ``groups`` holds each row's group label (the specification's
+    group or other name); ``names`` the classes as the data names them (the rest by its value when it has one, e.g.
+    'Male' not 'Non-Female'), for the words; ``cells`` the filter (None without a filter).
     ``features`` lists the model's columns (empty when none were chosen) and ``dropped`` the
     columns left out automatically, with the reason. ``rest`` holds the positions left after the
     last part was split off, in the order the split returned them (the rows cross-fitting folds
@@ -228,7 +228,8 @@ def prepare_split(
     parts = split_positions(n, split_shape, codes, seed)
     rest = parts.pop("rest")
     names = class_names(prepared.frame, spec)
-    groups = np.where(in_group, names.group, names.other).astype(object)
+    # the per-row labels keep the spec's names: the Thresholds and Equalized pages and charts look groups up by them
+    groups = np.where(in_group, spec.group_name, spec.other_name).astype(object)
     return PreparedSplit(
         frame=rows, y=y, in_group=in_group, groups=groups, cells=cells, features=columns, dropped=dropped,
         parts=parts, rest=rest, strata=codes, stratified_by=stratified_by, shape=split_shape,

@@ -374,7 +374,7 @@ def test_forget_everything_of_mine_deletes_every_upload_of_that_user_only(
     metas = {p.name for p in (served.state / "uploads").glob("*.meta")}
     assert {Path(n).with_suffix(".meta").name for n in his} <= metas   # the settings kept with each
     _sidebar(dave).get_by_role("button", name="Forget everything of mine").click()
-    dave.wait_text("Deleted 2 upload(s) of yours from the server.", timeout=60_000)
+    dave.wait_text("Deleted 2 uploads of yours from the server.", timeout=60_000)
     assert not his & served.kept() and hers <= served.kept()
     metas = {p.name for p in (served.state / "uploads").glob("*.meta")}
     assert not {Path(n).with_suffix(".meta").name for n in his} & metas
