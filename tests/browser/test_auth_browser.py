@@ -146,12 +146,17 @@ def _main(ui: UI) -> str:
     return str(ui.page.get_by_test_id("stApp").inner_text())
 
 
-def sign_in(ui: UI, who: str) -> None:
+def submit_sign_in(ui: UI, who: str) -> None:
+    """Open the app and send the provider's sign-in form as ``who`` (whatever comes back)."""
     ui.open()
     ui.page.get_by_role("button", name="Sign in").click()
     ui.page.locator('input[name="login"]').fill(who)
     ui.page.locator('input[name="password"]').fill("any")
     ui.page.locator('button[type="submit"]').click()
+
+
+def sign_in(ui: UI, who: str) -> None:
+    submit_sign_in(ui, who)
     ui.page.wait_for_url(re.compile(r"^http://127\.0\.0\.1:\d+/(\?.*)?$"), timeout=60_000)
     ui.page.locator('section[data-testid="stSidebar"]').get_by_text("Signed in:").first.wait_for(timeout=120_000)
     ui.idle(60_000)
@@ -294,11 +299,7 @@ def test_uploads_open_for_their_owner_only_and_roles_decide_what_is_shown(
 
 def test_a_sign_in_without_the_groups_claim_is_told_plainly(served: Served, page: Any) -> None:
     ui = UI(page, served.url)
-    ui.open()
-    ui.page.get_by_role("button", name="Sign in").click()
-    ui.page.locator('input[name="login"]').fill("carol")
-    ui.page.locator('input[name="password"]').fill("any")
-    ui.page.locator('button[type="submit"]').click()
+    submit_sign_in(ui, "carol")
     ui.wait_text(re.compile("did not say which groups you belong to"), timeout=120_000)
     ui.idle()
     text = _main(ui)
@@ -393,11 +394,7 @@ def test_a_wrong_client_secret_is_told_to_the_operator_and_to_that_browser_only(
         misconfigured: tuple[App, App], browser: Any) -> None:
     wrong, _ = misconfigured
     ui = UI(browser.new_page(viewport={"width": 1280, "height": 1000}), wrong.url)
-    ui.open()
-    ui.page.get_by_role("button", name="Sign in").click()
-    ui.page.locator('input[name="login"]').fill("bob")
-    ui.page.locator('input[name="password"]').fill("any")
-    ui.page.locator('button[type="submit"]').click()
+    submit_sign_in(ui, "bob")
     ui.wait_text(re.compile("A sign-in did not complete a moment ago"), timeout=120_000)
     ui.idle()
     text = _main(ui)
