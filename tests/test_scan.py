@@ -316,6 +316,56 @@ def test_the_page_offers_readable_columns_by_default():
     assert default_columns(frame, list(frame.columns)) == ["age", "sex", "score"]
 
 
+def test_the_default_columns_leave_out_weights_and_identifiers_on_real_files(tmp_path):
+    """Adult's fnlwgt (a survey weight: 37.5% of rows hold a value no other row holds) and COMPAS's id are not
+    offered; every attribute that is (age, hours, counts, the few-valued columns) is; the corpus's files offer
+    their columns with values, none with one value or none."""
+    import sys
+    from pathlib import Path
+
+    from luskin_core.analyses.scan import default_columns, per_row_name, per_row_values
+    from luskin_core.counting.data import load_data, load_sample
+
+    adult = load_sample("adult")
+    chosen = default_columns(adult, [c for c in adult.columns if c != "income"])
+    assert "fnlwgt" not in chosen and chosen[:2] == ["age", "workclass"] and {"race", "sex"} <= set(chosen)
+    assert per_row_values(adult["fnlwgt"]) and not any(per_row_values(adult[c]) for c in
+                                                       ("age", "hours-per-week", "capital-gain", "education-num"))
+    compas = load_sample("compas")
+    chosen = default_columns(compas, [c for c in compas.columns if c != "two_year_recid"])
+    assert "id" not in chosen and {"sex", "age", "race", "decile_score"} <= set(chosen)
+    numbers = [c for c in compas.columns if pd.api.types.is_numeric_dtype(compas[c]) and compas[c].nunique() > 12]
+    assert [c for c in numbers if per_row_values(compas[c])] == ["id"]
+    # by name: identifiers and weights, but not a person's weight
+    assert all(map(per_row_name, ["fnlwgt", "PERWT", "person_id", "PersonID", "sampling weight", "final_weight", "ID"]))
+    assert not any(map(per_row_name, ["weight", "Weight (kg)", "age", "paid", "hours-per-week", "idle_days"]))
+    # a weight in decimals is left out by its name; the same numbers named "score" are an attribute
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"perwt": rng.random(500) * 100, "score": rng.random(500), "empty": np.nan,
+                          "same": "x", "sex": rng.choice(["F", "M"], 500)})
+    assert default_columns(frame, list(frame.columns)) == ["score", "sex"]
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from corpus_files import DATA_KINDS, OK
+
+    seen = 0
+    for kind in DATA_KINDS:
+        if kind.expect != OK or kind.path or kind.name in ("field_50mb", "columns_5000"):
+            continue
+        path = tmp_path / f"{kind.name}{kind.suffix}"
+        path.write_bytes(kind.build())
+        frame = load_data(str(path))
+        candidates = [c for c in frame.columns if str(c).strip() != "y"]
+        chosen = default_columns(frame, candidates)
+        assert chosen[:1] == ["race"] and len(chosen) >= 4, kind.name
+        for column in chosen:
+            series = frame[column]
+            assert series.nunique() + series.isna().any() >= 2, (kind.name, column)
+            assert not per_row_values(series) or not pd.api.types.is_numeric_dtype(series), (kind.name, column)
+        seen += 1
+    assert seen >= 25
+
+
 def test_missing_values_are_an_explicit_unknown_group():
     frame = _frame(20_000, 12, cards=(3, 2, 3))
     frame["c2"] = frame["c2"].map({0: "a", 1: "b", 2: None})
