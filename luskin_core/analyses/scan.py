@@ -435,9 +435,8 @@ def default_columns(frame: pd.DataFrame, candidates: Sequence[str], few: int = D
         distinct = int(series.nunique(dropna=True))
         if distinct + bool(series.isna().any()) < 2:
             continue   # one value for every row (or none at all): no group differs from the rest
-        if distinct <= few:
-            chosen.append(column)
-        elif cut_into_ranges(series) and not per_row_name(str(column)) and not per_row_values(series):
+        binned = cut_into_ranges(series) and not per_row_name(str(column)) and not per_row_values(series)
+        if distinct <= few or binned:
             chosen.append(column)
         if len(chosen) == DEFAULT_MAX_COLUMNS:
             break
