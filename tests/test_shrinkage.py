@@ -153,3 +153,82 @@ def test_prior_variance_around_the_siblings_share_matches_simulation(sizes):
     # Without the siblings' own spread the variance would be too small (the intervals too short).
     plain = effective_kappa(np.array([kappa]), np.array([float(sum(sizes))]))[0, 0]
     assert 1 / (plain + 1) < 0.9 * simulated
+
+
+def _exact(table, spec, monkeypatch):
+    from luskin_core.stats import shrinkage
+
+    with monkeypatch.context() as patch:
+        patch.setattr(shrinkage, "LARGE_BETA", np.inf)
+        patch.setattr(shrinkage, "START_BETA", np.inf)
+        return pooled_estimates(table, spec)
+
+
+def _hmda_like(rows: int, seed: int = 3):
+    from luskin_core.counting.counts import CountTable
+
+    rng = np.random.default_rng(seed)
+    races = np.array([.6, .12, .08, .02, .01, .04, .13])
+    states = rng.dirichlet(np.full(51, 2.0))
+    share = np.outer(np.repeat(races, 2) / 2, states)
+    n = rng.multinomial(rows, share.ravel()).reshape(share.shape)
+    p = np.clip(0.7 + rng.normal(0, 0.05, share.shape), 0.05, 0.95)
+    groups = tuple(f"R{r} × {s}" for r in range(len(races)) for s in "FM")
+    cells = tuple(f"state = {i}" for i in range(51))
+    return CountTable(groups=groups, cell_keys=cells, cell_labels=cells, n=n, positives=rng.binomial(n, p),
+                      excluded={}, n_excluded=0)
+
+
+@pytest.mark.parametrize("rows", [3_000_000, 23_300_000])
+def test_the_expansions_for_large_groups_give_scipys_exact_quantiles_on_a_hmda_sized_year(rows, monkeypatch):
+    """Groups of tens of thousands of rows are read through Beta's Edgeworth expansion: within 1e-8 of the exact."""
+    from luskin_core.stats import shrinkage
+
+    spec = AuditSpec("action", "approved", group_by=("race", "sex"), strata=("state",))
+    table = _hmda_like(rows)
+    fast, exact = pooled_estimates(table, spec), _exact(table, spec, monkeypatch)
+    assert table.n.max() * 0.2 > shrinkage.LARGE_BETA   # the expansion is used
+    for name in ("rate", "ci_low", "ci_high"):
+        assert np.nanmax(np.abs(getattr(fast, name) - getattr(exact, name))) < 1e-8, name
+
+
+@pytest.mark.parametrize("which", ["adult", "compas"])
+def test_the_starting_points_change_no_number_on_the_samples(which, adult, compas, monkeypatch):
+    frame, spec = ((adult, AuditSpec("income", ">50K", group_by=("race", "sex"), strata=("education",)))
+                   if which == "adult" else (compas, SPEC))
+    table = audit(frame, spec).counts
+    fast, exact = pooled_estimates(table, spec), _exact(table, spec, monkeypatch)
+    for name in ("rate", "ci_low", "ci_high"):
+        assert np.nanmax(np.abs(getattr(fast, name) - getattr(exact, name))) < 1e-9, name
+
+
+def test_the_edgeworth_cdf_is_within_its_stated_bound_of_scipys():
+    from scipy.special import betainc
+
+    from luskin_core.stats import shrinkage
+
+    worst = 0.0
+    for low in (3e3, 1e4, 3e4, 1e5, 1e6, 2e7):
+        for ratio in (1.0, 1.3, 2.3, 9.0, 99.0, 1e3):
+            for a, b in ((low, low * ratio), (low * ratio, low)):
+                moments = shrinkage._beta_moments(np.array([a]), np.array([b]))
+                mean, sd = float(moments[0][0]), float(moments[1][0])
+                x = np.clip(mean + sd * np.linspace(-12, 12, 2001), 0, 1)
+                gap = np.abs(shrinkage._edgeworth_cdf(tuple(np.broadcast_to(m, x.shape) for m in moments), x)
+                             - betainc(a, b, x)).max()
+                bound = shrinkage._EDGE_CDF_C * low ** -1.5 + shrinkage._EDGE_CDF_FLOOR
+                assert gap <= bound, (a, b)
+                worst = max(worst, gap / bound)
+    assert worst > 0.3   # the bound is not loose by orders of magnitude (the test could fail)
+
+
+def test_a_quantile_over_its_error_bound_is_computed_exactly(monkeypatch):
+    from luskin_core.stats import shrinkage
+
+    spec = AuditSpec("action", "approved", group_by=("race", "sex"), strata=("state",))
+    table = _hmda_like(3_000_000)
+    exact = _exact(table, spec, monkeypatch)
+    monkeypatch.setattr(shrinkage, "EDGE_TOLERANCE", 0.0)
+    redone = pooled_estimates(table, spec)
+    for name in ("ci_low", "ci_high"):
+        assert np.nanmax(np.abs(getattr(redone, name) - getattr(exact, name))) < 1e-10, name

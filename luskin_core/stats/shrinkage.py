@@ -55,7 +55,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-from scipy.special import betainc, betaincinv, betaln
+from scipy.special import betainc, betaincinv, betaln, ndtr, ndtri
 
 from luskin_core.counting.counts import CROSS, CountTable
 from luskin_core.spec.audit_spec import AuditSpec
@@ -108,21 +108,98 @@ def log_marginal(k: np.ndarray, n: np.ndarray, m: np.ndarray, kappa: np.ndarray)
     return betaln(k[:, None] + a, (n - k)[:, None] + b) - betaln(a, b)
 
 
-def mixture_quantile(weights: np.ndarray, a: np.ndarray, b: np.ndarray, q: float, iterations: int = 60) -> np.ndarray:
+# Beta(a, b) components with both parameters at least this large are read through their Edgeworth expansion
+# (see _edgeworth_cdf), not scipy's incomplete beta function (5 microseconds an element at parameters in the millions);
+# a quantile whose error bound is over EDGE_TOLERANCE is computed exactly, so this is a matter of speed only
+# (23.3M rows of HMDA's shape, race x sex by 51 states: 1.12 s exact, 0.73 s from 1e5, 0.57 s from 1e4, 0.40 s
+# from 3,000, 0.69 s from 1,000 where many quantiles are computed again).
+LARGE_BETA = 3e3
+# The largest gap between the expansion's CDF and the exact one, over x, measured on a grid of a and b (min(a, b)
+# from 300 to 1e7, the other up to 1e5 times larger): 0.055 * min(a, b) ** -1.5 (0.058 at 300), and 7e-9 at most
+# where a + b reaches 1e11 (rounding of the exact function): the bound below holds both with room.
+_EDGE_CDF_C, _EDGE_CDF_FLOOR = 0.07, 1e-8
+# A quantile whose error bound (the components' CDF bounds over the mixture's density) is above this is computed
+# exactly: 100 times below the 1e-6 the JSON's numbers promise.
+EDGE_TOLERANCE = 1e-8
+# From this size on, Newton's steps start at the components' Cornish-Fisher quantiles (measured within 1e-5 of the
+# exact ones from min(a, b) = 100 on) rather than scipy's betaincinv: only the start, the steps read exact CDFs.
+START_BETA = 100.0
+
+
+def _beta_moments(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Mean, standard deviation, skewness and excess kurtosis of Beta(a, b)."""
+    s = a + b
+    mean = a / s
+    sd = np.sqrt(a * b / (s * s * (s + 1.0)))
+    skew = 2.0 * (b - a) * np.sqrt(s + 1.0) / ((s + 2.0) * np.sqrt(a * b))
+    kurt = 6.0 * ((a - b) ** 2 * (s + 1.0) - a * b * (s + 2.0)) / (a * b * (s + 2.0) * (s + 3.0))
+    return mean, sd, skew, kurt
+
+
+def _edgeworth_cdf(moments: tuple[np.ndarray, ...], x: np.ndarray) -> np.ndarray:
+    """Beta(a, b)'s CDF at ``x`` by its Edgeworth expansion to the second order (skewness and kurtosis terms).
+
+    Its error is of order min(a, b) ** -1.5 (see _EDGE_CDF_C): below 6e-8 from min(a, b) = 10,000 on."""
+    mean, sd, skew, kurt = moments
+    y = (x - mean) / sd
+    y2 = y * y
+    density = np.exp(-0.5 * y2) * _INV_SQRT_2PI
+    terms = skew / 6.0 * (y2 - 1.0) + kurt / 24.0 * y * (y2 - 3.0) + skew * skew / 72.0 * y * (y2 * (y2 - 10.0) + 15.0)
+    return np.clip(ndtr(y) - density * terms, 0.0, 1.0)
+
+
+def _cornish_fisher(moments: tuple[np.ndarray, ...], q: float) -> np.ndarray:
+    """Beta(a, b)'s q-quantile by the Cornish-Fisher expansion to the second order (a starting point)."""
+    mean, sd, skew, kurt = moments
+    z = float(ndtri(q))
+    w = z + skew / 6.0 * (z * z - 1.0) + kurt / 24.0 * (z ** 3 - 3.0 * z) - skew * skew / 36.0 * (2.0 * z ** 3 - 5.0 * z)
+    return np.clip(mean + sd * w, 0.0, 1.0)
+
+
+_INV_SQRT_2PI = 1.0 / np.sqrt(2.0 * np.pi)
+
+
+def mixture_quantile(weights: np.ndarray, a: np.ndarray, b: np.ndarray, q: float, iterations: int = 60,
+                     approximate: bool = True) -> np.ndarray:
     """The q-quantile of each row's mixture of Beta(a, b) distributions.
 
     Safeguarded Newton steps on the mixture's CDF, from the weighted mean of the components' own
     quantiles, inside the bracket of those quantiles (the mixture's quantile lies between the
     smallest and the largest): a step that would leave the bracket halves it instead. Stops when
     no estimate moves by more than 1e-11 (checked against scipy's brentq in the tests).
+
+    Components with both parameters at least LARGE_BETA (groups of tens of thousands of rows) are
+    read through their Edgeworth expansion (``approximate``): a row whose error bound (the
+    expansion's bound on each component's CDF over the mixture's density at the quantile) is above
+    EDGE_TOLERANCE is computed again with scipy's exact function alone.
     """
-    own = betaincinv(a, b, q)
+    smallest = np.minimum(a, b)
+    large = (smallest >= LARGE_BETA) & (weights > 0) if approximate else np.zeros(a.shape, dtype=bool)
+    exact = ~large
+    any_large = bool(large.any())
+    big = _beta_moments(a[large], b[large]) if any_large else ()
+    # The starting points: scipy's exact quantiles, or where both parameters are at least START_BETA (the
+    # Cornish-Fisher quantile is then within 1e-5 of the exact one) the expansion, with the bracket widened by 1e-4.
+    started = (smallest >= START_BETA) if approximate else np.zeros(a.shape, dtype=bool)
+    own = np.empty_like(a)
+    own[~started] = betaincinv(a[~started], b[~started], q)
+    if started.any():
+        own[started] = _cornish_fisher(_beta_moments(a[started], b[started]), q)
     low = np.min(np.where(weights > 0, own, 1.0), axis=1)
     high = np.max(np.where(weights > 0, own, 0.0), axis=1)
+    rows = (started & (weights > 0)).any(axis=1)
+    low = np.where(rows, np.maximum(low - 1e-4, 0.0), low)
+    high = np.where(rows, np.minimum(high + 1e-4, 1.0), high)
     x = np.clip(np.sum(weights * own, axis=1), low, high)
     log_norm = betaln(a, b)
+    cdfs = np.empty_like(a)
+    pdf = np.zeros(len(x))
     for _ in range(iterations):
-        cdf = np.sum(weights * betainc(a, b, x[:, None]), axis=1) - q
+        grid = np.broadcast_to(x[:, None], a.shape)
+        cdfs[exact] = betainc(a[exact], b[exact], grid[exact])
+        if any_large:
+            cdfs[large] = _edgeworth_cdf(big, grid[large])
+        cdf = np.sum(weights * cdfs, axis=1) - q
         inner = np.clip(x, 1e-300, 1 - 1e-16)[:, None]
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
             pdf = np.sum(weights * np.exp((a - 1) * np.log(inner) + (b - 1) * np.log1p(-inner) - log_norm), axis=1)
@@ -135,6 +212,15 @@ def mixture_quantile(weights: np.ndarray, a: np.ndarray, b: np.ndarray, q: float
         x = moved
         if done:
             break
+    if any_large:
+        # The quantile moves by at most the mixture's CDF error over its density there.
+        floor = np.zeros(a.shape)
+        floor[large] = _EDGE_CDF_C * np.minimum(a[large], b[large]) ** -1.5 + _EDGE_CDF_FLOOR
+        with np.errstate(divide="ignore", invalid="ignore"):
+            bound = np.sum(weights * floor, axis=1) / pdf
+        redo = ~(bound <= EDGE_TOLERANCE)
+        if redo.any():
+            x[redo] = mixture_quantile(weights[redo], a[redo], b[redo], q, iterations, approximate=False)
     return x
 
 
