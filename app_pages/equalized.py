@@ -16,24 +16,27 @@ from luskin_app import choices as ch_
 from luskin_app import dataset, keys, source_view, ui
 from luskin_app.cache import cached_run, is_cached, options_key, remember, shared
 from luskin_app.help import HELP
+from luskin_app.option_inputs import OptionInputs
 from luskin_core.corrections import equalize, models
 from luskin_core.corrections.equalize import AlphaSweep
 from luskin_core.counting.data import PRESETS
 from luskin_core.formatting import format_percent, format_points
 from luskin_core.present import plots
 from luskin_core.spec.audit_spec import AuditSpec
-from luskin_core.spec.options import SEED
+from luskin_core.spec.options import OPTION_CONSTRAINTS
 
 ALPHA_CHOICES = tuple(float(a) for a in equalize.DEFAULT_ALPHAS)
 
 
 def _sweep(spec_json: str, frame: pd.DataFrame, alphas: tuple[float, ...], features: tuple[str, ...] | None,
-           paper_compas: bool, seed: int, progress: Any = None) -> AlphaSweep:
-    """Train one classifier per alpha (the paper's COMPAS encoding for the COMPAS sample)."""
+           paper_compas: bool, options: dict[str, Any], progress: Any = None) -> AlphaSweep:
+    """Train one classifier per alpha (the paper's COMPAS encoding for the COMPAS sample); ``options``: the
+    tool's other declared options on the page (the seed, ...), the estimator's keywords."""
     spec = AuditSpec.from_json(spec_json)
+    seed = options.get("seed", equalize.EqualizeOptions.seed)
     preprocess = models.compas_paper_pipeline("LR", random_state=seed)[:-1] if paper_compas else None
     return equalize.equalize_frame(frame, spec, alphas=alphas, features=list(features) if features else None,
-                                   preprocess=preprocess, seed=seed, progress=progress)
+                                   preprocess=preprocess, progress=progress, **options)
 
 
 def _features(spec: AuditSpec) -> tuple[str, ...] | None:
@@ -46,18 +49,22 @@ def _features(spec: AuditSpec) -> tuple[str, ...] | None:
 
 
 def render_options() -> dict[str, Any]:
-    """Which alphas to train, and the seed of the split."""
+    """Which alphas to train, and the tool's other declared options (the seed of the split, ...)."""
     ch = ch_.choices()
     opts = dict(ch["equalize"])
+    form = OptionInputs("equalize", opts)
     ch_.seed("eq_alphas", [a for a in opts.get("alphas") or ALPHA_CHOICES if a in ALPHA_CHOICES])
-    ch_.seed("eq_seed", int(opts.get("seed") or 0))
     left, right = st.columns([3, 1])
     alphas = left.multiselect("Alphas to train (one model each)", ALPHA_CHOICES, key="eq_alphas",
                               help=HELP["alpha"] + " Fewer alphas compute faster.")
-    seed = right.number_input("Seed", **SEED.widget_bounds(), step=1, key="eq_seed",
-                              help=HELP["seed"])
-    opts.update(alphas=sorted(float(a) for a in alphas), seed=int(seed))
+    form.drawn("alphas")  # a list among the offered alphas
+    with right:
+        form.show("seed")
+        form.rest()  # any other option the tool declares
+    opts["alphas"] = sorted(float(a) for a in alphas)
     ch["equalize"] = opts
+    if opts["alphas"] and form.checked("equalized") is None:  # the command line's checks of the same values
+        st.stop()
     return opts
 
 
@@ -135,8 +142,8 @@ def render_run(spec: AuditSpec, options: dict[str, Any]) -> None:
     data = dataset.dataset()
     features = _features(spec)
     paper_compas = data.sample == "compas" and ch_.choices().get("features") == list(PRESETS["compas"].features)
-    key = options_key({"alphas": options["alphas"], "seed": options["seed"], "features": features,
-                       "paper_compas": paper_compas})
+    declared = {name: options[name] for name in OPTION_CONSTRAINTS["equalize"] if name in options and name != "alphas"}
+    key = options_key({"alphas": options["alphas"], **declared, "features": features, "paper_compas": paper_compas})
     store_key = f"{data.fingerprint}|{spec.to_json()}|{key}"
     if not (is_cached("equalized", store_key) or st.button("Train the models", key="eq_run", type="primary")):
         st.info(f"Press **Train the models** to train {len(options['alphas'])} models, one per alpha. "
@@ -149,7 +156,7 @@ def render_run(spec: AuditSpec, options: dict[str, Any]) -> None:
 
     rows = source_view.model_rows(spec)
     sweep = ui.guarded(cached_run, "equalized", store_key, lambda: _sweep(
-        spec.to_json(), rows, tuple(options["alphas"]), features, paper_compas, options["seed"], progress),
+        spec.to_json(), rows, tuple(options["alphas"]), features, paper_compas, declared, progress),
         where="equalized")
     if sweep is not None:  # draw every alpha's charts now, so each slider step only sends them
         with st.spinner("Drawing the charts…"):

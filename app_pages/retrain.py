@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 import streamlit as st
@@ -11,16 +11,13 @@ from luskin_app import choices as ch_
 from luskin_app import dataset, source_view, ui
 from luskin_app.cache import cached_run, is_cached, remember
 from luskin_app.help import HELP
+from luskin_app.option_inputs import OptionInputs
 from luskin_core.corrections.retrain import RetrainOptions, RetrainResult, model_bytes, retrain
 from luskin_core.present import plots
 from luskin_core.spec.audit_spec import AuditSpec
-from luskin_core.spec.options import RETRAIN_KINDS, SEED
+from luskin_core.spec.options import RETRAIN_KINDS
 
-ALGORITHMS = {1: "Algorithm 1: selective risk adjustment (relabel with the first model's decisions)",
-              2: "Algorithm 2: risk-based flipping (keep the true labels, flip the fewest)"}
 PAIRS = tuple(f"{a}/{b}" for a in RETRAIN_KINDS for b in RETRAIN_KINDS)  # LR/LR, LR/MLP, MLP/LR, MLP/MLP
-DIRECTIONS = {"down": "Bring the higher group down (the paper's way)",
-              "up": "Bring the lower group up (for benefits such as loans)"}
 
 
 def _retrain_cached(fingerprint: str, spec_json: str, options_json: str, frame: pd.DataFrame,
@@ -37,36 +34,29 @@ def _downloads(fingerprint: str, spec_json: str, options_json: str, _result: Ret
 
 
 def render_options(spec: AuditSpec) -> RetrainOptions | None:
-    """Algorithm, model pair, direction and seed; the core checks them."""
+    """The retraining options (declared in luskin_core/spec/options.py); the core checks them."""
     ch = ch_.choices()
     opts = dict(ch["retrain"])
-    ch_.seed("retrain_algorithm", int(opts["algorithm"]))
+    form = OptionInputs("retrain", opts)
     ch_.seed("retrain_pair", f"{opts['first']}/{opts['second']}")
-    ch_.seed("retrain_direction", opts["direction"])
-    ch_.seed("retrain_seed", int(opts["seed"]))
-    ch_.seed("retrain_all_cells", bool(opts.get("all_cells", False)))
     left, right = st.columns(2)
     with left:
-        algorithm = st.radio("Algorithm", list(ALGORITHMS), format_func=ALGORITHMS.get, key="retrain_algorithm",
-                             help="How the synthetic training labels are made fair in the filter cell.")
-        direction = st.radio("Direction", list(DIRECTIONS), format_func=DIRECTIONS.get, key="retrain_direction")
-        all_cells = st.checkbox("Adjust every filter cell (the paper adjusts only the cell where the filter holds)",
-                                key="retrain_all_cells")
+        form.show("algorithm")
+        form.show("direction")
+        form.show("all_cells")
     with right:
         pair = st.selectbox("Models: first (A1) / retrained (C2)", PAIRS, key="retrain_pair",
                             help="LR: logistic regression; MLP: a small neural network. The paper finds that "
                                  "C2 = MLP closes the gap, C2 = LR barely moves it.")
-        seed = st.number_input("Seed", **SEED.widget_bounds(), step=1, key="retrain_seed",
-                               help=HELP["seed"])
+        form.drawn("first", "second")  # one choice of the pair
+        form.show("seed")
+        form.rest()  # any other option the tool declares
     first, second = pair.split("/")
-    opts.update(algorithm=int(algorithm), first=first, second=second, direction=direction,
-                all_cells=bool(all_cells), seed=int(seed))
+    opts.update(first=first, second=second)
     ch["retrain"] = opts
     chosen = ch.get("features")
     features = tuple(c for c in chosen if c != spec.outcome) if chosen else None
-    return ui.guarded(RetrainOptions, algorithm=opts["algorithm"], first=first, second=second,
-                      direction=direction, all_cells=bool(all_cells), seed=int(seed), features=features,
-                      where="retrain")
+    return cast("RetrainOptions | None", form.checked("retrain", features=features))
 
 
 def _paper_table(result: RetrainResult) -> pd.io.formats.style.Styler:

@@ -16,19 +16,17 @@ from luskin_app import choices as ch_
 from luskin_app import dataset, keys, source_view, ui
 from luskin_app.cache import options_key, remember, shared
 from luskin_app.help import HELP
+from luskin_app.option_inputs import OptionInputs
 from luskin_core.corrections.thresholds import ThresholdReport, tune_thresholds
 from luskin_core.errors import LuskinError
 from luskin_core.formatting import format_percent, format_points
 from luskin_core.present import plots
 from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.spec.guess import score_columns
-from luskin_core.spec.options import LAMBDA, MODEL_KINDS, MODEL_NAMES, SEED, ThresholdOptions
+from luskin_core.spec.options import OPTION_CONSTRAINTS
 from luskin_core.spec.validation import check_finite
 
 SOURCES = {"model": "Train a model on the data", "column": "Use a score column already in the data"}
-SOLVERS = {"exact": "Exact (best possible)", "pso": "Particle swarm (the paper's method)"}
-TUNINGS = {"validation": "a 20% validation split (the paper)",
-           "crossfit": "all training rows, cross-fitted (smaller test gaps)"}
 
 
 @shared(show_spinner=False, max_entries=32)
@@ -37,13 +35,16 @@ def _tune_cached(fingerprint: str, spec_json: str, options_json: str, _frame: pd
     """Train (or read) the scores and tune the thresholds; cached on data, spec and options."""
     spec = AuditSpec.from_json(spec_json)
     use_model = _options["source"] == "model"
+    declared = {name: _options[name] for name in OPTION_CONSTRAINTS["thresholds"] if name in _options}
+    declared.pop("model", None)
+    if not use_model:
+        declared.pop("tuning", None)  # a score column is tuned on half of its rows
     return tune_thresholds(
         _frame, spec,
         model=_options["model"] if use_model else None,
         score_column=None if use_model else _options["score_column"],
         features=list(_features) if use_model and _features else None,
-        solver=_options["solver"], lam=float(_options["lam"]), seed=int(_options["seed"]),
-        tuning=_options.get("tuning", "validation") if use_model else "validation",
+        **declared,   # solver, lam, seed, tuning and any other declared option
     )
 
 
@@ -79,44 +80,32 @@ def render_score_column(spec: AuditSpec, opts: dict[str, Any]) -> bool:
 
 
 def render_options(spec: AuditSpec) -> dict[str, Any]:
-    """Score source, model or score column, solver, lambda, seed (empty when nothing can be tuned)."""
+    """Score source, model or score column, and the tool's declared options (empty when nothing can be tuned)."""
     ch = ch_.choices()
     opts = dict(ch["thresholds"])
+    form = OptionInputs("thresholds", opts)
     ch_.seed("thr_source", opts["source"])
-    ch_.seed("thr_model", opts["model"])
-    ch_.seed("thr_solver", opts["solver"])
-    ch_.seed("thr_tuning", opts.get("tuning", ThresholdOptions.tuning))
-    ch_.seed("thr_lambda", float(opts["lam"]))
-    ch_.seed("thr_seed", int(opts["seed"]))
     c1, c2, c3 = st.columns(3)
     usable = True
     with c1:
         source = st.radio("Scores", list(SOURCES), format_func=SOURCES.get, key="thr_source",
                           help="Thresholds cut a score: train a model for it, or use a score the data already has.")
         if source == "model":
-            model = st.selectbox("Model", list(MODEL_KINDS), key="thr_model",
-                                 format_func=lambda k: f"{k}: {MODEL_NAMES[k]}",
-                                 help="LR: logistic regression; MLP: a small neural network; SVM: linear support "
-                                      "vector machine.")
-            tuning = st.radio("Tune the thresholds on", list(TUNINGS), format_func=TUNINGS.get, key="thr_tuning",
-                              help="Paper: a separate 20% validation split. Cross-fitted: the model's "
-                                   "out-of-fold scores on all 80% training rows (5 folds), which gave "
-                                   "smaller test gaps at a smaller accuracy cost on COMPAS over 10 seeds "
-                                   "(benchmarks/results/parity.md).")
-            opts.update(source="model", model=model, tuning=tuning)
+            form.show("model")
+            form.show("tuning")
+            opts["source"] = "model"
         else:
+            form.drawn("model", "tuning")  # a score column needs no model (the page keeps the last one chosen)
             usable = render_score_column(spec, opts)
     with c2:
-        solver = st.radio("Solver", list(SOLVERS), format_func=SOLVERS.get, key="thr_solver",
-                          help="Exact finds the best thresholds for sure; particle swarm is the paper's search heuristic.")
-        opts["solver"] = solver
+        form.show("solver")
     with c3:
-        lam = st.number_input("Fairness weight (lambda)", **LAMBDA.widget_bounds(), step=0.5,
-                              key="thr_lambda", help=HELP["lambda"])
-        seed = st.number_input("Seed", **SEED.widget_bounds(), step=1, key="thr_seed",
-                               help=HELP["seed"])
-        opts.update(lam=float(lam), seed=int(seed))
+        form.show("lam")
+        form.show("seed")
+        form.rest()  # any other option the tool declares
     ch["thresholds"] = opts
+    if form.checked("thresholds") is None:  # the command line's checks of the same values
+        return {}
     return opts if usable else {}
 
 

@@ -38,7 +38,7 @@ from luskin_core.spec.audit_spec import (
 from luskin_core.spec.conditions import Condition
 from luskin_core.spec.guess import FirstChoices, first_choices
 from luskin_core.spec.names import GroupNames
-from luskin_core.spec.options import EqualizeOptions, RetrainOptions, ThresholdOptions
+from luskin_core.spec.options import OPTIONS, option_default
 from luskin_core.spec.validation import (
     check_column,
     check_finite,
@@ -66,16 +66,18 @@ WIDGET_KEYS = ("outcome", "positive", "outcome_is", "outcome_is_seen", "protecte
                "audit_outcome_type", "audit_score_column", "audit_cutoff_median", "audit_cutoff", "audit_metric",
                "audit_ratio_threshold", "audit_correction")
 
-# The model pages' first choices: the tools' own defaults (luskin_core.spec.options, which the command line reads
-# too), plus what only a page has (where the scores come from, the rows a chart shows, the alpha shown).
-_RETRAIN, _THRESHOLDS, _EQUALIZE = RetrainOptions(), ThresholdOptions(), EqualizeOptions()
+# The model pages' first choices: the defaults of the options each page offers (their declarations in
+# luskin_core.spec.options, which the command line reads too: a new declared option is saved here without an
+# edit), plus what only a page has (where the scores come from, the rows a chart shows, the alpha shown).
+def _page_defaults(tool: str) -> dict[str, Any]:
+    values = {option.name: option_default(tool, option.name) for option in OPTIONS[tool] if option.on_page}
+    return {name: list(value) if isinstance(value, tuple) else value for name, value in values.items()}
+
+
+_PAGE_ONLY_DEFAULTS: dict[str, dict[str, Any]] = {
+    "retrain": {}, "thresholds": {"source": "model", "score_column": None, "split": "tune"}, "equalize": {"alpha": None}}
 DEFAULT_OPTIONS: dict[str, dict[str, Any]] = {
-    "retrain": {"algorithm": _RETRAIN.algorithm, "first": _RETRAIN.first, "second": _RETRAIN.second,
-                "direction": _RETRAIN.direction, "all_cells": _RETRAIN.all_cells, "seed": _RETRAIN.seed},
-    "thresholds": {"source": "model", "model": _THRESHOLDS.model, "score_column": None, "solver": _THRESHOLDS.solver,
-                   "lam": _THRESHOLDS.lam, "seed": _THRESHOLDS.seed, "split": "tune", "tuning": _THRESHOLDS.tuning},
-    "equalize": {"alpha": None, "alphas": list(_EQUALIZE.alphas), "seed": _EQUALIZE.seed},
-}
+    tool: {**_PAGE_ONLY_DEFAULTS[tool], **_page_defaults(tool)} for tool in ("retrain", "thresholds", "equalize")}
 # The Audit page's choices beyond the paper's (who is compared, within what, the outcome, the judgement);
 # their defaults give the paper's view, so presets and older configurations keep their numbers.
 AUDIT_DEFAULTS: dict[str, Any] = {

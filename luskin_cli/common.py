@@ -114,6 +114,38 @@ def add_data_options(parser: argparse.ArgumentParser, *, outcome: bool = True) -
     add_engine_options(parser)
 
 
+def add_option_flags(group: Any, tool: str, *, skip: Sequence[str] = ()) -> None:
+    """One flag per declared option of a model tool (``OPTIONS`` in luskin_core/spec/options.py).
+
+    Each flag is made from its declaration: its name, its help, its type and choices (argparse refuses what
+    the option's constraint refuses, in its words) and its default (the options class's). A flag the parser
+    already has (``--seed``, from the data options) and the options a command places itself (``skip``: a
+    flag in a group of alternatives, a list) are left out. The flag's value lands under the option's name.
+    """
+    from luskin_core.spec.options import OPTIONS, option_default  # light: no heavy import
+
+    taken = group._option_string_actions  # shared by a parser and its groups
+    for option in OPTIONS[tool]:
+        if option.name in skip or option.cli_flag in taken:
+            continue
+        default = option_default(tool, option.name)
+        if option.constraint.kind == "flag":
+            group.add_argument(option.cli_flag, dest=option.name, default=default,
+                               action=argparse.BooleanOptionalAction if default else "store_true",
+                               help=option.command_help(default))
+            continue
+        group.add_argument(option.cli_flag, dest=option.name, default=default, metavar=option.metavar,
+                           help=option.command_help(default), **option.constraint.argparse())
+
+
+def option_values(args: argparse.Namespace, tool: str, *, skip: Sequence[str] = ()) -> dict[str, Any]:
+    """The declared options of ``tool`` as a parsed command gives them (keyword arguments of its estimator)."""
+    from luskin_core.spec.options import OPTIONS
+
+    return {option.name: getattr(args, option.name) for option in OPTIONS[tool]
+            if option.name not in skip and hasattr(args, option.name)}
+
+
 def _split_names(text: str | None) -> tuple[str, ...]:
     return tuple(part.strip() for part in (text or "").split(",") if part.strip())
 

@@ -17,8 +17,8 @@ from luskin_core.formatting import format_percent
 
 def add_parsers(subparsers: Any) -> None:
     """Register the ``thresholds`` and ``equalize`` subcommands."""
-    from luskin_cli.common import add_data_options
-    from luskin_core.spec.options import (  # the one place of the defaults and constraints (the pages read them too)
+    from luskin_cli.common import add_data_options, add_option_flags
+    from luskin_core.spec.options import (  # the one place of the options (the pages read them too)
         OPTION_CONSTRAINTS,
         EqualizeOptions,
         ThresholdOptions,
@@ -40,18 +40,12 @@ def add_parsers(subparsers: Any) -> None:
                         help=f"train this model and tune its thresholds (default {ThresholdOptions.model})")
     source.add_argument("--score-column", metavar="COL",
                         help="tune thresholds on an existing score column (e.g. decile_score)")
-    group.add_argument("--solver", default=ThresholdOptions.solver, **thc["solver"].argparse(),
-                       help="exact: the true optimum (default); pso: the paper's particle swarm")
-    group.add_argument("--lambda", dest="lam", default=ThresholdOptions.lam, metavar="L", **thc["lam"].argparse(),
-                       help=f"weight of the fairness gaps against accuracy (default {ThresholdOptions.lam:g})")
+    # every other declared option (solver, lambda, tuning, ...): its flag made from its declaration
+    add_option_flags(group, "thresholds", skip=("model",))
     group.add_argument("--default-threshold", type=float, default=None, metavar="T",
                        help="the single threshold to compare with ('before'); default: 0.5 for "
                             "probabilities, 0 for an SVM, and for a score column the single threshold "
                             "with the best accuracy on the tuning rows")
-    group.add_argument("--tuning", default=ThresholdOptions.tuning, **thc["tuning"].argparse(),
-                       help="validation: tune on the 20%% validation rows (the paper, default); "
-                            "crossfit: tune on out-of-fold scores of the 80%% train + validation "
-                            "rows and refit the model on them (more tuning data, 5 extra fits)")
     th.set_defaults(run=run_thresholds)
 
     eq = subparsers.add_parser(
@@ -66,10 +60,7 @@ def add_parsers(subparsers: Any) -> None:
     alphas.add_argument("--alpha", **eqc["alphas"].argparse(), help="one alpha between 0 and 1")
     alphas.add_argument("--alphas", help="comma-separated alphas (default "
                                          f"{','.join(f'{a:g}' for a in EqualizeOptions.alphas)})")
-    group.add_argument("--bandwidth", default=EqualizeOptions.bandwidth, **eqc["bandwidth"].argparse(),
-                       help=f"width of the Gaussian kernel of the soft histograms (default {EqualizeOptions.bandwidth:g})")
-    group.add_argument("--solver", default=EqualizeOptions.solver, **eqc["solver"].argparse(),
-                       help="lbfgs (default, fast) or momentum (the paper's 2,000 steps)")
+    add_option_flags(group, "equalize", skip=("alphas",))  # bandwidth, solver, start, ...: from their declarations
     group.add_argument("--histograms", action="store_true",
                        help="with --json, include the test score histograms per group and outcome")
     eq.set_defaults(run=run_equalize)
@@ -94,7 +85,7 @@ def _num(x: Any) -> str:
 
 def run_thresholds(args: argparse.Namespace) -> int:
     """Tune the thresholds and print them with before/after rates on the test rows."""
-    from luskin_cli.common import format_warnings, print_json, resolve
+    from luskin_cli.common import format_warnings, option_values, print_json, resolve
     from luskin_core.corrections.thresholds import tune_thresholds
     from luskin_core.formatting import format_table
     from luskin_core.spec.options import ThresholdOptions
@@ -107,9 +98,8 @@ def run_thresholds(args: argparse.Namespace) -> int:
 
         pipeline = compas_paper_pipeline(model, random_state=args.seed)
     report = tune_thresholds(
-        frame, spec, model=model, score_column=args.score_column, features=features,
-        solver=args.solver, lam=args.lam, seed=args.seed, pipeline=pipeline,
-        tuning=args.tuning, default_threshold=args.default_threshold,
+        frame, spec, model=model, score_column=args.score_column, features=features, pipeline=pipeline,
+        default_threshold=args.default_threshold, **option_values(args, "thresholds", skip=("model",)),
     )
     if args.json:
         from luskin_cli.engine import sample_json
@@ -176,7 +166,7 @@ def _parse_alphas(args: argparse.Namespace) -> tuple[float, ...]:
 
 def run_equalize(args: argparse.Namespace) -> int:
     """Train the equalized-distribution classifier at each alpha and print test results."""
-    from luskin_cli.common import format_warnings, print_json, resolve
+    from luskin_cli.common import format_warnings, option_values, print_json, resolve
     from luskin_core.corrections.equalize import equalize_frame
     from luskin_core.formatting import format_table
 
@@ -191,8 +181,8 @@ def run_equalize(args: argparse.Namespace) -> int:
 
         preprocess = compas_paper_pipeline("LR", random_state=args.seed)[:-1]
     sweep = equalize_frame(
-        frame, spec, alphas=alphas, features=features, preprocess=preprocess, seed=args.seed,
-        bandwidth=args.bandwidth, solver=args.solver,
+        frame, spec, alphas=alphas, features=features, preprocess=preprocess,
+        **option_values(args, "equalize", skip=("alphas",)),
     )
     if args.json:
         points = []

@@ -18,9 +18,7 @@ if TYPE_CHECKING:  # imported when the subcommand runs, so that `luskin --help` 
 
 def add_parsers(subparsers: Any) -> None:
     """Register the ``retrain`` subcommand."""
-    from luskin_cli.common import add_data_options
-    from luskin_core.spec.options import OPTION_CONSTRAINTS  # the defaults and constraints (the page reads them too)
-    from luskin_core.spec.options import RetrainOptions as Defaults
+    from luskin_cli.common import add_data_options, add_option_flags
 
     parser = subparsers.add_parser(
         "retrain", help="relabel and retrain to controlled fairness (paper section 3)",
@@ -30,19 +28,7 @@ def add_parsers(subparsers: Any) -> None:
                     "on D4, which neither has seen.")
     add_data_options(parser)
     group = parser.add_argument_group("retraining")
-    constraints = OPTION_CONSTRAINTS["retrain"]  # declared once: luskin_core/spec/options.py
-    group.add_argument("--algorithm", default=Defaults.algorithm, **constraints["algorithm"].argparse(),
-                       help=f"1: selective risk adjustment; 2: risk-based flipping (default {Defaults.algorithm})")
-    group.add_argument("--first", default=Defaults.first, **constraints["first"].argparse(),
-                       help=f"type of the first model A1 (default {Defaults.first})")
-    group.add_argument("--second", default=Defaults.second, **constraints["second"].argparse(),
-                       help=f"type of the second model C2 (default {Defaults.second})")
-    group.add_argument("--direction", default=Defaults.direction, **constraints["direction"].argparse(),
-                       help="down: bring the higher class down (the paper); up: bring the lower class up")
-    group.add_argument("--all-cells", action="store_true",
-                       help="relabel every filter cell, not only the cell where the filter holds")
-    group.add_argument("--threshold", default=Defaults.threshold, **constraints["threshold"].argparse(),
-                       help=f"score at or above which a model decides positive (default {Defaults.threshold:g})")
+    add_option_flags(group, "retrain")  # declared once: luskin_core/spec/options.py (--seed is a data option)
     group.add_argument("--synthetic-out", metavar="PATH",
                        help="write the synthetic data set D3 (D2's rows with luskin_risk, "
                             "luskin_label_before, luskin_label_after) as CSV")
@@ -52,13 +38,12 @@ def add_parsers(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the experiment and print the report; returns the exit status."""
-    from luskin_cli.common import format_warnings, print_json, resolve
+    from luskin_cli.common import format_warnings, option_values, print_json, resolve
     from luskin_core.corrections.retrain import RetrainOptions, retrain, save_model
 
     frame, spec, features = resolve(args)
     options = RetrainOptions(
-        algorithm=int(args.algorithm), first=args.first, second=args.second, direction=args.direction,
-        all_cells=args.all_cells, seed=args.seed, threshold=args.threshold, features=features,
+        **option_values(args, "retrain"), features=features,
         exclude=tuple(getattr(args, "exclude_columns", ()) or ()) if features is None else (),
     )
     result = retrain(frame, spec, options)

@@ -7,13 +7,16 @@ and :class:`EqualizeOptions` (``luskin equalize``, the Equalized distribution pa
 choices and the functions' keyword defaults are all read from these classes, so the three surfaces
 start from the same settings (tests/test_options.py checks the pages and the command line).
 
-Constraints (in the spirit of scikit-learn's ``_parameter_constraints``): each option's accepted
-values are declared once, as a :class:`Constraint` in :data:`OPTION_CONSTRAINTS`, and read by
-every surface: the command line's argparse types and choices (:meth:`Constraint.argparse`), the
-saved configuration's checks (:mod:`luskin_core.spec.configfile` for the JSON type,
-``luskin_app.config`` for the value), the option classes below and the estimators in
-:mod:`luskin_core.corrections`. A new option is one line there; tests/test_option_constraints.py
-checks that the command line, the configuration check and the estimator accept and refuse the same values.
+Declarations (in the spirit of scikit-learn's ``_parameter_constraints``): each option is declared once,
+as an :class:`Option` in :data:`OPTIONS` (its :class:`Constraint`, its label and help in plain words, its
+flag), and read by every surface: the command line generates its flags from them
+(``luskin_cli.common.add_option_flags``: name, help, type and choices, default), the pages their inputs
+(``luskin_app.option_inputs``), the saved configuration's checks read the constraints
+(:mod:`luskin_core.spec.configfile` for the JSON type, ``luskin_app.config`` for the value), as do the
+option classes below and the estimators in :mod:`luskin_core.corrections`. A new option is its field in its
+class and one line in :data:`OPTIONS` here, and its use in the estimator (tests/test_option_declarations.py
+adds one and finds its flag and its input); tests/test_option_constraints.py checks that the command line,
+the configuration check and the estimator accept and refuse the same values.
 
 This module imports nothing heavy (the checks import their modules when an object is built), so the
 command line can read the defaults while it builds its parser without slowing ``luskin --help``.
@@ -24,7 +27,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
@@ -244,17 +247,145 @@ PROXY_MODELS: tuple[str, ...] = ("pooled", "by-place")
 PROXY_MODEL = one_of("the outcome-aware model", *PROXY_MODELS, case="lower",
                      words="'pooled' (one rate per race) or 'by-place' (one rate per race and place)")
 
-# Each tool's options and their constraints (the option classes' field names). The command line,
-# the saved configuration's checks, the option classes and the estimators read them from here.
-OPTION_CONSTRAINTS: dict[str, dict[str, Constraint]] = {
-    "retrain": {"algorithm": ALGORITHM, "first": replace(RETRAIN_MODEL, what="the first model"),
-                "second": replace(RETRAIN_MODEL, what="the second model"), "direction": DIRECTION,
-                "all_cells": FLAG, "seed": SEED, "threshold": THRESHOLD},
-    "thresholds": {"model": replace(MODEL, optional=True), "solver": THRESHOLD_SOLVER, "lam": LAMBDA, "seed": SEED,
-                   "tuning": TUNING},
-    "equalize": {"alphas": ALPHA, "seed": SEED, "bandwidth": BANDWIDTH, "solver": EQUALIZE_SOLVER, "start": START},
-    "proxy": {"model": PROXY_MODEL},   # luskin audit --proxy-model, the Proxy audit page, proxy_audit(model=)
+@dataclass(frozen=True)
+class Option:
+    """One option of a model tool, declared once: its field, what it accepts and its words on every surface.
+
+    ``name`` is the field of the tool's options class (:data:`OPTION_CLASSES`, which holds its default) and the
+    estimator's keyword. The command line makes its flag from this declaration
+    (``luskin_cli.common.add_option_flags``: ``flag``, ``flag_help``, the constraint's type and choices, the
+    class's default) and the page its input (``luskin_app.option_inputs``: a selectbox for choices, a number
+    input within the bounds for a number, a checkbox for a flag; ``label``, ``help``, ``choice_words``).
+    ``label``, ``help`` and ``choice_words`` are read by a policy analyst: plain words, no flags or code.
+    ``flag_help`` is the command line's own (default: ``help``); "{default}" in it is replaced by the default.
+    ``on_page``: the page offers it (False: the page keeps the default, e.g. the paper's solver).
+    """
+
+    name: str
+    constraint: Constraint
+    label: str
+    help: str = ""
+    flag: str = ""       # default: --name, hyphenated
+    flag_help: str = ""
+    metavar: str | None = None
+    choice_words: tuple[tuple[Any, str], ...] = ()   # (choice, its words on the page)
+    widget: str = ""     # "radio" to show the choices as a radio; by kind otherwise
+    step: float | None = None
+    on_page: bool = True
+
+    @property
+    def cli_flag(self) -> str:
+        """The command-line flag (``--all-cells`` for ``all_cells``)."""
+        return self.flag or "--" + self.name.replace("_", "-")
+
+    def words_of(self, choice: Any) -> str:
+        """A choice in the page's words (the choice itself when none are declared)."""
+        return dict(self.choice_words).get(choice, str(choice))
+
+    def command_help(self, default: Any) -> str:
+        """The flag's help, with its default said."""
+        text = self.flag_help or self.help
+        shown = f"{default:g}" if isinstance(default, float) else str(default)
+        if "{default}" in text:
+            return text.replace("{default}", shown)
+        said = self.constraint.kind == "flag" or default is None or "default" in text
+        return text if said else f"{text} (default {shown})"
+
+
+_SEED_HELP = "A number that fixes the random split and training, so the same choices give the same result."
+_SEED = Option("seed", SEED, "Seed", _SEED_HELP, flag_help="random seed for splits and models (0 to 4,294,967,295)")
+
+# Each model tool's options, in the order the page shows them (the option classes below hold the fields and
+# defaults). The command line's flags, the pages' inputs, the saved configuration's checks, the option classes
+# and the estimators read them from here: a new option is its field in the class and one line here.
+OPTIONS: dict[str, tuple[Option, ...]] = {
+    "retrain": (
+        Option("algorithm", ALGORITHM, "Algorithm", "How the synthetic training labels are made fair in the filter cell.",
+               flag_help="1: selective risk adjustment; 2: risk-based flipping (default {default})", widget="radio",
+               choice_words=((1, "Algorithm 1: selective risk adjustment (relabel with the first model's decisions)"),
+                             (2, "Algorithm 2: risk-based flipping (keep the true labels, flip the fewest)"))),
+        Option("first", replace(RETRAIN_MODEL, what="the first model"), "First model (A1)",
+               "The model whose risk scores make the training labels fair.",
+               flag_help="type of the first model A1 (default {default})",
+               choice_words=(("LR", "logistic regression"), ("MLP", "a small neural network"))),
+        Option("second", replace(RETRAIN_MODEL, what="the second model"), "Retrained model (C2)",
+               "The model trained on the fair labels and judged on rows neither model has seen.",
+               flag_help="type of the second model C2 (default {default})",
+               choice_words=(("LR", "logistic regression"), ("MLP", "a small neural network"))),
+        Option("direction", DIRECTION, "Direction", "Which group's share moves to meet the other's.",
+               flag_help="down: bring the higher class down (the paper); up: bring the lower class up", widget="radio",
+               choice_words=(("down", "Bring the higher group down (the paper's way)"),
+                             ("up", "Bring the lower group up (for benefits such as loans)"))),
+        Option("all_cells", FLAG, "Adjust every filter cell (the paper adjusts only the cell where the filter holds)",
+               flag_help="relabel every filter cell, not only the cell where the filter holds"),
+        _SEED,
+        Option("threshold", THRESHOLD, "Decision threshold", "The score at or above which a model decides yes.",
+               flag_help="score at or above which a model decides positive (default {default})", on_page=False),
+    ),
+    "thresholds": (
+        Option("model", replace(MODEL, optional=True), "Model",
+               "LR: logistic regression; MLP: a small neural network; SVM: linear support vector machine.",
+               flag_help="train this model and tune its thresholds (default {default})",
+               choice_words=tuple((k, f"{k}: {name}") for k, name in MODEL_NAMES.items())),
+        Option("solver", THRESHOLD_SOLVER, "Solver",
+               "Exact finds the best thresholds for sure; particle swarm is the paper's search heuristic.",
+               flag_help="exact: the true optimum (default); pso: the paper's particle swarm", widget="radio",
+               choice_words=(("exact", "Exact (best possible)"), ("pso", "Particle swarm (the paper's method)"))),
+        Option("lam", LAMBDA, "Fairness weight (lambda)",
+               "lambda: how much fairness weighs against accuracy. 0 = accuracy only; larger values push the "
+               "groups' TPR and FPR together at some cost in accuracy.",
+               flag="--lambda", metavar="L", step=0.5,
+               flag_help="weight of the fairness gaps against accuracy (default {default})"),
+        _SEED,
+        Option("tuning", TUNING, "Tune the thresholds on",
+               "Paper: a separate 20% validation split. Cross-fitted: the model's out-of-fold scores on all 80% "
+               "training rows (5 folds), which gave smaller test gaps at a smaller accuracy cost on COMPAS over 10 "
+               "seeds (benchmarks/results/parity.md).",
+               flag_help="validation: tune on the 20%% validation rows (the paper, default); crossfit: tune on "
+                         "out-of-fold scores of the 80%% train + validation rows and refit the model on them "
+                         "(more tuning data, 5 extra fits)", widget="radio",
+               choice_words=(("validation", "a 20% validation split (the paper)"),
+                             ("crossfit", "all training rows, cross-fitted (smaller test gaps)"))),
+    ),
+    "equalize": (
+        Option("alphas", ALPHA, "Alphas to train (one model each)",
+               "alpha: the weight on accuracy in the training objective (1 = accuracy only). Smaller alpha puts "
+               "more weight on making the groups' score distributions alike.", flag_help="one alpha between 0 and 1"),
+        _SEED,
+        Option("bandwidth", BANDWIDTH, "Histogram bandwidth", "How smooth the groups' score histograms are while "
+               "training: the width of each score's spread.",
+               flag_help="width of the Gaussian kernel of the soft histograms (default {default})", on_page=False),
+        Option("solver", EQUALIZE_SOLVER, "Solver", "How each model is fitted: a fast standard method or the "
+               "paper's 2,000 small steps.", flag_help="lbfgs (default, fast) or momentum (the paper's 2,000 steps)",
+               choice_words=(("lbfgs", "Fast (standard)"), ("momentum", "The paper's 2,000 steps")), on_page=False),
+        Option("start", START, "Start of each fit", "Where each alpha's fit starts: from the plain model, or from "
+               "the neighbouring alpha's result.",
+               flag_help="lr: start each alpha's fit from plain logistic regression (default); path: from the "
+                         "neighbouring alpha's solution",
+               choice_words=(("lr", "The plain model"), ("path", "The neighbouring alpha's result")), on_page=False),
+    ),
 }
+# The proxy audit's one option (luskin audit --proxy-model, the Proxy audit page, proxy_audit(model=)).
+PROXY_OPTION = Option("model", PROXY_MODEL, "Outcome-aware model", flag="--proxy-model")
+
+
+class _Constraints(Mapping[str, Mapping[str, Constraint]]):
+    """Each tool's options and their constraints, read from :data:`OPTIONS` when asked (a live view)."""
+
+    def __getitem__(self, tool: str) -> Mapping[str, Constraint]:
+        if tool == "proxy":
+            return {PROXY_OPTION.name: PROXY_OPTION.constraint}
+        return {option.name: option.constraint for option in OPTIONS[tool]}
+
+    def __iter__(self) -> Iterator[str]:
+        return iter((*OPTIONS, "proxy"))
+
+    def __len__(self) -> int:
+        return len(OPTIONS) + 1
+
+
+# tool -> option name -> Constraint: what the checks read (the estimators, the saved configuration's check).
+OPTION_CONSTRAINTS: Mapping[str, Mapping[str, Constraint]] = _Constraints()
 
 
 def _check_fields(options: Any, tool: str) -> None:
@@ -377,5 +508,17 @@ class EqualizeOptions:
         _check_fields(self, "equalize")
 
 
-__all__ = ["DEFAULT_ALPHAS", "OPTION_CONSTRAINTS", "RETRAIN_KINDS", "SEED", "Constraint", "EqualizeOptions",
-           "RetrainOptions", "ThresholdOptions"]
+# Each model tool's options class: it holds the fields and their defaults (the estimator's keyword defaults too).
+OPTION_CLASSES: dict[str, type] = {"retrain": RetrainOptions, "thresholds": ThresholdOptions, "equalize": EqualizeOptions}
+
+
+def option_default(tool: str, name: str) -> Any:
+    """The default of one declared option: its options class's field default."""
+    for field in fields(OPTION_CLASSES[tool]):
+        if field.name == name:
+            return field.default
+    raise KeyError(f"{tool} has no option {name!r}")
+
+
+__all__ = ["DEFAULT_ALPHAS", "OPTIONS", "OPTION_CLASSES", "OPTION_CONSTRAINTS", "RETRAIN_KINDS", "SEED", "Constraint",
+           "EqualizeOptions", "Option", "RetrainOptions", "ThresholdOptions", "option_default"]
