@@ -426,3 +426,105 @@ def test_same_seed_same_findings_and_a_result_type():
     two = scan(frame, ScanSpec("y", 1, COLUMNS[:4], replicates=199, seed=4))
     assert isinstance(one, ScanResult)
     assert one.to_dict() == two.to_dict()
+
+
+def _window(frame: pd.DataFrame, spec: ScanSpec) -> int:
+    """Bytes between what the scan needs over its groups alone and over its full count table."""
+    from luskin_core.analyses import scan as scan_module
+
+    plan, raw = scan_module._count(frame, spec.audit_spec())
+    table = scan_module._cells(plan, raw, spec.measure)
+    full = sg.memory_estimate(len(table.cells.n), table.cells.cards, spec.depth)
+    alone = scan_module.grouping_sets_memory(table.cells.cards, spec.depth)
+    assert alone < full
+    return (alone + full) // 2
+
+
+def test_grouping_sets_count_every_group_as_pandas_does():
+    """One GROUPING SETS query gives every group's rows and events: pandas' groupby over the same bins, with
+    missing values as their own group and rows without an outcome left out."""
+    from luskin_core.counting.counts import plan_for_frame
+    from luskin_core.counting.grouping import grouping_set_counts, membership_counts
+
+    rng = np.random.default_rng(31)
+    n = 8_000
+    frame = pd.DataFrame({"city": rng.choice(["Queens", "O'Hare", "Bronx"], n).astype(object),
+                          "band": rng.integers(1, 4, n), "age": rng.integers(18, 90, n)})
+    frame.loc[rng.random(n) < 0.05, "city"] = None
+    frame["y"] = rng.integers(0, 2, n).astype(float)
+    frame.loc[rng.random(n) < 0.02, "y"] = np.nan
+    spec = ScanSpec("y", 1, ("city", "band", "age"), depth=2)
+    plan = plan_for_frame(frame, spec.audit_spec())
+    cuts = plan.cell_parts[1].cuts
+    kept = frame.dropna(subset=["y"]).assign(age=lambda f: np.searchsorted(cuts, f.age, side="right"))
+    keys = {"city": "g0", "band": "c0", "age": "c1"}
+    sets = [("city",), ("band",), ("age",), ("city", "band"), ("city", "age"), ("band", "age")]
+    found = grouping_set_counts(frame, plan, [tuple(keys[c] for c in s) for s in sets])
+    flags = {c: np.asarray(found[f"q_{k}"], dtype=int) for c, k in keys.items()}
+    for columns in sets:
+        rows = np.all([flags[c] == (0 if c in columns else 1) for c in keys], axis=0)
+        got = {tuple(None if v is None else (float(v) if c != "city" else v) for v, c in
+                     zip((found[keys[c]][i] for c in columns), columns)): (int(found["n"][i]), int(found["positives"][i]))
+               for i in np.flatnonzero(rows)}
+        expected = kept.groupby(list(columns), dropna=False)["y"].agg(["size", "sum"])
+        want = {tuple(None if pd.isna(v) else (float(v) if c != "city" else v) for v, c in
+                      zip(key if isinstance(key, tuple) else (key,), columns)): (int(r["size"]), int(r["sum"]))
+                for key, r in expected.iterrows()}
+        assert got == want, columns
+    grand = np.all([flags[c] == 1 for c in keys], axis=0)
+    assert int(found["n"][grand][0]) == len(kept) and int(found["positives"][grand][0]) == int(kept.y.sum())
+    # the rows of two overlapping groups, counted by which of them they belong to
+    member, counts = membership_counts(frame, plan, [{"g0": "O'Hare"}, {"g0": None, "c0": 2.0}, {"c0": 2.0}])
+    both = member[:, 0] & member[:, 2]
+    assert int(counts["n"][both].sum()) == int(((kept.city == "O'Hare") & (kept.band == 2)).sum())
+    unknown = member[:, 1]
+    assert int(counts["n"][unknown].sum()) == int((kept.city.isna() & (kept.band == 2)).sum())
+    assert int(counts["n"].sum()) == int(((kept.city == "O'Hare") | (kept.band == 2)).sum())
+
+
+def test_a_scan_too_large_for_its_full_table_counts_its_groups_instead():
+    """Over the memory limit for the full count table but not for its groups, the scan counts the groups
+    with GROUPING SETS and calibrates with a union bound: the same findings as the full-table scan, said in
+    the JSON; the bound at the critical value is the level (each group's exact hypergeometric tail, scipy)."""
+    from scipy.stats import hypergeom
+
+    frame = _frame(60_000, 1, slices=((PLANTED, 0.15), ({"c3": 2, "c5": 1}, -0.12)))
+    spec = ScanSpec("y", 1, COLUMNS, replicates=199)
+    full = scan(frame, spec)
+    limit = _window(frame, spec)
+    counted = scan(frame, spec, memory=limit)
+    assert full.method == sg.EXACT and counted.method == sg.UNION and counted.replicates == 0
+    assert [f.conditions for f in counted.findings] == [f.conditions for f in full.findings] == [
+        {"c3": 2, "c5": 1}, PLANTED]
+    for a, b in zip(full.findings, counted.findings):
+        assert (a.n, a.events, a.rate, a.rest_rate, a.difference) == (b.n, b.events, b.rate, b.rest_rate, b.difference)
+        assert b.p_adjusted < 1e-5   # (a floor of about 1e-10 a group: the rounding of the exact laws, counted)
+    assert (counted.groups_scanned, counted.groups_too_small) == (full.groups_scanned, full.groups_too_small)
+    document = json.loads(json.dumps(counted.to_dict()))
+    assert document["replicate_method"] == sg.UNION and document["replicates"] == 0
+    assert "union bound" in document["error_control"] and "GROUPING SETS" in document["error_control"]
+    # the bar: the sum over groups of each group's chance of reaching it is the level
+    total, positives = len(frame), int(frame.y.sum())
+    counts = [frame.groupby(list(s)).size().to_numpy() for s in
+              [tuple(COLUMNS[j] for j in c) for c in sg.subsets_of(len(COLUMNS), 3)]]
+    sizes = np.concatenate(counts).astype(float)
+    sizes = sizes[(sizes >= spec.min_size) & (total - sizes >= spec.min_size)]
+    p = positives / total
+
+    def bound(t: float) -> float:
+        scale = math.sqrt(total) / np.sqrt(p * (1 - p) * sizes * (total - sizes))
+        high, low = np.ceil(sizes * p + t / scale - 1e-9), np.floor(sizes * p - t / scale + 1e-9)
+        return float(hypergeom.sf(high - 1, total, positives, sizes).sum()
+                     + hypergeom.cdf(low, total, positives, sizes).sum())
+
+    assert len(sizes) == counted.groups_scanned
+    c = counted.critical_value
+    assert bound(c * (1 + 1e-6)) <= spec.level <= bound(c * (1 - 1e-3))
+    assert abs(c - full.critical_value) < 0.2
+
+
+def test_a_scan_too_large_for_its_groups_too_is_refused():
+    frame = _frame(20_000, 3, cards=CARDS[:5])
+    spec = ScanSpec("y", 1, COLUMNS[:5], replicates=199)
+    with pytest.raises(LuskinError, match=r"too large for the machine: .* where a scan may use 1 MB here\. "):
+        scan(frame, spec, memory=1_000_000)

@@ -68,3 +68,37 @@ def test_spark_gives_the_findings_of_memory(frame, spark_session, tmp_path):
     spark_session.read.parquet(str(path)).createOrReplaceTempView("scan_rows")  # type: ignore[attr-defined]
     engine = scan(open_source("spark:", "scan_rows"), SPEC)
     assert _summary(engine) == _summary(scan(frame, SPEC))
+
+
+def test_files_count_their_groups_with_grouping_sets_as_memory_does(tmp_path):
+    """A scan over its memory limit for the full count table counts its groups with GROUPING SETS in DuckDB:
+    a Parquet and a CSV file (binned ages, a quote in a value, Unknown) give the JSON of the frame's scan."""
+    from luskin_core.analyses import scan as scan_module
+    from luskin_core.stats import subgroups as sg
+
+    rng = np.random.default_rng(8)
+    n = 30_000
+    data = pd.DataFrame({"sex": rng.choice(["Female", "Male"], n),
+                         "region": rng.choice(["North", "South", "East", "O'Hare"], n).astype(object),
+                         "age": rng.integers(18, 90, n).astype(float), "band": rng.integers(1, 4, n),
+                         "job": rng.choice(list("abcde"), n), "shift": rng.integers(0, 6, n)})
+    data.loc[rng.random(n) < 0.03, "region"] = None
+    p = np.where((data.sex == "Female") & (data.region == "O'Hare") & (data.band == 2), 0.6, 0.3)
+    data["outcome"] = np.where(rng.random(n) < p, "yes", "no")
+    spec = ScanSpec("outcome", "yes", ("sex", "region", "age", "band", "job", "shift"), replicates=199, seed=5)
+    plan, raw = scan_module._count(data, spec.audit_spec())
+    table = scan_module._cells(plan, raw, "rate")
+    full_need = sg.memory_estimate(len(table.cells.n), table.cells.cards, 3)
+    alone = scan_module.grouping_sets_memory(table.cells.cards, 3)
+    assert alone < full_need
+    limit = (alone + full_need) // 2
+    memory = scan(data, spec, memory=limit)
+    assert memory.method == sg.UNION
+    assert [f.conditions for f in memory.findings] == [{"sex": "Female", "region": "O'Hare", "band": 2}]
+    assert [f.conditions for f in scan(data, spec).findings] == [f.conditions for f in memory.findings]
+    parquet, csv = tmp_path / "d.parquet", tmp_path / "d.csv"
+    data.to_parquet(parquet)
+    data.to_csv(csv, index=False)
+    for path in (parquet, csv):
+        engine = scan(open_file(str(path)), spec, memory=limit)
+        assert _summary(engine) == _summary(memory), path

@@ -199,6 +199,10 @@ class ScanResult:
 
     @property
     def error_control(self) -> str:
+        if self.replicates == 0:
+            return (f"family-wise error rate at {self.level:g} over all {self.groups_scanned:,} groups scanned "
+                    f"(the chance that any group reaches the bar by chance is at most the sum of each group's "
+                    f"chance: {self.method}); this also bounds the false discovery rate at {self.level:g}")
         return (f"family-wise error rate at {self.level:g} over all {self.groups_scanned:,} groups scanned "
                 f"(single-step max-T, Westfall-Young, calibrated on {self.replicates:,} null replicates: "
                 f"{self.method}); this also bounds the false discovery rate at {self.level:g}")
@@ -445,12 +449,15 @@ def default_columns(frame: pd.DataFrame, candidates: Sequence[str], few: int = D
 
 # -- the scan -----------------------------------------------------------------------------------
 def scan(data: pd.DataFrame | Source, spec: ScanSpec, *, source: str | None = None,
-         progress: Callable[[float], None] | None = None) -> ScanResult:
+         progress: Callable[[float], None] | None = None, memory: int | None = None) -> ScanResult:
     """Scan every group of 1..``spec.depth`` of ``spec.columns`` for a gap beyond chance (see the module).
 
     ``data``: a pandas frame or a :class:`~luskin_core.counting.sources.Source` (a file in DuckDB,
     PostgreSQL, Spark): the same findings for the same seed. ``progress(share)`` is told how far the
-    calibration is.
+    calibration is. ``memory``: the bytes this scan may hold (default: a quarter of the machine's memory).
+    A scan whose full count table is too large for it, but whose groups are not, counts the groups one
+    grouping at a time (GROUPING SETS, where the data lives) and calibrates with a union bound
+    (:func:`_grouping_sets_scan`); a scan too large either way is refused with what to drop.
     """
     if data is None or (not isinstance(data, Source) and len(data) == 0):
         raise LuskinError("The data has no rows.")
@@ -473,15 +480,20 @@ def scan(data: pd.DataFrame | Source, spec: ScanSpec, *, source: str | None = No
             raise _no_positive(data, spec, plan)
         if cells.positives == cells.total:
             raise LuskinError(f"Every row counts as {_event(spec)}, so no group can differ from the rest.")
-    _check_size(table, spec)
-    groups = sg.groups_of(cells, spec.depth, spec.min_size)
-    if not groups.valid.any():
-        raise LuskinError(f"No group has at least {spec.min_size:,} rows (and as many outside it): lower the "
-                          "smallest group size, or scan fewer columns.")
-    calibration = sg.calibrate(cells, groups, spec.replicates, spec.level, spec.seed, progress)
-    p_adjusted = calibration.p_adjusted(groups.z)
-    significant = groups.valid & (p_adjusted <= spec.level)
-    chosen = sg.carriers(cells, groups, significant, calibration.critical)
+    need, allowed = _memory_need(table, spec, memory)
+    if need > allowed and _by_grouping_sets(data, table, spec, allowed):
+        del cells
+        table, groups, calibration, p_adjusted, significant, chosen = _grouping_sets_scan(data, plan, table, spec)
+        cells = table.cells
+    else:
+        _check_size(table, spec, memory=memory)
+        groups = sg.groups_of(cells, spec.depth, spec.min_size)
+        if not groups.valid.any():
+            raise _none_large_enough(spec)
+        calibration = sg.calibrate(cells, groups, spec.replicates, spec.level, spec.seed, progress)
+        p_adjusted = calibration.p_adjusted(groups.z)
+        significant = groups.valid & (p_adjusted <= spec.level)
+        chosen = sg.carriers(cells, groups, significant, calibration.critical)
     chosen.sort(key=lambda g: (-abs(float(groups.z[g])), g))
     big, overall = cells.total, cells.positives / cells.total if spec.measure != "calibration" else 0.0
     if spec.measure == "calibration":
@@ -496,7 +508,8 @@ def scan(data: pd.DataFrame | Source, spec: ScanSpec, *, source: str | None = No
     result = ScanResult(
         spec=spec, source=source or str(getattr(data, "name", "in-memory data")), measure=spec.measure,
         n_rows=table.n_rows, n_judged=big, overall_rate=float(overall), groups_scanned=int(groups.valid.sum()),
-        groups_too_small=int((~groups.valid).sum()), replicates=calibration.replicates,
+        groups_too_small=sg.group_count(cells.cards, spec.depth) - int(groups.valid.sum()),
+        replicates=calibration.replicates,
         critical_value=calibration.critical, method=calibration.method, significant=int(significant.sum()),
         findings=(), median_size=median,
         detectable_median=sg.detectable_gap(median, big, rate_for_power, calibration.critical),
@@ -507,6 +520,99 @@ def scan(data: pd.DataFrame | Source, spec: ScanSpec, *, source: str | None = No
     )
     worded = tuple(_with_sentence(f, result) for f in findings)
     return _replace(result, findings=worded)
+
+
+def _none_large_enough(spec: ScanSpec) -> LuskinError:
+    return LuskinError(f"No group has at least {spec.min_size:,} rows (and as many outside it): lower the "
+                       "smallest group size, or scan fewer columns.")
+
+
+# The carriers' rule reads the rows of at most this many significant groups (those with the largest |z|) when
+# the groups are counted one grouping at a time: one membership condition each in one query.
+MAX_MEMBERS = 2_000
+
+
+def _by_grouping_sets(data: Any, table: _Table, spec: ScanSpec, allowed: int) -> bool:
+    """Whether a scan too large for its full count table can count its groups instead: a rate (not
+    calibration, whose per-group law needs the model's probabilities row by row), data counted where
+    GROUPING SETS run (a frame, a file in DuckDB), and groups few enough to hold."""
+    from luskin_core.counting.grouping import supports
+
+    return (spec.measure != "calibration" and supports(data)
+            and grouping_sets_memory(table.cells.cards, spec.depth) <= allowed)
+
+
+def grouping_sets_memory(cards: Sequence[int], depth: int) -> int:
+    """Bytes a scan counted one grouping at a time holds: the scan's per-group arrays, and the query's rows
+    (one per group: each key and its flag, and the counts, as Python values of about 40 bytes)."""
+    return sg.MEMORY_FIXED + (sg.MEMORY_PER_GROUP + 40 * (2 * len(cards) + 5)) * sg.group_count(cards, depth)
+
+
+def _grouping_sets_scan(data: Any, plan: Plan, full: _Table, spec: ScanSpec) -> tuple[
+        _Table, sg.Groups, sg.Calibration, np.ndarray, np.ndarray, list[int]]:
+    """The scan from each group's own counts (GROUPING SETS over the plan's keys, in the engine), without the
+    full cross: the calibration is a union bound over every group's exact permutation law
+    (:class:`~luskin_core.stats.subgroups.BoundCalibration`: exact replicates need the joint table), and the
+    rule that picks the group carrying a gap reads the significant groups' rows by membership."""
+    from luskin_core.counting.grouping import grouping_set_counts, membership_counts
+
+    parts = (*plan.group_parts, *plan.cell_parts)
+    keys = ["g0", *(f"c{i}" for i in range(len(plan.cell_parts)))]
+    m = len(keys)
+    subsets = sg.subsets_of(m, spec.depth)
+    found = grouping_set_counts(data, plan, [tuple(keys[j] for j in s) for s in subsets])
+    out = np.stack([np.asarray(found[f"q_{k}"], dtype=np.int64) for k in keys], axis=1) == 1
+    n_all, k_all = _judged(found, spec.measure)
+    grand = out.all(axis=1)
+    total, positives = int(n_all[grand].sum()), int(k_all[grand].sum())
+    codes = np.full(out.shape, -1, dtype=np.int64)
+    values = []
+    for j, (part, key) in enumerate(zip(parts, keys)):
+        inside = ~out[:, j]
+        raw = [_plain(v) for v in found[key][inside]]
+        unique = sorted(set(raw), key=lambda v, part=part: part.sort_key(v))
+        order = {v: i for i, v in enumerate(unique)}
+        codes[inside, j] = [order[v] for v in raw]
+        values.append(tuple(unique))
+    cards = tuple(len(v) for v in values)
+    rows = ~grand
+    groups = sg.groups_from_counts(cards, spec.depth, codes[rows], n_all[rows], k_all[rows], spec.min_size,
+                                   total, positives)
+    if not groups.valid.any():
+        raise _none_large_enough(spec)
+    calibration = sg.bound_calibration(groups, total, positives, spec.level)
+    p_adjusted = calibration.p_adjusted(groups.z)
+    significant = groups.valid & (p_adjusted <= spec.level)
+    top = sorted(np.flatnonzero(significant).tolist(), key=lambda g: -abs(float(groups.z[g])))[:MAX_MEMBERS]
+    capped = np.zeros_like(significant)
+    capped[top] = True
+    conditions = [{keys[j]: values[j][groups.codes[g][j]] for j in np.flatnonzero(groups.codes[g] >= 0)}
+                  for g in top]
+    chosen: list[int] = []
+    if top:
+        member, counts = membership_counts(data, plan, conditions)
+        n_p, k_p = _judged(counts, spec.measure)
+        where = {g: i for i, g in enumerate(top)}
+        patterns = sg.membership_cells(member, n_p, k_p)
+        chosen = sg.carriers(patterns, groups, capped, calibration.critical,
+                             members=lambda g: member[:, where[g]], totals=(float(total), float(positives)))
+    light = sg.Cells(np.zeros((1, m), dtype=np.int64), cards, np.array([float(total)]), np.array([float(positives)]))
+    table = _Table(light, parts, tuple(values), full.n_rows, full.n_excluded, full.whole)
+    return table, groups, calibration, p_adjusted, significant, chosen
+
+
+def _judged(counts: Any, measure: str) -> tuple[np.ndarray, np.ndarray]:
+    """The judged rows and events of each counted row (as in :func:`_cells`) from the plan's counts."""
+    n = np.asarray(counts["n"], dtype=np.float64)
+    if measure == "rate":
+        return n, np.asarray(counts["positives"], dtype=np.float64)
+    tp, fp, fn = (np.asarray(counts[c], dtype=np.float64) for c in ("tp", "fp", "fn"))
+    tn = n - tp - fp - fn
+    if measure == "fpr":
+        return fp + tn, fp
+    if measure == "fnr":
+        return tp + fn, fn
+    return n, fp + fn
 
 
 def _replace(result: ScanResult, **changes: Any) -> ScanResult:
@@ -554,13 +660,25 @@ def machine_memory() -> int:
         return 0
 
 
-def _check_size(table: _Table, spec: ScanSpec, machine: int | None = None) -> None:
+def _allowed(machine: int | None = None, memory: int | None = None) -> int:
+    """The bytes a scan may hold: ``memory`` when given, else a quarter of the machine's memory."""
+    if memory is not None:
+        return int(memory)
+    total = machine_memory() if machine is None else machine
+    return int(MEMORY_SHARE * total) if total else 8_000_000_000
+
+
+def _memory_need(table: _Table, spec: ScanSpec, memory: int | None = None) -> tuple[int, int]:
+    """(bytes the full-table scan needs, bytes a scan may hold)."""
+    return sg.memory_estimate(len(table.cells.n), table.cells.cards, spec.depth), _allowed(memory=memory)
+
+
+def _check_size(table: _Table, spec: ScanSpec, machine: int | None = None, memory: int | None = None) -> None:
     """A scan the machine cannot hold gets a plain refusal: how much memory it needs, how much a scan may
     use here, and what to drop (a lower depth, or the columns with most values) with what each would need."""
     cards, cells = table.cells.cards, len(table.cells.n)
     need = sg.memory_estimate(cells, cards, spec.depth)
-    total = machine_memory() if machine is None else machine
-    allowed = int(MEMORY_SHARE * total) if total else 8_000_000_000
+    allowed = _allowed(machine, memory)
     if need <= allowed:
         return
     groups = sg.group_count(cards, spec.depth)
@@ -578,9 +696,10 @@ def _check_size(table: _Table, spec: ScanSpec, machine: int | None = None) -> No
         drops.append(f"'{shown(table.parts[j].column)}' ({cards[j]:,} values: without it about "
                      f"{format_memory(without)})")
     options.append("leave out or bin the columns with most values: " + ", ".join(drops))
+    share = "" if memory is not None else " (a quarter of the machine's memory)"
     raise LuskinError(f"This scan is too large for the machine: about {format_memory(need)} of memory for "
                       f"{groups:,} groups over {cells:,} combinations of values, where a scan may use "
-                      f"{format_memory(allowed)} here (a quarter of the machine's memory). "
+                      f"{format_memory(allowed)} here{share}. "
                       + "; or ".join(options)[:1].upper() + "; or ".join(options)[1:] + ".")
 
 
