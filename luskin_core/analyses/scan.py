@@ -570,7 +570,7 @@ def _grouping_sets_scan(data: Any, plan: Plan, full: _Table, spec: ScanSpec) -> 
     for j, (part, key) in enumerate(zip(parts, keys)):
         inside = ~out[:, j]
         raw = [_plain(v) for v in found[key][inside]]
-        unique = sorted(set(raw), key=lambda v, part=part: part.sort_key(v))
+        unique = sorted(set(raw), key=part.sort_key)
         order = {v: i for i, v in enumerate(unique)}
         codes[inside, j] = [order[v] for v in raw]
         values.append(tuple(unique))
