@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from luskin_core.spec.options import SEED_OPTION
+
 HELP = {
     "tolerance": ("How large a gap between the two groups' shares you accept as fair, in percentage "
                   "points. The paper's '≈'. 5 points is a common choice."),
@@ -16,7 +18,7 @@ HELP = {
                "the groups' TPR and FPR together at some cost in accuracy."),
     "alpha": ("alpha: the weight on accuracy in the training objective (1 = accuracy only). Smaller "
               "alpha puts more weight on making the groups' score distributions alike."),
-    "seed": "A number that fixes the random split and training, so the same choices give the same result.",
+    "seed": SEED_OPTION.help,  # declared with the option (luskin_core/spec/options.py)
     "guesses": ("For a file Luskin has not seen before, the outcome, its 'yes' value and the protected group "
                 "are guessed from the column names and values. Check them: a wrong outcome or group gives a "
                 "confident but wrong verdict."),

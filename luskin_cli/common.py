@@ -105,9 +105,9 @@ def add_data_options(parser: argparse.ArgumentParser, *, outcome: bool = True) -
                       help=f"largest gap counted as fair (default {DEFAULT_TOLERANCE})")
     data.add_argument("--features", default=None, help="comma-separated columns the models use")
     data.add_argument("--exclude", default=None, help="comma-separated columns the models must not use")
-    from luskin_core.spec.options import SEED  # the seed's one constraint (light: no heavy import)
+    from luskin_core.spec.options import SEED_OPTION  # the seed's one declaration (light: no heavy import)
 
-    data.add_argument("--seed", default=0, **SEED.argparse(), help="random seed for splits and models (0 to 4,294,967,295)")
+    data.add_argument(SEED_OPTION.cli_flag, default=0, **SEED_OPTION.constraint.argparse(), help=SEED_OPTION.flag_help)
     data.add_argument("--json", action="store_true", help="print one JSON document instead of tables")
     from luskin_cli.engine import add_engine_options
 

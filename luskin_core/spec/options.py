@@ -292,8 +292,10 @@ class Option:
         return text if said else f"{text} (default {shown})"
 
 
-_SEED_HELP = "A number that fixes the random split and training, so the same choices give the same result."
-_SEED = Option("seed", SEED, "Seed", _SEED_HELP, flag_help="random seed for splits and models (0 to 4,294,967,295)")
+# Every model tool's seed (its flag is one of the data options every command shares: luskin_cli.common).
+SEED_OPTION = Option("seed", SEED, "Seed",
+                     "A number that fixes the random split and training, so the same choices give the same result.",
+                     flag_help="random seed for splits and models (0 to 4,294,967,295)")
 
 # Each model tool's options, in the order the page shows them (the option classes below hold the fields and
 # defaults). The command line's flags, the pages' inputs, the saved configuration's checks, the option classes
@@ -318,7 +320,7 @@ OPTIONS: dict[str, tuple[Option, ...]] = {
                              ("up", "Bring the lower group up (for benefits such as loans)"))),
         Option("all_cells", FLAG, "Adjust every filter cell (the paper adjusts only the cell where the filter holds)",
                flag_help="relabel every filter cell, not only the cell where the filter holds"),
-        _SEED,
+        SEED_OPTION,
         Option("threshold", THRESHOLD, "Decision threshold", "The score at or above which a model decides yes.",
                flag_help="score at or above which a model decides positive (default {default})", on_page=False),
     ),
@@ -336,7 +338,7 @@ OPTIONS: dict[str, tuple[Option, ...]] = {
                "groups' TPR and FPR together at some cost in accuracy.",
                flag="--lambda", metavar="L", step=0.5,
                flag_help="weight of the fairness gaps against accuracy (default {default})"),
-        _SEED,
+        SEED_OPTION,
         Option("tuning", TUNING, "Tune the thresholds on",
                "Paper: a separate 20% validation split. Cross-fitted: the model's out-of-fold scores on all 80% "
                "training rows (5 folds), which gave smaller test gaps at a smaller accuracy cost on COMPAS over 10 "
@@ -351,7 +353,7 @@ OPTIONS: dict[str, tuple[Option, ...]] = {
         Option("alphas", ALPHA, "Alphas to train (one model each)",
                "alpha: the weight on accuracy in the training objective (1 = accuracy only). Smaller alpha puts "
                "more weight on making the groups' score distributions alike.", flag_help="one alpha between 0 and 1"),
-        _SEED,
+        SEED_OPTION,
         Option("bandwidth", BANDWIDTH, "Histogram bandwidth", "How smooth the groups' score histograms are while "
                "training: the width of each score's spread.",
                flag_help="width of the Gaussian kernel of the soft histograms (default {default})", on_page=False),
@@ -520,5 +522,5 @@ def option_default(tool: str, name: str) -> Any:
     raise KeyError(f"{tool} has no option {name!r}")
 
 
-__all__ = ["DEFAULT_ALPHAS", "OPTIONS", "OPTION_CLASSES", "OPTION_CONSTRAINTS", "RETRAIN_KINDS", "SEED", "Constraint",
-           "EqualizeOptions", "Option", "RetrainOptions", "ThresholdOptions", "option_default"]
+__all__ = ["DEFAULT_ALPHAS", "OPTIONS", "OPTION_CLASSES", "OPTION_CONSTRAINTS", "RETRAIN_KINDS", "SEED", "SEED_OPTION",
+           "Constraint", "EqualizeOptions", "Option", "RetrainOptions", "ThresholdOptions", "option_default"]
