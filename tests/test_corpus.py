@@ -1,7 +1,9 @@
 """Bad input, measured: a corpus of bad, hostile and awkward files through the CLI and the dashboard.
 
 The files are built at test time (``tests/corpus_files.py``; nothing large is committed). Each
-goes through the real command line in a subprocess, with a timeout: a file Luskin must read
+goes through the command line in a process of its own, with a timeout (forked from a server that has
+imported what the command imports, ``tests/cli_fork.py``, so that ~200 runs do not each pay Python's
+start-up; the plain file's runs and the good configuration go through the real ``luskin``): a file Luskin must read
 exits 0 (and, when it holds the base rows, audits exactly as the plain file does); any other
 exits 2 with one line on stderr, in plain words, naming no Python exception. Each goes through
 the dashboard's upload (AppTest): no exception box, a plain error, and the data loaded before
@@ -26,6 +28,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from cli_fork import ForkedCli
 from corpus_files import (
     CONFIG_KINDS,
     DATA_KINDS,
@@ -89,6 +92,7 @@ class Run:
     words: str
     argv: list[str]
     timeout: float
+    real: bool = False      # through the real executable (Python's start-up included), not a forked child
     status: int | None = None
     out: str = ""
     err: str = ""
@@ -145,10 +149,26 @@ def summary(pytestconfig: pytest.Config):
             reporter.write_line(line)
 
 
-def execute(run: Run) -> Run:
+@pytest.fixture(scope="module")
+def cli(corpus_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterable[ForkedCli]:
+    """The forking server, warmed by the plain file through every command (so it imports what they import)."""
+    base = tmp_path_factory.mktemp("warm") / "base.csv"
+    base.write_bytes(base_bytes())
+    plain = next(k for k in DATA_KINDS if k.name == "plain")
+    warm = [[command, "--data", str(base), *plain.args, *(("--json",) if command == "audit" else MODEL_OPTIONS[command])]
+            for command in ("audit", *MODEL_COMMANDS)]
+    forked = ForkedCli(LUSKIN, warm, Path(__file__).resolve().parents[1])
+    yield forked
+    forked.close()
+
+
+def execute(run: Run, cli: ForkedCli) -> Run:
     try:
-        done = subprocess.run(run.argv, capture_output=True, text=True, timeout=run.timeout, check=False,
-                              errors="replace")
+        if run.real:
+            done = subprocess.run(run.argv, capture_output=True, text=True, timeout=run.timeout, check=False,
+                                  errors="replace")
+        else:
+            done = cli.run(run.argv[len(LUSKIN):], run.timeout)
         run.status, run.out, run.err = done.returncode, done.stdout, done.stderr
     except subprocess.TimeoutExpired:
         run.problems.append(f"no answer within {run.timeout:g} s")
@@ -170,9 +190,9 @@ def execute(run: Run) -> Run:
     return run
 
 
-def execute_all(runs: list[Run]) -> list[Run]:
+def execute_all(runs: list[Run], cli: ForkedCli) -> list[Run]:
     with ThreadPoolExecutor(max_workers=2) as pool:
-        return list(pool.map(execute, runs))
+        return list(pool.map(lambda run: execute(run, cli), runs))
 
 
 def tally(runs: list[Run], what: str) -> str:
@@ -196,12 +216,12 @@ def cli_runs(kinds: Iterable[Kind], commands: Iterable[str], folder: Path) -> li
             extra = ("--json",) if command == "audit" else MODEL_OPTIONS[command]
             runs.append(Run(f"{kind.name} / {command}", kind.expect == OK, kind.words,
                             [*LUSKIN, command, "--data", data_path(kind, folder), *kind.args, *extra],
-                            DEVICE_TIMEOUT if kind.path else TIMEOUT))
+                            DEVICE_TIMEOUT if kind.path else TIMEOUT, real=kind.name == "plain"))
     return runs
 
 
-def test_every_file_through_the_audit_command(corpus_dir: Path) -> None:
-    runs = execute_all(cli_runs(DATA_KINDS, ["audit"], corpus_dir))
+def test_every_file_through_the_audit_command(corpus_dir: Path, cli: ForkedCli) -> None:
+    runs = execute_all(cli_runs(DATA_KINDS, ["audit"], corpus_dir), cli)
     base = next(r for r in runs if r.label == "plain / audit")
     assert base.status == 0, base.err
     cells = json.loads(base.out)["cells"]
@@ -215,8 +235,8 @@ def test_every_file_through_the_audit_command(corpus_dir: Path) -> None:
 
 
 @pytest.mark.slow
-def test_model_tools_on_the_files_that_reach_them(corpus_dir: Path) -> None:
-    runs = execute_all(cli_runs(DATA_KINDS, MODEL_COMMANDS, corpus_dir))
+def test_model_tools_on_the_files_that_reach_them(corpus_dir: Path, cli: ForkedCli) -> None:
+    runs = execute_all(cli_runs(DATA_KINDS, MODEL_COMMANDS, corpus_dir), cli)
     line = tally(runs, f"corpus: {sum(any(c in k.commands for c in MODEL_COMMANDS) for k in DATA_KINDS)} files "
                        "through retrain, thresholds and equalize")
     say(line, runs)
@@ -229,7 +249,7 @@ def cli_good_configuration() -> dict:
                                      {"features": None, "options": DEFAULT_OPTIONS}))
 
 
-def test_every_saved_configuration_through_config(tmp_path: Path) -> None:
+def test_every_saved_configuration_through_config(tmp_path: Path, cli: ForkedCli) -> None:
     data = tmp_path / "base.csv"
     data.write_bytes(base_bytes())
     good = cli_good_configuration()
@@ -240,8 +260,8 @@ def test_every_saved_configuration_through_config(tmp_path: Path) -> None:
         path = tmp_path / f"{name}.json"
         path.write_bytes(build(good))
         runs.append(Run(f"{name} / audit --config", name == "good", "" if name == "good" else kind.words,
-                        [*LUSKIN, "audit", "--data", str(data), "--config", str(path)], TIMEOUT))
-    runs = execute_all(runs)
+                        [*LUSKIN, "audit", "--data", str(data), "--config", str(path)], TIMEOUT, real=name == "good"))
+    runs = execute_all(runs, cli)
     line = tally(runs, f"configurations: {len(CONFIG_KINDS)} bad files and a good one")
     say(line, runs)
     assert not report(runs), report(runs) + "\n" + line
