@@ -92,9 +92,20 @@ def lift(n: float, signal: float) -> float:
     return signal * math.sqrt(BASE * (1 - BASE) * (1 / n + 1 / (ROWS - n)))
 
 
-def scan_cells(cells: sg.Cells, replicates: int, seed: int, level: float = 0.05) -> tuple[list[dict[int, int]], str]:
-    """The scan's findings on a count table (the library's own steps: groups, calibration, carrier rule)."""
+def scan_cells(cells: sg.Cells, replicates: int, seed: int, level: float = 0.05,
+               union: bool = False) -> tuple[list[dict[int, int]], str]:
+    """The scan's findings on a count table (the library's own steps: groups, calibration, carrier rule).
+
+    ``union``: the calibration of a scan counted one grouping at a time (GROUPING SETS: no joint table, so
+    no replicates), the union bound over each group's permutation law (sg.bound_calibration); its groups'
+    counts are the table's marginals, as the GROUPING SETS query gives them (tests/test_scan.py)."""
     groups = sg.groups_of(cells, 3, 30)
+    if union:
+        bound = sg.bound_calibration(groups, cells.total, cells.positives, level)
+        significant = groups.valid & (bound.p_adjusted(groups.z) <= level)
+        chosen = sg.carriers(cells, groups, significant, bound.critical)
+        return [{int(j): int(groups.codes[g][j]) for j in np.flatnonzero(groups.codes[g] >= 0)}
+                for g in chosen], bound.method
     observed = float(np.abs(groups.z[groups.valid]).max()) if groups.valid.any() else 0.0
     # Stopping once enough replicates pass the observed largest |z| gives the full calibration's decision
     # (nothing significant) at a fraction of the cost: the same draws in the same order (see sg.calibrate).
@@ -135,7 +146,8 @@ def run_sim(args: argparse.Namespace) -> None:
         for run in range(args.runs):
             planted = _slices(rng, int(rng.integers(1, 4))) if scenario == "planted" else []
             cells = simulate(rng, planted, args.signal)
-            found, method = scan_cells(cells, args.replicates, seed=1_000_000 * args.seed + run, level=args.level)
+            found, method = scan_cells(cells, args.replicates, seed=1_000_000 * args.seed + run, level=args.level,
+                                       union=args.calibration == "union")
             methods.add(method)
             done = run + 1
             reported += bool(found)
@@ -148,7 +160,8 @@ def run_sim(args: argparse.Namespace) -> None:
             last = done == args.runs or time.time() - started > args.budget
             if done % 50 == 0 or last:
                 fdp = np.asarray(fdps)
-                summary = {"scenario": scenario, "runs": done, "replicates": args.replicates,
+                summary = {"scenario": scenario, "runs": done, "calibration": args.calibration,
+                           "replicates": args.replicates,
                            "replicate_method": sorted(methods),
                            "share_reporting_anything": reported / done,
                            "share_reporting_anything_text": _share(reported, done),
@@ -265,6 +278,8 @@ def main() -> None:
     sim.add_argument("--level", type=float, default=0.05, help="the family-wise error level (--fdr)")
     sim.add_argument("--budget", type=float, default=float("inf"), help="stop a scenario after this many seconds")
     sim.add_argument("--out", default=os.devnull)
+    sim.add_argument("--calibration", choices=["replicates", "union"], default="replicates",
+                     help="union: the GROUPING SETS path's union bound instead of replicates")
     combine = sub.add_parser("combine")
     combine.add_argument("files", nargs="+")
     speed = sub.add_parser("speed")

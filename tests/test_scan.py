@@ -502,6 +502,7 @@ def test_a_scan_too_large_for_its_full_table_counts_its_groups_instead():
     assert (counted.groups_scanned, counted.groups_too_small) == (full.groups_scanned, full.groups_too_small)
     document = json.loads(json.dumps(counted.to_dict()))
     assert document["replicate_method"] == sg.UNION and document["replicates"] == 0
+    assert document["null_report_rate"] == spec.level
     assert "union bound" in document["error_control"] and "GROUPING SETS" in document["error_control"]
     # the bar: the sum over groups of each group's chance of reaching it is the level
     total, positives = len(frame), int(frame.y.sum())
@@ -528,3 +529,15 @@ def test_a_scan_too_large_for_its_groups_too_is_refused():
     spec = ScanSpec("y", 1, COLUMNS[:5], replicates=199)
     with pytest.raises(LuskinError, match=r"too large for the machine: .* where a scan may use 1 MB here\. "):
         scan(frame, spec, memory=1_000_000)
+
+
+def test_the_result_says_the_chance_of_reporting_anything_under_the_null():
+    """With R replicates the max-T test's size is floor(level (R + 1)) / (R + 1): the level itself at 199 or
+    999 replicates, strictly below it when R + 1 is not a multiple of 20 (checked against a count of ranks)."""
+    frame = _frame(4_000, 2, cards=(3, 2, 3))
+    for replicates, size in ((199, 0.05), (1018, 50 / 1019), (39, 0.05), (58, 2 / 59)):
+        result = scan(frame, ScanSpec("y", 1, ("c0", "c1", "c2"), replicates=replicates))
+        ranks = np.arange(1, replicates + 2)   # the observed maximum's rank among R + 1 exchangeable values
+        assert result.null_rate == pytest.approx(size) == pytest.approx(np.mean((ranks / (replicates + 1)) <= 0.05))
+        document = result.to_dict()
+        assert document["null_report_rate"] == pytest.approx(size) and "floor(0.05 x" in document["null_report_rate_is"]

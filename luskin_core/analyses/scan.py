@@ -198,6 +198,26 @@ class ScanResult:
         return self.spec.level
 
     @property
+    def null_rate(self) -> float:
+        """The chance that the scan reports any group when none differs: with R replicates the max-T test
+        rejects when the observed largest |z| is among the top floor(level (R + 1)) of R + 1 exchangeable
+        values, so exactly floor(level (R + 1)) / (R + 1) with exact draws and no ties (5.0% at 0.05 with 199
+        or 999 replicates: the level itself; R + 1 not a multiple of 1 / level puts it strictly below), less
+        with ties; without replicates (a union bound), at most the level."""
+        if self.replicates == 0:
+            return self.level
+        return math.floor(self.level * (self.replicates + 1)) / (self.replicates + 1)
+
+    @property
+    def null_rate_words(self) -> str:
+        if self.replicates == 0:
+            return "at most the level (a union bound: usually below it)"
+        exact = "exactly, with exact permutation draws and no ties" if self.method == sg.EXACT else \
+            "to the normal limit's accuracy"
+        return (f"{format_percent(self.null_rate, 1)}: floor({self.level:g} x {self.replicates + 1:,}) / "
+                f"{self.replicates + 1:,} ({exact}; ties make it smaller)")
+
+    @property
     def error_control(self) -> str:
         if self.replicates == 0:
             return (f"family-wise error rate at {self.level:g} over all {self.groups_scanned:,} groups scanned "
@@ -222,6 +242,7 @@ class ScanResult:
             "groups_scanned": self.groups_scanned, "groups_too_small": self.groups_too_small,
             "replicates": self.replicates, "level": self.level, "critical_value": self.critical_value,
             "replicate_method": self.method, "error_control": self.error_control,
+            "null_report_rate": self.null_rate, "null_report_rate_is": self.null_rate_words,
             "interval": "simultaneous: difference ± the max-T critical value × its standard error",
             "groups_beyond_the_bar": self.significant, "headline": self.headline(),
             "findings": [f.to_dict() for f in self.findings],
