@@ -263,11 +263,17 @@ class UI:
         """Choose ``option`` in the selectbox labelled ``label``."""
         box = self.page.get_by_role("combobox", name=label, exact=True).locator("visible=true").first
         choice = self.page.get_by_role("option", name=option, exact=True).first
+        listed = self.page.get_by_role("option").first
         for _ in range(3):
             # A rerun that lands as the list opens closes it again, or redraws it under the click (the option
             # is detached): open it once more. A click that did land leaves the list closed or the option gone.
             box.click()
             try:
+                listed.wait_for(state="visible", timeout=15_000)   # the list is open
+                if not choice.count():
+                    # A long list draws only the options in its view (a short window shows fewer): type the
+                    # option's name, as a user does, so the list shows it, rather than wait for it in vain.
+                    self.page.keyboard.type(option)
                 choice.wait_for(state="visible", timeout=15_000)
                 choice.click(timeout=15_000)
                 return
