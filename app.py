@@ -26,7 +26,9 @@ user = signin.gate()
 admin = auth.enabled() and user.admin  # the record and the sources' settings: administrators only
 PAGES = {p.name: st.Page(p.file, title=p.title, icon=p.icon, default=p.default, url_path=p.url_path)
          for p in pages.PAGES if admin or not p.admin_only}  # one line per page in luskin_app/pages.py
-navigation = st.navigation(list(PAGES.values()))
+# expanded: every page in the sidebar without a click (by default Streamlit folds a list of more than 12 pages
+# behind "View N more"; with Scan and Administration there are 13)
+navigation = st.navigation(list(PAGES.values()), expanded=True)
 ui.page_style()
 wanted = st.query_params.get("page")
 if wanted in PAGES and wanted != "data" and navigation.url_path != PAGES[wanted].url_path:

@@ -83,13 +83,14 @@ def format_retrain(result: RetrainResult) -> str:
     opts, spec = result.options, result.spec
     blocks = [("Original", result.original), (f"A1 ({opts.first})", result.first),
               (f"C2 ({opts.second})", result.second)]
+    names = result.original.class_names   # as the data names them ("Male", not "Non-Female")
     keys = [c.filter_holds for c in result.original.cells if c.in_group]
     keys.sort(key=lambda k: (k is not None, bool(k)))  # the paper's order: UE then E
     rows: list[list[str]] = []
     for k in keys:
         cell_name = spec.cell_name(k)
         for member in (True, False):
-            label = spec.group_name if member else spec.other_name
+            label = names.group if member else names.other
             line = [cell_name, label]
             for _, audit in blocks:
                 c = audit.cell(k, member)
@@ -107,7 +108,7 @@ def format_retrain(result: RetrainResult) -> str:
     lines = [
         (f"Retraining: {ALGORITHM_NAMES[opts.algorithm]}; A1 = {opts.first}, C2 = {opts.second}; direction "
          f"{opts.direction}; {'every filter cell' if opts.all_cells else 'the filter cell only'}; seed {opts.seed}."),
-        (f"Outcome {spec.outcome} == {spec.positive}; {spec.group_name} vs {spec.other_name}; tolerance "
+        (f"Outcome {spec.outcome} == {spec.positive}; {names.group} vs {names.other}; tolerance "
          f"{spec.tolerance:g}."),
         (f"Split 40/40/20 (stratified by {result.stratified_by}): D1 {sizes['D1']:,} rows, D2 {sizes['D2']:,}, "
          f"D4 {sizes['D4']:,}. Models use {len(result.features)} columns: {', '.join(result.features)}."),

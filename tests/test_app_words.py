@@ -182,3 +182,31 @@ def test_bar_passage_takes_no_race_for_a_surname_and_says_the_outcome_in_words()
     assert "Surname column" in texts["proxy"]
     assert "No column of this file looks like surnames" in texts["proxy"]
 
+
+
+def test_model_pages_name_the_rest_of_adult_sex_by_its_value() -> None:
+    """Thresholds and Equalized on Adult's sex (two values): 'Female' with 'Male', never 'Non-Female', in the words,
+    the metrics, the charts' legends and titles and the tables' cells; each group keeps its colour (protected blue)."""
+    from streamlit.testing.v1 import AppTest
+
+    from luskin_core.present.plots import GROUP_COLOR, OTHER_COLOR
+
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.selectbox(key="protected_column").set_value("sex").run()
+    at.multiselect(key="protected_values").set_value(["Female"]).run()
+    assert not at.exception, at.exception
+    for page, chart in (("thresholds", "thr_chart"), ("equalized", "eq_hist")):
+        at.switch_page(f"app_pages/{page}.py").run()
+        if page == "equalized":
+            at.multiselect(key="eq_alphas").set_value([0.5, 1.0]).run()
+            at.button(key="eq_run").click().run()
+        assert not at.exception and not at.error, (page, at.exception, [e.value for e in at.error])
+        cells = "\n".join(str(v) for element in at.dataframe for v in element.value.to_numpy().ravel().tolist())
+        text = shown_text(at) + "\n" + cells
+        assert not code_words(text), (page, code_words(text))
+        assert "Female" in text and "Male" in text.replace("Female", ""), page
+        figure = json.loads(at.get("plotly_chart")[0].proto.spec) if page == "thresholds" else next(
+            json.loads(c.proto.spec) for c in at.get("plotly_chart") if "Score distributions" in c.proto.spec)
+        colours = {str(t["name"]).split(":")[0]: (t.get("line") or t.get("marker") or {}).get("color")
+                   for t in figure["data"] if t.get("name") != "chance"}
+        assert colours == {"Female": GROUP_COLOR, "Male": OTHER_COLOR}, (page, chart, colours)

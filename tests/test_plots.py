@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -120,10 +122,14 @@ def sweep():
 
 
 def test_sweep_histograms_shares_and_colours(sweep):
-    fig = plots.sweep_histograms(sweep, 0.5, SMALL_SPEC.group_name, SMALL_SPEC.other_name)
+    # race has two values: the rest is named by its value ('B', never 'Non-A'), in the sweep and on the chart
+    assert sweep.group_labels == ("A", "B") and sweep.classes == ("A", "B")
+    assert "Non-A" not in json.dumps(sweep.to_dict())
+    fig = plots.sweep_histograms(sweep, 0.5)
     assert len(fig.data) == 4
     names = [(t.name, t.marker.color) for t in fig.data]
-    assert names == [("A", plots.GROUP_COLOR), ("Non-A", plots.OTHER_COLOR)] * 2
+    assert names == [("A", plots.GROUP_COLOR), ("B", plots.OTHER_COLOR)] * 2
+    assert "A and B" in fig.layout.title.text
     for trace in fig.data:
         assert sum(trace.y) == pytest.approx(1.0)
     assert "alpha = 0.5" in fig.layout.title.text

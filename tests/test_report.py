@@ -727,3 +727,42 @@ def test_cli_report_of_every_group_within_strata(tmp_path, adult) -> None:
                           capture_output=True, text=True, timeout=120, cwd=tmp_path, check=False)
     assert done.returncode == 2 and "--groups is an option of 'luskin audit' and 'luskin report' only" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_the_model_tools_sections_and_slides_name_the_rest_by_its_value() -> None:
+    """Issue 27: on a two-valued column named by its codes (SEX 1 = Male, 2 = Female) the report's Thresholds and
+    Equalized sections, their charts and their slides say 'Male' and 'Female', never 'Non-Male'; the protected
+    group keeps blue and the rest orange in every chart."""
+    from luskin_core.corrections.equalize import equalize_frame
+    from luskin_core.corrections.thresholds import tune_thresholds
+    from luskin_core.present import plots
+    from luskin_core.present.slides import build_slides
+
+    rng = np.random.default_rng(27)
+    n = 1200
+    sex = rng.choice([1, 2], n, p=[0.4, 0.6])
+    x = rng.normal(size=n)
+    score = 1 / (1 + np.exp(-(x + 0.6 * (sex == 1))))
+    frame = pd.DataFrame({"SEX": sex, "x": x, "z": rng.normal(size=n), "score": score,
+                          "y": (rng.random(n) < score).astype(int)})
+    spec = AuditSpec("y", 1, "SEX == 1", value_names={"SEX": {"1": "Male", "2": "Female"}})
+    thresholds = tune_thresholds(frame, spec, model=None, score_column="score")
+    sweep = equalize_frame(frame, spec, alphas=(0.5, 1.0), features=["x", "z"])
+    result = audit(frame, spec)
+    page = build_html_report(result, frame=frame, dataset="coded.csv", thresholds=thresholds, equalized=sweep)
+    text = _text(page)
+    assert "Non-Male" not in page and "Non-Female" not in page and "Non-" not in text   # (plotly.js says "Non-coercible")
+    assert "Female" in text and "Male" in text
+    assert "TPR Male" in text and "TPR Female" in text          # the equalized table's columns
+    for group, value in thresholds.thresholds.items():
+        assert f"{group}: {float(value):.4g}" in text
+    slides = build_slides(result, thresholds=thresholds, equalized=sweep)
+    for slide in slides:
+        words = " ".join((slide.title, *slide.sentences)) + ("" if slide.figure is None else slide.figure.to_json())
+        assert "Non-" not in words, slide.title
+    charts = [plots.threshold_roc(thresholds, spec, "test"), plots.sweep_histograms(sweep, 0.5)]
+    for figure in charts:
+        colours = {str(t.name).split(":")[0]: (t.line.color if getattr(t, "mode", "") == "lines"
+                                                           else t.marker.color)
+                   for t in figure.data if t.name != "chance"}
+        assert colours == {"Male": plots.GROUP_COLOR, "Female": plots.OTHER_COLOR}

@@ -6,6 +6,7 @@ import itertools
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -352,3 +353,43 @@ def test_a_fitted_estimator_is_wrapped_with_prefit_and_ends_a_pipeline():
     assert fitted.thresholds_ == wrapped.thresholds_
     with pytest.raises(LuskinError, match="already fitted"):
         GroupThresholdOptimizer(estimator=LogisticRegression(), prefit=True).fit(X, y, groups=g)
+
+
+def _coded_scores(n: int = 1200, seed: int = 27) -> pd.DataFrame:
+    """A score column, sex coded 1/2 (1 is more often positive) and a three-valued region."""
+    rng = np.random.default_rng(seed)
+    sex = rng.choice([1, 2], n, p=[0.4, 0.6])
+    score = rng.random(n) + 0.25 * (sex == 1)
+    y = (rng.random(n) < np.clip(score, 0, 1)).astype(int)
+    return pd.DataFrame({"SEX": sex, "region": rng.choice(["north", "south", "east"], n), "score": score, "y": y})
+
+
+def test_the_rest_is_named_by_its_value_and_keeps_its_own_numbers() -> None:
+    """Issue 27: the other group of a two-valued column is named by its value (under the name the user gave the
+    code: SEX 2 = Female), never 'Non-Male'; the report, its JSON and the curves are keyed by that name, each name
+    holds its own group's numbers (checked by hand on the same test rows), and the protected group keeps blue."""
+    from luskin_core.corrections.pipeline import prepare_split
+    from luskin_core.present import plots
+    from luskin_core.spec.audit_spec import AuditSpec
+
+    frame = _coded_scores()
+    spec = AuditSpec("y", 1, "SEX == 1", value_names={"SEX": {"1": "Male", "2": "Female"}})
+    report = tune_thresholds(frame, spec, model=None, score_column="score")
+    assert set(report.thresholds) == set(report.after.groups) == set(report.roc_test) == {"Male", "Female"}
+    assert report.reference in ("Male", "Female") and (report.names.group, report.names.other) == ("Male", "Female")
+    assert "Non-" not in json.dumps(report.to_dict())
+    split = prepare_split(frame, spec, shape="50/50", seed=report.seed, min_rows=10, choose=False, purpose="")
+    test = split.part("test")
+    s, y, sex = frame["score"].to_numpy()[test], frame["y"].to_numpy()[test], frame["SEX"].to_numpy()[test]
+    for name, code in (("Male", 1), ("Female", 2)):
+        m = sex == code
+        flagged = s >= report.thresholds[name]
+        assert report.after.groups[name].n == int(m.sum())
+        assert report.after.groups[name].tpr == pytest.approx(flagged[m & (y == 1)].mean())
+        assert report.after.groups[name].fpr == pytest.approx(flagged[m & (y == 0)].mean())
+    colours = {t.name.split(":")[0]: t.line.color for t in plots.threshold_roc(report, spec, "test").data
+               if t.mode == "lines" and t.name != "chance"}
+    assert colours == {"Male": plots.GROUP_COLOR, "Female": plots.OTHER_COLOR}
+    # three values: the rest is everyone else
+    three = tune_thresholds(frame, AuditSpec("y", 1, "region == north"), model=None, score_column="score")
+    assert set(three.thresholds) == {"north", "everyone else"}

@@ -74,6 +74,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from luskin_core.corrections.correction import ERROR_RATES, CorrectionResult, CorrectionStage, GroupCounts
 from luskin_core.errors import LuskinError
 from luskin_core.formatting import below_majority
+from luskin_core.spec.names import GroupNames
 from luskin_core.spec.options import DEFAULT_ALPHAS, OPTION_CONSTRAINTS, EqualizeOptions
 from luskin_core.spec.validation import check_both_outcomes_per_group, check_group_labels, check_groups_argument
 
@@ -921,6 +922,8 @@ class AlphaSweep:
     ``options`` are the settings of the sweep; ``correction`` the result in the shape every
     correction shares (:class:`~luskin_core.corrections.correction.CorrectionResult`): alpha = 1 (plain
     logistic regression) is the model before the correction, every smaller alpha one after it.
+    ``names``: which label is the protected group and which the rest, when the sweep was run on a
+    specification (:func:`equalize_frame`: the labels are then the data's names, 'Female' and 'Male').
     """
 
     points: tuple[AlphaPoint, ...]
@@ -930,6 +933,22 @@ class AlphaSweep:
     n_train: int
     n_test: int
     options: EqualizeOptions | None = None
+    names: GroupNames | None = None
+
+    @property
+    def classes(self) -> tuple[str, str]:
+        """The protected group's label and the rest's (charts give each its fixed colour by them)."""
+        labels = list(self.group_labels)
+        if self.names is not None and self.names.group in labels and self.names.other in labels:
+            return self.names.group, self.names.other
+        return labels[0], labels[-1]
+
+    def named(self, shown: Callable[[Any], str], names: GroupNames | None) -> AlphaSweep:
+        """The same sweep with every group label turned into ``shown(label)`` (the data's names)."""
+        points = tuple(replace(p, groups={shown(k): v for k, v in p.groups.items()},
+                               histograms={shown(k): v for k, v in p.histograms.items()}) for p in self.points)
+        return replace(self, points=points, group_labels=tuple(shown(g) for g in self.group_labels),
+                       reference_group=shown(self.reference_group), names=names)
 
     @property
     def correction(self) -> CorrectionResult:
@@ -1153,4 +1172,6 @@ def equalize_frame(
         Xtr, y[train_idx], g[train_idx], Xte, y[test_idx], g[test_idx], alphas,
         bandwidth=bandwidth, solver=solver, start=start, progress=progress,
     )
+    # trained on the spec's labels (their sorted order picks the reference); shown by the data's names
+    sweep = sweep.named(split.shown, split.names)
     return replace(sweep, options=replace(sweep.options or EqualizeOptions(), seed=int(seed)))

@@ -77,9 +77,10 @@ class PreparedSplit:
     """The rows a model tool works on, their labels, classes, cells, features and split.
 
     Every array has one entry per prepared row (``frame``'s rows, in order); ``parts`` maps each
-    part's name to positions into those rows. ``groups`` holds each row's group label (the specification's
-    group or other name); ``names`` the classes as the data names them (the rest by its value when it has one, e.g.
-    'Male' not 'Non-Female'), for the words; ``cells`` the filter (None without a filter).
+    part's name to positions into those rows. ``groups`` holds each row's group label (``labels``: the
+    specification's group or other name, so the tools' arithmetic and its tie-breaks do not depend on the data's
+    words); ``names`` the classes as the data names them (the rest by its value when it has one, e.g. 'Male' not
+    'Non-Female'), and :meth:`shown` turns a label into that name; ``cells`` the filter (None without a filter).
     ``features`` lists the model's columns (empty when none were chosen) and ``dropped`` the
     columns left out automatically, with the reason. ``rest`` holds the positions left after the
     last part was split off, in the order the split returned them (the rows cross-fitting folds
@@ -101,10 +102,22 @@ class PreparedSplit:
     n_excluded: int = 0
     sampled_from: int | None = None
     names: GroupNames | None = None
+    labels: GroupNames | None = None
 
     @property
     def n(self) -> int:
         return len(self.y)
+
+    def shown(self, label: Any) -> str:
+        """A row's group label (one of ``groups``) as the data names it ('Male', not 'Non-Female').
+
+        The one place a model tool's group label becomes the name its page, charts, report, slides and command
+        line show: the Thresholds and Equalized results are keyed by these names.
+        """
+        text = str(label)
+        if self.names is None or self.labels is None:
+            return text
+        return {self.labels.group: self.names.group, self.labels.other: self.names.other}.get(text, text)
 
     @property
     def has_filter(self) -> bool:
@@ -228,12 +241,14 @@ def prepare_split(
     parts = split_positions(n, split_shape, codes, seed)
     rest = parts.pop("rest")
     names = class_names(prepared.frame, spec)
-    # the per-row labels keep the spec's names: the Thresholds and Equalized pages and charts look groups up by them
-    groups = np.where(in_group, spec.group_name, spec.other_name).astype(object)
+    # the per-row labels keep the spec's names (the solvers sort them: their tie-breaks stay as they were);
+    # PreparedSplit.shown names them as the data does, for every word a user reads
+    labels = GroupNames.of(spec)
+    groups = np.where(in_group, labels.group, labels.other).astype(object)
     return PreparedSplit(
         frame=rows, y=y, in_group=in_group, groups=groups, cells=cells, features=columns, dropped=dropped,
         parts=parts, rest=rest, strata=codes, stratified_by=stratified_by, shape=split_shape,
-        n_excluded=prepared.n_excluded, sampled_from=sampled_from, names=names,
+        n_excluded=prepared.n_excluded, sampled_from=sampled_from, names=names, labels=labels,
     )
 
 

@@ -60,6 +60,7 @@ from sklearn.utils.validation import check_is_fitted
 from luskin_core.corrections.correction import ERROR_RATES, CorrectionResult, CorrectionStage, GroupCounts
 from luskin_core.errors import LuskinError
 from luskin_core.formatting import below_majority, count_of
+from luskin_core.spec.names import GroupNames
 from luskin_core.spec.options import MODEL_KINDS, OPTION_CONSTRAINTS, SEED, ThresholdOptions
 from luskin_core.spec.validation import (
     check_both_outcomes_per_group,
@@ -743,7 +744,9 @@ class ThresholdReport:
     before/after operating points in ``before_tune`` / ``after_tune``. ``warnings`` says in plain
     sentences where tuning backfired on the test rows (see the module's "Warnings"). ``options``
     are the settings it was tuned with; ``correction`` the result in the shape every correction
-    shares (:class:`~luskin_core.corrections.correction.CorrectionResult`).
+    shares (:class:`~luskin_core.corrections.correction.CorrectionResult`). Groups are named as the
+    data names them ('Female' and 'Male', never 'Non-Female'); ``names`` says which is the protected
+    group and which the rest (None: not known, e.g. a report saved before the names were kept).
     """
 
     thresholds: dict[str, float]
@@ -767,6 +770,7 @@ class ThresholdReport:
     tuning_method: str = "validation"
     warnings: tuple[str, ...] = ()
     options: ThresholdOptions | None = None
+    names: GroupNames | None = None
 
     @property
     def correction(self) -> CorrectionResult:
@@ -814,12 +818,13 @@ class ThresholdReport:
 
 
 def _split_result(
-    s: np.ndarray, y: np.ndarray, g: np.ndarray, thresholds: Mapping[str, float]
+    s: np.ndarray, y: np.ndarray, g: np.ndarray, thresholds: Mapping[str, float],
+    shown: Callable[[Any], str] = str,
 ) -> SplitResult:
+    """Accuracy and each group's rates; the groups keyed by ``shown(label)`` (the data's names)."""
     pred = _predict_with(s, g, thresholds)
-    return SplitResult(
-        accuracy=float(np.mean(pred == y)), groups=group_rates(s, y, g, thresholds)
-    )
+    rates = group_rates(s, y, g, thresholds)
+    return SplitResult(accuracy=float(np.mean(pred == y)), groups={shown(k): r for k, r in rates.items()})
 
 
 def best_common_threshold(scores: np.ndarray, y: np.ndarray) -> float:
@@ -948,26 +953,27 @@ def tune_thresholds(
     opt.fit(s_tune, y_tune, groups=g_tune)
     thr = {str(k): v for k, v in opt.thresholds_.items()}
     st, yt, gt = s_test, y[test_idx], g[test_idx]
+    shown = split.shown   # the labels keep the spec's names (the solver's order); every surface reads the data's
     for lab in thr:
         if not (gt == lab).any():
-            raise LuskinError(f"The test split has no rows of the group '{lab}'. Use more data.")
+            raise LuskinError(f"The test split has no rows of the group '{shown(lab)}'. Use more data.")
     dflt = None if default is None else {lab: default for lab in thr}
-    before = _split_result(st, yt, gt, dflt) if dflt else None
-    after = _split_result(st, yt, gt, thr)
+    before = _split_result(st, yt, gt, dflt, shown) if dflt else None
+    after = _split_result(st, yt, gt, thr, shown)
     return ThresholdReport(
-        thresholds=thr,
+        thresholds={shown(k): v for k, v in thr.items()},
         objective=opt.objective_,
         lam=float(lam),
         solver=solver,
-        reference=str(opt.reference_),
+        reference=shown(opt.reference_),
         default_threshold=default,
         score_source=source,
         before=before,
         after=after,
-        before_tune=_split_result(s_tune, y_tune, g_tune, dflt) if dflt else None,
-        after_tune=_split_result(s_tune, y_tune, g_tune, thr),
-        roc_tune={str(k): v for k, v in roc_curves(s_tune, y_tune, g_tune).items()},
-        roc_test={str(k): v for k, v in roc_curves(st, yt, gt).items()},
+        before_tune=_split_result(s_tune, y_tune, g_tune, dflt, shown) if dflt else None,
+        after_tune=_split_result(s_tune, y_tune, g_tune, thr, shown),
+        roc_tune={shown(k): v for k, v in roc_curves(s_tune, y_tune, g_tune).items()},
+        roc_test={shown(k): v for k, v in roc_curves(st, yt, gt).items()},
         n_train=n_train,
         n_tune=len(tune_idx),
         n_test=len(test_idx),
@@ -977,6 +983,7 @@ def tune_thresholds(
         warnings=threshold_warnings(before, after, yt),
         options=ThresholdOptions(model=kind if score_column is None and kind in MODEL_KINDS else None, solver=solver,
                                  lam=float(lam), seed=seed, tuning=tuning, default_threshold=default_threshold),
+        names=split.names,
     )
 
 

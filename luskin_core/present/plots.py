@@ -18,6 +18,7 @@ import plotly.graph_objects as go
 from luskin_core.analyses.audit import AuditResult
 from luskin_core.formatting import format_percent, points
 from luskin_core.spec.audit_spec import AuditSpec
+from luskin_core.spec.names import GroupNames
 from luskin_core.stats.verdict import Verdict
 
 # Okabe & Ito (2008), "Color Universal Design".
@@ -257,11 +258,12 @@ def retrain_gaps(result: Any) -> go.Figure:
 # ------------------------------------------------------------------------------------------
 # Classification parity: per-group thresholds
 # ------------------------------------------------------------------------------------------
-def _color_for(name: str, spec: AuditSpec | None, index: int) -> str:
-    if spec is not None:
-        if name == spec.group_name:
+def _color_for(name: str, names: GroupNames | None, index: int) -> str:
+    """A group's fixed colour: the protected group blue, the rest orange (whatever the data calls them)."""
+    if names is not None:
+        if name == names.group:
             return GROUP_COLOR
-        if name == spec.other_name:
+        if name == names.other:
             return OTHER_COLOR
     return (GROUP_COLOR, OTHER_COLOR, OKABE_ITO["green"], OKABE_ITO["purple"], OKABE_ITO["vermillion"])[index % 5]
 
@@ -270,14 +272,16 @@ def threshold_roc(report: Any, spec: AuditSpec | None = None, split: str = "tune
     """Each group's ROC curve with its operating point before (cross) and after (circle) tuning.
 
     ``report`` is a thresholds.ThresholdReport; ``split`` "tune" (where thresholds were chosen)
-    or "test" (held-out rows). ``spec`` fixes the colours (protected group blue, other orange).
+    or "test" (held-out rows). The report's names (else ``spec``'s) fix the colours (protected group
+    blue, the rest orange).
     """
+    names = getattr(report, "names", None) or (GroupNames.of(spec) if spec is not None else None)
     roc = report.roc_tune if split == "tune" else report.roc_test
     before = report.before_tune if split == "tune" else report.before
     after = report.after_tune if split == "tune" else report.after
     fig = go.Figure()
     for i, (group, curve) in enumerate(roc.items()):
-        color = _color_for(group, spec, i)
+        color = _color_for(group, names, i)
         name, shown = label(group), short_label(group)
         fig.add_trace(go.Scatter(
             x=np.asarray(curve.fpr, float), y=np.asarray(curve.tpr, float), mode="lines",
@@ -354,12 +358,15 @@ def score_histograms(
     return fig
 
 
-def sweep_histograms(sweep: Any, alpha: float, group: str, other: str) -> go.Figure:
+def sweep_histograms(sweep: Any, alpha: float, group: str | None = None, other: str | None = None) -> go.Figure:
     """``score_histograms`` for the sweep point nearest ``alpha`` (``sweep`` is an equalize.AlphaSweep).
 
     The sweep stores counts per bin; each (class, label) histogram is scaled to sum to 1 so that
-    groups of different sizes can be compared.
+    groups of different sizes can be compared. ``group`` / ``other`` default to the sweep's own
+    classes (``AlphaSweep.classes``: the data's names, the protected group first).
     """
+    if group is None or other is None:
+        group, other = sweep.classes
     point = sweep.point(alpha)
     hist: dict[tuple[str, int], list[float]] = {}
     for name, by_label in point.histograms.items():

@@ -605,13 +605,13 @@ def _threshold_section(reports: Sequence[Any], spec: AuditSpec) -> Section:
 
 
 def _sweep_histograms(sweep: Any, alpha: float, spec: AuditSpec) -> Any:
-    """The dashboard's histogram chart, with the spec's class names when the sweep uses them."""
+    """The dashboard's histogram chart, the groups named and coloured as the sweep names them (the data's names)."""
     from luskin_core.present import plots
 
     labels = list(sweep.group_labels)
-    group = spec.group_name if spec.group_name in labels else labels[0]
-    other = spec.other_name if spec.other_name in labels else labels[-1]
-    return plots.sweep_histograms(sweep, alpha, group, other)
+    if getattr(sweep, "names", None) is None and spec.group_name in labels and spec.other_name in labels:
+        return plots.sweep_histograms(sweep, alpha, spec.group_name, spec.other_name)   # a sweep kept before names
+    return plots.sweep_histograms(sweep, alpha)
 
 
 def _equalized_section(sweeps: Sequence[Any], alpha: float | None, spec: AuditSpec) -> Section:
