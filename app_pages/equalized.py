@@ -120,7 +120,8 @@ def render_sweep(sweep: AlphaSweep, spec: AuditSpec, store_key: str) -> None:
     a.metric("Accuracy (test rows)", format_percent(point.accuracy))
     b.metric("TPR gap", f"{format_points(point.tpr_gap)} points", help=HELP["tpr"])
     c.metric("FPR gap", f"{format_points(point.fpr_gap)} points", help=HELP["fpr"])
-    histograms, accuracy, gaps = _figures(store_key, alpha, *sweep.classes, sweep)
+    group, other = sweep.classes   # as the data names them ('Female' and 'Male'), the protected group first
+    histograms, accuracy, gaps = _figures(store_key, alpha, group, other, sweep)
     st.plotly_chart(histograms, key="eq_hist", theme=None)
     left, right = st.columns(2)
     points = sweep.points
@@ -160,8 +161,9 @@ def render_run(spec: AuditSpec, options: dict[str, Any]) -> None:
         where="equalized")
     if sweep is not None:  # draw every alpha's charts now, so each slider step only sends them
         with st.spinner("Drawing the charts…"):
+            group, other = sweep.classes
             for alpha in sweep.alphas:
-                _figures(store_key, alpha, *sweep.classes, sweep)
+                _figures(store_key, alpha, group, other, sweep)
     bar.empty()
     if sweep is not None:
         remember("equalized", spec, sweep)

@@ -26,6 +26,8 @@ from luskin_core.stats.verdict import JUDGED_ORDER, Verdict
 from . import ui
 from .help import HELP
 
+GAP_CI = shown_statistics.GAP.header(ci=True)   # "Gap (points) [CI]": the unit from the one declaration
+GAP_ONLY = shown_statistics.GAP.header()         # "Gap (points)"
 # Short verdict words for the table (the full words are in the legend and the sentences).
 SHORT_VERDICTS = {v: v.short for v in Verdict}
 VERDICT_LEGEND = (f"Verdict: **{Verdict.BEYOND.short}** the tolerance and not chance; **{Verdict.CHANCE.short}** "
@@ -108,8 +110,8 @@ def comparison_table(result: AuditResult) -> pd.DataFrame:
         row.update({
             "n": c.n,
             "Share % [CI]": _pct(c.rate) + _ci(c.ci_low, c.ci_high, _pct_bound),
-            "Gap [CI]": "" if c.is_reference else _pts(c.difference) + _ci(c.difference_ci_low,
-                                                                                 c.difference_ci_high, _pts_bound),
+            GAP_CI: "" if c.is_reference else _pts(c.difference) + _ci(c.difference_ci_low, c.difference_ci_high,
+                                                                       _pts_bound),
             "Ratio": "" if c.is_reference else _ratio(c.impact_ratio),
             "p adj.": "" if c.is_reference else _p(c.p_adjusted),
             "Verdict": Verdict.of(c.verdict).short,
@@ -124,9 +126,8 @@ COMPARISON_COLUMNS = {
     "Cell": st.column_config.TextColumn("Cell", width=110),
     "n": st.column_config.NumberColumn("n", width=50, format="localized", help="Rows of the group in the cell."),
     "Share % [CI]": st.column_config.TextColumn("Share % [CI]", width=95, help=HELP["ci"]),
-    "Gap [CI]": st.column_config.TextColumn(
-        "Gap [CI]", width=105, help="The group's share minus the reference group's share in the same cell, in "
-                                          "percentage points, with its 95% interval (Newcombe)."),
+    GAP_CI: st.column_config.TextColumn(
+        GAP_CI, width=125, help=shown_statistics.GAP.meaning.rstrip(".") + ", with its 95% interval (Newcombe)."),
     "Ratio": st.column_config.TextColumn(
         "Ratio", width=45, help="Impact ratio: the group's share divided by the reference group's share."),
     "p adj.": st.column_config.TextColumn("p adj.", width=55, help=HELP["p_value"] + " Adjusted for the number "
@@ -134,7 +135,7 @@ COMPARISON_COLUMNS = {
     "Verdict": st.column_config.TextColumn("Verdict", width=60),
     **{s.short: st.column_config.TextColumn(s.short, width=45, help=s.meaning) for s in shown_statistics.SHOWN},
 }
-# Widths above add up to 700 px (the grid adds about 40): a 1024-px screen leaves about 750 px beside the
+# Widths above add up to about 720 px (the grid adds about 40): a 1024-px screen leaves about 750 px beside the
 # 220-px sidebar. Interval bounds are whole numbers here; every digit is under "Every number".
 
 
@@ -149,7 +150,7 @@ def paper_table(result: AuditResult) -> pd.DataFrame:
         "Rows": raw["Rows"],
         "Share % [CI]": [_pct(r) + _ci(lo, hi, _pct_bound)
                          for r, lo, hi in zip(raw["Ratio"], raw["95% CI low"], raw["95% CI high"])],
-        "Gap": [_pts(g) for g in raw["Gap (group - reference)"]],
+        GAP_ONLY: [_pts(g) for g in raw["Gap (group - reference)"]],
         "p-value": [_p(p) or "n/a" for p in raw["p-value"]],
         # The comparison's verdict itself (too few rows is not "beyond"; chance is not "beyond" either).
         "Verdict": [SHORT_VERDICTS.get(v, v) if v else "n/a" for v in raw["Verdict"]],
@@ -161,8 +162,8 @@ PAPER_COLUMNS = {
     "Group": st.column_config.TextColumn("Group", width=140),
     "Rows": st.column_config.NumberColumn("Rows", width=60, format="localized"),
     "Share % [CI]": st.column_config.TextColumn("Share % [CI]", width=100, help=HELP["ci"]),
-    "Gap": st.column_config.TextColumn(
-        "Gap", width=60, help="The other group's share minus the reference group's share in the cell, in "
+    GAP_ONLY: st.column_config.TextColumn(
+        GAP_ONLY, width=95, help="The other group's share minus the reference group's share in the cell, in "
                                   "percentage points (the same direction as every other table)."),
     "p-value": st.column_config.TextColumn("p-value", width=65, help=HELP["p_value"]),
     "Verdict": st.column_config.TextColumn("Verdict", width=60, help=VERDICT_LEGEND.replace("**", "")),

@@ -64,7 +64,7 @@ def headline(at) -> str:
 
 def assert_page_shows(at, result: AuditResult) -> None:
     """The page's tables, counts and headline are exactly the core's for this audit."""
-    shown = table(at, "Gap [CI]")
+    shown = table(at, "Gap (points) [CI]")
     pd.testing.assert_frame_equal(shown.reset_index(drop=True), comparison_table(result).reset_index(drop=True),
                                   check_dtype=False)
     every = table(at, "Adjusted p-value").reset_index(drop=True)
@@ -101,7 +101,7 @@ def test_race_by_sex_on_adult_shows_the_cores_numbers(adult):
     result = audit(adult, AuditSpec("income", ">50K", group_by=("race", "sex")))
     assert result.reference == "Asian-Pac-Islander × Male"
     assert_page_shows(at, result)
-    shown = table(at, "Gap [CI]")
+    shown = table(at, "Gap (points) [CI]")
     assert len(shown) == 10 and "Cell" not in shown.columns       # one cell: no cell column
     black_women = shown[shown["Group"] == "Black × Female"].iloc[0]
     c = result.comparison("Black × Female")
@@ -115,13 +115,13 @@ def test_race_by_sex_on_adult_shows_the_cores_numbers(adult):
 def test_the_papers_view_table_is_the_cores_numbers_in_points_and_percent(adult):
     at = goto(open_app(), "audit")
     result = audit(adult, PRESETS["adult"].spec)
-    shown = table(at, "Gap").reset_index(drop=True)
+    shown = table(at, "Gap (points)").reset_index(drop=True)
     pd.testing.assert_frame_equal(shown, paper_table(result), check_dtype=False)
     white_e = shown.iloc[0]
-    assert list(shown.columns) == ["Filter cell", "Group", "Rows", "Share % [CI]", "Gap", "p-value", "Verdict"]
+    assert list(shown.columns) == ["Filter cell", "Group", "Rows", "Share % [CI]", "Gap (points)", "p-value", "Verdict"]
     cell = result.cells[0]
     assert white_e["Share % [CI]"].startswith(f"{100 * cell.ratio:.1f} [") and white_e["Verdict"] == "beyond"
-    assert white_e["Gap"] == f"{100 * result.gaps[0].gap:+.1f}"
+    assert white_e["Gap (points)"] == f"{100 * result.gaps[0].gap:+.1f}"
     every = table(at, "95% CI low").reset_index(drop=True)             # every digit, in the expander
     pd.testing.assert_frame_equal(every, result.to_frame(), check_dtype=False)
 
@@ -132,7 +132,7 @@ def test_the_papers_filter_with_groups_gives_cells_and_the_pooled_view(adult):
                                               group_by=("race", "sex"))
     result = audit(adult, spec)
     assert_page_shows(at, result)
-    assert set(table(at, "Gap [CI]")["Cell"]) == {c for c in result.cell_names}
+    assert set(table(at, "Gap (points) [CI]")["Cell"]) == {c for c in result.cell_names}
     pd.testing.assert_frame_equal(table(at, "MH odds ratio [CI]"), pooled_table(result))
     # White men: the overall gap and the within-cell gap disagree, and the page says so in words
     warnings = [w.replace("**", "") for w in messages(at, "warning")]
@@ -148,12 +148,12 @@ def test_changing_the_reference_group(adult):
     assert not at.exception and not at.error
     result = audit(adult, AuditSpec("income", ">50K", group_by=("race",), reference="White"))
     assert_page_shows(at, result)
-    shown = table(at, "Gap [CI]")
+    shown = table(at, "Gap (points) [CI]")
     assert shown[shown["Verdict"] == "ref."]["Group"].tolist() == ["White"]
     assert "with White" in headline(at)
     # back to the automatic reference
     at.selectbox(key="audit_reference").set_value(at.selectbox(key="audit_reference").options[0]).run()
-    shown = table(at, "Gap [CI]")
+    shown = table(at, "Gap (points) [CI]")
     assert shown[shown["Verdict"] == "ref."]["Group"].tolist() == ["Asian-Pac-Islander"]
 
 
@@ -170,7 +170,7 @@ def test_metric_correction_and_smallest_group_reach_the_audit(adult):
     result = audit(adult, spec)
     assert_page_shows(at, result)
     assert "0.9 impact-ratio threshold" in headline(at)
-    assert set(table(at, "Gap [CI]").query("Group == 'Other'")["Verdict"]) == {"too few"}   # 406 rows
+    assert set(table(at, "Gap (points) [CI]").query("Group == 'Other'")["Verdict"]) == {"too few"}   # 406 rows
 
 
 # ------------------------------------------------------------------------------------------
@@ -191,7 +191,7 @@ def test_berkeley_admissions_by_department_show_simpsons_paradox():
     assert "30% of Female and 45% of Male" in callout[0]
     pooled = table(at, "MH odds ratio [CI]")
     assert list(pooled["Group"]) == ["Female"] and list(pooled["Simpson"]) == ["YES"]
-    assert len(set(table(at, "Gap [CI]")["Cell"])) == 6
+    assert len(set(table(at, "Gap (points) [CI]")["Cell"])) == 6
     frame = pd.read_csv(io.BytesIO(berkeley_csv()))
     result = audit(frame, AuditSpec("decision", "admitted", group_by=("sex",), strata=("department",)))
     assert_page_shows(at, result)
@@ -246,7 +246,7 @@ def test_the_same_column_as_group_and_stratum_has_a_way_out():
     at.button(key="audit_fix_strata_0").click().run()
     assert not at.exception and not at.error
     assert at.multiselect(key="audit_strata").value == ["sex"]
-    assert table(at, "Gap [CI]")["Cell"].nunique() == 2
+    assert table(at, "Gap (points) [CI]")["Cell"].nunique() == 2
 
 
 def test_a_one_valued_group_column_has_a_way_out():
@@ -285,7 +285,7 @@ def test_bad_cut_points_are_refused_plainly_and_good_ones_cut_the_bins(adult):
     assert any("Cut points are numbers separated by commas" in e for e in messages(at, "error"))
     at.text_input(key=key).input("30, 50").run()
     assert not at.error
-    cells = set(table(at, "Gap [CI]")["Cell"])
+    cells = set(table(at, "Gap (points) [CI]")["Cell"])
     assert cells == {"age < 30", "30 ≤ age < 50", "age ≥ 50"}
     assert_page_shows(at, audit(adult, AuditSpec("income", ">50K", group_by=("sex",), strata=("age",),
                                                  bins={"age": [30, 50]})))

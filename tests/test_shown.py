@@ -58,3 +58,23 @@ def test_one_line_reaches_every_table(result: AuditResult, monkeypatch: pytest.M
     assert any(line.startswith("cell ") and line.rstrip().endswith(" short") for line in lines)
     assert [line.split()[-1] for line in lines if line.startswith("all rows ") and "(ref)" not in line] == \
         [f"{c.reference_n - c.n:,}" for c in judged]
+
+
+def test_the_gap_says_its_unit_in_every_heading(adult: pd.DataFrame, result: AuditResult) -> None:
+    """The gap's unit (points) is in the page's headings as the share's is ('Share % [CI]'), read from the one
+    declaration (shown.GAP), and in the report's; the numbers under it are points (100 x the difference)."""
+    from luskin_app.audit_view import paper_table
+    from luskin_core.counting.data import PRESETS
+    from luskin_core.present.report import _paper_rows
+
+    assert shown.GAP.unit == "points" and shown.GAP.header(ci=True) == "Gap (points) [CI]"
+    page = comparison_table(result)
+    assert "Gap (points) [CI]" in page.columns and not [c for c in page.columns if c.startswith("Gap [")]
+    judged = [c for c in result.comparisons if not c.is_reference]
+    values = [v.split(" [")[0] for v in page["Gap (points) [CI]"] if v]
+    assert len(values) == len(judged)
+    assert [float(v.replace("−", "-")) for v in values] == pytest.approx([100 * c.difference for c in judged], abs=0.06)
+    assert "(points)" in _comparison_rows(result).header[5]
+    paper = audit(adult, PRESETS["adult"].spec)
+    assert list(paper_table(paper).columns)[4] == "Gap (points)"
+    assert _paper_rows(paper).header[5].startswith("Gap (points, group − ")

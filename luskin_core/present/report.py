@@ -279,8 +279,9 @@ def _caveats(result: AuditResult) -> list[str]:
 # -- the audit -----------------------------------------------------------------------------
 def _comparison_rows(result: AuditResult) -> Table:
     spec = result.spec
-    header = ("Cell", "Group", "Rows", "Positive", "Share [95% CI]", f"Difference to {result.reference} [95% CI]",
-              "Impact ratio [95% CI]", "p-value", "Adjusted p", "Verdict", *(s.heading for s in shown_statistics.SHOWN))
+    gap = shown_statistics.GAP   # its unit in the heading, as on the page: "Difference to Male (points) [95% CI]"
+    header = ("Cell", "Group", "Rows", "Positive", "Share [95% CI]",
+              gap.header(f"{gap.heading} to {result.reference}") + " [95% CI]", "Impact ratio [95% CI]", "p-value", "Adjusted p", "Verdict", *(s.heading for s in shown_statistics.SHOWN))
     rows, classes = [], []
     for c in result.comparisons:
         rows.append((
@@ -302,8 +303,9 @@ def _comparison_rows(result: AuditResult) -> Table:
 
 
 def _paper_rows(result: AuditResult) -> Table:
-    header = ("Where", "Group", "Rows", "Positive", "Share [95% CI]", f"Gap (group − {result.reference})",
-              "p-value", Verdict.WITHIN.heading, "Verdict")
+    gap = shown_statistics.GAP
+    header = ("Where", "Group", "Rows", "Positive", "Share [95% CI]",
+              f"{gap.short} ({gap.unit}, group − {result.reference})", "p-value", Verdict.WITHIN.heading, "Verdict")
     rows, classes = [], []
     for c in result.cells:
         g = result.gap(c.filter_holds)

@@ -7,6 +7,10 @@ narrow), what it means (the page's column help and the report's glossary), how i
 :class:`~luskin_core.stats.comparisons.Comparison` and its words. The four tables append these
 columns in this order, so a new statistic is its computation (``comparisons``) and one line here;
 the JSON has it from the comparison's record already.
+
+A statistic each table places itself (the gap, beside the shares) is declared here too, with its
+unit, so that every heading says it the same way: :data:`GAP`, "Gap (points)" on the page, the
+report's "Difference to Male (points)".
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from luskin_core.formatting import format_points
 
 
 @dataclass(frozen=True)
@@ -25,6 +31,15 @@ class Shown:
     meaning: str                     # the page's help and the report's glossary
     value: Callable[[Any], Any]      # from a Comparison: the number or flag (None: does not apply)
     words: Callable[[Any], str]      # the value as every table writes it
+    unit: str = ""                   # what the number is counted in ("points"), in every heading
+
+    def header(self, name: str | None = None, *, ci: bool = False) -> str:
+        """A column heading with the unit, as the tables write it: 'Gap (points) [CI]'.
+
+        ``name``: the heading's words (default: the short heading, e.g. 'Overall gap' for a variant).
+        """
+        unit = f" ({self.unit})" if self.unit else ""
+        return f"{self.short if name is None else name}{unit}{' [CI]' if ci else ''}"
 
     def text(self, comparison: Any) -> str:
         """The statistic of one comparison in words ('' where it does not apply)."""
@@ -37,4 +52,9 @@ SHOWN: tuple[Shown, ...] = (
           lambda c: c.four_fifths, lambda below: "below" if below else ""),
 )
 
-__all__ = ["SHOWN", "Shown"]
+# The gap between a group's share and the reference group's, placed by each table beside the shares (not appended).
+GAP = Shown("Difference", "Gap",
+            "The group's share minus the reference group's share in the same cell, in percentage points.",
+            lambda c: c.difference, lambda d: format_points(d, signed=True), unit="points")
+
+__all__ = ["GAP", "SHOWN", "Shown"]

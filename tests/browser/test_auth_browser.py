@@ -29,6 +29,8 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 sys.path.insert(0, str(ROOT / "tests"))
 import oidc_server
 
+from luskin_app.pages import PAGES
+
 pytestmark = pytest.mark.browser
 
 USERS = {"alice": {"email": "alice@agency.gov", "email_verified": True, "name": "Alice Admin",
@@ -213,11 +215,11 @@ def test_uploads_open_for_their_owner_only_and_roles_decide_what_is_shown(
         columns = []
     assert "department" not in columns and "applicant" not in columns
     # The administrator sees the Administration page and both sources.
-    more = alice.page.get_by_test_id("stSidebarNav").get_by_text(re.compile(r"^View \d+ more$"))
-    if more.count():   # a long list of pages is folded: unfold it, as a user does
-        more.first.click()
-    nav = alice.page.get_by_test_id("stSidebarNav").inner_text()
-    assert "Administration" in nav
+    # All 13 pages (Scan and Administration too) are in the sidebar without a click: none behind "View 3 more".
+    assert not alice.page.get_by_test_id("stSidebarNav").get_by_text(re.compile(r"^View \d+ more$")).count()
+    nav = alice.page.get_by_test_id("stSidebarNav")
+    hidden = [p.title for p in PAGES if not nav.get_by_role("link", name=p.title, exact=True).is_visible()]
+    assert not hidden and nav.get_by_role("link").count() == len(PAGES), hidden
     alice.goto_page("Administration")
     alice.wait_text("Record of who ran what")
     alice.idle()
@@ -241,9 +243,7 @@ def test_uploads_open_for_their_owner_only_and_roles_decide_what_is_shown(
     bob.idle()
     text = _main(bob)
     assert "applicants_1973" not in text and "APPLICANT-" not in text and "4,526" not in text
-    more = bob.page.get_by_test_id("stSidebarNav").get_by_text(re.compile(r"^View \d+ more$"))
-    if more.count():
-        more.first.click()
+    assert not bob.page.get_by_test_id("stSidebarNav").get_by_text(re.compile(r"^View \d+ more$")).count()
     assert "Administration" not in bob.page.get_by_test_id("stSidebarNav").inner_text()
     # Bob's sources: the one open to analysts, not the administrators' (and no settings or locations at all).
     bob.goto_page("Data")

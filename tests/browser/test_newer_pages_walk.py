@@ -169,3 +169,56 @@ def test_berkeley_walk(ui: UI, tmp_path: Path) -> None:
     assert "No column of this file looks like surnames" in texts["Proxy audit"]
     # within departments the gap reverses: the adjusted gap says which way, and the raw gap beside it
     assert "holding department equal" in texts["Adjusted gaps"].lower()
+
+
+def _every_page_in_the_sidebar(ui: UI) -> None:
+    """Every page's link is visible in the sidebar now, without a click (none behind 'View N more')."""
+    from luskin_app.pages import PAGES
+
+    nav = ui.page.get_by_test_id("stSidebarNav")
+    more = nav.get_by_text(re.compile(r"^View \d+ more$"))
+    assert not more.count(), "the sidebar folds pages behind " + repr(more.first.inner_text())
+    titles = [p.title for p in PAGES if not p.admin_only]   # no sign-in here: no Administration
+    hidden = [t for t in titles if not nav.get_by_role("link", name=t, exact=True).is_visible()]
+    assert not hidden and nav.get_by_role("link").count() == len(titles), hidden
+
+
+@pytest.mark.timeout(900)
+def test_model_pages_name_the_other_group_by_its_value(ui: UI, tmp_path: Path) -> None:
+    """Thresholds and Equalized distribution on the credit file (SEX 1 = Male, 2 = Female, named on the Data page):
+    'Male' with 'Female' in the words, tables and charts, never 'Non-Male'; every page is in the sidebar at once."""
+    path = tmp_path / "credit_default.csv"
+    credit().to_csv(path, index=False)
+    _upload(ui, path, "1280")
+    _every_page_in_the_sidebar(ui)
+    _name_codes(ui, {"SEX = 1": "Male", "SEX = 2": "Female"})
+    ui.wait_text("Ready: comparing Male with Female")
+    problems: list[str] = []
+    for title, heading in (("Thresholds", "Thresholds: equal error rates"),
+                           ("Equalized distribution", "Equalized distribution: fair scores")):
+        ui.goto_page(title)
+        ui.wait_text(heading)
+        ui.idle()
+        if title == "Equalized distribution":
+            ui.page.get_by_role("button", name="Train the models").first.click()
+            ui.page.locator('[data-testid="stPlotlyChart"] .main-svg').first.wait_for(timeout=600_000)
+        else:
+            ui.wait_text(re.compile(r"Thresholds chosen"), timeout=300_000)
+        ui.idle(600_000)
+        ui.settle()
+        found, text = _problems(ui, title, reference="Female")
+        problems += found
+        grid = ui.page.locator('[data-testid="stMain"] [data-testid="stDataFrame"]')
+        cells = "\n".join(grid.nth(i).inner_text() for i in range(grid.count()))
+        problems += [f"{title} (table): {w}" for w in code_words(cells)]
+        if "Non-" in text + cells:
+            problems.append(f"{title}: 'Non-' on the page")
+        shown = text.replace("Female", "")
+        if "Female" not in text or "Male" not in shown:
+            problems.append(f"{title}: the groups are not both named ('Male' and 'Female')")
+        legend = ui.page.locator('[data-testid="stPlotlyChart"] .legendtext')
+        names = {legend.nth(i).text_content() or "" for i in range(legend.count())}
+        if not any(n.startswith("Female") for n in names) or not any(n.startswith("Male") for n in names):
+            problems.append(f"{title}: the chart's legend does not name both groups: {sorted(names)}")
+        _every_page_in_the_sidebar(ui)
+    assert not problems, "\n".join(problems)
