@@ -104,3 +104,32 @@ def test_thresholds_that_backfire_are_said_in_the_text_output(capsys, tmp_path):
     warnings = out.split("Warnings:", 1)[1]
     assert "the test accuracy (64.0%) is below what always predicting the most common outcome (negative) gets " \
            "(67.5%)" in warnings
+
+
+def test_the_rest_of_a_two_valued_column_is_named_by_its_value(capsys, tmp_path):
+    """Issue 27: 'luskin thresholds' and 'luskin equalize' on sex == Female (two values) name the rest 'Male', never
+    'Non-Female', in the table, the reference group and the JSON; a three-valued column's rest is 'everyone else'."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(27)
+    n = 900
+    sex = rng.choice(["Female", "Male"], n)
+    x = rng.normal(size=n)
+    score = 1 / (1 + np.exp(-(x + 0.5 * (sex == "Male"))))
+    path = tmp_path / "people.csv"
+    pd.DataFrame({"sex": sex, "region": rng.choice(["north", "south", "east"], n), "x": x, "score": score,
+                  "y": (rng.random(n) < score).astype(int)}).to_csv(path, index=False)
+    data = ["--data", str(path), "--outcome", "y", "--positive", "1"]
+    assert main(["thresholds", *data, "--protected", "sex == Female", "--score-column", "score"]) == 0
+    out = capsys.readouterr().out
+    assert "Non-" not in out and "reference group" in out
+    assert {line.split()[0] for line in out.splitlines()[4:6]} == {"Female", "Male"}
+    doc = _json(capsys, ["thresholds", *data, "--protected", "sex == Female", "--score-column", "score", "--json"])
+    assert set(doc["thresholds"]) == {"Female", "Male"} and doc["reference_group"] in ("Female", "Male")
+    assert "Non-" not in json.dumps(doc)
+    assert main(["equalize", *data, "--protected", "sex == Female", "--alphas", "0.5,1"]) == 0
+    out = capsys.readouterr().out
+    assert "TPR Female" in out and "TPR Male" in out and "Non-" not in out
+    doc = _json(capsys, ["equalize", *data, "--protected", "region == north", "--alphas", "1", "--json"])
+    assert set(doc[0]["groups"]) == {"north", "everyone else"}
