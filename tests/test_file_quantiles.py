@@ -89,3 +89,20 @@ def test_a_small_file_is_left_to_quantile_cont(tmp_path):
                                     f"(SELECT CAST(score AS DOUBLE) AS x FROM read_parquet('{path}')) AS kept",
                                     PROBS) is None
     assert facts.quantiles("score", PROBS) == _reference(path, "score")
+
+
+def test_the_windows_load_no_pandas(parquet):
+    """The command line's Parquet audit leaves pandas out (2 s to import on a busy machine): so do the windows."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import sys; from luskin_core.counting.files import SqlFacts, open_file, windowed_quantiles\n"
+            f"facts = SqlFacts(open_file({str(parquet)!r}))\n"
+            f"assert windowed_quantiles(facts.source._batches, \"(SELECT CAST(score AS DOUBLE) AS x FROM "
+            f"read_parquet('{parquet}')) AS kept\", [0.25, 0.5]) is not None\n"
+            "print('pandas' in sys.modules)")
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=300,
+                          env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "False"

@@ -210,7 +210,12 @@ class FileSource(Source):
         try:
             reader = cursor.sql(sql).to_arrow_reader(rows)
             for batch in reader:
-                yield batch.column(0).to_numpy(zero_copy_only=False)
+                column = batch.column(0)
+                if column.null_count == 0 and str(column.type) == "double":   # read in place: Arrow's to_numpy
+                    yield np.frombuffer(column.buffers()[1], dtype=np.float64, count=len(column),   # imports pandas
+                                        offset=column.offset * 8)            # (2 s here on a busy machine)
+                else:
+                    yield column.to_numpy(zero_copy_only=False)
         except LuskinError:
             raise
         except Exception as error:  # noqa: BLE001 - every engine failure becomes one plain sentence
