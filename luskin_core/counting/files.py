@@ -213,7 +213,7 @@ class FileSource(Source):
                 column = batch.column(0)
                 if column.null_count == 0 and str(column.type) == "double":   # read in place: Arrow's to_numpy
                     yield np.frombuffer(column.buffers()[1], dtype=np.float64, count=len(column),   # imports pandas
-                                        offset=column.offset * 8)            # (2 s here on a busy machine)
+                                        offset=column.offset * 8)
                 else:
                     yield column.to_numpy(zero_copy_only=False)
         except LuskinError:
@@ -430,8 +430,8 @@ class SqlFacts:
     def quantiles(self, column: str, probs: Sequence[float]) -> list[float]:
         """DuckDB's ``quantile_cont`` of the column over the population, exactly, for each probability.
 
-        Ordering every value (``quantile_cont`` itself) holds the column in memory: 23.3M rows took 2.7 s and
-        500 MB. Instead (:func:`windowed_quantiles`), two scans that keep little: a uniform sample's quantiles
+        Ordering every value (``quantile_cont`` itself) holds the column in memory (measured in
+        benchmarks/results/stratified_files_issue26.md). Instead (:func:`windowed_quantiles`), two scans that keep little: a uniform sample's quantiles
         place a narrow window of values around each wanted one, then the rows below each window are counted
         and the values inside it tallied, which gives the exact order statistics whenever they fall inside
         (checked from the counts); when one does not (odds of about one in ten million), or for a small
@@ -501,7 +501,7 @@ def windowed_quantiles(batches: Any, rows: str, probs: Sequence[float]) -> list[
             windows.append([lo, hi])
     # Each window's rows: those below it and those at either edge counted, the values strictly inside kept (about
     # 1% of the rows: a value on many rows sits at an edge, the sample's quantiles being values of the column),
-    # a million rows at a time in numpy (DuckDB's filtered aggregates took 4 to 10 s here, its sort 500 MB).
+    # a million rows at a time in numpy (DuckDB's filtered aggregates were slower than its sort).
     tally = np.zeros((len(windows), 3), dtype=np.int64)
     middles: list[list[np.ndarray]] = [[] for _ in windows]
     n, low, high = 0, math.inf, -math.inf

@@ -111,8 +111,7 @@ def log_marginal(k: np.ndarray, n: np.ndarray, m: np.ndarray, kappa: np.ndarray)
 # Beta(a, b) components with both parameters at least this large are read through their Edgeworth expansion
 # (see _edgeworth_cdf), not scipy's incomplete beta function (5 microseconds an element at parameters in the millions);
 # a quantile whose error bound is over EDGE_TOLERANCE is computed exactly, so this is a matter of speed only
-# (23.3M rows of HMDA's shape, race x sex by 51 states: 1.12 s exact, 0.73 s from 1e5, 0.57 s from 1e4, 0.40 s
-# from 3,000, 0.69 s from 1,000 where many quantiles are computed again).
+# (the thresholds tried: benchmarks/results/stratified_files_issue26.md).
 LARGE_BETA = 3e3
 # The largest gap between the expansion's CDF and the exact one, over x, measured on a grid of a and b (min(a, b)
 # from 300 to 1e7, the other up to 1e5 times larger): 0.055 * min(a, b) ** -1.5 (0.058 at 300), and 7e-9 at most
