@@ -541,3 +541,20 @@ def test_the_result_says_the_chance_of_reporting_anything_under_the_null():
         assert result.null_rate == pytest.approx(size) == pytest.approx(np.mean((ranks / (replicates + 1)) <= 0.05))
         document = result.to_dict()
         assert document["null_report_rate"] == pytest.approx(size) and "floor(0.05 x" in document["null_report_rate_is"]
+
+
+def test_error_rates_and_a_true_false_column_on_the_grouping_sets_path():
+    """A model's false positive and false negative rates, with a column of True/False among those scanned: the
+    groups counted one grouping at a time give the full table's findings, sizes and events."""
+    frame = _frame(60_000, 4)
+    rng = np.random.default_rng(5)
+    inside = (frame.c0 == 1) & (frame.c2 == 3)
+    frame["pred"] = np.where(rng.random(len(frame)) < np.where(inside, 0.5, 0.2), 1, 0)
+    frame["flag"] = rng.random(len(frame)) < 0.5
+    for measure in ("fpr", "fnr"):
+        spec = ScanSpec("y", 1, (*COLUMNS[:7], "flag"), replicates=199, measure=measure, prediction="pred")
+        full, counted = scan(frame, spec), scan(frame, spec, memory=_window(frame, spec))
+        assert counted.method == sg.UNION and [f.conditions for f in full.findings] == [{"c0": 1, "c2": 3}]
+        assert [(f.conditions, f.n, f.events) for f in counted.findings] == [
+            (f.conditions, f.n, f.events) for f in full.findings]
+        assert (counted.n_judged, counted.groups_scanned) == (full.n_judged, full.groups_scanned)
