@@ -14,13 +14,16 @@ distribution of the count table of rows simulated one by one, so a run costs a t
   mean false discovery proportion (goal <= 5%), the share of runs whose findings are exactly the planted
   slices (goal >= 95%), and the share of planted slices found exactly.
 Replicates per run: ``--replicates`` (default 199; the permutation p-value (1 + count) / (R + 1) keeps
-its level at any R, only the power and the bar's Monte Carlo error depend on it).
+its level at any R, only the power and the bar's Monte Carlo error depend on it). ``--calibration union``:
+the calibration of a scan whose groups are counted with GROUPING SETS (no joint table, no replicates: a
+union bound over each group's permutation law), on the same tables.
 
 ``speed``: a Parquet file of ``--rows`` rows x 8 integer columns (the cardinalities above) and a 0/1
 outcome, scanned at depth 3 with 999 replicates by ``luskin scan --json`` in a fresh process (wall time
 and peak memory, VmHWM), beside DuckDB's single GROUP BY over the same 8 columns in a fresh process.
 
 Run: .venv/bin/python benchmarks/bench_scan.py sim [--runs 1000] [--scenario null|planted|both] [--seed S] [--out F]
+                                                   [--calibration replicates|union]
      .venv/bin/python benchmarks/bench_scan.py combine F1 F2 ...   (pool shards run in parallel)
      .venv/bin/python benchmarks/bench_scan.py speed [--rows 10000000] [--data FOLDER]
 """
