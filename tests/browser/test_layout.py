@@ -150,7 +150,7 @@ def shot(ui: UI, name: str, *, scroll_to: str | None = None) -> None:
     if scroll_to is not None:
         ui.page.locator(scroll_to).first.scroll_into_view_if_needed()
     ui.page.mouse.move(0, 0)
-    ui.settle()
+    ui.settle(0)   # check_layout has just waited for the page to lay itself out: only the scroll may move it
     ui.page.screenshot(path=str(SCREENSHOTS / "layout" / f"{name}.png"))
 
 
