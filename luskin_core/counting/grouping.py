@@ -12,6 +12,7 @@ Where: an in-memory frame and a file counted by DuckDB's SQL
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -100,7 +101,9 @@ def _condition(key: str, value: Any) -> str:
     if isinstance(value, (bool, np.bool_)):
         return f"({name} = {'TRUE' if value else 'FALSE'})"
     if isinstance(value, (int, float, np.integer, np.floating)):
-        return f"({name} = {float(value)!r})"
+        number = float(value)
+        literal = repr(number) if math.isfinite(number) else f"CAST('{number}' AS DOUBLE)"   # inf, -inf
+        return f"({name} = {literal})"
     return f"({name} = {sql_literal(str(value))})"
 
 
