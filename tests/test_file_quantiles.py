@@ -74,16 +74,17 @@ def test_a_population_restricts_the_windowed_quantiles(parquet):
 
 def test_a_window_that_misses_falls_back_to_quantile_cont(parquet, monkeypatch):
     monkeypatch.setattr(files, "_WINDOWS", ((8_500, 1e-12),))   # windows far too narrow to hold the quantiles
-    facts = SqlFacts(open_file(str(parquet)))
-    assert files.windowed_quantiles(facts.source._batches,
-                                    f"(SELECT CAST(score AS DOUBLE) AS x FROM read_parquet('{parquet}')) AS kept",
-                                    PROBS) is None
-    assert facts.quantiles("score", PROBS) == _reference(parquet, "score")
+    _windows_miss_and_quantile_cont_answers(parquet)
 
 
 def test_a_small_file_is_left_to_quantile_cont(tmp_path):
     path = tmp_path / "small.parquet"
     pd.DataFrame(_columns(5_000)).to_parquet(path)
+    _windows_miss_and_quantile_cont_answers(path)
+
+
+def _windows_miss_and_quantile_cont_answers(path) -> None:
+    """The windows give no answer for the file's score, and the audit's quantiles are still quantile_cont's."""
     facts = SqlFacts(open_file(str(path)))
     assert files.windowed_quantiles(facts.source._batches,
                                     f"(SELECT CAST(score AS DOUBLE) AS x FROM read_parquet('{path}')) AS kept",
