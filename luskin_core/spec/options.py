@@ -265,7 +265,7 @@ class Option:
     constraint: Constraint
     label: str
     help: str = ""
-    flag: str = ""       # default: --name, hyphenated
+    flag: str = ""       # the flag's name without its dashes (default: the name, hyphenated)
     flag_help: str = ""
     metavar: str | None = None
     choice_words: tuple[tuple[Any, str], ...] = ()   # (choice, its words on the page)
@@ -276,7 +276,7 @@ class Option:
     @property
     def cli_flag(self) -> str:
         """The command-line flag (``--all-cells`` for ``all_cells``)."""
-        return self.flag or "--" + self.name.replace("_", "-")
+        return "--" + (self.flag or self.name.replace("_", "-"))
 
     def words_of(self, choice: Any) -> str:
         """A choice in the page's words (the choice itself when none are declared)."""
@@ -336,7 +336,7 @@ OPTIONS: dict[str, tuple[Option, ...]] = {
         Option("lam", LAMBDA, "Fairness weight (lambda)",
                "lambda: how much fairness weighs against accuracy. 0 = accuracy only; larger values push the "
                "groups' TPR and FPR together at some cost in accuracy.",
-               flag="--lambda", metavar="L", step=0.5,
+               flag="lambda", metavar="L", step=0.5,
                flag_help="weight of the fairness gaps against accuracy (default {default})"),
         SEED_OPTION,
         Option("tuning", TUNING, "Tune the thresholds on",
@@ -368,7 +368,7 @@ OPTIONS: dict[str, tuple[Option, ...]] = {
     ),
 }
 # The proxy audit's one option (luskin audit --proxy-model, the Proxy audit page, proxy_audit(model=)).
-PROXY_OPTION = Option("model", PROXY_MODEL, "Outcome-aware model", flag="--proxy-model")
+PROXY_OPTION = Option("model", PROXY_MODEL, "Outcome-aware model", flag="proxy-model")
 
 
 class _Constraints(Mapping[str, Mapping[str, Constraint]]):

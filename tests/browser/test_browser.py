@@ -148,15 +148,25 @@ def test_retrain_then_download_the_report(ui: Any, adult_sentences: list[str], t
     ui.open("retrain")
     ui.wait_text("Retrain: a model that is fair")
     ui.idle()
-    ui.select("Models: first (A1) / retrained (C2)", RETRAIN_PAIR)
-    ui.idle()
+    box = ui.page.get_by_role("combobox", name="Models: first (A1) / retrained (C2)", exact=True).first
+
+    def shown() -> str:   # the selectbox's value as drawn: its text and its input's value
+        return str(box.evaluate("e => { const w = e.closest('[data-testid=\"stSelectbox\"]');"
+                                " return (w ? w.innerText : '') + ' ' + (e.value || ''); }"))
+
+    for _ in range(3):   # a rerun landing with the click can swallow the choice (the page's default is LR/MLP)
+        ui.select("Models: first (A1) / retrained (C2)", RETRAIN_PAIR)
+        ui.idle()
+        if RETRAIN_PAIR in shown():
+            break
+    assert RETRAIN_PAIR in shown(), shown()
     run = ui.page.get_by_role("button", name="Retrain", exact=True)
     start = time.perf_counter()
     if run.count():
         run.click()
         ui.page.get_by_test_id("stProgress").first.wait_for(timeout=60_000)
         record_timing(f"retrain {RETRAIN_PAIR} on Adult: click -> progress bar shown", time.perf_counter() - start)
-    ui.wait_text(f"AUC of C2 ({second})", timeout=120_000)
+    ui.wait_text(f"AUC of C2 ({second})", timeout=300_000)   # a worker's first Adult fit, on a loaded machine
     ui.page.locator(CHART).first.wait_for()
     ui.idle()
     record_timing(f"retrain {RETRAIN_PAIR} on Adult: click -> results shown", time.perf_counter() - start,
