@@ -333,18 +333,10 @@ def _cells(plan: Plan, raw: RawCounts, measure: str, extra: tuple[Plan, RawCount
         values.append(tuple(unique))
     matrix = np.stack(codes, axis=1) if codes else np.zeros((len(kept), 0), dtype=np.int64)
     cards = tuple(len(v) for v in values)
-    n_all = kept["n"].astype(np.int64)
-    if measure == "rate" or measure == "calibration":
-        n, k = n_all, kept["positives"].astype(np.int64)
-    elif measure == "fpr":
-        n, k = kept["fp"] + kept["tn"], kept["fp"]
-    elif measure == "fnr":
-        n, k = kept["tp"] + kept["fn"], kept["fn"]
-    else:
-        n, k = n_all, kept["fp"] + kept["fn"]
+    n, k = _judged(kept, measure)
     if measure == "calibration" and plan.prediction is None:
-        k = _observed(kept)
-    columns = [np.asarray(n, dtype=np.float64), np.asarray(k, dtype=np.float64)]
+        k = np.asarray(_observed(kept), dtype=np.float64)
+    columns = [n, k]
     if extra is not None:
         _, e_raw = extra
         e_kept = e_raw.take(e_raw["reason"] == KEPT)
@@ -373,7 +365,7 @@ def _cells(plan: Plan, raw: RawCounts, measure: str, extra: tuple[Plan, RawCount
         keep = sums[0] > 0
         cells = sg.Cells(matrix[keep], cards, sums[0][keep], sums[1][keep])
     n_excluded = int(raw["n"][raw["reason"] != KEPT].sum())
-    return _Table(cells, parts, tuple(values), int(n_all.sum()), n_excluded)
+    return _Table(cells, parts, tuple(values), int(np.asarray(kept["n"], dtype=np.int64).sum()), n_excluded)
 
 
 def _observed(kept: RawCounts) -> np.ndarray:
@@ -623,12 +615,14 @@ def _grouping_sets_scan(data: Any, plan: Plan, full: _Table, spec: ScanSpec) -> 
 
 
 def _judged(counts: Any, measure: str) -> tuple[np.ndarray, np.ndarray]:
-    """The judged rows and events of each counted row (as in :func:`_cells`) from the plan's counts."""
+    """The judged rows and events of each counted row (a cell, a group, a pattern of membership) from the
+    plan's counts: all rows and positives for a rate; for error rates, the rows the rate is taken over and
+    its errors (true negatives counted, or the rest of the rows where a count has none)."""
     n = np.asarray(counts["n"], dtype=np.float64)
-    if measure == "rate":
+    if measure in ("rate", "calibration"):
         return n, np.asarray(counts["positives"], dtype=np.float64)
     tp, fp, fn = (np.asarray(counts[c], dtype=np.float64) for c in ("tp", "fp", "fn"))
-    tn = n - tp - fp - fn
+    tn = np.asarray(counts["tn"], dtype=np.float64) if "tn" in counts else n - tp - fp - fn
     if measure == "fpr":
         return fp + tn, fp
     if measure == "fnr":
