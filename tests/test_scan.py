@@ -52,6 +52,7 @@ def test_a_planted_gap_is_found_as_itself_not_its_parents_or_refinements():
     assert finding.ci_low < 0.2 < finding.ci_high or finding.ci_low < finding.difference < finding.ci_high
     assert finding.p_adjusted == pytest.approx(1 / 300)
     assert "c0 = 1 and c1 = 0 and c2 = 3" in finding.sentence
+    assert "% where y is 1 against" in finding.sentence   # the outcome in words, not "with y = 1"
     assert f"{result.groups_scanned:,} groups scanned" in finding.sentence
 
 

@@ -492,7 +492,7 @@ def scan(data: pd.DataFrame | Source, spec: ScanSpec, *, source: str | None = No
         if cells.positives == 0:
             raise _no_positive(data, spec, plan)
         if cells.positives == cells.total:
-            raise LuskinError(f"Every row counts as {_event(spec)}, so no group can differ from the rest.")
+            raise LuskinError(f"Every row is counted ({_event(spec)}), so no group can differ from the rest.")
     need, allowed = _memory_need(table, spec, memory)
     if need > allowed and _by_grouping_sets(data, table, spec, allowed):
         del cells
@@ -654,7 +654,7 @@ def _nothing_judged(spec: ScanSpec) -> str:
 
 def _no_positive(data: Any, spec: ScanSpec, plan: Plan) -> LuskinError:
     if spec.measure != "rate" or spec.prediction:
-        return LuskinError(f"No row counts as {_event(spec)}, so no group can differ from the rest.")
+        return LuskinError(f"No row is counted ({_event(spec)}), so no group can differ from the rest.")
     try:
         found = data.value_counts(plan.outcome, 10)["value"].dropna().tolist() if isinstance(data, Source) else \
             data[plan.outcome].dropna().value_counts().index[:10].tolist()
@@ -834,13 +834,13 @@ def _event(spec: ScanSpec) -> str:
         return "an error"
     if spec.prediction:
         return f"decided {shown(spec.positive)} by the model"
-    return f"{shown(spec.outcome)} = {shown(spec.positive)}"
+    return f"{shown(spec.outcome)} is {shown(spec.positive)}"
 
 
 def _rate_words(spec: ScanSpec) -> str:
     if spec.measure in ("fpr", "fnr", "error"):
         return MEASURES[spec.measure]
-    return f"with {_event(spec)}"
+    return f"{'with' if spec.prediction else 'where'} {_event(spec)}"
 
 
 def _with_sentence(finding: ScanFinding, result: ScanResult) -> ScanFinding:
@@ -859,7 +859,7 @@ def finding_sentence(f: ScanFinding, result: ScanResult) -> str:
             f"(adjusted {format_p(f.p_adjusted)})")
     if spec.measure == "calibration":
         way = "under-predicted" if f.difference > 0 else "over-predicted"
-        return (f"{who}: {format_percent(f.rate)} with {_event(spec)} against {format_percent(f.rest_rate)} predicted "
+        return (f"{who}: {format_percent(f.rate)} {_rate_words(spec)} against {format_percent(f.rest_rate)} predicted "
                 f"by the model, {way} by {points(f.difference)} ({interval}); {held}.")
     if spec.measure in ("fpr", "fnr", "error"):
         what = f"{MEASURES[spec.measure]} {format_percent(f.rate)}"
