@@ -14,7 +14,7 @@ import streamlit as st
 
 from luskin_app import choices as ch_
 from luskin_app import dataset, keys, source_view, ui
-from luskin_app.cache import cached_run, is_cached, options_key, remember, shared
+from luskin_app.cache import background_run, is_cached, is_running, options_key, remember, shared
 from luskin_app.help import HELP
 from luskin_app.option_inputs import OptionInputs
 from luskin_core.corrections import equalize, models
@@ -139,14 +139,15 @@ def render_sweep(sweep: AlphaSweep, spec: AuditSpec, store_key: str) -> None:
 
 
 def render_run(spec: AuditSpec, options: dict[str, Any]) -> None:
-    """The Train button (absent when the sweep is already kept), the progress bar and the sweep."""
+    """The Train button (absent when the sweep is kept or under way), the progress bar and the sweep."""
     data = dataset.dataset()
     features = _features(spec)
     paper_compas = data.sample == "compas" and ch_.choices().get("features") == list(PRESETS["compas"].features)
     declared = {name: options[name] for name in OPTION_CONSTRAINTS["equalize"] if name in options and name != "alphas"}
     key = options_key({"alphas": options["alphas"], **declared, "features": features, "paper_compas": paper_compas})
     store_key = f"{data.fingerprint}|{spec.to_json()}|{key}"
-    if not (is_cached("equalized", store_key) or st.button("Train the models", key="eq_run", type="primary")):
+    asked = is_cached("equalized", store_key) or is_running("equalized", store_key)
+    if not (asked or st.button("Train the models", key="eq_run", type="primary")):
         st.info(f"Press **Train the models** to train {len(options['alphas'])} models, one per alpha. "
                 "Results are kept, so the slider then answers at once.", icon=ui.ICONS["info"])
         return
@@ -156,8 +157,8 @@ def render_run(spec: AuditSpec, options: dict[str, Any]) -> None:
         bar.progress(min(max(float(fraction), 0.0), 1.0), text=message)
 
     rows = source_view.model_rows(spec)
-    sweep = ui.guarded(cached_run, "equalized", store_key, lambda: _sweep(
-        spec.to_json(), rows, tuple(options["alphas"]), features, paper_compas, declared, progress),
+    sweep = ui.guarded(background_run, "equalized", store_key, lambda report: _sweep(   # a rerun does not lose it
+        spec.to_json(), rows, tuple(options["alphas"]), features, paper_compas, declared, report), progress,
         where="equalized")
     if sweep is not None:  # draw every alpha's charts now, so each slider step only sends them
         with st.spinner("Drawing the charts…"):

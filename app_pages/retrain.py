@@ -9,7 +9,7 @@ import streamlit as st
 
 from luskin_app import choices as ch_
 from luskin_app import dataset, source_view, ui
-from luskin_app.cache import cached_run, is_cached, remember
+from luskin_app.cache import Progress, background_run, is_cached, is_running, remember
 from luskin_app.help import HELP
 from luskin_app.option_inputs import OptionInputs
 from luskin_core.corrections.retrain import RetrainOptions, RetrainResult, model_bytes, retrain
@@ -21,10 +21,11 @@ PAIRS = tuple(f"{a}/{b}" for a in RETRAIN_KINDS for b in RETRAIN_KINDS)  # LR/LR
 
 
 def _retrain_cached(fingerprint: str, spec_json: str, options_json: str, frame: pd.DataFrame,
-                    progress: Any = None) -> RetrainResult:
-    """The experiment, cached on data, spec and options (the progress callback is not part of the key)."""
-    return cached_run("retrain", f"{fingerprint}|{spec_json}|{options_json}", lambda: retrain(
-        frame, AuditSpec.from_json(spec_json), RetrainOptions.from_json(options_json), progress=progress))
+                    show: Progress | None = None) -> RetrainResult:
+    """The experiment, cached on data, spec and options, run on its own thread: a click elsewhere while it runs
+    does not lose it (``show`` draws its progress and is not part of the key)."""
+    return background_run("retrain", f"{fingerprint}|{spec_json}|{options_json}", lambda report: retrain(
+        frame, AuditSpec.from_json(spec_json), RetrainOptions.from_json(options_json), progress=report), show)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -100,10 +101,11 @@ def render_result(result: RetrainResult, key: tuple[Any, ...]) -> None:
 
 
 def render_run(spec: AuditSpec, options: RetrainOptions) -> None:
-    """The Retrain button (absent when the result is already kept), the progress bar and the result."""
+    """The Retrain button (absent when the result is kept or under way), the progress bar and the result."""
     data = dataset.dataset()
     key = (data.fingerprint, spec.to_json(), options.to_json())
-    if not (is_cached("retrain", "|".join(key)) or st.button("Retrain", key="retrain_run", type="primary")):
+    asked = is_cached("retrain", "|".join(key)) or is_running("retrain", "|".join(key))
+    if not (asked or st.button("Retrain", key="retrain_run", type="primary")):
         st.info("Press **Retrain** to run the experiment (LR/MLP on Adult: a few seconds). "
                 "Results are kept: coming back to the same choices shows them at once.", icon=ui.ICONS["info"])
         return

@@ -80,6 +80,91 @@ def cached_run(kind: str, key: str, compute: Callable[[], Any], limit: int = 16)
     return private(value)
 
 
+Progress = Callable[[float, str], None]
+
+
+class _Job:
+    """A long computation on a thread of its own, started by a click.
+
+    A page's script run stops when the user touches any widget while it runs (Streamlit reruns it);
+    a retraining done in the script itself was lost then, and the page showed its button again as if
+    nothing had been asked. On its own thread the work goes on: the next run finds it, shows its
+    progress and its result (:func:`background_run`, :func:`is_running`).
+    """
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.fraction = 0.0
+        self.message = "Starting…"
+        self.value: Any = None
+        self.error: BaseException | None = None
+
+    def report(self, fraction: float, message: str) -> None:
+        """The computation's progress, read by whichever script run waits for it."""
+        self.fraction, self.message = fraction, message
+
+
+@st.cache_resource(show_spinner=False)
+def _jobs() -> tuple[dict[str, _Job], threading.Lock]:
+    """Computations under way, shared by all sessions (two sessions asking the same thing share one)."""
+    return {}, threading.Lock()
+
+
+def background_run(kind: str, key: str, compute: Callable[[Progress], Any], show: Progress | None = None,
+                   limit: int = 16, poll: float = 0.2) -> Any:
+    """``compute(report)`` once per key, on its own thread, remembered like :func:`cached_run`.
+
+    The calling script run waits, passing the latest ``report(fraction, message)`` to ``show`` (a
+    progress bar on the page). When the run is stopped by a rerun, the computation goes on and a
+    later call with the same key waits for it rather than starting it again. A failure is raised
+    to every caller waiting and is not remembered.
+    """
+    store, lock = _result_store()
+    jobs, jobs_lock = _jobs()
+    full = f"{kind}|{key}"
+    with jobs_lock:
+        job = jobs.get(full)
+        if job is None:
+            with lock:
+                if full in store:
+                    store.move_to_end(full)
+                    return private(store[full])
+            job = jobs[full] = _Job()
+            threading.Thread(target=_work, args=(job, full, compute, limit, ((store, lock), (jobs, jobs_lock))), name=f"luskin-{kind}",
+                             daemon=True).start()   # the stores are passed: no Streamlit call off the script
+    while not job.done.wait(poll):
+        if show is not None:
+            show(job.fraction, job.message)   # a rerun requested meanwhile stops this run here, not the work
+    if job.error is not None:
+        raise job.error
+    return private(job.value)
+
+
+def _work(job: _Job, full: str, compute: Callable[[Progress], Any], limit: int,
+          stores: tuple[tuple[OrderedDict[str, Any], threading.Lock], tuple[dict[str, _Job], threading.Lock]]) -> None:
+    """Run one job; keep its result before it leaves the list of jobs under way (no gap for a caller)."""
+    (store, lock), (jobs, jobs_lock) = stores
+    try:
+        job.value = compute(job.report)
+        with lock:
+            store[full] = job.value
+            while len(store) > limit:
+                store.popitem(last=False)
+    except BaseException as err:  # noqa: BLE001 - handed to the waiting script run, which shows it
+        job.error = err
+    finally:
+        with jobs_lock:
+            jobs.pop(full, None)
+        job.done.set()
+
+
+def is_running(kind: str, key: str) -> bool:
+    """Whether a :func:`background_run` with this key is under way (the page then waits for it, no click)."""
+    jobs, jobs_lock = _jobs()
+    with jobs_lock:
+        return f"{kind}|{key}" in jobs
+
+
 def is_cached(kind: str, key: str) -> bool:
     """Whether ``cached_run`` already holds this result (then the page shows it without a click)."""
     store, lock = _result_store()

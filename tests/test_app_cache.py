@@ -88,3 +88,79 @@ def test_a_session_changing_its_copy_keeps_it_for_itself() -> None:
         st.session_state["has"] = "mine" in dataset.dataset().frame.columns
 
     assert _run(script).session_state["has"]
+
+
+def test_a_long_computation_survives_the_rerun_that_stops_its_page() -> None:
+    """A click elsewhere while a retraining runs stops the page's script run (Streamlit raises StopException
+    from the next element drawn, here the progress bar): the work goes on, the next run waits for the same
+    computation (no second start, no second click) and gets its result, which is then kept."""
+    import threading
+
+    from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+
+    from luskin_app.cache import background_run, is_cached, is_running
+
+    go, calls, seen = threading.Event(), [], []
+
+    def compute(report: object) -> dict[str, int]:
+        calls.append(1)
+        report(0.5, "half way")   # type: ignore[operator]
+        assert go.wait(60)
+        return {"auc": 7}
+
+    def interrupted(fraction: float, message: str) -> None:
+        seen.append((fraction, message))
+        if message == "half way":
+            raise StopException()
+
+    try:
+        background_run("bg-test", "survives", compute, interrupted, poll=0.01)
+        raise AssertionError("the page's run was not stopped")
+    except StopException:
+        pass
+    assert is_running("bg-test", "survives") and not is_cached("bg-test", "survives")
+    go.set()
+    again = background_run("bg-test", "survives", lambda report: {"auc": -1}, poll=0.01)
+    assert again == {"auc": 7} and len(calls) == 1
+    assert is_cached("bg-test", "survives") and not is_running("bg-test", "survives")
+    again["auc"] = 0   # the caller's own copy
+    assert background_run("bg-test", "survives", lambda report: {"auc": -1}) == {"auc": 7}
+    assert (0.5, "half way") in seen
+
+
+def test_a_failed_long_computation_is_said_to_every_waiter_and_not_kept() -> None:
+    """Two sessions waiting for the same computation both get its error; asking again computes again."""
+    import threading
+
+    from luskin_app.cache import background_run, is_cached, is_running
+    from luskin_core.errors import LuskinError
+
+    go, calls = threading.Event(), []
+
+    def failing(report: object) -> None:
+        calls.append(1)
+        assert go.wait(60)
+        raise LuskinError("The outcome column has one value only.")
+
+    errors: list[str] = []
+    waiting: set[int] = set()
+
+    def wait() -> None:
+        try:
+            background_run("bg-test", "fails", failing, lambda f, m: waiting.add(threading.get_ident()), poll=0.01)
+        except LuskinError as err:
+            errors.append(str(err))
+
+    waiters = [threading.Thread(target=wait) for _ in range(2)]
+    for thread in waiters:
+        thread.start()
+    for _ in range(6000):
+        if len(waiting) == 2:   # both are waiting for the computation (their progress is being drawn)
+            break
+        threading.Event().wait(0.01)
+    go.set()
+    for thread in waiters:
+        thread.join(60)
+    assert errors == ["The outcome column has one value only."] * 2 and len(calls) == 1
+    assert not is_cached("bg-test", "fails") and not is_running("bg-test", "fails")
+    assert background_run("bg-test", "fails", lambda report: "second try") == "second try"

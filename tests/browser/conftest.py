@@ -20,6 +20,7 @@ so that a test run does not rewrite the committed copies).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import fcntl
 import os
@@ -281,6 +282,31 @@ class UI:
                 self.idle()
         box.click()
         choice.click()
+
+    def chosen(self, label: str) -> list[str]:
+        """The values shown as chosen in the multiselect labelled ``label`` (its tags, as drawn)."""
+        box = self.page.get_by_role("combobox", name=label, exact=True).first
+        return list(box.evaluate(
+            "e => { const w = e.closest('[data-testid=\"stMultiSelect\"]');"
+            " return w ? Array.from(w.querySelectorAll('[data-tag]')).map(t => t.getAttribute('aria-label') || t.innerText.trim()) : []; }"))
+
+    def choose(self, label: str, *options: str) -> None:
+        """Have every one of ``options`` chosen in the multiselect labelled ``label``, checking the tags drawn.
+
+        A choice clicked while a rerun redraws the list is lost without a sound (the list closes, or the
+        option is detached): each round chooses what is still missing, and a failure says what was shown.
+        """
+        for _ in range(4):
+            missing = [o for o in options if o not in self.chosen(label)]
+            if not missing:
+                return
+            for option in missing:
+                with contextlib.suppress(Exception):   # playwright's TimeoutError: the next round tries again
+                    self.select(label, option)
+                self.page.keyboard.press("Escape")   # a multiselect stays open after a choice
+                self.idle()
+        shown = self.chosen(label)
+        assert all(o in shown for o in options), f"{label}: chose {options}, the page shows {shown}"
 
     def screenshot(self, name: str) -> Path:
         """A PNG of the visible page into docs/screenshots (README shows them)."""

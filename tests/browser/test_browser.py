@@ -166,7 +166,11 @@ def test_retrain_then_download_the_report(ui: Any, adult_sentences: list[str], t
         run.click()
         ui.page.get_by_test_id("stProgress").first.wait_for(timeout=60_000)
         record_timing(f"retrain {RETRAIN_PAIR} on Adult: click -> progress bar shown", time.perf_counter() - start)
-    ui.wait_text(f"AUC of C2 ({second})", timeout=300_000)   # a worker's first Adult fit, on a loaded machine
+    try:
+        ui.wait_text(f"AUC of C2 ({second})", timeout=300_000)   # a worker's first Adult fit, on a loaded machine
+    except Exception as err:   # playwright's TimeoutError: say what the page showed instead
+        main = " ".join(ui.page.get_by_test_id("stMain").inner_text().split())
+        raise AssertionError(f"no result 300 s after pressing Retrain; the page shows: {main[:1500]!r}") from err
     ui.page.locator(CHART).first.wait_for()
     ui.idle()
     record_timing(f"retrain {RETRAIN_PAIR} on Adult: click -> results shown", time.perf_counter() - start,

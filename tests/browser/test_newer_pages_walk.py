@@ -84,15 +84,6 @@ def _name_codes(ui: UI, names: dict[str, str]) -> None:
             f"the names expander closed after naming {label}"
 
 
-def _choose(ui: UI, label: str, option: str) -> None:
-    """Pick ``option`` in the multiselect labelled ``label`` (it stays open after a choice: Escape)."""
-    ui.page.get_by_role("combobox", name=label, exact=True).first.click()
-    ui.page.get_by_role("option").first.wait_for()
-    ui.page.get_by_role("option", name=option, exact=True).first.click()
-    ui.page.keyboard.press("Escape")
-    ui.idle()
-
-
 def _problems(ui: UI, where: str, reference: str) -> tuple[list[str], str]:
     """What is wrong with the page as shown, and its text."""
     facts: dict[str, Any] = ui.page.evaluate(PAGE_FACTS)
@@ -116,7 +107,7 @@ def _walk(ui: UI, size: str, rows: str, reference: str, control: str) -> dict[st
         ui.goto_page(title)
         _settle(ui, heading)
         if title == "Adjusted gaps" and control not in ui.page.get_by_test_id("stMain").inner_text():
-            _choose(ui, "Controls held equal", control)
+            ui.choose("Controls held equal", control)   # checked on the page, chosen again if a rerun swallowed it
             ui.wait_text(re.compile(rf"[Hh]olding {re.escape(control)} equal"))
             ui.idle()
         for shown in (size, other, size):
