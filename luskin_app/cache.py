@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
+from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
 
 from . import dataset as _dataset
@@ -104,6 +105,11 @@ class _Job:
         self.fraction, self.message = fraction, message
 
 
+# Long computations under way at once on one server (each holds a core and its data's memory): a click past
+# this is refused in plain words rather than slowing every analyst's session.
+MAX_JOBS = 4
+
+
 @st.cache_resource(show_spinner=False)
 def _jobs() -> tuple[dict[str, _Job], threading.Lock]:
     """Computations under way, shared by all sessions (two sessions asking the same thing share one)."""
@@ -129,6 +135,10 @@ def background_run(kind: str, key: str, compute: Callable[[Progress], Any], show
                 if full in store:
                     store.move_to_end(full)
                     return private(store[full])
+            if len(jobs) >= MAX_JOBS:
+                raise LuskinError(f"The server is already running {len(jobs)} long computations (retraining or "
+                                  "training models) for its analysts. Press the button again in a minute, when "
+                                  "one has finished; your data and choices are kept.")
             job = jobs[full] = _Job()
             threading.Thread(target=_work, args=(job, full, compute, limit, ((store, lock), (jobs, jobs_lock))), name=f"luskin-{kind}",
                              daemon=True).start()   # the stores are passed: no Streamlit call off the script

@@ -164,3 +164,31 @@ def test_a_failed_long_computation_is_said_to_every_waiter_and_not_kept() -> Non
     assert errors == ["The outcome column has one value only."] * 2 and len(calls) == 1
     assert not is_cached("bg-test", "fails") and not is_running("bg-test", "fails")
     assert background_run("bg-test", "fails", lambda report: "second try") == "second try"
+
+
+def test_the_server_refuses_more_long_computations_than_it_can_run_and_says_so() -> None:
+    """Four computations under way at once: a fifth click is refused in words (not queued behind the others
+    to slow every session); when one finishes, the next is accepted."""
+    import threading
+
+    import pytest
+
+    from luskin_app.cache import MAX_JOBS, background_run, is_running
+    from luskin_core.errors import LuskinError
+
+    go = threading.Event()
+    waiters = [threading.Thread(target=background_run, args=("bg-test", f"busy-{i}", lambda report: go.wait(60)),
+                                kwargs={"poll": 0.01}) for i in range(MAX_JOBS)]
+    for thread in waiters:
+        thread.start()
+    for _ in range(6000):
+        if all(is_running("bg-test", f"busy-{i}") for i in range(MAX_JOBS)):
+            break
+        threading.Event().wait(0.01)
+    with pytest.raises(LuskinError, match="already running 4 long computations"):
+        background_run("bg-test", "one too many", lambda report: "never")
+    assert not is_running("bg-test", "one too many")
+    go.set()
+    for thread in waiters:
+        thread.join(60)
+    assert background_run("bg-test", "one too many", lambda report: "now") == "now"

@@ -141,10 +141,8 @@ def test_sidebar_names_the_data_just_loaded(ui: Any) -> None:
     assert "7,214 rows" in sidebar and "two_year_recid" in sidebar, sidebar
 
 
-def test_retrain_then_download_the_report(ui: Any, adult_sentences: list[str], tmp_path: Path,
-                                          record_timing: Callable[..., None]) -> None:
-    """Retrain (LR/LR) with progress shown, then download the report and read it offline."""
-    first, second = RETRAIN_PAIR.split("/")
+def _retrain_page_with_pair(ui: Any, pair: str) -> None:
+    """The Retrain page with ``pair`` chosen (checked as drawn: a rerun landing with the click can swallow it)."""
     ui.open("retrain")
     ui.wait_text("Retrain: a model that is fair")
     ui.idle()
@@ -154,12 +152,39 @@ def test_retrain_then_download_the_report(ui: Any, adult_sentences: list[str], t
         return str(box.evaluate("e => { const w = e.closest('[data-testid=\"stSelectbox\"]');"
                                 " return (w ? w.innerText : '') + ' ' + (e.value || ''); }"))
 
-    for _ in range(3):   # a rerun landing with the click can swallow the choice (the page's default is LR/MLP)
-        ui.select("Models: first (A1) / retrained (C2)", RETRAIN_PAIR)
+    for _ in range(3):   # the page's default is LR/MLP
+        ui.select("Models: first (A1) / retrained (C2)", pair)
         ui.idle()
-        if RETRAIN_PAIR in shown():
+        if pair in shown():
             break
-    assert RETRAIN_PAIR in shown(), shown()
+    assert pair in shown(), shown()
+
+
+def test_a_retraining_goes_on_while_the_analyst_opens_another_page(ui: Any) -> None:
+    """Press Retrain, look at the Audit page while it runs, come back: the work was not thrown away (the page
+    shows its progress or its result, not the Retrain button asking again). MLP/LR: used by no other test,
+    so its result is not already kept by the server."""
+    _retrain_page_with_pair(ui, "MLP/LR")
+    ui.page.get_by_role("button", name="Retrain", exact=True).click()
+    ui.page.get_by_test_id("stProgress").first.wait_for(timeout=60_000)
+    ui.goto_page("Audit")
+    ui.wait_text("Audit: is the outcome shared fairly")
+    ui.goto_page("Retrain")
+    ui.wait_text("Retrain: a model that is fair")
+    asked_again = ui.page.get_by_text("to run the experiment")
+    under_way = ui.page.get_by_test_id("stProgress").or_(ui.page.get_by_text("AUC of C2 (LR)")).or_(asked_again)
+    under_way.first.wait_for(timeout=120_000)
+    assert not asked_again.count(), "the retraining was lost when the analyst opened another page"
+    ui.wait_text("AUC of C2 (LR)", timeout=300_000)
+    ui.idle()
+    assert not ui.page.get_by_role("button", name="Retrain", exact=True).count()
+
+
+def test_retrain_then_download_the_report(ui: Any, adult_sentences: list[str], tmp_path: Path,
+                                          record_timing: Callable[..., None]) -> None:
+    """Retrain (LR/LR) with progress shown, then download the report and read it offline."""
+    first, second = RETRAIN_PAIR.split("/")
+    _retrain_page_with_pair(ui, RETRAIN_PAIR)
     run = ui.page.get_by_role("button", name="Retrain", exact=True)
     start = time.perf_counter()
     if run.count():
