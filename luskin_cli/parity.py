@@ -21,10 +21,9 @@ def add_parsers(subparsers: Any) -> None:
     from luskin_core.spec.options import (  # the one place of the options (the pages read them too)
         OPTION_CONSTRAINTS,
         EqualizeOptions,
-        ThresholdOptions,
     )
 
-    thc, eqc = OPTION_CONSTRAINTS["thresholds"], OPTION_CONSTRAINTS["equalize"]
+    eqc = OPTION_CONSTRAINTS["equalize"]
 
     th = subparsers.add_parser(
         "thresholds", help="one decision threshold per group for equal error rates (paper section 4)",
@@ -36,12 +35,11 @@ def add_parsers(subparsers: Any) -> None:
     add_data_options(th)
     group = th.add_argument_group("thresholds")
     source = group.add_mutually_exclusive_group()
-    source.add_argument("--model", **thc["model"].argparse(),
-                        help=f"train this model and tune its thresholds (default {ThresholdOptions.model})")
+    add_option_flags(source, "thresholds", only=("model",), unset=True)   # --model or --score-column
     source.add_argument("--score-column", metavar="COL",
                         help="tune thresholds on an existing score column (e.g. decile_score)")
     # every other declared option (solver, lambda, tuning, ...): its flag made from its declaration
-    add_option_flags(group, "thresholds", skip=("model",))
+    add_option_flags(group, "thresholds", skip=("model",))   # placed above, beside --score-column
     group.add_argument("--default-threshold", type=float, default=None, metavar="T",
                        help="the single threshold to compare with ('before'); default: 0.5 for "
                             "probabilities, 0 for an SVM, and for a score column the single threshold "
@@ -85,13 +83,12 @@ def _num(x: Any) -> str:
 
 def run_thresholds(args: argparse.Namespace) -> int:
     """Tune the thresholds and print them with before/after rates on the test rows."""
-    from luskin_cli.common import format_warnings, option_values, print_json, resolve
+    from luskin_cli.common import format_warnings, option_or_default, option_values, print_json, resolve
     from luskin_core.corrections.thresholds import tune_thresholds
     from luskin_core.formatting import format_table
-    from luskin_core.spec.options import ThresholdOptions
 
     frame, spec, features = resolve(args)
-    model = None if args.score_column else (args.model or ThresholdOptions.model)
+    model = None if args.score_column else option_or_default(args.model, "thresholds", "model")
     pipeline = None
     if model is not None and _paper_compas(args, features):
         from luskin_core.corrections.models import compas_paper_pipeline

@@ -51,32 +51,23 @@ def add_parsers(subparsers: Any) -> None:
     out.add_argument("--browser", metavar="PATH",
                      help="the Chromium that draws the PDF's charts (default: chromium on the PATH)")
 
+    from luskin_cli.common import add_option_flags
     from luskin_core.spec.options import OPTION_CONSTRAINTS  # declared once (light: no heavy import)
 
-    rtc, thc, eqc = (OPTION_CONSTRAINTS[tool] for tool in ("retrain", "thresholds", "equalize"))
+    eqc = OPTION_CONSTRAINTS["equalize"]
+    # Each tool's flags made from its declarations (luskin_core/spec/options.py), unset when not given: an option
+    # of a tool that was not asked for is refused below; several algorithms, second models or lambdas compare.
     rt = parser.add_argument_group("retraining (--retrain)")
     rt.add_argument("--retrain", action="store_true", help="relabel and retrain (paper section 3)")
-    rt.add_argument("--algorithm", action="append", **rtc["algorithm"].argparse(), default=None,
-                    help="1: selective risk adjustment; 2: risk-based flipping (default 2); repeat for both")
-    rt.add_argument("--first", default="LR", **rtc["first"].argparse(),
-                    help="type of the first model A1 (default LR)")
-    rt.add_argument("--second", action="append", **rtc["second"].argparse(), default=None,
-                    help="type of the retrained model C2 (default MLP, the paper's); repeat for several")
-    rt.add_argument("--direction", default="down", **rtc["direction"].argparse(),
-                    help="down: bring the higher class down (the paper); up: bring the lower class up")
-    rt.add_argument("--all-cells", action="store_true",
-                    help="relabel every filter cell, not only the cell where the filter holds")
+    add_option_flags(rt, "retrain", only=("algorithm", "first", "second", "direction", "all_cells"),
+                     many={"algorithm": "algorithm", "second": "second"}, unset=True)
 
     th = parser.add_argument_group("per-group thresholds (--thresholds)")
     th.add_argument("--thresholds", action="store_true", help="one decision threshold per group (paper section 4)")
     source = th.add_mutually_exclusive_group()
-    source.add_argument("--model", **thc["model"].argparse(),
-                        help="train this model and tune its thresholds (default LR)")
+    add_option_flags(source, "thresholds", only=("model",), unset=True)
     source.add_argument("--score-column", metavar="COL", help="tune thresholds on an existing score column")
-    th.add_argument("--lambda", dest="lams", action="append", **thc["lam"].argparse(), default=None, metavar="L",
-                    help="weight of the error-rate gaps against accuracy (default 1, the paper's); repeat for several")
-    th.add_argument("--solver", default="exact", **thc["solver"].argparse(),
-                    help="exact: the true optimum (default); pso: the paper's particle swarm")
+    add_option_flags(th, "thresholds", only=("lam", "solver"), many={"lam": "lams"}, unset=True)
     th.add_argument("--default-threshold", type=float, default=None, metavar="T",
                     help="the single threshold to compare with ('before')")
 
@@ -137,17 +128,18 @@ def run(args: argparse.Namespace) -> int:
     """Audit, run the chosen corrections, and write the report(s); returns the exit status."""
     import pandas as pd
 
-    from luskin_cli.common import resolve
+    from luskin_cli.common import option_or_default, resolve
     from luskin_cli.parity import _paper_compas
     from luskin_core.analyses.audit import audit
     from luskin_core.present.report import DatasetRef, close_chart_renderer, report_content
 
     if not args.html and not args.pdf:
         raise LuskinError("Say where to write the report: --html report.html, --pdf report.pdf, or both.")
-    for tool, given in (("--retrain", {"--algorithm": args.algorithm, "--second": args.second,
-                                       "--all-cells": args.all_cells or None}),
-                        ("--thresholds", {"--lambda": args.lams, "--model": args.model, "--score-column":
-                                          args.score_column, "--default-threshold": args.default_threshold}),
+    for tool, given in (("--retrain", {"--algorithm": args.algorithm, "--first": args.first, "--second": args.second,
+                                       "--direction": args.direction, "--all-cells": args.all_cells or None}),
+                        ("--thresholds", {"--lambda": args.lams, "--model": args.model, "--solver": args.solver,
+                                          "--score-column": args.score_column,
+                                          "--default-threshold": args.default_threshold}),
                         ("--equalize", {"--alphas": args.alphas})):
         unused = [name for name, value in given.items() if value is not None]
         if unused and not getattr(args, tool.lstrip("-")):
@@ -211,15 +203,16 @@ def run(args: argparse.Namespace) -> int:
         assert frame is not None  # rows were loaded (or sampled) above for every model tool
         from luskin_core.corrections.retrain import RetrainOptions, retrain
 
-        for algorithm in args.algorithm or [2]:
-            for second in args.second or ["MLP"]:
+        first = option_or_default(args.first, "retrain", "first")
+        for algorithm in args.algorithm or [option_or_default(None, "retrain", "algorithm")]:
+            for second in args.second or [option_or_default(None, "retrain", "second")]:
                 t = clock()
-                options = RetrainOptions(algorithm=int(algorithm), first=args.first, second=second,
-                                         direction=args.direction, all_cells=args.all_cells, seed=args.seed,
-                                         features=features)
+                options = RetrainOptions(algorithm=int(algorithm), first=first, second=second,
+                                         direction=option_or_default(args.direction, "retrain", "direction"),
+                                         all_cells=bool(args.all_cells), seed=args.seed, features=features)
                 retrains.append(retrain(frame, spec, options))
                 timings[f"retrain {len(retrains)}"] = clock() - t
-                _say(f"Retraining, Algorithm {algorithm}, A1 {args.first} then C2 {second}: AUC "
+                _say(f"Retraining, Algorithm {algorithm}, A1 {first} then C2 {second}: AUC "
                      f"{retrains[-1].auc_first:.3f} -> {retrains[-1].auc_second:.3f} ({clock() - t:.1f} s)")
                 _say_warnings(retrains[-1].warnings)
 
@@ -228,8 +221,8 @@ def run(args: argparse.Namespace) -> int:
         assert frame is not None  # rows were loaded (or sampled) above for every model tool
         from luskin_core.corrections.thresholds import tune_thresholds
 
-        model = None if args.score_column else (args.model or "LR")
-        for lam in args.lams or [1.0]:
+        model = None if args.score_column else option_or_default(args.model, "thresholds", "model")
+        for lam in args.lams or [option_or_default(None, "thresholds", "lam")]:
             t = clock()
             pipeline = None
             if model is not None and _paper_compas(args, features):
@@ -237,7 +230,8 @@ def run(args: argparse.Namespace) -> int:
 
                 pipeline = compas_paper_pipeline(model, random_state=args.seed)
             reports.append(tune_thresholds(frame, spec, model=model, score_column=args.score_column,
-                                           features=features, solver=args.solver, lam=lam, seed=args.seed,
+                                           features=features, lam=lam, seed=args.seed,
+                                           solver=option_or_default(args.solver, "thresholds", "solver"),
                                            pipeline=pipeline, default_threshold=args.default_threshold))
             timings[f"thresholds {len(reports)}"] = clock() - t
             after = reports[-1].after

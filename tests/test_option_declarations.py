@@ -199,6 +199,19 @@ def test_every_declared_option_is_a_flag_and_every_page_option_an_input_under_it
             action = flags[option.cli_flag]
             assert action.dest == option.name
             assert action.default == option_default(tool, option.name), (tool, option.name)
+    # --model, beside --score-column, and luskin report's options of each tool: from their declarations, unset
+    # until given (the command takes the declared default then; an option of a tool not asked for is refused)
+    for command, tool, names in (("thresholds", "thresholds", ("model",)),
+                                 ("report", "retrain", ("algorithm", "first", "second", "direction", "all_cells")),
+                                 ("report", "thresholds", ("model", "lam", "solver"))):
+        flags = commands[command]._option_string_actions
+        for name in names:
+            option = next(o for o in OPTIONS[tool] if o.name == name)
+            action = flags[option.cli_flag]
+            assert action.default is None, (command, name)
+            assert action.help.startswith(option.command_help(option_default(tool, name))), (command, name)
+            if option.constraint.kind == "choice":
+                assert tuple(action.choices) == option.constraint.choices, (command, name)
     at = open_app()
     for tool, page in (("retrain", "retrain"), ("thresholds", "thresholds"), ("equalize", "equalized")):
         goto(at, page)

@@ -570,6 +570,11 @@ def test_cli_writes_the_html_report(tmp_path, capsys) -> None:
     (["report", "--preset", "adult", "--equalize", "--alphas", "0.1,x", "--html", "r.html"], "'x' is not a number"),
     (["report", "--preset", "adult", "--lambda", "2", "--html", "r.html"],
      "--lambda sets an option of --thresholds, which was not asked for: add --thresholds."),
+    (["report", "--preset", "adult", "--first", "MLP", "--direction", "up", "--html", "r.html"],
+     "--first, --direction set an option of --retrain, which was not asked for: add --retrain."),
+    (["report", "--preset", "adult", "--solver", "pso", "--html", "r.html"],
+     "--solver sets an option of --thresholds, which was not asked for: add --thresholds."),
+    (["report", "--preset", "adult", "--retrain", "--second", "SVM", "--html", "r.html"], "--second"),
 ])
 def test_cli_report_mistakes_are_plain_sentences(argv, message, capsys) -> None:
     from luskin_cli.main import main
