@@ -11,7 +11,8 @@ codes, crossed with sex, or by an income cut at its quartiles) within 2x of Duck
 columns plus ``luskin --version``, under 300 MB, measured interleaved; and a CSV counted by DuckDB as Parquet is.
 
 Run: .venv/bin/python benchmarks/bench_cli_files.py [--rows 10000000] [--csv-rows 1000000] [--repeat 5]
-     [--hmda-rows 23300000] [--only-stratified] [--hmda-file /tmp/h23.parquet]
+     [--hmda-rows 23300000] [--only-stratified] [--hmda-file /tmp/h23.parquet] [--before DIR]
+(run it from a folder without the code, e.g. /tmp: ``python -m`` puts the working folder first on the path)
 """
 
 from __future__ import annotations
@@ -42,10 +43,10 @@ def frame_of(n: int, seed: int = 0) -> pd.DataFrame:
                          "note": rng.choice(np.array(["alpha", "beta", "gamma delta"], dtype=object), n)})
 
 
-def run(argv: list[str], repeat: int) -> tuple[float, float]:
-    """Median wall seconds and peak MB of ``argv`` over ``repeat`` fresh processes."""
+def run(argv: list[str], repeat: int, root: Path = ROOT) -> tuple[float, float]:
+    """Median wall seconds and peak MB of ``argv`` over ``repeat`` fresh processes (the code of ``root``)."""
     seconds, peaks = [], []
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(root)}
     for _ in range(repeat):
         done = subprocess.run(["/usr/bin/time", "-f", "TIME %e %M", *argv], capture_output=True, text=True,
                               env=env, timeout=900, check=False)
@@ -170,6 +171,8 @@ def main() -> None:
                         help="rows of the stratified and crossed audits' Parquet file (0: skip them)")
     parser.add_argument("--only-stratified", action="store_true")
     parser.add_argument("--hmda-file", default=None, help="keep the stratified audits' Parquet file here (reused)")
+    parser.add_argument("--before", default=None, metavar="DIR",
+                        help="a copy of an earlier tree (git archive): its luskin audit on the CSV runs in turn too")
     options = parser.parse_args()
     if options.hmda_rows:
         stratified(options.hmda_rows, options.repeat, options.hmda_file)
@@ -188,8 +191,14 @@ def main() -> None:
              [sys.executable, "-c", ("from luskin_core import AuditSpec, audit; from luskin_core.counting.sources import open_file; "
               f"audit(open_file({str(csv)!r}), AuditSpec('y', 'yes', group_by=('group',), strata=('stratum',)))")]),
             (f"CSV {csv.stat().st_size / 1e6:.0f} MB: DuckDB's own query", duckdb_query(csv)),
+            ("luskin --version (start-up)", [sys.executable, "-m", "luskin_cli", "--version"]),
             ("bare python", [sys.executable, "-c", "pass"]),
         ]
+        roots = {name: ROOT for name, _ in cases}
+        if options.before:
+            name = f"CSV {csv.stat().st_size / 1e6:.0f} MB: luskin audit, before ({Path(options.before).name})"
+            cases.insert(3, (name, luskin + ["--data", str(csv), *ARGS]))
+            roots[name] = Path(options.before).resolve()
         cases += [
             ("floor: imports of luskin audit's path (luskin_cli, audit, power)",
              [sys.executable, "-c", ("import luskin_cli.main, luskin_cli.audit, luskin_core.analyses.audit, luskin_core.stats.power, "
@@ -200,7 +209,7 @@ def main() -> None:
         width = max(len(name) for name, _ in cases)
         for name, argv in cases:
             load = os.getloadavg()[0]
-            seconds, peak = run(argv, options.repeat)
+            seconds, peak = run(argv, options.repeat, roots.get(name, ROOT))
             print(f"{name.ljust(width)}  {seconds:6.2f} s  {peak:7.0f} MB  (load {load:.1f})", flush=True)
 
 

@@ -164,7 +164,11 @@ def run_audit(args: argparse.Namespace) -> int:
 
         return run_template(args)
     # The rows outside --population stay: the count table says how many (as every engine's does).
-    frame, spec, _ = resolve(args, engine=True, restrict=False)  # a broken --config is refused first
+    # A CSV is counted by DuckDB as a Parquet file is, when DuckDB reads it as the upload reader does (the
+    # series and the unknown-group bounds still read it in memory).
+    plain = not getattr(args, "period", None) and not getattr(args, "bounds", False)
+    frame, spec, _ = resolve(args, engine=True, restrict=False,  # a broken --config is refused first
+                             csv_engine=plain)
     from luskin_core.analyses.audit import audit
 
     source = None

@@ -169,13 +169,16 @@ def _split_names(text: str | None) -> tuple[str, ...]:
 
 
 def resolve(args: argparse.Namespace, *, engine: bool = False, restrict: bool = True,
-            one_value_groups: bool = False) -> tuple[Any, AuditSpec, tuple[str, ...] | None]:
+            one_value_groups: bool = False, csv_engine: bool = False) -> tuple[Any, AuditSpec, tuple[str, ...] | None]:
     """Load the data and build the specification from a preset, a saved config and options.
 
     Returns the frame restricted to the population (unless ``restrict`` is false: the audit counts
     the rows outside it itself), the specification, and the model features (None means every
     column but the outcome). With ``engine``, a source an engine reads
-    (:mod:`luskin_cli.engine`) is returned unloaded as a ``Source``.
+    (:mod:`luskin_cli.engine`) is returned unloaded as a ``Source``; with ``csv_engine`` too, a CSV
+    file the upload reader would read in memory is counted by DuckDB when it reads it as the upload
+    reader does and the specification passes the same checks
+    (:func:`~luskin_core.counting.files.open_csv_audited`), else it is read in memory as before.
     """
     loaded = None
     if getattr(args, "config", None):
@@ -200,8 +203,14 @@ def resolve(args: argparse.Namespace, *, engine: bool = False, restrict: bool = 
         raise LuskinError("Say which data to use: --data FILE.csv, --data sample:adult, or --preset adult.")
 
     spec = spec_from_args(args, base)
-    from luskin_cli.engine import is_engine_location, open_for_args, sample_for_args
+    from luskin_cli.engine import is_engine_location, is_small_csv, open_for_args, sample_for_args
 
+    if engine and csv_engine and is_small_csv(source, getattr(args, "table", None)):
+        from luskin_core.counting.files import open_csv_audited
+
+        opened = open_csv_audited(source, spec, one_value_groups=one_value_groups)
+        if opened is not None:
+            return opened[0], opened[1], _split_names(args.features) or None
     if is_engine_location(source, getattr(args, "table", None)):
         if engine:
             return open_for_args(args, source), spec, _split_names(args.features) or None

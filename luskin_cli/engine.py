@@ -37,6 +37,20 @@ def is_engine_location(location: str, table: str | None) -> bool:
         return False
 
 
+def is_small_csv(location: str, table: str | None) -> bool:
+    """Whether ``--data`` names a CSV file on this machine that the upload reader reads (not past BIG_CSV_BYTES)."""
+    from luskin_core.counting.engines import DEFAULT_FILE, engine_for
+
+    text = location.strip()
+    if table or text.lower().startswith("sample:") or engine_for(text).key != DEFAULT_FILE:
+        return False
+    path = Path(text).expanduser()
+    try:
+        return path.is_file() and path.stat().st_size <= BIG_CSV_BYTES
+    except OSError:
+        return False
+
+
 def add_engine_options(parser: argparse.ArgumentParser) -> None:
     """--table and --sample-cap (beside --data)."""
     group = parser.add_argument_group("large sources")

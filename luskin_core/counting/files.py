@@ -131,6 +131,7 @@ class FileSource(Source):
         self.kind = kind
         self._paths = list(paths)
         self._delimiter = delimiter
+        self._forced: dict[str, str] = {}   # column -> the DuckDB type it is read as (read_as)
         self._relation = self._reader()
         self._resniffed = False
         self._n_rows = None
@@ -163,20 +164,35 @@ class FileSource(Source):
         return self._ibis_source().derive(**columns)
 
     # -- SQL ---------------------------------------------------------------------------------
-    def _reader(self, *, whole: bool = False, latin: bool = False) -> str:
+    def _reader(self, *, whole: bool = False, latin: bool = False, text: bool = False) -> str:
         """The table function reading the file. A CSV's missing markers are the upload reader's (``?``, ``NA``,
-        an empty field...); ``whole``: the column types decided from every row, not the first 20,480."""
+        an empty field...); ``whole``: the column types decided from every row, not the first 20,480; ``text``:
+        every column as the text in the file. A CSV checked by :func:`open_csv_checked` is read with the upload
+        reader's layout (its delimiter, a header row, quotes doubled inside quotes, no comment or skipped lines)
+        and the types :meth:`read_as` sets."""
         listed = ", ".join(sql_literal(p) for p in self._paths)
         if self.kind == "parquet":
             return f"read_parquet([{listed}])"
         options = [f"nullstr=[{', '.join(sql_literal(m) for m in MISSING_MARKERS)}]"]
         if self._delimiter is not None:
-            options += [f"delim={sql_literal(self._delimiter)}", "header=true"]
+            options += [f"delim={sql_literal(self._delimiter)}", "header=true", "quote='\"'", "escape='\"'",
+                        "comment=''", "skip=0"]
+        if text:
+            options.append("all_varchar=true")
+        elif self._forced:
+            typed = ", ".join(f"{sql_literal(c)}: {sql_literal(t)}" for c, t in self._forced.items())
+            options.append(f"types={{{typed}}}")
         if whole:
             options.append("sample_size=-1")
         if latin:
             options.append("encoding='latin-1'")
         return f"read_csv([{listed}], {', '.join(options)})"
+
+    def read_as(self, types: dict[str, str]) -> None:
+        """Read these columns as these DuckDB types (a CSV's: the upload reader's kinds, :func:`open_csv_audited`)."""
+        self._forced = dict(types)
+        self._relation = self._reader()
+        self._types = None
 
     def _sql(self, sql: str, what: str = "the audit's query", fetch: str = "columns") -> Any:
         """Run ``sql`` on Luskin's DuckDB: its columns as numpy arrays (masked where missing), or with
@@ -616,12 +632,142 @@ def open_csv_checked(location: str) -> FileSource | None:
         return None
     head, at_end = source.head(1 << 16)
     text = _decode_head(head, layout.encoding, at_end)
-    rows = csv.reader(io.StringIO(text if at_end else text[: text.rfind("\n") + 1]), delimiter=layout.delimiter)
+    try:
+        rows = [row for row in csv.reader(io.StringIO(text if at_end else text[: text.rfind("\n") + 1]),
+                                          delimiter=layout.delimiter) if row]
+    except csv.Error:
+        return None
     if any(field != field.strip() for row in rows for field in row):
         return None   # the upload reader strips blanks around values; DuckDB would keep them
+    many = max(20, _HEAD_CELLS // len(names))   # a wide file: fewer rows
+    first = rows[1:many + 1] if at_end else rows[1:min(many + 1, len(rows) - 1)]
     found = FileSource(str(path), [str(path)], name=path.name or str(path), kind="csv", delimiter=layout.delimiter)
     try:
-        found.types()
+        if found.columns() != list(names):   # DuckDB took another row for the header, or named a column otherwise
+            return None
+        # The first rows as DuckDB reads them (the text in the file) are the rows the csv module reads: the same
+        # header, no row skipped or added (a blank line before the header), quotes read alike.
+        read = found._sql(f"SELECT * FROM {found._reader(text=True)} LIMIT {len(first)}", "the file's first rows")
     except LuskinError:
         return None
+    if len(read) and len(next(iter(read.values()))) != len(first):
+        return None
+    for i, column in enumerate(names):
+        values, missing = np.ma.getdata(read[column]), np.ma.getmaskarray(read[column])
+        theirs = [None if missing[j] else str(values[j]) for j in range(len(first))]
+        ours = [None if len(row) <= i or row[i] in MISSING_MARKERS else row[i] for row in first]
+        if theirs != ours:
+            return None
     return found
+
+
+_HEAD_CELLS = 100_000   # cells of a CSV's first rows compared between DuckDB's reading and the csv module's (open_csv_checked)
+
+
+# The DuckDB type a column of a CSV counted by DuckDB is read as, by the kind the upload reader gives it (text otherwise).
+_UPLOAD_TYPES = {"Int64": "BIGINT", "Float64": "DOUBLE"}
+
+
+def open_csv_audited(location: str, spec: AuditSpec, *, one_value_groups: bool = False) -> tuple[FileSource, AuditSpec] | None:
+    """A CSV file for ``luskin audit`` counted by DuckDB, read as the upload reader reads it, and the specification
+    checked as on the upload reader's frame (:func:`~luskin_core.spec.validation.check_spec`, the same function), or
+    None when the file is for the upload reader (read in memory) instead.
+
+    The checks that need the rows look only at the header and at each named column's distinct present values and
+    type. So one scan reads every column the specification names as the text in the file, and gives its distinct
+    values; the upload reader's own conversion (:func:`~luskin_core.counting.csvread.load_csv`'s: numbers when every
+    value is one, blanks and missing markers) makes them the values and type the upload's frame would hold, and a
+    small frame of them (every column of the file; each named column its distinct values, repeated to one length)
+    is checked. DuckDB then reads each named column as that type (``BIGINT``, ``DOUBLE`` or the text), after a check
+    that DuckDB's reading of every distinct text gives the upload's value. None (the file is read in memory, and its
+    words and numbers are the upload's) for a file :func:`open_csv_checked` leaves to the upload reader, one DuckDB
+    reads otherwise (a value it converts differently, blanks, a later row that is not UTF-8 or breaks the layout),
+    and a specification the check refuses: the upload's frame then says why, listing the values in its order.
+    """
+    from luskin_core.spec.columns import check_column_names
+    from luskin_core.spec.validation import check_spec
+
+    try:
+        source = open_csv_checked(location)
+        if source is None:
+            return None
+        read = _upload_values(source, spec)
+        if read is None:
+            return None
+        frame, types = read
+        check_column_names(frame)
+        checked = check_spec(spec, frame, one_value_groups=one_value_groups)
+    except LuskinError:
+        return None
+    source.read_as(types)
+    return source, checked
+
+
+def _named_columns(spec: AuditSpec, columns: Sequence[str]) -> list[str]:
+    """The file's columns the specification names (matched regardless of case and surrounding blanks)."""
+    wanted = [spec.outcome, spec.outcome_spec.prediction, *spec.group_spec.group_by, *spec.cell_spec.strata]
+    if spec.group_spec.protected is not None:
+        wanted.append(spec.group_spec.protected.column)
+    wanted += [c.column for c in (*spec.cell_spec.filters, *spec.cell_spec.population)]
+    keys = {str(w).strip().lower() for w in wanted if w is not None}
+    return [c for c in columns if c.strip().lower() in keys]
+
+
+def _upload_values(source: FileSource, spec: AuditSpec) -> tuple[pd.DataFrame, dict[str, str]] | None:
+    """The small frame the specification is checked on (see :func:`open_csv_audited`) and the DuckDB type of each
+    named column; None when DuckDB's reading of a value differs from the upload reader's."""
+    import pyarrow as pa
+
+    from luskin_core.counting.csvread import _column
+
+    columns = source.columns()
+    named = _named_columns(spec, columns)
+    text = source._reader(text=True)
+    if named:
+        picked = ", ".join(sql_name(c) for c in named)
+        flags = ", ".join(f"grouping({sql_name(c)}) AS g{i}" for i, c in enumerate(named))
+        sets = ", ".join(f"({sql_name(c)})" for c in named)
+        casts = ", ".join(f"TRY_CAST({sql_name(c)} AS BIGINT) AS i{i}, TRY_CAST({sql_name(c)} AS DOUBLE) AS d{i}"
+                          for i, c in enumerate(named))
+        found = source._sql(f"SELECT *, {casts} FROM (SELECT {picked}, {flags} FROM {text} "
+                            f"GROUP BY GROUPING SETS ({sets})) AS distinct_texts", "the check of the specification")
+    else:
+        found = {}
+    if source._resniffed:   # a later row DuckDB reads otherwise (not UTF-8, another layout): the upload reader's
+        return None
+    arrays: dict[str, Any] = {}
+    types: dict[str, str] = {}
+    for i, column in enumerate(named):
+        keep = ~np.ma.getdata(found[f"g{i}"]).astype(bool) & ~np.ma.getmaskarray(found[column])
+        raw = [str(v) for v in np.ma.getdata(found[column])[keep]]
+        upload = _column(pa.chunked_array([pa.array(raw, pa.large_string())]), clean=True)
+        kind = _UPLOAD_TYPES.get(str(upload.dtype), "VARCHAR")
+        read = {"BIGINT": found[f"i{i}"], "DOUBLE": found[f"d{i}"]}.get(kind)
+        if not _reads_alike(raw, upload, None if read is None else read[keep], kind):
+            return None
+        arrays[column], types[column] = upload, kind
+    length = max([len(a) for a in arrays.values()] + [1])
+    frame = {}
+    for column in columns:
+        array = arrays.get(column)
+        if array is None:
+            array = _column(pa.chunked_array([pa.array([], pa.large_string())]), clean=True)
+        # each named column's distinct values repeated to one length (the same distinct values); none: all missing
+        at = np.arange(length) % len(array) if len(array) else np.full(length, -1)
+        frame[column] = array.take(at, allow_fill=not len(array))
+    return pd.DataFrame(frame, copy=False), types
+
+
+def _reads_alike(raw: list[str], upload: Any, read: Any, kind: str) -> bool:
+    """Whether DuckDB reading each text of ``raw`` as ``kind`` (``read``: its TRY_CAST, for a number) gives the
+    upload reader's value of it (``upload``)."""
+    if any(value != value.strip() for value in raw):
+        return False   # blanks around a value: the upload reader strips them
+    if bool(np.asarray(pd.isna(upload), dtype=bool).any()):
+        return False   # a text the upload reader reads as missing ('inf', a number past float64's range): DuckDB would not
+    if kind == "VARCHAR":
+        return [str(v) for v in upload] == raw
+    if np.ma.getmaskarray(read).any():
+        return False
+    ours = np.asarray(upload, dtype=np.int64 if kind == "BIGINT" else np.float64)
+    return bool(np.array_equal(np.ma.getdata(read).astype(ours.dtype), ours))
