@@ -150,3 +150,16 @@ def test_a_late_row_duckdb_reads_otherwise_keeps_the_file_in_memory_or_reads_it_
     assert Path(path).stat().st_size > 1 << 16
     for args in (["--groups", "code", "--stratify", "half"], ["--groups", "mixed", "--stratify", "code"]):
         routes(["audit", "--data", path, "--outcome", "y", "--positive", "1", *args])
+
+
+@pytest.mark.parametrize("cap", [0, 20_000])
+def test_the_rows_counted_from_the_file_or_from_their_combinations_print_the_same(tmp_path, routes, monkeypatch, cap):
+    """Past _ROWS_AS_COUNTS combinations of the named columns, the count reads the file again (cap 0: always)."""
+    monkeypatch.setattr(files, "_ROWS_AS_COUNTS", cap)
+    path = _write(tmp_path / "codes.csv", _codes())
+    for args in (["--groups", "code", "--stratify", "pay"], ["--protected", "flag == true", "--stratify", "half"],
+                 ["--groups", "mixed", "--population", "code >= 7", "--filter", "half > 1"]):
+        assert routes(["audit", "--data", path, "--outcome", "y", "--positive", "1", *args])
+    adult = tmp_path / "adult.csv"
+    load_sample("adult").to_csv(adult, index=False)
+    assert routes(["audit", "--data", str(adult), "--preset", "adult"])
