@@ -247,6 +247,13 @@ class UI:
         self.page.evaluate("() => { window.__luskinLayout = null; }")
         self.page.wait_for_function(LAYOUT_STILL, polling=250, timeout=WAIT)
 
+    def charts_drawn(self, timeout: float = WAIT) -> None:
+        """Wait until every plotly chart on the page has drawn its text (plotly draws after the script run has
+        finished, later still on a loaded machine: reading the page at idle can miss a chart's words)."""
+        self.page.wait_for_function(
+            "() => [...document.querySelectorAll('[data-testid=\"stPlotlyChart\"]')]"
+            ".every((c) => c.querySelector('.main-svg text'))", polling=250, timeout=timeout)
+
     # navigation ---------------------------------------------------------------------------
     def open(self, path: str = "") -> None:
         self.page.goto(f"{self.base_url}/{path.lstrip('/')}")

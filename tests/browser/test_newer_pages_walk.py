@@ -53,9 +53,12 @@ def _rows(ui: UI) -> str:
 
 
 def _settle(ui: UI, heading: str) -> None:
+    """The page as a reader sees it: its script run finished and every chart drawn (its axis titles are read)."""
     ui.page.locator('section[data-testid="stSidebar"]').get_by_text(re.compile(r"rows ×")).first.wait_for()
     ui.wait_text(heading)
     ui.idle()
+    ui.charts_drawn()
+    ui.settle()
 
 
 def _upload(ui: UI, path: Path, size: str) -> None:
