@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from luskin_core.errors import LuskinError
 from luskin_core.formatting import format_number, format_p
 
 AUDIT_DESCRIPTION = (
@@ -179,7 +180,15 @@ def run_audit(args: argparse.Namespace) -> int:
         from luskin_cli.series import run_series
 
         return run_series(args, frame, spec, source)
-    result = audit(frame, spec, source=source)
+    try:
+        result = audit(frame, spec, source=source)
+    except LuskinError:
+        if not getattr(frame, "as_uploaded", False):
+            raise
+        # A refusal found while counting a CSV in DuckDB is said as the in-memory audit says it (a list of values
+        # in the upload's order): the file is read and audited in memory again.
+        frame, spec, _ = resolve(args, engine=True, restrict=False)
+        result = audit(frame, spec, source=source)
     if args.json:
         from luskin_core.analyses.findings import findings
 

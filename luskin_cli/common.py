@@ -205,7 +205,8 @@ def resolve(args: argparse.Namespace, *, engine: bool = False, restrict: bool = 
     spec = spec_from_args(args, base)
     from luskin_cli.engine import is_engine_location, is_small_csv, open_for_args, sample_for_args
 
-    if engine and csv_engine and is_small_csv(source, getattr(args, "table", None)):
+    # --exclude is checked against the loaded frame below (choose_features): such a command reads it in memory.
+    if engine and csv_engine and not _split_names(args.exclude) and is_small_csv(source, getattr(args, "table", None)):
         from luskin_core.counting.files import open_csv_audited
 
         opened = open_csv_audited(source, spec, one_value_groups=one_value_groups)

@@ -78,8 +78,17 @@ def test_every_corpus_csv_prints_the_same_through_duckdb(tmp_path, routes):
                          ["--protected", "race == A", "--filter", "edu >= 10", "--population", "sex == M"],
                          ["--groups", "job", "--stratify", "x", "--metric", "ratio"],
                          ["--groups", "race", "--stratify", "x", "--bins", "x=-0.5,0,0.5", "--adverse"],
-                         ["--groups", "edu", "--reference", "12", "--min-group-size", "5"]):
+                         ["--groups", "edu", "--reference", "12", "--min-group-size", "5"],
+                         ["--groups", "race", "--features", "edu,x"]):
                 assert routes(["audit", "--data", str(path), "--outcome", "y", "--positive", "yes", *args])
+            for args in (["--groups", "race", "--reference", "Z"], ["--groups", "race", "--min-group-share", "0.4"],
+                         ["--groups", "race", "--name", "race:A=Alpha", "--correction", "bh"],
+                         ["--groups", "race", "--predictions", "job"], ["--groups", "race", "--score"],
+                         ["--protected", "race in [A, B]", "--filter", "job == nobody"]):
+                routes(["audit", "--data", str(path), "--outcome", "y", "--positive", "yes", *args])
+            # --exclude is checked on the loaded frame (an unknown column, nothing left): in memory
+            for args in (["--groups", "race", "--exclude", "nothing"], ["--groups", "race", "--exclude", "edu,x,job,sex"]):
+                assert not routes(["audit", "--data", str(path), "--outcome", "y", "--positive", "yes", *args])
     # UTF-16/32, Latin-1, blanks, repeated or blank names, old Mac line ends, a quote after a blank stay in memory,
     # and every file the upload refuses; the rest is counted by DuckDB.
     assert {"plain", "utf8_bom", "crlf", "tabs", "gzip", "quoted_newlines", "mixed_types", "nan_inf_strings",

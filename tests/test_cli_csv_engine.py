@@ -3,8 +3,9 @@
 
 The audit's JSON is the in-memory audit's (the file read by the upload's reader); a file the upload
 refuses is refused in the same plain words; a file past the 1 GB limit is refused whether plain or
-gzipped (issue 30), before anything reads it. (The command line reads a CSV under 200 MB in memory:
-the specification's checks that need the rows, check_spec, are not yet made on a file in DuckDB.)
+gzipped (issue 30), before anything reads it. (``luskin audit`` on a CSV under 200 MB goes through
+files.open_csv_audited, which also makes the specification's checks that need the rows:
+tests/test_cli_csv_duckdb.py.)
 """
 
 from __future__ import annotations

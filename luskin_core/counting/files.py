@@ -134,6 +134,7 @@ class FileSource(Source):
         self._names = None if names is None else list(names)   # a checked CSV's header (its columns' names)
         self._forced: dict[str, str] = {}   # column -> the DuckDB type it is read as (read_as)
         self._counted: str | None = None     # the rows as combinations and counts (rows_as_counts)
+        self.as_uploaded = False   # read as the upload reader reads it, the specification checked (open_csv_audited)
         self._relation = self._reader()
         self._resniffed = False
         self._n_rows = None
@@ -711,6 +712,7 @@ def open_csv_audited(location: str, spec: AuditSpec, *, one_value_groups: bool =
     except LuskinError:
         return None
     source.read_as(types)
+    source.as_uploaded = True
     return source, checked
 
 
