@@ -176,7 +176,7 @@ def resolve(args: argparse.Namespace, *, engine: bool = False, restrict: bool = 
     the rows outside it itself), the specification, and the model features (None means every
     column but the outcome). With ``engine``, a source an engine reads
     (:mod:`luskin_cli.engine`) is returned unloaded as a ``Source``; with ``csv_engine`` too, a CSV
-    file the upload reader would read in memory is counted by DuckDB when it reads it as the upload
+    file the upload reader would read in memory (from ``engine.DUCKDB_CSV_BYTES`` up) is counted by DuckDB when it reads it as the upload
     reader does and the specification passes the same checks
     (:func:`~luskin_core.counting.files.open_csv_audited`), else it is read in memory as before.
     """
@@ -203,10 +203,10 @@ def resolve(args: argparse.Namespace, *, engine: bool = False, restrict: bool = 
         raise LuskinError("Say which data to use: --data FILE.csv, --data sample:adult, or --preset adult.")
 
     spec = spec_from_args(args, base)
-    from luskin_cli.engine import is_engine_location, is_small_csv, open_for_args, sample_for_args
+    from luskin_cli.engine import is_checked_csv, is_engine_location, open_for_args, sample_for_args
 
     # --exclude is checked against the loaded frame below (choose_features): such a command reads it in memory.
-    if engine and csv_engine and not _split_names(args.exclude) and is_small_csv(source, getattr(args, "table", None)):
+    if engine and csv_engine and not _split_names(args.exclude) and is_checked_csv(source, getattr(args, "table", None)):
         from luskin_core.counting.files import open_csv_audited
 
         opened = open_csv_audited(source, spec, one_value_groups=one_value_groups)

@@ -17,6 +17,10 @@ if TYPE_CHECKING:  # the CLI's --help must not import pandas
 
 # A CSV this large is read by the engine rather than into pandas (the library's in-memory limit is 1 GB).
 BIG_CSV_BYTES = 200 * 1024 * 1024
+# From this size up, ``luskin audit`` counts a CSV in DuckDB after the upload reader's checks (files.open_csv_audited):
+# on smaller files the upload reader was as fast and lighter (benchmarks/results/csv_audit_issue26.md: 5 MB, +0.1 to
+# +0.7 s and +50 MB through DuckDB; 35 MB, -0.12 s and -24 MB; 139 MB, -0.7 s and -170 MB).
+DUCKDB_CSV_BYTES = 16 * 1024 * 1024
 
 
 def is_engine_location(location: str, table: str | None) -> bool:
@@ -37,8 +41,9 @@ def is_engine_location(location: str, table: str | None) -> bool:
         return False
 
 
-def is_small_csv(location: str, table: str | None) -> bool:
-    """Whether ``--data`` names a CSV file on this machine that the upload reader reads (not past BIG_CSV_BYTES)."""
+def is_checked_csv(location: str, table: str | None) -> bool:
+    """Whether ``--data`` names a CSV file on this machine that ``luskin audit`` counts in DuckDB after the upload
+    reader's checks: from DUCKDB_CSV_BYTES up to BIG_CSV_BYTES (past it, DuckDB reads it unchecked)."""
     from luskin_core.counting.engines import DEFAULT_FILE, engine_for
 
     text = location.strip()
@@ -46,7 +51,7 @@ def is_small_csv(location: str, table: str | None) -> bool:
         return False
     path = Path(text).expanduser()
     try:
-        return path.is_file() and path.stat().st_size <= BIG_CSV_BYTES
+        return path.is_file() and DUCKDB_CSV_BYTES <= path.stat().st_size <= BIG_CSV_BYTES
     except OSError:
         return False
 

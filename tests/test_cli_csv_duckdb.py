@@ -3,9 +3,10 @@ in-memory route (the upload reader, then check_spec on its frame) prints: on eve
 on Adult and COMPAS written as CSV, and on files made to trip DuckDB's reading (codes with leading zeros,
 "1" beside "1.0", true/false, dates, blanks or Latin-1 past the first 64 KB, a value DuckDB casts otherwise).
 
-Each command runs twice in this process: as shipped, and with ``luskin_cli.engine.is_small_csv`` answering
-no (the route every CSV under 200 MB took before). A record of open_csv_audited's answers shows the DuckDB
-route was taken where it should be.
+Each command runs twice in this process: with ``luskin_cli.engine.DUCKDB_CSV_BYTES`` at 0 (every CSV under
+200 MB through DuckDB; as shipped, from 16 MB up), and with ``engine.is_checked_csv`` answering no (the route
+every CSV under 200 MB took before). A record of open_csv_audited's answers shows the DuckDB route was taken
+where it should be.
 """
 
 from __future__ import annotations
@@ -48,14 +49,15 @@ def routes(monkeypatch: pytest.MonkeyPatch):
         return found
 
     monkeypatch.setattr(files, "open_csv_audited", recorded)
-    shipped = engine.is_small_csv
+    monkeypatch.setattr(engine, "DUCKDB_CSV_BYTES", 0)
+    shipped = engine.is_checked_csv
 
     def compare(argv: list[str]) -> bool:
         before = len(taken)
         for extra in (["--json"], []):
-            monkeypatch.setattr(engine, "is_small_csv", shipped)
+            monkeypatch.setattr(engine, "is_checked_csv", shipped)
             duck = _run([*argv, *extra])
-            monkeypatch.setattr(engine, "is_small_csv", lambda *_: False)
+            monkeypatch.setattr(engine, "is_checked_csv", lambda *_: False)
             memory = _run([*argv, *extra])
             assert duck == memory, f"{argv + extra}: the DuckDB route printed otherwise"
             assert "Traceback" not in duck[2]
@@ -172,3 +174,18 @@ def test_the_rows_counted_from_the_file_or_from_their_combinations_print_the_sam
     adult = tmp_path / "adult.csv"
     load_sample("adult").to_csv(adult, index=False)
     assert routes(["audit", "--data", str(adult), "--preset", "adult"])
+
+
+def test_only_a_csv_from_the_size_threshold_up_is_counted_in_duckdb(tmp_path, monkeypatch):
+    path = _write(tmp_path / "codes.csv", _codes())
+    size = Path(path).stat().st_size
+    argv = ["audit", "--data", path, "--outcome", "y", "--positive", "1", "--groups", "code", "--json"]
+    for threshold, counted in ((size + 1, False), (size, True)):
+        taken: list[bool] = []
+        audited = files.open_csv_audited
+        monkeypatch.setattr(files, "open_csv_audited", lambda *a, _f=audited, _t=taken, **k: _t.append(True) or _f(*a, **k))
+        monkeypatch.setattr(engine, "DUCKDB_CSV_BYTES", threshold)
+        status, _, err = _run(argv)
+        monkeypatch.setattr(files, "open_csv_audited", audited)
+        assert status == 0, err
+        assert bool(taken) is counted
