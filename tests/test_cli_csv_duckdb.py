@@ -11,29 +11,19 @@ where it should be.
 
 from __future__ import annotations
 
-import contextlib
-import io
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from cli_inproc import run_in_process
 from corpus_files import DATA_KINDS
 
 from luskin_cli import engine
-from luskin_cli.main import main
 from luskin_core.counting import files
 from luskin_core.counting.data import load_sample
 
-
-def _run(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            status = main(argv)
-        except SystemExit as stop:
-            status = int(stop.code or 0)
-    return status, out.getvalue(), err.getvalue()
+_run = run_in_process   # luskin in this process: status, stdout, stderr
 
 
 @pytest.fixture

@@ -10,15 +10,13 @@ tests/test_cli_csv_duckdb.py.)
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 
 import numpy as np
 import pandas as pd
 import pytest
+from cli_inproc import run_in_process
 
-from luskin_cli.main import main
 from luskin_core import AuditSpec, LuskinError, audit
 from luskin_core.counting.data import load_csv
 from luskin_core.counting.files import FileSource, open_csv_checked, open_file
@@ -26,14 +24,7 @@ from luskin_core.counting.files import FileSource, open_csv_checked, open_file
 ARGS = ["--outcome", "y", "--positive", "yes", "--groups", "group", "--stratify", "code"]
 
 
-def _run(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            status = main(argv)
-        except SystemExit as stop:
-            status = int(stop.code or 0)
-    return status, out.getvalue(), err.getvalue()
+_run = run_in_process   # luskin in this process: status, stdout, stderr
 
 
 def _frame(n: int = 30_000) -> pd.DataFrame:
