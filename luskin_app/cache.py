@@ -74,11 +74,16 @@ def cached_run(kind: str, key: str, compute: Callable[[], Any], limit: int = 16)
             store.move_to_end(full)
             return private(store[full])
     value = compute()
+    _keep(store, lock, full, value, limit)
+    return private(value)
+
+
+def _keep(store: OrderedDict[str, Any], lock: threading.Lock, full: str, value: Any, limit: int) -> None:
+    """Remember a result, forgetting the least recently used past ``limit``."""
     with lock:
         store[full] = value
         while len(store) > limit:
             store.popitem(last=False)
-    return private(value)
 
 
 Progress = Callable[[float, str], None]
@@ -140,8 +145,9 @@ def background_run(kind: str, key: str, compute: Callable[[Progress], Any], show
                                   "training models) for its analysts. Press the button again in a minute, when "
                                   "one has finished; your data and choices are kept.")
             job = jobs[full] = _Job()
-            threading.Thread(target=_work, args=(job, full, compute, limit, ((store, lock), (jobs, jobs_lock))), name=f"luskin-{kind}",
-                             daemon=True).start()   # the stores are passed: no Streamlit call off the script
+            # the stores are passed: no Streamlit call off the script's thread
+            threading.Thread(target=_work, args=(job, full, compute, limit, ((store, lock), (jobs, jobs_lock))),
+                             name=f"luskin-{kind}", daemon=True).start()
     while not job.done.wait(poll):
         if show is not None:
             show(job.fraction, job.message)   # a rerun requested meanwhile stops this run here, not the work
@@ -156,10 +162,7 @@ def _work(job: _Job, full: str, compute: Callable[[Progress], Any], limit: int,
     (store, lock), (jobs, jobs_lock) = stores
     try:
         job.value = compute(job.report)
-        with lock:
-            store[full] = job.value
-            while len(store) > limit:
-                store.popitem(last=False)
+        _keep(store, lock, full, job.value, limit)
     except BaseException as err:  # noqa: BLE001 - handed to the waiting script run, which shows it
         job.error = err
     finally:

@@ -23,37 +23,40 @@ BIG_CSV_BYTES = 200 * 1024 * 1024
 DUCKDB_CSV_BYTES = 16 * 1024 * 1024
 
 
+def _file_size(location: str) -> int | None:
+    """The size of the plain file (a CSV, for the default reader) ``--data`` names on this machine, else None."""
+    from luskin_core.counting.engines import DEFAULT_FILE, engine_for
+
+    text = location.strip()
+    if text.lower().startswith("sample:") or engine_for(text).key != DEFAULT_FILE:
+        return None
+    path = Path(text).expanduser()
+    try:
+        return path.stat().st_size if path.is_file() else None
+    except OSError:
+        return None
+
+
 def is_engine_location(location: str, table: str | None) -> bool:
     """Whether ``--data`` names something an engine reads: a database, Spark, Parquet, or a big CSV."""
     from luskin_core.counting.engines import DEFAULT_FILE, engine_for
 
-    text = location.strip()
     if table:
         return True
+    text = location.strip()
     if text.lower().startswith("sample:"):
         return False
     if engine_for(text).key != DEFAULT_FILE:   # a database, Spark, Parquet, a DuckDB file or a folder
         return True
-    path = Path(text).expanduser()
-    try:
-        return path.is_file() and path.stat().st_size > BIG_CSV_BYTES
-    except OSError:
-        return False
+    size = _file_size(text)
+    return size is not None and size > BIG_CSV_BYTES
 
 
 def is_checked_csv(location: str, table: str | None) -> bool:
     """Whether ``--data`` names a CSV file on this machine that ``luskin audit`` counts in DuckDB after the upload
     reader's checks: from DUCKDB_CSV_BYTES up to BIG_CSV_BYTES (past it, DuckDB reads it unchecked)."""
-    from luskin_core.counting.engines import DEFAULT_FILE, engine_for
-
-    text = location.strip()
-    if table or text.lower().startswith("sample:") or engine_for(text).key != DEFAULT_FILE:
-        return False
-    path = Path(text).expanduser()
-    try:
-        return path.is_file() and DUCKDB_CSV_BYTES <= path.stat().st_size <= BIG_CSV_BYTES
-    except OSError:
-        return False
+    size = None if table else _file_size(location)
+    return size is not None and DUCKDB_CSV_BYTES <= size <= BIG_CSV_BYTES
 
 
 def add_engine_options(parser: argparse.ArgumentParser) -> None:

@@ -132,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
     from luskin_cli.parity import _paper_compas
     from luskin_core.analyses.audit import audit
     from luskin_core.present.report import DatasetRef, close_chart_renderer, report_content
+    from luskin_core.spec.options import option_default
 
     if not args.html and not args.pdf:
         raise LuskinError("Say where to write the report: --html report.html, --pdf report.pdf, or both.")
@@ -204,8 +205,8 @@ def run(args: argparse.Namespace) -> int:
         from luskin_core.corrections.retrain import RetrainOptions, retrain
 
         first = option_or_default(args.first, "retrain", "first")
-        for algorithm in args.algorithm or [option_or_default(None, "retrain", "algorithm")]:
-            for second in args.second or [option_or_default(None, "retrain", "second")]:
+        for algorithm in args.algorithm or [option_default("retrain", "algorithm")]:
+            for second in args.second or [option_default("retrain", "second")]:
                 t = clock()
                 options = RetrainOptions(algorithm=int(algorithm), first=first, second=second,
                                          direction=option_or_default(args.direction, "retrain", "direction"),
@@ -222,7 +223,7 @@ def run(args: argparse.Namespace) -> int:
         from luskin_core.corrections.thresholds import tune_thresholds
 
         model = None if args.score_column else option_or_default(args.model, "thresholds", "model")
-        for lam in args.lams or [option_or_default(None, "thresholds", "lam")]:
+        for lam in args.lams or [option_default("thresholds", "lam")]:
             t = clock()
             pipeline = None
             if model is not None and _paper_compas(args, features):
