@@ -17,18 +17,17 @@ import streamlit as st
 from luskin_app import choices as ch_
 from luskin_app import dataset, trail, ui
 from luskin_app.cache import keep_result
+from luskin_app.option_inputs import OptionInputs
 from luskin_core.analyses.proxy import add_probabilities, guess_columns
 from luskin_core.analyses.proxy_audit import BOUNDS_NOTE, DEFAULT_THRESHOLD, ProxyAudit, proxy_audit
 from luskin_core.errors import LuskinError
 from luskin_core.export import csv_bytes
 from luskin_core.formatting import format_number, format_p, format_percent
-from luskin_core.spec.options import PROXY_MODELS
 from luskin_core.spec.validation import outcome_mask
 
 NONE = "(none)"
 METRICS = {"difference": "Difference in shares (tolerance)", "ratio": "Impact ratio (four-fifths rule, 0.8)"}
 PLACES = {"zcta": "ZIP code / ZCTA", "tract": "Census tract (11-digit FIPS)"}
-MODELS = {"pooled": "Pooled: one rate per race", "by-place": "By place: one rate per race and place (slower)"}
 METHOD_NAMES = {"birdie": "outcome-aware (BIRDiE)", "weighted": "weighted by probabilities",
                 "threshold": "most likely group (threshold)"}
 
@@ -97,9 +96,7 @@ with right:
     metric = st.radio("Judge a gap by", list(METRICS), format_func=METRICS.get, key="proxy_metric",
                       horizontal=True)
     tolerance = st.slider("Tolerance (percentage points)", 0, 20, 5, key="proxy_tolerance") / 100
-    model = st.radio("Outcome-aware model", list(PROXY_MODELS), format_func=MODELS.get, key="proxy_model",
-                     horizontal=True, help="Pooled assumes each race's rate is the same everywhere; by place lets "
-                     "it differ between places, pulled toward the pooled rate where a place has few rows.")
+    model = OptionInputs("proxy", {}).show("model")  # from its declaration (luskin_core/spec/options.py)
 
 if outcome not in frame.columns or positive is None:
     st.info("Choose the outcome to audit and its positive value on the Data page first.", icon=ui.ICONS["info"])

@@ -24,13 +24,15 @@ from luskin_core.spec.options import OPTION_CLASSES, OPTIONS, Option, option_def
 from . import choices as _choices
 from . import ui
 
-# Each model tool's widget-key prefix (its page's): retrain_seed, thr_seed, eq_seed.
-PREFIXES = {"retrain": "retrain", "thresholds": "thr", "equalize": "eq"}
+# Each tool's widget-key prefix (its page's): retrain_seed, thr_seed, eq_seed, proxy_model.
+PREFIXES = {"retrain": "retrain", "thresholds": "thr", "equalize": "eq", "proxy": "proxy"}
 
 
 def widget_key(tool: str, option: Option) -> str:
-    """The key of an option's widget: the page's prefix and the option's flag (``--all-cells``: retrain_all_cells)."""
-    return f"{PREFIXES[tool]}_{option.cli_flag.lstrip('-').replace('-', '_')}"
+    """The key of an option's widget: the page's prefix and the option's flag (``--all-cells``: retrain_all_cells;
+    a flag that starts with the prefix keeps it once: ``--proxy-model``, proxy_model)."""
+    flag = option.cli_flag.lstrip("-").replace("-", "_")
+    return flag if flag.startswith(PREFIXES[tool] + "_") else f"{PREFIXES[tool]}_{flag}"
 
 
 class OptionInputs:
@@ -64,8 +66,9 @@ class OptionInputs:
         elif constraint.kind == "choice":
             offered = list(constraint.choices)
             _choices.seed(key, value if value in offered else default if default in offered else offered[0])
-            if option.widget == "radio":
-                chosen = st.radio(option.label, offered, key=key, format_func=option.words_of, help=hint)
+            if option.widget in ("radio", "row"):
+                chosen = st.radio(option.label, offered, key=key, format_func=option.words_of, help=hint,
+                                  horizontal=option.widget == "row")
             else:
                 chosen = st.selectbox(option.label, offered, key=key, format_func=option.words_of, help=hint)
         else:

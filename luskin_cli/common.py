@@ -145,7 +145,7 @@ def add_option_flags(group: Any, tool: str, *, skip: Sequence[str] = (), only: S
                                metavar=option.metavar, help=f"{words}; repeat for several",
                                **option.constraint.argparse())
             continue
-        group.add_argument(option.cli_flag, dest=option.name, default=given, metavar=option.metavar,
+        group.add_argument(*option.cli_flags, dest=option.name, default=given, metavar=option.metavar,
                            help=words, **option.constraint.argparse())
 
 

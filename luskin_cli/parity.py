@@ -11,19 +11,12 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from luskin_core.errors import LuskinError
 from luskin_core.formatting import format_percent
 
 
 def add_parsers(subparsers: Any) -> None:
     """Register the ``thresholds`` and ``equalize`` subcommands."""
     from luskin_cli.common import add_data_options, add_option_flags
-    from luskin_core.spec.options import (  # the one place of the options (the pages read them too)
-        OPTION_CONSTRAINTS,
-        EqualizeOptions,
-    )
-
-    eqc = OPTION_CONSTRAINTS["equalize"]
 
     th = subparsers.add_parser(
         "thresholds", help="one decision threshold per group for equal error rates (paper section 4)",
@@ -54,11 +47,7 @@ def add_parsers(subparsers: Any) -> None:
                     "model trains on the 60% and is reported on the last 20%.")
     add_data_options(eq)
     group = eq.add_argument_group("equalized distribution")
-    alphas = group.add_mutually_exclusive_group()
-    alphas.add_argument("--alpha", **eqc["alphas"].argparse(), help="one alpha between 0 and 1")
-    alphas.add_argument("--alphas", help="comma-separated alphas (default "
-                                         f"{','.join(f'{a:g}' for a in EqualizeOptions.alphas)})")
-    add_option_flags(group, "equalize", skip=("alphas",))  # bandwidth, solver, start, ...: from their declarations
+    add_option_flags(group, "equalize")  # alphas, bandwidth, solver, start, ...: from their declarations
     group.add_argument("--histograms", action="store_true",
                        help="with --json, include the test score histograms per group and outcome")
     eq.set_defaults(run=run_equalize)
@@ -142,35 +131,12 @@ def run_thresholds(args: argparse.Namespace) -> int:
     return 0
 
 
-def _parse_alphas(args: argparse.Namespace) -> tuple[float, ...]:
-    from luskin_core.corrections.equalize import DEFAULT_ALPHAS
-    from luskin_core.spec.options import OPTION_CONSTRAINTS
-
-    if args.alpha is not None:
-        return (float(args.alpha),)
-    if not args.alphas:
-        return DEFAULT_ALPHAS
-    out = []
-    for part in args.alphas.split(","):
-        part = part.strip()
-        if not part:
-            continue
-        out.append(OPTION_CONSTRAINTS["equalize"]["alphas"].check(part, label=f"Each alpha (here '{part}')"))
-    if not out:
-        raise LuskinError("Give at least one alpha between 0 and 1, e.g. --alphas 0.1,0.2,1.")
-    return tuple(out)
-
-
 def run_equalize(args: argparse.Namespace) -> int:
     """Train the equalized-distribution classifier at each alpha and print test results."""
     from luskin_cli.common import format_warnings, option_values, print_json, resolve
     from luskin_core.corrections.equalize import equalize_frame
     from luskin_core.formatting import format_table
 
-    alphas = _parse_alphas(args)
-    for a in alphas:
-        if not 0.0 <= a <= 1.0:
-            raise LuskinError(f"Every alpha must be between 0 and 1 (got {a:g}).")
     frame, spec, features = resolve(args)
     preprocess = None
     if _paper_compas(args, features):
@@ -178,8 +144,7 @@ def run_equalize(args: argparse.Namespace) -> int:
 
         preprocess = compas_paper_pipeline("LR", random_state=args.seed)[:-1]
     sweep = equalize_frame(
-        frame, spec, alphas=alphas, features=features, preprocess=preprocess,
-        **option_values(args, "equalize", skip=("alphas",)),
+        frame, spec, features=features, preprocess=preprocess, **option_values(args, "equalize"),
     )
     if args.json:
         points = []

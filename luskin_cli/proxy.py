@@ -45,13 +45,9 @@ def add_proxy_option(parser: argparse.ArgumentParser) -> None:
                        help="a column with race recorded for some rows (Hispanic, White, Black, Asian/Pacific "
                             "Islander, American Indian/Alaska Native, Multiracial; other values and blanks are "
                             "rows without a record): the outcome-aware estimate is checked against it")
-    from luskin_core.spec.options import OPTION_CONSTRAINTS  # declared once (light: no heavy import)
+    from luskin_cli.common import add_option_flags
 
-    group.add_argument("--proxy-model", default="pooled", metavar="MODEL",
-                       **OPTION_CONSTRAINTS["proxy"]["model"].argparse("--proxy-model"),
-                       help="the outcome-aware (BIRDiE) estimate behind the verdicts: 'pooled' (one rate per race, "
-                            "the default) or 'by-place' (one rate per race and place, shrunk toward the pooled "
-                            "rates; intervals from a bootstrap, slower)")
+    add_option_flags(group, "proxy")  # --proxy-model, from its declaration (luskin_core/spec/options.py)
     group.add_argument("--proxy-threshold", type=float, default=None, metavar="P",
                        help="the threshold method assigns a row its most likely group when that probability is "
                             "at least P (default 0.8)")
@@ -119,6 +115,7 @@ def run_proxy_audit(args: argparse.Namespace) -> int:
     """Audit the outcome across estimated groups: weighted and threshold comparisons, bounds, caveats."""
     import numpy as np
 
+    from luskin_cli.common import option_values
     from luskin_core.analyses.proxy import add_probabilities
     from luskin_core.analyses.proxy_audit import DEFAULT_THRESHOLD, proxy_audit
     from luskin_core.spec.audit_spec import DEFAULT_RATIO_THRESHOLD
@@ -139,7 +136,7 @@ def run_proxy_audit(args: argparse.Namespace) -> int:
                 "ratio_threshold": args.ratio_threshold if getattr(args, "ratio_threshold", None) is not None
                 else DEFAULT_RATIO_THRESHOLD,
                 "adverse": bool(getattr(args, "adverse", False)),
-                "model": getattr(args, "proxy_model", None) or "pooled"}
+                **option_values(args, "proxy")}
     if not 0 < settings["ratio_threshold"] <= 1:
         raise LuskinError("--ratio-threshold is a share between 0 and 1, e.g. 0.8.")
     level = "zcta" if "zcta" in roles else "tract"

@@ -52,9 +52,8 @@ def add_parsers(subparsers: Any) -> None:
                      help="the Chromium that draws the PDF's charts (default: chromium on the PATH)")
 
     from luskin_cli.common import add_option_flags
-    from luskin_core.spec.options import OPTION_CONSTRAINTS  # declared once (light: no heavy import)
+    from luskin_core.spec.options import ALPHA  # declared once (light: no heavy import)
 
-    eqc = OPTION_CONSTRAINTS["equalize"]
     # Each tool's flags made from its declarations (luskin_core/spec/options.py), unset when not given: an option
     # of a tool that was not asked for is refused below; several algorithms, second models or lambdas compare.
     rt = parser.add_argument_group("retraining (--retrain)")
@@ -73,26 +72,10 @@ def add_parsers(subparsers: Any) -> None:
 
     eq = parser.add_argument_group("equalized distribution (--equalize)")
     eq.add_argument("--equalize", action="store_true", help="the equalized-distribution sweep (paper section 4)")
-    eq.add_argument("--alphas", help="comma-separated alphas (default 0,0.01,0.05,0.1,0.2,0.3,0.4,0.5,0.7,0.9,1)")
-    eq.add_argument("--alpha-shown", **eqc["alphas"].argparse("--alpha-shown"), default=0.1, metavar="A",
+    add_option_flags(eq, "equalize", only=("alphas",), unset=True)
+    eq.add_argument("--alpha-shown", **ALPHA.argparse("--alpha-shown"), default=0.1, metavar="A",
                     help="the alpha whose score histograms the report draws (default 0.1, the paper's)")
     parser.set_defaults(run=run)
-
-
-def _alphas(text: str | None) -> tuple[float, ...]:
-    from luskin_core.corrections.equalize import DEFAULT_ALPHAS
-    from luskin_core.spec.options import OPTION_CONSTRAINTS
-
-    if not text:
-        return DEFAULT_ALPHAS
-    out = []
-    for part in text.split(","):
-        if not part.strip():
-            continue
-        out.append(OPTION_CONSTRAINTS["equalize"]["alphas"].check(part, label=f"Each alpha (here '{part.strip()}')"))
-    if not out:
-        raise LuskinError("Give at least one alpha between 0 and 1, e.g. --alphas 0.1,0.2,1.")
-    return tuple(out)
 
 
 def _target(path: str | None) -> Path | None:
@@ -147,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
             raise LuskinError(f"{', '.join(unused)} {'sets' if len(unused) == 1 else 'set'} an option of {tool}, "
                               f"which was not asked for: add {tool}.")
     html_path, pdf_path = _target(args.html), _target(args.pdf)
-    alphas = _alphas(args.alphas) if args.equalize else ()
+    alphas = option_or_default(args.alphas, "equalize", "alphas") if args.equalize else ()
     timings: dict[str, float] = {}
     clock = time.perf_counter
     start = clock()

@@ -180,3 +180,33 @@ def test_defaults_meet_their_constraints_and_the_words_say_the_range():
     with pytest.raises(LuskinError, match="must be true or false"):
         RetrainOptions(all_cells="yes")
     assert ThresholdOptions(solver="PSO").solver == "pso"  # one canonical spelling, whatever the case typed
+
+
+def test_a_list_option_is_read_the_same_from_commas_a_list_and_every_command():
+    """The alphas are one declared list option: ``luskin equalize --alphas``/``--alpha``, ``luskin report --alphas``
+    and the options class read "0.5, 0.1" alike, and refuse an empty list and a bad member in the same words."""
+    parser = build_parser()
+    base = ["--data", "x.csv", "--outcome", "y", "--positive", "1", "--protected", "g == a"]
+    for argv in (["equalize", *base, "--alphas", "0.5, 0.1"], ["equalize", *base, "--alpha", "0.5,0.1"],
+                 ["report", *base, "--html", "r.html", "--equalize", "--alphas", "0.5,0.1"]):
+        assert parser.parse_args(argv).alphas == (0.5, 0.1), argv
+    assert EqualizeOptions(alphas="0.5, 0.1").alphas == EqualizeOptions(alphas=[0.5, 0.1]).alphas == (0.5, 0.1)
+    assert EqualizeOptions(alphas=0.3).alphas == (0.3,)
+    assert parser.parse_args(["report", *base, "--html", "r.html"]).alphas is None  # unset: refused without --equalize
+    constraint = OPTION_CONSTRAINTS["equalize"]["alphas"]
+    for bad, words in ((",", "Give at least one value for the alphas"), ("0.2,1.5", "(here '1.5') must be a number "
+                                                                                   "between 0 and 1")):
+        with pytest.raises(LuskinError, match=words.replace("(", r"\(").replace(")", r"\)")):
+            EqualizeOptions(alphas=bad)
+        with pytest.raises(LuskinError, match=words.replace("(", r"\(").replace(")", r"\)")):
+            constraint.check(bad)
+    assert configfile.OPTION_ENTRIES["equalize"]["alphas"][1] == "a list of numbers"
+
+
+def test_the_proxy_model_is_a_declared_option_of_the_audit_command():
+    parser = build_parser()
+    args = parser.parse_args(["audit", "--data", "x.csv", "--proxy-model", "BY-PLACE"])
+    assert args.model == "by-place"
+    assert parser.parse_args(["audit", "--data", "x.csv"]).model == "pooled"
+    with pytest.raises(LuskinError, match="The outcome-aware model must be .pooled. \\(one rate per race\\)"):
+        OPTION_CONSTRAINTS["proxy"]["model"].check("nearest")

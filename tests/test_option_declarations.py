@@ -191,19 +191,22 @@ KEYS = {"retrain": {"algorithm": "retrain_algorithm", "direction": "retrain_dire
 def test_every_declared_option_is_a_flag_and_every_page_option_an_input_under_its_old_key():
     parser = build_parser()
     commands = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
-    for tool, placed in (("retrain", ()), ("thresholds", ("model",)), ("equalize", ("alphas",))):
-        flags = commands[tool]._option_string_actions
+    for command, tool, placed in (("retrain", "retrain", ()), ("thresholds", "thresholds", ("model",)),
+                                  ("equalize", "equalize", ()), ("audit", "proxy", ())):
+        flags = commands[command]._option_string_actions
         for option in OPTIONS[tool]:
-            if option.name in placed:  # in a group of alternatives (--model | --score-column; --alpha | --alphas)
+            if option.name in placed:  # in a group of alternatives (--model | --score-column)
                 continue
-            action = flags[option.cli_flag]
-            assert action.dest == option.name
-            assert action.default == option_default(tool, option.name), (tool, option.name)
+            for flag in option.cli_flags:  # --alphas and its other name --alpha
+                action = flags[flag]
+                assert action.dest == option.name
+                assert action.default == option_default(tool, option.name), (tool, option.name)
     # --model, beside --score-column, and luskin report's options of each tool: from their declarations, unset
     # until given (the command takes the declared default then; an option of a tool not asked for is refused)
     for command, tool, names in (("thresholds", "thresholds", ("model",)),
                                  ("report", "retrain", ("algorithm", "first", "second", "direction", "all_cells")),
-                                 ("report", "thresholds", ("model", "lam", "solver"))):
+                                 ("report", "thresholds", ("model", "lam", "solver")),
+                                 ("report", "equalize", ("alphas",))):
         flags = commands[command]._option_string_actions
         for name in names:
             option = next(o for o in OPTIONS[tool] if o.name == name)

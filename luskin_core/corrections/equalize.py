@@ -75,7 +75,7 @@ from luskin_core.corrections.correction import ERROR_RATES, CorrectionResult, Co
 from luskin_core.errors import LuskinError
 from luskin_core.formatting import below_majority
 from luskin_core.spec.names import GroupNames
-from luskin_core.spec.options import DEFAULT_ALPHAS, OPTION_CONSTRAINTS, EqualizeOptions
+from luskin_core.spec.options import ALPHA, DEFAULT_ALPHAS, OPTION_CONSTRAINTS, EqualizeOptions
 from luskin_core.spec.validation import check_both_outcomes_per_group, check_group_labels, check_groups_argument
 
 __all__ = [
@@ -720,7 +720,7 @@ class EqualizedDistributionClassifier(ClassifierMixin, BaseEstimator):
 
     def _check_params(self) -> None:
         constraints = OPTION_CONSTRAINTS["equalize"]  # declared once: spec/options.py
-        constraints["alphas"].check(self.alpha)
+        ALPHA.check(self.alpha)
         constraints["bandwidth"].check(self.bandwidth)
         constraints["solver"].check(self.solver)
         if self.init not in ("lr", "zeros"):
@@ -1039,9 +1039,7 @@ def alpha_sweep(
     ``progress(fraction, message)`` is told before each alpha (a page's progress bar).
     """
     constraints = OPTION_CONSTRAINTS["equalize"]  # declared once: spec/options.py
-    alphas = sorted({constraints["alphas"].check(a) for a in alphas})
-    if not alphas:
-        raise LuskinError("Give at least one alpha between 0 and 1.")
+    alphas = sorted(set(constraints["alphas"].check(tuple(alphas))))  # at least one, each from 0 to 1
     start, solver = constraints["start"].check(start), constraints["solver"].check(solver)
     yt = np.asarray(y_test).astype(np.int64)
     gt = np.asarray(g_test)

@@ -287,7 +287,7 @@ SPEC_ENTRIES: dict[str, tuple[Check, str]] = {
 # the settings only a page has are listed here.
 def _shape_check(constraint: Constraint) -> tuple[Check, str]:
     kind, words = constraint.json_shape()
-    check: Check = {"flag": _is_flag, "text": _is_text, "number": _is_number}[kind]
+    check: Check = {"flag": _is_flag, "text": _is_text, "number": _is_number, "numbers": _is_numbers}[kind]
     if constraint.optional:
         return (lambda value, ok=check: value is None or ok(value)), words
     return check, words
@@ -297,10 +297,10 @@ _PAGE_ENTRIES: dict[str, dict[str, tuple[Check, str]]] = {
     "retrain": {},
     "thresholds": {"source": (_is_text, "a word"), "score_column": (_is_text_or_null, "a column name"),
                    "split": (_is_text, "a word")},
-    "equalize": {"alpha": (_is_number_or_null, "a number"), "alphas": (_is_numbers, "a list of numbers")},
+    "equalize": {"alpha": (_is_number_or_null, "a number")},
 }
 OPTION_ENTRIES: dict[str, dict[str, tuple[Check, str]]] = {
-    page: {**{key: _shape_check(c) for key, c in OPTION_CONSTRAINTS[page].items() if key != "alphas"}, **extra}
+    page: {**{key: _shape_check(c) for key, c in OPTION_CONSTRAINTS[page].items()}, **extra}
     for page, extra in _PAGE_ENTRIES.items()
 }
 _PAGES = {"retrain": "Retrain", "thresholds": "Thresholds", "equalize": "Equalized distribution"}

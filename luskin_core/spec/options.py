@@ -74,9 +74,12 @@ class Constraint:
     optional: bool = False
     note: str = ""  # added to the refusal (why the range is what it is)
     words: str = ""
+    many: bool = False  # a list of such values (at least one); on the command line, separated by commas
 
     def describe(self) -> str:
         """What the option accepts, in words."""
+        if self.many:
+            return f"one or more of: {replace(self, many=False).describe()}, separated by commas"
         if self.words:
             return self.words
         if self.kind == "flag":
@@ -110,6 +113,8 @@ class Constraint:
         """``value`` in the option's canonical type, or a LuskinError that says what is accepted."""
         if value is None and self.optional:
             return None
+        if self.many:
+            return self._check_list(value, label)
         if self.kind == "flag":
             if not isinstance(value, bool):
                 raise self.refuse(value, label)
@@ -126,6 +131,19 @@ class Constraint:
         if self.high is not None and (number > self.high or (self.open_high and number == self.high)):
             raise self.refuse(value, label)
         return int(number) if self.kind == "whole" else float(number)
+
+    def _check_list(self, value: Any, label: str | None) -> tuple[Any, ...]:
+        """Each value of a list (or of text separated by commas) checked; at least one."""
+        one = replace(self, many=False)
+        if isinstance(value, str):
+            parts: tuple[Any, ...] = tuple(part.strip() for part in value.split(",") if part.strip())
+        elif isinstance(value, (list, tuple)):
+            parts = tuple(value)
+        else:
+            parts = (value,)
+        if not parts:
+            raise LuskinError(f"Give at least one value for {self.what}: {one.describe()}.")
+        return tuple(one.check(part, label=f"Each of {self.what} (here '{_shown(part)}')") for part in parts)
 
     def _choice(self, value: Any, label: str | None) -> Any:
         for choice in self.choices:
@@ -171,7 +189,7 @@ class Constraint:
         """
         import argparse
 
-        if self.kind == "choice":
+        if self.kind == "choice" and not self.many:
             def normalise(text: str) -> Any:
                 try:
                     return self.check(text)
@@ -198,7 +216,9 @@ class Constraint:
                 "max_value": None if self.high is None else cast(self.high)}
 
     def json_shape(self) -> tuple[str, str]:
-        """The JSON type a saved configuration holds for this option ("number", "text" or "flag") and its words."""
+        """The JSON type a saved configuration holds ("number", "text", "flag" or "numbers") and its words."""
+        if self.many:
+            return "numbers", "a list of numbers"
         if self.kind == "flag":
             return "flag", "true or false"
         if self.kind == "choice":
@@ -238,6 +258,7 @@ LAMBDA = number("the fairness weight lambda", 0, 20,
                 note="At 20 a 5-point gap already weighs as much as every correct decision.")
 TUNING = one_of("the tuning", "validation", "crossfit", case="lower")
 ALPHA = number("alpha", 0, 1, words="a number between 0 and 1 (both included)")
+ALPHAS = replace(ALPHA, what="the alphas", many=True)
 BANDWIDTH = number("the histogram bandwidth", 0, None, open_low=True, words="a positive number, e.g. 0.02")
 EQUALIZE_SOLVER = one_of("the solver", "lbfgs", "momentum", case="lower")
 START = one_of("the start", "lr", "path", case="lower")
@@ -269,14 +290,20 @@ class Option:
     flag_help: str = ""
     metavar: str | None = None
     choice_words: tuple[tuple[Any, str], ...] = ()   # (choice, its words on the page)
-    widget: str = ""     # "radio" to show the choices as a radio; by kind otherwise
+    widget: str = ""     # "radio" (or "row": a radio in one line) to show the choices as a radio; by kind otherwise
     step: float | None = None
     on_page: bool = True
+    aliases: tuple[str, ...] = ()  # other names of the flag, without their dashes (--alpha for --alphas)
 
     @property
     def cli_flag(self) -> str:
         """The command-line flag (``--all-cells`` for ``all_cells``)."""
         return "--" + (self.flag or self.name.replace("_", "-"))
+
+    @property
+    def cli_flags(self) -> tuple[str, ...]:
+        """The flag and its aliases."""
+        return (self.cli_flag, *("--" + alias for alias in self.aliases))
 
     def words_of(self, choice: Any) -> str:
         """A choice in the page's words (the choice itself when none are declared)."""
@@ -285,7 +312,10 @@ class Option:
     def command_help(self, default: Any) -> str:
         """The flag's help, with its default said."""
         text = self.flag_help or self.help
-        shown = f"{default:g}" if isinstance(default, float) else str(default)
+        if isinstance(default, tuple):
+            shown = ",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in default)
+        else:
+            shown = f"{default:g}" if isinstance(default, float) else str(default)
         if "{default}" in text:
             return text.replace("{default}", shown)
         said = self.constraint.kind == "flag" or default is None or "default" in text
@@ -350,9 +380,10 @@ OPTIONS: dict[str, tuple[Option, ...]] = {
                              ("crossfit", "all training rows, cross-fitted (smaller test gaps)"))),
     ),
     "equalize": (
-        Option("alphas", ALPHA, "Alphas to train (one model each)",
+        Option("alphas", ALPHAS, "Alphas to train (one model each)",
                "alpha: the weight on accuracy in the training objective (1 = accuracy only). Smaller alpha puts "
-               "more weight on making the groups' score distributions alike.", flag_help="one alpha between 0 and 1"),
+               "more weight on making the groups' score distributions alike.", aliases=("alpha",), metavar="A[,A...]",
+               flag_help="the alphas to train, between 0 and 1, separated by commas (default {default})"),
         SEED_OPTION,
         Option("bandwidth", BANDWIDTH, "Histogram bandwidth", "How smooth the groups' score histograms are while "
                "training: the width of each score's spread.",
@@ -366,24 +397,31 @@ OPTIONS: dict[str, tuple[Option, ...]] = {
                          "neighbouring alpha's solution",
                choice_words=(("lr", "The plain model"), ("path", "The neighbouring alpha's result")), on_page=False),
     ),
+    # The proxy audit (luskin audit --proxy-model, the Proxy audit page, proxy_audit(model=)).
+    "proxy": (
+        Option("model", PROXY_MODEL, "Outcome-aware model",
+               "Pooled assumes each race's rate is the same everywhere; by place lets it differ between places, "
+               "pulled toward the pooled rate where a place has few rows.", flag="proxy-model", metavar="MODEL",
+               flag_help="the outcome-aware (BIRDiE) estimate behind the verdicts: 'pooled' (one rate per race, the "
+                         "default) or 'by-place' (one rate per race and place, shrunk toward the pooled rates; "
+                         "intervals from a bootstrap, slower)", widget="row",
+               choice_words=(("pooled", "Pooled: one rate per race"),
+                             ("by-place", "By place: one rate per race and place (slower)"))),
+    ),
 }
-# The proxy audit's one option (luskin audit --proxy-model, the Proxy audit page, proxy_audit(model=)).
-PROXY_OPTION = Option("model", PROXY_MODEL, "Outcome-aware model", flag="proxy-model")
 
 
 class _Constraints(Mapping[str, Mapping[str, Constraint]]):
     """Each tool's options and their constraints, read from :data:`OPTIONS` when asked (a live view)."""
 
     def __getitem__(self, tool: str) -> Mapping[str, Constraint]:
-        if tool == "proxy":
-            return {PROXY_OPTION.name: PROXY_OPTION.constraint}
         return {option.name: option.constraint for option in OPTIONS[tool]}
 
     def __iter__(self) -> Iterator[str]:
-        return iter((*OPTIONS, "proxy"))
+        return iter(OPTIONS)
 
     def __len__(self) -> int:
-        return len(OPTIONS) + 1
+        return len(OPTIONS)
 
 
 # tool -> option name -> Constraint: what the checks read (the estimators, the saved configuration's check).
@@ -393,14 +431,7 @@ OPTION_CONSTRAINTS: Mapping[str, Mapping[str, Constraint]] = _Constraints()
 def _check_fields(options: Any, tool: str) -> None:
     """Each constrained field of a frozen options object checked and put in its canonical type."""
     for name, constraint in OPTION_CONSTRAINTS[tool].items():
-        value = getattr(options, name)
-        if name == "alphas":  # a list of alphas, each one checked
-            values = (value,) if isinstance(value, (int, float, str)) else tuple(value)
-            if not values:
-                raise LuskinError("Give at least one alpha between 0 and 1.")
-            object.__setattr__(options, name, tuple(constraint.check(v) for v in values))
-        else:
-            object.__setattr__(options, name, constraint.check(value))
+        object.__setattr__(options, name, constraint.check(getattr(options, name)))
 
 
 def check_kind(kind: str) -> str:
@@ -510,8 +541,19 @@ class EqualizeOptions:
         _check_fields(self, "equalize")
 
 
-# Each model tool's options class: it holds the fields and their defaults (the estimator's keyword defaults too).
-OPTION_CLASSES: dict[str, type] = {"retrain": RetrainOptions, "thresholds": ThresholdOptions, "equalize": EqualizeOptions}
+@dataclass(frozen=True)
+class ProxyOptions:
+    """The proxy audit's settings: the outcome-aware model behind its verdicts."""
+
+    model: str = "pooled"
+
+    def __post_init__(self) -> None:
+        _check_fields(self, "proxy")
+
+
+# Each tool's options class: it holds the fields and their defaults (the estimator's keyword defaults too).
+OPTION_CLASSES: dict[str, type] = {"retrain": RetrainOptions, "thresholds": ThresholdOptions,
+                                   "equalize": EqualizeOptions, "proxy": ProxyOptions}
 
 
 def option_default(tool: str, name: str) -> Any:
@@ -523,4 +565,4 @@ def option_default(tool: str, name: str) -> Any:
 
 
 __all__ = ["DEFAULT_ALPHAS", "OPTIONS", "OPTION_CLASSES", "OPTION_CONSTRAINTS", "RETRAIN_KINDS", "SEED", "SEED_OPTION",
-           "Constraint", "EqualizeOptions", "Option", "RetrainOptions", "ThresholdOptions", "option_default"]
+           "Constraint", "EqualizeOptions", "Option", "ProxyOptions", "RetrainOptions", "ThresholdOptions", "option_default"]
