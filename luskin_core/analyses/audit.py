@@ -18,7 +18,7 @@ minus reference, as everywhere), p-values and verdict, and ``fair`` is the verdi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -32,7 +32,7 @@ from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.spec.names import GroupNames
 from luskin_core.stats import shown as shown_statistics
-from luskin_core.stats.comparisons import Comparison, JudgedRate, PooledComparison, compare
+from luskin_core.stats.comparisons import Comparison, JudgedRate, PooledComparison, compare, record_dict
 from luskin_core.stats.inference import wilson_interval
 from luskin_core.stats.shrinkage import with_pooled
 from luskin_core.stats.verdict import ALPHA, JUDGED_ORDER, Verdict
@@ -284,7 +284,7 @@ class AuditResult:
             "score_cutoff": None if self.counts is None else self.counts.score_cutoff,
             "criterion": self.spec.criterion,
             "verdict_counts": self.verdict_counts(),
-            "cells": [asdict(c) for c in self.cells],
+            "cells": [record_dict(c) for c in self.cells],
             "gaps": [g.to_dict() for g in self.gaps],
             "comparisons": [{**c.to_dict(), "sentence": self.sentence(c),
                              "power_sentence": narrative.power_words(c, self.spec)} for c in self.comparisons],
