@@ -179,3 +179,31 @@ def test_result_views(adult):
 def test_a_protected_class_without_rows_is_a_plain_error(adult, protected, words):
     with pytest.raises(LuskinError, match=words):
         audit(adult, PRESETS["adult"].spec.with_changes(protected=protected))
+
+
+@pytest.mark.parametrize("spec", [
+    AuditSpec("two_year_recid", 1, group_by=("race",), strata=("priors_count",), prediction="decile_score",
+              prediction_cutoff=5, criterion="odds"),
+    AuditSpec("decile_score", outcome_type="score", group_by=("race",), strata=("c_charge_degree",)),
+    AuditSpec("two_year_recid", 1, group_by=("race", "sex"), strata=("age_cat",), outcome_is="adverse"),
+], ids=["error rates", "score", "crossed adverse"])
+def test_a_comparisons_dict_is_what_dataclasses_asdict_gives(compas, spec):
+    """``Comparison.to_dict`` converts without asdict's deep copies (for speed); its JSON must stay asdict's."""
+    import dataclasses
+
+    def by_asdict(c):
+        out = dataclasses.asdict(c)
+        out["fair"] = None if c.is_reference else c.fair
+        for key in ("cell_key", "pooled_parent"):
+            out.pop(key)
+        out.update(out.pop("uniform") or {})
+        return {k: v for k, v in out.items() if not (k in ("score", "error_rates") and v is None)}
+
+    result = audit(compas, spec)
+    assert any(c.judged_rates for c in result.comparisons)
+    assert any(c.score or c.error_rates or c.uniform for c in result.comparisons)
+    for c in result.comparisons:
+        assert json.dumps(c.to_dict(), default=str, sort_keys=True) == json.dumps(by_asdict(c), default=str,
+                                                                                  sort_keys=True)
+    assert [json.dumps(dataclasses.asdict(cell), default=str) for cell in result.cells] == [
+        json.dumps(d, default=str) for d in result.to_dict()["cells"]]
