@@ -248,7 +248,23 @@ def format_warnings(warnings: Sequence[str]) -> str:
 
 
 def print_json(document: Any) -> None:
-    print(json.dumps(document, indent=2, default=_json_default))
+    """The document as JSON: indented two levels deep, each deeper value (a comparison, a cell) on one line.
+
+    Readable a record per line, and written by json's C encoder (``indent`` makes json use its Python one,
+    0.1 s of an audit of 700 comparisons).
+    """
+    print(_json_text(document, 0))
+
+
+def _json_text(value: Any, depth: int) -> str:
+    if depth < 2 and isinstance(value, dict) and value:
+        pad = "  " * (depth + 1)
+        inner = ",\n".join(f"{pad}{json.dumps({k: 0})[1:-4]}: {_json_text(v, depth + 1)}" for k, v in value.items())
+        return "{\n" + inner + "\n" + "  " * depth + "}"
+    if depth < 2 and isinstance(value, (list, tuple)) and value:
+        pad = "  " * (depth + 1)
+        return "[\n" + ",\n".join(pad + _json_text(v, depth + 1) for v in value) + "\n" + "  " * depth + "]"
+    return json.dumps(value, default=_json_default)
 
 
 def _json_default(value: Any) -> Any:

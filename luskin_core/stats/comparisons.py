@@ -73,7 +73,12 @@ def _field_names(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in fields(cls))
 
 
+_SCALARS = (str, float, int, bool, type(None))
+
+
 def _plain(value: Any) -> Any:
+    if isinstance(value, _SCALARS):  # the most of a record, an enum among them (a verdict is a str)
+        return value
     if is_dataclass(value) and not isinstance(value, type):
         return record_dict(value)
     if isinstance(value, dict):
