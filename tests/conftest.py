@@ -25,6 +25,7 @@ import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import pytest
 from engine_servers import postgres_url, spark_session  # noqa: F401 - fixtures, one of each per test process
@@ -77,15 +78,77 @@ def read_file_seconds(path: Path = DURATIONS) -> dict[str, float]:
     return seconds
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """In a pytest-xdist worker: the files longest first (every worker sorts alike, as xdist requires).
+# Files whose tests are independent of each other (they share session fixtures only: a served app, a browser):
+# each test goes out on its own, so the longest files no longer make the run's longest chain.
+SPLIT_BY_TEST = frozenset({
+    "tests/browser/test_layout.py", "tests/browser/test_present_fit.py", "tests/browser/test_newer_pages_walk.py",
+    "tests/browser/test_browser.py", "tests/test_app.py",
+})
+# Files split by the engine a test uses: a unit's tests share the module's fixtures (the tables loaded once).
+SPLIT_BY_ENGINE = frozenset({"tests/test_engines.py"})
 
-    With ``--no-loadscope-reorder`` xdist hands the files out in this order, so the longest do not start last.
+
+def work_unit(nodeid: str) -> str:
+    """The unit of work a parallel run hands out for a test: its file, or a part of a file split above."""
+    file, _, rest = nodeid.partition("::")
+    if file in SPLIT_BY_TEST:
+        return nodeid
+    if file in SPLIT_BY_ENGINE:
+        name = rest.split("[", 1)[0]
+        return f"{file}::{next((e for e in ('spark', 'postgres') if e in name), 'other')}"
+    return file
+
+
+def read_test_seconds(path: Path = DURATIONS) -> dict[str, float]:
+    """Seconds of each test in a durations file's table of the slowest tests; empty when absent."""
+    seconds: dict[str, float] = {}
+    if not path.exists():
+        return seconds
+    for line in path.read_text().splitlines():
+        cells = [c.strip().strip("`") for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and "::" in cells[0] and cells[1].replace(".", "", 1).isdigit():
+            seconds[cells[0]] = float(cells[1])
+    return seconds
+
+
+def unit_seconds(nodeids: list[str], path: Path = DURATIONS) -> dict[str, float]:
+    """Each unit's expected seconds: its tests' own where measured among the slowest, else a share of the file's."""
+    files, tests = read_file_seconds(path), read_test_seconds(path)
+    in_file: dict[str, list[str]] = defaultdict(list)
+    for nodeid in nodeids:
+        in_file[_file_of(nodeid)].append(nodeid)
+    out: dict[str, float] = defaultdict(float)
+    for file, ids in in_file.items():
+        rest = [i for i in ids if i not in tests]
+        left = max(files.get(file, 0.0) - sum(tests[i] for i in ids if i in tests), 0.0)
+        for nodeid in ids:
+            out[work_unit(nodeid)] += tests[nodeid] if nodeid in tests else left / len(rest)
+    return out
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In a pytest-xdist worker: the units of work longest first (every worker sorts alike, as xdist requires).
+
+    With ``--no-loadscope-reorder`` xdist hands the units out in this order, so the longest do not start last.
     """
     if not hasattr(config, "workerinput"):
         return
-    known = read_file_seconds()
-    items.sort(key=lambda i: -known.get(_file_of(i.nodeid), 0.0))   # stable: a file's tests keep their order
+    known = unit_seconds([i.nodeid for i in items])
+    items.sort(key=lambda i: -known.get(work_unit(i.nodeid), 0.0))   # stable: a unit's tests keep their order
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile`` hands out :func:`work_unit`\\ s: files, and the files above in parts."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class UnitScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    return UnitScheduling(config, log)
 
 
 # -- durations ---------------------------------------------------------------------------------------------------
