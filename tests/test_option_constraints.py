@@ -194,8 +194,8 @@ def test_a_list_option_is_read_the_same_from_commas_a_list_and_every_command():
     assert EqualizeOptions(alphas=0.3).alphas == (0.3,)
     assert parser.parse_args(["report", *base, "--html", "r.html"]).alphas is None  # unset: refused without --equalize
     constraint = OPTION_CONSTRAINTS["equalize"]["alphas"]
-    for bad, words in ((",", "Give at least one value for the alphas"), ("0.2,1.5", "(here '1.5') must be a number "
-                                                                                   "between 0 and 1")):
+    for bad, words in ((",", "Give at least one value for the alphas"),
+                       ("0.2,1.5", "(here '1.5') must be a number between 0 and 1")):
         with pytest.raises(LuskinError, match=words.replace("(", r"\(").replace(")", r"\)")):
             EqualizeOptions(alphas=bad)
         with pytest.raises(LuskinError, match=words.replace("(", r"\(").replace(")", r"\)")):

@@ -27,7 +27,6 @@ The records hold numbers and verdicts; their sentences are written on demand by
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import asdict, dataclass, fields, is_dataclass
 from typing import Any
@@ -68,9 +67,14 @@ CRITERION_NAMES = {"selection": "the share predicted positive", "opportunity": "
                    "odds": "the true and false positive rates", "precision": "precision"}
 
 
-@functools.cache
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
 def _field_names(cls: type) -> tuple[str, ...]:
-    return tuple(f.name for f in fields(cls))
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
+    return names
 
 
 _SCALARS = (str, float, int, bool, type(None))
