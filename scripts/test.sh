@@ -21,6 +21,9 @@ if [ ${#need[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
 fi
+# Luskin's own modules compiled once, as an installed luskin has them: with PYTHONDONTWRITEBYTECODE set (some CI
+# shells set it) every command, server and worker the tests start would compile them again.
+env -u PYTHONDONTWRITEBYTECODE .venv/bin/python -m compileall -q -j 0 luskin_core luskin_cli luskin_app app_pages >/dev/null
 export LUSKIN_REQUIRE_BROWSER=1
 export LUSKIN_REQUIRE_ENGINES=1  # PostgreSQL and Spark tests fail, not skip, when their engine is missing
 # Browser tests write screenshots and timings; keep the committed ones (docs/screenshots,
