@@ -390,6 +390,7 @@ __all__ = [
     "log_marginal",
     "mixture_quantile",
     "parent_of",
+    "pool_families",
     "pool_family",
     "pooled_estimates",
     "with_pooled",
