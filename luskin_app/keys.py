@@ -56,6 +56,7 @@ PRESENT_INDEX = "present_index"          # the position in the visible deck (0-b
 PRESENT_URL_SEEN = "present_url_seen"    # the ?slide= value this session last wrote or read
 PRESENT_HIDDEN = "present_hidden"        # keys of the slides the presenter hid
 PRESENT_HANDOUT = "present_handout_pdf"  # (slide keys, PDF bytes) of the last handout made
+PRESENT_DECK = "present_deck"            # (what the deck was built from, its slides): rebuilt when that changes
 KEPT_KEY = "kept_key"                    # the session's kept upload's key
 KEPT_LOST = "kept_lost"                  # True when the address named an upload that is no longer kept
 KEPT_MINE = "kept_mine"                  # True when this session made the kept upload (so it may replace it)

@@ -292,9 +292,9 @@ def pool_families(k: Any, n: Any, m: Any, cap: Any, level: float = LEVEL, grid: 
 def pool_family(k: Any, n: Any, m: Any, cap: Any, level: float = LEVEL,
                 grid: np.ndarray = KAPPA_GRID, spread: Any = 1.0) -> dict[str, np.ndarray]:
     """Pooled shares of one family of groups (one cell): :func:`pool_families` of one column."""
-    column = [np.asarray(v, dtype=float).reshape(-1, 1) for v in (k, n, m, cap)]
-    spread = np.broadcast_to(np.asarray(spread, dtype=float), column[0].shape[:1]).reshape(-1, 1)
-    out = pool_families(*column, level=level, grid=grid, spread=spread)
+    k, n, m, cap = (np.asarray(v, dtype=float).reshape(-1, 1) for v in (k, n, m, cap))
+    spread = np.broadcast_to(np.asarray(spread, dtype=float), k.shape[:1]).reshape(-1, 1)
+    out = pool_families(k, n, m, cap, level=level, grid=grid, spread=spread)
     return {name: (values[0] if name == "kappa_ml" else values[:, 0]) for name, values in out.items()}
 
 
