@@ -68,14 +68,7 @@ def _file_of(nodeid: str) -> str:
 
 def read_file_seconds(path: Path = DURATIONS) -> dict[str, float]:
     """Seconds per test file from a durations file (its 'time by file' table); empty when absent."""
-    seconds: dict[str, float] = {}
-    if not path.exists():
-        return seconds
-    for line in path.read_text().splitlines():
-        cells = [c.strip().strip("`") for c in line.strip().strip("|").split("|")]
-        if len(cells) == 4 and cells[0].endswith(".py") and cells[2].replace(".", "", 1).isdigit():
-            seconds[cells[0]] = float(cells[2])
-    return seconds
+    return {name: float(cells[1]) for name, cells in _rows(path, "## Time by file").items() if len(cells) >= 2}
 
 
 # Files whose tests are independent of each other (they share session fixtures only: a served app, a browser):
@@ -101,14 +94,7 @@ def work_unit(nodeid: str) -> str:
 
 def read_test_seconds(path: Path = DURATIONS) -> dict[str, float]:
     """Seconds of each test in a durations file's table of the slowest tests; empty when absent."""
-    seconds: dict[str, float] = {}
-    if not path.exists():
-        return seconds
-    for line in path.read_text().splitlines():
-        cells = [c.strip().strip("`") for c in line.strip().strip("|").split("|")]
-        if len(cells) == 3 and "::" in cells[0] and cells[1].replace(".", "", 1).isdigit():
-            seconds[cells[0]] = float(cells[1])
-    return seconds
+    return {name: float(cells[0]) for name, cells in _rows(path, "## The slowest tests").items() if cells}
 
 
 def unit_seconds(nodeids: list[str], path: Path = DURATIONS) -> dict[str, float]:
