@@ -116,17 +116,17 @@ def _slides(spec: AuditSpec) -> list[Slide]:
     # each brings its slides (report_parts): the adjusted gaps and the series for this specification, the scan
     # and the proxy audit for this data
     ran = [recall(name, spec) for name in ("adjusted", "series")] + [recall(name) for name in ("proxy", "scan")]
-    corrections = [recall(name, spec) for name in ("retrain", "thresholds", "equalized")]
+    retrain, thresholds, equalized = (recall(name, spec) for name in ("retrain", "thresholds", "equalized"))
     dataset = config.dataset_ref()
     alpha = ch_.choices()["equalize"].get("alpha")
     made_from = (data_.dataset().fingerprint, spec.to_json(), repr(dataset), alpha)
+    results = (*ran, retrain, thresholds, equalized)   # the same seven each time: compared one by one, by identity
     kept = st.session_state.get(keys.PRESENT_DECK)
-    if kept is not None and kept[0] == made_from and len(kept[1]) == len(ran + corrections) and all(
-            old is new for old, new in zip(kept[1], ran + corrections)):
+    if kept is not None and kept[0] == made_from and all(old is new for old, new in zip(kept[1], results)):
         return list(kept[2])
-    slides = build_slides(run_audit(spec), dataset=dataset, retrain=corrections[0], thresholds=corrections[1],
-                          equalized=corrections[2], equalized_alpha=alpha, results=[r for r in ran if r is not None])
-    st.session_state[keys.PRESENT_DECK] = (made_from, tuple(ran + corrections), tuple(slides))
+    slides = build_slides(run_audit(spec), dataset=dataset, retrain=retrain, thresholds=thresholds,
+                          equalized=equalized, equalized_alpha=alpha, results=[r for r in ran if r is not None])
+    st.session_state[keys.PRESENT_DECK] = (made_from, results, tuple(slides))
     return slides
 
 

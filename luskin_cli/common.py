@@ -115,33 +115,33 @@ def add_data_options(parser: argparse.ArgumentParser, *, outcome: bool = True) -
 
 
 def add_option_flags(group: Any, tool: str, *, skip: Sequence[str] = (), only: Sequence[str] | None = None,
-                     many: Mapping[str, str] | None = None, unset: bool = False) -> None:
+                     repeated: Mapping[str, str] | None = None, unset: bool = False) -> None:
     """One flag per declared option of a model tool (``OPTIONS`` in luskin_core/spec/options.py).
 
     Each flag is made from its declaration: its name, its help, its type and choices (argparse refuses what
     the option's constraint refuses, in its words) and its default (the options class's). A flag the parser
     already has (``--seed``, from the data options) and the options a command places itself (``skip``: a
     flag in a group of alternatives, a list) are left out. The flag's value lands under the option's name.
-    A command offering some of a tool's options (``luskin report``) names them in ``only``; ``many`` maps an
+    A command offering some of a tool's options (``luskin report``) names them in ``only``; ``repeated`` maps an
     option that may be given several times to where its list lands; with ``unset`` a flag not given is None
     (the command then knows what was asked and takes the class's default itself: :func:`option_or_default`).
     """
     from luskin_core.spec.options import OPTIONS, option_default  # light: no heavy import
 
     taken = group._option_string_actions  # shared by a parser and its groups
-    many = dict(many or {})
+    repeated = dict(repeated or {})
     for option in OPTIONS[tool]:
         if option.name in skip or option.cli_flag in taken or (only is not None and option.name not in only):
             continue
         default = option_default(tool, option.name)
-        given = None if unset or option.name in many else default
+        given = None if unset or option.name in repeated else default
         words = option.command_help(default)
         if option.constraint.kind == "flag":
             group.add_argument(option.cli_flag, dest=option.name, default=given, help=words,
                                action=argparse.BooleanOptionalAction if default else "store_true")
             continue
-        if option.name in many:
-            group.add_argument(option.cli_flag, dest=many[option.name], default=None, action="append",
+        if option.name in repeated:
+            group.add_argument(option.cli_flag, dest=repeated[option.name], default=None, action="append",
                                metavar=option.metavar, help=f"{words}; repeat for several",
                                **option.constraint.argparse())
             continue

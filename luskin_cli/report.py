@@ -59,14 +59,14 @@ def add_parsers(subparsers: Any) -> None:
     rt = parser.add_argument_group("retraining (--retrain)")
     rt.add_argument("--retrain", action="store_true", help="relabel and retrain (paper section 3)")
     add_option_flags(rt, "retrain", only=("algorithm", "first", "second", "direction", "all_cells"),
-                     many={"algorithm": "algorithm", "second": "second"}, unset=True)
+                     repeated={"algorithm": "algorithm", "second": "second"}, unset=True)
 
     th = parser.add_argument_group("per-group thresholds (--thresholds)")
     th.add_argument("--thresholds", action="store_true", help="one decision threshold per group (paper section 4)")
     source = th.add_mutually_exclusive_group()
     add_option_flags(source, "thresholds", only=("model",), unset=True)
     source.add_argument("--score-column", metavar="COL", help="tune thresholds on an existing score column")
-    add_option_flags(th, "thresholds", only=("lam", "solver"), many={"lam": "lams"}, unset=True)
+    add_option_flags(th, "thresholds", only=("lam", "solver"), repeated={"lam": "lams"}, unset=True)
     th.add_argument("--default-threshold", type=float, default=None, metavar="T",
                     help="the single threshold to compare with ('before')")
 

@@ -102,12 +102,13 @@ def parent_of(group: str, n_columns: int) -> str | None:
 def log_marginal(k: np.ndarray, n: np.ndarray, m: np.ndarray, kappa: np.ndarray) -> np.ndarray:
     """Beta-binomial log likelihood of each group's count for each kappa, without the binomial coefficient.
 
-    ``k``, ``n``, ``m``: shape (G,); ``kappa``: shape (G, J) or (J,). Returns shape (G, J).
+    ``k``, ``n``, ``m``: shape (G,), or (G, C) for several cells; ``kappa``: their shape plus (J,), or (J,).
+    Returns their shape plus (J,).
     """
-    kappa = np.broadcast_to(kappa, (len(k), np.shape(kappa)[-1]))
-    a = kappa * m[:, None]
-    b = kappa * (1.0 - m[:, None])
-    return betaln(k[:, None] + a, (n - k)[:, None] + b) - betaln(a, b)
+    kappa = np.broadcast_to(kappa, (*np.shape(k), np.shape(kappa)[-1]))
+    a = kappa * m[..., None]
+    b = kappa * (1.0 - m[..., None])
+    return betaln(k[..., None] + a, (n - k)[..., None] + b) - betaln(a, b)
 
 
 # Beta(a, b) components with both parameters at least this large are read through their Edgeworth expansion
@@ -195,9 +196,9 @@ def mixture_quantile(weights: np.ndarray, a: np.ndarray, b: np.ndarray, q: float
     own[first] = betaincinv(a[first], b[first], q)
     if started.any():
         own[started] = _cornish_fisher(_beta_moments(a[started], b[started]), q)
-    low = np.min(np.where(weights > 0, own, 1.0), axis=1)
-    high = np.max(np.where(weights > 0, own, 0.0), axis=1)
-    rows = (started & (weights > 0)).any(axis=1)
+    low = np.min(np.where(weighed, own, 1.0), axis=1)
+    high = np.max(np.where(weighed, own, 0.0), axis=1)
+    rows = started.any(axis=1)
     low = np.where(rows, np.maximum(low - 1e-4, 0.0), low)
     high = np.where(rows, np.minimum(high + 1e-4, 1.0), high)
     x = np.clip(np.sum(weights * own, axis=1), low, high)
@@ -269,15 +270,14 @@ def pool_families(k: Any, n: Any, m: Any, cap: Any, level: float = LEVEL, grid: 
     spread = np.broadcast_to(np.asarray(spread, dtype=float), k.shape)
     shape = k.shape
     kappa = effective_kappa(grid, cap.ravel(), spread.ravel()).reshape(*shape, len(grid))  # (G, C, J)
-    prior_a, prior_b = kappa * m[..., None], kappa * (1.0 - m[..., None])
-    loglik = (betaln(k[..., None] + prior_a, (n - k)[..., None] + prior_b) - betaln(prior_a, prior_b)).sum(axis=0)
+    loglik = log_marginal(k, n, m, kappa).sum(axis=0)            # (C, J)
     kappa_ml = grid[np.argmax(loglik, axis=1)]                  # (C,)
     loglik = loglik - PRIOR_POWER * np.log(grid)                 # the log posterior on the grid, (C, J)
     w = np.exp(loglik - loglik.max(axis=1, keepdims=True))
     w = np.where(w > 1e-9, w, 0.0)  # grid points without weight are left out (at most 1e-7 of the mass in all)
     w = w / w.sum(axis=1, keepdims=True)
-    a = k[..., None] + prior_a
-    b = (n - k)[..., None] + prior_b
+    a = k[..., None] + kappa * m[..., None]
+    b = (n - k)[..., None] + kappa * (1.0 - m[..., None])
     weights = np.broadcast_to(w, a.shape)
     rate = np.sum(weights * a / (a + b), axis=2)
     tail = (1.0 - level) / 2.0
@@ -347,7 +347,7 @@ def pooled_estimates(table: CountTable, spec: AuditSpec, level: float = LEVEL) -
         return pool_families(k[:, columns], n[:, columns], m[:, columns], cap[:, columns], level,
                              spread=spread[:, columns])
 
-    workers = min(len(chunks), os.cpu_count() or 1, MAX_THREADS)
+    workers = min(len(chunks), threads)
     if workers > 1:
         with ThreadPoolExecutor(workers, thread_name_prefix="luskin-shrinkage") as pool:
             done = list(pool.map(families, chunks))
