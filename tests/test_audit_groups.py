@@ -78,6 +78,25 @@ def test_default_reference_is_the_highest_rate_among_groups_big_enough(adult):
         audit(adult, AuditSpec("income", ">50K", group_by=("race",), reference="Martian"))
 
 
+@pytest.mark.parametrize("spelling", ["Decline to self-identify", "Prefer not to say", "NOT REPORTED"])
+@pytest.mark.parametrize("outcome_is", ["favourable", "adverse"])
+def test_a_non_answer_is_never_the_reference_the_groups_are_compared_with(spelling, outcome_is):
+    """A category that says the person did not answer is audited like any group but is not the reference, even
+    when its share is the most favoured (the four-fifths rule compares with the most favoured real group)."""
+    rng = np.random.default_rng(3)
+    race = np.repeat(["White", "Black", spelling], [4000, 2000, 500])
+    # the non-answers have the most favoured share whichever way the outcome reads
+    best = 0.9 if outcome_is == "favourable" else 0.02
+    p = np.select([race == "White", race == "Black"], [0.5, 0.4], best)
+    frame = pd.DataFrame({"race": race, "hired": np.where(rng.random(len(race)) < p, "yes", "no")})
+    result = audit(frame, AuditSpec("hired", "yes", group_by=("race",), outcome_is=outcome_is))
+    assert result.reference == ("White" if outcome_is == "favourable" else "Black")
+    assert spelling in result.groups and result.comparison(spelling) is not None
+    # only non-answers left: one of them is the reference rather than no audit at all
+    alone = frame[frame["race"] == spelling].assign(race=lambda f: np.where(np.arange(len(f)) % 2, spelling, "Unknown"))
+    assert audit(alone, AuditSpec("hired", "yes", group_by=("race",))).reference in (spelling, "Unknown")
+
+
 def test_numeric_columns_with_many_values_are_cut_into_quantile_bins(adult):
     spec = AuditSpec("income", ">50K", group_by=("age",))
     result = audit(adult, spec)

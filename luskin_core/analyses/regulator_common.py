@@ -18,24 +18,8 @@ from typing import Any
 
 import pandas as pd
 
+from luskin_core.counting.counts import UNKNOWN_SPELLINGS, unknown_key
 from luskin_core.errors import LuskinError
-
-# Spellings that mean "not known" rather than a category, compared case-insensitively with every run of
-# characters other than letters and digits read as one space ("Decline to self-identify" = "decline to self
-# identify"). The user names more with ``unknown=`` (``--unknown VALUE``, the page's box).
-UNKNOWN_SPELLINGS = (
-    "", "unknown", "not known", "not disclosed", "undisclosed", "decline to self identify",
-    "declined to self identify", "decline to identify", "declined to identify", "decline to state",
-    "declined to state", "decline to answer", "declined to answer", "declined", "prefer not to say",
-    "prefer not to answer", "prefer not to disclose", "i don t wish to answer", "i do not wish to answer",
-    "i don t wish to say", "do not wish to answer", "not specified", "unspecified", "not provided",
-    "not reported", "not available", "not stated", "missing", "n a", "na", "none given", "no answer",
-)
-
-
-def unknown_key(value: Any) -> str:
-    """The form in which a value is compared with the unknown spellings."""
-    return re.sub(r"[^0-9a-z]+", " ", str(value).lower()).strip()
 
 
 def unknown_keys(extra: Sequence[str] = ()) -> frozenset[str]:

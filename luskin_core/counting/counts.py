@@ -69,6 +69,29 @@ MAX_VALUES = 20
 # taken value by value like text, never cut into ranges.
 MAX_CODES = 100
 UNKNOWN = "Unknown"
+
+# Spellings that mean "not known" rather than a category, compared case-insensitively with every run of
+# characters other than letters and digits read as one space ("Decline to self-identify" = "decline to self
+# identify"). The user names more with ``unknown=`` (``--unknown VALUE``, the page's box).
+UNKNOWN_SPELLINGS = (
+    "", "unknown", "not known", "not disclosed", "undisclosed", "decline to self identify",
+    "declined to self identify", "decline to identify", "declined to identify", "decline to state",
+    "declined to state", "decline to answer", "declined to answer", "declined", "prefer not to say",
+    "prefer not to answer", "prefer not to disclose", "i don t wish to answer", "i do not wish to answer",
+    "i don t wish to say", "do not wish to answer", "not specified", "unspecified", "not provided",
+    "not reported", "not available", "not stated", "missing", "n a", "na", "none given", "no answer",
+)
+
+
+def unknown_key(value: Any) -> str:
+    """The form in which a value is compared with the unknown spellings."""
+    return re.sub(r"[^0-9a-z]+", " ", str(value).lower()).strip()
+
+
+def is_unknown_value(value: Any) -> bool:
+    """Whether a group's value (one part of a crossed group) says its category is not known: "Unknown" (missing
+    values) or a spelling such as "Decline to self-identify"."""
+    return value == UNKNOWN or unknown_key(value) in UNKNOWN_SPELLINGS
 ALL_ROWS = "All rows"
 CROSS = " × "
 

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from luskin_core.counting.counts import UNKNOWN, CountTable
+from luskin_core.counting.counts import CountTable, is_unknown_value
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.spec.names import reference_for
@@ -259,8 +259,9 @@ class PooledComparison:
 def choose_reference(table: CountTable, spec: AuditSpec) -> str:
     """The named reference, or the group with the highest overall rate among those big enough.
 
-    Groups under the minimum size or share and the "Unknown" group are not chosen unless no
-    other group has rows (the four-fifths rule compares with the most favoured real group).
+    Groups under the minimum size or share and a group whose category is not known ("Unknown", or a value
+    spelled as such: "Decline to self-identify", "Prefer not to say"...) are not chosen unless no other group has
+    rows (the four-fifths rule compares with the most favoured real group).
     With several cells the reference must also have enough rows inside them: only groups with
     at least ``min_group_size`` rows in at least half as many cells as the best-covered group
     are eligible (a group that is large overall but thin in every stratum would leave every
@@ -280,7 +281,7 @@ def choose_reference(table: CountTable, spec: AuditSpec) -> str:
         rate = np.where(n > 0, spec.favourable_share(k / n), -1.0)  # type: ignore[arg-type]
     eligible = [i for i, g in enumerate(table.groups)
                 if n[i] >= spec.min_group_size and n[i] / total >= spec.min_group_share
-                and UNKNOWN not in g.split(" × ")]
+                and not any(is_unknown_value(part) for part in g.split(" × "))]
     if len(table.cell_keys) > 1 and eligible:
         covered = {i: int((table.n[i] >= spec.min_group_size).sum()) for i in eligible}
         most = max(covered.values())
