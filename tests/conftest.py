@@ -77,18 +77,21 @@ SPLIT_BY_TEST = frozenset({
     "tests/browser/test_layout.py", "tests/browser/test_present_fit.py", "tests/browser/test_newer_pages_walk.py",
     "tests/browser/test_browser.py", "tests/test_app.py",
 })
-# Files split by the engine a test uses: a unit's tests share the module's fixtures (the tables loaded once).
-SPLIT_BY_ENGINE = frozenset({"tests/test_engines.py"})
+# Tests named for a server engine go out together, whatever their file: one worker starts Spark's JVM (20-30 s of
+# CPU) or fills the PostgreSQL cluster's tables, not both workers.
+SERVER_ENGINES = ("spark", "postgres")
 
 
 def work_unit(nodeid: str) -> str:
-    """The unit of work a parallel run hands out for a test: its file, or a part of a file split above."""
+    """The unit of work a parallel run hands out for a test: its file, a test of a file split above, or every test
+    named for a server engine."""
     file, _, rest = nodeid.partition("::")
+    name = rest.split("[", 1)[0].lower()
+    engine = next((e for e in SERVER_ENGINES if e in name), None)
+    if engine is not None:
+        return f"engine: {engine}"
     if file in SPLIT_BY_TEST:
         return nodeid
-    if file in SPLIT_BY_ENGINE:
-        name = rest.split("[", 1)[0]
-        return f"{file}::{next((e for e in ('spark', 'postgres') if e in name), 'other')}"
     return file
 
 
@@ -125,7 +128,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """``--dist loadfile`` hands out :func:`work_unit`\\ s: files, and the files above in parts."""
+    """``--dist loadfile`` hands out :func:`work_unit`\\ s: files, some files in parts, the server engines' tests."""
     if config.getvalue("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from engine_servers import load_postgres
 
 from luskin_core.analyses.adjust import AdjustResult, adjust
 from luskin_core.counting.data import load_sample
@@ -61,15 +62,7 @@ def assert_same(engine: AdjustResult, in_memory: AdjustResult, sums: bool) -> No
 
 @pytest.fixture(scope="module")
 def postgres_adult(postgres_url, rows):
-    from urllib.parse import parse_qs, urlsplit
-
-    import ibis  # type: ignore[import-untyped]
-
-    host = parse_qs(urlsplit(postgres_url).query)["host"][0]
-    con = ibis.postgres.connect(user="luskin", password=urlsplit(postgres_url).password, host=host,
-                                database="postgres")
-    con.create_table("adult_adjust", ibis.memtable(rows))
-    con.disconnect()
+    load_postgres(postgres_url, "adult_adjust", rows)
     return open_source(postgres_url, "adult_adjust")
 
 

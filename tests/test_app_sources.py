@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import duckdb
 import pytest
-from engine_servers import PASSWORD
+from engine_servers import PASSWORD, load_postgres
 from streamlit.testing.v1 import AppTest
 from test_app import APP, all_text, goto, messages, metric
 
@@ -351,9 +351,10 @@ def _load_postgres(url: str, frame) -> None:
 
     host = parse_qs(urlsplit(url).query)["host"][0]
     con = ibis.postgres.connect(user="luskin", password=PASSWORD, host=host, database="postgres")
-    if "adult_app" not in con.list_tables():
-        con.create_table("adult_app", ibis.memtable(frame))
+    stored = "adult_app" in con.list_tables()
     con.disconnect()
+    if not stored:
+        load_postgres(url, "adult_app", frame)
 
 
 def test_a_postgres_source_with_a_password_never_shows_it(monkeypatch, tmp_path, postgres_url, adult,

@@ -18,6 +18,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pandas as pd
 import pytest
+from engine_servers import load_postgres
 
 from luskin_core import AuditSpec, LuskinError, audit
 from luskin_core.counting.sources import open_source
@@ -62,8 +63,6 @@ def _seq_scans(url: str) -> int:
 @pytest.fixture(scope="module")
 def lax_url(postgres_url: str) -> str:
     """A database and a role both set to standard_conforming_strings = off, with a table of hostile names."""
-    import ibis  # type: ignore[import-untyped]
-
     with _psycopg(postgres_url) as con:
         con.execute("DROP DATABASE IF EXISTS lax")
         con.execute("DROP ROLE IF EXISTS lax")
@@ -75,9 +74,7 @@ def lax_url(postgres_url: str) -> str:
     url = f"postgresql://lax:lax-pw@localhost/lax?host={host}"
     with _psycopg(url) as con:
         assert con.execute("SHOW standard_conforming_strings").fetchone()[0] == "off"
-    loader = ibis.postgres.connect(user="lax", password="lax-pw", host=host, database="lax")
-    loader.create_table("people", ibis.memtable(_people()))
-    loader.disconnect()
+    load_postgres(url, "people", _people(), user="lax", password="lax-pw", database="lax")
     return url
 
 

@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from test_engines import _load_postgres, generated
+from engine_servers import load_postgres
+from test_engines import generated
 
 from luskin_core import AuditSpec
 from luskin_core.counting.sources import Source, open_source
@@ -90,7 +91,7 @@ def test_duckdb_sample_is_exactly_stratified_and_the_same_in_memory(duckdb_sampl
 
 
 def test_postgres_draws_duckdbs_sample_every_time(postgres_url, frame, duckdb_samples):
-    _load_postgres(postgres_url, "sample_gen", frame)
+    load_postgres(postgres_url, "sample_gen", frame)
     table = open_source(postgres_url, "sample_gen")
     query = open_source(postgres_url, "SELECT * FROM sample_gen")  # a SELECT source samples too
     for (i, seed), want in duckdb_samples.items():

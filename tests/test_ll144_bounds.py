@@ -195,8 +195,10 @@ def test_intersectional_bounds_use_the_rows_that_know_both_against_every_placeme
     inter = result.table("intersectional")
     cells = frame[both].groupby(["sex", "race"])["hired"].agg(n="size", s=lambda v: int((v == "yes").sum()))
     expected = {f"{a} × {b}": (int(v.n), int(v.s)) for (a, b), v in cells.iterrows()}
-    if not inter.rows:  # a characteristic with one known category: no intersectional comparison, said
+    if len(inter.rows) < 2:   # one known category (or none): no intersectional comparison, said, and no bounds
         assert inter.reason
+        assert all(r.impact_ratio is None and r.impact_ratio_low is None and r.impact_ratio_high is None
+                   for r in inter.rows)
         return
     assert {r.category: (r.n, r.selected) for r in inter.rows} == expected
     outsiders = frame[~both]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from engine_servers import load_postgres
 
 from luskin_core.analyses import proxy_audit as pa
 from luskin_core.analyses.proxy import add_probabilities
@@ -77,15 +78,7 @@ def test_duckdb_on_parquet_equals_in_memory(loans, tmp_path):
 @pytest.fixture(scope="module")
 def pg_loans(loans, postgres_url):
     """The PostgreSQL URL with the rows in the table proxy_loans."""
-    from urllib.parse import parse_qs, urlsplit
-
-    import ibis  # type: ignore[import-untyped]
-
-    host = parse_qs(urlsplit(postgres_url).query)["host"][0]
-    con = ibis.postgres.connect(user="luskin", password=urlsplit(postgres_url).password, host=host,
-                                database="postgres")
-    con.create_table("proxy_loans", ibis.memtable(loans))
-    con.disconnect()
+    load_postgres(postgres_url, "proxy_loans", loans)
     return postgres_url
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from engine_servers import load_postgres
 
 from luskin_core import ScanSpec, scan
 from luskin_core.counting.sources import open_file, open_source
@@ -49,15 +50,7 @@ def test_files_in_duckdb_give_the_findings_of_memory(frame, tmp_path):
 
 
 def test_postgres_gives_the_findings_of_memory(frame, postgres_url):
-    from urllib.parse import parse_qs, urlsplit
-
-    import ibis  # type: ignore[import-untyped]
-
-    host = parse_qs(urlsplit(postgres_url).query)["host"][0]
-    con = ibis.postgres.connect(user="luskin", password=urlsplit(postgres_url).password, host=host,
-                                database="postgres")
-    con.create_table("scan_rows", ibis.memtable(frame))
-    con.disconnect()
+    load_postgres(postgres_url, "scan_rows", frame)
     engine = scan(open_source(postgres_url, "scan_rows"), SPEC)
     assert _summary(engine) == _summary(scan(frame, SPEC))
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from engine_servers import load_postgres
 
 from luskin_core import AuditSpec
 from luskin_core.analyses.series import audit_series
@@ -52,10 +53,10 @@ def test_postgres_series_counts_equal_in_memory(postgres_url, frame):
 
     import ibis  # type: ignore[import-untyped]
 
+    load_postgres(postgres_url, "sqf_series", frame)
     host = parse_qs(urlsplit(postgres_url).query)["host"][0]
     con = ibis.postgres.connect(user="luskin", password=urlsplit(postgres_url).password, host=host,
                                 database="postgres")
-    con.create_table("sqf_series", ibis.memtable(frame))
     assert con.table("sqf_series").schema()["day"].is_date()
     con.disconnect()
     _check(open_source(postgres_url, "sqf_series"), frame)

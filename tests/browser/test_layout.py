@@ -1,8 +1,9 @@
 """Every page at projector width (1024×768) and on a wide screen (1920×1080), on COMPAS and Adult.
 
-Each test opens a fresh session on one sample at one window size, visits every page as a user
-does (the sidebar navigation; Retrain, Thresholds and Equalized distribution with their results
-on screen), then the presentation mode on a few slides with the arrow keys, and on each screen:
+Each test opens a fresh session on one sample, visits every page as a user does (the sidebar
+navigation; Retrain, Thresholds and Equalized distribution with their results on screen), then
+every slide of the presentation mode with the arrow keys, and on each screen, at each window size
+in turn (the window resized: the page is not run again):
 
 * takes a screenshot into LUSKIN_SCREENSHOT_DIR/layout (``<sample>-<width>-<page>.png``);
 * fails when the page scrolls sideways (the document or Streamlit's main area is wider than
@@ -214,19 +215,29 @@ def stratify(ui: UI, column: str) -> None:
     raise AssertionError(f"'Overall vs within' never appeared after stratifying by {column}: {seen}")
 
 
-@pytest.mark.parametrize("size", list(SIZES))
+def check_sizes(ui: UI, sample: str, screen: str, *, picture: str | None = None, scroll_to: str | None = None,
+                wide_tables: bool = False) -> None:
+    """Check the screen at every window size in turn (the window resized, as a user does: the page is not run
+    again), with a screenshot at each when ``picture`` names it."""
+    for size, viewport in SIZES.items():
+        ui.page.set_viewport_size(viewport)
+        check_layout(ui, f"{sample}-{size} {screen}", wide_tables=wide_tables)
+        if picture is not None:
+            where = scroll_to if scroll_to is None or ui.page.locator(scroll_to).count() else None
+            shot(ui, f"{sample}-{size}-{picture}", scroll_to=where)
+
+
 @pytest.mark.parametrize("sample", ["compas", "adult"])
-def test_every_page_fits_the_window(ui: UI, sample: str, size: str) -> None:
-    ui.page.set_viewport_size(SIZES[size])
-    name = f"{sample}-{size}"
+def test_every_page_fits_the_window(ui: UI, sample: str) -> None:
+    """Each screen is checked at 1024x768 and at 1920x1080: the page is run once and the window resized (a run at
+    each size checked the same screens twice over and took twice the time)."""
+    ui.page.set_viewport_size(SIZES["1024"])
     open_sample(ui, sample)
-    check_layout(ui, f"{name} data", wide_tables=True)
-    shot(ui, f"{name}-data")
+    check_sizes(ui, sample, "data", picture="data", wide_tables=True)
 
     visit(ui, "Audit", "Audit")
     ui.page.locator(CHART).first.wait_for()
-    check_layout(ui, f"{name} audit")
-    shot(ui, f"{name}-audit", scroll_to=CHART if ui.page.locator(CHART).count() else None)
+    check_sizes(ui, sample, "audit", picture="audit", scroll_to=CHART)
 
     visit(ui, "Retrain", "Retrain: a model that is fair")
     run = ui.page.get_by_role("button", name="Retrain", exact=True)
@@ -235,14 +246,12 @@ def test_every_page_fits_the_window(ui: UI, sample: str, size: str) -> None:
     ui.wait_text(re.compile(r"AUC of C2"), timeout=180_000)
     ui.page.locator(CHART).first.wait_for()
     ui.idle(180_000)
-    check_layout(ui, f"{name} retrain")
-    shot(ui, f"{name}-retrain", scroll_to=CHART if ui.page.locator(CHART).count() else None)
+    check_sizes(ui, sample, "retrain", picture="retrain", scroll_to=CHART)
 
     visit(ui, "Thresholds", "Thresholds: equal error rates")
     ui.page.locator(CHART).first.wait_for(timeout=180_000)
     ui.idle(180_000)
-    check_layout(ui, f"{name} thresholds")
-    shot(ui, f"{name}-thresholds", scroll_to=CHART if ui.page.locator(CHART).count() else None)
+    check_sizes(ui, sample, "thresholds", picture="thresholds", scroll_to=CHART)
 
     visit(ui, "Equalized distribution", "Equalized distribution: fair scores")
     if sample == "compas":  # Adult's sweep (11 models on 39,000 rows) is left to test_browser.py's timing
@@ -252,39 +261,30 @@ def test_every_page_fits_the_window(ui: UI, sample: str, size: str) -> None:
         ui.page.get_by_role("slider").first.wait_for(timeout=180_000)
         ui.page.locator(CHART).first.wait_for(timeout=60_000)
         ui.idle(180_000)
-    check_layout(ui, f"{name} equalized")
-    shot(ui, f"{name}-equalized", scroll_to=CHART if ui.page.locator(CHART).count() else None)
+    check_sizes(ui, sample, "equalized", picture="equalized", scroll_to=CHART)
 
     visit(ui, "Report", "Report: take the results to the committee")
-    check_layout(ui, f"{name} report")
-    shot(ui, f"{name}-report")
+    check_sizes(ui, sample, "report", picture="report")
 
-    # the presentation mode, a few slides with the arrow keys (Adult: no sweep, so fewer slides)
+    # the presentation mode, every slide with the arrow keys (Adult: no sweep, so fewer slides)
     visit(ui, "Present", "The question")
     counter = ui.page.get_by_text(re.compile(r"^Slide 1 of \d+$")).first
     total = int(counter.inner_text().rsplit(" ", 1)[1])
-    check_layout(ui, f"{name} present 1")
-    for number in range(2, min(total, 6) + 1):
+    check_sizes(ui, sample, "present 1")
+    for number in range(2, total + 1):
         next_slide(ui, number, total)
-        check_layout(ui, f"{name} present {number}")
-        if number in (3, 5):
-            shot(ui, f"{name}-present-{number}")
-    # the cost chart and the caveats, at the end of the deck
-    for number in range(min(total, 6) + 1, total + 1):
-        next_slide(ui, number, total)
-        check_layout(ui, f"{name} present {number}")
-    shot(ui, f"{name}-present-last")
+        picture = f"present-{number}" if number in (3, 5) else "present-last" if number == total else None
+        check_sizes(ui, sample, f"present {number}", picture=picture)
 
     # The Audit page's tables: the paper's view, then every group within strata (comparisons, pooled tests).
     # Last, because the model pages compare one group with the rest and say so in group mode.
     visit(ui, "Audit", "Audit")
     ui.page.get_by_role("tab", name="Table", exact=True).first.click()
     ui.idle()
-    check_layout(ui, f"{name} audit table")
-    shot(ui, f"{name}-audit-table", scroll_to='[data-testid="stDataFrame"]:visible')
+    check_sizes(ui, sample, "audit table", picture="audit-table", scroll_to='[data-testid="stDataFrame"]:visible')
     stratify(ui, "sex")
     for tab in ("Table", "Overall vs within"):
         ui.page.get_by_role("tab", name=tab, exact=True).first.click()
         ui.idle()
-        check_layout(ui, f"{name} audit groups, {tab}")
-        shot(ui, f"{name}-audit-groups-{tab.split()[0].lower()}", scroll_to='[data-testid="stDataFrame"]:visible')
+        check_sizes(ui, sample, f"audit groups, {tab}", picture=f"audit-groups-{tab.split()[0].lower()}",
+                    scroll_to='[data-testid="stDataFrame"]:visible')

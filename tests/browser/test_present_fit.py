@@ -2,8 +2,9 @@
 at 16 px or more, and no two texts of its chart overlap.
 
 Measured in Chromium on the Adult sample's deck (the paper's settings, loaded by itself), slide by
-slide with the Page Down key: in full-screen mode at 1024x768 and 1280x720, and in the ordinary
-window (Streamlit's menus shown, the sidebar open or collapsed) at 1024x768 and 1280x800. The same
+slide with the Page Down and Page Up keys: in full-screen mode at 1024x768 and 1280x720, and in the
+ordinary window (Streamlit's menus shown, the sidebar open or collapsed) at 1024x768 and 1280x800.
+Each slide is run once and checked at every size in turn (the window resized, as a projector does). The same
 chart-text check runs on the Audit page's charts at 1280x800, where the verdict must also come
 before the settings.
 """
@@ -124,23 +125,61 @@ def check_slide(ui: UI, where: str) -> list[str]:
     return problems
 
 
-@pytest.mark.parametrize("size", list(PROJECTORS))
-def test_every_adult_slide_fits_the_projector_in_full_screen(ui: UI, size: str) -> None:
-    ui.page.set_viewport_size(PROJECTORS[size])
+def check_sizes(ui: UI, where: str, sizes: dict[str, dict[str, int]]) -> list[str]:
+    """The slide on screen checked at each window size in turn (the window resized, as a presenter's projector
+    does: the page is not run again)."""
+    problems = []
+    for size, viewport in sizes.items():
+        ui.page.set_viewport_size(viewport)
+        ui.settle(400)   # the main area changes width, and plotly redraws at the new one
+        problems += check_slide(ui, f"{size} {where}")
+    return problems
+
+
+def _step(ui: UI, key: str, number: int, total: int) -> None:
+    """Page Down or Page Up to slide ``number``, pressed again if a rerun swallowed the key."""
+    for _ in range(3):
+        ui.page.keyboard.press(key)
+        with contextlib.suppress(PlaywrightTimeoutError):
+            ui.page.get_by_text(f"Slide {number} of {total}", exact=True).first.wait_for(timeout=40_000)
+            break
+        ui.idle()
+    ui.page.get_by_text(f"Slide {number} of {total}", exact=True).first.wait_for(timeout=120_000)
+    _settle(ui)
+
+
+def walk_deck(ui: UI, where: str, sizes: dict[str, dict[str, int]] | None = None, *, backward: bool = False,
+              each: Any = None) -> list[str]:
+    """Every slide, from the one on screen to the last (Page Down) or to the first (``backward``, Page Up): what
+    does not fit, at each of ``sizes`` (the window as it is when None). ``each(ui)`` runs on every slide too."""
+    _settle(ui)
+    number, total = _counter(ui)
+    assert total >= 5
+    assert number == (total if backward else 1), f"{where}: the walk starts on slide {number} of {total}"
+
+    def check(n: int) -> list[str]:
+        if each is not None:
+            each(ui)
+        if sizes is None:
+            return check_slide(ui, f"{where} slide {n}")
+        return check_sizes(ui, f"{where} slide {n}", sizes)
+
+    problems = check(number)
+    for n in (range(total - 1, 0, -1) if backward else range(2, total + 1)):
+        _step(ui, "PageUp" if backward else "PageDown", n, total)
+        problems += check(n)
+    return problems
+
+
+def test_every_adult_slide_fits_the_projector_in_full_screen(ui: UI) -> None:
+    """Every slide at 1024x768 and 1280x720 in full-screen mode; F leaves it, and the address says so."""
+    ui.page.set_viewport_size(PROJECTORS["1024x768"])
     ui.open("?page=present&slide=1&full=1")
     ui.wait_text(re.compile(r"^Slide 1 of \d+$"), timeout=120_000)   # the first run of a fresh server is slow
     _settle(ui)
-    _, total = _counter(ui)
-    assert total >= 5
     assert ui.page.locator('section[data-testid="stSidebar"]').first.is_hidden()
-    problems = check_slide(ui, f"{size} slide 1")
-    for number in range(2, total + 1):
-        ui.page.keyboard.press("PageDown")
-        ui.page.get_by_text(f"Slide {number} of {total}", exact=True).first.wait_for(timeout=120_000)
-        _settle(ui)
-        problems += check_slide(ui, f"{size} slide {number}")
+    problems = walk_deck(ui, "full screen", PROJECTORS)
     assert not problems, "\n".join(problems)
-    # F leaves full-screen mode, and the address says so
     ui.page.keyboard.press("f")
     ui.page.locator(".st-key-present_full button").first.wait_for(timeout=120_000)
     ui.idle()
@@ -157,42 +196,23 @@ def _collapse_sidebar(ui: UI) -> None:
     ui.settle(400)   # the main area grows, and plotly redraws at the new width
 
 
-def walk_deck(ui: UI, where: str) -> list[str]:
-    """Every slide from the first, with Page Down: what does not fit."""
-    _settle(ui)
-    _, total = _counter(ui)
-    assert total >= 5
-    problems = check_slide(ui, f"{where} slide 1")
-    for number in range(2, total + 1):
-        ui.page.keyboard.press("PageDown")
-        ui.page.get_by_text(f"Slide {number} of {total}", exact=True).first.wait_for(timeout=120_000)
-        _settle(ui)
-        problems += check_slide(ui, f"{where} slide {number}")
-    return problems
-
-
-WINDOW_CASES = [
-    ("1024x768", "sidebar open"), ("1024x768", "sidebar collapsed"), ("1280x800", "sidebar open"),
-    ("1280x800", "sidebar collapsed"),
-]
-
-
-@pytest.mark.parametrize(("size", "sidebar"), WINDOW_CASES)
-def test_every_adult_slide_fits_the_window_without_full_screen(ui: UI, size: str, sidebar: str) -> None:
-    """A presenter who never finds the full-screen button: the menus stay, the slide still fits."""
-    ui.page.set_viewport_size(WINDOWS[size])
+def test_every_adult_slide_fits_the_window_without_full_screen(ui: UI) -> None:
+    """A presenter who never finds the full-screen button: the menus stay, the slide still fits, at 1024x768 and
+    1280x800, with the sidebar open (the deck walked forward) and collapsed (walked back)."""
+    ui.page.set_viewport_size(WINDOWS["1024x768"])
     ui.open("?page=present&slide=1")
     ui.wait_text(re.compile(r"^Slide 1 of \d+$"), timeout=120_000)
     _settle(ui)
     assert ui.page.locator('header[data-testid="stHeader"]').first.is_visible()   # not full screen
-    if sidebar == "sidebar collapsed":
-        _collapse_sidebar(ui)
-    problems = walk_deck(ui, f"{size}, {sidebar}")
+    problems = walk_deck(ui, "sidebar open", WINDOWS)
+    _collapse_sidebar(ui)
+    problems += walk_deck(ui, "sidebar collapsed", WINDOWS, backward=True)
     assert not problems, "\n".join(problems)
 
 
-def test_audit_verdict_comes_before_the_settings_at_1280x800(ui: UI) -> None:
-    """The answer is the first thing under the title; the settings come after it."""
+def test_the_audit_page_at_1280x800(ui: UI) -> None:
+    """The answer is the first thing under the title, the settings come after it, and no two texts of the page's
+    charts overlap."""
     ui.page.set_viewport_size({"width": 1280, "height": 800})
     ui.open()
     ui.wait_text("Ready", timeout=120_000)
@@ -209,16 +229,6 @@ def test_audit_verdict_comes_before_the_settings_at_1280x800(ui: UI) -> None:
     assert where["text"].strip()
     assert where["verdict"] < 0.5 * where["height"], where       # today's figure was about 1,000 px
     assert where["verdict"] < where["settings"], where
-
-
-def test_audit_page_charts_have_no_overlapping_text_at_1280x800(ui: UI) -> None:
-    ui.page.set_viewport_size({"width": 1280, "height": 800})
-    ui.open()
-    ui.wait_text("Ready", timeout=120_000)
-    ui.idle()
-    ui.goto_page("Audit")
-    ui.wait_text("Audit")
-    ui.idle()
     ui.page.locator('[data-testid="stPlotlyChart"] .main-svg').first.wait_for(timeout=60_000)
     ui.idle()
     ui.settle(500)
@@ -278,28 +288,33 @@ def _upload_at_1024(ui: UI, file: Any) -> None:
     ui.goto_page("Audit")
 
 
-def _present(ui: UI, mode: str) -> None:
-    """The Present page from its first slide, in full screen when asked."""
+def _present(ui: UI) -> None:
+    """The Present page from its first slide, in the window."""
     ui.goto_page("Present")
     ui.wait_text(re.compile(r"^Slide 1 of \d+$"), timeout=60_000)
     ui.idle()
-    if mode == "full screen":
-        full = ui.page.locator(".st-key-present_full_on button").first
-        for _ in range(3):  # a key pressed while a rerun redraws the page can be lost: press it again
-            ui.page.keyboard.press("f")
-            try:
-                full.wait_for(timeout=40_000)
-                break
-            except PlaywrightTimeoutError:
-                ui.idle()
-        full.wait_for(timeout=40_000)
-        ui.idle()
 
 
-@pytest.mark.parametrize("mode", ["window", "full screen"])
-def test_a_twelve_group_cross_with_long_labels_fits_the_projector(ui: UI, tmp_path: Any, mode: str) -> None:
-    """3 x 4 groups with 70-character names: every slide fits 1024x768, no chart text overlaps,
-    and the names are shortened on the charts but kept whole in the charts' hover data."""
+def _full_screen(ui: UI) -> None:
+    """F: full-screen mode, on the slide on screen."""
+    shown = _counter(ui)
+    full = ui.page.locator(".st-key-present_full_on button").first
+    for _ in range(3):  # a key pressed while a rerun redraws the page can be lost: press it again
+        ui.page.keyboard.press("f")
+        try:
+            full.wait_for(timeout=40_000)
+            break
+        except PlaywrightTimeoutError:
+            ui.idle()
+    full.wait_for(timeout=40_000)
+    ui.idle()
+    assert _counter(ui) == shown, f"full-screen mode left slide {shown[0]} of {shown[1]}"
+
+
+def test_a_twelve_group_cross_with_long_labels_fits_the_projector(ui: UI, tmp_path: Any) -> None:
+    """3 x 4 groups with 70-character names: every slide fits 1024x768 in the window (walked forward) and in
+    full-screen mode (walked back), no chart text overlaps, and the names are shortened on the charts but kept
+    whole in the charts' hover data."""
     _upload_at_1024(ui, _long_labels_csv(tmp_path))
     crossed = "Columns whose values form the groups (crossed: A × B)"
     for _ in range(3):   # a click landing while a rerun redraws the page is lost: click again
@@ -310,38 +325,28 @@ def test_a_twelve_group_cross_with_long_labels_fits_the_projector(ui: UI, tmp_pa
             break
     # a column already chosen is no longer listed; a choice a rerun swallowed is made again
     ui.choose(crossed, "ethnicity", "region")
-    _present(ui, mode)
-    problems = walk_deck(ui, f"12 groups, {mode}")
-    assert not problems, "\n".join(problems)
-    # back to a slide with a chart of the groups: names shortened on it, whole in its data (the hover)
-    # slide by slide back to the first, each step checked on the counter (a key pressed during a rerun is lost)
-    seen_short = seen_whole = False
-    number, total = _counter(ui)
-    while True:
+    _present(ui)
+    problems = walk_deck(ui, "12 groups, window")
+    _full_screen(ui)
+    seen = {"short": False, "whole": False}
+
+    def names(ui: UI) -> None:   # on a chart of the groups: names shortened on it, whole in its data (the hover)
         ui.charts_drawn()
         for chart in ui.page.evaluate(CHART_STRINGS):
             if any(name in chart["held"] for name in ETHNICITIES) and any(r in chart["held"] for r in REGIONS):
-                seen_whole = True
+                seen["whole"] = True
             if any("…" in t for t in chart["ticks"]):
-                seen_short = True
+                seen["short"] = True
             assert not any(len(t) > 60 for t in chart["ticks"]), chart["ticks"]
-        if (seen_short and seen_whole) or number == 1:
-            break
-        for _ in range(3):
-            ui.page.keyboard.press("PageUp")
-            with contextlib.suppress(PlaywrightTimeoutError):
-                ui.page.get_by_text(f"Slide {number - 1} of {total}", exact=True).first.wait_for(timeout=40_000)
-                break
-            ui.idle()
-        before, (number, _) = number, _counter(ui)
-        assert number < before, f"Page Up did not leave slide {before} of {total}"
-        _settle(ui)
-    assert seen_short and seen_whole, f"charts of the 12 groups: names shortened {seen_short}, whole {seen_whole}"
+
+    problems += walk_deck(ui, "12 groups, full screen", backward=True, each=names)
+    assert not problems, "\n".join(problems)
+    assert seen["short"] and seen["whole"], f"charts of the 12 groups: {seen}"
 
 
-@pytest.mark.parametrize("mode", ["window", "full screen"])
-def test_berkeley_stratified_by_department_fits_the_projector(ui: UI, berkeley_csv: Path, mode: str) -> None:
-    """The issue's own case: upload Berkeley 1973, stratify by department, present at 1024x768."""
+def test_berkeley_stratified_by_department_fits_the_projector(ui: UI, berkeley_csv: Path) -> None:
+    """The issue's own case: upload Berkeley 1973, stratify by department, present at 1024x768 in the window
+    (walked forward) and in full-screen mode (walked back)."""
     _upload_at_1024(ui, berkeley_csv)
     ui.page.get_by_text("Strata: every value of control columns").first.click()
     ui.idle()
@@ -349,11 +354,13 @@ def test_berkeley_stratified_by_department_fits_the_projector(ui: UI, berkeley_c
     ui.select(label, "department")   # opens the list again if a rerun closed it (the whole run lost a click here)
     ui.page.keyboard.press("Escape")
     ui.idle()
-    _present(ui, mode)
-    problems = walk_deck(ui, f"Berkeley by department, {mode}")
-    assert not problems, "\n".join(problems)
+    _present(ui)
+    problems = walk_deck(ui, "Berkeley by department, window")
     deck = ui.page.locator(".st-key-present_deck").first.inner_text()
     assert "department" in deck   # the last slide still speaks of the strata chosen
+    _full_screen(ui)
+    problems += walk_deck(ui, "Berkeley by department, full screen", backward=True)
+    assert not problems, "\n".join(problems)
 
 
 @pytest.mark.timeout(900)
@@ -368,7 +375,7 @@ def test_the_scan_slide_fits_the_projector_and_the_window(ui: UI, berkeley_csv: 
     ui.goto_page("Scan")
     ui.page.locator('[data-testid="stPlotlyChart"] .main-svg').first.wait_for(timeout=240_000)
     ui.idle(240_000)
-    _present(ui, "window")
+    _present(ui)
     problems = walk_deck(ui, "Berkeley with its scan, 1024x768")
     number, total = _counter(ui)
     for _ in range(total):   # back to the scan's slide, then the other window size
