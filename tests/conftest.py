@@ -4,13 +4,17 @@
 * The real engines (``engine_servers``): one PostgreSQL cluster and one Spark session per test
   process, whichever files use them (imported here once, not into each file: a fixture imported
   into several files is a separate fixture in each, and so a separate server).
-* Parallel runs (pytest-xdist; ``scripts/test.sh`` passes ``-n 2 --dist loadfile``): every file is
-  one unit of work, so a file's module fixtures are built once, and files go out longest first, as
-  measured in ``benchmarks/results/test_durations.md``. Each worker is a test process: it starts
+* Parallel runs (pytest-xdist; ``scripts/test.sh`` passes ``-n 2 --dist loadfile``): units of work
+  (:func:`work_unit`: a file, so its module fixtures are built once; a test of a few long files; every
+  test named for Spark, and every one named for PostgreSQL, whatever its file) go out longest first,
+  as measured in ``benchmarks/results/test_durations.md``. Each worker is a test process: it starts
   its own PostgreSQL cluster (a temp folder and socket of its own) and Spark session the first
-  time one of its files needs them. (Keeping the engine files on one worker saved one Spark start
-  but made them the run's longest chain; ``--dist loadgroup`` cannot group anyway: pytest-xdist
-  3.8 renames ``item._nodeid``, which pytest 9 no longer reads.)
+  time one of its tests needs them; with the engines' tests together, one worker starts Spark.
+  (``--dist loadgroup`` cannot group: pytest-xdist 3.8 renames ``item._nodeid``, which pytest 9 no
+  longer reads.)
+* Streamlit's AppTest compiles every page again on each run and scans every installed package for
+  components on each new AppTest (a fifth of the app tests' CPU): here each file is compiled once and
+  the packages scanned once per test process (:func:`_share_app_test_work`).
 * Durations: with ``LUSKIN_DURATIONS_FILE`` set (``scripts/test.sh`` sets it), the 30 slowest tests
   and the time of each file are merged into that file at the end of the run (the committed copy is
   ``benchmarks/results/test_durations.md``).
@@ -34,6 +38,24 @@ from luskin_core.counting.data import load_sample, sqf_shared_path
 
 ROOT = Path(__file__).resolve().parent.parent
 os.chdir(ROOT)
+
+
+def _share_app_test_work() -> None:
+    """One compiled copy of each app file and one scan of the installed packages per test process (AppTest makes a
+    new ``ScriptCache`` on every run and scans every package's metadata on every new AppTest; the files do not
+    change during a run and the scan's result is only read)."""
+    import functools
+
+    from streamlit.components.v2 import manifest_scanner
+    from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+    from streamlit.testing.v1 import app_test
+
+    shared = ScriptCache()
+    app_test.ScriptCache = lambda: shared   # type: ignore[assignment,misc]
+    manifest_scanner.scan_component_manifests = functools.cache(manifest_scanner.scan_component_manifests)  # type: ignore[assignment]
+
+
+_share_app_test_work()
 DURATIONS = ROOT / "benchmarks" / "results" / "test_durations.md"   # the committed copy; also the schedule's source
 SLOWEST = 30
 # The server's state (kept uploads, their key, the record) goes to a folder of this test run, never to the
