@@ -488,7 +488,7 @@ class SqlFacts:
         return [math.nan if v is None else float(v) for v in values]
 
 
-# windowed_quantiles: a Bernoulli sample of this share of the rows (seeded: the same windows each time), and the
+# windowed_quantiles: a random sample of this share of the rows (seeded: the same windows each time), and the
 # windows' half-widths in probability by the sample's size: 5.5 times the largest standard deviation of a sample
 # quantile's rank (0.5 / sqrt(size)), so that a window misses its quantile about once in 10^7 (then quantile_cont
 # is asked). Below the smallest size, quantile_cont itself is cheap.
@@ -509,8 +509,15 @@ def windowed_quantiles(batches: Any, rows: str, probs: Sequence[float]) -> list[
     def edge(p: float, d: float) -> float:
         return min(max(p + d, 0.0), 1.0)
 
-    # NaN left out here: a WHERE on isnan() would be pushed into the Parquet reader, which lets NaN through.
-    parts = list(batches(f"SELECT x FROM {rows} USING SAMPLE {_SAMPLE_PERCENT}% (bernoulli, 26)"))
+    # The sample: a seeded draw from each part of the column as it streams past (DuckDB's own Bernoulli sample took
+    # 0.38 s of 23.3M rows, the stream 0.08 s). NaN left out here: a WHERE on isnan() would be pushed into the
+    # Parquet reader, which lets NaN through.
+    random = np.random.default_rng(26)
+    parts = []
+    for x in batches(f"SELECT x FROM {rows}"):
+        drawn = int(random.binomial(len(x), _SAMPLE_PERCENT / 100))
+        if drawn:
+            parts.append(x[random.integers(0, len(x), drawn)])
     sample = np.sort(np.concatenate(parts)) if parts else np.zeros(0)
     sample = sample[~np.isnan(sample)]
     width = next((w for least, w in _WINDOWS if len(sample) >= least), None)
@@ -535,11 +542,16 @@ def windowed_quantiles(batches: Any, rows: str, probs: Sequence[float]) -> list[
     middles: list[list[np.ndarray]] = [[] for _ in windows]
     n, low, high = 0, math.inf, -math.inf
     for x in batches(f"SELECT x FROM {rows}"):
-        x = x[~np.isnan(x)]   # a NaN is missing, as pandas reads it
         if not len(x):
             continue
+        least, most = float(x.min()), float(x.max())   # NaN when the part holds one (then read without them)
+        if math.isnan(least) or math.isnan(most):
+            x = x[~np.isnan(x)]   # a NaN is missing, as pandas reads it
+            if not len(x):
+                continue
+            least, most = float(x.min()), float(x.max())
         n += len(x)
-        low, high = min(low, float(x.min())), max(high, float(x.max()))
+        low, high = min(low, least), max(high, most)
         for j, (lo, hi) in enumerate(windows):
             tally[j] += (np.count_nonzero(x < lo), np.count_nonzero(x == lo), np.count_nonzero(x == hi) if hi > lo else 0)
             middles[j].append(x[(x > lo) & (x < hi)])
