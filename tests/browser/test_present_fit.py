@@ -138,13 +138,16 @@ def check_sizes(ui: UI, where: str, sizes: dict[str, dict[str, int]]) -> list[st
 
 def _step(ui: UI, key: str, number: int, total: int) -> None:
     """Page Down or Page Up to slide ``number``, pressed again if a rerun swallowed the key."""
+    shown = ui.page.get_by_text(f"Slide {number} of {total}", exact=True).first
     for _ in range(3):
         ui.page.keyboard.press(key)
         with contextlib.suppress(PlaywrightTimeoutError):
-            ui.page.get_by_text(f"Slide {number} of {total}", exact=True).first.wait_for(timeout=40_000)
+            shown.wait_for(timeout=40_000)
             break
         ui.idle()
-    ui.page.get_by_text(f"Slide {number} of {total}", exact=True).first.wait_for(timeout=120_000)
+        if shown.is_visible():   # the key landed late: pressing it again would skip a slide
+            break
+    shown.wait_for(timeout=120_000)
     _settle(ui)
 
 
