@@ -107,3 +107,93 @@ def test_the_windows_load_no_pandas(parquet):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root, timeout=300,
                           env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}, check=True)
     assert done.stdout.strip().splitlines()[-1] == "False"
+
+
+def _few_valued(n: int, seed: int = 8):
+    """Columns of few values each (as HMDA's income in thousands is): doubles with real NaN and missing values, and
+    whole numbers with one value on half the rows; a group column and an outcome."""
+    import pyarrow as pa
+
+    rng = np.random.default_rng(seed)
+    tenths = np.round(rng.normal(size=n) * 5)
+    tenths[rng.random(n) < 0.04] = np.nan
+    tenths[::1000] = -np.nan
+    stars = np.where(rng.random(n) < 0.5, 3, rng.integers(1, 800, n))
+    g = rng.choice(np.array(["a", "b", "c"], dtype=object), n)
+    y = (rng.random(n) < 0.3 + 0.01 * np.nan_to_num(tenths)).astype(np.int64)
+    table = pa.table({"tenths": pa.array(tenths, mask=np.arange(n) % 89 == 0, from_pandas=False),
+                      "stars": stars, "g": g, "y": y, "income": np.round(rng.lognormal(4.3, 0.6, n), 0)})
+    frame = table.to_pandas()
+    frame["tenths"] = frame["tenths"].astype(float)   # NaN and missing alike, as the upload reads them
+    return frame, table
+
+
+@pytest.mark.parametrize("column", ["tenths", "stars", "income"])
+@pytest.mark.parametrize("population", [(), (Condition("g", "!=", "b"),)])
+def test_a_column_of_few_values_has_its_quantiles_from_its_value_counts_exactly(tmp_path, column, population,
+                                                                                monkeypatch):
+    import pyarrow.parquet as pq
+
+    _, table = _few_valued(300_000)
+    path = tmp_path / "few.parquet"
+    pq.write_table(table, path, row_group_size=100_000)
+    monkeypatch.setattr(files, "windowed_quantiles", lambda *a, **k: pytest.fail("the windows were asked"))
+    facts = SqlFacts(open_file(str(path)), population)
+    facts.look([column])
+    assert facts._few_values(column)
+    got = facts.quantiles(column, PROBS)
+    assert got == _reference(path, column, "g <> 'b'" if population else "")
+    known = facts.source._n_values[(column, tuple(population))]
+    assert 0 < known < 2_000
+
+
+def test_a_stratum_of_few_values_is_cut_after_grouping_and_audits_as_in_memory(tmp_path, monkeypatch):
+    """The count groups on the column's values and cuts the groups into ranges (a NaN, a -NaN and a missing value
+    all missing): every count and number equals the in-memory audit's, with and without a population."""
+    import pyarrow.parquet as pq
+    from test_engines import assert_same
+
+    from luskin_core import AuditSpec, audit
+    from luskin_core.counting import counts as counting
+    from luskin_core.spec.conditions import parse_condition
+
+    frame, table = _few_valued(120_000)
+    path = tmp_path / "few.parquet"
+    pq.write_table(table, path)
+    asked = []
+    real = counting.count_sql
+    monkeypatch.setattr(files, "count_sql", lambda *a: asked.append(a[-1]) or real(*a))
+    specs = [AuditSpec("y", 1, group_by=("g",), strata=("tenths",)),
+             AuditSpec("y", 1, group_by=("g", "tenths"), strata=("stars",), population=(parse_condition("stars > 2"),)),
+             AuditSpec("y", 1, group_by=("income",), strata=("g",))]
+    for spec in specs:
+        expected, got = audit(frame, spec), audit(open_file(str(path)), spec)
+        assert expected.counts is not None and got.counts is not None
+        assert_same(expected.counts.to_frame().to_dict("list"), got.counts.to_frame().to_dict("list"), repr(spec))
+        assert_same(expected.to_dict(), got.to_dict(), repr(spec))
+    # each cut column grouped on its values first, but stars (about 800 values) beside tenths (about 50): their
+    # combinations could pass REGROUP_VALUES, so stars is cut row by row
+    assert asked == [["c0"], ["g1"], ["g0"]]
+
+
+def test_first_rows_of_few_values_that_mislead_still_give_exact_quantiles_and_a_row_by_row_cut(tmp_path):
+    """A file sorted so that its first rows hold one value: the value counts are still exact, and a column found to
+    hold more values than a count may group on is cut row by row, as in memory."""
+    from test_engines import assert_same
+
+    from luskin_core import AuditSpec, audit
+
+    rng = np.random.default_rng(3)
+    n = 200_000
+    amount = np.concatenate([np.zeros(60_000), rng.exponential(100.0, n - 60_000)])
+    frame = pd.DataFrame({"amount": amount, "g": rng.choice(["a", "b"], n), "y": rng.integers(0, 2, n)})
+    path = tmp_path / "sorted.parquet"
+    frame.to_parquet(path)
+    facts = SqlFacts(open_file(str(path)))
+    facts.look(["amount"])
+    assert facts._few_values("amount")   # the first rows mislead ...
+    assert facts.quantiles("amount", PROBS) == _reference(path, "amount")
+    assert facts.source._n_values[("amount", ())] > files.REGROUP_VALUES   # ... and the count found out
+    spec = AuditSpec("y", 1, group_by=("g",), strata=("amount",))
+    source = open_file(str(path))
+    assert_same(audit(frame, spec).to_dict(), audit(source, spec).to_dict())

@@ -46,7 +46,7 @@ from __future__ import annotations
 import math
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -774,18 +774,34 @@ def to_sql(expr: Expr, column: Any = sql_name) -> str:
     raise ValueError(f"unknown rule operator {op!r}")
 
 
-def count_sql(plan: Plan, rules: CountRules, relation: str, column: Any = sql_name) -> str:
-    """The counting query of ``rules`` over ``relation`` (a table name or a table function), in DuckDB SQL."""
+def count_sql(plan: Plan, rules: CountRules, relation: str, column: Any = sql_name,
+              regroup: Collection[str] = ()) -> str:
+    """The counting query of ``rules`` over ``relation`` (a table name or a table function), in DuckDB SQL.
+
+    ``regroup``: keys cut into ranges whose column is known to hold few values in the population (a
+    :class:`FileSource`'s quantiles were read from its value counts): the rows are grouped on the column's
+    own value, and the few groups cut into ranges and added up after (23.3M rows, income by race: 0.70 s ->
+    0.48 s, DuckDB comparing every row with each cut point)."""
     # A number's value key is grouped on the column itself and made a double after: the same groups
     # (a cast joins no two values a double tells apart; the count table adds up any it joins), and
     # DuckDB hashes an integer faster than a double (1M rows, 6 groups x 20 strata: about a third).
     raw = {k: e[1] for k, e in rules.keys.items() if e[0] == "float" and e[1][0] == "col"}
-    inner = [f"{to_sql(raw.get(k, e), column)} AS {sql_name(k + '_raw' if k in raw else k)}"
+    cut = {k: part for k in regroup if (part := rules.parts.get(k)) is not None and part.kind == "bins"}
+
+    def raw_key(k: str, e: Expr) -> str:
+        if k in cut:   # the column as stored (a NaN is a value of its own here, made missing below)
+            inside = sql_name(cut[k].column)
+            return inside if e[0] != "if" else f"(CASE WHEN {to_sql(e[1], column)} THEN NULL ELSE {inside} END)"
+        return to_sql(raw.get(k, e), column)
+
+    inner = [f"{raw_key(k, e)} AS {sql_name(k + '_raw' if k in raw or k in cut else k)}"
              for k, e in rules.keys.items()]
     inner += [f"{to_sql(e, column)} AS r{code}" for code, e in rules.checks]
     inner += [f"{to_sql(e, column)} AS {sql_name(k)}" for k, e in rules.values.items()]
-    outer = [f"CAST({sql_name(k + '_raw')} AS DOUBLE) AS {sql_name(k)}" if k in raw else sql_name(k)
+    outer = [f"CAST({sql_name(k + '_raw')} AS DOUBLE) AS {sql_name(k)}" if k in raw
+             else sql_name(k + "_raw") if k in cut else sql_name(k)
              for k in rules.keys] + [f"r{code}" for code, _ in rules.checks]
+    sums = []
     for name, (how, what) in metric_rules(plan).items():
         if how == "count":
             outer.append(f"count(*) AS {name}")
@@ -795,9 +811,22 @@ def count_sql(plan: Plan, rules: CountRules, relation: str, column: Any = sql_na
             outer.append(f"CAST(sum({to_sql(what)}) AS BIGINT) AS {name}")  # type: ignore[arg-type]
         else:
             outer.append(f"sum({to_sql(what)} * {to_sql(what)}) AS {name}")  # type: ignore[arg-type]
-    groups = ", ".join([sql_name(k + "_raw" if k in raw else k) for k in rules.keys]
+        sums.append(f"sum({name}) AS {name}" if name.startswith("score") else f"CAST(sum({name}) AS BIGINT) AS {name}")
+    groups = ", ".join([sql_name(k + "_raw" if k in raw or k in cut else k) for k in rules.keys]
                        + [f"r{code}" for code, _ in rules.checks])
-    return f"SELECT {', '.join(outer)} FROM (SELECT {', '.join(inner)} FROM {relation}) GROUP BY {groups}"
+    counted = f"SELECT {', '.join(outer)} FROM (SELECT {', '.join(inner)} FROM {relation}) GROUP BY {groups}"
+    if not cut:
+        return counted
+
+    def missing_nan(k: str) -> Any:   # the stored value, a NaN missing (as pandas reads it)
+        value = sql_name(k + "_raw")
+        return lambda _: f"(CASE WHEN isnan(CAST({value} AS DOUBLE)) THEN NULL ELSE {value} END)"
+
+    keys = [f"{to_sql(part_rule(cut[k]), missing_nan(k))} AS {sql_name(k)}" if k in cut else sql_name(k)
+            for k in rules.keys]
+    flags = [f"r{code}" for code, _ in rules.checks]
+    regrouped = ", ".join([sql_name(k) for k in rules.keys] + flags)
+    return f"SELECT {', '.join(keys + flags + sums)} FROM ({counted}) GROUP BY {regrouped}"
 
 
 def frame_kind(frame: pd.DataFrame) -> Any:
