@@ -307,6 +307,27 @@ class FileSource(Source):
             return None
         return int(low), int(high)
 
+    def value_ranges(self, column: str) -> list[tuple[float, float]] | None:
+        """The smallest and largest value of a numeric column in each row group of a Parquet file holding any (its
+        footer's statistics, as :meth:`integer_range`); None for a CSV or a row group without statistics."""
+        if self.kind != "parquet":
+            return None
+        listed = ", ".join(sql_literal(p) for p in self._paths)
+        try:
+            found = self._sql("SELECT TRY_CAST(stats_min_value AS DOUBLE) AS lo, TRY_CAST(stats_max_value AS DOUBLE) AS hi, "
+                              "coalesce(stats_null_count = num_values, FALSE) AS empty "
+                              f"FROM parquet_metadata([{listed}]) WHERE path_in_schema = {sql_literal(column)}")
+        except LuskinError:
+            return None
+        ranges = []
+        for lo, hi, empty in zip(*(np.ma.filled(found[k].astype(object), None) for k in ("lo", "hi", "empty"))):
+            if empty:
+                continue
+            if lo is None or hi is None:
+                return None
+            ranges.append((float(lo), float(hi)))
+        return ranges or None
+
     def where(self, conditions: Sequence[Condition]) -> str:
         """A WHERE clause for the population (empty for none)."""
         if not conditions:
@@ -476,7 +497,13 @@ class SqlFacts:
         if column in self._distinct:
             return self._distinct[column] <= MAX_CODES
         seen = self._seen.get(column)
-        return seen is not None and len(seen) <= FEW_IN_FIRST_ROWS
+        if not seen or len(seen) > FEW_IN_FIRST_ROWS:
+            return False
+        # A file ordered by the column (its first rows all zeros, say) shows few values there and may hold millions:
+        # a Parquet file's statistics then show a row group outside the first rows' range, and the windows are used.
+        low, high = min(float(v) for v in seen), max(float(v) for v in seen)
+        ranges = self.source.value_ranges(column)
+        return ranges is None or all(lo <= high and hi >= low for lo, hi in ranges)
 
     def quantiles(self, column: str, probs: Sequence[float]) -> list[float]:
         """DuckDB's ``quantile_cont`` of the column over the population, exactly, for each probability.
