@@ -526,16 +526,15 @@ class SqlFacts:
         # the Parquet reader, whose statistics leave NaN out (every row passes); column_sql's test costs a second.
         plain = (f"(SELECT CAST({sql_name(column)} AS DOUBLE) AS x FROM {s._relation}{where}"
                  f"{sql_name(column)} IS NOT NULL) AS kept")
-        where += f"{s.column_sql(column)} IS NOT NULL"
         if self._few_values(column):
             counted = s._sql(f"SELECT CAST(v AS DOUBLE) AS v, n FROM (SELECT {sql_name(column)} AS v, count(*) AS n "
-                             f"FROM {s._relation}{population + ' AND ' if population else ' WHERE '}"
-                             f"{sql_name(column)} IS NOT NULL GROUP BY 1)")
+                             f"FROM {s._relation}{where}{sql_name(column)} IS NOT NULL GROUP BY 1)")
             held, counts = np.asarray(counted["v"], dtype=float), np.asarray(counted["n"], dtype=np.int64)
             present = ~np.isnan(held)   # a NaN is missing, as pandas reads it
             with contextlib.suppress(TypeError):   # a condition on an unhashable value: not remembered
                 s._n_values[(column, self.population)] = int(present.sum())
             return counted_quantiles(held[present], counts[present], probs)
+        where += f"{s.column_sql(column)} IS NOT NULL"
         # A CSV read twice costs more than its quantiles; a smaller file's sample would be too small (and the windows
         # import pyarrow and pandas, which a Parquet file's audit does not need otherwise).
         found = (windowed_quantiles(s._batches, plain, [float(p) for p in probs])
