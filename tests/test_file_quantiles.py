@@ -143,7 +143,7 @@ def test_a_column_of_few_values_has_its_quantiles_from_its_value_counts_exactly(
     assert facts._few_values(column)
     got = facts.quantiles(column, PROBS)
     assert got == _reference(path, column, "g <> 'b'" if population else "")
-    known = facts.source._n_values[(column, tuple(population))]
+    known = facts.values_counted(column)
     assert 0 < known < 2_000
 
 
@@ -202,7 +202,7 @@ def test_first_rows_of_few_values_that_mislead_still_give_exact_quantiles_and_a_
     if layout != "csv":
         assert got == _reference(path, "amount")
     if layout != "row groups":
-        assert facts.source._n_values[("amount", ())] > files.REGROUP_VALUES   # the count found out
+        assert facts.values_counted("amount") > files.REGROUP_VALUES   # the count found out
     spec = AuditSpec("y", 1, group_by=("g",), strata=("amount",))
     expected = frame if layout != "csv" else pd.read_csv(path)
     assert_same(audit(expected, spec).to_dict(), audit(open_file(str(path)), spec).to_dict())

@@ -129,6 +129,9 @@ class KeyPart:
     cuts: tuple[float, ...] = ()
     names: tuple[tuple[str, str], ...] = ()   # the user's names for values (AuditSpec.value_names)
     quantiles: bool = False   # bins cut at the column's quantiles (more than MAX_VALUES values, not codes)
+    # How many values the column holds in the population, where the facts counted them (a file's value counts):
+    # an executor may group on them before cutting them into ranges. Not part of what the key means.
+    n_values: int | None = field(default=None, compare=False)
 
     def label(self, raw: Any, *, with_column: bool = False) -> str:
         """The words for one raw key value (a value, or a bin index)."""
@@ -235,7 +238,8 @@ class Facts(Protocol):
 
     # Optional: ``distinct_values(column, cap)``, up to ``cap`` distinct non-missing values (see
     # :func:`distinct_values`); ``is_integer(column)``, whether its type holds whole numbers only (codes
-    # with at most MAX_CODES values are then taken value by value).
+    # with at most MAX_CODES values are then taken value by value); ``values_counted(column)``, how many
+    # values the column holds, where its quantiles were read from its value counts (else None).
 
 
 def distinct_values(facts: Any, column: str, cap: int) -> list[Any]:
@@ -269,7 +273,9 @@ def _key_part(facts: Facts, name: str, role: str, spec: AuditSpec) -> KeyPart:
         cuts = sorted({round_significant(q) for q in quantiles})
         cuts = [c for c in cuts if c > low]
         if cuts:
-            return KeyPart(column, "bins", True, tuple(cuts), quantiles=True)
+            counted = getattr(facts, "values_counted", None)
+            return KeyPart(column, "bins", True, tuple(cuts), quantiles=True,
+                           n_values=None if counted is None else counted(column))
     names = next((pairs for name, pairs in spec.value_names if name.lower() == column.lower()), ())
     return KeyPart(column, "value", numeric, (), names)
 
@@ -778,8 +784,8 @@ def count_sql(plan: Plan, rules: CountRules, relation: str, column: Any = sql_na
               regroup: Collection[str] = ()) -> str:
     """The counting query of ``rules`` over ``relation`` (a table name or a table function), in DuckDB SQL.
 
-    ``regroup``: keys cut into ranges whose column is known to hold few values in the population (a
-    :class:`FileSource`'s quantiles were read from its value counts): the rows are grouped on the column's
+    ``regroup``: keys cut into ranges whose column is known to hold few values in the population
+    (:attr:`KeyPart.n_values`, from a file's value counts): the rows are grouped on the column's
     own value, and the few groups cut into ranges and added up after (23.3M rows, income by race: 0.70 s ->
     0.48 s, DuckDB comparing every row with each cut point)."""
     # A number's value key is grouped on the column itself and made a double after: the same groups

@@ -11,7 +11,6 @@ model tools' sample, derived columns, the adjusted audit) opens the same file th
 
 from __future__ import annotations
 
-import contextlib
 import math
 from collections.abc import Sequence
 from dataclasses import replace
@@ -142,9 +141,6 @@ class FileSource(Source):
         self._n_rows = None
         self._opened: Source | None = None
         self._types: dict[str, str] | None = None
-        # (column, population) -> how many values the column holds there, where its quantiles were read from its
-        # value counts (SqlFacts.quantiles): such a column is cut into ranges after grouping on it (count)
-        self._n_values: dict[tuple[str, tuple[Condition, ...]], int] = {}
 
     # -- the file through Ibis, for everything but counting ----------------------------------
     def _ibis_source(self) -> Source:
@@ -383,14 +379,11 @@ class FileSource(Source):
         value of the population, and ``assumptions_hold`` says whether there was none."""
         rules = count_rules(plan, self.kind_of)
         regroup, product = [], 1
-        for name, part in rules.parts.items():
-            try:
-                few = None if part is None or part.kind != "bins" else self._n_values.get((part.column, plan.population))
-            except TypeError:   # a condition on an unhashable value (never remembered)
-                few = None
-            if few is not None and product * max(few, 1) <= REGROUP_VALUES:
+        for name, part in rules.parts.items():   # columns of few values (KeyPart.n_values) grouped on, then cut
+            if part is not None and part.kind == "bins" and part.n_values is not None and \
+                    product * max(part.n_values, 1) <= REGROUP_VALUES:
                 regroup.append(name)
-                product *= max(few, 1)
+                product *= max(part.n_values, 1)
         raw = self._sql(count_sql(plan, rules, self._relation, self.column_sql, regroup))
         hold = True
         if assumed:
@@ -425,6 +418,7 @@ class SqlFacts:
         self._distinct: dict[str, int] = {}
         self._seen: dict[str, list[Any]] = {}
         self.assumed: dict[str, list[Any]] = {}
+        self._counted: dict[str, int] = {}   # values_counted
 
     def _bounded(self, column: str) -> bool:
         """Whether the Parquet file's statistics bound the column's values (then recorded as its count)."""
@@ -490,6 +484,10 @@ class SqlFacts:
         self.prefetch([column])
         return min(self._distinct[column], cap)
 
+    def values_counted(self, column: str) -> int | None:
+        """How many values the column holds in the population, where :meth:`quantiles` read its value counts."""
+        return self._counted.get(column)
+
     def _few_values(self, column: str) -> bool:
         """Whether the column is known to hold few values (its value counts are then cheap to hold): at most
         MAX_CODES by the Parquet file's statistics or an exact count, or at most :data:`FEW_IN_FIRST_ROWS` in
@@ -511,7 +509,8 @@ class SqlFacts:
         A column the first rows show holding few values (:meth:`_few_values`: HMDA's income in thousands,
         ages, scores on a scale) has its quantiles read from its value counts: one GROUP BY (23.3M rows: 0.11 s,
         where the windows below take 0.57 s), exact, and the count of its values in the population
-        remembered, so that :meth:`FileSource.count` cuts it into ranges after grouping it.
+        kept (:meth:`values_counted`, then the plan's ``KeyPart.n_values``), so that :meth:`FileSource.count` cuts it
+        into ranges after grouping on it.
 
         Ordering every value (``quantile_cont`` itself) holds the column in memory (measured in
         benchmarks/results/stratified_files_issue26.md). Instead (:func:`windowed_quantiles`), two scans that keep little: a uniform sample's quantiles
@@ -531,8 +530,7 @@ class SqlFacts:
                              f"FROM {s._relation}{where}{sql_name(column)} IS NOT NULL GROUP BY 1)")
             held, counts = np.asarray(counted["v"], dtype=float), np.asarray(counted["n"], dtype=np.int64)
             present = ~np.isnan(held)   # a NaN is missing, as pandas reads it
-            with contextlib.suppress(TypeError):   # a condition on an unhashable value: not remembered
-                s._n_values[(column, self.population)] = int(present.sum())
+            self._counted[column] = int(present.sum())
             return counted_quantiles(held[present], counts[present], probs)
         where += f"{s.column_sql(column)} IS NOT NULL"
         # A CSV read twice costs more than its quantiles; a smaller file's sample would be too small (and the windows
