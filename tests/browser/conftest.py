@@ -10,7 +10,12 @@
   cannot download browsers here. Without that binary every browser test is skipped, saying why.
 * ``ui``: a page wrapper with the waits Streamlit needs (new content first, then the script
   state ``notRunning``), a check that no Streamlit exception box is on screen, timings and
-  screenshots.
+  screenshots. Its page is the test process's one browser tab, emptied for each test (see ``tab``):
+  a new tab in a new browser context costs Chromium about 5 CPU-s more to load the app and draw its
+  first charts, some 25 times over a run. ``fresh_ui`` is a tab of its own, for a first visit.
+* In that tab CSS transitions are off: they only animate from one state the tests check to the next,
+  and the sidebar's 0.3 s width transition after a resize has plotly redraw every chart on each frame
+  (test_layout's walk: Chromium 43 -> 35 CPU-s).
 
 Timings are printed (see them with ``pytest -s``) and merged into
 ``benchmarks/results/browser_timings.md`` at the end of the session; screenshots go to
@@ -331,9 +336,58 @@ def record_timing_fixture() -> Callable[[str, float, str], None]:
     return record_timing
 
 
+# The tab's own style: no CSS transitions (the states between which they animate are unchanged).
+NO_TRANSITIONS = """document.addEventListener("DOMContentLoaded", () => {
+  const style = document.createElement("style");
+  style.textContent = "*, *::before, *::after { transition: none !important; }";
+  document.head.appendChild(style);
+});"""
+
+
+@pytest.fixture(scope="session")
+def _tab_context(browser: Any, browser_context_args: dict[str, Any]) -> Iterator[Any]:
+    context = browser.new_context(**browser_context_args)
+    context.add_init_script(NO_TRANSITIONS)
+    yield context
+    context.close()
+
+
 @pytest.fixture()
-def ui(page: Any, app_url: str) -> Iterator[UI]:
-    """A fresh browser session (new Streamlit session) on the served app; no exception at the end."""
+def tab(_tab_context: Any) -> Iterator[Any]:
+    """The test process's one browser tab, as a new visitor finds it: no page open, no cookie, no stored data,
+    the default window size, no other tab. Its renderer, with the app's scripts compiled, is kept.
+
+    At the end its page is left (``about:blank``), which ends the test's Streamlit session, as closing a tab does.
+    """
+    pages = [p for p in _tab_context.pages if not p.is_closed()]
+    page = pages[0] if pages else _tab_context.new_page()
+    for other in pages[1:]:   # a tab a failed test opened and did not close
+        other.close()
+    _tab_context.clear_cookies()
+    page.set_viewport_size(VIEWPORT)
+    yield page
+    if page.is_closed():
+        return
+    try:
+        if page.url.startswith("http"):
+            page.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
+        page.goto("about:blank")
+    except Exception:  # noqa: BLE001 - a crashed renderer: the next test gets a new tab
+        page.close()
+
+
+@pytest.fixture()
+def ui(tab: Any, app_url: str) -> Iterator[UI]:
+    """A new Streamlit session on the served app, in the shared tab; no exception at the end."""
+    wrapper = UI(tab, app_url)
+    yield wrapper
+    wrapper.assert_no_exception()
+
+
+@pytest.fixture()
+def fresh_ui(page: Any, app_url: str) -> Iterator[UI]:
+    """A tab in a browser context of its own (nothing compiled yet), for a first visit's timings."""
+    page.add_init_script(NO_TRANSITIONS)
     wrapper = UI(page, app_url)
     yield wrapper
     wrapper.assert_no_exception()

@@ -70,8 +70,9 @@ def _chart_text(ui: Any, index: int = 0) -> str:
     return " ".join(str(lines).split())
 
 
-def test_first_visit_shows_the_audit_and_a_filter_redraws_it(ui: Any, adult_sentences: list[str]) -> None:
+def test_first_visit_shows_the_audit_and_a_filter_redraws_it(fresh_ui: Any, adult_sentences: list[str]) -> None:
     """Adult with the paper's settings is ready on arrival; the Audit page shows bars and verdicts."""
+    ui = fresh_ui
     ui.timed("open app -> Data page ready (Adult, paper settings)", lambda: ui.open(""),
              lambda: ui.wait_text("Ready: comparing"), note="fresh browser session")
     expect(_metric(ui, "Rows")).to_contain_text("48,842")

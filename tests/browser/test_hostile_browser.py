@@ -10,6 +10,7 @@ in Streamlit's Markdown, not in plotly's SVG), and the hostile text is shown as 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +58,17 @@ def _text(ui: Any) -> str:
 
 def test_hostile_file_calls_nowhere_and_shows_its_text_as_text(ui: Any, tmp_path: Path) -> None:
     requests: list[str] = []
-    ui.page.on("request", lambda request: requests.append(request.url))
+    listen: Callable[[Any], None] = lambda request: requests.append(request.url)
+    ui.page.on("request", listen)
+    try:
+        _walk(ui, tmp_path)
+    finally:
+        ui.page.remove_listener("request", listen)   # the tab goes on to the next test
+    outside = [url for url in requests if not url.startswith((ui.base_url, "data:", "blob:"))]
+    assert not outside, outside[:5]
+
+
+def _walk(ui: Any, tmp_path: Path) -> None:
     data = hostile_csv(tmp_path / "[file](https___attacker.example).csv")
 
     ui.open("")
@@ -99,6 +110,3 @@ def test_hostile_file_calls_nowhere_and_shows_its_text_as_text(ui: Any, tmp_path
     ui.idle(timeout=90_000)
     ui.settle(500)
     _check_page(ui)
-
-    outside = [url for url in requests if not url.startswith((ui.base_url, "data:", "blob:"))]
-    assert not outside, outside[:5]
