@@ -106,6 +106,7 @@ def _walk(ui: Any, tmp_path: Path) -> None:
     assert EVIL_IMAGE[:12] in chart and EVIL_IMAGE[-6:] in chart and "branch == <a href=" in chart
 
     ui.goto_page("Thresholds")
+    ui.wait_text("Thresholds: equal error rates")   # the Audit page's chart stays on screen until this page's run
     ui.page.locator(CHART).first.wait_for(timeout=90_000)
     ui.idle(timeout=90_000)
     ui.settle(500)

@@ -376,7 +376,9 @@ def test_the_scan_slide_fits_the_projector_and_the_window(ui: UI, berkeley_csv: 
     if more.count() and more.first.is_visible():   # the sidebar folds its last pages
         more.first.click()
     ui.goto_page("Scan")
-    ui.page.locator('[data-testid="stPlotlyChart"] .main-svg').first.wait_for(timeout=240_000)
+    # The scan's own chart: any chart could be the Audit page's, still on screen until the Scan page's run replaces
+    # it (leaving for the Present page then would stop the scan before it is kept for the deck).
+    ui.page.locator('.st-key-scan_chart .main-svg').first.wait_for(timeout=240_000)
     ui.idle(240_000)
     _present(ui)
     problems = walk_deck(ui, "Berkeley with its scan, 1024x768")
