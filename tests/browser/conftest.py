@@ -2,9 +2,9 @@
 
 * ``app_url`` (session): starts ``python -m streamlit run app.py`` on a free local port from
   the repository root, waits until ``/_stcore/health`` answers ``ok`` (60 s at most) and stops
-  the server at the end: one server for all the browser tests of a run, whichever pytest-xdist worker
-  runs them (each test opens its own Streamlit session). The app's caches (samples, audits, trained
-  models) are filled once, not once per worker. Its output goes to ``test-results/streamlit-server.log``.
+  the server at the end: one server for all the browser tests of a test process (each test opens its
+  own browser page, so its own Streamlit session). Its output goes to
+  ``test-results/streamlit-server.log`` (``streamlit-server-gw0.log``... per pytest-xdist worker).
 * ``browser_type_launch_args`` (pytest-playwright's fixture, overridden): launch
   ``/usr/bin/chromium`` (``LUSKIN_CHROMIUM`` overrides the path); ``playwright install``
   cannot download browsers here. Without that binary every browser test is skipped, saying why.
@@ -28,11 +28,9 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import fcntl
-import json
 import os
 import platform
 import re
-import signal
 import socket
 import subprocess
 import sys
@@ -54,7 +52,8 @@ SCREENSHOTS = Path(os.environ.get("LUSKIN_SCREENSHOT_DIR", ROOT / "docs" / "scre
 TIMINGS_FILE = Path(os.environ.get("LUSKIN_TIMINGS_FILE", ROOT / "benchmarks" / "results" / "browser_timings.md"))
 TEST_TIMEOUT = 600  # seconds per test (pytest-timeout), so that a stuck page never hangs CI (a loaded machine is slow)
 WAIT = 120_000  # ms: how long a wait for a condition may take before it fails (waits end as soon as it holds)
-SERVER_LOG = ROOT / "test-results" / "streamlit-server.log"
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")   # gw0, gw1... under pytest-xdist: each its own server and log
+SERVER_LOG = ROOT / "test-results" / f"streamlit-server{'-' + _WORKER if _WORKER else ''}.log"
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 EXCEPTION = '[data-testid="stException"]'
 # True once the page's geometry (charts, grids, their labels, the scroll size) reads the same twice in a row.
@@ -156,105 +155,42 @@ def _healthy(url: str) -> bool:
         return False
 
 
-_STARTED: dict[int, subprocess.Popen[bytes]] = {}   # the servers this test process started, by process id
-
-
-def _start_server() -> tuple[str, int]:
-    """Start ``streamlit run app.py`` on a free port; its address and process id once it answers."""
+@pytest.fixture(scope="session")
+def app_url() -> Iterator[str]:
+    """Serve app.py on a free port for the whole session; stop the server afterwards."""
+    if not CHROMIUM.exists():
+        pytest.skip(f"Chromium not found at {CHROMIUM}")
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     SERVER_LOG.parent.mkdir(parents=True, exist_ok=True)
+    log = SERVER_LOG.open("w")
     command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
                "--server.port", str(port), "--server.address", "127.0.0.1",
                "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false",
                "--client.showErrorDetails", "full"]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     started = time.perf_counter()
-    with SERVER_LOG.open("w") as log:
-        process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
-    deadline = started + HEALTH_TIMEOUT
-    while not _healthy(url):
-        if process.poll() is not None:
-            pytest.fail(f"streamlit exited with status {process.returncode}:\n{SERVER_LOG.read_text()[-3000:]}")
-        if time.perf_counter() > deadline:
-            process.kill()
-            pytest.fail(f"streamlit did not answer {url}/_stcore/health within {HEALTH_TIMEOUT:.0f} s:\n"
-                        f"{SERVER_LOG.read_text()[-3000:]}")
-        time.sleep(0.25)
-    record_timing("server start -> /_stcore/health ok", time.perf_counter() - started)
-    _STARTED[process.pid] = process
-    return url, process.pid
-
-
-def _alive(pid: int) -> bool:
-    """Whether the process runs (a zombie, ended but not yet reaped by the worker that started it, does not)."""
+    process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
     try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
-
-
-def _stop_server(pid: int) -> None:
-    """Stop the served app, whichever test process started it (the one that did reaps it)."""
-    process = _STARTED.pop(pid, None)
-    if process is not None:
+        deadline = started + HEALTH_TIMEOUT
+        while not _healthy(url):
+            if process.poll() is not None:
+                log.flush()
+                pytest.fail(f"streamlit exited with status {process.returncode}:\n{SERVER_LOG.read_text()[-3000:]}")
+            if time.perf_counter() > deadline:
+                pytest.fail(f"streamlit did not answer {url}/_stcore/health within {HEALTH_TIMEOUT:.0f} s:\n"
+                            f"{SERVER_LOG.read_text()[-3000:]}")
+            time.sleep(0.25)
+        record_timing("server start -> /_stcore/health ok", time.perf_counter() - started)
+        yield url
+    finally:
         process.terminate()
         try:
             process.wait(timeout=15)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=5)
-        return
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGTERM)
-    deadline = time.perf_counter() + 15
-    while _alive(pid) and time.perf_counter() < deadline:
-        time.sleep(0.1)
-    if _alive(pid):
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-
-
-@contextlib.contextmanager
-def _shared_app(run: str) -> Iterator[dict[str, Any]]:
-    """The served app's record for this run (address, process, the test processes using it), under a lock."""
-    SERVER_LOG.parent.mkdir(parents=True, exist_ok=True)
-    path = SERVER_LOG.parent / f"served-app-{run}.json"
-    with open(SERVER_LOG.parent / "served-app.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        state: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
-        yield state
-        if state:
-            path.write_text(json.dumps(state))
-        else:
-            path.unlink(missing_ok=True)
-
-
-@pytest.fixture(scope="session")
-def app_url(request: pytest.FixtureRequest) -> Iterator[str]:
-    """app.py served for the whole run: one server for the browser tests of every test process of this run
-    (pytest-xdist's workers share it, as analysts share a deployment; each test opens its own Streamlit session).
-    The first process to need it starts it; the last one done with it stops it."""
-    if not CHROMIUM.exists():
-        pytest.skip(f"Chromium not found at {CHROMIUM}")
-    workerinput = getattr(request.config, "workerinput", {})
-    run = str(workerinput.get("testrunuid") or f"solo-{os.getpid()}")
-    me = str(workerinput.get("workerid") or os.getpid())
-    with _shared_app(run) as state:
-        if not state or not _alive(state["pid"]):
-            url, pid = _start_server()
-            state.update(url=url, pid=pid)
-        state.setdefault("users", []).append(me)
-        url = state["url"]
-    try:
-        yield url
-    finally:
-        with _shared_app(run) as state:
-            if me in state.get("users", []):
-                state["users"].remove(me)
-                if not state["users"]:
-                    _stop_server(state["pid"])
-                    state.clear()
+        log.close()
 
 
 @pytest.fixture(scope="session")
