@@ -36,7 +36,7 @@ export LUSKIN_DURATIONS_FILE="${LUSKIN_DURATIONS_FILE:-test-results/test_duratio
 # (tests/conftest.py); each worker starts its own servers. LUSKIN_TEST_WORKERS=0 runs in one process, and so do
 # -s (a worker's prints are not shown), --pdb and an explicit -n.
 # One worker more than the machine has cores (at most 4): a browser test spends much of its time waiting for a page
-# to lay itself out, and the third worker uses that time (2 cores: 878 s with 2 workers, 780 s with 3).
+# to lay itself out, and the third worker uses that time (2 cores, benchmarks/results/test_speed_issue26.md).
 cores="$(nproc 2>/dev/null || echo 2)"
 workers="${LUSKIN_TEST_WORKERS:-$(( cores + 1 < 4 ? cores + 1 : 4 ))}"
 parallel=(-n "$workers" --dist loadfile --no-loadscope-reorder)
