@@ -136,4 +136,10 @@ def digest(value: bytes | str) -> str:
     return hashlib.sha256(raw).hexdigest()[:16]
 
 
-__all__ = ["Where", "append", "configure", "digest", "file_bytes", "read", "where", "where_from"]
+def measure(value: bytes | str) -> dict[str, Any]:
+    """A file's size in bytes (text as its UTF-8 file) and its short hash, as the record names it."""
+    raw = value.encode("utf-8") if isinstance(value, str) else value
+    return {"bytes": len(raw), "hash": digest(raw)}
+
+
+__all__ = ["Where", "append", "configure", "digest", "file_bytes", "measure", "read", "where", "where_from"]

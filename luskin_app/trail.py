@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
@@ -36,6 +37,15 @@ def fingerprint() -> dict[str, Any]:
     return {"name": data.title, "rows": int(data.n_rows), "hash": str(data.fingerprint)[:16]}
 
 
+def _entry(action: str, settings: Any, produced: dict[str, Any] | None,
+           data: dict[str, Any] | None) -> dict[str, Any]:
+    """One line of the record, read from the session that runs now (who, which page, which data)."""
+    user = auth.current()
+    return {"user": {"id": user.id or "local", "name": user.shown, "email": user.email},
+            "page": st.session_state.get(keys.CURRENT_PAGE, ""), "action": action,
+            "data": data if data is not None else fingerprint(), "settings": settings, "produced": produced or {}}
+
+
 def note(action: str, *, settings: Any = None, produced: dict[str, Any] | None = None,
          data: dict[str, Any] | None = None) -> bool:
     """Write one line for ``action`` unless this session wrote the same one already; whether it wrote.
@@ -44,11 +54,7 @@ def note(action: str, *, settings: Any = None, produced: dict[str, Any] | None =
     Never raises: a record that cannot be written is the operator's to fix (logged), not the analyst's.
     """
     try:
-        user = auth.current()
-        named = data if data is not None else fingerprint()
-        entry = {"user": {"id": user.id or "local", "name": user.shown, "email": user.email},
-                 "page": st.session_state.get(keys.CURRENT_PAGE, ""), "action": action, "data": named,
-                 "settings": settings, "produced": produced or {}}
+        entry = _entry(action, settings, produced, data)
         same = json.dumps([action, entry["data"], settings, produced], sort_keys=True, default=str)
         signature = hashlib.sha256(same.encode("utf-8")).hexdigest()[:24]
         seen: dict[str, None] = st.session_state.setdefault(keys.RECORDED, {})
@@ -62,6 +68,26 @@ def note(action: str, *, settings: Any = None, produced: dict[str, Any] | None =
     except Exception as err:  # noqa: BLE001 - the record never breaks an analysis
         log.error("the record could not be written: %s", err)
         return False
+
+
+def later(action: str, *, produced: dict[str, Any] | None = None) -> Callable[[dict[str, Any]], None]:
+    """The line for an action that happens outside any run of the page (a file made on the click), or a
+    writer that does nothing when the session cannot be read.
+
+    Who, which page and which data are read now, in the session's run; the returned writer adds what the
+    action produced and writes the line when it is called, from any thread (it never reads the session).
+    Each call writes a line: it runs once per action, never on a rerun.
+    """
+    try:
+        entry = _entry(action, None, produced, None)
+    except Exception as err:  # noqa: BLE001 - the record never breaks an analysis
+        log.error("the record could not be written: %s", err)
+        return lambda _more: None
+
+    def write(more: dict[str, Any]) -> None:
+        record.append({**entry, "produced": {**entry["produced"], **more}})
+
+    return write
 
 
 def spec_settings(spec: Any) -> Any:

@@ -156,18 +156,32 @@ def download_button(label: str, data: Any, file_name: str | None = None, mime: s
 
     The file's name, size and a hash are recorded when it is taken, never its content. ``where`` is the
     container to draw it in (a column), the page's main area by default.
+
+    ``data`` may be a function that makes the file on the click (a report takes seconds to make). Such a
+    click does not rerun the page: a rerun starts by letting go of the page's files, and any session's run
+    that ends before the file is asked for would drop the function, so the click would fail on a server
+    shared by several analysts. The function writes the record's line itself, once the file is made.
     """
     from . import record, trail
 
     produced: dict[str, Any] = {"file": file_name or "", "mime": mime or ""}
+    place = where if where is not None else st
+    if callable(data):
+        make, write = data, trail.later("download", produced=produced)
+
+        def made() -> Any:
+            out = make()
+            write(record.measure(out) if isinstance(out, str | bytes) else {})
+            return out
+
+        return place.download_button(label, made, file_name=file_name, mime=mime, on_click="ignore", **kwargs)
     if isinstance(data, str | bytes):
-        produced.update(bytes=len(data), hash=record.digest(data))
+        produced.update(record.measure(data))
 
     def taken() -> None:
         trail.note("download", produced=produced)
 
-    return (where if where is not None else st).download_button(label, data, file_name=file_name, mime=mime,
-                                                                on_click=taken, **kwargs)
+    return place.download_button(label, data, file_name=file_name, mime=mime, on_click=taken, **kwargs)
 
 
 # --------------------------------------------------------------------------------------------

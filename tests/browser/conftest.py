@@ -2,9 +2,9 @@
 
 * ``app_url`` (session): starts ``python -m streamlit run app.py`` on a free local port from
   the repository root, waits until ``/_stcore/health`` answers ``ok`` (60 s at most) and stops
-  the server at the end: one server for all the browser tests of a test process (each test opens its
-  own browser page, so its own Streamlit session). Its output goes to
-  ``test-results/streamlit-server.log`` (``streamlit-server-gw0.log``... per pytest-xdist worker).
+  the server at the end: one server for all the browser tests of a run, whichever pytest-xdist worker
+  runs them (each test opens its own Streamlit session). The app's caches (samples, audits, trained
+  models) are filled once, not once per worker. Its output goes to ``test-results/streamlit-server.log``.
 * ``browser_type_launch_args`` (pytest-playwright's fixture, overridden): launch
   ``/usr/bin/chromium`` (``LUSKIN_CHROMIUM`` overrides the path); ``playwright install``
   cannot download browsers here. Without that binary every browser test is skipped, saying why.
@@ -28,12 +28,16 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import fcntl
+import json
 import os
 import platform
 import re
+import shutil
+import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -52,8 +56,7 @@ SCREENSHOTS = Path(os.environ.get("LUSKIN_SCREENSHOT_DIR", ROOT / "docs" / "scre
 TIMINGS_FILE = Path(os.environ.get("LUSKIN_TIMINGS_FILE", ROOT / "benchmarks" / "results" / "browser_timings.md"))
 TEST_TIMEOUT = 600  # seconds per test (pytest-timeout), so that a stuck page never hangs CI (a loaded machine is slow)
 WAIT = 120_000  # ms: how long a wait for a condition may take before it fails (waits end as soon as it holds)
-_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")   # gw0, gw1... under pytest-xdist: each its own server and log
-SERVER_LOG = ROOT / "test-results" / f"streamlit-server{'-' + _WORKER if _WORKER else ''}.log"
+SERVER_LOG = ROOT / "test-results" / "streamlit-server.log"
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 EXCEPTION = '[data-testid="stException"]'
 # True once the page's geometry (charts, grids, their labels, the scroll size) reads the same twice in a row.
@@ -155,42 +158,125 @@ def _healthy(url: str) -> bool:
         return False
 
 
-@pytest.fixture(scope="session")
-def app_url() -> Iterator[str]:
-    """Serve app.py on a free port for the whole session; stop the server afterwards."""
-    if not CHROMIUM.exists():
-        pytest.skip(f"Chromium not found at {CHROMIUM}")
+_STARTED: dict[int, subprocess.Popen[bytes]] = {}   # the servers this test process started, by process id
+_SERVED: dict[str, str] = {}   # the served app this test process uses: its state folder
+
+
+def _start_server() -> tuple[str, int, str]:
+    """Start ``streamlit run app.py`` on a free port; its address, process id and state folder (uploads, the
+    record) once it answers."""
     port = _free_port()
+    state_dir = tempfile.mkdtemp(prefix="luskin-served-app-")
     url = f"http://127.0.0.1:{port}"
     SERVER_LOG.parent.mkdir(parents=True, exist_ok=True)
-    log = SERVER_LOG.open("w")
     command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
                "--server.port", str(port), "--server.address", "127.0.0.1",
                "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false",
                "--client.showErrorDetails", "full"]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "LUSKIN_STATE_DIR": state_dir}
+    env.pop("LUSKIN_RECORD_FILE", None)
     started = time.perf_counter()
-    process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
+    with SERVER_LOG.open("w") as log:
+        process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
+    deadline = started + HEALTH_TIMEOUT
+    while not _healthy(url):
+        if process.poll() is not None:
+            pytest.fail(f"streamlit exited with status {process.returncode}:\n{SERVER_LOG.read_text()[-3000:]}")
+        if time.perf_counter() > deadline:
+            process.kill()
+            pytest.fail(f"streamlit did not answer {url}/_stcore/health within {HEALTH_TIMEOUT:.0f} s:\n"
+                        f"{SERVER_LOG.read_text()[-3000:]}")
+        time.sleep(0.25)
+    record_timing("server start -> /_stcore/health ok", time.perf_counter() - started)
+    _STARTED[process.pid] = process
+    return url, process.pid, state_dir
+
+
+def _alive(pid: int) -> bool:
+    """Whether the process runs (a zombie, ended but not yet reaped by the worker that started it, does not)."""
     try:
-        deadline = started + HEALTH_TIMEOUT
-        while not _healthy(url):
-            if process.poll() is not None:
-                log.flush()
-                pytest.fail(f"streamlit exited with status {process.returncode}:\n{SERVER_LOG.read_text()[-3000:]}")
-            if time.perf_counter() > deadline:
-                pytest.fail(f"streamlit did not answer {url}/_stcore/health within {HEALTH_TIMEOUT:.0f} s:\n"
-                            f"{SERVER_LOG.read_text()[-3000:]}")
-            time.sleep(0.25)
-        record_timing("server start -> /_stcore/health ok", time.perf_counter() - started)
-        yield url
-    finally:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def _stop_server(pid: int) -> None:
+    """Stop the served app, whichever test process started it (the one that did reaps it)."""
+    process = _STARTED.pop(pid, None)
+    if process is not None:
         process.terminate()
         try:
             process.wait(timeout=15)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(timeout=5)
-        log.close()
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.perf_counter() + 15
+    while _alive(pid) and time.perf_counter() < deadline:
+        time.sleep(0.1)
+    if _alive(pid):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def _shared_app(run: str) -> Iterator[dict[str, Any]]:
+    """The served app's record for this run (address, process, the test processes using it), under a lock."""
+    SERVER_LOG.parent.mkdir(parents=True, exist_ok=True)
+    path = SERVER_LOG.parent / f"served-app-{run}.json"
+    with open(SERVER_LOG.parent / "served-app.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        state: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
+        yield state
+        if state:
+            path.write_text(json.dumps(state))
+        else:
+            path.unlink(missing_ok=True)
+
+
+@pytest.fixture(scope="session")
+def app_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    """app.py served for the whole run: one server for the browser tests of every test process of this run
+    (pytest-xdist's workers share it, as analysts share a deployment; each test opens its own Streamlit session).
+    The first process to need it starts it; the last one done with it stops it."""
+    if not CHROMIUM.exists():
+        pytest.skip(f"Chromium not found at {CHROMIUM}")
+    workerinput = getattr(request.config, "workerinput", {})
+    run = str(workerinput.get("testrunuid") or f"solo-{os.getpid()}")
+    me = str(workerinput.get("workerid") or os.getpid())
+    with _shared_app(run) as state:
+        if not state or not _alive(state["pid"]):
+            url, pid, state_dir = _start_server()
+            state.update(url=url, pid=pid, state_dir=state_dir)
+        state.setdefault("users", []).append(me)
+        url = state["url"]
+        _SERVED["state_dir"] = state["state_dir"]
+    try:
+        yield url
+    finally:
+        with _shared_app(run) as state:
+            if me in state.get("users", []):
+                state["users"].remove(me)
+                if not state["users"]:
+                    _stop_server(state["pid"])
+                    shutil.rmtree(state["state_dir"], ignore_errors=True)
+                    state.clear()
+
+
+@pytest.fixture()
+def app_record(app_url: str) -> Callable[[], list[dict[str, Any]]]:
+    """The served app's record (who ran what), read as it is now: one dict per line."""
+    path = Path(_SERVED["state_dir"]) / "record" / "record.jsonl"
+
+    def read() -> list[dict[str, Any]]:
+        try:
+            return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        except FileNotFoundError:
+            return []
+
+    return read
 
 
 @pytest.fixture(scope="session")

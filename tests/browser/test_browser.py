@@ -10,6 +10,7 @@ benchmarks/results/browser_timings.md; screenshots of every page go to docs/scre
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import html
 import os
 import re
@@ -184,9 +185,21 @@ def test_a_retraining_goes_on_while_the_analyst_opens_another_page(ui: Any) -> N
     assert not ui.page.get_by_role("button", name="Retrain", exact=True).count()
 
 
+# Counts the page's script runs from now on (the app's script state turning to "running").
+RUNS_WATCHED = """() => {
+  window.__luskinRuns = 0;
+  const app = document.querySelector('[data-testid="stApp"]');
+  new MutationObserver(() => {
+    if (app.getAttribute("data-test-script-state") === "running") window.__luskinRuns += 1;
+  }).observe(app, {attributes: true, attributeFilter: ["data-test-script-state"]});
+}"""
+
+
 def test_retrain_then_download_the_report(ui: Any, adult_sentences: list[str], tmp_path: Path,
-                                          record_timing: Callable[..., None]) -> None:
-    """Retrain (LR/LR) with progress shown, then download the report and read it offline."""
+                                          record_timing: Callable[..., None],
+                                          app_record: Callable[[], list[dict[str, Any]]]) -> None:
+    """Retrain (LR/LR) with progress shown, then download the report and read it offline; the record names the
+    file that was taken (its size and hash), as it is made on the click."""
     first, second = RETRAIN_PAIR.split("/")
     shown = _retrain_page_with_pair(ui, RETRAIN_PAIR)
     run = ui.page.get_by_role("button", name="Retrain", exact=True)
@@ -230,16 +243,24 @@ def test_retrain_then_download_the_report(ui: Any, adult_sentences: list[str], t
     ui.idle()
     assert "the retraining results" in ui.page.get_by_test_id("stMain").inner_text()
     ui.screenshot("report")
+    # The report is made on the click, and the click does not rerun the page: a rerun lets go of the page's
+    # files, and another analyst's run ending on the same server before the file was asked for would drop it.
+    ui.page.evaluate(RUNS_WATCHED)
     start = time.perf_counter()
     with ui.page.expect_download(timeout=60_000) as info:
         ui.page.get_by_role("button", name=re.compile("Download the HTML report")).click()
     download = info.value
+    assert ui.page.evaluate("() => window.__luskinRuns") == 0, "the click on the report's download reran the page"
     target = tmp_path / download.suggested_filename
     download.save_as(str(target))
     record_timing("report: click -> HTML file downloaded", time.perf_counter() - start,
                   note=f"{target.stat().st_size / 1e6:.1f} MB")
     assert re.fullmatch(r"luskin-report-adult-\d{4}-\d{2}-\d{2}\.html", download.suggested_filename)
     report = target.read_text(encoding="utf-8")
+    taken = [e for e in app_record()
+             if e["action"] == "download" and e["produced"].get("file") == download.suggested_filename]
+    assert [(e["produced"]["bytes"], e["produced"]["hash"], e["page"]) for e in taken] == [
+        (len(report.encode("utf-8")), hashlib.sha256(target.read_bytes()).hexdigest()[:16], "Report")], taken
     for sentence in adult_sentences:
         assert html.escape(sentence) in report
     assert "Correction 1: relabel and retrain (controlled fairness)" in report
