@@ -33,8 +33,9 @@ export LUSKIN_TIMINGS_FILE="${LUSKIN_TIMINGS_FILE:-test-results/browser_timings.
 # The 30 slowest tests and the time of each file (tests/conftest.py); the committed copy is in benchmarks/results.
 export LUSKIN_DURATIONS_FILE="${LUSKIN_DURATIONS_FILE:-test-results/test_durations.md}"
 # Independent files run in parallel (pytest-xdist): each file is one unit of work, handed out longest first
-# (tests/conftest.py); each worker starts its own servers. LUSKIN_TEST_WORKERS=0 runs in one process, and so do
-# -s (a worker's prints are not shown), --pdb and an explicit -n.
+# (tests/conftest.py); a worker starts PostgreSQL or Spark when its tests need them, and the browser tests of all
+# workers share one served app (tests/browser/conftest.py), as analysts share a deployment. LUSKIN_TEST_WORKERS=0
+# runs in one process, and so do -s (a worker's prints are not shown), --pdb and an explicit -n.
 # One worker more than the machine has cores (at most 4): a browser test spends much of its time waiting for a page
 # to lay itself out, and the third worker uses that time (2 cores, benchmarks/results/test_speed_issue26.md).
 cores="$(nproc 2>/dev/null || echo 2)"

@@ -97,8 +97,18 @@ def read_file_seconds(path: Path = DURATIONS) -> dict[str, float]:
 # each test goes out on its own, so the longest files no longer make the run's longest chain.
 SPLIT_BY_TEST = frozenset({
     "tests/browser/test_layout.py", "tests/browser/test_present_fit.py", "tests/browser/test_newer_pages_walk.py",
-    "tests/browser/test_browser.py", "tests/test_app.py",
+    "tests/browser/test_browser.py",
 })
+# Files that run the dashboard's pages in Streamlit's AppTest or draw PDFs go out together, as one unit: each test
+# process pays once for what they all warm up (the pages compiled, the samples' audits and trained models in the
+# app's caches, the PDFs' Chromium). Spread over three processes, three of these files took 148 CPU-s against
+# 103 in one (benchmarks/results/test_speed_issue26.md).
+APP_FILES = frozenset(f"tests/{name}.py" for name in (
+    "test_app", "test_app_adjusted", "test_app_audit", "test_app_cache", "test_app_hardening", "test_app_pages_table",
+    "test_app_proxy", "test_app_regulator", "test_app_series", "test_app_sources", "test_app_value_names",
+    "test_app_words", "test_admin_sources", "test_record_pages", "test_scan_page", "test_committee_pages",
+    "test_report", "test_report_parts", "test_handout",
+))
 # Tests named for a server engine go out together, whatever their file: one worker starts Spark's JVM (20-30 s of
 # CPU) or fills the PostgreSQL cluster's tables, not both workers.
 SERVER_ENGINES = ("spark", "postgres")
@@ -114,6 +124,8 @@ def work_unit(nodeid: str) -> str:
         return f"engine: {engine}"
     if file in SPLIT_BY_TEST:
         return nodeid
+    if file in APP_FILES:
+        return "app pages and PDFs"
     return file
 
 
