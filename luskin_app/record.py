@@ -11,7 +11,8 @@ rotated to ``record.jsonl.1`` … and at most ``LUSKIN_RECORD_FILES`` (default 1
 Administrators read it on the Administration page and download it there. A line is appended under a
 lock with one ``write`` of the whole line (``O_APPEND``), so two sessions never interleave.
 
-A session writes the same action on the same data and settings once (a rerun is not a new action).
+A session writes the same action on the same data and settings once (a rerun is not a new action); a file made
+on the click (the HTML report) is written each time it is made, with its size and hash.
 """
 
 from __future__ import annotations
