@@ -69,6 +69,17 @@ def test_the_record_appends_one_json_line_per_entry_and_rotates(tmp_path: Path) 
         record.configure(None)
 
 
+def test_the_record_names_a_file_by_its_bytes_as_saved_and_their_hash() -> None:
+    """A downloaded text file is its UTF-8 bytes: the size is theirs (not the count of characters), and the hash is
+    what ``sha256sum`` of the saved file begins with."""
+    import hashlib
+
+    text = "Région,Zoë\n"
+    measured = record.measure(text)
+    assert measured == {"bytes": 13, "hash": hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]}
+    assert record.measure(text.encode("utf-8")) == measured
+
+
 def test_the_record_settings_come_from_the_environment(tmp_path: Path) -> None:
     where = record.where_from({"LUSKIN_STATE_DIR": str(tmp_path), "LUSKIN_RECORD_MAX_MB": "2",
                                "LUSKIN_RECORD_FILES": "3"})
