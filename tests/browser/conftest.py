@@ -265,18 +265,23 @@ def app_url(request: pytest.FixtureRequest) -> Iterator[str]:
                     state.clear()
 
 
+def read_record(state_dir: Path) -> list[dict[str, Any]]:
+    """The record (who ran what) of a served app whose state folder is ``state_dir``: one dict per line, none
+    before its first line. The file is where the app puts it (``luskin_app.record.where_from``)."""
+    from luskin_app import record
+
+    path = record.where_from({"LUSKIN_STATE_DIR": str(state_dir)}).path
+    try:
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    except FileNotFoundError:
+        return []
+
+
 @pytest.fixture()
 def app_record(app_url: str) -> Callable[[], list[dict[str, Any]]]:
-    """The served app's record (who ran what), read as it is now: one dict per line."""
-    path = Path(_SERVED["state_dir"]) / "record" / "record.jsonl"
-
-    def read() -> list[dict[str, Any]]:
-        try:
-            return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-        except FileNotFoundError:
-            return []
-
-    return read
+    """The served app's record, read as it is now (:func:`read_record`)."""
+    state_dir = Path(_SERVED["state_dir"])
+    return lambda: read_record(state_dir)
 
 
 @pytest.fixture(scope="session")

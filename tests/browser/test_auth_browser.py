@@ -23,7 +23,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from conftest import CHROMIUM, ROOT, UI, _healthy
+from conftest import CHROMIUM, ROOT, UI, _healthy, read_record
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 sys.path.insert(0, str(ROOT / "tests"))
@@ -93,8 +93,7 @@ class Served:
         self.issuer, self.spare_port = issuer, spare_port
 
     def record(self) -> list[dict[str, Any]]:
-        path = self.state / "record" / "record.jsonl"
-        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+        return read_record(self.state)
 
     def kept(self) -> set[str]:
         """The kept uploads on disk (their encrypted files' names)."""
