@@ -91,15 +91,28 @@ def test_csv_exports_neutralise_formula_cells_and_keep_negative_numbers() -> Non
 
 
 def _gzip_bomb(path, inflated: int) -> None:
-    """A gzip CSV of one column whose rows are all "0": about 1,000 times smaller than what it inflates to."""
+    """A gzip CSV of one column whose rows are all "0": about 1,000 times smaller than what it inflates to.
+
+    One gzip stream, as a bomb's maker would write it, built without compressing 2 GB: after a full flush the
+    compressor starts afresh, so every 8 MB block of rows compresses to the same bytes, written as often as needed;
+    the trailer carries the whole content's CRC-32 and size."""
+    import struct
     import zlib
 
     block = b"0\n" * (8 << 20)
     squeeze = zlib.compressobj(9, zlib.DEFLATED, 31)
+    head = squeeze.compress(b"a\n") + squeeze.flush(zlib.Z_FULL_FLUSH)
+    body = squeeze.compress(block) + squeeze.flush(zlib.Z_FULL_FLUSH)
+    assert squeeze.compress(block) + squeeze.flush(zlib.Z_FULL_FLUSH) == body
+    copies = inflated // len(block)
+    crc = zlib.crc32(b"a\n")
+    for _ in range(copies):
+        crc = zlib.crc32(block, crc)
     with open(path, "wb") as out:
-        out.write(squeeze.compress(b"a\n"))
-        out.writelines(squeeze.compress(block) for _ in range(inflated // len(block)))
-        out.write(squeeze.flush())
+        out.write(head)
+        out.writelines(body for _ in range(copies))
+        out.write(b"\x03\x00")   # an empty last block: the deflate stream ends
+        out.write(struct.pack("<II", crc, (2 + copies * len(block)) & 0xFFFFFFFF))
 
 
 def test_a_gzip_bomb_is_refused_without_inflating_it_in_memory(tmp_path) -> None:
@@ -131,6 +144,7 @@ def test_a_gzip_bomb_is_refused_without_inflating_it_in_memory(tmp_path) -> None
     print(f"gzip bomb {bomb.stat().st_size / 2**20:.1f} MB -> 2 GB: refused with {message!r}; "
           f"peak RSS {peak_kib / 1024:.0f} MB (after imports {base_kib / 1024:.0f} MB)")
     assert "loaded" not in message and "Traceback" not in done.stderr
+    assert "Once decompressed, the file is more than" in message   # refused for its size, not as damaged
     assert peak_kib - base_kib < 300 * 1024 and peak_kib < 600 * 1024  # far below the 2 GB it would inflate to
 
 

@@ -143,6 +143,14 @@ def misconfigured(served: Served, tmp_path_factory: pytest.TempPathFactory) -> I
         away.stop()
 
 
+def _visitor(tab: Any) -> Any:
+    """The test process's tab (``tab``: no cookie, nothing stored) at the window size of the other visitors here. A
+    second visitor at the same time needs a browser context of their own (``browser.new_page``): a context is one
+    browser, with one sign-in."""
+    tab.set_viewport_size({"width": 1280, "height": 1000})
+    return tab
+
+
 def _main(ui: UI) -> str:
     return str(ui.page.get_by_test_id("stApp").inner_text())
 
@@ -184,8 +192,8 @@ def applicants(berkeley_csv: Path, tmp_path: Path) -> Path:
     return path
 
 
-def test_a_signed_out_visitor_sees_only_the_sign_in_page(served: Served, page: Any) -> None:
-    ui = UI(page, served.url)
+def test_a_signed_out_visitor_sees_only_the_sign_in_page(served: Served, tab: Any) -> None:
+    ui = UI(tab, served.url)
     for path in ("", "audit", "?data=" + "k" * 43, "present?slide=2&data=" + "k" * 43):
         ui.open(path)
         ui.page.get_by_role("button", name="Sign in").wait_for(timeout=60_000)
@@ -198,8 +206,8 @@ def test_a_signed_out_visitor_sees_only_the_sign_in_page(served: Served, page: A
 
 
 def test_uploads_open_for_their_owner_only_and_roles_decide_what_is_shown(
-        served: Served, browser: Any, applicants: Path) -> None:
-    alice = UI(browser.new_page(viewport={"width": 1280, "height": 1000}), served.url)
+        served: Served, tab: Any, browser: Any, applicants: Path) -> None:
+    alice = UI(_visitor(tab), served.url)
     sign_in(alice, "alice")
     assert "Alice Admin" in alice.page.locator('section[data-testid="stSidebar"]').first.inner_text()
     key = upload(alice, applicants)
@@ -292,12 +300,11 @@ def test_uploads_open_for_their_owner_only_and_roles_decide_what_is_shown(
     alice.idle()
     assert "4,526" in alice.page.locator('section[data-testid="stSidebar"]').first.inner_text()
 
-    alice.page.close()
     bob.page.close()
 
 
-def test_a_sign_in_without_the_groups_claim_is_told_plainly(served: Served, page: Any) -> None:
-    ui = UI(page, served.url)
+def test_a_sign_in_without_the_groups_claim_is_told_plainly(served: Served, tab: Any) -> None:
+    ui = UI(tab, served.url)
     submit_sign_in(ui, "carol")
     ui.wait_text(re.compile("did not say which groups you belong to"), timeout=120_000)
     ui.idle()
@@ -329,8 +336,8 @@ def _finish_sign_out(ui: UI) -> None:
     ui.idle()
 
 
-def test_signing_out_with_delete_my_uploads_deletes_them(served: Served, browser: Any, applicants: Path) -> None:
-    ui = UI(browser.new_page(viewport={"width": 1280, "height": 1000}), served.url)
+def test_signing_out_with_delete_my_uploads_deletes_them(served: Served, tab: Any, applicants: Path) -> None:
+    ui = UI(_visitor(tab), served.url)
     sign_in(ui, "dave")
     before = served.kept()
     key = upload(ui, applicants)
@@ -348,12 +355,11 @@ def test_signing_out_with_delete_my_uploads_deletes_them(served: Served, browser
     ui.wait_text(re.compile("was not found on the server"), timeout=60_000)
     ui.idle()
     assert "applicants_1973" not in _main(ui) and "4,526" not in _sidebar(ui).inner_text()
-    ui.page.close()
 
 
 def test_forget_everything_of_mine_deletes_every_upload_of_that_user_only(
-        served: Served, browser: Any, applicants: Path) -> None:
-    erin = UI(browser.new_page(viewport={"width": 1280, "height": 1000}), served.url)
+        served: Served, tab: Any, browser: Any, applicants: Path) -> None:
+    erin = UI(_visitor(tab), served.url)
     sign_in(erin, "erin")
     before = served.kept()
     erin_key = upload(erin, applicants)
@@ -385,14 +391,13 @@ def test_forget_everything_of_mine_deletes_every_upload_of_that_user_only(
     erin.wait_text("Ready: comparing", timeout=60_000)
     erin.idle()
     assert "4,526" in _sidebar(erin).inner_text()
-    erin.page.close()
     context.close()
 
 
 def test_a_wrong_client_secret_is_told_to_the_operator_and_to_that_browser_only(
-        misconfigured: tuple[App, App], browser: Any) -> None:
+        misconfigured: tuple[App, App], tab: Any, browser: Any) -> None:
     wrong, _ = misconfigured
-    ui = UI(browser.new_page(viewport={"width": 1280, "height": 1000}), wrong.url)
+    ui = UI(_visitor(tab), wrong.url)
     submit_sign_in(ui, "bob")
     ui.wait_text(re.compile("A sign-in did not complete a moment ago"), timeout=120_000)
     ui.idle()
@@ -406,13 +411,12 @@ def test_a_wrong_client_secret_is_told_to_the_operator_and_to_that_browser_only(
     other.page.get_by_role("button", name="Sign in").wait_for(timeout=60_000)
     other.idle()
     assert "did not complete" not in _main(other)
-    ui.page.close()
     other.page.close()
 
 
-def test_an_unreachable_provider_is_told_plainly(misconfigured: tuple[App, App], page: Any) -> None:
+def test_an_unreachable_provider_is_told_plainly(misconfigured: tuple[App, App], tab: Any) -> None:
     _, away = misconfigured
-    ui = UI(page, away.url)
+    ui = UI(tab, away.url)
     ui.open("?data=" + "k" * 43)
     ui.wait_text(re.compile("Sign-in is not available right now"), timeout=60_000)
     ui.idle()
