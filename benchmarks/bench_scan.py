@@ -22,10 +22,16 @@ union bound over each group's permutation law), on the same tables.
 outcome, scanned at depth 3 with 999 replicates by ``luskin scan --json`` in a fresh process (wall time
 and peak memory, VmHWM), beside DuckDB's single GROUP BY over the same 8 columns in a fresh process.
 
+``calibration``: the Scan page's default scan of the Adult sample (its default columns, depth 3, 999 replicates),
+its replicates summed into the scanned groups by one sparse product (the default where it fits) and into every
+group of the full cross (``SPARSE_ENTRIES = 0``), in alternating rounds in one process: CPU seconds of the scan,
+and whether both give the same findings and critical value.
+
 Run: .venv/bin/python benchmarks/bench_scan.py sim [--runs 1000] [--scenario null|planted|both] [--seed S] [--out F]
                                                    [--calibration replicates|union]
      .venv/bin/python benchmarks/bench_scan.py combine F1 F2 ...   (pool shards run in parallel)
      .venv/bin/python benchmarks/bench_scan.py speed [--rows 10000000] [--data FOLDER]
+     .venv/bin/python benchmarks/bench_scan.py calibration [--rounds 3]
 """
 
 from __future__ import annotations
@@ -269,6 +275,32 @@ def run_speed(args: argparse.Namespace) -> None:
         print(f"{name:42s} {wall:6.1f} s {peak:7.0f} MB  load {before}  {note}")
 
 
+def run_calibration(args: argparse.Namespace) -> None:
+    from luskin_core.analyses.scan import ScanSpec, default_columns, scan
+    from luskin_core.counting.data import load_sample
+
+    adult = load_sample("adult")
+    columns = default_columns(adult, [c for c in adult.columns if c != "income"])
+    spec = ScanSpec("income", ">50K", tuple(columns), depth=3)
+    entries = sg.SPARSE_ENTRIES
+    seconds: dict[str, list[float]] = {"scanned groups (sparse product)": [], "full cross (every group)": []}
+    answers = {}
+    for _ in range(args.rounds):
+        for name, limit in (("scanned groups (sparse product)", entries), ("full cross (every group)", 0)):
+            sg.SPARSE_ENTRIES = limit
+            start = time.process_time()
+            result = scan(adult, spec)
+            seconds[name].append(time.process_time() - start)
+            answers[name] = (result.critical_value, [f.sentence for f in result.findings])
+    sg.SPARSE_ENTRIES = entries
+    print(f"Adult, the Scan page's default: {len(columns)} columns {columns}, depth 3, {spec.replicates} replicates, "
+          f"{result.groups_scanned:,} groups scanned; CPU seconds of scan(), {args.rounds} alternating rounds")
+    for name, values in seconds.items():
+        print(f"{name:34s} " + "  ".join(f"{v:5.2f}" for v in values) + f"   median {sorted(values)[len(values) // 2]:.2f} s")
+    same = len({json.dumps(a) for a in answers.values()}) == 1
+    print(f"same critical value ({result.critical_value:.4f}) and {len(result.findings)} findings: {same}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="part", required=True)
@@ -289,8 +321,10 @@ def main() -> None:
     speed.add_argument("--rows", type=int, default=10_000_000)
     speed.add_argument("--repeat", type=int, default=1)
     speed.add_argument("--data", default=None)
+    calibration = sub.add_parser("calibration")
+    calibration.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    {"sim": run_sim, "combine": run_combine, "speed": run_speed}[args.part](args)
+    {"sim": run_sim, "combine": run_combine, "speed": run_speed, "calibration": run_calibration}[args.part](args)
 
 
 if __name__ == "__main__":
