@@ -153,12 +153,13 @@ def _forced(cells: sg.Cells, groups: sg.Groups, method: str) -> sg.Calibration:
 
 
 @pytest.mark.parametrize("method", [sg.EXACT, sg.NORMAL, sg.CALIBRATED])
-@pytest.mark.parametrize(("cards", "rows"), [((4, 3, 5, 6), 3_000), ((60, 50, 40, 35), 20_000)],
-                         ids=["dense", "sparse cross"])
+@pytest.mark.parametrize(("cards", "rows"), [((4, 3, 5, 6), 3_000), ((60, 50, 40, 35), 20_000), ((2, 2, 3, 2), 400)],
+                         ids=["dense", "sparse cross", "more groups than cells"])
 def test_replicates_summed_over_scanned_groups_only_give_the_full_cross_maxima(monkeypatch, method, cards, rows):
     """The sparse product over the scanned groups (the fast path) against the marginals of the whole cross: the
     same largest |z| in every replicate (exact draws are whole numbers: equal to the bit), and so the same
-    critical value and adjusted p-values, on a full cross held dense and on one past DENSE_CELLS."""
+    critical value and adjusted p-values, on a full cross held dense, on one past DENSE_CELLS, and on one with more
+    scanned groups than cells (summed in blocks)."""
     rng = np.random.default_rng(5)
     cells = _simulated_cells(rng, rows, cards, 0.3)
     if method == sg.CALIBRATED:
@@ -166,6 +167,9 @@ def test_replicates_summed_over_scanned_groups_only_give_the_full_cross_maxima(m
         cells = sg.Cells(cells.codes, cells.cards, cells.n, cells.k, expected, expected * 0.7)
     groups = sg.groups_of(cells, 3, 30)
     assert 0 < groups.valid.sum() < len(groups.valid)   # some groups are too small: the fast path leaves them out
+    # Small batches (about 20 replicates, and the scanned groups in blocks): the draws must not depend on the path.
+    full = math.prod(cards)
+    monkeypatch.setattr(sg, "BATCH_BYTES", 8 * 20 * (full if full <= sg.DENSE_CELLS else len(cells.n)))
     runs = {}
     for path, entries, work in (("cross", 0, sg.SPARSE_WORK), ("scanned", sg.SPARSE_ENTRIES, 0)):
         monkeypatch.setattr(sg, "SPARSE_ENTRIES", entries)

@@ -401,21 +401,25 @@ def _calibrate_scanned(cells: Cells, groups: Groups, indicator: tuple[Any, np.nd
     matrix, kept = indicator
     scale_all, centre_all = _null_linear(cells, groups, method)
     scale, centre = scale_all[kept][:, None], centre_all[kept][:, None]
-    batch = int(max(1, min(replicates, BATCH_BYTES // max(1, 4 * max(len(cells.n), len(kept)) * 2))))
+    # Batches as calibrate's: the normal limit's draws depend on how many replicates are drawn at once.
+    full = math.prod(cells.cards)
+    batch = int(max(1, min(replicates, BATCH_BYTES // max(1, 4 * (full if full <= DENSE_CELLS else len(cells.n)) * 2))))
     maxima = np.empty(replicates, dtype=np.float64)
     done = 0
     n_cells = cells.n.astype(np.int64)
     while done < replicates:
         size = min(batch, replicates - done)
         draws = _draw(cells, n_cells, cells.positives, size, method, rng)   # (C, size) float32
-        z = np.asarray(matrix @ draws)   # (scanned groups, size): each group's marginal
-        if method != EXACT and not cells.calibration:
-            z -= centre * draws.sum(axis=0)
-        else:
-            z -= centre
-        z *= scale
-        np.abs(z, out=z)
-        maxima[done:done + size] = z.max(axis=0) if len(kept) else 0.0
+        total = draws.sum(axis=0) if method != EXACT and not cells.calibration else None
+        best = np.zeros(size, dtype=np.float32)
+        step = max(1, BATCH_BYTES // (8 * size))   # scanned groups summed at once (working memory as the draws')
+        for start in range(0, len(kept), step):
+            z = np.asarray(matrix[start:start + step] @ draws)   # (groups, size): each group's marginal
+            z -= centre[start:start + step] if total is None else centre[start:start + step] * total
+            z *= scale[start:start + step]
+            np.abs(z, out=z)
+            best = np.maximum(best, z.max(axis=0))
+        maxima[done:done + size] = best
         done += size
         if progress is not None:
             progress(done / replicates)
