@@ -284,53 +284,20 @@ def calibrate(cells: Cells, groups: Groups, replicates: int, level: float, seed:
                           f"{math.ceil(1 / level) - 1:,} replicates.")
     method = replicate_method(cells, groups, replicates)
     rng = np.random.default_rng(seed)
-    big, positives = cells.total, cells.positives
-    subsets = groups.subsets
     indicator = _scanned_indicator(cells, groups, replicates)
-    if indicator is not None:
-        return _calibrate_scanned(cells, groups, indicator, replicates, rank, method, rng, progress, stop_above)
-    # Per subset, shaped like its marginal (scale 0: not scanned): how a replicate's marginal becomes z.
-    # Exact draws are counts: z = (M - centre) * scale. The normal limit draws each cell's deviation with
-    # variance n_c and the binomial's skewness (see _draw); a group's deviation under the fixed total is
-    # M - share * (sum over all cells), whose variance N_g (N - N_g) / N times p (1 - p) N / (N - 1) is
-    # the permutation's.
-    linear = []
-    for si, s in enumerate(subsets):
-        mask = groups.subset == si
-        shape = (*tuple(cells.cards[j] for j in s), 1)
-        n = groups.n[mask]
-        expected = groups.expected[mask] if groups.expected is not None else None
-        variance = groups.variance[mask] if groups.variance is not None else None
-        scale, centre = _linear(n, expected, variance, big, positives, groups.valid[mask])
-        if method == EXACT:
-            linear.append((scale, centre))
-        elif cells.calibration:
-            linear.append((scale, np.zeros_like(n)))
-        else:
-            sd = math.sqrt(positives / big * (1 - positives / big) * big / max(big - 1, 1))
-            linear.append((scale * sd, n / big))
-        linear[-1] = tuple(a.reshape(shape).astype(np.float32) for a in linear[-1])  # type: ignore[assignment]
-    cells_count = math.prod(cells.cards) if math.prod(cells.cards) <= DENSE_CELLS else len(cells.n)
+    largest = (_largest_over_cross(cells, groups, method) if indicator is None
+               else _largest_over_scanned(cells, groups, method, *indicator))
+    full = math.prod(cells.cards)
+    cells_count = full if full <= DENSE_CELLS else len(cells.n)
     batch = int(max(1, min(replicates, BATCH_BYTES // max(1, 4 * cells_count * 2))))
     maxima = np.empty(replicates, dtype=np.float64)
     done = 0
     n_cells = cells.n.astype(np.int64)
     while done < replicates:
         size = min(batch, replicates - done)
-        draws = _draw(cells, n_cells, positives, size, method, rng)   # (C, size) float32
+        draws = _draw(cells, n_cells, cells.positives, size, method, rng)   # (C, size) float32
         total = draws.sum(axis=0) if method != EXACT and not cells.calibration else None
-        marginals = _Marginals(cells, draws)
-        best = np.zeros(size, dtype=np.float32)
-        for s, (scale, centre) in zip(subsets, linear):
-            if total is None:
-                z = marginals.get(s) - centre
-                z *= scale
-            else:
-                z = marginals.get(s) - centre * total
-                z *= scale
-            np.abs(z, out=z)
-            best = np.maximum(best, z.reshape(-1, size).max(axis=0))
-        maxima[done:done + size] = best
+        maxima[done:done + size] = largest(draws, total)
         done += size
         if progress is not None:
             progress(done / replicates)
@@ -343,19 +310,49 @@ def calibrate(cells: Cells, groups: Groups, replicates: int, level: float, seed:
     return Calibration(maxima, critical, method)
 
 
+# A batch of replicates (C, size) and, for the normal limit, each replicate's total -> each replicate's largest |z|.
+Largest = Callable[[np.ndarray, "np.ndarray | None"], np.ndarray]
+
+
 def _null_linear(cells: Cells, groups: Groups, method: str) -> tuple[np.ndarray, np.ndarray]:
     """Per group, float32 (scale, centre) turning a replicate's marginal M into z: (M - centre) * scale for exact
-    draws and calibration, (M - centre * the replicate's total) * scale for the normal limit (see calibrate)."""
+    draws and calibration, (M - centre * the replicate's total) * scale for the normal limit (scale 0: not scanned).
+
+    Exact draws are counts: z = (M - centre) * scale. The normal limit draws each cell's deviation with variance
+    n_c and the binomial's skewness (see _draw); a group's deviation under the fixed total is M - share * (sum over
+    all cells), whose variance N_g (N - N_g) / N times p (1 - p) N / (N - 1) is the permutation's."""
     big, positives = cells.total, cells.positives
     scale, centre = _linear(groups.n, groups.expected, groups.variance, big, positives, groups.valid)
-    if method == EXACT:
-        pass
-    elif cells.calibration:
+    if method != EXACT and cells.calibration:
         centre = np.zeros_like(groups.n, dtype=np.float64)
-    else:
+    elif method != EXACT:
         sd = math.sqrt(positives / big * (1 - positives / big) * big / max(big - 1, 1))
         scale, centre = scale * sd, groups.n / big
     return scale.astype(np.float32), centre.astype(np.float32)
+
+
+def _largest_over_cross(cells: Cells, groups: Groups, method: str) -> Largest:
+    """Each replicate's largest |z| from every group's marginal of the full cross, subset by subset."""
+    scale_all, centre_all = _null_linear(cells, groups, method)
+    linear, start = [], 0
+    for subset in groups.subsets:   # groups_of lists each subset's groups together, in its marginal's order
+        shape = tuple(cells.cards[j] for j in subset)
+        stop = start + math.prod(shape)
+        linear.append((subset, scale_all[start:stop].reshape(*shape, 1), centre_all[start:stop].reshape(*shape, 1)))
+        start = stop
+
+    def largest(draws: np.ndarray, total: np.ndarray | None) -> np.ndarray:
+        size = draws.shape[1]
+        marginals = _Marginals(cells, draws)
+        best = np.zeros(size, dtype=np.float32)
+        for subset, scale, centre in linear:
+            z = marginals.get(subset) - (centre if total is None else centre * total)
+            z *= scale
+            np.abs(z, out=z)
+            best = np.maximum(best, z.reshape(-1, size).max(axis=0))
+        return best
+
+    return largest
 
 
 def _scanned_indicator(cells: Cells, groups: Groups, replicates: int) -> tuple[Any, np.ndarray] | None:
@@ -392,43 +389,27 @@ def _scanned_indicator(cells: Cells, groups: Groups, replicates: int) -> tuple[A
     return matrix, kept
 
 
-def _calibrate_scanned(cells: Cells, groups: Groups, indicator: tuple[Any, np.ndarray], replicates: int, rank: int,
-                       method: str,
-                       rng: np.random.Generator, progress: Callable[[float], None] | None,
-                       stop_above: float | None) -> Calibration:
-    """calibrate's replicates summed into the scanned groups only, by one sparse product per batch: the same
-    draws, in the same order, and the same largest |z| (exact draws are whole numbers, summed exactly)."""
-    matrix, kept = indicator
+def _largest_over_scanned(cells: Cells, groups: Groups, method: str, matrix: Any, kept: np.ndarray) -> Largest:
+    """Each replicate's largest |z| from the scanned groups only, summed by one sparse product (``matrix``,
+    :func:`_scanned_indicator`) in blocks of groups: the same as over the cross (exact draws are whole numbers,
+    summed exactly)."""
     scale_all, centre_all = _null_linear(cells, groups, method)
     scale, centre = scale_all[kept][:, None], centre_all[kept][:, None]
-    # Batches as calibrate's: the normal limit's draws depend on how many replicates are drawn at once.
-    full = math.prod(cells.cards)
-    batch = int(max(1, min(replicates, BATCH_BYTES // max(1, 4 * (full if full <= DENSE_CELLS else len(cells.n)) * 2))))
-    maxima = np.empty(replicates, dtype=np.float64)
-    done = 0
-    n_cells = cells.n.astype(np.int64)
-    while done < replicates:
-        size = min(batch, replicates - done)
-        draws = _draw(cells, n_cells, cells.positives, size, method, rng)   # (C, size) float32
-        total = draws.sum(axis=0) if method != EXACT and not cells.calibration else None
+
+    def largest(draws: np.ndarray, total: np.ndarray | None) -> np.ndarray:
+        size = draws.shape[1]
         best = np.zeros(size, dtype=np.float32)
-        step = max(1, BATCH_BYTES // (8 * size))   # scanned groups summed at once (working memory as the draws')
+        step = max(1, BATCH_BYTES // (8 * size))   # groups summed at once (working memory as the draws')
         for start in range(0, len(kept), step):
-            z = np.asarray(matrix[start:start + step] @ draws)   # (groups, size): each group's marginal
-            z -= centre[start:start + step] if total is None else centre[start:start + step] * total
-            z *= scale[start:start + step]
+            block = slice(start, start + step)
+            z = np.asarray(matrix[block] @ draws)   # (groups, size): each group's marginal
+            z -= centre[block] if total is None else centre[block] * total
+            z *= scale[block]
             np.abs(z, out=z)
             best = np.maximum(best, z.max(axis=0))
-        maxima[done:done + size] = best
-        done += size
-        if progress is not None:
-            progress(done / replicates)
-        if stop_above is not None and done < replicates and \
-                int(np.count_nonzero(maxima[:done] >= stop_above * (1 - TIE))) >= rank:
-            maxima = np.sort(maxima[:done])
-            return Calibration(maxima, float(maxima[-1]), method)
-    maxima.sort()
-    return Calibration(maxima, float(maxima[replicates - rank]), method)
+        return best
+
+    return largest
 
 
 def _draw(cells: Cells, n_cells: np.ndarray, positives: int, size: int, method: str,
