@@ -360,7 +360,8 @@ def _scanned_indicator(cells: Cells, groups: Groups, replicates: int) -> tuple[A
     marginals is as cheap or the matrix too large (SPARSE_ENTRIES, SPARSE_WORK).
 
     Only scanned groups (scale > 0) can raise a replicate's largest |z|: the others have z = 0. Each row lists its
-    cells in their order, so a float group sum adds its cells in the order the full cross's sums did."""
+    cells in their order, so a float group sum adds its cells in the order the sums over a sparse cross did (a
+    dense cross sums along its axes, in another order: float sums then differ in their last digits)."""
     bound = len(groups.subsets) * len(cells.n)
     if bound > SPARSE_ENTRIES or bound * replicates < SPARSE_WORK:
         return None
