@@ -175,7 +175,8 @@ def test_replicates_summed_over_scanned_groups_only_give_the_full_cross_maxima(m
         monkeypatch.setattr(sg, "SPARSE_ENTRIES", entries)
         monkeypatch.setattr(sg, "SPARSE_WORK", work)
         monkeypatch.setattr(sg, "replicate_method", lambda *args: method)
-        assert (sg._scanned_indicator(cells, groups, 99) is None) == (path == "cross")
+        scale, _ = sg._null_linear(cells, groups, method)
+        assert (sg._scanned_indicator(cells, groups, scale, 99) is None) == (path == "cross")
         runs[path] = sg.calibrate(cells, groups, 99, 0.05, 3)
     cross, scanned = runs["cross"], runs["scanned"]
     assert scanned.method == cross.method == method

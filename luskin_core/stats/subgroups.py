@@ -284,9 +284,10 @@ def calibrate(cells: Cells, groups: Groups, replicates: int, level: float, seed:
                           f"{math.ceil(1 / level) - 1:,} replicates.")
     method = replicate_method(cells, groups, replicates)
     rng = np.random.default_rng(seed)
-    indicator = _scanned_indicator(cells, groups, replicates)
-    largest = (_largest_over_cross(cells, groups, method) if indicator is None
-               else _largest_over_scanned(cells, groups, method, *indicator))
+    scale, centre = _null_linear(cells, groups, method)
+    indicator = _scanned_indicator(cells, groups, scale, replicates)
+    largest = (_largest_over_cross(cells, groups, scale, centre) if indicator is None
+               else _largest_over_scanned(scale, centre, *indicator))
     full = math.prod(cells.cards)
     cells_count = full if full <= DENSE_CELLS else len(cells.n)
     batch = int(max(1, min(replicates, BATCH_BYTES // max(1, 4 * cells_count * 2))))
@@ -311,7 +312,7 @@ def calibrate(cells: Cells, groups: Groups, replicates: int, level: float, seed:
 
 
 # A batch of replicates (C, size) and, for the normal limit, each replicate's total -> each replicate's largest |z|.
-Largest = Callable[[np.ndarray, "np.ndarray | None"], np.ndarray]
+Largest = Callable[[np.ndarray, np.ndarray | None], np.ndarray]
 
 
 def _null_linear(cells: Cells, groups: Groups, method: str) -> tuple[np.ndarray, np.ndarray]:
@@ -331,9 +332,9 @@ def _null_linear(cells: Cells, groups: Groups, method: str) -> tuple[np.ndarray,
     return scale.astype(np.float32), centre.astype(np.float32)
 
 
-def _largest_over_cross(cells: Cells, groups: Groups, method: str) -> Largest:
-    """Each replicate's largest |z| from every group's marginal of the full cross, subset by subset."""
-    scale_all, centre_all = _null_linear(cells, groups, method)
+def _largest_over_cross(cells: Cells, groups: Groups, scale_all: np.ndarray, centre_all: np.ndarray) -> Largest:
+    """Each replicate's largest |z| from every group's marginal of the full cross, subset by subset (``scale_all``
+    and ``centre_all``: :func:`_null_linear`)."""
     linear, start = [], 0
     for subset in groups.subsets:   # groups_of lists each subset's groups together, in its marginal's order
         shape = tuple(cells.cards[j] for j in subset)
@@ -355,9 +356,10 @@ def _largest_over_cross(cells: Cells, groups: Groups, method: str) -> Largest:
     return largest
 
 
-def _scanned_indicator(cells: Cells, groups: Groups, replicates: int) -> tuple[Any, np.ndarray] | None:
-    """The (scanned groups x cells) 0/1 matrix in scipy's CSR form, or None where summing the full cross's
-    marginals is as cheap or the matrix too large (SPARSE_ENTRIES, SPARSE_WORK).
+def _scanned_indicator(cells: Cells, groups: Groups, scale: np.ndarray, replicates: int) -> tuple[Any, np.ndarray] | None:
+    """The (scanned groups x cells) 0/1 matrix in scipy's CSR form and the scanned groups (``scale``, from
+    :func:`_null_linear`, not 0), or None where summing the full cross's marginals is as cheap or the matrix too
+    large (SPARSE_ENTRIES, SPARSE_WORK).
 
     Only scanned groups (scale > 0) can raise a replicate's largest |z|: the others have z = 0. Each row lists its
     cells in their order, so a float group sum adds its cells in the order the sums over a sparse cross did (a
@@ -367,7 +369,6 @@ def _scanned_indicator(cells: Cells, groups: Groups, replicates: int) -> tuple[A
         return None
     from scipy import sparse
 
-    scale, _ = _linear(groups.n, groups.expected, groups.variance, cells.total, cells.positives, groups.valid)
     kept = np.flatnonzero(scale != 0)
     row_of = np.full(len(groups.n), -1, dtype=np.int64)
     row_of[kept] = np.arange(len(kept))
@@ -390,11 +391,10 @@ def _scanned_indicator(cells: Cells, groups: Groups, replicates: int) -> tuple[A
     return matrix, kept
 
 
-def _largest_over_scanned(cells: Cells, groups: Groups, method: str, matrix: Any, kept: np.ndarray) -> Largest:
-    """Each replicate's largest |z| from the scanned groups only, summed by one sparse product (``matrix``,
-    :func:`_scanned_indicator`) in blocks of groups: the same as over the cross (exact draws are whole numbers,
-    summed exactly)."""
-    scale_all, centre_all = _null_linear(cells, groups, method)
+def _largest_over_scanned(scale_all: np.ndarray, centre_all: np.ndarray, matrix: Any, kept: np.ndarray) -> Largest:
+    """Each replicate's largest |z| from the scanned groups only, summed by one sparse product (``matrix`` and
+    ``kept``: :func:`_scanned_indicator`) in blocks of groups: the same as over the cross (exact draws are whole
+    numbers, summed exactly)."""
     scale, centre = scale_all[kept][:, None], centre_all[kept][:, None]
 
     def largest(draws: np.ndarray, total: np.ndarray | None) -> np.ndarray:
