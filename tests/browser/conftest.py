@@ -356,8 +356,14 @@ class UI:
         self.page.wait_for_selector('[data-testid="stApp"]')
 
     def goto_page(self, title: str) -> None:
-        """Click a page in the sidebar navigation, as a user does (the session is kept)."""
-        self.page.get_by_test_id("stSidebarNav").get_by_role("link", name=title, exact=True).click()
+        """Click a page in the sidebar navigation, as a user does (the session is kept); "View N more" first when the
+        sidebar has folded the page away."""
+        nav = self.page.get_by_test_id("stSidebarNav")
+        link = nav.get_by_role("link", name=title, exact=True)
+        more = nav.get_by_text(re.compile(r"^View \d+ more$"))
+        if not link.is_visible() and more.count() and more.first.is_visible():
+            more.first.click()
+        link.click()
 
     # widgets ------------------------------------------------------------------------------
     def charts(self) -> Any:
