@@ -7,7 +7,7 @@
 * Parallel runs (pytest-xdist; ``scripts/test.sh`` passes ``-n <cores + 1> --dist loadfile``): units of work
   (:func:`work_unit`: a file, so its module fixtures are built once; a test of a few long files; every
   test named for Spark, and every one named for PostgreSQL, whatever its file) go out longest first,
-  as measured in ``benchmarks/results/test_durations.md``. Each worker is a test process: it starts
+  as measured in ``benchmarks/results/test_durations.md``, browser tests to at most two workers at a time. Each worker is a test process: it starts
   its own PostgreSQL cluster (a temp folder and socket of its own) and Spark session the first
   time one of its tests needs them; with the engines' tests together, one worker starts Spark.
   (``--dist loadgroup`` cannot group: pytest-xdist 3.8 renames ``item._nodeid``, which pytest 9 no
@@ -33,6 +33,7 @@ from typing import Any
 
 import pytest
 from engine_servers import postgres_url, spark_session  # noqa: F401 - fixtures, one of each per test process
+from run_schedule import browser_unit, next_unit
 
 from luskin_core.counting.data import load_sample, sqf_shared_path
 
@@ -162,7 +163,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """``--dist loadfile`` hands out :func:`work_unit`\\ s: files, some files in parts, the server engines' tests."""
+    """``--dist loadfile`` hands out :func:`work_unit`\\ s: files, some files in parts, the server engines' tests;
+    browser tests to at most ``MAX_BROWSER_WORKERS`` workers at a time (:func:`next_unit`)."""
     if config.getvalue("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadFileScheduling
@@ -170,6 +172,15 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     class UnitScheduling(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
             return work_unit(nodeid)
+
+        def _assign_work_unit(self, node: Any) -> None:
+            def in_browser(work: dict[str, dict[str, bool]]) -> bool:
+                return any(browser_unit(unit) and not all(done.values()) for unit, done in work.items())
+
+            elsewhere = sum(in_browser(work) for other, work in self.assigned_work.items() if other is not node)
+            chosen = next_unit(list(self.workqueue), elsewhere, in_browser(self.assigned_work.get(node, {})))
+            self.workqueue.move_to_end(chosen, last=False)   # the parent takes the first unit of the queue
+            super()._assign_work_unit(node)
 
     return UnitScheduling(config, log)
 

@@ -200,8 +200,10 @@ def stratify(ui: UI, column: str) -> None:
             if not radio.is_checked():
                 ui.page.get_by_text(label, exact=False).first.click()
                 ui.idle()
-        with contextlib.suppress(PlaywrightTimeoutError):   # the column is chosen already (no longer listed)
-            ui.select(STRATA_BOX, column)
+        # chosen unless its tag is drawn already, each lost choice made again (a bare select once failed three rounds
+        # in a row on a loaded machine, leaving the page asking for a control column)
+        with contextlib.suppress(PlaywrightTimeoutError, AssertionError):
+            ui.choose(STRATA_BOX, column)
         ui.page.keyboard.press("Escape")  # a multiselect stays open after a choice
         ui.idle()
         try:
