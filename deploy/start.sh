@@ -38,8 +38,10 @@ fi
 secret_args=()
 [ -f "$secrets" ] && secret_args=(--secrets.files "$secrets")
 mkdir -p "$prefix"
+# No file watcher: the image's files never change, and a watch of the app's folder costs the one server every analyst
+# shares (benchmarks/results/test_speed_issue26.md).
 streamlit run app.py --server.address=127.0.0.1 --server.port=8502 --server.headless=true \
-    --browser.gatherUsageStats=false "${secret_args[@]}" &
+    --server.fileWatcherType=none --browser.gatherUsageStats=false "${secret_args[@]}" &
 nginx -p "$prefix/" -c "$here/nginx.conf" -e stderr -g 'daemon off;' &
 status=0
 wait -n || status=$?

@@ -41,6 +41,9 @@ def add_parsers(subparsers: Any) -> None:
                              "0.0.0.0: every network interface)")
     parser.add_argument("--headless", action="store_true",
                         help="do not open a browser (on a server, or when the browser is opened by hand)")
+    parser.add_argument("--watch-files", action="store_true",
+                        help="reload the dashboard when its source files change (for developing Luskin; off by "
+                             "default, as watching a checkout costs the server far more than the pages do)")
     parser.set_defaults(run=run)
 
 
@@ -115,8 +118,6 @@ def dashboard_script() -> Path | None:
 
 def command(args: argparse.Namespace) -> list[str]:
     """The Streamlit command line that serves the dashboard with Luskin's settings."""
-    from luskin_core._locations import checkout_root
-
     if importlib.util.find_spec("streamlit") is None:
         raise LuskinError("The dashboard needs Streamlit, which is not installed: pip install 'luskin[app]'.")
     script = dashboard_script()
@@ -126,7 +127,10 @@ def command(args: argparse.Namespace) -> list[str]:
     flags = config_flags(script.parent / ".streamlit" / "config.toml")
     flags += [f"--server.port={args.port}", f"--server.address={args.address}",
               f"--server.headless={'true' if args.headless else 'false'}"]
-    if checkout_root() is None:  # an installed copy never changes: no need to watch its files
+    # Streamlit watches the script's folder for changed files: in a checkout (its .venv inside) that cost the server
+    # many times what the pages themselves cost (benchmarks/results/test_speed_issue26.md), and an analyst never
+    # edits the app. A developer asks for it with --watch-files.
+    if not getattr(args, "watch_files", False):
         flags.append("--server.fileWatcherType=none")
     return [sys.executable, "-m", "streamlit", "run", str(script), *flags]
 

@@ -82,7 +82,8 @@ def test_the_entry_point_puts_nginx_in_front_of_a_private_streamlit() -> None:
     assert subprocess.run(["bash", "-n", str(start)], capture_output=True, timeout=30, check=False).returncode == 0
     text = re.sub(r"\\\n", " ", start.read_text())
     streamlit = next(line for line in text.splitlines() if line.strip().startswith("streamlit run app.py"))
-    for part in ("--server.address=127.0.0.1", "--server.port=8502", "--server.headless=true"):
+    for part in ("--server.address=127.0.0.1", "--server.port=8502", "--server.headless=true",
+                 "--server.fileWatcherType=none"):
         assert part in streamlit
     assert "0.0.0.0" not in text
     assert re.search(r'nginx -p \S+ -c "\$here/nginx.conf"', text)

@@ -82,3 +82,7 @@ def test_luskin_app_serves_the_checkouts_own_dashboard():
     assert dashboard_script() == root / "app.py"
     argv = command(argparse.Namespace(port=8599, address="127.0.0.1", headless=True))
     assert argv[1:5] == ["-m", "streamlit", "run", str(root / "app.py")] and "--server.port=8599" in argv
+    # the checkout's files are not watched unless a developer asks (the watch made the server's work many times larger)
+    assert "--server.fileWatcherType=none" in argv
+    watching = command(argparse.Namespace(port=8599, address="127.0.0.1", headless=True, watch_files=True))
+    assert not any(flag.startswith("--server.fileWatcherType") for flag in watching)
