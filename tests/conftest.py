@@ -8,8 +8,9 @@
   (:func:`work_unit`: a file, so its module fixtures are built once; a test of a few long files; every
   test named for Spark, and every one named for PostgreSQL, whatever its file) go out longest first,
   as measured in ``benchmarks/results/test_durations.md``, browser tests to at most two workers at a time
-  (``run_schedule.py``). Each worker is a test process: it starts its own PostgreSQL cluster (a temp folder and socket of its own) and Spark session the first
-  time one of its tests needs them; with the engines' tests together, one worker starts Spark.
+  (``run_schedule.py``). Each worker is a test process: it starts its own PostgreSQL cluster (a temp folder and
+  socket of its own) and Spark session the first time one of its tests needs them; with the engines' tests
+  together, one worker starts Spark.
   (``--dist loadgroup`` cannot group: pytest-xdist 3.8 renames ``item._nodeid``, which pytest 9 no
   longer reads.)
 * Streamlit's AppTest compiles every page again on each run and scans every installed package for
