@@ -332,15 +332,22 @@ def _null_linear(cells: Cells, groups: Groups, method: str) -> tuple[np.ndarray,
     return scale.astype(np.float32), centre.astype(np.float32)
 
 
+def _subset_blocks(cells: Cells, groups: Groups) -> list[tuple[tuple[int, ...], tuple[int, ...], slice]]:
+    """Each subset of columns, its marginal's shape and its groups' place in the group arrays (groups_of lists each
+    subset's groups together, in its marginal's order)."""
+    blocks, start = [], 0
+    for subset in groups.subsets:
+        shape = tuple(cells.cards[j] for j in subset)
+        blocks.append((tuple(subset), shape, slice(start, start + math.prod(shape))))
+        start += math.prod(shape)
+    return blocks
+
+
 def _largest_over_cross(cells: Cells, groups: Groups, scale_all: np.ndarray, centre_all: np.ndarray) -> Largest:
     """Each replicate's largest |z| from every group's marginal of the full cross, subset by subset (``scale_all``
     and ``centre_all``: :func:`_null_linear`)."""
-    linear, start = [], 0
-    for subset in groups.subsets:   # groups_of lists each subset's groups together, in its marginal's order
-        shape = tuple(cells.cards[j] for j in subset)
-        stop = start + math.prod(shape)
-        linear.append((subset, scale_all[start:stop].reshape(*shape, 1), centre_all[start:stop].reshape(*shape, 1)))
-        start = stop
+    linear = [(subset, scale_all[block].reshape(*shape, 1), centre_all[block].reshape(*shape, 1))
+              for subset, shape, block in _subset_blocks(cells, groups)]
 
     def largest(draws: np.ndarray, total: np.ndarray | None) -> np.ndarray:
         size = draws.shape[1]
@@ -374,14 +381,11 @@ def _scanned_indicator(cells: Cells, groups: Groups, scale: np.ndarray, replicat
     row_of[kept] = np.arange(len(kept))
     rows, columns = [], []
     every_cell = np.arange(len(cells.n))
-    start = 0
-    for subset in groups.subsets:
-        shape = tuple(cells.cards[j] for j in subset)
-        row = row_of[start + np.ravel_multi_index(tuple(cells.codes[:, j] for j in subset), shape)]
+    for subset, shape, block in _subset_blocks(cells, groups):
+        row = row_of[block.start + np.ravel_multi_index(tuple(cells.codes[:, j] for j in subset), shape)]
         inside = row >= 0
         rows.append(row[inside])
         columns.append(every_cell[inside])
-        start += math.prod(shape)
     row_all, column_all = np.concatenate(rows), np.concatenate(columns)
     order = np.argsort(row_all, kind="stable")   # by group, each group's cells in their order
     indptr = np.zeros(len(kept) + 1, dtype=np.int64)
