@@ -34,6 +34,7 @@ from typing import Any
 
 import pytest
 from engine_servers import postgres_url, spark_session  # noqa: F401 - fixtures, one of each per test process
+from rewrite_once import start_in_background
 from run_schedule import browser_unit, next_unit
 
 from luskin_core.counting.data import load_sample, sqf_shared_path
@@ -81,6 +82,14 @@ def sqf():
     if sqf_shared_path() is None:
         pytest.skip("the NYPD SQF 2014 file is not beside the project (../shared/data/sqf_2014.csv.gz)")
     return load_sample("sqf")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """The controller of a parallel run writes the test files' rewritten asserts while its workers start, so that
+    they read them rather than each rewriting every file (:mod:`rewrite_once`)."""
+    if config.getoption("numprocesses", None) and not hasattr(config, "workerinput"):
+        start_in_background(config, ROOT / "tests")
 
 
 # -- parallel runs: files, longest first --------------------------------------------------------------------------
