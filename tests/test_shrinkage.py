@@ -135,6 +135,43 @@ def test_cells_run_on_threads_give_exactly_the_cells_run_in_turn(adult, monkeypa
         assert np.array_equal(getattr(threaded, name), getattr(in_turn, name), equal_nan=True), name
 
 
+def _each_alone(*columns):
+    """Every entry its own: no mixture shared."""
+    return np.arange(columns[0].size), np.arange(columns[0].size)
+
+
+def test_groups_alike_in_a_cell_are_computed_once_and_give_exactly_each_ones_own(adult, monkeypatch):
+    """Entries alike (counts, prior and cell) compute their mixture once: the same numbers, bit for bit, as every
+    entry computed on its own. On a sparse cross (age x country within relationship x sex: half its entries have no
+    rows), and on two cells where group A has the same counts, siblings' rows and siblings' share, but its siblings
+    differ from each other in one cell only: A's mixtures differ there (the cells' kappa), so they are not shared."""
+    from luskin_core.counting.counts import CountTable
+    from luskin_core.stats import shrinkage
+
+    sparse = AuditSpec("income", ">50K", group_by=("age", "native-country"), strata=("relationship", "sex"))
+    two = CountTable(groups=("A", "B", "C"), cell_keys=("x", "y"), cell_labels=("x", "y"),
+                     n=np.array([[20, 20], [50, 50], [50, 50]]), positives=np.array([[6, 6], [5, 25], [45, 25]]),
+                     excluded={}, n_excluded=0)
+    cases = [(audit(adult, sparse).counts, sparse), (two, AuditSpec("y", "yes", group_by=("g",), strata=("s",)))]
+    distinct: list[int] = []
+    unique_rows = shrinkage._unique_rows
+
+    def counted(*columns):
+        first, inverse = unique_rows(*columns)
+        distinct.append(len(first))
+        return first, inverse
+
+    monkeypatch.setattr(shrinkage, "_unique_rows", counted)
+    shared = [pooled_estimates(table, spec) for table, spec in cases]
+    assert (cases[0][0].n == 0).mean() > 0.4 and sum(distinct[:-1]) < 0.6 * cases[0][0].n.size   # shared, there
+    assert shared[1].ci_low[0, 0] != shared[1].ci_low[0, 1]
+    monkeypatch.setattr(shrinkage, "_unique_rows", _each_alone)
+    for fast, (table, spec) in zip(shared, cases):
+        alone = pooled_estimates(table, spec)
+        for name in ("rate", "ci_low", "ci_high", "prior_weight", "kappa_ml"):
+            assert np.array_equal(getattr(fast, name), getattr(alone, name), equal_nan=True), name
+
+
 @pytest.mark.parametrize("sizes", [(600,), (200, 200, 200), (900, 60)])
 def test_prior_variance_around_the_siblings_share_matches_simulation(sizes):
     """The prior's variance (effective kappa) is that of the group's true share around its siblings' observed share:

@@ -256,6 +256,13 @@ def effective_kappa(grid: np.ndarray, cap: np.ndarray, spread: Any = 1.0) -> np.
     return np.maximum(1.0 / (spread / (grid[None, :] + 1.0) + 1.0 / (cap + 1.0)) - 1.0, 1e-3)
 
 
+def _unique_rows(*columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The first of each distinct row of the columns (arrays of one shape, read flat), and each row's distinct one."""
+    _, first, inverse = np.unique(np.stack(columns, axis=-1).reshape(-1, len(columns)), axis=0, return_index=True,
+                                  return_inverse=True)
+    return first, inverse.reshape(-1)
+
+
 def pool_families(k: Any, n: Any, m: Any, cap: Any, level: float = LEVEL, grid: np.ndarray = KAPPA_GRID,
                   spread: Any = 1.0) -> dict[str, np.ndarray]:
     """Pooled shares of several families of groups at once: a column of the (G, C) arrays is one cell, whose groups
@@ -282,9 +289,12 @@ def pool_families(k: Any, n: Any, m: Any, cap: Any, level: float = LEVEL, grid: 
     rate = np.sum(weights * a / (a + b), axis=2)
     tail = (1.0 - level) / 2.0
     rows = (shape[0] * shape[1], len(grid))
-    flat = (np.ascontiguousarray(weights).reshape(rows), a.reshape(rows), b.reshape(rows))
-    low = mixture_quantile(*flat, tail).reshape(shape)
-    high = mixture_quantile(*flat, 1.0 - tail).reshape(shape)
+    # Groups with the same counts and prior in the same cell have the same mixture (every group without rows in a
+    # cell of the same parent: half of a sparse cross's entries): its quantiles are computed once.
+    first, inverse = _unique_rows(k, n, m, cap, spread, np.broadcast_to(np.arange(shape[1], dtype=float), shape))
+    flat = (np.ascontiguousarray(weights).reshape(rows)[first], a.reshape(rows)[first], b.reshape(rows)[first])
+    low = mixture_quantile(*flat, tail)[inverse].reshape(shape)
+    high = mixture_quantile(*flat, 1.0 - tail)[inverse].reshape(shape)
     weight = np.sum(weights * kappa / (kappa + n[..., None]), axis=2)
     return {"rate": rate, "low": low, "high": high, "weight": weight, "kappa_ml": kappa_ml}
 
