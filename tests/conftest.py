@@ -27,6 +27,7 @@ import datetime as _dt
 import os
 import platform
 import tempfile
+import threading
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -89,7 +90,16 @@ def pytest_configure(config: pytest.Config) -> None:
     """The controller of a parallel run writes the test files' rewritten asserts while its workers start, so that
     they read them rather than each rewriting every file (:mod:`rewrite_once`)."""
     if config.getoption("numprocesses", None) and not hasattr(config, "workerinput"):
-        start_in_background(config, ROOT / "tests")
+        _REWRITING.append(start_in_background(config, ROOT / "tests"))
+
+
+_REWRITING: list[threading.Thread] = []
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """A short run ends after the rewrite has ended (a file half written would stay behind as a temporary file)."""
+    for thread in _REWRITING:
+        thread.join(timeout=60)
 
 
 # -- parallel runs: files, longest first --------------------------------------------------------------------------
