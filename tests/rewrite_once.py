@@ -2,10 +2,10 @@
 
 pytest rewrites the asserts of each test file and keeps the result beside it (``__pycache__/*-pytest-*.pyc``), but
 not when bytecode may not be written (``PYTHONDONTWRITEBYTECODE``, which some CI shells and this machine set) and not
-before a first run: then each of the run's workers rewrites every test file again, 3.9 of the 10.4 CPU-s each
-worker spends collecting (measured: ``pytest --collect-only`` 10.4 s without the files, 6.5 s with them, 113 files
-rewritten in 2.5 s). The controller of a parallel run writes them here, in a thread, while its workers start; a
-worker that imports a file before its turn rewrites that one itself, as before.
+before a first run: then each of the run's workers rewrites every test file again, over a third of what it spends
+collecting (the figures: benchmarks/results/test_speed_issue26.md, twelfth session). The controller of a parallel run
+writes them here, in a thread, while its workers start; a worker that imports a file before its turn rewrites that one
+itself, as before.
 
 This uses pytest's own rewriting (``_pytest.assertion.rewrite``, private, pytest pinned in requirements-dev.txt):
 the files are the ones pytest would write, checked by the source's hash when read. If those names change, nothing is
