@@ -50,7 +50,10 @@ def write_rewritten(config: pytest.Config, files: Iterable[Path]) -> str:
         pyc = folder / (path.name[:-3] + PYC_TAIL)
         if not try_makedirs(folder) or _read_pyc(path, pyc) is not None:
             continue
-        source_hash, code = _rewrite_test(path, config)
+        try:
+            source_hash, code = _rewrite_test(path, config)
+        except (OSError, SyntaxError, ValueError):   # the worker that imports it says what is wrong, in its report
+            continue
         written += bool(_write_pyc(state, code, source_hash, pyc))
     return f"{written} written"
 

@@ -45,3 +45,8 @@ def test_the_files_pytest_rewrites_are_written_once_and_again_when_changed(pytes
     assert _read_pyc(test, _pyc(test)) is None   # pytest would not read the old copy for the new source
     assert write_rewritten(pytestconfig, [test]) == "1 written"
     assert "assert 1 == 3" in _failure(_read_pyc(test, _pyc(test)))
+
+    broken = tmp_path / "test_broken.py"
+    broken.write_text("def test_it(:\n")
+    assert write_rewritten(pytestconfig, [broken, test]) == "0 written"   # left to the worker, which reports it
+    assert not _pyc(broken).exists()
