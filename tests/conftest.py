@@ -85,15 +85,15 @@ def sqf():
     return load_sample("sqf")
 
 
+_REWRITING: list[threading.Thread] = []   # the controller's rewrite of the test files (:mod:`rewrite_once`)
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
     """The controller of a parallel run writes the test files' rewritten asserts while its workers start, so that
     they read them rather than each rewriting every file (:mod:`rewrite_once`)."""
     if config.getoption("numprocesses", None) and not hasattr(config, "workerinput"):
         _REWRITING.append(start_in_background(config, ROOT / "tests"))
-
-
-_REWRITING: list[threading.Thread] = []
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -14,6 +14,7 @@ written and the run is as before (:func:`write_rewritten` says why in its return
 
 from __future__ import annotations
 
+import fnmatch
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -21,10 +22,12 @@ from pathlib import Path
 import pytest
 
 
-def rewritten_files(folder: Path) -> list[Path]:
-    """The files under ``folder`` whose asserts pytest rewrites: test modules and conftest files."""
-    return sorted(p for p in folder.rglob("*.py")
-                  if (p.name.startswith("test_") or p.name == "conftest.py") and "__pycache__" not in p.parts)
+def rewritten_files(folder: Path, patterns: Iterable[str] = ("test_*.py",)) -> list[Path]:
+    """The files under ``folder`` whose asserts pytest rewrites: test modules (``patterns``, pytest's
+    ``python_files``) and conftest files."""
+    patterns = tuple(patterns)
+    return sorted(p for p in folder.rglob("*.py") if "__pycache__" not in p.parts
+                  and (p.name == "conftest.py" or any(fnmatch.fnmatch(p.name, pattern) for pattern in patterns)))
 
 
 def write_rewritten(config: pytest.Config, files: Iterable[Path]) -> str:
@@ -60,7 +63,8 @@ def write_rewritten(config: pytest.Config, files: Iterable[Path]) -> str:
 
 def start_in_background(config: pytest.Config, folder: Path) -> threading.Thread:
     """:func:`write_rewritten` for the files under ``folder``, in a daemon thread (the workers do not wait for it)."""
-    thread = threading.Thread(target=write_rewritten, args=(config, rewritten_files(folder)),
+    files = rewritten_files(folder, config.getini("python_files"))
+    thread = threading.Thread(target=write_rewritten, args=(config, files),
                               name="luskin-rewrite-tests", daemon=True)
     thread.start()
     return thread

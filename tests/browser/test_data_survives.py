@@ -23,8 +23,7 @@ pytestmark = pytest.mark.browser
 # Every page an analyst sees, from the app's own table (a page added there is checked here too; the Scan page was
 # missing from the list written here), the default page (Data) last. The administrator's page is not shown by a served
 # app without sign-in.
-PAGES = [p.title for p in PAGE_TABLE if not p.admin_only and not p.default] + \
-        [p.title for p in PAGE_TABLE if not p.admin_only and p.default]
+PAGES = [p.title for p in sorted((p for p in PAGE_TABLE if not p.admin_only), key=lambda p: p.default)]
 
 
 def _sidebar(ui: UI) -> str:
