@@ -350,6 +350,12 @@ class UI:
             "() => [...document.querySelectorAll('[data-testid=\"stPlotlyChart\"]')]"
             ".every((c) => c.querySelector('.main-svg text'))", polling=250, timeout=timeout)
 
+    def here_first(self, sizes: dict[str, dict[str, int]]) -> list[tuple[str, dict[str, int]]]:
+        """The window sizes to check a screen at, the window's own size first: a screen drawn at one size is checked
+        there, then resized to the next (one resize fewer per screen; over a walk each size is seen both drawn and
+        resized to)."""
+        return sorted(sizes.items(), key=lambda item: item[1] != self.page.viewport_size)
+
     # navigation ---------------------------------------------------------------------------
     def open(self, path: str = "") -> None:
         self.page.goto(f"{self.base_url}/{path.lstrip('/')}")

@@ -3,7 +3,7 @@
 Each test opens a fresh session on one sample, visits every page as a user does (the sidebar
 navigation; Retrain, Thresholds and Equalized distribution with their results on screen), then
 every slide of the presentation mode with the arrow keys, and on each screen, at each window size
-in turn (the window resized: the page is not run again):
+in turn, from the size the window has (the window resized: the page is not run again):
 
 * takes a screenshot into LUSKIN_SCREENSHOT_DIR/layout (``<sample>-<width>-<page>.png``);
 * fails when the page scrolls sideways (the document or Streamlit's main area is wider than
@@ -220,9 +220,10 @@ def stratify(ui: UI, column: str) -> None:
 def check_sizes(ui: UI, sample: str, screen: str, *, picture: str | None = None, scroll_to: str | None = None,
                 wide_tables: bool = False) -> None:
     """Check the screen at every window size in turn (the window resized, as a user does: the page is not run
-    again), with a screenshot at each when ``picture`` names it."""
-    for size, viewport in SIZES.items():
-        ui.page.set_viewport_size(viewport)
+    again), from the size the window has, with a screenshot at each when ``picture`` names it."""
+    for size, viewport in ui.here_first(SIZES):
+        if ui.page.viewport_size != viewport:
+            ui.page.set_viewport_size(viewport)
         check_layout(ui, f"{sample}-{size} {screen}", wide_tables=wide_tables)
         if picture is not None:
             where = scroll_to if scroll_to is None or ui.page.locator(scroll_to).count() else None
