@@ -36,10 +36,12 @@ export LUSKIN_DURATIONS_FILE="${LUSKIN_DURATIONS_FILE:-test-results/test_duratio
 # (tests/conftest.py); a worker starts PostgreSQL or Spark when its tests need them, and the browser tests of all
 # workers share one served app (tests/browser/conftest.py), as analysts share a deployment. LUSKIN_TEST_WORKERS=0
 # runs in one process, and so do -s (a worker's prints are not shown), --pdb and an explicit -n.
-# One worker more than the machine has cores (at most 4): a browser test spends much of its time waiting for a page
-# to lay itself out, and the third worker uses that time (2 cores, benchmarks/results/test_speed_issue26.md).
+# Two workers more than the machine has cores (at most 6): a browser test spends much of its time waiting for a page
+# to lay itself out, and at most two workers hold browser tests at a time (tests/run_schedule.py), so the others use
+# that time. On 2 cores four workers took 516 s against three's 544, the machine idle 11 CPU-s against 50
+# (benchmarks/results/test_speed_issue26.md).
 cores="$(nproc 2>/dev/null || echo 2)"
-workers="${LUSKIN_TEST_WORKERS:-$(( cores + 1 < 4 ? cores + 1 : 4 ))}"
+workers="${LUSKIN_TEST_WORKERS:-$(( cores + 2 < 6 ? cores + 2 : 6 ))}"
 parallel=(-n "$workers" --dist loadfile --no-loadscope-reorder)
 [ "$workers" = "0" ] && parallel=()
 for arg in "$@"; do

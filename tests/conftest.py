@@ -4,7 +4,7 @@
 * The real engines (``engine_servers``): one PostgreSQL cluster and one Spark session per test
   process, whichever files use them (imported here once, not into each file: a fixture imported
   into several files is a separate fixture in each, and so a separate server).
-* Parallel runs (pytest-xdist; ``scripts/test.sh`` passes ``-n <cores + 1> --dist loadfile``): units of work
+* Parallel runs (pytest-xdist; ``scripts/test.sh`` passes ``-n <cores + 2> --dist loadfile``): units of work
   (:func:`work_unit`: a file, so its module fixtures are built once; a test of a few long files; every
   test named for Spark, and every one named for PostgreSQL, whatever its file) go out longest first,
   as measured in ``benchmarks/results/test_durations.md``, browser tests to at most two workers at a time
