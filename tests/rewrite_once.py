@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 
-def rewritten_files(folder: Path, patterns: Iterable[str] = ("test_*.py",)) -> list[Path]:
+def rewritten_files(folder: Path, patterns: Iterable[str]) -> list[Path]:
     """The files under ``folder`` whose asserts pytest rewrites: test modules (``patterns``, pytest's
     ``python_files``) and conftest files."""
     patterns = tuple(patterns)

@@ -33,7 +33,7 @@ def test_the_files_pytest_rewrites_are_written_once_and_again_when_changed(pytes
     test.write_text(SOURCE.format(right=2))
     (tmp_path / "conftest.py").write_text("")
     (tmp_path / "helper.py").write_text("")
-    assert rewritten_files(tmp_path) == [tmp_path / "conftest.py", test]
+    assert rewritten_files(tmp_path, pytestconfig.getini("python_files")) == [tmp_path / "conftest.py", test]
 
     assert write_rewritten(pytestconfig, [test]) == "1 written"
     code = _read_pyc(test, _pyc(test))

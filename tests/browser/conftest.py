@@ -350,11 +350,15 @@ class UI:
             "() => [...document.querySelectorAll('[data-testid=\"stPlotlyChart\"]')]"
             ".every((c) => c.querySelector('.main-svg text'))", polling=250, timeout=timeout)
 
-    def here_first(self, sizes: dict[str, dict[str, int]]) -> list[tuple[str, dict[str, int]]]:
-        """The window sizes to check a screen at, the window's own size first: a screen drawn at one size is checked
-        there, then resized to the next (one resize fewer per screen; over a walk each size is seen both drawn and
-        resized to)."""
-        return sorted(sizes.items(), key=lambda item: item[1] != self.page.viewport_size)
+    def each_size(self, sizes: dict[str, dict[str, int]]) -> Iterator[tuple[str, bool]]:
+        """The window set to each of ``sizes`` in turn, its own size first, yielding the size's name and whether the
+        window was resized to it: a screen drawn at one size is checked there, then resized to the next (one resize
+        fewer per screen; over a walk each size is seen both drawn and resized to)."""
+        for name, viewport in sorted(sizes.items(), key=lambda item: item[1] != self.page.viewport_size):
+            resized = self.page.viewport_size != viewport
+            if resized:
+                self.page.set_viewport_size(viewport)
+            yield name, resized
 
     # navigation ---------------------------------------------------------------------------
     def open(self, path: str = "") -> None:

@@ -221,9 +221,7 @@ def check_sizes(ui: UI, sample: str, screen: str, *, picture: str | None = None,
                 wide_tables: bool = False) -> None:
     """Check the screen at every window size in turn (the window resized, as a user does: the page is not run
     again), from the size the window has, with a screenshot at each when ``picture`` names it."""
-    for size, viewport in ui.here_first(SIZES):
-        if ui.page.viewport_size != viewport:
-            ui.page.set_viewport_size(viewport)
+    for size, _ in ui.each_size(SIZES):
         check_layout(ui, f"{sample}-{size} {screen}", wide_tables=wide_tables)
         if picture is not None:
             where = scroll_to if scroll_to is None or ui.page.locator(scroll_to).count() else None

@@ -129,9 +129,8 @@ def check_sizes(ui: UI, where: str, sizes: dict[str, dict[str, int]]) -> list[st
     """The slide on screen checked at each window size in turn (the window resized, as a presenter's projector
     does: the page is not run again), from the size the window has: one resize per slide."""
     problems = []
-    for size, viewport in ui.here_first(sizes):
-        if ui.page.viewport_size != viewport:
-            ui.page.set_viewport_size(viewport)
+    for size, resized in ui.each_size(sizes):
+        if resized:
             ui.settle(400)   # the main area changes width, and plotly redraws at the new one
         problems += check_slide(ui, f"{size} {where}")
     return problems
