@@ -50,8 +50,8 @@ def test_over_time_page_on_compas_shows_the_cores_series():
     # the bounds over the rows with no protected value (COMPAS has none: said once, not per period)
     at.checkbox(key="series_bounds").check().run()
     assert not at.exception
-    said = [m for m in messages(at, "info") if "no value of 'race'" in m]
-    assert said == [("There are no rows with no value of 'race' in any cell, so the gaps and impact ratios stand as "
+    said = [m for m in messages(at, "info") if "no known value of 'race'" in m]
+    assert said == [("There are no rows with no known value of 'race' in any cell, so the gaps and impact ratios stand as "
                      "measured.")]
     at.checkbox(key="series_bounds").uncheck().run()
     # quarters

@@ -117,7 +117,7 @@ def test_missing_values_are_left_out_and_counted(adult):
     frame.loc[10:14, "income"] = pd.NA
     result = audit(frame, PRESETS["adult"].spec)
     assert result.n_rows == len(frame) - 15
-    assert result.excluded_reasons == {"outcome missing": 5, "protected value missing": 10}
+    assert result.excluded_reasons == {"outcome missing": 5, "protected value missing or unknown": 10}
 
 
 @pytest.mark.parametrize("change, words", [

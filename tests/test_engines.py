@@ -24,7 +24,7 @@ N_BIG = 1_000_000
 
 
 def generated(n: int, seed: int = 7) -> pd.DataFrame:
-    """6 groups (with missing values) x 20 strata, a numeric column with many values, a model's decisions."""
+    """6 groups (with missing values) x 20 strata, a sex column with an unknown spelling, a numeric column with many values, a model's decisions."""
     rng = np.random.default_rng(seed)
     group = rng.choice(np.array(["A", "B", "C", "D", "E", "F"], dtype=object), n, p=[.3, .25, .2, .15, .07, .03])
     group[rng.random(n) < 0.01] = None
@@ -36,7 +36,8 @@ def generated(n: int, seed: int = 7) -> pd.DataFrame:
     score = np.round(rng.normal(50 + 10 * rate, 15, n), 3)
     return pd.DataFrame({
         "group-name": pd.array(group, dtype="string"),
-        "sex": pd.array(rng.choice(["F", "M"], n), dtype="string"),
+        # "Not disclosed": in neither class of a protected condition (tests/test_unknown_values.py)
+        "sex": pd.array(rng.choice(["F", "M", "Not disclosed"], n, p=[.49, .49, .02]), dtype="string"),
         "stratum code": stratum,
         "income level": np.round(rng.lognormal(10, 0.6, n), 2),
         "outcome": pd.array(outcome, dtype="string"),
@@ -76,6 +77,7 @@ def specs_for(name: str) -> list[AuditSpec]:
     return [
         AuditSpec("outcome", "yes", protected=c("group-name == A"), filters=(c("stratum code < 10"),)),
         AuditSpec("outcome", "yes", group_by=("group-name",)),
+        AuditSpec("outcome", "yes", protected=c("sex == F")),
         AuditSpec("outcome", "yes", group_by=("group-name", "sex"), strata=("stratum code",), prediction="pred"),
         AuditSpec("outcome", "yes", group_by=("group-name",), strata=("income level",)),
         AuditSpec("score", outcome_type="score", group_by=("group-name",), strata=("stratum code",)),

@@ -109,8 +109,8 @@ def test_protected_condition_bounds_on_the_command_line_and_a_missing_filter_val
                    "--bounds"])
     out, err = capsys.readouterr()
     assert status == 0, err
-    assert "Over the rows with no value of 'g' (best and worst case):" in out
-    assert f"if the {int(frame['g'].isna().sum()):,} rows with no value of 'g' belonged to either" in out
+    assert "Over the rows with no known value of 'g' (best and worst case):" in out
+    assert f"if the {int(frame['g'].isna().sum()):,} rows with no known value of 'g' belonged to either" in out
 
 
 @pytest.fixture(scope="module")
@@ -171,7 +171,7 @@ def test_series_by_columns_keeps_unknown_as_a_group_and_bounds_each_period(dated
                    "--period", "d", "--every", "quarter", "--bounds"])
     out, err = capsys.readouterr()
     assert status == 0, err
-    assert "Over the rows with no value of 'g', per quarter (best and worst case):" in out
+    assert "Over the rows with no known value of 'g', per quarter (best and worst case):" in out
     assert "in neither group: left out of the whole audit and of every period" in out
 
 

@@ -18,8 +18,8 @@ from typing import Any
 
 import pandas as pd
 
-from luskin_core.counting.counts import UNKNOWN_SPELLINGS, unknown_key
 from luskin_core.errors import LuskinError
+from luskin_core.spec.unknown import UNKNOWN_SPELLINGS, unknown_key
 
 
 def unknown_keys(extra: Sequence[str] = ()) -> frozenset[str]:

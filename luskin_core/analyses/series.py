@@ -406,7 +406,7 @@ class SeriesResult:
     def n_without_group(self) -> int:
         """Rows left out of the whole audit and every period because their protected value is missing (an audit
         of a protected condition; an audit by columns keeps them as the group "Unknown")."""
-        return int(self.overall.excluded_reasons.get("protected value missing", 0))
+        return int(self.overall.excluded_reasons.get("protected value missing or unknown", 0))
 
     def series_rows(self) -> list[dict[str, Any]]:
         """One entry per period and comparison: the audit's comparison keys (its sentences made on demand) plus

@@ -1,7 +1,7 @@
 """Best- and worst-case gaps and impact ratios over the rows whose group is unknown (``luskin audit --bounds``).
 
-An audit by the values of a column keeps the rows with no value as the group "Unknown"; its gaps and
-impact ratios compare only the known groups. Those rows belong to some group: if they all belonged to
+An audit by the values of a column keeps the rows with no value as the group "Unknown" (and a value that
+spells it, "Decline to self-identify", as a group of its own); the bounds compare only the known groups. Those rows belong to some group: if they all belonged to
 the compared group or the reference, in the worst and the best way, how far could each comparison move?
 Per cell, the U unknown rows (T of them with the counted outcome) are placed; the reference is held
 fixed (the audit's). Each row moved into a group moves its share one way only, so the extremes put every
@@ -11,7 +11,8 @@ way round), with nothing left to the other groups: the bounds are attained, henc
 For an adverse outcome the impact ratio compares favourable shares, as the audit's does.
 
 An audit of a protected condition (``--protected "race == Black"``) has no "Unknown" group: a row
-whose protected column is missing is left out ("protected value missing"). Those rows are counted
+whose protected column is missing, or spells "unknown" ("Decline to self-identify"), is left out ("protected
+value missing or unknown"). Those rows are counted
 per cell by the same counting with the groups taken from the condition's column
 (:func:`unknown_rows`); each belongs to the protected group or to the rest, so placing every one in
 the group or the reference is every possibility, and the bounds are sharp there too. A row whose
@@ -21,12 +22,13 @@ protected value and cell are both unknown has no cell and is in no bound. The se
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from luskin_core.counting.counts import ALL_ROWS, CROSS, UNKNOWN
+from luskin_core.counting.counts import ALL_ROWS, CROSS
 from luskin_core.formatting import format_number, format_points
+from luskin_core.spec.unknown import is_unknown_value
 
 
 @dataclass(frozen=True)
@@ -61,12 +63,13 @@ def _minus(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None else a - b
 
 
-def unknown_cells(table: Any, unknown: str = UNKNOWN) -> dict[str | None, tuple[int, int]]:
-    """Per cell label (None for one cell of all rows), the rows of a count table whose group is unknown (any
-    part of the group's label is ``unknown``) and how many of them have the counted outcome."""
+def unknown_cells(table: Any, named: Collection[str] = ()) -> dict[str | None, tuple[int, int]]:
+    """Per cell label (None for one cell of all rows), the rows of a count table whose group is unknown (a part of
+    the group's label is "Unknown" or spells it, :func:`~luskin_core.spec.unknown.is_unknown_value`, and is not one
+    of the values a protected condition ``named``) and how many of them have the counted outcome."""
     out: dict[str | None, tuple[int, int]] = {}
     for gi, group in enumerate(table.groups):
-        if unknown not in group.split(CROSS):
+        if not any(is_unknown_value(part) and part not in named for part in group.split(CROSS)):
             continue
         for ci, label in enumerate(table.cell_labels):
             cell = None if label == ALL_ROWS else label
@@ -82,6 +85,12 @@ def condition_spec(spec: Any) -> Any:
                              reference=None, min_group_share=0.0)
 
 
+def condition_named(spec: Any) -> tuple[str, ...]:
+    """The values a protected condition names (``sex == Unknown`` asks about those rows: they are not unknown)."""
+    value = spec.protected.value
+    return tuple(str(v) for v in (value if isinstance(value, tuple) else (value,)))
+
+
 def unknown_rows(data: Any, spec: Any) -> dict[str | None, tuple[int, int]]:
     """Per cell, the rows whose protected value is missing and how many have the counted outcome (for a
     protected condition; {} for an audit by columns, whose unknown rows are its "Unknown" group)."""
@@ -92,7 +101,7 @@ def unknown_rows(data: Any, spec: Any) -> dict[str | None, tuple[int, int]]:
         return {}
     counting = condition_spec(spec)
     table = data.count_table(counting) if isinstance(data, Source) else count_frame(data, counting)[0]
-    return unknown_cells(table)
+    return unknown_cells(table, condition_named(spec))
 
 
 def audit_bounds(data: Any, result: Any) -> tuple[GapBound, ...]:
@@ -124,25 +133,29 @@ def series_bounds(data: Any, series: Any) -> tuple[PeriodBound, ...]:
 
     raw, plan, *_ = series_counts(data, condition_spec(series.overall.spec), series.column, series.every,
                                   series.period_format)
-    per_period = {label: unknown_cells(table) for label, table in period_tables(raw, plan, series.every)}
+    per_period = {label: unknown_cells(table, condition_named(series.overall.spec)) for label, table in period_tables(raw, plan, series.every)}
     return tuple(PeriodBound(label, gap_bounds(result, rows=per_period.get(label, {})))
                  for label, result in zip(series.periods, series.results))
 
 
-def gap_bounds(result: Any, unknown: str = UNKNOWN,
-               rows: Mapping[str | None, tuple[int, int]] | None = None) -> tuple[GapBound, ...]:
+def gap_bounds(result: Any, rows: Mapping[str | None, tuple[int, int]] | None = None) -> tuple[GapBound, ...]:
     """Per judged comparison, the gap and impact ratio with the unknown rows of its cell placed at the extremes.
 
-    The unknown rows of each cell (individuals, with the outcome) are the result's ``unknown`` group, or
-    ``rows`` when given (a protected condition's missing values: :func:`unknown_rows`)."""
+    The unknown rows of each cell (individuals, with the outcome) are the result's groups of unknown category
+    ("Unknown", "Decline to self-identify": :func:`~luskin_core.spec.unknown.is_unknown_value`), or ``rows`` when
+    given (a protected condition's missing or unknown values: :func:`unknown_rows`)."""
     adverse = result.spec.direction.adverse
     if rows is None:
-        unknowns = {c.cell: (c.n, c.positives) for c in result.comparisons if c.group == unknown}
+        unknowns: dict[str | None, tuple[int, int]] = {}
+        for c in result.comparisons:
+            if is_unknown_value(c.group):
+                n, k = unknowns.get(c.cell, (0, 0))
+                unknowns[c.cell] = (n + c.n, k + c.positives)
     else:
         unknowns = dict(rows)
     out = []
     for c in result.comparisons:
-        if c.is_reference or c.group == unknown:
+        if c.is_reference or is_unknown_value(c.group):
             continue
         u, t = unknowns.get(c.cell, (0, 0))
         k, n, rk, rn = c.positives, c.n, c.reference_positives, c.reference_n
@@ -160,7 +173,7 @@ def gap_bounds(result: Any, unknown: str = UNKNOWN,
 
 def unknown_words(spec: Any) -> str:
     """What the unknown rows are, in words: of unknown group, or with no value of the protected column."""
-    return "rows of unknown group" if spec.protected is None else f"rows with no value of '{spec.protected.column}'"
+    return "rows of unknown group" if spec.protected is None else f"rows with no known value of '{spec.protected.column}'"
 
 
 def bound_sentences(bounds: tuple[GapBound, ...], what: str = "rows of unknown group") -> list[str]:
@@ -184,5 +197,5 @@ def bound_sentences(bounds: tuple[GapBound, ...], what: str = "rows of unknown g
     return out
 
 
-__all__ = ["GapBound", "PeriodBound", "audit_bounds", "bound_sentences", "condition_spec", "gap_bounds",
-           "series_bounds", "unknown_cells", "unknown_rows", "unknown_words"]
+__all__ = ["GapBound", "PeriodBound", "audit_bounds", "bound_sentences", "condition_named", "condition_spec",
+           "gap_bounds", "series_bounds", "unknown_cells", "unknown_rows", "unknown_words"]

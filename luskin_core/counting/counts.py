@@ -58,6 +58,7 @@ from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec, resolve_column
 from luskin_core.spec.conditions import Condition, conjunction_mask
 from luskin_core.spec.names import GroupNames
+from luskin_core.spec.unknown import UNKNOWN, unknown_spellings
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -68,38 +69,16 @@ MAX_VALUES = 20
 # Whole numbers with at most this many distinct values are codes (states, counties of a state, branches):
 # taken value by value like text, never cut into ranges.
 MAX_CODES = 100
-UNKNOWN = "Unknown"
-
-# Spellings that mean "not known" rather than a category, compared case-insensitively with every run of
-# characters other than letters and digits read as one space ("Decline to self-identify" = "decline to self
-# identify"). The user names more with ``unknown=`` (``--unknown VALUE``, the page's box).
-UNKNOWN_SPELLINGS = (
-    "", "unknown", "not known", "not disclosed", "undisclosed", "decline to self identify",
-    "declined to self identify", "decline to identify", "declined to identify", "decline to state",
-    "declined to state", "decline to answer", "declined to answer", "declined", "prefer not to say",
-    "prefer not to answer", "prefer not to disclose", "i don t wish to answer", "i do not wish to answer",
-    "i don t wish to say", "do not wish to answer", "not specified", "unspecified", "not provided",
-    "not reported", "not available", "not stated", "missing", "n a", "na", "none given", "no answer",
-)
-
-
-def unknown_key(value: Any) -> str:
-    """The form in which a value is compared with the unknown spellings."""
-    return re.sub(r"[^0-9a-z]+", " ", str(value).lower()).strip()
-
-
-def is_unknown_value(value: Any) -> bool:
-    """Whether a group's value (one part of a crossed group) says its category is not known: "Unknown" (missing
-    values) or a spelling such as "Decline to self-identify"."""
-    return value == UNKNOWN or unknown_key(value) in UNKNOWN_SPELLINGS
 ALL_ROWS = "All rows"
 CROSS = " × "
 
 # Why a row is not audited, in the order the checks are made (the first failing one counts).
 KEPT = "kept"
 OUTSIDE = "outside the population"
-REASONS = (KEPT, OUTSIDE, "outcome missing", "prediction missing", "protected value missing",
+REASONS = (KEPT, OUTSIDE, "outcome missing", "prediction missing", "protected value missing or unknown",
            "filter value missing")
+# How many distinct values of a text protected column are read for spellings of "unknown" (most frequent first).
+UNKNOWN_SCAN = 1_000
 COUNT_COLUMNS = ("n", "positives", "tp", "fp", "fn", "tn", "score_sum", "score_sumsq")
 
 # How a prediction column is read (Plan.prediction_kind): numbers 0/1; a boolean column; text
@@ -189,6 +168,9 @@ class Plan:
     # The two classes' names resolved from the data (the rest named by the column's other value);
     # None: the spec's own names. The spec itself is never rewritten.
     names: GroupNames | None = None
+    # The protected column's values that spell "unknown" ("Decline to self-identify"): such rows are left out with
+    # the missing ones, in neither class (luskin_core.spec.unknown).
+    protected_unknown: tuple[str, ...] = ()
 
     @property
     def class_names(self) -> GroupNames:
@@ -330,9 +312,13 @@ def build_plan(spec: AuditSpec, facts: Facts) -> Plan:
     prediction_kind = None if prediction is None else _prediction_kind(facts, prediction, spec, outcome)
     group_parts = tuple(_key_part(facts, name, "group", spec) for name in spec.group_by)
     protected = None
+    protected_unknown: tuple[str, ...] = ()
     if spec.protected is not None:
         protected = Condition(facts.resolve(spec.protected.column, ""), spec.protected.op,
                               spec.protected.value)
+        if not facts.is_numeric(protected.column):
+            named = protected.value if isinstance(protected.value, tuple) else (protected.value,)
+            protected_unknown = unknown_spellings(distinct_values(facts, protected.column, UNKNOWN_SCAN), named)
     cell_parts = tuple(_key_part(facts, name, "strata", spec) for name in spec.strata)
     filters = tuple(Condition(facts.resolve(c.column, ""), c.op, c.value) for c in spec.filters)
     population = tuple(Condition(facts.resolve(c.column, "population"), c.op, c.value) for c in spec.population)
@@ -353,7 +339,7 @@ def build_plan(spec: AuditSpec, facts: Facts) -> Plan:
                                   "a cut-off.")
             cutoff = float(median[0])
     return Plan(spec, outcome, outcome_numeric, prediction, prediction_kind, group_parts, protected,
-                cell_parts, filters, population, cutoff)
+                cell_parts, filters, population, cutoff, protected_unknown=protected_unknown)
 
 
 def _prediction_kind(facts: Facts, column: str, spec: AuditSpec, plan_outcome: str) -> str:
@@ -473,7 +459,11 @@ def check_rules(plan: Plan, kind: Any) -> list[tuple[int, Expr]]:
     if plan.prediction is not None:
         checks.append((3, ("isnull", _col(plan.prediction))))
     if plan.protected is not None:
-        checks.append((4, ("isnull", _col(plan.protected.column))))
+        col = _col(plan.protected.column)
+        left_out: Expr = ("isnull", col)
+        if plan.protected_unknown:   # "Decline to self-identify": in neither class
+            left_out = ("or", left_out, ("false_if_null", ("in", ("text", col), plan.protected_unknown)))
+        checks.append((4, left_out))
     if plan.filters:
         unknown: Expr = ("isnull", _col(plan.filters[0].column))
         for condition in plan.filters[1:]:

@@ -61,7 +61,7 @@ def nothing_to_audit(plan: Any, reasons: dict[str, int]) -> LuskinError:
              else f"the protected column '{shown(plan.protected.column)}'")
     words = {"outcome missing": f"the outcome '{shown(plan.outcome)}'",
              "prediction missing": f"the prediction column '{shown(plan.prediction)}'",
-             "protected value missing": group, "filter value missing": "a filter column"}
+             "protected value missing or unknown": group, "filter value missing": "a filter column"}
     named = [words[r] for r in words if r in reasons] or list(words.values())[:1]
     listed = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " or " + named[-1]
     return LuskinError(f"Every row lacks a value in {listed}, so nothing can be audited. Choose other columns, or "

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from luskin_core.spec.audit_spec import AuditSpec
+from luskin_core.spec.unknown import unknown_spellings
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -64,7 +65,8 @@ def other_group_name(spec: AuditSpec, values: pd.Series | Sequence[Any] | None, 
     if not complete or len(known) < len(column):  # more values than can be named one by one
         return "everyone else"
     inside = c.mask(pd.DataFrame({c.column: column.reset_index(drop=True)}))
-    rest = [v for v, hit in zip(known, inside) if not hit]
+    unknown = set(unknown_spellings(known, c.value if isinstance(c.value, tuple) else (c.value,)))
+    rest = [v for v, hit in zip(known, inside) if not hit and v not in unknown]   # "Decline to ...": in neither
     if len(rest) == 1:
         name = spec.name_of(c.column, rest[0])
         return None if name == spec.group_name else name

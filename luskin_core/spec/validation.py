@@ -26,6 +26,7 @@ from luskin_core.spec.columns import (  # noqa: F401  (the column checks are par
     value_list,
 )
 from luskin_core.spec.conditions import Condition
+from luskin_core.spec.unknown import unknown_spellings
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -512,11 +513,15 @@ def no_two_classes(condition: Condition, values: pd.Series, *, empty: bool) -> L
     ``values`` are the protected column's distinct values, most frequent first (:func:`distinct_values`).
     """
     name = shown(values.name)
+    named = condition.value if isinstance(condition.value, tuple) else (condition.value,)
+    unknown = unknown_spellings(values.tolist(), named)
+    why = "" if not unknown else (
+        f" Rows whose '{name}' says it is not known ({_listed(pd.Series(unknown, dtype=object))}) are in neither class.")
     if empty:
         return LuskinError(f"No row has {shown(condition, 200)}, so the protected group is empty. "
-                           f"Values of '{name}' include: {_listed(values)}. Choose other values.")
+                           f"Values of '{name}' include: {_listed(values)}.{why} Choose other values.")
     return LuskinError(f"Every row has {shown(condition, 200)}, so there is no other class to compare with. "
-                       f"Values of '{name}' include: {_listed(values)}. Choose fewer values for the group.")
+                       f"Values of '{name}' include: {_listed(values)}.{why} Choose fewer values for the group.")
 
 
 def check_two_classes(values: pd.Series, protected: Condition, group_rows: int, other_rows: int) -> None:

@@ -33,10 +33,11 @@ from typing import Any
 
 import numpy as np
 
-from luskin_core.counting.counts import CountTable, is_unknown_value
+from luskin_core.counting.counts import CountTable
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.spec.names import reference_for
+from luskin_core.spec.unknown import is_unknown_value
 from luskin_core.stats.inference import (
     adjust_p,
     mantel_haenszel,

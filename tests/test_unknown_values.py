@@ -1,0 +1,105 @@
+"""A value that spells "unknown" ("Decline to self-identify") is not a category of its own in a protected condition.
+
+Agencies record "Decline to self-identify" or "Not disclosed" where a value is missing. Counted in "everyone
+else", those people would move the rest's share towards theirs: below, the declined hire at 10% against 40% for
+both sexes, and the rest's share fell to 30%, a gap of 9 points where there is none. They are left out with the
+missing values, on every path that counts (memory, DuckDB files, the model tools' rows; PostgreSQL and Spark in
+tests/test_engines.py), and the numbers are compared with pandas.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from luskin_core.analyses.audit import audit
+from luskin_core.analyses.unknown_bounds import audit_bounds
+from luskin_core.counting.prepared import prepare
+from luskin_core.counting.sources import open_source
+from luskin_core.errors import LuskinError
+from luskin_core.spec.audit_spec import AuditSpec
+from luskin_core.spec.unknown import is_unknown_value, unknown_spellings
+
+DECLINED = "Decline to self-identify"
+LEFT_OUT = "protected value missing or unknown"
+
+
+def _people(n: int, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    sex = rng.choice(np.array(["Female", "Male", DECLINED, None], dtype=object), n, p=[.4, .35, .2, .05])
+    hired = np.where(sex == DECLINED, rng.random(n) < .1, rng.random(n) < .4).astype(int)
+    return pd.DataFrame({"sex": sex, "hired": hired, "office": rng.choice(["North", "South"], n)})
+
+
+def _by_pandas(frame: pd.DataFrame, value: str) -> tuple[int, int]:
+    part = frame[frame["sex"] == value]
+    return len(part), int(part["hired"].sum())
+
+
+@pytest.mark.parametrize("n", [300, 60_000])   # counted by numpy below SMALL_ROWS, by DuckDB above
+def test_the_rest_of_a_condition_leaves_out_unknown_spellings_on_every_path(n, tmp_path):
+    frame = _people(n)
+    spec = AuditSpec(outcome="hired", positive=1, protected="sex == Female")
+    parquet, csv = tmp_path / "people.parquet", tmp_path / "people.csv"
+    frame.to_parquet(parquet)
+    frame.to_csv(csv, index=False)
+    unknown = int(frame["sex"].isna().sum() + (frame["sex"] == DECLINED).sum())
+    for data in (frame, open_source(str(parquet)), open_source(str(csv))):
+        result = audit(data, spec)
+        got = {c.group: (c.n, c.positives) for c in result.comparisons}
+        # the rest is named after its one known value, and holds only it
+        assert got == {"Female": _by_pandas(frame, "Female"), "Male": _by_pandas(frame, "Male")}
+        assert result.excluded_reasons == {LEFT_OUT: unknown}
+    # the model tools see the same rows
+    prepared = prepare(frame, spec)
+    assert len(prepared.frame) == n - unknown and DECLINED not in set(prepared.frame["sex"])
+    assert prepared.excluded_reasons == {LEFT_OUT: unknown}
+
+
+def test_the_false_alarm_it_made_is_gone():
+    """Both sexes hire at 40%: with the declined in the rest, the audit said "beyond tolerance" (9 points)."""
+    result = audit(_people(4000), AuditSpec(outcome="hired", positive=1, protected="sex == Female"))
+    other = next(c for c in result.comparisons if not c.is_reference)
+    assert abs(other.difference) < 0.05 and other.verdict.fair
+
+
+def test_a_condition_that_names_an_unknown_value_keeps_those_rows():
+    frame = pd.DataFrame({"sex": ["Unknown"] * 40 + ["Male"] * 60, "hired": [1, 0] * 50})
+    result = audit(frame, AuditSpec(outcome="hired", positive=1, protected="sex == Unknown"))
+    assert {c.group: c.n for c in result.comparisons} == {"Unknown": 40, "Male": 60}
+    assert result.n_excluded == 0
+
+
+def test_a_class_left_empty_by_unknown_values_is_said_plainly():
+    frame = pd.DataFrame({"sex": ["Female"] * 50 + ["Declined"] * 50, "hired": [1, 0] * 50})
+    with pytest.raises(LuskinError, match=r"no other class.*'sex' says it is not known \(Declined\) are in neither"):
+        audit(frame, AuditSpec(outcome="hired", positive=1, protected="sex == Female"))
+    frame["sex"] = ["Not disclosed"] * 50 + ["Male"] * 50
+    with pytest.raises(LuskinError, match=r"protected group is empty.*\(Not disclosed\) are in neither class"):
+        audit(frame, AuditSpec(outcome="hired", positive=1, protected="sex != Male"))
+
+
+def test_bounds_place_the_unknown_spellings_with_the_missing_values():
+    frame = _people(5000, seed=3)
+    spec = AuditSpec(outcome="hired", positive=1, protected="sex == Female", strata=("office",))
+    result = audit(frame, spec)
+    bounds = audit_bounds(frame, result)
+    assert len(bounds) == 2
+    for bound in bounds:
+        cell = frame[frame["office"] == next(o for o in ("North", "South") if bound.cell.endswith(o))]
+        unknown = cell[cell["sex"].isna() | (cell["sex"] == DECLINED)]
+        assert (bound.unknown_n, bound.unknown_positives) == (len(unknown), int(unknown["hired"].sum()))
+    # by columns: "Unknown" (missing) and the declined are both unknown groups, summed, and never compared
+    by_sex = audit(frame, AuditSpec(outcome="hired", positive=1, group_by=("sex",)))
+    bounds = audit_bounds(frame, by_sex)
+    assert [b.group for b in bounds] == [g for g in ("Female", "Male") if g != by_sex.reference]
+    unknown = frame[frame["sex"].isna() | (frame["sex"] == DECLINED)]
+    assert (bounds[0].unknown_n, bounds[0].unknown_positives) == (len(unknown), int(unknown["hired"].sum()))
+
+
+def test_the_spellings_read_as_unknown():
+    assert all(is_unknown_value(v) for v in ("Unknown", "DECLINE TO SELF-IDENTIFY", "n/a", "Prefer not to say ",
+                                             "I don't wish to answer"))
+    assert not any(is_unknown_value(v) for v in ("Female", "Native", "Nonbinary", "Two or more races"))
+    assert unknown_spellings(["Female", "Declined", "Unknown", 3.0], named=("Unknown",)) == ("Declined",)
