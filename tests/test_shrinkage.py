@@ -107,6 +107,15 @@ def test_json_of_every_comparison_has_the_pooled_fields(compas):
         assert 0 <= c["pooled_ci_low"] <= c["pooled_rate"] <= c["pooled_ci_high"] <= 1
 
 
+def test_a_group_with_no_row_in_a_cell_has_no_pooled_share(adult):
+    """Its pooled share would be the prior alone: a number the JSON's reader would take for an estimate."""
+    result = audit(adult, AuditSpec("income", ">50K", group_by=("race", "sex"), strata=("relationship",)))
+    empty = [c for c in result.comparisons if c.n == 0]
+    assert empty, "the cross leaves some group without a row in some cell"
+    assert all(c.pooled_rate is None and c.pooled_ci_low is None and c.pooled_parent is None for c in empty)
+    assert all(c.pooled_rate is not None for c in result.comparisons if c.n > 0)
+
+
 def test_one_column_pools_toward_the_other_groups_of_the_cell(adult):
     spec = AuditSpec("income", ">50K", group_by=("race",), strata=("sex",))
     result = audit(adult, spec)

@@ -376,7 +376,7 @@ def _num(x: float) -> float | None:
 
 def with_pooled(table: CountTable, spec: AuditSpec, comparisons: Sequence[Any]) -> tuple[Any, ...]:
     """The comparisons with their pooled share, its interval and toward what it is pooled (the narrative quotes
-    it for small groups).
+    it for small groups); a group with no row in a cell has none.
 
     Only where there is more than one group (a pooled share needs siblings). The audit calls this
     once on its comparisons (:func:`luskin_core.analyses.audit.result_from_counts`).
@@ -388,6 +388,9 @@ def with_pooled(table: CountTable, spec: AuditSpec, comparisons: Sequence[Any]) 
     ci = {key: i for i, key in enumerate(table.cell_keys)}
     out = []
     for c in comparisons:
+        if not c.n:   # no row: the prior alone, which a reader of the numbers would take for an estimate
+            out.append(c)
+            continue
         i, j = gi[c.group], ci[c.cell_key]
         rate, low, high = _num(est.rate[i, j]), _num(est.ci_low[i, j]), _num(est.ci_high[i, j])
         out.append(replace(c, pooled_rate=rate, pooled_ci_low=low, pooled_ci_high=high, pooled_parent=est.parent[i]))
