@@ -46,7 +46,7 @@ from __future__ import annotations
 import math
 import re
 import threading
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -221,7 +221,9 @@ class Facts(Protocol):
     # Optional: ``distinct_values(column, cap)``, up to ``cap`` distinct non-missing values (see
     # :func:`distinct_values`); ``is_integer(column)``, whether its type holds whole numbers only (codes
     # with at most MAX_CODES values are then taken value by value); ``values_counted(column)``, how many
-    # values the column holds, where its quantiles were read from its value counts (else None).
+    # values the column holds, where its quantiles were read from its value counts (else None);
+    # ``present_values(column, cap)``, up to ``cap`` distinct present values over the whole source, most frequent
+    # first (else :func:`distinct_values`).
 
 
 def distinct_values(facts: Any, column: str, cap: int) -> list[Any]:
@@ -318,7 +320,10 @@ def build_plan(spec: AuditSpec, facts: Facts) -> Plan:
                               spec.protected.value)
         if not facts.is_numeric(protected.column):
             named = protected.value if isinstance(protected.value, tuple) else (protected.value,)
-            protected_unknown = unknown_spellings(distinct_values(facts, protected.column, UNKNOWN_SCAN), named)
+            own = getattr(facts, "present_values", None)
+            values = own(protected.column, UNKNOWN_SCAN) if own else distinct_values(facts, protected.column,
+                                                                                     UNKNOWN_SCAN)
+            protected_unknown = unknown_spellings(values, named)
     cell_parts = tuple(_key_part(facts, name, "strata", spec) for name in spec.strata)
     filters = tuple(Condition(facts.resolve(c.column, ""), c.op, c.value) for c in spec.filters)
     population = tuple(Condition(facts.resolve(c.column, "population"), c.op, c.value) for c in spec.population)
@@ -913,10 +918,12 @@ def _numeric(series: pd.Series) -> bool:
 class FrameFacts:
     """:class:`Facts` of a pandas frame, over the rows in the audited population."""
 
-    def __init__(self, frame: pd.DataFrame, population: Sequence[Condition] = ()) -> None:
+    def __init__(self, frame: pd.DataFrame, population: Sequence[Condition] = (),
+                 distinct: Callable[[str], pd.Series] | None = None) -> None:
         self.frame = frame
         self._population = tuple(population)
         self._rows: pd.DataFrame | None = None
+        self._distinct = distinct   # the executor's list of a column's values, kept for naming the classes
 
     @property
     def rows(self) -> pd.DataFrame:
@@ -954,6 +961,16 @@ class FrameFacts:
     def distinct_values(self, column: str, cap: int) -> list[Any]:
         values = pd.unique(self.rows[column].dropna())
         return [_plain(v) for v in values[:cap]]
+
+    def present_values(self, column: str, cap: int) -> list[Any]:
+        """Up to ``cap`` distinct present values of the whole frame, most frequent first."""
+        if self._distinct is not None:
+            values = self._distinct(column)
+        else:
+            from luskin_core.spec.validation import distinct_values as every_value
+
+            values = every_value(self.frame[column])
+        return [_plain(v) for v in values.iloc[:cap]]
 
     def quantiles(self, column: str, probs: Sequence[float]) -> list[float]:
         values = self.rows[column].to_numpy(dtype=float, na_value=np.nan)

@@ -67,13 +67,14 @@ class FrameExecutor:
     def __init__(self, frame: pd.DataFrame, name: str = "the data") -> None:
         self.frame = frame
         self.name = name
+        self._distinct: dict[str, pd.Series] = {}
 
     def facts(self, spec: AuditSpec) -> FrameFacts:
         if self.frame is None or len(self.frame) == 0:
             raise LuskinError("The data has no rows.")
         population = tuple(Condition(resolve_column(self.frame, c.column, "population"), c.op, c.value)
                            for c in spec.population)
-        return FrameFacts(self.frame, population)
+        return FrameFacts(self.frame, population, self.distinct)
 
     def count(self, plan: Plan, *, assumed: dict[str, list[Any]] | None = None) -> RawCounts:
         return aggregate_frame(self.frame, plan)
@@ -85,10 +86,13 @@ class FrameExecutor:
         return pd.DataFrame({"value": pd.Series(values, dtype=object), "count": counts.to_numpy()})
 
     def distinct(self, column: str) -> pd.Series:
-        """Every distinct present value, most frequent first (the in-memory checks' own list)."""
+        """Every distinct present value, most frequent first (the in-memory checks' own list), listed once."""
         from luskin_core.spec.validation import distinct_values
 
-        return distinct_values(self.frame[resolve_column(self.frame, column, "")])
+        column = resolve_column(self.frame, column, "")
+        if column not in self._distinct:
+            self._distinct[column] = distinct_values(self.frame[column])
+        return self._distinct[column]
 
 
 def executor_for(data: Any, name: str = "the data") -> Executor:
