@@ -14,12 +14,14 @@ import pandas as pd
 import pytest
 
 from luskin_core.analyses.audit import audit
+from luskin_core.analyses.findings import findings
 from luskin_core.analyses.unknown_bounds import audit_bounds
 from luskin_core.counting.prepared import prepare
 from luskin_core.counting.sources import open_source
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.spec.unknown import is_unknown_value, unknown_spellings
+from luskin_core.stats.verdict import Verdict
 
 DECLINED = "Decline to self-identify"
 LEFT_OUT = "protected value missing or unknown"
@@ -103,3 +105,40 @@ def test_the_spellings_read_as_unknown():
                                              "I don't wish to answer"))
     assert not any(is_unknown_value(v) for v in ("Female", "Native", "Nonbinary", "Two or more races"))
     assert unknown_spellings(["Female", "Declined", "Unknown", 3.0], named=("Unknown",)) == ("Declined",)
+
+
+def test_groups_of_unknown_category_are_shown_but_not_counted_in_the_verdict_or_the_findings():
+    """By columns, "Decline to self-identify" is shown with its numbers; the committee's headline, first finding,
+    verdict counts and overall verdict are about the known groups (both hire at 40% here: fair), as regulators
+    set unknowns apart. Counted, the declined (10%) made "1 of 3 comparisons exceeds the tolerance"."""
+    frame = _people(4000)
+    result = audit(frame, AuditSpec(outcome="hired", positive=1, group_by=("sex",)))
+    assert result.unknown_groups == (DECLINED, "Unknown")
+    declined = next(c for c in result.comparisons if c.group == DECLINED)
+    assert declined.verdict == Verdict.BEYOND and declined.n == int((frame["sex"] == DECLINED).sum())
+    assert result.fair is True
+    assert sum(result.verdict_counts().values()) == 1 and result.verdict_counts()[Verdict.WITHIN] == 1
+    assert result.headline().endswith(f"Groups of unknown category ({DECLINED}, Unknown) are shown apart, not counted.")
+    said = findings(result)
+    assert said.items[0].group in ("Female", "Male") and DECLINED not in said.items[0].sentence
+    assert said.items[-1].sentence.startswith(f"Groups of unknown category ({DECLINED}, Unknown) are shown apart")
+    share = (frame.loc[frame["sex"] == DECLINED, "hired"].mean() * 100).round()
+    assert f"{share:.0f}% of {DECLINED}" in said.items[-1].sentence
+    assert result.to_dict()["fair"] is True
+
+
+def test_a_cross_with_an_unknown_part_is_of_unknown_category():
+    frame = _people(6000, seed=1)
+    frame["race"] = np.random.default_rng(2).choice(["White", "Black"], len(frame))
+    result = audit(frame, AuditSpec(outcome="hired", positive=1, group_by=("race", "sex")))
+    assert set(result.unknown_groups) == {f"{r} × {s}" for r in ("White", "Black") for s in (DECLINED, "Unknown")}
+    assert all(c.group not in result.unknown_groups for c in result.counted)
+    assert result.fair is True
+
+
+def test_only_one_known_group_says_so():
+    frame = pd.DataFrame({"sex": ["Male"] * 60 + [DECLINED] * 60, "hired": [1, 0, 0] * 40})
+    result = audit(frame, AuditSpec(outcome="hired", positive=1, group_by=("sex",)))
+    assert result.fair is None
+    assert result.headline() == ("No comparison could be made: Male is the only group of known category. The group of "
+                                 f"unknown category ({DECLINED}) is shown apart, not counted.")

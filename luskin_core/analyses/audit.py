@@ -18,19 +18,20 @@ minus reference, as everywhere), p-values and verdict, and ``fair`` is the verdi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from luskin_core.analyses import narrative
-from luskin_core.counting.counts import CountTable, count_arrays
+from luskin_core.counting.counts import CROSS, CountTable, count_arrays
 from luskin_core.counting.executor import counted_table, executor_for, group_names
 from luskin_core.counting.ibis_source import Source
 from luskin_core.counting.prepared import Prepared, prepare
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.spec.names import GroupNames
+from luskin_core.spec.unknown import is_unknown_value
 from luskin_core.stats import shown as shown_statistics
 from luskin_core.stats.comparisons import Comparison, JudgedRate, PooledComparison, compare, record_dict
 from luskin_core.stats.inference import wilson_interval
@@ -188,13 +189,39 @@ class AuditResult:
         return tuple(c for c in self.comparisons if not c.is_reference)
 
     @property
+    def unknown_groups(self) -> tuple[str, ...]:
+        """The groups of unknown category ("Unknown", "Decline to self-identify", a cross with either).
+
+        Compared and shown, but not counted in the verdict, the headline or the findings: their members
+        belong to the groups compared, and regulators set unknowns apart too. None for a protected condition,
+        whose unknown rows are left out (:data:`luskin_core.counting.counts.REASONS`)."""
+        if self.spec.protected is not None:
+            return ()
+        return tuple(g for g in self.groups if any(is_unknown_value(part) for part in g.split(CROSS)))
+
+    @property
+    def counted(self) -> tuple[Comparison, ...]:
+        """The judged comparisons of groups of known category (the verdict's, the headline's)."""
+        unknown = set(self.unknown_groups)
+        return tuple(c for c in self.judged if c.group not in unknown)
+
+    def of_known_groups(self) -> AuditResult:
+        """This result without the comparisons of groups of unknown category (the findings are made from it)."""
+        unknown = set(self.unknown_groups)
+        if not unknown:
+            return self
+        return replace(self, comparisons=tuple(c for c in self.comparisons if c.group not in unknown),
+                       pooled=tuple(p for p in self.pooled if p.group not in unknown))
+
+    @property
     def fair(self) -> bool | None:
         """True when every comparison that can be judged is within tolerance; None if none can be judged.
 
         Read from the verdicts alone (the headline's source too): too-few-rows comparisons count
-        for neither side. For the paper's two classes: "every judged filter cell is within".
+        for neither side, nor do groups of unknown category (:attr:`unknown_groups`). For the paper's two
+        classes: "every judged filter cell is within".
         """
-        flags = [c.fair for c in self.judged if c.fair is not None]
+        flags = [c.fair for c in self.counted if c.fair is not None]
         return all(flags) if flags else None
 
     @property
@@ -203,8 +230,9 @@ class AuditResult:
         return tuple(p for p in self.pooled if p.simpson)
 
     def verdict_counts(self) -> dict[Verdict, int]:
+        """How many comparisons of groups of known category got each verdict."""
         out = {v: 0 for v in JUDGED_ORDER}
-        for c in self.judged:
+        for c in self.counted:
             out[c.verdict] += 1
         return out
 

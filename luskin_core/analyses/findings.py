@@ -18,7 +18,8 @@ text output, so that every surface tells the same story in the same order:
    largest one; it is not repeated.)
 4. **The rest, grouped**: the gaps beyond the tolerance that could be chance; the parts where
    the gap is within the tolerance ("in the other 4 departments the gap is under 5 points");
-   the comparisons with too few rows to judge.
+   the comparisons with too few rows to judge; last, the groups of unknown category ("Unknown",
+   "Decline to self-identify"), which are shown apart and counted in none of the above.
 
 "Favoured" follows the outcome's meaning: when the counted outcome is good for the person
 (``spec.outcome_is == "favourable"``, the default) the group with the higher share is
@@ -363,16 +364,39 @@ def findings(result: Any) -> Findings:
     plain words and with the way the within-part result leans; the overall gap follows.
     """
     several = len(result.cell_names) > 1
-    items = _overall(result, several)
+    known = result.of_known_groups()
+    items = _overall(known, several)
     said = items[0] if items else None
-    lead = _simpson_lead(result) if several else None
+    lead = _simpson_lead(known) if several else None
     if lead is not None:
         items = [lead, *items]
     if several:
-        items += [f for f in _within(result) if lead is None or f.group != lead.group]
-    items += _beyond(result, several, said)
-    items += _rest(result, several, said)
+        items += [f for f in _within(known) if lead is None or f.group != lead.group]
+    items += _beyond(known, several, said)
+    items += _rest(known, several, said)
+    items += _unknown(result)
     return Findings(tuple(items))
+
+
+def _unknown(result: Any) -> list[Finding]:
+    """The groups of unknown category, said last and apart: their overall shares, not a finding about a group."""
+    spec = result.spec
+    unknown = [g for g in result.unknown_groups if g != result.reference]
+    if not unknown:
+        return []
+    pooled = {p.group: p for p in result.pooled}
+    shares = [f"{share(pooled[g].marginal_rate)} of {g}" for g in unknown
+              if g in pooled and pooled[g].marginal_rate is not None]
+    reference_rate = next((p.reference_marginal_rate for p in result.pooled if p.reference_marginal_rate is not None),
+                          None)
+    numbers = ("" if not shares or reference_rate is None else
+               f" ({_outcome(spec)} for {_listed(shares, 4)}, against {share(reference_rate)} of {result.reference})")
+    one = len(unknown) == 1
+    bounds = ", and the bounds over the unknowns say how far they could move each gap" if len(spec.group_by) == 1 else ""
+    sentence = (f"{'The group' if one else 'Groups'} of unknown category ({_listed(unknown, 4)}) "
+                f"{'is' if one else 'are'} shown apart and not counted above{numbers}: "
+                f"{'its' if one else 'their'} members belong to the groups compared{bounds}.")
+    return [Finding(REST, sentence)]
 
 
 __all__ = ["BEYOND_PART", "KINDS", "OVERALL", "REST", "WITHIN_PARTS", "Finding", "Findings", "adverse", "favoured",

@@ -277,7 +277,14 @@ def headline(result: AuditResult) -> str:
     if criterion != "selection":
         bar += f" on {CRITERION_NAMES[criterion]}"
     reference = group_words(result.reference, spec)
-    if not result.judged:
+    unknown = [g for g in result.unknown_groups if g != result.reference]
+    apart = "" if not unknown else (
+        f" {'The group' if len(unknown) == 1 else 'Groups'} of unknown category "
+        f"({', '.join(group_words(g, spec) for g in unknown[:4])}"
+        f"{' and others' if len(unknown) > 4 else ''}) {'is' if len(unknown) == 1 else 'are'} shown apart, not counted.")
+    if not result.counted:
+        if result.judged:
+            return f"No comparison could be made: {reference} is the only group of known category.{apart}"
         return "No comparison could be made: there is only one group."
     if judged == 0:
         return (f"No comparison can be judged: every group or the reference has fewer than "
@@ -300,11 +307,12 @@ def headline(result: AuditResult) -> str:
     if counts[TOO_FEW]:
         text += f" ({counts[TOO_FEW]:,} {'has' if counts[TOO_FEW] == 1 else 'have'} {TOO_FEW.mark})"
     text += "."
-    if result.simpson:  # said first: the overall gap misleads
-        names = ", ".join(group_words(p.group, spec) for p in result.simpson)
+    simpson = [p for p in result.simpson if p.group not in unknown]
+    if simpson:  # said first: the overall gap misleads
+        names = ", ".join(group_words(p.group, spec) for p in simpson)
         text = (f"For {names}, the overall gap and the gap within the strata disagree (Simpson's paradox): read "
                 f"the comparison within the strata. {text}")
-    return text
+    return text + apart
 
 
 def sentences(result: AuditResult) -> list[str]:
