@@ -142,3 +142,14 @@ def test_only_one_known_group_says_so():
     assert result.fair is None
     assert result.headline() == ("No comparison could be made: Male is the only group of known category. The group of "
                                  f"unknown category ({DECLINED}) is shown apart, not counted.")
+
+
+def test_the_slides_give_groups_of_unknown_category_no_finding_of_their_own():
+    from luskin_core.present.slides import build_slides
+
+    result = audit(_people(4000), AuditSpec(outcome="hired", positive=1, group_by=("sex",)))
+    deck = build_slides(result)
+    found = next(s for s in deck if s.title == "What we found")
+    assert found.sentences[-1].startswith(f"Groups of unknown category ({DECLINED}, Unknown) are shown apart")
+    assert not any(DECLINED in s.title or s.title.startswith("Unknown") for s in deck)
+    assert any(s.title.startswith("Female against Male") for s in deck)

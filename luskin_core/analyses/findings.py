@@ -34,15 +34,15 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from luskin_core.analyses.narrative import share, tolerance_words, under_words
+from luskin_core.analyses.narrative import share, tolerance_words, under_words, unknown_groups_words
 from luskin_core.formatting import format_p, points
 from luskin_core.stats.comparisons import Comparison, PooledComparison
 from luskin_core.stats.verdict import ALPHA, Verdict, inside_bar, judge
 
 BEYOND, CHANCE, TOO_FEW, WITHIN = Verdict.BEYOND, Verdict.CHANCE, Verdict.TOO_FEW, Verdict.WITHIN
 
-OVERALL, WITHIN_PARTS, BEYOND_PART, REST = "overall", "within", "beyond", "rest"
-KINDS = (OVERALL, WITHIN_PARTS, BEYOND_PART, REST)
+OVERALL, WITHIN_PARTS, BEYOND_PART, REST, UNKNOWN_GROUPS = "overall", "within", "beyond", "rest", "unknown"
+KINDS = (OVERALL, WITHIN_PARTS, BEYOND_PART, REST, UNKNOWN_GROUPS)
 
 
 @dataclass(frozen=True)
@@ -384,20 +384,21 @@ def _unknown(result: Any) -> list[Finding]:
     unknown = [g for g in result.unknown_groups if g != result.reference]
     if not unknown:
         return []
+    room = 120
+    subject = unknown_groups_words(unknown, spec, room)
     pooled = {p.group: p for p in result.pooled}
     shares = [f"{share(pooled[g].marginal_rate)} of {g}" for g in unknown
               if g in pooled and pooled[g].marginal_rate is not None]
     reference_rate = next((p.reference_marginal_rate for p in result.pooled if p.reference_marginal_rate is not None),
                           None)
-    numbers = ("" if not shares or reference_rate is None else
-               f" ({_outcome(spec)} for {_listed(shares, 4)}, against {share(reference_rate)} of {result.reference})")
+    numbers = ("" if not shares or reference_rate is None or sum(map(len, unknown)) > room else
+               f" ({_outcome(spec)} for {', '.join(shares)}, against {share(reference_rate)} of {result.reference})")
     one = len(unknown) == 1
     bounds = ", and the bounds over the unknowns say how far they could move each gap" if len(spec.group_by) == 1 else ""
-    sentence = (f"{'The group' if one else 'Groups'} of unknown category ({_listed(unknown, 4)}) "
-                f"{'is' if one else 'are'} shown apart and not counted above{numbers}: "
+    sentence = (f"{subject} shown apart and not counted above{numbers}: "
                 f"{'its' if one else 'their'} members belong to the groups compared{bounds}.")
-    return [Finding(REST, sentence)]
+    return [Finding(UNKNOWN_GROUPS, sentence)]
 
 
-__all__ = ["BEYOND_PART", "KINDS", "OVERALL", "REST", "WITHIN_PARTS", "Finding", "Findings", "adverse", "favoured",
+__all__ = ["BEYOND_PART", "KINDS", "OVERALL", "REST", "UNKNOWN_GROUPS", "WITHIN_PARTS", "Finding", "Findings", "adverse", "favoured",
            "findings", "part_name", "part_nouns"]

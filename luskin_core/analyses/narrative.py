@@ -267,6 +267,17 @@ def power_words(c: Comparison, spec: AuditSpec) -> str:
 # ------------------------------------------------------------------------------------------
 # The audit as a whole
 # ------------------------------------------------------------------------------------------
+def unknown_groups_words(groups: list[str], spec: AuditSpec, room: int) -> str:
+    """The subject of a sentence about groups of unknown category, with its verb: their names where they fit in
+    ``room`` characters ("Groups of unknown category (Decline to self-identify, Unknown) are"), else their count."""
+    names = ", ".join(group_words(g, spec) for g in groups)
+    if len(groups) == 1:
+        return f"The group of unknown category ({names}) is" if len(names) <= room else \
+            "One group of unknown category is"
+    return f"Groups of unknown category ({names}) are" if len(names) <= room else \
+        f"{len(groups):,} groups of unknown category are"
+
+
 def headline(result: AuditResult) -> str:
     """The finding in one sentence: how many comparisons exceed the tolerance, and whether by chance."""
     counts = result.verdict_counts()
@@ -278,10 +289,7 @@ def headline(result: AuditResult) -> str:
         bar += f" on {CRITERION_NAMES[criterion]}"
     reference = group_words(result.reference, spec)
     unknown = [g for g in result.unknown_groups if g != result.reference]
-    apart = "" if not unknown else (
-        f" {'The group' if len(unknown) == 1 else 'Groups'} of unknown category "
-        f"({', '.join(group_words(g, spec) for g in unknown[:4])}"
-        f"{' and others' if len(unknown) > 4 else ''}) {'is' if len(unknown) == 1 else 'are'} shown apart, not counted.")
+    apart = "" if not unknown else f" {unknown_groups_words(unknown, spec, 60)} shown apart, not counted."
     if not result.counted:
         if result.judged:
             return f"No comparison could be made: {reference} is the only group of known category.{apart}"
@@ -341,4 +349,4 @@ def sentences(result: AuditResult) -> list[str]:
 
 __all__ = ["RATE_ON", "RATE_WORDS", "comparison_sentence", "group_words", "headline", "pooled_notes",
            "pooled_sentence", "power_words", "sentence", "sentences", "share", "small_group_words", "tolerance_words",
-           "under_words"]
+           "under_words", "unknown_groups_words"]
