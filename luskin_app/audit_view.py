@@ -249,9 +249,7 @@ def render_headline(result: AuditResult) -> None:
 
 def render_sufficiency(result: AuditResult) -> None:
     """What the data could show: the sufficiency summary first, the details and power sentences folded."""
-    from luskin_core.stats.power import sufficiency, sufficiency_lines
-
-    lines = sufficiency_lines(sufficiency(result.comparisons, result.spec))
+    lines = result.sufficiency_lines()
     if not lines:
         return
     st.caption(ui.md(lines[0]))

@@ -99,11 +99,10 @@ def format_audit(result: Any) -> str:
         head += f"\nA row is predicted positive when {spec.prediction} is at least {spec.prediction_cutoff:g}."
     from luskin_core.analyses.findings import findings
     from luskin_core.stats import shown as shown_statistics
-    from luskin_core.stats.power import sufficiency, sufficiency_lines
     from luskin_core.stats.verdict import fair_flag
 
     found = findings(result)
-    lines = [head, spec.meaning_text, *sufficiency_lines(sufficiency(result.comparisons, spec)), "",
+    lines = [head, spec.meaning_text, *result.sufficiency_lines(), "",
              "What was found, most important first:"]
     lines += [f"{i}. {s}" for i, s in enumerate(found.sentences(), 1)]
     lines += ["", f"Verdicts: {result.headline()}", ""]

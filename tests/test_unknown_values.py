@@ -125,6 +125,8 @@ def test_groups_of_unknown_category_are_shown_but_not_counted_in_the_verdict_or_
     share = (frame.loc[frame["sex"] == DECLINED, "hired"].mean() * 100).round()
     assert f"{share:.0f}% of {DECLINED}" in said.items[-1].sentence
     assert result.to_dict()["fair"] is True
+    # 196 rows of missing sex cannot detect 5 points; more of them would tell nothing about a group
+    assert result.sufficiency_lines()[0].startswith("Data sufficiency: every comparison could detect")
 
 
 def test_a_cross_with_an_unknown_part_is_of_unknown_category():

@@ -328,6 +328,13 @@ class AuditResult:
         """One group across the cells in words: overall, and within them."""
         return narrative.pooled_sentence(p, self.spec, len(self.cell_names) > 1)
 
+    def sufficiency_lines(self) -> list[str]:
+        """What the data could show, in words: the groups of known category (more rows of unknown category would
+        not tell the committee more about any group)."""
+        from luskin_core.stats.power import sufficiency, sufficiency_lines
+
+        return sufficiency_lines(sufficiency(self.of_known_groups().comparisons, self.spec))
+
     def power_sentences(self) -> list[str]:
         """What each comparison judged within the tolerance (or could be chance) could have seen, in words."""
         return [text for c in self.comparisons if (text := narrative.power_words(c, self.spec))]

@@ -781,9 +781,7 @@ def _summary_section(result: AuditResult, dataset: DatasetRef | None, points: Se
     caveats = _caveats(result)
     if caveats:
         section.add("caveats", items=caveats, title="Read with care")
-    from luskin_core.stats.power import sufficiency, sufficiency_lines
-
-    enough = [line.strip(" -") for line in sufficiency_lines(sufficiency(result.comparisons, result.spec))]
+    enough = [line.strip(" -") for line in result.sufficiency_lines()]
     if enough:
         section.add("caveats", items=enough, title="What the data could show")
     section.add("subheading", text="What was tried to correct it, and what it cost")
