@@ -153,5 +153,7 @@ def test_the_slides_give_groups_of_unknown_category_no_finding_of_their_own():
     deck = build_slides(result)
     found = next(s for s in deck if s.title == "What we found")
     assert found.sentences[-1].startswith(f"Groups of unknown category ({DECLINED}, Unknown) are shown apart")
+    drawn = {str(y) for trace in found.figure.data if trace.y is not None for y in trace.y}
+    assert any("Female" in y for y in drawn) and not any(DECLINED in y or "Unknown" in y for y in drawn)
     assert not any(DECLINED in s.title or s.title.startswith("Unknown") for s in deck)
     assert any(s.title.startswith("Female against Male") for s in deck)

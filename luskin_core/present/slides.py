@@ -227,7 +227,7 @@ def _finding_slides(result: AuditResult) -> list[Slide]:
     said = [f.sentence for f in found if f.kind != UNKNOWN_GROUPS][:3]
     apart = [f.sentence for f in found if f.kind == UNKNOWN_GROUPS]
     out = [Slide("What we found", _fitting([*said[:3 - len(apart)], *apart]) or (result.headline(),),
-                 _slide_figure(_overall_chart(result)), VERDICT, "verdict")]
+                 _slide_figure(_overall_chart(result.of_known_groups())), VERDICT, "verdict")]
     findings: list[tuple[str, str, go.Figure | None]] = []
     if result.gaps:
         colors = class_colors(result.class_names.group, result.class_names.other)
