@@ -91,6 +91,26 @@ def test_a_chart_never_shares_a_slide_with_more_text_than_a_narrow_window_holds(
     assert fit_for_projector([short]) == [short]
 
 
+def test_a_chart_of_many_groups_keeps_no_more_than_a_caption_beside_it() -> None:
+    """Twelve groups' bars under 7.5 lines of text piled their names up at 1024x768 (Chromium,
+    tests/browser/test_present_fit.py); under a caption they fit, and so do five groups under the 7.5 lines."""
+    import plotly.graph_objects as go
+
+    from luskin_core.present.slide_blocks import MAX_LINES_WITH_TALL_CHART, bar_rows, fit_for_projector, text_lines
+
+    def chart(groups: int) -> go.Figure:
+        return go.Figure(go.Bar(x=[0.3] * groups, y=[f"group {i}" for i in range(groups)], orientation="h"))
+
+    words = ("x" * 454,)   # 7.5 lines of a narrow window
+    tall, low = Slide("T", words, chart(12), "verdict", "v"), Slide("T", words, chart(5), "verdict", "v")
+    assert bar_rows(tall.figure) == 12 and text_lines(tall) == 7.5
+    moved = fit_for_projector([tall])
+    assert [s.key for s in moved] == ["v", "v-chart"] and moved[0].figure is None and moved[1].figure is not None
+    assert fit_for_projector([low]) == [low]
+    caption = Slide("T", ("x" * 120,), chart(12), "verdict", "v")
+    assert text_lines(caption) <= MAX_LINES_WITH_TALL_CHART and fit_for_projector([caption]) == [caption]
+
+
 def test_a_correction_adds_its_slide_and_the_cost_chart(compas_thresholds: tuple) -> None:
     frame, spec, report = compas_thresholds
     result = audit(frame, spec)

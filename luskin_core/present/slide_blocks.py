@@ -26,6 +26,9 @@ NARROW_CHARS_PER_LINE = 65
 NARROW_TITLE_CHARS = 40   # a title's characters on one line there (32-px bold type)
 MAX_LINES_WITH_CHART = 9   # in lines of text: more leaves the chart under 200 px in a 1024x768 window
 MAX_TEXT_LINES = 15         # a slide without a chart
+# A chart of more horizontal bars than MAX_BAR_TEXTS (a bar per group) needs the slide's height: under more than a
+# short caption's lines its group names pile up in a 1024x768 window (12 groups under 7.5 lines did).
+MAX_LINES_WITH_TALL_CHART = 3
 MAX_AXIS_TITLE_CHARS = 24  # a y-axis title a 250-px-high plot holds
 MAX_BAR_TEXTS = 8         # more bars than this on a slide: no text on them (too narrow at 1024 px)
 MAX_CAPTION_CHARS = 200   # the sentence repeated over a chart moved to its own slide, when this short
@@ -137,16 +140,25 @@ def text_lines(slide: Slide, chars_per_line: int = NARROW_CHARS_PER_LINE) -> flo
     return lines + 1.5 * (title - 1)
 
 
+def bar_rows(figure: Any) -> int:
+    """The most horizontal bars one trace of the chart draws, one above the other (0 for none)."""
+    if figure is None:
+        return 0
+    return max((len(trace.y) for trace in figure.data
+                if trace.type == "bar" and trace.orientation == "h" and trace.y is not None), default=0)
+
+
 def fit_for_projector(slides: Sequence[Slide]) -> list[Slide]:
     """The deck with every long-text slide's chart on a slide of its own, right after it.
 
-    Three findings and a chart do not fit a 1024x768 window with the menus shown: the chart is squeezed
-    until its labels pile up. Nothing is dropped: the text stays whole on its slide, and the chart
+    Three findings and a chart do not fit a 1024x768 window with the menus shown, nor a chart of many groups
+    under more than a caption: the chart is squeezed until its labels pile up. Nothing is dropped: the text stays whole on its slide, and the chart
     follows under the same title, with the first sentence when it is short.
     """
     out: list[Slide] = []
     for slide in slides:
-        if slide.figure is None or text_lines(slide) <= MAX_LINES_WITH_CHART:
+        room = MAX_LINES_WITH_CHART if bar_rows(slide.figure) <= MAX_BAR_TEXTS else MAX_LINES_WITH_TALL_CHART
+        if slide.figure is None or text_lines(slide) <= room:
             out.append(slide)
             continue
         first = slide.sentences[0] if slide.sentences and len(slide.sentences[0]) <= MAX_CAPTION_CHARS else None
