@@ -1,8 +1,9 @@
 """Best- and worst-case gaps and impact ratios over the rows whose group is unknown (``luskin audit --bounds``).
 
 An audit by the values of a column keeps the rows with no value as the group "Unknown" (and a value that
-spells it, "Decline to self-identify", as a group of its own); the bounds compare only the known groups. Those rows belong to some group: if they all belonged to
-the compared group or the reference, in the worst and the best way, how far could each comparison move?
+spells it, "Decline to self-identify", as a group of its own); the bounds compare only the known groups.
+Those rows belong to some group: if they all belonged to the compared group or the reference, in the
+worst and the best way, how far could each comparison move?
 Per cell, the U unknown rows (T of them with the counted outcome) are placed; the reference is held
 fixed (the audit's). Each row moved into a group moves its share one way only, so the extremes put every
 row that lowers a share into the group and every row that raises one into the reference (or the other
@@ -87,8 +88,7 @@ def condition_spec(spec: Any) -> Any:
 
 def condition_named(spec: Any) -> tuple[str, ...]:
     """The values a protected condition names (``sex == Unknown`` asks about those rows: they are not unknown)."""
-    value = spec.protected.value
-    return tuple(str(v) for v in (value if isinstance(value, tuple) else (value,)))
+    return tuple(str(v) for v in spec.protected.values)
 
 
 def unknown_rows(data: Any, spec: Any) -> dict[str | None, tuple[int, int]]:
@@ -133,7 +133,8 @@ def series_bounds(data: Any, series: Any) -> tuple[PeriodBound, ...]:
 
     raw, plan, *_ = series_counts(data, condition_spec(series.overall.spec), series.column, series.every,
                                   series.period_format)
-    per_period = {label: unknown_cells(table, condition_named(series.overall.spec)) for label, table in period_tables(raw, plan, series.every)}
+    named = condition_named(series.overall.spec)
+    per_period = {label: unknown_cells(table, named) for label, table in period_tables(raw, plan, series.every)}
     return tuple(PeriodBound(label, gap_bounds(result, rows=per_period.get(label, {})))
                  for label, result in zip(series.periods, series.results))
 

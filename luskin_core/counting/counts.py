@@ -319,11 +319,10 @@ def build_plan(spec: AuditSpec, facts: Facts) -> Plan:
         protected = Condition(facts.resolve(spec.protected.column, ""), spec.protected.op,
                               spec.protected.value)
         if not facts.is_numeric(protected.column):
-            named = protected.value if isinstance(protected.value, tuple) else (protected.value,)
             own = getattr(facts, "present_values", None)
             values = own(protected.column, UNKNOWN_SCAN) if own else distinct_values(facts, protected.column,
                                                                                      UNKNOWN_SCAN)
-            protected_unknown = unknown_spellings(values, named)
+            protected_unknown = unknown_spellings(values, protected.values)
     cell_parts = tuple(_key_part(facts, name, "strata", spec) for name in spec.strata)
     filters = tuple(Condition(facts.resolve(c.column, ""), c.op, c.value) for c in spec.filters)
     population = tuple(Condition(facts.resolve(c.column, "population"), c.op, c.value) for c in spec.population)
@@ -427,7 +426,7 @@ def condition_rule(condition: Condition, kind: Any) -> Expr:
     """
     column = condition.column
     col = _col(column)
-    values = condition.value if isinstance(condition.value, tuple) else (condition.value,)
+    values = condition.values
     what = kind(column)
     if what == NUMERIC:
         data: Expr = ("float", col)

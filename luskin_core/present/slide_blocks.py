@@ -152,8 +152,9 @@ def fit_for_projector(slides: Sequence[Slide]) -> list[Slide]:
     """The deck with every long-text slide's chart on a slide of its own, right after it.
 
     Three findings and a chart do not fit a 1024x768 window with the menus shown, nor a chart of many groups
-    under more than a caption: the chart is squeezed until its labels pile up. Nothing is dropped: the text stays whole on its slide, and the chart
-    follows under the same title, with the first sentence when it is short.
+    under more than a caption: the chart is squeezed until its labels pile up. Nothing is dropped: the text
+    stays whole on its slide, and the chart follows under the same title, with the first sentence when it is
+    short.
     """
     out: list[Slide] = []
     for slide in slides:

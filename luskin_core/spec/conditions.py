@@ -99,6 +99,11 @@ class Condition:
         elif self.value is None or (isinstance(self.value, str) and not self.value.strip()):
             raise LuskinError(f"The condition on '{self.column}' has no value to compare with.")
 
+    @property
+    def values(self) -> tuple[Any, ...]:
+        """The values the condition names (one, but for ``in`` / ``not in``)."""
+        return self.value if isinstance(self.value, tuple) else (self.value,)
+
     def __str__(self) -> str:
         if self.op in ("in", "not in"):
             return f"{self.column} {self.op} [{', '.join(str(v) for v in self.value)}]"
@@ -130,7 +135,7 @@ class Condition:
         column = self._column_in(frame)
         series = frame[column]
         numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
-        values = self.value if isinstance(self.value, tuple) else (self.value,)
+        values = self.values
         if numeric:
             values = tuple(self._as_number(column, v) for v in values)
         elif self.op in _ORDER_OPS:

@@ -513,8 +513,7 @@ def no_two_classes(condition: Condition, values: pd.Series, *, empty: bool) -> L
     ``values`` are the protected column's distinct values, most frequent first (:func:`distinct_values`).
     """
     name = shown(values.name)
-    named = condition.value if isinstance(condition.value, tuple) else (condition.value,)
-    unknown = unknown_spellings(values.tolist(), named)
+    unknown = unknown_spellings(values.tolist(), condition.values)
     why = "" if not unknown else (
         f" Rows whose '{name}' says it is not known ({_listed(pd.Series(unknown, dtype=object))}) are in neither class.")
     if empty:
