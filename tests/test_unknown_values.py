@@ -157,3 +157,21 @@ def test_the_slides_give_groups_of_unknown_category_no_finding_of_their_own():
     assert any("Female" in y for y in drawn) and not any(DECLINED in y or "Unknown" in y for y in drawn)
     assert not any(DECLINED in s.title or s.title.startswith("Unknown") for s in deck)
     assert any(s.title.startswith("Female against Male") for s in deck)
+
+
+def test_the_series_raises_no_alert_on_a_group_of_unknown_category():
+    """The declined fall from 40% to 10% after a year while both sexes stay at 40%: the series said "1 change of a
+    gap beyond chance (Decline to self-identify)"; the group is still drawn, with no trend or alert."""
+    from luskin_core.analyses.series import audit_series
+
+    rng = np.random.default_rng(4)
+    n = 24_000
+    month = rng.integers(0, 24, n)
+    sex = rng.choice(np.array(["Female", "Male", DECLINED], dtype=object), n, p=[.45, .45, .1])
+    rate = np.where(sex == DECLINED, np.where(month >= 12, 0.1, 0.4), 0.4)
+    frame = pd.DataFrame({"sex": sex, "hired": (rng.random(n) < rate).astype(int),
+                          "date": pd.Timestamp("2024-01-01") + pd.to_timedelta(month * 31, unit="D")})
+    series = audit_series(frame, AuditSpec(outcome="hired", positive=1, group_by=("sex",)), "date", "month")
+    assert not series.alerts and [t.group for t in series.trends] == ["Female"]
+    assert series.headline().endswith("no gap changed beyond chance between periods.")
+    assert all(DECLINED in r.groups for r in series.results)   # still audited and drawn, period by period

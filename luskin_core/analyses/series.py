@@ -765,18 +765,19 @@ def cusum(d: Sequence[float], v: Sequence[float], k: float = CUSUM_K, h: float =
 def _trends_and_alerts(labels: list[str], index: list[int], results: list[Any], every: str,
                        aside: set[tuple[str, str | None]] = frozenset()  # type: ignore[assignment]
                        ) -> tuple[list[Trend], list[Alert]]:
-    """Trend and alerts per group and cell, over the periods not set aside (``aside``: (period, cell), a cell of
-    None for a whole period)."""
+    """Trend and alerts per group of known category and cell, over the periods not set aside (``aside``: (period,
+    cell), a cell of None for a whole period). A group of unknown category ("Decline to self-identify") is drawn
+    but has neither, as the audit counts it in no verdict (:attr:`AuditResult.unknown_groups`)."""
     trends: list[Trend] = []
     alerts: list[Alert] = []
-    keys = list(dict.fromkeys((c.group, c.cell) for r in results for c in r.judged))
+    keys = list(dict.fromkeys((c.group, c.cell) for r in results for c in r.counted))
     unit = {"month": "a month", "quarter": "a quarter", "year": "a year"}[every]
     for group, cell in keys:
         points = []
         for label, t, result in zip(labels, index, results):
             if (label, None) in aside or (label, cell) in aside:
                 continue
-            c = next((c for c in result.judged if c.group == group and c.cell == cell), None)
+            c = next((c for c in result.counted if c.group == group and c.cell == cell), None)
             if c is not None and c.n > 0 and c.reference_n > 0 and c.difference is not None:
                 points.append((label, t, c))
         if not points:
