@@ -5,6 +5,9 @@ else", those people would move the rest's share towards theirs: below, the decli
 both sexes, and the rest's share fell to 30%, a gap of 9 points where there is none. They are left out with the
 missing values, on every path that counts (memory, DuckDB files, the model tools' rows; PostgreSQL and Spark in
 tests/test_engines.py), and the numbers are compared with pandas.
+
+By columns, such a value (and "Unknown", the missing values) is a group of unknown category: compared and shown,
+but set apart from the verdict, the headline, the findings, the slides' findings and the series' alerts.
 """
 
 from __future__ import annotations
