@@ -214,9 +214,7 @@ def render_table(result: AuditResult) -> None:
                  column_config=audit_view.fit_columns(audit_view.PAPER_COLUMNS, table, ("Group", "Filter cell")))
     with st.expander("Every number (interval bounds and p-values unrounded)"):
         ui.grid(result.to_frame(), hide_index=True, key="audit_table_all")
-    if result.n_excluded:
-        reasons = ", ".join(f"{k}: {v:,}" for k, v in result.excluded_reasons.items())
-        st.caption(f"{result.n_excluded:,} rows were left out ({ui.md(reasons or 'outside the population', 500)}).")
+    audit_view.render_excluded(result)
 
 
 # --------------------------------------------------------------------------------------------

@@ -24,14 +24,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from luskin_core.analyses import narrative
-from luskin_core.counting.counts import CROSS, CountTable, count_arrays
+from luskin_core.counting.counts import CountTable, count_arrays, is_unknown_group
 from luskin_core.counting.executor import counted_table, executor_for, group_names
 from luskin_core.counting.ibis_source import Source
 from luskin_core.counting.prepared import Prepared, prepare
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.spec.names import GroupNames
-from luskin_core.spec.unknown import is_unknown_value
 from luskin_core.stats import shown as shown_statistics
 from luskin_core.stats.comparisons import Comparison, JudgedRate, PooledComparison, compare, record_dict
 from luskin_core.stats.inference import wilson_interval
@@ -194,10 +193,11 @@ class AuditResult:
 
         Compared and shown, but not counted in the verdict, the headline or the findings: their members
         belong to the groups compared, and regulators set unknowns apart too. None for a protected condition,
-        whose unknown rows are left out (:data:`luskin_core.counting.counts.REASONS`)."""
+        whose unknown rows are left out (:data:`luskin_core.counting.counts.REASONS`), and never the reference
+        (a user may name "Unknown" as the one to compare with)."""
         if self.spec.protected is not None:
             return ()
-        return tuple(g for g in self.groups if any(is_unknown_value(part) for part in g.split(CROSS)))
+        return tuple(g for g in self.groups if g != self.reference and is_unknown_group(g))
 
     @property
     def counted(self) -> tuple[Comparison, ...]:

@@ -381,7 +381,7 @@ def findings(result: Any) -> Findings:
 def _unknown(result: Any) -> list[Finding]:
     """The groups of unknown category, said last and apart: their overall shares, not a finding about a group."""
     spec = result.spec
-    unknown = [g for g in result.unknown_groups if g != result.reference]
+    unknown = list(result.unknown_groups)
     if not unknown:
         return []
     room = 120

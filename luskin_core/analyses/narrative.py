@@ -288,7 +288,7 @@ def headline(result: AuditResult) -> str:
     if criterion != "selection":
         bar += f" on {CRITERION_NAMES[criterion]}"
     reference = group_words(result.reference, spec)
-    unknown = [g for g in result.unknown_groups if g != result.reference]
+    unknown = list(result.unknown_groups)
     apart = "" if not unknown else f" {unknown_groups_words(unknown, spec, 60)} shown apart, not counted."
     if not result.counted:
         if result.judged:

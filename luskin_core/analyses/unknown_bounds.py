@@ -27,7 +27,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from luskin_core.counting.counts import ALL_ROWS, CROSS
+from luskin_core.counting.counts import ALL_ROWS, is_unknown_group
 from luskin_core.formatting import format_number, format_points
 from luskin_core.spec.unknown import is_unknown_value
 
@@ -67,10 +67,11 @@ def _minus(a: float | None, b: float | None) -> float | None:
 def unknown_cells(table: Any, named: Collection[str] = ()) -> dict[str | None, tuple[int, int]]:
     """Per cell label (None for one cell of all rows), the rows of a count table whose group is unknown (a part of
     the group's label is "Unknown" or spells it, :func:`~luskin_core.spec.unknown.is_unknown_value`, and is not one
-    of the values a protected condition ``named``) and how many of them have the counted outcome."""
+    of the values a protected condition ``named``: :func:`~luskin_core.counting.counts.is_unknown_group`) and how
+    many of them have the counted outcome."""
     out: dict[str | None, tuple[int, int]] = {}
     for gi, group in enumerate(table.groups):
-        if not any(is_unknown_value(part) and part not in named for part in group.split(CROSS)):
+        if not is_unknown_group(group, named):
             continue
         for ci, label in enumerate(table.cell_labels):
             cell = None if label == ALL_ROWS else label

@@ -58,7 +58,7 @@ from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec, resolve_column
 from luskin_core.spec.conditions import Condition, conjunction_mask
 from luskin_core.spec.names import GroupNames
-from luskin_core.spec.unknown import UNKNOWN, unknown_spellings
+from luskin_core.spec.unknown import UNKNOWN, is_unknown_value, unknown_spellings
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -71,6 +71,13 @@ MAX_VALUES = 20
 MAX_CODES = 100
 ALL_ROWS = "All rows"
 CROSS = " × "
+
+
+def is_unknown_group(label: str, named: Collection[str] = ()) -> bool:
+    """Whether a group's label ("White × Unknown") has a part of unknown category ("Unknown", "Decline to
+    self-identify": :func:`~luskin_core.spec.unknown.is_unknown_value`) that is not one of ``named`` (the values a
+    protected condition asks about)."""
+    return any(is_unknown_value(part) and part not in named for part in label.split(CROSS))
 
 # Why a row is not audited, in the order the checks are made (the first failing one counts).
 KEPT = "kept"

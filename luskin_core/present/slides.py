@@ -224,10 +224,11 @@ def _finding_slides(result: AuditResult) -> list[Slide]:
 
     found = ranked(result)
     # the groups of unknown category are said last on the slide, where it has room, and get no slide of their own
-    said = [f.sentence for f in found if f.kind != UNKNOWN_GROUPS][:3]
+    said = [f.sentence for f in found if f.kind != UNKNOWN_GROUPS]
     apart = [f.sentence for f in found if f.kind == UNKNOWN_GROUPS]
+    known = result.of_known_groups()
     out = [Slide("What we found", _fitting([*said[:3 - len(apart)], *apart]) or (result.headline(),),
-                 _slide_figure(_overall_chart(result.of_known_groups())), VERDICT, "verdict")]
+                 _slide_figure(_overall_chart(known)), VERDICT, "verdict")]
     findings: list[tuple[str, str, go.Figure | None]] = []
     if result.gaps:
         colors = class_colors(result.class_names.group, result.class_names.other)
@@ -239,7 +240,7 @@ def _finding_slides(result: AuditResult) -> list[Slide]:
     else:
         colors = group_colors(result)
         several = len(result.cell_names) > 1
-        for p in result.of_known_groups().pooled:
+        for p in known.pooled:
             mine = [c for c in result.comparisons if c.group in (p.group, result.reference)]
             bars = [(c.cell or "All rows", c.group, c.rate, c.ci_low, c.ci_high, c.n) for c in mine]
             sentence = result.pooled_sentence(p) if several else result.sentence(result.comparison(p.group))
@@ -251,10 +252,9 @@ def _finding_slides(result: AuditResult) -> list[Slide]:
         if number == len(shown) and len(findings) > len(shown):
             extra = (f"... and {len(findings) - len(shown)} more findings in the report.",)
         out.append(Slide(title, (sentence, *extra), figure, FINDING, f"finding-{number}"))
-    known = result.of_known_groups().pooled
-    if len(result.cell_names) > 1 and known:
-        words = tuple(dict.fromkeys([result.pooled_sentence(p) for p in known[:3]]
-                                    + [n for p in known for n in result.notes(p)]))
+    if len(result.cell_names) > 1 and known.pooled:
+        words = tuple(dict.fromkeys([result.pooled_sentence(p) for p in known.pooled[:3]]
+                                    + [n for p in known.pooled for n in result.notes(p)]))
         title = "Simpson's paradox: overall and within the strata disagree" if result.simpson else \
             "Overall and within the strata"
         out.append(Slide(title, words[:4], _slide_figure(overall_vs_within(result)), FINDING, "overall-vs-within"))

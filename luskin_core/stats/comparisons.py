@@ -33,11 +33,10 @@ from typing import Any
 
 import numpy as np
 
-from luskin_core.counting.counts import CountTable
+from luskin_core.counting.counts import CountTable, is_unknown_group
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.spec.names import reference_for
-from luskin_core.spec.unknown import is_unknown_value
 from luskin_core.stats.inference import (
     adjust_p,
     mantel_haenszel,
@@ -282,7 +281,7 @@ def choose_reference(table: CountTable, spec: AuditSpec) -> str:
         rate = np.where(n > 0, spec.favourable_share(k / n), -1.0)  # type: ignore[arg-type]
     eligible = [i for i, g in enumerate(table.groups)
                 if n[i] >= spec.min_group_size and n[i] / total >= spec.min_group_share
-                and not any(is_unknown_value(part) for part in g.split(" × "))]
+                and not is_unknown_group(g)]
     if len(table.cell_keys) > 1 and eligible:
         covered = {i: int((table.n[i] >= spec.min_group_size).sum()) for i in eligible}
         most = max(covered.values())
