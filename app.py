@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from luskin_app import auth, housekeeping, pages, session, signin, trail, ui
+from luskin_app import analysis_page, auth, housekeeping, pages, session, signin, trail, ui
 
 st.set_page_config(page_title="Luskin: fairness audit", page_icon=ui.FAVICON, layout="wide")
 housekeeping.start()  # closed sessions let go of their uploads (luskin_app/housekeeping.py)
@@ -24,8 +24,10 @@ housekeeping.start()  # closed sessions let go of their uploads (luskin_app/hous
 user = signin.gate()
 
 admin = auth.enabled() and user.admin  # the record and the sources' settings: administrators only
-PAGES = {p.name: st.Page(p.file, title=p.title, icon=p.icon, default=p.default, url_path=p.url_path)
-         for p in pages.PAGES if admin or not p.admin_only}  # one line per page in luskin_app/pages.py
+PAGES = {p.name: st.Page(p.file or analysis_page.page(p.analysis or p.name), title=p.title, icon=p.icon,
+                         default=p.default, url_path=p.url_path)
+         for p in pages.PAGES if admin or not p.admin_only}  # one line per page in luskin_app/pages.py, or per analysis
+
 # expanded: every page in the sidebar without a click (by default Streamlit folds a list of more than 12 pages
 # behind "View N more"; with Scan and Administration there are 13)
 navigation = st.navigation(list(PAGES.values()), expanded=True)

@@ -1,6 +1,6 @@
 """Build step only: pyproject.toml holds the metadata; this copies shared files into the wheel.
 
-The top-level ``sample_data/`` and the dashboard (``app.py``, ``app_pages/``,
+The top-level ``sample_data/`` and the dashboard (``app.py``, ``serve.py``, ``app_pages/``,
 ``.streamlit/config.toml``) stay the one source of truth in the repository. A checkout reads them
 in place; a wheel carries copies made here, at build time, inside its packages:
 ``luskin_core/sample_data/`` (read by ``luskin_core._locations``) and ``luskin_app/dashboard/`` (read by
@@ -26,6 +26,7 @@ SHARED_FOLDERS = (
 # (file in the repository, its place inside the built packages)
 SHARED_FILES = (
     ("app.py", "luskin_app/dashboard/app.py"),
+    ("serve.py", "luskin_app/dashboard/serve.py"),
     (".streamlit/config.toml", "luskin_app/dashboard/.streamlit/config.toml"),
 )
 

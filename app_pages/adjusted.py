@@ -1,7 +1,7 @@
 """Adjusted gaps page: each group's gap once many controls are held equal, and how much they explain.
 
-Thin: the controls are picked from dropdowns, :func:`luskin_core.analyses.adjust.adjust` fits (cached on the
-data, the specification and the options), and the core's charts and sentences are drawn. The
+Thin: the controls are picked from dropdowns, the analyses' table's entry (``run(data, spec, options)``) fits
+(cached on the data, the specification and the options), and the core's charts and sentences are drawn. The
 groups, the reference and the tolerance are the audit's (chosen on the Data and Audit pages).
 """
 
@@ -14,21 +14,30 @@ import streamlit as st
 
 from luskin_app import choices as ch_
 from luskin_app import dataset, ui
+from luskin_app.analysis_page import run_entry
 from luskin_app.cache import options_key, remember, shared
-from luskin_core.analyses.adjust import AdjustResult, adjust
+from luskin_core.analyses.adjust import AdjustResult
+from luskin_core.analyses.adjust_reading import code_controls
 from luskin_core.present.adjust_plots import adjusted_gaps_chart, explained_chart
 from luskin_core.spec.audit_spec import AuditSpec
+from luskin_core.spec.options import AdjustOptions
 
 NO_CLUSTER = "(no clustering)"
 
 
 @shared(show_spinner=False, max_entries=32)
-def _adjust_cached(fingerprint: str, spec_json: str, options_json: str, _frame: pd.DataFrame,
-                   _options: dict[str, Any]) -> AdjustResult:
-    """The adjusted gaps; cached on the data, the specification and the options."""
-    return adjust(_frame, AuditSpec.from_json(spec_json), _options["controls"], categorical=_options["categorical"],
-                  cluster=_options["cluster"], bins=_options.get("bins") or None,
-                  splines=_options.get("splines") or None)
+def _adjust_cached(fingerprint: str, spec_json: str, options_json: str, _data: Any,
+                   _options: AdjustOptions) -> AdjustResult:
+    """The adjusted gaps (the analyses' table's entry, on the rows or inside a configured source's engine); cached
+    on the data, the specification and the options."""
+    result: AdjustResult = run_entry("adjusted", _data, AuditSpec.from_json(spec_json), _options)
+    return result
+
+
+@shared(show_spinner=False, max_entries=32)
+def _codes_cached(fingerprint: str, spec_json: str, columns: tuple[str, ...], _frame: pd.DataFrame) -> tuple[str, ...]:
+    """The numeric columns the one rule reads as categories (as the Audit and the Scan read them)."""
+    return code_controls(_frame, AuditSpec.from_json(spec_json), columns)
 
 
 def _candidates(spec: AuditSpec, frame: pd.DataFrame) -> list[str]:
@@ -44,12 +53,21 @@ def render_options(spec: AuditSpec, frame: pd.DataFrame) -> dict[str, Any]:
     left, right = st.columns([2, 1])
     with left:
         controls = st.multiselect("Controls held equal", columns, key="adj_controls", format_func=ui.option_text,
-                                  help="Legitimate factors to hold equal (e.g. debt-to-income, grade, tenure). Numeric "
-                                       "columns enter as straight lines, text columns as categories.")
+                                  help="Legitimate factors to hold equal (e.g. debt-to-income, grade, tenure). Text "
+                                       "columns and number codes with few values (an education code 0-5) enter as "
+                                       "categories, as the Audit and the Scan read them; numbers with many values "
+                                       "as straight lines.")
         numeric = [c for c in controls if ch_.is_numeric(frame[c])]
-        categorical = st.multiselect("Numeric code columns to treat as categories", numeric, key="adj_categorical",
+        codes = (ui.guarded(_codes_cached, dataset.dataset().fingerprint, spec.to_json(), tuple(numeric), frame,
+                            where="adjusted") or ()) if numeric else ()
+        as_numbers = st.multiselect("Number codes to fit as straight lines", [c for c in numeric if c in codes],
+                                    key="adj_as_numbers", format_func=ui.option_text,
+                                    help="Read as categories by default (each value its own effect); chosen here, "
+                                         "one straight line through the codes instead.")
+        categorical = st.multiselect("Numeric columns to treat as categories",
+                                     [c for c in numeric if c not in codes], key="adj_categorical",
                                      format_func=ui.option_text,
-                                     help="e.g. a branch number or an education code: each value gets its own effect.")
+                                     help="e.g. a branch number with many values: each value gets its own effect.")
         binned = st.multiselect("Numeric controls to cut into bins", [c for c in numeric if c not in categorical],
                                 key="adj_binned", format_func=ui.option_text,
                                 help="Instead of a straight line, each bin of equal shares of rows gets its own "
@@ -71,7 +89,8 @@ def render_options(spec: AuditSpec, frame: pd.DataFrame) -> dict[str, Any]:
                                help="Rows of one branch, precinct or office may share unmeasured causes: clustering "
                                     "widens the intervals accordingly.")
     return {"controls": [c for c in controls if c not in categorical and c not in binned and c not in curved],
-            "categorical": list(categorical), "bins": {c: int(n_bins) for c in binned},
+            "categorical": list(categorical), "as_numbers": [c for c in as_numbers if c in controls],
+            "bins": {c: int(n_bins) for c in binned},
             "splines": {c: int(n_knots) for c in curved},
             "cluster": None if cluster == NO_CLUSTER else cluster}
 
@@ -86,8 +105,8 @@ def render_result(result: AdjustResult) -> None:
         st.success(ui.md(f"No group's adjusted gap to {result.reference} is both at least the tolerance and "
                          "beyond chance."), icon=ui.ICONS["ok"])
     st.markdown(ui.bullet_list(g.sentence for g in result.gaps))
-    st.plotly_chart(ui.fit_chart(adjusted_gaps_chart(result)), key="adj_gaps_chart", theme=None)
-    st.plotly_chart(ui.fit_chart(explained_chart(result)), key="adj_explained_chart", theme=None)
+    ui.chart(adjusted_gaps_chart(result), key="adj_gaps_chart")
+    ui.chart(explained_chart(result), key="adj_explained_chart")
     # in words (points, p-values, no column names), in two tables that each fit 1024 px: the gaps and verdicts,
     # then the rest of the numbers
     table = result.table()
@@ -100,6 +119,12 @@ def render_result(result: AdjustResult) -> None:
                 column_config={c: st.column_config.TextColumn(width=w) for c, w in widths.items() if c in more})
     for sentence in result.diagnostics:
         st.info(ui.md(sentence), icon=ui.ICONS["info"])   # a caveat on the fit: a note, not an alarm
+    change = []
+    if any(c in result.codes for c in result.categorical):
+        change.append("'Number codes to fit as straight lines' fits a code as a line")
+    if result.numbers:
+        change.append("'Numeric columns to treat as categories' reads a number as categories")
+    st.caption(ui.md(result.reading + (f" To change it: {'; '.join(change)} (above)." if change else "")))
     st.caption(ui.md(f"{result.rows_note} Decomposition: {result.decomposition}"))
 
 
@@ -110,12 +135,14 @@ st.markdown("A regression holds many legitimate factors equal at once (a logisti
 spec_ = ui.require_spec("adjusted")
 frame_ = dataset.dataset().frame
 options_ = render_options(spec_, frame_)
-if not any(options_[key] for key in ("controls", "categorical", "bins", "splines")):
+if not any(options_[key] for key in ("controls", "categorical", "as_numbers", "bins", "splines")):
     st.info("Choose the controls to hold equal above.", icon=ui.ICONS["info"])
 else:
+    data_ = dataset.dataset()
     with st.spinner("Fitting the model…"):
-        result_ = ui.guarded(_adjust_cached, dataset.dataset().fingerprint, spec_.to_json(), options_key(options_),
-                             frame_, options_, where="adjusted")
+        made_ = ui.guarded(AdjustOptions, **options_, where="adjusted")
+        result_ = None if made_ is None else ui.guarded(_adjust_cached, data_.fingerprint, spec_.to_json(),
+                                                        options_key(options_), data_, made_, where="adjusted")
     if result_ is not None:
         remember("adjusted", spec_, result_)
         render_result(result_)

@@ -17,14 +17,30 @@ if not auth.is_admin():   # the page is registered for administrators only; a st
     st.error("This page is for Luskin's administrators.", icon=ui.ICONS["error"])
     st.stop()
 
-st.subheader("Record of who ran what")
+st.header("Record of who ran what")
 where_ = record.where()
-st.caption(ui.md(f"Each audit, correction, report and download adds one line to {where_.path} (JSON lines; rotated "
-                 f"at {where_.max_bytes / 1e6:,.0f} MB, {where_.files} older files kept). No data value is written: "
-                 "the data is named by its file name, row count and a hash."))
+kept_files_ = f"{where_.files} older files kept" if where_.files else "every older file kept"
+st.caption(ui.md(f"Each audit, analysis, download, sign-in, sign-out, refusal, upload and deletion adds one numbered "
+                 f"line to {where_.path} (JSON lines, each chained to the one before with a keyed hash whose key is "
+                 f"{record.key_path(where_)}; rotated at {where_.max_bytes / 1e6:,.0f} MB, {kept_files_}). No data "
+                 "value is written: the data is named by its kind, row count and a hash, and the values in the "
+                 "settings by keyed hashes."))
+if st.button("Check the record", key="admin_record_check", icon=":material/verified:",
+             help="Reads every line in order: numbered without a gap, each one's keyed hash right, none cut off the end."):
+    try:
+        verdict_ = record.verify()
+    except (LuskinError, OSError) as err_:
+        ui.show_error(f"The record could not be checked: {err_}")
+    else:
+        if verdict_.holds:
+            st.success(f"The record holds: {verdict_.lines:,} lines, none edited, removed or reordered.",
+                       icon=ui.ICONS["ok"])
+        else:
+            st.error(ui.md(f"The record does not hold after {verdict_.lines:,} good lines: {verdict_.problem}"),
+                     icon=ui.ICONS["error"])
 lines_ = record.read(500)
 if lines_:
-    table_ = pd.DataFrame([{"time": e.get("time"), "user": (e.get("user") or {}).get("name"),
+    table_ = pd.DataFrame([{"line": e.get("n"), "time": e.get("time"), "user": (e.get("user") or {}).get("name"),
                             "e-mail": (e.get("user") or {}).get("email"), "page": e.get("page"),
                             "action": e.get("action"), "data": (e.get("data") or {}).get("name"),
                             "rows": (e.get("data") or {}).get("rows"),
@@ -33,10 +49,10 @@ if lines_:
     ui.grid(table_, hide_index=True)
 else:
     st.info("Nothing has been recorded yet.", icon=ui.ICONS["info"])
-ui.download_button("Download the record (JSON lines)", record.file_bytes(), "luskin-record.jsonl",
+ui.download_button("Download the record (JSON lines)", record.file_bytes, "luskin-record.jsonl",
                    "application/json", icon=ui.ICONS["download"])
 
-st.subheader("Sources set up on this server")
+st.header("Sources set up on this server")
 found_ = source_view.settings()
 if found_.path is None:
     st.caption("No sources settings file (LUSKIN_SOURCES, .streamlit/luskin_sources.toml or "
@@ -55,9 +71,17 @@ if found_.sources:
 
 
 def _remove(name: str) -> None:
-    """Button callback: the added source is removed for every analyst at once."""
+    """Button callback: the added source is removed for every analyst at once (written to the record first: a
+    removal the record cannot hold is not made)."""
+    if name not in source_view.settings().added:
+        return
+    try:
+        record.append({"user": trail.user_line(), "page": "Administration", "action": "source removed",
+                       "settings": {"name": name}, "data": None, "produced": {}})
+    except record.RecordError as err:
+        st.session_state[keys.ADMIN_SOURCE_ERROR] = str(err)
+        return
     if sources.remove_source(name):
-        trail.note("source removed", settings={"name": name}, data={})
         st.session_state[keys.ADMIN_SOURCE_NOTE] = f"Removed the source '{name}'."
 
 
@@ -90,12 +114,18 @@ def _add() -> None:
         entry["password_" + str(how)] = typed[keys.ADMIN_SOURCE_PASSWORD_WHERE]
     st.session_state[keys.ADMIN_SOURCE_PASSWORD_TYPED] = ""   # the typed password is not kept in the session
     try:
-        setting = sources.add_source(entry)
+        setting = sources.add_source(entry, secrets_files=source_view.secrets_files())
     except LuskinError as err:
         st.session_state[keys.ADMIN_SOURCE_ERROR] = str(err)
         return
-    trail.note("source added", settings={"name": setting.name, "kind": "database" if setting.is_url else "file",
-                                         "groups": list(setting.groups)}, data={})
+    try:
+        record.append({"user": trail.user_line(), "page": "Administration", "action": "source added",
+                       "settings": {"name": setting.name, "kind": "database" if setting.is_url else "file",
+                                    "groups": list(setting.groups)}, "data": None, "produced": {}})
+    except record.RecordError as err:   # an addition the record cannot hold is undone
+        sources.remove_source(setting.name)
+        st.session_state[keys.ADMIN_SOURCE_ERROR] = str(err)
+        return
     for field in FIELDS_:
         st.session_state[field] = ""
     st.session_state[keys.ADMIN_SOURCE_PASSWORD] = "none"
@@ -108,8 +138,9 @@ with st.form("admin_add_source"):
     left_, right_ = st.columns(2)
     left_.text_input("Name", key=keys.ADMIN_SOURCE_NAME, max_chars=200)
     right_.text_input("Location", key=keys.ADMIN_SOURCE_LOCATION, type="password",
-                      help="A file or folder's full path on the server, a DuckDB file, "
-                           "postgresql://user@host/database (no password in it) or spark:.")
+                      help="A file or folder's full path on the server, inside a folder the operator allows "
+                           "(LUSKIN_SOURCE_FOLDERS), a DuckDB file, postgresql://user@host/database (no password in "
+                           "it) or spark:.")
     left_.text_input("Table (or a SELECT query for PostgreSQL)", key=keys.ADMIN_SOURCE_TABLE)
     right_.text_input("Who may use it (groups, comma-separated; empty: every analyst)", key=keys.ADMIN_SOURCE_GROUPS)
     st.text_input("Description (shown to analysts)", key=keys.ADMIN_SOURCE_DESCRIPTION, max_chars=500)
@@ -125,7 +156,7 @@ if st.session_state.get(keys.ADMIN_SOURCE_ERROR):
 if st.session_state.get(keys.ADMIN_SOURCE_NOTE):
     st.success(ui.md(st.session_state.pop(keys.ADMIN_SOURCE_NOTE)), icon=ui.ICONS["ok"])
 
-st.subheader("Uploads and sign-in")
+st.header("Uploads and sign-in")
 roles_ = auth.roles()
 st.markdown(ui.bullet_list([
     (f"Uploads are kept encrypted for {keep.hours_text()} in the server's state folder, then deleted; each opens "

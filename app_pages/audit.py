@@ -179,15 +179,15 @@ def render_verdict(result: AuditResult) -> None:
     bar = tolerance_words(result.spec)
     few_note = f" ({few} cell{'s have' if few > 1 else ' has'} {Verdict.TOO_FEW.mark})" if few else ""
     if not judged:
-        st.subheader(f":material/help: No cell can be judged: a group or the reference has fewer than "
+        st.header(f":material/help: No cell can be judged: a group or the reference has fewer than "
                      f"{result.spec.min_group_size:,} rows in every cell.", anchor=False)
     elif over:
         maybe = f"; in {chance} it could be chance" if chance else ""
-        st.subheader(f":material/warning: The gap exceeds {bar} in {len(over)} of {len(judged)} "
+        st.header(f":material/warning: The gap exceeds {bar} in {len(over)} of {len(judged)} "
                      f"cell{'s' if len(judged) > 1 else ''}{maybe}{few_note}.", anchor=False)
     else:
         every = "every cell" if not few else "every cell that can be judged"
-        st.subheader(f":material/check_circle: Within {bar} in {every}{few_note}.", anchor=False)
+        st.header(f":material/check_circle: Within {bar} in {every}{few_note}.", anchor=False)
 
 
 def render_sentences(result: AuditResult) -> None:
@@ -224,7 +224,9 @@ GROUP_MODES = {"condition": "One group against everyone else",
                "columns": "Every group formed by one to three columns (e.g. race × sex)"}
 CELL_MODES = {"none": "All rows together", "filter": "A filter and its complement",
               "strata": "Strata: every value of control columns"}
-OUTCOME_TYPES = {"label": "The outcome label chosen on the Data page", "score": "A numeric score at or above a cut-off"}
+OUTCOME_TYPES = {"label": "The outcome label chosen on the Data page", "score": "A numeric score at or above a cut-off",
+                 "amount": "An amount (pay, a price): its means and medians, on the Amounts page"}
+AMOUNT_VALUES = 20   # a numeric column is offered as an amount when it holds more values than this (never assumed)
 METRICS = {"difference": "Difference of shares (percentage points)", "ratio": "Impact ratio (group ÷ reference)"}
 CORRECTIONS = {"holm": "Holm (controls the chance of any false alarm)",
                "bh": "Benjamini-Hochberg (controls the share of false alarms)", "none": "None"}
@@ -271,7 +273,7 @@ def _columns_widget(key: str, label: str, options: list[str], choice: str, defau
 def render_who(frame: pd.DataFrame, ch: Choices) -> Any:
     """One group vs the rest (from the Data page), or every value of one to three columns; returns the
     container that receives the reference group's choice once the groups are known."""
-    st.subheader("Who is compared")
+    st.header("Who is compared")
     before = ch_.audit_choice(ch, "group_mode")
     mode = _choice_widget(st.radio, "audit_group_mode", "Groups", GROUP_MODES, "group_mode", horizontal=True,
                           label_visibility="collapsed")
@@ -308,7 +310,7 @@ def render_who(frame: pd.DataFrame, ch: Choices) -> Any:
 
 def render_within(frame: pd.DataFrame, ch: Choices) -> None:
     """All rows, the filter and its complement, or strata of control columns."""
-    st.subheader("Within what: compare like with like")
+    st.header("Within what: compare like with like")
     mode = _choice_widget(st.radio, "audit_cell_mode", "Cells", CELL_MODES, "cell_mode", horizontal=True,
                           label_visibility="collapsed")
     if mode == "filter":
@@ -372,6 +374,9 @@ def render_outcome_choice(frame: pd.DataFrame, ch: Choices) -> None:
     """The label from the Data page, or a numeric score with its cut-off (the median by default)."""
     kind = _choice_widget(st.radio, "audit_outcome_type", "What is audited", OUTCOME_TYPES, "outcome_type",
                           horizontal=True)
+    if kind == "amount":
+        _amount_choice(frame, ch)
+        return
     if kind != "score":
         return
     found = score_columns(frame, protected=_group_columns(ch))
@@ -399,9 +404,26 @@ def render_outcome_choice(frame: pd.DataFrame, ch: Choices) -> None:
     ch["score_cutoff"] = float(st.number_input("Cut-off (at or above counts as positive)", key="audit_cutoff"))
 
 
+def _amount_choice(frame: pd.DataFrame, ch: Choices) -> None:
+    """The amount's column: a numeric column with many values (pay, a price), offered, never assumed."""
+    groups = {c.lower() for c in _group_columns(ch)}
+    options = [c for c in frame.columns if ch_.is_numeric(frame[c]) and str(c).lower() not in groups
+               and frame[c].nunique(dropna=True) > AMOUNT_VALUES]
+    if not options:
+        st.warning(f"The data has no numeric column with more than {AMOUNT_VALUES} values to audit as an amount.",
+                   icon=ui.ICONS["error"])
+        return
+    ch_.seed("audit_score_column", ch_.audit_choice(ch, "score_column") or options[0])
+    if st.session_state[keys.AUDIT_SCORE_COLUMN] not in options:
+        st.session_state[keys.AUDIT_SCORE_COLUMN] = options[0]
+    ch["score_column"] = st.selectbox("Amount column", options, key="audit_score_column", format_func=ui.option_text,
+                                      help="Each group's mean and median of this amount, their gaps as shares of the "
+                                           "reference's, and the verdicts: on the Amounts page.")
+
+
 def render_more(frame: pd.DataFrame, ch: Choices) -> None:
     """More settings, out of a newcomer's way: outcome, metric, chance, small groups, bins."""
-    with st.expander("More settings: score outcome, impact ratio, chance, small groups, bins"):
+    with st.expander("More settings: score or amount outcome, impact ratio, chance, small groups, bins"):
         render_outcome_choice(frame, ch)
         _choice_widget(st.radio, "audit_metric", "How a gap is judged", METRICS, "metric", horizontal=True)
         _choice_widget(st.selectbox, "audit_correction", "Correction for many comparisons", CORRECTIONS,
@@ -471,6 +493,11 @@ def paper_view(spec: AuditSpec) -> bool:
 
 def render_result(spec: AuditSpec) -> None:
     """The verdict, the chart and table, and the sentences, for the current choices."""
+    if spec.outcome_type == "amount":   # its means and medians: the Amounts page (made from the analyses' table)
+        st.info(f"{ui.md(spec.outcome, 60)} is audited as an amount: each group's mean and median, their gaps as "
+                "shares of the reference's and the verdicts are on the Amounts page (in the menu).",
+                icon=ui.ICONS["info"])
+        return
     result = ui.guarded(run_audit, spec, where="audit")
     if result is None:
         return
@@ -482,10 +509,10 @@ def render_result(spec: AuditSpec) -> None:
     render_verdict(result)
     chart_tab, table_tab = st.tabs(["Chart", "Table"])
     with chart_tab:
-        st.plotly_chart(ui.fit_chart(plots.audit_bars(result)), key="audit_chart", theme=None)
+        ui.chart(plots.audit_bars(result), key="audit_chart")
     with table_tab:
         render_table(result)
-    st.subheader("What this means, cell by cell")
+    st.header("What this means, cell by cell")
     render_sentences(result)
     audit_view.render_paper_extras(result)
 
@@ -499,7 +526,7 @@ result_box_ = st.container(key="audit_result")
 frame_ = dataset.dataset().frame
 choices_ = ch_.choices()
 with st.container(key="audit_settings", border=True):
-    st.subheader("Settings: who is compared, within what, and how", anchor=False)
+    st.header("Settings: who is compared, within what, and how", anchor=False)
     reference_box_ = render_who(frame_, choices_)
     render_within(frame_, choices_)
     render_threshold(choices_)

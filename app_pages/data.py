@@ -17,13 +17,16 @@ from luskin_app import config, dataset, keys, session, source_view, ui
 from luskin_app.auditing import run_audit
 from luskin_app.choices import Choices
 from luskin_app.help import HELP
-from luskin_core.corrections.models import choose_features
+from luskin_core.corrections.models import FeatureChoice, choose_features
+from luskin_core.counting.counts import cut_into_ranges
 from luskin_core.counting.data import PRESETS, column_summary
 from luskin_core.counting.executor import executor_for, group_names
 from luskin_core.errors import LuskinError
+from luskin_core.present.report_parts import ANALYSES
 from luskin_core.spec.audit_spec import AuditSpec
-from luskin_core.spec.guess import guess_group, guess_outcome_is, guess_positive
+from luskin_core.spec.guess import guess_group, guess_positive, outcome_direction
 from luskin_core.spec.validation import value_key
+from luskin_core.stats.judgement import ScoreRule
 
 NUMBER_OPS = ["==", "!=", "<", "<=", ">", ">="]
 PREVIEW_CHARS = 1_000  # longer cells are shortened in the preview (the data keeps them whole)
@@ -37,7 +40,7 @@ def _use_sample(name: str) -> None:
 
 def render_loader() -> None:
     """One-click samples and a drag-and-drop CSV upload; a bad file never replaces good data."""
-    st.subheader("1. Choose the data")
+    st.header("1. Choose the data", anchor=False)
     row = st.container(horizontal=True)
     for name in dataset.available_samples():
         row.button(f"Use sample: {dataset.SAMPLE_TITLES[name]}", key=f"sample_{name}", on_click=_use_sample,
@@ -62,7 +65,7 @@ def render_loader() -> None:
                  "another file, or choose a sample above.", icon=ui.ICONS["error"])
     if st.session_state.get(keys.UPLOAD_NOTE):
         st.success(ui.md(st.session_state[keys.UPLOAD_NOTE]), icon=ui.ICONS["ok"])
-    if st.session_state.get(keys.KEPT_KEY) and dataset.dataset().source.startswith("upload:"):
+    if st.session_state.get(keys.KEPT_KEY) and dataset.dataset().ref.is_upload:
         row = st.container(horizontal=True, vertical_alignment="center")
         row.caption(session.kept_note())
         row.button("Forget this file now", key="kept_forget", icon=":material/delete:", on_click=session.forget_kept,
@@ -96,6 +99,25 @@ def _summary(fingerprint: str, _frame: pd.DataFrame) -> pd.DataFrame:
     return summary
 
 
+# What the page shows of a dataset that depends on its rows alone, made once per dataset (its fingerprint) rather than
+# once per session: eight analysts opening the dashboard at once each computed them again from the same sample
+# (the distinct values of every column for the model's columns were 30% of a warm first visit's server time,
+# benchmarks/bench_first_visits.py). A function of the bytes only: an analyst holding the same bytes gets what
+# they would compute themselves.
+@st.cache_data(show_spinner=False, max_entries=16)
+def _auto_features(fingerprint: str, outcome: str, _frame: pd.DataFrame) -> FeatureChoice | str:
+    try:
+        return choose_features(_frame, outcome)
+    except LuskinError as err:
+        return str(err)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _look(fingerprint: str, _frame: pd.DataFrame) -> tuple[int, pd.DataFrame]:
+    """The missing cells and the first rows (shortened) of the dataset ``fingerprint``."""
+    return int(_frame.isna().sum().sum()), _preview(_frame)
+
+
 def _clip(value: Any, limit: int = PREVIEW_CHARS) -> Any:
     if isinstance(value, str) and len(value) > limit:
         return f"{value[:limit]}… ({len(value):,} characters)"
@@ -117,16 +139,16 @@ def render_preview() -> None:
     if source_view.render_source_preview(data):  # a configured source: no rows to show
         return
     frame = data.frame
-    st.subheader("2. Look at the data")
+    st.header("2. Look at the data", anchor=False)
     st.markdown(f"**{ui.md(data.title, 200)}**")
-    missing = int(frame.isna().sum().sum())
+    missing, preview = _look(data.fingerprint, frame)
     a, b, c = st.columns(3)
     a.metric("Rows", f"{len(frame):,}")
     b.metric("Columns", f"{frame.shape[1]:,}")
     c.metric("Missing values", f"{missing:,}",
              help="Empty cells (blank, '?', NA ...). Rows missing the outcome or the protected value are "
                   "left out of the audit, and the pages say how many.")
-    ui.grid(_preview(frame), key="data_preview", height=260, raw=True)   # the file as it is
+    ui.grid(preview, key="data_preview", height=260, raw=True, hide_index=True)   # the file as it is
     with st.expander("Columns: type, missing values, distinct values"):
         ui.grid(_summary(data.fingerprint, frame), hide_index=True, key="data_columns")
 
@@ -135,6 +157,13 @@ def _sanitize(key: str, options: list[Any], fallback: Any) -> None:
     """Keep a widget's remembered value only when it is still one of the options."""
     if st.session_state.get(key) not in options:
         st.session_state[key] = fallback
+
+
+def _as_list(value: Any) -> list[Any]:
+    """The positive value(s) as the multiselect holds them: a list (none, one or several)."""
+    if value is None:
+        return []
+    return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
 def _first_positive(series: pd.Series, options: list[Any]) -> Any:
@@ -151,8 +180,16 @@ def render_outcome(frame: pd.DataFrame, ch: Choices) -> None:
     _sanitize("outcome", columns, columns[-1])
     outcome = st.selectbox("Outcome column (the decision or label to audit)", columns, key="outcome",
                            format_func=ui.option_text, help="For example income, frisked or two_year_recid.")
+    if is_score_outcome(frame[outcome]):
+        render_score_outcome(frame, outcome, ch)
+        return
+    score_on = ch_.audit_choice(ch, "outcome_type") == "score"
+    if score_on and (outcome != ch["outcome"] or ch_.audit_choice(ch, "score_column") == outcome):
+        # back to a column of a few values (score mode set here or on the Audit page): its values again
+        ch.update({"outcome_type": "label", "score_column": None, "score_cutoff": None})
+        _forget_audit_score()
     options = ch_.value_options(frame[outcome])
-    ch_.seed("positive", ch["positive"])
+    ch_.seed("positive", _as_list(ch["positive"]))
     if not options:
         problem = (f"The column '{outcome}' has no values short enough to choose from." if frame[outcome].notna().any()
                    else f"The column '{outcome}' has no values at all (every row is missing).")
@@ -160,18 +197,82 @@ def render_outcome(frame: pd.DataFrame, ch: Choices) -> None:
         ch.update({"outcome": outcome, "positive": None})
         return
     if outcome != ch["outcome"]:
-        st.session_state[keys.POSITIVE] = _first_positive(frame[outcome], options)
-    _sanitize("positive", options, _first_positive(frame[outcome], options))
-    positive = st.selectbox("Positive value (what counts as a 'yes')", options, key="positive",
-                            format_func=ui.option_text,
-                            help="The outcome value whose share is compared, e.g. >50K, Y or 1.")
+        st.session_state[keys.POSITIVE] = [_first_positive(frame[outcome], options)]
+    before = _as_list(st.session_state.get(keys.POSITIVE))
+    # the options' own objects (1 chosen from a column of 1.0 and 0.0 is the option 1.0); values this column does
+    # not hold give way to its first guess
+    kept = [next(o for o in options if o == v) for v in before if v in options]
+    st.session_state[keys.POSITIVE] = kept if kept or not before else [_first_positive(frame[outcome], options)]
+    chosen = st.multiselect("Positive values (what counts as a 'yes'; several are counted together)", options,
+                            key="positive", format_func=ui.option_text,
+                            help="The outcome values whose share is compared, e.g. >50K, Y or 1; choose several for "
+                                 "an outcome such as 'Fail or Withdrawn'.")
+    positive: Any = None if not chosen else chosen[0] if len(chosen) == 1 else list(chosen)
     distinct = frame[outcome].nunique(dropna=True)
-    if distinct > 10:
+    if distinct > 10 and positive is not None:
         st.warning(ui.md(f"'{outcome}' has {distinct:,} different values. The audit compares the share of rows "
-                         f"whose value is exactly '{ui.option_text(positive)}'; an outcome is usually a yes/no "
-                         "decision."), icon=ui.ICONS["info"])
+                         f"whose value is exactly {' or '.join(repr(ui.option_text(v)) for v in chosen)}; an outcome "
+                         "is usually a yes/no decision."), icon=ui.ICONS["info"])
     ch.update({"outcome": outcome, "positive": positive})
-    render_outcome_is(outcome, positive, ch)
+    if positive is not None:
+        render_outcome_is(outcome, positive, ch)
+
+
+def is_score_outcome(series: pd.Series) -> bool:
+    """A numeric outcome with many values (a score, hours worked): the core's one rule for a column cut into
+    ranges (``cut_into_ranges``), so that "ai_score is exactly 67.8" is never what is audited."""
+    return ch_.is_numeric(series) and cut_into_ranges(series)
+
+
+SCORE_RULES = {"median": "Above its median (strictly above, as NYC Local Law 144's scoring rate)",
+               "cutoff": "At or above a cut-off"}
+
+
+def _forget_audit_score() -> None:
+    """The Audit page's score widgets take the choices again when next shown (the Data page changed them)."""
+    for key in (keys.AUDIT_OUTCOME_TYPE, keys.AUDIT_SCORE_COLUMN, keys.AUDIT_CUTOFF_MEDIAN, keys.AUDIT_CUTOFF):
+        st.session_state.pop(key, None)
+
+
+def _amounts_page() -> bool:
+    """Whether the amounts analysis has a page of its own (its line of the analyses' table says so)."""
+    return any(entry.name == "amounts" and entry.page for entry in ANALYSES)
+
+
+def render_score_outcome(frame: pd.DataFrame, outcome: str, ch: Choices) -> None:
+    """A numeric outcome of many values is read as a score at once: above its median (the one rule,
+    ``ScoreRule``) or at or above a cut-off the user gives; the Audit page shows the same choice."""
+    series = frame[outcome]
+    was_score = ch_.audit_choice(ch, "outcome_type") == "score" and ch_.audit_choice(ch, "score_column") == outcome
+    cutoff = ch_.audit_choice(ch, "score_cutoff") if was_score else None
+    if not was_score:
+        st.session_state.pop(keys.OUTCOME_SCORE_RULE, None)
+        st.session_state.pop(keys.OUTCOME_CUTOFF, None)
+    ch_.seed(keys.OUTCOME_SCORE_RULE, "median" if cutoff is None else "cutoff")
+    distinct = int(series.nunique(dropna=True))
+    rule = st.radio(f"'{ui.md(outcome, 60)}' is a number with {distinct:,} different values: which rows count as "
+                    "the outcome?", list(SCORE_RULES), key="outcome_score_rule", format_func=SCORE_RULES.get,
+                    help="A share is compared between groups, so a number is read as a yes above a line: its "
+                         "median, or a cut-off you give (e.g. the score that passes a screen).")
+    middle = series.median()
+    median = float(middle) if pd.notna(middle) else None
+    if rule == "cutoff":
+        ch_.seed(keys.OUTCOME_CUTOFF, float(cutoff if cutoff is not None else (median or 0.0)))
+        cutoff = float(st.number_input(f"Cut-off ({ui.md(outcome, 60)} at or above it counts)", key="outcome_cutoff"))
+    else:
+        cutoff = None
+    if median is not None:
+        st.caption(f"The median of {ui.md(outcome, 60)} is {median:g}.")
+    if _amounts_page():
+        st.caption(f"Or audit {ui.md(outcome, 60)} as an amount (means and medians per group, no line drawn) on "
+                   "the Amounts page.")
+    changed = (not was_score) or ch_.audit_choice(ch, "score_cutoff") != cutoff
+    ch.update({"outcome": outcome, "positive": None, "outcome_type": "score", "score_column": outcome,
+               "score_cutoff": cutoff})
+    if changed:
+        _forget_audit_score()
+    # the direction is asked once for the score, not again for each cut-off typed
+    render_outcome_is(outcome, ScoreRule(cutoff).words(), ch, asked_once_for="a high score")
 
 
 OUTCOME_MEANING_LABELS = {
@@ -180,23 +281,36 @@ OUTCOME_MEANING_LABELS = {
 }
 
 
-def render_outcome_is(outcome: str, positive: Any, ch: Choices) -> None:
-    """Is the counted outcome good or bad for the person? Guessed from the names, said on screen, changeable."""
-    guess = guess_outcome_is(outcome, positive)
-    seen = (outcome, str(positive))
+def render_outcome_is(outcome: str, positive: Any, ch: Choices, asked_once_for: str | None = None) -> None:
+    """Is the counted outcome good or bad for the person? Recognised from the names by the core's one rule
+    (``outcome_direction``), said on screen and changeable; where the names do not say, nothing is chosen and the
+    page asks: no verdict is drawn until the user answers."""
+    guess = outcome_direction(outcome, positive)
+    seen = (outcome, asked_once_for or str(positive))   # a score's direction: once, whatever its line
+    answers = st.session_state.setdefault(keys.OUTCOME_IS_ANSWERS, {})   # the user's answers, per outcome and value
     if st.session_state.get(keys.OUTCOME_IS_SEEN) not in (None, seen) or keys.OUTCOME_IS not in st.session_state:
-        st.session_state[keys.OUTCOME_IS] = ch.get("outcome_is") if st.session_state.get(keys.OUTCOME_IS_SEEN) is None \
-            and ch.get("outcome_is") else guess.value
+        first_visit = st.session_state.get(keys.OUTCOME_IS_SEEN) is None
+        st.session_state[keys.OUTCOME_IS] = (ch.get("outcome_is") if first_visit and ch.get("outcome_is")
+                                             else answers.get(str(seen), guess.value))
     st.session_state[keys.OUTCOME_IS_SEEN] = seen
-    meaning = st.radio(f"Is '{ui.md(outcome, 60)} is {ui.md(ui.option_text(value_key(positive)), 60)}' good or bad for "
-                       "the person?",
+    shown = ui.md(ui.option_text(value_key(positive)) if not isinstance(positive, (list, tuple))
+                  else " or ".join(ui.option_text(value_key(v)) for v in positive), 60)
+    meaning = st.radio(f"Is '{ui.md(outcome, 60)} is {shown}' good or bad for the person?",
                        list(OUTCOME_MEANING_LABELS), key="outcome_is", format_func=OUTCOME_MEANING_LABELS.get,
                        horizontal=True, help="It decides who is 'favoured' by a gap, and the four-fifths rule is "
                                              "applied to the favourable share (1 minus the share of an adverse "
                                              "outcome), as the EEOC and NYC Local Law 144 do.")
-    who = "the group with the lower share" if meaning == "adverse" else "the group with the higher share"
-    st.caption(ui.md(f"Counted: {outcome} is {ui.option_text(value_key(positive))}, {meaning} ({guess.reason if meaning == guess.value else 'your choice'}); "
-                     f"{who} is the favoured one."))
+    if meaning is None:
+        st.warning(f"Luskin cannot tell from the names whether '{ui.md(outcome, 60)} is {shown}' is good or bad for "
+                   "the person: choose one above. No verdict is drawn until you do (the wrong one would call the "
+                   "group it harms 'favoured').", icon=ui.ICONS["guess"])
+    else:
+        who = "the group with the lower share" if meaning == "adverse" else "the group with the higher share"
+        why = guess.reason if meaning == guess.value else "your choice"
+        st.caption(ui.md(f"Counted: {outcome} is {ui.option_text(value_key(positive)) if not isinstance(positive, (list, tuple)) else ' or '.join(map(str, positive))}, "
+                         f"{meaning} ({why}); {who} is the favoured one."))
+    if meaning is not None and meaning != guess.value:
+        answers[str(seen)] = meaning
     ch.update({"outcome_is": meaning})
 
 
@@ -214,6 +328,10 @@ def _group_from_guess(series: pd.Series, options: list[Any]) -> tuple[list[Any],
 def render_protected(frame: pd.DataFrame, ch: Choices) -> None:
     """Protected column and group: values for text, a comparison for numbers."""
     columns = [c for c in frame.columns if c != ch["outcome"]]
+    if not columns:   # a table of one column: nothing to compare the outcome across
+        st.error("This data has a single column: an audit needs at least two (the outcome and a protected column). "
+                 "Upload another file or choose a sample above.", icon=ui.ICONS["error"])
+        st.stop()
     ch_.seed("protected_column", ch["protected_column"])
     _sanitize("protected_column", columns, columns[0])
     column = st.selectbox("Protected column (e.g. race or sex)", columns, key="protected_column",
@@ -345,10 +463,9 @@ def render_features(frame: pd.DataFrame, ch: Choices) -> None:
     if not isinstance(outcome, str) or outcome not in frame.columns:
         return
     with st.expander("Columns the models may use (Retrain, Thresholds, Equalized distribution)"):
-        try:
-            auto = choose_features(frame, outcome)
-        except LuskinError as err:
-            st.info(ui.md(err), icon=ui.ICONS["info"])
+        auto = _auto_features(dataset.dataset().fingerprint, outcome, frame)
+        if isinstance(auto, str):
+            st.info(ui.md(auto), icon=ui.ICONS["info"])
             return
         options = [c for c in frame.columns if c != outcome]
         chosen_before = [c for c in (ch.get("features") or auto.columns) if c in options]
@@ -367,8 +484,15 @@ def render_features(frame: pd.DataFrame, ch: Choices) -> None:
         ch["features"] = list(chosen) if chosen and list(chosen) != list(auto.columns) else None
 
 
-def render_status() -> None:
-    """Whether the choices make an audit possible, in plain words, with the way forward."""
+VERDICT_ID = "luskin-verdict"   # where "Skip to the verdict" lands (the page's own constant, no user text)
+
+
+def render_status(skip: Any) -> None:
+    """Whether the choices make an audit possible, in plain words, with the way forward.
+
+    Once the verdict is drawn, ``skip`` (a placeholder at the top of the page) gets a link to it: a keyboard or
+    screen-reader user reaches it without crossing the loader, the preview and every choice (WCAG 2.4.1).
+    """
     spec, problem = ch_.current_spec()
     if spec is None:
         ui.show_problem(str(problem), "data", data_link=False)
@@ -388,19 +512,22 @@ def render_status() -> None:
         st.caption("Rows restricted to: " + ui.md(" and ".join(c.describe() for c in spec.population), 300) + ".")
     result = ui.guarded(run_audit, spec, where="data")
     if result is not None:
+        st.markdown(f'<span id="{VERDICT_ID}" tabindex="-1"></span>', unsafe_allow_html=True)
         st.markdown("**At a glance:**\n" + ui.bullet_list(result.sentences()))
+        skip.markdown(f"[Skip to the verdict](#{VERDICT_ID})")
     st.page_link(ui.PAGE_FILES["audit"], label="See the audit: chart, table and filter", icon=ui.ICONS["audit"])
 
 
-st.title("Luskin: is the decision fair between groups?")
+st.title("Luskin: is the decision fair between groups?", anchor=False)
 st.markdown("Load a table of decisions (or a sample), then say which column is the decision and which "
             "group to compare. Every other page uses these choices.")
+skip_ = st.empty()   # "Skip to the verdict", once there is one (render_status)
 render_loader()
 session.render_sources()
 render_pending_config()
 render_preview()
-st.subheader("3. Choose the outcome and the protected group", help=HELP["guesses"])
-ui.render_guesses()
+st.header("3. Choose the outcome and the protected group", help=HELP["guesses"], anchor=False)
+guesses_box_ = st.container()   # filled after the choices below, so it says what was changed on this very run
 frame_ = dataset.dataset().frame
 choices_ = ch_.choices()
 left_, right_ = st.columns(2)
@@ -408,7 +535,9 @@ with left_:
     render_outcome(frame_, choices_)
 with right_:
     render_protected(frame_, choices_)
+with guesses_box_:
+    ui.render_guesses()
 render_names(frame_, choices_)
 render_value_names(frame_, choices_)
 render_features(frame_, choices_)
-render_status()
+render_status(skip_)

@@ -14,7 +14,7 @@ import streamlit as st
 
 from luskin_app import choices as ch_
 from luskin_app import dataset, keys, source_view, ui
-from luskin_app.cache import background_run, is_cached, is_running, options_key, remember, shared
+from luskin_app.cache import background_run, is_asked, options_key, remember, shared
 from luskin_app.help import HELP
 from luskin_app.option_inputs import OptionInputs
 from luskin_core.corrections import equalize, models
@@ -122,13 +122,13 @@ def render_sweep(sweep: AlphaSweep, spec: AuditSpec, store_key: str) -> None:
     c.metric("FPR gap", f"{format_points(point.fpr_gap)} points", help=HELP["fpr"])
     group, other = sweep.classes   # as the data names them ('Female' and 'Male'), the protected group first
     histograms, accuracy, gaps = _figures(store_key, alpha, group, other, sweep)
-    st.plotly_chart(histograms, key="eq_hist", theme=None)
+    ui.chart(histograms, key="eq_hist", fit=False)
     left, right = st.columns(2)
     points = sweep.points
     with left:
-        st.plotly_chart(accuracy, key="eq_accuracy", theme=None)
+        ui.chart(accuracy, key="eq_accuracy", fit=False)
     with right:
-        st.plotly_chart(gaps, key="eq_gaps", theme=None)
+        ui.chart(gaps, key="eq_gaps", fit=False)
     table = pd.DataFrame([{"alpha": p.alpha, "Accuracy (%)": 100 * p.accuracy, "TPR gap (points)": 100 * p.tpr_gap,
                            "FPR gap (points)": 100 * p.fpr_gap} for p in points])
     with st.expander("The sweep as a table"):
@@ -146,7 +146,7 @@ def render_run(spec: AuditSpec, options: dict[str, Any]) -> None:
     declared = {name: options[name] for name in OPTION_CONSTRAINTS["equalize"] if name in options and name != "alphas"}
     key = options_key({"alphas": options["alphas"], **declared, "features": features, "paper_compas": paper_compas})
     store_key = f"{data.fingerprint}|{spec.to_json()}|{key}"
-    asked = is_cached("equalized", store_key) or is_running("equalized", store_key)
+    asked = is_asked("equalized", store_key)
     if not (asked or st.button("Train the models", key="eq_run", type="primary")):
         st.info(f"Press **Train the models** to train {len(options['alphas'])} models, one per alpha. "
                 "Results are kept, so the slider then answers at once.", icon=ui.ICONS["info"])

@@ -15,8 +15,8 @@ from typing import Any
 import streamlit as st
 import streamlit.components.v1 as components
 
+from luskin_app import analysis_page, config, keys, ui
 from luskin_app import choices as ch_
-from luskin_app import config, keys, ui
 from luskin_app import dataset as data_
 from luskin_app.auditing import run_audit
 from luskin_app.cache import recall
@@ -42,6 +42,7 @@ FULL_CSS = """
 <style>
 header[data-testid="stHeader"], [data-testid="stToolbar"], [data-testid="stDecoration"],
 section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], .st-key-present_extras,
+[data-testid="stMain"] div:has(> .st-key-present_extras),
 [data-testid="stSidebarNav"] { display: none !important; }
 [data-testid="stMainBlockContainer"] { padding: 0.6rem 1.2rem 0.4rem 1.2rem !important; max-width: 100% !important; }
 [data-testid="stMain"] .st-key-present_deck h1 { font-size: 2rem !important; padding: 0 !important; }
@@ -55,7 +56,7 @@ section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], .st
 WINDOW_TOP = 164      # px the slide box leaves of the window: the top margin, the buttons, the gaps, the bottom
 WINDOW_CSS = f"""
 <style>
-[data-testid="stMainBlockContainer"] {{ padding: 3.5rem 1.5rem 0.5rem 1.5rem !important; max-width: 100% !important; }}
+[data-testid="stMainBlockContainer"] {{ padding: 3.5rem 1.5rem 0 1.5rem !important; max-width: 100% !important; }}
 [data-testid="stMain"] div:has(> .st-key-present_deck) {{ height: calc(100vh - {WINDOW_TOP}px) !important;
   flex: 0 0 calc(100vh - {WINDOW_TOP}px) !important; max-height: none !important; }}
 [data-testid="stMain"] .st-key-present_deck h1 {{ font-size: 2rem !important; padding: 0 !important; }}
@@ -116,6 +117,7 @@ def _slides(spec: AuditSpec) -> list[Slide]:
     # each brings its slides (report_parts): the adjusted gaps and the series for this specification, the scan
     # and the proxy audit for this data
     ran = [recall(name, spec) for name in ("adjusted", "series")] + [recall(name) for name in ("proxy", "scan")]
+    ran += analysis_page.kept_results(spec)   # every page made from the analyses' table
     retrain, thresholds, equalized = (recall(name, spec) for name in ("retrain", "thresholds", "equalized"))
     dataset = config.dataset_ref()
     alpha = ch_.choices()["equalize"].get("alpha")
@@ -124,8 +126,8 @@ def _slides(spec: AuditSpec) -> list[Slide]:
     kept = st.session_state.get(keys.PRESENT_DECK)
     if kept is not None and kept[0] == made_from and all(old is new for old, new in zip(kept[1], results)):
         return list(kept[2])
-    slides = build_slides(run_audit(spec), dataset=dataset, retrain=retrain, thresholds=thresholds,
-                          equalized=equalized, equalized_alpha=alpha, results=[r for r in ran if r is not None])
+    shown = equalized.shown_at(alpha) if equalized is not None else None   # its chart marks the slider's alpha
+    slides = build_slides([run_audit(spec), *ran, retrain, thresholds, shown], dataset=dataset)
     st.session_state[keys.PRESENT_DECK] = (made_from, results, tuple(slides))
     return slides
 
@@ -183,7 +185,7 @@ def _toggle_full() -> None:
         st.query_params[FULL] = "1"
 
 
-def render_slide(slide: Slide, number: int, count: int) -> None:
+def render_slide(slide: Slide, number: int, count: int, controls: Any = None) -> None:
     """One slide in large type: title, sentences, chart sized to fit the screen. Text is escaped; no widgets."""
     full = full_screen()
     box = st.container(key="present_deck", border=not full, height="content" if full else 600)
@@ -198,12 +200,16 @@ def render_slide(slide: Slide, number: int, count: int) -> None:
             if full and figure.layout.height and figure.layout.height < height:
                 height = figure.layout.height
             figure = type(figure)(figure).update_layout(height=height, autosize=True)
-            st.plotly_chart(figure, key=f"present_chart_{slide.key}", theme=None, height="content",
-                            config={"displayModeBar": False, "responsive": True})
+            words = None if controls is None else controls.popover(
+                "Chart in words", icon=":material/table:", help=f"{ui.CHART_WORDS}: what it shows, and its numbers "
+                "as a table.")
+            ui.chart(figure, key=f"present_chart_{slide.key}", fit=False, height="content", words_in=words,
+                     config={"displayModeBar": False, "responsive": True})
 
 
-def render_controls(index: int, count: int) -> None:
-    """Previous / Next (the arrow keys press them) and where the deck is."""
+def render_controls(index: int, count: int) -> Any:
+    """Previous / Next (the arrow keys press them) and where the deck is; returns the row, where a slide's chart
+    puts its text alternative (a popover: the slide box has no height to spare for an expander)."""
     row = st.container(horizontal=True, key="present_controls", vertical_alignment="center")
     row.button("Previous", key="present_prev", icon=":material/arrow_back:", on_click=_step, args=(-1, count),
                disabled=index <= 0, help="Or press the left arrow key.")
@@ -215,6 +221,7 @@ def render_controls(index: int, count: int) -> None:
                help="Or press F (Esc leaves): hides the menus and the sidebar so that the slide fills the screen.")
 
     components.html(KEYS_SCRIPT, height=0)
+    return row
 
 
 def _toggle(key: str) -> None:
@@ -267,8 +274,8 @@ def render_deck(spec: AuditSpec) -> None:
         st.info("Every slide is hidden: tick at least one in the list below.", icon=":material/visibility_off:")
     else:
         index = _current(len(shown))
-        render_controls(index, len(shown))
-        render_slide(shown[index], index + 1, len(shown))
+        controls = render_controls(index, len(shown))
+        render_slide(shown[index], index + 1, len(shown), controls)
     # Windowed, the handout and the slide list sit in the sidebar, so that the slide alone fills the page.
     with st.container(key="present_extras") if full_screen() else st.sidebar:
         render_handout(shown)

@@ -16,9 +16,9 @@ import streamlit as st
 
 from luskin_app import choices as ch_
 from luskin_app import dataset, trail, ui
-from luskin_app.cache import keep_result
+from luskin_app.cache import keep_result, shared
 from luskin_app.option_inputs import OptionInputs
-from luskin_core.analyses.proxy import add_probabilities, guess_columns
+from luskin_core.analyses.proxy import add_probabilities, guess_columns, probabilities_in_words
 from luskin_core.analyses.proxy_audit import BOUNDS_NOTE, DEFAULT_THRESHOLD, ProxyAudit, proxy_audit
 from luskin_core.errors import LuskinError
 from luskin_core.export import csv_bytes
@@ -38,7 +38,7 @@ def _guess(fingerprint: str, _frame: pd.DataFrame) -> dict[str, str | None]:
     return guess_columns(_frame)
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
+@shared(max_entries=8)   # per owner: another analyst with the same file and choices computes it again
 def _run(fingerprint: str, choices: tuple, _frame: pd.DataFrame) -> tuple[ProxyAudit, dict, bytes]:
     """Probabilities and the audit, cached on the data's fingerprint and the choices."""
     surname, first, level, place, outcome, positive, threshold, tolerance, metric, adverse, model = choices
@@ -48,7 +48,8 @@ def _run(fingerprint: str, choices: tuple, _frame: pd.DataFrame) -> tuple[ProxyA
     y[_frame[outcome].isna().to_numpy()] = np.nan  # a missing outcome is left out, as on the command line
     audit = proxy_audit(with_p, y, decision=f"{outcome} is {positive}", threshold=threshold, tolerance=tolerance,
                         metric=metric, proxy=result.to_dict(), adverse=adverse, places=_frame[place], model=model)
-    return audit, {"sentences": result.sentences(), "counts": result.fallback_counts()}, csv_bytes(with_p)
+    return audit, {"sentences": result.sentences(), "counts": result.fallback_counts()}, \
+        csv_bytes(probabilities_in_words(with_p))
 
 
 def _index(options: list[str], value: str | None) -> int:
@@ -125,7 +126,7 @@ trail.note("proxy audit", settings={"surname": surname, "first_name": None if fi
            produced=trail.result_text(audit))
 keep_result("proxy", audit)   # the Report page and the presentation add the proxy audit
 
-st.subheader("How each row was estimated")
+st.header("How each row was estimated")
 for sentence in proxy["sentences"]:
     st.markdown(ui.md(sentence))
 ui.grid(pd.DataFrame({"how the row was estimated": list(proxy["counts"]),
@@ -150,7 +151,7 @@ def _rows(method: str) -> pd.DataFrame:
 
 
 headline = "birdie" if any(c.method == "birdie" for c in audit.comparisons) else "weighted"
-st.subheader("Each estimated group against the reference (outcome-aware estimate)")
+st.header("Each estimated group against the reference (outcome-aware estimate)")
 ui.grid(_rows(headline), hide_index=True, key="proxy_table")
 for sentence in audit.sentences():
     st.markdown("- " + ui.md(sentence))
@@ -161,12 +162,12 @@ with st.expander("The weighted and threshold estimates, kept for comparison"):
             st.markdown(f"**{METHOD_NAMES[method].capitalize()}**")
             ui.grid(_rows(method), hide_index=True, key=f"proxy_table_{method}")
 
-st.subheader("Bounds that hold whatever the proxy's errors")
+st.header("Bounds that hold whatever the proxy's errors")
 st.caption(BOUNDS_NOTE)
 for sentence in audit.bounds_sentences() or ["No gap could be bounded (a group has no estimated rows)."]:
     st.markdown("- " + ui.md(sentence))
 
-st.subheader("What the estimate assumes, and caveats")
+st.header("What the estimate assumes, and caveats")
 for caveat in audit.caveats:
     st.caption(ui.md(caveat))
 ui.download_button("Download the rows with their probabilities (CSV)", download, file_name="proxy.csv",

@@ -11,8 +11,8 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from luskin_app import analysis_page, config, dataset, keys, source_view, ui
 from luskin_app import choices as ch_
-from luskin_app import config, dataset, keys, source_view, ui
 from luskin_app.auditing import run_audit
 from luskin_app.cache import options_key, recall
 from luskin_core.errors import LuskinError
@@ -30,6 +30,7 @@ def _report_maker(spec: AuditSpec) -> tuple[Callable[[], ReportContent], list[st
     equalized = recall("equalized", spec)
     series = recall("series", spec)  # set on the Over time page
     kept = [r for r in (recall("proxy"), recall("scan")) if r is not None]   # set on the Proxy audit and Scan pages
+    kept += analysis_page.kept_results(spec)   # and on every page made from the analyses' table
     alpha = ch_.choices()["equalize"].get("alpha")
     ref = config.dataset_ref()
     options = config.page_options()
@@ -39,7 +40,7 @@ def _report_maker(spec: AuditSpec) -> tuple[Callable[[], ReportContent], list[st
         parts = [(f"the settings, the data summary, the audit charts, the table of every group against "
                  f"{ui.md(result.reference, 120)} and the verdicts")]
     if len(result.cell_names) > 1 and result.pooled:
-        parts.append("the table of overall against within the cells (pooled odds ratios, CMH and Breslow-Day tests)")
+        parts.append("the table of overall against within the cells (pooled odds ratios, CMH and Breslow-Day-Tarone tests)")
     parts += [name for name, value in (("the retraining results", retrain), ("the per-group thresholds", thresholds),
                                        ("the equalized-distribution sweep", equalized),
                                        ("the audit over time", series),
@@ -51,9 +52,9 @@ def _report_maker(spec: AuditSpec) -> tuple[Callable[[], ReportContent], list[st
     frame, sample_note = source_view.report_frame(), source_view.report_sample_note(spec)
 
     def make() -> ReportContent:
-        return report_content(result, frame=frame, dataset=ref, retrain=retrain, thresholds=thresholds,
-                              equalized=equalized, equalized_alpha=alpha, options=options, sample_note=sample_note,
-                              adjusted=adjusted, series=series, results=kept)
+        shown = equalized.shown_at(alpha) if equalized is not None else None   # its histograms at the slider's alpha
+        return report_content([result, adjusted, series, *kept, retrain, thresholds, shown], frame=frame, dataset=ref,
+                              options=options, sample_note=sample_note)
 
     token = "|".join([dataset.dataset().fingerprint, spec.to_json(), options_key(options), str(alpha),
                       *(str(id(value)) for value in (retrain, thresholds, equalized, adjusted, series, *kept))])
@@ -89,7 +90,7 @@ def render_pdf(make: Callable[[], ReportContent], token: str) -> None:
 
 def render_report(spec: AuditSpec) -> None:
     """One click: the HTML report of the current view, for offline reading."""
-    st.subheader("Download the report")
+    st.header("Download the report")
     made = ui.guarded(_report_maker, spec, where="report")
     if made is None:
         return
@@ -107,9 +108,36 @@ def render_report(spec: AuditSpec) -> None:
         render_pdf(make, token)
 
 
+def render_evidence(spec: AuditSpec) -> None:
+    """The audit's evidence: one file anyone can check (`luskin verify`, or the Verify page)."""
+    from luskin_app import auth, evidence_view
+
+    st.header("Download the evidence")
+    st.markdown("One file a regulator, a court or the public can check without the data: the specification, the "
+                "count table every number was computed from, every result, this report, the data's fingerprint, "
+                "the software versions, when and by whom, and a manifest of the hashes of every part. "
+                "`luskin verify FILE` (or the Verify page) recomputes every number from the counts; given the "
+                "data too, it counts it again.")
+    pdf = st.toggle("Include the PDF report (a few seconds more)", value=True, key="report_evidence_pdf")
+    try:
+        make = evidence_view.audit_evidence(run_audit(spec), dataset.dataset(), auth.current(), pdf=pdf)
+    except LuskinError as err:
+        ui.show_error(err)
+        return
+    ui.download_button("Download the evidence", make, key="report_evidence_download", icon=ui.ICONS["download"],
+                       file_name=report_filename(config.dataset_ref(), extension="evidence").replace("-report-", "-evidence-", 1),
+                       mime="application/zip", evidence=True)
+    if evidence_view.key_path():
+        st.caption("Signed with the operator's key: publish its public key beside the audit, so that anyone can "
+                   "check the evidence came from here.")
+    else:
+        st.caption("Not signed: the operator has set no signing key (LUSKIN_EVIDENCE_KEY). It still holds together "
+                   "and every number can be recomputed, but only a signature shows it came from here.")
+
+
 def render_save() -> None:
     """Save every choice (data reference, audit settings, page options) as JSON."""
-    st.subheader("Save or load the configuration")
+    st.header("Save or load the configuration")
     try:
         text = config.configuration_json()
     except LuskinError as err:
@@ -182,5 +210,6 @@ elif ch_.needs_confirmation():
     ui.render_confirm("report")
 else:
     render_report(spec_)
+    render_evidence(spec_)
     render_save()
 render_load()

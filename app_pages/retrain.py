@@ -9,7 +9,7 @@ import streamlit as st
 
 from luskin_app import choices as ch_
 from luskin_app import dataset, source_view, ui
-from luskin_app.cache import Progress, background_run, is_cached, is_running, remember
+from luskin_app.cache import Progress, background_run, is_asked, remember, shared
 from luskin_app.help import HELP
 from luskin_app.option_inputs import OptionInputs
 from luskin_core.corrections.retrain import RetrainOptions, RetrainResult, model_bytes, retrain
@@ -28,7 +28,7 @@ def _retrain_cached(fingerprint: str, spec_json: str, options_json: str, frame: 
         frame, AuditSpec.from_json(spec_json), RetrainOptions.from_json(options_json), progress=report), show)
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
+@shared(max_entries=8)   # per owner, like the result itself
 def _downloads(fingerprint: str, spec_json: str, options_json: str, _result: RetrainResult) -> tuple[bytes, bytes]:
     """The synthetic data (CSV) and the second model (skops) as bytes, made once per result."""
     return _result.synthetic_csv(), model_bytes(_result.second_model)
@@ -60,15 +60,18 @@ def render_options(spec: AuditSpec) -> RetrainOptions | None:
     return cast("RetrainOptions | None", form.checked("retrain", features=features))
 
 
-def _paper_table(result: RetrainResult) -> pd.io.formats.style.Styler:
-    """The paper's table (stages x filter cells as a two-row header), numbers to 3 decimals.
+def _paper_table(result: RetrainResult) -> pd.DataFrame:
+    """The paper's table (a column per stage and filter cell, "A1 (LR), UE"), numbers to 3 decimals.
 
-    st.table renders Markdown in its cells and headers: the group and cell names are escaped.
+    st.table renders Markdown in its cells and headers: the group and cell names are escaped. The row names are a
+    column of their own, so that no header cell is empty (a screen reader names each column by its header).
     """
     table = result.paper_table(gap=True)
-    table.index = [ui.md(name) for name in table.index]
-    table.columns = pd.MultiIndex.from_tuples([tuple(ui.md(part) for part in col) for col in table.columns])
-    return table.style.format("{:.3f}", na_rep="–")
+    shown = pd.DataFrame({"Measure": [ui.md(name) for name in table.index]})
+    for column in table.columns:
+        shown[ui.md(", ".join(str(part) for part in column))] = [
+            "–" if pd.isna(v) else f"{v:.3f}" for v in table[column]]
+    return shown
 
 
 def render_result(result: RetrainResult, key: tuple[Any, ...]) -> None:
@@ -79,11 +82,11 @@ def render_result(result: RetrainResult, key: tuple[Any, ...]) -> None:
     b.metric(f"AUC of C2 ({result.options.second})", f"{result.auc_second:.3f}",
              f"{result.auc_second - result.auc_first:+.3f}", help=HELP["auc"])
     c.metric("Time", f"{result.timings.get('total', 0):.1f} s")
-    st.plotly_chart(ui.fit_chart(plots.retrain_gaps(result)), key="retrain_chart", theme=None)
+    ui.chart(plots.retrain_gaps(result), key="retrain_chart")
     st.markdown("**The paper's table** (held-out rows D4): share with a positive outcome per group and "
                 "filter cell for the original labels, the first model A1 and the retrained C2, with each "
                 "model's AUC against the original labels.")
-    st.table(_paper_table(result))
+    st.table(_paper_table(result), hide_index=True)
     st.markdown(ui.bullet_list([gap.sentence for gap in result.second.gaps], prefix="**C2:** "))
     with st.expander("How the training labels were changed"):
         st.markdown(ui.bullet_list(result.relabelling.sentences()))
@@ -100,13 +103,21 @@ def render_result(result: RetrainResult, key: tuple[Any, ...]) -> None:
                           help="skops format, read back with luskin_core.corrections.retrain.load_model.")
 
 
+def _what_is_trained(data: Any) -> str:
+    """What the button starts, for the data loaded (its rows; no time promised that another file measured)."""
+    if data.engine is not None:
+        return "two models are trained on a sample of the source's rows (said when it is drawn)."
+    return (f"two models are trained on {0.4 * len(data.frame):,.0f} rows each of this data's {len(data.frame):,} "
+            "(a larger file takes longer).")
+
+
 def render_run(spec: AuditSpec, options: RetrainOptions) -> None:
     """The Retrain button (absent when the result is kept or under way), the progress bar and the result."""
     data = dataset.dataset()
     key = (data.fingerprint, spec.to_json(), options.to_json())
-    asked = is_cached("retrain", "|".join(key)) or is_running("retrain", "|".join(key))
+    asked = is_asked("retrain", "|".join(key))
     if not (asked or st.button("Retrain", key="retrain_run", type="primary")):
-        st.info("Press **Retrain** to run the experiment (LR/MLP on Adult: a few seconds). "
+        st.info(f"Press **Retrain** to run the experiment: {_what_is_trained(data)} "
                 "Results are kept: coming back to the same choices shows them at once.", icon=ui.ICONS["info"])
         return
     bar = st.progress(0.0, text="Starting…")

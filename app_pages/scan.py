@@ -1,8 +1,8 @@
 """Scan: where are the gaps nobody asked about?
 
 The page gathers the outcome (or a model's decisions against the truth, or its predicted probabilities),
-the columns to scan and the depth, asks the core for the scan (:func:`luskin_core.analyses.scan.scan`, on the
-loaded rows or inside the configured source's engine) and shows the findings as sentences, a chart of every
+the columns to scan and the depth, asks the core for the scan (its line of the analyses' table,
+``run(data, spec, options)``, on the loaded rows or inside the configured source's engine) and shows the findings as sentences, a chart of every
 group against the bar, a table, and the JSON; when nothing survives, the smallest gap the scan could have seen.
 """
 
@@ -15,10 +15,21 @@ import streamlit as st
 
 from luskin_app import choices as ch_
 from luskin_app import dataset, trail, ui
+from luskin_app.analysis_page import run_entry
 from luskin_app.cache import cached_run, keep_result, options_key
-from luskin_core.analyses.scan import MAX_SCAN_VALUES, ScanSpec, default_columns, scan
+from luskin_core.analyses.scan import (
+    MAX_SCAN_VALUES,
+    ScanSpec,
+    bar_sentence,
+    default_columns,
+    default_columns_note,
+    scan_spec,
+)
 from luskin_core.errors import LuskinError
-from luskin_core.present.scan_plots import scan_figure, scan_table
+from luskin_core.present.scan_plots import finding_kind, scan_figure, scan_table
+from luskin_core.spec.audit_spec import AuditSpec
+from luskin_core.spec.options import ScanOptions
+from luskin_core.stats.judgement import ScoreRule
 
 MEASURES = {"Outcome rate": "rate", "A model's error rate": "error", "Calibration (predicted probabilities)":
             "calibration"}
@@ -38,11 +49,23 @@ outcome_default_ = columns_.index(spec_.outcome) if spec_ is not None and spec_.
 outcome_ = left.selectbox("Outcome (the truth, for a model)", columns_, index=outcome_default_, key="scan_outcome",
                           format_func=ui.option_text)
 values_ = [v for v in pd.unique(frame_[outcome_].dropna())][:50]
-positive_default_ = 0
-if spec_ is not None and spec_.outcome == outcome_:
-    positive_default_ = next((i for i, v in enumerate(values_) if str(v) == str(spec_.positive)), 0)
-positive_ = right.selectbox("Value that counts as positive", values_, index=positive_default_ if values_ else None,
-                            key="scan_positive", format_func=ui.option_text)
+# the Data page's positive values for its outcome (several: "Pass or Distinction", counted together), else the first
+counted_: list[object] = []
+if spec_ is not None and spec_.outcome == outcome_ and spec_.positive is not None:
+    counted_ = list(spec_.positive) if isinstance(spec_.positive, (list, tuple)) else [spec_.positive]
+default_positive_ = [v for v in values_ if any(str(v) == str(p) for p in counted_)] or values_[:1]
+# the Data page's score, read as there (above its median or a cut-off), not one of its values ("exactly 67.8")
+score_ = (spec_ is not None and spec_.outcome == outcome_ and spec_.outcome_type == "score"
+          and measure_ == "rate")
+positive_: object = None
+if score_:
+    cut_ = spec_.score_cutoff if spec_ is not None else None
+    right.caption(ui.md(f"Counted: {outcome_} {ScoreRule(cut_).words()}, as chosen on the Data page."))
+else:
+    chosen_positive_ = right.multiselect("Values that count as positive (several are counted together)", values_,
+                                         default=default_positive_, key="scan_positive", format_func=ui.option_text)
+    positive_ = (None if not chosen_positive_ else chosen_positive_[0] if len(chosen_positive_) == 1
+                 else tuple(chosen_positive_))
 prediction_ = probability_ = None
 cutoff_: float | None = None
 if measure_ == "error":
@@ -69,6 +92,9 @@ chosen_ = st.multiselect("Columns to scan", candidates_, default=default_columns
                               "are cut into four ranges of about equal shares of rows, at round numbers "
                               "(\"age 25-34\"). Missing values form an 'Unknown' "
                               "value of their own.")
+note_ = default_columns_note(frame_, candidates_)
+if note_:
+    st.caption(ui.md(note_))
 if not chosen_:
     st.info("Choose at least one column to scan.", icon=ui.ICONS["info"])
     st.stop()
@@ -77,20 +103,29 @@ depth_ = left.slider("Columns combined at most", 1, max(1, min(3, len(chosen_)))
                      key="scan_depth") if len(chosen_) > 1 else 1
 min_size_ = int(middle.number_input("Smallest group (rows)", 5, 1_000_000, 30, key="scan_min_size"))
 level_ = float(right.select_slider("Error level", [0.01, 0.05, 0.1], value=0.05, key="scan_level",
-                                   help="The chance that the scan reports any group when no group truly differs "
+                                   help="The level of the error rate chosen below: family-wise, the chance that the scan reports any group when none truly differs "
                                         "(family-wise error rate); it bounds the share of false findings too."))
-try:
-    spec = ScanSpec(outcome_, positive_, tuple(chosen_), depth=int(depth_), min_size=min_size_, level=level_,
-                    measure=measure_, prediction=prediction_, prediction_cutoff=cutoff_, probability=probability_)
+error_ = st.radio("Control", ["The family-wise error rate", "The false discovery rate"], horizontal=True,
+                  key="scan_error_rate",
+                  help="Family-wise: the chance of reporting any group by chance is at most the level. False "
+                       "discovery rate: of the groups reported, the expected share found by chance is at most the "
+                       "level; it finds more when many groups differ.")
+try:   # the scan's outcome and model columns as a specification, its columns and settings as its options
+    audit_ = (AuditSpec(outcome_, None, group_by=tuple(chosen_[:1]), outcome_type="score",
+                        score_cutoff=spec_.score_cutoff) if score_ and spec_ is not None
+              else AuditSpec(outcome_, positive_, group_by=tuple(chosen_[:1]), prediction=prediction_,
+                             prediction_cutoff=cutoff_))
+    options_ = ScanOptions(columns=tuple(chosen_), depth=int(depth_), min_size=min_size_, level=level_,
+                           error="fdr" if error_.endswith("discovery rate") else "fwer", measure=measure_,
+                           probability=probability_)
+    spec: ScanSpec = scan_spec(audit_, options_)
 except LuskinError as err:
     st.error(ui.md(err), icon=ui.ICONS["error"])
     st.stop()
-source_ = data_.engine if data_.engine is not None else frame_
 key_ = options_key({"data": data_.fingerprint, "spec": spec.to_dict()})
 try:
     with st.spinner("Scanning every group and calibrating on 999 shuffles of the outcome..."):
-        checked_: ScanSpec = spec
-        result_ = cached_run("scan", key_, lambda: scan(source_, checked_))
+        result_ = cached_run("scan", key_, lambda: run_entry("scan", data_, audit_, options_))
 except LuskinError as err:
     st.error(ui.md(err), icon=ui.ICONS["error"])
     st.stop()
@@ -99,13 +134,22 @@ keep_result("scan", result_)   # the Report page and the presentation add the sc
 if result_.findings:
     st.markdown(f"**{ui.md(result_.headline())}**")
     for i, finding in enumerate(result_.findings):
-        st.warning(f"{i + 1}. {ui.md(finding.sentence)}", icon=ui.ICONS["beyond"])
+        # the kind first (a main effect, or an intersection beyond its parts); a finding inside another follows it
+        indent = "↳ " if finding.within else ""
+        st.warning(f"{indent}{i + 1}. **{ui.md(finding_kind(finding))}.** {ui.md(finding.sentence)}",
+                   icon=ui.ICONS["beyond"])
 else:
     st.success(ui.md(result_.headline()), icon=ui.ICONS["ok"])
-st.plotly_chart(ui.fit_chart(scan_figure(result_)), key="scan_chart", theme=None)
+st.caption(ui.md(bar_sentence(result_)))
+for finding in result_.set_apart:
+    st.info(ui.md(finding.sentence), icon=ui.ICONS["info"])
+ui.chart(scan_figure(result_), key="scan_chart")
 if result_.findings:
     header_, rows_ = scan_table(result_)
-    ui.grid(pd.DataFrame(rows_, columns=list(header_)), hide_index=True)
+    # in parts that each fit the window (the gap was cut off at the right at 1280 px), each part led by the
+    # finding's number (the findings above are numbered alike); the kind, written above too, last
+    table_ = pd.DataFrame(rows_, columns=list(header_))
+    ui.grid_fitting(table_[[c for c in table_.columns if c != "Kind"] + ["Kind"]], hide_index=True)
 st.caption(ui.md(f"Controlled: the {result_.error_control}. Intervals are simultaneous: they hold together for "
                  "every group the scan could have picked."))
 ui.download_button("Download the scan (JSON)", json.dumps(result_.to_dict(), indent=2, default=str).encode(),

@@ -1,8 +1,8 @@
 """Over time: the audit per month, quarter or year of a date column, the trend of each gap and the alerts.
 
 The page gathers the period column, the period length and (if needed) the date format, asks the
-core for the series (:func:`luskin_core.analyses.series.audit_series`, on the loaded rows or inside the
-configured source's engine) and draws its chart, its sentences and its table. Only columns whose
+core for the series (its line of the analyses' table, ``run(data, spec, options)``, on the loaded rows or
+inside the configured source's engine) and draws its chart, its sentences and its table. Only columns whose
 values read as dates are offered (:func:`luskin_core.analyses.series.date_columns`); a file without one
 is told so. Periods that are artefacts of the data (every group at 0% or 100%, few rows) are set
 aside from the trends and alerts unless the user keeps them.
@@ -15,14 +15,16 @@ import streamlit as st
 
 from luskin_app import choices as ch_
 from luskin_app import dataset, ui
+from luskin_app.analysis_page import run_entry
 from luskin_app.cache import cached_run, options_key, remember
-from luskin_core.analyses.series import EVERY, audit_columns, audit_series, date_columns
+from luskin_core.analyses.series import EVERY, audit_columns, date_columns
 from luskin_core.analyses.unknown_bounds import bound_sentences, series_bounds, unknown_words
 from luskin_core.errors import LuskinError
 from luskin_core.export import csv_bytes
 from luskin_core.present.series_plots import series_figure
 from luskin_core.present.series_report import series_table
 from luskin_core.spec.audit_spec import AuditSpec
+from luskin_core.spec.options import SeriesOptions
 
 st.title("Over time: do the gaps move?")
 spec_, problem_ = ch_.current_spec()
@@ -60,14 +62,13 @@ keep_ = st.checkbox("Keep the flagged periods in the trends and alerts", key="se
                     help="Periods where every group's share is 0% or 100%, or with fewer than a third of the rows of a "
                          "typical period, are set aside: their gap says more about the data (a follow-up that "
                          "ends, a month still being collected) than about the decisions.")
-source_ = data_.engine if data_.engine is not None else data_.frame
 key_ = options_key({"data": data_.fingerprint, "spec": spec_.to_json(), "column": column_, "every": every_,
                     "format": fmt_, "keep": keep_})
 try:
     with st.spinner("Counting every period..."):
         checked_: AuditSpec = spec_  # narrowed above; a lambda does not see the narrowing
-        result_ = cached_run("series", key_, lambda: audit_series(source_, checked_, column_, every_, fmt_ or None,
-                                                                  keep_flagged=keep_))
+        options_ = SeriesOptions(period=column_, every=every_, period_format=fmt_ or None, keep_flagged=keep_)
+        result_ = cached_run("series", key_, lambda: run_entry("series", data_, checked_, options_))
 except LuskinError as err:
     st.error(ui.md(err), icon=ui.ICONS["error"])
     st.stop()
@@ -79,15 +80,15 @@ cells_ = list(dict.fromkeys(c.cell for r in result_.results for c in r.judged))
 cell_ = None
 if len(cells_) > 1:
     cell_ = st.selectbox("Cell", cells_, key="series_cell", format_func=lambda c: ui.option_text(str(c)))
-st.plotly_chart(ui.fit_chart(series_figure(result_, cell_)), key="series_chart", theme=None)
-st.subheader("Alerts")
+ui.chart(series_figure(result_, cell_), key="series_chart")
+st.header("Alerts")
 if result_.alerts:
     for alert in result_.alerts:
         st.warning(ui.md(alert.sentence), icon=ui.ICONS["beyond"])
 else:
     st.success("No gap changed beyond chance between periods (self-starting CUSUM, threshold 6).",
                icon=ui.ICONS["ok"])
-st.subheader("Trend of each gap")
+st.header("Trend of each gap")
 for trend in result_.trends:
     st.markdown(f"- {ui.md(trend.sentence)}")
 said_ = {*result_.flag_sentences(), *(t.sentence for t in result_.trends), *(a.sentence for a in result_.alerts)}
@@ -99,7 +100,10 @@ if st.checkbox("Best and worst case over the rows of unknown group, per period",
                     "whose protected value is missing) all belonged to the group or the reference, in the worst "
                     "and the best way; the reference is held fixed."):
     what_ = unknown_words(result_.overall.spec)
-    bounds_ = cached_run("series_bounds", key_, lambda: series_bounds(source_, result_))
+    if data_.engine is not None:   # a configured source: counted inside its engine, under its lock
+        bounds_ = cached_run("series_bounds", key_, lambda: data_.engine.run(series_bounds, data_.engine.source, result_))
+    else:
+        bounds_ = cached_run("series_bounds", key_, lambda: series_bounds(data_.frame, result_))
     lines_ = [f"{p.period}: {s}" for p in bounds_ if any(b.unknown_n for b in p.bounds)
               for s in bound_sentences(p.bounds, what_)]
     if lines_:

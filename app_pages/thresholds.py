@@ -39,13 +39,19 @@ def _tune_cached(fingerprint: str, spec_json: str, options_json: str, _frame: pd
     declared.pop("model", None)
     if not use_model:
         declared.pop("tuning", None)  # a score column is tuned on half of its rows
-    return tune_thresholds(
-        _frame, spec,
-        model=_options["model"] if use_model else None,
-        score_column=None if use_model else _options["score_column"],
-        features=list(_features) if use_model and _features else None,
-        **declared,   # solver, lam, seed, tuning and any other declared option
-    )
+    arguments = {"model": _options["model"] if use_model else None,
+                 "score_column": None if use_model else _options["score_column"],
+                 "features": list(_features) if use_model and _features else None,
+                 **declared}   # solver, lam, seed, tuning and any other declared option
+    report = tune_thresholds(_frame, spec, **arguments)
+    if _options.get("spread"):   # the same run over seeds 0-9: how much the test-set gaps move with the split
+        from dataclasses import replace
+
+        from luskin_core.corrections.thresholds import seed_spread
+
+        report = replace(report, spread=seed_spread(_frame, spec, **{k: v for k, v in arguments.items()
+                                                                      if k != "seed"}))
+    return report
 
 
 def _features(spec: AuditSpec) -> tuple[str, ...] | None:
@@ -139,12 +145,14 @@ def render_result(report: ThresholdReport, spec: AuditSpec) -> None:
     c.metric("FPR gap", f"{format_points(after.fpr_gap)} points",
              None if before is None else format_points(after.fpr_gap - before.fpr_gap, signed=True), delta_color="inverse",
              help=HELP["fpr"] + " The gap is the largest difference between groups.")
+    for line in report.gap_lines():   # the test-set gaps with their intervals (and the spread over seeds)
+        st.caption(ui.md(line))
     splits = {"tune": "tuning rows (where the thresholds were chosen)", "test": "held-out test rows"}
     ch_.seed("thr_split", ch_.choices()["thresholds"].get("split", "tune"))
     split = st.radio("Rows shown in the chart", list(splits), format_func=splits.get, key="thr_split",
                      horizontal=True)
     ch_.choices()["thresholds"]["split"] = split
-    st.plotly_chart(ui.fit_chart(plots.threshold_roc(report, spec, split=split)), key="thr_chart", theme=None)
+    ui.chart(plots.threshold_roc(report, spec, split=split), key="thr_chart")
     chosen = "; ".join(f"{ui.md(group, 80)}: {value:.3f}" for group, value in report.thresholds.items())
     st.markdown(f"**Thresholds chosen:** {chosen} (a row is flagged when its score is at least its group's "
                 f"threshold). Rows: {report.n_train:,} to train, {report.n_tune:,} to tune, {report.n_test:,} to test.")
@@ -177,8 +185,12 @@ def render_run(spec: AuditSpec, options: dict[str, Any]) -> None:
             ui.show_problem(str(err), "thresholds", fixes=[], data_link=False,
                             extra="Choose another score column above, or train a model instead.")
             return
+    spread = st.checkbox("Also run seeds 0-9 (ten splits, models and tunings) to see how much the gaps move",
+                         key="thr_spread", help="The paper reports one seed; the test-set gaps move with the split.")
+    options = {**options, "spread": bool(spread)}
     key = options_key({**{k: v for k, v in options.items() if k != "split"}, "features": features})
-    with st.spinner("Training the model and tuning the thresholds…"):
+    with st.spinner("Training the model and tuning the thresholds…" + (" Ten more runs for the spread over "
+                                                                        "seeds 0-9…" if spread else "")):
         report = ui.guarded(_tune_cached, data.fingerprint, spec.to_json(), key, source_view.model_rows(spec),
                             options, features, where="thresholds")
     if report is not None:

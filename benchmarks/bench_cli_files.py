@@ -152,6 +152,7 @@ def warm(parquet: Path, repeat: int = 5) -> None:
     import duckdb
 
     from luskin_core import AuditSpec, audit
+    from luskin_core.counting.executor import count_plan
     from luskin_core.counting.sources import open_file
 
     spec = AuditSpec("y", "yes", group_by=("group",), strata=("stratum",))
@@ -167,7 +168,7 @@ def warm(parquet: Path, repeat: int = 5) -> None:
 
     audit(open_file(str(parquet)), spec)
     load = os.getloadavg()[0]
-    ours = median(lambda: open_file(str(parquet)).counts(spec))
+    ours = median(lambda: count_plan(open_file(str(parquet)), spec))
     whole = median(lambda: audit(open_file(str(parquet)), spec))
     peer = median(lambda: duckdb.sql(sql).fetchall())
     print(f"warm, one process: count table {ours:.3f} s, audit {whole:.3f} s, DuckDB's query {peer:.3f} s "

@@ -98,10 +98,10 @@ def main(argv: list[str] | None = None) -> int:
     for name, seconds in tools.items():
         print(f"tool {name}: {seconds:.2f} s", flush=True)
     dataset = DatasetRef.for_frame("adult", adult, sample=True)
-    kwargs = {"frame": adult, "dataset": dataset, "retrain": retrained, "thresholds": thresholds, "equalized": sweep,
-                  "equalized_alpha": 0.1}
+    results = [result, retrained, thresholds, sweep.shown_at(0.1)]
 
-    content_med, content_best, content = _timed(lambda: report_content(result, **kwargs), args.repeat)
+    content_med, content_best, content = _timed(lambda: report_content(results, frame=adult, dataset=dataset),
+                                                args.repeat)
     html_med, html_best, page = _timed(lambda: content.html(), args.repeat)
     start = time.perf_counter()
     pdf = content.pdf()
@@ -131,12 +131,12 @@ def main(argv: list[str] | None = None) -> int:
 
     import weasyprint
 
-    from luskin_core.present import report as report_module
+    from luskin_core.present import report_blocks, report_render
 
     start = time.perf_counter()
-    images = report_module._RENDERER.svgs([c.figure for c in content.charts()])
+    images = report_render.CHART_RENDERER.svgs([c.figure for c in content.charts()])
     our_svgs = time.perf_counter() - start
-    drawn = {id(c): report_module.Chart(c.caption, c.figure, width_pct=100,
+    drawn = {id(c): report_blocks.Chart(c.caption, c.figure, width_pct=100,
                                         src="data:image/svg+xml;base64," + base64.b64encode(svg).decode("ascii"))
              for c, svg in zip(content.charts(), images)}
     start = time.perf_counter()

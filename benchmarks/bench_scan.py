@@ -111,7 +111,7 @@ def scan_cells(cells: sg.Cells, replicates: int, seed: int, level: float = 0.05,
     groups = sg.groups_of(cells, 3, 30)
     if union:
         bound = sg.bound_calibration(groups, cells.total, cells.positives, level)
-        significant = groups.valid & (bound.p_adjusted(groups.z) <= level)
+        significant = groups.valid & sg.significant_p(bound.p_adjusted(groups.z), level)
         chosen = sg.carriers(cells, groups, significant, bound.critical)
         return [{int(j): int(groups.codes[g][j]) for j in np.flatnonzero(groups.codes[g] >= 0)}
                 for g in chosen], bound.method
@@ -121,7 +121,7 @@ def scan_cells(cells: sg.Cells, replicates: int, seed: int, level: float = 0.05,
     calibration = sg.calibrate(cells, groups, replicates, level, seed, stop_above=observed)
     if calibration.replicates < replicates:
         return [], calibration.method
-    significant = groups.valid & (calibration.p_adjusted(groups.z) <= level)
+    significant = groups.valid & sg.significant_p(calibration.p_adjusted(groups.z), level)
     chosen = sg.carriers(cells, groups, significant, calibration.critical)
     found = [{int(j): int(groups.codes[g][j]) for j in np.flatnonzero(groups.codes[g] >= 0)} for g in chosen]
     return found, calibration.method
@@ -223,13 +223,14 @@ def run_combine(args: argparse.Namespace) -> None:
 
 
 # -- speed --------------------------------------------------------------------------------------
-def child(code: str) -> tuple[float, float, str]:
+def child(code: str, timeout: float | None = None) -> tuple[float, float, str]:
     """Run ``code`` in a fresh Python; (wall seconds, peak MB from VmHWM, stdout)."""
     wrapped = ("import atexit, sys\ndef _peak():\n    for line in open('/proc/self/status'):\n"
                "        if line.startswith('VmHWM'):\n            print('VmHWM', line.split()[1], file=sys.stderr)\n"
                "atexit.register(_peak)\n" + code)
     started = time.time()
-    done = subprocess.run([sys.executable, "-c", wrapped], capture_output=True, text=True, cwd=ROOT, check=True)
+    done = subprocess.run([sys.executable, "-c", wrapped], capture_output=True, text=True, cwd=ROOT, check=True,
+                          timeout=timeout)
     wall = time.time() - started
     peak = next(float(line.split()[1]) / 1024 for line in done.stderr.splitlines() if line.startswith("VmHWM"))
     return wall, peak, done.stdout
@@ -273,6 +274,214 @@ def run_speed(args: argparse.Namespace) -> None:
     print(f"{args.rows:,} rows x {len(CARDS)} columns {CARDS}, Parquet; fresh process each; load before each run")
     for name, wall, peak, before, note in rows:
         print(f"{name:42s} {wall:6.1f} s {peak:7.0f} MB  load {before}  {note}")
+
+
+# -- issue 49: recovery and calibration per shape, through the scan's own choice -----------------------------
+def wilson(hits: float, runs: int) -> str:
+    """A share with its 95% Wilson interval, in percent."""
+    if runs == 0:
+        return "n/a"
+    from luskin_core.stats.inference import wilson_interval
+
+    low, high = wilson_interval(np.array([round(hits)]), np.array([runs]))
+    return f"{100 * hits / runs:.1f}% [{100 * float(low[0]):.1f}, {100 * float(high[0]):.1f}]"
+
+
+def mean_interval(values: list[float]) -> str:
+    """A mean with its 95% normal interval (1.96 standard errors), in percent."""
+    a = np.asarray(values, dtype=float)
+    se = float(a.std(ddof=1) / math.sqrt(len(a))) if len(a) > 1 else 0.0
+    return f"{100 * a.mean():.1f}% [{100 * max(0.0, a.mean() - 1.96 * se):.1f}, {100 * (a.mean() + 1.96 * se):.1f}]"
+
+
+def _kind_table(rng: np.random.Generator, kind: str, bar: float) -> tuple[sg.Cells, list[dict[int, int]], list[float]]:
+    """One simulated count table of ROWS rows over CARDS and its planted slices, each with its expected z drawn
+    so that an oracle testing only that slice at the scan's bar has power 0.9 or more (expected z uniform from
+    bar + 1.28 to bar + 3.5); returns the oracle's power per slice too.
+
+    depth1: one value of one column. disjoint: 1-3 disjoint slices of 2-3 columns, 1-5% of the rows. overlap: one
+    slice of two columns, and a third column whose value v holds 80% of the slice's rows (and its share of the
+    others): a part of the slice, "slice and v", has nearly the slice's |z|. many: 8 disjoint slices of 2 columns
+    at expected z 3-4.5 (below the family-wise bar: where the false discovery rate finds more). null: none."""
+    from scipy.stats import norm
+
+    total = math.prod(CARDS)
+    codes = np.stack(np.unravel_index(np.arange(total), CARDS), axis=1)
+    weight = np.full(total, 1.0)
+    slices: list[dict[int, int]] = []
+    if kind == "depth1":
+        j = int(rng.integers(0, len(CARDS)))
+        slices = [{j: int(rng.integers(0, CARDS[j]))}]
+    elif kind == "disjoint":
+        slices = _slices(rng, int(rng.integers(1, 4)))
+    elif kind == "overlap":
+        columns = sorted(rng.choice([0, 2, 3, 4, 6, 7], 2, replace=False).tolist())
+        slices = [{j: int(rng.integers(0, CARDS[j])) for j in columns}]
+        v = int(rng.integers(0, CARDS[5]))
+        inside = np.all([codes[:, j] == x for j, x in slices[0].items()], axis=0)
+        share = np.where(codes[:, 5] == v, 0.8 + 0.2 / CARDS[5], 0.2 / CARDS[5])
+        weight = np.where(inside, share * CARDS[5], 1.0)
+    elif kind == "many":
+        tries = 0
+        while len(slices) < 8:
+            tries += 1
+            if tries > 500:   # the slices drawn so far leave no room for another disjoint one: start again
+                slices, tries = [], 0
+            columns = sorted(rng.choice(len(CARDS), 2, replace=False).tolist())
+            candidate = {j: int(rng.integers(0, CARDS[j])) for j in columns}
+            if all(any(j in o and o[j] != x for j, x in candidate.items()) for o in slices):
+                slices.append(candidate)
+    sizes = rng.multinomial(ROWS, weight / weight.sum())
+    rate = np.full(total, BASE)
+    powers = []
+    for slice_ in slices:
+        inside = np.all([codes[:, j] == x for j, x in slice_.items()], axis=0)
+        n = ROWS * float((weight * inside).sum() / weight.sum())
+        signal = float(rng.uniform(3.0, 4.5)) if kind == "many" else float(rng.uniform(bar + 1.2816, bar + 3.5))
+        powers.append(float(norm.sf(bar - signal) + norm.cdf(-bar - signal)))
+        rate[inside] += signal * math.sqrt(BASE * (1 - BASE) * (1 / n + 1 / (ROWS - n)))
+    positives = rng.binomial(sizes, np.clip(rate, 0, 1))
+    keep = sizes > 0
+    return sg.Cells(codes[keep], CARDS, sizes[keep].astype(float), positives[keep].astype(float)), slices, powers
+
+
+def scan_choice(cells: sg.Cells, replicates: int, seed: int, level: float, error: str) -> tuple[list[dict[int, int]], float]:
+    """The scan's findings on a count table: the library's steps (groups, the bar, p < level, then
+    luskin_core.analyses.scan.choose: what its parts predict, the carriers); (findings, the bar)."""
+    from luskin_core.analyses.scan import choose
+
+    groups = sg.groups_of(cells, 3, 30)
+    if error == "fdr":
+        found = sg.false_discovery(groups, cells, level)
+        p, critical = found.q, found.critical
+    else:
+        observed = float(np.abs(groups.z[groups.valid]).max())
+        calibration = sg.calibrate(cells, groups, replicates, level, seed, stop_above=observed)
+        if calibration.replicates < replicates:
+            return [], calibration.critical
+        p, critical = calibration.p_adjusted(groups.z), calibration.critical
+    significant = groups.valid & sg.significant_p(p, level)
+    chosen = choose(cells, groups, significant, critical).chosen
+    return [{int(j): int(groups.codes[g][j]) for j in np.flatnonzero(groups.codes[g] >= 0)} for g in chosen], critical
+
+
+def run_kinds(args: argparse.Namespace) -> None:
+    """Per kind of table (``_kind_table``) ``--runs`` tables: the share reporting anything, exact recovery (the
+    findings are exactly the planted slices), slices found, the mean false discovery proportion (a finding that is no
+    planted slice), each with its 95% interval; the oracle's power at the scan's bar per slice."""
+    command = "nice -n 10 .venv/bin/python benchmarks/bench_scan.py " + " ".join(sys.argv[1:])
+    bar = 4.4   # the max-T bar of this shape at 0.05 (the calibration table above: 4.39-4.45)
+    rng = np.random.default_rng(args.seed)
+    started = time.time()
+    rows = []
+    for run in range(args.runs):
+        cells, slices, powers = _kind_table(rng, args.kind, bar)
+        key = sorted(map(sorted, map(dict.items, slices)))
+        row = {"powers": powers}
+        for error in args.errors.split(","):
+            found, critical = scan_choice(cells, args.replicates, 1_000_000 * args.seed + run, args.level, error)
+            # one value of a column of two values and the other value are the same finding (each is the other's
+            # everyone else; of equal halves either is the one to name)
+            found = [next((s_ for s_ in slices if len(f) == 1 == len(s_) and set(f) == set(s_) and
+                           CARDS[next(iter(f))] == 2), f) for f in found]
+            false = [f for f in found if f not in slices]
+            oracle = [abs(oracle_z(cells, s_)) > critical for s_ in slices]
+            apart = [f for f in false if all(any(j in s_ and s_[j] != v for j, v in f.items()) for s_ in slices)]
+            row[error] = {"findings": [{str(j): v for j, v in f.items()} for f in found],
+                          "found": len(found), "exact": sorted(map(sorted, map(dict.items, found))) == key,
+                          "slices": sum(s_ in found for s_ in slices), "false": len(false), "apart": len(apart),
+                          "fdp_apart": len(apart) / max(1, len(found)),
+                          "fdp": len(false) / max(1, len(found)), "oracle_all": all(oracle), "bar": critical}
+        rows.append(row)
+        with Path(args.out).open("a") as handle:
+            handle.write(json.dumps({"kind": args.kind, "run": run, "seed": args.seed, **row}) + "\n")
+    print(f"{args.kind}: {len(rows)} tables, 100,000 rows x 8 columns {CARDS}, base rate {BASE}, level {args.level}, "
+          f"{args.replicates} replicates; {time.time() - started:.0f} s; load now {load()}; {command}")
+    for error in args.errors.split(","):
+        runs = len(rows)
+        anything = sum(r[error]["found"] > 0 for r in rows)
+        line = (f"  {error}: reports anything {wilson(anything, runs)}; mean FDP (a finding that is no planted slice) "
+                f"{mean_interval([r[error]['fdp'] for r in rows])}; mean share of findings holding no planted row "
+                f"{mean_interval([r[error]['fdp_apart'] for r in rows])}; tables with a finding that is no "
+                f"planted slice {wilson(sum(r[error]['false'] > 0 for r in rows), runs)}; false findings per table, "
+                f"mean {float(np.mean([r[error]['false'] for r in rows])):.3f}")
+        if args.kind != "null":
+            slices = sum(len(r["powers"]) for r in rows)
+            detected = [r for r in rows if r[error]["oracle_all"]]
+            line += (f"; exact recovery {wilson(sum(r[error]['exact'] for r in rows), runs)}; among the "
+                     f"{len(detected)} tables whose slices the oracle saw beyond the bar "
+                     f"{wilson(sum(r[error]['exact'] for r in detected), len(detected))}; slices found "
+                     f"{wilson(sum(r[error]['slices'] for r in rows), slices)}; oracle power at the bar, mean "
+                     f"{100 * float(np.mean([p for r in rows for p in r['powers']])):.1f}%")
+        print(line, flush=True)
+
+
+# Where values multiply (issue 49): 8 columns whose full cross holds 72,000, 691,200 or 960,000 cells.
+SHAPES = {"72,000 cells": CARDS, "691,200 cells": (2, 3, 4, 5, 6, 8, 10, 12),
+          "960,000 cells": (2, 4, 5, 5, 5, 8, 10, 12)}
+
+
+def make_shape(path: Path, rows: int, cards: tuple[int, ...]) -> None:
+    import duckdb
+
+    columns = ", ".join(f"CAST(floor(random() * {c}) AS INTEGER) AS c{j}" for j, c in enumerate(cards))
+    con = duckdb.connect()
+    con.execute("SELECT setseed(0.42)")
+    con.execute(f"COPY (SELECT {columns}, CAST(random() < 0.3 AS INTEGER) AS y FROM range({rows})) "
+                f"TO '{path}' (FORMAT PARQUET)")
+    con.close()
+
+
+def run_values(args: argparse.Namespace) -> None:
+    """Each shape x size: ``luskin scan`` (depth 3, 999 replicates asked, the default calibration), DuckDB's GROUP BY
+    over the 8 columns and AIF360's MDSS ``bias_scan`` (one direction, its defaults), each in a fresh process, one
+    after another in one run (the machine is shared: the ratio to the GROUP BY beside it is what counts)."""
+    folder = Path(args.data or tempfile.mkdtemp(prefix="luskin-values-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    names = ",".join(f"c{j}" for j in range(8))
+    sizes = [int(x) for x in args.rows.split(",")]
+    shapes = [s for s in SHAPES if s.split()[0] in args.shapes.split(";")] if args.shapes else list(SHAPES)
+    print(f"load at start {load()}; {os.cpu_count()} cores; each line a fresh process", flush=True)
+    for shape in shapes:
+        cards = SHAPES[shape]
+        for rows in sizes:
+            path = folder / f"values_{'x'.join(map(str, cards))}_{rows}.parquet"
+            if not path.exists():
+                make_shape(path, rows, cards)
+            scan_code = ("import sys, json\nfrom luskin_cli.main import main\n"
+                         f"sys.exit(main(['scan', '--data', {str(path)!r}, '--outcome', 'y', '--positive', '1', "
+                         f"'--columns', {names!r}, '--depth', '3', '--replicates', '999', '--json']))")
+            group_code = ("import duckdb\ncon = duckdb.connect()\ncon.execute('SET enable_progress_bar = false')\n"
+                          f"print(len(con.sql(\"SELECT {names}, count(*) n, sum(y) k FROM read_parquet('{path}') "
+                          "GROUP BY ALL\").fetchall()))")
+            mdss_code = ("import warnings\nwarnings.filterwarnings('ignore')\nimport pandas as pd\n"
+                         "from aif360.detectors.mdss_detector import bias_scan\n"
+                         f"d = pd.read_parquet({str(path)!r})\n"
+                         f"subset, score = bias_scan(d[{names.split(',')!r}], d['y'], favorable_value=1, "
+                         "overpredicted=False)\nprint(len(subset), score)")
+            line = [f"{shape:14s} {rows:>11,} rows"]
+            walls = {}
+            for name, code in (("GROUP BY", group_code), ("luskin scan", scan_code), ("MDSS", mdss_code)):
+                if name == "MDSS" and (args.no_mdss or rows > args.mdss_max_rows):
+                    continue
+                before = load().split()[0]
+                try:
+                    wall, peak, out = child(code, timeout=args.mdss_timeout if name == "MDSS" else None)
+                except subprocess.CalledProcessError as err:
+                    line.append(f"{name} failed: {err.stderr.strip().splitlines()[-1][:120]}")
+                    continue
+                except subprocess.TimeoutExpired:
+                    line.append(f"{name} > {args.mdss_timeout:.0f} s (stopped)")
+                    continue
+                walls[name] = wall
+                note = ""
+                if name == "luskin scan":
+                    document = json.loads(out)
+                    note = (f" [{document['groups_scanned']:,} groups, {len(document['findings'])} findings, "
+                            f"bar {document['critical_value']:.3f}, {document['replicates']} replicates]")
+                line.append(f"{name} {wall:6.1f} s {peak:6.0f} MB (load {before}){note}")
+            ratio = walls.get("luskin scan", math.nan) / walls.get("GROUP BY", math.nan)
+            print(" | ".join(line) + f" | scan / GROUP BY {ratio:.2f}", flush=True)
 
 
 def run_calibration(args: argparse.Namespace) -> None:
@@ -321,10 +530,26 @@ def main() -> None:
     speed.add_argument("--rows", type=int, default=10_000_000)
     speed.add_argument("--repeat", type=int, default=1)
     speed.add_argument("--data", default=None)
+    kinds = sub.add_parser("kinds")
+    kinds.add_argument("--kind", choices=["null", "depth1", "disjoint", "overlap", "many"], required=True)
+    kinds.add_argument("--runs", type=int, default=100)
+    kinds.add_argument("--replicates", type=int, default=199)
+    kinds.add_argument("--seed", type=int, default=0)
+    kinds.add_argument("--level", type=float, default=0.05)
+    kinds.add_argument("--errors", default="fwer", help="fwer, fdr or both: fwer,fdr (the same tables)")
+    kinds.add_argument("--out", default=os.devnull)
+    values = sub.add_parser("values")
+    values.add_argument("--rows", default="100000,1000000,10000000")
+    values.add_argument("--shapes", default="", help="e.g. '691,200;72,000' (default: all three)")
+    values.add_argument("--data", default=None)
+    values.add_argument("--no-mdss", action="store_true")
+    values.add_argument("--mdss-max-rows", type=int, default=10_000_000)
+    values.add_argument("--mdss-timeout", type=float, default=900.0)
     calibration = sub.add_parser("calibration")
     calibration.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    {"sim": run_sim, "combine": run_combine, "speed": run_speed, "calibration": run_calibration}[args.part](args)
+    {"sim": run_sim, "combine": run_combine, "speed": run_speed, "calibration": run_calibration,
+     "values": run_values, "kinds": run_kinds}[args.part](args)
 
 
 if __name__ == "__main__":

@@ -35,12 +35,19 @@ then
   echo "luskin: WARNING: serving without sign-in (LUSKIN_ALLOW_ANONYMOUS=1): anyone who reaches port 8501" \
        "can use the dashboard." >&2
 fi
+if [ -z "${LUSKIN_RECORD_KEY_FILE:-}" ]; then
+  echo "luskin: WARNING: LUSKIN_RECORD_KEY_FILE is not set: the key that chains the record's lines is made inside" \
+       "the container (~/.config/luskin/record.key) and is lost when the container is recreated; the lines written" \
+       "before could then no longer be checked. Mount a key file (32 random bytes) and name it there." >&2
+fi
 secret_args=()
 [ -f "$secrets" ] && secret_args=(--secrets.files "$secrets")
 mkdir -p "$prefix"
 # No file watcher: the image's files never change, and a watch of the app's folder costs the one server every analyst
 # shares (benchmarks/results/test_speed_issue26.md).
-streamlit run app.py --server.address=127.0.0.1 --server.port=8502 --server.headless=true \
+# serve.py: app.py behind Luskin's guard (a sign-in counts only when this server made it and it still holds; a
+# download opens only for the user it was made for; expired uploads are deleted at the start).
+streamlit run serve.py --server.address=127.0.0.1 --server.port=8502 --server.headless=true \
     --server.fileWatcherType=none --browser.gatherUsageStats=false "${secret_args[@]}" &
 nginx -p "$prefix/" -c "$here/nginx.conf" -e stderr -g 'daemon off;' &
 status=0

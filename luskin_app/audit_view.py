@@ -183,7 +183,7 @@ def pooled_table(result: AuditResult) -> pd.DataFrame:
             "MH odds ratio [CI]": ("n/a" if not _finite(p.mh_odds_ratio) else
                                    _ratio(p.mh_odds_ratio) + _ci(p.mh_ci_low, p.mh_ci_high, _ratio)),
             "CMH p": _p(p.cmh_p_value) or "n/a",
-            "Breslow-Day p": _p(p.breslow_day_p_value) or "n/a",
+            "Breslow-Day-Tarone p": _p(p.breslow_day_p_value) or "n/a",
             "Simpson": "YES" if p.simpson else "",
         })
     return pd.DataFrame(rows)
@@ -199,8 +199,8 @@ POOLED_COLUMNS = {
         "MH odds ratio [CI]", width=125, help="Mantel-Haenszel odds ratio: the gap inside the cells, pooled "
                                               "(1 = no gap)."),
     "CMH p": st.column_config.TextColumn("CMH p", width=60, help="Cochran-Mantel-Haenszel test of the pooled gap."),
-    "Breslow-Day p": st.column_config.TextColumn(
-        "Breslow-Day p", width=100, help="Whether the gap differs from cell to cell; below 0.05 the pooled odds "
+    "Breslow-Day-Tarone p": st.column_config.TextColumn(
+        "Breslow-Day-Tarone p", width=100, help="Whether the gap differs from cell to cell; below 0.05 the pooled odds "
                                         "ratio hides differences: read the cells one by one."),
     "Simpson": st.column_config.TextColumn(
         "Simpson", width=65, help="YES: the overall gap and the gap within the cells disagree (Simpson's paradox)."),
@@ -215,7 +215,7 @@ def all_numbers(result: AuditResult) -> pd.DataFrame:
 def render_findings(result: AuditResult) -> None:
     """What was found, most important first (:mod:`luskin_core.analyses.findings`): the overall answer as the heading."""
     found = findings(result)
-    st.subheader(ui.md(found.headline), anchor=False)  # no anchor link: its address would carry user text
+    st.header(ui.md(found.headline), anchor=False)  # no anchor link: its address would carry user text
     rest = found.sentences()[1:]
     if rest:
         st.markdown(ui.bullet_list(rest))   # a list under the heading (numbered from "2." it read as a fragment)
@@ -292,7 +292,7 @@ def render_pooled(result: AuditResult) -> None:
     ui.grid(pooled, hide_index=True, key="audit_pooled", column_config=fit_columns(POOLED_COLUMNS, pooled,
                                                                                            ("Group",)))
     st.caption("Overall: all rows together, ignoring the cells. Within: the cells' gaps averaged by size. MH odds "
-               "ratio and CMH p: the gap inside the cells, pooled. Breslow-Day p below 0.05: the gap differs from "
+               "ratio and CMH p: the gap inside the cells, pooled. Breslow-Day-Tarone p below 0.05: the gap differs from "
                "cell to cell. Simpson YES: the overall gap and the gap within the cells disagree.")
 
 
@@ -307,14 +307,14 @@ def figures(result: AuditResult) -> list[tuple[str, Any]]:
 
 def render_charts(result: AuditResult) -> None:
     for i, (caption, figure) in enumerate(figures(result)):
-        st.plotly_chart(ui.fit_chart(figure), key=f"audit_fig_{i}", theme=None)
+        ui.chart(figure, key=f"audit_fig_{i}")
         st.caption(caption)
     from luskin_core.present.series_plots import pooled_figure
     from luskin_core.stats.shrinkage import SMALL_GROUP
 
     if any(0 < c.n < SMALL_GROUP and c.pooled_rate is not None for c in result.comparisons):
         cell = None if len(result.cell_names) == 1 else result.cell_names[0]
-        st.plotly_chart(ui.fit_chart(pooled_figure(result, cell)), key="audit_pooled", theme=None)
+        ui.chart(pooled_figure(result, cell), key="audit_pooled")
         st.caption(f"Groups under {SMALL_GROUP} rows: the raw share swings; the partially pooled share borrows "
                    "strength from the group's parent (empirical Bayes) and the sentences quote it.")
 
@@ -342,7 +342,7 @@ def render_general(result: AuditResult) -> None:
     if len(tabs) > 2:
         with tabs[2]:
             render_pooled(result)
-    st.subheader("What this means")
+    st.header("What this means")
     render_sentences(result)
     render_excluded(result)
 
@@ -352,6 +352,6 @@ def render_paper_extras(result: AuditResult) -> None:
     with st.expander("Every comparison: impact ratio, adjusted p-value, four-fifths rule"):
         render_tables(result)
     if len(result.cell_names) > 1 and result.pooled:
-        with st.expander("Overall vs within the cells (pooled odds ratio, CMH and Breslow-Day tests)"):
+        with st.expander("Overall vs within the cells (pooled odds ratio, CMH and Breslow-Day-Tarone tests)"):
             render_simpson(result)
             render_pooled(result)

@@ -132,20 +132,161 @@ def roles() -> Roles:
     return roles_from(section if isinstance(section, Mapping) else None)
 
 
-def signed_in() -> bool:
+def _streamlit_signed_in() -> bool:
     try:
         return bool(st.user.is_logged_in)
     except Exception:  # noqa: BLE001 - outside a run (a thread), or no auth at all
         return False
 
 
+def _token() -> str | None:
+    """The browser's token of the server's own sign-in (its ``luskin_signin`` cookie), if it sent one."""
+    from . import signins
+
+    try:
+        value = st.context.cookies.get(signins.COOKIE)
+    except Exception:  # noqa: BLE001 - no request context (a test harness, a thread)
+        return None
+    return str(value) if value else None
+
+
+def session_sign_in() -> Any:
+    """The server's own sign-in of this session's browser when it holds (:mod:`luskin_app.signins`), else None:
+    Streamlit's cookie alone is not a sign-in. Checked on every run; the maximum age and the roles' interval are
+    the operator's (``LUSKIN_SIGNIN_HOURS``, ``LUSKIN_ROLES_MINUTES``)."""
+    from . import signins
+
+    if not _streamlit_signed_in():
+        return None
+    signin = signins.find(_token())
+    if signin is None or signin.ended:
+        return None
+    try:
+        claims = st.user.to_dict()
+    except Exception:  # noqa: BLE001 - outside a run
+        return None
+    if signin.subject != user_from_claims(claims, Roles()).id:
+        return None
+    if signins.expired(signin):
+        end_sign_in("expired")
+        return None
+    return signin
+
+
+def signed_in() -> bool:
+    """Whether this session's browser is signed in: Streamlit's cookie and the server's own sign-in, holding."""
+    return session_sign_in() is not None
+
+
+def ended_why() -> str:
+    """Why this browser's sign-in no longer holds ("" when it holds or there was none): said on the sign-in page."""
+    from . import signins
+
+    token = _token()
+    if token is None:   # no sign-in of this server; Streamlit's cookie alone (a server started without the guard)
+        return "unknown" if _streamlit_signed_in() else ""
+    signin = signins.find(token)
+    if signin is None:
+        return "unknown"
+    return signin.ended or ("expired" if signins.expired(signin) else "")
+
+
+def end_sign_in(why: str) -> bool:
+    """End this browser's sign-in (sign-out, expiry), written to the record once; whether one was ended."""
+    from . import record, signins
+
+    ended = signins.end(_token(), why)
+    if ended is None:
+        return False
+    user = user_from_claims(ended.claims, roles())
+    action = "sign-out" if why == "signed out" else f"sign-in {why}"
+    try:
+        record.append({"action": action, "user": {"id": user.id, "name": user.shown, "email": user.email},
+                       "page": "", "settings": {"hours": round(signins.limits().max_age / 3600, 2)}})
+    except Exception as err:  # noqa: BLE001 - the sign-in ends either way; the operator reads why
+        log.error("the record could not be written for %s: %s", action, err)
+    return True
+
+
+def confirm_roles() -> bool:
+    """Ask the provider again for this sign-in's claims when the operator's interval has passed; whether the sign-in
+    still holds afterwards. A refused access token ends it, as do roles two intervals old (a provider that does
+    not answer); a change of roles is a line of the record."""
+    from . import record, signins
+
+    signin = session_sign_in()
+    if signin is None:
+        return False
+    if not signins.due(signin):
+        return True
+    url = _userinfo_url()
+    answer = signins.ask_provider(url, signin.access_token) if url else signins.Answer(None, refused=False)
+    after = signins.confirm(signin, answer)
+    before_user, after_user = user_from_claims(signin.claims, roles()), user_from_claims(after.claims, roles())
+    who = {"id": after_user.id, "name": after_user.shown, "email": after_user.email}
+    if after.ended:
+        log.info("a sign-in ended: the provider no longer confirms it")
+        _record_quietly(record, {"action": "sign-in not confirmed", "user": who, "page": ""})
+        return False
+    if (before_user.admin, before_user.analyst, before_user.groups) != (after_user.admin, after_user.analyst,
+                                                                         after_user.groups):
+        _record_quietly(record, {"action": "roles changed", "user": who, "page": "",
+                                 "settings": {"before": _role_word(before_user), "after": _role_word(after_user)}})
+    if answer.claims is None and signins.stale(after):
+        signins.mark_ended(after, "not confirmed")
+        log.warning("a sign-in ended: the provider did not confirm its roles for two intervals")
+        _record_quietly(record, {"action": "sign-in not confirmed", "user": who, "page": ""})
+        return False
+    return True
+
+
+def _role_word(user: User) -> str:
+    return "administrator" if user.admin else "analyst" if user.analyst else "none"
+
+
+def _record_quietly(record: Any, entry: dict[str, Any]) -> None:
+    try:
+        record.append(entry)
+    except Exception as err:  # noqa: BLE001 - the sign-in's state is decided either way
+        log.error("the record could not be written for %s: %s", entry.get("action"), err)
+
+
+_DOCUMENTS: dict[str, tuple[float, dict[str, Any]]] = {}   # discovery URL -> (when read, the document)
+
+
+def _userinfo_url() -> str:
+    """The provider's userinfo endpoint, from its discovery document (read at most once an hour)."""
+    import time
+
+    section = secrets_section("auth") or {}
+    _, chosen = provider(section)
+    url = str(chosen.get("server_metadata_url") or "")
+    held = _DOCUMENTS.get(url)
+    if held is None or time.monotonic() - held[0] > 3600:
+        import httpx
+
+        try:
+            response = httpx.get(url, timeout=5.0, follow_redirects=True)
+            response.raise_for_status()
+            document = response.json()
+        except (httpx.HTTPError, OSError, ValueError):
+            return ""
+        if not isinstance(document, dict):
+            return ""
+        held = (time.monotonic(), document)
+        _DOCUMENTS[url] = held
+    return str(held[1].get("userinfo_endpoint") or "")
+
+
 def current() -> User:
-    """The user of this session: the local user without sign-in, else the signed-in one."""
+    """The user of this session: the local user without sign-in, else the one the server's own sign-in names,
+    with the roles of its claims as the provider last confirmed them (never only the cookie's)."""
     if not enabled():
         return LOCAL
-    if not signed_in():
+    signin = session_sign_in()
+    if signin is None:
         return User(SIGNED_OUT, "", "", (), admin=False, analyst=False)
-    return user_from_claims(st.user.to_dict(), roles())
+    return user_from_claims(signin.claims, roles())
 
 
 def user_id() -> str:
@@ -186,8 +327,23 @@ def provider(section: Mapping[str, Any]) -> tuple[str | None, Mapping[str, Any]]
 
 def setup_problem() -> str | None:
     """What is wrong with the sign-in settings, in plain words for the operator (and the log); None when
-    they look right. Checks the settings Streamlit needs (never printing a value) and that the provider's
-    discovery document answers (at most once a minute)."""
+    they look right. Checks the settings Streamlit needs (never printing a value), that the provider's
+    discovery document answers (at most once a minute), and that the server runs behind Luskin's guard."""
+    problem = _settings_problem()
+    if problem is None and not _guarded():
+        problem = ("Luskin was started without its sign-in guard (streamlit run app.py), so no sign-in can be "
+                   "trusted: start it with 'streamlit run serve.py' (deploy/start.sh and 'luskin app' do).")
+        log.error("sign-in is not available: %s", problem)
+    return problem
+
+
+def _guarded() -> bool:
+    from . import guard
+
+    return guard.installed()
+
+
+def _settings_problem() -> str | None:
     import time
 
     section = secrets_section("auth") or {}
@@ -307,6 +463,8 @@ class _RefusedSignIns(logging.Filter):
     off, the provider unreachable from this server) and "Error during authentication" (the provider refused)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
+        """Said in Luskin's plain line instead: Streamlit's warning and its traceback (which may carry the provider's
+        answer) are dropped for these three; any other line of the sign-in routes passes."""
         message = record.getMessage()
         if "token exchange failed" in message:
             log.error("a sign-in was refused by the provider when Luskin exchanged its code: check client_id and "
@@ -320,15 +478,22 @@ class _RefusedSignIns(logging.Filter):
             # "Authentication error"; the next sign-in page checks the provider again and says so.
             _CHECKED.clear()
             log.error("a user pressed Sign in but this server could not reach the sign-in provider "
-                      "(server_metadata_url) to send them there")
-            return True
+                      "(server_metadata_url) to send them there (%s); they were shown a page saying so",
+                      _reason(record))
+            return False
         else:
             return True
         try:
             note_refusal(browser_key(_request_cookie()))
         except Exception as err:  # noqa: BLE001 - the notice is a courtesy; the log line above is what counts
             log.debug("could not tell the refused browser: %s", err)
-        return True
+        return False
+
+
+def _reason(record: logging.LogRecord) -> str:
+    """The failure's kind (its exception's class name), never its text (it may hold an address or an answer)."""
+    info = record.exc_info
+    return type(info[1]).__name__ if info and info[1] is not None else "no reason given"
 
 
 def watch_sign_ins() -> None:
@@ -356,13 +521,17 @@ __all__ = [
     "Roles",
     "User",
     "browser_key",
+    "confirm_roles",
     "current",
     "enabled",
+    "end_sign_in",
+    "ended_why",
     "is_admin",
     "may_use_source",
     "recent_refusal",
     "roles",
     "roles_from",
+    "session_sign_in",
     "setup_problem",
     "signed_in",
     "take_refusal",

@@ -40,6 +40,7 @@ from luskin_core.spec.guess import FirstChoices, first_choices
 from luskin_core.spec.names import GroupNames
 from luskin_core.spec.options import OPTIONS, option_default
 from luskin_core.spec.validation import (
+    check_amount_column,
     check_column,
     check_finite,
     check_outcome,
@@ -55,7 +56,7 @@ MAX_CHOICES = 300        # most frequent values offered in a value dropdown
 MAX_VALUE_CHARS = 1_000  # longer values are not offered in dropdowns (the page says how many)
 
 # Widget keys whose values are seeded from the choices; cleared when the dataset changes.
-WIDGET_KEYS = ("outcome", "positive", "outcome_is", "outcome_is_seen", "protected_column", "protected_values", "protected_op",
+WIDGET_KEYS = ("outcome", "positive", "outcome_score_rule", "outcome_cutoff", "outcome_is", "outcome_is_seen", "outcome_is_answers", "protected_column", "protected_values", "protected_op",
                "protected_number", "group_label", "other_label", "tolerance_points",
                "filter_column", "filter_op", "filter_value_pick", "filter_value_multi",
                "filter_value_number", "filter_column_seen", "retrain_algorithm", "retrain_pair",
@@ -206,7 +207,8 @@ def _audit_choices(spec: AuditSpec) -> Choices:
         "min_group_size": spec.min_group_size, "min_group_share": spec.min_group_share,
         "cell_mode": "strata" if spec.strata else "filter", "strata": list(spec.strata),
         "bins": {name: list(cuts) for name, cuts in spec.bins}, "n_bins": spec.n_bins,
-        "outcome_type": spec.outcome_type, "score_column": spec.outcome if spec.outcome_type == "score" else None,
+        "outcome_type": spec.outcome_type,
+        "score_column": spec.outcome if spec.outcome_type in ("score", "amount") else None,
         "score_cutoff": spec.score_cutoff, "metric": spec.metric, "ratio_threshold": spec.ratio_threshold,
         "correction": spec.correction,
     }
@@ -235,7 +237,7 @@ def choices_from_spec(spec: AuditSpec, frame: pd.DataFrame, features: Sequence[s
                           "that is not a number.") from None
     choices: Choices = {
         "outcome": spec.outcome,
-        "positive": plain(spec.positive),
+        "positive": [plain(v) for v in spec.positive] if isinstance(spec.positive, tuple) else plain(spec.positive),
         "protected_column": column,
         "protected_values": [] if p is None or numeric or p.op not in ("==", "in") else [plain(v) for v in values],
         "protected_op": p.op if p is not None and numeric_value else ">=",
@@ -303,6 +305,22 @@ def set_choice(ch: Choices, key: str, value: Any) -> None:
     cast(dict[str, Any], ch)[key] = value
 
 
+def _direction(ch: Choices) -> str:
+    """The outcome's direction as chosen; refused in words while the page is still asking (the names did not say).
+
+    Choices saved before the direction existed lack the key and keep the favourable reading they were made with.
+    """
+    if "outcome_is" not in ch:
+        return "favourable"
+    meaning = ch.get("outcome_is")
+    if not meaning:
+        outcome = (audit_choice(ch, "score_column") if audit_choice(ch, "outcome_type") in ("score", "amount")
+                   else ch.get("outcome"))
+        raise LuskinError(f"Say whether the outcome counted ('{outcome}') is good or bad for the person, on the Data "
+                          "page: Luskin could not tell from the names, and no verdict is drawn until you do.")
+    return str(meaning)
+
+
 def spec_from_choices(ch: Choices, frame: pd.DataFrame) -> AuditSpec:
     """The page's thin parser: the choices into the specification's typed parts, then the one validator.
 
@@ -311,31 +329,54 @@ def spec_from_choices(ch: Choices, frame: pd.DataFrame) -> AuditSpec:
     is about the page's own widgets is said here (strata chosen as the way to form cells, but no
     column yet; a score outcome without its column).
     """
-    score = audit_choice(ch, "outcome_type") == "score"
+    outcome = _outcome_part(ch, frame)
+    groups = _groups_part(ch, frame)
+    cells = _cells_part(ch, groups)
+    judgement = Judgement(
+        metric=audit_choice(ch, "metric"), tolerance=ch.get("tolerance", DEFAULT_TOLERANCE),
+        ratio_threshold=audit_choice(ch, "ratio_threshold"), correction=audit_choice(ch, "correction"),
+        min_group_size=audit_choice(ch, "min_group_size"), min_group_share=audit_choice(ch, "min_group_share"))
+    return check_spec(AuditSpec.from_parts(outcome, groups, cells, judgement), frame)
+
+
+def _outcome_part(ch: Choices, frame: pd.DataFrame) -> OutcomeSpec:
+    """The outcome: a label with its positive value, or a score column with its cut-off (checked on the rows)."""
+    kind = audit_choice(ch, "outcome_type")
+    score = kind in ("score", "amount")
     if score and audit_choice(ch, "score_column") is None:
-        raise LuskinError("Choose the numeric score column to audit (e.g. a risk score), or audit the outcome "
-                          "label instead.")
+        raise LuskinError(("Choose the amount to audit (a numeric column: pay, a price)" if kind == "amount" else
+                           "Choose the numeric score column to audit (e.g. a risk score)")
+                          + ", or audit the outcome label instead.")
     # The chosen column's own problem first (an empty column offers no positive value to choose).
+    if kind == "amount":   # chosen, never assumed: its mean and median (the Amounts page)
+        column = check_amount_column(frame, audit_choice(ch, "score_column"))
+        return OutcomeSpec(outcome=column, positive=None, outcome_type="amount", outcome_is=_direction(ch))
     if score:
         check_score_column(frame, audit_choice(ch, "score_column"))
-    else:
-        check_outcome(frame, ch.get("outcome"), ch.get("positive"))
-    outcome = OutcomeSpec(
-        outcome=audit_choice(ch, "score_column") if score else str(ch.get("outcome")),
-        positive=None if score else ch.get("positive"), outcome_type="score" if score else "label",
-        score_cutoff=audit_choice(ch, "score_cutoff") if score else None,
-        outcome_is=ch.get("outcome_is") or "favourable")
-    by_columns = audit_choice(ch, "group_mode") == "columns"
+        return OutcomeSpec(outcome=audit_choice(ch, "score_column"), positive=None, outcome_type="score",
+                           score_cutoff=audit_choice(ch, "score_cutoff"),
+                           outcome_is=_direction(ch))
+    check_outcome(frame, ch.get("outcome"), ch.get("positive"))
+    return OutcomeSpec(outcome=str(ch.get("outcome")), positive=ch.get("positive"), outcome_type="label",
+                       score_cutoff=None, outcome_is=_direction(ch))
+
+
+def _groups_part(ch: Choices, frame: pd.DataFrame) -> GroupSpec:
+    """Who is compared: the values of columns, or a protected condition's two classes."""
     names: Any = ch.get("value_names") or {}  # GroupSpec checks and freezes them
-    if by_columns:
-        groups = GroupSpec(group_by=tuple(audit_choice(ch, "group_by") or ()), reference=audit_choice(ch, "reference"),
-                           value_names=names)
-    else:
-        groups = GroupSpec(protected=protected_condition(ch, frame), group_label=ch.get("group_label") or None,
-                           other_label=ch.get("other_label") or None, value_names=names)
-        reference = audit_choice(ch, "reference")
-        if reference in (groups.group_name, groups.other_name):   # a reference left from another way of grouping
-            groups = replace(groups, reference=reference)
+    if audit_choice(ch, "group_mode") == "columns":
+        return GroupSpec(group_by=tuple(audit_choice(ch, "group_by") or ()), reference=audit_choice(ch, "reference"),
+                         value_names=names)
+    groups = GroupSpec(protected=protected_condition(ch, frame), group_label=ch.get("group_label") or None,
+                       other_label=ch.get("other_label") or None, value_names=names)
+    reference = audit_choice(ch, "reference")
+    if reference in (groups.group_name, groups.other_name):   # a reference left from another way of grouping
+        groups = replace(groups, reference=reference)
+    return groups
+
+
+def _cells_part(ch: Choices, groups: GroupSpec) -> CellSpec:
+    """Within what: a filter's two sides, the strata (and the ranges of the compared columns), the population."""
     cell_mode = audit_choice(ch, "cell_mode")
     strata = tuple(audit_choice(ch, "strata") or ()) if cell_mode == "strata" else ()
     if cell_mode == "strata" and not strata:
@@ -343,18 +384,13 @@ def spec_from_choices(ch: Choices, frame: pd.DataFrame) -> AuditSpec:
                           "'All rows together'.")
     filters = tuple(Condition.from_dict(c) for c in ch.get("filters") or ()) if cell_mode == "filter" else ()
     used = {c.lower() for c in (groups.group_by + strata)}
-    cells = CellSpec(
+    return CellSpec(
         filters=filters, filter_label=ch.get("filter_label") or None if filters else None,
         not_filter_label=ch.get("not_filter_label") or None if filters else None, strata=strata,
         bins=cast(Any, {str(name): cuts for name, cuts in (audit_choice(ch, "bins") or {}).items()
                         if cuts and str(name).lower() in used}),  # CellSpec checks and freezes them
         n_bins=audit_choice(ch, "n_bins"),
         population=tuple(Condition.from_dict(c) for c in ch.get("population") or ()))
-    judgement = Judgement(
-        metric=audit_choice(ch, "metric"), tolerance=ch.get("tolerance", DEFAULT_TOLERANCE),
-        ratio_threshold=audit_choice(ch, "ratio_threshold"), correction=audit_choice(ch, "correction"),
-        min_group_size=audit_choice(ch, "min_group_size"), min_group_share=audit_choice(ch, "min_group_share"))
-    return check_spec(AuditSpec.from_parts(outcome, groups, cells, judgement), frame)
 
 
 
@@ -461,7 +497,7 @@ def _audit_fixes(ch: Choices, frame: pd.DataFrame) -> list[Fix]:
     """Ways out of the Audit page's own choices: a column in two roles, a one-valued group column ..."""
     out: list[Fix] = []
     groups = {c.lower() for c in _group_columns(ch)}
-    outcome = str(audit_choice(ch, "score_column") if audit_choice(ch, "outcome_type") == "score"
+    outcome = str(audit_choice(ch, "score_column") if audit_choice(ch, "outcome_type") in ("score", "amount")
                   else ch.get("outcome") or "").lower()
     present = {str(c).lower(): c for c in frame.columns}
     by_columns = audit_choice(ch, "group_mode") == "columns"
@@ -475,8 +511,9 @@ def _audit_fixes(ch: Choices, frame: pd.DataFrame) -> list[Fix]:
             if column is None or str(name).lower() == outcome or frame[column].nunique(dropna=True) < 2:
                 out.append(Fix(f"Remove {name} from the groups", f"fix_group_{i}", _drop_from("group_by", str(name))))
         out.append(Fix("Compare one group with the rest instead", "fix_condition", _use_condition))
-    if audit_choice(ch, "outcome_type") == "score":
-        out.append(Fix("Audit the outcome label instead of a score", "fix_label", _use_label))
+    if audit_choice(ch, "outcome_type") in ("score", "amount"):
+        what = "an amount" if audit_choice(ch, "outcome_type") == "amount" else "a score"
+        out.append(Fix(f"Audit the outcome label instead of {what}", "fix_label", _use_label))
     return out
 
 

@@ -36,8 +36,7 @@ PAGE_NAMES = {"retrain": "Retrain", "thresholds": "Thresholds", "equalize": "Equ
 def dataset_ref() -> DatasetRef:
     """The report module's reference to the current data (sample name or file name + fingerprint)."""
     data = _dataset.dataset()
-    kind = "sample" if data.sample else "source" if data.engine is not None else "upload"
-    return DatasetRef(kind, data.file_name, data.fingerprint, data.n_rows, int(data.frame.shape[1]))
+    return DatasetRef(data.ref.kind, data.file_name, data.fingerprint, data.n_rows, int(data.frame.shape[1]))
 
 
 def page_options() -> dict[str, Any]:

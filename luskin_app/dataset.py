@@ -15,6 +15,7 @@ import streamlit as st
 
 from luskin_core.counting.data import PRESETS, frame_fingerprint, load_csv, load_sample, sqf_shared_path
 from luskin_core.errors import LuskinError
+from luskin_core.spec.dataref import DataRef
 from luskin_core.spec.validation import check_column_names
 
 from . import keys
@@ -36,6 +37,8 @@ class Dataset:
     fingerprint: str
     engine: Any = field(default=None, compare=False, repr=False)  # the opened source the audit runs on, or None
     table_rows: int | None = None  # rows of a configured source (its frame holds none of them)
+    # the uploaded bytes' SHA-256 and size (the evidence's fingerprint of the data); None for samples and sources
+    raw_digest: tuple[str, int] | None = field(default=None, compare=False)
 
     @property
     def n_rows(self) -> int:
@@ -43,21 +46,26 @@ class Dataset:
         return self.table_rows if self.table_rows is not None else len(self.frame)
 
     @property
+    def ref(self) -> DataRef:
+        """The typed reference ``source`` names (which kind of data, and its name)."""
+        return DataRef.parse(self.source)
+
+    @property
     def sample(self) -> str | None:
         """The sample's name when the data is a bundled sample, else None."""
-        return self.source.split(":", 1)[1] if self.source.startswith("sample:") else None
+        return self.ref.name if self.ref.is_sample else None
 
     @property
     def file_name(self) -> str:
         """The uploaded file's name, or the sample's name."""
-        return self.source.split(":", 1)[1]
+        return self.ref.name
 
 
 @st.cache_resource(show_spinner="Loading the sample data…", max_entries=4)
 def _sample_dataset(name: str) -> Dataset:
     """A bundled sample, loaded once per server (shared; never mutated)."""
     frame = load_sample(name)
-    return Dataset(f"sample:{name}", PRESETS[name].title, frame, frame_fingerprint(frame))
+    return Dataset(str(DataRef.sample(name)), PRESETS[name].title, frame, frame_fingerprint(frame))
 
 
 def sample_dataset(name: str) -> Dataset:
@@ -97,7 +105,10 @@ def read_upload(name: str, raw: bytes) -> Dataset:
         raise LuskinError(f"The file could not be read as a table ({type(err).__name__}). Check that it is a "
                           "CSV file (comma, semicolon or tab separated) and not damaged.") from None
     check_column_names(frame)
-    return Dataset(f"upload:{name}", name, frame, frame_fingerprint(frame))
+    import hashlib
+
+    return Dataset(str(DataRef.upload(name)), name, frame, frame_fingerprint(frame),
+                   raw_digest=(hashlib.sha256(raw).hexdigest(), len(raw)))
 
 
 def is_new_upload(upload: Any, token_key: str) -> bool:

@@ -9,9 +9,9 @@ memory back to the system (:func:`give_back_freed_memory`). It reaches
 Streamlit's session storage through private attributes (there is no public call); if a version
 of Streamlit moves them, it logs once and does nothing, as before.
 
-The same thread deletes kept uploads whose time is up (:func:`luskin_app.keep.sweep`), at start (what
-the last process kept, in the same stable folder) and every ``SWEEP_PERIOD`` seconds after, so that
-an expired upload does not wait for someone to upload before it goes.
+The same thread deletes kept uploads whose time is up (:func:`luskin_app.keep.sweep`): at the server's start
+(``serve.py`` starts the thread before the first visitor; what the last process kept, in the same stable
+folder), then at each upload's expiry (it wakes for the next one) and at least every ``PERIOD`` seconds.
 """
 
 from __future__ import annotations
@@ -22,12 +22,9 @@ import threading
 import time
 from typing import Any
 
-import streamlit as st
-
 log = logging.getLogger("luskin.app")
 
 PERIOD = 30.0  # seconds between two reapings
-SWEEP_PERIOD = 300.0  # seconds between two sweeps of the kept uploads
 
 
 def _storage_cache() -> Any:
@@ -72,20 +69,55 @@ def sweep_kept() -> int:
     from . import keep
 
     try:
-        return keep.sweep()
+        deleted = keep.sweep()
     except Exception as err:  # noqa: BLE001 - housekeeping never stops the server
         log.warning("expired uploads could not be deleted: %s", err)
         return 0
+    if deleted:
+        from . import record
+
+        try:
+            record.append({"action": "uploads expired", "user": {"id": "", "name": "", "email": ""}, "page": "",
+                           "settings": {"hours": keep.keep_hours()}, "produced": {"uploads": deleted}})
+        except Exception as err:  # noqa: BLE001 - housekeeping never stops the server; the operator reads why
+            log.error("the record could not be written for expired uploads: %s", err)
+    return deleted
+
+
+def end_expired_sign_ins() -> int:
+    """End the sign-ins past the operator's maximum age, each a line of the record; never raises."""
+    from . import record, signins
+
+    try:
+        ended = signins.end_expired()
+        for signin in ended:
+            record.append({"action": "sign-in expired", "user": signins.who(signin.claims), "page": "",
+                           "settings": {"hours": round(signins.limits().max_age / 3600, 2)}})
+        return len(ended)
+    except Exception as err:  # noqa: BLE001 - housekeeping never stops the server
+        log.error("expired sign-ins could not be ended or recorded: %s", err)
+        return 0
+
+
+def _next_wait(period: float) -> float:
+    """Seconds until the next look: the reaping period, or sooner when a kept upload's time is up before it."""
+    from . import keep
+
+    try:
+        due = keep.next_expiry()
+    except Exception:  # noqa: BLE001 - a broken folder: the sweep logs it; look again after the period
+        due = None
+    if due is None:
+        return period
+    return max(0.5, min(period, due - time.time() + 0.05))
 
 
 def _loop(period: float) -> None:
     reaping = True
-    last_sweep = time.monotonic()
     while True:
-        time.sleep(period)
-        if time.monotonic() - last_sweep >= SWEEP_PERIOD:
-            sweep_kept()
-            last_sweep = time.monotonic()
+        time.sleep(_next_wait(period))
+        sweep_kept()   # cheap (the records of the kept uploads): an expired upload goes within seconds of its time
+        end_expired_sign_ins()
         if not reaping:
             continue
         try:
@@ -96,10 +128,24 @@ def _loop(period: float) -> None:
             reaping = False
 
 
-@st.cache_resource(show_spinner=False)
+_STARTED: list[threading.Thread] = []
+_START_LOCK = threading.Lock()
+
+
+def start_thread(period: float = PERIOD) -> threading.Thread:
+    """The process's one housekeeping thread, after a first sweep (what the last process kept and is now out of
+    time). ``serve.py`` starts it with the server, before any visitor; a bare ``streamlit run app.py`` at its
+    first run (:func:`start`)."""
+    with _START_LOCK:
+        if _STARTED and _STARTED[0].is_alive():
+            return _STARTED[0]
+        sweep_kept()
+        thread = threading.Thread(target=_loop, args=(period,), name="luskin-housekeeping", daemon=True)
+        thread.start()
+        _STARTED[:] = [thread]
+        return thread
+
+
 def start(period: float = PERIOD) -> threading.Thread:
-    """The server's one housekeeping thread (started by the first run of ``app.py``), after a first sweep."""
-    sweep_kept()   # what the last process kept and is now out of time
-    thread = threading.Thread(target=_loop, args=(period,), name="luskin-housekeeping", daemon=True)
-    thread.start()
-    return thread
+    """The server's one housekeeping thread (``app.py`` asks on every run; started once)."""
+    return start_thread(period)

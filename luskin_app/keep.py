@@ -292,6 +292,21 @@ def sweep(now: float | None = None) -> int:
     return deleted
 
 
+def next_expiry() -> float | None:
+    """When the next kept upload's time is up (seconds since the epoch), or None when nothing is kept."""
+    limit = keep_hours() * 3600
+    soonest: float | None = None
+    for meta_path in folder().glob("*.meta"):
+        meta = _read_meta(meta_path)
+        try:
+            due = float(meta.get("saved", 0)) + limit if meta is not None else None
+        except (TypeError, ValueError):
+            due = None
+        if due is not None and (soonest is None or due < soonest):
+            soonest = due
+    return soonest
+
+
 def store(name: str, raw: bytes, owner: str = "") -> str:
     """Keep an uploaded file for ``owner`` (the signed-in user's id, "" without sign-in); returns its key."""
     key = secrets.token_urlsafe(32)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 SPEC_MEMO = "_spec_memo"  # the typed specification of the current choices (a choices.SpecState)
 AUDIT_CUTOFF = "audit_cutoff"  # app_pages/audit.py
+AUDIT_CUTOFF_MEDIAN = "audit_cutoff_median"  # app_pages/audit.py, app_pages/data.py
 AUDIT_METRIC = "audit_metric"  # app_pages/audit.py
 AUDIT_OUTCOME_TYPE = "audit_outcome_type"  # luskin_app/choices.py
 AUDIT_REFERENCE = "audit_reference"  # app_pages/audit.py
@@ -33,7 +34,10 @@ GUESSES = "guesses"  # luskin_app/choices.py
 MODEL_FEATURES = "model_features"  # app_pages/data.py, luskin_app/choices.py
 OTHER_LABEL = "other_label"  # app_pages/data.py
 OUTCOME_IS = "outcome_is"  # app_pages/data.py
+OUTCOME_CUTOFF = "outcome_cutoff"  # app_pages/data.py: a score outcome's cut-off
+OUTCOME_SCORE_RULE = "outcome_score_rule"  # app_pages/data.py: a score outcome read above its median or a cut-off
 OUTCOME_IS_SEEN = "outcome_is_seen"  # app_pages/data.py
+OUTCOME_IS_ANSWERS = "outcome_is_answers"  # app_pages/data.py: the directions the user gave, per outcome and value
 PENDING_CONFIG = "pending_config"  # luskin_app/config.py
 POSITIVE = "positive"  # app_pages/data.py
 PROTECTED_NUMBER = "protected_number"  # app_pages/data.py
@@ -78,7 +82,7 @@ SIGN_IN_REFUSED = "sign_in_refused"      # True when the provider refused this b
 # The newer pages' own settings (widgets whose values live nowhere else): kept across the sidebar's
 # navigation (Streamlit drops a widget's value on a page that does not draw it) and with a kept upload,
 # so that a refresh or a bookmark brings them back (luskin_app/session.py).
-PAGE_SETTINGS = ("adj_binned", "adj_categorical", "adj_cluster", "adj_controls", "adj_curved", "adj_n_bins",
+PAGE_SETTINGS = ("adj_as_numbers", "adj_binned", "adj_categorical", "adj_cluster", "adj_controls", "adj_curved", "adj_n_bins",
                  "adj_n_knots", "series_any_column", "series_column", "series_every", "series_format",
                  "series_keep_flagged", "series_cell", "series_bounds", "regulator_unknown",
                  "regulator_exclude", "regulator_race", "regulator_sex", "proxy_fallbacks", "proxy_first",
@@ -94,3 +98,8 @@ def audit_widget(choice: str) -> str:
 def slide_shown(slide_key: str) -> str:
     """The Present page's checkbox that shows or hides one slide."""
     return f"present_show_{slide_key}"
+
+
+def analysis_options(name: str) -> str:
+    """The options chosen on the page of one analysis of the analyses' table (its widgets' values by option)."""
+    return f"analysis_{name}_options"

@@ -32,7 +32,8 @@ def widget_key(tool: str, option: Option) -> str:
     """The key of an option's widget: the page's prefix and the option's flag (``--all-cells``: retrain_all_cells;
     a flag that starts with the prefix keeps it once: ``--proxy-model``, proxy_model)."""
     flag = option.cli_flag.lstrip("-").replace("-", "_")
-    return flag if flag.startswith(PREFIXES[tool] + "_") else f"{PREFIXES[tool]}_{flag}"
+    prefix = PREFIXES.get(tool, tool.replace("-", "_"))   # an analysis of the table: its name
+    return flag if flag.startswith(prefix + "_") else f"{prefix}_{flag}"
 
 
 class OptionInputs:

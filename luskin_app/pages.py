@@ -25,6 +25,7 @@ class PageEntry:
     icon: str
     url_path: str | None
     admin_only: bool = False  # shown only to a signed-in administrator (the record, the sources' settings)
+    analysis: str | None = None  # a page made from an analysis' line of the table (no file of its own)
 
     @property
     def default(self) -> bool:
@@ -51,6 +52,20 @@ PAGES: tuple[PageEntry, ...] = (
     _page("equalized", "Equalized distribution", "stacked_line_chart"),
     _page("report", "Report", "description"),
     _page("present", "Present", "slideshow"),
+    _page("verify", "Verify", "verified"),
     _page("admin", "Administration", "admin_panel_settings", admin_only=True),
 )
-BY_NAME: dict[str, PageEntry] = {p.name: p for p in PAGES}
+
+
+def _with_analyses(pages: tuple[PageEntry, ...]) -> tuple[PageEntry, ...]:
+    """The pages, with one page per analysis whose page is made from its line of the analyses' table
+    (``luskin_core.present.report_parts.ANALYSES``), placed before the model tools (Retrain)."""
+    from luskin_core.present.report_parts import made_from_table
+
+    made = tuple(PageEntry(e.name, e.title, "", f":material/{e.page}:", e.name, analysis=e.name)
+                 for e in made_from_table("page"))
+    at = next(i for i, p in enumerate(pages) if p.name == "retrain")
+    return pages[:at] + made + pages[at:]
+
+
+PAGES = _with_analyses(PAGES)

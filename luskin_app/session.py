@@ -25,7 +25,7 @@ import streamlit as st
 from luskin_core.counting.data import PRESETS
 from luskin_core.errors import LuskinError
 
-from . import auth, keep, keys, source_view, ui
+from . import auth, cache, keep, keys, record, source_view, trail, ui
 from . import dataset as _dataset
 from .choices import choices_from_spec, guess_choices, needs_confirmation, set_choices
 from .config import apply_configuration, apply_pending_to, configuration_json
@@ -47,6 +47,9 @@ def start() -> _dataset.Dataset:
             return _dataset.dataset()
         if key:
             st.session_state[LOST] = True   # said on every page until the user uploads again or moves on
+            trail.event("refused", settings={"what": "upload", "why": "not kept for this user (gone, expired or "
+                                                                      "someone else's)"},
+                        produced={"address": record.hashed(str(key))}, data=None)
         use_sample(_dataset.DEFAULT_SAMPLE)
     return _dataset.dataset()
 
@@ -117,7 +120,7 @@ def keep_address(*, before_page: bool) -> None:
     page_settings = hold_page_settings(write=before_page)
     key = st.session_state.get(KEPT_KEY)
     data = st.session_state.get(keys.DATASET)
-    if not key or data is None or not data.source.startswith("upload:"):
+    if not key or data is None or not data.ref.is_upload:
         if st.query_params.get(KEY_PARAM) and not st.session_state.get(LOST):
             del st.query_params[KEY_PARAM]
         return
@@ -143,7 +146,11 @@ def forget_kept() -> None:
     key = st.session_state.pop(KEPT_KEY, None)
     st.session_state.pop(keys.KEPT_MINE, None)
     if key:
-        keep.forget(key, auth.user_id())
+        if keep.forget(key, auth.user_id()):
+            trail.event("upload deleted", settings={"how": "forget this file"}, produced={"uploads": 1})
+        data = st.session_state.get(keys.DATASET)
+        if data is not None and data.ref.is_upload:
+            cache.forget_owner(containing=str(data.fingerprint))   # its results go with it
     if KEY_PARAM in st.query_params:
         del st.query_params[KEY_PARAM]
 
@@ -151,6 +158,9 @@ def forget_kept() -> None:
 def forget_everything() -> int:
     """Delete every upload (with the settings kept with it) of the signed-in user; the number deleted."""
     deleted = keep.forget_all(auth.user_id())
+    cache.forget_owner()   # the results computed for them too: nobody is shown them again
+    trail.event("uploads deleted", settings={"how": "forget everything of mine"}, produced={"uploads": deleted},
+                data=None)
     st.session_state.pop(KEPT_KEY, None)
     st.session_state.pop(keys.KEPT_MINE, None)
     if KEY_PARAM in st.query_params:
@@ -194,6 +204,8 @@ def use_upload(name: str, raw: bytes) -> str:
     """
     note = _switch_to(_dataset.read_upload(name, raw))
     _keep(name, raw)
+    trail.event("upload", produced={"bytes": len(raw), "kept": bool(st.session_state.get(KEPT_KEY))},
+                data=trail.fingerprint() if keys.DATASET in st.session_state else None)
     return note
 
 
@@ -213,19 +225,24 @@ def _switch_to(data: _dataset.Dataset) -> str:
 def _keep(name: str, raw: bytes) -> None:
     """Keep the upload on the server under a new unguessable key (the address carries it).
 
-    The upload this one replaces is deleted only when this session made it: an upload opened from
-    someone else's address (a colleague's shared link) is theirs to keep.
+    The new upload is written first and the one it replaces is deleted only once the new one is kept: a server
+    killed in between (or a write that fails) leaves the earlier upload where it was, never neither of them. The
+    old one is deleted only when this session made it: an upload opened from someone else's address (a
+    colleague's shared link) is theirs to keep.
     """
-    old = st.session_state.get(KEPT_KEY)
-    if old and st.session_state.get(keys.KEPT_MINE):
-        keep.forget(old, auth.user_id())
-    st.session_state.pop(KEPT_KEY, None)
-    st.session_state.pop(keys.KEPT_MINE, None)
+    old = st.session_state.get(KEPT_KEY) if st.session_state.get(keys.KEPT_MINE) else None
     try:
-        st.session_state[KEPT_KEY] = keep.store(name, raw, auth.user_id())
-        st.session_state[keys.KEPT_MINE] = True
+        new = keep.store(name, raw, auth.user_id())
     except (LuskinError, OSError) as err:   # the data is in use; only a refresh will not find it
         log.warning("an upload could not be kept on the server: %s", err)
+        st.session_state.pop(KEPT_KEY, None)   # the address no longer names the earlier upload (not this data)...
+        st.session_state.pop(keys.KEPT_MINE, None)
+        st.session_state.pop(LOST, None)
+        return   # ...which stays kept: its own address (a bookmark) still finds it
+    st.session_state[KEPT_KEY] = new
+    st.session_state[keys.KEPT_MINE] = True
+    if old:
+        keep.forget(old, auth.user_id())
     st.session_state.pop(LOST, None)
 
 

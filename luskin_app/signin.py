@@ -26,8 +26,8 @@ def gate() -> auth.User:
     if not auth.enabled():
         return auth.LOCAL
     auth.watch_sign_ins()
-    if not auth.signed_in():
-        _sign_in_page()
+    if not auth.signed_in() or not auth.confirm_roles():
+        _sign_in_page(auth.ended_why())
         st.stop()
     user = auth.current()
     if not user.analyst:
@@ -36,7 +36,25 @@ def gate() -> auth.User:
     return user
 
 
-def _sign_in_page() -> None:
+ENDED = {
+    "signed out": "You signed out (in this tab or another one). Sign in again to go on.",
+    "expired": "Your sign-in has ended: this server keeps a sign-in for {hours} at most. Sign in again to go on.",
+    "not confirmed": "Your sign-in has ended: the sign-in service no longer confirms it (your access may have "
+                     "changed). Sign in again to go on.",
+    "unknown": "Please sign in again: this server does not know your sign-in (it may have restarted since).",
+}
+
+
+def _hours() -> str:
+    from . import signins
+
+    seconds = signins.limits().max_age
+    if seconds >= 3600 and float(seconds / 3600).is_integer():
+        return f"{seconds / 3600:,.0f} hours"
+    return f"{seconds / 60:,.0f} minutes" if seconds >= 120 else f"{seconds:,.0f} seconds"
+
+
+def _sign_in_page(ended: str = "") -> None:
     st.title("Luskin: fairness audit")
     problem = auth.setup_problem()
     if problem:
@@ -45,6 +63,8 @@ def _sign_in_page() -> None:
         return
     st.markdown("Sign in with your organisation's account to use Luskin. Your uploads and settings are kept for "
                 "you alone.")
+    if ended in ENDED:
+        st.info(ENDED[ended].format(hours=_hours()), icon=":material/logout:")
     if auth.recent_refusal():
         st.warning("A sign-in did not complete a moment ago: the sign-in service did not confirm it to this server. "
                    "Try again; if it happens again, please tell your administrator.", icon=":material/error:")
@@ -72,6 +92,7 @@ def _refusal(user: auth.User) -> None:
         st.error(f"You are signed in as {md(user.shown)}, but this account is not among Luskin's analysts or "
                  "administrators. Ask your administrator for access.", icon=":material/block:")
     if st.button("Sign out", key="auth_refused_sign_out", icon=":material/logout:"):
+        auth.end_sign_in("signed out")
         st.logout()
 
 
@@ -87,6 +108,7 @@ def sidebar(user: auth.User, forget_all: Callable[[], int]) -> None:
         if left.button("Sign out", key="auth_sign_out", icon=":material/logout:"):
             if st.session_state.get(keys.FORGET_ON_SIGN_OUT):
                 forget_all()
+            auth.end_sign_in("signed out")   # the server's sign-in ends now: a copied cookie opens nothing after
             st.logout()
         if right.button("Forget everything of mine", key="auth_forget_all", icon=":material/delete_forever:",
                         help="Deletes every upload you left on this server, with the settings kept with them."):

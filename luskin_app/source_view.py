@@ -30,6 +30,7 @@ from luskin_core.analyses.audit import AuditResult, audit
 from luskin_core.counting.sources import SampleInfo, Source
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
+from luskin_core.spec.dataref import DataRef
 
 from . import auth, keys, ui
 from . import dataset as _dataset
@@ -57,10 +58,21 @@ class Opened:
 # --------------------------------------------------------------------------------------------
 # Opening (cached per server) and the engine's answers (cached per source and question)
 # --------------------------------------------------------------------------------------------
+def secrets_files() -> tuple[str, ...]:
+    """The secrets files Streamlit reads (``secrets.files``): no source added on the page may read them."""
+    from streamlit import config
+
+    try:
+        named = config.get_option("secrets.files") or []
+    except Exception:  # noqa: BLE001 - an unknown option on another Streamlit: the default places still count
+        named = []
+    return tuple(str(p) for p in named)
+
+
 @st.cache_resource(show_spinner=False, max_entries=16, ttl=3600)
 def _opened(key: str, _setting: SourceSetting) -> Opened:
     """The source opened once per server and settings entry (a failure is not remembered)."""
-    return Opened(_setting, open_setting(_setting), threading.RLock())
+    return Opened(_setting, open_setting(_setting, secrets_files=secrets_files()), threading.RLock())
 
 
 def settings() -> Settings:
@@ -72,6 +84,10 @@ def open_configured(name: str) -> Opened:
     """The configured source called ``name``, opened; LuskinError in plain words."""
     setting = settings().get(name)
     if not auth.may_use_source(setting):   # the same words as an unknown name: nothing is told of it
+        from . import trail
+
+        trail.event("refused", settings={"what": "source", "why": "not among this user's sources"},
+                    produced={"source": name}, data=None)
         raise LuskinError(f"No source named '{name}' is set up on this server: ask the administrator.")
     return _opened(setting.key, setting)
 
@@ -141,13 +157,16 @@ def _source_dataset(key: str, _opened: Opened) -> _dataset.Dataset:
     rows = _opened.run(source.n_rows)
     frame = values_frame(_opened)
     digest = hashlib.sha256(f"{key}\x1f{rows}\x1f{source.columns()}".encode()).hexdigest()[:16]
-    return _dataset.Dataset(f"source:{_opened.setting.name}", _opened.setting.name, frame, f"source-{digest}",
+    return _dataset.Dataset(str(DataRef.source(_opened.setting.name)), _opened.setting.name, frame, f"source-{digest}",
                             engine=_opened, table_rows=rows)
 
 
 def source_dataset(name: str) -> _dataset.Dataset:
     """The dataset of the configured source ``name``: opened, counted, its values read; no rows loaded."""
     opened = open_configured(name)
+    if len(opened.source.columns()) < 2:
+        raise LuskinError(f"The source '{name}' has a single column: an audit needs at least two (the outcome and "
+                          "a protected column). Ask the administrator.")
     return _dataset.private_dataset(_source_dataset(opened.setting.key, opened))
 
 
@@ -233,7 +252,7 @@ def render_source_preview(data: _dataset.Dataset) -> bool:
     if data.engine is None:
         return False
     source: Source = data.engine.source
-    st.subheader("2. Look at the data")
+    st.header("2. Look at the data")
     st.markdown(f"**{ui.md(data.title, 200)}**")   # the name only: never the engine's user, host, port or path
     a, b, c = st.columns(3)
     a.metric("Rows", f"{data.n_rows:,}")

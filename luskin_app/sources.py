@@ -23,6 +23,13 @@ kept encrypted under the server's key (``password_sealed``: AES-256-GCM, luskin_
 listed with the file's sources (a name the file uses too is the file's). The file's sources are changed by
 editing the file only.
 
+An administrator is not the operator: what the page may name is bounded (:func:`check_place`). A file, folder or
+password file must lie inside a folder the operator names in ``LUSKIN_SOURCE_FOLDERS`` (none named: the page adds
+databases only), and never in or above the server's own files (the state folder with the kept uploads and the
+record, the key files, the secrets files, the sources settings file), whatever links lead there; an environment
+variable it names must start with ``LUSKIN_SOURCE_PASSWORD_``. The check is made when the source is added and
+again each time it is opened (a link swapped in later finds nothing).
+
 This module does not import Streamlit (see :mod:`luskin_app.source_view` for the page).
 """
 
@@ -40,13 +47,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit, urlunsplit
 
-from luskin_core.counting.engines import address_engine, address_prefixes, engine_for
+from luskin_core.counting.engines import address_engine, address_prefixes, engine_for, local_path
 from luskin_core.counting.sources import DEFAULT_SAMPLE_CAP, Source, open_source
 from luskin_core.errors import LuskinError
 
 log = logging.getLogger("luskin.app.sources")
 
 ENV_VAR = "LUSKIN_SOURCES"
+FOLDERS_VAR = "LUSKIN_SOURCE_FOLDERS"   # the folders administrators may name on the page (os.pathsep-separated)
+QUERY_TIMEOUT_VAR = "LUSKIN_QUERY_TIMEOUT"   # seconds any one query of a source may run (its own setting first)
+PASSWORD_ENV_PREFIX = "LUSKIN_SOURCE_PASSWORD_"   # the only environment variables a page-added source may name
 LOCAL_FILE = Path(".streamlit") / "luskin_sources.toml"
 USER_FILE = Path("~/.config/luskin/sources.toml")
 MAX_SETTINGS_BYTES = 1_000_000
@@ -70,6 +80,7 @@ class SourceSetting:
     statement_timeout: float | None = None   # seconds a query may run (None: the engine's default)
     groups: tuple[str, ...] = ()   # who may use it when sign-in is on (groups or roles); empty: every analyst
     password_sealed: str | None = field(default=None, repr=False)   # typed on the Administration page, encrypted
+    added: bool = False   # added on the Administration page (its places are checked again each time it is opened)
 
     @property
     def key(self) -> str:
@@ -184,7 +195,72 @@ def _write_entries(path: Path, entries: list[dict[str, Any]]) -> None:
     write_atomic(path, json.dumps({"source": entries}, indent=2).encode("utf-8"))
 
 
-def add_source(entry: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> SourceSetting:
+def _state_dir(env: Mapping[str, str]) -> Path:
+    return Path(env.get("LUSKIN_STATE_DIR", "").strip() or "~/.local/state/luskin").expanduser()
+
+
+def allowed_folders(environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
+    """The folders the operator lets administrators name on the page (``LUSKIN_SOURCE_FOLDERS``), resolved."""
+    env = os.environ if environ is None else environ
+    named = [part.strip() for part in env.get(FOLDERS_VAR, "").split(os.pathsep) if part.strip()]
+    return tuple(Path(part).expanduser().resolve() for part in named if Path(part).expanduser().is_absolute())
+
+
+def protected_places(environ: Mapping[str, str] | None = None, secrets_files: tuple[str, ...] = ()) -> tuple[Path, ...]:
+    """The server's own files, which no source added on the page may read: the state folder (kept uploads, the
+    record, the sign-in and keep keys), the key files named elsewhere, the record, the sources settings file and
+    the secrets files (``secrets_files``, as Streamlit reads them; its two default places too)."""
+    env = os.environ if environ is None else environ
+    places: list[str | Path] = [_state_dir(env), Path("~/.streamlit/secrets.toml").expanduser(),
+                                Path(".streamlit/secrets.toml"), *secrets_files]
+    for name in ("LUSKIN_KEEP_KEY_FILE", "LUSKIN_RECORD_KEY_FILE", "LUSKIN_RECORD_FILE", ENV_VAR, "LUSKIN_SECRETS"):
+        if env.get(name, "").strip():
+            places.append(env[name].strip())
+    found = settings_path(env)
+    if found is not None:
+        places.append(found)
+    return tuple(dict.fromkeys(Path(p).expanduser().resolve() for p in places))
+
+
+def check_place(text: str, what: str, environ: Mapping[str, str] | None = None,
+                secrets_files: tuple[str, ...] = ()) -> None:
+    """Refuse, in plain words, a path an administrator named on the page (a file, a folder, a password file) that
+    is not inside a folder the operator allows, or that is, holds or lies inside one of the server's own files.
+    Links are followed first: the place checked is where the path really leads."""
+    path = Path(text).expanduser()
+    if not path.is_absolute():
+        raise LuskinError(f"{what}: give the full path on the server (it starts with /).")
+    real = path.resolve()
+    for place in protected_places(environ, secrets_files):
+        if real == place or place in real.parents or real in place.parents:
+            raise LuskinError(f"{what}: that place holds the server's own files (its kept uploads, record, keys or "
+                              "secrets), which no source may read.")
+    folders = allowed_folders(environ)
+    if not folders:
+        raise LuskinError(f"{what}: on this server a file can be added here only from a folder the operator names in "
+                          f"{FOLDERS_VAR}, and none is named. Ask the operator, or have the file put in the sources "
+                          "settings file.")
+    if not any(real == f or f in real.parents for f in folders):
+        raise LuskinError(f"{what}: the file is outside the folders the operator lets administrators use "
+                          f"({FOLDERS_VAR}).")
+
+
+def check_added_places(setting: SourceSetting, environ: Mapping[str, str] | None = None,
+                       secrets_files: tuple[str, ...] = ()) -> None:
+    """The places a page-added source reads (its file or folder, its password file, its variable), checked."""
+    what = f"The source '{setting.name}'"
+    path = local_path(setting.location)
+    if path is not None:
+        check_place(path, what, environ, secrets_files)
+    if setting.password_file:
+        check_place(setting.password_file, f"{what}'s password file", environ, secrets_files)
+    if setting.password_env and not setting.password_env.startswith(PASSWORD_ENV_PREFIX):
+        raise LuskinError(f"{what}: a source added here may take its password only from an environment variable "
+                          f"whose name starts with {PASSWORD_ENV_PREFIX} (the operator sets those for sources).")
+
+
+def add_source(entry: Mapping[str, Any], environ: Mapping[str, str] | None = None,
+               secrets_files: tuple[str, ...] = ()) -> SourceSetting:
     """Check and keep a source an administrator added (the same checks as a [[source]] entry); LuskinError in
     plain words when it cannot be used. A file's location must be a full path on the server. A ``password``
     typed on the page is kept encrypted with the server's key (luskin_app.keep.seal_text), never as typed."""
@@ -217,6 +293,7 @@ def add_source(entry: Mapping[str, Any], environ: Mapping[str, str] | None = Non
     for key in ("password_file",):
         if clean.get(key) and not Path(str(clean[key])).expanduser().is_absolute():
             raise LuskinError(f"The source '{setting.name}': give the password file's full path on the server.")
+    check_added_places(setting, environ, secrets_files)
     clean["name"] = setting.name
     path = store_path(environ)
     with _STORE_LOCK:
@@ -309,6 +386,29 @@ def _entry(entry: Mapping[str, Any], number: int, folder: Path, *, stored: bool 
     if location is None:
         raise LuskinError(f"{what} has no location (a file, a folder, a DuckDB file or postgresql://...).")
     table = _text(entry, "table", what)
+    found, (password_env, password_file, password_sealed) = _entry_passwords(entry, what, location, stored=stored)
+    if not found.is_address:
+        location = _from_folder(location, folder)
+    if password_file:
+        password_file = _from_folder(password_file, folder)
+    description = entry.get("description", "")
+    if not isinstance(description, str):
+        raise LuskinError(f"{what}: 'description' must be a text.")
+    cap, timeout = _entry_limits(entry, what, found)
+    return SourceSetting(name, location, table, password_env, password_file, description.strip()[:500], cap,
+                         timeout, _entry_groups(entry, what), password_sealed=password_sealed, added=stored)
+
+
+def _from_folder(location: str, folder: Path) -> str:
+    """A file's location, a relative one taken from the settings file's folder."""
+    path = Path(location).expanduser()
+    return str(path if path.is_absolute() else folder / path)
+
+
+def _entry_passwords(entry: Mapping[str, Any], what: str, location: str, *,
+                     stored: bool) -> tuple[Any, tuple[str | None, str | None, str | None]]:
+    """The location's engine, and where the entry's password is kept (an environment variable, a file, or sealed in
+    the store): at most one, never in the location, none for a file or DuckDB database."""
     password_env = _text(entry, "password_env", what)
     password_file = _text(entry, "password_file", what)
     password_sealed = _text(entry, "password_sealed", what) if stored else None
@@ -323,15 +423,11 @@ def _entry(entry: Mapping[str, Any], number: int, folder: Path, *, stored: bool 
                               "variable (password_env) or a file (password_file).")
     elif (password_env or password_file or password_sealed) and not found.is_address:
         raise LuskinError(f"{what} is a file or DuckDB database, which takes no password.")
-    if not found.is_address:
-        path = Path(location).expanduser()
-        location = str(path if path.is_absolute() else folder / path)
-    if password_file:
-        path = Path(password_file).expanduser()
-        password_file = str(path if path.is_absolute() else folder / path)
-    description = entry.get("description", "")
-    if not isinstance(description, str):
-        raise LuskinError(f"{what}: 'description' must be a text.")
+    return found, (password_env, password_file, password_sealed)
+
+
+def _entry_limits(entry: Mapping[str, Any], what: str, found: Any) -> tuple[int, float | None]:
+    """The entry's sample cap (rows) and statement timeout (seconds, only for an engine that can stop a query)."""
     cap = entry.get("sample_cap", DEFAULT_SAMPLE_CAP)
     if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
         raise LuskinError(f"{what}: 'sample_cap' must be a whole number of rows, at least 1.")
@@ -343,14 +439,17 @@ def _entry(entry: Mapping[str, Any], number: int, folder: Path, *, stored: bool 
         if not found.statement_timeout:
             raise LuskinError(f"{what}: a {found.title} source cannot stop a slow query, so it takes no "
                               "'statement_timeout'.")
+    return int(cap), None if timeout is None else float(timeout)
+
+
+def _entry_groups(entry: Mapping[str, Any], what: str) -> tuple[str, ...]:
+    """The groups or roles that may use the source (a name alone stands for a list of one)."""
     groups = entry.get("groups", [])
     if isinstance(groups, str):
         groups = [groups]
     if not isinstance(groups, list) or not all(isinstance(g, str) and g.strip() for g in groups):
         raise LuskinError(f"{what}: 'groups' must be a list of group or role names (e.g. [\"analysts\"]).")
-    return SourceSetting(name, location, table, password_env, password_file, description.strip()[:500], int(cap),
-                         None if timeout is None else float(timeout), tuple(g.strip() for g in groups),
-                         password_sealed=password_sealed)
+    return tuple(g.strip() for g in groups)
 
 
 def _password(setting: SourceSetting, environ: Mapping[str, str] | None = None) -> str | None:
@@ -394,13 +493,40 @@ def _with_password(url: str, password: str) -> str:
                        parts.fragment))
 
 
-def open_setting(setting: SourceSetting, environ: Mapping[str, str] | None = None) -> Source:
-    """Open a configured source through the engine (no rows are read); LuskinError in plain words."""
+def query_timeout(setting: SourceSetting, environ: Mapping[str, str] | None = None) -> float:
+    """The per-query deadline of ``setting``: its own ``statement_timeout``, else the server's ``LUSKIN_QUERY_TIMEOUT``
+    (seconds, for every source), else the default (:data:`~luskin_core.counting.deadline.DEFAULT_DEADLINE`). A
+    server setting that is not a number of seconds is said in the log and the default used."""
+    from luskin_core.counting.deadline import DEFAULT_DEADLINE, checked_deadline
+
+    if setting.statement_timeout is not None:
+        return setting.statement_timeout
+    value = (os.environ if environ is None else environ).get(QUERY_TIMEOUT_VAR, "").strip()
+    try:
+        return checked_deadline(value or None, QUERY_TIMEOUT_VAR)
+    except LuskinError as err:
+        log.warning("%s; the default of %g seconds is used", str(err).rstrip("."), DEFAULT_DEADLINE)
+        return DEFAULT_DEADLINE
+
+
+def open_setting(setting: SourceSetting, environ: Mapping[str, str] | None = None,
+                 secrets_files: tuple[str, ...] = ()) -> Source:
+    """Open a configured source through the engine (no rows are read); LuskinError in plain words. A source added
+    on the Administration page has its places checked again first (:func:`check_added_places`)."""
+    if setting.added:
+        try:
+            check_added_places(setting, environ, secrets_files)
+        except LuskinError as err:
+            log.warning("the source %r added on the Administration page was not opened: %s", setting.name, err)
+            raise LuskinError(f"The source '{setting.name}' could not be opened: it reads a place this server does "
+                              "not allow. Ask the administrator.") from None
     password = _password(setting, environ)
     location = setting.location
+    if setting.added and not engine_for(location).is_address:
+        location = str(Path(location).expanduser().resolve())   # where the check found it, not a link swapped later
     if password is not None and engine_for(location).takes_password:
         location = _with_password(location, password)
-    settings = {} if setting.statement_timeout is None else {"statement_timeout": setting.statement_timeout}
+    settings = {"statement_timeout": query_timeout(setting, environ)}
     try:
         source = open_source(location, setting.table, **settings)
         source.n_rows()  # reaches the engine now, so an unreachable source is said at once

@@ -10,6 +10,7 @@ Streamlit and are only shortened (:func:`option_text`).
 
 from __future__ import annotations
 
+import html
 import logging
 import re
 import string
@@ -29,7 +30,7 @@ from . import pages as _pages
 
 log = logging.getLogger("luskin.app")
 
-PAGE_FILES = {p.name: p.file for p in _pages.PAGES}  # from the one table of pages (luskin_app/pages.py)
+PAGE_FILES = {p.name: p.file for p in _pages.PAGES if p.file}  # from the one table of pages (luskin_app/pages.py)
 
 # Emoji-free icons (Material Symbols ship with Streamlit, so they render without an emoji font).
 # The pages' own icons come from the table of pages; these are the icons of messages and buttons.
@@ -150,38 +151,82 @@ def grid(frame: Any, *, raw: bool = False, **kwargs: Any) -> Any:
     return st.dataframe(grid_frame(frame), **kwargs)
 
 
+# The main area's width at 1280 px with the sidebar open (its data grids measure 818 px there), and what a grid
+# column takes: its widest text at about 7.5 px a character (Streamlit's 14 px sans-serif) and its padding.
+GRID_WIDTH = 800
+_CHAR_PX, _PAD_PX, _MAX_COLUMN_PX = 7.5, 24, 400
+
+
+def _column_px(frame: Any, column: Any) -> float:
+    """About how wide a data grid draws ``column`` (it sizes a column to its widest text, up to a limit)."""
+    texts = [str(column), *(str(v) for v in frame[column].tolist())]
+    return min(_MAX_COLUMN_PX, _PAD_PX + _CHAR_PX * max(len(t) for t in texts))
+
+
+def grid_parts(frame: Any, *, width: float = GRID_WIDTH, keep: int = 1) -> list[Any]:
+    """A wide table as grids that each fit ``width`` (issue 46: the last columns were cut off at the right at
+    1280 px, behind the grid's own scroll bar): the columns in order, the first ``keep`` (the group) repeated in
+    each part so that every row is still named. A table that fits is one part."""
+    columns = list(frame.columns)
+    head, rest = columns[:keep], columns[keep:]
+    used = sum(_column_px(frame, c) for c in head)
+    parts: list[list[Any]] = [[]]
+    total = used
+    for column in rest:
+        px = _column_px(frame, column)
+        if parts[-1] and total + px > width:
+            parts.append([])
+            total = used
+        parts[-1].append(column)
+        total += px
+    return [frame[head + part] for part in parts if part] or [frame]
+
+
+def grid_fitting(frame: Any, *, width: float = GRID_WIDTH, keep: int = 1, **kwargs: Any) -> None:
+    """:func:`grid` of each part of :func:`grid_parts`: every column of a wide table in view, none cut off."""
+    for part in grid_parts(frame, width=width, keep=keep):
+        grid(part, **kwargs)
+
+
 def download_button(label: str, data: Any, file_name: str | None = None, mime: str | None = None, *,
-                    where: Any = None, **kwargs: Any) -> Any:
-    """``st.download_button`` that writes the download to the record (who took which file of which data).
+                    where: Any = None, evidence: bool = False, **kwargs: Any) -> Any:
+    """``st.download_button`` that writes the download to the record (who took which file of which data) and notes
+    whom the file was made for, so that its address opens for that signed-in user only (luskin_app.guard).
 
     The file's name, size and a hash are recorded when it is taken, never its content. ``where`` is the
     container to draw it in (a column), the page's main area by default.
 
-    ``data`` may be a function that makes the file on the click (a report takes seconds to make). Such a
-    click does not rerun the page: a rerun starts by letting go of the page's files, and any session's run
-    that ends before the file is asked for would drop the function, so the click would fail on a server
-    shared by several analysts. The function writes the record's line itself, once the file is made.
+    Every file is made on the click (``data`` may be a function that makes it: a report takes seconds; bytes or
+    text are handed over as they are): the record's line is written then, before the file leaves the server, so a
+    line that cannot be written stops the download. Such a click does not rerun the page: a rerun starts by letting
+    go of the page's files, and any session's run that ends before the file is asked for would drop the function,
+    so the click would fail on a server shared by several analysts. An ``evidence`` file's line also points at it
+    by its whole SHA-256 (the record's ``evidence`` field), so that an evidence file handed on is found in the record.
     """
-    from . import record, trail
+    import hashlib
+
+    from . import auth, downloads, record, trail
 
     produced: dict[str, Any] = {"file": file_name or "", "mime": mime or ""}
     place = where if where is not None else st
-    if callable(data):
-        make, write = data, trail.later("download", produced=produced)
+    make = data if callable(data) else (lambda: data)
+    try:
+        write = trail.later("download", produced=produced)
+    except record.RecordError as err:
+        trail.stop_unrecorded(err)
+    owner = auth.user_id()
 
-        def made() -> Any:
-            out = make()
-            write(record.measure(out) if isinstance(out, str | bytes) else {})
-            return out
+    def made() -> Any:
+        out = make()
+        if isinstance(out, str | bytes):
+            downloads.made_for(out.encode("utf-8") if isinstance(out, str) else out, owner)
+        raw = (out.encode("utf-8") if isinstance(out, str) else out) if isinstance(out, str | bytes) else None
+        pointer = ({"evidence": [{"name": file_name or "", "sha256": hashlib.sha256(raw).hexdigest()}]}
+                   if evidence and raw is not None else None)
+        write(record.measure(out) if raw is not None else {}, pointer)
+        return out
 
-        return place.download_button(label, made, file_name=file_name, mime=mime, on_click="ignore", **kwargs)
-    if isinstance(data, str | bytes):
-        produced.update(record.measure(data))
-
-    def taken() -> None:
-        trail.note("download", produced=produced)
-
-    return place.download_button(label, data, file_name=file_name, mime=mime, on_click=taken, **kwargs)
+    return place.download_button(label, made, file_name=file_name, mime=mime, on_click="ignore", **kwargs)
 
 
 # --------------------------------------------------------------------------------------------
@@ -264,11 +309,39 @@ def render_guesses() -> None:
     guesses = _choices.guesses()
     if guesses is None or not _choices.needs_confirmation():
         return
-    lines = [(":material/check: " if guess.sure else ":material/help: ") + md(sentence)
-             for guess, sentence in zip((guesses.outcome, guesses.positive, guesses.protected, guesses.group, guesses.outcome_is),
-                                        guesses.sentences(), strict=True)]
+    ch = _choices.choices()
+    group = ch.get("protected_condition")
+    first_group = guesses.group.value.to_dict() if guesses.group.value is not None else None
+    now = (("Outcome", ch.get("outcome"), guesses.outcome.value),
+           ("Counted as positive", ch.get("positive"), guesses.positive.value),
+           ("Protected column", ch.get("protected_column"), guesses.protected.value),
+           ("Protected group", group, first_group),
+           ("Good or bad for the person", ch.get("outcome_is"), guesses.outcome_is.value))
+    lines = []
+    for guess, sentence, (label, current, first) in zip(
+            (guesses.outcome, guesses.positive, guesses.protected, guesses.group, guesses.outcome_is),
+            guesses.sentences(), now, strict=True):
+        if current is not None and str(current) != str(first):   # the user changed it: the guess no longer stands
+            shown = _condition_text(current) if label == "Protected group" else current
+            lines.append(":material/edit: " + md(f"{label}: now '{_value_text(shown)}', your choice (Luskin's first "
+                                                 f"guess: {sentence[len(label) + 2:].rstrip('.')})."))
+        else:
+            lines.append((":material/check: " if guess.sure else ":material/help: ") + md(sentence))
     st.info("**Luskin's first guesses for this file. Check them, change any below, then press "
             "Use these choices.**\n\n" + "\n".join(f"- {line}" for line in lines), icon=ICONS["guess"])
+
+
+def _value_text(value: Any) -> str:
+    return " or ".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+
+
+def _condition_text(condition: Any) -> str:
+    from luskin_core.spec.conditions import Condition
+
+    try:
+        return Condition.from_dict(condition).describe()
+    except (LuskinError, TypeError, ValueError, KeyError, AttributeError):   # one this version cannot read: as saved
+        return str(condition)
 
 
 def render_confirm(where: str) -> None:
@@ -366,6 +439,27 @@ section[data-testid="stSidebar"][data-collapsed="true"] { width: 0 !important; m
 button[role="tab"] p {
   white-space: normal !important; overflow: visible !important; text-overflow: clip !important;
 }
+/* A chart's name held beside it (ui.chart's words_in): read as the drawing's label, drawn nowhere, no gap */
+[data-testid="stElementContainer"]:has(.luskin-chart-name) { position: absolute !important; width: 1px !important;
+  height: 1px !important; overflow: hidden !important; clip-path: inset(50%) !important; }
+/* Section headings are h2 under the page's h1 (WCAG 1.3.1, axe's heading-order), drawn at the size of a subheader */
+@media (min-width: 1280px) { [data-testid="stMain"] h2 { font-size: 1.75rem; } }
+/* A disabled widget's label: fainter than the others, still 4.5:1 or better in either theme (Streamlit's 40% of the
+   text colour is 2.52:1 on white; 70% is 6.3:1) */
+label[data-testid="stWidgetLabel"][disabled] { color: inherit !important; opacity: 0.7; }
+label[data-testid="stWidgetLabel"][disabled] * { color: inherit !important; }
+/* A visible focus indicator on every control (WCAG 2.4.7), 3:1 or better against the page and the sidebar in either
+   theme (#1C7FBF: 4.34:1 on white, 3.94 on the light sidebar, 4.35 on the dark page, 3.42 on the dark sidebar), and
+   unlike the current page's grey fill in the sidebar */
+:focus-visible, [data-testid="stSidebarNavLink"]:focus-visible, button:focus-visible, a:focus-visible,
+[role="tab"]:focus-visible, input:focus-visible, [tabindex]:focus-visible {
+  outline: 3px solid #1C7FBF !important; outline-offset: 2px !important; }
+/* A radio option's or checkbox's input is visually hidden (react-aria): the ring goes on its label, which says it */
+label[data-focus-visible="true"] { outline: 3px solid #1C7FBF !important; outline-offset: 2px !important; }
+/* A slider's value in the text colour (the theme's primary as text was 3.39:1 on the dark page) */
+[data-testid="stSliderThumbValue"], [data-testid="stSliderThumbValue"] p { color: inherit !important; }
+/* Code in a caption: the caption's own colour (the theme's code colour faded with the caption was 2.59:1) */
+[data-testid="stCaptionContainer"] code { color: inherit !important; background: transparent !important; }
 [data-testid="stMain"] .st-key-present_deck h1 { font-size: 2.6rem; line-height: 1.2; padding-top: 0.2rem; }
 .st-key-present_deck [data-testid="stMarkdownContainer"] p { font-size: 1.55rem; line-height: 1.45; }
 .st-key-present_deck [data-testid="stCaptionContainer"] p { font-size: 1rem; }
@@ -419,6 +513,42 @@ def fit_chart(fig: Any, width: int = 720) -> Any:
     return fig
 
 
+CHART_WORDS = "The chart in words and numbers"
+
+
+def chart(figure: Any, *, key: str, fit: bool | int = True, words_in: Any = None, **kwargs: Any) -> None:
+    """Every chart of the app (pages and slides): the plotly chart, drawn on white in either theme (its colours are
+    3:1 or better on white), and its text alternative from the figure's data (luskin_core.present.chart_text):
+    the description is the chart's accessible name (A11Y_SCRIPT gives the drawing role="img" and that label), and an
+    expander under it holds the description and the chart's numbers as a table, for every reader.
+
+    ``fit``: wrap the title to the chart's width (:func:`fit_chart`; a number is the width in pixels).
+    ``words_in``: a container for the text alternative instead of the expander under the chart (a slide's, which
+    has no height to spare, goes in a popover beside the deck's buttons).
+    """
+    import plotly.graph_objects as go
+
+    from luskin_core.present.chart_text import chart_text
+
+    if isinstance(figure, dict):   # a cached figure kept as its JSON
+        figure = go.Figure(figure)
+    if fit:
+        figure = fit_chart(figure) if fit is True else fit_chart(figure, int(fit))
+    words = chart_text(figure)
+    with st.container(key=f"chart_{key}"):
+        st.plotly_chart(figure, key=key, theme=None, **kwargs)
+        if words_in is not None:   # the drawing's name (A11Y_SCRIPT), held beside it: the words are elsewhere
+            st.html(f'<span class="luskin-chart-name" aria-hidden="true">{html.escape(words.description)}</span>')
+        with words_in if words_in is not None else st.expander(CHART_WORDS):
+            st.markdown(md(words.description))
+            if not words.table.empty:
+                table = words.table.map(lambda v: md(v, 300))
+                table.columns = [md(c) for c in table.columns]
+                st.table(table, hide_index=True)
+            if words.cut:
+                st.caption(f"The first {len(words.table):,} of {words.points:,} values.")
+
+
 def _fit_axis_title(fig: Any) -> None:
     """Grow the chart when its vertical axis title is longer than the plot is high (it would run into the subtitle)."""
     axis = fig.layout.yaxis
@@ -434,6 +564,58 @@ def _fit_axis_title(fig: Any) -> None:
         fig.update_layout(height=fig.layout.height + needed)
 
 
+# What Streamlit's own markup gets wrong for assistive technology, mended in the page as it is drawn (a
+# MutationObserver on the app's document, installed once): a file uploader's drop zone is a
+# role="presentation" section that carries a label (axe's presentation-role-conflict: read as a group instead);
+# a chart's drawing (plotly's SVG layers, read as scattered tick labels) becomes one image named by its description.
+A11Y_SCRIPT = """
+<script>
+(function () {
+  if (window.__luskinA11y) { return; }
+  window.__luskinA11y = true;
+  function mend() {
+    for (const zone of document.querySelectorAll('[data-testid="stFileUploaderDropzone"][role="presentation"]')) {
+      zone.setAttribute("role", "group");
+    }
+    // a grid's scroll box is no stop of its own (its canvas is the one stop; the arrow keys scroll it)
+    for (const scroller of document.querySelectorAll('[data-testid="stDataFrame"] .dvn-scroller:not([tabindex])')) {
+      scroller.setAttribute("tabindex", "-1");
+    }
+    // a chart (ui.chart): its drawing is one image named by its description; plotly's other layers are hidden
+    for (const box of document.querySelectorAll('[class*="st-key-chart_"]')) {
+      const words = box.querySelector('[data-testid="stExpander"] [data-testid="stMarkdownContainer"], .luskin-chart-name');
+      const svgs = box.querySelectorAll('[data-testid="stPlotlyChart"] svg.main-svg');
+      if (!words || !svgs.length) { continue; }
+      const label = (words.textContent || "").trim();
+      if (svgs[0].getAttribute("aria-label") !== label) {
+        svgs[0].setAttribute("role", "img");
+        svgs[0].setAttribute("aria-label", label);
+      }
+      for (const other of [...svgs].slice(1)) {
+        if (other.getAttribute("aria-hidden") !== "true") { other.setAttribute("aria-hidden", "true"); }
+      }
+    }
+  }
+  // a data grid is one stop of the Tab order (the ARIA grid pattern): the arrow keys move among its cells, Tab
+  // leaves it (glide's grid would move one cell per Tab: 15 presses to cross the Data page's preview)
+  document.addEventListener("keydown", (event) => {
+    if (event.key !== "Tab" || event.altKey || event.ctrlKey || event.metaKey) { return; }
+    const target = event.target;
+    if (target instanceof Element && target.matches('[data-testid="stDataFrame"] canvas')) {
+      event.stopImmediatePropagation();   // not to the grid: the browser moves the focus on, as for any control
+    }
+  }, true);
+  let queued = false;
+  new MutationObserver(() => {
+    if (!queued) { queued = true; requestAnimationFrame(() => { queued = false; mend(); }); }
+  }).observe(document.body, {childList: true, subtree: true, attributes: true, attributeFilter: ["role"]});
+  mend();
+})();
+</script>
+"""
+
+
 def page_style() -> None:
-    """The layout rules above, on every page (called once per run by app.py)."""
+    """The layout rules above and the accessibility mends, on every page (called once per run by app.py)."""
     st.html(PAGE_CSS)
+    st.html(A11Y_SCRIPT, unsafe_allow_javascript=True)   # the app's own constant script, no user text

@@ -1,9 +1,9 @@
 """``luskin adjust``: each group's gap adjusted for many controls at once, and how much the controls explain.
 
 Registered by :func:`luskin_cli.main.build_parser` through :func:`add_parsers`. The data, group
-and verdict options are ``luskin audit``'s; ``--controls`` names the columns held equal (numeric
-ones linear, text ones categorical), ``--categorical`` forces a numeric code column to be
-categorical, ``--control-bins age=5`` cuts a numeric control into quantile bins, ``--control-curves
+and verdict options are ``luskin audit``'s; ``--controls`` names the columns held equal (text and number codes
+with few values as categories, as the audit reads them; numbers with many values linear), ``--categorical``
+reads a numeric column as categories, ``--as-numbers`` fits a code as a straight line, ``--control-bins age=5`` cuts a numeric control into quantile bins, ``--control-curves
 age=4`` fits one as a curve (a restricted cubic spline with 4 knots), ``--cluster`` clusters the
 standard errors. Without ``--positive`` a numeric outcome is modelled as a number (linear). ``--json`` prints
 :meth:`luskin_core.analyses.adjust.AdjustResult.to_dict` (its ``adjusted`` list holds one object per
@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from luskin_cli.options import CommandOptions
 from luskin_core.errors import LuskinError
 
 if TYPE_CHECKING:
@@ -33,10 +34,14 @@ def add_adjust_options(parser: argparse.ArgumentParser) -> None:
     """--controls, --categorical, --cluster (shared by ``luskin adjust`` and ``luskin report``)."""
     group = parser.add_argument_group("controls (regression adjustment)")
     group.add_argument("--controls", action="append", default=None, metavar="COLS",
-                       help="comma-separated columns held equal, e.g. dti,ltv,income (numbers linear, text "
-                            "categorical); repeatable")
+                       help="comma-separated columns held equal, e.g. dti,ltv,income (numbers with many values "
+                            "linear; text, and number codes with few values, categories, as the audit reads them); "
+                            "repeatable")
     group.add_argument("--categorical", action="append", default=None, metavar="COLS",
-                       help="comma-separated numeric code columns to treat as categories (added to the controls)")
+                       help="comma-separated numeric columns to treat as categories (added to the controls)")
+    group.add_argument("--as-numbers", action="append", default=None, metavar="COLS", dest="as_numbers",
+                       help="comma-separated number codes to fit as straight lines, not as categories (added to "
+                            "the controls)")
     group.add_argument("--control-bins", action="append", default=None, metavar="COL=N", dest="control_bins",
                        help="cut a numeric control into N bins of equal shares of rows, each its own effect (e.g. "
                             "age=5); comma-separated or repeatable; the column is added to the controls")
@@ -46,6 +51,9 @@ def add_adjust_options(parser: argparse.ArgumentParser) -> None:
                             "repeatable; the column is added to the controls")
     group.add_argument("--cluster", default=None, metavar="COL",
                        help="cluster the standard errors by this column (e.g. branch, precinct, office)")
+    from luskin_cli.common import add_option_flags
+
+    add_option_flags(group, "adjusted", only=("log",))   # declared in luskin_core/spec/options.py
 
 
 def add_parsers(subparsers: Any) -> None:
@@ -80,20 +88,22 @@ def _bins(items: list[str] | None, option: str = "--control-bins", what: str = "
     return out
 
 
-def _curves(args: argparse.Namespace) -> dict[str, int]:
-    return _bins(getattr(args, "control_curves", None), "--control-curves", "knots")
+def _curves(args: CommandOptions) -> dict[str, int]:
+    return _bins(args.control_curves, "--control-curves", "knots")
 
 
-def adjust_from_args(args: argparse.Namespace) -> AdjustResult | None:
-    """The adjusted gaps the options ask for (None without --controls/--categorical)."""
+def adjust_from_args(args: CommandOptions) -> AdjustResult | None:
+    """The adjusted gaps the options ask for (None without --controls/--categorical/--as-numbers)."""
     controls, categorical = _names(args.controls), _names(args.categorical)
-    if not controls and not categorical and not _bins(getattr(args, "control_bins", None)) and not _curves(args):
+    if not controls and not categorical and not _names(args.as_numbers) and not _bins(args.control_bins) and \
+            not _curves(args):
         if args.cluster:
             raise LuskinError("--cluster clusters the adjusted gaps' standard errors: add --controls.")
         return None
-    if getattr(args, "positive", None) is None and not getattr(args, "score", False) and \
-            getattr(args, "score_cutoff", None) is None and not getattr(args, "preset", None) and \
-            not getattr(args, "config", None):
+    if args.positive is None and not args.score and \
+            not args.amount and \
+            args.score_cutoff is None and not args.preset and \
+            not args.config:
         args.score = True  # a number without a positive value: modelled as a number
     from luskin_cli.common import resolve
 
@@ -101,22 +111,27 @@ def adjust_from_args(args: argparse.Namespace) -> AdjustResult | None:
     return adjust_located(args, located, spec)
 
 
-def adjust_located(args: argparse.Namespace, located: Any, spec: Any) -> AdjustResult | None:
+def adjust_located(args: CommandOptions, located: Any, spec: Any) -> AdjustResult | None:
     """The adjusted gaps on data already resolved (a frame or an engine source); None without controls."""
-    from luskin_core.analyses.adjust import adjust
+    from luskin_core.present.report_parts import analysis
+    from luskin_core.spec.options import AdjustOptions
 
-    controls, categorical = _names(args.controls), _names(args.categorical)
-    bins = _bins(getattr(args, "control_bins", None))
-    curves = _curves(args)
-    if not controls and not categorical and not bins and not curves:
+    options = AdjustOptions(controls=_names(args.controls), categorical=_names(args.categorical),
+                            as_numbers=_names(args.as_numbers),
+                            bins=tuple(_bins(args.control_bins).items()), splines=tuple(_curves(args).items()),
+                            cluster=args.cluster,
+                            log=bool(args.log))
+    if not options.any_control:
         if args.cluster:
             raise LuskinError("--cluster clusters the adjusted gaps' standard errors: add --controls.")
         return None
-    return adjust(located, spec, controls, categorical=categorical, cluster=args.cluster, seed=args.seed,
-                  bins=bins or None, splines=curves or None)
+    if args.log and spec.outcome_type != "amount":
+        raise LuskinError("--log models the logarithm of an amount: give the amount with --amount COLUMN.")
+    result: AdjustResult = analysis("adjusted").runner()(located, spec, options)
+    return result
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: CommandOptions) -> int:
     """Fit and print; returns the exit status."""
     from luskin_cli.common import print_json
 
@@ -133,13 +148,15 @@ def run(args: argparse.Namespace) -> int:
 
 def format_adjust(result: AdjustResult) -> str:
     """The adjusted gaps as plain text: a table in points, then the sentences."""
-    from luskin_core.formatting import format_p, format_table
+    from luskin_core.analyses.adjust_model import number_format
+    from luskin_core.formatting import format_p, format_percent, format_points, format_table
 
     linear = result.model == "linear"
-    scale, unit = (1.0, "") if linear else (100.0, " (points)")
+    unit = (" (log points)" if result.scale == "log" else "") if linear else " (points)"
+    amount = number_format(result)   # the outcome's units, thousands separated, never scientific notation
 
     def num(x: float | None) -> str:
-        return "n/a" if x is None else f"{scale * x:+.{3 if linear else 1}f}"
+        return amount(x) if linear else format_points(x, signed=True)
 
     rows = []
     for g in result.gaps:
@@ -147,12 +164,23 @@ def format_adjust(result: AdjustResult) -> str:
         rows.append([g.group, num(g.raw_difference), num(g.adjusted_difference),
                      f"{num(g.adjusted_ci_low)} to {num(g.adjusted_ci_high)}", format_p(g.adjusted_p_value, short=True),
                      format_p(g.adjusted_p_corrected, short=True), odds, num(g.explained), num(g.unexplained),
+                     *([format_percent(g.adjusted_gap_share)] if result.scale else []),
                      g.verdict + (" (flagged)" if g.flagged else "")])
     header = ["group", "raw gap" + unit, "adjusted", "95% CI", "p", "p adj.", "odds ratio", "explained", "unexplained",
-              "verdict"]
+              *(["gap share"] if result.scale else []), "verdict"]
     title = (f"Adjusted gaps against {result.reference}, {result.model} model of {result.outcome_text}, holding "
              f"{', '.join(result.controls)} equal:")
-    lines = [title, format_table(rows, header), ""]
+    lines = [title, reading_lines(result), "", format_table(rows, header), ""]
     lines += result.sentences()
     lines += ["", f"Decomposition: {result.decomposition}"]
     return "\n".join(lines)
+
+
+def reading_lines(result: AdjustResult) -> str:
+    """Which controls were read as categories and which as numbers, and the options that change it."""
+    change = []
+    if any(c in result.codes for c in result.categorical):
+        change.append("--as-numbers COLUMN fits a number code as a straight line")
+    if result.numbers:
+        change.append("--categorical COLUMN reads a number as categories")
+    return result.reading + (f" To change it: {'; '.join(change)}." if change else "")

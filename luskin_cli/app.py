@@ -13,13 +13,13 @@ every other command builds its parser.
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
+from luskin_cli.options import CommandOptions
 from luskin_core.errors import LuskinError
 
 DEFAULT_PORT = 8501
@@ -116,7 +116,7 @@ def dashboard_script() -> Path | None:
     return None
 
 
-def command(args: argparse.Namespace) -> list[str]:
+def command(args: CommandOptions) -> list[str]:
     """The Streamlit command line that serves the dashboard with Luskin's settings."""
     if importlib.util.find_spec("streamlit") is None:
         raise LuskinError("The dashboard needs Streamlit, which is not installed: pip install 'luskin[app]'.")
@@ -130,12 +130,13 @@ def command(args: argparse.Namespace) -> list[str]:
     # Streamlit watches the script's folder for changed files: in a checkout (its .venv inside) that cost the server
     # many times what the pages themselves cost (benchmarks/results/test_speed_issue26.md), and an analyst never
     # edits the app. A developer asks for it with --watch-files.
-    if not getattr(args, "watch_files", False):
+    if not args.watch_files:
         flags.append("--server.fileWatcherType=none")
-    return [sys.executable, "-m", "streamlit", "run", str(script), *flags]
+    served = script.with_name("serve.py")   # app.py behind Luskin's guard (needed for sign-in; harmless without)
+    return [sys.executable, "-m", "streamlit", "run", str(served if served.is_file() else script), *flags]
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: CommandOptions) -> int:
     """Serve the dashboard until Ctrl+C or SIGTERM; returns Streamlit's exit status."""
     import signal
     import subprocess

@@ -9,9 +9,9 @@ group per cell against the reference, then the overall and within-cell compariso
 
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
+from luskin_cli.options import CommandOptions
 from luskin_core.errors import LuskinError
 from luskin_core.formatting import format_number, format_p
 
@@ -20,7 +20,7 @@ AUDIT_DESCRIPTION = (
     "intervals, the difference and the impact ratio against a reference group, a significance test of each "
     "gap adjusted for the number of comparisons, and a verdict: too few rows, within the tolerance, beyond "
     "it, or beyond it but possibly chance. With strata, each group's overall gap is set beside the gap "
-    "within the strata (Mantel-Haenszel, Cochran-Mantel-Haenszel, Breslow-Day, Simpson's paradox)."
+    "within the strata (Mantel-Haenszel, Cochran-Mantel-Haenszel, Breslow-Day-Tarone, Simpson's paradox)."
 )
 
 
@@ -68,81 +68,118 @@ def _error_rate_rows(result: Any) -> tuple[list[list[str]], list[str]]:
     return rows, ["cell", "group", "TPR (gap, p)", "FPR (gap, p)", "FNR (gap, p)", "precision (gap, p)"]
 
 
-def format_audit(result: Any) -> str:
-    """The audit as plain text: the headline, the table(s), and one sentence per finding."""
+_CORRECTION_WORDS = {"holm": "Holm", "bh": "Benjamini-Hochberg", "none": "nothing"}
+
+
+def _rows_left_out(result: Any) -> str:
+    """The count of rows and those left out (by reason, and outside the population), closing the head's bracket."""
+    if not result.n_excluded:
+        return ")"
+    reasons = ", ".join(f"{k} {v:,}" for k, v in result.excluded_reasons.items())
+    outside = result.n_excluded - sum(result.excluded_reasons.values())
+    if outside:
+        reasons = (reasons + ", " if reasons else "") + f"outside the population {outside:,}"
+    return f"; {result.n_excluded:,} left out: {reasons})"
+
+
+def _audit_head(result: Any) -> str:
+    """What was audited, how it was judged, the rows counted; the score rule, the binned columns, the cut-off."""
     from luskin_core.counting.counts import MAX_CODES, MAX_VALUES
-    from luskin_core.formatting import format_table
 
     spec = result.spec
     head = (f"Audit of {result.source}: {spec.outcome_text}; {result.groups_text}"
             + (f", reference {result.reference}" if spec.group_mode == "columns" else "")
             + f"; tolerance {spec.tolerance:g}" + (f", impact-ratio threshold {spec.ratio_threshold:g}"
                                                      if spec.metric == "ratio" else "")
-            + f"; p-values adjusted by {({'holm': 'Holm', 'bh': 'Benjamini-Hochberg', 'none': 'nothing'})[spec.correction]}"
+            + f"; p-values adjusted by {_CORRECTION_WORDS[spec.correction]}"
             + f" ({result.n_rows:,} rows")
-    if result.n_excluded:
-        reasons = ", ".join(f"{k} {v:,}" for k, v in result.excluded_reasons.items())
-        outside = result.n_excluded - sum(result.excluded_reasons.values())
-        if outside:
-            reasons = (reasons + ", " if reasons else "") + f"outside the population {outside:,}"
-        head += f"; {result.n_excluded:,} left out: {reasons})"
-    else:
-        head += ")"
-    if result.counts is not None and result.counts.score_cutoff is not None:
-        head += f"\nA row counts as positive when {spec.outcome} is at least {result.counts.score_cutoff:g}."
-    for column, cuts in getattr(result.counts, "binned", ()) if result.counts is not None else ():
+    head += _rows_left_out(result)
+    counts = result.counts
+    if counts is not None and counts.score_rule_words is not None:
+        head += f"\nA row counts as positive when {spec.outcome} is {counts.score_rule_words}."
+    for column, cuts in getattr(counts, "binned", ()) if counts is not None else ():
         head += (f"\n'{column}' has too many values to compare one by one (more than {MAX_VALUES} numbers, or more "
                  f"than {MAX_CODES} whole-number codes), so its rows are put in {len(cuts) + 1} ranges cut at its "
                  f"quantiles ({', '.join(f'{c:g}' for c in cuts)}); to choose the ranges, give --bins "
                  f"{column}=CUT,CUT,...; to compare its values one by one, give them as text.")
     if spec.prediction is not None and spec.prediction_cutoff is not None:
         head += f"\nA row is predicted positive when {spec.prediction} is at least {spec.prediction_cutoff:g}."
-    from luskin_core.analyses.findings import findings
-    from luskin_core.stats import shown as shown_statistics
+    return head
+
+
+def _gap_table(result: Any) -> str:
+    """A protected condition: each cell's two classes, the gap against the reference and its verdict."""
+    from luskin_core.formatting import format_table
     from luskin_core.stats.verdict import fair_flag
 
+    rows = []
+    for c in result.cells:
+        g = result.gap(c.filter_holds)
+        rows.append([c.cell, c.label, f"{c.n:,}", f"{c.positives:,}", _f(c.ratio),
+                     f"[{_f(c.ci_low)}, {_f(c.ci_high)}]", _f(g.gap), _p(g.p_value), _p(g.p_adjusted),
+                     fair_flag(g.fair), g.verdict])
+    measure = result.gaps[0].measure if result.gaps else "selection"
+    gap_head = f"gap vs {result.reference}" + ("" if measure == "selection" else f" ({_RATE_HEAD[measure]})")
+    return format_table(rows, ["cell", "group", "n", "positive", "share", "95% CI", gap_head, "p",
+                               "p adj.", "tolerance", "verdict"])
+
+
+def _comparison_row(c: Any) -> list[str]:
+    """One group in a cell; the reference's comparison columns are blank."""
+    from luskin_core.stats import shown as shown_statistics
+
+    compared = ["", "", "", "", ""] if c.is_reference else [
+        f"{_f(c.difference)} [{_f(c.difference_ci_low)}, {_f(c.difference_ci_high)}]",
+        _f(c.impact_ratio, 2), _p(c.p_value), _p(c.p_adjusted), c.verdict]
+    return [c.cell or "all rows", c.group + (" (ref)" if c.is_reference else ""), f"{c.n:,}",
+            _f(c.rate), f"[{_f(c.ci_low)}, {_f(c.ci_high)}]", *compared,
+            *(s.text(c) for s in shown_statistics.SHOWN)]
+
+
+def _comparison_table(result: Any) -> str:
+    """Groups of columns: every group against the reference, in every cell."""
+    from luskin_core.formatting import format_table
+    from luskin_core.stats import shown as shown_statistics
+
+    spec = result.spec
+    rows = [_comparison_row(c) for c in result.comparisons]
+    verdict_head = "verdict" if spec.criterion == "selection" else f"verdict ({spec.criterion})"
+    return format_table(rows, ["cell", "group", "n", "share", "95% CI", "difference [95% CI]",
+                               "ratio", "p", "p adj.", verdict_head, *(s.short for s in shown_statistics.SHOWN)])
+
+
+def _pooled_lines(result: Any) -> list[str]:
+    """Overall against within the cells (Mantel-Haenszel, CMH, Breslow-Day-Tarone, Simpson); none for one cell."""
+    from luskin_core.formatting import format_table
+
+    if len(result.cell_names) <= 1 or not result.pooled:
+        return []
+    rows = []
+    for p in result.pooled:
+        ci = "" if p.mh_ci_low is None else f" [{_f(p.mh_ci_low, 2)}, {_f(p.mh_ci_high, 2)}]"
+        odds = "0 (degenerate)" if p.mh_odds_ratio == 0 else f"{_f(p.mh_odds_ratio, 2)}{ci}"
+        rows.append([p.group, _f(p.marginal_difference), _f(p.marginal_impact_ratio, 2),
+                     _f(p.weighted_difference), odds, _p(p.cmh_p_value),
+                     _p(p.breslow_day_p_value), "YES" if p.simpson else "no"])
+    return ["", f"Overall vs within the cells (against {result.reference}):",
+            format_table(rows, ["group", "overall diff.", "overall ratio", "within diff. (weighted)",
+                                "pooled odds ratio (MH)", "CMH p", "Breslow-Day-Tarone p", "Simpson"])]
+
+
+def format_audit(result: Any) -> str:
+    """The audit as plain text: the headline, the table(s), and one sentence per finding."""
+    from luskin_core.analyses.findings import findings
+    from luskin_core.formatting import format_table
+
     found = findings(result)
-    lines = [head, spec.meaning_text, *result.sufficiency_lines(), "",
+    lines = [_audit_head(result), result.spec.meaning_text, *result.sufficiency_lines(), "",
              "What was found, most important first:"]
     lines += [f"{i}. {s}" for i, s in enumerate(found.sentences(), 1)]
     lines += ["", f"Verdicts: {result.headline()}", ""]
-    if result.gaps:
-        rows = []
-        for c in result.cells:
-            g = result.gap(c.filter_holds)
-            rows.append([c.cell, c.label, f"{c.n:,}", f"{c.positives:,}", _f(c.ratio),
-                         f"[{_f(c.ci_low)}, {_f(c.ci_high)}]", _f(g.gap), _p(g.p_value), _p(g.p_adjusted),
-                         fair_flag(g.fair), g.verdict])
-        measure = result.gaps[0].measure if result.gaps else "selection"
-        gap_head = f"gap vs {result.reference}" + ("" if measure == "selection" else f" ({_RATE_HEAD[measure]})")
-        lines.append(format_table(rows, ["cell", "group", "n", "positive", "ratio", "95% CI", gap_head, "p",
-                                         "p adj.", "tolerance", "verdict"]))
-    else:
-        rows = []
-        for c in result.comparisons:
-            rows.append([c.cell or "all rows", c.group + (" (ref)" if c.is_reference else ""), f"{c.n:,}",
-                         _f(c.rate), f"[{_f(c.ci_low)}, {_f(c.ci_high)}]",
-                         "" if c.is_reference else f"{_f(c.difference)} [{_f(c.difference_ci_low)}, "
-                                                   f"{_f(c.difference_ci_high)}]",
-                         "" if c.is_reference else _f(c.impact_ratio, 2), "" if c.is_reference else _p(c.p_value),
-                         "" if c.is_reference else _p(c.p_adjusted), "" if c.is_reference else c.verdict,
-                         *(s.text(c) for s in shown_statistics.SHOWN)])
-        verdict_head = "verdict" if spec.criterion == "selection" else f"verdict ({spec.criterion})"
-        lines.append(format_table(rows, ["cell", "group", "n", "share", "95% CI", "difference [95% CI]",
-                                         "ratio", "p", "p adj.", verdict_head, *(s.short for s in shown_statistics.SHOWN)]))
+    lines.append(_gap_table(result) if result.gaps else _comparison_table(result))
     if any(c.error_rates for c in result.comparisons):
         lines += ["", _error_rate_title(result), format_table(*_error_rate_rows(result))]
-    if len(result.cell_names) > 1 and result.pooled:
-        rows = []
-        for p in result.pooled:
-            ci = "" if p.mh_ci_low is None else f" [{_f(p.mh_ci_low, 2)}, {_f(p.mh_ci_high, 2)}]"
-            odds = "0 (degenerate)" if p.mh_odds_ratio == 0 else f"{_f(p.mh_odds_ratio, 2)}{ci}"
-            rows.append([p.group, _f(p.marginal_difference), _f(p.marginal_impact_ratio, 2),
-                         _f(p.weighted_difference), odds, _p(p.cmh_p_value),
-                         _p(p.breslow_day_p_value), "YES" if p.simpson else "no"])
-        lines += ["", f"Overall vs within the cells (against {result.reference}):",
-                  format_table(rows, ["group", "overall diff.", "overall ratio", "within diff. (weighted)",
-                                      "pooled odds ratio (MH)", "CMH p", "Breslow-Day p", "Simpson"])]
+    lines += _pooled_lines(result)
     lines.append("")
     lines += [f"- {s}" for s in result.sentences()]
     seen = result.power_sentences()
@@ -151,31 +188,47 @@ def format_audit(result: Any) -> str:
     return "\n".join(lines)
 
 
-def run_audit(args: argparse.Namespace) -> int:
+def run_audit(args: CommandOptions) -> int:
     """Audit the outcome (or a prediction column against it) and print the result."""
+    from luskin_cli import evidence
     from luskin_cli.common import print_json, resolve
 
-    if getattr(args, "proxy", None):  # estimated race groups (luskin_cli.proxy)
+    key = evidence.check_options(args)  # the file's folder and the signing key, before any counting
+    wanted = bool(args.evidence)
+    if args.proxy:  # estimated race groups (luskin_cli.proxy)
+        if wanted:
+            evidence.refuse("--proxy")
         from luskin_cli.proxy import run_proxy_audit
 
         return run_proxy_audit(args)
-    if getattr(args, "template", None):
+    if args.template:
         from luskin_cli.regulator import run_template
 
-        return run_template(args)
+        return run_template(args, key)
+    if wanted and (args.period or args.bounds):
+        evidence.refuse("--period" if args.period else "--bounds")
     # The rows outside --population stay: the count table says how many (as every engine's does).
     # A CSV is counted by DuckDB as a Parquet file is, when DuckDB reads it as the upload reader does (the
     # series and the unknown-group bounds still read it in memory).
-    plain = not getattr(args, "period", None) and not getattr(args, "bounds", False)
+    plain = not args.period and not args.bounds
     frame, spec, _ = resolve(args, engine=True, restrict=False,  # a broken --config is refused first
                              csv_engine=plain)
+    if spec.outcome_type == "amount":   # an amount's audit is the analyses' table's line (luskin amounts)
+        if wanted:
+            evidence.refuse("--amount")
+        if not plain:
+            raise LuskinError("An amount's audit has no --period or --bounds yet: audit it without them.")
+        from luskin_cli.analysis import run as run_analysis
+
+        args.analysis = "amounts"
+        return run_analysis(args)
     from luskin_core.analyses.audit import audit
 
     source = None
-    if getattr(args, "predictions", None):
+    if args.predictions:
         source = f"predictions in '{args.predictions}'"
 
-    if getattr(args, "period", None):
+    if args.period:
         from luskin_cli.series import run_series
 
         return run_series(args, frame, spec, source)
@@ -188,20 +241,27 @@ def run_audit(args: argparse.Namespace) -> int:
         # in the upload's order): the file is read and audited in memory again.
         frame, spec, _ = resolve(args, engine=True, restrict=False)
         result = audit(frame, spec, source=source)
+    if wanted:
+        from luskin_core.evidence.canonical import count_table_dict
+
+        assert result.counts is not None  # every audit of data keeps its count table
+        evidence.write_for(args, key, "audit", {"spec": result.spec.to_dict(), "source": result.source},
+                           {"audit": count_table_dict(result.counts)}, evidence.data_facts(args, frame))
     if args.json:
         from luskin_core.analyses.findings import findings
 
         out = result.to_dict()
         out["outcome_is"] = result.spec.outcome_is
+        out["outcome_is_rule"] = args.direction_note   # which way was taken, why, how to change it
         out["findings"] = findings(result).to_dict()
-        if getattr(args, "bounds", False):  # over the rows of unknown group (luskin_core.analyses.unknown_bounds)
+        if args.bounds:  # over the rows of unknown group (luskin_core.analyses.unknown_bounds)
             from luskin_core.analyses.unknown_bounds import audit_bounds
 
             out["bounds"] = [b.to_dict() for b in audit_bounds(frame, result)]
         print_json(out)
     else:
         print(format_audit(result))
-        if getattr(args, "bounds", False):
+        if args.bounds:
             from luskin_core.analyses.unknown_bounds import audit_bounds, bound_sentences, unknown_words
 
             what = unknown_words(result.spec)

@@ -13,7 +13,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from luskin_cli.options import CommandOptions
 from luskin_core.errors import LuskinError
+from luskin_core.spec.dataref import DataRef
 
 if TYPE_CHECKING:
     from luskin_core.spec.audit_spec import AuditSpec
@@ -43,7 +45,7 @@ class _StoreOnce(argparse._StoreAction):
         setattr(namespace, self.dest, values)
 
 
-class _Parser(argparse.ArgumentParser):
+class Parser(argparse.ArgumentParser):
     """argparse that reports usage mistakes as a LuskinError (one message, exit 2).
 
     An option that takes one value (the default ``store`` action) may be given only once, in
@@ -70,6 +72,9 @@ class _Parser(argparse.ArgumentParser):
                    namespace: argparse.Namespace | None = None) -> argparse.Namespace:
         parsed = super().parse_args(args, namespace)
         parsed.__dict__.pop("_luskin_given", None)
+        positive = getattr(parsed, "positive", None)
+        if isinstance(positive, list):   # --positive given once is that value; several times, the list of them
+            parsed.positive = positive[0] if len(positive) == 1 else positive
         return parsed
 
 
@@ -92,7 +97,9 @@ def add_data_options(parser: argparse.ArgumentParser, *, outcome: bool = True) -
     data.add_argument("--config", help="a saved specification (JSON) to start from")
     if outcome:
         data.add_argument("--outcome", help="the outcome column, e.g. income")
-        data.add_argument("--positive", help="the outcome value that counts as positive, e.g. '>50K'")
+        data.add_argument("--positive", action="append", default=None,
+                          help="the outcome value that counts as positive, e.g. '>50K'; repeat to count several "
+                               "together, e.g. --positive Fail --positive Withdrawn")
     data.add_argument("--protected", help="the protected condition, e.g. 'race == White'")
     data.add_argument("--group-label", help="a name for the protected group (default from the condition)")
     data.add_argument("--other-label", help="a name for the other class")
@@ -156,20 +163,34 @@ def option_or_default(value: Any, tool: str, name: str) -> Any:
     return option_default(tool, name) if value is None else value
 
 
-def option_values(args: argparse.Namespace, tool: str, *, skip: Sequence[str] = ()) -> dict[str, Any]:
+def option_values(args: CommandOptions, tool: str, *, skip: Sequence[str] = ()) -> dict[str, Any]:
     """The declared options of ``tool`` as a parsed command gives them (keyword arguments of its estimator)."""
     from luskin_core.spec.options import OPTIONS
 
-    return {option.name: getattr(args, option.name) for option in OPTIONS[tool]
-            if option.name not in skip and hasattr(args, option.name)}
+    return {option.name: args.value(option.name) for option in OPTIONS[tool]
+            if option.name not in skip and args.has(option.name)}
 
 
 def _split_names(text: str | None) -> tuple[str, ...]:
     return tuple(part.strip() for part in (text or "").split(",") if part.strip())
 
 
-def resolve(args: argparse.Namespace, *, engine: bool = False, restrict: bool = True,
+def resolve(args: CommandOptions, *, engine: bool = False, restrict: bool = True,
             one_value_groups: bool = False, csv_engine: bool = False) -> tuple[Any, AuditSpec, tuple[str, ...] | None]:
+    """:func:`_resolve`, then, once the data and the specification are sound, the sentence saying which direction
+    the outcome was given when the core's rule chose it (on stderr: stdout stays the table or the JSON)."""
+    loaded = _resolve(args, engine=engine, restrict=restrict, one_value_groups=one_value_groups,
+                      csv_engine=csv_engine)
+    if args.direction_note and not args.direction_told and loaded[1].outcome_type != "amount":
+        import sys
+
+        print(args.direction_note, file=sys.stderr)
+        args.direction_told = True   # said once (a command resolving twice says it once)
+    return loaded
+
+
+def _resolve(args: CommandOptions, *, engine: bool = False, restrict: bool = True,
+             one_value_groups: bool = False, csv_engine: bool = False) -> tuple[Any, AuditSpec, tuple[str, ...] | None]:
     """Load the data and build the specification from a preset, a saved config and options.
 
     Returns the frame restricted to the population (unless ``restrict`` is false: the audit counts
@@ -181,7 +202,7 @@ def resolve(args: argparse.Namespace, *, engine: bool = False, restrict: bool = 
     (:func:`~luskin_core.counting.files.open_csv_audited`), else it is read in memory as before.
     """
     loaded = None
-    if getattr(args, "config", None):
+    if args.config:
         from luskin_core.spec.configfile import read_config_file
 
         # size, encoding, depth and entry types checked first: a broken file is refused before pandas loads
@@ -198,7 +219,7 @@ def resolve(args: argparse.Namespace, *, engine: bool = False, restrict: bool = 
     if loaded is not None:
         # A saved dashboard configuration keeps the specification under "spec".
         base = AuditSpec.from_dict(loaded.get("spec", loaded))
-    source = args.data or (f"sample:{preset.name}" if preset else None)
+    source = args.data or (str(DataRef.sample(preset.name)) if preset else None)
     if not source:
         raise LuskinError("Say which data to use: --data FILE.csv, --data sample:adult, or --preset adult.")
 
@@ -206,13 +227,15 @@ def resolve(args: argparse.Namespace, *, engine: bool = False, restrict: bool = 
     from luskin_cli.engine import is_checked_csv, is_engine_location, open_for_args, sample_for_args
 
     # --exclude is checked against the loaded frame below (choose_features): such a command reads it in memory.
-    if engine and csv_engine and not _split_names(args.exclude) and is_checked_csv(source, getattr(args, "table", None)):
+    if engine and csv_engine and not _split_names(args.exclude) and is_checked_csv(source, args.table):
+        from luskin_core.counting.deadline import checked_deadline
         from luskin_core.counting.files import open_csv_audited
 
         opened = open_csv_audited(source, spec, one_value_groups=one_value_groups)
         if opened is not None:
+            opened[0].statement_timeout = checked_deadline(args.query_timeout, "--query-timeout")
             return opened[0], opened[1], _split_names(args.features) or None
-    if is_engine_location(source, getattr(args, "table", None)):
+    if is_engine_location(source, args.table):
         if engine:
             return open_for_args(args, source), spec, _split_names(args.features) or None
         frame = sample_for_args(args, source, spec)
@@ -306,10 +329,14 @@ def add_audit_options(parser: argparse.ArgumentParser) -> None:
                        help="groups with fewer rows in a cell are shown but not judged (default 30)")
     group.add_argument("--min-group-share", type=float, default=None, metavar="S",
                        help="groups under this share of all rows are set aside (e.g. 0.02; default 0)")
-    group.add_argument("--adverse", action="store_true", default=None,
-                       help="the counted outcome is bad for the person (a denial, a default, an arrest): the group "
-                            "with the lower share is favoured and the four-fifths rule uses 1 - share (default: "
-                            "the counted outcome is favourable)")
+    way = group.add_mutually_exclusive_group()
+    way.add_argument("--adverse", action="store_true", default=None,
+                     help="the counted outcome is bad for the person (a denial, a default, an arrest): the group "
+                          "with the lower share is favoured and the four-fifths rule uses 1 - share (default: "
+                          "recognised from the outcome's name and value, else favourable, said on stderr)")
+    way.add_argument("--favourable", "--favorable", action="store_true", default=None, dest="favourable",
+                     help="the counted outcome is good for the person (hired, admitted, approved): the group with "
+                          "the higher share is favoured")
     group.add_argument("--name", action="append", default=None, metavar="COL:VALUE=NAME",
                        help="a name for a coded value, shown instead of the code, e.g. --name sex:1=male; repeat")
     group.add_argument("--score", action="store_true",
@@ -317,6 +344,9 @@ def add_audit_options(parser: argparse.ArgumentParser) -> None:
                             "(default: the median), and the mean")
     group.add_argument("--score-cutoff", type=float, default=None, metavar="X",
                        help="the score at or above which a row counts as positive (implies --score)")
+    group.add_argument("--amount", metavar="COL", default=None,
+                       help="the outcome is this numeric column, an amount (pay, a bonus, a price): its mean and "
+                            "median are compared (instead of --outcome and --positive)")
 
 
 def add_prediction_options(parser: argparse.ArgumentParser) -> None:
@@ -331,7 +361,7 @@ def add_prediction_options(parser: argparse.ArgumentParser) -> None:
                             "positive rates) or precision (equal precision)")
 
 
-def _bins(items: list[str]) -> dict[str, list[float]]:
+def cut_points(items: list[str]) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {}
     for item in items:
         name, sep, cuts = item.rpartition("=")
@@ -358,7 +388,7 @@ def _value_names(items: list[str], start: Any) -> dict[str, dict[str, str]]:
     return out
 
 
-def spec_from_args(args: argparse.Namespace, base: AuditSpec | None = None) -> AuditSpec:
+def spec_from_args(args: CommandOptions, base: AuditSpec | None = None) -> AuditSpec:
     """The one parser from the command line's options to the specification.
 
     Starts from ``base`` (a preset's or a saved configuration's specification) and lays the options
@@ -371,73 +401,110 @@ def spec_from_args(args: argparse.Namespace, base: AuditSpec | None = None) -> A
     from luskin_core.spec.conditions import parse_condition
 
     fields: dict[str, Any] = base.to_dict() if base else {}
-    if getattr(args, "outcome", None):
+    if args.outcome:
         fields["outcome"] = args.outcome
-    if getattr(args, "positive", None) is not None:
+    if args.positive is not None:
         fields["positive"] = args.positive
-    protected = getattr(args, "protected", None)
+    protected = args.protected
     if protected:
         fields["protected"] = parse_condition(protected).to_dict()
         if base is None or protected != str(base.protected):
             fields["group_label"], fields["other_label"] = None, None
-        if not getattr(args, "groups", None):
+        if not args.groups:
             fields["group_by"] = []
-    if getattr(args, "group_label", None):
+    if args.group_label:
         fields["group_label"] = args.group_label
-    if getattr(args, "other_label", None):
+    if args.other_label:
         fields["other_label"] = args.other_label
-    if getattr(args, "filter", None) is not None or getattr(args, "no_filter", False):
+    if args.filter is not None or args.no_filter:
         fields["filters"] = [parse_condition(c).to_dict() for c in (args.filter or [])]
         fields["filter_label"], fields["not_filter_label"] = None, None
-        if not getattr(args, "stratify", None):
+        if not args.stratify:
             fields["strata"] = []
-    if getattr(args, "population", None) is not None:
+    if args.population is not None:
         fields["population"] = [parse_condition(c).to_dict() for c in args.population]
-    if getattr(args, "tolerance", None) is not None:
+    if args.tolerance is not None:
         fields["tolerance"] = args.tolerance
-    _audit_options(args, fields)
+    _audit_options(args, fields, base)
     _prediction_options(args, fields)
     return AuditSpec(**{k: v for k, v in fields.items() if v is not None or k in ("positive", "protected")})
 
 
-def _audit_options(args: argparse.Namespace, fields: dict[str, Any]) -> None:
+def _audit_options(args: CommandOptions, fields: dict[str, Any], base: AuditSpec | None = None) -> None:
     """Fold ``luskin audit``'s own options (groups, strata, judgement, score) into the fields."""
-    groups = getattr(args, "groups", None)
+    groups = args.groups
     if groups:
         fields["group_by"] = [g.strip() for g in groups]
-        if not getattr(args, "protected", None):  # given both: the specification says to choose one way
+        if not args.protected:  # given both: the specification says to choose one way
             fields["protected"] = None
             fields["group_label"] = fields["other_label"] = None
-    strata = getattr(args, "stratify", None)
+    strata = args.stratify
     if strata:
         fields["strata"] = [s.strip() for s in strata]
-        if getattr(args, "filter", None) is None:  # given both: the specification says to choose one way
+        if args.filter is None:  # given both: the specification says to choose one way
             fields["filters"] = []
             fields["filter_label"] = fields["not_filter_label"] = None
-    if getattr(args, "bins", None):
-        fields["bins"] = _bins(args.bins)
-    if getattr(args, "adverse", None):
-        fields["outcome_is"] = "adverse"
-    if getattr(args, "name", None):
+    if args.bins:
+        fields["bins"] = cut_points(args.bins)
+    fields["outcome_is"] = _direction(args, fields, base)
+    if args.name:
         fields["value_names"] = _value_names(args.name, fields.get("value_names"))
     for option, key in (("reference", "reference"), ("metric", "metric"), ("ratio_threshold", "ratio_threshold"),
                         ("correction", "correction"), ("min_group_size", "min_group_size"),
                         ("min_group_share", "min_group_share"), ("score_cutoff", "score_cutoff")):
-        value = getattr(args, option, None)
+        value = args.value(option)
         if value is not None:
             fields[key] = value
-    if getattr(args, "score", False) or getattr(args, "score_cutoff", None) is not None:
+    if args.amount:
+        fields["outcome"], fields["outcome_type"], fields["positive"] = args.amount, "amount", None
+        fields["score_cutoff"] = None
+    elif args.score or args.score_cutoff is not None:
         fields["outcome_type"] = "score"
         # a preset's positive value gives way; one given here with --score is refused by the specification
-        fields["positive"] = getattr(args, "positive", None)
+        fields["positive"] = args.positive
     apply_template(args, fields)  # --template ll144|eeoc: the groups come from --sex/--race
 
 
-def _prediction_options(args: argparse.Namespace, fields: dict[str, Any]) -> None:
+def _direction(args: CommandOptions, fields: dict[str, Any], base: AuditSpec | None) -> str:
+    """Whether the counted outcome is good or bad for the person, and (in ``args.direction_note``) the sentence
+    saying which was taken, why, and the flag that changes it.
+
+    A flag decides; else a preset's or saved configuration's direction for its own outcome; else the core's one
+    rule (:func:`luskin_core.spec.direction.outcome_direction`, the Data page's): recognised from the outcome's
+    name and value, or, where they do not say, favourable, said to be unrecognised. :func:`resolve` prints the
+    note on stderr when the rule decided (a flag or a preset said it already).
+    """
+    from luskin_core.spec.direction import outcome_direction
+
+    score = bool(args.score or args.score_cutoff is not None)
+    positive = None if score else fields.get("positive")
+    shown = str(fields.get("outcome")) + ("" if positive is None else " = " + (
+        " or ".join(map(str, positive)) if isinstance(positive, (list, tuple)) else str(positive)))
+    if args.adverse or args.favourable:
+        meaning, why = ("adverse" if args.adverse else "favourable"), "as given"
+    elif base is not None and base.outcome == fields.get("outcome") and (score or base.positive == positive):
+        meaning, why = base.outcome_is, "as the preset or configuration says"
+    else:
+        guess = outcome_direction(fields.get("outcome"), positive)
+        meaning = guess.value or "favourable"
+        why = guess.reason if guess.value else "not recognised from the names, so taken as good for the person"
+    other = "--favourable" if meaning == "adverse" else "--adverse"
+    good = "bad" if meaning == "adverse" else "good"
+    note = (f"Counted '{shown}' as {meaning} ({good} for the person: {why}); if it is "
+            f"{'good' if meaning == 'adverse' else 'bad'} for the person, give {other}.")
+    # nothing to say on stderr when the user or a configuration said it, nor again when already said (the file's
+    # DuckDB route resolves the specification twice)
+    args.direction_told = why in ("as given", "as the preset or configuration says") or (
+        args.direction_told and args.direction_note == note)
+    args.direction_note = note
+    return meaning
+
+
+def _prediction_options(args: CommandOptions, fields: dict[str, Any]) -> None:
     """The prediction column, its cut-off and the criterion (without a column, the specification refuses the rest)."""
     for option, key in (("predictions", "prediction"), ("prediction_cutoff", "prediction_cutoff"),
                         ("criterion", "criterion")):
-        value = getattr(args, option, None)
+        value = args.value(option)
         if value is not None:
             fields[key] = value
 
@@ -451,6 +518,8 @@ def add_template_options(parser: argparse.ArgumentParser, *, csv: bool = True) -
                        help="print " + "; or ".join(f"{t.help} ({t.name})" for t in REGULATOR_TABLES.values()))
     group.add_argument("--sex", metavar="COL", help="the sex column (for --template)")
     group.add_argument("--race", metavar="COL", help="the race/ethnicity column (for --template)")
+    group.add_argument("--bonus", metavar="COL", help="a column of complementary or variable pay, a bonus (for "
+                       "--template eu-pay)")
     group.add_argument("--unknown", metavar="VALUE", action="append", default=None,
                        help="LL144: read this sex or race/ethnicity value as unknown too (repeatable); common "
                             "spellings such as 'Decline to self-identify' and 'Prefer not to say' already are")
@@ -470,25 +539,25 @@ def add_template_options(parser: argparse.ArgumentParser, *, csv: bool = True) -
                                  "held fixed; with --period, per period")
 
 
-def apply_template(args: argparse.Namespace, fields: dict[str, Any]) -> None:
+def apply_template(args: CommandOptions, fields: dict[str, Any]) -> None:
     """With a template and no --groups, the groups come from --sex and --race (so --protected is not needed)."""
     from luskin_core.analyses.regulator_tables import REGULATOR_TABLES
 
-    template = getattr(args, "template", None)
+    template = args.template
     if template is None:
-        if (getattr(args, "sex", None) or getattr(args, "race", None) or getattr(args, "exclude_small", False)
-                or getattr(args, "unknown", None) or getattr(args, "counts", None)):
+        if (args.sex or args.race or args.exclude_small
+                or args.unknown or args.counts):
             raise LuskinError("--sex, --race, --unknown, --counts and --exclude-small go with --template "
                               + " or --template ".join(REGULATOR_TABLES) + ".")
         return
-    columns = [c.strip() for c in (getattr(args, "sex", None), getattr(args, "race", None)) if c]
+    columns = [c.strip() for c in (args.sex, args.race) if c]
     if REGULATOR_TABLES[template].needs_both and len(columns) != 2:
         raise LuskinError(f"--template {template} needs both columns: --sex COLUMN --race COLUMN.")
-    if not columns and not getattr(args, "groups", None):
+    if not columns and not args.groups:
         raise LuskinError(f"--template {template} needs --sex COLUMN, --race COLUMN or --groups COLUMN.")
-    if getattr(args, "protected", None):
+    if args.protected:
         raise LuskinError(f"--template {template} compares every category: use --sex/--race, not --protected.")
-    if not getattr(args, "groups", None):
+    if not args.groups:
         fields["group_by"] = columns
         fields["protected"] = None
         fields["group_label"] = fields["other_label"] = None

@@ -12,6 +12,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from luskin_cli.options import CommandOptions
+from luskin_core.spec.dataref import DataRef
+
 if TYPE_CHECKING:  # the CLI's --help must not import pandas
     from luskin_core.spec.audit_spec import AuditSpec
 
@@ -28,7 +31,7 @@ def _file_size(location: str) -> int | None:
     from luskin_core.counting.engines import DEFAULT_FILE, engine_for
 
     text = location.strip()
-    if text.lower().startswith("sample:") or engine_for(text).key != DEFAULT_FILE:
+    if DataRef.parse(text).is_sample or engine_for(text).key != DEFAULT_FILE:
         return None
     path = Path(text).expanduser()
     try:
@@ -44,7 +47,7 @@ def is_engine_location(location: str, table: str | None) -> bool:
     if table:
         return True
     text = location.strip()
-    if text.lower().startswith("sample:"):
+    if DataRef.parse(text).is_sample:
         return False
     if engine_for(text).key != DEFAULT_FILE:   # a database, Spark, Parquet, a DuckDB file or a folder
         return True
@@ -65,30 +68,37 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--table", default=None, metavar="NAME",
                        help="the table (or a SELECT query, for PostgreSQL) when --data is a database: "
                             "postgresql://user@host:5432/db, a DuckDB file, or spark:")
+    group.add_argument("--query-timeout", default=None, metavar="SECONDS",
+                       help="seconds any one query may run before it is stopped (default 300; a locked table is "
+                            "waited for at most 20 of them)")
     group.add_argument("--sample-cap", type=int, default=None, metavar="N",
                        help="largest sample the model tools draw from a large source (default 500000)")
 
 
-def open_for_args(args: argparse.Namespace, location: str) -> Any:
+def open_for_args(args: CommandOptions, location: str) -> Any:
     """The :class:`~luskin_core.counting.sources.Source` that ``--data``/``--table`` name.
 
     A CSV or Parquet file (or a folder of Parquet files) is counted by DuckDB's SQL directly
     (:func:`~luskin_core.counting.sources.open_file`: no Ibis import, no look-ahead query); a database,
     Spark or a DuckDB file goes through Ibis.
     """
+    from luskin_core.counting.deadline import checked_deadline
     from luskin_core.counting.sources import open_file, open_source
 
-    table = getattr(args, "table", None)
-    return open_source(location, table) if table else open_file(location)
+    table = args.table
+    deadline = checked_deadline(args.query_timeout, "--query-timeout")
+    source = open_source(location, table, statement_timeout=deadline) if table else open_file(location)
+    source.statement_timeout = deadline
+    return source
 
 
-def sample_for_args(args: argparse.Namespace, location: str, spec: AuditSpec) -> Any:
+def sample_for_args(args: CommandOptions, location: str, spec: AuditSpec) -> Any:
     """Rows for the model tools: the whole source when small, else a stratified seeded sample (said on stderr)."""
     from luskin_core.counting.sources import DEFAULT_SAMPLE_CAP
 
     source = open_for_args(args, location)
-    cap = getattr(args, "sample_cap", None) or DEFAULT_SAMPLE_CAP
-    frame, info = source.sample(spec, cap=int(cap), seed=int(getattr(args, "seed", 0) or 0))
+    cap = args.sample_cap or DEFAULT_SAMPLE_CAP
+    frame, info = source.sample(spec, cap=int(cap), seed=int(args.seed or 0))
     args.sample_info = info  # the report says which rows the models used
     if info.sampled:
         print(f"Sample: {info.n_sample:,} of {info.n_table:,} rows of {source.name}, stratified by group and "
@@ -96,13 +106,13 @@ def sample_for_args(args: argparse.Namespace, location: str, spec: AuditSpec) ->
     return frame
 
 
-def sample_json(args: argparse.Namespace, frame: Any) -> dict[str, Any]:
+def sample_json(args: CommandOptions, frame: Any) -> dict[str, Any]:
     """``{"sample": {n_sample, n_table, seed, sampled}}`` for a model tool's ``--json``: which rows the models used.
 
     From a large source, the sample drawn (:func:`sample_for_args`); otherwise every row that was loaded.
     """
-    info = getattr(args, "sample_info", None)
+    info = args.sample_info
     if info is not None:
         return {"sample": info.to_dict()}
     n = len(frame)
-    return {"sample": {"n_sample": n, "n_table": n, "seed": int(getattr(args, "seed", 0) or 0), "sampled": False}}
+    return {"sample": {"n_sample": n, "n_table": n, "seed": int(args.seed or 0), "sampled": False}}

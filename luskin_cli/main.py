@@ -13,8 +13,10 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from luskin_cli.common import EXIT_USAGE, _Parser, add_data_options
+from luskin_cli.common import EXIT_USAGE, Parser, add_data_options
+from luskin_cli.options import options_from
 from luskin_core import __version__
+from luskin_core.counting.deadline import COMMAND_LINE_DEADLINE
 from luskin_core.errors import LuskinError
 
 
@@ -44,16 +46,19 @@ def _add_audit(subparsers: Any) -> None:
     from luskin_cli.series import add_series_options
 
     add_series_options(parser)
+    from luskin_cli.evidence import add_evidence_options
+
+    add_evidence_options(parser)
     parser.set_defaults(run=run_audit)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="luskin", description="Audit a classifier or a record of decisions for bias, "
+    parser = Parser(prog="luskin", description="Audit a classifier or a record of decisions for bias, "
                                                 "and correct it (controlled fairness, retraining, "
                                                 "per-group thresholds, equalized distributions), or "
                                                 "start the dashboard (luskin app).")
     parser.add_argument("--version", action="version", version=f"luskin {__version__}")
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     _add_audit(subparsers)
     for register in _extensions():
         register(subparsers)
@@ -63,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _extensions() -> list[Callable[[Any], None]]:
     """Subcommands that live in their own modules (retrain; thresholds and equalize; report; app; adjust; proxy)."""
     found = []
-    for module in (".retrain", ".parity", ".report", ".app", ".adjust", ".proxy", ".scan"):
+    for module in (".retrain", ".parity", ".report", ".app", ".adjust", ".proxy", ".scan", ".verify", ".analysis"):
         try:
             imported = __import__(f"luskin_cli{module}", fromlist=["add_parsers"])
         except ModuleNotFoundError as err:
@@ -74,17 +79,28 @@ def _extensions() -> list[Callable[[Any], None]]:
     return found
 
 
+# The library's words for a setting, as this command line spells it (its option).
+CLI_WORDS = {COMMAND_LINE_DEADLINE: "--query-timeout SECONDS on the command line"}
+
+
+def cli_words(message: str) -> str:
+    """A library message with its settings named by this command line's options."""
+    for words, option in CLI_WORDS.items():
+        message = message.replace(words, option)
+    return message
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 2 a user mistake)."""
     try:
         parser = build_parser()
-        args = parser.parse_args(argv)
-        if not getattr(args, "run", None):
+        args = options_from(parser.parse_args(argv))
+        if not args.run:
             parser.print_help()
             return EXIT_USAGE
         return int(args.run(args) or 0)
     except LuskinError as err:
-        print(f"luskin: {err}", file=sys.stderr)
+        print(f"luskin: {cli_words(str(err))}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:  # e.g. `luskin ... --json | head`: the reader left; not an error
         sys.stderr.close()

@@ -7,10 +7,10 @@ paper's COMPAS encoding (0/1 binaries, standardised counts, one-hot charge, PCA 
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Sequence
 from typing import Any
 
+from luskin_cli.options import CommandOptions
 from luskin_core.formatting import format_percent
 
 
@@ -37,6 +37,9 @@ def add_parsers(subparsers: Any) -> None:
                        help="the single threshold to compare with ('before'); default: 0.5 for "
                             "probabilities, 0 for an SVM, and for a score column the single threshold "
                             "with the best accuracy on the tuning rows")
+    group.add_argument("--spread", action="store_true",
+                       help="also run seeds 0-9 (a new split, model and tuning each) and say how much the "
+                            "test-set gaps and accuracy move with the split")
     th.set_defaults(run=run_thresholds)
 
     eq = subparsers.add_parser(
@@ -53,12 +56,12 @@ def add_parsers(subparsers: Any) -> None:
     eq.set_defaults(run=run_equalize)
 
 
-def _paper_compas(args: argparse.Namespace, features: Sequence[str] | None) -> bool:
+def paper_compas(args: CommandOptions, features: Sequence[str] | None) -> bool:
     """The paper's COMPAS encoding applies to the compas preset with its own features."""
     from luskin_core.counting.data import PRESETS
 
     return (
-        getattr(args, "preset", None) == "compas"
+        args.preset == "compas"
         and features is not None
         and tuple(features) == tuple(PRESETS["compas"].features)
     )
@@ -70,7 +73,7 @@ def _num(x: Any) -> str:
     return "n/a" if x != x else f"{x:.3f}"  # noqa: PLR0124 (NaN check)
 
 
-def run_thresholds(args: argparse.Namespace) -> int:
+def run_thresholds(args: CommandOptions) -> int:
     """Tune the thresholds and print them with before/after rates on the test rows."""
     from luskin_cli.common import format_warnings, option_or_default, option_values, print_json, resolve
     from luskin_core.corrections.thresholds import tune_thresholds
@@ -79,14 +82,15 @@ def run_thresholds(args: argparse.Namespace) -> int:
     frame, spec, features = resolve(args)
     model = None if args.score_column else option_or_default(args.model, "thresholds", "model")
     pipeline = None
-    if model is not None and _paper_compas(args, features):
+    if model is not None and paper_compas(args, features):
         from luskin_core.corrections.models import compas_paper_pipeline
 
         pipeline = compas_paper_pipeline(model, random_state=args.seed)
-    report = tune_thresholds(
-        frame, spec, model=model, score_column=args.score_column, features=features, pipeline=pipeline,
-        default_threshold=args.default_threshold, **option_values(args, "thresholds", skip=("model",)),
-    )
+    options = {"model": model, "score_column": args.score_column, "features": features,
+               "default_threshold": args.default_threshold, **option_values(args, "thresholds", skip=("model",))}
+    report = tune_thresholds(frame, spec, pipeline=pipeline, **options)
+    if args.spread:
+        report = with_spread(report, frame, spec, args, model, features, options)
     if args.json:
         from luskin_cli.engine import sample_json
 
@@ -124,6 +128,8 @@ def run_thresholds(args: argparse.Namespace) -> int:
         print(f"Test accuracy with the tuned thresholds: {format_percent(report.after.accuracy)}; largest "
               f"gap in true positive rate {_num(report.after.tpr_gap)}, in false positive rate "
               f"{_num(report.after.fpr_gap)}.")
+    for line in report.gap_lines():
+        print(line)
     print(f"Objective (accuracy - lambda x gaps) on the tuning rows: {report.objective:.4f}.")
     print("A row is predicted positive when its score is at least its group's threshold.")
     if report.warnings:  # the tuning widened a gap or fell below always-the-majority accuracy
@@ -131,7 +137,24 @@ def run_thresholds(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_equalize(args: argparse.Namespace) -> int:
+def with_spread(report: Any, frame: Any, spec: Any, args: CommandOptions, model: Any, features: Any,
+                options: dict[str, Any]) -> Any:
+    """The report with the same run over seeds 0-9 (:func:`luskin_core.corrections.thresholds.seed_spread`)."""
+    from dataclasses import replace
+
+    from luskin_core.corrections.thresholds import seed_spread
+
+    pipeline_for = None
+    if model is not None and paper_compas(args, features):
+        from luskin_core.corrections.models import compas_paper_pipeline
+
+        def pipeline_for(seed: int) -> Any:
+            return compas_paper_pipeline(model, random_state=seed)
+    rest = {k: v for k, v in options.items() if k != "seed"}
+    return replace(report, spread=seed_spread(frame, spec, pipeline_for=pipeline_for, **rest))
+
+
+def run_equalize(args: CommandOptions) -> int:
     """Train the equalized-distribution classifier at each alpha and print test results."""
     from luskin_cli.common import format_warnings, option_values, print_json, resolve
     from luskin_core.corrections.equalize import equalize_frame
@@ -139,7 +162,7 @@ def run_equalize(args: argparse.Namespace) -> int:
 
     frame, spec, features = resolve(args)
     preprocess = None
-    if _paper_compas(args, features):
+    if paper_compas(args, features):
         from luskin_core.corrections.models import compas_paper_pipeline
 
         preprocess = compas_paper_pipeline("LR", random_state=args.seed)[:-1]

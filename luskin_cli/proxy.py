@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from luskin_cli.options import CommandOptions, given
 from luskin_core.errors import LuskinError
 
 PROXY_DESCRIPTION = (
@@ -89,15 +90,16 @@ def _print_counts(result: Any) -> None:
     print(format_table(rows, ["how the row was estimated", "rows"]))
 
 
-def run_proxy(args: argparse.Namespace) -> int:
+def run_proxy(args: CommandOptions) -> int:
     """Write the rows with their six probabilities and print how many rows fell back."""
     from luskin_cli.common import print_json
     from luskin_core.analyses.proxy import add_probabilities
     from luskin_core.export import write_csv
 
-    frame = _read(args.data)
+    frame = _read(given(args.data, "--data"))
     level, column = ("zcta", args.zcta) if args.zcta else ("tract", args.tract)
-    out, result = add_probabilities(frame, surname=args.surname, geography=column, level=level,
+    out, result = add_probabilities(frame, surname=given(args.surname, "--surname"),
+                                    geography=given(column, "--zcta or --tract"), level=level,
                                     first_name=args.first_name)
     try:
         write_csv(out, args.out)
@@ -111,7 +113,7 @@ def run_proxy(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_proxy_audit(args: argparse.Namespace) -> int:
+def run_proxy_audit(args: CommandOptions) -> int:
     """Audit the outcome across estimated groups: weighted and threshold comparisons, bounds, caveats."""
     import numpy as np
 
@@ -121,8 +123,8 @@ def run_proxy_audit(args: argparse.Namespace) -> int:
     from luskin_core.spec.audit_spec import DEFAULT_RATIO_THRESHOLD
     from luskin_core.spec.validation import outcome_mask
 
-    roles = parse_proxy_spec(args.proxy)
-    if getattr(args, "protected", None) or getattr(args, "groups", None):
+    roles = parse_proxy_spec(given(args.proxy, "--proxy"))
+    if args.protected or args.groups:
         raise LuskinError("--proxy audits the estimated race groups: leave out --protected and --groups.")
     if not args.data or not args.outcome or args.positive is None:
         raise LuskinError("--proxy needs --data, --outcome and --positive.")
@@ -132,23 +134,23 @@ def run_proxy_audit(args: argparse.Namespace) -> int:
     settings = {"tolerance": args.tolerance if args.tolerance is not None else 0.05,
                 "min_group_size": args.min_group_size or 30, "correction": args.correction or "holm",
                 "reference": args.reference, "threshold": threshold,
-                "metric": getattr(args, "metric", None) or "difference",
-                "ratio_threshold": args.ratio_threshold if getattr(args, "ratio_threshold", None) is not None
+                "metric": args.metric or "difference",
+                "ratio_threshold": args.ratio_threshold if args.ratio_threshold is not None
                 else DEFAULT_RATIO_THRESHOLD,
-                "adverse": bool(getattr(args, "adverse", False)),
+                "adverse": bool(args.adverse),
                 **option_values(args, "proxy")}
     if not 0 < settings["ratio_threshold"] <= 1:
         raise LuskinError("--ratio-threshold is a share between 0 and 1, e.g. 0.8.")
     level = "zcta" if "zcta" in roles else "tract"
     from luskin_cli.engine import is_engine_location
 
-    if is_engine_location(str(args.data), getattr(args, "table", None)) and not str(args.data).lower().endswith(
+    if is_engine_location(str(args.data), args.table) and not str(args.data).lower().endswith(
             ".csv"):
         if "first_name" in roles:
             raise LuskinError("First names (BIFSG) are audited in memory: give --data a CSV file, or leave out "
                               "first_name= to audit with BISG where the data lives.")
         return _engine_audit(args, roles, level, settings)
-    frame = _read(args.data)
+    frame = _read(given(args.data, "--data"))
     if args.outcome not in frame.columns:
         raise LuskinError(f"There is no outcome column '{args.outcome}' in the data.")
     with_p, result = add_probabilities(frame, surname=roles["surname"], geography=roles[level], level=level,
@@ -164,7 +166,7 @@ def run_proxy_audit(args: argparse.Namespace) -> int:
     y[frame[args.outcome].isna().to_numpy()] = float("nan")  # a missing outcome is left out, as the engines do
     proxy = result.to_dict()
     lines = result.sentences()
-    check_column = getattr(args, "proxy_check", None)
+    check_column = args.proxy_check
     if check_column:
         if check_column not in frame.columns:
             raise LuskinError(f"There is no column '{check_column}' with recorded race to check against.")
@@ -177,7 +179,7 @@ def run_proxy_audit(args: argparse.Namespace) -> int:
     return 0
 
 
-def _engine_audit(args: argparse.Namespace, roles: dict[str, str], level: str, settings: dict[str, Any]) -> int:
+def _engine_audit(args: CommandOptions, roles: dict[str, str], level: str, settings: dict[str, Any]) -> int:
     """A Parquet file, a database table or Spark audited where the data lives: only sums come back.
 
     A Parquet file without strata is streamed with Arrow (names looked up by dictionary index,
@@ -188,7 +190,7 @@ def _engine_audit(args: argparse.Namespace, roles: dict[str, str], level: str, s
     from luskin_core.analyses.proxy_audit import audit_sums
     from luskin_core.analyses.proxy_engine import parquet_proxy_sums, source_proxy_sums
 
-    plain_parquet = str(args.data).lower().endswith(".parquet") and not getattr(args, "table", None)
+    plain_parquet = str(args.data).lower().endswith(".parquet") and not args.table
     if plain_parquet and not args.stratify:
         import pyarrow.parquet as pq
 
@@ -200,13 +202,13 @@ def _engine_audit(args: argparse.Namespace, roles: dict[str, str], level: str, s
             if column not in names:
                 raise LuskinError(f"There is no column '{column}' in the data.")
         sums, counts = parquet_proxy_sums(str(args.data), surname=roles["surname"], geography=roles[level],
-                                          outcome=args.outcome, positive=args.positive, level=level,
+                                          outcome=given(args.outcome, "--outcome"), positive=args.positive, level=level,
                                           threshold=settings["threshold"])
         engine = "arrow"
     else:
         source = open_for_args(args, str(args.data))
         sums, counts = source_proxy_sums(source, surname=roles["surname"], geography=roles[level],
-                                         outcome=args.outcome, positive=args.positive, level=level,
+                                         outcome=given(args.outcome, "--outcome"), positive=args.positive, level=level,
                                          cells=list(args.stratify or []), threshold=settings["threshold"])
         engine = source.kind
     total = sum(counts.values())
@@ -232,7 +234,7 @@ def _recorded_check(with_p: Any, y: Any, recorded: Any) -> list[str]:
     return [c.sentence() for c in checks]
 
 
-def _print_audit(args: argparse.Namespace, audit: Any, proxy: dict[str, Any], lines: list[str]) -> None:
+def _print_audit(args: CommandOptions, audit: Any, proxy: dict[str, Any], lines: list[str]) -> None:
     from luskin_cli.common import print_json
     from luskin_core.analyses.proxy_audit import format_proxy_audit
 

@@ -13,40 +13,66 @@ document; ``--csv FILE`` writes its table (formula cells neutralised).
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 from typing import Any
 
+from luskin_cli.options import CommandOptions, given
 from luskin_core.errors import LuskinError
+from luskin_core.spec.dataref import DataRef
 
 
-def template_choices(args: argparse.Namespace) -> Any:
+def template_choices(args: CommandOptions) -> Any:
     """The regulator choices from the command line's options."""
     from luskin_core.analyses.regulator_tables import RegulatorChoices
 
     return RegulatorChoices(sex=(args.sex or "").strip() or None, race=(args.race or "").strip() or None,
-                            exclude_small=bool(getattr(args, "exclude_small", False)),
-                            unknown=tuple(getattr(args, "unknown", None) or ()),
-                            groups=bool(getattr(args, "groups", None)))
+                            exclude_small=bool(args.exclude_small),
+                            unknown=tuple(args.unknown or ()),
+                            groups=bool(args.groups),
+                            bonus=(args.bonus or "").strip() or None)
 
 
-def run_template(args: argparse.Namespace) -> int:
-    """Run the chosen template and print it (text or JSON)."""
+def run_template(args: CommandOptions, key: Any = None) -> int:
+    """Run the chosen template and print it (text or JSON); with --evidence, write its evidence (``key`` signs it)."""
+    from luskin_cli import evidence
     from luskin_cli.common import print_json, resolve
     from luskin_core.analyses.regulator_tables import REGULATOR_TABLES
 
-    entry = REGULATOR_TABLES[args.template]
+    entry = REGULATOR_TABLES[given(args.template, "--template")]
+    wanted = bool(args.evidence)
+    if wanted and (entry.name != "ll144" or args.bounds):
+        evidence.refuse(f"--template {entry.name}" if entry.name != "ll144" else "--bounds")
     data: Any = None  # the rows (none from a published table)
-    if getattr(args, "counts", None):
+    choices = template_choices(args)
+    if args.counts:
         if entry.summary is None:
             raise LuskinError(f"--counts reads a published table; --template {entry.name} has none: give --data.")
-        if args.data or args.preset or getattr(args, "sex", None) or getattr(args, "race", None):
+        if args.data or args.preset or args.sex or args.race:
             raise LuskinError("--counts takes the published table in place of the rows: leave out --data, --preset, "
                               "--sex and --race.")
-        output = entry.from_summary(args.counts, template_choices(args))
+        output = entry.from_summary(args.counts, choices)
+        if wanted:
+            from luskin_core.evidence.fingerprint import data_bytes
+            from luskin_core.evidence.kinds import published_counts_part
+            from luskin_core.evidence.make import DataFacts
+
+            raw = Path(args.counts).read_bytes()
+            evidence.write_for(args, key, "ll144_published", {"choices": _choices_part(choices)},
+                               published_counts_part(raw),
+                               DataFacts(str(DataRef.upload(Path(args.counts).name)), "published table", args.counts,
+                                         data_bytes(args.counts)))
     else:
         data, spec = resolve(args, engine=True, one_value_groups=True)[:2]
-        output = entry.build(data, spec, template_choices(args))
+        if wanted:
+            from luskin_core.analyses.regulator_ll144 import ll144_counted, ll144_output
+            from luskin_core.evidence.kinds import ll144_counts_part
+
+            counted = ll144_counted(data, spec, choices)
+            output = ll144_output(counted, spec, choices)
+            evidence.write_for(args, key, "ll144", {"spec": spec.to_dict(), "choices": _choices_part(choices)},
+                               ll144_counts_part(counted), evidence.data_facts(args, data))
+        else:
+            output = entry.build(data, spec, choices)
     bounds = _bounds(args, entry.name, output, data)
     if args.csv:
         from luskin_core.export import safe_frame
@@ -65,10 +91,16 @@ def run_template(args: argparse.Namespace) -> int:
     return 0
 
 
-def _bounds(args: argparse.Namespace, name: str, output: Any, data: Any) -> list[tuple[str, Any, str]]:
+def _choices_part(choices: Any) -> dict[str, Any]:
+    """The LL144 choices as the evidence's specification keeps them."""
+    return {"sex": choices.sex, "race": choices.race, "exclude_small": choices.exclude_small,
+            "unknown": list(choices.unknown)}
+
+
+def _bounds(args: CommandOptions, name: str, output: Any, data: Any) -> list[tuple[str, Any, str]]:
     """With --bounds, each EEOC audit's gaps and impact ratios over its rows of unknown group (the LL144 tables
     carry their own bounds over the unknowns always): (label, bounds, what the unknown rows are)."""
-    if not getattr(args, "bounds", False) or name == "ll144":
+    if not args.bounds or name == "ll144":
         return []
     parts = getattr(output, "parts", None)
     if parts is None or data is None:

@@ -9,15 +9,17 @@ timings go to stderr; with ``--json`` one JSON document on stdout says what was 
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from luskin_cli.options import CommandOptions
 from luskin_core.errors import LuskinError
 from luskin_core.formatting import format_percent, format_points
+from luskin_core.spec.dataref import DataRef
 
 
 def add_parsers(subparsers: Any) -> None:
@@ -44,6 +46,14 @@ def add_parsers(subparsers: Any) -> None:
     from luskin_cli.series import add_series_options
 
     add_series_options(parser)  # --period COLUMN: the "Over time" section
+    sc = parser.add_argument_group("subgroup scan (--scan)")
+    sc.add_argument("--scan", metavar="COLS", default=None,
+                    help="add a subgroup scan of these comma-separated columns (the outcome and positive value of "
+                         "the audit), e.g. --scan sex,race,age")
+    sc.add_argument("--scan-depth", type=int, default=None, metavar="D",
+                    help="how many columns a scanned group combines at most (default 3)")
+    sc.add_argument("--scan-fdr", type=float, default=None, metavar="Q",
+                    help="control the scan's false discovery rate at Q (default: the family-wise error rate at 0.05)")
     out = parser.add_argument_group("report")
     out.add_argument("--html", metavar="PATH", help="write the HTML report here")
     out.add_argument("--pdf", metavar="PATH", help="write the PDF report here")
@@ -69,6 +79,8 @@ def add_parsers(subparsers: Any) -> None:
     add_option_flags(th, "thresholds", only=("lam", "solver"), repeated={"lam": "lams"}, unset=True)
     th.add_argument("--default-threshold", type=float, default=None, metavar="T",
                     help="the single threshold to compare with ('before')")
+    th.add_argument("--spread", action="store_true",
+                    help="also run seeds 0-9 and give the spread of the test-set gaps and accuracy")
 
     eq = parser.add_argument_group("equalized distribution (--equalize)")
     eq.add_argument("--equalize", action="store_true", help="the equalized-distribution sweep (paper section 4)")
@@ -107,166 +119,278 @@ def _say_warnings(warnings: Any) -> None:
         _say(f"  Warning: {sentence}")
 
 
-def run(args: argparse.Namespace) -> int:
-    """Audit, run the chosen corrections, and write the report(s); returns the exit status."""
-    import pandas as pd
+# Options of a correction that only mean something with its flag: (the flag, its options' flags and where they land).
+_TOOL_OPTIONS = (
+    ("--retrain", (("--algorithm", "algorithm"), ("--first", "first"), ("--second", "second"),
+                   ("--direction", "direction"), ("--all-cells", "all_cells"))),
+    ("--thresholds", (("--lambda", "lams"), ("--model", "model"), ("--solver", "solver"),
+                      ("--score-column", "score_column"), ("--default-threshold", "default_threshold"),
+                      ("--spread", "spread"))),
+    ("--equalize", (("--alphas", "alphas"),)),
+)
+# A store_true flag not given is False, not None: it counts as given only when set.
+_FLAGS = frozenset({"all_cells", "spread"})
 
-    from luskin_cli.common import option_or_default, resolve
-    from luskin_cli.parity import _paper_compas
-    from luskin_core.analyses.audit import audit
-    from luskin_core.present.report import DatasetRef, close_chart_renderer, report_content
-    from luskin_core.spec.options import option_default
 
+def _refuse_unasked_options(args: CommandOptions) -> None:
+    """An option of a correction that was not asked for is a mistake, said before any work."""
     if not args.html and not args.pdf:
         raise LuskinError("Say where to write the report: --html report.html, --pdf report.pdf, or both.")
-    for tool, given in (("--retrain", {"--algorithm": args.algorithm, "--first": args.first, "--second": args.second,
-                                       "--direction": args.direction, "--all-cells": args.all_cells or None}),
-                        ("--thresholds", {"--lambda": args.lams, "--model": args.model, "--solver": args.solver,
-                                          "--score-column": args.score_column,
-                                          "--default-threshold": args.default_threshold}),
-                        ("--equalize", {"--alphas": args.alphas})):
-        unused = [name for name, value in given.items() if value is not None]
-        if unused and not getattr(args, tool.lstrip("-")):
+    for tool, flags in _TOOL_OPTIONS:
+        values = {flag: args.value(dest) or None if dest in _FLAGS else args.value(dest) for flag, dest in flags}
+        unused = [flag for flag, value in values.items() if value is not None]
+        if unused and not args.value(tool.lstrip("-")):
             raise LuskinError(f"{', '.join(unused)} {'sets' if len(unused) == 1 else 'set'} an option of {tool}, "
                               f"which was not asked for: add {tool}.")
-    html_path, pdf_path = _target(args.html), _target(args.pdf)
-    alphas = option_or_default(args.alphas, "equalize", "alphas") if args.equalize else ()
-    timings: dict[str, float] = {}
-    clock = time.perf_counter
-    start = clock()
 
-    located, spec, features = resolve(args, engine=True)
-    source = args.data or f"sample:{args.preset}"
-    name = source.split(":", 1)[1] if source.startswith("sample:") else Path(source).name
+
+@dataclass
+class _Run:
+    """What one ``luskin report`` has loaded and timed so far, shared by its steps."""
+
+    args: CommandOptions
+    start: float
+    located: Any = None
+    spec: Any = None
+    features: tuple[str, ...] | None = None
+    frame: Any = None              # rows for the model tools (None: nothing loaded in memory)
+    name: str = ""
+    source: str = ""
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def timed(self, key: str, started: float) -> float:
+        self.timings[key] = time.perf_counter() - started
+        return self.timings[key]
+
+
+def _load(state: _Run) -> tuple[Any, Any, bool]:
+    """The data (a frame, or a Source an engine counts), the report's dataset line, its sample note, in memory."""
+    import pandas as pd
+
+    from luskin_cli.common import resolve
+    from luskin_core.present.report import DatasetRef
+
+    args = state.args
+    state.located, state.spec, state.features = resolve(args, engine=True)
+    state.source = args.data or str(DataRef.sample(str(args.preset)))
+    ref = DataRef.parse(state.source)
+    state.name = ref.name if ref.is_sample else Path(state.source).name
     sample_note = None
-    in_memory = isinstance(located, pd.DataFrame)  # else a Source: an engine counts, the models get a sample
+    in_memory = isinstance(state.located, pd.DataFrame)  # else a Source: an engine counts, the models get a sample
     if in_memory:
-        frame: pd.DataFrame | None = located
-        dataset = DatasetRef.for_frame(name, frame, sample=source.startswith("sample:"))
+        state.frame = state.located
+        dataset = DatasetRef.for_frame(state.name, state.frame, sample=ref.is_sample)
     else:
         # A database, Spark, Parquet or a big CSV: the audit counts inside the engine over every row;
         # the model tools get a seeded stratified sample, and the report says which rows they used.
-        dataset = DatasetRef("upload", located.name)  # the source's own name: never a password
-        frame = None
+        dataset = DatasetRef("upload", state.located.name)  # the source's own name: never a password
         if args.retrain or args.thresholds or args.equalize:
-            frame, spec, features = resolve(args)
-            info = getattr(args, "sample_info", None)
+            state.frame, state.spec, state.features = resolve(args)
+            info = args.sample_info
             sample_note = info.sentence() if info is not None else None
-    timings["load"] = clock() - start
+    state.timed("load", state.start)
+    return dataset, sample_note, in_memory
 
-    t = clock()
-    result = audit(located, spec)
-    timings["audit"] = clock() - t
-    _say(f"Audit: {result.headline()} ({timings['audit']:.1f} s)")
-    regulator = []
-    if args.template:  # a regulator table's section (luskin_core.analyses.regulator_tables)
-        from luskin_cli.regulator import template_choices
-        from luskin_core.analyses.regulator_tables import REGULATOR_TABLES
 
-        regulator.append(REGULATOR_TABLES[args.template].build(located, spec, template_choices(args)))
+def _regulator_tables(state: _Run) -> list[Any]:
+    """A regulator table's section (luskin_core.analyses.regulator_tables), with --template."""
+    if not state.args.template:
+        return []
+    from luskin_cli.regulator import template_choices
+    from luskin_core.analyses.regulator_tables import REGULATOR_TABLES
 
-    series = None
-    if args.period:
-        from luskin_cli.series import series_for
+    table = REGULATOR_TABLES[state.args.template]
+    return [table.build(state.located, state.spec, template_choices(state.args))]
 
-        t = clock()
-        series = series_for(args, located, spec, source)
-        timings["series"] = clock() - t
-        _say(f"Over time: {series.headline()} ({timings['series']:.1f} s)")
 
+def _series(state: _Run) -> Any:
+    """The "Over time" section, with --period."""
+    if not state.args.period:
+        return None
+    from luskin_cli.series import series_for
+
+    t = time.perf_counter()
+    series = series_for(state.args, state.located, state.spec, state.source)
+    _say(f"Over time: {series.headline()} ({state.timed('series', t):.1f} s)")
+    return series
+
+
+def _adjusted(state: _Run) -> Any:
+    """Gaps adjusted by regression, with --controls (None without)."""
     from luskin_cli.adjust import adjust_located
 
-    t = clock()
-    adjusted = adjust_located(args, located, spec)
+    t = time.perf_counter()
+    adjusted = adjust_located(state.args, state.located, state.spec)
     if adjusted is not None:
-        timings["adjusted"] = clock() - t
-        _say(f"Adjusted gaps: {len(adjusted.flagged)} of {len(adjusted.gaps)} flagged ({timings['adjusted']:.1f} s)")
+        seconds = state.timed("adjusted", t)
+        _say(f"Adjusted gaps: {len(adjusted.flagged)} of {len(adjusted.gaps)} flagged ({seconds:.1f} s)")
+    return adjusted
 
-    retrains = []
-    if args.retrain:
-        assert frame is not None  # rows were loaded (or sampled) above for every model tool
-        from luskin_core.corrections.retrain import RetrainOptions, retrain
 
-        first = option_or_default(args.first, "retrain", "first")
-        for algorithm in args.algorithm or [option_default("retrain", "algorithm")]:
-            for second in args.second or [option_default("retrain", "second")]:
-                t = clock()
-                options = RetrainOptions(algorithm=int(algorithm), first=first, second=second,
-                                         direction=option_or_default(args.direction, "retrain", "direction"),
-                                         all_cells=bool(args.all_cells), seed=args.seed, features=features)
-                retrains.append(retrain(frame, spec, options))
-                timings[f"retrain {len(retrains)}"] = clock() - t
-                _say(f"Retraining, Algorithm {algorithm}, A1 {first} then C2 {second}: AUC "
-                     f"{retrains[-1].auc_first:.3f} -> {retrains[-1].auc_second:.3f} ({clock() - t:.1f} s)")
-                _say_warnings(retrains[-1].warnings)
+def _scans(state: _Run) -> list[Any]:
+    """The subgroup scan, with --scan (its depth and error rate from --scan-depth and --scan-fdr)."""
+    args = state.args
+    if args.scan is None and args.scan_depth is None and args.scan_fdr is None:
+        return []
+    if not args.scan:
+        raise LuskinError("--scan-depth and --scan-fdr set options of the subgroup scan: add --scan COLS.")
+    from luskin_core.present.report_parts import analysis
+    from luskin_core.spec.options import ScanOptions, option_default
 
-    reports = []
-    if args.thresholds:
-        assert frame is not None  # rows were loaded (or sampled) above for every model tool
-        from luskin_core.corrections.thresholds import tune_thresholds
+    t = time.perf_counter()
+    fdr = args.scan_fdr
+    options = ScanOptions(columns=tuple(c.strip() for c in args.scan.split(",") if c.strip()),
+                          depth=args.scan_depth or 0, level=option_default("scan", "level") if fdr is None else fdr,
+                          error="fwer" if fdr is None else "fdr")
+    found = analysis("scan").runner()(state.located, state.spec, options, source=state.name)
+    _say(f"Subgroup scan: {found.headline()} ({state.timed('scan', t):.1f} s)")
+    return [found]
 
-        model = None if args.score_column else option_or_default(args.model, "thresholds", "model")
-        for lam in args.lams or [option_default("thresholds", "lam")]:
-            t = clock()
-            pipeline = None
-            if model is not None and _paper_compas(args, features):
-                from luskin_core.corrections.models import compas_paper_pipeline
 
-                pipeline = compas_paper_pipeline(model, random_state=args.seed)
-            reports.append(tune_thresholds(frame, spec, model=model, score_column=args.score_column,
-                                           features=features, lam=lam, seed=args.seed,
-                                           solver=option_or_default(args.solver, "thresholds", "solver"),
-                                           pipeline=pipeline, default_threshold=args.default_threshold))
-            timings[f"thresholds {len(reports)}"] = clock() - t
-            after = reports[-1].after
-            _say(f"Thresholds, lambda {lam:g}: accuracy {format_percent(after.accuracy)}, TPR gap "
-                 f"{format_points(after.tpr_gap)} points, FPR gap {format_points(after.fpr_gap)} points "
-                 f"({clock() - t:.1f} s)")
-            _say_warnings(reports[-1].warnings)
+def _retrains(state: _Run) -> list[Any]:
+    """Relabel and retrain, with --retrain: every algorithm and second model asked for."""
+    args = state.args
+    if not args.retrain:
+        return []
+    assert state.frame is not None  # rows were loaded (or sampled) above for every model tool
+    from luskin_cli.common import option_or_default
+    from luskin_core.corrections.retrain import RetrainOptions, retrain
+    from luskin_core.spec.options import option_default
 
-    sweep = None
-    if args.equalize:
-        assert frame is not None  # rows were loaded (or sampled) above for every model tool
-        from luskin_core.corrections.equalize import equalize_frame
+    retrains: list[Any] = []
+    first = option_or_default(args.first, "retrain", "first")
+    algorithms = args.algorithm if isinstance(args.algorithm, list) else [option_default("retrain", "algorithm")]
+    for algorithm in algorithms:
+        for second in args.second or [option_default("retrain", "second")]:
+            t = time.perf_counter()
+            options = RetrainOptions(algorithm=int(algorithm), first=first, second=second,
+                                     direction=option_or_default(args.direction, "retrain", "direction"),
+                                     all_cells=bool(args.all_cells), seed=args.seed, features=state.features)
+            retrains.append(retrain(state.frame, state.spec, options))
+            state.timed(f"retrain {len(retrains)}", t)
+            _say(f"Retraining, Algorithm {algorithm}, A1 {first} then C2 {second}: AUC "
+                 f"{retrains[-1].auc_first:.3f} -> {retrains[-1].auc_second:.3f} ({time.perf_counter() - t:.1f} s)")
+            _say_warnings(retrains[-1].warnings)
+    return retrains
 
-        t = clock()
-        preprocess = None
-        if _paper_compas(args, features):
+
+def _threshold_reports(state: _Run) -> list[Any]:
+    """Per-group thresholds, with --thresholds: one report per lambda (and the seeds' spread with --spread)."""
+    args = state.args
+    if not args.thresholds:
+        return []
+    assert state.frame is not None  # rows were loaded (or sampled) above for every model tool
+    from luskin_cli.common import option_or_default
+    from luskin_cli.parity import paper_compas
+    from luskin_core.corrections.thresholds import tune_thresholds
+    from luskin_core.spec.options import option_default
+
+    reports: list[Any] = []
+    frame, spec, features = state.frame, state.spec, state.features
+    model = None if args.score_column else option_or_default(args.model, "thresholds", "model")
+    for lam in args.lams or [option_default("thresholds", "lam")]:
+        t = time.perf_counter()
+        pipeline = None
+        if model is not None and paper_compas(args, features):
             from luskin_core.corrections.models import compas_paper_pipeline
 
-            preprocess = compas_paper_pipeline("LR", random_state=args.seed)[:-1]
-        sweep = equalize_frame(frame, spec, alphas=alphas, features=features, preprocess=preprocess, seed=args.seed,
-                               progress=lambda fraction, message: _say(f"  {message}"))
-        timings["equalize"] = clock() - t
-        _say(f"Equalized distribution: {len(sweep.points)} alphas ({timings['equalize']:.1f} s)")
-        _say_warnings(sweep.warnings)
+            pipeline = compas_paper_pipeline(model, random_state=args.seed)
+        tuning: dict[str, Any] = {"model": model, "score_column": args.score_column, "features": features,
+                                  "lam": lam, "seed": args.seed,
+                                  "solver": option_or_default(args.solver, "thresholds", "solver"),
+                                  "default_threshold": args.default_threshold}
+        reports.append(tune_thresholds(frame, spec, pipeline=pipeline, **tuning))
+        if args.spread:
+            from luskin_cli.parity import with_spread
 
-    t = clock()
-    content = report_content(result, frame=frame if in_memory else None, dataset=dataset,
-                             retrain=retrains or None, thresholds=reports or None, equalized=sweep,
-                             equalized_alpha=args.alpha_shown if sweep is not None else None, title=args.title,
-                             sample_note=sample_note, adjusted=adjusted, regulator=regulator, series=series)
-    timings["report content"] = clock() - t
+            reports[-1] = with_spread(reports[-1], frame, spec, args, model, features, tuning)
+        state.timed(f"thresholds {len(reports)}", t)
+        after = reports[-1].after
+        _say(f"Thresholds, lambda {lam:g}: accuracy {format_percent(after.accuracy)}, TPR gap "
+             f"{format_points(after.tpr_gap)} points, FPR gap {format_points(after.fpr_gap)} points "
+             f"({time.perf_counter() - t:.1f} s)")
+        _say_warnings(reports[-1].warnings)
+    return reports
+
+
+def _sweep(state: _Run, alphas: Any) -> Any:
+    """The equalized-distribution sweep, with --equalize (None without)."""
+    args = state.args
+    if not args.equalize:
+        return None
+    assert state.frame is not None  # rows were loaded (or sampled) above for every model tool
+    from luskin_cli.parity import paper_compas
+    from luskin_core.corrections.equalize import equalize_frame
+
+    t = time.perf_counter()
+    preprocess = None
+    if paper_compas(args, state.features):
+        from luskin_core.corrections.models import compas_paper_pipeline
+
+        preprocess = compas_paper_pipeline("LR", random_state=args.seed)[:-1]
+    sweep = equalize_frame(state.frame, state.spec, alphas=alphas, features=state.features, preprocess=preprocess,
+                           seed=args.seed, progress=lambda fraction, message: _say(f"  {message}"))
+    _say(f"Equalized distribution: {len(sweep.points)} alphas ({state.timed('equalize', t):.1f} s)")
+    _say_warnings(sweep.warnings)
+    return sweep
+
+
+def _write_reports(state: _Run, content: Any, html_path: Path | None, pdf_path: Path | None) -> dict[str, str]:
+    """The HTML and the PDF written where asked; what was written where."""
+    from luskin_core.present.report import close_chart_renderer
+
     written: dict[str, str] = {}
     if html_path is not None:
-        t = clock()
+        t = time.perf_counter()
         _write(html_path, content.html().encode("utf-8"))
-        timings["html"] = clock() - t
+        seconds = state.timed("html", t)
         written["html"] = str(html_path)
-        _say(f"Wrote {html_path} ({html_path.stat().st_size / 1e6:.1f} MB, {timings['html']:.1f} s)")
+        _say(f"Wrote {html_path} ({html_path.stat().st_size / 1e6:.1f} MB, {seconds:.1f} s)")
     if pdf_path is not None:
-        t = clock()
+        t = time.perf_counter()
         try:
-            data = content.pdf(browser_path=args.browser)
+            data = content.pdf(browser_path=state.args.browser)
         finally:
             close_chart_renderer()
         _write(pdf_path, data)
-        timings["pdf"] = clock() - t
+        seconds = state.timed("pdf", t)
         written["pdf"] = str(pdf_path)
-        _say(f"Wrote {pdf_path} ({pdf_path.stat().st_size / 1e6:.1f} MB, {timings['pdf']:.1f} s)")
-    timings["total"] = clock() - start
+        _say(f"Wrote {pdf_path} ({pdf_path.stat().st_size / 1e6:.1f} MB, {seconds:.1f} s)")
+    return written
+
+
+def run(args: CommandOptions) -> int:
+    """Audit, run the chosen corrections, and write the report(s); returns the exit status."""
+    from luskin_cli.common import option_or_default
+    from luskin_core.analyses.audit import audit
+    from luskin_core.present.report import report_content
+
+    _refuse_unasked_options(args)
+    html_path, pdf_path = _target(args.html), _target(args.pdf)
+    alphas = option_or_default(args.alphas, "equalize", "alphas") if args.equalize else ()
+    state = _Run(args, time.perf_counter())
+    dataset, sample_note, in_memory = _load(state)
+
+    t = time.perf_counter()
+    result = audit(state.located, state.spec)
+    _say(f"Audit: {result.headline()} ({state.timed('audit', t):.1f} s)")
+    regulator = _regulator_tables(state)
+    series = _series(state)
+    adjusted = _adjusted(state)
+    scans = _scans(state)
+    retrains = _retrains(state)
+    reports = _threshold_reports(state)
+    sweep = _sweep(state, alphas)
+
+    t = time.perf_counter()
+    shown = sweep.shown_at(args.alpha_shown) if sweep is not None else None   # its histograms at --alpha-shown
+    content = report_content([result, adjusted, *regulator, series, *scans, *retrains, *reports, shown],
+                             frame=state.frame if in_memory else None, dataset=dataset, title=args.title,
+                             sample_note=sample_note)
+    state.timed("report content", t)
+    written = _write_reports(state, content, html_path, pdf_path)
+    state.timed("total", state.start)
     if args.json:
         print(json.dumps({"written": written, "headline": result.headline(),
-                          "seconds": {k: round(v, 3) for k, v in timings.items()}}, indent=2))
+                          "seconds": {k: round(v, 3) for k, v in state.timings.items()}}, indent=2))
     return 0
-

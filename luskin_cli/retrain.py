@@ -7,9 +7,9 @@ gaps with p-values, AUCs) or, with ``--json``, one JSON document.
 
 from __future__ import annotations
 
-import argparse
 from typing import TYPE_CHECKING, Any
 
+from luskin_cli.options import CommandOptions
 from luskin_core.formatting import format_number, format_p
 
 if TYPE_CHECKING:  # imported when the subcommand runs, so that `luskin --help` starts fast
@@ -36,7 +36,7 @@ def add_parsers(subparsers: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: CommandOptions) -> int:
     """Run the experiment and print the report; returns the exit status."""
     from luskin_cli.common import format_warnings, option_values, print_json, resolve
     from luskin_core.corrections.retrain import RetrainOptions, retrain, save_model
@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     frame, spec, features = resolve(args)
     options = RetrainOptions(
         **option_values(args, "retrain"), features=features,
-        exclude=tuple(getattr(args, "exclude_columns", ()) or ()) if features is None else (),
+        exclude=(),   # --exclude is read by resolve: the features it returns leave those columns out
     )
     result = retrain(frame, spec, options)
     written: dict[str, str] = {}

@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from luskin_cli.common import add_option_flags
+from luskin_cli.options import CommandOptions, given
 from luskin_core.errors import LuskinError
 
 
@@ -21,8 +23,7 @@ def add_series_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--period", metavar="COLUMN",
                        help="a date column: audit every month (or --every quarter|year) apart, with a trend test "
                             "and alerts when a gap changes beyond chance")
-    group.add_argument("--every", choices=["month", "quarter", "year"], default="month",
-                       help="the length of a period (default month)")
+    add_option_flags(group, "series", only=("every",))   # declared in luskin_core/spec/options.py
     group.add_argument("--period-format", metavar="FORMAT",
                        help="how the dates are written, e.g. %%m%%d%%Y for 01312014 (default: recognised)")
     group.add_argument("--keep-flagged-periods", action="store_true",
@@ -30,13 +31,15 @@ def add_series_options(parser: argparse.ArgumentParser) -> None:
                             "or with fewer than a third of the rows of the median period (set aside by default)")
 
 
-def series_for(args: argparse.Namespace, data: Any, spec: Any, source: str | None) -> Any:
+def series_for(args: CommandOptions, data: Any, spec: Any, source: str | None) -> Any:
     """The series the options ask for; a date format Luskin could not recognise names the option that gives it."""
-    from luskin_core.analyses.series import audit_series
+    from luskin_core.present.report_parts import analysis
+    from luskin_core.spec.options import SeriesOptions
 
+    options = SeriesOptions(period=given(args.period, "--period"), every=args.every, period_format=args.period_format,
+                            keep_flagged=bool(args.keep_flagged_periods))
     try:
-        return audit_series(data, spec, args.period, args.every, args.period_format, source=source,
-                            keep_flagged=bool(getattr(args, "keep_flagged_periods", False)))
+        return analysis("series").runner()(data, spec, options, source=source)
     except LuskinError as err:
         said = str(err)
         if "give their date format in strptime codes" in said:
@@ -45,7 +48,7 @@ def series_for(args: argparse.Namespace, data: Any, spec: Any, source: str | Non
         raise
 
 
-def run_series(args: argparse.Namespace, data: Any, spec: Any, source: str | None) -> int:
+def run_series(args: CommandOptions, data: Any, spec: Any, source: str | None) -> int:
     """Audit per period and print the series (text or JSON)."""
     from luskin_cli.common import print_json
     from luskin_core.formatting import format_table
@@ -53,7 +56,7 @@ def run_series(args: argparse.Namespace, data: Any, spec: Any, source: str | Non
 
     result = series_for(args, data, spec, source)
     bounds = None
-    if getattr(args, "bounds", False):  # per period, over the rows of unknown group (unknown_bounds.series_bounds)
+    if args.bounds:  # per period, over the rows of unknown group (unknown_bounds.series_bounds)
         from luskin_core.analyses.unknown_bounds import series_bounds
 
         bounds = series_bounds(data, result)

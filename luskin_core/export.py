@@ -36,6 +36,31 @@ def safe_frame(frame: pd.DataFrame, cell: Callable[[object], object] = neutralis
     return out
 
 
+HEADING_WORDS = {"n": "Number", "p": "p-value", "ci_low": "95% interval, low", "ci_high": "95% interval, high"}
+
+
+def plain_heading(name: str) -> str:
+    """A machine heading in words for a reader's download: 'impact_ratio_low' -> 'Impact ratio low'."""
+    if name in HEADING_WORDS:
+        return HEADING_WORDS[name]
+    if not name.replace("_", "").isalnum() or name != name.lower():
+        return name   # already words (or a user's column name): kept as it is
+    words = name.replace("_", " ").strip()
+    return words[:1].upper() + words[1:]
+
+
+def plain_headings(frame: pd.DataFrame, values: dict[str, dict[str, str]] | None = None) -> pd.DataFrame:
+    """The frame a dashboard user downloads: headings in words, and the coded values of the named columns
+    (``values``: column -> code -> words, e.g. LL144's status 'could_fail') in words; other cells (a user's
+    categories among them) untouched. The command line keeps the machine names for scripts."""
+    out = frame.copy()
+    for column, words in (values or {}).items():
+        if column in out.columns:
+            out[column] = out[column].map(lambda v, w=words: w.get(v, v) if isinstance(v, str) else v)
+    out.columns = [plain_heading(str(c)) for c in out.columns]
+    return out
+
+
 def csv_bytes(frame: pd.DataFrame) -> bytes:
     """The frame as UTF-8 CSV bytes without the index, formula cells neutralised."""
     return safe_frame(frame).to_csv(index=False, lineterminator="\r\n").encode("utf-8")
@@ -46,4 +71,5 @@ def write_csv(frame: pd.DataFrame, path: object) -> None:
     safe_frame(frame).to_csv(path, index=False, lineterminator="\r\n")  # type: ignore[call-overload]
 
 
-__all__ = ["FORMULA_STARTS", "csv_bytes", "neutralise_cell", "safe_frame", "write_csv"]
+__all__ = ["FORMULA_STARTS", "HEADING_WORDS", "csv_bytes", "neutralise_cell", "plain_heading", "plain_headings", "safe_frame",
+           "write_csv"]

@@ -14,7 +14,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["below_majority", "count_of", "format_memory", "format_number", "format_p", "format_percent", "format_percent_pair", "format_points",
+__all__ = ["amount_digits", "below_majority", "count_of", "format_amount", "format_memory", "format_number", "format_p", "format_percent", "format_percent_pair", "format_points",
            "format_table", "points"]
 
 
@@ -86,6 +86,28 @@ def format_number(x: float | None, digits: int = 3) -> str:
     """A number with fixed decimals, or "n/a" when there is none (None, NaN, infinite)."""
     number = _finite(x)
     return "n/a" if number is None else f"{number:.{digits}f}"
+
+
+def amount_digits(values: Sequence[float | None]) -> int:
+    """The decimals an amount's table is written with: none once the typical amount is 1,000 or more (a salary),
+    two below (an hourly wage, a price), so every number of one table has the same decimals."""
+    finite = sorted(abs(v) for v in (_finite(x) for x in values) if v is not None)
+    if not finite:
+        return 2
+    return 0 if finite[len(finite) // 2] >= 1000 else 2
+
+
+def format_amount(x: float | None, digits: int = 2, *, signed: bool = False) -> str:
+    """An amount in its own units with thousands separators, never in scientific notation: 101,000 or 7.10
+    ("+2.51" signed; a gap of zero is "0.00", never "-0.00"); "n/a" without one."""
+    number = _finite(x)
+    if number is None:
+        return "n/a"
+    value = round(number, digits) + 0.0
+    text = f"{value:,.{digits}f}"
+    if signed and value > 0:
+        return "+" + text
+    return text
 
 
 def format_points(difference: float | None, digits: int = 1, *, signed: bool = False) -> str:

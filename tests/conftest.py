@@ -66,6 +66,13 @@ SLOWEST = 30
 # developer's ~/.local/state/luskin; the apps the tests serve inherit it (luskin_app/keep.py).
 if not os.environ.get("LUSKIN_STATE_DIR"):
     os.environ["LUSKIN_STATE_DIR"] = tempfile.mkdtemp(prefix="luskin-test-state-")
+# The record's key lives outside the state folder (luskin_app/record.py): one of this test run too, never the
+# developer's ~/.config/luskin/record.key.
+if not os.environ.get("LUSKIN_RECORD_KEY_FILE"):
+    _key = Path(tempfile.mkdtemp(prefix="luskin-test-record-key-")) / "record.key"
+    _key.write_bytes(os.urandom(32))
+    _key.chmod(0o600)
+    os.environ["LUSKIN_RECORD_KEY_FILE"] = str(_key)
 
 
 @pytest.fixture(scope="session")

@@ -101,6 +101,17 @@ def provider(users: Mapping[str, Mapping[str, Any]], redirect_uri: str | Sequenc
         out.close()
 
 
+def change_users(log: Path, users: Mapping[str, Mapping[str, Any]]) -> None:
+    """Change the provider's users while it runs (the provider started with ``log`` reads them at each look-up):
+    a group removed, an administrator demoted."""
+    config = log.with_suffix(".json")
+    settings = json.loads(config.read_text())
+    settings["users"] = dict(users)
+    temp = config.with_suffix(".tmp")
+    temp.write_text(json.dumps(settings))
+    temp.replace(config)
+
+
 def secrets_toml(app_url: str, issuer: str, *, secret: str = CLIENT_SECRET, roles: str | None = None) -> str:
     """The secrets file an operator writes for this provider (DESIGN.md's settings seen working)."""
     roles = roles if roles is not None else (

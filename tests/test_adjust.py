@@ -16,6 +16,12 @@ from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.stats.comparisons import BEYOND, CHANCE, TOO_FEW, WITHIN
 
 ADULT_CONTROLS = ["age", "education-num", "hours-per-week", "occupation", "marital-status"]
+NUMBERS = ("age", "fnlwgt", "hours-per-week")   # many values: straight lines; education-num's 16 codes are categories
+
+
+def parts(controls: list[str]) -> tuple[list[str], list[str]]:
+    """The controls a textbook fits as numbers, and those it fits as categories (as the audit reads them)."""
+    return [c for c in controls if c in NUMBERS], [c for c in controls if c not in NUMBERS]
 
 
 def design(frame: pd.DataFrame, group: str, groups: list[str], numeric: list[str], categorical: list[str]):
@@ -49,7 +55,7 @@ def test_two_groups_match_statsmodels_logit_and_get_margeff(adult_rows):
     spec = AuditSpec(outcome="income", positive=">50K", group_by=("sex",))
     result = adjust(adult_rows, spec, ADULT_CONTROLS)
     assert result.model == "logistic" and result.reference == "Male"
-    X = design(adult_rows, "sex", ["Male", "Female"], ADULT_CONTROLS[:3], ADULT_CONTROLS[3:])
+    X = design(adult_rows, "sex", ["Male", "Female"], *parts(ADULT_CONTROLS))
     y = (adult_rows["income"] == ">50K").astype(float)
     fitted = sm.Logit(y, X).fit(method="newton", tol=1e-12, maxiter=100, disp=False)
     mine = by_name(result)
@@ -97,7 +103,7 @@ def test_many_groups_match_statsmodels_discrete_change(adult_rows):
     spec = AuditSpec(outcome="income", positive=">50K", group_by=("race",), reference="White")
     result = adjust(adult_rows, spec, ADULT_CONTROLS)
     groups = ["White"] + [g.group for g in result.gaps]
-    X = design(adult_rows, "race", groups, ADULT_CONTROLS[:3], ADULT_CONTROLS[3:])
+    X = design(adult_rows, "race", groups, *parts(ADULT_CONTROLS))
     y = (adult_rows["income"] == ">50K").astype(float)
     fitted = sm.Logit(y, X).fit(method="newton", tol=1e-12, maxiter=100, disp=False)
     ame, cov = reference_ames(fitted, X, groups)
@@ -117,7 +123,7 @@ def test_cluster_robust_matches_statsmodels(adult_rows):
     spec = AuditSpec(outcome="income", positive=">50K", group_by=("sex",))
     controls = ["age", "education-num", "hours-per-week", "marital-status"]
     result = adjust(adult_rows, spec, controls, cluster="occupation")
-    X = design(adult_rows, "sex", ["Male", "Female"], controls[:3], controls[3:])
+    X = design(adult_rows, "sex", ["Male", "Female"], *parts(controls))
     y = (adult_rows["income"] == ">50K").astype(float)
     clusters = pd.factorize(adult_rows["occupation"].astype(str))[0]
     fitted = sm.Logit(y, X).fit(method="newton", tol=1e-12, maxiter=100, disp=False, cov_type="cluster",
@@ -137,7 +143,7 @@ def test_linear_outcome_matches_ols_and_cluster(adult_rows):
     controls = ["age", "education-num", "occupation"]
     result = adjust(adult_rows, spec, controls)
     assert result.model == "linear"
-    X = design(adult_rows, "sex", ["Male", "Female"], controls[:2], controls[2:])
+    X = design(adult_rows, "sex", ["Male", "Female"], *parts(controls))
     y = adult_rows["hours-per-week"].astype(float)
     fitted = sm.OLS(y, X).fit()
     mine = by_name(result)
@@ -231,7 +237,7 @@ def test_oaxaca_blinder_matches_textbook(adult_rows):
     controls = ["age", "education-num", "occupation"]
     result = adjust(adult_rows, spec, controls)
     gap = result.gaps[0]
-    X = design(adult_rows, "sex", ["Male", "Female"], controls[:2], controls[2:])
+    X = design(adult_rows, "sex", ["Male", "Female"], *parts(controls))
     y = adult_rows["hours-per-week"].astype(float).to_numpy()
     beta, *_ = np.linalg.lstsq(X.to_numpy(), y, rcond=None)
     beta = pd.Series(beta, index=X.columns)
@@ -254,7 +260,7 @@ def test_yun_decomposition_matches_textbook(adult_rows):
     spec = AuditSpec(outcome="income", positive=">50K", group_by=("sex",))
     result = adjust(adult_rows, spec, ADULT_CONTROLS)
     gap = result.gaps[0]
-    X = design(adult_rows, "sex", ["Male", "Female"], ADULT_CONTROLS[:3], ADULT_CONTROLS[3:])
+    X = design(adult_rows, "sex", ["Male", "Female"], *parts(ADULT_CONTROLS))
     y = (adult_rows["income"] == ">50K").astype(float).to_numpy()
     b = sm.Logit(y, X).fit(method="newton", tol=1e-12, disp=False).params
     female = (adult_rows["sex"] == "Female").to_numpy()
@@ -488,7 +494,7 @@ def test_engine_sums_match_statsmodels_logit(adult):
     result = adjust(Source.from_frame(adult), spec, controls, max_cells=1_000)
     assert "not from a sample" in result.rows_note
     rows = adult.assign(occupation=adult["occupation"].astype("string").fillna("Unknown"))
-    X = design(rows, "sex", ["Male", "Female"], controls[:3], controls[3:])
+    X = design(rows, "sex", ["Male", "Female"], *parts(controls))
     y = (rows["income"] == ">50K").astype(float)
     fitted = sm.Logit(y, X).fit(method="newton", tol=1e-12, maxiter=100, disp=False)
     mine = by_name(result)
@@ -537,7 +543,7 @@ def test_curves_match_statsmodels_on_the_natural_spline_space(adult_rows):
     controls = ["education-num", "occupation"]
     curves = {"age": 4, "hours-per-week": 5}
     result = adjust(adult_rows, spec, controls, splines=curves)
-    X = design(adult_rows, "sex", ["Male", "Female"], ["education-num", "age", "hours-per-week"], ["occupation"])
+    X = design(adult_rows, "sex", ["Male", "Female"], ["age", "hours-per-week"], ["education-num", "occupation"])
     for name, count in curves.items():
         x = adult_rows[name].to_numpy(dtype=float)
         knots = spline_knots(name, list(np.quantile(x, spline_probs(count))))

@@ -17,6 +17,7 @@ from streamlit.testing.v1 import AppTest
 from test_app import APP, all_text
 
 from luskin_app import keep, sources
+from luskin_app.ui import unescape
 from luskin_core.analyses.audit import audit
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
@@ -28,8 +29,9 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture
 def state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
     """A fresh state folder and no settings file: the environment as the server reads it."""
-    environ = {"LUSKIN_STATE_DIR": str(tmp_path / "state"), "LUSKIN_SOURCES": ""}
+    environ = {"LUSKIN_STATE_DIR": str(tmp_path / "state"), "LUSKIN_SOURCES": "", "LUSKIN_SOURCE_FOLDERS": str(tmp_path)}
     monkeypatch.setenv("LUSKIN_STATE_DIR", environ["LUSKIN_STATE_DIR"])
+    monkeypatch.setenv("LUSKIN_SOURCE_FOLDERS", environ["LUSKIN_SOURCE_FOLDERS"])
     monkeypatch.delenv("LUSKIN_SOURCES", raising=False)
     monkeypatch.chdir(tmp_path)   # no .streamlit/luskin_sources.toml here
     monkeypatch.setattr(sources, "USER_FILE", tmp_path / "no-user-file.toml")
@@ -80,9 +82,11 @@ def test_an_added_source_is_kept_by_the_server_listed_and_removed(state: dict[st
     ({"name": "A", "location": "postgresql://me@db.agency.gov/hr", "password_file": "pw.txt"},
      "password file's full path"),
     ({"name": "A", "location": "/x.csv", "password_env": "PW"}, "takes no password"),
-    ({"name": "A", "location": "/x.csv", "groups": "hr"}, None),   # one group as a text is accepted
+    ({"name": "A", "location": "{tmp}/x.csv", "groups": "hr"}, None),   # one group as a text is accepted
 ])
-def test_a_source_that_cannot_be_used_is_refused_in_words(state: dict[str, str], entry: dict, said: str | None) -> None:
+def test_a_source_that_cannot_be_used_is_refused_in_words(state: dict[str, str], entry: dict, said: str | None,
+                                                          tmp_path: Path) -> None:
+    entry = {k: v.replace("{tmp}", str(tmp_path)) if isinstance(v, str) else v for k, v in entry.items()}
     if said is None:
         assert sources.add_source(entry, environ=state).groups == ("hr",)
         return
@@ -191,3 +195,89 @@ def test_a_settings_file_cannot_carry_a_sealed_password(state: dict[str, str], t
     found = sources.load_settings(path, environ=state)
     assert found.sources == () and "does not know: password_sealed" in found.problems[0]
     assert "password_sealed" not in found.problems[0].split("(known:")[1]
+
+
+SECRETS = """[auth]
+cookie_secret = "the-cookie-secret-of-this-server"
+client_secret = "the-client-secret-of-this-server"
+"""
+
+
+@pytest.mark.parametrize("where", ["secrets", "keep key", "state folder", "record", "link to secrets",
+                                   "folder above the state", "password file", "outside", "spark path"])
+def test_an_administrator_cannot_name_the_servers_own_files(state: dict[str, str], tmp_path: Path,
+                                                            where: str) -> None:
+    """Issue 47: Administration -> Add a source took any absolute path, so an administrator could read the secrets
+    file (cookie_secret, client_secret) on the Data page, and then sign in as anyone. The places a page-added
+    source reads must be inside the operator's folders and never the server's own files, whatever links lead there."""
+    secrets_file = tmp_path / "etc" / "secrets.toml"
+    secrets_file.parent.mkdir()
+    secrets_file.write_text(SECRETS)
+    keep.store("x.csv", b"a,b\n1,2\n", "someone")   # the server's key file and an upload exist in the state folder
+    (tmp_path / "link.csv").symlink_to(secrets_file)
+    elsewhere = tmp_path.parent / f"{tmp_path.name}-elsewhere.csv"
+    elsewhere.write_text("a,b\n1,2\n")
+    entry = {"secrets": {"location": str(secrets_file)},
+             "keep key": {"location": str(tmp_path / "state" / "keep.key")},
+             "state folder": {"location": str(tmp_path / "state")},
+             "record": {"location": str(tmp_path / "state" / "record" / "record.jsonl")},
+             "link to secrets": {"location": str(tmp_path / "link.csv")},
+             "folder above the state": {"location": str(tmp_path)},
+             "password file": {"location": "postgresql://ana@db.agency.gov/hr", "table": "t",
+                               "password_file": str(secrets_file)},
+             "outside": {"location": str(elsewhere)},
+             "spark path": {"location": f"spark:{secrets_file}"}}[where]
+    said = "outside the folders" if where == "outside" else "holds the server's own files"
+    with pytest.raises(LuskinError, match=said):
+        sources.add_source({"name": "Leak", **entry}, environ={**state, "LUSKIN_SECRETS": str(secrets_file)})
+    assert sources.load_settings(environ=state).sources == ()
+
+
+def test_without_allowed_folders_only_databases_are_added(state: dict[str, str], hires: Path) -> None:
+    closed = {**state, "LUSKIN_SOURCE_FOLDERS": ""}
+    with pytest.raises(LuskinError, match="none is named"):
+        sources.add_source({"name": "Hires", "location": str(hires)}, environ=closed)
+    with pytest.raises(LuskinError, match="starts with LUSKIN_SOURCE_PASSWORD_"):
+        sources.add_source({"name": "DB", "location": "postgresql://ana@db.agency.gov/hr", "table": "t",
+                            "password_env": "HOME"}, environ=closed)
+    added = sources.add_source({"name": "DB", "location": "postgresql://ana@db.agency.gov/hr", "table": "t",
+                                "password_env": "LUSKIN_SOURCE_PASSWORD_HR"}, environ=closed)
+    assert added.password_env == "LUSKIN_SOURCE_PASSWORD_HR"
+
+
+def test_a_link_swapped_after_the_source_was_added_opens_nothing(state: dict[str, str], hires: Path,
+                                                                  tmp_path: Path) -> None:
+    link = tmp_path / "current.csv"
+    link.symlink_to(hires)
+    sources.add_source({"name": "Current", "location": str(link)}, environ=state)
+    assert sources.open_setting(sources.load_settings(environ=state).get("Current"), environ=state).n_rows() == 100
+    secrets_file = tmp_path / "secrets.toml"
+    secrets_file.write_text(SECRETS)
+    link.unlink()
+    link.symlink_to(secrets_file)
+    with pytest.raises(LuskinError, match="reads a place this server does not allow") as refused:
+        sources.open_setting(sources.load_settings(environ=state).get("Current"),
+                             environ={**state, "LUSKIN_SECRETS": str(secrets_file)})
+    assert "cookie" not in str(refused.value) and str(secrets_file) not in str(refused.value)
+
+
+def test_the_page_refuses_the_servers_key_and_a_one_column_source_is_said_plainly(state: dict[str, str],
+                                                                                    tmp_path: Path) -> None:
+    keep.store("x.csv", b"a,b\n1,2\n", "someone")
+    page = AppTest.from_file(str(ROOT / "app_pages" / "admin.py"), default_timeout=TIMEOUT).run()
+    page.text_input(key="admin_source_name").input("Key")
+    page.text_input(key="admin_source_location").input(str(tmp_path / "state" / "keep.key"))
+    page.button(key="admin_source_add").click().run()
+    assert not page.exception, page.exception
+    assert any("holds the server's own files" in unescape(e.value) for e in page.error)
+    assert sources.load_settings(environ=state).sources == ()
+    # A source of one column (a file of lines: how the secrets file read back) opened on the Data page: a plain
+    # sentence, not the internal-error box of columns[0] on an empty list.
+    lines = tmp_path / "lines.csv"
+    lines.write_text("only\n" + "".join(f"line {i}\n" for i in range(40)))
+    sources.add_source({"name": "Lines", "location": str(lines)}, environ=state)
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    at.button(key="source_open").click().run()
+    assert not at.exception, at.exception
+    assert any("single column" in unescape(e.value) for e in at.error)
+    assert at.session_state["dataset"].source.startswith("sample:")   # the data loaded before stays

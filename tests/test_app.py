@@ -98,7 +98,7 @@ def sidebar_text(at: AppTest) -> str:
 
 def all_text(at: AppTest) -> str:
     parts = []
-    for kind in ("error", "warning", "info", "success", "markdown", "caption", "title", "subheader"):
+    for kind in ("error", "warning", "info", "success", "markdown", "caption", "title", "subheader", "header"):
         parts += messages(at, kind)
     return "\n".join(parts)
 
@@ -136,6 +136,8 @@ def upload(at: AppTest, data: bytes, name: str = "small.csv", confirm: bool = Tr
     """Upload a file on the Data page; by default also confirm Luskin's first guesses for it."""
     at.file_uploader(key="upload_csv").set_value((name, data, "text/csv")).run()
     assert not at.exception, at.exception
+    if confirm and [r for r in at.radio if r.key == "outcome_is"] and at.radio(key="outcome_is").value is None:
+        at.radio(key="outcome_is").set_value("favourable").run()   # the page asks when the names do not say
     if confirm and [b for b in at.button if b.key == "data_confirm"]:
         at.button(key="data_confirm").click().run()
         assert not at.exception, at.exception
@@ -148,7 +150,7 @@ def upload(at: AppTest, data: bytes, name: str = "small.csv", confirm: bool = Tr
 def test_opens_on_adult_with_the_papers_settings():
     at = open_app()
     assert at.selectbox(key="outcome").value == "income"
-    assert at.selectbox(key="positive").value == ">50K"
+    assert at.multiselect(key="positive").value == [">50K"]
     assert at.selectbox(key="protected_column").value == "race"
     assert at.multiselect(key="protected_values").value == ["White"]
     assert metric(at, "Rows") == "48,842" and metric(at, "Columns") == "15"
@@ -164,7 +166,7 @@ def test_sample_button_switches_to_compas_and_its_preset():
     at.button(key="sample_compas").click().run()
     assert not at.exception
     assert at.selectbox(key="outcome").value == "two_year_recid"
-    assert at.selectbox(key="positive").value == 1
+    assert at.multiselect(key="positive").value == [1]
     assert at.multiselect(key="protected_values").value == ["African-American"]
     assert any("restricted to" in c for c in messages(at, "caption"))
     sidebar = sidebar_text(at)
@@ -210,7 +212,7 @@ def test_upload_a_csv_and_choose_columns_from_its_values():
     at = upload(open_app(), small_csv())
     assert metric(at, "Rows") == "600"
     assert at.selectbox(key="outcome").value == "y"
-    assert set(at.selectbox(key="positive").options) == {"yes", "no"}
+    assert set(at.multiselect(key="positive").options) == {"yes", "no"}
     assert at.selectbox(key="protected_column").value == "race"
     at.multiselect(key="protected_values").set_value(["B"]).run()
     assert any("comparing **B** with **A**" in s for s in messages(at, "success"))   # the other value, by name
@@ -241,8 +243,9 @@ def test_an_outcome_with_many_values_gets_a_plain_note():
     at = upload(open_app(), small_csv())
     at.selectbox(key="outcome").set_value("x").run()
     assert not at.exception
-    assert any("different values" in w for w in messages(at, "warning"))
-    assert messages(at, "success")       # still usable: the share of one value
+    assert "600 different values" in at.radio(key="outcome_score_rule").label   # read as a score (issue 46)
+    at.radio(key="outcome_is").set_value("favourable").run()      # 'x': the names do not say which way is good
+    assert messages(at, "success")       # still usable: the share above its median
 
 
 def test_protected_column_with_one_value_is_a_plain_error():
@@ -381,11 +384,11 @@ def test_retrain_page_runs_shows_table_chart_and_is_cached():
     assert 0.5 < float(metric(at, "AUC of A1")) <= 1
     spec = chart(at, "retrain_chart")
     assert [t["name"] for t in spec["data"]] == ["Original labels", "A1 (risk model)", "C2 (retrained)"]
-    assert len(at.table) == 1
-    paper = at.table[0].value
+    assert len(at.table) == 2   # the chart's numbers (its text alternative), then the paper's table
+    paper = at.table[1].value
     # the guessed group is the smaller one (B), never silently the majority; st.table cells are escaped
-    assert [unescape(name) for name in paper.index] == ["AUC", "B", "A", "Gap"]   # the rest named by its value, as on the Audit page
-    assert {unescape(stage) for stage, _ in paper.columns} == {"Original", "A1 (LR)", "C2 (LR)"}
+    assert [unescape(name) for name in paper["Measure"]] == ["AUC", "B", "A", "Gap"]   # the rest named by its value
+    assert {unescape(c).split(",")[0] for c in paper.columns[1:]} == {"Original", "A1 (LR)", "C2 (LR)"}
     assert {d.key for d in at.get("download_button")} == {"retrain_download_data", "retrain_download_model"}
     goto(at, "audit")
     goto(at, "retrain")
@@ -518,7 +521,7 @@ def test_report_page_buttons_and_config_round_trip():
     goto(at, "retrain")
     at.selectbox(key="retrain_pair").set_value("MLP/LR").run()
     text = _config_text(at)
-    assert {d.key for d in at.get("download_button")} == {"report_download", "config_download"}
+    assert {d.key for d in at.get("download_button")} == {"report_download", "report_evidence_download", "config_download"}
     assert json.loads(text)["spec"]["tolerance"] == 0.1
     assert json.loads(text)["options"]["retrain"]["first"] == "MLP"
     goto(at, "audit")
@@ -620,8 +623,7 @@ def test_report_includes_the_results_computed_on_the_other_pages():
     spec = results["retrain"].spec
     from luskin_core.analyses.audit import audit
     frame = pd.read_csv(__import__("io").BytesIO(small_csv()))
-    html = build_html_report(audit(frame, spec), frame=frame, dataset="small.csv", retrain=results["retrain"],
-                             thresholds=results["thresholds"], equalized=results["equalized"], equalized_alpha=0.0)
+    html = build_html_report([audit(frame, spec), results["retrain"], results["thresholds"], results["equalized"].shown_at(0.0)], frame=frame, dataset="small.csv")
     assert html.count('class="plotly-graph-div"') >= 5 or html.count("Plotly.newPlot") >= 5
 
 
@@ -634,7 +636,7 @@ def test_configuration_with_a_positive_value_absent_from_the_data():
     assert not at.exception
     assert any("'maybe' never occurs" in e for e in messages(at, "error"))
     goto(at, "data")
-    assert at.selectbox(key="positive").value == ">50K"
+    assert at.multiselect(key="positive").value == [">50K"]
 
 
 # ------------------------------------------------------------------------------------------
@@ -646,7 +648,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 def test_guesses_for_german_credit_are_shown_and_confirmed_before_any_verdict():
     at = upload(open_app(), (FIXTURES / "german_credit.csv").read_bytes(), "german.csv", confirm=False)
     assert at.selectbox(key="outcome").value == "credit"          # not sex, the last column
-    assert at.selectbox(key="positive").value == 1
+    assert at.multiselect(key="positive").value == [1]
     assert at.selectbox(key="protected_column").value == "sex"
     assert at.multiselect(key="protected_values").value == ["female"]
     guesses = " ".join(messages(at, "info"))
@@ -654,6 +656,8 @@ def test_guesses_for_german_credit_are_shown_and_confirmed_before_any_verdict():
     assert "Outcome: 'credit' (recognised from its name)" in guesses
     assert "Counted as positive: '1' (a guess: in a 1/2 coding 1 usually means yes)" in guesses
     assert not messages(at, "success") and not [m for m in messages(at, "markdown") if "At a glance" in m]
+    assert at.radio(key="outcome_is").value is None                # 'credit' = 1: the names do not say: asked
+    at.radio(key="outcome_is").set_value("favourable").run()
     assert "Choices not confirmed yet" in sidebar_text(at)
     goto(at, "audit")                                             # no verdict on other pages either
     assert not at.get("plotly_chart") and [b for b in at.button if b.key == "audit_confirm"]
@@ -668,10 +672,10 @@ def test_guesses_for_german_credit_are_shown_and_confirmed_before_any_verdict():
 
 def test_law_school_counts_passing_as_positive_and_samples_need_no_confirmation():
     at = upload(open_app(), (FIXTURES / "law_school.csv").read_bytes(), "law.csv", confirm=False)
-    assert at.selectbox(key="outcome").value == "pass_bar" and at.selectbox(key="positive").value == 1
+    assert at.selectbox(key="outcome").value == "pass_bar" and at.multiselect(key="positive").value == [1]
     assert at.multiselect(key="protected_values").value == ["Black"]
     at.selectbox(key="outcome").set_value("fulltime").run()       # another outcome: its value is guessed too
-    assert at.selectbox(key="positive").value == 1
+    assert at.multiselect(key="positive").value == [1]
     at.button(key="sample_compas").click().run()
     assert not [b for b in at.button if b.key == "data_confirm"] and messages(at, "success")
 
@@ -757,7 +761,9 @@ def _with_data(frame: pd.DataFrame, name: str = "data.csv") -> AppTest:
 
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.session_state["dataset"] = Dataset(f"upload:{name}", name, frame, frame_fingerprint(frame))
-    at.session_state["choices"] = guess_choices(frame)[0]
+    choices = guess_choices(frame)[0]
+    choices["outcome_is"] = choices["outcome_is"] or "favourable"   # the user's answer where the names do not say
+    at.session_state["choices"] = choices
     at.session_state["confirmed"] = True
     at.run()
     assert not at.exception

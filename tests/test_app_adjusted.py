@@ -23,7 +23,18 @@ def test_adjusted_page_on_adult():
                                                    "marital-status", "relationship"]).run()
     assert not at.exception, at.exception
     text = " ".join(unescape(m.value) for m in at.markdown)
-    assert "holding age, education-num, hours-per-week, occupation, marital-status, relationship equal" in text
+    # education-num's 16 codes are categories, as the Audit reads them (issue 46), said under the table with the
+    # widget that changes it; age and hours-per-week are straight lines
+    assert "holding age, hours-per-week, education-num, occupation, marital-status, relationship equal" in text
+    captions = " ".join(unescape(c.value) for c in at.caption)
+    assert "Read as categories, each value its own effect: education-num (a number code with few values" in captions
+    assert "Read as numbers, each a straight line (or a curve where asked): age, hours-per-week." in captions
+    assert "'Number codes to fit as straight lines' fits a code as a line" in captions
+    assert at.multiselect(key="adj_as_numbers").options == ["education-num"]
+    at.multiselect(key="adj_as_numbers").set_value(["education-num"]).run()
+    assert not at.exception, at.exception
+    assert at.session_state["results"]["adjusted"][2].numbers == ("age", "education-num", "hours-per-week")
+    at.multiselect(key="adj_as_numbers").set_value([]).run()
     charts = {e.key: json.loads(e.proto.spec) for e in at.get("plotly_chart")}
     gaps = charts["adj_gaps_chart"]
     names = [trace["name"] for trace in gaps["data"]]
@@ -42,9 +53,9 @@ def test_adjusted_page_on_adult():
     from luskin_core.present.slides import build_slides
 
     base = audit(load_sample("adult"), result.spec)
-    titles = [s.title for s in report_content(base, adjusted=result).sections]
+    titles = [s.title for s in report_content([base, result]).sections]
     assert "Gaps adjusted for the controls (regression)" in titles
-    assert "finding-adjusted" in [s.key for s in build_slides(base, adjusted=result)]
+    assert "finding-adjusted" in [s.key for s in build_slides([base, result])]
     # a cluster column from the dropdown
     at.selectbox(key="adj_cluster").set_value("native-country").run()
     assert not at.exception, at.exception

@@ -192,3 +192,179 @@ def test_the_server_refuses_more_long_computations_than_it_can_run_and_says_so()
     for thread in waiters:
         thread.join(60)
     assert background_run("bg-test", "one too many", lambda report: "now") == "now"
+
+
+def test_results_are_shared_within_an_owner_only_and_go_with_forget(monkeypatch) -> None:
+    """Issue 47: the result store was keyed on the data alone, so bob, uploading the bytes alice had and making her
+    choices, was shown her retraining without pressing Retrain. Now an owner's results are theirs; another owner
+    computes them again, and "Forget" drops the owner's results (a computation of theirs finishing later is not kept)."""
+    import threading
+
+    from luskin_app import auth, cache
+
+    who = {"id": "https://idp|alice"}
+    monkeypatch.setattr(auth, "user_id", lambda: who["id"])
+    calls: list[str] = []
+
+    @cache.shared(max_entries=8)
+    def tuned(fingerprint: str, _frame: object) -> dict[str, str]:
+        calls.append(who["id"])
+        return {"by": who["id"]}
+
+    assert cache.cached_run("owner-test", "same-bytes", lambda: {"by": "alice"}) == {"by": "alice"}
+    assert tuned("fp-1", None) == {"by": "https://idp|alice"}
+    assert cache.background_run("owner-test", "job", lambda report: "alice's model") == "alice's model"
+    assert cache.is_cached("owner-test", "same-bytes") and cache.is_cached("owner-test", "job")
+    who["id"] = "https://idp|bob"
+    assert not cache.is_cached("owner-test", "same-bytes") and not cache.is_cached("owner-test", "job")
+    assert cache.cached_run("owner-test", "same-bytes", lambda: {"by": "bob"}) == {"by": "bob"}
+    assert tuned("fp-1", None) == {"by": "https://idp|bob"} and len(calls) == 2
+    assert cache.background_run("owner-test", "job", lambda report: "bob's model") == "bob's model"
+    # Alice forgets everything of hers: her results go, bob's stay.
+    who["id"] = "https://idp|alice"
+    assert cache.forget_owner() >= 3
+    assert not cache.is_cached("owner-test", "same-bytes") and not cache.is_cached("owner-test", "job")
+    assert tuned("fp-1", None) == {"by": "https://idp|alice"} and len(calls) == 3   # computed again
+    who["id"] = "https://idp|bob"
+    assert cache.is_cached("owner-test", "same-bytes") and tuned("fp-1", None) == {"by": "https://idp|bob"}
+    # A computation under way when its owner forgets is not kept afterwards.
+    go = threading.Event()
+    started = threading.Thread(target=cache.background_run, args=("owner-test", "slow", lambda r: go.wait(60)),
+                               kwargs={"poll": 0.01})
+    started.start()
+    for _ in range(6000):
+        if cache.is_running("owner-test", "slow"):
+            break
+        threading.Event().wait(0.01)
+    cache.forget_owner()
+    go.set()
+    started.join(60)
+    assert not cache.is_cached("owner-test", "slow")
+
+
+def _job_ended(kind: str) -> None:
+    """Wait until the job threads of ``kind`` have ended (their result kept, their place in the table settled)."""
+    import threading
+
+    for thread in [t for t in threading.enumerate() if t.name == f"luskin-{kind}"]:
+        thread.join(60)
+        assert not thread.is_alive(), f"{thread.name} did not end"
+
+
+def _asked_then_interrupted(kind: str, key: str, compute: object) -> None:
+    """Press the page's button, then have its script run stopped by a rerun (a click elsewhere, another page, a
+    reconnect) while the job is under way: nobody waits for the job any more."""
+    from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+
+    from luskin_app.cache import background_run
+
+    def interrupted(fraction: float, message: str) -> None:
+        raise StopException()
+
+    try:
+        background_run(kind, key, compute, interrupted, poll=0.01)   # type: ignore[arg-type]
+        raise AssertionError("the page's run was not stopped")
+    except StopException:
+        pass
+
+
+def test_a_result_finished_while_nobody_waited_is_shown_when_the_page_comes_back(monkeypatch) -> None:
+    """CI saw the Retrain page back at its button, no result and no error, minutes after the click had shown the
+    progress bar. A job that ended while no run waited for it (the run had been stopped by a rerun) left the table
+    of jobs under way; its result was only in the server's store of 16 results, which every owner's results share,
+    and other analysts' results had pushed it out before the page ran again: the page asked for a click again and
+    the next click computed it all again. Now a finished job stays in the table until a run of its owner has
+    collected it."""
+    import threading
+
+    from luskin_app import auth, cache
+
+    go, calls = threading.Event(), []
+
+    def compute(report: object) -> dict[str, int]:
+        calls.append(1)
+        assert go.wait(60)
+        return {"auc": 7}
+
+    _asked_then_interrupted("bg-lost", "evicted", compute)
+    go.set()
+    _job_ended("bg-lost")
+    mine = auth.user_id()
+    monkeypatch.setattr(auth, "user_id", lambda: "https://idp|someone-else")
+    for i in range(40):   # another analyst's page runs meanwhile, each keeping a result
+        cache.cached_run("their-scan", str(i), lambda i=i: {"finding": i})
+    monkeypatch.setattr(auth, "user_id", lambda: mine)
+    assert cache.is_asked("bg-lost", "evicted"), "the job was lost: the page shows its button again"
+    assert cache.background_run("bg-lost", "evicted", lambda report: {"auc": -1}) == {"auc": 7}
+    assert len(calls) == 1
+
+
+def test_a_failure_while_nobody_waited_is_shown_to_the_next_run_then_forgotten() -> None:
+    """A job that fails while no run waits for it: the next run of the page says why (before, the error went
+    with the job and the page showed its button again, no result and no error); the run after that may ask again."""
+    import threading
+
+    import pytest
+
+    from luskin_app import cache
+    from luskin_core.errors import LuskinError
+
+    go = threading.Event()
+
+    def failing(report: object) -> None:
+        assert go.wait(60)
+        raise LuskinError("The outcome column has one value only.")
+
+    _asked_then_interrupted("bg-lost", "fails unseen", failing)
+    go.set()
+    _job_ended("bg-lost")
+    assert cache.is_asked("bg-lost", "fails unseen"), "the failure was lost: the page shows its button, no error"
+    with pytest.raises(LuskinError, match="one value only"):
+        cache.background_run("bg-lost", "fails unseen", lambda report: "computed again")
+    assert not cache.is_asked("bg-lost", "fails unseen")   # said once, not remembered: the button comes back
+    assert cache.background_run("bg-lost", "fails unseen", lambda report: "computed again") == "computed again"
+
+
+def test_forgetting_one_file_keeps_the_jobs_of_the_others(monkeypatch) -> None:
+    """"Forget this file" drops that file's results; a retraining of another file under way then is kept (it was
+    thrown away, and shown lost, when any file of the same owner was forgotten while it ran)."""
+    import threading
+
+    from luskin_app import cache
+
+    go = threading.Event()
+    _asked_then_interrupted("bg-lost", "fp-other|spec|LR/LR", lambda report: go.wait(60) and "model of the other")
+    cache.forget_owner(containing="fp-forgotten")
+    go.set()
+    _job_ended("bg-lost")
+    assert cache.background_run("bg-lost", "fp-other|spec|LR/LR", lambda report: "again") == "model of the other"
+    assert cache.is_cached("bg-lost", "fp-other|spec|LR/LR")
+    # while a job of the forgotten file itself is neither kept nor shown afterwards
+    go.clear()
+    _asked_then_interrupted("bg-lost", "fp-forgotten|spec|LR/LR", lambda report: go.wait(60) and "forgotten model")
+    cache.forget_owner(containing="fp-forgotten")
+    go.set()
+    _job_ended("bg-lost")
+    assert not cache.is_asked("bg-lost", "fp-forgotten|spec|LR/LR")
+    assert cache.background_run("bg-lost", "fp-forgotten|spec|LR/LR", lambda report: "again") == "again"
+
+
+def test_finished_jobs_nobody_collects_do_not_pile_up_or_block_new_ones() -> None:
+    """Jobs whose pages were closed before they ended are kept for their owner a while, a bounded number of them,
+    and do not count among the computations under way (MAX_JOBS)."""
+    import threading
+
+    from luskin_app import cache
+
+    for i in range(cache.MAX_JOBS + cache.MAX_UNSEEN + 3):
+        go = threading.Event()
+        _asked_then_interrupted("bg-unseen", f"closed-{i}", lambda report, i=i, go=go: go.wait(60) and f"result {i}")
+        go.set()
+        _job_ended("bg-unseen")
+    jobs, lock = cache._jobs()
+    with lock:
+        unseen = [full for full in jobs if "|bg-unseen|" in full]
+    assert len(unseen) == cache.MAX_UNSEEN
+    last = cache.MAX_JOBS + cache.MAX_UNSEEN + 2
+    assert cache.is_asked("bg-unseen", f"closed-{last}")
+    assert cache.background_run("bg-unseen", "new", lambda report: "accepted") == "accepted"

@@ -46,7 +46,7 @@ def test_the_data_grid_shows_and_exports_formula_cells_neutralised() -> None:
 def test_the_thresholds_grid_neutralises_a_group_named_like_a_formula() -> None:
     at = upload(open_app(), _hostile_csv(), "hostile.csv")
     at.selectbox(key="outcome").set_value("y").run()
-    at.selectbox(key="positive").set_value("yes").run()
+    at.multiselect(key="positive").set_value(["yes"]).run()
     at.selectbox(key="protected_column").set_value("race").run()
     at.multiselect(key="protected_values").set_value(["=A"]).run()
     goto(at, "thresholds")
@@ -59,7 +59,7 @@ def test_the_audit_grids_neutralise_a_group_named_like_a_formula() -> None:
     """Every grid of the Audit page (the comparisons and all the numbers) shows a formula-like group as text."""
     at = upload(open_app(), _hostile_csv(), "hostile.csv")
     at.selectbox(key="outcome").set_value("y").run()
-    at.selectbox(key="positive").set_value("yes").run()
+    at.multiselect(key="positive").set_value(["yes"]).run()
     at.selectbox(key="protected_column").set_value("race").run()
     at.multiselect(key="protected_values").set_value(["=A"]).run()
     goto(at, "audit")

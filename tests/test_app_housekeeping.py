@@ -5,6 +5,7 @@ when another session disconnects. Memory is measured by benchmarks/bench_session
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 
 import pytest
 
@@ -89,3 +90,78 @@ def test_freed_memory_goes_back_to_the_system() -> None:
     before, after, trimmed, kept = done.stdout.split()
     assert trimmed == "True" and kept == "True"
     assert float(after) < float(before) - 50, f"the freed pages were not given back ({before} MB -> {after} MB)"
+
+
+def test_a_served_app_deletes_expired_uploads_on_time_with_no_visitor(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``streamlit run serve.py`` with nobody visiting: what the last process kept and is out of time goes at the
+    start (not at the first visitor), and an upload whose time comes while the server runs goes within seconds
+    of it (not up to 5 minutes late). Real server, real files."""
+    import json
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+    from pathlib import Path
+
+    from luskin_app import keep
+
+    env = {"LUSKIN_STATE_DIR": str(tmp_path / "state"), "LUSKIN_KEEP_KEY_FILE": str(tmp_path / "keep.key"),
+           "LUSKIN_KEEP_HOURS": str(25 / 3600), "LUSKIN_RECORD_KEY_FILE": str(tmp_path / "record.key")}
+    for key_file in ("record.key", "keep.key"):
+        (tmp_path / key_file).write_bytes(os.urandom(32))
+        (tmp_path / key_file).chmod(0o600)
+    keep.configure(keep.place_from(env))
+    try:
+        old = keep.store("old.csv", b"a,b\n1,2\n", owner="alice")
+        names = keep._names(old)
+        assert names is not None
+        record = json.loads(names[1].read_text())
+        record["saved"] -= 3600   # kept by the last process, an hour past its time
+        names[1].write_text(json.dumps(record))
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        fresh = keep.store("fresh.csv", b"a,b\n3,4\n", owner="alice")   # due 25 s from now
+        due = json.loads(keep._names(fresh)[1].read_text())["saved"] + 25   # type: ignore[index]
+        files = {key: keep._names(key) for key in (old, fresh)}
+    finally:
+        keep.configure(None)   # the next use reads this process's own environment again
+    root = Path(__file__).resolve().parents[1]
+    log = (tmp_path / "app.log").open("w")
+    app = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "serve.py", "--server.headless", "true",
+                            "--server.port", str(port), "--server.address", "127.0.0.1",
+                            "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"],
+                           cwd=root, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **env})
+
+    def gone(key: str) -> bool:
+        paths = files[key]
+        assert paths is not None
+        return not any(p.exists() for p in paths)
+
+    def wait(what: Callable[[], bool], limit: float) -> float:
+        end = time.monotonic() + limit
+        while not what():
+            assert app.poll() is None, (tmp_path / "app.log").read_text()[-3000:]
+            assert time.monotonic() < end, (tmp_path / "app.log").read_text()[-3000:]
+            time.sleep(0.2)
+        return time.time()
+
+    try:
+        def healthy() -> bool:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as answer:
+                    return bool(answer.read().strip() == b"ok")
+            except OSError:
+                return False
+
+        wait(healthy, 90)   # the health check is no visitor: no page, no session
+        wait(lambda: gone(old), 10)
+        assert not gone(fresh)   # the live one stays until its time
+        when = wait(lambda: gone(fresh), max(5.0, due - time.time() + 10))
+        assert due - 1 <= when <= due + 5, (when - due)
+    finally:
+        app.terminate()
+        app.wait(timeout=30)
+        log.close()

@@ -13,6 +13,22 @@ from luskin_core import load_sample
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 
+def whole_tables(at) -> list:
+    """The page's tables as wholes: a wide table is drawn in parts that each fit the window (issue 46), each part
+    led by the same first column; consecutive parts with the same first column are joined back."""
+    import pandas as pd
+
+    out: list = []
+    for grid in at.dataframe:
+        frame = grid.value
+        if out and frame.columns[0] == out[-1].columns[0] and \
+                list(frame.iloc[:, 0]) == list(out[-1].iloc[:, 0]) and not set(frame.columns[1:]) & set(out[-1].columns):
+            out[-1] = pd.concat([out[-1], frame.iloc[:, 1:]], axis=1)
+        else:
+            out.append(frame)
+    return out
+
+
 def test_regulator_page_shows_ll144_and_eeoc_tables_on_adult():
     at = AppTest.from_file(APP, default_timeout=300).run()
     assert not at.exception
@@ -22,20 +38,20 @@ def test_regulator_page_shows_ll144_and_eeoc_tables_on_adult():
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Individuals assessed"] == f"{len(load_sample('adult')):,}"
     assert metrics["Unknown sex or race/ethnicity"] == "0"
-    subheaders = [unescape(s.value) for s in at.subheader]
+    subheaders = [unescape(s.value) for s in at.header]
     assert "Intersectional (sex × race/ethnicity) categories" in subheaders
     assert any(s.startswith("sex: every group against") for s in subheaders)
     text = "\n".join(unescape(m.value) for m in at.markdown)
     assert "Data sufficiency" in text and "four-fifths" in text
-    tables = at.dataframe
+    tables = whole_tables(at)
     assert len(tables) == 3 + 2
-    sex = tables[0].value
+    sex = tables[0]
     # the table in words (issue 27): headers as published, one precision, no snake_case column names
     assert list(sex.columns) == ["Category", "# of applicants", "# Selected", "Selection rate", "Impact ratio"]
     assert list(sex["Category"]) == ["Female", "Male"] and list(sex["Impact ratio"])[1] == "1.00"
     at.checkbox(key="regulator_exclude").check().run()
     assert not at.exception
-    race = at.dataframe[1].value
+    race = whole_tables(at)[1]
     assert race["Impact ratio"].str.startswith("excluded").any()  # Amer-Indian-Eskimo and Other are under 2% of Adult
 
 
@@ -62,6 +78,8 @@ def test_regulator_page_escapes_hostile_categories():
                           "gender": rng.choice(["F", "M", "[m](https://attacker.example/m)"], n)})
     at = AppTest.from_file(APP, default_timeout=300).run()
     at.file_uploader(key="upload_csv").set_value(("hostile.csv", frame.to_csv(index=False).encode(), "text/csv")).run()
+    if at.radio(key="outcome_is").value is None:   # 'decision is yes': the page asks which way is good (issue 46)
+        at.radio(key="outcome_is").set_value("favourable").run()
     at.button(key="data_confirm").click().run()
     at.switch_page("app_pages/regulator.py").run()
     assert not at.exception, at.exception
@@ -72,7 +90,7 @@ def test_regulator_page_escapes_hostile_categories():
     assert bodies
     for body in bodies:
         assert not [p.pattern for p in live if p.search(body)], body[:300]
-    categories = set(at.dataframe[1].value["Category"])
+    categories = set(whole_tables(at)[1]["Category"])
     assert set(evil) <= categories  # shown as text in the tables
 
 
@@ -96,11 +114,11 @@ def test_regulator_page_on_a_credit_file_with_an_adverse_outcome_and_no_race_col
     infos = "\n".join(unescape(i.value) for i in at.info)
     assert "No race/ethnicity column was found in this file" in infos
     assert "is adverse" in infos and "favourable decision" in infos
-    subheaders = [unescape(s.value) for s in at.subheader]
+    subheaders = [unescape(s.value) for s in at.header]
     assert "Race/ethnicity categories" in subheaders  # said, not filled with the credit limit
     assert "the data has no race/ethnicity column" in infos
     assert {m.label: m.value for m in at.metric}["Unknown sex"] == "0"
-    sex_table = at.dataframe[0].value
+    sex_table = whole_tables(at)[0]
     selected = dict(zip(sex_table["Category"], sex_table["# Selected"]))
     favourable = frame.assign(ok=frame["default"] == 0).groupby("SEX")["ok"].sum()
     assert selected == {k: f"{int(v):,}" for k, v in favourable.items()}
@@ -127,13 +145,13 @@ def test_regulator_page_reads_a_published_table():
         ("published.csv", published.to_csv(index=False).encode(), "text/csv")).run()
     assert not at.exception, at.exception
     expected = ll144_from_summary(published.astype(str).replace({"": ""}))
-    sex = at.dataframe[0].value
+    sex = whole_tables(at)[0]
     assert list(sex["Category"]) == ["Male", "Female"]
     assert list(sex["Status"]) == ["passes whatever the unknowns were", "passes whatever the unknowns were"]
     female = expected.table("sex").rows[1]
     low = sex.set_index("Category").loc["Female", "Range over the unknowns"].split("–")[0]
     assert float(low) == pytest.approx(female.impact_ratio_low, abs=0.005)
-    race = at.dataframe[1].value
+    race = whole_tables(at)[1]
     assert "'=HYPERLINK(\"x\")" in set(race["Category"])  # shown as text, as the CSV writes it
     text = "\n".join(unescape(m.value) for m in at.markdown)
     assert "Spread over the categories in every possible way" in text
@@ -148,8 +166,9 @@ def test_a_registered_table_gets_its_own_tab(monkeypatch):
     at = AppTest.from_file(APP, default_timeout=300).run()
     at.switch_page("app_pages/regulator.py").run()
     assert not at.exception, at.exception
-    assert [t.label for t in at.tabs] == ["Local Law 144", "EEOC Uniform Guidelines", "Toy table"]
-    assert any(unescape(s.value) == "Toy counts" for s in at.subheader)
+    assert [t.label for t in at.tabs] == ["Local Law 144", "EEOC Uniform Guidelines", "EU pay transparency",
+                                          "Toy table"]
+    assert any(unescape(s.value) == "Toy counts" for s in at.header)
     assert f"The toy table counted {len(load_sample('adult'))} rows" in "\n".join(unescape(m.value) for m in at.markdown)
 
 
@@ -168,11 +187,11 @@ def test_regulator_page_reads_the_users_unknown_spellings():
     at.switch_page("app_pages/regulator.py").run()
     assert not at.exception, at.exception
     assert (at.selectbox(key="regulator_sex").value, at.selectbox(key="regulator_race").value) == ("gender", "race")
-    assert "Prefer not to say" not in set(at.dataframe[0].value["Category"])  # a common spelling: unknown already
-    assert "Not given" in set(at.dataframe[1].value["Category"])
+    assert "Prefer not to say" not in set(whole_tables(at)[0]["Category"])  # a common spelling: unknown already
+    assert "Not given" in set(whole_tables(at)[1]["Category"])
     at.text_input(key="regulator_unknown").input("Not given").run()
     assert not at.exception, at.exception
-    assert set(at.dataframe[1].value["Category"]) == {"White", "Black", "Asian"}
+    assert set(whole_tables(at)[1]["Category"]) == {"White", "Black", "Asian"}
     text = "\n".join(unescape(m.value) for m in at.markdown)
     assert "'Not given'" in text and "'Prefer not to say'" in text
 
@@ -197,7 +216,7 @@ def test_regulator_page_with_a_race_column_only():
     known = frame[frame["ethnicity"] != "Prefer not to say"]
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Unknown race/ethnicity"] == f"{n - len(known):,}"
-    race = at.dataframe[0].value
+    race = whole_tables(at)[0]
     expected = known.groupby("ethnicity")["hired"].agg(lambda v: int((v == "yes").sum()))
     assert dict(zip(race["Category"], race["# Selected"])) == {k: f"{int(v):,}" for k, v in expected.items()}
     infos = "\n".join(unescape(i.value) for i in at.info)

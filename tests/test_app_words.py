@@ -161,7 +161,7 @@ def test_berkeley_leads_with_the_paradox_and_says_what_the_file_lacks() -> None:
     adjusted = at.session_state["results"]["adjusted"][2]
     spec = adjusted.spec.with_changes(strata=("department",))
     result = audit(berkeley(), spec)
-    first = report_content(result, results=[adjusted]).sections[0]
+    first = report_content([result, adjusted]).sections[0]
     words = " ".join(" ".join(str(i) for i in b.get("items", ()) or ()) + " " + str(b.get("text", "") or "")
                      for b in first.blocks)
     assert "Once the controls are held equal (regression)" in [b.get("title") for b in first.blocks]
@@ -169,7 +169,7 @@ def test_berkeley_leads_with_the_paradox_and_says_what_the_file_lacks() -> None:
     lead = next(str(b["text"]) for b in first.blocks if b["kind"] == "lead")
     # the paradox first, in plain words, on the Audit page as on the report's first page
     assert "within" in lead.lower() and lead in texts["audit"], (lead, texts["audit"][:600])
-    slides = " ".join(" ".join((s.title, *s.sentences)) for s in build_slides(result, adjusted=adjusted))
+    slides = " ".join(" ".join((s.title, *s.sentences)) for s in build_slides([result, adjusted]))
     problems = code_words(words) + code_words(slides)
     assert not problems, problems
 

@@ -66,10 +66,10 @@ def test_gap_p_value_matches_chi_square(adult):
         expected = stats.chi2_contingency(table, correction=False)[1]
         assert g.test == "two-proportion z-test"
         assert g.p_value == pytest.approx(expected, rel=1e-6)
-        # group minus reference, as in every other table (the reference here is White, the higher share)
-        assert (g.group, g.reference) == ("Non-White", "White")
-        assert g.gap == pytest.approx(b.ratio - a.ratio)
-        assert g.gap == result.comparison("Non-White", g.cell).difference
+        # group minus reference, as in every other table: the protected class (White) against the rest (issue 45)
+        assert (g.group, g.reference) == ("White", "Non-White")
+        assert g.gap == pytest.approx(a.ratio - b.ratio)
+        assert g.gap == result.comparison("White", g.cell).difference
 
 
 def test_small_counts_use_fisher_exact():

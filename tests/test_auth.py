@@ -53,18 +53,19 @@ def test_a_source_lists_who_may_use_it(tmp_path: Path) -> None:
     assert "'groups' must be a list" in found.problems[0]
 
 
-def test_the_record_appends_one_json_line_per_entry_and_rotates(tmp_path: Path) -> None:
-    record.configure(record.Where(tmp_path / "r" / "record.jsonl", max_bytes=2_000, files=2))
+def test_the_record_appends_one_numbered_json_line_per_entry_and_rotates(tmp_path: Path) -> None:
+    record.configure(record.Where(tmp_path / "r" / "record.jsonl", max_bytes=2_000, key_file=tmp_path / "key",
+                                  state=tmp_path / "r"))
+    (tmp_path / "key").write_bytes(bytes(range(32)))
     try:
         for number in range(100):
-            record.append({"user": {"id": "x"}, "action": "audit", "n": number})
+            record.append({"user": {"id": "x"}, "action": "audit", "settings": {"k": number}})
         current = tmp_path / "r" / "record.jsonl"
         lines = [json.loads(line) for line in current.read_text().splitlines()]
-        assert lines and lines[-1]["n"] == 99 and all("time" in e for e in lines)
-        assert (tmp_path / "r" / "record.jsonl.1").exists() and (tmp_path / "r" / "record.jsonl.2").exists()
-        assert not (tmp_path / "r" / "record.jsonl.3").exists()   # at most `files` old ones
+        assert lines and lines[-1]["n"] == 100 and lines[-1]["settings"]["k"] == 99 and all("time" in e for e in lines)
+        assert len(list((tmp_path / "r").glob("record.jsonl.*[0-9]"))) >= 2   # rotated, every file kept
         assert current.stat().st_mode & 0o077 == 0
-        assert record.read(5)[-1]["n"] == 99
+        assert record.read(5)[-1]["n"] == 100
     finally:
         record.configure(None)
 
@@ -169,3 +170,54 @@ def test_streamlits_failed_callback_is_heard_for_the_browser_that_made_it(caplog
     assert "check client_id and client_secret" in caplog.text
     assert not auth.take_refusal(auth.browser_key(other))
     assert auth.take_refusal(auth.browser_key(_xsrf_v2(b"h" * 32, b"\x07\x07\x07\x07")))
+
+
+def test_the_sign_in_limits_are_the_operators_in_plain_words() -> None:
+    from luskin_app import signins
+    from luskin_core.errors import LuskinError
+
+    assert signins.limits_from({}) == signins.Limits(8 * 3600, 15 * 60)   # a working day; roles every 15 minutes
+    assert signins.limits_from({"LUSKIN_SIGNIN_HOURS": "1", "LUSKIN_ROLES_MINUTES": "5"}) == signins.Limits(3600, 300)
+    for environ, said in (({"LUSKIN_SIGNIN_HOURS": "a day"}, "must be a number of hours"),
+                          ({"LUSKIN_SIGNIN_HOURS": "0"}, "more than 0"),
+                          ({"LUSKIN_SIGNIN_HOURS": "1", "LUSKIN_ROLES_MINUTES": "90"}, "at most 60 minutes")):
+        with pytest.raises(LuskinError, match=said):
+            signins.limits_from(environ)
+
+
+def test_a_sign_in_ends_when_the_provider_stops_confirming_it() -> None:
+    from luskin_app import signins
+
+    signins.configure(signins.Limits(max_age=3600, roles_every=60))
+    try:
+        token, made = signins.make({"iss": "https://idp", "sub": "u1", "groups": ["a"], "auth_time": 1000.0},
+                                   "tok", now=2000.0)
+        assert made.made == 1000.0   # the provider's auth_time starts the clock, not the callback
+        assert signins.expired(made, now=1000.0 + 3600) and not signins.expired(made, now=1000.0 + 3599)
+        assert signins.due(made, now=2061.0) and not signins.due(made, now=2059.0)
+        kept = signins.confirm(made, signins.Answer({"sub": "u1", "groups": ["b"]}, refused=False), now=2061.0)
+        assert kept.claims["groups"] == ["b"] and kept.claims["iss"] == "https://idp" and not kept.ended
+        silent = signins.confirm(kept, signins.Answer(None, refused=False), now=2130.0)
+        assert not silent.ended and not signins.stale(silent, now=2180.0) and signins.stale(silent, now=2181.0)
+        other = signins.confirm(silent, signins.Answer({"sub": "someone-else"}, refused=False), now=2140.0)
+        assert other.ended == "not confirmed"   # the provider answered for another user: not this sign-in
+        token2, second = signins.make({"iss": "https://idp", "sub": "u2"}, "tok2", now=2000.0)
+        assert signins.confirm(second, signins.Answer(None, refused=True), now=2100.0).ended == "not confirmed"
+        assert signins.find(token2).ended == "not confirmed" and signins.find(token).ended == "not confirmed"
+        assert signins.find("not-a-token") is None and signins.end("not-a-token", "signed out") is None
+    finally:
+        signins.configure(None)
+
+
+def test_sign_in_refuses_to_start_without_the_guard(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """With [auth] and a provider that answers, `streamlit run app.py` alone (no serve.py in front) cannot trust
+    any sign-in: the operator is told how to start it, the visitor gets no Sign in button."""
+    import oidc_server
+
+    with oidc_server.provider({"u": {"email": "u@agency.gov"}}, "http://127.0.0.1:8501/oauth2callback",
+                              tmp_path / "provider.log") as issuer:
+        auth._CHECKED.clear()
+        at = _app({**AUTH, "server_metadata_url": f"{issuer}/.well-known/openid-configuration"})
+    assert not at.exception
+    assert [e.value for e in at.error] and not at.button
+    assert "started without its sign-in guard" in caplog.text and "serve.py" in caplog.text

@@ -247,6 +247,41 @@ def test_published_summary_gives_the_same_tables_json_and_text_as_the_rows(capsy
     assert f"{sex['Female']['impact_ratio']:.2f}" == "0.82"  # the DCWP scoring example's printed ratio
 
 
+def test_published_tables_that_do_not_add_up_are_said_in_words(capsys, tmp_path) -> None:
+    """Issue 47: a published summary whose tables count different totals, whose intersectional categories hold more
+    than their sex's, or whose printed impact ratio is not what its counts give, is computed from each table's
+    counts and said to be wrong, in the text and the JSON; a consistent one says nothing of the kind."""
+    rows = [("sex", "Female", 100, 40, "0.4", "0.8"), ("sex", "Male", 100, 50, "0.5", "1"),
+            ("sex", "Unknown", 10, "", "", ""),
+            ("race_ethnicity", "A", 120, 50, "0.417", "1"), ("race_ethnicity", "B", 80, 40, "0.5", "1.2"),
+            ("race_ethnicity", "Unknown", 5, "", "", ""),
+            ("intersectional", "Female × A", 70, 30, "", ""), ("intersectional", "Female × B", 40, 15, "", ""),
+            ("intersectional", "Male × A", 50, 20, "", ""), ("intersectional", "Male × B", 40, 25, "", ""),
+            ("intersectional", "Unknown", 10, "", "", "")]
+    path = tmp_path / "published.csv"
+    pd.DataFrame(rows, columns=["table", "category", "applicants", "selected", "selection_rate",
+                                "impact_ratio"]).to_csv(path, index=False)
+    status, out, err = run(capsys, "audit", "--template", "ll144", "--counts", str(path))
+    assert status == 0, err
+    assert ("The published tables do not add up: with its unknown category each should count every individual "
+            "assessed, but the sex table counts 210 individuals, the race/ethnicity table 205 and the "
+            "intersectional table 210.") in out
+    assert "'Female' has 110 individuals in the intersectional table but 100 in the sex table" in out
+    assert "line 3 ('A'): the published rate is 0.417, its counts give 0.4167" not in out  # within its rounding
+    assert "line 6 ('B'): the published impact ratio is 1.2, its counts give 1.000" in out.replace("\n", " ")
+    assert "line 2 ('Female')" not in out  # 0.4 and 0.8 are what 40 of 100 gives
+    status, document, err = run(capsys, "audit", "--template", "ll144", "--counts", str(path), "--json")
+    assert status == 0, err
+    assert any("do not add up" in s for s in json.loads(document)["ll144"]["sentences"])
+    consistent = [r for r in rows if r[0] != "intersectional"]
+    consistent[3:5] = [("race_ethnicity", "A", 120, 50, "0.417", "0.787"), ("race_ethnicity", "B", 85, 45, "", "")]
+    pd.DataFrame(consistent, columns=["table", "category", "applicants", "selected", "selection_rate",
+                                      "impact_ratio"]).to_csv(path, index=False)
+    status, out, err = run(capsys, "audit", "--template", "ll144", "--counts", str(path))
+    assert status == 0, err
+    assert "do not add up" not in out and "contradict" not in out and "do not follow" not in out, out
+
+
 @pytest.mark.parametrize("rows,words", [
     ({"table": ["sex"], "category": ["F"], "applicants": [10]}, "lacks selected (or scoring_rate)"),
     ({"table": ["sex", "sex"], "category": ["F", "M"], "applicants": [10, 5], "selected": [11, 1]},
@@ -431,7 +466,8 @@ def test_eeoc_template_with_bounds_equals_the_plain_audits_bounds(capsys, hiring
 
 def test_eeoc_template_reads_unknown_spellings_as_unknown(capsys, tmp_path) -> None:
     """'Decline to self-identify' (and an --unknown value) is no group of the EEOC table, nor its reference: those
-    rows join the column's missing values in the group Unknown (sizes and rates equal pandas)."""
+    rows join the column's missing values in the group Unknown, set apart with its sizes and rates (equal to
+    pandas') and no four-fifths verdict."""
     rng = __import__("numpy").random.default_rng(12)
     n = 900
     frame = pd.DataFrame({"sex": rng.choice(["Female", "Male", "Decline to self-identify", "Elf"], n),
@@ -446,5 +482,8 @@ def test_eeoc_template_reads_unknown_spellings_as_unknown(capsys, tmp_path) -> N
     rows = {r["group"]: r for r in sex["eeoc"]}
     assert not any("Decline" in g or "Elf" in g for g in rows) and "Decline" not in sex["reference"]
     unknown = frame["sex"].isin(["Decline to self-identify", "Elf"])
-    assert rows["Unknown"]["n"] == int(unknown.sum())
-    assert rows["Unknown"]["selected"] == int((frame.loc[unknown, "hired"] == "yes").sum())
+    # issue 45: the unknown get no four-fifths verdict of their own; they are set apart with their counts
+    assert "Unknown" not in rows
+    apart = {u["group"]: u for u in sex["unknown_groups"]}
+    assert apart["Unknown"]["n"] == int(unknown.sum())
+    assert apart["Unknown"]["selected"] == int((frame.loc[unknown, "hired"] == "yes").sum())

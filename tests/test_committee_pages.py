@@ -96,7 +96,7 @@ def test_report_pdf_pages_have_no_overlapping_text(case: str, tmp_path: Path) ->
     frame, spec = _cases()[case]
     result = audit(frame, spec)
     path = tmp_path / f"{case}.pdf"
-    path.write_bytes(build_pdf_report(result, frame=frame, dataset=f"{case}.csv"))
+    path.write_bytes(build_pdf_report([result], frame=frame, dataset=f"{case}.csv"))
     pages = words_by_page(path)
     assert len(pages) >= 3 and all(len(p) > 20 for p in pages[:1])
     every = " ".join(w[4] for page in pages for w in page)
@@ -111,7 +111,7 @@ def test_report_pdf_pages_have_no_overlapping_text(case: str, tmp_path: Path) ->
 @pytest.mark.parametrize("case", ["adult", "berkeley"])
 def test_slides_use_no_internal_words(case: str) -> None:
     frame, spec = _cases()[case]
-    slides = build_slides(audit(frame, spec))
+    slides = build_slides([audit(frame, spec)])
     assert len(slides) >= 4
     found = []
     for slide in slides:

@@ -15,7 +15,7 @@ import pytest
 from test_engines import _compas, _with_nan, generated, specs_for
 
 from luskin_core import AuditSpec, audit
-from luskin_core.counting import counts
+from luskin_core.counting import counts, memory
 from luskin_core.counting.arrays import Unsupported, count_rows
 from luskin_core.counting.counts import (
     count_rules,
@@ -142,6 +142,6 @@ def test_the_audit_is_the_same_by_either_executor(frames, monkeypatch):
     """The whole audit (labels, verdicts, numbers) by numpy and, with the threshold at zero, by DuckDB."""
     runs = [(name, spec) for name, spec in CASES[::3]]
     small = [audit(frames[name], spec).to_dict() for name, spec in runs]
-    monkeypatch.setattr(counts, "SMALL_ROWS", 0)
+    monkeypatch.setattr(memory, "SMALL_ROWS", 0)  # the in-memory executor reads it
     large = [audit(frames[name], spec).to_dict() for name, spec in runs]
     assert small == large

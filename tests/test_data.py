@@ -229,7 +229,7 @@ def test_parallel_pieces_agree_with_the_serial_and_pandas_readers(tmp_path, monk
 
 
 def test_cuts_fall_outside_quotes():
-    from luskin_core.counting.data import _cut, _plain_quotes
+    from luskin_core.counting.csvread import _cut, _plain_quotes
 
     data = b'a,b\n1,"x\ny"\n2,z\n'
     assert _cut(data, 0, len(data) - 1) == data.index(b"2")  # not inside "x\ny"

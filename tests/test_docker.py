@@ -81,7 +81,7 @@ def test_the_entry_point_puts_nginx_in_front_of_a_private_streamlit() -> None:
     assert start.stat().st_mode & 0o111, "start.sh must be executable"
     assert subprocess.run(["bash", "-n", str(start)], capture_output=True, timeout=30, check=False).returncode == 0
     text = re.sub(r"\\\n", " ", start.read_text())
-    streamlit = next(line for line in text.splitlines() if line.strip().startswith("streamlit run app.py"))
+    streamlit = next(line for line in text.splitlines() if line.strip().startswith("streamlit run serve.py"))
     for part in ("--server.address=127.0.0.1", "--server.port=8502", "--server.headless=true",
                  "--server.fileWatcherType=none"):
         assert part in streamlit
@@ -110,9 +110,12 @@ def test_streamlit_config() -> None:
     upload_mb = config["server"]["maxUploadSize"]
     assert 100 <= upload_mb <= MAX_BYTES / 1e6, "browser uploads must not exceed what the core reads"
     theme = config["theme"]
-    okabe_ito = {"#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000"}
-    assert theme["primaryColor"].upper() in okabe_ito
-    assert {c.upper() for c in theme["chartCategoricalColors"]} <= okabe_ito
+    from luskin_core.present import palette
+
+    # the charts' one palette (3:1 or better on white), in its order; a light and a dark theme
+    assert tuple(c.upper() for c in theme["chartCategoricalColors"]) == palette.SERIES
+    assert theme["light"]["primaryColor"].upper() in palette.COLORS.values()
+    assert {"primaryColor", "textColor", "backgroundColor"} <= theme["dark"].keys()
     assert theme["baseFontSize"] > 16
 
 

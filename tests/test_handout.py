@@ -27,7 +27,7 @@ def berkeley_deck():
         rows += [(r.department, r.sex, "admitted")] * r.admitted + [(r.department, r.sex, "rejected")] * r.rejected
     frame = pd.DataFrame(rows, columns=["department", "sex", "decision"]).astype("string")
     result = audit(frame, AuditSpec("decision", "admitted", group_by=("sex",), strata=("department",)))
-    return result, build_slides(result, dataset="berkeley.csv")
+    return result, build_slides([result], dataset="berkeley.csv")
 
 
 def test_handout_html_escapes_every_slide_string(berkeley_deck):
@@ -51,3 +51,36 @@ def test_handout_pdf_has_one_page_per_slide_and_the_findings_first(berkeley_deck
     text = _pdf_text(data, tmp_path, verdict, verdict)
     assert findings(result).sentences()[0].split(":")[0] in text
     assert "slide 3 of" in text or f"slide {verdict} of" in text
+
+
+def test_handout_pdf_is_tagged_with_each_chart_described(berkeley_deck):
+    """PDF/UA-1 as the report (issue 46): one Figure per slide chart, its /Alt the chart's description."""
+    import io
+
+    import pypdf
+
+    from luskin_core.present.chart_text import chart_text
+
+    _need_pdf_tools()
+    _, slides = berkeley_deck
+    reader = pypdf.PdfReader(io.BytesIO(handout_pdf(slides, title="Berkeley 1973")))
+    root = reader.trailer["/Root"]
+    assert bool(root["/MarkInfo"]["/Marked"]) and root["/Lang"] == "en"
+    alts: list[str] = []
+    heads = 0
+
+    def walk(node) -> None:
+        nonlocal heads
+        node = node.get_object()
+        if not isinstance(node, pypdf.generic.DictionaryObject):
+            return
+        heads += node.get("/S") == "/H1"
+        if node.get("/S") == "/Figure":
+            alts.append(str(node.get("/Alt", "")))
+        kids = node.get("/K")
+        for kid in kids if isinstance(kids, pypdf.generic.ArrayObject) else [kids] if kids is not None else []:
+            walk(kid)
+
+    walk(root["/StructTreeRoot"])
+    assert heads == len(slides)
+    assert alts == [chart_text(s.figure).description for s in slides if s.figure is not None] and alts

@@ -2,7 +2,7 @@
 the core never imports a frontend (the command line, the dashboard), and nothing imports in a circle.
 
 Layers, bottom up (docs/architecture.md): the base modules (errors, formatting, export, locations),
-spec, counting, stats, the audit result, corrections, present. A test that reads every import, so a
+spec, counting, stats, the audit result, corrections, present, evidence. A test that reads every import, so a
 shortcut taken up the layers or a new cycle fails here rather than in a code review.
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BASE = {"errors", "formatting", "export", "_locations", "_lazy", "__init__"}
-LAYERS = {"spec": 1, "counting": 2, "stats": 3, "analyses": 4, "corrections": 5, "present": 6}
+LAYERS = {"spec": 1, "counting": 2, "stats": 3, "analyses": 4, "corrections": 5, "present": 6, "evidence": 7}
 
 
 def _layer(module: str) -> int | None:

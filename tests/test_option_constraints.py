@@ -17,15 +17,20 @@ import pytest
 from luskin_cli.main import build_parser
 from luskin_core.analyses.proxy import PROB_COLUMNS
 from luskin_core.analyses.proxy_audit import proxy_audit
+from luskin_core.analyses.scan import ScanSpec
+from luskin_core.analyses.series import audit_series
 from luskin_core.corrections.equalize import EqualizedDistributionClassifier, alpha_sweep
 from luskin_core.corrections.thresholds import GroupThresholdOptimizer, _random_state
 from luskin_core.errors import LuskinError
 from luskin_core.spec import configfile
+from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.spec.options import (
     OPTION_CONSTRAINTS,
     SEED,
     EqualizeOptions,
     RetrainOptions,
+    ScanOptions,
+    SeriesOptions,
     ThresholdOptions,
     check_algorithm,
     check_direction,
@@ -43,6 +48,10 @@ FLAGS = {
     ("equalize", "bandwidth"): ("equalize", "--bandwidth"), ("equalize", "solver"): ("equalize", "--solver"),
     ("equalize", "seed"): ("equalize", "--seed"), ("equalize", "start"): ("equalize", "--start"),
     ("proxy", "model"): ("audit", "--proxy-model"),
+    ("scan", "depth"): ("scan", "--depth"), ("scan", "min_size"): ("scan", "--min-size"),
+    ("scan", "level"): ("scan", "--level"), ("scan", "replicates"): ("scan", "--replicates"),
+    ("scan", "seed"): ("scan", "--seed"), ("scan", "measure"): ("scan", "--measure"),
+    ("scan", "calibration"): ("scan", "--calibration"), ("series", "every"): ("audit", "--every"),
 }
 
 pytestmark = pytest.mark.filterwarnings("ignore:The fit at alpha")
@@ -71,6 +80,14 @@ CASES = [
     ("equalize", "start", "path", True), ("equalize", "start", "PATH", True), ("equalize", "start", "zero", False),
     ("proxy", "model", "pooled", True), ("proxy", "model", "By-Place", True), ("proxy", "model", "by place", False),
     ("proxy", "model", "hierarchical", False),
+    ("scan", "depth", 0, True), ("scan", "depth", 2, True), ("scan", "depth", -1, False), ("scan", "depth", "x", False),
+    ("scan", "min_size", 30, True), ("scan", "min_size", 0, False), ("scan", "min_size", 2.5, False),
+    ("scan", "level", 0.05, True), ("scan", "level", 0, False), ("scan", "level", 1, False),
+    ("scan", "replicates", 99, True), ("scan", "replicates", 0, False),
+    ("scan", "seed", 2**32 - 1, True), ("scan", "seed", -1, False), ("scan", "seed", 2**32, False),
+    ("scan", "measure", "fpr", True), ("scan", "measure", "FNR", True), ("scan", "measure", "auc", False),
+    ("scan", "calibration", "bound", True), ("scan", "calibration", "exact", False),
+    ("series", "every", "quarter", True), ("series", "every", "week", False),
 ]
 
 
@@ -84,8 +101,9 @@ def _accepts(check) -> bool:
 
 def _cli_accepts(tool: str, option: str, value) -> bool:
     command, flag = FLAGS[(tool, option)]
+    data = [] if command == "scan" else ["--preset", "compas"]   # the scan names its data when it runs
     try:
-        build_parser().parse_args([command, "--preset", "compas", flag, str(value)])
+        build_parser().parse_args([command, *data, flag, str(value)])
     except LuskinError as err:  # luskin's parser says a refused value in plain words (exit status 2 in main)
         assert flag in str(err)
         return False
@@ -124,6 +142,19 @@ def _estimator_accepts(tool: str, option: str, value) -> bool:
         return _accepts(lambda: proxy_audit(p, y, places=places, model=value))
     if tool == "retrain":
         return _accepts(lambda: RetrainOptions(**{option: value}))
+    if tool == "scan":   # the options class and the scan's own specification (both read the one declaration)
+        holder = _accepts(lambda: ScanOptions(**{option: value}))
+        scanned = _accepts(lambda: ScanSpec("y", 1, ("a", "b", "c"), prediction="p", probability="q",
+                                            **{option: value}))
+        assert scanned == holder, "the option class and the scan disagree"
+        return holder
+    if tool == "series":   # the options class and the series itself, on ten months of dates
+        holder = _accepts(lambda: SeriesOptions(**{option: value}))
+        frame = pd.DataFrame({"y": [1, 0] * 20, "g": ["A"] * 20 + ["B"] * 20,
+                              "d": [f"2024-{m:02d}-01" for m in range(1, 11)] * 4})
+        counted = _accepts(lambda: audit_series(frame, AuditSpec("y", 1, group_by=("g",)), "d", **{option: value}))
+        assert counted == holder, "the option class and the series disagree"
+        return holder
     if tool == "thresholds":
         holder = _accepts(lambda: ThresholdOptions(**{option: value}))
         s, y, g = _small_scores()
@@ -161,8 +192,10 @@ def test_every_declared_option_is_tested_on_every_surface_that_has_it():
     on_cli = set(FLAGS)
     tested = {(tool, option) for tool, option, _, _ in CASES}
     assert on_cli <= declared and tested == on_cli
-    # what the command line does not offer a value for: retraining's all_cells (a flag without a value)
-    assert declared - on_cli == {("retrain", "all_cells")}
+    # what the command line does not offer a value for: the flags without a value (retraining's all_cells, the
+    # series' keep_flagged, the adjusted gaps' log, the regulator tables' exclude_small), and the scan's error rate (--fdr Q sets it, with its level)
+    assert declared - on_cli == {("retrain", "all_cells"), ("series", "keep_flagged"), ("adjusted", "log"),
+                                 ("regulator", "exclude_small"), ("scan", "error")}
     # every option a page saves is one of its tool's declared options or a page-only setting
     from luskin_app.config import _PAGE_ONLY, OPTION_CHECKS
 

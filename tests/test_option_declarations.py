@@ -56,12 +56,13 @@ from streamlit.testing.v1 import AppTest
 from luskin_app.option_inputs import widget_key
 from luskin_cli.main import build_parser
 from luskin_cli.common import option_values
+from luskin_cli.options import options_from
 from luskin_core.errors import LuskinError
 
 out = {}
 args = build_parser().parse_args(["retrain", "--preset", "adult", "--max-rounds", "300", "--network-size", "LARGE",
                                   "--balance-outcomes"])
-out["parsed"] = option_values(args, "retrain")
+out["parsed"] = option_values(options_from(args), "retrain")
 default = build_parser().parse_args(["retrain", "--preset", "adult"])
 out["defaults"] = [default.max_rounds, default.network_size, default.balance_outcomes]
 refused = {}

@@ -73,16 +73,17 @@ def test_no_help_text_prints_a_doubled_percent_sign(capsys):
 
 
 def test_luskin_app_serves_the_checkouts_own_dashboard():
-    """In a checkout ``luskin app`` runs the top-level app.py (an installed wheel's copy: tests/test_wheel.py)."""
-    import argparse
+    """In a checkout ``luskin app`` runs the top-level app.py behind Luskin's guard (serve.py; an installed wheel's
+    copy: tests/test_wheel.py)."""
 
     from luskin_cli.app import command, dashboard_script
+    from luskin_cli.options import CommandOptions
 
     root = Path(__file__).resolve().parents[1]
     assert dashboard_script() == root / "app.py"
-    argv = command(argparse.Namespace(port=8599, address="127.0.0.1", headless=True))
-    assert argv[1:5] == ["-m", "streamlit", "run", str(root / "app.py")] and "--server.port=8599" in argv
+    argv = command(CommandOptions(port=8599, address="127.0.0.1", headless=True))
+    assert argv[1:5] == ["-m", "streamlit", "run", str(root / "serve.py")] and "--server.port=8599" in argv
     # the checkout's files are not watched unless a developer asks (the watch made the server's work many times larger)
     assert "--server.fileWatcherType=none" in argv
-    watching = command(argparse.Namespace(port=8599, address="127.0.0.1", headless=True, watch_files=True))
+    watching = command(CommandOptions(port=8599, address="127.0.0.1", headless=True, watch_files=True))
     assert not any(flag.startswith("--server.fileWatcherType") for flag in watching)

@@ -155,5 +155,15 @@ def test_alpha_curves_mark_the_current_alpha(sweep):
 
 
 def test_palette_is_okabe_ito():
-    assert plots.GROUP_COLOR == "#0072B2" and plots.OTHER_COLOR == "#E69F00"
-    assert plots.class_colors("W", "NW") == {"W": "#0072B2", "NW": "#E69F00"}
+    assert plots.GROUP_COLOR == "#0072B2" and plots.OTHER_COLOR == "#B86E00"   # Okabe-Ito, orange darkened
+    assert plots.class_colors("W", "NW") == {"W": "#0072B2", "NW": "#B86E00"}
+
+
+def test_every_chart_colour_is_3_to_1_on_white():
+    """WCAG 2.1 1.4.11: every graphical object 3:1 against its background (the charts' white); the palette is
+    measured against white as WCAG defines it (the orange #E69F00 it replaced: 2.25)."""
+    from luskin_core.present import palette
+
+    assert round(palette.contrast("#E69F00"), 2) == 2.25 and palette.contrast("#000000") == 21.0
+    for color in (*palette.COLORS.values(), palette.GREY):
+        assert palette.contrast(color) >= 3.0, color

@@ -193,7 +193,7 @@ def test_report_section_and_slides_carry_the_proxy_audit(adult):
     frame, _ = _simulated(3000)
     proxy_result = pa.proxy_audit(frame, frame["y"], decision="approved")
     result = audit(adult, PRESETS["adult"].spec)
-    content = report_content(result, proxy=proxy_result)
+    content = report_content([result, proxy_result])
     section = next(s for s in content.sections if s.anchor == "proxy")
     kinds = [b["kind"] for b in section.blocks]
     assert kinds == ["sentences", "table", "warnings"]
@@ -202,13 +202,13 @@ def test_report_section_and_slides_carry_the_proxy_audit(adult):
     assert {row[0] for row in table.rows} == {"outcome-aware (BIRDiE)", "weighted", "threshold"}
     assert table.rows[0][0] == "outcome-aware (BIRDiE)"
     assert "Estimated race and ethnicity" in content.html()
-    deck = build_slides(result, proxy=proxy_result)
+    deck = build_slides([result, proxy_result])
     keys = [s.key for s in deck]
     assert "proxy-gaps" in keys and "proxy-caveats" in keys
     gaps = next(s for s in deck if s.key == "proxy-gaps")
     assert any("outcome-aware" in line and "weighted" in line for line in gaps.sentences)
-    assert report_content(result).sections[-1].anchor != "proxy" and "proxy" not in [
-        s.anchor for s in report_content(result).sections]
+    assert report_content([result]).sections[-1].anchor != "proxy" and "proxy" not in [
+        s.anchor for s in report_content([result]).sections]
 
 
 @pytest.mark.parametrize("adverse", [False, True])

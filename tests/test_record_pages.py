@@ -41,7 +41,10 @@ def _applicants(n: int = 600) -> bytes:
 @pytest.fixture
 def record_file(tmp_path: Path):
     path = tmp_path / "record" / "record.jsonl"
-    record.configure(record.Where(path, max_bytes=10_000_000, files=2))
+    (tmp_path / "record.key").write_bytes(bytes(range(32)))
+    (tmp_path / "record.key").chmod(0o600)
+    record.configure(record.Where(path, max_bytes=10_000_000, key_file=tmp_path / "record.key",
+                                  state=tmp_path / "record"))
     try:
         yield path
     finally:
@@ -72,13 +75,15 @@ def test_every_analysis_page_writes_one_line_when_it_runs_and_no_data_value(reco
     at.multiselect(key="adj_controls").set_value(["age"]).run()
     assert not at.exception, at.exception
     _run(at, "series")
-    lines = [line for line in _lines(record_file) if line["data"]["name"] == "applicants_2024.csv"]
+    analyses = [line for line in _lines(record_file) if line["data"]]
+    lines = [line for line in analyses if line["data"]["name"] == record.hashed("applicants_2024.csv")]
     assert lines and all(line["data"]["name"] == "UCI Adult (census income, 48,842 people)"   # the sample first
-                         for line in _lines(record_file)[:-len(lines)])
+                         for line in analyses[:-len(lines)])
+    assert all(line["data"]["kind"] == "upload" for line in lines)   # an upload's file name only by its keyed hash
     by_action: dict[str, list[dict]] = {}
     for line in lines:
         by_action.setdefault(line["action"], []).append(line)
-    assert {"audit", "regulator tables", "proxy audit", "scan", "adjusted", "series"} <= set(by_action), \
+    assert {"upload", "audit", "regulator tables", "proxy audit", "scan", "adjusted", "series"} <= set(by_action), \
         sorted(by_action)
     pages = {action: {line["page"] for line in found} for action, found in by_action.items()}
     assert pages["regulator tables"] == {"Regulator tables"} and pages["proxy audit"] == {"Proxy audit"}
@@ -90,10 +95,12 @@ def test_every_analysis_page_writes_one_line_when_it_runs_and_no_data_value(reco
     assert by_action["proxy audit"][0]["settings"]["surname"] == "last_name"
     assert by_action["scan"][0]["settings"]["spec"]["outcome"] == "hired"
     for line in lines:
-        assert line["data"]["rows"] == 600, line
+        assert line["data"]["rows"] == 600 and line["n"] and line["mac"], line
         assert len(line["data"]["hash"]) == 16 and line["user"]["id"] == "local" and line["time"]
     text = record_file.read_text(encoding="utf-8")
     assert MARKER not in text and "RECORDTEST" not in text and "Washington" not in text
+    assert "applicants_2024" not in text and '"Black"' not in text and '"yes"' not in text   # values by hash only
+    assert record.verify().holds
     # A rerun that shows the same results writes nothing; changing a setting is a new action.
     count = len(_lines(record_file))
     _run(at, "scan")

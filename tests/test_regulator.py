@@ -17,7 +17,16 @@ import pytest
 
 from luskin_core import load_sample
 from luskin_core.analyses.audit import audit
-from luskin_core.analyses.regulator import CROSS, eeoc_rows, format_ll144, ll144_audit, ll144_from_counts, ll144_table
+from luskin_core.analyses.regulator import (
+    CROSS,
+    eeoc_output,
+    eeoc_rows,
+    format_ll144,
+    ll144_audit,
+    ll144_from_counts,
+    ll144_table,
+)
+from luskin_core.analyses.regulator_eeoc import eeoc_part
 from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.stats.power import (
     detectable_h,
@@ -375,7 +384,7 @@ def test_comparisons_carry_the_new_fields_and_eeoc_words():
         if not c.is_reference:
             assert d["shortfall_four_fifths"] == _brute_shortfall(c.positives, c.n, c.reference_positives,
                                                                   c.reference_n, Fraction(4, 5))
-    rows = eeoc_rows(result.comparisons)
+    rows = eeoc_rows(result.counts, result.judgement)
     assert len(rows) == len(result.judged)
     for r in rows:
         if r.below_four_fifths and not r.significant:
@@ -389,11 +398,11 @@ def test_comparisons_carry_the_new_fields_and_eeoc_words():
 def test_disagreement_words_for_small_and_large_samples():
     small = AuditSpec.from_dict({"outcome": "y", "positive": 1, "group_by": ["g"], "min_group_size": 1})
     frame = pd.DataFrame({"g": ["a"] * 10 + ["b"] * 10, "y": [1] * 6 + [0] * 4 + [1] * 4 + [0] * 6})
-    row = eeoc_rows(audit(frame, small).comparisons)[0]
+    row = eeoc_part(audit(frame, small)).rows[0]
     assert row.below_four_fifths and not row.significant and "could be chance" in row.sentence
     big = pd.DataFrame({"g": ["a"] * 20000 + ["b"] * 20000,
                         "y": [1] * 10000 + [0] * 10000 + [1] * 9000 + [0] * 11000})
-    row = eeoc_rows(audit(big, small).comparisons)[0]
+    row = eeoc_part(audit(big, small)).rows[0]
     assert row.below_four_fifths is False and row.significant and "can be real" in row.sentence
 
 
@@ -452,7 +461,7 @@ def test_absence_of_evidence_sentence_and_sufficiency_summary():
     sentence = next(d for d in result.to_dict()["comparisons"] if d["group"] == "a")["power_sentence"]
     assert f"gaps under {round(100 * mdd)} points could not be detected" in sentence
     assert "absence of evidence, not evidence of fairness" in sentence
-    items = sufficiency(result.comparisons, spec)
+    items = sufficiency(result.comparisons, result.judgement)
     assert len(items) == 1 and not items[0].sufficient
     assert items[0].rows_needed == rows_needed(0.05, 2000, 0.5)
     lines = sufficiency_lines(items)
@@ -467,17 +476,17 @@ def test_report_has_the_ll144_summary_the_eeoc_table_and_sufficiency():
     spec = AuditSpec.from_dict({"outcome": "y", "positive": 1, "group_by": ["sex"]})
     ll144 = ll144_audit(frame, spec, "sex", "race")
     result = audit(frame, spec)
-    html = build_html_report(result, ll144=ll144, eeoc=True, dataset="sample:test")
+    html = build_html_report([result, ll144, eeoc_output(result)], dataset="sample:test")
     assert "NYC Local Law 144 bias audit: summary of results" in html
     assert "Intersectional (sex × race/ethnicity) categories" in html and "# of applicants" in html
     assert "EEOC Uniform Guidelines" in html and "Shortfall to 4/5" in html
     assert "What the data could show" in html
     assert "<b>A</b>" not in html and "&lt;b&gt;A&lt;/b&gt;" in html
-    plain = build_html_report(result)
+    plain = build_html_report([result])
     assert "Local Law 144" not in plain
     small = audit(pd.DataFrame({"g": ["a"] * 42 + ["b"] * 2000, "y": [1] * 20 + [0] * 22 + [1] * 1000 + [0] * 1000}),
                   AuditSpec.from_dict({"outcome": "y", "positive": 1, "group_by": ["g"]}))
-    assert "absence of evidence, not evidence of fairness" in build_html_report(small)
+    assert "absence of evidence, not evidence of fairness" in build_html_report([small])
 
 
 # ------------------------------------------------------------------------------------------
@@ -590,7 +599,7 @@ def test_adverse_outcome_counts_the_favourable_decision_in_both_tables():
     assert (sex["F"].selected, sex["M"].selected) == (90, 60)  # not defaulted
     assert result.table("sex").most_selected == "F" and sex["M"].impact_ratio == pytest.approx(60 / 90)
     assert "favourable" in result.selected_means and result.to_dict()["outcome_is"] == "adverse"
-    rows = eeoc_rows(audit(frame, spec).comparisons, adverse=True)
+    rows = eeoc_part(audit(frame, spec)).rows
     (m,) = rows
     assert (m.group, m.reference, m.selected, m.reference_selected) == ("M", "F", 60, 90)
     assert m.below_four_fifths is True and "below four-fifths" in m.sentence
@@ -598,7 +607,7 @@ def test_adverse_outcome_counts_the_favourable_decision_in_both_tables():
     assert "favourable decisions would reach four-fifths" in m.sentence
     # the favourable reading equals auditing "no default" as a favourable outcome
     flipped = AuditSpec.from_dict({"outcome": "default", "positive": 0, "group_by": ["sex"]})
-    plain = eeoc_rows(audit(frame, flipped).comparisons)
+    plain = eeoc_part(audit(frame, flipped)).rows
     assert [(r.selected, r.below_four_fifths, r.shortfall_four_fifths, r.z) for r in plain] == \
         [(r.selected, r.below_four_fifths, r.shortfall_four_fifths, r.z) for r in rows]
     same = ll144_audit(frame, flipped, "sex", "race")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import itertools
 import json
 import os
 import re
@@ -139,8 +140,7 @@ def adult_result(adult):
 
 @pytest.fixture(scope="module")
 def adult_page(adult, adult_result) -> str:
-    return build_html_report(adult_result, frame=adult, dataset=DatasetRef.for_frame("adult", adult, sample=True),
-                             options={"page": "Audit", "tolerance": 0.05})
+    return build_html_report([adult_result], frame=adult, dataset=DatasetRef.for_frame("adult", adult, sample=True), options={"page": "Audit", "tolerance": 0.05})
 
 
 def test_report_holds_the_findings_and_numbers(adult_page, adult_result) -> None:
@@ -176,11 +176,11 @@ def test_first_page_then_every_section_and_json_only_in_the_appendix(adult_page,
     text = _text(adult_page)
     for caption in ("The protected group and the other class on each side of the filter",
                     "Every group in every cell against the reference group",
-                    "Overall against within the strata, per group (reference: White)"):
+                    "Overall against within the strata, per group (reference: Non-White)"):
         assert caption in text
-    non_white = adult_result.comparison("Non-White", "more than 10 years of education")
-    assert f"{non_white.impact_ratio:.2f} [{non_white.impact_ratio_ci_low:.2f}, {non_white.impact_ratio_ci_high:.2f}]" \
-        in text
+    # a protected condition compares the protected class (White) with the rest (issue 45)
+    white = adult_result.comparison("White", "more than 10 years of education")
+    assert f"{white.impact_ratio:.2f} [{white.impact_ratio_ci_low:.2f}, {white.impact_ratio_ci_high:.2f}]" in text
 
 
 def test_report_is_self_contained(adult_page) -> None:
@@ -207,8 +207,7 @@ def test_report_escapes_user_text() -> None:
     spec = AuditSpec(outcome="outcome<b>", positive="yes", protected={"column": "grp", "op": "==", "value": "A&B"},
                      group_label=EVIL_SCRIPT, other_label=EVIL_LINK)
     result = audit(frame, spec)
-    page = build_html_report(result, frame=frame, dataset=f"{EVIL_IMAGE}.csv", title=EVIL_SCRIPT,
-                             options={"note": EVIL_LINK})
+    page = build_html_report([result], frame=frame, dataset=f"{EVIL_IMAGE}.csv", title=EVIL_SCRIPT, options={"note": EVIL_LINK})
     _parse(page)
     _assert_no_live_markup(page)
     outside_scripts = re.sub(r"<script.*?</script>", "", page, flags=re.DOTALL)
@@ -234,7 +233,7 @@ def test_report_escapes_hostile_groups_and_strata(hostile_groups) -> None:
     frame, spec = hostile_groups
     result = audit(frame, spec)
     assert len(result.pooled) == 2 and len(result.cell_names) == 2
-    page = build_html_report(result, frame=frame, dataset=f"{EVIL_IMAGE}.csv")
+    page = build_html_report([result], frame=frame, dataset=f"{EVIL_IMAGE}.csv")
     _assert_no_live_markup(page)
     text = _text(page)
     assert EVIL_LINK in text and EVIL_IMAGE in text  # shown as text, never as markup
@@ -252,12 +251,12 @@ def test_simpsons_paradox_is_a_caveat_on_the_first_page_and_flagged_in_the_poole
         rows += [(r.department, r.sex, "admitted")] * r.admitted + [(r.department, r.sex, "rejected")] * r.rejected
     berkeley = pd.DataFrame(rows, columns=["department", "sex", "decision"]).astype("string")
     result = audit(berkeley, AuditSpec("decision", "admitted", group_by=("sex",), strata=("department",)))
-    page = build_html_report(result, frame=berkeley, dataset="ucb_admissions.csv")
+    page = build_html_report([result], frame=berkeley, dataset="ucb_admissions.csv")
     summary = _text(page.split('<section id="audit"')[0] + "</main></body></html>")
     assert "Who is compared each sex group, against Male (the reference group)" in summary
     assert "Where within each value of department (6 strata)" in summary
     assert "Simpson's paradox for Female: the overall gap and the gap within the departments disagree" in summary
-    assert "Breslow-Day p = 0.002" in summary
+    assert "Breslow-Day-Tarone p = 0.002" in summary   # Tarone's adjusted version, named so (issue 49)
     audit_section = page.split('<section id="audit"')[1].split("</section>")[0]
     assert '<tr class="warn"><td>Female</td>' in audit_section  # the pooled row, flagged
     assert "The overall gap misleads" in audit_section
@@ -267,7 +266,7 @@ def test_simpsons_paradox_is_a_caveat_on_the_first_page_and_flagged_in_the_poole
 def test_model_audits_and_score_outcomes_get_their_own_tables(compas) -> None:
     spec = AuditSpec("two_year_recid", 1, group_by=("race",), prediction="is_recid", min_group_share=0.02)
     result = audit(compas, spec)
-    text = _text(build_html_report(result, frame=compas, dataset="sample:compas"))
+    text = _text(build_html_report([result], frame=compas, dataset="sample:compas"))
     assert "The model's errors per group" in text
     caucasian = result.comparison("Caucasian")
     rates = caucasian.error_rates["tpr"]
@@ -275,9 +274,9 @@ def test_model_audits_and_score_outcomes_get_their_own_tables(compas) -> None:
     assert "the decisions in 'is_recid', checked against the true outcome two_year_recid" in text
     scores = audit(compas, AuditSpec("decile_score", None, group_by=("race",), outcome_type="score",
                                      min_group_share=0.02))
-    text = _text(build_html_report(scores, frame=compas, dataset="sample:compas"))
+    text = _text(build_html_report([scores], frame=compas, dataset="sample:compas"))
     assert "The score itself: mean per group and the standardised difference to the reference" in text
-    assert "decile_score is a score: a row counts as positive when it is at or above the median score" in text
+    assert "decile_score is a score: a row counts as positive when it is strictly above the median score" in text
 
 
 def test_safe_figure_keeps_formatting_and_neutralises_tags() -> None:
@@ -310,8 +309,7 @@ def test_report_with_thresholds_and_equalized_sections(compas) -> None:
 
     sweep = AlphaSweep((point(0.1, 0.641, 0.02), point(1.0, 0.672, 0.15)), edges,
                        ("African-American", "Caucasian"), "African-American", 3690, 1230)
-    page = build_html_report(result, frame=compas, dataset="sample:compas", thresholds=thresholds,
-                             equalized=sweep, equalized_alpha=0.12, options={"page": "Thresholds", "lambda": 1.0})
+    page = build_html_report([result, thresholds, sweep.shown_at(0.12)], frame=compas, dataset="sample:compas", options={"page": "Thresholds", "lambda": 1.0})
     checker = _parse(page)
     assert checker.sections == ["summary", "cost", "audit", "thresholds", "equalized", "data", "appendix"]
     text = _text(page)
@@ -351,7 +349,7 @@ def test_warnings_of_a_correction_are_on_the_first_page_and_in_its_section(compa
     report = tune_thresholds(compas, preset.spec, model="LR", features=preset.features, lam=2.0)
     fields = {f.name: getattr(report, f.name) for f in dataclasses.fields(report) if f.name != "warnings"}
     warned = _WarnedThresholds(**fields, warnings=(f"The thresholds widened the test gap {EVIL_LINK}.",))
-    page = build_html_report(audit(compas, preset.spec), dataset="sample:compas", thresholds=warned)
+    page = build_html_report([audit(compas, preset.spec), warned], dataset="sample:compas")
     _assert_no_live_markup(page)
     summary = page.split('<section id="cost"')[0]
     assert 'class="warnings" role="alert"' in summary
@@ -371,7 +369,7 @@ def test_a_correction_that_widens_the_gap_is_flagged_on_the_first_page(compas) -
 
     sweep = AlphaSweep((point(0.1, 0.64, 0.25), point(1.0, 0.67, 0.15)), tuple(np.linspace(0, 1, 51)),
                        ("African-American", "Caucasian"), "Caucasian", 3690, 1230)
-    page = build_html_report(audit(compas, preset.spec), dataset="sample:compas", equalized=sweep)
+    page = build_html_report([audit(compas, preset.spec), sweep], dataset="sample:compas")
     summary = _text(page.split('<section id="cost"')[0] + "</main></body></html>")
     assert "Equalized distribution at α = 0.1 (the paper's default) accuracy 67.0% → 64.0% 15.0 → 25.0 points (WIDER)" \
         in summary
@@ -389,7 +387,7 @@ def test_a_real_backfire_is_warned_on_the_first_page(compas) -> None:
     result = retrain(compas, spec, RetrainOptions(algorithm=1, first="LR", second="MLP", seed=0,
                                                   features=preset.features))
     assert result.warnings, "the case this test relies on no longer backfires"
-    page = build_html_report(audit(compas, spec), frame=compas, dataset="sample:compas", retrain=result)
+    page = build_html_report([audit(compas, spec), result], frame=compas, dataset="sample:compas")
     summary = _text(page.split('<section id="cost"')[0] + "</main></body></html>")
     assert "Warnings: corrections that backfired or need care" in summary
     for warning in result.warnings:
@@ -405,7 +403,7 @@ def test_report_with_real_retrains(adult, adult_result) -> None:
     preset = PRESETS["adult"]
     results = [retrain(adult, preset.spec, RetrainOptions(algorithm=a, first="LR", second="LR",
                                                           features=preset.features)) for a in (1, 2)]
-    page = build_html_report(adult_result, frame=adult, dataset="sample:adult", retrain=results)
+    page = build_html_report([adult_result, *results], frame=adult, dataset="sample:adult")
     text = _text(page)
     assert "Correction 1: relabel and retrain (controlled fairness)" in text
     for result in results:
@@ -420,14 +418,16 @@ def test_report_with_real_retrains(adult, adult_result) -> None:
 
 
 def test_missing_parts_are_said_in_words(adult_result) -> None:
-    text = _text(build_html_report(adult_result))
+    text = _text(build_html_report([adult_result]))
     assert "The report was given the counts, not the rows" in text
     assert "No correction was run." in text
 
 
 def test_report_refuses_a_missing_result() -> None:
     with pytest.raises(LuskinError, match="run the audit first"):
-        build_html_report(None)  # type: ignore[arg-type]
+        build_html_report([None])
+    with pytest.raises(LuskinError, match="run the audit first"):
+        build_html_report([])
 
 
 # ------------------------------------------------------------------------------------------
@@ -474,8 +474,7 @@ def test_pdf_has_the_same_findings_with_vector_charts(compas, tmp_path) -> None:
     import logging
 
     environment, folder, handlers = dict(os.environ), os.getcwd(), list(logging.getLogger().handlers)
-    content = report_content(result, frame=compas, dataset="sample:compas", retrain=retrained,
-                             thresholds=thresholds, equalized=sweep, equalized_alpha=0.1)
+    content = report_content([result, retrained, thresholds, sweep.shown_at(0.1)], frame=compas, dataset="sample:compas")
     data = content.pdf()
     # nothing process-wide changed: the browser is named by path, not through the environment
     assert dict(os.environ) == environment and os.getcwd() == folder and logging.getLogger().handlers == handlers
@@ -516,7 +515,7 @@ def test_pdf_escapes_user_text_and_reports_run_side_by_side(hostile_groups, tmp_
 
     def build(index: int) -> None:
         try:
-            outputs[index] = build_pdf_report(result, frame=frame, dataset=f"{EVIL_IMAGE}.csv", title=EVIL_SCRIPT)
+            outputs[index] = build_pdf_report([result], frame=frame, dataset=f"{EVIL_IMAGE}.csv", title=EVIL_SCRIPT)
         except BaseException as err:  # noqa: BLE001 - reported below
             errors.append(err)
 
@@ -536,11 +535,11 @@ def test_pdf_escapes_user_text_and_reports_run_side_by_side(hostile_groups, tmp_
 @pytest.mark.slow
 def test_a_browser_that_dies_is_a_plain_error_and_the_next_pdf_works(adult_result, tmp_path) -> None:
     _need_pdf_tools()
-    from luskin_core.present import report
+    from luskin_core.present import report_render
 
-    content = report_content(adult_result, dataset="sample:adult")
+    content = report_content([adult_result], dataset="sample:adult")
     assert content.pdf().startswith(b"%PDF-")
-    browser = report._RENDERER._kaleido.subprocess  # the Chromium this process started for the charts
+    browser = report_render.CHART_RENDERER._kaleido.subprocess  # the Chromium this process started for the charts
     browser.kill()
     browser.wait()
     with pytest.raises(LuskinError, match="Chromium stopped while drawing the PDF's charts"):
@@ -557,7 +556,7 @@ def test_cli_writes_the_html_report(tmp_path, capsys) -> None:
     target = tmp_path / "adult.html"
     assert main(["report", "--preset", "adult", "--html", str(target), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["written"] == {"html": str(target)} and out["headline"].startswith("2 of 2 comparisons with White")
+    assert out["written"] == {"html": str(target)} and out["headline"].startswith("2 of 2 comparisons with Non-White")
     page = target.read_text(encoding="utf-8")
     checker = _parse(page)
     assert checker.sections == ["summary", "audit", "data", "appendix"]
@@ -754,14 +753,14 @@ def test_the_model_tools_sections_and_slides_name_the_rest_by_its_value() -> Non
     thresholds = tune_thresholds(frame, spec, model=None, score_column="score")
     sweep = equalize_frame(frame, spec, alphas=(0.5, 1.0), features=["x", "z"])
     result = audit(frame, spec)
-    page = build_html_report(result, frame=frame, dataset="coded.csv", thresholds=thresholds, equalized=sweep)
+    page = build_html_report([result, thresholds, sweep], frame=frame, dataset="coded.csv")
     text = _text(page)
     assert "Non-Male" not in page and "Non-Female" not in page and "Non-" not in text   # (plotly.js says "Non-coercible")
     assert "Female" in text and "Male" in text
     assert "TPR Male" in text and "TPR Female" in text          # the equalized table's columns
     for group, value in thresholds.thresholds.items():
         assert f"{group}: {float(value):.4g}" in text
-    slides = build_slides(result, thresholds=thresholds, equalized=sweep)
+    slides = build_slides([result, thresholds, sweep])
     for slide in slides:
         words = " ".join((slide.title, *slide.sentences)) + ("" if slide.figure is None else slide.figure.to_json())
         assert "Non-" not in words, slide.title
@@ -771,3 +770,64 @@ def test_the_model_tools_sections_and_slides_name_the_rest_by_its_value() -> Non
                                                            else t.marker.color)
                    for t in figure.data if t.name != "chance"}
         assert colours == {"Male": plots.GROUP_COLOR, "Female": plots.OTHER_COLOR}
+
+
+# ------------------------------------------------------------------------------------------
+# Accessible report (issue 46, Section 508): every chart's text alternative, headings in order, a tagged PDF
+# ------------------------------------------------------------------------------------------
+def _chart_descriptions(content) -> list[str]:
+    import plotly.graph_objects as go
+
+    from luskin_core.present.chart_text import chart_text
+
+    return [chart_text(go.Figure(c.figure)).description for c in content.charts()]
+
+
+def test_html_report_charts_have_their_description_and_numbers_and_headings_skip_no_level(adult, adult_result) -> None:
+    content = report_content([adult_result], frame=adult, dataset="sample:adult")
+    descriptions = _chart_descriptions(content)
+    assert len(descriptions) >= 2 and all(d.startswith(("Bar chart:", "Chart:")) for d in descriptions)
+    page = content.html()
+    outside = re.sub(r"<script.*?</script>", "", page, flags=re.DOTALL)
+    labels = [html.unescape(v) for v in re.findall(r'<div class="plot" data-chart-label="([^"]*)"', outside)]
+    assert labels == descriptions
+    words = re.findall(r'<details class="chart-words"><summary>The chart in words and numbers</summary><p>(.*?)</p>'
+                       r'<div class="table"><table><caption>(.*?)</caption>', outside)
+    assert [html.unescape(d) for d, _ in words] == descriptions
+    # each chart's numbers: the table chart_text reads from its figure, cell for cell
+    import plotly.graph_objects as go
+
+    from luskin_core.present.chart_text import chart_text
+
+    for chart, part in zip(content.charts(), outside.split('<details class="chart-words">')[1:]):
+        table = chart_text(go.Figure(chart.figure)).table
+        cells = re.findall(r"<td>(.*?)</td>", part.split("</details>", 1)[0])
+        assert [html.unescape(c) for c in cells] == [str(v) for row in table.itertuples(index=False) for v in row]
+    assert "White" in outside.split('<details class="chart-words">', 2)[1]
+    levels = [int(h) for h in re.findall(r"<h([1-6])[ >]", outside)]
+    assert levels[0] == 1
+    skipped = [(a, b) for a, b in itertools.pairwise(levels) if b > a + 1]
+    assert not skipped, f"heading levels skipped: {skipped} in {levels}"
+
+
+@pytest.mark.slow
+def test_pdf_is_tagged_pdf_ua_with_each_chart_described(adult, adult_result) -> None:
+    """PDF/UA-1 (WeasyPrint's variant): a structure tree with the headings, the tables (header cells) and one Figure
+    per chart whose alternative text is the chart's description; the document says it is PDF/UA."""
+    import io
+
+    import pdf_structure
+    import pypdf
+
+    _need_pdf_tools()
+    content = report_content([adult_result], frame=adult, dataset="sample:adult")
+    descriptions = _chart_descriptions(content)
+    reader = pypdf.PdfReader(io.BytesIO(content.pdf()))
+    root = reader.trailer["/Root"]
+    assert bool(root["/MarkInfo"]["/Marked"]) and root["/Lang"] == "en"
+    assert re.search(rb"pdfuaid:part(>|=\")1", root["/Metadata"].get_object().get_data())
+    tags = pdf_structure.tags(root)
+    alts = [str(node.get("/Alt", "")) for node in pdf_structure.structure(root) if node["/S"] == "/Figure"]
+    assert tags.count("/H1") == 1 and tags.count("/H2") >= 3 and "/H3" in tags
+    assert tags.count("/Table") >= len(descriptions) + 2 and "/TH" in tags and "/TD" in tags
+    assert alts == descriptions, alts

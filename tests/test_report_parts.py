@@ -1,6 +1,6 @@
 """Every analysis result in one list: ``report_content(results=[...])``, ``build_html_report`` and
 ``build_pdf_report`` take the audit, adjusted gaps, a proxy audit (and the other registered results) in any
-order, each as its section with its numbers; the older keywords give the same report; an unknown result is
+order, each as its section with its numbers; the order does not matter; an unknown result is
 said in words."""
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ from luskin_core.analyses import proxy_audit as pa
 from luskin_core.analyses.adjust import adjust
 from luskin_core.analyses.proxy import PROB_COLUMNS
 from luskin_core.formatting import format_percent, format_points
-from luskin_core.present.report import build_html_report, report_content
+from luskin_core.present.report import build_html_report, build_pdf_report, report_content
 from luskin_core.present.report_blocks import Section
 from luskin_core.present.report_parts import PartContext, ReportPart
+from luskin_core.present.slides import build_slides
 
 WHEN = dt.datetime(2026, 11, 27, 12, 0, tzinfo=dt.UTC)
 
@@ -80,7 +81,7 @@ def three(adult):
 
 def test_html_report_takes_an_audit_adjusted_gaps_and_a_proxy_audit(adult, three) -> None:
     result, adjusted, proxy, frame = three
-    html = build_html_report(results=[proxy, adjusted, result], generated_at=WHEN)  # any order
+    html = build_html_report([proxy, adjusted, result], generated_at=WHEN)  # any order
     headings, text = _page(html)
     audit_at = headings.index(next(h for h in headings if h.startswith("The audit:")))
     adjusted_at = headings.index("Gaps adjusted for the controls (regression)")
@@ -108,26 +109,47 @@ def test_html_report_takes_an_audit_adjusted_gaps_and_a_proxy_audit(adult, three
         assert format_percent(c.rate) in text
 
 
-def test_results_and_the_older_keywords_give_the_same_sections(three) -> None:
+def test_the_order_of_the_results_does_not_change_the_report(three) -> None:
     result, adjusted, proxy, _ = three
-    by_list = report_content(results=[proxy, result, adjusted], generated_at=WHEN)
-    by_keywords = report_content(result, adjusted=adjusted, proxy=proxy, generated_at=WHEN)
-    mixed = report_content(result, proxy=proxy, results=[adjusted], generated_at=WHEN)
-    titles = [s.title for s in by_keywords.sections]
-    assert [s.title for s in by_list.sections] == titles == [s.title for s in mixed.sections]
+    by_list = report_content([proxy, result, adjusted], generated_at=WHEN)
+    in_order = report_content([result, adjusted, proxy], generated_at=WHEN)
+    with_gaps = report_content([None, adjusted, None, result, proxy], generated_at=WHEN)   # None: a tool not run
+    titles = [s.title for s in in_order.sections]
+    assert [s.title for s in by_list.sections] == titles == [s.title for s in with_gaps.sections]
     assert "Gaps adjusted for the controls (regression)" in titles
+
+
+def test_the_report_takes_results_and_nothing_else(three) -> None:
+    """The results in one list and the context around them: no keyword per kind of result (there were 18
+    parameters, 11 typed Any); an old keyword is refused, and a single result not in a list is said in words."""
+    import inspect
+
+    result, adjusted, _, _ = three
+    assert list(inspect.signature(report_content).parameters) == [
+        "results", "frame", "dataset", "options", "title", "generated_at", "sample_note"]
+    assert list(inspect.signature(build_slides).parameters) == ["results", "dataset"]
+    for kind in ("retrain", "thresholds", "equalized", "equalized_alpha", "adjusted", "ll144", "eeoc", "series",
+                 "proxy", "regulator"):
+        with pytest.raises(TypeError, match=kind):
+            build_html_report([result], **{kind: adjusted})
+        with pytest.raises(TypeError, match=kind):
+            build_pdf_report([result], **{kind: adjusted})
+        with pytest.raises(TypeError, match=kind):
+            build_slides([result], **{kind: adjusted})
+    with pytest.raises(LuskinError, match="one list"):
+        report_content(result)
 
 
 def test_an_unknown_result_is_said_in_words(three) -> None:
     result, adjusted, _, _ = three
     with pytest.raises(LuskinError, match="cannot show a DataFrame"):
-        build_html_report(result, results=[adjusted, pd.DataFrame({"a": [1]})])
+        build_html_report([result, adjusted, pd.DataFrame({"a": [1]})])
     with pytest.raises(LuskinError, match="no audit result"):
-        report_content(results=[adjusted])
+        report_content([adjusted])
     other = audit(pd.DataFrame({"g": ["a", "b"] * 20, "y": [0, 1] * 20}),
                   AuditSpec(outcome="y", positive=1, protected="g == 'a'"))
     with pytest.raises(LuskinError, match="one audit"):
-        report_content(result, results=[other])
+        report_content([result, other])
 
 
 @dataclass(frozen=True)
@@ -145,7 +167,7 @@ class _Scan:
 def test_a_result_offering_its_section_plugs_in(three) -> None:
     result = three[0]
     assert isinstance(_Scan(3), ReportPart)
-    headings, text = _page(build_html_report(result, results=[_Scan(3)], generated_at=WHEN))
+    headings, text = _page(build_html_report([result, _Scan(3)], generated_at=WHEN))
     assert "Subgroup scan" in headings
     assert f"3 subgroups found beside {result.reference}." in text
 
@@ -156,7 +178,7 @@ def test_a_subgroup_scan_gets_its_section_with_its_findings(adult, three) -> Non
     result = three[0]
     found = scan(adult, ScanSpec("income", ">50K", ("sex", "race"), depth=2, replicates=199, seed=3))
     assert found.findings  # Adult's income gap by sex is far beyond chance
-    headings, text = _page(build_html_report(result, results=[found], generated_at=WHEN))
+    headings, text = _page(build_html_report([result, found], generated_at=WHEN))
     assert "Subgroup scan: where the gaps are" in headings
     for f in found.findings:
         assert " ".join(f.sentence.split()) in text
@@ -169,19 +191,19 @@ def test_slides_take_results_as_the_report_does(adult, three) -> None:
 
     result, adjusted, proxy, _ = three
     found = scan(adult, ScanSpec("income", ">50K", ("sex", "race"), depth=2, replicates=99, seed=3))
-    by_keywords = build_slides(result, adjusted=adjusted, proxy=proxy)
-    by_list = build_slides(results=[found, proxy, result, adjusted])   # any order: placed by the table's rank
+    without_scan = build_slides([result, adjusted, proxy])
+    by_list = build_slides([found, proxy, result, adjusted])   # any order: placed by the table's rank
     keys = [s.key for s in by_list]
-    assert [s.key for s in by_keywords] == [k for k in keys if not k.startswith("finding-scan")]
+    assert [s.key for s in without_scan] == [k for k in keys if not k.startswith("finding-scan")]
     assert keys.index("finding-adjusted") < keys.index("finding-scan") < keys.index("caveats")
     scan_slides = [s for s in by_list if s.key.startswith("finding-scan")]   # the projector may split one in two
     words = [w for s in scan_slides for w in s.sentences]
     assert any(s.figure is not None for s in scan_slides) and found.headline() in words
     assert found.findings and found.findings[0].sentence in words
     with pytest.raises(LuskinError, match="nothing to present"):
-        build_slides(results=[adjusted])
+        build_slides([adjusted])
     with pytest.raises(LuskinError, match="cannot show a DataFrame"):
-        build_slides(result, results=[pd.DataFrame({"a": [1]})])
+        build_slides([result, pd.DataFrame({"a": [1]})])
 
 
 @dataclass(frozen=True)
@@ -200,6 +222,6 @@ def test_a_result_offering_its_slides_plugs_in(three) -> None:
 
     result = three[0]
     assert isinstance(_WithSlides(2), SlidePart) and not isinstance(_Scan(2), SlidePart)
-    deck = build_slides(result, results=[_WithSlides(2)])
+    deck = build_slides([result, _WithSlides(2)])
     assert deck[[s.key for s in deck].index("finding-own")].sentences == (f"2 beside {result.reference}.",)
-    assert "finding-own" not in [s.key for s in build_slides(result, results=[_Scan(2)])]   # a section only
+    assert "finding-own" not in [s.key for s in build_slides([result, _Scan(2)])]   # a section only

@@ -92,3 +92,12 @@ def test_a_scan_too_large_for_the_machine_says_what_to_drop(tmp_path, capsys):
                    ",".join(f"w{j}" for j in range(6)), "--depth", "6"])
     err = capsys.readouterr().err
     assert status == 2 and "too large for the machine" in err and "leave out or bin" in err
+
+
+def test_a_frame_with_a_column_called_name_is_scanned_under_the_datas_name(capsys):
+    """COMPAS has a 'name' column: the frame's .name is that column, not the data's name (a traceback on main)."""
+    status = main(["scan", "--data", "sample:compas", "--outcome", "two_year_recid", "--positive", "1",
+                   "--columns", "sex", "--columns", "race", "--json"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert json.loads(out)["source"] == "sample:compas"

@@ -195,16 +195,16 @@ def test_report_has_the_over_time_section_and_the_small_groups_chart(compas):
 
     spec = AuditSpec("two_year_recid", 1, group_by=("race", "sex"))
     series = audit_series(compas, spec, "compas_screening_date", "quarter")
-    html = build_html_report(series.overall, series=series)
+    html = build_html_report([series.overall, series])
     assert "Over time: per quarter of &#x27;compas_screening_date&#x27;" in html or \
         "Over time: per quarter of &#39;compas_screening_date&#39;" in html
     # COMPAS's 2014 follow-up (every group at 100%, few rows) is a caveat, not an alert
     assert "Periods flagged: artefacts of the data" in html and "Alerts: a gap changed beyond chance" not in html
     kept = audit_series(compas, spec, "compas_screening_date", "quarter", keep_flagged=True)
-    assert kept.alerts and "Alerts: a gap changed beyond chance" in build_html_report(kept.overall, series=kept)
+    assert kept.alerts and "Alerts: a gap changed beyond chance" in build_html_report([kept.overall, kept])
     assert "Every comparison per quarter" in html
     assert "Small groups: raw and partially pooled shares" in html
-    plain = build_html_report(audit(compas, AuditSpec("two_year_recid", 1, group_by=("sex",))))
+    plain = build_html_report([audit(compas, AuditSpec("two_year_recid", 1, group_by=("sex",)))])
     assert "Over time" not in plain and "partially pooled shares" not in plain  # no small group, no series
 
 
@@ -234,8 +234,8 @@ def test_presentation_has_a_slide_for_the_trend(compas):
 
     spec = AuditSpec("two_year_recid", 1, group_by=("race",))
     series = audit_series(compas, spec, "compas_screening_date", "quarter")
-    plain = build_slides(series.overall)
-    slides = build_slides(series.overall, series=series)
+    plain = build_slides([series.overall])
+    slides = build_slides([series.overall, series])
     assert len(slides) == len(plain) + 1
     slide = next(s for s in slides if s.key == "finding-series")
     assert slide.sentences[0] == series.headline()

@@ -278,3 +278,20 @@ def test_a_quantile_over_its_error_bound_is_computed_exactly(monkeypatch):
     redone = pooled_estimates(table, spec)
     for name in ("ci_low", "ci_high"):
         assert np.nanmax(np.abs(getattr(redone, name) - getattr(exact, name))) < 1e-10, name
+
+
+def test_a_pooled_share_is_never_outside_its_own_interval() -> None:
+    """Issue 45: a very skewed mixture put its mean outside its interval ('0.02% (95% interval <0.01% to <0.01%)');
+    there the estimate is the posterior median. 128 of 3,000 random families did so before."""
+    from luskin_core.stats.shrinkage import pool_family
+
+    rng = np.random.default_rng(0)
+    for _ in range(400):
+        size = int(rng.integers(2, 6))
+        n = rng.integers(1, 5000, size=size).astype(float)
+        k = rng.binomial(n.astype(int), rng.choice([1e-5, 1e-4, 1e-3, 0.5, 0.9, 0.99], size=size)).astype(float)
+        out = pool_family(k, n, (k.sum() - k + 0.5) / (n.sum() - n + 1), n.sum() - n)
+        assert np.all((out["low"] <= out["rate"]) & (out["rate"] <= out["high"])), (k, n)
+    out = pool_family(np.array([2.0, 0.0]), np.array([2.0, 2174.0]), np.array([0.5 / 2175, 2.5 / 3]),
+                      np.array([2174.0, 2.0]))
+    assert out["low"][0] <= out["rate"][0] <= out["high"][0]

@@ -153,7 +153,7 @@ def test_the_slides_give_groups_of_unknown_category_no_finding_of_their_own():
     from luskin_core.present.slides import build_slides
 
     result = audit(_people(4000), AuditSpec(outcome="hired", positive=1, group_by=("sex",)))
-    deck = build_slides(result)
+    deck = build_slides([result])
     found = next(s for s in deck if s.title == "What we found")
     assert found.sentences[-1].startswith(f"Groups of unknown category ({DECLINED}, Unknown) are shown apart")
     drawn = {str(y) for trace in found.figure.data if trace.y is not None for y in trace.y}

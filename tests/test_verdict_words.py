@@ -16,7 +16,10 @@ import pandas as pd
 import pytest
 
 from luskin_core import AuditSpec, audit
-from luskin_core.stats.verdict import ALPHA, Verdict, fair_flag, inside_bar, judge
+from luskin_core.stats.judgement import Judgement
+from luskin_core.stats.verdict import ALPHA, Verdict, fair_flag
+
+judge = Judgement().verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 SCANNED = ("luskin_core", "luskin_cli", "luskin_app", "app_pages")
@@ -100,16 +103,17 @@ def test_judge_follows_the_rule_in_order() -> None:
 
 def test_a_gap_exactly_at_the_tolerance_is_within_and_not_flagged() -> None:
     """Issue 26: the adjusted analysis said 'within' and 'flagged' at once for a gap exactly at the tolerance."""
-    assert inside_bar(metric="difference", difference=0.05, tolerance=0.05, ratio_threshold=0.8)
-    assert inside_bar(metric="difference", difference=-0.05, tolerance=0.05, ratio_threshold=0.8)
-    assert not inside_bar(metric="difference", difference=0.0501, tolerance=0.05, ratio_threshold=0.8)
-    assert judge(inside_bar(metric="difference", difference=0.05, tolerance=0.05, ratio_threshold=0.8),
-                 1e-9) is Verdict.WITHIN
+    bar = Judgement()
+    assert bar.within_estimate(0.05) and bar.within_estimate(-0.05) and not bar.within_estimate(0.0501)
+    assert bar.within(15, 100, 20, 100) and bar.within(20, 100, 15, 100)   # exactly 5 points on counts
+    assert not bar.within(149, 1000, 200, 1000)
+    assert judge(bar.within_estimate(0.05), 1e-9) is Verdict.WITHIN
     # the ratio: both directions, and a reference with no favourable outcome
-    assert inside_bar(metric="ratio", difference=0.3, tolerance=0.05, ratio_threshold=0.8, ratio=0.8)
-    assert not inside_bar(metric="ratio", difference=0.3, tolerance=0.05, ratio_threshold=0.8, ratio=1.3)
-    assert inside_bar(metric="ratio", difference=0.0, tolerance=0.05, ratio_threshold=0.8, favourable=0.0,
-                      reference_favourable=0.0)
+    ratio = Judgement(metric="ratio")
+    assert ratio.within_estimate(0.3, 0.4, 0.5)                     # 0.8 exactly
+    assert ratio.within(20, 60, 100, 240)                          # 4/5 exactly, on counts
+    assert not ratio.within_estimate(0.3, 0.65, 0.5)                # 1.3
+    assert ratio.within_estimate(0.0, 0.0, 0.0)
 
 
 def test_members_know_fairness_and_read_back_from_json() -> None:

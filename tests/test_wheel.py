@@ -70,7 +70,7 @@ def test_the_wheel_carries_the_samples_and_the_dashboard_byte_for_byte(wheel: Pa
         names = set(archive.namelist())
         pairs = [(f"luskin_core/sample_data/{p.name}", p) for p in (ROOT / "sample_data").iterdir() if p.is_file()]
         pairs += [(f"luskin_app/dashboard/app_pages/{p.name}", p) for p in (ROOT / "app_pages").glob("*.py")]
-        pairs += [("luskin_app/dashboard/app.py", ROOT / "app.py"),
+        pairs += [("luskin_app/dashboard/app.py", ROOT / "app.py"), ("luskin_app/dashboard/serve.py", ROOT / "serve.py"),
                   ("luskin_app/dashboard/.streamlit/config.toml", ROOT / ".streamlit" / "config.toml")]
         for inside, original in pairs:
             assert inside in names, inside

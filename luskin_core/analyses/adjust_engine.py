@@ -22,79 +22,51 @@ import pandas as pd
 
 from luskin_core.analyses.adjust_model import (
     Cells,
-    _bin_counts,
-    _check_curves,
-    _number_text,
-    _spline_counts,
+    bin_counts,
     bin_part,
     bin_probs,
+    check_curves,
+    is_linear,
+    number_text,
+    spline_counts,
     spline_knots,
     spline_note,
     spline_probs,
 )
 from luskin_core.counting.counts import CROSS, UNKNOWN
-from luskin_core.counting.executor import group_names
-from luskin_core.counting.sources import Source, _checks, _ibis, _is_numeric, _mask, _outcome_expr, _part_expr
+from luskin_core.counting.executor import exact_plan, group_names
+from luskin_core.counting.sources import Source, check_exprs, is_numeric, load_ibis, mask_expr, outcome_expr, part_expr
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
 
 
-def cells_from_source(source: Source, spec: AuditSpec, controls: Sequence[str] = (), categorical: Sequence[str] = (),
-                      cluster: str | None = None) -> Cells:
-    """The cell table of ``source``, aggregated by the engine (one GROUP BY over group, controls and cluster)."""
-    plan, numeric, cats, cluster_name, view, _, _ = _resolved(source, spec, controls, categorical, cluster)
-    return _cells(source, spec, plan, view, numeric, cats, cluster_name)
-
-
-def _resolved(source: Source, spec: AuditSpec, controls: Sequence[str], categorical: Sequence[str],
+def resolved_controls(source: Source, spec: AuditSpec, controls: Sequence[str], categorical: Sequence[str],
               cluster: str | None, bins: Mapping[str, int] | None = None, splines: Mapping[str, int] | None = None
               ) -> tuple[Any, list[str], list[str], str | None, Any, dict[str, tuple[float, ...]], tuple[str, ...]]:
     """The plan, the numeric and categorical controls, the cluster column, a view of only the needed columns
     (binned controls replaced by their bins' words, as in memory), the knots of controls fitted as curves and
     the binned controls."""
-    plan = source.plan(spec)
+    plan = exact_plan(source, spec)
     if plan.protected is not None:   # "Black", not "Non-White", as the audit names a two-valued column
         plan = replace(plan, names=group_names(source, spec, plan.protected.column))
-    binned = {source._resolve(c, "control"): n for c, n in _bin_counts(None, bins or {}).items()}
-    curved = {source._resolve(c, "control"): n for c, n in _spline_counts(None, splines or {}).items()}
+    binned = {source._resolve(c, "control"): n for c, n in bin_counts(None, bins or {}).items()}
+    curved = {source._resolve(c, "control"): n for c, n in spline_counts(None, splines or {}).items()}
     controls = [*controls, *(c for c in dict.fromkeys([*binned, *curved]) if c not in controls)]
     names = [source._resolve(c, "control") for c in controls]
     forced = {source._resolve(c, "control") for c in categorical} | set(binned)
     names += [c for c in forced if c not in names]
-    if len({n.lower() for n in names}) != len(names):
-        raise LuskinError("A control column is named twice.")
-    group_cols = {p.column.lower() for p in plan.group_parts} or {plan.protected.column.lower()}  # type: ignore[union-attr]
-    for name in names:
-        if name.lower() == plan.outcome.lower():
-            raise LuskinError(f"'{name}' is the outcome, so it cannot also be a control.")
-        if name.lower() in group_cols:
-            raise LuskinError(f"'{name}' forms the groups, so it cannot also be a control.")
+    _check_control_names(plan, names)
     cluster_name = source._resolve(cluster, "cluster") if cluster else None
     schema = source.table.schema()
-    _check_curves(curved, forced - set(binned), binned, lambda name: _is_numeric(schema[name]))
-    numeric = [c for c in names if _is_numeric(schema[c]) and c not in forced]
+    check_curves(curved, forced - set(binned), binned, lambda name: is_numeric(schema[name]))
+    numeric = [c for c in names if is_numeric(schema[c]) and c not in forced]
     cats = [c for c in names if c not in numeric]
     needed = [plan.outcome, *names, *([cluster_name] if cluster_name else [])]
     needed += [p.column for p in plan.group_parts] + ([plan.protected.column] if plan.protected else [])
     needed += [c.column for c in (*plan.filters, *plan.population)] + ([plan.prediction] if plan.prediction else [])
     view = _light_view(source._raw, list(dict.fromkeys(needed)))
     if binned:
-        from luskin_core.counting.sources import EngineFacts
-
-        ibis = _ibis()
-        words = {}
-        for name, count in binned.items():
-            if not _is_numeric(schema[name]):
-                raise LuskinError(f"'{name}' holds text, so it cannot be cut into bins; its values are used as "
-                                  "categories.")
-            part = bin_part(name, EngineFacts(source, plan.population).quantiles(name, bin_probs(count)))
-            x = view[name].cast("float64")
-            index = ibis.literal(0, "int64")
-            for cut in part.cuts:
-                index = index + (x >= float(cut)).cast("int32")  # NULL where the value is missing
-            words[name] = index.substitute({i: part.label(i) for i in range(len(part.cuts) + 1)},
-                                           else_=ibis.null().cast("string"))
-        view = view.mutate(**words)
+        view = view.mutate(**_bin_words(source, plan, view, schema, binned))
     knots = {}
     if curved:
         from luskin_core.counting.sources import EngineFacts
@@ -104,7 +76,39 @@ def _resolved(source: Source, spec: AuditSpec, controls: Sequence[str], categori
     return plan, numeric, cats, cluster_name, view, knots, tuple(c for c in cats if c in binned)
 
 
-def _cell_bound(source: Source, view: Any, numeric: Sequence[str], cats: Sequence[str], limit: float) -> float:
+def _check_control_names(plan: Any, names: list[str]) -> None:
+    """A control named twice, the outcome or a column forming the groups as a control: refused in words."""
+    if len({n.lower() for n in names}) != len(names):
+        raise LuskinError("A control column is named twice.")
+    group_cols = {p.column.lower() for p in plan.group_parts} or {plan.protected.column.lower()}
+    for name in names:
+        if name.lower() == plan.outcome.lower():
+            raise LuskinError(f"'{name}' is the outcome, so it cannot also be a control.")
+        if name.lower() in group_cols:
+            raise LuskinError(f"'{name}' forms the groups, so it cannot also be a control.")
+
+
+def _bin_words(source: Source, plan: Any, view: Any, schema: Any, binned: Mapping[str, int]) -> dict[str, Any]:
+    """Each binned control as its bins' words (cut at the engine's quantiles, as in memory); text refused."""
+    from luskin_core.counting.sources import EngineFacts
+
+    ibis = load_ibis()
+    words = {}
+    for name, count in binned.items():
+        if not is_numeric(schema[name]):
+            raise LuskinError(f"'{name}' holds text, so it cannot be cut into bins; its values are used as "
+                              "categories.")
+        part = bin_part(name, EngineFacts(source, plan.population).quantiles(name, bin_probs(count)))
+        x = view[name].cast("float64")
+        index = ibis.literal(0, "int64")
+        for cut in part.cuts:
+            index = index + (x >= float(cut)).cast("int32")  # NULL where the value is missing
+        words[name] = index.substitute({i: part.label(i) for i in range(len(part.cuts) + 1)},
+                                       else_=ibis.null().cast("string"))
+    return words
+
+
+def cell_bound(source: Source, view: Any, numeric: Sequence[str], cats: Sequence[str], limit: float) -> float:
     """An upper bound on the cells: the product of the controls' distinct counts, at most the rows.
 
     Both fits are exact, so this only chooses the faster: no scan when the rows alone are few
@@ -125,11 +129,11 @@ def _cell_bound(source: Source, view: Any, numeric: Sequence[str], cats: Sequenc
     return bound
 
 
-def _cells(source: Source, spec: AuditSpec, plan: Any, view: Any, numeric: Sequence[str], cats: Sequence[str],
+def engine_cells(source: Source, spec: AuditSpec, plan: Any, view: Any, numeric: Sequence[str], cats: Sequence[str],
            cluster_name: str | None, knots: Mapping[str, tuple[float, ...]] | None = None,
-           binned: Sequence[str] = ()) -> Cells:
-    linear = spec.outcome_type == "score"
-    raw = source._run(_cells_expr(view, plan, numeric, cats, cluster_name, linear), fetch=True)
+           binned: Sequence[str] = (), *, log: bool = False) -> Cells:
+    linear = is_linear(spec)
+    raw = source._run(_cells_expr(view, plan, numeric, cats, cluster_name, linear, log=log and linear), fetch=True)
     frame = _labelled(raw, plan, spec, numeric, cats, cluster_name)
     complete = frame.pop("_complete").astype(bool).to_numpy()
     dropped = int(frame.loc[~complete, "n"].sum())
@@ -137,7 +141,7 @@ def _cells(source: Source, spec: AuditSpec, plan: Any, view: Any, numeric: Seque
     if not linear:
         frame["y2"] = frame["k"]
     return Cells(frame, tuple(numeric), tuple(cats), cluster_name, linear, dropped, int(frame["n"].sum()),
-                 note=spline_note(knots or {}), splines=dict(knots or {}), binned=tuple(binned))
+                 note=spline_note(knots or {}), splines=dict(knots or {}), binned=tuple(binned), log=log and linear)
 
 
 def _light_view(raw: Any, columns: Sequence[str]) -> Any:
@@ -146,7 +150,7 @@ def _light_view(raw: Any, columns: Sequence[str]) -> Any:
     ``isnan`` is a cheap test per value; the sources' general view casts every float of the table
     to text to find NaN, which took 68 s of a 70 s query over 10M rows with three float controls.
     """
-    ibis = _ibis()
+    ibis = load_ibis()
     schema = raw.schema()
     out = {}
     for name in columns:
@@ -158,18 +162,18 @@ def _light_view(raw: Any, columns: Sequence[str]) -> Any:
 
 
 def _cells_expr(t: Any, plan: Any, numeric: Sequence[str], cats: Sequence[str], cluster: str | None,
-                linear: bool) -> Any:
-    ibis = _ibis()
+                linear: bool, *, log: bool = False) -> Any:
+    ibis = load_ibis()
     keep = ibis.literal(True)
-    for _, failing in _checks(t, plan):
+    for _, failing in check_exprs(t, plan):
         keep = keep & ~failing
     rows = t.filter(keep)
     keys: dict[str, Any] = {}
     if plan.protected is not None:
-        keys["_g0"] = _mask(rows, plan.protected)
+        keys["_g0"] = mask_expr(rows, plan.protected)
     else:
         for i, part in enumerate(plan.group_parts):
-            keys[f"_g{i}"] = _part_expr(rows, part)
+            keys[f"_g{i}"] = part_expr(rows, part)
     complete = ibis.literal(True)
     for i, name in enumerate(numeric):
         keys[f"_x{i}"] = rows[name].cast("float64")
@@ -181,8 +185,10 @@ def _cells_expr(t: Any, plan: Any, numeric: Sequence[str], cats: Sequence[str], 
     keys["_complete"] = complete
     if linear:
         y = rows[plan.outcome].cast("float64")
+        if log:   # every amount above 0 (checked first through the count: adjust_model.check_log)
+            y = y.ln()
     else:
-        y = _outcome_expr(rows, plan).cast("int32")
+        y = outcome_expr(rows, plan).cast("int32")
     selected = rows.select(**keys, _y=y)
     metrics: dict[str, Any] = {"n": selected.count(), "k": selected._y.sum()}
     if linear:
@@ -213,7 +219,7 @@ def _labelled(raw: pd.DataFrame, plan: Any, spec: AuditSpec, numeric: Sequence[s
         series = raw[f"_c{i}"]
         if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
             codes, uniques = pd.factorize(series, use_na_sentinel=True)
-            words = np.array([_number_text(v) for v in uniques] + [UNKNOWN], dtype=object)
+            words = np.array([number_text(v) for v in uniques] + [UNKNOWN], dtype=object)
             text = pd.Series(words[np.where(codes < 0, len(uniques), codes)])
         else:
             text = series.astype("string").astype(object).where(series.notna(), UNKNOWN)

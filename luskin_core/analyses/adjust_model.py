@@ -19,10 +19,11 @@ from luskin_core.counting.counts import UNKNOWN, plan_for_frame, row_group_label
 from luskin_core.counting.executor import executor_for, group_names
 from luskin_core.counting.prepared import prepare
 from luskin_core.errors import LuskinError
-from luskin_core.formatting import format_p, format_percent, format_points, points
+from luskin_core.formatting import amount_digits, format_amount, format_p, format_percent, format_points, points
 from luskin_core.spec.audit_spec import AuditSpec, resolve_column
 from luskin_core.stats.comparisons import choose_reference
-from luskin_core.stats.verdict import Verdict, inside_bar, judge
+from luskin_core.stats.judgement import Judgement
+from luskin_core.stats.verdict import Verdict
 
 MAX_ITERATIONS = 100
 # Past this many cells an engine's fit runs from per-key sums in the engine (luskin_core.analyses.adjust_sums).
@@ -36,7 +37,7 @@ MAX_CONTROL_LEVELS = 2_000
 NUMBER_LIMIT = 1e150
 
 
-def _check_size(name: str, values: np.ndarray, what: str) -> None:
+def check_size(name: str, values: np.ndarray, what: str) -> None:
     """A plain refusal for numbers too large for a model (the fit would fail with a linear-algebra error)."""
     finite = values[np.isfinite(values)]
     if finite.size and float(np.abs(finite).max()) > NUMBER_LIMIT:
@@ -46,7 +47,7 @@ def _check_size(name: str, values: np.ndarray, what: str) -> None:
                           "power of ten) or leave it out.")
 
 
-def _check_levels(name: str, count: int) -> None:
+def check_levels(name: str, count: int) -> None:
     """A plain refusal for a categorical control with more values than a model can hold one by one."""
     if count > MAX_CONTROL_LEVELS:
         raise LuskinError(f"The control '{name}' has {count:,} distinct values: holding each one equal needs a "
@@ -89,15 +90,23 @@ class AdjustedGap:
     # Favourable share with the group set to this group over the same with the group set to the reference, over
     # all rows (the adjusted impact ratio; logistic models only: a mean of numbers has no impact ratio).
     adjusted_impact_ratio: float | None = None
+    # An amount: the adjusted and raw gaps as shares of the reference's amount (positive: the group fares worse;
+    # the model on the log: the ratio with the controls held equal), judged against the tolerance as a share.
+    adjusted_gap_share: float | None = None
+    adjusted_gap_share_ci_low: float | None = None
+    adjusted_gap_share_ci_high: float | None = None
+    raw_gap_share: float | None = None
+    unexplained_share: float | None = None
 
     @property
     def flagged(self) -> bool:
         """Beyond the bar once the controls are held equal, and not by chance: the verdict, as a flag."""
         return self.verdict == Verdict.BEYOND
 
-    def json_entry(self) -> dict[str, Any]:
-        """The issue's ``adjusted`` object: exactly these keys (fractions, not points)."""
-        return {
+    def json_entry(self, amount: bool = False) -> dict[str, Any]:
+        """The issue's ``adjusted`` object: exactly these keys (fractions, not points); an amount's adds its gap
+        shares (``amount``)."""
+        out = {
             "group": self.group, "reference": self.reference, "raw_difference": self.raw_difference,
             "adjusted_difference": self.adjusted_difference, "adjusted_ci_low": self.adjusted_ci_low,
             "adjusted_ci_high": self.adjusted_ci_high, "adjusted_p_value": self.adjusted_p_value,
@@ -105,6 +114,12 @@ class AdjustedGap:
             "odds_ratio_ci_high": self.odds_ratio_ci_high, "explained": self.explained,
             "unexplained": self.unexplained, "verdict": self.verdict,
         }
+        if amount:
+            out.update({"adjusted_gap_share": self.adjusted_gap_share,
+                        "adjusted_gap_share_ci_low": self.adjusted_gap_share_ci_low,
+                        "adjusted_gap_share_ci_high": self.adjusted_gap_share_ci_high,
+                        "raw_gap_share": self.raw_gap_share})
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -146,6 +161,20 @@ class AdjustResult:
     decomposition: str
     rows_note: str = ""
     source: str = "in memory"
+    scale: str = ""   # an amount: "amount" (the model on the amount) or "log" (on its logarithm); else ""
+    codes: tuple[str, ...] = ()   # numeric controls read as categories by the one rule (few values, or codes)
+
+    @property
+    def numbers(self) -> tuple[str, ...]:
+        """The controls fitted as numbers (a straight line, or a curve where asked)."""
+        return tuple(c for c in self.controls if c not in self.categorical)
+
+    @property
+    def reading(self) -> str:
+        """Which controls were read as categories and which as numbers, in words."""
+        from luskin_core.analyses.adjust_reading import reading_sentence
+
+        return reading_sentence(self.controls, self.categorical, self.codes)
 
     def to_frame(self) -> pd.DataFrame:
         """One row per non-reference group (fractions; the explained split per control as columns)."""
@@ -160,11 +189,12 @@ class AdjustResult:
     def to_dict(self) -> dict[str, Any]:
         return {
             "model": self.model, "outcome": self.outcome_text, "reference": self.reference,
-            "controls": list(self.controls), "categorical": list(self.categorical), "cluster": self.cluster,
+            "controls": list(self.controls), "categorical": list(self.categorical), "numbers": list(self.numbers),
+            "codes": list(self.codes), "reading": self.reading, "cluster": self.cluster,
             "tolerance": self.tolerance, "n_rows": self.n_rows, "n_cells": self.n_cells,
             "n_parameters": self.n_parameters, "n_clusters": self.n_clusters, "converged": self.converged,
-            "iterations": self.iterations, "source": self.source,
-            "adjusted": [g.json_entry() for g in self.gaps],
+            "iterations": self.iterations, "source": self.source, "scale": self.scale or None,
+            "adjusted": [g.json_entry(bool(self.scale)) for g in self.gaps],
             "details": [g.to_dict() for g in self.gaps],
             "coefficients": [asdict(c) for c in self.coefficients],
             "diagnostics": list(self.diagnostics), "decomposition": self.decomposition,
@@ -187,9 +217,14 @@ class AdjustResult:
         held = ", ".join(self.controls)
         out = []
         for g in self.gaps:
-            if self.model == "linear":
-                gap = f"{g.adjusted_difference:+,.4g} (95% CI {g.adjusted_ci_low:+,.4g} to {g.adjusted_ci_high:+,.4g})"
-                raw = f"{g.raw_difference:+,.4g}"
+            if self.scale:
+                gap = (f"{format_percent(g.adjusted_gap_share)} of {g.reference}'s {_amount_noun(self)} (95% CI "
+                       f"{format_percent(g.adjusted_gap_share_ci_low)} to {format_percent(g.adjusted_gap_share_ci_high)})")
+                raw = format_percent(g.raw_gap_share)
+            elif self.model == "linear":
+                num = number_format(self)
+                gap = f"{num(g.adjusted_difference)} (95% CI {num(g.adjusted_ci_low)} to {num(g.adjusted_ci_high)})"
+                raw = num(g.raw_difference)
             else:
                 gap = (f"{_pp(g.adjusted_difference)} points (95% CI {_pp(g.adjusted_ci_low)} to "
                        f"{_pp(g.adjusted_ci_high)})")
@@ -202,17 +237,19 @@ class AdjustResult:
     def table(self) -> pd.DataFrame:
         """The per-group table a page or report shows, in words: points (not fractions), p-values as p-values."""
         linear = self.model == "linear"
-        unit = "" if linear else " (points)"
-
-        def num(x: float) -> str:
-            return f"{x:+,.4g}" if linear else _pp(x)
+        unit = (" (log points)" if self.scale == "log" else "") if linear else " (points)"
+        num = number_format(self) if linear else _pp
 
         rows = []
         for g in self.gaps:
+            share = {} if not self.scale else {
+                "Adjusted gap share": format_percent(g.adjusted_gap_share),
+                "Its 95% interval": (f"{format_percent(g.adjusted_gap_share_ci_low)} to "
+                                     f"{format_percent(g.adjusted_gap_share_ci_high)}")}
             rows.append({
                 "Group": g.group, f"Raw gap{unit}": num(g.raw_difference),
                 f"Adjusted gap{unit}": num(g.adjusted_difference),
-                "95% interval": f"{num(g.adjusted_ci_low)} to {num(g.adjusted_ci_high)}",
+                "95% interval": f"{num(g.adjusted_ci_low)} to {num(g.adjusted_ci_high)}", **share,
                 "p (adjusted for comparisons)": format_p(g.adjusted_p_corrected, short=True),
                 "Odds ratio": "" if g.odds_ratio is None else f"{g.odds_ratio:.2f}",
                 f"Explained{unit}": num(g.explained), f"Unexplained{unit}": num(g.unexplained),
@@ -242,6 +279,7 @@ class Cells:
     note: str = ""
     splines: Mapping[str, tuple[float, ...]] = field(default_factory=dict)  # numeric control -> its knots
     binned: tuple[str, ...] = ()  # categorical controls that are a numeric control's bins
+    log: bool = False  # an amount modelled on its logarithm (its gaps read back as shares)
 
 
 def _cell_frame(keys: dict[str, tuple[np.ndarray, Any]], y: np.ndarray) -> pd.DataFrame:
@@ -301,10 +339,48 @@ def _control_names(frame: pd.DataFrame, spec: AuditSpec, controls: Sequence[str]
     return names, forced, cluster_name
 
 
+def is_linear(spec: AuditSpec) -> bool:
+    """Whether the outcome is modelled as a number (a score or an amount), not as yes/no."""
+    return spec.outcome_type in ("score", "amount")
+
+
+def check_log(data: Any, spec: AuditSpec) -> None:
+    """A model on the amount's logarithm needs every amount above 0: counted through the audit's one path (the
+    amount's count table holds the rows above 0), refused in words otherwise."""
+    from luskin_core.counting.executor import counted_table
+
+    if spec.outcome_type != "amount":
+        raise LuskinError("A model on the logarithm is for an amount (pay, a price): say the outcome is an amount.")
+    table, _ = counted_table(data, spec)
+    rows, above = int(table.n.sum()), int(table.positives.sum())
+    if above < rows:
+        raise LuskinError(f"{rows - above:,} of the {rows:,} amounts of '{spec.outcome}' are 0 or below, and their "
+                          "logarithm does not exist: model the amount itself, or leave them out with a population "
+                          f"({spec.outcome} > 0) and say so.")
+
+
+def gap_share(adjusted: float, reference_mean: float, *, log: bool, adverse: bool = False) -> float | None:
+    """An adjusted gap as a share of the reference's amount, positive when the group fares worse (paid less, or
+    for an adverse amount charged more): ``1 - exp(gap)`` on the log scale (the ratio of the two with the
+    controls held equal), ``-gap / reference mean`` on the amount's own scale (the reference's mean taken as
+    known); None where the reference's mean is 0 or below."""
+    if not math.isfinite(adjusted):
+        return None
+    if log:
+        share = 1.0 - math.exp(adjusted) if adjusted < 700 else -math.inf
+    elif reference_mean > 0:
+        share = -adjusted / reference_mean
+    else:
+        return None
+    return -share if adverse else share
+
+
 def cells_from_frame(frame: pd.DataFrame, spec: AuditSpec, controls: Sequence[str] = (),
                      categorical: Sequence[str] = (), cluster: str | None = None,
-                     bins: Mapping[str, int] | None = None, splines: Mapping[str, int] | None = None) -> Cells:
-    """The cell table of an in-memory frame: the audit's rows and groups, grouped by controls (and cluster)."""
+                     bins: Mapping[str, int] | None = None, splines: Mapping[str, int] | None = None,
+                     log: bool = False) -> Cells:
+    """The cell table of an in-memory frame: the audit's rows and groups, grouped by controls (and cluster);
+    ``log``: an amount's logarithm as the outcome (every amount above 0: :func:`check_log`)."""
     extra = [b for b in dict.fromkeys([*(bins or {}), *(splines or {})]) if b not in controls]
     names, forced, cluster_name = _control_names(frame, spec, [*controls, *extra], categorical, cluster)
     prepared = prepare(frame, spec, allow_groups=True)
@@ -314,8 +390,8 @@ def cells_from_frame(frame: pd.DataFrame, spec: AuditSpec, controls: Sequence[st
         from luskin_core.counting.counts import FrameFacts
 
         population = plan_for_frame(frame, spec).population
-        counts = _spline_counts(frame, splines)
-        _check_curves(counts, forced, _bin_counts(frame, bins or {}), lambda name: _is_numeric(pd.Series(frame[name])))
+        counts = spline_counts(frame, splines)
+        check_curves(counts, forced, bin_counts(frame, bins or {}), lambda name: _is_numeric(pd.Series(frame[name])))
         for name, count in counts.items():
             knots[name] = spline_knots(name, FrameFacts(frame, population).quantiles(name, spline_probs(count)))
     binned: dict[str, np.ndarray] = {}
@@ -323,7 +399,7 @@ def cells_from_frame(frame: pd.DataFrame, spec: AuditSpec, controls: Sequence[st
         from luskin_core.counting.counts import FrameFacts
 
         population = plan_for_frame(frame, spec).population
-        for name, count in _bin_counts(frame, bins).items():
+        for name, count in bin_counts(frame, bins).items():
             if not _is_numeric(frame[name]):
                 raise LuskinError(f"'{name}' holds text, so it cannot be cut into bins; its values are used as "
                                   "categories.")
@@ -335,10 +411,13 @@ def cells_from_frame(frame: pd.DataFrame, spec: AuditSpec, controls: Sequence[st
     if plan.protected is not None:   # "Black", not "Non-White", as the audit names a two-valued column
         plan = replace(plan, names=group_names(executor_for(frame), spec, plan.protected.column))
     labels = row_group_labels(rows, plan)
-    linear = spec.outcome_type == "score"
+    linear = is_linear(spec)
     if linear:
         y = rows[plan.outcome].to_numpy(dtype=float, na_value=np.nan)
-        _check_size(plan.outcome, y, "outcome")
+        check_size(plan.outcome, y, "outcome")
+        if log:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                y = np.log(y)
     else:
         y = prepared.y.astype(float)
     keys: dict[str, tuple[np.ndarray, Any]] = {"group": pd.factorize(labels)}
@@ -348,13 +427,13 @@ def cells_from_frame(frame: pd.DataFrame, spec: AuditSpec, controls: Sequence[st
         series = rows[name]
         if _is_numeric(series) and name not in forced:
             values = series.to_numpy(dtype=float, na_value=np.nan)
-            _check_size(name, values, "control")
+            check_size(name, values, "control")
             keep &= np.isfinite(values)
             codes, uniques = pd.factorize(values)
             keys[name] = (codes, pd.Index(np.asarray(uniques, dtype=float)))
             numeric.append(name)
         else:
-            _check_levels(name, int(series.nunique()))
+            check_levels(name, int(series.nunique()))
             keys[name] = _text_codes(series)
             cats.append(name)
     if cluster_name is not None:
@@ -364,10 +443,11 @@ def cells_from_frame(frame: pd.DataFrame, spec: AuditSpec, controls: Sequence[st
         keys = {name: (codes[keep], uniques) for name, (codes, uniques) in keys.items()}
     cells = _cell_frame(keys, y[keep])
     return Cells(cells, tuple(numeric), tuple(cats), cluster_name, linear, dropped, int(keep.sum()),
-                 note=spline_note(knots), splines=knots, binned=tuple(name for name in cats if name in binned))
+                 note=spline_note(knots), splines=knots, binned=tuple(name for name in cats if name in binned),
+                 log=log and linear)
 
 
-def _check_curves(counts: Mapping[str, int], forced: set[str], binned: Mapping[str, int],
+def check_curves(counts: Mapping[str, int], forced: set[str], binned: Mapping[str, int],
                   numeric: Any) -> None:
     """A control fitted as a curve must be a number, neither categorical nor cut into bins."""
     for name in counts:
@@ -390,7 +470,7 @@ def _counts(frame: Any, wanted: Mapping[str, int], low: int, high: int, words: s
     return out
 
 
-def _bin_counts(frame: Any, bins: Mapping[str, int]) -> dict[str, int]:
+def bin_counts(frame: Any, bins: Mapping[str, int]) -> dict[str, int]:
     """``bins`` with the columns' own names, each count checked (2 to 50 bins)."""
     return _counts(frame, bins, 2, 50, "Cut '{name}' into 2 to 50 bins (not {count}).")
 
@@ -473,12 +553,12 @@ def spline_note(splines: Mapping[str, Sequence[float]]) -> str:
     """One sentence naming the controls fitted as curves and their knots ('' without any)."""
     if not splines:
         return ""
-    parts = [f"{name} (knots at {', '.join(_number_text(k) for k in knots)})" for name, knots in splines.items()]
+    parts = [f"{name} (knots at {', '.join(number_text(k) for k in knots)})" for name, knots in splines.items()]
     return ("Fitted as curves (restricted cubic splines, straight beyond the outer knots): " + "; ".join(parts)
             + ".")
 
 
-def _spline_counts(frame: Any, splines: Mapping[str, int]) -> dict[str, int]:
+def spline_counts(frame: Any, splines: Mapping[str, int]) -> dict[str, int]:
     """``splines`` with the columns' own names, each number of knots checked (3 to 7)."""
     return _counts(frame, splines, 3, 7, "Fit '{name}' as a curve with 3 to 7 knots (not {count}).")
 
@@ -487,19 +567,13 @@ def _text_codes(series: pd.Series) -> tuple[np.ndarray, list[str]]:
     """A categorical control's values as (codes, distinct texts), missing ones as "Unknown" (the audit's convention)."""
     codes, uniques = pd.factorize(series, use_na_sentinel=True)
     if _is_numeric(series):
-        words = [_number_text(v) for v in uniques]
+        words = [number_text(v) for v in uniques]
     else:
         words = [str(v) for v in uniques]
     words.append(UNKNOWN)
     codes = np.where(codes < 0, len(words) - 1, codes)
     merged, distinct = pd.factorize(np.array(words, dtype=object))  # "Unknown" may also be a value
     return merged[codes].astype(np.int64), [str(v) for v in distinct]
-
-
-def _as_text(series: pd.Series) -> np.ndarray:
-    """A categorical control's values as text, missing ones as "Unknown" (the audit's convention)."""
-    codes, words = _text_codes(series)
-    return np.asarray(words, dtype=object)[codes]
 
 
 def category_codes(values: Any) -> tuple[np.ndarray, list[str]]:
@@ -514,7 +588,7 @@ def category_codes(values: Any) -> tuple[np.ndarray, list[str]]:
     return codes.astype(np.int64), [str(u) for u in uniques]
 
 
-def _number_text(value: Any) -> str:
+def number_text(value: Any) -> str:
     from luskin_core.counting.counts import plain_number
 
     return plain_number(value)
@@ -564,7 +638,7 @@ class Blocks:
         H = flat.reshape(self.p, self.p)
         for i, (j, _) in enumerate(self.numbers):
             for j2, x2 in self.numbers[i:]:
-                H[j, j2] = H[j2, j] = _dot(wx[i], x2)
+                H[j, j2] = H[j2, j] = dot(wx[i], x2)
         return H
 
     def _terms(self) -> list[tuple[np.ndarray, int, np.ndarray, np.ndarray]]:
@@ -624,7 +698,7 @@ def build_design(cells: Cells, groups: Sequence[str]) -> tuple[Design, list[str]
     for name in cells.numeric:
         values = frame[name].to_numpy(dtype=float)
         if np.ptp(values) == 0:
-            notes.append(f"The control '{name}' holds a single value ({_number_text(values[0])}) in the rows "
+            notes.append(f"The control '{name}' holds a single value ({number_text(values[0])}) in the rows "
                          "analysed, so it cannot explain anything and is left out.")
             continue
         knots = cells.splines.get(name)
@@ -692,19 +766,19 @@ def _xv(X: Any, v: np.ndarray) -> np.ndarray:
     return np.einsum("ij,j->i", X, v)
 
 
-def _xtv(X: Any, v: np.ndarray) -> np.ndarray:
+def xtv(X: Any, v: np.ndarray) -> np.ndarray:
     """X.T @ v without BLAS threads."""
     if sparse.issparse(X):
         return np.asarray(X.T @ v)
     return np.einsum("ij,i->j", X, v)
 
 
-def _dot(a: np.ndarray, b: np.ndarray) -> float:
+def dot(a: np.ndarray, b: np.ndarray) -> float:
     """a . b over rows without BLAS threads."""
     return float(np.einsum("i,i->", a, b))
 
 
-def _sparse_gram(X: Any, w: np.ndarray) -> np.ndarray:
+def sparse_gram(X: Any, w: np.ndarray) -> np.ndarray:
     """X.T @ diag(w) @ X: sparse products (the dummies of a control with hundreds of levels are mostly zero)."""
     if sparse.issparse(X):
         return np.asarray((X.T @ sparse.diags(w) @ X).toarray())
@@ -716,14 +790,14 @@ def _scale_rows(X: Any, r: np.ndarray) -> Any:
     return sparse.diags(r) @ X if sparse.issparse(X) else X * r[:, None]
 
 
-def _zero_column(X: Any, c: int) -> Any:
+def zero_column(X: Any, c: int) -> Any:
     """X with column c set to zero (a group's rows with the reference's effect)."""
     mask = np.ones(X.shape[1])
     mask[c] = 0.0
     return X @ sparse.diags(mask) if sparse.issparse(X) else X * mask
 
 
-def _aliased(gram: np.ndarray) -> list[int]:
+def aliased_columns(gram: np.ndarray) -> list[int]:
     """Columns that are linear combinations of earlier ones (Cholesky of the weighted Gram matrix, in order)."""
     scale = np.sqrt(np.maximum(np.diag(gram), 1e-300))
     gram = gram / np.outer(scale, scale)
@@ -759,14 +833,14 @@ def fit_cells(X: Any, n: np.ndarray, k: np.ndarray, y2: np.ndarray | None, *, li
     iterations, converged = 0, True
 
     def _gram(X: Any, w: np.ndarray) -> np.ndarray:
-        return blocks.gram(w) if blocks is not None else _sparse_gram(X, w)
+        return blocks.gram(w) if blocks is not None else sparse_gram(X, w)
 
     if linear:
         H = _gram(X, n)
-        beta = linalg.solve(H, _xtv(X, k), assume_a="pos")
+        beta = linalg.solve(H, xtv(X, k), assume_a="pos")
         eta = _xv(X, beta)
         assert y2 is not None
-        rss = float(y2.sum() - 2 * _dot(eta, k) + _dot(n * eta, eta))
+        rss = float(y2.sum() - 2 * dot(eta, k) + dot(n * eta, eta))
         resid_score = _scale_rows(X, k - n * eta)
         df_resid = N - p
         bread = linalg.inv(H)
@@ -781,7 +855,7 @@ def fit_cells(X: Any, n: np.ndarray, k: np.ndarray, y2: np.ndarray | None, *, li
         for iterations in range(1, MAX_ITERATIONS + 1):
             mu = special.expit(eta)
             H = _gram(X, n * mu * (1 - mu))
-            score = _xtv(X, k - n * mu)
+            score = xtv(X, k - n * mu)
             try:
                 step = np.linalg.solve(H, score)  # numpy's solve: no warning for a near-singular H (separation)
             except np.linalg.LinAlgError:
@@ -801,7 +875,7 @@ def fit_cells(X: Any, n: np.ndarray, k: np.ndarray, y2: np.ndarray | None, *, li
                 break
         mu = special.expit(eta)
         H = _gram(X, n * mu * (1 - mu))
-        bread = _inverse(H)
+        bread = inverse_matrix(H)
         cov = bread
         resid_score = _scale_rows(X, k - n * mu)
         df_resid = N - p
@@ -818,7 +892,7 @@ def fit_cells(X: Any, n: np.ndarray, k: np.ndarray, y2: np.ndarray | None, *, li
     return Fit(beta, cov, eta, converged, iterations, (), df_resid, n_clusters, use_t=linear and clusters is None)
 
 
-def _inverse(H: np.ndarray) -> np.ndarray:
+def inverse_matrix(H: np.ndarray) -> np.ndarray:
     try:
         return np.linalg.inv(H)
     except np.linalg.LinAlgError:
@@ -858,9 +932,9 @@ def average_marginal_effects(design: Design, fit: Fit, n: np.ndarray, *, linear:
     for i, c in enumerate(gcols):
         mu_g = special.expit(base + beta[c])
         d_g = mu_g * (1 - mu_g)
-        ame[i] = _dot(n, mu_g - mu_r) / N
-        J[i, other] = _xtv(X[:, other], n * (d_g - d_r)) / N
-        J[i, c] = _dot(n, d_g) / N
+        ame[i] = dot(n, mu_g - mu_r) / N
+        J[i, other] = xtv(X[:, other], n * (d_g - d_r)) / N
+        J[i, c] = dot(n, d_g) / N
     return ame, J @ fit.cov @ J.T
 
 
@@ -870,13 +944,13 @@ def reference_share(design: Design, fit: Fit, n: np.ndarray, *, linear: bool) ->
         return None
     gcols = list(design.group_cols)
     own = _xv(design.X[:, gcols], fit.beta[gcols]) if gcols else np.zeros(design.X.shape[0])
-    return _dot(n, special.expit(fit.eta - own)) / float(n.sum())
+    return dot(n, special.expit(fit.eta - own)) / float(n.sum())
 
 
 # ------------------------------------------------------------------------------------------
 # The one entry point
 # ------------------------------------------------------------------------------------------
-def _reference(cells: Cells, spec: AuditSpec) -> tuple[str, list[str]]:
+def reference_group(cells: Cells, spec: AuditSpec) -> tuple[str, list[str]]:
     """The audit's reference over the analysed rows, and every group (audit order)."""
     frame = cells.frame
     by_group = frame.groupby("group", sort=False)[["n", "k"]].sum()
@@ -913,6 +987,101 @@ def _natural(label: str) -> tuple[Any, ...]:
     return tuple(out)
 
 
+@dataclass(frozen=True)
+class _Tested:
+    """What every group's adjusted gap reads: the fit, its effects' standard errors, p-values and the judgement."""
+
+    cells: Cells
+    spec: AuditSpec
+    judgement: Any
+    fit: Fit
+    ame: np.ndarray
+    se: np.ndarray
+    pvals: np.ndarray
+    p_corr: np.ndarray
+    too_few: np.ndarray
+    crit: float
+    group_cols: Sequence[int]
+    decomposition: Sequence[Any]
+    sizes: dict[Any, Any]
+    sums_k: dict[str, float]
+    reference: str
+    rate_ref: float
+    reference_share: float | None
+
+
+def _adjusted_gap(t: _Tested, i: int, g: str) -> AdjustedGap:
+    """Group ``g``'s adjusted gap against the reference, its interval, odds ratio, parts and verdict."""
+    spec, fit, linear = t.spec, t.fit, t.cells.linear
+    c = t.group_cols[i]
+    rate = t.sums_k[g] / float(t.sizes[g])
+    raw = rate - t.rate_ref
+    odds = low_or = high_or = None
+    if not linear:
+        b, sb = float(fit.beta[c]), math.sqrt(max(float(fit.cov[c, c]), 0.0))
+        odds, low_or, high_or = (_finite_exp(v) for v in (b, b - t.crit * sb, b + t.crit * sb))
+    part = t.decomposition[i]
+    adj = float(t.ame[i])
+    ratio = fav_g = fav_ref = None
+    if not linear and t.reference_share is not None and math.isfinite(t.reference_share):
+        fav_ref = spec.favourable_share(t.reference_share)
+        fav_g = spec.favourable_share(t.reference_share + adj)
+        ratio = fav_g / fav_ref if fav_ref > 0 else None
+    metric = spec.metric if not linear and t.reference_share is not None else "difference"
+    bar = replace(t.judgement, metric=metric)
+    low, high = adj - t.crit * float(t.se[i]), adj + t.crit * float(t.se[i])
+    shares: tuple[float | None, ...] = (None, None, None, None, None)
+    if linear and spec.outcome_type == "amount":
+        # the tolerance is a share of the reference's amount (5%: the Directive's), not of its units
+        shares = _gap_shares(t, adj, low, high, raw, part.unexplained)
+        within = bar.within_estimate(shares[0])
+    else:
+        within = bar.within_estimate(adj, fav_g, fav_ref) if math.isfinite(adj) else None
+    share, share_low, share_high, raw_share, unexplained_share = shares
+    p_corrected = float(t.p_corr[i]) if math.isfinite(t.p_corr[i]) else None
+    verdict = bar.verdict(within, p_corrected, too_few=bool(t.too_few[i]))
+    corrected = p_corrected if p_corrected is not None else float(t.pvals[i])
+    return AdjustedGap(
+        group=g, reference=t.reference, n=int(t.sizes[g]), reference_n=int(t.sizes[t.reference]), rate=rate,
+        reference_rate=t.rate_ref, raw_difference=raw, adjusted_difference=adj, adjusted_se=float(t.se[i]),
+        adjusted_ci_low=low, adjusted_ci_high=high,
+        adjusted_p_value=float(t.pvals[i]), adjusted_p_corrected=corrected, odds_ratio=odds,
+        odds_ratio_ci_low=low_or, odds_ratio_ci_high=high_or,
+        explained=raw - part.unexplained, explained_ci_low=part.explained_ci[0],
+        explained_ci_high=part.explained_ci[1], unexplained=part.unexplained,
+        unexplained_ci_low=part.unexplained_ci[0], unexplained_ci_high=part.unexplained_ci[1],
+        explained_by=part.by_control, verdict=verdict, adjusted_impact_ratio=ratio, adjusted_gap_share=share,
+        adjusted_gap_share_ci_low=share_low, adjusted_gap_share_ci_high=share_high, raw_gap_share=raw_share,
+        unexplained_share=unexplained_share)
+
+
+def _gap_shares(t: _Tested, adj: float, low: float, high: float, raw: float,
+                unexplained: float) -> tuple[float | None, ...]:
+    """An amount's gaps as shares of the reference's amount: the adjusted gap, its interval, the raw and the
+    unexplained gap."""
+    log, adverse = t.cells.log, t.judgement.adverse
+    ends = [gap_share(v, t.rate_ref, log=log, adverse=adverse) for v in (low, high)]
+    share = gap_share(adj, t.rate_ref, log=log, adverse=adverse)
+    share_low = share_high = None
+    if ends[0] is not None and ends[1] is not None:
+        share_low, share_high = min(ends[0], ends[1]), max(ends[0], ends[1])
+    return (share, share_low, share_high, gap_share(raw, t.rate_ref, log=log, adverse=adverse),
+            gap_share(unexplained, t.rate_ref, log=log, adverse=adverse))
+
+
+def _cluster_warning(cells: Cells, fit: Fit) -> list[str]:
+    """Clustered intervals read with care: fewer than 30 clusters, or one holding most rows."""
+    if fit.n_clusters is None:
+        return []
+    frame = cells.frame
+    share = float(frame.groupby("cluster", sort=False)["n"].sum().max() / frame["n"].to_numpy(dtype=float).sum())
+    if fit.n_clusters < 30 or share > 0.5:
+        return [(f"The standard errors are clustered by {cells.cluster}, which has {fit.n_clusters:,} "
+                 f"clusters (the largest holds {format_percent(share, 0)} of rows): with fewer than 30 "
+                 "clusters, or one that holds most rows, clustered intervals can be far too narrow.")]
+    return []
+
+
 def finish(cells: Cells, spec: AuditSpec, *, source: str, names: Sequence[str], group_cols: Sequence[int], fit: Fit,
            ame: np.ndarray, ame_cov: np.ndarray, decomposition: Sequence[Any], diagnostics: list[str],
            groups: Sequence[str], reference: str, rows_note: str,
@@ -929,6 +1098,8 @@ def finish(cells: Cells, spec: AuditSpec, *, source: str, names: Sequence[str], 
     frame = cells.frame
     n = frame["n"].to_numpy(dtype=float)
     linear = cells.linear
+    amount = linear and spec.outcome_type == "amount"
+    judgement = Judgement.of(spec)
     se = np.sqrt(np.maximum(np.diag(ame_cov), 0.0))
     z = ame / np.where(se > 0, se, np.nan)
     from luskin_core.stats.inference import adjust_p, critical_value, two_sided_p
@@ -941,51 +1112,18 @@ def finish(cells: Cells, spec: AuditSpec, *, source: str, names: Sequence[str], 
     too_few = np.array([sizes[g] < spec.min_group_size or sizes[reference] < spec.min_group_size
                         or sizes[g] / float(n.sum()) < spec.min_group_share for g in groups[1:]])
     p_corr = adjust_p(np.where(too_few, np.nan, pvals), spec.correction)
-    gaps = []
     sums_k = {str(g): float(v) for g, v in by_group["k"].items()}
     rate_ref = sums_k[reference] / float(sizes[reference])
-    for i, g in enumerate(groups[1:]):
-        c = group_cols[i]
-        rate = sums_k[g] / float(sizes[g])
-        raw = rate - rate_ref
-        odds = low_or = high_or = None
-        if not linear:
-            b, sb = float(fit.beta[c]), math.sqrt(max(float(fit.cov[c, c]), 0.0))
-            odds, low_or, high_or = (_finite_exp(v) for v in (b, b - crit * sb, b + crit * sb))
-        part = decomposition[i]
-        adj = float(ame[i])
-        ratio = fav_g = fav_ref = None
-        if not linear and reference_share is not None and math.isfinite(reference_share):
-            fav_ref = spec.favourable_share(reference_share)
-            fav_g = spec.favourable_share(reference_share + adj)
-            ratio = fav_g / fav_ref if fav_ref > 0 else None
-        metric = spec.metric if not linear and reference_share is not None else "difference"
-        within = inside_bar(metric=metric, difference=adj, tolerance=spec.tolerance,
-                            ratio_threshold=spec.ratio_threshold, ratio=ratio, favourable=fav_g,
-                            reference_favourable=fav_ref) if math.isfinite(adj) else None
-        verdict = judge(within, float(p_corr[i]) if math.isfinite(p_corr[i]) else None, too_few=bool(too_few[i]))
-        corrected = float(p_corr[i]) if math.isfinite(p_corr[i]) else float(pvals[i])
-        gap = AdjustedGap(
-            group=g, reference=reference, n=int(sizes[g]), reference_n=int(sizes[reference]), rate=rate,
-            reference_rate=rate_ref, raw_difference=raw, adjusted_difference=adj, adjusted_se=float(se[i]),
-            adjusted_ci_low=adj - crit * float(se[i]), adjusted_ci_high=adj + crit * float(se[i]),
-            adjusted_p_value=float(pvals[i]), adjusted_p_corrected=corrected, odds_ratio=odds,
-            odds_ratio_ci_low=low_or, odds_ratio_ci_high=high_or,
-            explained=raw - part.unexplained, explained_ci_low=part.explained_ci[0],
-            explained_ci_high=part.explained_ci[1], unexplained=part.unexplained,
-            unexplained_ci_low=part.unexplained_ci[0], unexplained_ci_high=part.unexplained_ci[1],
-            explained_by=part.by_control, verdict=verdict, adjusted_impact_ratio=ratio)
-        gaps.append(gap)
+    tested = _Tested(cells, spec, judgement, fit, ame, se, pvals, p_corr, too_few, crit, group_cols, decomposition,
+                     sizes, sums_k, reference, rate_ref, reference_share)
+    gaps = [_adjusted_gap(tested, i, g) for i, g in enumerate(groups[1:])]
     controls = tuple(cells.numeric) + tuple(cells.categorical)
-    outcome_text = spec.outcome if linear else spec.outcome_text
-    gaps = [_replace(g, sentence=_sentence(g, spec, controls, linear, outcome_text)) for g in gaps]
-    diagnostics = list(diagnostics)
-    if fit.n_clusters is not None:
-        share = float(frame.groupby("cluster", sort=False)["n"].sum().max() / n.sum())
-        if fit.n_clusters < 30 or share > 0.5:
-            diagnostics.append(f"The standard errors are clustered by {cells.cluster}, which has {fit.n_clusters:,} "
-                               f"clusters (the largest holds {format_percent(share, 0)} of rows): with fewer than 30 "
-                               "clusters, or one that holds most rows, clustered intervals can be far too narrow.")
+    outcome_text = (f"the logarithm of {spec.outcome}" if cells.log else spec.outcome) if linear else spec.outcome_text
+    scale = ("log" if cells.log else "amount") if amount else ""
+    digits = amount_digits([rate_ref]) if not cells.log else 3
+    gaps = [_replace(g, sentence=_amount_sentence(g, spec, controls, spec.outcome, cells.log, digits) if amount
+                     else _sentence(g, spec, controls, linear, outcome_text, digits)) for g in gaps]
+    diagnostics = list(diagnostics) + _cluster_warning(cells, fit)
     coefficients = tuple(Coefficient(name, float(b), float(math.sqrt(max(v, 0.0))))
                          for name, b, v in zip(names, fit.beta, np.diag(fit.cov)))
     method = ("Yun's non-linear decomposition (deterministic, and its parts add up to the raw gap exactly, unlike "
@@ -997,7 +1135,10 @@ def finish(cells: Cells, spec: AuditSpec, *, source: str, names: Sequence[str], 
         gaps=tuple(gaps), n_rows=int(n.sum()), n_cells=len(frame), n_parameters=len(names),
         n_clusters=fit.n_clusters, converged=fit.converged, iterations=fit.iterations, coefficients=coefficients,
         diagnostics=tuple(diagnostics), decomposition=method + "; intervals by the delta method over the "
-        "coefficients (the groups' control means held fixed).", rows_note=rows_note, source=source)
+        "coefficients (the groups' control means held fixed)" + (
+            ", on the logarithm of the amount (log points; a gap g is the share 1 - exp(g) of the reference's "
+            "amount, controls held equal)" if cells.log else "") + ".", rows_note=rows_note, source=source,
+        scale=scale)
 
 
 def _finite_exp(x: float) -> float | None:
@@ -1005,7 +1146,7 @@ def _finite_exp(x: float) -> float | None:
     return math.exp(x) if math.isfinite(x) and x < 700 else None
 
 
-def _without(design: Design, drop: Sequence[int]) -> tuple[Design, list[str]]:
+def without_columns(design: Design, drop: Sequence[int]) -> tuple[Design, list[str]]:
     keep = [j for j in range(design.X.shape[1]) if j not in set(drop)]
     remap = {old: new for new, old in enumerate(keep)}
     names = [design.names[j] for j in drop]
@@ -1018,7 +1159,7 @@ def _without(design: Design, drop: Sequence[int]) -> tuple[Design, list[str]]:
                   tuple(remap[c] for c in design.group_cols), controls, design.base_levels, blocks), notes
 
 
-def _rows_note(cells: Cells, fit: Fit, p: int) -> str:
+def rows_note_text(cells: Cells, fit: Fit, p: int) -> str:
     n = int(cells.frame["n"].sum())
     text = f"The model uses {n:,} rows ({len(cells.frame):,} distinct combinations of group and controls) and {p:,} " \
            "coefficients"
@@ -1032,19 +1173,39 @@ def _rows_note(cells: Cells, fit: Fit, p: int) -> str:
     return text
 
 
+def number_format(result: AdjustResult) -> Any:
+    """How a linear model's numbers are written: in the outcome's units with thousands separators (never in
+    scientific notation), the decimals of its reference's mean; log points with 3 decimals."""
+    digits = 3 if result.scale == "log" else amount_digits([g.reference_rate for g in result.gaps])
+
+    def num(x: float | None) -> str:
+        return format_amount(x, digits, signed=True)
+
+    return num
+
+
+def _amount_noun(result: AdjustResult) -> str:
+    return "geometric mean" if result.scale == "log" else "mean"
+
+
 def _pp(x: float) -> str:
     """A signed difference in points with one decimal (+1.9, -14.2)."""
     return format_points(x, signed=True)
 
 
-def _sentence(g: AdjustedGap, spec: AuditSpec, controls: Sequence[str], linear: bool, outcome: str) -> str:
+def _sentence(g: AdjustedGap, spec: AuditSpec, controls: Sequence[str], linear: bool, outcome: str,
+              digits: int = 2) -> str:
     held = ", ".join(controls)
+
+    def num(x: float) -> str:
+        return format_amount(x, digits, signed=True)
+
     if linear:
-        raw = (f"Before adjusting, the mean {outcome} is {g.rate:,.4g} for {g.group} and {g.reference_rate:,.4g} for "
-               f"{g.reference} (a difference of {g.raw_difference:+,.4g})")
-        adj = (f"holding {held} equal, the difference is {g.adjusted_difference:+,.4g} (95% CI "
-               f"{g.adjusted_ci_low:+,.4g} to {g.adjusted_ci_high:+,.4g}, {format_p(g.adjusted_p_value)})")
-        parts = (f"The controls explain {g.explained:+,.4g} of the raw difference and {g.unexplained:+,.4g} remains "
+        raw = (f"Before adjusting, the mean {outcome} is {format_amount(g.rate, digits)} for {g.group} and "
+               f"{format_amount(g.reference_rate, digits)} for {g.reference} (a difference of {num(g.raw_difference)})")
+        adj = (f"holding {held} equal, the difference is {num(g.adjusted_difference)} (95% CI "
+               f"{num(g.adjusted_ci_low)} to {num(g.adjusted_ci_high)}, {format_p(g.adjusted_p_value)})")
+        parts = (f"The controls explain {num(g.explained)} of the raw difference and {num(g.unexplained)} remains "
                  "unexplained")
     else:
         raw = (f"Before adjusting, {outcome} for {format_percent(g.rate)} of {g.group} and "
@@ -1058,20 +1219,10 @@ def _sentence(g: AdjustedGap, spec: AuditSpec, controls: Sequence[str], linear: 
                  f"{_pp(g.unexplained)} remain unexplained")
     ranked = sorted(g.explained_by, key=lambda item: -abs(item[1]))[:2]
     if ranked and len(controls) > 1:
-        words = [f"{name} {(_pp(value) + ' points') if not linear else f'{value:+,.4g}'}" for name, value in ranked]
+        words = [f"{name} {(_pp(value) + ' points') if not linear else num(value)}" for name, value in ranked]
         parts += f" (the largest parts: {' and '.join(words)})"
     across = g.adjusted_ci_low <= 0 <= g.adjusted_ci_high
-    if g.verdict == Verdict.TOO_FEW:
-        verdict = (f"With {min(g.n, g.reference_n):,} rows in the smaller group (fewer than "
-                   f"{spec.min_group_size:,}), there are {Verdict.TOO_FEW.mark}")
-    elif g.verdict == Verdict.WITHIN:
-        verdict = f"The adjusted gap is within {_tolerance(spec, linear)}"
-    elif g.verdict == Verdict.BEYOND:
-        verdict = (f"The adjusted gap is larger than {_tolerance(spec, linear)} and not due to chance "
-                   f"({format_p(g.adjusted_p_corrected)} after adjusting for the number of comparisons): flagged")
-    else:
-        verdict = (f"The adjusted gap is larger than {_tolerance(spec, linear)}, but it could be due to chance "
-                   f"({format_p(g.adjusted_p_corrected)} after adjusting for the number of comparisons)")
+    verdict = _verdict_clause(g, spec, _tolerance(spec, linear))
     interval = " The interval includes zero: once the controls are held equal, no gap is shown." if across else ""
     why = ""
     if not linear and abs(g.adjusted_difference - g.unexplained) >= 0.005:
@@ -1082,7 +1233,65 @@ def _sentence(g: AdjustedGap, spec: AuditSpec, controls: Sequence[str], linear: 
     return f"{raw}; {adj}.{interval} {parts}.{why} {verdict}."
 
 
-def _tolerance(spec: AuditSpec, linear: bool) -> str:
+def _amount_sentence(g: AdjustedGap, spec: AuditSpec, controls: Sequence[str], outcome: str, log: bool,
+                     digits: int) -> str:
+    """One group's adjusted gap on an amount: in the amount's units (or log points), and as a share of the
+    reference's amount, judged against the tolerance as a share."""
+    held = ", ".join(controls)
+
+    def num(x: float) -> str:
+        return format_amount(x, digits, signed=True)
+
+    def pct(share: float | None) -> str:
+        """'25.5% lower': the size of the gap and which way (a positive share is worse: lower pay, or for an
+        adverse amount a higher one)."""
+        if share is None:
+            return "n/a"
+        if share == 0:
+            return "no different"
+        return f"{format_percent(abs(share))} {'lower' if (share > 0) != spec.direction.adverse else 'higher'}"
+
+    if log:
+        raw = (f"Before adjusting, the geometric mean {outcome} of {g.group} is {pct(g.raw_gap_share)} than "
+               f"{g.reference}'s (a difference of {num(g.raw_difference)} in log {outcome})")
+        adj = (f"holding {held} equal, {g.group}'s is {pct(g.adjusted_gap_share)} (the gap's 95% CI "
+               f"{format_percent(g.adjusted_gap_share_ci_low)} to {format_percent(g.adjusted_gap_share_ci_high)} of "
+               f"{g.reference}'s; {num(g.adjusted_difference)} log points, {format_p(g.adjusted_p_value)})")
+        parts = (f"The controls explain {num(g.explained)} of the {num(g.raw_difference)} log points and "
+                 f"{num(g.unexplained)} remain unexplained")
+    else:
+        money = digits
+        raw = (f"Before adjusting, the mean {outcome} is {format_amount(g.rate, money)} for {g.group} and "
+               f"{format_amount(g.reference_rate, money)} for {g.reference} (a difference of {num(g.raw_difference)}, "
+               f"{pct(g.raw_gap_share)})")
+        adj = (f"holding {held} equal, the difference is {num(g.adjusted_difference)} (95% CI "
+               f"{num(g.adjusted_ci_low)} to {num(g.adjusted_ci_high)}, {format_p(g.adjusted_p_value)}): "
+               f"{pct(g.adjusted_gap_share)} than {g.reference}'s mean")
+        parts = (f"The controls explain {num(g.explained)} of the raw difference and {num(g.unexplained)} remains "
+                 "unexplained (Oaxaca-Blinder)")
+    ranked = sorted(g.explained_by, key=lambda item: -abs(item[1]))[:2]
+    if ranked and len(controls) > 1:
+        parts += f" (the largest parts: {' and '.join(f'{name} {num(value)}' for name, value in ranked)})"
+    verdict = _verdict_clause(g, spec, _tolerance(spec, True, amount=True))
+    return f"{raw}; {adj}. {parts}. {verdict}."
+
+
+def _verdict_clause(g: Any, spec: Any, bar: str) -> str:
+    """The adjusted gap's verdict in words, against ``bar`` (the tolerance as the sentence states it)."""
+    if g.verdict == Verdict.TOO_FEW:
+        return (f"With {min(g.n, g.reference_n):,} rows in the smaller group (fewer than "
+                f"{spec.min_group_size:,}), there are {Verdict.TOO_FEW.mark}")
+    if g.verdict == Verdict.WITHIN:
+        return f"The adjusted gap is within {bar}"
+    chance = f"({format_p(g.adjusted_p_corrected)} after adjusting for the number of comparisons)"
+    if g.verdict == Verdict.BEYOND:
+        return f"The adjusted gap is larger than {bar} and not due to chance {chance}: flagged"
+    return f"The adjusted gap is larger than {bar}, but it could be due to chance {chance}"
+
+
+def _tolerance(spec: AuditSpec, linear: bool, *, amount: bool = False) -> str:
+    if amount:
+        return f"the {format_percent(spec.tolerance, 0)} tolerance (a share of the reference's amount)"
     if linear:
         return f"the tolerance of {spec.tolerance:g}"
     if spec.metric == "ratio":
@@ -1096,4 +1305,5 @@ def _replace(obj: Any, **changes: Any) -> Any:
     return replace(obj, **changes)
 
 
-__all__ = ["AdjustResult", "AdjustedGap", "Cells", "cells_from_frame", "fit_cells"]
+__all__ = ["AdjustResult", "AdjustedGap", "Cells", "cells_from_frame", "check_log", "fit_cells", "gap_share",
+           "is_linear", "number_format"]

@@ -47,20 +47,21 @@ from luskin_core.analyses.adjust_model import (
     Cells,
     Design,
     Fit,
-    _aliased,
-    _inverse,
-    _number_text,
-    _reference,
-    _without,
+    aliased_columns,
     build_design,
     finish,
     fit_cells,
+    inverse_matrix,
+    is_linear,
     level_prefix,
+    number_text,
+    reference_group,
     spline_note,
     spline_term_name,
+    without_columns,
 )
 from luskin_core.counting.counts import CROSS, UNKNOWN
-from luskin_core.counting.sources import Source, _checks, _ibis, _mask, _outcome_expr, _part_expr
+from luskin_core.counting.sources import Source, check_exprs, load_ibis, mask_expr, outcome_expr, part_expr
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.stats.inference import critical_value
@@ -86,20 +87,79 @@ class _KeyColumn:
 
 def adjust_by_sums(source: Source, spec: AuditSpec, plan: Any, rows: Any, numeric: Sequence[str],
                    cats: Sequence[str], cluster: str | None, *, where: str,
-                   splines: Mapping[str, tuple[float, ...]] | None = None, binned: Sequence[str] = ()) -> AdjustResult:
+                   splines: Mapping[str, tuple[float, ...]] | None = None, binned: Sequence[str] = (),
+                   log: bool = False) -> AdjustResult:
     """The adjusted gaps of ``source`` fitted from per-key sums (``rows``: the view with the needed columns;
     ``splines``: the knots of numeric controls fitted as curves, whose terms the engine computes)."""
     with ExitStack() as stack:
         return _adjust_by_sums(source, spec, plan, rows, numeric, cats, cluster, where=where, stack=stack,
-                               splines=dict(splines or {}), binned=tuple(binned))
+                               splines=dict(splines or {}), binned=tuple(binned), log=log)
 
 
 def _adjust_by_sums(source: Source, spec: AuditSpec, plan: Any, rows: Any, controls: Sequence[str],
                     cats: Sequence[str], cluster: str | None, *, where: str, stack: ExitStack,
-                    splines: dict[str, tuple[float, ...]], binned: tuple[str, ...]) -> AdjustResult:
-    from luskin_core.analyses.adjust_diagnostics import diagnose
+                    splines: dict[str, tuple[float, ...]], binned: tuple[str, ...], log: bool = False) -> AdjustResult:
+    numeric, owner = _numeric_terms(controls, splines)
+    linear = is_linear(spec)
+    log = log and linear
+    selected, group_names = _selected_rows(rows, plan, cats, cluster, numeric, owner, splines, linear=linear, log=log)
+    key_names = [*group_names, *(f"_c{i}" for i in range(len(cats))), *(["_cluster"] if cluster else [])]
 
-    # The model's numeric columns: each numeric control, followed by its curve's terms (as in memory).
+    # 1. Each key column's distinct values (one query for all) and codes.
+    keys = _key_columns(source, selected, key_names, plan, spec)
+    radix = [len(key.texts) for key in keys]
+    joins = source.engine.embedded   # a small table joined in: only an embedded DuckDB takes one from here
+    coded, key_exprs, complete, base, queries = _coded_base(source, selected, keys, radix, len(numeric), stack,
+                                                            in_order=not linear and joins)
+
+    # 2. The first pass: n, sums of y, x, x x', x y (and ranges) per key.
+    first = _first_pass(source, base, key_exprs, len(numeric))
+    done = first["_complete"].fillna(False).astype(bool).to_numpy()
+    dropped = int(pd.to_numeric(first.loc[~done, "n"]).sum())
+    first = first.loc[done].reset_index(drop=True)
+    if first.empty:
+        raise LuskinError("No row has a value in every control, so nothing can be adjusted.")
+    first_keys = {name: pd.to_numeric(first[name]).to_numpy(dtype=np.int64) for name in key_exprs}
+    frame = _key_frame(_decode(first, key_exprs, radix), keys, group_names, cats, cluster)
+    n, k, sums = _first_sums(first, frame, len(numeric), linear)
+    cells = Cells(frame, (), tuple(cats), cluster, linear, dropped, int(n.sum()), binned=binned, log=log)
+    if not linear and float(k.sum()) in (0.0, float(n.sum())):
+        raise LuskinError(f"Every analysed row has the same outcome ({'positive' if k.sum() else 'negative'}), so "
+                          "there is no gap to adjust.")
+    reference, order = reference_group(cells, spec)
+    if len(order) < 2:
+        raise LuskinError(f"Every analysed row is in the group '{order[0]}', so there is no other group to "
+                          "compare with.")
+    groups = [reference] + [g for g in order if g != reference]
+    design, notes = build_design(cells, groups)
+    design, num_names, (sx, sxy, sxx, lo, hi) = _identified(design, n, numeric, sums, notes)
+    pk, q = design.X.shape[1], len(num_names)
+    x_index = [numeric.index(name) for name in num_names]
+    N = float(n.sum())
+
+    if linear:
+        beta, bread, cov, r0, r1 = _linear_fit(design, frame, n, k, sx, sxy, sxx)
+        passes, converged, iterations, effects = 1, True, 0, None
+    else:
+        offsets = None if joins else _case_offsets(keys, len(group_names), cats, design, binned)
+        reader = _PassReader(source, coded, key_exprs, complete, first_keys, design, x_index, offsets, (lo, hi))
+        beta, bread, r0, r1, effects, passes, converged, iterations = _logistic_fit(reader, design, n, k, sx, q)
+        cov = bread
+    clusters = pd.factorize(frame["cluster"].to_numpy(dtype=object))[0] if cluster else None
+    cov, n_clusters = _clustered(cov, bread, clusters, r0, r1, design.X, N, pk + q)
+    fit = Fit(beta, cov, np.zeros(0), converged, iterations, (), N - pk - q, n_clusters,
+              use_t=linear and clusters is None)
+    return _sums_result(
+        source, spec, where=where, design=design, fit=fit, cells=cells, groups=groups, reference=reference,
+        n=n, k=k, arrays=(sx, sxx, lo, hi), effects=effects, num_names=num_names, owner=owner, linear=linear,
+        frame=frame, cats=cats, cluster=cluster, dropped=dropped, binned=binned, log=log, notes=notes,
+        splines=splines, scan=(coded, key_exprs, complete, first_keys, x_index, radix, len(group_names)),
+        queries=passes + queries)
+
+
+def _numeric_terms(controls: Sequence[str], splines: dict[str, tuple[float, ...]]) -> tuple[list[str], dict[str, str]]:
+    """The model's numeric columns: each numeric control, followed by its curve's terms (as in memory), and the
+    control each belongs to."""
     numeric: list[str] = []
     owner: dict[str, str] = {}
     for name in controls:
@@ -108,27 +168,33 @@ def _adjust_by_sums(source: Source, spec: AuditSpec, plan: Any, rows: Any, contr
         for j in range(1, len(splines.get(name, ())) - 1):
             numeric.append(spline_term_name(name, j))
             owner[numeric[-1]] = name
-    ibis = _ibis()
-    linear = spec.outcome_type == "score"
+    return numeric, owner
+
+
+def _selected_rows(rows: Any, plan: Any, cats: Sequence[str], cluster: str | None, numeric: list[str],
+                   owner: dict[str, str], splines: dict[str, tuple[float, ...]], *, linear: bool,
+                   log: bool) -> tuple[Any, list[str]]:
+    """The rows the audit counts (its checks passed), as the model's columns: the group keys, the categorical
+    controls, the cluster, the numeric terms and the outcome (its logarithm with ``log``)."""
+    ibis = load_ibis()
     keep = ibis.literal(True)
-    for _, failing in _checks(rows, plan):
+    for _, failing in check_exprs(rows, plan):
         keep = keep & ~failing
     t = rows.filter(keep)
     fields: dict[str, Any] = {}
     group_names: list[str] = []
     if plan.protected is not None:
-        fields["_g0"] = _mask(t, plan.protected)
+        fields["_g0"] = mask_expr(t, plan.protected)
         group_names.append("_g0")
     else:
         for i, part in enumerate(plan.group_parts):
-            fields[f"_g{i}"] = _part_expr(t, part)
+            fields[f"_g{i}"] = part_expr(t, part)
             group_names.append(f"_g{i}")
     for i, name in enumerate(cats):
         fields[f"_c{i}"] = t[name]
     if cluster is not None:
         fields["_cluster"] = t[cluster].cast("string")
-    q = len(numeric)
-    term_index = {name: 0 for name in controls}
+    term_index = {name: 0 for name in owner.values()}
     for j, name in enumerate(numeric):
         x = t[owner[name]].cast("float64")
         if owner[name] != name:
@@ -136,11 +202,14 @@ def _adjust_by_sums(source: Source, spec: AuditSpec, plan: Any, rows: Any, contr
             x = _spline_term(x, splines[owner[name]], term_index[owner[name]])
         fields[f"_x{j}"] = x
     # A boolean is made a number through int32 (PostgreSQL casts boolean to integer only).
-    fields["_y"] = t[plan.outcome].cast("float64") if linear else _outcome_expr(t, plan).cast("int32").cast("float64")
-    selected = t.select(**fields)
-    key_names = [*group_names, *(f"_c{i}" for i in range(len(cats))), *(["_cluster"] if cluster else [])]
+    fields["_y"] = t[plan.outcome].cast("float64") if linear else outcome_expr(t, plan).cast("int32").cast("float64")
+    if log:   # every amount above 0 (checked first through the count: adjust_model.check_log)
+        fields["_y"] = fields["_y"].ln()
+    return t.select(**fields), group_names
 
-    # 1. Each key column's distinct values (one query for all) and codes.
+
+def _key_columns(source: Source, selected: Any, key_names: list[str], plan: Any, spec: AuditSpec) -> list[_KeyColumn]:
+    """Each key column's distinct values (one query for all), their texts and codes."""
     listed = source._run(selected.aggregate(**{name: selected[name].collect(distinct=True) for name in key_names}),
                          fetch=True, what="the adjusted gaps' query")
     keys: list[_KeyColumn] = []
@@ -155,11 +224,18 @@ def _adjust_by_sums(source: Source, spec: AuditSpec, plan: Any, rows: Any, contr
         merged, distinct_texts = pd.factorize(np.array(texts, dtype=object))
         keys.append(_KeyColumn(name, values, merged[:-1].astype(np.int64), int(merged[-1]),
                                [str(x) for x in distinct_texts], boolean))
-    radix = [len(key.texts) for key in keys]
-    packed = math.prod(radix) < 2**62
-    joins = source.engine.embedded   # a small table joined in: only an embedded DuckDB takes one from here
+    return keys
+
+
+def _coded_base(source: Source, selected: Any, keys: list[_KeyColumn], radix: list[int], q: int, stack: ExitStack,
+                *, in_order: bool) -> tuple[Any, dict[str, Any], Any, Any, int]:
+    """The rows with their keys coded (packed into one integer when they fit), whether every control has a value,
+    and the outcome and terms; with ``in_order`` (Newton's passes read the rows again and again) kept once, in key
+    order. Returns the coded rows, the key expressions, the complete flag, the base and the queries it took."""
+    ibis = load_ibis()
+    joins = source.engine.embedded
     coded, code_names = _coded(selected, keys, joins)
-    if packed:
+    if math.prod(radix) < 2**62:
         kid = _packed_key(coded, code_names, radix)
         key_exprs = {"_kid": kid.cast("int32") if math.prod(radix) < 2**31 else kid}
     else:
@@ -167,7 +243,6 @@ def _adjust_by_sums(source: Source, spec: AuditSpec, plan: Any, rows: Any, contr
     complete = ibis.literal(True)
     for j in range(q):
         complete = complete & coded[f"_x{j}"].notnull()
-    in_order = not linear and joins  # Newton's passes read the rows again and again: once, kept in key order
     base = coded.select(**key_exprs, _complete=complete, _y=coded._y.cast("int8") if in_order else coded._y,
                         **{f"_x{j}": coded[f"_x{j}"] for j in range(q)})
     queries = 1  # the keys' values
@@ -176,8 +251,11 @@ def _adjust_by_sums(source: Source, spec: AuditSpec, plan: Any, rows: Any, contr
         queries += stored
         coded, complete = base, base._complete
         key_exprs = {name: base[name] for name in key_exprs}
+    return coded, key_exprs, complete, base, queries
 
-    # 2. The first pass: n, sums of y, x, x x', x y (and ranges) per key.
+
+def _first_pass(source: Source, base: Any, key_exprs: dict[str, Any], q: int) -> pd.DataFrame:
+    """n, sums of y, y², x, x x', x y and each term's range, per key and completeness."""
     y = base._y.cast("float64")
     metrics: dict[str, Any] = {"n": base.count(), "k": y.sum(), "y2": (y * y).sum()}
     for j in range(q):
@@ -188,16 +266,14 @@ def _adjust_by_sums(source: Source, spec: AuditSpec, plan: Any, rows: Any, contr
         metrics[f"hi{j}"] = x.max()
         for m in range(j, q):
             metrics[f"sxx{j}_{m}"] = (x * base[f"_x{m}"]).sum()
-    first = source._run(base.group_by([*key_exprs, "_complete"]).aggregate(**metrics), fetch=True,
-                        what="the adjusted gaps' query")
-    done = first["_complete"].fillna(False).astype(bool).to_numpy()
-    dropped = int(pd.to_numeric(first.loc[~done, "n"]).sum())
-    first = first.loc[done].reset_index(drop=True)
-    if first.empty:
-        raise LuskinError("No row has a value in every control, so nothing can be adjusted.")
-    first_keys = {name: pd.to_numeric(first[name]).to_numpy(dtype=np.int64) for name in key_exprs}
-    codes = _decode(first, key_exprs, radix)
-    frame = _key_frame(codes, keys, group_names, cats, cluster)
+    return source._run(base.group_by([*key_exprs, "_complete"]).aggregate(**metrics), fetch=True,
+                       what="the adjusted gaps' query")
+
+
+def _first_sums(first: pd.DataFrame, frame: pd.DataFrame, q: int, linear: bool
+                ) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, ...]]:
+    """The first pass read back: n and k per key (written into ``frame`` with y², as the cells' table), and the
+    terms' sums, cross products and ranges (sx, sxy, sxx, lo, hi)."""
     n = pd.to_numeric(first["n"]).to_numpy(dtype=float)
     k = pd.to_numeric(first["k"]).fillna(0).to_numpy(dtype=float)
     frame["n"], frame["k"] = n, k
@@ -210,22 +286,18 @@ def _adjust_by_sums(source: Source, spec: AuditSpec, plan: Any, rows: Any, contr
             sxx[:, j, m] = sxx[:, m, j] = pd.to_numeric(first[f"sxx{j}_{m}"]).to_numpy(dtype=float)
     lo = _matrix(first, [f"lo{j}" for j in range(q)])
     hi = _matrix(first, [f"hi{j}" for j in range(q)])
-    cells = Cells(frame, (), tuple(cats), cluster, linear, dropped, int(n.sum()), binned=binned)
-    if not linear and float(k.sum()) in (0.0, float(n.sum())):
-        raise LuskinError(f"Every analysed row has the same outcome ({'positive' if k.sum() else 'negative'}), so "
-                          "there is no gap to adjust.")
-    reference, order = _reference(cells, spec)
-    if len(order) < 2:
-        raise LuskinError(f"Every analysed row is in the group '{order[0]}', so there is no other group to "
-                          "compare with.")
-    groups = [reference] + [g for g in order if g != reference]
-    design, notes = build_design(cells, groups)
+    return n, k, (sx, sxy, sxx, lo, hi)
 
-    # Numeric controls with a single value are left out; aliased columns too (groups last, as in memory).
+
+def _identified(design: Any, n: np.ndarray, numeric: list[str], sums: tuple[np.ndarray, ...],
+                notes: list[str]) -> tuple[Any, list[str], tuple[np.ndarray, ...]]:
+    """Numeric controls with a single value left out; aliased columns too (groups last, as in memory), each said in
+    ``notes``; a group the controls determine exactly is refused. The design, the numeric terms kept, their sums."""
+    sx, sxy, sxx, lo, hi = sums
     used = []
     for j, name in enumerate(numeric):
         if float(np.nanmin(lo[:, j])) == float(np.nanmax(hi[:, j])):
-            notes.append(f"The control '{name}' holds a single value ({_number_text(float(lo[0, j]))}) in the rows "
+            notes.append(f"The control '{name}' holds a single value ({number_text(float(lo[0, j]))}) in the rows "
                          "analysed, so it cannot explain anything and is left out.")
         else:
             used.append(j)
@@ -234,102 +306,141 @@ def _adjust_by_sums(source: Source, spec: AuditSpec, plan: Any, rows: Any, contr
     pk = design.X.shape[1]
     gram = _full_gram(design, n, sx, sxx)
     last = [j for j in range(pk + len(used)) if j not in design.group_cols] + list(design.group_cols)
-    aliased = sorted(last[j] for j in _aliased(gram[np.ix_(last, last)]))
+    aliased = sorted(last[j] for j in aliased_columns(gram[np.ix_(last, last)]))
     if any(c in design.group_cols for c in aliased):
         which = ", ".join(design.names[c].removeprefix("group = ") for c in aliased if c in design.group_cols)
         raise LuskinError(f"The controls determine the group exactly (for {which}), so no gap can be held apart from "
                           "them: leave out the control that encodes the group (a proxy such as a code per group).")
-    if aliased:
-        drop_num = [c - pk for c in aliased if c >= pk]
-        if drop_num:
-            notes.append("These controls are fixed by the others and were left out of the model: "
-                         + ", ".join(num_names[j] for j in drop_num) + ".")
-            kept = [j for j in range(len(used)) if j not in drop_num]
-            num_names = [num_names[j] for j in kept]
-            sx, sxy, sxx, lo, hi = sx[:, kept], sxy[:, kept], sxx[:, kept][:, :, kept], lo[:, kept], hi[:, kept]
-        drop_k = [c for c in aliased if c < pk]
-        if drop_k:
-            design, more = _without(design, drop_k)
-            notes += more
-        pk = design.X.shape[1]
-    q = len(num_names)
-    x_index = [numeric.index(name) for name in num_names]
-    clusters = pd.factorize(frame["cluster"].to_numpy(dtype=object))[0] if cluster else None
-    K = design.X
-    p = pk + q
-    N = float(n.sum())
+    drop_num = [c - pk for c in aliased if c >= pk]
+    if drop_num:
+        notes.append("These controls are fixed by the others and were left out of the model: "
+                     + ", ".join(num_names[j] for j in drop_num) + ".")
+        kept = [j for j in range(len(used)) if j not in drop_num]
+        num_names = [num_names[j] for j in kept]
+        sx, sxy, sxx, lo, hi = sx[:, kept], sxy[:, kept], sxx[:, kept][:, :, kept], lo[:, kept], hi[:, kept]
+    drop_k = [c for c in aliased if c < pk]
+    if drop_k:
+        design, more = without_columns(design, drop_k)
+        notes += more
+    return design, num_names, (sx, sxy, sxx, lo, hi)
 
-    if linear:
-        H = _full_gram(design, n, sx, sxx)
-        beta = linalg.solve(H, np.concatenate([_xtk(K, k), sxy.sum(axis=0)]), assume_a="pos")
-        off = np.asarray(K @ beta[:pk]).ravel()
-        b = beta[pk:]
-        xty = np.concatenate([_xtk(K, k), sxy.sum(axis=0)])
-        rss = float(frame["y2"].sum() - 2 * beta @ xty + beta @ H @ beta)
-        bread = linalg.inv(H)
-        r0 = k - n * off - sx @ b
-        r1 = sxy - off[:, None] * sx - np.einsum("kjm,m->kj", sxx, b)
-        cov = bread * max(rss, 0.0) / (N - p)
-        passes, converged, iterations = 1, True, 0
-        effects = None
-    else:
-        offsets = None if joins else _case_offsets(keys, len(group_names), cats, design, binned)
-        beta = _start(design, n, k, sx, q)
-        loglik = -math.inf
-        passes, converged, iterations, step_size, effects = 1, False, 0, math.inf, None
-        step = np.zeros(p)
-        t_step = 1.0
-        previous = beta.copy()
-        while passes < MAX_PASSES:
-            want_effects = step_size < STEP_NEARLY
-            sums = _logistic_pass(source, coded, key_exprs, complete, first_keys, design, beta, x_index,
-                                  want_effects, offsets, (lo, hi))
-            passes += sums["queries"]
-            if sums["ll"] < loglik - 1e-9 * abs(loglik) and t_step > 1e-6:  # step too long: halve it
-                t_step /= 2
-                beta = previous + t_step * step
-                continue
-            iterations += 1
-            change, loglik = sums["ll"] - loglik, sums["ll"]
-            H = _full_gram(design, sums["w"], sums["wx"], sums["wxx"])
-            score = np.concatenate([_xtk(K, sums["r0"]), sums["r1"].sum(axis=0)])
-            try:
-                step = np.linalg.solve(H, score)
-            except np.linalg.LinAlgError:
-                step = np.linalg.lstsq(H, score, rcond=None)[0]
-            step_size = float(np.max(np.abs(step)))
-            if step_size < STEP_DONE and sums.get("effects") is not None:
-                converged, effects = True, sums["effects"]
-                r0, r1 = sums["r0"], sums["r1"]
-                break
-            if abs(change) < 1e-13 * (abs(loglik) + 1) and iterations > 3:  # as in memory: a level predicts perfectly
-                converged = step_size < 1e-4
-                effects, r0, r1 = sums.get("effects"), sums["r0"], sums["r1"]
-                break
-            previous, t_step = beta.copy(), 1.0
-            beta = beta + step
-        else:
+
+def _linear_fit(design: Any, frame: pd.DataFrame, n: np.ndarray, k: np.ndarray, sx: np.ndarray, sxy: np.ndarray,
+                sxx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Least squares from the sums: the coefficients, the bread, their covariance and the scores' parts (r0, r1)."""
+    K = design.X
+    pk, q = K.shape[1], sx.shape[1]
+    N = float(n.sum())
+    H = _full_gram(design, n, sx, sxx)
+    beta = linalg.solve(H, np.concatenate([_xtk(K, k), sxy.sum(axis=0)]), assume_a="pos")
+    off = np.asarray(K @ beta[:pk]).ravel()
+    b = beta[pk:]
+    xty = np.concatenate([_xtk(K, k), sxy.sum(axis=0)])
+    rss = float(frame["y2"].sum() - 2 * beta @ xty + beta @ H @ beta)
+    bread = linalg.inv(H)
+    r0 = k - n * off - sx @ b
+    r1 = sxy - off[:, None] * sx - np.einsum("kjm,m->kj", sxx, b)
+    cov = bread * max(rss, 0.0) / (N - pk - q)
+    return beta, bread, cov, r0, r1
+
+
+@dataclass(frozen=True)
+class _PassReader:
+    """What one Newton pass over the rows in the engine reads (:func:`_logistic_pass`), but the coefficients."""
+
+    source: Source
+    coded: Any
+    key_exprs: dict[str, Any]
+    complete: Any
+    first_keys: dict[str, np.ndarray]
+    design: Any
+    x_index: list[int]
+    offsets: Any
+    ranges: tuple[np.ndarray, np.ndarray]
+
+    def read(self, beta: np.ndarray, want_effects: bool) -> dict[str, Any]:
+        return _logistic_pass(self.source, self.coded, self.key_exprs, self.complete, self.first_keys, self.design,
+                              beta, self.x_index, want_effects, self.offsets, self.ranges)
+
+
+def _logistic_fit(reader: _PassReader, design: Any, n: np.ndarray, k: np.ndarray, sx: np.ndarray, q: int
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Any, int, bool, int]:
+    """Newton's method, each pass a query in the engine, halving a step that lowers the likelihood (as in memory):
+    the coefficients, the bread, the scores' parts, the effects' sums, the passes, converged and iterations."""
+    K = design.X
+    p = K.shape[1] + q
+    beta = _start(design, n, k, sx, q)
+    loglik = -math.inf
+    passes, converged, iterations, step_size, effects = 1, False, 0, math.inf, None
+    step = np.zeros(p)
+    t_step = 1.0
+    previous = beta.copy()
+    while passes < MAX_PASSES:
+        sums = reader.read(beta, step_size < STEP_NEARLY)
+        passes += sums["queries"]
+        if sums["ll"] < loglik - 1e-9 * abs(loglik) and t_step > 1e-6:  # step too long: halve it
+            t_step /= 2
+            beta = previous + t_step * step
+            continue
+        iterations += 1
+        change, loglik = sums["ll"] - loglik, sums["ll"]
+        H = _full_gram(design, sums["w"], sums["wx"], sums["wxx"])
+        score = np.concatenate([_xtk(K, sums["r0"]), sums["r1"].sum(axis=0)])
+        try:
+            step = np.linalg.solve(H, score)
+        except np.linalg.LinAlgError:
+            step = np.linalg.lstsq(H, score, rcond=None)[0]
+        step_size = float(np.max(np.abs(step)))
+        if step_size < STEP_DONE and sums.get("effects") is not None:
+            converged, effects = True, sums["effects"]
             r0, r1 = sums["r0"], sums["r1"]
-            effects = sums.get("effects")
-        if effects is None:  # not settled: the effects at the last coefficients
-            sums = _logistic_pass(source, coded, key_exprs, complete, first_keys, design, beta, x_index, True,
-                                  offsets, (lo, hi))
-            passes += sums["queries"]
-            H = _full_gram(design, sums["w"], sums["wx"], sums["wxx"])
-            effects, r0, r1 = sums["effects"], sums["r0"], sums["r1"]
-        bread = _inverse(H)
-        cov = bread
-    n_clusters = None
-    if clusters is not None:
-        G = int(clusters.max()) + 1
-        member = sparse.csr_matrix((np.ones(len(clusters)), (clusters, np.arange(len(clusters)))),
-                                   shape=(G, len(clusters)))
-        scores = np.hstack([np.asarray((member @ sparse.diags(r0) @ K).todense()), member @ r1])
-        meat = np.einsum("gi,gj->ij", scores, scores)
-        factor = G / (G - 1.0) * (N - 1.0) / (N - p) if G > 1 else math.nan
-        cov = factor * bread @ meat @ bread
-        n_clusters = G
-    fit = Fit(beta, cov, np.zeros(0), converged, iterations, (), N - p, n_clusters, use_t=linear and clusters is None)
+            break
+        if abs(change) < 1e-13 * (abs(loglik) + 1) and iterations > 3:  # as in memory: a level predicts perfectly
+            converged = step_size < 1e-4
+            effects, r0, r1 = sums.get("effects"), sums["r0"], sums["r1"]
+            break
+        previous, t_step = beta.copy(), 1.0
+        beta = beta + step
+    else:
+        r0, r1 = sums["r0"], sums["r1"]
+        effects = sums.get("effects")
+    if effects is None:  # not settled: the effects at the last coefficients
+        sums = reader.read(beta, True)
+        passes += sums["queries"]
+        H = _full_gram(design, sums["w"], sums["wx"], sums["wxx"])
+        effects, r0, r1 = sums["effects"], sums["r0"], sums["r1"]
+    return beta, inverse_matrix(H), r0, r1, effects, passes, converged, iterations
+
+
+def _clustered(cov: np.ndarray, bread: np.ndarray, clusters: np.ndarray | None, r0: np.ndarray, r1: np.ndarray,
+               K: Any, N: float, p: int) -> tuple[np.ndarray, int | None]:
+    """The covariance clustered by ``clusters`` (the sandwich with the small-sample factor), and the clusters."""
+    if clusters is None:
+        return cov, None
+    G = int(clusters.max()) + 1
+    member = sparse.csr_matrix((np.ones(len(clusters)), (clusters, np.arange(len(clusters)))),
+                               shape=(G, len(clusters)))
+    scores = np.hstack([np.asarray((member @ sparse.diags(r0) @ K).todense()), member @ r1])
+    meat = np.einsum("gi,gj->ij", scores, scores)
+    factor = G / (G - 1.0) * (N - 1.0) / (N - p) if G > 1 else math.nan
+    return factor * bread @ meat @ bread, G
+
+
+def _sums_result(source: Source, spec: AuditSpec, *, where: str, design: Any, fit: Fit, cells: Any,
+                 groups: list[str], reference: str, n: np.ndarray, k: np.ndarray, arrays: tuple[np.ndarray, ...],
+                 effects: Any, num_names: list[str], owner: dict[str, str], linear: bool, frame: pd.DataFrame,
+                 cats: Sequence[str], cluster: str | None, dropped: int, binned: tuple[str, ...], log: bool,
+                 notes: list[str], splines: dict[str, tuple[float, ...]], scan: tuple[Any, ...],
+                 queries: int) -> AdjustResult:
+    """The fit's gaps (average marginal effects), decomposition, diagnostics and rows note, in the model's
+    canonical order (intercept, groups, numeric controls, categorical dummies, as in memory)."""
+    from luskin_core.analyses.adjust_diagnostics import diagnose
+
+    sx, sxx, lo, hi = arrays
+    coded, key_exprs, complete, first_keys, x_index, radix, n_groups = scan
+    beta, cov, converged, iterations, n_clusters = fit.beta, fit.cov, fit.converged, fit.iterations, fit.n_clusters
+    pk, q = design.X.shape[1], len(num_names)
+    p, N = pk + q, float(n.sum())
     gcols = list(design.group_cols)
     if linear:
         J = np.zeros((len(gcols), p))
@@ -340,7 +451,6 @@ def _adjust_by_sums(source: Source, spec: AuditSpec, plan: Any, rows: Any, contr
         assert effects is not None
         ame, ame_cov = _ame(design, effects, cov, N, pk, q)
     decomposition = _decompose(design, fit, n, k, sx, effects, num_names, linear=linear, owner=owner)
-    # Canonical order: intercept, groups, numeric controls, categorical dummies (as in memory).
     order_idx = list(range(1 + len(gcols))) + list(range(pk, p)) + list(range(1 + len(gcols), pk))
     names = [*design.names, *num_names]
     names = [names[i] for i in order_idx]
@@ -348,22 +458,22 @@ def _adjust_by_sums(source: Source, spec: AuditSpec, plan: Any, rows: Any, contr
                   n_clusters, use_t=fit.use_t)
     group_cols_out = tuple(order_idx.index(c) for c in gcols)
     out_cells = Cells(frame, tuple(name for name in num_names if owner[name] == name), tuple(cats), cluster, linear,
-                      dropped, int(N), binned=binned)
+                      dropped, int(N), binned=binned, log=log)
     outside = effects.get("outside") if effects is not None else None
     if outside is None and q:
         outside = _outside(source, coded, key_exprs, complete, first_keys, design, lo, hi, x_index)
-        passes += 1
+        queries += 1
     own = [j for j, name in enumerate(num_names) if owner[name] == name]  # a curve's terms are not controls
     diagnostics = notes + _numeric_diagnostics([num_names[j] for j in own], design, groups, n, sx[:, own],
                                                sxx[:, own][:, :, own], lo[:, own], hi[:, own],
                                                None if outside is None else outside[:, :, own], splines)
-    fine = _fine_counts(source, coded, complete, radix, len(group_names),
+    fine = _fine_counts(source, coded, complete, radix, n_groups,
                         [(num_names[j], x_index[j], float(np.nanmin(lo[:, j])), float(np.nanmax(hi[:, j])))
                          for j in own])
-    passes += len(fine)
+    queries += len(fine)
     diagnostics += diagnose(cells, design, fit, n, k, groups, linear=linear, n_parameters=p, fine=fine)
     rows_note = (f"The model uses {int(N):,} rows and {p:,} coefficients, fitted from sums the engine computed per "
-                 f"combination of group and categorical controls ({len(frame):,} of them) in {passes + queries:,} "
+                 f"combination of group and categorical controls ({len(frame):,} of them) in {queries:,} "
                  "queries, not from a sample")
     if n_clusters is not None:
         rows_note += f"; standard errors are clustered by {cluster} ({n_clusters:,} clusters)"
@@ -400,7 +510,7 @@ def _text(name: str, value: Any, plan: Any, spec: AuditSpec) -> str:
     if name == "_cluster":
         return str(value)
     if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
-        return _number_text(value)
+        return number_text(value)
     return str(value)
 
 
@@ -461,7 +571,7 @@ def _coded(selected: Any, keys: Sequence[_KeyColumn], joins: bool) -> tuple[Any,
     DuckDB joins a small table of the values (a CASE with hundreds of arms took 20 times longer
     over 10M rows); PostgreSQL and Spark sources are read-only, so there it is a CASE.
     """
-    ibis = _ibis()
+    ibis = load_ibis()
     table = selected
     code_names = []
     for i, key in enumerate(keys):
@@ -490,7 +600,7 @@ def _coded(selected: Any, keys: Sequence[_KeyColumn], joins: bool) -> tuple[Any,
 def _case_offsets(keys: Sequence[_KeyColumn], n_group_parts: int, cats: Sequence[str], design: Design,
                   binned: Sequence[str] = ()) -> Any:
     """A function (table, beta) -> (offset, own group's coefficient) as CASE expressions on the key codes."""
-    ibis = _ibis()
+    ibis = load_ibis()
     column = {name: j for j, name in enumerate(design.names)}
     radix = [len(key.texts) for key in keys[:n_group_parts]]
     labels = []
@@ -527,7 +637,7 @@ def _packed_key(table: Any, code_names: Sequence[str], radix: Sequence[int]) -> 
         term = table[name] * scale if scale != 1 else table[name]
         key = term if key is None else key + term
         scale *= size
-    return key if key is not None else _ibis().literal(0, "int64")
+    return key if key is not None else load_ibis().literal(0, "int64")
 
 
 def _decode(frame: pd.DataFrame, key_exprs: dict[str, Any], radix: Sequence[int]) -> list[np.ndarray]:
@@ -604,70 +714,13 @@ def _logistic_pass(source: Source, coded: Any, key_exprs: dict[str, Any], comple
                    effects: bool, offsets: Any = None, ranges: tuple[np.ndarray, np.ndarray] | None = None
                    ) -> dict[str, Any]:
     """One aggregate query at ``beta``: the Newton step's sums per key (and, with ``effects``, the AMEs' sums)."""
-    ibis = _ibis()
     pk = design.X.shape[1]
     q = len(x_index)
-    # The offset of each key (intercept, group, categorical controls) joined by the key's integer.
-    offset = np.asarray(design.X @ beta[:pk]).ravel()
-    gcols = list(design.group_cols)
-    gbeta = np.concatenate([[0.0], beta[gcols]])
-    own = gbeta[design.group_code]
-    table = coded.filter(complete)
-    numbers = {f"_x{j}": table[f"_x{i}"] for j, i in enumerate(x_index)}
-    if offsets is not None:  # a CASE per key column (read-only engines)
-        off, own_expr, h_expr = offsets(table, beta)
-        joined = table.select(**key_exprs, _y=table._y, _off=off, _own=own_expr, _h=h_expr, **numbers)
-    else:  # DuckDB: the keys' offsets joined by the key's integer
-        base = table.select(**key_exprs, _y=table._y, **numbers)
-        lookup_frame = pd.DataFrame({**{name: values for name, values in first_keys.items()}, "_off": offset,
-                                     "_own": own, "_h": design.group_code.astype(np.int16)})
-        schema = ({name: key_exprs[name].type() for name in first_keys}
-                  | {"_off": "float64", "_own": "float64", "_h": "int16"})
-        lookup = ibis.memtable(lookup_frame, schema=ibis.schema(schema))
-        joined = base.join(lookup, [base[name] == lookup[name] for name in first_keys])
+    gbeta = np.concatenate([[0.0], beta[list(design.group_cols)]])
+    joined = _with_offsets(coded, key_exprs, complete, first_keys, design, beta, x_index, offsets)
     cols = {name: joined[name] for name in first_keys}
-    eta = joined._off
-    for j in range(q):
-        eta = eta + joined[f"_x{j}"] * float(beta[pk + j])
-    # Each step is its own SELECT (``view``): Ibis would otherwise write every use of a column out
-    # in full, and an exp used by 15 sums was computed 15 times.
-    step1 = joined.select(**cols, _y=joined._y, _own=joined._own, _h=joined._h, _eta=_clipped(eta),
-                          **{f"_x{j}": joined[f"_x{j}"] for j in range(q)}).view()
-    # One exp a row: with e = exp(-eta) (eta clipped, so e is a double), mu = 1 / (1 + e) and the
-    # log-likelihood is y eta - log(1 + exp(eta)) = (y - 1) eta - log(1 + e).
-    step2 = step1.mutate(_e=(-step1._eta).exp()).view()
-    step3 = step2.mutate(_mu=1.0 / (1.0 + step2._e)).view()
-    step4 = step3.mutate(_w=step3._mu * (1.0 - step3._mu), _r=step3._y - step3._mu,
-                         _ll=(step3._y - 1.0) * step3._eta - (1.0 + step3._e).ln()).view()
-    last = step4
-    if effects:  # each group's prediction and derivative at every row
-        # exp(-(z + b_h)) = exp(-z) exp(-b_h): one exp a row for every group (z clipped, so no overflow).
-        if np.all(np.abs(gbeta) <= SHARED_EXP_LIMIT):
-            step5 = step4.mutate(_ez=(-_clipped(step4._eta - step4._own)).exp()).view()
-            step6 = step5.mutate(**{f"_m{h}": 1.0 / (1.0 + step5._ez * math.exp(-float(b)))
-                                    for h, b in enumerate(gbeta)}).view()
-        else:
-            step6 = step4.mutate(**{f"_m{h}": 1.0 / (1.0 + (-(step4._eta - step4._own + float(b))).exp())
-                                    for h, b in enumerate(gbeta)}).view()
-        last = step6.mutate(**{f"_d{h}": step6[f"_m{h}"] * (1.0 - step6[f"_m{h}"]) for h in range(len(gbeta))}).view()
-    w, r = last._w, last._r
-    metrics: dict[str, Any] = {"w": w.sum(), "r0": r.sum(), "ll": last._ll.sum()}
-    for j in range(q):
-        x = last[f"_x{j}"]
-        metrics[f"wx{j}"] = (w * x).sum()
-        metrics[f"r1{j}"] = (r * x).sum()
-        for m in range(j, q):
-            metrics[f"wxx{j}_{m}"] = (w * x * last[f"_x{m}"]).sum()
-    by_group: dict[str, Any] = {}
-    if effects:  # the derivatives per key (K' d); the rest is summed per group, a second, cheaper query
-        for h in range(len(gbeta)):
-            d_h = last[f"_d{h}"]
-            metrics[f"d{h}"] = d_h.sum()
-            by_group[f"m{h}"] = last[f"_m{h}"].sum()
-            for j in range(q):
-                by_group[f"dx{h}_{j}"] = (d_h * last[f"_x{j}"]).sum()
-        if ranges is not None:  # the diagnostics' counts ride on the last pass
-            by_group.update(_range_metrics(last, design, *ranges, list(range(q))))
+    last = _newton_rows(joined, cols, beta, pk, q, gbeta, effects)
+    metrics, by_group = _pass_metrics(last, design, q, len(gbeta), effects, ranges)
     result = source._run(last.group_by(list(cols)).aggregate(**metrics), fetch=True, what="the adjusted gaps' query")
     result = result.iloc[_positions(result, first_keys)].reset_index(drop=True)  # the first pass's key order
     out: dict[str, Any] = {
@@ -681,25 +734,110 @@ def _logistic_pass(source: Source, coded: Any, key_exprs: dict[str, Any], comple
             wxx[:, j, m] = wxx[:, m, j] = pd.to_numeric(result[f"wxx{j}_{m}"]).to_numpy(dtype=float)
     out["wxx"] = wxx
     if effects:
-        G = len(gbeta)
-        groups = source._run(last.group_by("_h").aggregate(**by_group), fetch=True, what="the adjusted gaps' query")
-        at = pd.to_numeric(groups["_h"]).to_numpy(dtype=np.int64)
-        if (at < 0).any() or (at >= G).any():
-            raise LuskinError("The data changed while the model was being fitted: run the adjustment again.")
-
-        def per_group(columns: Sequence[str]) -> np.ndarray:
-            values = np.zeros((G, len(columns)))
-            values[at] = _matrix(groups, columns)
-            return values
-
-        out["effects"] = {
-            "m": per_group([f"m{h}" for h in range(G)]),                              # (group, as group h)
-            "d": _matrix(result, [f"d{h}" for h in range(G)]),                        # (key, as group h)
-            "dx": np.stack([per_group([f"dx{h}_{j}" for j in range(q)]) for h in range(G)]),  # (as h, group, x)
-        }
-        if ranges is not None:
-            out["effects"]["outside"] = np.stack([per_group([f"o{h}_{j}" for j in range(q)]) for h in range(G)])
+        out["effects"] = _effect_sums(source, last, by_group, result, len(gbeta), q, outside=ranges is not None)
     return out
+
+
+def _with_offsets(coded: Any, key_exprs: dict[str, Any], complete: Any, first_keys: dict[str, np.ndarray],
+                  design: Design, beta: np.ndarray, x_index: Sequence[int], offsets: Any) -> Any:
+    """The complete rows with each key's offset (intercept, group, categorical controls), its group's coefficient
+    and group: a CASE per key column (read-only engines), or on DuckDB joined by the key's integer."""
+    ibis = load_ibis()
+    pk = design.X.shape[1]
+    offset = np.asarray(design.X @ beta[:pk]).ravel()
+    gbeta = np.concatenate([[0.0], beta[list(design.group_cols)]])
+    own = gbeta[design.group_code]
+    table = coded.filter(complete)
+    numbers = {f"_x{j}": table[f"_x{i}"] for j, i in enumerate(x_index)}
+    if offsets is not None:  # a CASE per key column (read-only engines)
+        off, own_expr, h_expr = offsets(table, beta)
+        return table.select(**key_exprs, _y=table._y, _off=off, _own=own_expr, _h=h_expr, **numbers)
+    base = table.select(**key_exprs, _y=table._y, **numbers)
+    lookup_frame = pd.DataFrame({**{name: values for name, values in first_keys.items()}, "_off": offset,
+                                 "_own": own, "_h": design.group_code.astype(np.int16)})
+    schema = ({name: key_exprs[name].type() for name in first_keys}
+              | {"_off": "float64", "_own": "float64", "_h": "int16"})
+    lookup = ibis.memtable(lookup_frame, schema=ibis.schema(schema))
+    return base.join(lookup, [base[name] == lookup[name] for name in first_keys])
+
+
+def _newton_rows(joined: Any, cols: dict[str, Any], beta: np.ndarray, pk: int, q: int, gbeta: np.ndarray,
+                 effects: bool) -> Any:
+    """Each row's linear predictor, prediction, weight, residual and log-likelihood (and, with ``effects``, each
+    group's prediction and derivative), each step its own SELECT (``view``): Ibis would otherwise write every use
+    of a column out in full, and an exp used by 15 sums was computed 15 times."""
+    eta = joined._off
+    for j in range(q):
+        eta = eta + joined[f"_x{j}"] * float(beta[pk + j])
+    step1 = joined.select(**cols, _y=joined._y, _own=joined._own, _h=joined._h, _eta=_clipped(eta),
+                          **{f"_x{j}": joined[f"_x{j}"] for j in range(q)}).view()
+    # One exp a row: with e = exp(-eta) (eta clipped, so e is a double), mu = 1 / (1 + e) and the
+    # log-likelihood is y eta - log(1 + exp(eta)) = (y - 1) eta - log(1 + e).
+    step2 = step1.mutate(_e=(-step1._eta).exp()).view()
+    step3 = step2.mutate(_mu=1.0 / (1.0 + step2._e)).view()
+    step4 = step3.mutate(_w=step3._mu * (1.0 - step3._mu), _r=step3._y - step3._mu,
+                         _ll=(step3._y - 1.0) * step3._eta - (1.0 + step3._e).ln()).view()
+    if not effects:
+        return step4
+    # each group's prediction and derivative at every row:
+    # exp(-(z + b_h)) = exp(-z) exp(-b_h): one exp a row for every group (z clipped, so no overflow).
+    if np.all(np.abs(gbeta) <= SHARED_EXP_LIMIT):
+        step5 = step4.mutate(_ez=(-_clipped(step4._eta - step4._own)).exp()).view()
+        step6 = step5.mutate(**{f"_m{h}": 1.0 / (1.0 + step5._ez * math.exp(-float(b)))
+                                for h, b in enumerate(gbeta)}).view()
+    else:
+        step6 = step4.mutate(**{f"_m{h}": 1.0 / (1.0 + (-(step4._eta - step4._own + float(b))).exp())
+                                for h, b in enumerate(gbeta)}).view()
+    return step6.mutate(**{f"_d{h}": step6[f"_m{h}"] * (1.0 - step6[f"_m{h}"]) for h in range(len(gbeta))}).view()
+
+
+def _pass_metrics(last: Any, design: Design, q: int, n_groups: int, effects: bool,
+                  ranges: tuple[np.ndarray, np.ndarray] | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The sums per key (weights, residuals, log-likelihood, their products with the terms; with ``effects`` the
+    derivatives), and with ``effects`` the sums per group (a second, cheaper query)."""
+    w, r = last._w, last._r
+    metrics: dict[str, Any] = {"w": w.sum(), "r0": r.sum(), "ll": last._ll.sum()}
+    for j in range(q):
+        x = last[f"_x{j}"]
+        metrics[f"wx{j}"] = (w * x).sum()
+        metrics[f"r1{j}"] = (r * x).sum()
+        for m in range(j, q):
+            metrics[f"wxx{j}_{m}"] = (w * x * last[f"_x{m}"]).sum()
+    by_group: dict[str, Any] = {}
+    if effects:  # the derivatives per key (K' d); the rest is summed per group
+        for h in range(n_groups):
+            d_h = last[f"_d{h}"]
+            metrics[f"d{h}"] = d_h.sum()
+            by_group[f"m{h}"] = last[f"_m{h}"].sum()
+            for j in range(q):
+                by_group[f"dx{h}_{j}"] = (d_h * last[f"_x{j}"]).sum()
+        if ranges is not None:  # the diagnostics' counts ride on the last pass
+            by_group.update(_range_metrics(last, design, *ranges, list(range(q))))
+    return metrics, by_group
+
+
+def _effect_sums(source: Source, last: Any, by_group: dict[str, Any], result: pd.DataFrame, G: int, q: int, *,
+                 outside: bool) -> dict[str, np.ndarray]:
+    """The AMEs' sums: each group's mean prediction and derivatives (per group), the derivatives per key, and
+    (with ``outside``) the rows outside each control's range per group."""
+    groups = source._run(last.group_by("_h").aggregate(**by_group), fetch=True, what="the adjusted gaps' query")
+    at = pd.to_numeric(groups["_h"]).to_numpy(dtype=np.int64)
+    if (at < 0).any() or (at >= G).any():
+        raise LuskinError("The data changed while the model was being fitted: run the adjustment again.")
+
+    def per_group(columns: Sequence[str]) -> np.ndarray:
+        values = np.zeros((G, len(columns)))
+        values[at] = _matrix(groups, columns)
+        return values
+
+    effects = {
+        "m": per_group([f"m{h}" for h in range(G)]),                              # (group, as group h)
+        "d": _matrix(result, [f"d{h}" for h in range(G)]),                        # (key, as group h)
+        "dx": np.stack([per_group([f"dx{h}_{j}" for j in range(q)]) for h in range(G)]),  # (as h, group, x)
+    }
+    if outside:
+        effects["outside"] = np.stack([per_group([f"o{h}_{j}" for j in range(q)]) for h in range(G)])
+    return effects
 
 
 # ------------------------------------------------------------------------------------------
@@ -820,7 +958,7 @@ def _fine_counts(source: Source, coded: Any, complete: Any, radix: Sequence[int]
     """
     from luskin_core.analyses.adjust_diagnostics import FINE_BINS, fine_bin_bounds
 
-    ibis = _ibis()
+    ibis = load_ibis()
     table = coded.filter(complete)
     group = _group_code(table, radix, n_group_parts)
     out: dict[str, np.ndarray] = {}
@@ -842,7 +980,7 @@ def _fine_counts(source: Source, coded: Any, complete: Any, radix: Sequence[int]
 def _spline_term(x: Any, knots: Sequence[float], j: int) -> Any:
     """The j-th non-linear term of a restricted cubic spline, as :func:`~luskin_core.analyses.adjust_model.spline_terms`
     computes it in memory, as an engine expression."""
-    ibis = _ibis()
+    ibis = load_ibis()
     t = [float(v) for v in knots]
     last, before, k = t[-1], t[-2], t[j - 1]
     scale = (last - t[0]) ** 2
@@ -857,7 +995,7 @@ def _spline_term(x: Any, knots: Sequence[float], j: int) -> Any:
 
 def _clipped(value: Any) -> Any:
     """``value`` held within +-ETA_LIMIT, where exp still has a double."""
-    ibis = _ibis()
+    ibis = load_ibis()
     return ibis.least(ibis.greatest(value, -ETA_LIMIT), ETA_LIMIT)
 
 

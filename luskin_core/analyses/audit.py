@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from luskin_core.analyses import narrative
-from luskin_core.counting.counts import CountTable, count_arrays, is_unknown_group
+from luskin_core.counting.counts import CountTable, count_arrays
 from luskin_core.counting.executor import counted_table, executor_for, group_names
 from luskin_core.counting.ibis_source import Source
 from luskin_core.counting.prepared import Prepared, prepare
@@ -34,8 +34,9 @@ from luskin_core.spec.names import GroupNames
 from luskin_core.stats import shown as shown_statistics
 from luskin_core.stats.comparisons import Comparison, JudgedRate, PooledComparison, compare, record_dict
 from luskin_core.stats.inference import wilson_interval
+from luskin_core.stats.judgement import Judgement
 from luskin_core.stats.shrinkage import with_pooled
-from luskin_core.stats.verdict import ALPHA, JUDGED_ORDER, Verdict
+from luskin_core.stats.verdict import JUDGED_ORDER, Verdict
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -99,9 +100,8 @@ class Gap:
     @property
     def significant(self) -> bool | None:
         """Below 0.05 after adjusting (or unadjusted when no adjusted p exists); None when untested."""
-        if self.p_adjusted is not None:
-            return bool(self.p_adjusted < ALPHA)
-        return None if self.p_value is None else bool(self.p_value < ALPHA)
+        judgement = Judgement.of(self.spec)
+        return judgement.significant(self.p_adjusted if self.p_adjusted is not None else self.p_value)
 
     @property
     def verdict(self) -> Verdict:
@@ -155,6 +155,7 @@ class AuditResult:
     pooled: tuple[PooledComparison, ...] = ()
     reference: str = ""
     counts: CountTable | None = field(default=None, repr=False, compare=False)
+    judgement: Judgement = field(default_factory=Judgement, repr=False, compare=False)
 
     # -- lookups ----------------------------------------------------------------------------
     @property
@@ -168,10 +169,13 @@ class AuditResult:
 
     @property
     def groups_text(self) -> str:
-        """Who is compared, in words (the spec's, with the classes named as the data names them)."""
+        """Who is compared, in words: the compared class first, then the reference (the classes named as the data
+        names them)."""
         if self.spec.group_by:
             return self.spec.groups_text
         names = self.class_names
+        if self.reference == names.group:   # the user named the protected class as the reference
+            return f"{names.other} vs {names.group}"
         return f"{names.group} vs {names.other}"
 
     @property
@@ -195,9 +199,7 @@ class AuditResult:
         belong to the groups compared, and regulators set unknowns apart too. None for a protected condition,
         whose unknown rows are left out (:data:`luskin_core.counting.counts.REASONS`), and never the reference
         (a user may name "Unknown" as the one to compare with)."""
-        if self.spec.protected is not None:
-            return ()
-        return tuple(g for g in self.groups if g != self.reference and is_unknown_group(g))
+        return self.judgement.unknown
 
     @property
     def counted(self) -> tuple[Comparison, ...]:
@@ -303,6 +305,7 @@ class AuditResult:
             "n_excluded": self.n_excluded,
             "excluded_reasons": dict(self.excluded_reasons),
             "tolerance": self.spec.tolerance,
+            "judgement": self.judgement.to_dict(),
             "fair": self.fair,
             "headline": self.headline(),
             "sentences": self.sentences(),
@@ -333,7 +336,7 @@ class AuditResult:
         not tell the committee more about any group)."""
         from luskin_core.stats.power import sufficiency, sufficiency_lines
 
-        return sufficiency_lines(sufficiency(self.of_known_groups().comparisons, self.spec))
+        return sufficiency_lines(sufficiency(self.comparisons, self.judgement))
 
     def power_sentences(self) -> list[str]:
         """What each comparison judged within the tolerance (or could be chance) could have seen, in words."""
@@ -371,6 +374,10 @@ def audit(
     :class:`~luskin_core.counting.sources.Source` (DuckDB, PostgreSQL, Spark): the same audit, counted
     where the data lives.
     """
+    if spec.outcome_type == "amount":   # its shares of rows above 0 would read as "no gap" (issue 50)
+        raise LuskinError(f"'{spec.outcome}' is an amount: its groups' means and medians are compared by the Amounts "
+                          "analysis (the Amounts page; luskin_core.analyses.amounts.run), not as the share of a "
+                          "yes/no outcome.")
     if isinstance(frame, Source) and predictions is not None:
         raise LuskinError("Predictions given as a list need the rows in memory; on a database, name a "
                           "prediction column instead.")
@@ -435,15 +442,16 @@ def audit_arrays(
 
 
 def result_from_counts(table: CountTable, spec: AuditSpec, *, source: str) -> AuditResult:
-    """Every statistic of the audit from its count table."""
-    comparisons, pooled, reference = compare(table, spec)
+    """Every statistic of the audit from its count table, judged by the specification's judgement resolved on it."""
+    judgement = Judgement.of(spec).resolved(table)
+    comparisons, pooled, reference = compare(table, judgement)
     comparisons = with_pooled(table, spec, comparisons)  # partially pooled shares of small groups
     cells: list[Cell] = []
     gaps: list[Gap] = []
     if table.group_in_protected is not None:
         cells, gaps = _paper_view(table, spec, comparisons)
     return AuditResult(spec, source, tuple(cells), tuple(gaps), table.n_rows, table.n_excluded,
-                       dict(table.excluded), comparisons, pooled, reference, table)
+                       dict(table.excluded), comparisons, pooled, reference, table, judgement)
 
 
 def _paper_view(table: CountTable, spec: AuditSpec, comparisons: Sequence[Comparison]) -> tuple[list[Cell], list[Gap]]:

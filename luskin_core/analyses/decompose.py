@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy import special
 
-from luskin_core.analyses.adjust_model import _dot, _xtv, _zero_column
+from luskin_core.analyses.adjust_model import dot, xtv, zero_column
 from luskin_core.stats.inference import critical_value
 
 if TYPE_CHECKING:
@@ -60,13 +60,13 @@ def decompose(design: Design, fit: Fit, n: np.ndarray, k: np.ndarray, *, linear:
     other[gcols] = False
     other[0] = False  # the intercept cancels between groups
     n_r = float(n[ref].sum())
-    xbar_r = _xtv(X[ref], n[ref]) / n_r
+    xbar_r = xtv(X[ref], n[ref]) / n_r
     out = []
     for i, c in enumerate(gcols):
         mine = design.group_code == i + 1
         n_g = float(n[mine].sum())
         raw = float(k[mine].sum() / n_g - k[ref].sum() / n_r)
-        xbar_g = _xtv(X[mine], n[mine]) / n_g
+        xbar_g = xtv(X[mine], n[mine]) / n_g
         delta_x = np.where(other, xbar_g - xbar_r, 0.0)
         contrib = delta_x * beta
         if linear:
@@ -81,10 +81,10 @@ def decompose(design: Design, fit: Fit, n: np.ndarray, k: np.ndarray, *, linear:
             cf = eta_g - beta[c]  # the group's rows with the reference's effect
             mu_g, mu_cf, mu_r = special.expit(eta_g), special.expit(cf), special.expit(eta[ref])
             d_g, d_cf, d_r = mu_g * (1 - mu_g), mu_cf * (1 - mu_cf), mu_r * (1 - mu_r)
-            unexplained = _dot(n[mine], mu_g - mu_cf) / n_g
-            x_cf = _zero_column(x_g, c)
-            g_unexp = (_xtv(x_g, n[mine] * d_g) - _xtv(x_cf, n[mine] * d_cf)) / n_g
-            g_expl = _xtv(x_cf, n[mine] * d_cf) / n_g - _xtv(X[ref], n[ref] * d_r) / n_r
+            unexplained = dot(n[mine], mu_g - mu_cf) / n_g
+            x_cf = zero_column(x_g, c)
+            g_unexp = (xtv(x_g, n[mine] * d_g) - xtv(x_cf, n[mine] * d_cf)) / n_g
+            g_expl = xtv(x_cf, n[mine] * d_cf) / n_g - xtv(X[ref], n[ref] * d_r) / n_r
             total = float(contrib.sum())
             scale = (raw - unexplained) / total if total != 0 else 0.0
         by_control = [(name, float(contrib[list(cols)].sum() * scale)) for name, cols in design.control_cols.items()]

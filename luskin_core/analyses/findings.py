@@ -30,6 +30,7 @@ Findings are plain text (pages escape them before drawing). No Streamlit here.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -37,7 +38,8 @@ from typing import Any
 from luskin_core.analyses.narrative import share, tolerance_words, under_words, unknown_groups_words
 from luskin_core.formatting import format_p, points
 from luskin_core.stats.comparisons import Comparison, PooledComparison
-from luskin_core.stats.verdict import ALPHA, Verdict, inside_bar, judge
+from luskin_core.stats.judgement import Judgement
+from luskin_core.stats.verdict import Verdict
 
 BEYOND, CHANCE, TOO_FEW, WITHIN = Verdict.BEYOND, Verdict.CHANCE, Verdict.TOO_FEW, Verdict.WITHIN
 
@@ -124,7 +126,10 @@ def part_nouns(spec: Any) -> tuple[str, str]:
     """What one part of the rows is called, singular and plural ('department', 'departments')."""
     if getattr(spec, "cell_mode", "none") == "strata":
         if len(spec.strata) == 1:
-            return spec.strata[0], _plural(spec.strata[0])
+            name = spec.strata[0]
+            if name.isalpha() and name.islower():   # a word ("department"): its plural reads well
+                return name, _plural(name)
+            return f"stratum of {name}", f"strata of {name}"   # a code name ("victim_race") is not pluralised
         return "stratum", "strata"
     return "side of the filter", "the two sides of the filter"
 
@@ -161,10 +166,58 @@ def _gap_words(spec: Any, group: str, rate: float | None, reference: str, refere
     return f"{who} favoured by {points(difference)}", who
 
 
+def four_fifths_words(judgement: Judgement, group: str, k: int, n: int, reference: str, rk: int, rn: int,
+                      verdict: Verdict | None, detectable: float | None = None) -> str:
+    """The committee's question for one comparison, in a clause: '' when neither share is under four-fifths of
+    the other; else which one is, its impact ratio, the favourable decisions it lacks (the shortfall), and, when
+    chance cannot be ruled out, the smallest gap the data could have detected ("; below four-fifths ...").
+
+    Read on the favourable counts, with the one exact test (:meth:`Judgement.below_four_fifths`)."""
+    from luskin_core.stats.uniform import shortfall
+
+    if judgement.below_four_fifths(k, n, rk, rn):
+        low, lk, ln, high, hk, hn = group, k, n, reference, rk, rn
+    elif judgement.below_four_fifths(rk, rn, k, n):
+        low, lk, ln, high, hk, hn = reference, rk, rn, group, k, n
+    else:
+        return ""
+    fav, ref_fav = judgement.favourable(lk, ln), judgement.favourable(hk, hn)
+    ratio = (fav / ln) / (ref_fav / hn)
+    need = shortfall(fav, ln, ref_fav, hn) or 0
+    what = "favourable decision" if judgement.adverse else "selection"
+    text = (f"; {low}'s impact ratio of {ratio:.2f} is below four-fifths of {high}'s (the EEOC rule of thumb): "
+            f"{need:,} more {what}{'' if need == 1 else 's'} of {low} would reach it")
+    if verdict in (CHANCE, WITHIN) and detectable is not None:
+        text += f"; with these numbers only a gap of {points(detectable)} or more could be detected (80% power)"
+    elif verdict in (CHANCE, WITHIN):
+        text += "; with these numbers no gap could be detected with 80% power"
+    return text
+
+
+def _comparison_fifths(judgement: Judgement, c: Comparison) -> str:
+    """:func:`four_fifths_words` of one comparison (its counts, verdict and detectable difference)."""
+    mdd = None if c.uniform is None else c.uniform.minimum_detectable_difference
+    return four_fifths_words(judgement, c.group, c.positives, c.n, c.reference, c.reference_positives,
+                             c.reference_n, c.verdict, mdd)
+
+
+def _pooled_fifths(judgement: Judgement, pc: PooledComparison, verdict: Verdict | None) -> str:
+    """:func:`four_fifths_words` of a group's overall (marginal) shares."""
+    if pc.marginal_rate is None or pc.reference_marginal_rate is None:
+        return ""
+    from luskin_core.stats.power import minimum_detectable_difference
+
+    k, rk = round(pc.marginal_rate * pc.n), round(pc.reference_marginal_rate * pc.reference_n)
+    mdd = float(minimum_detectable_difference(pc.n, pc.reference_n,
+                                              judgement.favourable_share(pc.reference_marginal_rate)))
+    return four_fifths_words(judgement, pc.group, k, pc.n, pc.reference, rk, pc.reference_n, verdict,
+                             mdd if math.isfinite(mdd) else None)
+
+
 # ------------------------------------------------------------------------------------------
 # The rule
 # ------------------------------------------------------------------------------------------
-def _overall_verdict(spec: Any, pc: PooledComparison, comparisons: Sequence[Comparison],
+def _overall_verdict(judgement: Judgement, pc: PooledComparison, comparisons: Sequence[Comparison],
                      several: bool) -> Verdict | None:
     """The overall comparison's verdict: the single cell's own, or judged like a cell when there are parts.
 
@@ -175,12 +228,9 @@ def _overall_verdict(spec: Any, pc: PooledComparison, comparisons: Sequence[Comp
         return mine[0].verdict if mine else None
     if pc.marginal_difference is None:
         return None
-    fav = None if pc.marginal_rate is None else spec.favourable_share(pc.marginal_rate)
-    fav_ref = None if pc.reference_marginal_rate is None else spec.favourable_share(pc.reference_marginal_rate)
-    within = inside_bar(metric=spec.metric, difference=pc.marginal_difference, tolerance=spec.tolerance,
-                        ratio_threshold=spec.ratio_threshold, ratio=pc.marginal_impact_ratio, favourable=fav,
-                        reference_favourable=fav_ref)
-    return judge(within, pc.marginal_p_value, too_few=min(pc.n, pc.reference_n) < spec.min_group_size)
+    within = judgement.within_estimate(pc.marginal_difference, judgement.favourable_share(pc.marginal_rate),
+                                       judgement.favourable_share(pc.reference_marginal_rate))
+    return judgement.verdict(within, pc.marginal_p_value, too_few=judgement.too_few(pc.n, pc.reference_n))
 
 
 def _overall(result: Any, several: bool) -> list[Finding]:
@@ -190,17 +240,20 @@ def _overall(result: Any, several: bool) -> list[Finding]:
         return []
     pooled.sort(key=lambda p: -abs(p.marginal_difference or 0.0))
     top = pooled[0]
-    verdict = _overall_verdict(spec, top, result.comparisons, several)
+    verdict = _overall_verdict(result.judgement, top, result.comparisons, several)
     gap, who = _gap_words(spec, top.group, top.marginal_rate, top.reference, top.reference_marginal_rate,
                           top.marginal_difference)
     judged = _judgement(spec, verdict, top.marginal_p_value)
+    mine = [c for c in result.comparisons if c.group == top.group and not c.is_reference]
+    fifths = _comparison_fifths(result.judgement, mine[0]) if not several and mine else \
+        _pooled_fifths(result.judgement, top, verdict)
     sentence = (f"Overall, {_outcome(spec)} for {share(top.marginal_rate)} of {top.group} and "
                 f"{share(top.reference_marginal_rate)} of {top.reference}: "
-                + (f"{gap}, {judged}." if who else f"no gap ({format_p(top.marginal_p_value)})."))
+                + (f"{gap}, {judged}{fifths}." if who else f"no gap ({format_p(top.marginal_p_value)}){fifths}."))
     if verdict == TOO_FEW:
         sentence = sentence[:-1] + f"; with fewer than {spec.min_group_size:,} rows in a group, too few to judge."
     if len(pooled) > 1:
-        beyond = [p for p in pooled[1:] if _overall_verdict(spec, p, result.comparisons, several) == BEYOND]
+        beyond = [p for p in pooled[1:] if _overall_verdict(result.judgement, p, result.comparisons, several) == BEYOND]
         others = len(pooled) - 1
         if beyond:
             names = ", ".join(p.group for p in beyond[:4]) + (" and others" if len(beyond) > 4 else "")
@@ -226,12 +279,12 @@ def _within(result: Any) -> list[Finding]:
             ci = f", 95% CI {pc.mh_ci_low:.2f} to {pc.mh_ci_high:.2f}"
         pooled = f"pooled odds ratio {pc.mh_odds_ratio:.2f}{ci}, {format_p(pc.cmh_p_value)}"
         names = f"{pc.group} and {pc.reference}" if len(result.pooled) > 1 else "the groups"
-        if pc.cmh_p_value >= ALPHA:
+        if not result.judgement.significant(pc.cmh_p_value):
             sentence = f"Within {parts}, no gap between {names} ({pooled})"
             who = None
             if pc.simpson:
-                sentence += (f": the overall gap comes from which {parts} each group is in, not from different "
-                             f"treatment within them (Simpson's paradox)")
+                sentence += (f": the overall gap comes from which {parts} each group is in; inside them no gap is "
+                             "shown beyond chance (Simpson's paradox)")
         else:
             # An odds ratio above 1: the group's odds of the counted outcome are higher than the reference's.
             higher = pc.group if pc.mh_odds_ratio > 1 else pc.reference
@@ -246,8 +299,8 @@ def _within(result: Any) -> list[Finding]:
                 sentence += ": the gap holds within them"
         sentence += "."
         notes: list[str] = []
-        if pc.breslow_day_p_value is not None and pc.breslow_day_p_value < ALPHA:
-            notes.append(f"The gap differs from one {part_nouns(spec)[0]} to another (Breslow-Day "
+        if result.judgement.significant(pc.breslow_day_p_value):
+            notes.append(f"The gap differs from one {part_nouns(spec)[0]} to another (Breslow-Day-Tarone "
                          f"{format_p(pc.breslow_day_p_value)}): read them one by one.")
         out.append(Finding(WITHIN_PARTS, " ".join([sentence, *notes]), pc.group, pc.reference, None, who,
                            pc.weighted_difference))
@@ -266,7 +319,8 @@ def _beyond(result: Any, several: bool, said: Finding | None) -> list[Finding]:
         where = f"In {part_name(spec, c.cell)}, " if several else ""
         sentence = (f"{where}{who} favoured: {_outcome(spec)} for {share(c.rate)} of {c.group} and "
                     f"{share(c.reference_rate)} of {c.reference}, a gap of {points(c.difference or 0.0)} "
-                    f"({format_p(c.p_adjusted if c.p_adjusted is not None else c.p_value)}).")
+                    f"({format_p(c.p_adjusted if c.p_adjusted is not None else c.p_value)})"
+                    f"{_comparison_fifths(result.judgement, c)}.")
         out.append(Finding(BEYOND_PART, sentence[0].upper() + sentence[1:], c.group, c.reference,
                            c.cell if several else None, who, c.difference))
     return out
@@ -280,42 +334,57 @@ def _listed(names: Sequence[str], limit: int = 6) -> str:
 
 
 def _rest(result: Any, several: bool, said: Finding | None) -> list[Finding]:
+    """The comparisons not beyond the bar, one finding per verdict (within, chance, too few)."""
     spec = result.spec
-    part, parts = part_nouns(spec)
     rest = [c for c in result.comparisons if not c.is_reference and c.verdict != BEYOND]
     if not several and said is not None:
         rest = [c for c in rest if c.group != said.group]
-    one_group = len(result.pooled) <= 1
-    beyond_any = any(c.verdict == BEYOND for c in result.comparisons)
     out = []
     for verdict in (CHANCE, WITHIN, TOO_FEW):
         mine = [c for c in rest if c.verdict == verdict]
         if not mine:
             continue
-        if several and one_group:
-            names = [str(c.cell).split(" = ", 1)[-1] if spec.cell_mode == "strata" and len(spec.strata) == 1
-                     else str(c.cell) for c in mine]
-            noun = part if len(mine) == 1 else parts
-            other = "other " if beyond_any and verdict == WITHIN else ""
-            where = f"In the {other}{len(mine)} {noun} ({_listed(names)})" if len(mine) > 1 else \
-                f"In {part_name(spec, mine[0].cell)}"
-        elif several:
-            listed = [f"{c.group} in {part_name(spec, c.cell)}" for c in mine]
-            where = (f"In {len(mine)} {'other ' if beyond_any and verdict == WITHIN else ''}comparisons of a group "
-                     f"with {result.reference} within a {part}" + (f" ({_listed(listed)})" if len(mine) <= 3 else ""))
-            if len(mine) == 1:
-                where = f"For {listed[0]}"
-        else:
-            where = (f"For {mine[0].group}" if len(mine) == 1 else
-                     f"For {'the other ' if said is not None else ''}{len(mine)} groups ({_listed([c.group for c in mine])})")
+        where = _rest_where(result, mine, verdict, several, said)
+        fifths = _rest_fifths(result, mine, several)
         if verdict == WITHIN:
-            sentence = f"{where}, {under_words(spec)}."
+            sentence = f"{where}, {under_words(spec)}{fifths}."
         elif verdict == CHANCE:
-            sentence = f"{where}, the gap is beyond {tolerance_words(spec)} but {CHANCE.heading.lower()}."
+            sentence = f"{where}, the gap is beyond {tolerance_words(spec)} but {CHANCE.heading.lower()}{fifths}."
         else:
-            sentence = f"{where}, {TOO_FEW.mark} (fewer than {spec.min_group_size:,} in a group)."
+            sentence = f"{where}, {TOO_FEW.mark} (fewer than {spec.min_group_size:,} in a group){fifths}."
         out.append(Finding(REST, sentence))
     return out
+
+
+def _rest_where(result: Any, mine: list[Any], verdict: Any, several: bool, said: Finding | None) -> str:
+    """Who the finding is about: the cells of one group, the comparisons within parts, or the groups."""
+    spec = result.spec
+    part, parts = part_nouns(spec)
+    other = "other " if verdict == WITHIN and any(c.verdict == BEYOND for c in result.comparisons) else ""
+    if several and len(result.pooled) <= 1:
+        names = [str(c.cell).split(" = ", 1)[-1] if spec.cell_mode == "strata" and len(spec.strata) == 1
+                 else str(c.cell) for c in mine]
+        noun = part if len(mine) == 1 else parts
+        return f"In the {other}{len(mine)} {noun} ({_listed(names)})" if len(mine) > 1 else \
+            f"In {part_name(spec, mine[0].cell)}"
+    if several:
+        listed = [f"{c.group} in {part_name(spec, c.cell)}" for c in mine]
+        if len(mine) == 1:
+            return f"For {listed[0]}"
+        return (f"In {len(mine)} {other}comparisons of a group "
+                f"with {result.reference} within {'an' if part[:1] in 'aeiou' else 'a'} {part}"
+                + (f" ({_listed(listed)})" if len(mine) <= 3 else ""))
+    return (f"For {mine[0].group}" if len(mine) == 1 else
+            f"For {'the other ' if said is not None else ''}{len(mine)} groups ({_listed([c.group for c in mine])})")
+
+
+def _rest_fifths(result: Any, mine: list[Any], several: bool) -> str:
+    """The four-fifths words: the one comparison's, or which of several are below four-fifths."""
+    if len(mine) == 1:
+        return _comparison_fifths(result.judgement, mine[0])
+    spec = result.spec
+    below = [c.group if not several else f"{c.group} in {part_name(spec, c.cell)}" for c in mine if c.four_fifths]
+    return "" if not below else f"; below four-fifths: {_listed(below)}"
 
 
 def _simpson_lead(result: Any) -> Finding | None:
@@ -336,7 +405,7 @@ def _simpson_lead(result: Any) -> Finding | None:
     _, parts = part_nouns(spec)
     overall_who = favoured(spec, pc.group, pc.marginal_rate, pc.reference, pc.reference_marginal_rate)
     ci = "" if pc.mh_ci_low is None or pc.mh_ci_high is None else f", 95% CI {pc.mh_ci_low:.2f} to {pc.mh_ci_high:.2f}"
-    sure = pc.cmh_p_value < ALPHA
+    sure = bool(result.judgement.significant(pc.cmh_p_value))
     numbers = f"pooled odds ratio {pc.mh_odds_ratio:.2f}{ci}, {format_p(pc.cmh_p_value)}"
     if not sure:
         numbers += ": could be chance"
@@ -349,10 +418,19 @@ def _simpson_lead(result: Any) -> Finding | None:
         lean = f"{_outcome(spec)} {'' if sure else 'slightly '}more often for {higher} than for {lower}"
         who = lower if adverse(spec) else higher
     gap = "" if overall_who is None else f" of {points(abs(pc.marginal_difference or 0.0))} favouring {overall_who}"
-    sentence = (f"Within {parts}, {lean} ({numbers}): the overall gap{gap} comes from which {parts} each group is "
-                "in, not from different treatment within them (Simpson's paradox).")
-    if pc.breslow_day_p_value is not None and pc.breslow_day_p_value < ALPHA:
-        sentence += (f" The gap differs from one {part_nouns(spec)[0]} to another (Breslow-Day "
+    if sure and who is not None:
+        # A significant gap inside the parts is different treatment inside them: said as such, never denied.
+        sentence = (f"Within {parts}, {lean} ({numbers}): {who} is favoured inside them, the opposite of the overall "
+                    f"gap{gap}, which comes from which {parts} each group is in (Simpson's paradox).")
+    elif pc.cells_beyond:
+        sentence = (f"Within {parts}, {lean} ({numbers}): the overall gap{gap} comes from which {parts} each group "
+                    f"is in, though in {pc.cells_beyond} of them the gap exceeds the tolerance beyond chance "
+                    "(Simpson's paradox).")
+    else:
+        sentence = (f"Within {parts}, {lean} ({numbers}): the overall gap{gap} comes from which {parts} each group "
+                    "is in; inside them no gap is shown beyond chance (Simpson's paradox).")
+    if result.judgement.significant(pc.breslow_day_p_value):
+        sentence += (f" The gap differs from one {part_nouns(spec)[0]} to another (Breslow-Day-Tarone "
                      f"{format_p(pc.breslow_day_p_value)}): read them one by one.")
     return Finding(WITHIN_PARTS, sentence, pc.group, pc.reference, None, who, pc.weighted_difference)
 

@@ -20,8 +20,9 @@ from luskin_core.counting.counts import CROSS
 from luskin_core.formatting import format_p, format_percent, points
 from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.stats.comparisons import CRITERION_NAMES, Comparison, PooledComparison
+from luskin_core.stats.judgement import Judgement
 from luskin_core.stats.shrinkage import SMALL_GROUP
-from luskin_core.stats.verdict import ALPHA, Verdict
+from luskin_core.stats.verdict import Verdict
 
 BEYOND, CHANCE, TOO_FEW, WITHIN = Verdict.BEYOND, Verdict.CHANCE, Verdict.TOO_FEW, Verdict.WITHIN
 
@@ -128,7 +129,41 @@ def comparison_sentence(c: Comparison, spec: AuditSpec) -> str:
                 f"{CRITERION_NAMES[c.criterion]}, {_judged_text(c, spec, group, ref)}")
     else:
         text = f"{where}, {shares}: a gap of {points(c.difference)}{ratio}"
+    if c.verdict == TOO_FEW:
+        return text + _too_few_words(c, spec, group, ref)
+    text += _verdict_words(c, spec)
+    if not error_criterion and c.four_fifths is not None and spec.metric == "difference":
+        text += _fifths_against_tolerance(c, group, ref)
+    return text
+
+
+def _too_few_words(c: Comparison, spec: AuditSpec, group: str, ref: str) -> str:
+    """Why a comparison is kept out of the verdict: too few rows here, or a group under the smallest share.
+    No word on the tolerance (chance is still said)."""
     deciding = c.deciding
+    error_criterion = c.criterion != "selection"
+    p_value = c.p_value if deciding is None else deciding.p_value
+    if deciding is not None and error_criterion:
+        mine, theirs = deciding.n, deciding.reference_n
+    else:
+        mine, theirs = c.n, c.reference_n
+    small = min(mine, theirs)
+    who = group if mine <= theirs else ref
+    rows = _rows_of(small, who)
+    if error_criterion and deciding is not None:
+        rows += f" for the {RATE_WORDS[deciding.name][0]}"
+    chance = ", and it could be due to chance" if Judgement.of(spec).significant(p_value) is False else ""
+    if small >= spec.min_group_size:  # set aside by the smallest share, not by the rows in this cell
+        return (f"{chance} ({format_p(p_value)}). {group} is under {format_percent(spec.min_group_share)} "
+                f"of all rows, so it is set aside: {TOO_FEW.mark}.")
+    return (f"{chance} ({format_p(p_value)}). With {rows} here (fewer than {spec.min_group_size:,}), "
+            f"there are {TOO_FEW.mark}.")
+
+
+def _verdict_words(c: Comparison, spec: AuditSpec) -> str:
+    """The verdict against the bar, with the p-value (and the adjusted one where the adjustment changed it)."""
+    deciding = c.deciding
+    error_criterion = c.criterion != "selection"
     p_value = c.p_value if deciding is None else deciding.p_value
     p_adjusted = c.p_adjusted if deciding is None else deciding.p_adjusted
     size = "within" if c.verdict == WITHIN else ("larger than" if spec.metric == "difference" else "beyond")
@@ -136,40 +171,39 @@ def comparison_sentence(c: Comparison, spec: AuditSpec) -> str:
     if p_adjusted is not None and p_value is not None and spec.correction != "none" and \
             abs(p_adjusted - p_value) > 1e-12:
         adjusted = f"; {format_p(p_adjusted)} after adjusting for the number of comparisons"
-    if c.verdict == TOO_FEW:
-        # No word on the tolerance: the comparison is kept out of the verdict (chance is still said).
-        if deciding is not None and error_criterion:
-            mine, theirs = deciding.n, deciding.reference_n
-        else:
-            mine, theirs = c.n, c.reference_n
-        small = min(mine, theirs)
-        who = group if mine <= theirs else ref
-        rows = _rows_of(small, who)
-        if error_criterion and deciding is not None:
-            rows += f" for the {RATE_WORDS[deciding.name][0]}"
-        chance = ", and it could be due to chance" if p_value is not None and p_value >= 0.05 else ""
-        if small >= spec.min_group_size:  # set aside by the smallest share, not by the rows in this cell
-            return text + (f"{chance} ({format_p(p_value)}). {group} is under {format_percent(spec.min_group_share)} "
-                           f"of all rows, so it is set aside: {TOO_FEW.mark}.")
-        return text + (f"{chance} ({format_p(p_value)}). With {rows} here (fewer than {spec.min_group_size:,}), "
-                       f"there are {TOO_FEW.mark}.")
     gap_word = "" if not error_criterion or deciding is None else f" {RATE_ON[deciding.name]}"
     bar = tolerance_words(spec)
     if c.verdict == BEYOND:
-        text += f", {size} {bar}{gap_word} and not due to chance ({format_p(p_value)}{adjusted})."
-    elif c.verdict == WITHIN:
-        text += f", within {bar} ({format_p(p_value)})."
-    else:
-        text += f", {size} {bar}{gap_word}, and it could be due to chance ({format_p(p_value)}{adjusted})."
-    if not error_criterion and c.four_fifths is not None and spec.metric == "difference":
-        if c.four_fifths and c.verdict == WITHIN:
-            text += (f" Its impact ratio of {c.impact_ratio:.2f} is below four-fifths (the EEOC rule of thumb), "
-                     "but the gap in points is within the tolerance: with shares this small, a ratio magnifies "
-                     "a small difference. The verdict follows the tolerance.")
-        elif not c.four_fifths and c.verdict in (BEYOND, CHANCE):
-            text += (f" Its impact ratio of {c.impact_ratio:.2f} passes the four-fifths rule, but the gap in points "
-                     "is beyond the tolerance. The verdict follows the tolerance.")
-    return text
+        return f", {size} {bar}{gap_word} and not due to chance ({format_p(p_value)}{adjusted})."
+    if c.verdict == WITHIN:
+        return f", within {bar} ({format_p(p_value)})."
+    return f", {size} {bar}{gap_word}, and it could be due to chance ({format_p(p_value)}{adjusted})."
+
+
+def _fifths_against_tolerance(c: Comparison, group: str, ref: str) -> str:
+    """Where the four-fifths rule and the tolerance disagree, which one the verdict follows."""
+    ratio = _ratio_words(c, group, ref)
+    if c.four_fifths and c.verdict == WITHIN:
+        return (f" {ratio} is below four-fifths (the EEOC rule of thumb), but the gap in points is within the "
+                "tolerance: with shares this small, a ratio magnifies a small difference. The verdict follows "
+                "the tolerance.")
+    if not c.four_fifths and c.verdict in (BEYOND, CHANCE):
+        return (f" {ratio} passes the four-fifths rule, but the gap in points is beyond the tolerance. The "
+                "verdict follows the tolerance.")
+    return ""
+
+
+def _ratio_words(c: Comparison, group: str, ref: str) -> str:
+    """The impact ratio the four-fifths rule reads, as the subject of a sentence: the less favoured side's share
+    over the other's ("Its impact ratio of 0.75"; "Male's share, 0.75 of Female's", where the reference is the
+    less favoured; "Male's share, none of Female's" where one side has no favourable outcome)."""
+    ratio = c.impact_ratio
+    if ratio is not None and 0 < ratio <= 1:
+        return f"Its impact ratio of {ratio:.2f}"
+    if ratio is None or ratio == 0:
+        low, high = (group, ref) if ratio == 0 else (ref, group)
+        return f"{low}'s favourable share, none of {high}'s,"
+    return f"{ref}'s favourable share, {1 / ratio:.2f} of {group}'s,"
 
 
 def pooled_sentence(pc: PooledComparison, spec: AuditSpec, several: bool) -> str:
@@ -198,24 +232,27 @@ def pooled_sentence(pc: PooledComparison, spec: AuditSpec, several: bool) -> str
     if pc.mh_ci_low is not None and pc.mh_ci_high is not None:
         ci = f", 95% CI {pc.mh_ci_low:.2f} to {pc.mh_ci_high:.2f}"
     pooled = f"pooled odds ratio {pc.mh_odds_ratio:.2f}{ci}, {format_p(pc.cmh_p_value)}"
-    uneven = pc.breslow_day_p_value is not None and pc.breslow_day_p_value < ALPHA
+    significant = Judgement.of(spec).significant
+    uneven = bool(significant(pc.breslow_day_p_value))
     cells_note = ""
     if pc.cells_beyond:
         cells_note = (f" and in {pc.cells_beyond} {'strata' if pc.cells_beyond > 1 else 'stratum'} the gap exceeds the "
                       "tolerance beyond chance")
     if pc.simpson:
-        if pc.cmh_p_value < ALPHA:
-            within = "within the strata the gap points the other way"
-        elif uneven or pc.cells_beyond:
+        if significant(pc.cmh_p_value):
+            # Different treatment inside the strata, the other way: said, never denied.
+            return (f"{overall}, but within the strata the gap points the other way ({pooled}): inside them the "
+                    "groups are treated differently, the opposite of the overall gap, which comes from which strata "
+                    "each group falls in" + ("; read the strata one by one." if uneven or pc.cells_beyond else "."))
+        if uneven or pc.cells_beyond:
             # Not "alike": the pooled effect is small, but the gap differs between cells (Berkeley's department A).
             within = ("the pooled gap within the strata could be chance, though the gap differs from stratum to stratum"
                       + cells_note)
-        else:
-            within = "within each stratum the rates are alike"
-        return (f"{overall}, but {within} ({pooled}): the overall gap comes from which strata each group falls in, "
-                "not from different treatment inside them"
-                + (" on the whole; read the strata one by one." if uneven or pc.cells_beyond else "."))
-    if pc.cmh_p_value < ALPHA:
+            return (f"{overall}, but {within} ({pooled}): the overall gap comes from which strata each group "
+                    "falls in; read the strata one by one.")
+        return (f"{overall}, but within each stratum the rates are alike ({pooled}): the overall gap comes from which "
+                "strata each group falls in; inside them no gap is shown beyond chance.")
+    if significant(pc.cmh_p_value):
         return f"{overall}; the gap holds within the strata ({pooled})."
     if uneven or pc.cells_beyond:
         return (f"{overall}; pooled over the strata the difference could be chance ({pooled}), "
@@ -224,10 +261,10 @@ def pooled_sentence(pc: PooledComparison, spec: AuditSpec, several: bool) -> str
 
 
 def pooled_notes(pc: PooledComparison, spec: AuditSpec, several: bool) -> tuple[str, ...]:
-    """What to mind when reading the pooled view: the gap differs from cell to cell (Breslow-Day)."""
-    if several and pc.breslow_day_p_value is not None and pc.breslow_day_p_value < ALPHA:
+    """What to mind when reading the pooled view: the gap differs from cell to cell (Breslow-Day-Tarone)."""
+    if several and Judgement.of(spec).significant(pc.breslow_day_p_value):
         note = (f"The gap between {group_words(pc.group, spec)} and {group_words(pc.reference, spec)} differs from "
-                f"stratum to stratum (Breslow-Day {format_p(pc.breslow_day_p_value)}): read the strata one by one rather "
+                f"stratum to stratum (Breslow-Day-Tarone {format_p(pc.breslow_day_p_value)}): read the strata one by one rather "
                 "than the pooled odds ratio.")
         return (note,)
     return ()
@@ -260,8 +297,9 @@ def power_words(c: Comparison, spec: AuditSpec) -> str:
 
     if c.verdict not in (WITHIN, CHANCE) or c.n <= 0 or c.reference_n <= 0 or c.uniform is None:
         return ""
+    judgement = Judgement.of(spec)
     return power_sentence(c.group, c.n, c.reference, c.reference_n, c.uniform.minimum_detectable_difference,
-                          tolerance_drop(spec, c.reference_rate))
+                          tolerance_drop(judgement, judgement.favourable_share(c.reference_rate)))
 
 
 # ------------------------------------------------------------------------------------------

@@ -37,6 +37,14 @@ RACES = ("hispanic", "white", "black", "api", "aian", "multiracial")
 RACE_LABELS = {"hispanic": "Hispanic", "white": "White", "black": "Black", "api": "Asian/Pacific Islander",
                "aian": "American Indian/Alaska Native", "multiracial": "Multiracial"}
 PROB_COLUMNS = tuple(f"p_{r}" for r in RACES)
+# The probability columns as a dashboard user's download heads them (the command line keeps p_hispanic ... for scripts)
+PROB_HEADINGS = {f"p_{r}": f"Probability {RACE_LABELS[r]}" for r in RACES}
+
+
+def probabilities_in_words(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows with their probabilities as a reader downloads them: the added columns headed in words
+    ("Probability Hispanic", not "p_hispanic"); the user's own columns keep their names."""
+    return frame.rename(columns={c: PROB_HEADINGS[c] for c in PROB_COLUMNS if c in frame.columns})
 DATA_DIR = pathlib.Path(__file__).resolve().parent.parent / "proxy_data"
 GEO_WIDTH = {"zcta": 5, "tract": 11}
 
@@ -198,7 +206,7 @@ def _missing_last(probs: np.ndarray, found: np.ndarray) -> tuple[np.ndarray, np.
     return np.vstack([probs, np.full((1, probs.shape[1]), np.nan)]), np.append(found, False)
 
 
-def _name_probs(values: pd.Series, table: _Lookup) -> tuple[np.ndarray, np.ndarray]:
+def name_probabilities(values: pd.Series, table: _Lookup) -> tuple[np.ndarray, np.ndarray]:
     """Six probabilities per row from a name table, normalising each distinct raw name once."""
     codes, distinct = _factorize(pd.Series(values))
     raw = np.asarray(distinct.astype("string").fillna(""), dtype=object).tolist()
@@ -213,7 +221,7 @@ def _name_probs(values: pd.Series, table: _Lookup) -> tuple[np.ndarray, np.ndarr
     return probs[codes], found[codes]
 
 
-def _geo_probs(values: pd.Series, tables: ProxyTables, level: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def geo_probabilities(values: pd.Series, tables: ProxyTables, level: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """P(place | race), P(race | place) and whether found, per row; each distinct raw place normalised once."""
     codes, distinct = _factorize(pd.Series(values))
     keys = normalize_geo(distinct, level)
@@ -314,8 +322,8 @@ def compute_probabilities(surname: pd.Series, geography: pd.Series, *, level: st
     if len(surname) != len(geography) or (first_name is not None and len(first_name) != len(surname)):
         raise LuskinError("The surname, first-name and place columns must have the same number of rows.")
     tables = tables or load_tables()
-    s, has_s = _name_probs(surname, tables.surname)
-    g, gr, has_g = _geo_probs(geography, tables, level)
+    s, has_s = name_probabilities(surname, tables.surname)
+    g, gr, has_g = geo_probabilities(geography, tables, level)
     n = len(surname)
     use_first = first_name is not None
     if use_first and tables.first_given_race is None:
@@ -325,8 +333,8 @@ def compute_probabilities(surname: pd.Series, geography: pd.Series, *, level: st
     method = np.asarray(METHOD_CODES, dtype=object)[code]
     if use_first:
         assert tables.first_given_race is not None and tables.race_given_first is not None
-        f, has_f = _name_probs(first_name, tables.first_given_race)  # type: ignore[arg-type]
-        fr, _ = _name_probs(first_name, tables.race_given_first)  # type: ignore[arg-type]
+        f, has_f = name_probabilities(first_name, tables.first_given_race)  # type: ignore[arg-type]
+        fr, _ = name_probabilities(first_name, tables.race_given_first)  # type: ignore[arg-type]
         withf, okf = _normalise_rows(post * f)
         better = has_f & okf
         post[better] = withf[better]

@@ -47,7 +47,7 @@ from luskin_core.analyses.narrative import share
 from luskin_core.analyses.proxy import PROB_COLUMNS, RACE_LABELS, RACES
 from luskin_core.errors import LuskinError
 from luskin_core.formatting import format_number, format_p, points
-from luskin_core.spec.audit_spec import DEFAULT_RATIO_THRESHOLD
+from luskin_core.spec.audit_spec import DEFAULT_RATIO_THRESHOLD, Direction
 from luskin_core.spec.options import OPTION_CONSTRAINTS
 from luskin_core.stats.comparisons import GroupComparison
 from luskin_core.stats.inference import (
@@ -57,7 +57,8 @@ from luskin_core.stats.inference import (
     two_proportion_tests,
     wilson_interval,
 )
-from luskin_core.stats.verdict import Verdict, inside_bar, judge
+from luskin_core.stats.judgement import Judgement
+from luskin_core.stats.verdict import Verdict
 
 # Kept importable (tests and callers read them here): the verdict's members.
 TOO_FEW, WITHIN, BEYOND, CHANCE = Verdict.TOO_FEW, Verdict.WITHIN, Verdict.BEYOND, Verdict.CHANCE
@@ -521,6 +522,9 @@ def audit_sums(cells: dict[str | None, ProxySums], *, decision: str, tolerance: 
 
         raise LuskinError(f"The metric is 'difference' or 'ratio', not '{metric}'.")
     model = OPTION_CONSTRAINTS["proxy"]["model"].check(model)
+    judgement = Judgement(direction=Direction.ADVERSE if adverse else Direction.FAVOURABLE, metric=metric,
+                          tolerance=tolerance, ratio_threshold=ratio_threshold, correction=correction,
+                          min_group_size=min_group_size)
     overall = cells.get(None) or next(iter(cells.values()))
     fits = {cell: _birdie_fit(s, model) for cell, s in cells.items()}
     overall_fit = fits.get(None) or next(iter(fits.values()))
@@ -531,65 +535,103 @@ def audit_sums(cells: dict[str | None, ProxySums], *, decision: str, tolerance: 
         r = choose_reference(mu_all, overall.w, min_group_size, reference, adverse)
     drafts: list[dict[str, Any]] = []
     for cell, s in cells.items():
-        fit = fits[cell]
-        mu, cov = weighted_rates(s)
-        fav = 1 - mu if adverse else mu
-        for a in range(6):
-            is_ref = a == r
-            diff = _num(mu[a] - mu[r])
-            se_rate = math.sqrt(max(cov[a, a], 0)) if np.isfinite(cov[a, a]) else math.nan
-            var_d = cov[a, a] + cov[r, r] - 2 * cov[a, r]
-            se_d = math.sqrt(max(var_d, 0)) if np.isfinite(var_d) else math.nan
-            p = 2 * norm.sf(abs(diff) / se_d) if diff is not None and se_d > 0 else (
-                1.0 if diff == 0 else math.nan)
-            low, high = (gap_bounds(s.bins, a, r) if not is_ref else (math.nan, math.nan))
-            r_low, r_high = (ratio_bounds(s.bins, a, r, adverse) if not is_ref else (math.nan, math.nan))
-            ratio = _num(fav[a] / fav[r]) if np.isfinite(fav[r]) and fav[r] > 0 else None
-            ci = _log_ratio_interval(float(fav[a]), float(fav[r]), cov[a, a], cov[r, r], cov[a, r])
-            if fit is not None:
-                drafts.append(_birdie_draft(fit, a, r, cell, adverse, min_group_size,
-                                            (_num(low), _num(high), _num(r_low), _num(r_high))))
-            drafts.append({"method": "weighted", "group": LABELS[a], "cell": cell, "n": float(s.w[a]),
-                           "positives": float(s.wy[a]), "rate": _num(mu[a]),
-                           "ci_low": _num(max(0.0, mu[a] - Z95 * se_rate)) if _num(mu[a]) is not None else None,
-                           "ci_high": _num(min(1.0, mu[a] + Z95 * se_rate)) if _num(mu[a]) is not None else None,
-                           "reference": LABELS[r], "is_reference": is_ref,
-                           "difference": 0.0 if is_ref and diff is not None else diff,
-                           "difference_ci_low": None if is_ref or diff is None else _num(diff - Z95 * se_d),
-                           "difference_ci_high": None if is_ref or diff is None else _num(diff + Z95 * se_d),
-                           "p_value": None if is_ref else _num(p), "bound_low": _num(low), "bound_high": _num(high),
-                           "impact_ratio": 1.0 if is_ref and ratio is not None else ratio,
-                           "impact_ratio_ci_low": None if is_ref or ratio is None else _num(ci[0]),
-                           "impact_ratio_ci_high": None if is_ref or ratio is None else _num(ci[1]),
-                           "ratio_bound_low": _num(r_low), "ratio_bound_high": _num(r_high),
-                           "fav": (_num(fav[a]), _num(fav[r])),
-                           "too_few": bool(s.w[a] < min_group_size or s.w[r] < min_group_size)})
-        k, n = s.thr_k, s.thr_n
-        lo, hi = wilson_interval(k, n)
-        d_lo, d_hi = newcombe_interval(k, n, np.full(6, k[r]), np.full(6, n[r]))
-        pv, _ = two_proportion_tests(k, n, np.full(6, k[r]), np.full(6, n[r]))
-        fav_k = n - k if adverse else k  # the impact ratio compares favourable shares, as the main audit's
-        ratio_lo, ratio_hi = ratio_interval(fav_k, n, np.full(6, fav_k[r]), np.full(6, n[r]))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            rate = k / n
-            fav_rate = fav_k / n
-        for a in range(6):
-            is_ref = a == r
-            diff = _num(rate[a] - rate[r])
-            fa, fr = _num(fav_rate[a]), _num(fav_rate[r])
-            ratio = None if fa is None or not fr else fa / fr
-            drafts.append({"method": "threshold", "group": LABELS[a], "cell": cell, "n": float(n[a]),
-                           "positives": float(k[a]), "rate": _num(rate[a]), "ci_low": _num(lo[a]),
-                           "ci_high": _num(hi[a]), "reference": LABELS[r],
-                           "is_reference": is_ref, "difference": 0.0 if is_ref and diff is not None else diff,
-                           "difference_ci_low": None if is_ref else _num(d_lo[a]),
-                           "difference_ci_high": None if is_ref else _num(d_hi[a]),
-                           "p_value": None if is_ref else _num(pv[a]), "bound_low": None, "bound_high": None,
-                           "impact_ratio": 1.0 if is_ref and ratio is not None else ratio,
-                           "impact_ratio_ci_low": None if is_ref or ratio is None else _num(ratio_lo[a]),
-                           "impact_ratio_ci_high": None if is_ref or ratio is None else _num(ratio_hi[a]),
-                           "fav": (fa, fr),
-                           "too_few": bool(n[a] < min_group_size or n[r] < min_group_size)})
+        drafts += _weighted_drafts(s, fits[cell], r, cell, adverse, min_group_size)
+        drafts += _threshold_drafts(s, r, cell, adverse, min_group_size)
+    comparisons = _judged_comparisons(drafts, correction, judgement)
+    return ProxyAudit(comparisons=tuple(comparisons), reference=LABELS[r], threshold=threshold,
+                      n_rows=int(n_rows if n_rows is not None else overall.n), n_audited=int(overall.n),
+                      n_unassigned=int(overall.n - overall.thr_n.sum()), tolerance=tolerance, decision=decision,
+                      proxy=proxy or {}, metric=metric, ratio_threshold=ratio_threshold,
+                      outcome_is="adverse" if adverse else "favourable", model=model)
+
+
+def _weighted_drafts(s: ProxySums, fit: BirdieFit | None, r: int, cell: str | None, adverse: bool,
+                     min_group_size: int) -> list[dict[str, Any]]:
+    """Each race's weighted (and, with a fit, outcome-aware) comparison with the reference in one cell."""
+    mu, cov = weighted_rates(s)
+    fav = 1 - mu if adverse else mu
+    drafts: list[dict[str, Any]] = []
+    for a in range(6):
+        is_ref = a == r
+        low, high = (gap_bounds(s.bins, a, r) if not is_ref else (math.nan, math.nan))
+        r_low, r_high = (ratio_bounds(s.bins, a, r, adverse) if not is_ref else (math.nan, math.nan))
+        if fit is not None:
+            drafts.append(_birdie_draft(fit, a, r, cell, adverse, min_group_size,
+                                        (_num(low), _num(high), _num(r_low), _num(r_high))))
+        drafts.append(_weighted_draft(s, mu, cov, fav, a, r, cell, min_group_size, (low, high, r_low, r_high)))
+    return drafts
+
+
+def _weighted_draft(s: ProxySums, mu: np.ndarray, cov: np.ndarray, fav: np.ndarray, a: int, r: int,
+                    cell: str | None, min_group_size: int, bounds: tuple[float, float, float, float]
+                    ) -> dict[str, Any]:
+    """Race ``a`` against the reference ``r`` by the probability-weighted rates (the delta method's intervals)."""
+    is_ref = a == r
+    low, high, r_low, r_high = bounds
+    diff = _num(mu[a] - mu[r])
+    se_rate = math.sqrt(max(cov[a, a], 0)) if np.isfinite(cov[a, a]) else math.nan
+    var_d = cov[a, a] + cov[r, r] - 2 * cov[a, r]
+    se_d = math.sqrt(max(var_d, 0)) if np.isfinite(var_d) else math.nan
+    p = 2 * norm.sf(abs(diff) / se_d) if diff is not None and se_d > 0 else (
+        1.0 if diff == 0 else math.nan)
+    ratio = _num(fav[a] / fav[r]) if np.isfinite(fav[r]) and fav[r] > 0 else None
+    ci = _log_ratio_interval(float(fav[a]), float(fav[r]), cov[a, a], cov[r, r], cov[a, r])
+    rate = _num(mu[a])
+    compared = not is_ref and diff is not None
+    rated = not is_ref and ratio is not None
+    return {"method": "weighted", "group": LABELS[a], "cell": cell, "n": float(s.w[a]),
+            "positives": float(s.wy[a]), "rate": rate,
+            "ci_low": _num(max(0.0, mu[a] - Z95 * se_rate)) if rate is not None else None,
+            "ci_high": _num(min(1.0, mu[a] + Z95 * se_rate)) if rate is not None else None,
+            "reference": LABELS[r], "is_reference": is_ref,
+            "difference": 0.0 if is_ref and diff is not None else diff,
+            "difference_ci_low": _num(diff - Z95 * se_d) if compared else None,   # type: ignore[operator]
+            "difference_ci_high": _num(diff + Z95 * se_d) if compared else None,  # type: ignore[operator]
+            "p_value": None if is_ref else _num(p), "bound_low": _num(low), "bound_high": _num(high),
+            "impact_ratio": 1.0 if is_ref and ratio is not None else ratio,
+            "impact_ratio_ci_low": _num(ci[0]) if rated else None,
+            "impact_ratio_ci_high": _num(ci[1]) if rated else None,
+            "ratio_bound_low": _num(r_low), "ratio_bound_high": _num(r_high),
+            "fav": (_num(fav[a]), _num(fav[r])),
+            "too_few": bool(s.w[a] < min_group_size or s.w[r] < min_group_size)}
+
+
+def _threshold_drafts(s: ProxySums, r: int, cell: str | None, adverse: bool,
+                      min_group_size: int) -> list[dict[str, Any]]:
+    """Each race against the reference by the rows assigned to their most likely race (counts: Wilson, Newcombe)."""
+    k, n = s.thr_k, s.thr_n
+    lo, hi = wilson_interval(k, n)
+    d_lo, d_hi = newcombe_interval(k, n, np.full(6, k[r]), np.full(6, n[r]))
+    pv, _ = two_proportion_tests(k, n, np.full(6, k[r]), np.full(6, n[r]))
+    fav_k = n - k if adverse else k  # the impact ratio compares favourable shares, as the main audit's
+    ratio_lo, ratio_hi = ratio_interval(fav_k, n, np.full(6, fav_k[r]), np.full(6, n[r]))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = k / n
+        fav_rate = fav_k / n
+    drafts = []
+    for a in range(6):
+        is_ref = a == r
+        diff = _num(rate[a] - rate[r])
+        fa, fr = _num(fav_rate[a]), _num(fav_rate[r])
+        ratio = None if fa is None or not fr else fa / fr
+        rated = not is_ref and ratio is not None
+        drafts.append({"method": "threshold", "group": LABELS[a], "cell": cell, "n": float(n[a]),
+                       "positives": float(k[a]), "rate": _num(rate[a]), "ci_low": _num(lo[a]),
+                       "ci_high": _num(hi[a]), "reference": LABELS[r],
+                       "is_reference": is_ref, "difference": 0.0 if is_ref and diff is not None else diff,
+                       "difference_ci_low": None if is_ref else _num(d_lo[a]),
+                       "difference_ci_high": None if is_ref else _num(d_hi[a]),
+                       "p_value": None if is_ref else _num(pv[a]), "bound_low": None, "bound_high": None,
+                       "impact_ratio": 1.0 if is_ref and ratio is not None else ratio,
+                       "impact_ratio_ci_low": _num(ratio_lo[a]) if rated else None,
+                       "impact_ratio_ci_high": _num(ratio_hi[a]) if rated else None,
+                       "fav": (fa, fr),
+                       "too_few": bool(n[a] < min_group_size or n[r] < min_group_size)})
+    return drafts
+
+
+def _judged_comparisons(drafts: list[dict[str, Any]], correction: str, judgement: Judgement) -> list[ProxyComparison]:
+    """Each method's p-values adjusted as one family, and every comparison's verdict from the judgement."""
     comparisons = []
     for method in METHODS:
         mine = [d for d in drafts if d["method"] == method]
@@ -602,16 +644,10 @@ def audit_sums(cells: dict[str | None, ProxySums], *, decision: str, tolerance: 
             too_few = d.pop("too_few")
             fa, fr = d.pop("fav")
             d["p_adjusted"] = None if d["is_reference"] else _num(p_adj)
-            within = None if d["difference"] is None else inside_bar(
-                metric=metric, difference=d["difference"], tolerance=tolerance, ratio_threshold=ratio_threshold,
-                ratio=d["impact_ratio"], favourable=fa, reference_favourable=fr)
-            d["verdict"] = judge(within, d["p_adjusted"], reference=d["is_reference"], too_few=too_few)
+            within = None if d["difference"] is None else judgement.within_estimate(d["difference"], fa, fr)
+            d["verdict"] = judgement.verdict(within, d["p_adjusted"], reference=d["is_reference"], too_few=too_few)
             comparisons.append(ProxyComparison(**d))
-    return ProxyAudit(comparisons=tuple(comparisons), reference=LABELS[r], threshold=threshold,
-                      n_rows=int(n_rows if n_rows is not None else overall.n), n_audited=int(overall.n),
-                      n_unassigned=int(overall.n - overall.thr_n.sum()), tolerance=tolerance, decision=decision,
-                      proxy=proxy or {}, metric=metric, ratio_threshold=ratio_threshold,
-                      outcome_is="adverse" if adverse else "favourable", model=model)
+    return comparisons
 
 
 def _birdie_fit(s: ProxySums, model: str = "pooled") -> BirdieFit | None:

@@ -17,16 +17,12 @@ import numpy as np
 import pandas as pd
 
 from luskin_core.analyses.birdie import BirdieTable, make_table
-from luskin_core.analyses.proxy import RACES, _geo_probs, _name_probs, load_tables
+from luskin_core.analyses.proxy import RACES, geo_probabilities, load_tables, name_probabilities
 from luskin_core.analyses.proxy_audit import DEFAULT_THRESHOLD, N_BINS, ProxySums
 from luskin_core.errors import LuskinError
 
 G = len(RACES)
 PAIRS = [(a, b) for a in range(G) for b in range(a, G)]
-
-
-def _quote(name: str) -> str:
-    return '"' + str(name).replace('"', '""') + '"'
 
 
 def _literal(value: Any) -> str:
@@ -103,9 +99,9 @@ def _engine_table(source: Any, frame: pd.DataFrame) -> Any:
                     copy.write_row(row)
         return source._backend.table(name)
     except Exception as error:  # noqa: BLE001 - an engine failure is one plain sentence
-        from luskin_core.counting.sources import _engine_message
+        from luskin_core.counting.sources import engine_message
 
-        raise LuskinError(_engine_message(error, source.name, source.kind, "the proxy's lookup tables")) from None
+        raise LuskinError(engine_message(error, source.name, source.kind, "the proxy's lookup tables")) from None
 
 
 def source_proxy_sums(source: Any, *, surname: str, geography: str, outcome: str, positive: Any,
@@ -119,17 +115,29 @@ def source_proxy_sums(source: Any, *, surname: str, geography: str, outcome: str
     each row's BISG probabilities with the fallbacks of :func:`luskin_core.analyses.proxy.bisg_rows` and returns sums per
     cell, probability bin and method; the Census tables are read once per process.
     """
-    import ibis  # type: ignore[import-untyped]
-
-    from luskin_core.counting.counts import label_rule
-    from luskin_core.counting.sources import table_kind, to_ibis
-
     cells = list(cells or [])
     t = source.table
     columns = list(t.columns)
     for column in [surname, geography, outcome, *cells]:
         if column not in columns:
             raise LuskinError(f"There is no column '{column}' in the data.")
+    names_t, geos_t = _probability_tables(source, t, surname, geography, level)
+    k = _row_probabilities(source, t, names_t, geos_t, surname=surname, geography=geography, outcome=outcome,
+                           positive=positive, cells=cells)
+    aggs = _proxy_aggregates(k, threshold)
+    keys = [*[f"c{i}" for i in range(len(cells))], "bin", "method", "y_missing"]
+    grouped = source._run(k.group_by(keys).aggregate(**aggs), fetch=True, what="the proxy audit's sums")
+    out, counts = _collect(grouped, cells)
+    # BIRDiE's table: one line per distinct probability vector, place and outcome, with its count
+    line_keys = [*[f"c{i}" for i in range(len(cells))], *[f"p_{r}" for r in RACES], "pl", "y"]
+    lines = source._run(k.filter((k.method < 3) & k.y.notnull()).group_by(line_keys)
+                        .aggregate(count=k.method.count()), fetch=True, what="the outcome-aware estimate's table")
+    return _attach_tables(out, lines, cells), counts
+
+
+def _probability_tables(source: Any, t: Any, surname: str, geography: str, level: str) -> tuple[Any, Any]:
+    """The distinct surnames' and places' probabilities (normalised here, one way for every engine), as two small
+    tables in the source's engine."""
     tables = load_tables()
     raw_names = source._run(t.select(raw=t[surname].cast("string")).distinct(), fetch=True,
                             what="the distinct surnames")["raw"]
@@ -137,16 +145,25 @@ def source_proxy_sums(source: Any, *, surname: str, geography: str, outcome: str
                              what="the distinct places")["raw"]
     raw_names = raw_names[raw_names.notna()].astype(object).reset_index(drop=True)
     raw_places = raw_places[raw_places.notna()].astype(object).reset_index(drop=True)
-    s, has_s = _name_probs(raw_names, tables.surname)
+    s, has_s = name_probabilities(raw_names, tables.surname)
     name_frame = pd.DataFrame(np.nan_to_num(s), columns=[f"s_{r}" for r in RACES])
     name_frame.insert(0, "n_raw", raw_names.astype(str).to_numpy())
     name_frame["has_s"] = has_s.astype(bool)
-    g, gr, has_g = _geo_probs(raw_places, tables, level)
+    g, gr, has_g = geo_probabilities(raw_places, tables, level)
     geo_frame = pd.concat([pd.DataFrame(np.nan_to_num(g), columns=[f"g_{r}" for r in RACES]),
                            pd.DataFrame(np.nan_to_num(gr), columns=[f"r_{r}" for r in RACES])], axis=1)
     geo_frame.insert(0, "g_raw", raw_places.astype(str).to_numpy())
     geo_frame["has_g"] = has_g.astype(bool)
-    names_t, geos_t = _engine_table(source, name_frame), _engine_table(source, geo_frame)
+    return _engine_table(source, name_frame), _engine_table(source, geo_frame)
+
+
+def _row_probabilities(source: Any, t: Any, names_t: Any, geos_t: Any, *, surname: str, geography: str,
+                       outcome: str, positive: Any, cells: list[str]) -> Any:
+    """Each row's BISG probabilities (with bisg_rows' fallbacks), its most likely group and its bin, in the engine."""
+    import ibis  # type: ignore[import-untyped]
+
+    from luskin_core.counting.counts import label_rule
+    from luskin_core.counting.sources import table_kind, to_ibis
 
     label = to_ibis(label_rule(outcome, positive, table_kind(t)), t)   # the audit's own rule for the outcome
     d = t.select(sn=t[surname].cast("string"), gg=t[geography].cast("string"),
@@ -178,6 +195,11 @@ def source_proxy_sums(source: Any, *, surname: str, geography: str, outcome: str
     k = k.mutate(top=top, **({"fence": ibis.random()} if fence else {}))
     tenth = ibis.least((k.mx * N_BINS).floor().cast("int64"), N_BINS - 1)
     k = k.mutate(bin=ibis.ifelse(k.method < 3, k.top * N_BINS + tenth, -1), y_missing=k.y.isnull())
+    return k
+
+
+def _proxy_aggregates(k: Any, threshold: float) -> dict[str, Any]:
+    """The sums the audit reads per cell, bin and method: weights, outcomes, their products, the assigned counts."""
     pr = {r: k[f"p_{r}"] for r in RACES}
     assigned = {i: (k.mx >= threshold) & (k.top == i) for i in range(G)}
     aggs: dict[str, Any] = {"n": k.method.count(), "y": k.y.sum()}
@@ -187,14 +209,7 @@ def source_proxy_sums(source: Any, *, surname: str, geography: str, outcome: str
     aggs.update({f"qy_{a}_{b}": (pr[RACES[a]] * pr[RACES[b]] * k.y).sum() for a, b in PAIRS})
     aggs.update({f"tn_{i}": k.method.count(where=assigned[i]) for i in range(G)})
     aggs.update({f"tk_{i}": k.y.sum(where=assigned[i]) for i in range(G)})
-    keys = [*[f"c{i}" for i in range(len(cells))], "bin", "method", "y_missing"]
-    grouped = source._run(k.group_by(keys).aggregate(**aggs), fetch=True, what="the proxy audit's sums")
-    out, counts = _collect(grouped, cells)
-    # BIRDiE's table: one line per distinct probability vector, place and outcome, with its count
-    line_keys = [*[f"c{i}" for i in range(len(cells))], *[f"p_{r}" for r in RACES], "pl", "y"]
-    lines = source._run(k.filter((k.method < 3) & k.y.notnull()).group_by(line_keys)
-                        .aggregate(count=k.method.count()), fetch=True, what="the outcome-aware estimate's table")
-    return _attach_tables(out, lines, cells), counts
+    return aggs
 
 
 def _birdie_table(lines: pd.DataFrame) -> BirdieTable:
@@ -278,11 +293,11 @@ def parquet_proxy_sums(path: str, *, surname: str, geography: str, outcome: str,
     tables = load_tables()
 
     def names(values: pd.Series) -> np.ndarray:
-        probs, found = _name_probs(values, tables.surname)
+        probs, found = name_probabilities(values, tables.surname)
         return np.column_stack([np.nan_to_num(probs), found])
 
     def places(values: pd.Series) -> np.ndarray:
-        given, race_given, found = _geo_probs(values, tables, level)
+        given, race_given, found = geo_probabilities(values, tables, level)
         return np.column_stack([np.nan_to_num(given), np.nan_to_num(race_given), found])
 
     name_lookup, geo_lookup = _GrowingLookup(names), _GrowingLookup(places)

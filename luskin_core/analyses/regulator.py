@@ -25,6 +25,7 @@ from luskin_core.analyses.regulator_eeoc import (
     eeoc_cells,
     eeoc_frame,
     eeoc_meaning,
+    eeoc_output,
     eeoc_part,
     eeoc_rows,
     format_eeoc,
@@ -61,7 +62,8 @@ from luskin_core.analyses.regulator_ll144 import (
 __all__ = ["CROSS", "EXCLUSION_JUSTIFICATION", "KINDS", "KIND_TITLES", "SMALL_SHARE", "STATUS_WORDS",
            "UNKNOWN_CATEGORY", "UNKNOWN_SPELLINGS", "UNKNOWN_WHAT", "EEOCOutput", "EEOCPart", "EEOCRow", "LL144Output",
            "LL144Result", "LL144Row", "LL144Table", "ShownTable", "bounds_cells", "build_eeoc", "build_ll144",
-           "eeoc_cells", "eeoc_frame", "eeoc_meaning", "eeoc_part", "eeoc_rows", "format_eeoc", "format_ll144",
+           "eeoc_cells", "eeoc_frame", "eeoc_meaning", "eeoc_output", "eeoc_part", "eeoc_rows", "format_eeoc",
+           "format_ll144",
            "guess_ll144_columns", "ll144_audit", "ll144_cells", "ll144_from_cells", "ll144_from_count_table",
            "ll144_from_counts", "ll144_from_summary", "ll144_from_tables", "ll144_spec", "ll144_summary_output",
            "ll144_table", "read_summary", "selected_meaning", "sufficiency_text", "unknown_key", "unknown_keys"]

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from luskin_core.errors import LuskinError
@@ -43,7 +44,11 @@ def named_unknown(names: Sequence[tuple[str, Sequence[tuple[str, str]]]],
 
 
 def whole_count(value: Any, what: str) -> int:
-    """A count as a whole number of at least 0, or a plain refusal."""
+    """A count as a whole number of at least 0, or a plain refusal (an integer is kept exact, however large)."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        if value < 0:
+            raise LuskinError(f"{what} is {value}: a count cannot be negative.")
+        return int(value)
     try:
         number = float(value)
     except (TypeError, ValueError):
@@ -64,7 +69,7 @@ TABLE_NAMES = {"sex": "sex", "gender": "sex", "race_ethnicity": "race_ethnicity"
                "sex race": "intersectional"}
 SUMMARY_COLUMNS = {"table": "table", "category": "category", "applicants": "applicants", "n": "applicants",
                    "individuals": "applicants", "selected": "selected", "scored above median": "selected",
-                   "scoring rate": "scoring_rate", "selection rate": "selection_rate"}
+                   "scoring rate": "scoring_rate", "selection rate": "selection_rate", "impact ratio": "impact_ratio"}
 
 
 def read_summary(path: Any) -> pd.DataFrame:
@@ -152,13 +157,14 @@ class ShownTable:
         return pd.DataFrame([list(row) for row in self.rows], columns=list(self.header), dtype=object)
 
 
-def _sufficiency(result: Any, spec: Any) -> tuple[Any, ...]:
+def known_sufficiency(result: Any, spec: Any = None) -> tuple[Any, ...]:
+    """What an audit's data could show, per comparison of a group of known category (the result's judgement)."""
     from luskin_core.stats.power import sufficiency
 
-    return tuple(sufficiency(result.comparisons, spec))
+    return tuple(sufficiency(result.comparisons, result.judgement))
 
 
-def _sufficiency_lines(items: Sequence[Any]) -> list[str]:
+def sufficiency_bullets(items: Sequence[Any]) -> list[str]:
     from luskin_core.stats.power import sufficiency_lines
 
     return [line.strip(" -") for line in sufficiency_lines(items)]

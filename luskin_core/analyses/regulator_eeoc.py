@@ -24,15 +24,15 @@ import pandas as pd
 
 from luskin_core.analyses.regulator_common import (
     ShownTable,
-    _sufficiency,
-    _sufficiency_lines,
     named_unknown,
+    sufficiency_bullets,
     sufficiency_text,
     unknown_key,
     unknown_keys,
 )
 from luskin_core.formatting import format_number, format_p, format_percent
-from luskin_core.stats.uniform import below_four_fifths, fisher_p, flip, shortfall, two_sd_z
+from luskin_core.stats.judgement import Judgement, below
+from luskin_core.stats.uniform import fisher_p, flip, shortfall, two_sd_z
 
 # The EEOC companions (shortfall, flip, two SD, Fisher) are statistics of two counts: stats/uniform.py.
 
@@ -67,70 +67,99 @@ class EEOCRow:
         return dict(self.__dict__)
 
 
-def eeoc_rows(comparisons: Sequence[Any], *, adverse: bool = False) -> tuple[EEOCRow, ...]:
-    """The Uniform Guidelines table for every non-reference comparison, with words where the tests disagree.
+def eeoc_rows(table: Any, judgement: Judgement) -> tuple[EEOCRow, ...]:
+    """The Uniform Guidelines table of a count table: in every cell (all rows, or each stratum), every group of
+    known category against the highest favourable rate *of that cell* (:meth:`Judgement.four_fifths_reference`),
+    as the four-fifths rule compares each group with the highest rate of its own table.
 
-    "Significant" is the two-standard-deviations test (|z| > 2), or Fisher's exact test (p < 0.05)
-    where an expected count is under 5 (the audit's own test choice). With ``adverse`` (the counted
-    outcome is bad for the person: pass ``spec.direction.adverse``), "selected" is the favourable decision (not
-    defaulted, not denied): the rates, the four-fifths rule, z and the shortfalls (in favourable
-    decisions) are all of it, as the Guidelines compare selection rates.
+    "Significant" is the two-standard-deviations test (|z| > 2), or Fisher's exact test (``p < alpha``) where an
+    expected count is under 5 (the audit's own test choice). For an adverse outcome (``judgement.adverse``)
+    "selected" is the favourable decision (not defaulted, not denied): the rates, the four-fifths rule, z, the
+    shortfalls (in favourable decisions) and the detectable difference are all of it, as the Guidelines compare
+    selection rates. Groups of unknown category get no row (:func:`eeoc_unknown` says them apart).
     """
+    rows = []
+    for ci, (key, label) in enumerate(zip(table.cell_keys, table.cell_labels)):
+        n, k = table.n[:, ci], table.positives[:, ci]
+        r = judgement.four_fifths_reference(table.groups, n, k)
+        if r is None:
+            continue
+        for gi, group in enumerate(table.groups):
+            if gi == r or judgement.is_unknown(group):
+                continue
+            rows.append(_eeoc_row(group, None if key is None else label, table.groups[r],
+                                  int(k[gi]), int(n[gi]), int(k[r]), int(n[r]), judgement))
+    return tuple(rows)
+
+
+def eeoc_unknown(table: Any, judgement: Judgement) -> tuple[tuple[str, int, int], ...]:
+    """The groups of unknown category a Uniform Guidelines table sets apart: (group, rows, selected), "selected"
+    counting the favourable decision as the table does."""
+    return tuple((g, int(table.n[i].sum()), int(judgement.favourable(table.positives[i].sum(), table.n[i].sum())))
+                 for i, g in enumerate(table.groups) if judgement.is_unknown(g) and table.n[i].sum() > 0)
+
+
+def unknown_words(unknown: Sequence[tuple[str, int, int]], adverse: bool = False) -> list[str]:
+    """The groups of unknown category in words (one line, or none)."""
+    if not unknown:
+        return []
+    what = "with the favourable decision" if adverse else "selected"
+    parts = ", ".join(f"{g} ({n:,} rows, {format_percent(k / n)} {what})" for g, n, k in unknown)
+    return [(f"Of unknown category, shown apart and not judged: {parts}. The four-fifths rule compares the "
+             "categories people belong to.")]
+
+
+def _eeoc_row(group: str, cell: str | None, reference: str, k: int, n: int, rk: int, rn: int,
+              judgement: Judgement) -> EEOCRow:
+    from luskin_core.stats.inference import two_proportion_tests
     from luskin_core.stats.power import minimum_detectable_difference
 
-    rows = []
-    for c in comparisons:
-        if c.is_reference:
-            continue
-        k, n, rk, rn = c.positives, c.n, c.reference_positives, c.reference_n
-        rate, reference_rate = c.rate, c.reference_rate
-        if adverse:
-            k, rk = n - k, rn - rk
-            rate = None if rate is None else 1.0 - rate
-            reference_rate = None if reference_rate is None else 1.0 - reference_rate
-        z = two_sd_z(k, n, rk, rn)
-        fp = fisher_p(k, n, rk, rn)
-        small = "Fisher" in (c.test or "")
-        if small:
-            significant = None if fp is None else fp < 0.05
-        else:
-            significant = None if z is None else abs(z) > 2
-        below = below_four_fifths(k, n, rk, rn)
-        mdd = None
-        if reference_rate is not None and n > 0 and rn > 0:
-            value = float(minimum_detectable_difference(n, rn, reference_rate))
-            mdd = value if math.isfinite(value) else None
-        row = EEOCRow(
-            group=c.group, cell=c.cell, reference=c.reference, n=n, selected=k, rate=rate, reference_n=rn,
-            reference_selected=rk, reference_rate=reference_rate,
-            impact_ratio=None if rk == 0 or n == 0 or rn == 0 else (k / n) / (rk / rn),
-            below_four_fifths=below, z=z, beyond_two_sd=None if z is None else abs(z) > 2, fisher_p=fp,
-            significant=significant, shortfall_four_fifths=shortfall(k, n, rk, rn),
-            shortfall_parity=shortfall(k, n, rk, rn, (1, 1)), flip=flip(k, n, rk, rn),
-            minimum_detectable_difference=mdd, sentence="", outcome_is="adverse" if adverse else "favourable",
-        )
-        rows.append(_eeoc_sentence(row, small))
-    return tuple(rows)
+    k, rk = judgement.favourable(k, n), judgement.favourable(rk, rn)
+    rate = k / n if n else None
+    reference_rate = rk / rn if rn else None
+    z = two_sd_z(k, n, rk, rn)
+    fp = fisher_p(k, n, rk, rn)
+    small = "Fisher" in two_proportion_tests(k, n, rk, rn)[1][0]
+    significant = judgement.significant(fp) if small else (None if z is None else abs(z) > 2)
+    mdd = None
+    if reference_rate is not None and n > 0 and rn > 0:
+        value = float(minimum_detectable_difference(n, rn, reference_rate))
+        mdd = value if math.isfinite(value) else None
+    row = EEOCRow(
+        group=group, cell=cell, reference=reference, n=n, selected=k, rate=rate, reference_n=rn,
+        reference_selected=rk, reference_rate=reference_rate,
+        impact_ratio=None if rk == 0 or n == 0 or rn == 0 else (k / n) / (rk / rn),
+        below_four_fifths=below(k, n, rk, rn), z=z, beyond_two_sd=None if z is None else abs(z) > 2, fisher_p=fp,
+        significant=significant, shortfall_four_fifths=shortfall(k, n, rk, rn),
+        shortfall_parity=shortfall(k, n, rk, rn, (1, 1)), flip=flip(k, n, rk, rn),
+        minimum_detectable_difference=mdd, sentence="", outcome_is=judgement.direction.value,
+    )
+    return _eeoc_sentence(row, small)
 
 
 def _eeoc_sentence(r: EEOCRow, small: bool) -> EEOCRow:
     from dataclasses import replace
 
+    # each sentence names its stratum first and the group it is compared with (the highest rate of that stratum,
+    # which differs from one stratum to the next): read alone, in a list of every stratum's sentences, it says where
+    where = "" if r.cell is None else f"In {r.cell}, "
+    who = f"{where}{r.group} against {r.reference}"
     if r.below_four_fifths is None or r.significant is None:
-        return replace(r, sentence=f"{r.group} cannot be compared with {r.reference} (a rate is not computable).")
+        return replace(r, sentence=f"{where}{r.group} cannot be compared with {r.reference} (a rate is not "
+                                   "computable).")
     test = (f"Fisher's exact test {format_p(r.fisher_p)}" if small
             else f"{abs(r.z or 0):.1f} standard deviations")
     ratio = f"impact ratio {format_number(r.impact_ratio, 2)}"
     if r.below_four_fifths and r.significant:
-        text = f"{r.group}: below four-fifths ({ratio}) and statistically significant ({test}): adverse impact."
+        text = f"{who}: below four-fifths ({ratio}) and statistically significant ({test}): adverse impact."
     elif r.below_four_fifths:
-        text = (f"{r.group}: below four-fifths ({ratio}) but not statistically significant ({test}): the two "
+        text = (f"{who}: below four-fifths ({ratio}) but not statistically significant ({test}): the two "
                 "tests disagree; with these numbers the gap could be chance.")
     elif r.significant:
-        text = (f"{r.group}: passes four-fifths ({ratio}) but the difference is statistically significant "
+        text = (f"{who}: passes four-fifths ({ratio}) but the difference is statistically significant "
                 f"({test}): the two tests disagree; a small gap measured on many people can be real.")
     else:
-        text = f"{r.group}: passes four-fifths ({ratio}) and the difference is not statistically significant ({test})."
+        text = f"{who}: passes four-fifths ({ratio}) and the difference is not statistically significant ({test})."
     if r.shortfall_four_fifths:
         what = "favourable decision" if r.outcome_is == "adverse" else "selection"
         text += (f" {r.shortfall_four_fifths:,} more {what}{'s' if r.shortfall_four_fifths != 1 else ''} "
@@ -199,6 +228,12 @@ class EEOCPart:
     audit: Any
     rows: tuple[EEOCRow, ...]
     sufficiency: tuple[Any, ...]
+    unknown: tuple[tuple[str, int, int], ...] = ()   # the groups of unknown category, set apart (eeoc_unknown)
+
+    @property
+    def unknown_lines(self) -> list[str]:
+        """The groups of unknown category in words."""
+        return unknown_words(self.unknown, self.audit.judgement.adverse)
 
 
 @dataclass(frozen=True)
@@ -218,7 +253,8 @@ class EEOCOutput:
         documents = []
         for p in self.parts:
             document = p.audit.to_dict()
-            document.update({"eeoc": [r.to_dict() for r in p.rows], "sufficiency": [i.to_dict() for i in p.sufficiency]})
+            document.update({"eeoc": [r.to_dict() for r in p.rows], "sufficiency": [i.to_dict() for i in p.sufficiency],
+                             "unknown_groups": [{"group": g, "n": n, "selected": k} for g, n, k in p.unknown]})
             documents.append(document)
         return {"template": "eeoc", "audits": documents}
 
@@ -231,8 +267,9 @@ class EEOCOutput:
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
     def text(self) -> str:
-        return "\n\n".join("\n".join([f"Groups: {p.label} (reference {p.audit.reference})"]
-                                     + sufficiency_text(p.sufficiency) + ["", format_eeoc(p.rows, self.spec)])
+        return "\n\n".join("\n".join([f"Groups: {p.label} ({_against(p)})"]
+                                     + sufficiency_text(p.sufficiency) + ["", format_eeoc(p.rows, self.spec)]
+                                     + p.unknown_lines)
                            for p in self.parts)
 
     def metrics(self) -> list[tuple[str, str]]:
@@ -248,28 +285,52 @@ class EEOCOutput:
     def tables(self) -> list[ShownTable]:
         out = []
         for p in self.parts:
-            rows = tuple((r.group if r.cell is None else f"{r.group} ({r.cell})", f"{r.n:,}", format_percent(r.rate),
-                          *eeoc_cells(r)) for r in p.rows)
+            rows = tuple((r.group if r.cell is None else f"{r.group} ({r.cell})", r.reference, f"{r.n:,}",
+                          format_percent(r.rate), *eeoc_cells(r)) for r in p.rows)
             out.append(ShownTable(
-                f"{p.label}: every group against {p.audit.reference}",
-                ("Group", "Rows", "Rate", "Impact ratio", "Four-fifths", "z (SD)", "Fisher p", "Shortfall to 4/5",
+                f"{p.label}: {_against(p)}",
+                ("Group", "Against", "Rows", "Rate", "Impact ratio", "Four-fifths", "z (SD)", "Fisher p", "Shortfall to 4/5",
                  "Shortfall to parity", "Flip", "Detectable gap"), rows, tuple(bool(r.below_four_fifths) for r in p.rows),
                 "Shortfall: additional selections the group needs (its size unchanged). Flip: moving one or two people "
                 "changes the four-fifths verdict. Detectable gap: the smallest drop below the reference's rate seen "
-                "with 80% power at the 5% level.", eeoc_frame(p.rows), tuple(_sufficiency_lines(p.sufficiency)),
+                "with 80% power at the 5% level.", eeoc_frame(p.rows),
+                tuple(sufficiency_bullets(p.sufficiency)) + tuple(p.unknown_lines),
                 wide=True))
         return out
 
     def sentences(self) -> list[str]:
-        return [r.sentence for p in self.parts for r in p.rows]
+        return [r.sentence for p in self.parts for r in p.rows] + [line for p in self.parts for line in p.unknown_lines]
+
+
+def _against(part: EEOCPart) -> str:
+    """Whom each group is compared with: the highest rate of its own table, or of its own stratum."""
+    references = sorted({r.reference for r in part.rows})
+    strata = any(r.cell is not None for r in part.rows)
+    where = "its own stratum" if strata else "the table"
+    named = f": {references[0]}" if len(references) == 1 else ""
+    return f"every group against the highest rate of {where}{named}"
 
 
 def eeoc_part(result: Any, label: str | None = None) -> EEOCPart:
-    """The Uniform Guidelines table of one audit result, in its specification's direction."""
+    """The Uniform Guidelines table of one audit result: its count table read by its judgement."""
     spec = result.spec
-    rows = eeoc_rows(result.comparisons, adverse=spec.direction.adverse)
+    rows = eeoc_rows(result.counts, result.judgement)
     return EEOCPart(label or (" × ".join(spec.group_by) if spec.group_by else spec.groups_text), result, rows,
-                    _sufficiency(result, spec))
+                    eeoc_sufficiency(rows, result.judgement), eeoc_unknown(result.counts, result.judgement))
+
+
+def eeoc_output(result: Any) -> EEOCOutput:
+    """The Uniform Guidelines table of one audit result, as the report and slides show it."""
+    return EEOCOutput((eeoc_part(result),), result.spec)
+
+
+def eeoc_sufficiency(rows: Sequence[EEOCRow], judgement: Judgement) -> tuple[Any, ...]:
+    """What each row's data could show against its own reference, on the favourable share (the rows hold it)."""
+    from luskin_core.stats.power import sufficiency_of
+    from luskin_core.stats.verdict import Verdict
+
+    return tuple(sufficiency_of(r.group, r.cell, r.n, r.reference, r.reference_n, r.reference_rate, judgement,
+                                Verdict.BEYOND if r.significant else "") for r in rows)
 
 
 def build_eeoc(data: Any, spec: Any, choices: Any) -> EEOCOutput:
@@ -296,5 +357,5 @@ def build_eeoc(data: Any, spec: Any, choices: Any) -> EEOCOutput:
     return EEOCOutput(tuple(parts), spec)
 
 
-__all__ = ["EEOCOutput", "EEOCPart", "EEOCRow", "build_eeoc", "eeoc_cells", "eeoc_frame", "eeoc_meaning", "eeoc_part",
+__all__ = ["EEOCOutput", "EEOCPart", "EEOCRow", "build_eeoc", "eeoc_cells", "eeoc_frame", "eeoc_meaning", "eeoc_output", "eeoc_part",
            "eeoc_rows", "format_eeoc"]

@@ -19,22 +19,21 @@ summary's reading, the output's shape) is :mod:`luskin_core.analyses.regulator_c
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from luskin_core.analyses.regulator_common import (
     SUMMARY_COLUMNS,
     TABLE_NAMES,
     ShownTable,
-    _sufficiency,
-    _sufficiency_lines,
     guess_ll144_columns,
+    known_sufficiency,
     named_unknown,
     read_summary,
+    sufficiency_bullets,
     summary_share,
     unknown_key,
     unknown_keys,
@@ -531,6 +530,27 @@ def ll144_from_summary(frame: pd.DataFrame, *, exclude_small: bool = False, unkn
     rate times the applicants (published rates are rounded); the tables say so. The CSV that ``to_csv``
     writes reads back the same (its ``n`` and ``scored_above_median`` columns are understood).
     """
+    columns = _summary_columns(frame)
+    scoring = "selected" not in columns
+    read = _SummaryRows(columns, scoring, unknown_keys(unknown))
+    for line, row in enumerate(frame.to_dict("records"), start=2):
+        read.add(line, row)
+    tables, unknowns = read.tables, read.unknowns
+    if not any(tables.values()):
+        raise LuskinError("The published table has no category with counts.")
+    reasons = {k: (f"the published table has no {KIND_TITLES[k].split(' (')[0].lower()} rows (not collected, or not "
+                   "published), so this table cannot be made.") for k in KINDS if not tables[k] and not unknowns.get(k, (0, 0))[0]}
+    means = ("The published scoring rates are rounded: the number above the median is taken as the whole number "
+             "nearest the rate times the applicants." if scoring else "")
+    result = ll144_from_tables(tables, unknowns, exclude_small=exclude_small, scoring=scoring, sex_column="",
+                               race_column="", source="summary", notes=(means,) if means else (), reasons=reasons,
+                               unknown_values=read.seen)
+    checks = summary_checks(tables, unknowns, selected_known=not scoring) + _printed_checks(result, read.printed)
+    return replace(result, notes=result.notes + tuple(checks)) if checks else result
+
+
+def _summary_columns(frame: pd.DataFrame) -> dict[str, str]:
+    """The published table's columns by what they hold (the first of each spelling); refused without the needed."""
     columns: dict[str, str] = {}
     for name in frame.columns:
         key = SUMMARY_COLUMNS.get(unknown_key(name))
@@ -542,52 +562,153 @@ def ll144_from_summary(frame: pd.DataFrame, *, exclude_small: bool = False, unkn
         raise LuskinError(f"The published table needs the columns table, category, applicants and selected (or "
                           f"scoring_rate); it lacks {', '.join(need)}. Its columns: "
                           f"{', '.join(str(c) for c in frame.columns) or 'none'}.")
-    scoring = "selected" not in columns
-    keys = unknown_keys(unknown)
-    tables: dict[str, dict[str, tuple[int, int]]] = {k: {} for k in KINDS}
-    unknowns: dict[str, tuple[int, int | None]] = {}
-    seen: list[tuple[str, str, int]] = []
-    for line, row in enumerate(frame.to_dict("records"), start=2):
-        kind_text = str(row[columns["table"]])
+    return columns
+
+
+class _SummaryRows:
+    """A published summary read line by line: each table's categories, each table's unknowns, the rates printed."""
+
+    def __init__(self, columns: dict[str, str], scoring: bool, keys: Any) -> None:
+        self.columns, self.scoring, self.keys = columns, scoring, keys
+        self.tables: dict[str, dict[str, tuple[int, int]]] = {k: {} for k in KINDS}
+        self.unknowns: dict[str, tuple[int, int | None]] = {}
+        self.seen: list[tuple[str, str, int]] = []
+        self.rate_column = columns.get("selection_rate") or (columns.get("scoring_rate") if not scoring else None)
+        self.printed: dict[tuple[str, str], tuple[int, str, str]] = {}  # the published rate and impact ratio, as text
+
+    def _kind(self, line: int, row: Mapping[Any, Any]) -> str | None:
+        """The line's table (None for a blank line)."""
+        kind_text = str(row[self.columns["table"]])
         if not kind_text.strip() and not any(str(v).strip() for v in row.values()):
-            continue  # a blank line
+            return None
         kind = TABLE_NAMES.get(unknown_key(kind_text))
         if kind is None:
             raise LuskinError(f"Line {line} of the published table names the table '{kind_text}': use sex, "
                               "race_ethnicity or intersectional.")
-        category = str(row[columns["category"]]).strip()
-        where = f"Line {line} ('{category}')"
-        n = whole_count(str(row[columns["applicants"]]).replace(",", "").strip() or "missing",
-                   f"{where}: the number of applicants")
-        if scoring:
-            text = str(row[columns["scoring_rate"]]).strip()
-            selected: int | None = None if not text else round(summary_share(text, where) * n)
+        return kind
+
+    def _selected(self, row: Mapping[Any, Any], n: int, where: str) -> int | None:
+        """The number selected (from the scoring rate for a scoring audit); None when blank."""
+        if self.scoring:
+            text = str(row[self.columns["scoring_rate"]]).strip()
+            selected = None if not text else round(summary_share(text, where) * n)
         else:
-            text = str(row[columns["selected"]]).replace(",", "").strip()
+            text = str(row[self.columns["selected"]]).replace(",", "").strip()
             selected = None if not text else whole_count(text, f"{where}: the number selected")
         if selected is not None and selected > n:
             raise LuskinError(f"{where} has {selected:,} selected out of {n:,} applicants: more selected than "
                               "assessed. Check the table.")
-        if unknown_key(category) in keys:
+        return selected
+
+    def add(self, line: int, row: Mapping[Any, Any]) -> None:
+        kind = self._kind(line, row)
+        if kind is None:
+            return  # a blank line
+        columns = self.columns
+        category = str(row[columns["category"]]).strip()
+        where = f"Line {line} ('{category}')"
+        n = whole_count(str(row[columns["applicants"]]).replace(",", "").strip() or "missing",
+                        f"{where}: the number of applicants")
+        selected = self._selected(row, n, where)
+        if unknown_key(category) in self.keys:
             if n and kind != "intersectional":
-                seen.append((kind, category, n))
-            old_n, old_s = unknowns.get(kind, (0, 0))
-            unknowns[kind] = (old_n + n, None if selected is None or old_s is None else old_s + selected)
-            continue
+                self.seen.append((kind, category, n))
+            old_n, old_s = self.unknowns.get(kind, (0, 0))
+            self.unknowns[kind] = (old_n + n, None if selected is None or old_s is None else old_s + selected)
+            return
         if selected is None:
-            raise LuskinError(f"{where} has no number selected{' or scoring rate' if scoring else ''}.")
-        if category in tables[kind]:
+            raise LuskinError(f"{where} has no number selected{' or scoring rate' if self.scoring else ''}.")
+        if category in self.tables[kind]:
             raise LuskinError(f"{where}: the {KIND_TITLES[kind].lower()} table has '{category}' twice.")
-        tables[kind][category] = (n, selected)
-    if not any(tables.values()):
-        raise LuskinError("The published table has no category with counts.")
-    reasons = {k: (f"the published table has no {KIND_TITLES[k].split(' (')[0].lower()} rows (not collected, or not "
-                   "published), so this table cannot be made.") for k in KINDS if not tables[k] and not unknowns.get(k, (0, 0))[0]}
-    means = ("The published scoring rates are rounded: the number above the median is taken as the whole number "
-             "nearest the rate times the applicants." if scoring else "")
-    return ll144_from_tables(tables, unknowns, exclude_small=exclude_small, scoring=scoring, sex_column="",
-                             race_column="", source="summary", notes=(means,) if means else (), reasons=reasons,
-                             unknown_values=seen)
+        self.tables[kind][category] = (n, selected)
+        self.printed[(kind, category)] = (
+            line, str(row[self.rate_column]).strip() if self.rate_column else "",
+            str(row[columns["impact_ratio"]]).strip() if "impact_ratio" in columns else "")
+
+
+def summary_checks(tables: Mapping[str, Mapping[str, tuple[int, int]]],
+                   unknowns: Mapping[str, tuple[int, int | None]], selected_known: bool = True) -> list[str]:
+    """What does not add up in a published summary, in words: each table with its unknown category should count
+    every individual assessed (and, where the unknowns' number selected is given, every one selected), and an
+    intersectional category (sex × race/ethnicity, individuals who gave both) cannot hold more individuals or more
+    selected than its sex's or its race/ethnicity's category. Published audits often fail these (Gerchick et al.,
+    FAccT 2025); the tables are still computed from each table's own counts, and this says so. Numbers selected
+    taken from rounded scoring rates (``selected_known`` False) are not checked: their rounding need not add up."""
+    made = [k for k in KINDS if tables.get(k)]
+    out = []
+    for what, index in (("individuals", 0), ("selected", 1))[: 2 if selected_known else 1]:
+        totals = {}
+        for kind in made:
+            unknown = unknowns.get(kind, (0, 0 if index == 0 else None))[index]
+            if unknown is not None:
+                totals[kind] = sum(c[index] for c in tables[kind].values()) + unknown
+        if len(set(totals.values())) > 1:
+            named = [f"the {KIND_TITLES[k].split(' (')[0].lower()} table {v:,}" for k, v in totals.items()]
+            named[0] = named[0].replace(" table ", " table counts ", 1) + f" {what}"
+            listed = ", ".join(named[:-1]) + " and " + named[-1]
+            out.append(f"The published tables do not add up: with its unknown category each should count every "
+                       f"{'individual assessed' if index == 0 else 'individual selected'}, but {listed}. Each table's "
+                       "rates, impact ratios and bounds use its own counts; check the published audit.")
+    inter = tables.get("intersectional") or {}
+    over = []
+    for margin_kind, part in (("sex", 0), ("race_ethnicity", 1)):
+        margin = tables.get(margin_kind) or {}
+        sums: dict[str, list[int]] = {}
+        for category, (n, s) in inter.items():
+            pieces = category.split(CROSS)
+            if len(pieces) == 2 and pieces[part] in margin:
+                total = sums.setdefault(pieces[part], [0, 0])
+                total[0] += n
+                total[1] += s
+        for name, (n, s) in sums.items():
+            m_n, m_s = margin[name]
+            s, m_s = (s, m_s) if selected_known else (0, 0)
+            if n > m_n or s > m_s:
+                what = f"{n:,} individuals" if n > m_n else f"{s:,} selected"
+                has = f"{m_n:,}" if n > m_n else f"{m_s:,}"
+                over.append(f"'{name}' has {what} in the intersectional table but {has} in the "
+                            f"{KIND_TITLES[margin_kind].lower()} table")
+    if over:
+        out.append("The published tables contradict each other: the intersectional table counts those who gave both "
+                   "characteristics, so none of its categories can hold more than the same sex or race/ethnicity "
+                   "does alone, yet " + "; ".join(over[:5]) + (f" (and {len(over) - 5} more)" if len(over) > 5 else "")
+                   + ". Check the published audit.")
+    return out
+
+
+def _printed_checks(result: LL144Result, printed: Mapping[tuple[str, str], tuple[int, str, str]]) -> list[str]:
+    """Published rates and impact ratios that are not what their own counts give (beyond the printed rounding)."""
+    wrong = []
+    for table in result.tables:
+        for row in table.rows:
+            line, rate_text, ratio_text = printed.get((table.kind, row.category), (0, "", ""))
+            for what, text, value in (("rate", rate_text, row.rate), ("impact ratio", ratio_text, row.impact_ratio)):
+                shown = _printed_share(text)
+                if shown is None or value is None:
+                    continue
+                number, places = shown
+                if abs(number - value) > 0.5 * 10.0 ** -places + 1e-12:
+                    wrong.append(f"line {line} ('{row.category}'): the published {what} is {text}, its counts give "
+                                 f"{format_number(value, max(places, 2) + 1)}")
+    if not wrong:
+        return []
+    return ["Published numbers that do not follow from their own counts (the tables here use the counts): "
+            + "; ".join(wrong[:6]) + (f"; and {len(wrong) - 6} more" if len(wrong) > 6 else "") + "."]
+
+
+def _printed_share(text: str) -> tuple[float, int] | None:
+    """A published share as (value, decimal places of the share), or None when blank or not a number."""
+    value = text.strip()
+    if not value:
+        return None
+    percent = value.endswith("%")
+    digits = value.rstrip("%").strip().replace(",", "")
+    try:
+        number = float(digits)
+    except ValueError:
+        return None
+    places = len(digits.split(".")[1]) if "." in digits else 0
+    return (number / 100, places + 2) if percent else (number, places)
 
 
 def ll144_audit(data: Any, spec: Any, sex: str | None, race: str | None, *, exclude_small: bool = False,
@@ -595,35 +716,54 @@ def ll144_audit(data: Any, spec: Any, sex: str | None, race: str | None, *, excl
     """A Local Law 144 audit of a frame or an engine source, by the specification's outcome.
 
     For a score outcome the scoring rate counts rows strictly above the median of the whole sample
-    (every row with a score, the unknown category included): the median is found first, then rows
-    are counted at or above the next representable number above it, which is "strictly above". For
+    (every row with a score, the unknown category included), as the audit's score mode does. For
     an adverse outcome (``spec.direction``, decided once in the specification) "selected" is the favourable
     decision.
     Values spelling "unknown" (and those in ``unknown``) are each table's unknown category. With no sex
     (or no race/ethnicity) column (None), the other table is made and the missing ones say why.
+    The counting (:func:`ll144_count`) and the arithmetic (:func:`ll144_from_table`) are apart, so that the
+    evidence (:mod:`luskin_core.evidence`) can recompute every number from the count table alone.
     """
-    from luskin_core.counting.counts import count_frame, plan_for_frame
-    from luskin_core.counting.sources import Source
+    table, median = ll144_count(data, spec, sex, race)
+    return ll144_from_table(table, median, spec, sex, race, exclude_small=exclude_small, unknown=unknown)
+
+
+def run(data: Any, spec: Any, options: Any = None) -> LL144Result:
+    """The Local Law 144 tables as an entry of the analyses' table (``run(data, spec, options)``): :func:`ll144_audit`
+    with the sex and race/ethnicity columns, the 2% exclusion and the values read as unknown of ``options`` (a
+    :class:`~luskin_core.spec.options.RegulatorChoices`)."""
+    from luskin_core.spec.options import RegulatorChoices
+
+    choices = options or RegulatorChoices()
+    return ll144_audit(data, spec, choices.sex, choices.race, exclude_small=choices.exclude_small,
+                       unknown=choices.unknown)
+
+
+def ll144_count(data: Any, spec: Any, sex: str | None, race: str | None) -> tuple[Any, float | None]:
+    """The count table of the individuals by (sex, race/ethnicity), and for a score outcome the median of the whole
+    sample (its scoring rate counts the scores strictly above it)."""
+    from luskin_core.counting.executor import counted_table
 
     if sex is None and race is None:
         raise LuskinError("Local Law 144 tables need a sex column, a race/ethnicity column or both; this data has "
                           "neither (or none was chosen).")
     if sex is not None and race is not None and sex.strip().lower() == race.strip().lower():
         raise LuskinError("Choose different columns for sex and race/ethnicity.")
-    columns = tuple(c for c in (sex, race) if c is not None)
-    base = ll144_spec(spec, *columns)
+    base = ll144_spec(spec, *(c for c in (sex, race) if c is not None))
     scoring = base.outcome_type == "score"
-    median = None
-    if scoring:
-        if base.score_cutoff is not None:
-            raise LuskinError("The LL144 scoring rate uses the median of the whole sample: leave out the score cutoff.")
-        if isinstance(data, Source):
-            median = data.count_table(base).score_cutoff
-        else:
-            median = plan_for_frame(data, base).score_cutoff
-        assert median is not None
-        base = base.with_changes(score_cutoff=float(np.nextafter(median, np.inf)))
-    table = data.count_table(base) if isinstance(data, Source) else count_frame(data, base)[0]
+    if scoring and base.score_cutoff is not None:
+        raise LuskinError("The LL144 scoring rate uses the median of the whole sample: leave out the score cutoff.")
+    # A score without a cut-off counts strictly above the median of every scored row: the plan's one rule
+    # (luskin_core.stats.judgement.ScoreRule), so the audit's score mode counts the same rows.
+    table, _ = counted_table(data, base)   # the one counting path and its checks, on any executor
+    return table, table.score_cutoff if scoring else None
+
+
+def ll144_from_table(table: Any, median: float | None, spec: Any, sex: str | None, race: str | None, *,
+                     exclude_small: bool = False, unknown: Sequence[str] = ()) -> LL144Result:
+    """The LL144 result from :func:`ll144_count`'s count table and median (the arithmetic of :func:`ll144_audit`)."""
+    base = ll144_spec(spec, *(c for c in (sex, race) if c is not None))
+    scoring = base.outcome_type == "score"
     return ll144_from_count_table(table, exclude_small=exclude_small, scoring=scoring, median=median,
                                   sex_column=sex or "", race_column=race or "", outcome=base.outcome, unknown=unknown,
                                   adverse=spec.direction.adverse,
@@ -643,6 +783,8 @@ def ll144_cells(result: LL144Result, row: LL144Row) -> tuple[str, ...]:
 
 STATUS_WORDS = {"passes": "passes whatever the unknowns were", "could_fail": "could fall below 0.80",
                 "fails": "below 0.80 whatever the unknowns were"}
+# The coded columns of the CSV export in words, for a reader's download (luskin_core.export.plain_headings)
+CSV_VALUE_WORDS = {"status": STATUS_WORDS, "table": KIND_TITLES}
 
 
 def bounds_cells(row: LL144Row) -> tuple[str, str]:
@@ -709,7 +851,7 @@ class LL144Output:
     def intro(self) -> list[str]:
         if self.audit_problem:
             return [f"Data sufficiency: not computed ({self.audit_problem})"]
-        return _sufficiency_lines(self.sufficiency)
+        return sufficiency_bullets(self.sufficiency)
 
     def document(self) -> dict[str, Any]:
         document = self.audit.to_dict() if self.audit is not None else {}
@@ -790,20 +932,57 @@ def unknown_named(names: Sequence[tuple[str, Sequence[tuple[str, str]]]], result
 
 def build_ll144(data: Any, spec: Any, choices: Any) -> LL144Output:
     """The Local Law 144 tables and the data sufficiency of the sex × race/ethnicity audit beside them."""
-    from luskin_core.analyses.audit import audit
+    return ll144_output(ll144_counted(data, spec, choices), spec, choices)
 
-    result = ll144_audit(data, spec, choices.sex, choices.race, exclude_small=choices.exclude_small,
-                         unknown=choices.unknown)
-    columns = tuple(c for c in (choices.sex, choices.race) if c)
-    crossed = spec.with_changes(group_by=columns, protected=None, group_label=None, other_label=None,
-                                value_names=unknown_named(spec.value_names, result, choices.sex, choices.race))
-    if result.scoring and result.median is not None:  # the comparisons count "strictly above the median" too
-        crossed = crossed.with_changes(score_cutoff=float(np.nextafter(result.median, np.inf)))
+
+@dataclass(frozen=True)
+class LL144Counts:
+    """What an LL144 audit of rows counted: the table by (sex, race/ethnicity), the median of a score, and the
+    count table of the sex × race/ethnicity audit beside it (None, with ``problem`` saying why, when that audit
+    cannot be made: a single-sex pool). Every number of :class:`LL144Output` follows from these and the choices."""
+
+    table: Any
+    median: float | None
+    crossed: Any = None
+    problem: str = ""
+
+
+def ll144_counted(data: Any, spec: Any, choices: Any) -> LL144Counts:
+    """The counting of :func:`build_ll144` (on any engine), nothing computed from it but what the counting needs."""
+    from luskin_core.counting.executor import counted_table
+
+    table, median = ll144_count(data, spec, choices.sex, choices.race)
+    result = ll144_from_table(table, median, spec, choices.sex, choices.race, exclude_small=choices.exclude_small,
+                              unknown=choices.unknown)
     try:
-        audited = audit(data, crossed)
+        crossed = counted_table(data, ll144_crossed_spec(spec, result, choices))[0]
     except LuskinError as err:  # a single-sex pool has no sex × race/ethnicity comparison; the tables say why
-        return LL144Output(result, audit_problem=str(err))
-    return LL144Output(result, audited, _sufficiency(audited, crossed))
+        return LL144Counts(table, median, None, str(err))
+    return LL144Counts(table, median, crossed)
+
+
+def ll144_crossed_spec(spec: Any, result: LL144Result, choices: Any) -> Any:
+    """The specification of the sex × race/ethnicity audit beside the tables (its data sufficiency)."""
+    columns = tuple(c for c in (choices.sex, choices.race) if c)
+    # the tables' own rows: one cell, no strata or filter of the Audit page (its sufficiency would describe cells
+    # the tables do not have)
+    crossed = ll144_spec(spec, *columns).with_changes(
+        value_names=unknown_named(spec.value_names, result, choices.sex, choices.race))
+    return crossed   # a score counts strictly above the median there too (the plan's one rule)
+
+
+def ll144_output(counts: LL144Counts, spec: Any, choices: Any) -> LL144Output:
+    """The LL144 output from what :func:`ll144_counted` counted: the arithmetic alone."""
+    from luskin_core.analyses.audit import result_from_counts
+
+    result = ll144_from_table(counts.table, counts.median, spec, choices.sex, choices.race,
+                              exclude_small=choices.exclude_small, unknown=choices.unknown)
+    if counts.crossed is None:
+        return LL144Output(result, audit_problem=counts.problem)
+    crossed = ll144_crossed_spec(spec, result, choices)
+    source = "recorded outcome" if crossed.prediction is None else f"decisions in '{crossed.prediction}'"
+    audited = result_from_counts(counts.crossed, crossed, source=source)
+    return LL144Output(result, audited, known_sufficiency(audited, crossed))
 
 
 def ll144_summary_output(path: Any, choices: Any) -> LL144Output:
@@ -821,6 +1000,7 @@ __all__ = [
     "STATUS_WORDS",
     "UNKNOWN_CATEGORY",
     "UNKNOWN_WHAT",
+    "LL144Counts",
     "LL144Output",
     "LL144Result",
     "LL144Row",
@@ -831,15 +1011,21 @@ __all__ = [
     "guess_ll144_columns",
     "ll144_audit",
     "ll144_cells",
+    "ll144_count",
+    "ll144_counted",
+    "ll144_crossed_spec",
     "ll144_from_cells",
     "ll144_from_count_table",
     "ll144_from_counts",
     "ll144_from_summary",
+    "ll144_from_table",
     "ll144_from_tables",
+    "ll144_output",
     "ll144_spec",
     "ll144_summary_output",
     "ll144_table",
     "read_summary",
+    "run",
     "selected_meaning",
     "unknown_key",
     "unknown_keys",

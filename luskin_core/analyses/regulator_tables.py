@@ -14,16 +14,7 @@ from dataclasses import dataclass
 from importlib import import_module
 from typing import Any
 
-
-@dataclass(frozen=True)
-class RegulatorChoices:
-    """What every regulator table is built from besides the data and the specification."""
-
-    sex: str | None = None
-    race: str | None = None
-    exclude_small: bool = False
-    unknown: tuple[str, ...] = ()
-    groups: bool = False  # the specification's own groups (``--groups``) in place of sex and race/ethnicity
+from luskin_core.spec.options import RegulatorChoices  # declared with the other options (light to import)
 
 
 @dataclass(frozen=True)
@@ -60,6 +51,10 @@ REGULATOR_TABLES: dict[str, RegulatorTable] = {t.name: t for t in (
                    summary="luskin_core.analyses.regulator_ll144:ll144_summary_output"),
     RegulatorTable("eeoc", "EEOC Uniform Guidelines", "the EEOC Uniform Guidelines table (four-fifths, two standard "
                    "deviations, Fisher, shortfall, flip test)", "luskin_core.analyses.regulator_eeoc:build_eeoc"),
+    RegulatorTable("eu-pay", "EU pay transparency", "the EU Pay Transparency Directive's Article 9 table (mean and "
+                   "median pay gaps, a bonus's gaps and who receives it, quartile pay bands, categories at 5 percent or "
+                   "more; the pay is the amount audited, the categories of workers its strata)",
+                   "luskin_core.analyses.regulator_eu_pay:build_eu_pay"),
 )}
 
 

@@ -35,7 +35,10 @@ from luskin_core.errors import LuskinError
 from luskin_core.formatting import format_memory, format_p, format_percent, format_points, points
 from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.spec.columns import shown
+from luskin_core.spec.options import OPTION_CONSTRAINTS, ScanOptions, option_default
+from luskin_core.spec.validation import positive_words
 from luskin_core.stats import subgroups as sg
+from luskin_core.stats.judgement import ScoreRule
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -49,10 +52,14 @@ MEASURES = {
     "error": "error rate",
     "calibration": "observed against predicted",
 }
+ERRORS = {"fwer": "the family-wise error rate", "fdr": "the false discovery rate"}
+CALIBRATIONS = {"auto": "replicates where they cost about what counting does, else the union bound",
+                "replicates": "max-T on null replicates (exact permutation draws where affordable)",
+                "bound": "a union bound over every group's own permutation law (no replicates)"}
 MAX_SCAN_VALUES = 50          # a column with more distinct values is refused (bin it or leave it out)
 MEMORY_SHARE = 0.25           # a scan may hold at most this share of the machine's memory (the server is shared)
-DEFAULT_MIN_SIZE = 30
-DEFAULT_REPLICATES = 999
+DEFAULT_MIN_SIZE: int = option_default("scan", "min_size")
+DEFAULT_REPLICATES: int = option_default("scan", "replicates")
 DEFAULT_DEPTH = 3
 
 
@@ -82,6 +89,12 @@ class ScanSpec:
     probability: str | None = None
     n_bins: int = 4
     bins: tuple[tuple[str, tuple[float, ...]], ...] = ()
+    error: str = "fwer"   # "fwer": the family-wise error rate at level; "fdr": the false discovery rate at level
+    calibration: str = "auto"   # the family-wise bar: "auto", "replicates" (max-T) or "bound" (no replicates)
+    # a score outcome (ai_score): its rows count above its median (``score_cutoff`` None) or at or above the cut-off,
+    # as the audit reads it; no positive value then
+    outcome_type: str = "label"
+    score_cutoff: float | None = None
 
     def __post_init__(self) -> None:
         columns = (self.columns,) if isinstance(self.columns, str) else tuple(self.columns)
@@ -91,26 +104,26 @@ class ScanSpec:
             raise LuskinError("Choose at least one column to scan.")
         if len({c.lower() for c in columns}) != len(columns):
             raise LuskinError(f"A column is named twice among the columns to scan: {', '.join(map(shown, columns))}.")
-        if self.measure not in MEASURES:
-            raise LuskinError(f"Unknown measure '{shown(self.measure)}': choose one of {', '.join(MEASURES)}.")
-        if isinstance(self.depth, (int, np.integer)) and not isinstance(self.depth, bool) and self.depth == 0:
+        # the settings ScanOptions declares are checked by the same constraints (luskin_core/spec/options.py)
+        for name, constraint in OPTION_CONSTRAINTS["scan"].items():
+            if name != "measure" or self.measure is not None:
+                object.__setattr__(self, name, constraint.check(getattr(self, name)))
+        if self.measure is None:
+            raise LuskinError(f"Choose what the scan compares: {', '.join(MEASURES)}.")
+        if self.depth == 0:
             object.__setattr__(self, "depth", min(DEFAULT_DEPTH, len(columns)))
-        _whole(self.depth, "depth", 1)
         if self.depth > len(columns):
             raise LuskinError(f"A depth of {self.depth} combines {self.depth} columns, but only {len(columns)} "
                               f"{'is' if len(columns) == 1 else 'are'} scanned: choose a depth of at most "
                               f"{len(columns)}, or scan more columns.")
-        _whole(self.min_size, "smallest group size", 1)
-        _whole(self.replicates, "number of replicates", 1)
-        _whole(self.seed, "seed", 0)
-        if not isinstance(self.level, (int, float)) or not 0 < float(self.level) < 1:
-            raise LuskinError(f"The error level must be a share between 0 and 1 (e.g. 0.05), not {shown(self.level)}.")
         if self.measure in ("fpr", "fnr", "error") and not self.prediction:
             raise LuskinError("Error rates compare a model's decisions with the truth: name the prediction column.")
         if self.measure == "calibration" and not self.probability:
             raise LuskinError("Calibration compares the outcome with a model's predicted probabilities: name the "
                               "column that holds them.")
-        if self.positive is None:
+        if self.outcome_type not in ("label", "score"):
+            raise LuskinError("The scan compares a share: its outcome is a label or a score read above a line.")
+        if self.positive is None and self.outcome_type == "label":
             raise LuskinError("Say which value of the outcome counts as positive.")
         if self.outcome.strip().lower() in {c.lower() for c in columns}:
             raise LuskinError(f"The outcome '{shown(self.outcome)}' is also among the columns to scan: leave it out.")
@@ -122,7 +135,9 @@ class ScanSpec:
                 "replicates": self.replicates, "seed": self.seed, "measure": self.measure,
                 "prediction": self.prediction, "prediction_cutoff": self.prediction_cutoff,
                 "probability": self.probability, "n_bins": self.n_bins,
-                "bins": {c: list(cuts) for c, cuts in self.bins}}
+                "bins": {c: list(cuts) for c, cuts in self.bins}, "error": self.error,
+                "calibration": self.calibration, "outcome_type": self.outcome_type,
+                "score_cutoff": self.score_cutoff}
 
     def audit_spec(self, *, probability: bool = False) -> AuditSpec:
         """The counting plan's specification: the full cross of the columns (first as group, others as strata)."""
@@ -132,13 +147,10 @@ class ScanSpec:
             assert self.probability is not None
             return AuditSpec(self.probability, None, outcome_type="score", score_cutoff=0.5, **common)
         prediction = self.prediction if self.measure != "calibration" else None
+        if self.outcome_type == "score":
+            return AuditSpec(self.outcome, None, outcome_type="score", score_cutoff=self.score_cutoff, **common)
         return AuditSpec(self.outcome, self.positive, prediction=prediction,
                          prediction_cutoff=self.prediction_cutoff if prediction else None, **common)
-
-
-def _whole(value: Any, what: str, low: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise LuskinError(f"The {what} must be a whole number of at least {low}, not {shown(value)}.")
 
 
 @dataclass(frozen=True)
@@ -157,6 +169,12 @@ class ScanFinding:
     z: float
     p_adjusted: float
     sentence: str = ""
+    kind: str = "main effect"            # "main effect" (one condition) or "intersection" (beyond its parts)
+    parts_rate: float | None = None      # an intersection: the rate its conditions, each acting alone, predict
+    parts_z: float | None = None         # an intersection: z of its own effect beside its parts'
+    within: str = ""                     # the reported group this one lies inside (its gap differs from the rest of it)
+    explains: int = 0                    # groups beyond the bar that are this one's gap seen again
+    unknown: bool = False                # a group of unknown category: shown, set apart from the findings
 
     @property
     def name(self) -> str:
@@ -165,7 +183,9 @@ class ScanFinding:
     def to_dict(self) -> dict[str, Any]:
         return {"conditions": dict(self.conditions), "n": self.n, "events": self.events, "rate": self.rate,
                 "rest_rate": self.rest_rate, "difference": self.difference, "ci_low": self.ci_low,
-                "ci_high": self.ci_high, "z": self.z, "p_adjusted": self.p_adjusted, "sentence": self.sentence}
+                "ci_high": self.ci_high, "z": self.z, "p_adjusted": self.p_adjusted, "kind": self.kind,
+                "parts_rate": self.parts_rate, "parts_z": self.parts_z, "within": self.within or None,
+                "explains": self.explains, "unknown_category": self.unknown, "sentence": self.sentence}
 
 
 @dataclass(frozen=True)
@@ -189,9 +209,22 @@ class ScanResult:
     detectable_median: float | None
     detectable_smallest: float | None
     n_excluded: int = 0
+    threshold: float | None = None                 # the false discovery rate: the p-value a discovery is below
     columns: tuple[tuple[str, tuple[str, ...]], ...] = ()
     sizes: np.ndarray | None = field(default=None, repr=False, compare=False)
     differences: np.ndarray | None = field(default=None, repr=False, compare=False)
+    set_apart: tuple[ScanFinding, ...] = ()       # groups of unknown category beyond the bar (not findings)
+    not_reported: dict[str, int] = field(default_factory=dict)   # beyond the bar, not reported: why -> how many
+    status: np.ndarray | None = field(default=None, repr=False, compare=False)   # per scanned group (WITHIN...)
+
+    @property
+    def reported(self) -> int:
+        return len(self.findings)
+
+    @property
+    def explained(self) -> int:
+        """Groups beyond the bar that are not reported (and not of unknown category)."""
+        return self.significant - len(self.findings) - len(self.set_apart)
 
     @property
     def level(self) -> float:
@@ -200,25 +233,38 @@ class ScanResult:
     @property
     def null_rate(self) -> float:
         """The chance that the scan reports any group when none differs: with R replicates the max-T test
-        rejects when the observed largest |z| is among the top floor(level (R + 1)) of R + 1 exchangeable
-        values, so exactly floor(level (R + 1)) / (R + 1) with exact draws and no ties (5.0% at 0.05 with 199
-        or 999 replicates: the level itself; R + 1 not a multiple of 1 / level puts it strictly below), less
-        with ties; without replicates (a union bound), at most the level."""
-        if self.replicates == 0:
+        rejects when the observed largest |z| ranks r-th among R + 1 exchangeable values with r / (R + 1) below
+        the level (strictly: the project's one rule), so exactly (the number of such ranks) / (R + 1) with exact
+        draws and no ties (4.9% at 0.05 with 999 replicates, 4.5% with 199), less with ties; without replicates
+        (a union bound), at most the level."""
+        if self.replicates == 0 or self.fdr:
             return self.level
-        return math.floor(self.level * (self.replicates + 1)) / (self.replicates + 1)
+        return (sg.allowed_reaching(self.replicates, self.level) + 1) / (self.replicates + 1)
 
     @property
     def null_rate_words(self) -> str:
+        if self.fdr:
+            return ("at most the level (with no group differing every discovery is false: the false discovery rate "
+                    "is then the chance of any report)")
         if self.replicates == 0:
             return "at most the level (a union bound: usually below it)"
         exact = "exactly, with exact permutation draws and no ties" if self.method == sg.EXACT else \
             "to the normal limit's accuracy"
-        return (f"{format_percent(self.null_rate, 1)}: floor({self.level:g} x {self.replicates + 1:,}) / "
-                f"{self.replicates + 1:,} ({exact}; ties make it smaller)")
+        ranks = sg.allowed_reaching(self.replicates, self.level) + 1
+        return (f"{format_percent(self.null_rate, 1)}: {ranks:,} of the {self.replicates + 1:,} ranks the observed "
+                f"largest |z| can take give an adjusted p-value below {self.level:g} ({exact}; ties make it "
+                "smaller)")
+
+    @property
+    def fdr(self) -> bool:
+        return self.spec.error == "fdr"
 
     @property
     def error_control(self) -> str:
+        if self.fdr:
+            return (f"false discovery rate at {self.level:g} over all {self.groups_scanned:,} groups scanned "
+                    f"({self.method}): among the groups reported, the expected share reported by chance is at most "
+                    f"{self.level:g}; a discovery's p-value was below {self.threshold:.3g}")
         if self.replicates == 0:
             return (f"family-wise error rate at {self.level:g} over all {self.groups_scanned:,} groups scanned "
                     f"(the chance that any group reaches the bar by chance is at most the sum of each group's "
@@ -229,6 +275,10 @@ class ScanResult:
 
     def headline(self) -> str:
         return headline(self)
+
+    @property
+    def control_words(self) -> str:
+        return f"false discovery rate {self.level:g}" if self.fdr else f"family-wise error rate {self.level:g}"
 
     def sentences(self) -> list[str]:
         return [f.sentence for f in self.findings] or [self.headline()]
@@ -243,9 +293,18 @@ class ScanResult:
             "replicates": self.replicates, "level": self.level, "critical_value": self.critical_value,
             "replicate_method": self.method, "error_control": self.error_control,
             "null_report_rate": self.null_rate, "null_report_rate_is": self.null_rate_words,
-            "interval": "simultaneous: difference ± the max-T critical value × its standard error",
-            "groups_beyond_the_bar": self.significant, "headline": self.headline(),
+            "error_rate": self.spec.error, "fdr_threshold": self.threshold,
+            "interval": ("the pooled test inverted (score interval) at each discovery's own bar: adjusted for the "
+                         "false discovery rate (Benjamini-Yekutieli's false coverage rate)" if self.fdr else
+                         "simultaneous: the pooled test inverted (score interval) at the scan's critical value, so "
+                         "it holds 0 exactly when the group is within the bar"),
+            "groups_beyond_the_bar": self.significant, "reported": self.reported,
+            "set_apart_of_unknown_category": len(self.set_apart), "not_reported": dict(self.not_reported),
+            "significance": f"a group is beyond the bar when its adjusted p-value is below {self.level:g} "
+                            f"(strictly), that is when its |z| is above {self.critical_value:.4f}",
+            "headline": self.headline(), "bar": bar_sentence(self),
             "findings": [f.to_dict() for f in self.findings],
+            "set_apart": [f.to_dict() for f in self.set_apart],
             "median_group_size": self.median_size, "detectable_gap_median_group": self.detectable_median,
             "detectable_gap_smallest_group": self.detectable_smallest,
             "columns": {c: list(values) for c, values in self.columns},
@@ -263,12 +322,9 @@ class ScanResult:
 # -- counting -----------------------------------------------------------------------------------
 def _count(data: Any, spec: AuditSpec) -> tuple[Plan, RawCounts]:
     """The plan and raw count table of ``spec``: the counting plan every audit uses, on any engine."""
-    if isinstance(data, Source):
-        return data.counts(spec)
-    from luskin_core.counting.counts import aggregate_frame, plan_for_frame
+    from luskin_core.counting.executor import count_plan, executor_for
 
-    plan = plan_for_frame(data, spec)
-    return plan, aggregate_frame(data, plan)
+    return count_plan(executor_for(data), spec)
 
 
 def _check_values(data: Any, spec: ScanSpec) -> None:
@@ -324,13 +380,9 @@ def _cells(plan: Plan, raw: RawCounts, measure: str, extra: tuple[Plan, RawCount
     keys = ["g0", *(f"c{i}" for i in range(len(plan.cell_parts)))]
     codes, values = [], []
     for part, key in zip(parts, keys):
-        column = kept[key].tolist()
-        plain = {v: _plain(v) for v in set(column)} if len(column) else {}
-        unique = sorted(set(plain.values()), key=lambda v: part.sort_key(v))
-        order = {v: i for i, v in enumerate(unique)}
-        index = {raw_value: order[p] for raw_value, p in plain.items()}
-        codes.append(np.fromiter((index[v] for v in column), dtype=np.int64, count=len(column)))
-        values.append(tuple(unique))
+        found = _codes_of(kept[key], part)
+        codes.append(found[0])
+        values.append(found[1])
     matrix = np.stack(codes, axis=1) if codes else np.zeros((len(kept), 0), dtype=np.int64)
     cards = tuple(len(v) for v in values)
     n, k = _judged(kept, measure)
@@ -368,6 +420,30 @@ def _cells(plan: Plan, raw: RawCounts, measure: str, extra: tuple[Plan, RawCount
     return _Table(cells, parts, tuple(values), int(np.asarray(kept["n"], dtype=np.int64).sum()), n_excluded)
 
 
+def _codes_of(raw: Any, part: KeyPart) -> tuple[np.ndarray, tuple[Any, ...]]:
+    """Each counted row's value code (values in the audit's order, Unknown last) and the values. A column of
+    numbers is coded by numpy (691,200 cells x 8 columns: a Python loop over every value took seconds)."""
+    array = np.asarray(raw)
+    if array.dtype.kind == "O" and len(array) and isinstance(array[0], (int, float, np.integer, np.floating)):
+        try:   # numbers held as Python objects (an engine's keys): as floats, when every one is a number
+            array = array.astype(np.float64)
+        except (TypeError, ValueError):
+            pass
+    if array.dtype.kind in "iub" or (array.dtype.kind == "f" and not np.isnan(array).any()):
+        unique, inverse = np.unique(array, return_inverse=True)
+        plain = [_plain(v) for v in unique.tolist()]
+        order = sorted(range(len(plain)), key=lambda i: part.sort_key(plain[i]))
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        return rank[inverse.ravel()], tuple(plain[i] for i in order)
+    column = list(raw.tolist()) if hasattr(raw, "tolist") else list(raw)
+    mapped = {v: _plain(v) for v in set(column)} if len(column) else {}
+    ordered = sorted(set(mapped.values()), key=lambda v: part.sort_key(v))
+    position = {v: i for i, v in enumerate(ordered)}
+    index = {raw_value: position[p] for raw_value, p in mapped.items()}
+    return np.fromiter((index[v] for v in column), dtype=np.int64, count=len(column)), tuple(ordered)
+
+
 def _observed(kept: RawCounts) -> np.ndarray:
     return kept["positives"].astype(np.int64)
 
@@ -383,6 +459,12 @@ def _combine(codes: np.ndarray, weights: Sequence[np.ndarray]) -> tuple[np.ndarr
         return codes, [np.asarray(w, dtype=np.float64) for w in weights]
     cards = tuple(int(c) + 1 for c in codes.max(axis=0))
     flat = np.ravel_multi_index(tuple(codes.T), cards)
+    if math.prod(cards) <= sg.DENSE_CELLS:   # a count per cell of the full cross: no sort
+        sums = [np.bincount(flat, weights=np.asarray(w, dtype=np.float64), minlength=math.prod(cards))
+                for w in weights]
+        present = np.flatnonzero(np.bincount(flat, minlength=math.prod(cards)))
+        unique = np.stack(np.unravel_index(present, cards), axis=1).astype(np.int64)
+        return unique, [w[present] for w in sums]
     keys, inverse = np.unique(flat, return_inverse=True)
     unique = np.stack(np.unravel_index(keys, cards), axis=1).astype(np.int64)
     return unique, [np.bincount(inverse.ravel(), weights=np.asarray(w, dtype=np.float64), minlength=len(keys))
@@ -440,6 +522,23 @@ def per_row_values(series: pd.Series) -> bool:
 
 
 def default_columns(frame: pd.DataFrame, candidates: Sequence[str], few: int = DEFAULT_FEW_VALUES) -> list[str]:
+    """The columns a scan offers by default (:func:`suited_columns`), at most :data:`DEFAULT_MAX_COLUMNS`."""
+    return suited_columns(frame, candidates, few)[:DEFAULT_MAX_COLUMNS]
+
+
+def default_columns_note(frame: pd.DataFrame, candidates: Sequence[str], few: int = DEFAULT_FEW_VALUES) -> str:
+    """The words that say the default stops at :data:`DEFAULT_MAX_COLUMNS` columns and which suited ones it left
+    out ("" when none was left out)."""
+    suited = suited_columns(frame, candidates, few)
+    if len(suited) <= DEFAULT_MAX_COLUMNS:
+        return ""
+    left = suited[DEFAULT_MAX_COLUMNS:]
+    listed = ", ".join(f"'{shown(c)}'" for c in left[:10]) + (f" and {len(left) - 10:,} more" if len(left) > 10 else "")
+    return (f"The first {DEFAULT_MAX_COLUMNS} of the {len(suited):,} columns that suit a scan are chosen (every "
+            f"column more multiplies the groups to scan); also suited, add them above to scan them: {listed}.")
+
+
+def suited_columns(frame: pd.DataFrame, candidates: Sequence[str], few: int = DEFAULT_FEW_VALUES) -> list[str]:
     """The columns a scan offers by default: each with few distinct values, and numbers that are cut into a
     few ranges ("age 25-34"); not a column with one value (or none), nor a number per row (an identifier or a survey weight: named so, or whole
     numbers that many rows hold alone, :func:`per_row_values`) nor codes with many values (whole numbers
@@ -455,8 +554,6 @@ def default_columns(frame: pd.DataFrame, candidates: Sequence[str], few: int = D
         binned = cut_into_ranges(series) and not per_row_name(str(column)) and not per_row_values(series)
         if distinct <= few or binned:
             chosen.append(column)
-        if len(chosen) == DEFAULT_MAX_COLUMNS:
-            break
     return chosen
 
 
@@ -475,6 +572,88 @@ def scan(data: pd.DataFrame | Source, spec: ScanSpec, *, source: str | None = No
     if data is None or (not isinstance(data, Source) and len(data) == 0):
         raise LuskinError("The data has no rows.")
     _check_values(data, spec)
+    spec, plan, table = _counted(data, spec)
+    table, groups, calibration, p_adjusted, significant, choice = _tested(data, plan, table, spec, memory, progress)
+    cells = table.cells
+    chosen = sorted(choice.chosen, key=lambda g: (-abs(float(groups.z[g])), g))
+    big, overall = cells.total, cells.positives / cells.total
+    labels = _labels(table)
+    apart = [g for g in chosen if _of_unknown_category(g, groups, table)]
+    known = [g for g in chosen if g not in apart]
+    parts = sg.Parts(groups)
+    made = {g: _finding(g, groups, cells, _bar(calibration, groups, cells, g), float(p_adjusted[g]), labels, table,
+                        spec, parts)
+            for g in chosen}
+    explains = {g: 0 for g in chosen}
+    for h, _ in choice.why.values():
+        if h in explains:
+            explains[h] += 1
+    findings = _nested_findings(known, groups, made, explains)
+    set_apart = tuple(_replace_finding(made[g], explains=explains[g], unknown=True) for g in apart)
+    not_reported = _reasons(significant, choice, chosen, apart)
+    status = np.zeros(len(groups.n), dtype=np.int8)
+    status[significant] = BEYOND_EXPLAINED
+    status[known] = FOUND
+    status[apart] = APART
+    sizes = groups.n[groups.valid]
+    median = int(np.median(sizes))
+    smallest = int(sizes.min())
+    rate_for_power = overall if spec.measure != "calibration" else float(cells.expected.sum() / big)  # type: ignore[union-attr]
+    result = ScanResult(
+        spec=spec, source=source or _source_name(data, "in-memory data"), measure=spec.measure,
+        n_rows=table.n_rows, n_judged=big, overall_rate=float(overall), groups_scanned=int(groups.valid.sum()),
+        groups_too_small=sg.group_count(cells.cards, spec.depth) - int(groups.valid.sum()),
+        replicates=calibration.replicates,
+        critical_value=calibration.critical, method=calibration.method, significant=int(significant.sum()),
+        findings=(), median_size=median,
+        detectable_median=sg.detectable_gap(median, big, rate_for_power, calibration.critical),
+        detectable_smallest=sg.detectable_gap(smallest, big, rate_for_power, calibration.critical),
+        n_excluded=table.n_excluded, threshold=getattr(calibration, "threshold", None),
+        columns=tuple((p.column, tuple(labels[j])) for j, p in enumerate(table.parts)),
+        sizes=groups.n[groups.valid], differences=_differences(groups, cells)[groups.valid],
+        set_apart=(), not_reported=not_reported, status=status[groups.valid],
+    )
+    worded = tuple(_with_sentence(f, result) for f in findings)
+    return _replace(result, findings=worded, set_apart=tuple(_with_sentence(f, result) for f in set_apart))
+
+
+def scan_spec(spec: AuditSpec, options: ScanOptions | None = None) -> ScanSpec:
+    """The scan an audit's specification and the scan's options describe: the outcome and its positive value, a
+    model's prediction column and its cut-off and the numeric columns' cuts from ``spec``; the columns scanned
+    (none given: the audit's groups and strata, or its protected column) and how hard to look from ``options``."""
+    options = options or ScanOptions()
+    columns = options.columns or (*spec.group_by, *spec.strata) or \
+        ((spec.protected.column,) if spec.protected is not None else ())
+    # by default the audit's own reading: the share with the positive outcome (with a prediction column, the share
+    # the model decides positive: the audit's selection rate), or calibration against a column of probabilities
+    measure = options.measure or ("calibration" if options.probability else "rate")
+    score: dict[str, Any] = ({"outcome_type": "score", "score_cutoff": spec.score_cutoff}
+                             if spec.outcome_type == "score" and measure == "rate" and not spec.prediction else {})
+    return ScanSpec(spec.outcome, spec.positive, columns, depth=options.depth, min_size=options.min_size,
+                    level=options.level, replicates=options.replicates, seed=options.seed, measure=measure,
+                    prediction=spec.prediction, prediction_cutoff=spec.prediction_cutoff,
+                    probability=options.probability, n_bins=spec.n_bins, bins=spec.bins, error=options.error,
+                    calibration=options.calibration, **score)
+
+
+def run(data: pd.DataFrame | Source, spec: AuditSpec, options: ScanOptions | None = None, *,
+        source: str | None = None, progress: Callable[[float], None] | None = None,
+        memory: int | None = None) -> ScanResult:
+    """The scan as an entry of the analyses' table (``run(data, spec, options)``): :func:`scan` of
+    :func:`scan_spec`. ``source`` names the data in the result's words; ``progress`` and ``memory`` as
+    :func:`scan`'s."""
+    return scan(data, scan_spec(spec, options), source=source, progress=progress, memory=memory)
+
+
+def _source_name(data: Any, otherwise: str) -> str:
+    """A Source's name; a frame's ``name`` is a column when it has one (COMPAS does), so it is not the data's name."""
+    name = getattr(data, "name", None) if isinstance(data, Source) else None
+    return name if isinstance(name, str) and name else otherwise
+
+
+def _counted(data: pd.DataFrame | Source, spec: ScanSpec) -> tuple[ScanSpec, Any, Any]:
+    """The scan's count table (ranges cut at round numbers people read, counted again); refused when nothing
+    can differ (no row judged, none or every row counted)."""
     plan, raw = _count(data, spec.audit_spec())
     readable = _readable_cuts(plan, spec)
     if readable:   # the ranges cut at round numbers people read, counted again
@@ -493,46 +672,113 @@ def scan(data: pd.DataFrame | Source, spec: ScanSpec, *, source: str | None = No
             raise _no_positive(data, spec, plan)
         if cells.positives == cells.total:
             raise LuskinError(f"Every row is counted ({_event(spec)}), so no group can differ from the rest.")
+    return spec, plan, table
+
+
+def _tested(data: pd.DataFrame | Source, plan: Any, table: Any, spec: ScanSpec, memory: int | None,
+            progress: Callable[[float], None] | None) -> tuple[Any, Any, Any, Any, Any, Any]:
+    """Every group's test and the choice of findings: in memory, or one grouping at a time when the full table
+    would not fit (table, groups, calibration, adjusted p-values, significant, choice)."""
     need, allowed = _memory_need(table, spec, memory)
     if need > allowed and _by_grouping_sets(data, table, spec, allowed):
-        del cells
-        table, groups, calibration, p_adjusted, significant, chosen = _grouping_sets_scan(data, plan, table, spec)
-        cells = table.cells
-    else:
-        _check_size(table, spec, memory=memory)
-        groups = sg.groups_of(cells, spec.depth, spec.min_size)
-        if not groups.valid.any():
-            raise _none_large_enough(spec)
-        calibration = sg.calibrate(cells, groups, spec.replicates, spec.level, spec.seed, progress)
-        p_adjusted = calibration.p_adjusted(groups.z)
-        significant = groups.valid & (p_adjusted <= spec.level)
-        chosen = sg.carriers(cells, groups, significant, calibration.critical)
-    chosen.sort(key=lambda g: (-abs(float(groups.z[g])), g))
-    big, overall = cells.total, cells.positives / cells.total if spec.measure != "calibration" else 0.0
-    if spec.measure == "calibration":
-        overall = cells.positives / cells.total
-    labels = _labels(table)
-    findings = [_finding(g, groups, cells, calibration.critical, float(p_adjusted[g]), labels, table, spec)
-                for g in chosen]
-    sizes = groups.n[groups.valid]
-    median = int(np.median(sizes))
-    smallest = int(sizes.min())
-    rate_for_power = overall if spec.measure != "calibration" else float(cells.expected.sum() / big)  # type: ignore[union-attr]
-    result = ScanResult(
-        spec=spec, source=source or str(getattr(data, "name", "in-memory data")), measure=spec.measure,
-        n_rows=table.n_rows, n_judged=big, overall_rate=float(overall), groups_scanned=int(groups.valid.sum()),
-        groups_too_small=sg.group_count(cells.cards, spec.depth) - int(groups.valid.sum()),
-        replicates=calibration.replicates,
-        critical_value=calibration.critical, method=calibration.method, significant=int(significant.sum()),
-        findings=(), median_size=median,
-        detectable_median=sg.detectable_gap(median, big, rate_for_power, calibration.critical),
-        detectable_smallest=sg.detectable_gap(smallest, big, rate_for_power, calibration.critical),
-        n_excluded=table.n_excluded,
-        columns=tuple((p.column, tuple(labels[j])) for j, p in enumerate(table.parts)),
-        sizes=groups.n[groups.valid], differences=_differences(groups, cells)[groups.valid],
-    )
-    worded = tuple(_with_sentence(f, result) for f in findings)
-    return _replace(result, findings=worded)
+        return _grouping_sets_scan(data, plan, table, spec)
+    cells = table.cells
+    _check_size(table, spec, memory=memory)
+    groups = sg.groups_of(cells, spec.depth, spec.min_size)
+    if not groups.valid.any():
+        raise _none_large_enough(spec)
+    calibration = _calibration(table, groups, spec, progress)
+    p_adjusted = calibration.p_adjusted(groups.z)
+    significant = groups.valid & sg.significant_p(p_adjusted, spec.level)
+    choice = choose(cells, groups, significant, calibration.critical)
+    return table, groups, calibration, p_adjusted, significant, choice
+
+
+def _calibration(table: Any, groups: Any, spec: ScanSpec,
+                 progress: Callable[[float], None] | None) -> sg.Calibration | sg.FalseDiscovery:
+    """The false discovery rate, the union bound (when replicates cost too much, or asked), or replicates."""
+    cells = table.cells
+    if spec.error == "fdr":
+        return sg.false_discovery(groups, cells, spec.level)
+    if not cells.calibration and (spec.calibration == "bound" or spec.calibration == "auto" and not
+                                  sg.replicates_affordable(cells, groups, spec.replicates, table.n_rows)):
+        return sg.bound_calibration(groups, cells.total, cells.positives, spec.level, sg.BOUND)
+    return sg.calibrate(cells, groups, spec.replicates, spec.level, spec.seed, progress)
+
+
+def _nested_findings(known: list[int], groups: Any, made: dict[int, Any], explains: dict[int, int]) -> list[Any]:
+    """The findings, each inside another following it (never listed beside it as a finding of its own rank)."""
+    findings = []
+    for g in known:
+        parent = next((h for h in known if h != g and sg._refines(groups.codes[g], groups.codes[h])), None)
+        findings.append(_replace_finding(made[g], explains=explains[g],
+                                         within=made[parent].name if parent is not None else ""))
+    tops = [f for f in findings if not f.within]
+    return [x for f in tops for x in (f, *(c for c in findings if c.within == f.name))] + \
+        [f for f in findings if f.within and f.within not in {t.name for t in tops}]
+
+
+# A scanned group's place on the chart: within the bar, beyond it but not reported (explained), a finding, or a
+# group of unknown category set apart.
+WITHIN, BEYOND_EXPLAINED, FOUND, APART = 0, 1, 2, 3
+UNKNOWN_CATEGORY = "of unknown category (set apart, as the audit sets them apart)"
+UNEXAMINED = "not examined (beyond the strongest 2,000 read by membership)"
+
+
+def _bar(calibration: Any, groups: sg.Groups, cells: sg.Cells, g: int) -> float:
+    """The |z| group ``g``'s interval is inverted at: the scan's bar, or under the false discovery rate the |z| at
+    which its own p-value falls below the Benjamini-Hochberg threshold (so the interval holds 0 exactly when the
+    group is not a discovery)."""
+    if not isinstance(calibration, sg.FalseDiscovery):
+        return float(calibration.critical)
+    scale, _ = sg._linear(groups.n[g:g + 1], None, None, cells.total, cells.positives, np.array([True]))
+    return calibration.group_bar(float(groups.n[g]), float(scale[0]))
+
+
+def _of_unknown_category(g: int, groups: sg.Groups, table: _Table) -> bool:
+    """Whether a group has a condition on a value of unknown category ("Unknown", "Decline to self-identify"):
+    the audit's one rule, :func:`luskin_core.counting.counts.is_unknown_group`, on its values."""
+    from luskin_core.counting.counts import CROSS, is_unknown_group
+    from luskin_core.spec.unknown import UNKNOWN
+
+    code = groups.codes[g]
+    values = []
+    for j in np.flatnonzero(code >= 0):
+        part, value = table.parts[j], table.values[j][code[j]]
+        if value is None:
+            values.append(UNKNOWN)
+        elif part.kind == "bins":
+            values.append(f"range {value}")   # a range of numbers is a known category
+        else:
+            values.append(str(value))
+    return is_unknown_group(CROSS.join(values))
+
+
+def _reasons(significant: np.ndarray, choice: _Choice, chosen: list[int], apart: list[int]) -> dict[str, int]:
+    """How many groups beyond the bar are not reported, by why: explained by a reported group (inside it, holding
+    it, overlapping it, or beside it: differing from everyone else only because they hold it), what their parts
+    predict, or (the membership path) not examined."""
+    out: dict[str, int] = {}
+    reported = set(chosen)
+    unknown = set(apart)
+    for g in np.flatnonzero(significant).tolist():
+        if g in reported:
+            continue
+        if choice.by_parts[g]:
+            reason = sg.PARTS
+        elif g in choice.why:
+            h, relation = choice.why[g]
+            reason = relation.replace("a reported group", "a group of unknown category") if h in unknown else relation
+        else:
+            reason = UNEXAMINED
+        out[reason] = out.get(reason, 0) + 1
+    return dict(sorted(out.items(), key=lambda item: -item[1]))
+
+
+def _replace_finding(finding: ScanFinding, **changes: Any) -> ScanFinding:
+    from dataclasses import replace
+
+    return replace(finding, **changes)
 
 
 def _none_large_enough(spec: ScanSpec) -> LuskinError:
@@ -562,7 +808,7 @@ def grouping_sets_memory(cards: Sequence[int], depth: int) -> int:
 
 
 def _grouping_sets_scan(data: Any, plan: Plan, full: _Table, spec: ScanSpec) -> tuple[
-        _Table, sg.Groups, sg.Calibration, np.ndarray, np.ndarray, list[int]]:
+        _Table, sg.Groups, sg.Calibration | sg.FalseDiscovery, np.ndarray, np.ndarray, _Choice]:
     """The scan from each group's own counts (GROUPING SETS over the plan's keys, in the engine), without the
     full cross: the calibration is a union bound over every group's exact permutation law
     (:class:`~luskin_core.stats.subgroups.BoundCalibration`: exact replicates need the joint table), and the
@@ -593,25 +839,75 @@ def _grouping_sets_scan(data: Any, plan: Plan, full: _Table, spec: ScanSpec) -> 
                                    total, positives)
     if not groups.valid.any():
         raise _none_large_enough(spec)
-    calibration = sg.bound_calibration(groups, total, positives, spec.level)
+    light = sg.Cells(np.zeros((1, m), dtype=np.int64), cards, np.array([float(total)]), np.array([float(positives)]))
+    calibration = (sg.false_discovery(groups, light, spec.level) if spec.error == "fdr" else
+                   sg.bound_calibration(groups, total, positives, spec.level))
     p_adjusted = calibration.p_adjusted(groups.z)
-    significant = groups.valid & (p_adjusted <= spec.level)
-    top = sorted(np.flatnonzero(significant).tolist(), key=lambda g: -abs(float(groups.z[g])))[:MAX_MEMBERS]
+    significant = groups.valid & sg.significant_p(p_adjusted, spec.level)
+    by_parts = _explained_by_parts(groups, significant, calibration.critical)
+    candidates = significant & ~by_parts
+    top = sg.carrier_order(groups, candidates)[:MAX_MEMBERS]
     capped = np.zeros_like(significant)
     capped[top] = True
     conditions = [{keys[j]: values[j][groups.codes[g][j]] for j in np.flatnonzero(groups.codes[g] >= 0)}
                   for g in top]
     chosen: list[int] = []
+    why: dict[int, tuple[int, str]] = {}
     if top:
         member, counts = membership_counts(data, plan, conditions)
         n_p, k_p = _judged(counts, spec.measure)
         where = {g: i for i, g in enumerate(top)}
         patterns = sg.membership_cells(member, n_p, k_p)
-        chosen = sg.carriers(patterns, groups, capped, calibration.critical,
-                             members=lambda g: member[:, where[g]], totals=(float(total), float(positives)))
-    light = sg.Cells(np.zeros((1, m), dtype=np.int64), cards, np.array([float(total)]), np.array([float(positives)]))
+        chosen, why = sg.carriers_explained(patterns, groups, capped, calibration.critical,
+                                            members=lambda g: member[:, where[g]],
+                                            totals=(float(total), float(positives)))
     table = _Table(light, parts, tuple(values), full.n_rows, full.n_excluded, full.whole)
-    return table, groups, calibration, p_adjusted, significant, chosen
+    unexamined = candidates & ~capped
+    return table, groups, calibration, p_adjusted, significant, _Choice(chosen, why, by_parts, unexamined)
+
+
+@dataclass(frozen=True)
+class _Choice:
+    """Which significant groups the rules report, and why each other one is not (see :func:`_reasons`)."""
+
+    chosen: list[int]
+    why: dict[int, tuple[int, str]]           # explained by a reported group: (that group, how they relate)
+    by_parts: np.ndarray                      # intersections that are what their parts predict
+    unexamined: np.ndarray                    # beyond MAX_MEMBERS (the GROUPING SETS path only)
+
+
+def choose(cells: sg.Cells, groups: sg.Groups, significant: np.ndarray, critical: float) -> _Choice:
+    """The groups the scan reports from those beyond the bar, and why each other one is not: intersections that
+    are what their parts predict are set aside, then the rule that picks the group carrying each gap
+    (:func:`~luskin_core.stats.subgroups.carriers_explained`). The benchmark's simulations call it too."""
+    by_parts = _explained_by_parts(groups, significant, critical)
+    chosen, why = sg.carriers_explained(cells, groups, significant & ~by_parts, critical)
+    return _Choice(chosen, why, by_parts, np.zeros_like(significant))
+
+
+def _explained_by_parts(groups: sg.Groups, significant: np.ndarray, critical: float) -> np.ndarray:
+    """The significant intersections (two or more conditions) whose rate is what their parts predict: the score
+    test of their own effect, beside one effect per condition, stays within :func:`parts_bar`
+    (:class:`~luskin_core.stats.subgroups.Parts`)."""
+    out = np.zeros(len(groups.n), dtype=bool)
+    depth = (groups.codes >= 0).sum(axis=1)
+    candidates = np.flatnonzero(significant & (depth >= 2))
+    if not candidates.size:
+        return out
+    parts = sg.Parts(groups)
+    bar = parts_bar(len(candidates), critical)
+    for g in candidates.tolist():
+        z, _ = parts.test(g)
+        out[g] = abs(z) <= bar
+    return out
+
+
+def parts_bar(tested: int, critical: float, level: float = 0.05) -> float:
+    """The |z| an intersection's own effect must pass: Bonferroni over the intersections beyond the bar that are
+    tested (they were chosen by the scan's family-wise test already), never above the scan's own bar."""
+    from statistics import NormalDist
+
+    return min(critical, NormalDist().inv_cdf(1 - level / (2 * max(tested, 1))))
 
 
 def _judged(counts: Any, measure: str) -> tuple[np.ndarray, np.ndarray]:
@@ -661,7 +957,7 @@ def _no_positive(data: Any, spec: ScanSpec, plan: Plan) -> LuskinError:
     except Exception:  # noqa: BLE001 - the values are only an aid to the message
         found = []
     listed = ", ".join(shown(v) for v in found)
-    return LuskinError(f"The value '{shown(spec.positive)}' never occurs in the outcome column '{shown(plan.outcome)}'"
+    return LuskinError(f"The value '{positive_words(spec.positive)}' never occurs in the outcome column '{shown(plan.outcome)}'"
                        + (f". Its values are: {listed}." if listed else "."))
 
 
@@ -751,8 +1047,7 @@ def _whole_columns(data: Any, spec: ScanSpec, table: _Table) -> frozenset[str]:
     if isinstance(data, Source):
         try:
             facts = data.facts(spec.audit_spec())
-            whole = getattr(facts, "is_integer", None)
-            return frozenset(c for c in binned if whole is not None and bool(whole(c)))
+            return frozenset(c for c in binned if facts.is_integer(c))
         except Exception:  # noqa: BLE001 - without the type, ranges keep their plain "to under" words
             return frozenset()
     return frozenset(c for c in binned if pd.api.types.is_integer_dtype(data[c]))
@@ -803,7 +1098,7 @@ def _data_value(part: KeyPart, value: Any, label: str) -> Any:
 
 
 def _finding(g: int, groups: sg.Groups, cells: sg.Cells, critical: float, p_adjusted: float,
-             labels: list[list[str]], table: _Table, spec: ScanSpec) -> ScanFinding:
+             labels: list[list[str]], table: _Table, spec: ScanSpec, parts: sg.Parts) -> ScanFinding:
     code = groups.codes[g]
     set_columns = [int(j) for j in np.flatnonzero(code >= 0)]
     conditions = {table.parts[j].column: _data_value(table.parts[j], table.values[j][code[j]], labels[j][code[j]])
@@ -812,16 +1107,31 @@ def _finding(g: int, groups: sg.Groups, cells: sg.Cells, critical: float, p_adju
     n, k = float(groups.n[g]), float(groups.k[g])
     rate = k / n
     if cells.calibration:
+        # the test's own standard error (the model's variance, sqrt(V) / n): the interval holds 0 exactly when
+        # |z| = |O - E| / sqrt(V) is within the bar
         assert groups.expected is not None and groups.variance is not None
         other = float(groups.expected[g]) / n
         se = math.sqrt(float(groups.variance[g])) / n
+        difference = rate - other
+        low, high = difference - critical * se, difference + critical * se
     else:
+        # the pooled z the scan tests, inverted (score interval): one standard error for the test and the interval
         rest_n, rest_k = cells.total - n, cells.positives - k
         other = rest_k / rest_n
-        se = math.sqrt(rate * (1 - rate) / n + other * (1 - other) / rest_n)
-    difference = rate - other
-    return ScanFinding(conditions, names, int(n), round(k), rate, other, difference, difference - critical * se,
-                       difference + critical * se, float(groups.z[g]), p_adjusted)
+        difference = rate - other
+        ends = sg.score_interval(k, n, rest_k, rest_n, critical)
+        low, high = float(ends[0][0]), float(ends[1][0])
+    kind, parts_rate, parts_z = MAIN_EFFECT, None, None
+    if len(set_columns) >= 2:
+        kind = INTERSECTION
+        parts_z, parts_rate = parts.test(g)
+        if cells.calibration:
+            parts_rate = other + parts_rate   # the predicted rate shifted by the gap its parts predict
+    return ScanFinding(conditions, names, int(n), round(k), rate, other, difference, low, high,
+                       float(groups.z[g]), p_adjusted, kind=kind, parts_rate=parts_rate, parts_z=parts_z)
+
+
+MAIN_EFFECT, INTERSECTION = "main effect", "intersection"
 
 
 # -- the words ----------------------------------------------------------------------------------
@@ -833,8 +1143,10 @@ def _event(spec: ScanSpec) -> str:
     if spec.measure == "error":
         return "an error"
     if spec.prediction:
-        return f"decided {shown(spec.positive)} by the model"
-    return f"{shown(spec.outcome)} is {shown(spec.positive)}"
+        return f"decided {positive_words(spec.positive)} by the model"
+    if spec.outcome_type == "score":
+        return f"{shown(spec.outcome)} is {ScoreRule(spec.score_cutoff).words()}"
+    return f"{shown(spec.outcome)} is {positive_words(spec.positive)}"
 
 
 def _rate_words(spec: ScanSpec) -> str:
@@ -850,32 +1162,79 @@ def _with_sentence(finding: ScanFinding, result: ScanResult) -> ScanFinding:
 
 
 def finding_sentence(f: ScanFinding, result: ScanResult) -> str:
-    """One finding in words: who, their rate against everyone else's (or the model's), the gap and its interval."""
+    """One finding in words: who, their rate against everyone else's (or the model's), the gap and its interval;
+    for an intersection, what its parts alone predict; for a group of unknown category, that it is set apart."""
+    body = _finding_body(f, result)
+    if f.within:
+        body = f"Inside {f.within}: {body}"
+    if f.kind == INTERSECTION and f.parts_rate is not None:
+        body += (f" An intersection: each of its conditions acting alone would predict "
+                            f"{format_percent(f.parts_rate)} for it.")
+    if f.unknown:
+        body += (" This group is of unknown category: shown with its numbers but set apart from the "
+                            "findings, as the audit sets such groups apart.")
+    return body
+
+
+def _finding_body(f: ScanFinding, result: ScanResult) -> str:
     spec = result.spec
     who = f"{f.name} ({f.n:,} rows)"
-    low, high = format_points(f.ci_low, 1), format_points(f.ci_high, 1)
-    interval = f"simultaneous {format_percent(1 - spec.level, 0)} CI {low} to {high} points"
-    held = (f"this holds after accounting for the {result.groups_scanned:,} groups scanned "
-            f"(adjusted {format_p(f.p_adjusted)})")
+    # the gap and its interval both signed ("a gap of -14.2 points (CI -20.1 to -8.0 points)"): the sign is never
+    # left to the interval alone
+    low, high = format_points(f.ci_low, 1, signed=True), format_points(f.ci_high, 1, signed=True)
+    gap = f"{format_points(f.difference, 1, signed=True)} points"
+    if result.fdr:
+        interval = f"CI {low} to {high} points, adjusted for the selection"
+        held = (f"a discovery at a false discovery rate of {spec.level:g} over the {result.groups_scanned:,} groups "
+                f"scanned ({format_p(f.p_adjusted).replace('p ', 'q ', 1)})")
+    else:
+        interval = f"simultaneous {format_percent(1 - spec.level, 0)} CI {low} to {high} points"
+        held = (f"this holds after accounting for the {result.groups_scanned:,} groups scanned "
+                f"(adjusted {format_p(f.p_adjusted)})")
     if spec.measure == "calibration":
         way = "under-predicted" if f.difference > 0 else "over-predicted"
         return (f"{who}: {format_percent(f.rate)} {_rate_words(spec)} against {format_percent(f.rest_rate)} predicted "
-                f"by the model, {way} by {points(f.difference)} ({interval}); {held}.")
+                f"by the model, {way} by {points(f.difference)} (a gap of {gap}, {interval}); {held}.")
     if spec.measure in ("fpr", "fnr", "error"):
         what = f"{MEASURES[spec.measure]} {format_percent(f.rate)}"
     else:
         what = f"{format_percent(f.rate)} {_rate_words(spec)}"
-    return (f"{who}: {what} against {format_percent(f.rest_rate)} for everyone else, a gap of "
-            f"{points(f.difference)} ({interval}); {held}.")
+    return (f"{who}: {what} against {format_percent(f.rest_rate)} for everyone else, a gap of {gap} ({interval}); "
+            f"{held}.")
+
+
+def bar_sentence(result: ScanResult) -> str:
+    """How many groups cleared the bar, how many are reported, and why the others are not (the same counts as
+    the JSON's and the chart's)."""
+    if not result.significant:
+        return f"None of the {result.groups_scanned:,} groups scanned cleared the bar."
+    cleared = (f"{result.significant:,} of the {result.groups_scanned:,} groups scanned cleared the bar; "
+               f"{result.reported:,} {'is' if result.reported == 1 else 'are'} reported")
+    if result.set_apart:
+        cleared += f" and {len(result.set_apart):,} of unknown category set apart"
+    if not result.not_reported:
+        return cleared + "."
+    why = "; ".join(f"{count:,} {reason}" for reason, count in result.not_reported.items())
+    return f"{cleared}. The other {sum(result.not_reported.values()):,} are not reported: {why}."
 
 
 def headline(result: ScanResult) -> str:
     """What the scan found in one sentence, or what it could have seen when it found nothing."""
+    apart = ""
+    if result.set_apart:
+        count = len(result.set_apart)
+        apart = (f" {count} group{'s' if count != 1 else ''} of unknown category also differ{'' if count != 1 else 's'}"
+                 f" ({', '.join(f.name for f in result.set_apart[:3])}{', ...' if count > 3 else ''}): set apart, "
+                 "as the audit sets such groups apart.")
     if result.findings:
         count = len(result.findings)
         return (f"{count} group{'s' if count != 1 else ''} of the {result.groups_scanned:,} scanned "
                 f"differ{'' if count != 1 else 's'} from the rest by more than chance would explain "
-                f"(family-wise error rate {result.level:g}).")
+                f"({result.control_words}); {result.significant:,} cleared the bar, the others being "
+                f"{'its' if count == 1 else 'their'} gaps seen again or what their parts predict.{apart}")
+    if result.significant:
+        return (f"No group of known category is reported, among the {result.groups_scanned:,} groups scanned "
+                f"({result.control_words}): {bar_sentence(result)}{apart}")
     sizes = f"a group of {result.median_size:,} rows (the median size)"
     if result.detectable_median is None:
         could = "the data are too few to say how large a gap it could have seen"
@@ -889,4 +1248,5 @@ def headline(result: ScanResult) -> str:
             f"{result.groups_scanned:,} groups scanned; {could}.")
 
 
-__all__ = ["MEASURES", "ScanFinding", "ScanResult", "ScanSpec", "finding_sentence", "headline", "scan"]
+__all__ = ["MEASURES", "ScanFinding", "ScanOptions", "ScanResult", "ScanSpec", "finding_sentence", "headline", "run",
+           "scan", "scan_spec"]

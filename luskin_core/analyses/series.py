@@ -67,11 +67,14 @@ from luskin_core.counting.counts import (
     aggregate_frame,
     plan_for_frame,
 )
+from luskin_core.counting.executor import count_plan
 from luskin_core.errors import LuskinError
 from luskin_core.formatting import format_p, format_percent, format_points
 from luskin_core.spec.audit_spec import AuditSpec, resolve_column
+from luskin_core.spec.options import PERIOD, PERIODS, SeriesOptions
+from luskin_core.stats.verdict import ALPHA
 
-EVERY = ("month", "quarter", "year")
+EVERY = PERIODS   # declared once with the option (luskin_core/spec/options.py)
 PERIOD_KEY = "__luskin_period__"
 CUSUM_K = 0.5
 CUSUM_H = 6.0
@@ -508,9 +511,20 @@ def audit_series(data: Any, spec: AuditSpec, period: str, every: str = "month", 
     ``keep_flagged``: keep the flagged periods (every group at 0% or 100%, or few rows: see the module
     doc) in the trends and alerts; by default they are set aside and the result says so.
     """
+    every = PERIOD.check(every)
     raw, plan, column, fmt, name = series_counts(data, spec, period, every, period_format, source=source)
     return series_from_raw(raw, plan, spec, column=column, every=every, period_format=fmt, source=name,
                            keep_flagged=keep_flagged)
+
+
+def run(data: Any, spec: AuditSpec, options: SeriesOptions | None = None, *,
+        source: str | None = None) -> SeriesResult:
+    """The audit over time as an entry of the analyses' table (``run(data, spec, options)``): :func:`audit_series`
+    per ``options.every`` of the date column ``options.period``. ``source`` names the data in the result's words."""
+    if options is None or options.period is None:
+        raise LuskinError("Say which column holds the dates that make the periods (e.g. a decision date).")
+    return audit_series(data, spec, options.period, options.every, options.period_format, source=source,
+                        keep_flagged=options.keep_flagged)
 
 
 def series_counts(data: Any, spec: AuditSpec, period: str, every: str = "month", period_format: str | None = None,
@@ -519,8 +533,7 @@ def series_counts(data: Any, spec: AuditSpec, period: str, every: str = "month",
     source's name): what :func:`audit_series` audits, and what the bounds over the unknowns count per period."""
     from luskin_core.counting.sources import Source
 
-    if every not in EVERY:
-        raise LuskinError(f"Periods are 'month', 'quarter' or 'year', not '{every}'.")
+    every = PERIOD.check(every)   # declared once (luskin_core/spec/options.py), as SeriesOptions checks it
     fmt = (period_format or "").strip() or None
     part = KeyPart(PERIOD_KEY, "value", True)
     if isinstance(data, Source):
@@ -536,7 +549,7 @@ def series_counts(data: Any, spec: AuditSpec, period: str, every: str = "month",
         if (fmt is not None and digit_layout(fmt) is not None) or (fmt is None and data.table.schema()[column].is_date()):
             plan, raw = _value_counts(data, spec, column, fmt, every)
         else:
-            plan, raw = derive_period(data, column, fmt, every).counts(spec, period=part)
+            plan, raw = count_plan(derive_period(data, column, fmt, every), spec, period=part)
         name = source or data.name
     else:
         if data is None or len(data) == 0:
@@ -588,7 +601,7 @@ def _value_counts(data: Any, spec: AuditSpec, column: str, fmt: str | None, ever
     """
     dtype = data.table.schema()[column]
     numeric = bool(dtype.is_integer() or dtype.is_floating() or dtype.is_decimal())
-    plan, counted = data.counts(spec, period=KeyPart(column, "value", numeric))
+    plan, counted = count_plan(data, spec, period=KeyPart(column, "value", numeric))
     raw = counted.to_frame()
     values = raw["period"]
     if numeric:   # the count table gives numeric keys as floats: 1012006.0 is the date 1012006 (MDDYYYY)
@@ -792,7 +805,7 @@ def _trends_and_alerts(labels: list[str], index: list[int], results: list[Any], 
             low, high = slope - 1.959963984540054 * se, slope + 1.959963984540054 * se
             move = "widened" if slope * np.sign(np.average(d, weights=1 / v)) > 0 else "narrowed"
             # a direction is said only for a trend beyond chance: "narrowed, which could be chance" reads as a finding
-            verdict = f"the gap {move}, a trend beyond chance" if p < 0.05 else "no trend beyond chance"
+            verdict = f"the gap {move}, a trend beyond chance" if p < ALPHA else "no trend beyond chance"
             sentence = (f"{group} vs {reference}{where}: over {len(points)} {every}s the difference moved by "
                         f"{format_points(slope, signed=True)} points {unit} (95% CI {format_points(low, signed=True)} "
                         f"to {format_points(high, signed=True)}): {verdict} ({format_p(p)}).")
@@ -817,6 +830,7 @@ __all__ = [
     "EVERY",
     "Alert",
     "FlaggedPeriod",
+    "SeriesOptions",
     "SeriesResult",
     "Trend",
     "audit_columns",
@@ -831,5 +845,6 @@ __all__ = [
     "period_keys",
     "period_label",
     "period_parts",
+    "run",
     "weighted_trend",
 ]

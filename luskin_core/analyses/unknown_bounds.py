@@ -95,13 +95,13 @@ def condition_named(spec: Any) -> tuple[str, ...]:
 def unknown_rows(data: Any, spec: Any) -> dict[str | None, tuple[int, int]]:
     """Per cell, the rows whose protected value is missing and how many have the counted outcome (for a
     protected condition; {} for an audit by columns, whose unknown rows are its "Unknown" group)."""
-    from luskin_core.counting.counts import count_frame
-    from luskin_core.counting.sources import Source
+    from luskin_core.counting.counts import CountTable
+    from luskin_core.counting.executor import count_plan, executor_for
 
     if spec.protected is None:
         return {}
-    counting = condition_spec(spec)
-    table = data.count_table(counting) if isinstance(data, Source) else count_frame(data, counting)[0]
+    plan, raw = count_plan(executor_for(data), condition_spec(spec))
+    table = CountTable.from_raw(raw, plan)
     return unknown_cells(table, condition_named(spec))
 
 

@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 
 DECISIONS = "decisions"      # the share with a positive decision, per group and cell (controlled fairness)
 ERROR_RATES = "error rates"  # true and false positive rates per group (classification parity)
-STAGES = ("before", "after")
 CorrectionOptions = RetrainOptions | ThresholdOptions | EqualizeOptions
 
 

@@ -50,8 +50,6 @@ GAP_NAMES = {
     CONTROLLED: "largest gap in the share with a positive decision, in any cell",
     PARITY: "larger of the true-positive-rate and false-positive-rate gaps",
 }
-# Okabe-Ito, one colour per correction on the chart
-SERIES_COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
 DEFAULT_ALPHAS = (0.1, 0.2)
 DEFAULT_LAMBDA = 1.0
 

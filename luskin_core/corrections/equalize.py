@@ -934,6 +934,11 @@ class AlphaSweep:
     n_test: int
     options: EqualizeOptions | None = None
     names: GroupNames | None = None
+    shown_alpha: float | None = None
+
+    def shown_at(self, alpha: float | None) -> AlphaSweep:
+        """The same sweep shown at ``alpha`` (the slider's value): the report and slides draw its histograms there."""
+        return replace(self, shown_alpha=alpha)
 
     @property
     def classes(self) -> tuple[str, str]:

@@ -55,7 +55,6 @@ from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.spec.names import GroupNames
 from luskin_core.spec.options import ALGORITHM_NAMES, MODEL_NAMES, RETRAIN_KINDS, RetrainOptions
 
-SPLIT = (0.4, 0.4, 0.2)
 MIN_ROWS = 50          # below this a 20% test set holds too few rows to say anything
 AUC_DROP = 0.02        # C2's AUC this much below A1's is worth a warning
 GAP_GROWTH = 0.01      # a gap that grew by less than one point is not called grown

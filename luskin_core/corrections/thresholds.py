@@ -49,7 +49,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -75,6 +75,7 @@ __all__ = [
     "GroupRates",
     "GroupRoc",
     "GroupThresholdOptimizer",
+    "SeedSpread",
     "ThresholdOptions",
     "ThresholdReport",
     "ThresholdsNotFitted",
@@ -82,6 +83,7 @@ __all__ = [
     "group_rates",
     "objective",
     "roc_curves",
+    "seed_spread",
     "threshold_warnings",
     "tune_thresholds",
 ]
@@ -707,9 +709,12 @@ class SplitResult:
     groups: dict[str, GroupRates]
 
     def to_dict(self) -> dict[str, Any]:
+        tpr, fpr = self.gap_interval("tpr"), self.gap_interval("fpr")
         return {
             "accuracy": self.accuracy,
             "groups": {lab: r.to_dict() for lab, r in self.groups.items()},
+            "tpr_gap": self.tpr_gap, "fpr_gap": self.fpr_gap,
+            "tpr_gap_ci95": list(tpr) if tpr else None, "fpr_gap_ci95": list(fpr) if fpr else None,
         }
 
     @property
@@ -721,6 +726,29 @@ class SplitResult:
     def fpr_gap(self) -> float:
         v = [r.fpr for r in self.groups.values()]
         return float(max(v) - min(v))
+
+    def gap_interval(self, rate: str) -> tuple[float, float] | None:
+        """The 95% Newcombe interval of the largest gap in ``rate`` ("tpr" or "fpr") on these rows: the difference
+        between the groups with the highest and the lowest rate, each a count over its group's positives (TPR) or
+        negatives (FPR). With more than two groups it is the interval of that pair, chosen after seeing the rates.
+        None when a group has no row to count the rate over."""
+        from luskin_core.stats.inference import newcombe_interval
+
+        items = [(r.tpr if rate == "tpr" else r.fpr, r) for r in self.groups.values()]
+        if len(items) < 2 or any(v != v for v, _ in items):   # noqa: PLR0124 (NaN)
+            return None
+        (high_rate, high), (low_rate, low) = max(items, key=lambda x: x[0]), min(items, key=lambda x: x[0])
+
+        def count(r: GroupRates, value: float) -> tuple[int, int]:
+            n = r.positives if rate == "tpr" else r.n - r.positives
+            return round(value * n), n
+
+        k1, n1 = count(high, high_rate)
+        k2, n2 = count(low, low_rate)
+        if not n1 or not n2:
+            return None
+        lo, hi = newcombe_interval(k1, n1, k2, n2)
+        return float(np.asarray(lo).ravel()[0]), float(np.asarray(hi).ravel()[0])
 
     def counts(self) -> tuple[GroupCounts, ...]:
         """Each group's confusion counts (exact: each rate is a count over its group's positives or negatives)."""
@@ -771,6 +799,27 @@ class ThresholdReport:
     warnings: tuple[str, ...] = ()
     options: ThresholdOptions | None = None
     names: GroupNames | None = None
+    spread: SeedSpread | None = None   # the same run over seeds 0-9, when asked for (seed_spread)
+
+    def gap_lines(self) -> list[str]:
+        """The test-set gaps with their 95% intervals (and the spread over seeds when it was run), in words."""
+        from luskin_core.formatting import format_points
+
+        def said(split: SplitResult, rate: str) -> str:
+            gap = split.tpr_gap if rate == "tpr" else split.fpr_gap
+            ci = split.gap_interval(rate)
+            return f"{format_points(gap, signed=True)} points" + (
+                "" if ci is None else f" (95% CI {format_points(ci[0], signed=True)} to "
+                                      f"{format_points(ci[1], signed=True)})")
+
+        lines = []
+        for name, split in (("before", self.before), ("after", self.after)):
+            if split is not None:
+                lines.append(f"Test rows, {name}: TPR gap {said(split, 'tpr')}, FPR gap {said(split, 'fpr')} "
+                             f"({self.n_test:,} test rows).")
+        if self.spread is not None:
+            lines.append(self.spread.sentence())
+        return lines
 
     @property
     def correction(self) -> CorrectionResult:
@@ -814,6 +863,7 @@ class ThresholdReport:
             "tuning_method": self.tuning_method,
             "warnings": list(self.warnings),
             "correction": self.correction.to_dict(),
+            "seed_spread": self.spread.to_dict() if self.spread is not None else None,
         }
 
 
@@ -846,6 +896,83 @@ def best_common_threshold(scores: np.ndarray, y: np.ndarray) -> float:
     if j == len(values):  # nobody positive: just above the highest score (finite, so JSON-safe)
         return float(np.nextafter(values[-1], np.inf))
     return float(values[0]) if j == 0 else float((values[j - 1] + values[j]) / 2)
+
+
+class _Scored(NamedTuple):
+    """The rows split, the tuning and test rows' scores, the single threshold "before" and where the scores came from."""
+
+    split: Any
+    tune_idx: Any
+    test_idx: Any
+    s_tune: np.ndarray
+    s_test: np.ndarray
+    n_train: int
+    default: float | None
+    source: str
+    kind: str | None   # the model's kind (None for a score column)
+
+
+def _column_scores(frame: pd.DataFrame, spec: Any, score_column: str, seed: int,
+                   default_threshold: float | None) -> _Scored:
+    """The user's own score column, its rows split into tuning and test halves."""
+    from luskin_core.corrections.pipeline import prepare_split
+    from luskin_core.spec.audit_spec import resolve_column
+
+    split = prepare_split(frame, spec, shape="50/50", seed=seed, min_rows=10, choose=False,
+                          purpose="Tuning thresholds on a score column splits the data 50/50 and")
+    data, y = split.frame, split.y
+    col_name = resolve_column(data, score_column, "score")
+    col = pd.to_numeric(data[col_name], errors="coerce")
+    if col.isna().all():
+        raise LuskinError(f"The column '{col_name}' holds no numbers to use as scores.")
+    scores = col.to_numpy(dtype=float)
+    if np.isnan(scores).any():
+        raise LuskinError(
+            f"{count_of(int(np.isnan(scores).sum()), 'row')} {'has' if np.isnan(scores).sum() == 1 else 'have'} "
+            "no number in the score column "
+            f"'{col_name}'. Remove those rows or choose a score column without gaps."
+        )
+    tune_idx, test_idx = split.part("tune"), split.part("test")
+    s_tune, s_test = scores[tune_idx], scores[test_idx]
+    if default_threshold is not None:
+        default = float(default_threshold)
+    elif set(np.unique(scores).tolist()) <= {0.0, 1.0}:
+        default = 0.5
+    else:
+        default = best_common_threshold(s_tune, y[tune_idx])
+    return _Scored(split, tune_idx, test_idx, s_tune, s_test, 0, default, f"column {col_name}", None)
+
+
+def _model_scores(frame: pd.DataFrame, spec: Any, model: str | None, features: Sequence[str] | None, pipeline: Any,
+                  tuning: str, seed: int, default_threshold: float | None) -> _Scored:
+    """A model trained on 60% of the rows, scoring 20% to tune on (or 80% out of fold, cross-fitted) and 20% to test."""
+    from luskin_core.corrections import models
+    from luskin_core.corrections.pipeline import prepare_split
+
+    kind = models.check_kind(model) if model is not None else "custom"
+    split = prepare_split(frame, spec, shape="60/20/20", seed=seed, min_rows=10, features=features,
+                          purpose="Tuning thresholds splits the data 60/20/20 and")
+    data, y = split.frame, split.y
+    features = list(split.features)
+    train_idx, tune_idx, test_idx = split.part("train"), split.part("tune"), split.part("test")
+    X = data[features]
+    if tuning == "validation":
+        if pipeline is None:
+            pipeline = models.make_model(kind, X.iloc[train_idx], features, random_state=seed)
+        pipeline.fit(X.iloc[train_idx], y[train_idx])
+        s_tune = np.asarray(models.risk_scores(pipeline, X.iloc[tune_idx]), dtype=float)
+        s_test = np.asarray(models.risk_scores(pipeline, X.iloc[test_idx]), dtype=float)
+        n_train = len(train_idx)
+    else:
+        rest = split.rest
+        s_tune, s_test, pipeline = _crossfit_scores(
+            pipeline, kind, X, y, rest, test_idx, features, split.strata, seed
+        )
+        tune_idx = rest
+        n_train = len(rest)
+    default = float(models.default_threshold(pipeline) if default_threshold is None else default_threshold)
+    source = f"model {kind}" + (", cross-fitted" if tuning == "crossfit" else "")
+    return _Scored(split, tune_idx, test_idx, s_tune, s_test, n_train, default, source, kind)
 
 
 def tune_thresholds(
@@ -882,9 +1009,6 @@ def tune_thresholds(
     smaller test gaps at a smaller accuracy cost than the paper's validation-only tuning (see
     benchmarks/results/parity.md), for five extra model fits.
     """
-    from luskin_core.corrections import models
-    from luskin_core.corrections.pipeline import prepare_split
-    from luskin_core.spec.audit_spec import resolve_column
 
     if score_column is not None and model is not None:
         raise LuskinError("Choose either a model to train or an existing score column, not both.")
@@ -898,56 +1022,13 @@ def tune_thresholds(
         )
     if score_column is None and model is None and pipeline is None:
         raise LuskinError("Choose a model to train (LR, MLP or SVM) or an existing score column.")
-    default: float | None
     if score_column is not None:
-        split = prepare_split(frame, spec, shape="50/50", seed=seed, min_rows=10, choose=False,
-                              purpose="Tuning thresholds on a score column splits the data 50/50 and")
-        data, y, g = split.frame, split.y, split.groups
-        col_name = resolve_column(data, score_column, "score")
-        col = pd.to_numeric(data[col_name], errors="coerce")
-        if col.isna().all():
-            raise LuskinError(f"The column '{col_name}' holds no numbers to use as scores.")
-        scores = col.to_numpy(dtype=float)
-        if np.isnan(scores).any():
-            raise LuskinError(
-                f"{count_of(int(np.isnan(scores).sum()), 'row')} {'has' if np.isnan(scores).sum() == 1 else 'have'} "
-                "no number in the score column "
-                f"'{col_name}'. Remove those rows or choose a score column without gaps."
-            )
-        tune_idx, test_idx = split.part("tune"), split.part("test")
-        n_train = 0
-        s_tune, s_test = scores[tune_idx], scores[test_idx]
-        if default_threshold is not None:
-            default = float(default_threshold)
-        elif set(np.unique(scores).tolist()) <= {0.0, 1.0}:
-            default = 0.5
-        else:
-            default = best_common_threshold(s_tune, y[tune_idx])
-        source = f"column {col_name}"
+        scored = _column_scores(frame, spec, score_column, seed, default_threshold)
     else:
-        kind = models.check_kind(model) if model is not None else "custom"
-        split = prepare_split(frame, spec, shape="60/20/20", seed=seed, min_rows=10, features=features,
-                              purpose="Tuning thresholds splits the data 60/20/20 and")
-        data, y, g = split.frame, split.y, split.groups
-        features = list(split.features)
-        train_idx, tune_idx, test_idx = split.part("train"), split.part("tune"), split.part("test")
-        X = data[features]
-        if tuning == "validation":
-            if pipeline is None:
-                pipeline = models.make_model(kind, X.iloc[train_idx], features, random_state=seed)
-            pipeline.fit(X.iloc[train_idx], y[train_idx])
-            s_tune = np.asarray(models.risk_scores(pipeline, X.iloc[tune_idx]), dtype=float)
-            s_test = np.asarray(models.risk_scores(pipeline, X.iloc[test_idx]), dtype=float)
-            n_train = len(train_idx)
-        else:
-            rest = split.rest
-            s_tune, s_test, pipeline = _crossfit_scores(
-                pipeline, kind, X, y, rest, test_idx, features, split.strata, seed
-            )
-            tune_idx = rest
-            n_train = len(rest)
-        default = float(models.default_threshold(pipeline) if default_threshold is None else default_threshold)
-        source = f"model {kind}" + (", cross-fitted" if tuning == "crossfit" else "")
+        scored = _model_scores(frame, spec, model, features, pipeline, tuning, seed, default_threshold)
+    split, default, source, kind = scored.split, scored.default, scored.source, scored.kind
+    y, g, tune_idx, test_idx = split.y, split.groups, scored.tune_idx, scored.test_idx
+    s_tune, s_test, n_train = scored.s_tune, scored.s_test, scored.n_train
     y_tune, g_tune = y[tune_idx], g[tune_idx]
     opt = GroupThresholdOptimizer(lam=lam, solver=solver, random_state=seed)
     opt.fit(s_tune, y_tune, groups=g_tune)
@@ -981,10 +1062,62 @@ def tune_thresholds(
         fit_seconds=opt.fit_seconds_,
         tuning_method=tuning,
         warnings=threshold_warnings(before, after, yt),
-        options=ThresholdOptions(model=kind if score_column is None and kind in MODEL_KINDS else None, solver=solver,
+        options=ThresholdOptions(model=kind if kind in MODEL_KINDS else None, solver=solver,
                                  lam=float(lam), seed=seed, tuning=tuning, default_threshold=default_threshold),
         names=split.names,
     )
+
+
+@dataclass(frozen=True)
+class SeedSpread:
+    """The same tuning run again with seeds 0..k-1 (a new split, model and tuning each time): how much the test-set
+    gaps and accuracy move with the split alone (the paper reports one seed)."""
+
+    seeds: tuple[int, ...]
+    tpr_gaps: tuple[float, ...]
+    fpr_gaps: tuple[float, ...]
+    accuracy_before: tuple[float | None, ...]
+    accuracy_after: tuple[float, ...]
+    target: float = 0.05
+
+    @property
+    def within_target(self) -> int:
+        """Seeds whose test-set TPR and FPR gaps are both at most :attr:`target` (the paper's 0.05)."""
+        return sum(t <= self.target and f <= self.target for t, f in zip(self.tpr_gaps, self.fpr_gaps))
+
+    def sentence(self) -> str:
+        """The spread in words, with the median and range of each number."""
+        from luskin_core.formatting import format_percent, format_points
+
+        def spread(values: Sequence[float], points: bool = True) -> str:
+            shown = format_points if points else format_percent
+            a = np.asarray(values, dtype=float)
+            return (f"median {shown(float(np.median(a)))}{' points' if points else ''}, "
+                    f"{shown(float(a.min()))} to {shown(float(a.max()))}")
+
+        return (f"Over seeds {self.seeds[0]}-{self.seeds[-1]} ({len(self.seeds)} splits, each with its own model and "
+                f"tuning): TPR gap {spread(self.tpr_gaps)}; FPR gap {spread(self.fpr_gaps)}; accuracy after "
+                f"{spread(self.accuracy_after, False)}; both gaps at most {format_points(self.target)} points in "
+                f"{self.within_target} of {len(self.seeds)}.")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seeds": list(self.seeds), "tpr_gaps": list(self.tpr_gaps), "fpr_gaps": list(self.fpr_gaps),
+                "accuracy_before": list(self.accuracy_before), "accuracy_after": list(self.accuracy_after),
+                "target": self.target, "within_target": self.within_target, "sentence": self.sentence()}
+
+
+def seed_spread(frame: pd.DataFrame, spec: Any, *, seeds: Sequence[int] = tuple(range(10)),
+                pipeline_for: Callable[[int], Any] | None = None, **options: Any) -> SeedSpread:
+    """:func:`tune_thresholds` once per seed (``options`` as for it; ``pipeline_for(seed)`` an unfitted pipeline
+    per seed, e.g. the paper's COMPAS encoding): the test-set gaps and accuracy of each."""
+    reports = []
+    for seed in seeds:
+        pipeline = pipeline_for(seed) if pipeline_for is not None else options.get("pipeline")
+        reports.append(tune_thresholds(frame, spec, **{**options, "seed": int(seed), "pipeline": pipeline}))
+    return SeedSpread(tuple(int(x) for x in seeds), tuple(r.after.tpr_gap for r in reports),
+                      tuple(r.after.fpr_gap for r in reports),
+                      tuple(r.before.accuracy if r.before else None for r in reports),
+                      tuple(r.after.accuracy for r in reports))
 
 
 def threshold_warnings(before: SplitResult | None, after: SplitResult, y_test: np.ndarray) -> tuple[str, ...]:

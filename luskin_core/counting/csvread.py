@@ -130,7 +130,7 @@ class _Inflating(io.RawIOBase):
             super().close()
 
 
-class _Source:
+class CsvBytes:
     """Bytes to read as a CSV, from a regular file or memory; reopened for each pass."""
 
     def __init__(self, source: str | os.PathLike[str] | bytes | IO[bytes], max_bytes: int) -> None:
@@ -266,7 +266,7 @@ def _encoding(head: bytes, at_end: bool) -> str:
         return "latin-1"
 
 
-def _decode_head(head: bytes, encoding: str, at_end: bool) -> str:
+def decode_head(head: bytes, encoding: str, at_end: bool) -> str:
     decoder = codecs.getincrementaldecoder("utf-8-sig" if encoding == "utf-8" else encoding)(errors="replace")
     return decoder.decode(head, final=at_end)
 
@@ -309,7 +309,7 @@ def _kind(values: Iterable[str]) -> str:
     return "text"
 
 
-def _layout(source: _Source) -> _Layout:
+def read_layout(source: CsvBytes) -> _Layout:
     head, at_end = source.head(_SAMPLE_BYTES)
     if not head.strip():
         raise LuskinError("The file is empty: there is nothing to read.")
@@ -317,7 +317,7 @@ def _layout(source: _Source) -> _Layout:
     if what:
         raise LuskinError(f"This is {what}, not a CSV. Open it and save the table as CSV (comma separated) first.")
     encoding = _encoding(head, at_end)
-    text = _decode_head(head, encoding, at_end)
+    text = decode_head(head, encoding, at_end)
     if not text.strip():
         raise LuskinError("The file is empty: there is nothing to read.")
     _refuse_other_formats(text)
@@ -349,7 +349,7 @@ def _layout(source: _Source) -> _Layout:
     return _Layout(encoding, delimiter, names, kinds, bool(after_space.search(text)), per_row)
 
 
-def _check_width(width: int) -> None:
+def check_width(width: int) -> None:
     if width > MAX_COLUMNS:
         raise LuskinError(f"The file has {width:,} columns, more than the {MAX_COLUMNS:,} this tool reads. "
                           "Keep only the columns you need and try again.")
@@ -494,7 +494,7 @@ class _TextColumn:
         return pa.chunked_array(self.chunks, type=pa.large_string())
 
 
-def _read_arrow(source: _Source, layout: _Layout) -> tuple[list[str], list[Any], bool] | None:
+def _read_arrow(source: CsvBytes, layout: _Layout) -> tuple[list[str], list[Any], bool] | None:
     """Every column with pyarrow: numbers as numbers, the rest as text (UTF-8 in parallel pieces).
 
     Columns whose first rows are all numbers are parsed as numbers while reading; when a later
@@ -527,7 +527,7 @@ def _read_arrow(source: _Source, layout: _Layout) -> tuple[list[str], list[Any],
 _CONVERSION = re.compile(r"In CSV column #(\d+): .*CSV conversion error to (\w+): invalid value '(.*)'", re.DOTALL)
 
 
-def _stream(source: _Source, delimiter: str, kinds: dict[str, str], settings: dict[str, Any],
+def _stream(source: CsvBytes, delimiter: str, kinds: dict[str, str], settings: dict[str, Any],
             rows: int) -> tuple[list[str], list[Any]] | None:
     """One pass of :func:`_read_arrow`; raises _Restart with ``kinds``/``settings`` changed."""
     import pyarrow as pa
@@ -548,7 +548,7 @@ def _stream(source: _Source, delimiter: str, kinds: dict[str, str], settings: di
                                                 quoted_strings_can_be_null=True),
         )
         names = reader.schema.names
-        _check_width(len(names))
+        check_width(len(names))
         numbers: dict[int, _NumberColumn] = {}
         texts: dict[int, list[Any]] = {}
         for i, field_ in enumerate(reader.schema):
@@ -646,7 +646,7 @@ def _plain_quotes(piece: Any, delimiter: str, first: bool) -> bool:
     return bool(((closing == len(data) - 1) | np.isin(after, ends)).all())
 
 
-def _pieces(source: _Source, size: int) -> Iterator[tuple[Any, bool]]:
+def _pieces(source: CsvBytes, size: int) -> Iterator[tuple[Any, bool]]:
     """The content in pieces of about ``size`` bytes, each ending at a line end outside quotes,
     with whether it holds a quote. Zero copy for bytes in memory; a regular file is read piece by
     piece; a gzip is inflated as it goes."""
@@ -706,7 +706,7 @@ def _workers() -> int:
     return max(1, min(cpus, _MAX_WORKERS))
 
 
-def _read_pieces(source: _Source, delimiter: str, kinds: dict[str, str], settings: dict[str, Any],
+def _read_pieces(source: CsvBytes, delimiter: str, kinds: dict[str, str], settings: dict[str, Any],
                  rows: int) -> tuple[list[str], list[Any]] | None:
     """One pass of :func:`_read_arrow` over a UTF-8 file, in pieces parsed on a few threads.
 
@@ -770,7 +770,7 @@ def _read_pieces(source: _Source, delimiter: str, kinds: dict[str, str], setting
         for piece, quoted in pieces:
             if not names:
                 first = parse(piece, quoted, first=True)
-                _check_width(len(names))
+                check_width(len(names))
                 types.update({n: t for n, t in zip(names, schema) if n not in kinds})
                 share = source.size / max(len(piece), 1) * 1.25  # the file's size over the piece's, and a margin
                 for i, kind in enumerate(schema):
@@ -827,7 +827,7 @@ _RAGGED = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
 _UNCLOSED = re.compile(r"EOF inside string starting at row (\d+)")
 
 
-def _read_pandas(source: _Source, layout: _Layout) -> tuple[list[str], list[Any]]:
+def _read_pandas(source: CsvBytes, layout: _Layout) -> tuple[list[str], list[Any]]:
     """Every column as text with pandas' C parser: rows shorter than the header, spaces before quotes."""
     import pyarrow as pa
 
@@ -863,7 +863,7 @@ def _read_pandas(source: _Source, layout: _Layout) -> tuple[list[str], list[Any]
                               "you need (or a random sample) and try again.") from None
     else:  # pragma: no cover - Latin-1 decodes every byte
         raise LuskinError("The file's text encoding could not be recognised. Save it as UTF-8 CSV.")
-    _check_width(frame.shape[1])
+    check_width(frame.shape[1])
     columns = [_as_arrow(frame.iloc[:, i]) for i in range(frame.shape[1])]
     return [str(c) for c in frame.columns], [pa.chunked_array([c]) if isinstance(c, pa.Array) else c
                                              for c in columns]
@@ -875,7 +875,7 @@ def _as_arrow(series: pd.Series) -> Any:
     return pa.array(series.astype("string").array)
 
 
-def _clean_names(names: Iterable[Any]) -> list[str]:
+def clean_names(names: Iterable[Any]) -> list[str]:
     """Names stripped (line breaks and tabs inside become spaces), blanks named, duplicates numbered.
 
     Names that become equal once stripped ('age' and 'age ') are told apart as pandas tells
@@ -1043,7 +1043,7 @@ def _large_string() -> Any:
     return pa.large_string()
 
 
-def _column(column: Any, *, clean: bool = False, stripped: bool = False) -> pd.api.extensions.ExtensionArray:
+def text_column(column: Any, *, clean: bool = False, stripped: bool = False) -> pd.api.extensions.ExtensionArray:
     """One column of text as numbers (Int64, Float64) or stripped text (string), with missing values.
 
     ``stripped``: the text was stripped piece by piece as it was read (see :func:`_read_pieces`).
@@ -1071,7 +1071,7 @@ def _frame(names: list[str], columns: list[Any], *, clean: bool, stripped: bool 
     """Convert the columns (in threads: pyarrow and numpy release the GIL), freeing each text as it goes."""
     def convert(i: int) -> pd.api.extensions.ExtensionArray:
         column, columns[i] = columns[i], None
-        return _column(column, clean=clean, stripped=stripped)
+        return text_column(column, clean=clean, stripped=stripped)
 
     # Text stripped as it was read needs only a glance per column: no threads for that.
     workers = 1 if stripped else max(1, min(len(columns), os.cpu_count() or 1, 8))
@@ -1080,7 +1080,7 @@ def _frame(names: list[str], columns: list[Any], *, clean: bool, stripped: bool 
     else:
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="luskin-csv") as pool:
             arrays = list(pool.map(convert, range(len(columns))))
-    return pd.DataFrame(dict(zip(_clean_names(names), arrays)), copy=False)
+    return pd.DataFrame(dict(zip(clean_names(names), arrays)), copy=False)
 
 
 def tidy(frame: pd.DataFrame) -> pd.DataFrame:
@@ -1089,7 +1089,7 @@ def tidy(frame: pd.DataFrame) -> pd.DataFrame:
     The same rules as :func:`load_csv`: names stripped and told apart, missing markers,
     numbers when every present value is one, infinities as missing.
     """
-    names = _clean_names(frame.columns)
+    names = clean_names(frame.columns)
     out = {}
     for name, (_, series) in zip(names, frame.items()):
         if pd.api.types.is_bool_dtype(series):
@@ -1100,7 +1100,7 @@ def tidy(frame: pd.DataFrame) -> pd.DataFrame:
                 numbers = _finite(series.to_numpy(dtype=float, na_value=np.nan))
             out[name] = numbers
         else:
-            out[name] = _column(_chunked(_as_arrow(series)), clean=True)
+            out[name] = text_column(_chunked(_as_arrow(series)), clean=True)
     return pd.DataFrame(out, index=frame.index)
 
 
@@ -1116,15 +1116,15 @@ def load_csv(source: str | os.PathLike[str] | bytes | IO[bytes], *, max_bytes: i
     Refuses what cannot be read (empty, not a table, not text, too big, a device or a pipe)
     with a sentence that says what is wrong.
     """
-    return _check_frame(_load(_Source(source, max_bytes)))
+    return _check_frame(_load(CsvBytes(source, max_bytes)))
 
 
-def _load(source: _Source) -> pd.DataFrame:
-    layout = _layout(source)
+def _load(source: CsvBytes) -> pd.DataFrame:
+    layout = read_layout(source)
     if layout.names is not None:
-        _check_width(len(layout.names))
+        check_width(len(layout.names))
         if len(layout.names) < 2:
-            raise LuskinError(_ONE_COLUMN)
+            raise LuskinError(ONE_COLUMN)
     read = None if layout.quote_after_space else _read_arrow(source, layout)
     if read is not None:
         names, columns, stripped = read
@@ -1132,13 +1132,13 @@ def _load(source: _Source) -> pd.DataFrame:
     return _frame(*_read_pandas(source, layout), clean=True)
 
 
-_ONE_COLUMN = ("Only one column was found. A usable file needs a header row and at least two columns "
+ONE_COLUMN = ("Only one column was found. A usable file needs a header row and at least two columns "
                "(an outcome and a protected attribute), separated by commas, semicolons or tabs.")
 
 
 def _check_frame(frame: pd.DataFrame) -> pd.DataFrame:
     if frame.shape[1] < 2:
-        raise LuskinError(_ONE_COLUMN)
+        raise LuskinError(ONE_COLUMN)
     if len(frame) == 0:
         raise LuskinError("The file has a header row but no data rows.")
     if all(_all_missing(frame[name].array) for name in frame.columns):

@@ -3,7 +3,7 @@
 Every way in ends in a pandas DataFrame with stripped text, real missing values and numeric
 columns as numbers, or in a :class:`LuskinError` that says in plain words what is wrong.
 Each sample comes with the paper's preset (outcome, protected group, filter, model features).
-The CSV reading engine itself lives in :mod:`luskin_core.counting.csvread`; its names stay importable here.
+The CSV reading engine itself lives in :mod:`luskin_core.counting.csvread`; its public names stay importable here.
 """
 
 from __future__ import annotations
@@ -24,79 +24,18 @@ from typing import IO, Any
 import pandas as pd
 
 from luskin_core._locations import sample_dir, shared_data_dir
-from luskin_core.counting.csvread import (  # noqa: F401  (the CSV engine moved to csvread; its names stay importable here)
-    _BLOCK_BYTES,
-    _CONVERSION,
-    _DAMAGED_GZIP,
-    _DELIMITER_NAMES,
-    _DELIMITERS,
-    _FLOAT_TEXT,
-    _INT_TEXT,
-    _MAX_WORKERS,
-    _NOT_A_NUMBER,
-    _ONE_COLUMN,
-    _PIECE_BYTES,
-    _PIECE_SHARE,
-    _RAGGED,
-    _SAMPLE_BYTES,
-    _SIGNATURES,
-    _UNCLOSED,
-    _WHITESPACE_EDGE,
+from luskin_core.counting.csvread import (  # noqa: F401  (the CSV engine's public names stay importable here)
     MAX_BYTES,
     MAX_COLUMNS,
     MISSING_MARKERS,
-    _all_missing,
-    _arrow_refused,
-    _as_arrow,
-    _buffer,
-    _casts,
-    _check_frame,
-    _check_width,
-    _chunked,
-    _clean_names,
-    _clean_text,
-    _column,
-    _contains_byte,
-    _cut,
-    _decode_head,
-    _encoding,
-    _finite,
-    _frame,
-    _Inflating,
-    _kind,
-    _large_string,
-    _Layout,
-    _layout,
-    _load,
-    _memory_pool,
-    _needs_trim,
-    _NumberColumn,
-    _numbers,
-    _numbers_like_pandas,
-    _pieces,
-    _plain_quotes,
-    _read_arrow,
-    _read_pandas,
-    _read_pieces,
-    _refuse_other_formats,
-    _regular_file_size,
-    _Restart,
-    _sniff_delimiter,
-    _Source,
-    _stream,
-    _text_bytes,
-    _TextColumn,
-    _too_big,
-    _Unsafe,
-    _valid,
-    _what_binary,
-    _workers,
+    clean_names,
     load_csv,
     tidy,
 )
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.spec.conditions import parse_condition as _c
+from luskin_core.spec.dataref import DataRef
 
 # The samples: the checkout's sample_data/, or the installed package's copy (see _locations).
 SAMPLE_DIR: Traversable = sample_dir()
@@ -161,7 +100,7 @@ def load_sqf(source: str | os.PathLike[str] | bytes | IO[bytes], *, max_bytes: i
 
 def _sqf_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """A frame read by :func:`load_csv` with NYPD's names, yes/no coding and plausible ages."""
-    frame = frame.set_axis(_clean_names(_canonical_sqf_names(frame.columns)), axis=1)
+    frame = frame.set_axis(clean_names(_canonical_sqf_names(frame.columns)), axis=1)
     missing = [c for c in ("race", "frisked", "detailCM") if c not in frame.columns]
     if missing:
         raise LuskinError(
@@ -262,9 +201,9 @@ def load_sample(name: str) -> pd.DataFrame:
 
 def load_data(ref: str | os.PathLike[str]) -> pd.DataFrame:
     """``sample:NAME`` for a sample; otherwise a CSV path (NYPD files are recognised)."""
-    text = str(ref)
-    if text.startswith("sample:"):
-        return load_sample(text.split(":", 1)[1])
+    parsed = DataRef.parse(ref)
+    if parsed.is_sample:
+        return load_sample(parsed.name)
     frame = load_csv(ref)
     lowered = {str(c).lower() for c in frame.columns}
     if {"frisked", "detailcm", "crimsusp"} <= lowered:
@@ -348,6 +287,12 @@ def get_preset(name: str) -> Preset:
         raise LuskinError(f"There is no preset called '{name}'. Presets: {', '.join(PRESETS)}.") from None
 
 
+def _example(value: Any, limit: int = 80) -> str:
+    """One example value as the summary shows it: at most ``limit`` characters (a cell may hold megabytes)."""
+    text = str(value)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
+
+
 def column_summary(frame: pd.DataFrame) -> pd.DataFrame:
     """Per column: type, missing count, distinct values and a few examples (the data preview)."""
     rows = []
@@ -356,7 +301,7 @@ def column_summary(frame: pd.DataFrame) -> pd.DataFrame:
         kind = "number" if pd.api.types.is_numeric_dtype(series) else "text"
         rows.append({"Column": name, "Type": kind, "Missing": int(series.isna().sum()),
                      "Distinct values": int(series.nunique(dropna=True)),
-                     "Examples": ", ".join(str(v) for v in series.dropna().unique()[:4])})
+                     "Examples": ", ".join(_example(v) for v in series.dropna().unique()[:4])})
     return pd.DataFrame(rows)
 
 

@@ -32,14 +32,16 @@ class Engine:
     suffixes: tuple[str, ...] = ()   # file name endings (lower case) of a file this engine reads
     embedded: bool = False           # runs in an embedded DuckDB in this process (memtables, joins, temp tables)
     from_disk: bool = False          # a file read from disk (its reader's errors are the file's)
-    needs_table: bool = False        # the address names a database: --table names what to audit
     takes_password: bool = False     # a password may be given (never in the address itself)
     read_only_session: bool = False  # sessions are read-only: a temporary table needs its own transaction
-    statement_timeout: bool = False  # a slow query can be stopped after a time the operator sets
+    statement_timeout: bool = True   # a slow query can be stopped after a time the operator sets (deadline.py)
+    deadline_by: str = "interrupt"   # how the deadline stops a query: "server" (the server itself, its opener takes
+                                     # statement_timeout), "jobs" (its job group cancelled), "interrupt" (DuckDB's)
     exact_quantiles: bool = True     # has an exact (linear-interpolation) quantile
     can_sample: bool = True          # draws the model tools' seeded sample inside the engine
     inlines_subqueries: bool = False  # its SQL merges nested SELECTs and repeats a column's expression wherever
                                       # it is used (a volatile column keeps each SELECT a subquery computed once)
+    path_in_address: bool = False    # the rest of its address may be a path on this machine (spark:/data/x.parquet)
 
     @property
     def is_address(self) -> bool:
@@ -50,20 +52,26 @@ class Engine:
         """Open ``location`` (and ``table``) as a :class:`~luskin_core.counting.ibis_source.Source`."""
         if not self.opener:
             raise LuskinError(f"A source of the kind '{self.title}' is not opened from an address.")
-        if not self.statement_timeout:
-            settings.pop("statement_timeout", None)   # a setting this engine does not have
+        from luskin_core.counting.deadline import checked_deadline
+
+        deadline = checked_deadline(settings.pop("statement_timeout", None), "The statement timeout")
+        if self.deadline_by == "server":
+            settings["statement_timeout"] = deadline   # the server stops its own queries (and its lock waits)
         module, _, function = self.opener.partition(":")
-        return getattr(importlib.import_module(module), function)(location, table, **settings)
+        source = getattr(importlib.import_module(module), function)(location, table, **settings)
+        source.statement_timeout = deadline
+        return source
 
 
 _C = "luskin_core.counting."
 ENGINES: tuple[Engine, ...] = (
     Engine("postgres", "PostgreSQL", _C + "postgres:open_postgres", prefixes=("postgresql://", "postgres://"),
-           needs_table=True, takes_password=True, read_only_session=True, statement_timeout=True,
+           takes_password=True, read_only_session=True, deadline_by="server",
            inlines_subqueries=True),
-    Engine("spark", "Spark", _C + "spark:open_spark", prefixes=("spark:",), exact_quantiles=False),
+    Engine("spark", "Spark", _C + "spark:open_spark", prefixes=("spark:",), exact_quantiles=False,
+           path_in_address=True, deadline_by="jobs"),
     Engine("duckdb", "DuckDB table", _C + "files:open_duckdb", suffixes=(".duckdb", ".db", ".ddb"),
-           embedded=True, needs_table=True),
+           embedded=True),
     Engine("parquet", "Parquet file", _C + "files:open_path", suffixes=(".parquet", ".pq"), embedded=True,
            from_disk=True),
     Engine("csv", "CSV file", _C + "files:open_path", suffixes=(".csv", ".csv.gz", ".txt", ".tsv", ".data"),
@@ -102,6 +110,24 @@ def engine_for(location: str) -> Engine:
     if Path(text).expanduser().is_dir():
         return _BY_KEY["parquet"]
     return _BY_KEY[DEFAULT_FILE]
+
+
+def local_path(location: str) -> str | None:
+    """The path on this machine that ``location`` reads, or None when it reads none (a database server's table).
+
+    A file or folder is its own path; an address whose engine reads a path after its prefix (``spark:/data/x``)
+    gives that path when it names one.
+    """
+    text = str(location).strip()
+    found = address_engine(text)
+    if found is None:
+        return text
+    if not found.path_in_address:
+        return None
+    lowered = text.lower()
+    prefix = next(p for p in found.prefixes if lowered.startswith(p))
+    rest = text[len(prefix):].strip().removeprefix("//")
+    return rest if rest and rest != "local" else None
 
 
 def address_prefixes() -> tuple[str, ...]:

@@ -25,10 +25,9 @@ from luskin_core.counting.counts import (
     MAX_CODES,
     NUMERIC,
     TEXT,
-    KeyPart,
+    FactsBase,
     Plan,
     RawCounts,
-    build_plan,
     conjunction_rule,
     count_rules,
     count_sql,
@@ -38,11 +37,11 @@ from luskin_core.counting.counts import (
     sql_name,
     to_sql,
 )
-from luskin_core.counting.csvread import MISSING_MARKERS
+from luskin_core.counting.deadline import Timer, interrupt_after, over_deadline
 from luskin_core.counting.engines import engine, engine_for, open_source
-from luskin_core.counting.executor import count_plan
+from luskin_core.counting.executor import listed_values
 from luskin_core.counting.ibis_facts import LOOK_ROWS
-from luskin_core.counting.ibis_rules import _plain_value, duckdb_connect, engine_message
+from luskin_core.counting.ibis_rules import duckdb_connect, engine_message, plain_value
 from luskin_core.counting.ibis_source import Source
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
@@ -50,6 +49,8 @@ from luskin_core.spec.conditions import Condition
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from luskin_core.counting.order import OrderRequest, RawOrder
 else:  # imported on first use: a file's audit on the command line never needs it
     from luskin_core._lazy import pandas as pd
 
@@ -141,6 +142,7 @@ class FileSource(Source):
         self._n_rows = None
         self._opened: Source | None = None
         self._types: dict[str, str] | None = None
+        self._footer: tuple[tuple[str, ...], tuple[dict[str, tuple[Any, ...]], int] | None] | None = None
 
     # -- the file through Ibis, for everything but counting ----------------------------------
     def _ibis_source(self) -> Source:
@@ -178,6 +180,8 @@ class FileSource(Source):
         listed = ", ".join(sql_literal(p) for p in self._paths)
         if self.kind == "parquet":
             return f"read_parquet([{listed}])"
+        from luskin_core.counting.csvread import MISSING_MARKERS  # a CSV's only: a Parquet file's audit never loads it
+
         options = [f"nullstr=[{', '.join(sql_literal(m) for m in MISSING_MARKERS)}]"]
         if self._delimiter is not None:
             options += [f"delim={sql_literal(self._delimiter)}", "header=true", "quote='\"'", "escape='\"'",
@@ -215,12 +219,16 @@ class FileSource(Source):
         another type (or bytes that are not UTF-8) is read again once with the types taken from every
         row, as the upload reader takes them (a slower read, for such files only)."""
         cursor = duck_cursor()
+        timer = Timer()
         try:
-            result = cursor.execute(sql, self._params) if self._params and "$luskin_" in sql else cursor.execute(sql)
-            return result.fetchone() if fetch == "one" else result.fetchnumpy()
+            with interrupt_after(self.statement_timeout, cursor.interrupt) as timer:
+                result = cursor.execute(sql, self._params) if self._params and "$luskin_" in sql else cursor.execute(sql)
+                return result.fetchone() if fetch == "one" else result.fetchnumpy()
         except LuskinError:
             raise
         except Exception as error:  # noqa: BLE001 - every engine failure becomes one plain sentence
+            if timer.fired:
+                raise LuskinError(over_deadline(what, self.name, self.statement_timeout or 0)) from None
             text = str(error).lower()
             if self.kind == "csv" and not self._resniffed and any(
                     word in text for word in ("convert", "conversion", "unicode", "sniff", "type")):
@@ -236,18 +244,23 @@ class FileSource(Source):
         """The first column of ``sql``'s result as numpy arrays of ``rows`` rows each (Arrow batches: the result is
         never held whole). An engine failure reads as in :meth:`_sql`."""
         cursor = duck_cursor()
+        timer = Timer()
         try:
-            reader = cursor.sql(sql).to_arrow_reader(rows)
-            for batch in reader:
-                column = batch.column(0)
-                if column.null_count == 0 and str(column.type) == "double":   # read in place: Arrow's to_numpy
-                    yield np.frombuffer(column.buffers()[1], dtype=np.float64, count=len(column),   # imports pandas
-                                        offset=column.offset * 8)
-                else:
-                    yield column.to_numpy(zero_copy_only=False)
+            with interrupt_after(self.statement_timeout, cursor.interrupt) as timer:   # the whole streamed pass
+                reader = cursor.sql(sql).to_arrow_reader(rows)
+                for batch in reader:
+                    column = batch.column(0)
+                    if column.null_count == 0 and str(column.type) == "double":   # read in place: Arrow's to_numpy
+                        yield np.frombuffer(column.buffers()[1], dtype=np.float64, count=len(column),   # imports pandas
+                                            offset=column.offset * 8)
+                    else:
+                        yield column.to_numpy(zero_copy_only=False)
         except LuskinError:
             raise
         except Exception as error:  # noqa: BLE001 - every engine failure becomes one plain sentence
+            if timer.fired:
+                raise LuskinError(over_deadline("the column's quantiles", self.name,
+                                                self.statement_timeout or 0)) from None
             raise LuskinError(engine_message(error, self.name, self.kind, "the column's quantiles")) from None
         finally:
             cursor.close()
@@ -287,21 +300,46 @@ class FileSource(Source):
         group without statistics."""
         if self.kind != "parquet" or self.types()[column].upper() not in _SQL_INTEGERS:
             return None
-        listed = ", ".join(sql_literal(p) for p in self._paths)
-        try:
-            row = self._sql(
-                "SELECT min(TRY_CAST(stats_min_value AS HUGEINT)), max(TRY_CAST(stats_max_value AS HUGEINT)), "
-                "bool_and((TRY_CAST(stats_min_value AS HUGEINT) IS NOT NULL AND TRY_CAST(stats_max_value AS HUGEINT) "
-                "IS NOT NULL) OR stats_null_count = num_values), count(*), count(DISTINCT (file_name, row_group_id)), "
-                f"(SELECT count(DISTINCT (file_name, row_group_id)) FROM parquet_metadata([{listed}])) "
-                f"FROM parquet_metadata([{listed}]) WHERE path_in_schema = {sql_literal(column)}", fetch="one")
-        except LuskinError:
+        footer = self._footer_ranges()
+        if footer is None:
             return None
-        low, high, complete, entries, groups, all_groups = row
+        ranges, all_groups = footer
+        low, high, complete, entries, groups = ranges.get(column, (None, None, None, 0, 0))
         # one entry per row group, each with statistics (or holding only missing values)
         if not complete or entries != groups or groups != all_groups or low is None or high is None:
             return None
         return int(low), int(high)
+
+    def _footer_ranges(self) -> tuple[dict[str, tuple[Any, ...]], int] | None:
+        """Every column's footer statistics in one query (read once per file set, not once per column: a scan of
+        eight columns read the footer eight times): path -> (min, max, all row groups with statistics, entries,
+        row groups), and the file set's number of row groups; None where the footer cannot be read."""
+        key = tuple(self._paths)
+        if self._footer is not None and self._footer[0] == key:
+            return self._footer[1]
+        listed = ", ".join(sql_literal(p) for p in self._paths)
+        try:
+            found = self._sql(
+                "SELECT path_in_schema, min(TRY_CAST(stats_min_value AS HUGEINT)) AS low, "
+                "max(TRY_CAST(stats_max_value AS HUGEINT)) AS high, "
+                "bool_and((TRY_CAST(stats_min_value AS HUGEINT) IS NOT NULL AND TRY_CAST(stats_max_value AS HUGEINT) "
+                "IS NOT NULL) OR stats_null_count = num_values) AS complete, count(*) AS entries, "
+                "count(DISTINCT (file_name, row_group_id)) AS groups "
+                f"FROM parquet_metadata([{listed}]) GROUP BY path_in_schema")
+            all_groups = self._sql(f"SELECT count(DISTINCT (file_name, row_group_id)) FROM parquet_metadata([{listed}])",
+                                   fetch="one")[0]
+        except LuskinError:
+            return None
+
+        def plain(values: Any, i: int) -> Any:
+            return None if np.ma.getmaskarray(values)[i] else np.ma.getdata(values)[i].item()
+
+        ranges = {str(found["path_in_schema"][i]): tuple(plain(found[name], i) for name in
+                                                         ("low", "high", "complete", "entries", "groups"))
+                  for i in range(len(found["path_in_schema"]))}
+        result = (ranges, int(all_groups))
+        self._footer = (key, result)
+        return result
 
     def value_ranges(self, column: str) -> list[tuple[float, float]] | None:
         """The smallest and largest value of a numeric column in each row group of a Parquet file holding any (its
@@ -343,8 +381,12 @@ class FileSource(Source):
                           f"ORDER BY count DESC, value ASC NULLS LAST LIMIT {int(limit)}")
         values = found["value"]   # a masked array where some are missing, else a plain one
         missing = np.ma.getmaskarray(values)
-        listed = [None if m else _plain_value(v) for v, m in zip(np.ma.getdata(values).tolist(), missing)]
+        listed = [None if m else plain_value(v) for v, m in zip(np.ma.getdata(values).tolist(), missing)]
         return pd.DataFrame({"value": pd.Series(listed, dtype=object), "count": np.ma.getdata(found["count"])})
+
+    def distinct(self, column: str, cap: int | None = None) -> pd.Series:
+        """The column's distinct present values, most frequent first (:func:`~luskin_core.counting.executor.listed_values`)."""
+        return listed_values(self, column, cap)
 
     def facts(self, spec: AuditSpec) -> SqlFacts:
         population = tuple(Condition(self._resolve(c.column, "population"), c.op, c.value) for c in spec.population)
@@ -356,27 +398,20 @@ class FileSource(Source):
         facts.look(self._numeric_keys(spec))
         return facts
 
-    def plan(self, spec: AuditSpec) -> Plan:
-        return build_plan(spec, self.facts(spec))
-
     def _numeric_keys(self, spec: AuditSpec) -> list[str]:
         keyed = [self._resolve(name, role) for names, role in ((spec.group_by, "group"), (spec.strata, "strata"))
                  for name in names]
         return [c for c in dict.fromkeys(keyed) if self.kind_of(c) == NUMERIC and spec.cuts_for(c) is None]
-
-    def counts(self, spec: AuditSpec, *, period: KeyPart | None = None) -> tuple[Plan, RawCounts]:
-        if period is not None:   # a period key may be derived from a date: Ibis computes it
-            return self._ibis_source().counts(spec, period=period)
-        plan, raw = count_plan(self, spec)
-        self._n_rows = int(raw["n"].sum())
-        return plan, raw
 
     def count(self, plan: Plan, *, assumed: dict[str, list[Any]] | None = None) -> RawCounts:
         """The raw count table of ``plan``: one query of DuckDB's SQL over the file.
 
         ``assumed``: numeric columns taken value by value because the first rows showed few values
         (:meth:`SqlFacts.look`); their keys are the values themselves, so the count shows any other
-        value of the population, and ``assumptions_hold`` says whether there was none."""
+        value of the population, and ``assumptions_hold`` says whether there was none. A plan counted per period
+        (:mod:`luskin_core.analyses.series`: the key may be derived from a date) is counted by Ibis."""
+        if plan.period is not None:
+            return self._ibis_source().count(plan, assumed=assumed)
         rules = count_rules(plan, self.kind_of)
         regroup, product = [], 1
         for name, part in rules.parts.items():   # columns of few values (KeyPart.n_values) grouped on, then cut
@@ -396,13 +431,20 @@ class FileSource(Source):
                     present = np.ma.getdata(keys)[inside & ~np.ma.getmaskarray(keys)]
                     known = {float(v) for v in assumed[part.column]}
                     hold = hold and all(float(v) in known for v in np.unique(present))
-        return replace(finish_raw(raw, plan, rules), assumptions_hold=hold)
+        counts = replace(finish_raw(raw, plan, rules), assumptions_hold=hold)
+        self._n_rows = int(counts["n"].sum())   # every row is in the count table (those left out by reason)
+        return counts
 
-    def raw_counts(self, plan: Plan, *, assumed: dict[str, list[Any]] | None = None) -> RawCounts:
-        return self.count(plan)
+    def order_statistics(self, plan: Plan, request: OrderRequest) -> RawOrder:
+        """An amount's order statistics: one query of DuckDB's SQL over the file (``quantile_disc``)."""
+        from luskin_core.counting.order import order_sql, read_duckdb
+
+        found = self._sql(order_sql(plan, self.kind_of, self._relation, request, self.column_sql, sql_name),
+                          "the amounts' medians")
+        return read_duckdb(found, plan, request)
 
 
-class SqlFacts:
+class SqlFacts(FactsBase):
     """:class:`~luskin_core.counting.counts.Facts` of a :class:`FileSource`, over the audited population, in DuckDB SQL.
 
     How many values a numeric key column holds is read without a scan where it can be: from a
@@ -444,7 +486,7 @@ class SqlFacts:
         for i, column in enumerate(wanted):
             values = found[f"k{i}"]
             present = np.ma.getdata(values)[~np.ma.getmaskarray(values)]
-            self._seen[column] = [_plain_value(v) for v in np.unique(present)]
+            self._seen[column] = [plain_value(v) for v in np.unique(present)]
 
     def prefetch(self, columns: Sequence[str]) -> None:
         """The distinct counts of ``columns`` in one query (a scan), but where the Parquet file's own
@@ -598,14 +640,32 @@ def windowed_quantiles(batches: Any, rows: str, probs: Sequence[float]) -> list[
 
     quantile_cont's definition: at h = (n - 1) p, the value of rank floor(h) plus (h - floor(h)) times the
     step to the value of rank ceil(h) (ranks from 0 in ascending order)."""
-    inner = [p for p in probs if 0.0 < p < 1.0]
+    sample = _streamed_sample(batches, rows)
+    width = next((w for least, w in _WINDOWS if len(sample) >= least), None)
+    if width is None:
+        return None
+    windows = _quantile_windows(sample, [p for p in probs if 0.0 < p < 1.0], width)
+    if windows is None:
+        return None
+    n, low, high, pieces = _window_pieces(batches, rows, windows)
+    out: list[float] = []
+    for p in probs:
+        if p <= 0.0 or p >= 1.0:
+            out.append(float(low if p <= 0.0 else high))
+            continue
+        h = (n - 1) * p
+        floor = math.floor(h)
+        lo_value, hi_value = _value_at(pieces, floor), _value_at(pieces, math.ceil(h))
+        if lo_value is None or hi_value is None:
+            return None
+        out.append(_between(lo_value, hi_value, h - floor))
+    return out
 
-    def edge(p: float, d: float) -> float:
-        return min(max(p + d, 0.0), 1.0)
 
-    # The sample: a seeded draw from each part of the column as it streams past (DuckDB's own Bernoulli sample took
-    # 0.38 s of 23.3M rows, the stream 0.08 s). NaN left out here: a WHERE on isnan() would be pushed into the
-    # Parquet reader, which lets NaN through.
+def _streamed_sample(batches: Any, rows: str) -> np.ndarray:
+    """A seeded draw from each part of the column as it streams past, sorted, NaN left out (DuckDB's own Bernoulli
+    sample took 0.38 s of 23.3M rows, the stream 0.08 s; a WHERE on isnan() would be pushed into the Parquet
+    reader, which lets NaN through)."""
     random = np.random.default_rng(26)
     parts = []
     for x in batches(f"SELECT x FROM {rows}"):
@@ -613,25 +673,33 @@ def windowed_quantiles(batches: Any, rows: str, probs: Sequence[float]) -> list[
         if drawn:
             parts.append(x[random.integers(0, len(x), drawn)])
     sample = np.sort(np.concatenate(parts)) if parts else np.zeros(0)
-    sample = sample[~np.isnan(sample)]
-    width = next((w for least, w in _WINDOWS if len(sample) >= least), None)
-    if width is None:
-        return None
+    return sample[~np.isnan(sample)]
 
+
+def _quantile_windows(sample: np.ndarray, inner: Sequence[float], width: float) -> list[list[float]] | None:
+    """The sample's values ``width`` either side of each wanted share, overlapping windows merged; None when an
+    edge is not finite."""
     def at(q: float) -> float:   # the sample's value of rank q (a value of the column)
         return float(sample[min(max(round(q * (len(sample) - 1)), 0), len(sample) - 1)])
 
     windows: list[list[float]] = []
-    for lo, hi in sorted((at(edge(p, -width)), at(edge(p, width))) for p in inner):
+    for lo, hi in sorted((at(min(max(p - width, 0.0), 1.0)), at(min(max(p + width, 0.0), 1.0))) for p in inner):
         if not (math.isfinite(lo) and math.isfinite(hi)):
             return None
         if windows and lo <= windows[-1][1]:
             windows[-1][1] = max(windows[-1][1], hi)
         else:
             windows.append([lo, hi])
-    # Each window's rows: those below it and those at either edge counted, the values strictly inside kept (about
-    # 1% of the rows: a value on many rows sits at an edge, the sample's quantiles being values of the column),
-    # a million rows at a time in numpy (DuckDB's filtered aggregates were slower than its sort).
+    return windows
+
+
+def _window_pieces(batches: Any, rows: str, windows: list[list[float]]) -> tuple[int, float, float, list[Any]]:
+    """The rows (NaN left out), the least and greatest value, and per window: the rank of its first row, its low edge
+    and rows there, the values strictly inside (sorted), its high edge and rows there.
+
+    Those below each window and those at either edge counted, the values strictly inside kept (about 1% of the rows:
+    a value on many rows sits at an edge, the sample's quantiles being values of the column), a million rows at a
+    time in numpy (DuckDB's filtered aggregates were slower than its sort)."""
     tally = np.zeros((len(windows), 3), dtype=np.int64)
     middles: list[list[np.ndarray]] = [[] for _ in windows]
     n, low, high = 0, math.inf, -math.inf
@@ -649,34 +717,24 @@ def windowed_quantiles(batches: Any, rows: str, probs: Sequence[float]) -> list[
         for j, (lo, hi) in enumerate(windows):
             tally[j] += (np.count_nonzero(x < lo), np.count_nonzero(x == lo), np.count_nonzero(x == hi) if hi > lo else 0)
             middles[j].append(x[(x > lo) & (x < hi)])
-    pieces = []   # per window: the rank of its first row, its low edge and rows there, the values inside, its high edge
+    pieces = []
     for j, (lo, hi) in enumerate(windows):
         values = np.sort(np.concatenate(middles[j])) if middles[j] else np.zeros(0)
         pieces.append((int(tally[j, 0]), float(lo), int(tally[j, 1]), values, float(hi), int(tally[j, 2])))
+    return n, low, high, pieces
 
-    def value_at(rank: int) -> float | None:
-        for below, lo, at_lo, values, hi, at_hi in pieces:
-            r = rank - below
-            if 0 <= r < at_lo:
-                return lo
-            if at_lo <= r < at_lo + len(values):
-                return float(values[r - at_lo])
-            if at_lo + len(values) <= r < at_lo + len(values) + at_hi:
-                return hi
-        return None
 
-    out: list[float] = []
-    for p in probs:
-        if p <= 0.0 or p >= 1.0:
-            out.append(float(low if p <= 0.0 else high))
-            continue
-        h = (n - 1) * p
-        floor = math.floor(h)
-        lo_value, hi_value = value_at(floor), value_at(math.ceil(h))
-        if lo_value is None or hi_value is None:
-            return None
-        out.append(_between(lo_value, hi_value, h - floor))
-    return out
+def _value_at(pieces: list[Any], rank: int) -> float | None:
+    """The value of rank ``rank`` (from 0, ascending), when a window holds it."""
+    for below, lo, at_lo, values, hi, at_hi in pieces:
+        r = rank - below
+        if 0 <= r < at_lo:
+            return lo
+        if at_lo <= r < at_lo + len(values):
+            return float(values[r - at_lo])
+        if at_lo + len(values) <= r < at_lo + len(values) + at_hi:
+            return hi
+    return None
 
 
 def open_file(location: str) -> Source:
@@ -695,9 +753,9 @@ def open_file(location: str) -> Source:
         source = FileSource(str(path), files, name=path.name or str(path), kind="parquet")
     else:
         if found.key == "csv":   # the upload's size limit (1 GB, plain or gzip), in its plain words
-            from luskin_core.counting.csvread import MAX_BYTES, _Source
+            from luskin_core.counting.csvread import MAX_BYTES, CsvBytes
 
-            _Source(path, MAX_BYTES)
+            CsvBytes(path, MAX_BYTES)
         source = FileSource(str(path), [str(path)], name=path.name or str(path),
                             kind=found.key)
     try:
@@ -726,28 +784,28 @@ def open_csv_checked(location: str) -> FileSource | None:
     import io
 
     from luskin_core.counting.csvread import (
-        _ONE_COLUMN,
         MAX_BYTES,
-        _check_width,
-        _clean_names,
-        _decode_head,
-        _layout,
-        _Source,
+        ONE_COLUMN,
+        CsvBytes,
+        check_width,
+        clean_names,
+        decode_head,
+        read_layout,
     )
 
     path = Path(str(location).strip()).expanduser()
-    source = _Source(path, MAX_BYTES)
-    layout = _layout(source)
+    source = CsvBytes(path, MAX_BYTES)
+    layout = read_layout(source)
     if layout.names is not None:
-        _check_width(len(layout.names))
+        check_width(len(layout.names))
         if len(layout.names) < 2:
-            raise LuskinError(_ONE_COLUMN)
+            raise LuskinError(ONE_COLUMN)
     names = layout.names
-    if (names is None or layout.encoding != "utf-8" or layout.quote_after_space or list(names) != _clean_names(names)
+    if (names is None or layout.encoding != "utf-8" or layout.quote_after_space or list(names) != clean_names(names)
             or _SQF_COLUMNS <= {n.lower() for n in names}):
         return None
     head, at_end = source.head(1 << 16)
-    text = _decode_head(head, layout.encoding, at_end)
+    text = decode_head(head, layout.encoding, at_end)
     try:
         rows = [row for row in csv.reader(io.StringIO(text if at_end else text[: text.rfind("\n") + 1]),
                                           delimiter=layout.delimiter) if row]
@@ -769,6 +827,8 @@ def open_csv_checked(location: str) -> FileSource | None:
         return None
     if len(read) and len(next(iter(read.values()))) != len(first):
         return None
+    from luskin_core.counting.csvread import MISSING_MARKERS
+
     for i, column in enumerate(names):
         values, missing = np.ma.getdata(read[column]), np.ma.getmaskarray(read[column])
         theirs = [None if missing[j] else str(values[j]) for j in range(len(first))]
@@ -836,7 +896,7 @@ def _upload_values(source: FileSource, spec: AuditSpec) -> tuple[pd.DataFrame, d
     named column; None when DuckDB's reading of a value differs from the upload reader's."""
     import pyarrow as pa
 
-    from luskin_core.counting.csvread import _column
+    from luskin_core.counting.csvread import text_column
 
     columns = source.columns()
     named = _named_columns(spec, columns)
@@ -863,7 +923,7 @@ def _upload_values(source: FileSource, spec: AuditSpec) -> tuple[pd.DataFrame, d
         alone = ~flagged[i] & np.logical_and.reduce([f for j, f in enumerate(flagged) if j != i] or [combined])
         keep = alone & ~np.ma.getmaskarray(found[column])
         raw = [str(v) for v in np.ma.getdata(found[column])[keep]]
-        upload = _column(pa.chunked_array([pa.array(raw, pa.large_string())]), clean=True)
+        upload = text_column(pa.chunked_array([pa.array(raw, pa.large_string())]), clean=True)
         kind = _UPLOAD_TYPES.get(str(upload.dtype), "VARCHAR")
         read = {"BIGINT": found[f"i{i}"], "DOUBLE": found[f"d{i}"]}.get(kind)
         if not _reads_alike(raw, upload, None if read is None else read[keep], kind):
@@ -876,7 +936,7 @@ def _upload_values(source: FileSource, spec: AuditSpec) -> tuple[pd.DataFrame, d
     for column in columns:
         array = arrays.get(column)
         if array is None:
-            array = _column(pa.chunked_array([pa.array([], pa.large_string())]), clean=True)
+            array = text_column(pa.chunked_array([pa.array([], pa.large_string())]), clean=True)
         # each named column's distinct values repeated to one length (the same distinct values); none: all missing
         at = np.arange(length) % len(array) if len(array) else np.full(length, -1)
         frame[column] = array.take(at, allow_fill=not len(array))

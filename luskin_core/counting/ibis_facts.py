@@ -13,7 +13,8 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from luskin_core.counting.ibis_rules import _conjunction, _ibis, _is_numeric, _plain_value
+from luskin_core.counting.counts import FactsBase
+from luskin_core.counting.ibis_rules import conjunction_expr, is_numeric, load_ibis, plain_value
 from luskin_core.spec.conditions import Condition
 
 if TYPE_CHECKING:
@@ -27,14 +28,14 @@ else:  # imported on first use: a file's audit on the command line never needs i
 LOOK_ROWS = 50_000
 
 
-class EngineFacts:
+class EngineFacts(FactsBase):
     """:class:`~luskin_core.counting.counts.Facts` of a source, over the audited population."""
 
     def __init__(self, source: Source, population: Sequence[Condition] = ()) -> None:
         self.source = source
         table = source.table
         self.population = tuple(population)
-        self.rows = table.filter(_conjunction(table, population)) if population else table
+        self.rows = table.filter(conjunction_expr(table, population)) if population else table
         self.schema = table.schema()
         self._distinct: dict[str, int] = {}
         self._seen: dict[str, list[Any]] = {}
@@ -48,16 +49,16 @@ class EngineFacts:
         outside the population are not looked at.
         """
         t = self.source.table
-        ibis = _ibis()
+        ibis = load_ibis()
         looked = [c for c in columns if self.schema[c].is_integer() or self.schema[c].is_floating()]
         exprs: dict[str, Any] = {f"k{i}": t[c] for i, c in enumerate(looked)}
-        exprs["p"] = _conjunction(t, self.population) if self.population else ibis.literal(True)
+        exprs["p"] = conjunction_expr(t, self.population) if self.population else ibis.literal(True)
         frame = self.source._run(t.select(**exprs).limit(int(rows or LOOK_ROWS) if looked else 1), fetch=True)
         if len(frame) == 0:
             return False
         inside = frame.loc[frame["p"].astype(bool)]
         for i, column in enumerate(looked):
-            values = [_plain_value(v) for v in pd.unique(inside[f"k{i}"].dropna())]
+            values = [plain_value(v) for v in pd.unique(inside[f"k{i}"].dropna())]
             # an integer column with missing values arrives as floats
             self._seen[column] = [int(v) for v in values] if self.schema[column].is_integer() else values
         return True
@@ -84,7 +85,7 @@ class EngineFacts:
         return self.source._resolve(name, role)
 
     def is_numeric(self, column: str) -> bool:
-        return _is_numeric(self.schema[column])
+        return is_numeric(self.schema[column])
 
     def is_integer(self, column: str) -> bool:
         return bool(self.schema[column].is_integer())
@@ -119,7 +120,7 @@ class EngineFacts:
         if n == 0:
             return [math.nan for _ in probs]
         positions = sorted({i for p in probs for i in (math.floor((n - 1) * float(p)), math.ceil((n - 1) * float(p)))})
-        ranked = present.mutate(rn=_ibis().row_number().over(order_by="v"))
+        ranked = present.mutate(rn=load_ibis().row_number().over(order_by="v"))
         picked = self.source._run(ranked.filter(ranked.rn.isin(positions)).select("rn", "v"), fetch=True)
         at = dict(zip(picked["rn"].astype(int), picked["v"].astype(float)))
         out = []

@@ -30,7 +30,7 @@ from luskin_core.counting.engines import engine
 from luskin_core.spec.conditions import Condition
 
 
-def _ibis() -> Any:
+def load_ibis() -> Any:
     import ibis  # type: ignore[import-untyped]
 
     return ibis
@@ -49,7 +49,7 @@ def nan_as_missing(table: Any, kind: str) -> Any:
     floats = [name for name in table.columns if schema[name].is_floating()]
     if not floats:
         return table
-    ibis = _ibis()
+    ibis = load_ibis()
 
     def nan(col: Any) -> Any:
         if engine(kind).embedded:
@@ -69,16 +69,16 @@ def duckdb_connect(*args: Any, **kwargs: Any) -> Any:
     DuckDB draws a progress bar on stdout for a query longer than 2 s, even when stdout is a file:
     it would land in the middle of ``luskin audit --json``'s output.
     """
-    con = _ibis().duckdb.connect(*args, **kwargs)
+    con = load_ibis().duckdb.connect(*args, **kwargs)
     con.con.execute("SET enable_progress_bar = false")
     return con
 
 
-def _is_numeric(dtype: Any) -> bool:
+def is_numeric(dtype: Any) -> bool:
     return bool(dtype.is_numeric() and not dtype.is_boolean())
 
 
-def _plain_value(value: Any) -> Any:
+def plain_value(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
@@ -86,7 +86,7 @@ def _plain_value(value: Any) -> Any:
 _RANGE_CHECK = 1024
 
 
-def _clamp_range(col: Any, seen: Sequence[Any]) -> tuple[int, int] | None:
+def clamp_range(col: Any, seen: Sequence[Any]) -> tuple[int, int] | None:
     """For an integer column, the values just outside those seen (its key is clamped to them), or None."""
     if not seen or not col.type().is_integer() or not all(isinstance(v, int) for v in seen):
         return None
@@ -96,7 +96,7 @@ def _clamp_range(col: Any, seen: Sequence[Any]) -> tuple[int, int] | None:
     return low, high
 
 
-def _assumed_key(col: Any, seen: Sequence[Any]) -> Any:
+def assumed_key(col: Any, seen: Sequence[Any]) -> Any:
     """The key of a column assumed to hold only ``seen``, which a value outside them cannot multiply.
 
     An integer column is clamped to one below and one above the values seen: a value outside
@@ -105,14 +105,14 @@ def _assumed_key(col: Any, seen: Sequence[Any]) -> Any:
     (GREATEST and LEAST skip NULLs). Other columns get no key outside ``seen`` (counted by
     :func:`_unseen`).
     """
-    ibis = _ibis()
-    bounds = _clamp_range(col, seen)
+    ibis = load_ibis()
+    bounds = clamp_range(col, seen)
     if bounds is not None:
         return ibis.greatest(ibis.least(col, bounds[1]), bounds[0]) + (col - col)
-    return ibis.ifelse(_unseen(col, seen), ibis.null().cast(col.type()), col)
+    return ibis.ifelse(unseen_expr(col, seen), ibis.null().cast(col.type()), col)
 
 
-def _unseen(col: Any, seen: Sequence[Any]) -> Any:
+def unseen_expr(col: Any, seen: Sequence[Any]) -> Any:
     """Where the column holds a value (not missing) that is not one of ``seen``."""
     if not seen:
         return col.notnull()
@@ -130,7 +130,7 @@ def table_kind(t: Any) -> Any:
         dtype = schema[column]
         if dtype.is_boolean():
             return BOOL
-        return NUMERIC if _is_numeric(dtype) else TEXT
+        return NUMERIC if is_numeric(dtype) else TEXT
     return kind
 
 
@@ -139,7 +139,7 @@ def to_ibis(expr: Expr, t: Any, columns: dict[str, Any] | None = None) -> Any:
 
     ``columns`` replaces some columns by expressions (a key assumed to hold few values).
     """
-    ibis = _ibis()
+    ibis = load_ibis()
     op = expr[0]
     if op == "col":
         return columns[expr[1]] if columns and expr[1] in columns else t[expr[1]]
@@ -185,28 +185,28 @@ def to_ibis(expr: Expr, t: Any, columns: dict[str, Any] | None = None) -> Any:
 _IBIS_CASTS = {"float": "float64", "text": "string", "int": "int32", "bool": "boolean"}
 
 
-def _mask(t: Any, condition: Condition) -> Any:
+def mask_expr(t: Any, condition: Condition) -> Any:
     """Where the condition holds (False where the value is missing): :func:`~luskin_core.counting.counts.condition_rule`."""
     return to_ibis(condition_rule(condition, table_kind(t)), t)
 
 
-def _conjunction(t: Any, conditions: Sequence[Condition]) -> Any:
+def conjunction_expr(t: Any, conditions: Sequence[Condition]) -> Any:
     return to_ibis(conjunction_rule(conditions, table_kind(t)), t)
 
 
-def _checks(t: Any, plan: Plan) -> list[tuple[int, Any]]:
+def check_exprs(t: Any, plan: Plan) -> list[tuple[int, Any]]:
     """Why a row may be left out (:func:`~luskin_core.counting.counts.check_rules`), as Ibis expressions."""
     return [(code, to_ibis(e, t)) for code, e in check_rules(plan, table_kind(t))]
 
 
-def _part_expr(t: Any, part: Any, assumed: dict[str, list[Any]] | None = None) -> Any:
+def part_expr(t: Any, part: Any, assumed: dict[str, list[Any]] | None = None) -> Any:
     """A key part (:func:`~luskin_core.counting.counts.part_rule`); a column in ``assumed`` cannot multiply the keys."""
-    columns = {part.column: _assumed_key(t[part.column], assumed[part.column])} \
+    columns = {part.column: assumed_key(t[part.column], assumed[part.column])} \
         if assumed and part.column in assumed else None
     return to_ibis(part_rule(part), t, columns)
 
 
-def _outcome_expr(t: Any, plan: Plan) -> Any:
+def outcome_expr(t: Any, plan: Plan) -> Any:
     """The outcome as a boolean (:func:`~luskin_core.counting.counts.outcome_rule`); NULL where it is missing."""
     return to_ibis(outcome_rule(plan, table_kind(t)), t)
 
@@ -219,12 +219,13 @@ def engine_message(error: Exception, name: str, kind: str = "", what: str = "the
 
     ``timeout``: the source's statement timeout in seconds, named when the server stopped a query for it.
     """
+    from luskin_core.counting.deadline import DEFAULT_DEADLINE, lock_wait, locked, over_deadline
+
     text = str(error).lower()
-    if "statement timeout" in text or "canceling statement" in text:
-        limit = f"the {timeout:g}-second statement timeout" if timeout else "its statement timeout"
-        return (f"{what[:1].upper() + what[1:]} on {name} ran longer than {limit}, so the server stopped it. "
-                "Make the table or query faster (an index, a smaller query), or ask the administrator to raise "
-                "the source's statement_timeout.")
+    if "lock timeout" in text:
+        return locked(name, lock_wait(timeout or DEFAULT_DEADLINE))
+    if "statement timeout" in text or "canceling statement" in text or "interrupt" in text:
+        return over_deadline(what, name, timeout or DEFAULT_DEADLINE)
     if "column" in text and ("not found" in text or "does not exist" in text or "cannot be resolved" in text):
         return f"A column the audit needs is missing from {name}."
     if "connection" in text or "server closed" in text or "could not connect" in text:

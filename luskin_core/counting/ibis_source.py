@@ -15,31 +15,29 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from luskin_core.counting.counts import (
-    CountTable,
     Facts,
-    KeyPart,
     Plan,
     RawCounts,
-    build_plan,
     count_rules,
     finish_raw,
     metric_rules,
 )
+from luskin_core.counting.deadline import DEFAULT_DEADLINE, Timer, interrupt_after, over_deadline, spark_deadline
 from luskin_core.counting.engines import Engine, engine
-from luskin_core.counting.executor import count_plan
+from luskin_core.counting.executor import listed_values
 from luskin_core.counting.ibis_facts import EngineFacts
 from luskin_core.counting.ibis_rules import (
-    _assumed_key,
-    _clamp_range,
-    _ibis,
-    _is_numeric,
-    _plain_value,
-    _unseen,
+    assumed_key,
+    clamp_range,
     duckdb_connect,
     engine_message,
+    is_numeric,
+    load_ibis,
     nan_as_missing,
+    plain_value,
     table_kind,
     to_ibis,
+    unseen_expr,
 )
 from luskin_core.counting.sampling import DEFAULT_SAMPLE_CAP, SampleInfo, draw_sample
 from luskin_core.errors import LuskinError
@@ -48,6 +46,8 @@ from luskin_core.spec.conditions import Condition
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from luskin_core.counting.order import OrderRequest, RawOrder
 else:  # imported on first use: a file's audit on the command line never needs it
     from luskin_core._lazy import pandas as pd
 
@@ -55,7 +55,7 @@ else:  # imported on first use: a file's audit on the command line never needs i
 class Source:
     """A table in a query engine that Luskin can audit without loading its rows."""
 
-    statement_timeout: float | None = None   # seconds after which the engine stops a query (where it can)
+    statement_timeout: float | None = DEFAULT_DEADLINE   # seconds any one query may run (counting/deadline.py)
 
     def __init__(self, table: Any, *, name: str, kind: str, backend: Any = None) -> None:
         self._raw = table  # as stored (a table small enough is handed to the model tools whole, as stored)
@@ -72,7 +72,7 @@ class Source:
     @classmethod
     def from_frame(cls, frame: pd.DataFrame, name: str = "in-memory data") -> Source:
         """An in-memory frame served by an embedded DuckDB (the engine's view of uploaded data)."""
-        ibis = _ibis()
+        ibis = load_ibis()
         con = duckdb_connect()
         table = con.create_table("luskin_frame", ibis.memtable(frame))
         return cls(table, name=name, kind="frame", backend=con)
@@ -102,25 +102,16 @@ class Source:
         name = self._resolve(column, "")
         col = self._table[name]
         expr = (self._table.group_by(value=col).aggregate(count=col.isnull().count())
-                .order_by([_ibis().desc("count"), "value"]).limit(int(limit)))
+                .order_by([load_ibis().desc("count"), "value"]).limit(int(limit)))
         frame = self._run(expr, fetch=True).reset_index(drop=True)
         frame["value"] = frame["value"].astype(object).where(frame["value"].notna(), None)
         return frame
 
+    def distinct(self, column: str, cap: int | None = None) -> pd.Series:
+        """The column's distinct present values, most frequent first (:func:`~luskin_core.counting.executor.listed_values`)."""
+        return listed_values(self, column, cap)
+
     # -- counting ------------------------------------------------------------------------------
-    def plan(self, spec: AuditSpec) -> Plan:
-        """The plan of ``spec`` on this source, from facts the engine computes.
-
-        The row count and the distinct counts of the numeric group and strata columns (the
-        20-values rule) come from one pass over the table. (:meth:`count_table` and
-        :meth:`audit` avoid that pass where they can: see the module's docstring.)
-        """
-        facts = self._facts(spec)
-        facts.prefetch(self._numeric_keys(spec), with_total=not facts.population)
-        if self.n_rows() == 0:
-            raise LuskinError(f"The source {self.name} has no rows.")
-        return build_plan(spec, facts)
-
     def _facts(self, spec: AuditSpec) -> EngineFacts:
         population = tuple(Condition(self._resolve(c.column, "population"), c.op, c.value) for c in spec.population)
         return EngineFacts(self, population)
@@ -130,7 +121,7 @@ class Source:
         schema = self._table.schema()
         keyed = [self._resolve(name, role) for names, role in ((spec.group_by, "group"), (spec.strata, "strata"))
                  for name in names]
-        return [c for c in dict.fromkeys(keyed) if _is_numeric(schema[c]) and spec.cuts_for(c) is None]
+        return [c for c in dict.fromkeys(keyed) if is_numeric(schema[c]) and spec.cuts_for(c) is None]
 
     def derive(self, **columns: Any) -> Source:
         """This source with more columns, each computed by the engine (``name=function of the table``)."""
@@ -147,18 +138,9 @@ class Source:
         return facts
 
     def count(self, plan: Plan, *, assumed: dict[str, list[Any]] | None = None) -> RawCounts:
-        """The raw count table of ``plan`` (:meth:`raw_counts`)."""
-        return self.raw_counts(plan, assumed=assumed)
-
-    def counts(self, spec: AuditSpec, *, period: KeyPart | None = None) -> tuple[Plan, RawCounts]:
-        """The plan and the raw count table, in one scan of the table where the first rows allow it
-        (:func:`~luskin_core.counting.executor.count_plan`). ``period``: a key counted as well."""
-        plan, raw = count_plan(self, spec, period=period)
-        self._n_rows = int(raw["n"].sum())
-        return plan, raw
-
-    def raw_counts(self, plan: Plan, *, assumed: dict[str, list[Any]] | None = None) -> RawCounts:
         """The raw count table (as :func:`~luskin_core.counting.counts.aggregate_frame` makes it), in one aggregation.
+        Counted through :func:`~luskin_core.counting.executor.count_plan` (which checks ``assumed``) and
+        :func:`~luskin_core.counting.executor.counted_table`, as every executor is.
 
         The query is kept plain, for speed: rows are grouped by their own keys and by each check
         that can leave a row out (a boolean each, rather than a CASE naming the first that fails),
@@ -172,21 +154,21 @@ class Source:
         says whether none was (then the table is exactly the one made without the assumption).
         """
         t = self._table
-        ibis = _ibis()
+        ibis = load_ibis()
         assumed = assumed or {}
         rules = count_rules(plan, table_kind(t))
         # A key assumed to hold few values cannot multiply the count table (see _assumed_key).
-        overrides = {c: _assumed_key(t[c], seen) for c, seen in assumed.items()}
+        overrides = {c: assumed_key(t[c], seen) for c, seen in assumed.items()}
         keyed_assumed = {name for name, part in rules.parts.items() if part is not None and part.column in assumed}
         keys = {name: to_ibis(e, t, overrides if name in keyed_assumed else None) for name, e in rules.keys.items()}
         flags = {f"r{code}": to_ibis(e, t) for code, e in rules.checks}
         values = {name: to_ibis(e, t) for name, e in rules.values.items()}
         # Values outside those assumed: a clamped integer key shows them; other columns are counted here.
-        counted = {c: seen for c, seen in assumed.items() if _clamp_range(t[c], seen) is None}
+        counted = {c: seen for c, seen in assumed.items() if clamp_range(t[c], seen) is None}
         if counted:
             unseen = ibis.literal(False)
             for column, seen in counted.items():
-                unseen = unseen | _unseen(t[column], seen)
+                unseen = unseen | unseen_expr(t[column], seen)
             values["u"] = unseen if "r1" not in flags else unseen & ~flags["r1"]
         rows = t.select(**keys, **flags, **values)
         metrics: dict[str, Any] = {}
@@ -206,14 +188,32 @@ class Source:
             for name, part in rules.parts.items():
                 if part is not None and part.kind == "value" and part.column in assumed:
                     known = set(assumed[part.column])
-                    hold = hold and all(_plain_value(v) in known
+                    hold = hold and all(plain_value(v) in known
                                         for v in pd.to_numeric(population[name]).dropna().unique())
-        return replace(finish_raw(raw, plan, rules), assumptions_hold=hold)
+        counts = replace(finish_raw(raw, plan, rules), assumptions_hold=hold)
+        self._n_rows = int(counts["n"].sum())   # every row is in the count table (those left out by reason)
+        return counts
 
-    def count_table(self, spec: AuditSpec) -> CountTable:
-        """The audit's count table, made inside the engine."""
-        plan, raw = self.counts(spec)
-        return CountTable.from_raw(raw, plan)
+    def order_statistics(self, plan: Plan, request: OrderRequest) -> RawOrder:
+        """An amount's order statistics in the engine: DuckDB's ``quantile_disc``, else row numbers over each group's
+        rows by amount (PostgreSQL, Spark)."""
+        from luskin_core.counting.order import embedded_order, ibis_order
+
+        if self.engine.embedded and self._backend is not None:
+            def sql(text: str) -> Any:
+                timer = Timer()
+                try:
+                    with self.deadline() as timer:
+                        return self._backend.con.execute(text).fetchnumpy()
+                except Exception as error:  # noqa: BLE001 - every engine failure becomes one plain sentence
+                    if timer.fired:
+                        raise LuskinError(over_deadline("the amounts' medians", self.name,
+                                                        self.statement_timeout or 0)) from None
+                    raise LuskinError(engine_message(error, self.name, self.kind, "the amounts' medians")) from None
+
+            return embedded_order(self._table, plan, request, sql)
+        return ibis_order(self._table, plan, request,
+                          lambda expr: self._run(expr, fetch=True, what="the amounts' medians").reset_index(drop=True))
 
     # -- rows for the model tools --------------------------------------------------------------
     def sample(self, spec: AuditSpec, cap: int = DEFAULT_SAMPLE_CAP, seed: int = 0) -> tuple[pd.DataFrame, SampleInfo]:
@@ -227,11 +227,30 @@ class Source:
 
         return check_column(self.columns(), name, role)
 
+    def deadline(self) -> Any:
+        """A context holding the block's queries to the deadline (:mod:`luskin_core.counting.deadline`): DuckDB is
+        interrupted, Spark's job group cancelled; PostgreSQL stops a query itself (its session's statement_timeout)."""
+        seconds = self.statement_timeout
+        backend = self._backend
+        how = self.engine.deadline_by
+        if how == "jobs" and backend is not None and getattr(backend, "_session", None) is not None:
+            return spark_deadline(backend._session, seconds)
+        if how == "interrupt" and backend is not None and hasattr(getattr(backend, "con", None), "interrupt"):
+            return interrupt_after(seconds, backend.con.interrupt)
+        return interrupt_after(None, lambda: None)
+
     def _run(self, expr: Any, *, fetch: bool = False, what: str = "the audit's query") -> Any:
+        timer = Timer()
         try:
-            return expr.to_pandas() if fetch else expr.execute()
+            with self.deadline() as timer:
+                result = expr.to_pandas() if fetch else expr.execute()
         except LuskinError:
             raise
         except Exception as error:  # noqa: BLE001 - every engine failure becomes one plain sentence
+            if timer.fired:
+                raise LuskinError(over_deadline(what, self.name, self.statement_timeout or 0)) from None
             raise LuskinError(engine_message(error, self.name, self.kind, what,
                                              timeout=self.statement_timeout)) from None
+        if timer.fired:   # an engine that could not be stopped in time (Spark still planning): said all the same
+            raise LuskinError(over_deadline(what, self.name, self.statement_timeout or 0))
+        return result

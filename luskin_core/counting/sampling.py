@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from luskin_core.counting.counts import Plan
-from luskin_core.counting.ibis_rules import _ibis, _mask, _outcome_expr, _part_expr, _plain_value
+from luskin_core.counting.executor import exact_plan
+from luskin_core.counting.ibis_rules import load_ibis, mask_expr, outcome_expr, part_expr, plain_value
 from luskin_core.errors import LuskinError
 
 if TYPE_CHECKING:
@@ -73,13 +74,13 @@ def draw_sample(source: Source, spec: AuditSpec, cap: int = DEFAULT_SAMPLE_CAP,
         raise LuskinError(f"The source {source.name} has no rows.")
     if total <= cap:
         return source._run(source._raw, fetch=True, what=what), SampleInfo(total, total, seed, False)
-    plan = source.plan(spec)
+    plan = exact_plan(source, spec)
     t = source._table
     keys = _stratum_keys(t, plan)
     sizes = source._run(t.group_by(**keys).aggregate(n=t.count()), fetch=True, what=what)
     labels = ["\x1f".join(_key_text(v) for v in row[:-1]) for row in sizes.itertuples(index=False)]
     quotas = _allocate(sizes["n"].astype(np.int64).to_numpy(), cap, labels)
-    ibis = _ibis()
+    ibis = load_ibis()
     names = [f"_luskin_k{i}" for i in range(len(keys))]
     # Identical rows get the same hash of their values: the hash that ranks them adds the copy's number
     # among them (which copy is which cannot matter, they are alike), so duplicates spread like other rows.
@@ -94,7 +95,7 @@ def draw_sample(source: Source, spec: AuditSpec, cap: int = DEFAULT_SAMPLE_CAP,
         same = ibis.literal(True)
         for name, value in zip(names, row[: len(names)]):
             col = hashed[name]
-            same = same & (col.isnull() if value is None or pd.isna(value) else col == _plain_value(value))
+            same = same & (col.isnull() if value is None or pd.isna(value) else col == plain_value(value))
         matches.append(same)
     n_strata = sizes["n"].astype(np.int64).to_numpy()
     # The hashes are uniform: a stratum's lowest ``quota`` lie, almost surely, below a cut-off a little above
@@ -124,11 +125,11 @@ def _stratum_keys(t: Any, plan: Plan) -> dict[str, Any]:
     """The group keys (as the counting query makes them) and the outcome: the sample's strata."""
     keys: dict[str, Any] = {}
     if plan.protected is not None:
-        keys["g0"] = _mask(t, plan.protected)
+        keys["g0"] = mask_expr(t, plan.protected)
     else:
         for i, part in enumerate(plan.group_parts):
-            keys[f"g{i}"] = _part_expr(t, part)
-    keys["y"] = _outcome_expr(t, plan)
+            keys[f"g{i}"] = part_expr(t, part)
+    keys["y"] = outcome_expr(t, plan)
     return keys
 
 
@@ -171,7 +172,7 @@ def _hex_cutoff(share: float) -> str:
 
 
 def _md5(value: Any) -> Any:
-    ibis = _ibis()
+    ibis = load_ibis()
 
     @ibis.udf.scalar.builtin(name="md5")
     def md5(text: str) -> str:  # type: ignore[empty-body]
@@ -188,7 +189,7 @@ def _row_hash(t: Any, seed: int) -> Any:
     is N, a present one V followed by its text. Columns of other types (dates, decimals) are left
     out. Rows with the same text tie; the sample breaks ties by the float columns themselves.
     """
-    ibis = _ibis()
+    ibis = load_ibis()
     schema = t.schema()
     text: Any = ibis.literal(f"luskin-sample:{int(seed)}")
     for name in t.columns:

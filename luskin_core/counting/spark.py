@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from luskin_core.counting.ibis_rules import _ibis
+from luskin_core.counting.ibis_rules import load_ibis
 from luskin_core.counting.ibis_source import Source
 from luskin_core.errors import LuskinError
 
@@ -16,7 +16,7 @@ from luskin_core.errors import LuskinError
 def open_spark(location: str, table: str | None = None, **settings: Any) -> Source:
     """Open a Spark table or Parquet path (see the module's docstring)."""
     rest = location.strip()[len("spark:"):]
-    ibis = _ibis()
+    ibis = load_ibis()
     try:
         from pyspark.sql import SparkSession
     except ImportError:

@@ -12,12 +12,13 @@ from typing import Any
 import plotly.graph_objects as go
 
 from luskin_core.analyses.adjust import AdjustResult
+from luskin_core.present import palette
 from luskin_core.present.audit_plots import PALETTE, text
 from luskin_core.present.plots import title_block
 
 FONT_SIZE = 18
 TITLE_SIZE = 22
-RAW_COLOR = "#999999"
+RAW_COLOR = palette.GREY
 ADJUSTED_COLOR = PALETTE[0]
 EXPLAINED_COLOR = PALETTE[2]
 UNEXPLAINED_COLOR = PALETTE[3]

@@ -22,13 +22,14 @@ def _num(result: AdjustResult, x: float | None) -> str:
 
 def adjusted_section(result: AdjustResult) -> Any:
     """The report's section: settings, findings, both charts, the table per group, the warnings."""
-    from luskin_core.present.report_blocks import Section, Table, _settings
+    from luskin_core.present.report_blocks import Section, Table, settings_block
 
     section = Section("adjusted", "Gaps adjusted for the controls (regression)")
-    section.blocks.append(_settings([
+    section.blocks.append(settings_block([
         ("Model", f"{result.model} ({result.outcome_text}), the group as a factor"),
         ("Reference group", result.reference),
         ("Controls held equal", ", ".join(result.controls)),
+        ("How the controls were read", result.reading),
         ("Standard errors", f"clustered by {result.cluster}" if result.cluster else "delta method, model-based"),
         ("Rows", f"{result.n_rows:,} ({result.n_cells:,} distinct combinations, {result.n_parameters:,} coefficients)"),
         ("Decomposition", result.decomposition),
@@ -55,7 +56,7 @@ def adjusted_section(result: AdjustResult) -> Any:
 
 def adjusted_slide(result: AdjustResult) -> Any:
     """One slide: the raw and adjusted gaps on one chart, and the first group's sentence."""
-    from luskin_core.present.slide_blocks import FINDING, Slide, _slide_figure
+    from luskin_core.present.slide_blocks import FINDING, Slide, slide_figure
 
     flagged = result.flagged
     if flagged:
@@ -65,5 +66,5 @@ def adjusted_slide(result: AdjustResult) -> Any:
     else:
         lead = f"With {', '.join(result.controls)} held equal, no group's gap is flagged."
     first = result.gaps[0].sentence if result.gaps else ""
-    return Slide("Once the controls are held equal", (lead, first), _slide_figure(adjusted_gaps_chart(result)),
+    return Slide("Once the controls are held equal", (lead, first), slide_figure(adjusted_gaps_chart(result)),
                  FINDING, "finding-adjusted")

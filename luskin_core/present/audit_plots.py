@@ -21,15 +21,15 @@ import plotly.graph_objects as go
 
 from luskin_core.analyses.audit import AuditResult
 from luskin_core.formatting import format_percent
+from luskin_core.present import palette
 from luskin_core.present.plots import category_ticks, shorten, title_block
 from luskin_core.stats.comparisons import Comparison
 from luskin_core.stats.verdict import Verdict
 
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#56B4E9", "#CC79A7", "#F0E442", "#000000")
-UNKNOWN_COLOR = "#999999"
+PALETTE = tuple(palette.COLORS[c] for c in ("blue", "orange", "green", "vermillion", "sky", "purple", "olive", "black"))
+UNKNOWN_COLOR = palette.GREY
 FONT_SIZE = 18
 TITLE_SIZE = 22
-VERDICT_MARKS = {v: v.mark for v in Verdict}  # kept for callers; the words are the enum's
 
 
 def text(value: Any) -> str:
@@ -64,6 +64,35 @@ def _cells(result: AuditResult) -> list[str | None]:
     return list(result.cell_names)
 
 
+def _draw_cell_bars(fig: go.Figure, items: list[Comparison], colors: dict[str, str], row: int, col: int) -> None:
+    """One cell's panel: a bar per group with its 95% interval, its share and n beside it."""
+    marks = [" (reference)" if c.is_reference else "" for c in items]
+    y = [text(c.group) + mark for c, mark in zip(items, marks, strict=True)]
+    rates = [c.rate if c.rate is not None else 0.0 for c in items]
+    plus = [(c.ci_high - c.rate) if c.rate is not None and c.ci_high is not None else 0.0 for c in items]
+    minus = [(c.rate - c.ci_low) if c.rate is not None and c.ci_low is not None else 0.0 for c in items]
+    fig.add_trace(go.Bar(
+        x=rates, y=y, orientation="h", marker={
+            "color": [colors[c.group] for c in items],
+            "line": {"color": "#000000", "width": [4 if c.is_reference else 0 for c in items]},
+            "pattern": {"shape": ["/" if c.verdict == Verdict.TOO_FEW else "" for c in items],
+                        "fillmode": "overlay", "fgcolor": "#ffffff"},
+        },
+        error_x={"type": "data", "array": plus, "arrayminus": minus, "visible": True, "color": "#333333",
+                 "thickness": 2, "width": 5},
+        customdata=[[c.n, c.positives, format_percent(c.ci_low), format_percent(c.ci_high),
+                     Verdict.of(c.verdict).mark, format_percent(c.rate)] for c in items],
+        hovertemplate=("%{y}<br>share %{customdata[5]} (95% CI %{customdata[2]} to %{customdata[3]})<br>"
+                       "%{customdata[1]:,} of %{customdata[0]:,} rows<br>%{customdata[4]}<extra></extra>"),
+    ), row=row, col=col)
+    fig.add_trace(go.Scatter(
+        x=[(c.ci_high if c.ci_high is not None else 0.0) + 0.02 for c in items], y=y, mode="text",
+        text=[f"{format_percent(c.rate, 0)}, n = {c.n:,}" for c in items], textposition="middle right",
+        textfont={"size": FONT_SIZE - 5}, hoverinfo="skip",
+    ), row=row, col=col)
+    fig.update_yaxes(**category_ticks([c.group for c in items], text, marks), row=row, col=col)
+
+
 def comparison_bars(result: AuditResult, *, max_cells: int = 12, columns: int = 2) -> go.Figure:
     """Small multiples: one panel per cell, a horizontal bar per group with its 95% interval and n.
 
@@ -85,33 +114,8 @@ def comparison_bars(result: AuditResult, *, max_cells: int = 12, columns: int = 
                         vertical_spacing=min(0.3, 90 / (panel_height * n_rows + 1)))
     colors = group_colors(result)
     for index, cell in enumerate(cells):
-        row, col = index // n_cols + 1, index % n_cols + 1
-        items = [c for c in result.comparisons if c.cell == cell]
-        marks = [" (reference)" if c.is_reference else "" for c in items]
-        y = [text(c.group) + mark for c, mark in zip(items, marks, strict=True)]
-        rates = [c.rate if c.rate is not None else 0.0 for c in items]
-        plus = [(c.ci_high - c.rate) if c.rate is not None and c.ci_high is not None else 0.0 for c in items]
-        minus = [(c.rate - c.ci_low) if c.rate is not None and c.ci_low is not None else 0.0 for c in items]
-        fig.add_trace(go.Bar(
-            x=rates, y=y, orientation="h", marker={
-                "color": [colors[c.group] for c in items],
-                "line": {"color": "#000000", "width": [4 if c.is_reference else 0 for c in items]},
-                "pattern": {"shape": ["/" if c.verdict == Verdict.TOO_FEW else "" for c in items],
-                            "fillmode": "overlay", "fgcolor": "#ffffff"},
-            },
-            error_x={"type": "data", "array": plus, "arrayminus": minus, "visible": True, "color": "#333333",
-                     "thickness": 2, "width": 5},
-            customdata=[[c.n, c.positives, format_percent(c.ci_low), format_percent(c.ci_high),
-                         Verdict.of(c.verdict).mark, format_percent(c.rate)] for c in items],
-            hovertemplate=("%{y}<br>share %{customdata[5]} (95% CI %{customdata[2]} to %{customdata[3]})<br>"
-                           "%{customdata[1]:,} of %{customdata[0]:,} rows<br>%{customdata[4]}<extra></extra>"),
-        ), row=row, col=col)
-        fig.add_trace(go.Scatter(
-            x=[(c.ci_high if c.ci_high is not None else 0.0) + 0.02 for c in items], y=y, mode="text",
-            text=[f"{format_percent(c.rate, 0)}, n = {c.n:,}" for c in items], textposition="middle right",
-            textfont={"size": FONT_SIZE - 5}, hoverinfo="skip",
-        ), row=row, col=col)
-        fig.update_yaxes(**category_ticks([c.group for c in items], text, marks), row=row, col=col)
+        _draw_cell_bars(fig, [c for c in result.comparisons if c.cell == cell], colors,
+                        index // n_cols + 1, index % n_cols + 1)
     fig.update_xaxes(range=[0, 1.3], tickformat=".0%", tickvals=[0, 0.25, 0.5, 0.75, 1.0])
     fig.update_yaxes(autorange="reversed", automargin=True)
     for annotation in fig.layout.annotations:
@@ -140,9 +144,9 @@ def impact_heatmap(result: AuditResult) -> go.Figure:
     spec = result.spec
     groups = [g for g in result.groups if g != result.reference]
     cells = _cells(result)
-    z, labels, hover = [], [], []
+    z, labels, hover, empty = [], [], [], []
     for group in groups:
-        row_z, row_t, row_h = [], [], []
+        row_z, row_t, row_h, row_e = [], [], [], []
         for cell in cells:
             c = next(x for x in result.comparisons if x.group == group and x.cell == cell)
             too_few = c.verdict == Verdict.TOO_FEW
@@ -150,20 +154,24 @@ def impact_heatmap(result: AuditResult) -> go.Figure:
             ratio = "n/a" if c.impact_ratio is None else f"{c.impact_ratio:.2f}"
             symbol = Verdict.of(c.verdict).symbol
             row_t.append("" if too_few else ratio + (f" {symbol}" if symbol else ""))
+            row_e.append(Verdict.TOO_FEW.short if too_few else "")   # said in the grey cell, not by grey
             row_h.append(f"{text(group)} in {text(cell or 'all rows')}: {format_percent(c.rate, 0)} vs "
                          f"{format_percent(c.reference_rate, 0)} "
                          f"for {text(result.reference)}; impact ratio {ratio}; {Verdict.of(c.verdict).mark}")
         z.append(row_z)
         labels.append(row_t)
         hover.append(row_h)
-    scale = [[0.0, "#D55E00"], [0.5, "#FFFFFF"], [1.0, "#0072B2"]]
+        empty.append(row_e)
+    scale = [list(stop) for stop in palette.HEAT_SCALE]   # every fill takes black text at 4.5:1 or more (palette.py)
+    font = FONT_SIZE - (4 if len(cells) <= 8 else 7)
     x_labels = [text(c) if c is not None else "All rows" for c in cells]
     fig = go.Figure(go.Heatmap(  # grey underneath: cells too small to judge show through
         z=[[0] * len(cells) for _ in groups], x=x_labels, y=[text(g) for g in groups], showscale=False,
-        colorscale=[[0, "#DDDDDD"], [1, "#DDDDDD"]], hoverinfo="skip", xgap=2, ygap=2))
+        colorscale=[[0, palette.HEAT_EMPTY], [1, palette.HEAT_EMPTY]], hoverinfo="skip", xgap=2, ygap=2,
+        text=empty, texttemplate="%{text}", textfont={"size": font, "color": palette.HEAT_TEXT}))
     fig.add_trace(go.Heatmap(
         z=z, x=x_labels, y=[text(g) for g in groups],
-        text=labels, texttemplate="%{text}", textfont={"size": FONT_SIZE - (4 if len(cells) <= 8 else 7)},
+        text=labels, texttemplate="%{text}", textfont={"size": font, "color": palette.HEAT_TEXT},
         customdata=hover,
         hovertemplate="%{customdata}<extra></extra>", colorscale=scale, zmin=-1, zmax=1, xgap=2, ygap=2,
         colorbar={"title": {"text": "impact ratio"}, "tickvals": [-1, math.log2(0.8), 0, 1],

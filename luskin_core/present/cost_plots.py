@@ -11,9 +11,13 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from luskin_core.corrections.cost import CONTROLLED, FAMILY_TITLES, PARITY, SERIES_COLORS, CostPoint
+from luskin_core.corrections.cost import CONTROLLED, FAMILY_TITLES, PARITY, CostPoint
 from luskin_core.formatting import format_percent, format_points
+from luskin_core.present import palette
 from luskin_core.present.plots import title_block
+
+# one colour per correction on the chart
+SERIES_COLORS = tuple(palette.COLORS[c] for c in ("blue", "vermillion", "green", "purple", "orange", "sky", "black"))
 
 
 def _text(value: Any) -> str:
@@ -72,59 +76,95 @@ def cost_chart(points: Sequence[CostPoint], *, height: int | None = None) -> go.
                         subplot_titles=[FAMILY_TITLES[f] for f in families])
     n_series = 0
     for col, family in enumerate(families, 1):
-        mine = [p for p in drawn if p.family == family]
-        auc = family == CONTROLLED
-        value_format = ".3f" if auc else ".1%"
-        axis = "" if col == 1 else str(col)
-        for series in dict.fromkeys(p.series for p in mine):
-            group = [p for p in mine if p.series == series]
-            color = SERIES_COLORS[n_series % len(SERIES_COLORS)]
-            n_series += 1
-            sweep = group[0].tool == "equalized"
-            # the sweep as a line from alpha = 1 (uncorrected) to the smallest alpha
-            ordered = sorted(group, key=lambda p: -(p.setting or 0.0)) if sweep else group
-            fig.add_trace(go.Scatter(
-                x=[100 * p.gap for p in ordered if p.gap is not None], y=[p.score for p in ordered],
-                mode="lines+markers+text" if sweep else "markers",
-                name=_text(_series_name(group)), legendgroup=series,
-                marker={"size": [18 if p.default else 12 for p in ordered], "color": color,
-                        "symbol": ["star" if p.default else ("circle-open" if p.stage == "before" else "circle")
-                                   for p in ordered],
-                        "line": {"width": 2, "color": color}},
-                line={"color": color, "width": 1.5, "dash": "dot"},
-                text=[f"α {p.setting:g}" if p.setting is not None else "" for p in ordered] if sweep else None,
-                textposition="bottom right", textfont={"size": 11, "color": color},
-                error_x=_errors(ordered, "gap", "gap_low", "gap_high", 100.0) | {"color": color},
-                error_y=_errors(ordered, "score", "score_low", "score_high", 1.0) | {"color": color},
-                customdata=[[_text(p.correction), _text(p.label), _text(p.detail), p.score_name,
-                             p.score_low if p.score_low is not None else p.score,
-                             p.score_high if p.score_high is not None else p.score] for p in ordered],
-                hovertemplate=(f"%{{customdata[0]}}<br>%{{customdata[1]}}<br>%{{customdata[3]}} %{{y:{value_format}}} "
-                               f"(95% CI %{{customdata[4]:{value_format}}} to %{{customdata[5]:{value_format}}})"
-                               "<br>remaining gap %{x:.1f} points (%{customdata[2]})<extra></extra>"),
-            ), row=1, col=col)
-            before = [p for p in group if p.stage == "before"]
-            start_gap = before[0].gap if before else None
-            if sweep or start_gap is None:
-                continue
-            for after in group:
-                if after.stage != "after" or after.gap is None:
-                    continue
-                fig.add_annotation(
-                    x=100 * after.gap, y=after.score, ax=100 * start_gap, ay=before[0].score,
-                    xref=f"x{axis}", yref=f"y{axis}", axref=f"x{axis}", ayref=f"y{axis}",
-                    showarrow=True, arrowhead=3, arrowsize=1.3, arrowwidth=1.5, arrowcolor=color,
-                    text="", standoff=10, startstandoff=10,
-                )
-        widest = [100 * p.gap_high for p in mine if p.gap_high is not None] + [100 * p.gap for p in mine if p.gap]
-        fig.update_xaxes(range=[0, max(widest + [5.0]) * 1.15], title_text="remaining gap (percentage points)",
-                         row=1, col=col)
-        fig.update_yaxes(range=[0, 1.02], tickformat=".1f" if auc else ".0%",
-                         title_text=("AUC" if auc else "accuracy") + " (axis from 0)", row=1, col=col)
+        n_series = _draw_panel(fig, [p for p in drawn if p.family == family], col, n_series)
+    _add_key(fig)
+    _lay_out(fig, n_series, height)
+    return fig
+
+
+def _draw_panel(fig: go.Figure, mine: Sequence[CostPoint], col: int, n_series: int) -> int:
+    """One kind of fairness: each correction's points (and arrows), the axes from 0; the series drawn so far."""
+    auc = mine[0].family == CONTROLLED
+    value_format = ".3f" if auc else ".1%"
+    axis = "" if col == 1 else str(col)
+    for series in dict.fromkeys(p.series for p in mine):
+        group = [p for p in mine if p.series == series]
+        color = SERIES_COLORS[n_series % len(SERIES_COLORS)]
+        n_series += 1
+        fig.add_trace(_series_trace(group, color, value_format), row=1, col=col)
+        if group[0].tool != "equalized":
+            _add_arrows(fig, group, color, axis)
+    widest = [100 * p.gap_high for p in mine if p.gap_high is not None] + [100 * p.gap for p in mine if p.gap]
+    fig.update_xaxes(range=[0, max(widest + [5.0]) * 1.15], title_text="remaining gap (percentage points)",
+                     row=1, col=col)
+    fig.update_yaxes(range=[0, 1.02], tickformat=".1f" if auc else ".0%",
+                     title_text=("AUC" if auc else "accuracy") + " (axis from 0)", row=1, col=col)
+    return n_series
+
+
+def _marker_symbol(point: CostPoint) -> str:
+    if point.default:
+        return "star"
+    return "circle-open" if point.stage == "before" else "circle"
+
+
+def _hover_data(point: CostPoint) -> list[Any]:
+    return [_text(point.correction), _text(point.label), _text(point.detail), point.score_name,
+            point.score_low if point.score_low is not None else point.score,
+            point.score_high if point.score_high is not None else point.score]
+
+
+def _series_trace(group: Sequence[CostPoint], color: str, value_format: str) -> go.Scatter:
+    """One correction's points; the equalized sweep as a line from alpha = 1 (uncorrected) to the smallest alpha."""
+    sweep = group[0].tool == "equalized"
+    ordered = sorted(group, key=lambda p: -(p.setting or 0.0)) if sweep else list(group)
+    labels = [f"α {p.setting:g}" if p.setting is not None else "" for p in ordered] if sweep else None
+    return go.Scatter(
+        x=[100 * p.gap for p in ordered if p.gap is not None], y=[p.score for p in ordered],
+        mode="lines+markers+text" if sweep else "markers",
+        name=_text(_series_name(group)), legendgroup=group[0].series,
+        marker={"size": [18 if p.default else 12 for p in ordered], "color": color,
+                "symbol": [_marker_symbol(p) for p in ordered],
+                "line": {"width": 2, "color": color}},
+        line={"color": color, "width": 1.5, "dash": "dot"},
+        text=labels,
+        textposition="bottom right", textfont={"size": 11, "color": color},
+        error_x=_errors(ordered, "gap", "gap_low", "gap_high", 100.0) | {"color": color},
+        error_y=_errors(ordered, "score", "score_low", "score_high", 1.0) | {"color": color},
+        customdata=[_hover_data(p) for p in ordered],
+        hovertemplate=(f"%{{customdata[0]}}<br>%{{customdata[1]}}<br>%{{customdata[3]}} %{{y:{value_format}}} "
+                       f"(95% CI %{{customdata[4]:{value_format}}} to %{{customdata[5]:{value_format}}})"
+                       "<br>remaining gap %{x:.1f} points (%{customdata[2]})<extra></extra>"),
+    )
+
+
+def _add_arrows(fig: go.Figure, group: Sequence[CostPoint], color: str, axis: str) -> None:
+    """An arrow from the model before the correction to each model after it."""
+    before = [p for p in group if p.stage == "before"]
+    start_gap = before[0].gap if before else None
+    if start_gap is None:
+        return
+    for after in group:
+        if after.stage != "after" or after.gap is None:
+            continue
+        fig.add_annotation(
+            x=100 * after.gap, y=after.score, ax=100 * start_gap, ay=before[0].score,
+            xref=f"x{axis}", yref=f"y{axis}", axref=f"x{axis}", ayref=f"y{axis}",
+            showarrow=True, arrowhead=3, arrowsize=1.3, arrowwidth=1.5, arrowcolor=color,
+            text="", standoff=10, startstandoff=10,
+        )
+
+
+def _add_key(fig: go.Figure) -> None:
+    """The legend's key to the markers (before/after, the paper's default)."""
     for name, symbol in (("open circle: before the correction; filled: after", "circle-open"),
                          ("star: the paper's default choice (C2 = MLP; lambda 1; alpha 0.1 to 0.2)", "star")):
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name, showlegend=True, hoverinfo="skip",
                                  marker={"symbol": symbol, "size": 13, "color": "#555555", "line": {"width": 2}}))
+
+
+def _lay_out(fig: go.Figure, n_series: int, height: int | None) -> None:
+    """Titles, fonts, and a height that leaves room for a legend row per series."""
     for annotation in fig.layout.annotations:
         if annotation.text:
             annotation.font.size = 15
@@ -138,7 +178,6 @@ def cost_chart(points: Sequence[CostPoint], *, height: int | None = None) -> go.
         margin={"t": 130, "l": 80, "r": 30, "b": 90 + 22 * legend_rows},
         legend={"orientation": "v", "yanchor": "top", "y": -90 / plot_height, "x": 0, "font": {"size": 13}},
     )
-    return fig
 
 
 def chart_points(fig: go.Figure) -> list[tuple[float, float]]:

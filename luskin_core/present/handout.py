@@ -30,7 +30,9 @@ img { display: block; margin: 0.2cm auto 0 auto; max-height: 11.5cm; max-width: 
 
 def handout_html(slides: Sequence[Slide], images: Sequence[bytes | None], title: str) -> str:
     """The handout's page: one section per slide (title, sentences, chart image), every string escaped."""
-    head = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+    from luskin_core.present.chart_text import chart_text
+
+    head = (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
             f"<style>{_CSS}</style></head><body>")
     parts = [head]
     for number, (slide, svg) in enumerate(zip(slides, images), 1):
@@ -40,7 +42,8 @@ def handout_html(slides: Sequence[Slide], images: Sequence[bytes | None], title:
         parts += [f"<p>{html.escape(s)}</p>" for s in slide.sentences]
         if svg is not None:
             src = "data:image/svg+xml;base64," + base64.b64encode(svg).decode("ascii")
-            parts.append(f"<img src='{src}' alt='chart'>")
+            alt = chart_text(slide.figure).description if slide.figure is not None else "chart"
+            parts.append(f"<img src='{src}' alt='{html.escape(alt, quote=True)}'>")   # the page's and report's words
         parts.append("</section>")
     parts.append("</body></html>")
     return "".join(parts)
@@ -54,14 +57,15 @@ def handout_pdf(slides: Sequence[Slide], *, title: str = "Fairness audit", brows
         import weasyprint
     except ImportError:
         raise LuskinError("The handout needs WeasyPrint: pip install weasyprint.") from None
-    from luskin_core.present.report import _RENDERER
+    from luskin_core.present.report_render import CHART_RENDERER
 
     figures = [json.loads(s.figure.to_json()) for s in slides if s.figure is not None]
-    drawn = iter(_RENDERER.svgs(figures, browser_path=browser_path))
+    drawn = iter(CHART_RENDERER.svgs(figures, browser_path=browser_path))
     images = [next(drawn) if s.figure is not None else None for s in slides]
     page = handout_html(slides, images, title)
     fetcher = weasyprint.URLFetcher(allowed_protocols={"data"})   # nothing is fetched from outside
-    return bytes(weasyprint.HTML(string=page, url_fetcher=fetcher).write_pdf())
+    # PDF/UA-1, as the report: tagged headings and paragraphs, each chart a Figure with its description
+    return bytes(weasyprint.HTML(string=page, url_fetcher=fetcher).write_pdf(pdf_variant="pdf/ua-1"))
 
 
 __all__ = ["handout_html", "handout_pdf"]

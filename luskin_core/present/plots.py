@@ -17,15 +17,13 @@ import plotly.graph_objects as go
 
 from luskin_core.analyses.audit import AuditResult
 from luskin_core.formatting import format_percent, points
+from luskin_core.present import palette
 from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.spec.names import GroupNames
 from luskin_core.stats.verdict import Verdict
 
-# Okabe & Ito (2008), "Color Universal Design".
-OKABE_ITO = {
-    "blue": "#0072B2", "orange": "#E69F00", "green": "#009E73", "vermillion": "#D55E00",
-    "sky": "#56B4E9", "purple": "#CC79A7", "yellow": "#F0E442", "black": "#000000",
-}
+# Okabe & Ito (2008), "Color Universal Design", 3:1 or better on white (luskin_core/present/palette.py).
+OKABE_ITO = palette.COLORS
 GROUP_COLOR = OKABE_ITO["blue"]     # the protected class (where the protected condition holds)
 OTHER_COLOR = OKABE_ITO["orange"]   # the other class
 # Stages of the retraining comparison, and the series of the alpha sweep.
@@ -300,7 +298,7 @@ def threshold_roc(report: Any, spec: AuditSpec | None = None, split: str = "tune
                                "FPR %{x:.3f}<br>TPR %{y:.3f}<extra></extra>"),
             ))
     fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="chance",
-                             line={"color": "#999999", "dash": "dot", "width": 1}, hoverinfo="skip"))
+                             line={"color": palette.GREY, "dash": "dot", "width": 1}, hoverinfo="skip"))
     where = "tuning rows" if split == "tune" else "held-out test rows"
     _layout(fig, "Right and wrong flags per group, before and after",
             (f"ROC curve per group ({where}). Cross: one shared threshold; circle: each group's own "

@@ -40,32 +40,39 @@ def report_section(audit: ProxyAudit) -> Any:
 
 def slides(audit: ProxyAudit) -> list[Any]:
     """Two slides for the deck: the outcome-aware gaps with the other estimates and the bounds, then the caveats."""
-    lines = []
     head = audit.headline_method
     words = METHOD_WORDS.get(head, head)
+    lines = []
     for c in audit.comparisons:
         if c.method != head or c.is_reference or c.cell is not None or c.difference is None:
             continue
         others = {m: next((t for t in audit.comparisons if t.method == m and t.group == c.group and t.cell is None),
                           None) for m in ("weighted", "threshold") if m != head}
-        if audit.metric == "ratio":
-            extra = [f"{o.impact_ratio:.2f} {m}" for m, o in others.items()
-                     if o is not None and o.impact_ratio is not None]
-            high, low = c.ratio_bound_high, c.ratio_bound_low
-            bound = ""
-            if high is not None and high < audit.ratio_threshold:
-                bound = f"; below {audit.ratio_threshold:g} whatever the proxy's errors"
-            elif low is not None and high is not None and low < audit.ratio_threshold <= high:
-                bound = f"; the bounds could be either side of {audit.ratio_threshold:g}"
-            value = "not computable" if c.impact_ratio is None else f"{c.impact_ratio:.2f}"
-            lines.append(f"{c.group} against {c.reference}: impact ratio {value} {words}"
-                         + (f" ({', '.join(extra)})" if extra else "") + f"{bound}.")
-            continue
-        extra = [f"{points(o.difference)} {m}" for m, o in others.items() if o is not None and o.difference is not None]
-        bound = ""
-        if c.bound_low is not None and c.bound_high is not None and (c.bound_low > 0 or c.bound_high < 0):
-            bound = f"; at least {points(c.bound_low if c.bound_low > 0 else c.bound_high)} whatever the proxy's errors"
-        lines.append(f"{c.group} against {c.reference}: {points(c.difference)} {words}"
-                     + (f" ({', '.join(extra)})" if extra else "") + f"{bound}.")
+        line = _ratio_line if audit.metric == "ratio" else _gap_line
+        lines.append(line(audit, c, others, words))
     return [Slide("Estimated race and ethnicity: the gaps", tuple(lines[:6]), None, FINDING, "proxy-gaps"),
             Slide("Estimated race: read with care", audit.caveats, None, CAVEAT_KIND, "proxy-caveats")]
+
+
+def _ratio_line(audit: ProxyAudit, c: Any, others: dict[str, Any], words: str) -> str:
+    """A group's impact ratio by the headline method, the other methods' and where the bounds put it."""
+    extra = [f"{o.impact_ratio:.2f} {m}" for m, o in others.items() if o is not None and o.impact_ratio is not None]
+    high, low = c.ratio_bound_high, c.ratio_bound_low
+    bound = ""
+    if high is not None and high < audit.ratio_threshold:
+        bound = f"; below {audit.ratio_threshold:g} whatever the proxy's errors"
+    elif low is not None and high is not None and low < audit.ratio_threshold <= high:
+        bound = f"; the bounds could be either side of {audit.ratio_threshold:g}"
+    value = "not computable" if c.impact_ratio is None else f"{c.impact_ratio:.2f}"
+    return (f"{c.group} against {c.reference}: impact ratio {value} {words}"
+            + (f" ({', '.join(extra)})" if extra else "") + f"{bound}.")
+
+
+def _gap_line(audit: ProxyAudit, c: Any, others: dict[str, Any], words: str) -> str:
+    """A group's gap by the headline method, the other methods' and the gap whatever the proxy's errors."""
+    extra = [f"{points(o.difference)} {m}" for m, o in others.items() if o is not None and o.difference is not None]
+    bound = ""
+    if c.bound_low is not None and c.bound_high is not None and (c.bound_low > 0 or c.bound_high < 0):
+        bound = f"; at least {points(c.bound_low if c.bound_low > 0 else c.bound_high)} whatever the proxy's errors"
+    return (f"{c.group} against {c.reference}: {points(c.difference)} {words}"
+            + (f" ({', '.join(extra)})" if extra else "") + f"{bound}.")

@@ -16,12 +16,12 @@ from luskin_core.analyses.regulator import LL144Output, LL144Result
 
 def regulator_section(output: Any, data_label: str = "") -> Any:
     """The report section of any regulator output."""
-    from luskin_core.present.report_blocks import Section, Table, _settings
+    from luskin_core.present.report_blocks import Section, Table, settings_block
 
     section = Section(output.anchor, output.section_title)
     settings = output.settings(data_label)
     if settings:
-        section.blocks.append(_settings(settings))
+        section.blocks.append(settings_block(settings))
     for note in output.notes():
         section.add("paragraph", text=note)
     if output.intro():

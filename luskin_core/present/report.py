@@ -49,34 +49,22 @@ from luskin_core.corrections.cost import CONTROLLED, GAP_NAMES, CostPoint, accur
 from luskin_core.errors import LuskinError
 from luskin_core.formatting import format_number, format_p, format_percent, format_points
 from luskin_core.present.cost_plots import cost_chart
-from luskin_core.present.report_blocks import Chart, Section, Table, _block, _settings  # noqa: F401  (moved; importable here)
+from luskin_core.present.report_blocks import Section, Table, make_block, settings_block
 from luskin_core.present.report_config import (  # noqa: F401  (the configuration format moved; importable here)
-    _RESERVED,
     CONFIG_KIND,
     CONFIG_VERSION,
     DatasetRef,
     LuskinConfig,
-    _json_default,
-    _opt_int,
     config_from_json,
     config_to_json,
+    json_default,
 )
 from luskin_core.present.report_figures import (  # noqa: F401  (figure sanitising moved; importable here)
-    _ALLOWED_TAG,
-    _height,
-    _neutralise,
-    _neutralise_all,
     safe_figure,
     safe_figure_dict,
 )
 from luskin_core.present.report_render import (  # noqa: F401  (the renderer moved; importable here)
-    _ENVIRONMENT_LOCK,
-    _PDF_MAX_HEIGHT_RATIO,
-    _PDF_WIDTH,
-    _RENDERER,
     ReportContent,
-    _ChartRenderer,
-    _template,
     close_chart_renderer,
 )
 from luskin_core.spec.audit_spec import AuditSpec
@@ -170,9 +158,9 @@ def spec_in_words(spec: AuditSpec, reference: str = "", names: GroupNames | None
     items: list[tuple[str, str]] = []
     names = names or GroupNames.of(spec)
     if spec.outcome_type == "score":
-        cut = "the median score" if spec.score_cutoff is None else f"{spec.score_cutoff:g}"
-        items.append(("Outcome audited", (f"{spec.outcome} is a score: a row counts as positive when it is at or above "
-                                         f"{cut}; the mean score is compared too")))
+        cut = "strictly above the median score" if spec.score_cutoff is None else f"at or above {spec.score_cutoff:g}"
+        items.append(("Outcome audited", (f"{spec.outcome} is a score: a row counts as positive when it is {cut} "
+                                         "(as Local Law 144's scoring rate); the mean score is compared too")))
     else:
         items.append(("Outcome audited", f"{spec.outcome_text} counts as the positive outcome"))
     if spec.prediction is not None:
@@ -221,7 +209,7 @@ def _cells_words(result: AuditResult) -> str:
     return "among all rows audited"
 
 
-def _question(result: AuditResult, dataset: DatasetRef | None) -> list[tuple[str, str]]:
+def question_items(result: AuditResult, dataset: DatasetRef | None) -> list[tuple[str, str]]:
     """Who is compared, on what outcome, in which cells, on which data."""
     spec = result.spec
     if spec.group_mode == "columns":
@@ -241,7 +229,7 @@ def _question(result: AuditResult, dataset: DatasetRef | None) -> list[tuple[str
             ("On which data", f"{data}: {rows}")]
 
 
-def _caveats(result: AuditResult) -> list[str]:
+def caveat_sentences(result: AuditResult) -> list[str]:
     """Chance, small groups, many comparisons, Simpson's paradox, pooling: said in words."""
     spec = result.spec
     counts = result.verdict_counts()
@@ -354,7 +342,7 @@ def _score_rows(result: AuditResult) -> Table:
 def _pooled_rows(result: AuditResult) -> Table:
     header = ("Group", "Overall share (group / reference)", "Overall difference [95% CI]", "Overall impact ratio",
               "Overall p", "Within-cell difference (size-weighted)", "Pooled odds ratio (Mantel-Haenszel) [95% CI]",
-              "CMH p", "Breslow-Day p", "Simpson's paradox")
+              "CMH p", "Breslow-Day-Tarone p", "Simpson's paradox")
     rows, classes = [], []
     for p in result.pooled:
         mh = "n/a" if p.mh_odds_ratio is None else _with_ci(f"{p.mh_odds_ratio:.2f}", p.mh_ci_low, p.mh_ci_high,
@@ -366,7 +354,7 @@ def _pooled_rows(result: AuditResult) -> Table:
                      _p(p.cmh_p_value), _p(p.breslow_day_p_value), "YES" if p.simpson else "no"))
         classes.append("warn" if p.simpson else "")
     note = ("Overall: all cells together, ignoring them. Within-cell: the cells' differences averaged by their size. "
-            "Pooled odds ratio and Cochran-Mantel-Haenszel (CMH) test: the gap inside the cells, pooled; Breslow-Day: "
+            "Pooled odds ratio and Cochran-Mantel-Haenszel (CMH) test: the gap inside the cells, pooled; Breslow-Day-Tarone: "
             "whether the gap differs from stratum to stratum (p below 0.05: read the strata one by one). Simpson's paradox: "
             "the overall gap and the gap within the strata disagree.")
     return Table(f"Overall against within the strata, per group (reference: {result.reference})", header, tuple(rows),
@@ -379,7 +367,7 @@ def _audit_section(result: AuditResult) -> Section:
 
     spec = result.spec
     section = Section("audit", "The audit: " + result.groups_text)
-    section.blocks.append(_settings(spec_in_words(spec, result.reference, result.class_names)))
+    section.blocks.append(settings_block(spec_in_words(spec, result.reference, result.class_names)))
     section.add("lead", text=result.headline())
     section.add("sentences", items=result.sentences(), title="Findings")
     seen = result.power_sentences()
@@ -435,7 +423,7 @@ def _data_section(result: AuditResult, frame: pd.DataFrame | None, dataset: Data
         items.append(("Rows excluded", "none"))
     if sample_note:
         items.append(("Rows the models used", sample_note))
-    section.blocks.append(_settings(items))
+    section.blocks.append(settings_block(items))
     if frame is None:
         section.add("missing", text="The report was given the counts, not the rows (an audit inside a database or "
                                     "of a large file reads only counts), so the columns are not listed.")
@@ -446,7 +434,7 @@ def _data_section(result: AuditResult, frame: pd.DataFrame | None, dataset: Data
     shown = summary.head(_MAX_COLUMNS_LISTED)
     note = "" if len(summary) <= _MAX_COLUMNS_LISTED else \
         f"The first {_MAX_COLUMNS_LISTED} of {len(summary):,} columns are listed."
-    section.blocks.append(_block("details", title="Columns, their types and missing values",
+    section.blocks.append(make_block("details", title="Columns, their types and missing values",
                                  table=_frame_table(shown, "One row per column of the data", note=note)))
     return section
 
@@ -455,12 +443,6 @@ _MAX_COLUMNS_LISTED = 80
 
 
 # -- the corrections -----------------------------------------------------------------------
-def _as_list(value: Any) -> list[Any]:
-    if value is None:
-        return []
-    return list(value) if isinstance(value, (list, tuple)) else [value]
-
-
 def correction_warnings(correction: CorrectionResult, name: str = "") -> list[str]:
     """A correction's warnings, each once: a model's own with the model named (e.g. an alpha), then the rest.
 
@@ -518,7 +500,7 @@ def _retrain_section(results: Sequence[Any], points: Sequence[CostPoint]) -> Sec
                                            f"C2 {options.second}")
         sizes = result.sizes
         dropped = "; ".join(f"{k} ({v})" for k, v in result.dropped_features.items())
-        section.blocks.append(_settings([
+        section.blocks.append(settings_block([
             ("Settings", options.describe()),
             ("Decision", f"a model decides positive when its score is at least {options.threshold:g}"),
             ("Split", (f"D1 {sizes['D1']:,} rows (train A1), D2 {sizes['D2']:,} rows (relabelled to train C2), D4 "
@@ -569,7 +551,7 @@ def _threshold_section(reports: Sequence[Any], spec: AuditSpec) -> Section:
             rows = f"thresholds chosen on {report.n_tune:,} rows, tested on {report.n_test:,} (these numbers)"
         before = ("no shared threshold to compare with" if report.default_threshold is None
                   else f"one threshold of {report.default_threshold:.4g} for every group")
-        section.blocks.append(_settings([
+        section.blocks.append(settings_block([
             ("Scores", report.score_source),
             ("lambda", f"{report.lam:g} (weight on equal error rates against accuracy; the paper uses 1)"),
             ("Solver", solvers.get(report.solver, report.solver)),
@@ -597,6 +579,9 @@ def _threshold_section(reports: Sequence[Any], spec: AuditSpec) -> Section:
                             header, tuple(rows_out), ("",) * (len(rows_out) - 1) + ("warn",),
                             note=f"Accuracy on the test rows: {_pct(b_split.accuracy) if b_split else 'n/a'} before, "
                                  f"{_pct(report.after.accuracy)} after.", wide=True))
+        section.add("sentences", items=report.gap_lines(),
+                    title="The gaps on the test rows, with their 95% intervals" +
+                          (", and over seeds 0-9" if report.spread is not None else ""))
         if report.before is None:
             section.add("missing", text="There is no 'before' point: the score column has no shared threshold to "
                                         "compare with (none was given).")
@@ -616,7 +601,7 @@ def _sweep_histograms(sweep: Any, alpha: float, spec: AuditSpec) -> Any:
     return plots.sweep_histograms(sweep, alpha)
 
 
-def _equalized_section(sweeps: Sequence[Any], alpha: float | None, spec: AuditSpec) -> Section:
+def _equalized_section(sweeps: Sequence[Any], spec: AuditSpec) -> Section:
     from luskin_core.present import plots
 
     section = Section("equalized", "Correction 3: equalized score distributions")
@@ -629,8 +614,9 @@ def _equalized_section(sweeps: Sequence[Any], alpha: float | None, spec: AuditSp
         points = list(sweep.points)
         if len(sweeps) > 1:
             section.add("subheading", text=f"Sweep {index}")
+        alpha = getattr(sweep, "shown_alpha", None)   # a sweep kept before it had one: none shown
         chosen = sweep.point(alpha).alpha if alpha is not None else None
-        section.blocks.append(_settings([
+        section.blocks.append(settings_block([
             ("Alphas computed", ", ".join(f"{p.alpha:g}" for p in points)),
             ("Alpha shown", f"{chosen:g}" if chosen is not None else "all (histograms: the smallest)"),
             ("Rows", f"trained on {sweep.n_train:,}, tested on {sweep.n_test:,} (these numbers)"),
@@ -679,7 +665,7 @@ def _cost_name(after: CostPoint) -> str:
     return f"Equalized distribution at {after.label}" if after.tool == "equalized" else after.correction
 
 
-def _cost_sentences(points: Sequence[CostPoint]) -> list[str]:
+def cost_sentences(points: Sequence[CostPoint]) -> list[str]:
     """One sentence per correction: what it did to the gap and what it cost in accuracy or AUC."""
     out = []
     for before, after in _cost_rows(points):
@@ -741,7 +727,7 @@ def _cost_section(points: Sequence[CostPoint]) -> Section:
     if missing:
         section.add("missing", text="Not drawn (the gap could not be measured): " + "; ".join(
             f"{p.correction}, {p.label} ({p.detail})" for p in missing) + ".")
-    section.add("sentences", items=_cost_sentences(points), title="In words")
+    section.add("sentences", items=cost_sentences(points), title="In words")
     rows = []
     for p in points:
         fmt = (lambda x: f"{x:.3f}") if p.score_name == "AUC" else _pct
@@ -763,7 +749,7 @@ def _summary_section(result: AuditResult, dataset: DatasetRef | None, points: Se
                      ran: Sequence[str], warnings: Sequence[str], adjusted: Any = None) -> Section:
     section = Section("summary", "The findings in one page", css="summary")
     section.add("subheading", text="The question")
-    section.blocks.append(_settings(_question(result, dataset)))
+    section.blocks.append(settings_block(question_items(result, dataset)))
     section.add("subheading", text="What was found, most important first")
     found = findings(result)
     section.add("lead", text=found.headline)
@@ -778,7 +764,7 @@ def _summary_section(result: AuditResult, dataset: DatasetRef | None, points: Se
     if adjusted is not None:  # the adjusted gap belongs on the first page when it was run
         section.add("sentences", items=adjusted.summary(), title="Once the controls are held equal (regression)")
     section.add("paragraph", text=f"Verdicts: {result.headline()}")
-    caveats = _caveats(result)
+    caveats = caveat_sentences(result)
     if caveats:
         section.add("caveats", items=caveats, title="Read with care")
     enough = [line.strip(" -") for line in result.sufficiency_lines()]
@@ -814,7 +800,8 @@ _GLOSSARY = (
                 f"{Verdict.CHANCE}")),
     ("Pooled odds ratio, CMH", ("the gap inside the cells pooled across them (Mantel-Haenszel) and its test "
                                "(Cochran-Mantel-Haenszel)")),
-    ("Breslow-Day", "tests whether the gap differs from cell to cell; when it does, read the cells one by one"),
+    ("Breslow-Day-Tarone", ("Breslow and Day's test, with Tarone's adjustment, of whether the gap differs from cell "
+                            "to cell; when it does, read the cells one by one")),
     ("Simpson's paradox", ("the overall gap and the gap within the cells point different ways, or only one is "
                           "significant")),
     ("TPR, FPR", ("true positive rate (share of people with a positive outcome decided positive) and false positive "
@@ -847,7 +834,7 @@ def _appendix(spec: AuditSpec, options: Mapping[str, Any] | None, retrains: Sequ
         section.add("json", title="Page options",
                     text=json.dumps(used, indent=2, default=_json_default_lenient))
     section.add("subheading", text="How the numbers are made")
-    section.blocks.append(_settings((*_GLOSSARY, *((s.heading, s.meaning) for s in shown_statistics.SHOWN))))
+    section.blocks.append(settings_block((*_GLOSSARY, *((s.heading, s.meaning) for s in shown_statistics.SHOWN))))
     section.add("subheading", text="Software")
     section.add("paragraph", text="Made with " + ", ".join(f"{k} {v}" for k, v in versions.items()) + ".")
     return section
@@ -855,7 +842,7 @@ def _appendix(spec: AuditSpec, options: Mapping[str, Any] | None, retrains: Sequ
 
 def _json_default_lenient(value: Any) -> Any:
     try:
-        return _json_default(value)
+        return json_default(value)
     except LuskinError:
         return str(value)
 
@@ -863,7 +850,7 @@ def _json_default_lenient(value: Any) -> Any:
 # ------------------------------------------------------------------------------------------
 # Building the report
 # ------------------------------------------------------------------------------------------
-def _sort_results(result: AuditResult | None, results: Sequence[Any], *,
+def sort_results(results: Sequence[Any], *,
                   missing: str = "There is no audit result to report yet: run the audit first.",
                   ) -> tuple[AuditResult, list[Any], list[Any], list[Any], list[Any]]:
     """Split ``results`` into the audit, the corrections (retraining, thresholds, equalized) and the parts
@@ -873,11 +860,16 @@ def _sort_results(result: AuditResult | None, results: Sequence[Any], *,
     from luskin_core.corrections.thresholds import ThresholdReport
     from luskin_core.present.report_parts import part_kind
 
+    if isinstance(results, AuditResult) or not isinstance(results, Sequence):
+        raise LuskinError("A report takes its results as one list: [the audit, and any other results beside it].")
+    result: AuditResult | None = None
     retrains: list[Any] = []
     reports: list[Any] = []
     sweeps: list[Any] = []
     parts: list[Any] = []
     for item in results:
+        if item is None:   # a tool that was not run
+            continue
         if isinstance(item, AuditResult):
             if result is not None and item is not result:
                 raise LuskinError("A report shows one audit: pass one audit result, with the other results beside it.")
@@ -891,56 +883,43 @@ def _sort_results(result: AuditResult | None, results: Sequence[Any], *,
         else:
             part_kind(item)  # a result the report cannot show is said now, in words
             parts.append(item)
-    if not isinstance(result, AuditResult):
+    if result is None:
         raise LuskinError(missing)
     return result, retrains, reports, sweeps, parts
 
 
 def report_content(
-    result: AuditResult | None = None,
+    results: Sequence[Any],
     *,
-    results: Sequence[Any] = (),
     frame: pd.DataFrame | None = None,
     dataset: DatasetRef | Mapping[str, Any] | str | None = None,
-    retrain: Any = None,
-    thresholds: Any = None,
-    equalized: Any = None,
-    equalized_alpha: float | None = None,
     options: Mapping[str, Any] | None = None,
     title: str = "Fairness audit report",
     generated_at: _dt.datetime | None = None,
     sample_note: str | None = None,
-    adjusted: Any = None,
-    ll144: Any = None,
-    eeoc: bool = False,
-    series: Any = None,
-    proxy: Any = None,
-    regulator: Sequence[Any] = (),
 ) -> ReportContent:
-    """Everything the report says, for :meth:`ReportContent.html` and :meth:`ReportContent.pdf`.
+    """Everything the report says about ``results``, for :meth:`ReportContent.html` and :meth:`ReportContent.pdf`.
 
-    ``retrain``, ``thresholds`` and ``equalized`` are each one result (``RetrainResult``,
-    ``ThresholdReport``, ``AlphaSweep``), a sequence of them (several algorithms or model pairs,
-    several lambdas), or None when the tool was not run; see :func:`build_html_report`.
-    ``sample_note`` says which rows the model tools used when they ran on a sample of a large
-    source (e.g. "a stratified sample of 500,000 of 10,000,000 rows"); it is listed with the data.
-    ``proxy`` is a :class:`luskin_core.analyses.proxy_audit.ProxyAudit` (race estimated from names and places).
-    ``regulator`` holds regulator tables' outputs (``REGULATOR_TABLES[name].build(...)``), one section each.
-
-    ``results`` takes any of them in one list, in any order: the audit result itself (then ``result`` may be
-    left out), the corrections, and every result registered in :mod:`luskin_core.present.report_parts`
-    (adjusted gaps, regulator tables and outputs, an audit over time, a proxy audit, or a result offering its
-    own ``report_section``). The keywords above still work and may be mixed with ``results``. A result the
-    report cannot show is a :class:`~luskin_core.errors.LuskinError`.
+    ``results`` holds the audit result and any other results, in any order (None for a tool not run): the
+    corrections (each
+    ``RetrainResult``, ``ThresholdReport``, ``AlphaSweep``: several algorithms, model pairs or lambdas are
+    several results; a sweep's histograms are drawn at its ``shown_alpha``) and every result registered in
+    :mod:`luskin_core.present.report_parts` (adjusted gaps, regulator tables and outputs, an audit over time, a
+    proxy audit, a scan, or a result offering its own ``report_section``). A result the report cannot show is a
+    :class:`~luskin_core.errors.LuskinError`. The rest is context: ``frame`` the data as loaded (for the data
+    summary), ``dataset`` its name (:class:`DatasetRef`), ``options`` the page options (shown as JSON in the
+    appendix), ``sample_note`` which rows the model tools used on a sample of a large source (e.g. "a stratified
+    sample of 500,000 of 10,000,000 rows"). Tools not run are left out, and the first page says which.
     """
-    result, more_retrains, more_reports, more_sweeps, parts = _sort_results(result, results)
+    from luskin_core.analyses.adjust_model import AdjustResult
+    from luskin_core.present.report_parts import PartContext, part_sections
+    from luskin_core.present.series_report import pooled_chart
+
+    result, retrains, reports, sweeps, parts = sort_results(results)
     spec = result.spec
     ref = DatasetRef.coerce(dataset) if dataset is not None else None
     when = (generated_at or _dt.datetime.now().astimezone()).strftime("%d %B %Y, %H:%M %Z").strip()
     versions = software_versions()
-    retrains = _as_list(retrain) + more_retrains
-    reports = _as_list(thresholds) + more_reports
-    sweeps = _as_list(equalized) + more_sweeps
     points = cost_points(retrains, reports, sweeps)
     ran = [name for name, items in (("retraining", retrains), ("per-group thresholds", reports),
                                     ("equalized distribution", sweeps)) if items]
@@ -948,36 +927,20 @@ def report_content(
     for name, items in (("Retraining", retrains), ("Thresholds", reports), ("Equalized distribution", sweeps)):
         for obj in items:
             warnings += correction_warnings(obj.correction, name)
-    if adjusted is None:   # passed in results=[...]: its adjusted gaps belong on the first page too
-        from luskin_core.analyses.adjust_model import AdjustResult
-
-        adjusted = next((p for p in parts if isinstance(p, AdjustResult)), None)
-        parts = [p for p in parts if p is not adjusted]
+    adjusted = next((p for p in parts if isinstance(p, AdjustResult)), None)   # its gaps are on the first page too
     sections = [_summary_section(result, ref, points, ran, list(dict.fromkeys(warnings)), adjusted)]
     if points:
         sections.append(_cost_section(points))
     audit_section = _audit_section(result)
     sections.append(audit_section)
-    from luskin_core.present.report_parts import PartContext, part_sections
-    from luskin_core.present.series_report import pooled_chart
-
     pooled_chart(audit_section, result)  # small groups: raw and partially pooled shares, in the audit's section
-    keyword_parts: list[Any] = [adjusted] if adjusted is not None else []
-    keyword_parts += list(regulator)  # the regulators' tables (luskin_core.analyses.regulator_tables), any of them
-    if ll144 is not None:  # older keyword: an LL144Result
-        keyword_parts.append(ll144)
-    if eeoc:  # older keyword: the EEOC table of this audit
-        from luskin_core.analyses.regulator import EEOCOutput, eeoc_part
-
-        keyword_parts.append(EEOCOutput((eeoc_part(result),), result.spec))
-    keyword_parts += [part for part in (series, proxy) if part is not None]
-    sections += part_sections([*keyword_parts, *parts], PartContext(result, ref.label if ref else ""))
+    sections += part_sections(parts, PartContext(result, ref.label if ref else ""))
     if retrains:
         sections.append(_retrain_section(retrains, points))
     if reports:
         sections.append(_threshold_section(reports, spec))
     if sweeps:
-        sections.append(_equalized_section(sweeps, equalized_alpha, spec))
+        sections.append(_equalized_section(sweeps, spec))
     sections.append(_data_section(result, frame, ref, sample_note if ran else None))
     sections.append(_appendix(spec, options, retrains, reports, sweeps, versions))
     data_line = f" Data: {ref.label}." if ref is not None else ""
@@ -986,71 +949,21 @@ def report_content(
                          tuple(sections))
 
 
-def build_html_report(
-    result: AuditResult | None = None,
-    *,
-    results: Sequence[Any] = (),
-    frame: pd.DataFrame | None = None,
-    dataset: DatasetRef | Mapping[str, Any] | str | None = None,
-    retrain: Any = None,
-    thresholds: Any = None,
-    equalized: Any = None,
-    equalized_alpha: float | None = None,
-    options: Mapping[str, Any] | None = None,
-    title: str = "Fairness audit report",
-    generated_at: _dt.datetime | None = None,
-    sample_note: str | None = None,
-    ll144: Any = None,
-    eeoc: bool = False,
-    series: Any = None,
-    regulator: Sequence[Any] = (),
-) -> str:
-    """A self-contained HTML page with the audit and every correction supplied.
+def build_html_report(results: Sequence[Any], **context: Any) -> str:
+    """A self-contained HTML page with the audit and every other result in ``results``.
 
-    ``frame`` is the data as loaded (for the data summary); ``dataset`` names it (see
-    :class:`DatasetRef`); ``retrain`` one ``RetrainResult`` or several, ``thresholds`` one
-    ``ThresholdReport`` or several (e.g. per lambda), ``equalized`` an ``AlphaSweep`` (its
-    histograms drawn at ``equalized_alpha``). Parts that are None are left out and the first page
-    says which tools were not run. ``options`` are the page options, shown as JSON in the appendix;
-    ``sample_note`` the rows the model tools used on a sample of a large source. ``results`` takes the
-    audit, the corrections and any other analysis's result in one list (adjusted gaps, a proxy audit, an audit
-    over time, regulator tables: see :func:`report_content`).
+    ``results`` and the context keywords (``frame``, ``dataset``, ``options``, ``title``, ``generated_at``,
+    ``sample_note``) as in :func:`report_content`.
     """
-    return report_content(result, results=results, frame=frame, dataset=dataset, retrain=retrain, thresholds=thresholds,
-                          equalized=equalized, equalized_alpha=equalized_alpha, options=options, title=title,
-                          generated_at=generated_at, sample_note=sample_note, ll144=ll144, eeoc=eeoc,
-                          series=series, regulator=regulator).html()
+    return report_content(results, **context).html()
 
 
-def build_pdf_report(
-    result: AuditResult | None = None,
-    *,
-    results: Sequence[Any] = (),
-    frame: pd.DataFrame | None = None,
-    dataset: DatasetRef | Mapping[str, Any] | str | None = None,
-    retrain: Any = None,
-    thresholds: Any = None,
-    equalized: Any = None,
-    equalized_alpha: float | None = None,
-    options: Mapping[str, Any] | None = None,
-    title: str = "Fairness audit report",
-    generated_at: _dt.datetime | None = None,
-    sample_note: str | None = None,
-    browser_path: str | None = None,
-    ll144: Any = None,
-    eeoc: bool = False,
-    series: Any = None,
-    regulator: Sequence[Any] = (),
-) -> bytes:
+def build_pdf_report(results: Sequence[Any], *, browser_path: str | None = None, **context: Any) -> bytes:
     """The same report as :func:`build_html_report`, as PDF bytes (charts as vector images).
 
-    Needs WeasyPrint and kaleido with a Chromium (found on the PATH, or ``browser_path``). ``results`` as in
-    :func:`build_html_report`.
+    Needs WeasyPrint and kaleido with a Chromium (found on the PATH, or ``browser_path``).
     """
-    return report_content(result, results=results, frame=frame, dataset=dataset, retrain=retrain, thresholds=thresholds,
-                          equalized=equalized, equalized_alpha=equalized_alpha, options=options, title=title,
-                          generated_at=generated_at, sample_note=sample_note, ll144=ll144,
-                          eeoc=eeoc, series=series, regulator=regulator).pdf(browser_path=browser_path)
+    return report_content(results, **context).pdf(browser_path=browser_path)
 
 
 def report_filename(dataset: DatasetRef | Mapping[str, Any] | str | None, when: _dt.datetime | None = None,

@@ -17,6 +17,7 @@ import pandas as pd
 
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
+from luskin_core.spec.dataref import DataRef
 
 CONFIG_KIND = "luskin-configuration"  # the same "kind" as luskin_app.config writes
 CONFIG_VERSION = 1
@@ -65,10 +66,8 @@ class DatasetRef:
         if isinstance(value, DatasetRef):
             return value
         if isinstance(value, str):
-            kind, sep, rest = value.partition(":")
-            if sep and kind in ("sample", "upload", "source"):
-                return cls(kind, rest)
-            return cls("upload", value)
+            ref = DataRef.parse(value)
+            return cls("upload" if ref.kind == "file" else ref.kind, ref.name)
         if isinstance(value, Mapping):
             if "source" in value:
                 base = cls.coerce(str(value["source"]))
@@ -84,7 +83,7 @@ class DatasetRef:
     @property
     def source(self) -> str:
         """``sample:NAME`` or ``upload:NAME`` (the dashboard's spelling)."""
-        return f"{self.kind}:{self.name}"
+        return str(DataRef(self.kind, self.name))  # type: ignore[arg-type]  # kind checked in __post_init__
 
     @property
     def label(self) -> str:
@@ -131,7 +130,7 @@ class LuskinConfig:
 _RESERVED = ("kind", "version", "luskin_version", "saved_at", "data", "spec")
 
 
-def _json_default(value: Any) -> Any:
+def json_default(value: Any) -> Any:
     """numpy scalars/arrays, tuples, sets and dates into JSON; anything else is refused plainly."""
     if isinstance(value, np.generic):
         return value.item()
@@ -172,7 +171,7 @@ def config_to_json(dataset_ref: DatasetRef | Mapping[str, Any] | str, spec: Audi
         **dict(extra or {}),
     }
     try:
-        return json.dumps(document, indent=2, default=_json_default, allow_nan=False)
+        return json.dumps(document, indent=2, default=json_default, allow_nan=False)
     except ValueError as err:  # NaN / infinity, which JSON cannot hold
         raise LuskinError(f"A setting cannot be saved in a configuration file ({err}).") from None
 

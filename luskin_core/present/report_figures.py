@@ -14,6 +14,9 @@ import numpy as np
 _ALLOWED_TAG = re.compile(r"<(?=/?(?:br|b|i|em|sup|sub|extra)\s*/?>)", re.IGNORECASE)
 
 
+MAX_FIGURE_TEXT = 1_000   # a chart's label, title or hover text: a group named by a 50 MB cell is cut here
+
+
 def _neutralise(text: str) -> str:
     """Escape every '<' that does not open one of the plain formatting tags Luskin's charts use.
 
@@ -28,10 +31,17 @@ def _neutralise(text: str) -> str:
     return marked.replace("<", "&lt;").replace("\x00", "<")
 
 
+def _bounded(text: str) -> str:
+    """A chart's text at most ``MAX_FIGURE_TEXT`` characters, saying how long it was."""
+    return text if len(text) <= MAX_FIGURE_TEXT else f"{text[:MAX_FIGURE_TEXT]}… ({len(text):,} characters)"
+
+
 def _neutralise_all(value: Any) -> Any:
     if isinstance(value, str):
-        return _neutralise(value)
+        return _neutralise(_bounded(value))
     if isinstance(value, dict):
+        if "bdata" in value:   # plotly's typed array (base64 numbers): data, not text
+            return value
         return {k: _neutralise_all(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_neutralise_all(v) for v in value]
@@ -55,5 +65,5 @@ def safe_figure(figure: Any) -> Any:
     return go.Figure(safe_figure_dict(figure))
 
 
-def _height(figure: Mapping[str, Any]) -> int:
+def figure_height(figure: Mapping[str, Any]) -> int:
     return int(figure.get("layout", {}).get("height") or 520)

@@ -1,4 +1,5 @@
-"""Which report section and which slides each analysis result gets: one registry, so a new analysis adds one line here.
+"""Every analysis is one line of one table (:data:`ANALYSES`): its result, its report section and slides, and for an
+analysis made from its line, how it runs, its options, its command and its page.
 
 The analyses layer cannot import the present layer (``tests/test_layers.py``), so a result cannot build
 its own section; the mapping from a result's type to its section builder lives here instead.
@@ -23,10 +24,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from importlib import import_module
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from luskin_core.errors import LuskinError
-from luskin_core.present.report_blocks import Section
+
+if TYPE_CHECKING:   # the table is read at the command line's start: no numpy or plotly for it
+    from luskin_core.present.report_blocks import Section
 
 
 @dataclass(frozen=True)
@@ -68,14 +71,71 @@ class RegulatorOutput(Protocol):
     def sentences(self) -> list[str]: ...
 
 
-@dataclass(frozen=True)
-class PartKind:
-    """One registered result type: its class ("module:Class"), its section builder, its place and its slides."""
+def _later(dotted: str) -> Callable[..., Any]:
+    """A function named "module:function", imported on its first call (the table stays light to import)."""
+    def call(*args: Any) -> Any:
+        return _load_any(dotted)(*args)
 
-    result: str  # "module:Class", imported only when a result is looked up
-    builder: Callable[[Any, PartContext], Section]
-    rank: int  # sections (and slides) are placed by rank after the audit's (then in the order given)
-    slides: Callable[[Any, PartContext], list[Any]] | None = None   # None: shown in the report only
+    call.__qualname__ = call.__name__ = dotted
+    return call
+
+
+def _load_any(dotted: str) -> Any:
+    module, name = dotted.split(":")
+    return getattr(import_module(module), name)
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """One analysis: an entry of the one table every surface reads (:data:`ANALYSES`).
+
+    ``result`` is its result's class ("module:Class", imported only when a result is looked up), ``builder`` its
+    report section (the result's one view: the report renders it to HTML and PDF, the page made from this line to
+    Streamlit, the command made from it to text), ``rank`` its place in the report and the deck, ``slides`` its
+    slides (None: shown in the report only).
+
+    An analysis made entirely from its line also names: ``name`` (the command ``luskin <name>`` and the page's
+    address), ``title`` and ``help`` (the page's title and the command's help), ``run`` ("module:function",
+    ``run(data, spec, options) -> result``: ``data`` a frame or an engine's
+    :class:`~luskin_core.counting.ibis_source.Source`, counted through the one counting path), ``options`` (its key in
+    :data:`luskin_core.spec.options.OPTIONS`: the command's flags and the page's inputs are made from those
+    declarations), ``command`` (a command is made from this line) and ``page`` (the page's icon: a page is made
+    from this line). Every line but the proxy audit's names its ``run`` and ``options``, and the commands and pages
+    run an analysis through :meth:`runner`; the analyses that came before the table keep their own commands and
+    pages (``command``/``page`` left unset): the scan's ``--columns``, ``--fdr`` and its page's columns and
+    measures, the series' ``luskin audit --period`` and the regulator tables' tabs are not made from a line."""
+
+    result: str
+    builder: Callable[[Any, PartContext], Section]   # or "module:function", imported when a section is built
+    rank: int
+    slides: Callable[[Any, PartContext], list[Any]] | None = None   # or "module:function"
+    name: str = ""
+    title: str = ""
+    help: str = ""
+    run: str | None = None
+    options: str | None = None
+    command: bool = False
+    page: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("builder", "slides"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                object.__setattr__(self, name, _later(value))
+
+    def runner(self) -> Callable[..., Any]:
+        """Its ``run(data, spec, options)`` function."""
+        if self.run is None:
+            raise LuskinError(f"The analysis '{self.name}' cannot be run from its line of the table.")
+        return _load_any(self.run)
+
+    def options_class(self) -> type | None:
+        """Its options' class (built from the declared values, checked by their constraints), or None."""
+        if self.options is None:
+            return None
+        from luskin_core.spec.options import OPTION_CLASSES
+
+        return OPTION_CLASSES[self.options]
 
 
 def _adjusted(result: Any, context: PartContext) -> Section:
@@ -138,40 +198,71 @@ def _scan(result: Any, context: PartContext) -> Section:
     return scan_report_section(result)
 
 
-REPORT_PARTS: tuple[PartKind, ...] = (
-    PartKind("luskin_core.analyses.adjust_model:AdjustResult", _adjusted, 10, _adjusted_slides),
-    PartKind("luskin_core.analyses.regulator_ll144:LL144Result", _ll144, 20),
-    PartKind("luskin_core.analyses.regulator_ll144:LL144Output", _regulator, 20),
-    PartKind("luskin_core.analyses.regulator_eeoc:EEOCOutput", _regulator, 20),
-    PartKind("luskin_core.analyses.series:SeriesResult", _series, 30, _series_slides),
-    PartKind("luskin_core.analyses.proxy_audit:ProxyAudit", _proxy, 40, _proxy_slides),
-    PartKind("luskin_core.analyses.scan:ScanResult", _scan, 45, _scan_slides),
+ANALYSES: tuple[Analysis, ...] = (
+    Analysis("luskin_core.analyses.adjust_model:AdjustResult", _adjusted, 10, _adjusted_slides, name="adjusted",
+             title="Adjusted gaps", help="each group's gap with controls held equal (regression)",
+             run="luskin_core.analyses.adjust:run", options="adjusted"),
+    Analysis("luskin_core.analyses.regulator_ll144:LL144Result", _ll144, 20, name="ll144",
+             title="NYC Local Law 144", help="selection or scoring rates and impact ratios by category",
+             run="luskin_core.analyses.regulator_ll144:run", options="regulator"),
+    Analysis("luskin_core.analyses.regulator_ll144:LL144Output", _regulator, 20, name="ll144-output",
+             title="NYC Local Law 144", run="luskin_core.analyses.regulator_ll144:build_ll144", options="regulator"),
+    Analysis("luskin_core.analyses.regulator_eeoc:EEOCOutput", _regulator, 20, name="eeoc",
+             title="EEOC Uniform Guidelines", help="four-fifths beside significance",
+             run="luskin_core.analyses.regulator_eeoc:build_eeoc", options="regulator"),
+    Analysis("luskin_core.analyses.series:SeriesResult", _series, 30, _series_slides, name="series",
+             title="Over time", help="the audit in every period, with trends and alerts",
+             run="luskin_core.analyses.series:run", options="series"),
+    Analysis("luskin_core.analyses.proxy_audit:ProxyAudit", _proxy, 40, _proxy_slides, name="proxy",
+             title="Proxy audit", help="race and ethnicity estimated from names and places"),
+    Analysis("luskin_core.analyses.scan:ScanResult", _scan, 45, _scan_slides, name="scan", title="Scan",
+             help="the groups whose outcome differs beyond chance", run="luskin_core.analyses.scan:run",
+             options="scan"),
+    Analysis("luskin_core.analyses.amounts:AmountAudit", _later("luskin_core.present.amounts_report:section"), 25,
+             _later("luskin_core.present.amounts_report:slides"), name="amounts", title="Amounts",
+             help="an amount (pay, a bonus, a price) per group: means, medians, their gaps as shares, and verdicts",
+             run="luskin_core.analyses.amounts:run", command=True, page="payments"),
 )
 _OWN_RANK = 50  # results offering their own section (ReportPart), and regulator outputs not listed above
 _REGULATOR_RANK = 20
 
 
 def _load(dotted: str) -> type:
-    module, name = dotted.split(":")
-    cls = getattr(import_module(module), name)
+    cls = _load_any(dotted)
     assert isinstance(cls, type)
     return cls
+
+
+def analysis(name: str) -> Analysis:
+    """The table's line of one analysis, by name, or a plain refusal naming the others."""
+    for entry in ANALYSES:
+        if entry.name == name:
+            return entry
+    raise LuskinError(f"There is no analysis called '{name}'; there are: "
+                      + ", ".join(e.name for e in ANALYSES if e.name) + ".")
+
+
+def made_from_table(kind: str) -> tuple[Analysis, ...]:
+    """The analyses whose command (``kind="command"``) or page (``kind="page"``) is made from their line."""
+    if kind == "command":
+        return tuple(e for e in ANALYSES if e.command)
+    return tuple(e for e in ANALYSES if e.page)
 
 
 def _own_slides(result: Any, context: PartContext) -> list[Any]:
     return list(result.report_slides(context)) if isinstance(result, SlidePart) else []
 
 
-def kind_of(result: Any) -> PartKind:
+def kind_of(result: Any) -> Analysis:
     """The registered kind of one result (its section, rank and slides), or a LuskinError saying what the report takes."""
-    for kind in REPORT_PARTS:
+    for kind in ANALYSES:
         if isinstance(result, _load(kind.result)):
             return kind
     if isinstance(result, ReportPart):
-        return PartKind(type(result).__name__, lambda r, c: r.report_section(c), _OWN_RANK, _own_slides)
+        return Analysis(type(result).__name__, lambda r, c: r.report_section(c), _OWN_RANK, _own_slides)
     if isinstance(result, RegulatorOutput):
-        return PartKind(type(result).__name__, _regulator, _REGULATOR_RANK, _own_slides)
-    names = ", ".join(kind.result.split(":")[1] for kind in REPORT_PARTS)
+        return Analysis(type(result).__name__, _regulator, _REGULATOR_RANK, _own_slides)
+    names = ", ".join(kind.result.split(":")[1] for kind in ANALYSES)
     raise LuskinError(f"The report cannot show a {type(result).__name__}: it takes an audit result, the "
                       f"corrections (retraining, thresholds, equalized distribution), a regulator table or one "
                       f"of: {names}.")
@@ -199,5 +290,5 @@ def part_sections(results: Iterable[Any], context: PartContext) -> list[Section]
     return [builder(result, context) for _, (result, builder, _) in ordered]
 
 
-__all__ = ["REPORT_PARTS", "PartContext", "PartKind", "RegulatorOutput", "ReportPart", "SlidePart", "kind_of",
-           "part_kind", "part_sections", "part_slides"]
+__all__ = ["ANALYSES", "Analysis", "PartContext", "RegulatorOutput", "ReportPart",
+           "SlidePart", "analysis", "kind_of", "made_from_table", "part_kind", "part_sections", "part_slides"]

@@ -14,13 +14,24 @@ from typing import Any
 
 from luskin_core.errors import LuskinError
 from luskin_core.present.report_blocks import Chart, Section
-from luskin_core.present.report_figures import _height
+from luskin_core.present.report_figures import figure_height
 
 # ------------------------------------------------------------------------------------------
 # Rendering: the HTML (interactive charts) and the PDF (vector charts)
 # ------------------------------------------------------------------------------------------
 _ENVIRONMENT: Any = None
 _ENVIRONMENT_LOCK = threading.Lock()
+
+
+def _bounded(value: Any) -> Any:
+    """Every text the template prints, at most ``MAX_TEXT_CHARS`` (chart markup, marked safe, is the report's own)."""
+    from markupsafe import Markup
+
+    from luskin_core.present.report_blocks import MAX_TEXT_CHARS, shorten
+
+    if isinstance(value, str) and not isinstance(value, Markup) and len(value) > MAX_TEXT_CHARS:
+        return shorten(value, MAX_TEXT_CHARS)
+    return value
 
 
 def _template() -> Any:
@@ -32,8 +43,31 @@ def _template() -> Any:
 
             _ENVIRONMENT = jinja2.Environment(loader=jinja2.PackageLoader("luskin_core", "templates"),
                                               autoescape=True, undefined=jinja2.StrictUndefined,
-                                              trim_blocks=False, lstrip_blocks=False)
+                                              trim_blocks=False, lstrip_blocks=False, finalize=_bounded)
         return _ENVIRONMENT.get_template("report.html.j2")
+
+
+CHART_WORDS = "The chart in words and numbers"
+
+
+def _with_words(chart: Chart, **drawn: Any) -> Chart:
+    """The chart as drawn (``drawn``: its HTML, or its image for the PDF) with its text alternative: the description
+    (an image's ``alt``, the HTML chart's accessible name) and its numbers as a table (WCAG 1.1.1; chart_text, the
+    same words as the page's and the slides')."""
+    import plotly.graph_objects as go
+
+    from luskin_core.present.chart_text import chart_text
+    from luskin_core.present.report_blocks import Table
+
+    words = chart_text(go.Figure(chart.figure))
+    numbers = None
+    if not words.table.empty:
+        note = f"The first {len(words.table):,} of {words.points:,} values." if words.cut else ""
+        numbers = Table(caption=f"The numbers of the chart: {chart.caption}" if chart.caption else "The chart's numbers",
+                        header=tuple(str(c) for c in words.table.columns),
+                        rows=tuple(tuple(str(v) for v in row) for row in words.table.itertuples(index=False)),
+                        note=note)
+    return Chart(chart.caption, chart.figure, alt=words.description, numbers=numbers, **drawn)
 
 
 @dataclass(frozen=True)
@@ -62,7 +96,7 @@ class ReportContent:
             sections.append(Section(s.anchor, s.title, blocks, s.css))
         return str(_template().render(
             title=self.title, byline=self.byline, footer=self.footer, version=self.version, sections=sections,
-            pdf=pdf, plotly_js=Markup(plotly_js),
+            pdf=pdf, plotly_js=Markup(plotly_js), chart_words=CHART_WORDS,
         ))
 
     def html(self) -> str:
@@ -74,9 +108,9 @@ class ReportContent:
         for number, chart in enumerate(self.charts(), 1):
             div = plotly.io.to_html(chart.figure, validate=False, full_html=False, include_plotlyjs=False,
                                     div_id=f"luskin-chart-{number}", default_width="100%",
-                                    default_height=f"{_height(chart.figure)}px",
+                                    default_height=f"{figure_height(chart.figure)}px",
                                     config={"displaylogo": False, "responsive": True})
-            charts[id(chart)] = Chart(chart.caption, chart.figure, html=Markup(div))
+            charts[id(chart)] = _with_words(chart, html=Markup(div))
         plotly_js = ""
         if charts:
             from plotly.offline import get_plotlyjs
@@ -93,17 +127,22 @@ class ReportContent:
                               "not).") from None
         import base64
 
+        from markupsafe import Markup
+
         charts: dict[int, Chart] = {}
         all_charts = self.charts()
-        images = _RENDERER.svgs([c.figure for c in all_charts], browser_path=browser_path)
+        images = CHART_RENDERER.svgs([c.figure for c in all_charts], browser_path=browser_path)
         for chart, svg in zip(all_charts, images):
-            src = "data:image/svg+xml;base64," + base64.b64encode(svg).decode("ascii")
+            # the report's own image (base64 of the chart's SVG): marked safe, so the text bound does not cut it
+            src = Markup("data:image/svg+xml;base64," + base64.b64encode(svg).decode("ascii"))
             # a tall chart is drawn narrower so that it fits on a page with its section's text
-            width = min(100, int(100 * _PDF_MAX_HEIGHT_RATIO * _PDF_WIDTH / _height(chart.figure)))
-            charts[id(chart)] = Chart(chart.caption, chart.figure, src=src, width_pct=width)
+            width = min(100, int(100 * _PDF_MAX_HEIGHT_RATIO * _PDF_WIDTH / figure_height(chart.figure)))
+            charts[id(chart)] = _with_words(chart, src=src, width_pct=width)
         page = self._render(pdf=True, charts=charts)
         fetcher = weasyprint.URLFetcher(allowed_protocols={"data"})  # nothing is fetched from outside
-        return bytes(weasyprint.HTML(string=page, url_fetcher=fetcher).write_pdf())
+        # PDF/UA-1: a tagged PDF (headings, tables, figures with their alternative text, the reading order) that a
+        # screen reader reads as the HTML (issue 46, Section 508)
+        return bytes(weasyprint.HTML(string=page, url_fetcher=fetcher).write_pdf(pdf_variant="pdf/ua-1"))
 
 
 _PDF_WIDTH = 820  # px: charts are drawn this wide and scaled to the page (about 18 cm)
@@ -181,7 +220,7 @@ class _ChartRenderer:
             loop, browser = self._loop, self._kaleido
         futures = []
         for figure in figures:
-            opts = {"format": "svg", "width": _PDF_WIDTH, "height": _height(figure)}
+            opts = {"format": "svg", "width": _PDF_WIDTH, "height": figure_height(figure)}
             futures.append(asyncio.run_coroutine_threadsafe(browser.calc_fig(figure, opts=opts), loop))
         try:
             return [bytes(f.result(timeout=180)) for f in futures]
@@ -226,9 +265,9 @@ class _ChartRenderer:
             self._close_locked()
 
 
-_RENDERER = _ChartRenderer()
+CHART_RENDERER = _ChartRenderer()
 
 
 def close_chart_renderer() -> None:
     """Close the Chromium that draws the PDF's charts (it is also closed when the process exits)."""
-    _RENDERER.close()
+    CHART_RENDERER.close()

@@ -13,12 +13,16 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from luskin_core.analyses.scan import bar_sentence
 from luskin_core.formatting import format_p, format_percent, format_points
+from luskin_core.present import palette
 from luskin_core.present.report_blocks import Section, Table
 
-FINDING = "#D55E00"   # Okabe-Ito vermillion: the findings
-OTHER = "#999999"     # every other group
-BAR = "#0072B2"       # the bar
+FINDING = palette.COLORS["vermillion"]   # the findings
+OTHER = palette.GREY                     # every other group
+BAR = palette.COLORS["blue"]             # the bar
+EXPLAINED = palette.COLORS["orange"]     # beyond the bar, the findings' gaps seen again
+APART = palette.COLORS["purple"]         # of unknown category, set apart
 
 
 def scan_figure(result: Any) -> go.Figure:
@@ -27,8 +31,25 @@ def scan_figure(result: Any) -> go.Figure:
     sizes = np.asarray(result.sizes if result.sizes is not None else [], dtype=float)
     gaps = np.asarray(result.differences if result.differences is not None else [], dtype=float)
     keep = np.isfinite(gaps) & (sizes > 0)
-    fig.add_trace(go.Scattergl(x=sizes[keep], y=100 * gaps[keep], mode="markers", name="A group scanned",
+    status = np.asarray(result.status if result.status is not None else np.zeros(len(sizes)), dtype=int)
+    within = keep & (status == 0)
+    fig.add_trace(go.Scattergl(x=sizes[within], y=100 * gaps[within], mode="markers",
+                               name=f"Within the bar ({int(within.sum()):,})",
                                marker={"color": OTHER, "size": 4, "opacity": 0.5}, hoverinfo="skip"))
+    explained = keep & (status == 1)
+    if explained.any():
+        fig.add_trace(go.Scattergl(x=sizes[explained], y=100 * gaps[explained], mode="markers",
+                                   name=f"Beyond the bar, not reported ({int(explained.sum()):,}): a finding's gap "
+                                        "seen again, or what its parts predict",
+                                   marker={"color": EXPLAINED, "size": 5, "symbol": "circle-open"},
+                                   hoverinfo="skip"))
+    apart = list(result.set_apart)
+    if apart:
+        fig.add_trace(go.Scatter(x=[f.n for f in apart], y=[100 * f.difference for f in apart], mode="markers",
+                                 name=f"Of unknown category, set apart ({len(apart):,})",
+                                 marker={"color": APART, "size": 10, "symbol": "square"},
+                                 customdata=[[f.name] for f in apart],
+                                 hovertemplate="%{customdata[0]}<extra></extra>"))
     if keep.any():
         grid = np.geomspace(max(sizes[keep].min(), 1.0), max(sizes[keep].max(), 2.0), 80)
         big = float(result.n_judged)
@@ -46,7 +67,7 @@ def scan_figure(result: Any) -> go.Figure:
     if findings:
         fig.add_trace(go.Scatter(
             x=[f.n for f in findings], y=[100 * f.difference for f in findings], mode="markers+text",
-            name="A finding", text=[f"{i + 1}" for i in range(len(findings))], textposition="top center",
+            name=f"A finding ({len(findings):,})", text=[f"{i + 1}" for i in range(len(findings))], textposition="top center",
             marker={"color": FINDING, "size": 12, "symbol": "diamond"},
             customdata=[[f.name, f"{f.n:,}", format_percent(f.rate), format_percent(f.rest_rate),
                          format_points(f.difference, signed=True), format_p(f.p_adjusted)] for f in findings],
@@ -55,22 +76,35 @@ def scan_figure(result: Any) -> go.Figure:
     other = "predicted" if result.measure == "calibration" else "everyone else"
     fig.update_layout(
         title={"text": f"Every group scanned: its gap against {other}, by its size<br><sup>{result.groups_scanned:,} "
-                       f"groups; outside the dashed lines a gap is beyond chance over the whole scan "
-                       f"(family-wise {result.level:g})</sup>"},
+                       f"groups; {result.significant:,} beyond the dashed lines (chance over the whole scan, "
+                       f"{result.control_words}): {result.reported:,} reported"
+                       + (f", {len(apart):,} of unknown category" if apart else "")
+                       + (f", {result.explained:,} the findings' gaps seen again" if result.explained else "")
+                       + "</sup>"},
         xaxis={"title": "Rows in the group (log scale)", "type": "log"},
         yaxis={"title": "Gap (points)", "zeroline": True},
         template="plotly_white", height=480, legend={"orientation": "h", "y": -0.2})
     return fig
 
 
+def finding_kind(f: Any) -> str:
+    """A finding's kind in words: a main effect, an intersection (beyond what its parts predict), inside another."""
+    if f.kind == "intersection":
+        kind = "Intersection" + (f" (parts predict {format_percent(f.parts_rate)})" if f.parts_rate is not None else "")
+    else:
+        kind = "Main effect"
+    return f"{kind}, inside {f.within}" if f.within else kind
+
+
 def scan_table(result: Any) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
-    """The findings as a table in words (the page's and the report's)."""
+    """The findings as a table in words (the page's and the report's); a finding inside another follows it."""
     other = "Predicted" if result.measure == "calibration" else "Everyone else"
-    header = ("#", "Group", "Rows", "Rate", other, "Gap (points)", "Simultaneous interval (points)", "Adjusted p")
-    rows: list[tuple[str, ...]] = [(str(i + 1), str(f.name), f"{f.n:,}", format_percent(f.rate), format_percent(f.rest_rate),
-             format_points(f.difference, signed=True),
+    header = ("#", "Group", "Kind", "Rows", "Rate", other, "Gap (points)", "Simultaneous interval (points)",
+              "Adjusted p", "Explains")
+    rows: list[tuple[str, ...]] = [(str(i + 1), str(f.name), finding_kind(f), f"{f.n:,}", format_percent(f.rate),
+             format_percent(f.rest_rate), format_points(f.difference, signed=True),
              f"{format_points(f.ci_low, signed=True)} to {format_points(f.ci_high, signed=True)}",
-             format_p(f.p_adjusted, short=True)) for i, f in enumerate(result.findings)]
+             format_p(f.p_adjusted, short=True), f"{f.explains:,}") for i, f in enumerate(result.findings)]
     return header, rows
 
 
@@ -78,8 +112,12 @@ def scan_report_section(result: Any) -> Section:
     """The report's section for a subgroup scan: the headline, the findings in words, the chart and the table."""
     section = Section("scan", "Subgroup scan: where the gaps are")
     section.add("lead", text=result.headline())
+    section.add("sentences", items=[bar_sentence(result)], title="What cleared the bar")
     if result.findings:
         section.add("sentences", items=[f.sentence for f in result.findings], title="Findings")
+    if result.set_apart:
+        section.add("sentences", items=[f.sentence for f in result.set_apart],
+                    title="Groups of unknown category (set apart)")
     section.chart(scan_figure(result), f"Every group scanned ({result.groups_scanned:,}); dashed: the bar at each "
                                        "size; diamonds: the findings.")
     if result.findings:
@@ -91,11 +129,11 @@ def scan_report_section(result: Any) -> Section:
 
 def scan_slides(result: Any) -> list[Any]:
     """One slide for the deck: the headline, the first findings in words and the chart of every group scanned."""
-    from luskin_core.present.slide_blocks import FINDING, Slide, _slide_figure
+    from luskin_core.present.slide_blocks import FINDING, Slide, slide_figure
 
     words = (result.headline(), *(f.sentence for f in result.findings[:2]))
-    return [Slide("Subgroup scan: where the gaps are", words, _slide_figure(scan_figure(result)), FINDING,
+    return [Slide("Subgroup scan: where the gaps are", words, slide_figure(scan_figure(result)), FINDING,
                   "finding-scan")]
 
 
-__all__ = ["scan_figure", "scan_report_section", "scan_slides", "scan_table"]
+__all__ = ["finding_kind", "scan_figure", "scan_report_section", "scan_slides", "scan_table"]

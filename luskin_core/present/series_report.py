@@ -74,9 +74,9 @@ def pooled_chart(section: Section, result: Any) -> None:
 def series_slide(series: Any) -> Any:
     """One slide for the presentation: each gap over time on one chart, the headline and the first alert or trend."""
     from luskin_core.present.series_plots import series_figure
-    from luskin_core.present.slide_blocks import FINDING, Slide, _slide_figure
+    from luskin_core.present.slide_blocks import FINDING, Slide, slide_figure
 
     said = [a.sentence for a in series.alerts] or [t.sentence for t in series.trends] or series.flag_sentences()
     sentences = (series.headline(), *said[:1])
-    figure = _slide_figure(series_figure(series)) if any(r.judged for r in series.results) else None
+    figure = slide_figure(series_figure(series)) if any(r.judged for r in series.results) else None
     return Slide(f"Over time: per {series.every}", sentences, figure, FINDING, "finding-series")

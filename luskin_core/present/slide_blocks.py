@@ -58,7 +58,7 @@ class Slide:
                 "has_figure": self.figure is not None}
 
 
-def _slide_figure(fig: go.Figure, *, keep_title: bool = False) -> go.Figure:
+def slide_figure(fig: go.Figure, *, keep_title: bool = False) -> go.Figure:
     """A chart for a slide: escaped, its own title dropped (the slide's title says it), a fixed height.
 
     What a 1024x768 projector cannot hold goes (the table, the hover and the report keep it): a

@@ -28,11 +28,11 @@ from luskin_core.formatting import format_percent
 from luskin_core.present.cost_plots import cost_chart
 from luskin_core.present.report import (
     DatasetRef,
-    _caveats,
-    _cost_sentences,
-    _question,
-    _sort_results,
+    caveat_sentences,
     correction_warnings,
+    cost_sentences,
+    question_items,
+    sort_results,
     spec_in_words,
 )
 from luskin_core.present.report_parts import PartContext, part_slides
@@ -49,8 +49,8 @@ from luskin_core.present.slide_blocks import (
     SLIDE_HEIGHT,
     VERDICT,
     Slide,
-    _slide_figure,
     fit_for_projector,
+    slide_figure,
     text_lines,
 )
 
@@ -102,7 +102,7 @@ def _shares_chart(bars: Sequence[tuple[str, str, float | None, float | None, flo
 # -- the slides ----------------------------------------------------------------------------
 def _question_slides(result: AuditResult, dataset: DatasetRef | None) -> list[Slide]:
     spec = result.spec
-    asked = dict(_question(result, dataset))
+    asked = dict(question_items(result, dataset))
     settings = dict(spec_in_words(spec, result.reference, result.class_names))
     who = (f"each {' × '.join(spec.group_by)} group and {result.reference}" if spec.group_mode == "columns"
            else f"{result.class_names.group} and {result.class_names.other}")
@@ -228,7 +228,7 @@ def _finding_slides(result: AuditResult) -> list[Slide]:
     apart = [f.sentence for f in found if f.kind == UNKNOWN_GROUPS]
     known = result.of_known_groups()
     out = [Slide("What we found", _fitting([*said[:3 - len(apart)], *apart]) or (result.headline(),),
-                 _slide_figure(_overall_chart(known)), VERDICT, "verdict")]
+                 slide_figure(_overall_chart(known)), VERDICT, "verdict")]
     findings: list[tuple[str, str, go.Figure | None]] = []
     if result.gaps:
         colors = class_colors(result.class_names.group, result.class_names.other)
@@ -257,13 +257,13 @@ def _finding_slides(result: AuditResult) -> list[Slide]:
                                     + [n for p in known.pooled for n in result.notes(p)]))
         title = "Simpson's paradox: overall and within the strata disagree" if result.simpson else \
             "Overall and within the strata"
-        out.append(Slide(title, words[:4], _slide_figure(overall_vs_within(result)), FINDING, "overall-vs-within"))
+        out.append(Slide(title, words[:4], slide_figure(overall_vs_within(result)), FINDING, "overall-vs-within"))
     return out
 
 
 def _series_sentences(points: Sequence[CostPoint], series: str) -> tuple[str, ...]:
     mine = [p for p in points if p.series == series]
-    return tuple(_cost_sentences(mine)) if mine else ()
+    return tuple(cost_sentences(mine)) if mine else ()
 
 
 def _warning_sentences(result: Any) -> tuple[str, ...]:
@@ -272,14 +272,14 @@ def _warning_sentences(result: Any) -> tuple[str, ...]:
 
 
 def _correction_slides(spec: Any, retrains: Sequence[Any], reports: Sequence[Any], sweeps: Sequence[Any],
-                       alpha: float | None, points: Sequence[CostPoint]) -> list[Slide]:
+                       points: Sequence[CostPoint]) -> list[Slide]:
     from luskin_core.present import plots
     from luskin_core.spec.options import ALGORITHM_NAMES
 
     out = []
     for i, result in enumerate(retrains, 1):
         o = result.options
-        figure = _slide_figure(plots.retrain_gaps(result)) if result.original.gaps else None
+        figure = slide_figure(plots.retrain_gaps(result)) if result.original.gaps else None
         words = _series_sentences(points, f"retrain-{i}") + _warning_sentences(result)
         out.append(Slide(f"Correction: relabel and retrain ({o.first} then {o.second})",
                          words or (f"{ALGORITHM_NAMES[o.algorithm]}.",), figure, CORRECTION, f"correction-retrain-{i}"))
@@ -287,26 +287,27 @@ def _correction_slides(spec: Any, retrains: Sequence[Any], reports: Sequence[Any
         words = _series_sentences(points, f"thresholds-{i}") + _warning_sentences(report)
         out.append(Slide(f"Correction: one threshold per group (lambda {report.lam:g})",
                          words or ("Each group gets its own threshold.",),
-                         _slide_figure(plots.threshold_roc(report, spec, "test")), CORRECTION,
+                         slide_figure(plots.threshold_roc(report, spec, "test")), CORRECTION,
                          f"correction-thresholds-{i}"))
     for i, sweep in enumerate(sweeps, 1):
         sweep_points = list(sweep.points)
         alphas = [p.alpha for p in sweep_points]
+        alpha = getattr(sweep, "shown_alpha", None)   # a sweep kept before it had one: none marked
         chosen = sweep.point(alpha).alpha if alpha is not None else None
         figure = plots.alpha_gaps(alphas, [p.tpr_gap for p in sweep_points], [p.fpr_gap for p in sweep_points], chosen)
         words = _series_sentences(points, f"equalized-{i}") + _warning_sentences(sweep)
         out.append(Slide("Correction: equalized score distributions", words or ("The sweep has no point.",),
-                         _slide_figure(figure), CORRECTION, f"correction-equalized-{i}"))
+                         slide_figure(figure), CORRECTION, f"correction-equalized-{i}"))
     if points:
-        figure = _slide_figure(cost_chart(points)) if any(p.gap is not None for p in points) else None
-        out.append(Slide("What each correction costs", tuple(_cost_sentences(points)) or
+        figure = slide_figure(cost_chart(points)) if any(p.gap is not None for p in points) else None
+        out.append(Slide("What each correction costs", tuple(cost_sentences(points)) or
                          ("No correction could be measured before and after.",), figure, COST, "cost"))
     return out
 
 
 def _caveat_slide(result: AuditResult, retrains: Sequence[Any], reports: Sequence[Any],
                   sweeps: Sequence[Any]) -> Slide:
-    caveats = list(_caveats(result))
+    caveats = list(caveat_sentences(result))
     if result.spec.cell_mode == "none":
         caveats.append("Nothing is held equal between the groups: other differences between them may explain part "
                        "of the gap (a filter compares like with like).")
@@ -315,39 +316,24 @@ def _caveat_slide(result: AuditResult, retrains: Sequence[Any], reports: Sequenc
     return Slide("Read with care", tuple(caveats), None, CAVEATS, "caveats")
 
 
-def _as_list(value: Any) -> list[Any]:
-    if value is None:
-        return []
-    return list(value) if isinstance(value, (list, tuple)) else [value]
+def build_slides(results: Sequence[Any], *,
+                 dataset: DatasetRef | Mapping[str, Any] | str | None = None) -> list[Slide]:
+    """The deck for ``results``, in the order a committee hears it.
 
-
-def build_slides(result: AuditResult | None = None, *, results: Sequence[Any] = (),
-                 dataset: DatasetRef | Mapping[str, Any] | str | None = None,
-                 retrain: Any = None, thresholds: Any = None, equalized: Any = None,
-                 equalized_alpha: float | None = None, adjusted: Any = None, proxy: Any = None,
-                 series: Any = None) -> list[Slide]:
-    """The deck for the current analysis, in the order a committee hears it.
-
-    ``results`` takes any of the results in one list, as :func:`luskin_core.present.report.report_content`
-    does: the audit result (then ``result`` may be left out), the corrections, and every result registered in
-    :mod:`luskin_core.present.report_parts`, each bringing the slides its line there names (placed after the
-    findings by the same rank as its report section; a result shown in the report only adds none).
-    ``retrain``, ``thresholds`` and ``equalized`` are each one result, a sequence of them, or None
-    (not run); ``equalized_alpha`` is the alpha on screen (marked on the sweep's chart); ``adjusted``,
-    ``series`` and ``proxy`` are older keywords for three of the registered results.
+    ``results`` holds the audit result and any other results in one list, as
+    :func:`luskin_core.present.report.report_content` takes them: the corrections (a sweep's chart marks its
+    ``shown_alpha``, the alpha on screen) and every result registered in :mod:`luskin_core.present.report_parts`,
+    each bringing the slides its line there names (placed after the findings by the same rank as its report
+    section; a result shown in the report only adds none). ``dataset`` names the data.
     """
-    result, more_retrains, more_reports, more_sweeps, parts = _sort_results(
-        result, results, missing="There is nothing to present yet: run the audit first.")
+    result, retrains, reports, sweeps, parts = sort_results(
+        results, missing="There is nothing to present yet: run the audit first.")
     ref = DatasetRef.coerce(dataset) if dataset is not None else None
-    retrains = _as_list(retrain) + more_retrains
-    reports = _as_list(thresholds) + more_reports
-    sweeps = _as_list(equalized) + more_sweeps
     points = cost_points(retrains, reports, sweeps)
     slides = _question_slides(result, ref)
     slides += _finding_slides(result)
-    keyword_parts = [part for part in (adjusted, series, proxy) if part is not None]
-    slides += part_slides([*keyword_parts, *parts], PartContext(result, ref.label if ref else ""))
-    slides += _correction_slides(result.spec, retrains, reports, sweeps, equalized_alpha, points)
+    slides += part_slides(parts, PartContext(result, ref.label if ref else ""))
+    slides += _correction_slides(result.spec, retrains, reports, sweeps, points)
     slides.append(_caveat_slide(result, retrains, reports, sweeps))
     return fit_for_projector(with_short_names(slides, _short_names(result)))
 

@@ -83,7 +83,9 @@ class OutcomeSpec:
     """What is counted.
 
     ``outcome`` is a column with a ``positive`` value, or (``outcome_type="score"``) a numeric
-    score whose share at or above ``score_cutoff`` (default: the median) is compared. With
+    score whose share at or above ``score_cutoff`` is compared (without one: the share strictly above the
+    median, Local Law 144's scoring rate), or (``outcome_type="amount"``) an amount (pay, a price) whose mean and
+    median are compared. With
     ``prediction`` the audited decision is that column (a model's decisions: 0/1, true/false,
     yes/no, or a score with ``prediction_cutoff``) and the outcome is the truth it is checked
     against. ``outcome_is`` says whether the counted outcome is good for the person
@@ -103,6 +105,7 @@ class OutcomeSpec:
         _set(self, "outcome_type", _check.check_outcome_type(self.outcome_type))
         if self.prediction is not None:
             _set(self, "prediction", str(self.prediction).strip() or None)
+        _set(self, "positive", _check.check_positive_value(self.positive))
         _check.check_positive_given(self.outcome_type, self.positive, self.prediction)
         _set(self, "score_cutoff", _check.check_optional_number(self.score_cutoff, "The score cut-off"))
         _set(self, "prediction_cutoff", _check.check_optional_number(self.prediction_cutoff,
@@ -556,14 +559,17 @@ class AuditSpec:
     def outcome_text(self) -> str:
         """The audited outcome in words ('income is >50K', 'score at or above 5')."""
         if self.outcome_type == "score":
-            cut = "the median" if self.score_cutoff is None else f"{self.score_cutoff:g}"
-            return f"{self.outcome} at or above {cut}"
+            if self.score_cutoff is None:   # strictly above, as Local Law 144's scoring rate (ScoreRule)
+                return f"{self.outcome} above the median"
+            return f"{self.outcome} at or above {self.score_cutoff:g}"
+        if self.outcome_type == "amount":
+            return f"the amount {self.outcome}"
         return f"{self.outcome} is {self.positive_name}"
 
     @property
     def positive_name(self) -> str:
         """The counted value as people call it: its given name, else the value as written (1.0 reads '1')."""
-        return self.name_of(self.outcome, _check.value_key(self.positive))
+        return " or ".join(self.name_of(self.outcome, _check.value_key(v)) for v in _check.positive_values(self.positive))
 
     @property
     def meaning_text(self) -> str:
@@ -641,6 +647,8 @@ class AuditSpec:
 def _jsonable(value: Any) -> Any:
     if isinstance(value, np.generic):
         return value.item()
+    if isinstance(value, tuple):   # several positive values: a list in JSON, a tuple again when read
+        return [_jsonable(v) for v in value]
     return value
 
 

@@ -41,14 +41,6 @@ def column_list(names: Sequence[Any], limit: int = MAX_LISTED) -> str:
     return ", ".join(names[:limit]) + f" … ({len(names):,} columns in all)"
 
 
-def value_list(series: pd.Series, limit: int = MAX_LISTED_VALUES) -> str:
-    """The distinct values of a column, most frequent first, for a message."""
-    counts = series.dropna().value_counts()
-    values = [shown(v) for v in counts.index[:limit]]
-    more = f" … ({len(counts):,} values in all)" if len(counts) > limit else ""
-    return ", ".join(values) + more
-
-
 def check_column_names(frame: pd.DataFrame) -> None:
     """Column names must be distinct, also when compared without surrounding blanks and case.
 

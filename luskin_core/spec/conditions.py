@@ -232,9 +232,3 @@ def conjunction_mask(conditions: Sequence[Condition], frame: pd.DataFrame) -> np
     return out
 
 
-def conjunction_known(conditions: Sequence[Condition], frame: pd.DataFrame) -> np.ndarray:
-    """Rows where every condition's column has a value."""
-    out = np.ones(len(frame), dtype=bool)
-    for condition in conditions:
-        out &= condition.known(frame)
-    return out

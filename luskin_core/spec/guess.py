@@ -22,6 +22,18 @@ import numpy as np
 import pandas as pd
 
 from luskin_core.spec.conditions import Condition
+from luskin_core.spec.direction import (  # noqa: F401 (the direction's rule, re-exported where it was)
+    ADVERSE_WORDS,
+    ASK_DIRECTION,
+    FAVOURABLE_WORDS,
+    NO_LIKE,
+    YES_LIKE,
+    Guess,
+    as_plain,
+    normalised_text,
+    outcome_direction,
+    words,
+)
 
 GUESS_ROWS = 200_000  # larger files are guessed from a seeded sample of rows (the checks use all rows)
 
@@ -42,15 +54,6 @@ YES_VALUES = ("1", "yes", "y", "true", "t", "approved", "accepted", "accept", "p
               "selected", "high", "favorable", "favourable")
 NO_VALUES = ("0", "no", "n", "false", "f", "denied", "rejected", "reject", "fail", "failed", "bad",
              "not hired", "negative", "low", "declined", "unfavorable", "unfavourable")
-# Outcomes that are bad for the person: a denial, a default, an arrest, a frisk, a rejection, reoffending.
-ADVERSE_WORDS = frozenset({
-    "default", "defaulted", "defaults", "denied", "denial", "deny", "arrest", "arrested", "arrests", "frisk",
-    "frisked", "searched", "rejected", "reject", "rejection", "recid", "recidivism", "reoffend", "reoffended",
-    "declined", "fail", "failed", "failure", "bad", "fired", "terminated", "dismissed", "convicted", "jailed",
-    "detained", "charged", "delinquent", "delinquency", "fraud", "churn", "evicted", "eviction", "violation",
-    "flagged", "unfavorable", "unfavourable",
-})
-YES_LIKE = frozenset({"1", "yes", "y", "true", "t"})
 # A column with a known coding: its positive value and what that value means.
 KNOWN_POSITIVES = {"action_taken": (1, "HMDA's code 1, 'loan originated'")}
 
@@ -89,13 +92,7 @@ ID_LAST_WORDS = frozenset({"number", "nr", "code", "key"})
 CODE_ENDINGS = frozenset({"type", "status", "purpose", "reason", "category", "class", "flag", "code", "group"})
 
 
-@dataclass(frozen=True)
-class Guess:
-    """One guessed choice: the value, whether it was recognised (``sure``), and why, in words."""
-
-    value: Any
-    sure: bool
-    reason: str
+NOT_RECOGNISED = Guess(None, False, ASK_DIRECTION)
 
 
 @dataclass(frozen=True)
@@ -106,7 +103,7 @@ class FirstChoices:
     positive: Guess           # value: the outcome value that counts as "yes"
     protected: Guess          # value: the column name
     group: Guess              # value: a Condition on the protected column
-    outcome_is: Guess = Guess("favourable", False, "not guessed")   # value: "favourable" or "adverse"
+    outcome_is: Guess = NOT_RECOGNISED   # value: "favourable", "adverse" or None (ask)
 
     def sentences(self) -> tuple[str, ...]:
         """One plain sentence per guess, saying whether it was recognised or is only a guess."""
@@ -117,34 +114,16 @@ class FirstChoices:
             (f"Protected group: {self.group.value.describe()} ({self.group.reason})." if self.group.value is not None
              else f"Protected group: none could be formed ({self.group.reason})."),
             (f"The outcome counted is {'bad' if self.outcome_is.value == 'adverse' else 'good'} for the person: "
-            f"{self.outcome_is.value} ({self.outcome_is.reason})."),
+             f"{self.outcome_is.value} ({self.outcome_is.reason})." if self.outcome_is.value is not None else
+             "Whether the outcome counted is good or bad for the person: not recognised from the names; say it "
+             "below before any verdict is drawn."),
         )
-
-
-def words(name: Any) -> list[str]:
-    """The words of a column name: split at non-letters and camelCase, lower-case."""
-    text = re.sub(r"([a-z])([A-Z])|([A-Za-z])(?=\d)|(\d)(?=[A-Za-z])", r"\1\3\4 \2", str(name))
-    return [w for w in re.split(r"[^A-Za-z0-9]+", text.lower()) if w]
 
 
 def _last_word(parts: Sequence[str]) -> str:
     """The last word that is not a number (denial_reason-1 -> reason)."""
     alpha = [w for w in parts if not w.isdigit()]
     return alpha[-1] if alpha else ""
-
-
-def _plain(value: Any) -> Any:
-    """numpy scalars to Python ones; whole floats to int (1.0 -> 1)."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
-
-
-def _norm(value: Any) -> str:
-    value = _plain(value)
-    return re.sub(r"\s+", " ", str(value).strip().lower())
 
 
 def _sample(frame: pd.DataFrame, rows: int = GUESS_ROWS) -> pd.DataFrame:
@@ -179,7 +158,7 @@ def is_id_like(series: pd.Series, name: Any = None) -> bool:
 
 def _yes_no(values: Sequence[Any] | np.ndarray) -> tuple[Any | None, str, bool]:
     """Of a column's two values, the one that means "yes", why, and whether that is recognised or a guess."""
-    normed = {_norm(v): v for v in values}
+    normed = {normalised_text(v): v for v in values}
     keys = set(normed)
     if len(keys) != 2:
         return None, "", False
@@ -191,20 +170,20 @@ def _yes_no(values: Sequence[Any] | np.ndarray) -> tuple[Any | None, str, bool]:
     no = [k for k in keys if k in NO_VALUES]
     high = [k for k in keys if re.match(r"^(>|more than|over|above|greater)", k)]
     if len(yes) == 1:
-        return normed[yes[0]], f"'{_plain(normed[yes[0]])}' means yes", True
+        return normed[yes[0]], f"'{as_plain(normed[yes[0]])}' means yes", True
     if len(high) == 1:
         return normed[high[0]], "the higher of the two values", True
     if len(no) == 1:
         other = next(k for k in keys if k != no[0])
-        return normed[other], f"the value that is not '{_plain(normed[no[0]])}'", True
+        return normed[other], f"the value that is not '{as_plain(normed[no[0]])}'", True
     return None, "", False
 
 
 def _yes_no_many(values: Sequence[Any]) -> tuple[Any | None, str, bool]:
     """With more than two values: a single value whose word means yes (approved, hired, ...), if any."""
-    yes = [v for v in values if _norm(v) in YES_VALUES and not _norm(v).isdigit() and len(_norm(v)) > 1]
+    yes = [v for v in values if normalised_text(v) in YES_VALUES and not normalised_text(v).isdigit() and len(normalised_text(v)) > 1]
     if len(yes) == 1:
-        return yes[0], f"'{_plain(yes[0])}' means yes", True
+        return yes[0], f"'{as_plain(yes[0])}' means yes", True
     return None, "", False
 
 
@@ -259,38 +238,21 @@ def guess_positive(series: pd.Series) -> Guess:
     counts = series.dropna().value_counts()
     if counts.empty:
         return Guess(None, False, "the column has no values")
-    values = [_plain(v) for v in counts.index]
+    values = [as_plain(v) for v in counts.index]
     if name in KNOWN_POSITIVES:
         code, meaning = KNOWN_POSITIVES[name]
-        if any(_norm(v) == _norm(code) for v in values):
-            return Guess(next(v for v in values if _norm(v) == _norm(code)), True, meaning)
+        if any(normalised_text(v) == normalised_text(code) for v in values):
+            return Guess(next(v for v in values if normalised_text(v) == normalised_text(code)), True, meaning)
     if len(values) <= 10:
         value, why, sure = _yes_no(values) if len(values) == 2 else _yes_no_many(values)
         if value is not None:
-            return Guess(_plain(value), sure, why)
+            return Guess(as_plain(value), sure, why)
     return Guess(values[0], False, "a guess: the most common value; check that it means 'yes'")
 
 
 def guess_outcome_is(outcome: Any, positive: Any) -> Guess:
-    """Whether the counted outcome is good ("favourable") or bad ("adverse") for the person.
-
-    The value counted decides first (denied, rejected, bad, default ... are adverse); a yes-like
-    value (1, yes, true) takes the meaning of the column's name (default, arrested, frisked,
-    two_year_recid ...). Anything else is favourable, said to be a guess.
-    """
-    value = str(positive).strip().lower()
-    value_words = set(words(positive)) | {value}
-    if value_words & ADVERSE_WORDS and not value.startswith(("no", "not")):
-        return Guess("adverse", True, f"recognised: '{positive}' is bad for the person")
-    name_words = set(words(outcome))
-    if _norm(positive) in YES_LIKE and name_words & ADVERSE_WORDS:
-        return Guess("adverse", True, f"recognised from the name '{outcome}': counting it counts harm")
-    if _norm(positive) in {"0", "no", "n", "false", "f"} and name_words & ADVERSE_WORDS:
-        return Guess("favourable", True, f"recognised: '{outcome}' = '{positive}' is being spared it")
-    if value in YES_VALUES or name_words & OUTCOME_WORDS:
-        return Guess("favourable", value in YES_VALUES, "recognised: a yes counted is good for the person"
-                     if value in YES_VALUES else "a guess: counted as good for the person; change it if not")
-    return Guess("favourable", False, "a guess: counted as good for the person; change it if not")
+    """The outcome's direction by the one rule (:func:`outcome_direction`); None where it is not recognised."""
+    return outcome_direction(outcome, positive)
 
 
 def guess_protected(frame: pd.DataFrame, outcome: str | None = None) -> Guess:
@@ -322,11 +284,11 @@ def guess_group(series: pd.Series) -> Guess:
     kind = protected_kind(name)
     present = series.dropna()
     counts = present.value_counts()
-    values = [_plain(v) for v in counts.index]
+    values = [as_plain(v) for v in counts.index]
     usable = [v for v in values if not UNKNOWN_VALUE.search(str(v))] or values
     parts = words(name)
     if is_numeric(series):
-        if {_norm(v) for v in values} == {"0", "1"}:
+        if {normalised_text(v) for v in values} == {"0", "1"}:
             if "male" in parts:
                 return Guess(Condition(str(name), "==", 0), True, f"recognised: {name} = 0 are women")
             if "female" in parts:
@@ -345,7 +307,7 @@ def guess_group(series: pd.Series) -> Guess:
         return Guess(Condition(str(name), ">=", median), False,
                      "a guess: the upper half of the values, compared with the lower half")
     for pattern in GROUP_VALUES.get(kind or "", ()):
-        hits = [v for v in usable if pattern.search(_norm(v))]
+        hits = [v for v in usable if pattern.search(normalised_text(v))]
         if hits:
             return Guess(Condition(str(name), "==", hits[0]), True,
                          f"recognised as the group {kind} audits usually compare with the others")

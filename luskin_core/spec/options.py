@@ -267,6 +267,20 @@ FLAG = Constraint("the setting", "flag")
 PROXY_MODELS: tuple[str, ...] = ("pooled", "by-place")
 PROXY_MODEL = one_of("the outcome-aware model", *PROXY_MODELS, case="lower",
                      words="'pooled' (one rate per race) or 'by-place' (one rate per race and place)")
+# The subgroup scan's settings (luskin_core.analyses.scan: ScanSpec reads these same constraints).
+SCAN_MEASURES: tuple[str, ...] = ("rate", "fpr", "fnr", "error", "calibration")
+SCAN_DEPTH = whole("the depth", 0, None, words="a whole number of 0 or more (0: up to 3 columns)")
+SCAN_MIN_SIZE = whole("the smallest group size", 1)
+SCAN_LEVEL = number("the error level", 0, 1, open_low=True, open_high=True,
+                    words="a share between 0 and 1 (e.g. 0.05)")
+SCAN_ERROR = one_of("the error rate", "fwer", "fdr", case="lower",
+                    words="fwer (the family-wise error rate) or fdr (the false discovery rate)")
+SCAN_REPLICATES = whole("the number of replicates", 1)
+SCAN_MEASURE = one_of("the measure", *SCAN_MEASURES, case="lower", optional=True)
+SCAN_CALIBRATION = one_of("the calibration", "auto", "replicates", "bound", case="lower")
+# The audit over time: the length of a period.
+PERIODS: tuple[str, ...] = ("month", "quarter", "year")
+PERIOD = one_of("the period length", *PERIODS, case="lower", words="'month', 'quarter' or 'year'")
 
 @dataclass(frozen=True)
 class Option:
@@ -407,6 +421,69 @@ OPTIONS: dict[str, tuple[Option, ...]] = {
                          "intervals from a bootstrap, slower)", widget="row",
                choice_words=(("pooled", "Pooled: one rate per race"),
                              ("by-place", "By place: one rate per race and place (slower)"))),
+    ),
+    # The subgroup scan (luskin scan, the Scan page, luskin_core.analyses.scan.run). Its columns, and a model's
+    # probability column, are the data's: fields of ScanOptions without a declaration (as retraining's features).
+    "scan": (
+        Option("depth", SCAN_DEPTH, "Columns combined at most",
+               "How many columns a scanned group combines at most (0: up to three).",
+               flag_help="how many columns a group combines at most (1-3 usual; default 3)", metavar="D",
+               on_page=False),
+        Option("min_size", SCAN_MIN_SIZE, "Smallest group (rows)", "Rows a group needs, inside it and outside it.",
+               flag_help="rows a group needs, inside it and outside it (default {default})", metavar="N",
+               on_page=False),
+        Option("level", SCAN_LEVEL, "Error level",
+               "The level of the error rate controlled: family-wise, the chance that the scan reports any group "
+               "when none truly differs.",
+               flag_help="control the family-wise error rate over all groups at A: the chance that any group is "
+                         "reported by chance (default {default})", metavar="A", on_page=False),
+        Option("error", SCAN_ERROR, "Control", "Family-wise: the chance of reporting any group by chance is at most "
+               "the level. False discovery rate: of the groups reported, the expected share found by chance is at "
+               "most the level.", on_page=False),
+        Option("replicates", SCAN_REPLICATES, "Replicates", "Null replicates that calibrate the search.",
+               flag_help="null replicates that calibrate the search (default {default})", metavar="R", on_page=False),
+        Option("seed", SEED, "Seed", "A number that fixes the replicates, so the same choices give the same findings.",
+               flag_help="random seed of the replicates (default {default})", on_page=False),
+        Option("measure", SCAN_MEASURE, "Compare", "What is compared: the share with the positive outcome, a model's "
+               "error rates, or its calibration.",
+               flag_help="what is compared: rate (the share with the positive outcome; with --predictions, the "
+                         "share predicted positive), fpr / fnr / error (with --predictions; default error), "
+                         "calibration (the outcome against --probability)", on_page=False),
+        Option("calibration", SCAN_CALIBRATION, "Family-wise bar",
+               "Replicates (max-T), a union bound over each group's exact law (no replicates), or whichever costs "
+               "about what counting the rows does.",
+               flag_help="the family-wise bar: replicates (max-T), bound (a union bound over each group's exact "
+                         "law: no replicates), or auto (replicates where they cost about what counting the rows "
+                         "does, else the bound; default)", on_page=False),
+    ),
+    # The audit over time (luskin audit --period, the Over time page, luskin_core.analyses.series.run). Its date
+    # column and the dates' format are the data's: fields of SeriesOptions without a declaration.
+    "series": (
+        Option("every", PERIOD, "Every", "The length of a period.",
+               flag_help="the length of a period (default {default})", on_page=False),
+        Option("keep_flagged", FLAG, "Keep the flagged periods in the trends and alerts",
+               "Periods where every group's share is 0% or 100%, or with fewer than a third of the rows of a "
+               "typical period, are set aside unless kept.", flag="keep-flagged-periods",
+               flag_help="keep in the trends and alerts the periods where every group's share is 0%% or 100%%, "
+                         "or with fewer than a third of the rows of the median period (set aside by default)",
+               on_page=False),
+    ),
+    # The regulator tables (luskin audit --template, the Regulator tables page, build(data, spec, choices)). The sex
+    # and race/ethnicity columns and the values read as unknown are the data's: fields of RegulatorChoices.
+    "regulator": (
+        Option("exclude_small", FLAG, "Leave out categories under 2% of the data",
+               "Local Law 144 lets an auditor leave a category of fewer than 2% of the data out of the impact ratios, "
+               "saying so in the summary.", flag_help="leave categories under 2%% of the data out of the impact "
+               "ratios (Local Law 144's exclusion, said in the summary)", on_page=False),
+    ),
+    # The adjusted gaps (luskin adjust, the Adjusted gaps page, luskin_core.analyses.adjust.run). The controls,
+    # their bins and curves and the cluster are the data's columns: fields of AdjustOptions without a declaration
+    # (the number of bins and of knots is checked where the controls are read, adjust_model).
+    "adjusted": (
+        Option("log", FLAG, "Model the logarithm of the amount",
+               "For an amount: its gaps read back as shares of the reference's amount (every amount above 0).",
+               flag_help="with --amount: model the logarithm of the amount (every amount above 0); its gaps read "
+                         "back as shares of the reference's amount", on_page=False),
     ),
 }
 
@@ -551,9 +628,133 @@ class ProxyOptions:
         _check_fields(self, "proxy")
 
 
+def _names(value: Any) -> tuple[str, ...]:
+    """Column names from a list of them, or from text separated by commas (blanks dropped; a name in a list is
+    kept whole, commas and all)."""
+    items = value.split(",") if isinstance(value, str) else list(value or ())
+    return tuple(str(item).strip() for item in items if str(item).strip())
+
+
+def _column(value: Any, what: str) -> str | None:
+    """One optional column name (None or blank: not given)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise LuskinError(f"{what[:1].upper()}{what[1:]} must be a column's name, not '{_shown(value)}'.")
+    return value.strip() or None
+
+
+def _counts(value: Any, what: str) -> tuple[tuple[str, int], ...]:
+    """{column: number} (or its pairs) as pairs, in the order given; the numbers are checked where they are used."""
+    if not value:
+        return ()
+    pairs = value.items() if isinstance(value, Mapping) else value
+    try:
+        return tuple((str(k).strip(), v) for k, v in pairs)
+    except (TypeError, ValueError):
+        raise LuskinError(f"{what[:1].upper()}{what[1:]} must map each column to a number (e.g. age=5).") from None
+
+
+@dataclass(frozen=True)
+class ScanOptions:
+    """The subgroup scan's settings (:func:`luskin_core.analyses.scan.run`): the columns scanned (none: the
+    audit's groups and strata), how hard to look, and for calibration the column of a model's probabilities.
+
+    ``measure`` None: the specification's rate (the share with the positive outcome, or with a prediction column
+    the share the model decides positive), or calibration when ``probability`` is given."""
+
+    columns: tuple[str, ...] = ()
+    depth: int = 0
+    min_size: int = 30
+    level: float = 0.05
+    error: str = "fwer"
+    replicates: int = 999
+    seed: int = 0
+    measure: str | None = None
+    calibration: str = "auto"
+    probability: str | None = None
+
+    def __post_init__(self) -> None:
+        _check_fields(self, "scan")
+        object.__setattr__(self, "columns", _names(self.columns))
+        object.__setattr__(self, "probability", _column(self.probability, "the probability column"))
+
+
+@dataclass(frozen=True)
+class SeriesOptions:
+    """The audit over time's settings (:func:`luskin_core.analyses.series.run`): the date column, the length of
+    a period, the dates' format (None: recognised) and whether the flagged periods stay in the trends."""
+
+    period: str | None = None
+    every: str = "month"
+    period_format: str | None = None
+    keep_flagged: bool = False
+
+    def __post_init__(self) -> None:
+        _check_fields(self, "series")
+        object.__setattr__(self, "period", _column(self.period, "the date column"))
+        object.__setattr__(self, "period_format", _column(self.period_format, "the date format"))
+
+
+@dataclass(frozen=True)
+class AdjustOptions:
+    """The adjusted gaps' settings (:func:`luskin_core.analyses.adjust.run`): the controls held equal (numbers
+    with many values linear; text, and number codes with few values, categorical, as the audit reads them), numeric
+    columns read as categories, number codes fitted as straight lines (``as_numbers``), controls cut into bins or
+    fitted as curves ({column: bins}, {column: knots}), the column the standard errors are clustered by, and for an amount its
+    logarithm. ``max_cells``: past this many cells an engine fits from per-key sums (None: the default)."""
+
+    controls: tuple[str, ...] = ()
+    categorical: tuple[str, ...] = ()
+    as_numbers: tuple[str, ...] = ()   # number codes fitted as straight lines (else read as categories, issue 46)
+    bins: tuple[tuple[str, int], ...] = ()
+    splines: tuple[tuple[str, int], ...] = ()
+    cluster: str | None = None
+    log: bool = False
+    max_cells: int | None = None
+
+    def __post_init__(self) -> None:
+        _check_fields(self, "adjusted")
+        object.__setattr__(self, "controls", _names(self.controls))
+        object.__setattr__(self, "categorical", _names(self.categorical))
+        object.__setattr__(self, "as_numbers", _names(self.as_numbers))
+        object.__setattr__(self, "bins", _counts(self.bins, "the bins of the controls"))
+        object.__setattr__(self, "splines", _counts(self.splines, "the curves of the controls"))
+        object.__setattr__(self, "cluster", _column(self.cluster, "the cluster column"))
+        if self.max_cells is not None:
+            object.__setattr__(self, "max_cells", whole("the most cells", 1).check(self.max_cells))
+
+    @property
+    def any_control(self) -> bool:
+        """Whether any column is held equal."""
+        return bool(self.controls or self.categorical or self.as_numbers or self.bins or self.splines)
+
+
+@dataclass(frozen=True)
+class RegulatorChoices:
+    """What every regulator table is built from besides the data and the specification: the options of the
+    regulator tables' entries of the analyses' table (LL144, EEOC: ``run(data, spec, choices)``). The columns and
+    the values read as unknown are the data's (fields without a declaration)."""
+
+    sex: str | None = None
+    race: str | None = None
+    exclude_small: bool = False
+    unknown: tuple[str, ...] = ()
+    groups: bool = False  # the specification's own groups (``--groups``) in place of sex and race/ethnicity
+    bonus: str | None = None  # a column of complementary or variable pay (the EU pay table's bonus)
+
+    def __post_init__(self) -> None:
+        _check_fields(self, "regulator")
+        unknown = (self.unknown,) if isinstance(self.unknown, str) else (self.unknown or ())
+        object.__setattr__(self, "unknown", tuple(str(v) for v in unknown))
+
+
+
 # Each tool's options class: it holds the fields and their defaults (the estimator's keyword defaults too).
 OPTION_CLASSES: dict[str, type] = {"retrain": RetrainOptions, "thresholds": ThresholdOptions,
-                                   "equalize": EqualizeOptions, "proxy": ProxyOptions}
+                                   "equalize": EqualizeOptions, "proxy": ProxyOptions, "scan": ScanOptions,
+                                   "series": SeriesOptions, "adjusted": AdjustOptions,
+                                   "regulator": RegulatorChoices}
 
 
 def option_default(tool: str, name: str) -> Any:
@@ -565,4 +766,6 @@ def option_default(tool: str, name: str) -> Any:
 
 
 __all__ = ["DEFAULT_ALPHAS", "OPTIONS", "OPTION_CLASSES", "OPTION_CONSTRAINTS", "RETRAIN_KINDS", "SEED", "SEED_OPTION",
-           "Constraint", "EqualizeOptions", "Option", "ProxyOptions", "RetrainOptions", "ThresholdOptions", "option_default"]
+           "AdjustOptions", "Constraint", "EqualizeOptions", "Option", "ProxyOptions", "RegulatorChoices", "RetrainOptions",
+           "ScanOptions",
+           "SeriesOptions", "ThresholdOptions", "option_default"]

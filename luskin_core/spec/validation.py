@@ -7,6 +7,7 @@ mistake gets the same plain sentence wherever it is made. Each check raises
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +24,6 @@ from luskin_core.spec.columns import (  # noqa: F401  (the column checks are par
     check_column_names,
     column_list,
     shown,
-    value_list,
 )
 from luskin_core.spec.conditions import Condition
 from luskin_core.spec.unknown import unknown_spellings
@@ -41,7 +41,7 @@ else:  # imported on first use: a file's audit on the command line never needs i
 # ------------------------------------------------------------------------------------------
 # The specification's rules: each once, in one wording, for the library, the page and the CLI
 # ------------------------------------------------------------------------------------------
-OUTCOME_TYPES = ("label", "score")
+OUTCOME_TYPES = ("label", "score", "amount")   # an amount: pay, a price, a sentence (its mean and median)
 METRICS = ("difference", "ratio")
 CORRECTIONS = ("holm", "bh", "none")
 # What equal treatment means for a model's decisions (with a prediction column): equal shares
@@ -62,15 +62,51 @@ def check_outcome_name(value: Any) -> str:
 
 def check_outcome_type(value: Any) -> str:
     if value not in OUTCOME_TYPES:
-        raise LuskinError(f"The outcome is a 'label' (with a positive value) or a 'score', not '{shown(value)}'.")
+        raise LuskinError(f"The outcome is a 'label' (with a positive value), a 'score' or an 'amount', not "
+                          f"'{shown(value)}'.")
     return str(value)
+
+
+def positive_values(positive: Any) -> tuple[Any, ...]:
+    """The outcome's positive values as a tuple: one value, or the several an outcome may count ("Fail" or
+    "Withdrawn"). Every rule that reads the positive value reads it through this, so one value and a set of them
+    are counted alike (the mask, the counting rules of every engine, the checks, the words)."""
+    if isinstance(positive, (tuple, list)):
+        return tuple(positive)
+    return (positive,)
+
+
+def check_positive_value(positive: Any) -> Any:
+    """One positive value as given, or several as a tuple (a list from JSON or the page; duplicates dropped, the
+    order kept); a list of one is that value. An empty list is no value."""
+    if not isinstance(positive, (tuple, list)):
+        return positive
+    values: list[Any] = []
+    for value in positive:
+        if isinstance(value, (tuple, list, dict, set)):
+            raise LuskinError("Each positive value is one value (e.g. Fail), not a list.")
+        if isinstance(value, np.generic):
+            value = value.item()
+        if value_key(value) not in {value_key(v) for v in values}:
+            values.append(value)
+    if not values:
+        return None
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+def positive_words(positive: Any) -> str:
+    """The positive value(s) for a sentence: 'Yes', or 'Fail or Withdrawn'."""
+    return " or ".join(shown(value_key(v)) for v in positive_values(positive))
 
 
 def check_positive_given(outcome_type: str, positive: Any, prediction: str | None = None) -> None:
     """A label outcome needs its positive value; a score outcome has none (its cut-off decides)."""
     if outcome_type == "label":
-        if positive is None or (isinstance(positive, str) and not positive.strip()):
+        if positive is None or (isinstance(positive, str) and not positive.strip()) or any(
+                v is None or (isinstance(v, str) and not v.strip()) for v in positive_values(positive)):
             raise LuskinError("Choose which value of the outcome counts as positive (e.g. Y, >50K or 1).")
+    elif positive is not None and outcome_type == "amount":
+        raise LuskinError("An amount has no positive value: its mean and median are compared.")
     elif positive is not None:
         hint = ""
         if prediction is not None:
@@ -316,6 +352,39 @@ def check_score_column(frame: pd.DataFrame, name: Any) -> str:
     return column
 
 
+def check_amount_column(frame: pd.DataFrame, name: Any) -> str:
+    """An amount outcome: a numeric column; the frame's spelling. Text that spells amounts ("$1,234.50") is
+    named as such, with what to do."""
+    column = check_column(frame, name, "amount")
+    series = frame[column]
+    if not pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
+        raise LuskinError(not_an_amount(column, series.dropna().astype(str).head(200).tolist()))
+    return column
+
+
+_CURRENCY = re.compile(r"^\s*[-+(]?\s*[$€£¥₹]?\s*[-+]?\s*[$€£¥₹]?\s*\d[\d,. \u00a0']*\)?\s*(?:[$€£¥₹]|[A-Z]{3})?\s*$")
+
+
+def not_an_amount(column: str, values: Sequence[str]) -> str:
+    """Why a column of text cannot be an amount, in words: currency text ("$1,234.50") said as such."""
+    sample = [v for v in values if v.strip()][:200]
+    money = [v for v in sample if _CURRENCY.match(v) and not _plain_number(v)]
+    if sample and len(money) >= max(1, len(sample) // 2):
+        return (f"The amount '{shown(column)}' holds text that spells amounts (e.g. '{shown(money[0])}'): write the "
+                "numbers without currency signs or thousands separators (1234.50) and load the file again.")
+    example = f" (e.g. '{shown(sample[0])}')" if sample else ""
+    return (f"The amount '{shown(column)}' does not hold numbers{example}, so it has no mean or median. Choose a "
+            "numeric column (pay, a price, a sentence's length in days).")
+
+
+def _plain_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def check_spec(spec: AuditSpec, frame: pd.DataFrame, *, one_value_groups: bool = False) -> AuditSpec:
     """The specification against the data: every column exists, and each can play its role.
 
@@ -331,6 +400,8 @@ def check_spec(spec: AuditSpec, frame: pd.DataFrame, *, one_value_groups: bool =
     outcome_part, groups, cells = spec.outcome_spec, spec.group_spec, spec.cell_spec
     if outcome_part.outcome_type == "score":
         outcome = check_score_column(frame, outcome_part.outcome)
+    elif outcome_part.outcome_type == "amount":
+        outcome = check_amount_column(frame, outcome_part.outcome)
     else:
         outcome = check_outcome(frame, outcome_part.outcome, outcome_part.positive)
     prediction = None if outcome_part.prediction is None else check_column(frame, outcome_part.prediction,
@@ -353,7 +424,18 @@ def check_spec(spec: AuditSpec, frame: pd.DataFrame, *, one_value_groups: bool =
 
 
 def outcome_mask(series: pd.Series, positive: Any) -> np.ndarray:
-    """Where the outcome equals the positive value, comparing numbers as numbers (missing: False)."""
+    """Where the outcome holds the positive value (any of them, when several), numbers compared as numbers
+    (missing: False)."""
+    if isinstance(positive, (tuple, list)):
+        out = np.zeros(len(series), dtype=bool)
+        for value in positive:
+            out |= _value_mask(series, value)
+        return out
+    return _value_mask(series, positive)
+
+
+def _value_mask(series: pd.Series, positive: Any) -> np.ndarray:
+    """Where the outcome equals one positive value."""
     if pd.api.types.is_bool_dtype(series):
         text = str(positive).strip().lower()
         return series.fillna(False).to_numpy(dtype=bool) == (text in ("true", "1", "yes", "y"))
@@ -381,7 +463,7 @@ def distinct_values(series: pd.Series) -> pd.Series:
 
 
 def _listed(values: pd.Series, limit: int = MAX_LISTED_VALUES) -> str:
-    """Distinct values (most frequent first) for a message: as :func:`value_list` lists a column's."""
+    """Distinct values (most frequent first) for a message: as a column's values are listed."""
     shown_values = [shown(v) for v in values.iloc[:limit]]
     more = f" … ({len(values):,} values in all)" if len(values) > limit else ""
     return ", ".join(shown_values) + more
@@ -402,8 +484,9 @@ def check_outcome(frame: pd.DataFrame, column: Any, positive: Any) -> str:
                           "so there is nothing to compare. Choose another outcome column.")
     if positive is None or (isinstance(positive, str) and not positive.strip()):
         raise LuskinError("Choose which value of the outcome counts as positive (e.g. Y, >50K or 1).")
-    if not outcome_mask(present, positive).any():
-        raise never_occurs(positive, name, present)
+    for value in positive_values(positive):   # each one: a value never seen is a typo, even beside others
+        if not outcome_mask(present, value).any():
+            raise never_occurs(value, name, present)
     return name
 
 
@@ -430,12 +513,6 @@ def _check_both_classes(condition: Condition, present: pd.Series) -> None:
     held = condition.mask(present.to_frame())
     if not held.any() or held.all():
         raise no_two_classes(condition, present, empty=not held.any())
-
-
-def check_two_groups(frame: pd.DataFrame, condition: Condition) -> None:
-    """The protected condition must hold for some rows with a value and fail for others."""
-    name = check_column(frame, condition.column, "protected")
-    _check_both_classes(Condition(name, condition.op, condition.value), distinct_values(frame[name]))
 
 
 def check_features(frame: pd.DataFrame, features: Any, outcome: str | None = None) -> tuple[str, ...] | None:
@@ -503,8 +580,9 @@ def never_occurs(positive: Any, column: Any, values: pd.Series) -> LuskinError:
 def check_positive_present(series: pd.Series, positive: Any) -> None:
     """The positive value must occur in the outcome column: when it never does, it is usually a typo."""
     present = distinct_values(series)
-    if not outcome_mask(present, positive).any():
-        raise never_occurs(positive, series.name, present)
+    for value in positive_values(positive):
+        if not outcome_mask(present, value).any():
+            raise never_occurs(value, series.name, present)
 
 
 def no_two_classes(condition: Condition, values: pd.Series, *, empty: bool) -> LuskinError:

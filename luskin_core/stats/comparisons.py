@@ -8,7 +8,7 @@ default, Benjamini-Hochberg on request; too-few-rows comparisons are left out of
 For a model's decisions the verdict judges the rates ``spec.criterion`` names (see
 :data:`CRITERION_RATES`), and their p-values form the family. Per group across cells: the marginal (unstratified) difference
 and impact ratio, the size-weighted average of the per-cell differences, the Mantel-Haenszel
-common odds ratio with its interval, the Cochran-Mantel-Haenszel test, the Breslow-Day (Tarone)
+common odds ratio with its interval, the Cochran-Mantel-Haenszel test, the Breslow-Day-Tarone
 test of whether pooling is allowed, and a Simpson's-paradox flag.
 
 Verdict of a comparison: :func:`luskin_core.stats.verdict.judge` (the one rule of every analysis). Too few
@@ -16,7 +16,7 @@ rows here means the group or the reference has fewer than ``min_group_size`` row
 is under ``min_group_share`` of all rows): shown, not judged.
 
 Simpson's flag (only with more than one cell): the gap "reverses or vanishes" inside the cells.
-Precisely: the marginal gap is significant (p < 0.05) and the pooled within-cell effect (the
+Precisely: the marginal gap is significant (p below the judgement's level) and the pooled within-cell effect (the
 Mantel-Haenszel odds ratio, CMH test) is not significant or points the other way; or the pooled
 effect is significant and points against the marginal gap. Two non-significant gaps pointing in
 different directions are noise, not a paradox, and are not flagged.
@@ -28,15 +28,13 @@ The records hold numbers and verdicts; their sentences are written on demand by
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields, is_dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from typing import Any
 
 import numpy as np
 
-from luskin_core.counting.counts import CountTable, is_unknown_group
-from luskin_core.errors import LuskinError
+from luskin_core.counting.counts import CountTable
 from luskin_core.spec.audit_spec import AuditSpec
-from luskin_core.spec.names import reference_for
 from luskin_core.stats.inference import (
     adjust_p,
     mantel_haenszel,
@@ -47,8 +45,9 @@ from luskin_core.stats.inference import (
     two_proportion_tests,
     wilson_interval,
 )
+from luskin_core.stats.judgement import Judgement
 from luskin_core.stats.uniform import UniformStats, attach_uniform
-from luskin_core.stats.verdict import ALPHA, Verdict, inside_bar, judge
+from luskin_core.stats.verdict import Verdict
 
 # Kept importable for callers that have not switched to the enum (the regulator tables): the members themselves.
 REFERENCE = Verdict.REFERENCE
@@ -56,7 +55,6 @@ TOO_FEW = Verdict.TOO_FEW
 WITHIN = Verdict.WITHIN
 BEYOND = Verdict.BEYOND
 CHANCE = Verdict.CHANCE
-VERDICTS = (TOO_FEW, WITHIN, BEYOND, CHANCE)
 ERROR_RATES = {"tpr": ("tp", "fn"), "fpr": ("fp", "tn"), "fnr": ("fn", "tp"), "precision": ("tp", "fp")}
 ERROR_RATE_NAMES = {"tpr": "true positive rate", "fpr": "false positive rate", "fnr": "false negative rate",
                     "precision": "precision"}
@@ -190,11 +188,7 @@ class Comparison(GroupComparison):
     pooled_parent: str | None = None    # toward what the pooled share is pulled ("the rest of Native American")
     # The Uniform Guidelines' numbers: shortfalls, the flip test, the detectable difference (set by the audit).
     uniform: UniformStats | None = None
-
-    @property
-    def extras(self) -> dict[str, Any]:
-        """The Uniform Guidelines' numbers as a dict, for callers that read them by key (prefer ``uniform``)."""
-        return {} if self.uniform is None else asdict(self.uniform)
+    rule: str = ""    # the judgement's rule that decided the verdict (Judgement.rule), for the JSON
 
     @property
     def deciding(self) -> JudgedRate | None:
@@ -257,75 +251,118 @@ class PooledComparison:
 # Reference group
 # ------------------------------------------------------------------------------------------
 def choose_reference(table: CountTable, spec: AuditSpec) -> str:
-    """The named reference, or the group with the highest overall rate among those big enough.
-
-    Groups under the minimum size or share and a group whose category is not known ("Unknown", or a value
-    spelled as such: "Decline to self-identify", "Prefer not to say"...) are not chosen unless no other group has
-    rows (the four-fifths rule compares with the most favoured real group).
-    With several cells the reference must also have enough rows inside them: only groups with
-    at least ``min_group_size`` rows in at least half as many cells as the best-covered group
-    are eligible (a group that is large overall but thin in every stratum would leave every
-    comparison "too few rows").
-    """
-    n = table.n.sum(axis=1)
-    k = table.positives.sum(axis=1)
-    named = reference_for(spec, table.groups)   # "Non-Female" given, the data calls the rest "Male"
-    if named is not None:
-        if named in table.groups:
-            return named
-        shown = ", ".join(table.groups[:30]) + (" ..." if len(table.groups) > 30 else "")
-        raise LuskinError(f"There is no group called '{named}' to compare with. Groups are: {shown}.")
-    total = max(int(n.sum()), 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        # the most favoured group: the highest share of a favourable outcome, the lowest of an adverse one
-        rate = np.where(n > 0, spec.favourable_share(k / n), -1.0)  # type: ignore[arg-type]
-    eligible = [i for i, g in enumerate(table.groups)
-                if n[i] >= spec.min_group_size and n[i] / total >= spec.min_group_share
-                and not is_unknown_group(g)]
-    if len(table.cell_keys) > 1 and eligible:
-        covered = {i: int((table.n[i] >= spec.min_group_size).sum()) for i in eligible}
-        most = max(covered.values())
-        eligible = [i for i in eligible if 2 * covered[i] >= most and (covered[i] > 0 or most == 0)]
-    pool = eligible or [i for i in range(len(table.groups)) if n[i] > 0]
-    best = max(pool, key=lambda i: (rate[i], n[i], -i))
-    return table.groups[best]
+    """The audit's reference for ``spec`` on ``table``: :meth:`Judgement.resolved`'s (the one rule)."""
+    reference = Judgement.of(spec).resolved(table).reference
+    assert reference is not None
+    return reference
 
 
 # ------------------------------------------------------------------------------------------
 # Comparisons
 # ------------------------------------------------------------------------------------------
-def _favourable(spec: AuditSpec, rate: float | None) -> float | None:
-    """The share with the favourable outcome: the rate itself, or 1 - rate for an adverse outcome."""
-    if rate is None:
-        return None
-    return spec.favourable_share(rate)
-
-
-def _within(spec: AuditSpec, difference: float, ratio: float | None, rate: float, ref_rate: float) -> bool:
-    return inside_bar(metric=spec.metric, difference=difference, tolerance=spec.tolerance,
-                      ratio_threshold=spec.ratio_threshold, ratio=ratio, favourable=rate,
-                      reference_favourable=ref_rate)
-
-
 def _rate_counts(table: CountTable, name: str) -> tuple[np.ndarray, np.ndarray]:
-    """Numerator and denominator of one rate per group and cell ("selection": positives of n)."""
+    """Numerator and denominator of one rate per group and cell ("selection": positives of n), as whole counts."""
     if name == "selection":
-        return table.positives.astype(float), table.n.astype(float)
+        return table.positives, table.n
     hit, miss = ERROR_RATES[name]
-    num = getattr(table, hit).astype(float)
-    return num, num + getattr(table, miss).astype(float)
+    num = getattr(table, hit)
+    return num, num + getattr(table, miss)
 
 
-def compare(table: CountTable, spec: AuditSpec) -> tuple[tuple[Comparison, ...], tuple[PooledComparison, ...], str]:
-    """Every comparison against the reference, the pooled view per group, and the reference.
+@dataclass(frozen=True)
+class _RateArrays:
+    """One judged rate for every group and cell, against the reference in the same cell."""
 
-    The verdict judges the rates the criterion names (the share with a positive decision by
-    default; a model's true positive rate, both TPR and FPR, or precision on request); their
-    p-values, over every comparison that can be judged, form the family that is adjusted.
-    The records hold numbers only: :mod:`luskin_core.analyses.narrative` writes their sentences on demand.
+    name: str
+    num: np.ndarray
+    den: np.ndarray
+    ref_num: np.ndarray
+    ref_den: np.ndarray
+    p: np.ndarray
+    tests: list[str]
+    p_adjusted: np.ndarray
+
+    def judged(self, gi: int, ci: int, judgement: Judgement) -> JudgedRate:
+        """This rate of one group in one cell, judged."""
+        k, n, rk, rn = (int(a[gi, ci]) for a in (self.num, self.den, self.ref_num, self.ref_den))
+        value, ref_value = (k / n if n else None), (rk / rn if rn else None)
+        diff = None if value is None or ref_value is None else value - ref_value
+        counted = self.name == "selection"
+        fav, fav_r = (judgement.favourable_share(value), judgement.favourable_share(ref_value)) if counted \
+            else (value, ref_value)
+        ratio = None if diff is None or not fav_r else fav / fav_r  # type: ignore[operator]
+        within = None if diff is None else judgement.within(k, n, rk, rn, counted=counted)
+        C = self.num.shape[1]
+        return JudgedRate(name=self.name, rate=value, reference_rate=ref_value, difference=diff, impact_ratio=ratio,
+                          n=n, positives=k, reference_n=rn, reference_positives=rk, p_value=_num(self.p[gi, ci]),
+                          p_adjusted=_num(self.p_adjusted[gi, ci]), test=self.tests[gi * C + ci], within=within)
+
+
+def _rates(table: CountTable, judgement: Judgement, r: int) -> tuple[list[_RateArrays], np.ndarray]:
+    """Every judged rate's arrays, and which comparisons have too few rows; the p-values of every judged rate of
+    every comparison that can be judged form one family, adjusted together."""
+    G, C = table.n.shape
+    names = CRITERION_RATES[judgement.criterion] if table.tp is not None else ("selection",)
+    total = max(float(table.n.sum()), 1.0)
+    share = table.n.sum(axis=1) / total
+    too_few = np.broadcast_to((share < judgement.min_group_share)[:, None], (G, C)).copy()
+    drafts = []
+    for name in names:
+        num, den = _rate_counts(table, name)
+        rn, rd = np.broadcast_to(num[r], num.shape), np.broadcast_to(den[r], den.shape)
+        p, tests = two_proportion_tests(num.ravel(), den.ravel(), rn.ravel(), rd.ravel())
+        drafts.append((name, num, den, rn, rd, p.reshape(G, C), tests))
+        too_few |= (den < judgement.min_group_size) | (rd < judgement.min_group_size)
+    not_ref = np.arange(G)[:, None] != r
+    family = np.stack([np.where(~too_few & not_ref, d[5], np.nan) for d in drafts])
+    adjusted = adjust_p(family.ravel(), judgement.correction).reshape(family.shape)
+    return [_RateArrays(*d, p_adjusted=adjusted[i]) for i, d in enumerate(drafts)], too_few
+
+
+def compare(table: CountTable, judgement: Judgement) -> tuple[tuple[Comparison, ...], tuple[PooledComparison, ...], str]:
+    """Every comparison against the judgement's reference, the pooled view per group, and the reference.
+
+    ``judgement`` is resolved on ``table`` (:meth:`Judgement.resolved`): it names the reference and decides every
+    verdict. The verdict judges the rates the criterion names (the share with a positive decision by default; a
+    model's true positive rate, both TPR and FPR, or precision on request); their p-values, over every comparison
+    that can be judged, form the family that is adjusted. The records hold numbers only:
+    :mod:`luskin_core.analyses.narrative` writes their sentences on demand.
     """
-    reference = choose_reference(table, spec)
+    reference = judgement.reference
+    if reference is None:
+        raise ValueError("compare() needs a judgement resolved on the table (Judgement.resolved).")
     r = table.group_index(reference)
+    G, C = table.n.shape
+    arrays = _compared_arrays(table, judgement, r)
+    comparisons = [_comparison(table, judgement, arrays, gi, ci) for gi in range(G) for ci in range(C)]
+    comparisons = attach_uniform(comparisons, judgement)
+    pooled = tuple(_pooled(table, judgement, gi, r, comparisons) for gi in range(G) if gi != r)
+    return tuple(comparisons), pooled, reference
+
+
+@dataclass(frozen=True)
+class _Compared:
+    """Every group × cell's numbers against the reference, computed at once over the table's arrays."""
+
+    r: int
+    reference: str
+    rate: Any
+    low: Any
+    high: Any
+    d_low: Any
+    d_high: Any
+    ratio_low: Any
+    ratio_high: Any
+    rates: list[Any]
+    too_few: Any
+    selection_p: Any
+    selection_tests: Any
+    score_stats: Any
+    error_stats: Any
+    criterion: str
+
+
+def _compared_arrays(table: CountTable, judgement: Judgement, r: int) -> _Compared:
     G, C = table.n.shape
     n, k = table.n.astype(float), table.positives.astype(float)
     low, high = wilson_interval(k, n)
@@ -333,93 +370,64 @@ def compare(table: CountTable, spec: AuditSpec) -> tuple[tuple[Comparison, ...],
         rate = k / n
     ref_n, ref_k = np.broadcast_to(n[r], n.shape), np.broadcast_to(k[r], k.shape)
     d_low, d_high = newcombe_interval(k, n, ref_k, ref_n)
-    if spec.adverse:  # impact ratios compare the shares without the adverse outcome
-        ratio_low, ratio_high = ratio_interval(n - k, n, ref_n - ref_k, ref_n)
+    # impact ratios compare the favourable shares (for an adverse outcome, the shares without it)
+    ratio_low, ratio_high = ratio_interval(judgement.favourable(k, n), n, judgement.favourable(ref_k, ref_n), ref_n)
+    rates, too_few = _rates(table, judgement, r)
+    selection = next((a for a in rates if a.name == "selection"), None)
+    if selection is not None:  # the same test: Fisher's exact test on small cells is run once
+        selection_p, selection_tests = selection.p, selection.tests
     else:
-        ratio_low, ratio_high = ratio_interval(k, n, ref_k, ref_n)
-    total = max(float(n.sum()), 1.0)
-    group_share = n.sum(axis=1) / total
-    rates = judged_rates(spec) if table.tp is not None else ("selection",)
-    not_ref = np.arange(G)[:, None] != r
-    too_few = group_share[:, None] < spec.min_group_share
-    per_rate: dict[str, dict[str, Any]] = {}
-    for name in rates:
-        num, den = _rate_counts(table, name)
-        rn, rd = np.broadcast_to(num[r], num.shape), np.broadcast_to(den[r], den.shape)
-        p, tests = two_proportion_tests(num.ravel(), den.ravel(), rn.ravel(), rd.ravel())
-        with np.errstate(divide="ignore", invalid="ignore"):
-            value = num / den
-        per_rate[name] = {"num": num, "den": den, "rn": rn, "rd": rd, "p": p.reshape(G, C), "tests": tests,
-                          "value": value, "ref": np.broadcast_to(value[r], value.shape)}
-        too_few = too_few | (den < spec.min_group_size) | (rd < spec.min_group_size)
-    # One family: every judged rate of every comparison that can be judged.
-    family = np.stack([np.where(~too_few & not_ref, per_rate[name]["p"], np.nan) for name in rates])
-    adjusted = adjust_p(family.ravel(), spec.correction).reshape(family.shape)
-    for i, name in enumerate(rates):
-        per_rate[name]["p_adj"] = adjusted[i]
-    if "selection" in per_rate:  # the same test: Fisher's exact test on small cells is run once
-        selection_p, selection_tests = per_rate["selection"]["p"], per_rate["selection"]["tests"]
-    else:
-        selection_p, selection_tests = two_proportion_tests(k.ravel(), n.ravel(), ref_k.ravel(), ref_n.ravel())
-        selection_p = selection_p.reshape(G, C)
-    score_stats = _score_stats(table, r) if table.score_sum is not None else None
-    error_stats = _error_stats(table, r) if table.tp is not None else None
-    comparisons: list[Comparison] = []
-    for gi, group in enumerate(table.groups):
-        for ci, (key, label) in enumerate(zip(table.cell_keys, table.cell_labels)):
-            cell = None if key is None else label
-            is_ref = gi == r
-            rate_i, ref_rate = _num(rate[gi, ci]), _num(rate[r, ci])
-            ratio = None
-            # The impact ratio (and the four-fifths rule) compare favourable shares, as the EEOC and LL144 do:
-            # for an adverse outcome, the shares without it.
-            fav_i, fav_ref = _favourable(spec, rate_i), _favourable(spec, ref_rate)
-            if fav_i is not None and fav_ref is not None and fav_ref > 0:
-                ratio = fav_i / fav_ref
-            difference = None if rate_i is None or ref_rate is None else rate_i - ref_rate
-            judged: list[JudgedRate] = []
-            for name in rates:
-                d = per_rate[name]
-                value, ref_value = _num(d["value"][gi, ci]), _num(d["ref"][gi, ci])
-                diff = None if value is None or ref_value is None else value - ref_value
-                fav, fav_r = (_favourable(spec, value), _favourable(spec, ref_value)) if name == "selection" \
-                    else (value, ref_value)
-                j_ratio = None if diff is None or not fav_r else fav / fav_r  # type: ignore[operator]
-                within = None if diff is None else _within(spec, diff, j_ratio, fav, fav_r)  # type: ignore[arg-type]
-                judged.append(JudgedRate(
-                    name=name, rate=value, reference_rate=ref_value, difference=diff, impact_ratio=j_ratio,
-                    n=int(d["den"][gi, ci]), positives=int(d["num"][gi, ci]), reference_n=int(d["rd"][gi, ci]),
-                    reference_positives=int(d["rn"][gi, ci]), p_value=_num(d["p"][gi, ci]),
-                    p_adjusted=_num(d["p_adj"][gi, ci]), test=d["tests"][gi * C + ci], within=within))
-            verdict = judge([j.within for j in judged], [j.p_adjusted for j in judged], reference=is_ref,
-                            too_few=bool(too_few[gi, ci]))
-            four_fifths = None if ratio is None or is_ref else bool(ratio < 0.8)
-            selection = spec.criterion == "selection" or table.tp is None
-            sel_adj = judged[0].p_adjusted if selection else None
-            item = Comparison(
-                group=group, cell=cell, cell_key=key, n=int(n[gi, ci]), positives=int(k[gi, ci]),
-                rate=rate_i, ci_low=_num(low[gi, ci]), ci_high=_num(high[gi, ci]), reference=reference,
-                is_reference=is_ref, reference_n=int(ref_n[gi, ci]), reference_positives=int(ref_k[gi, ci]),
-                reference_rate=ref_rate,
-                difference=0.0 if is_ref and difference is not None else difference,
-                difference_ci_low=None if is_ref else _num(d_low[gi, ci]),
-                difference_ci_high=None if is_ref else _num(d_high[gi, ci]),
-                impact_ratio=1.0 if is_ref and ratio is not None else ratio,
-                impact_ratio_ci_low=None if is_ref or ratio is None else _num(ratio_low[gi, ci]),
-                impact_ratio_ci_high=None if is_ref or ratio is None else _num(ratio_high[gi, ci]),
-                p_value=None if is_ref else _num(selection_p[gi, ci]),
-                test="" if is_ref else selection_tests[gi * C + ci],
-                p_adjusted=None if is_ref else sel_adj,
-                verdict=verdict, four_fifths=four_fifths,
-                score=None if score_stats is None else score_stats[gi][ci],
-                error_rates=None if error_stats is None else _with_adjusted(error_stats[gi][ci], judged, is_ref),
-                criterion=spec.criterion if table.tp is not None else "selection",
-                judged_rates=() if is_ref else tuple(judged),
-            )
-            comparisons.append(item)
-    comparisons = attach_uniform(comparisons)
-    pooled = tuple(_pooled(table, spec, gi, r, comparisons) for gi in range(G) if gi != r)
-    return tuple(comparisons), pooled, reference
+        p, selection_tests = two_proportion_tests(k.ravel(), n.ravel(), ref_k.ravel(), ref_n.ravel())
+        selection_p = p.reshape(G, C)
+    return _Compared(
+        r=r, reference=table.groups[r], rate=rate, low=low, high=high, d_low=d_low, d_high=d_high, ratio_low=ratio_low, ratio_high=ratio_high,
+        rates=rates, too_few=too_few, selection_p=selection_p, selection_tests=selection_tests,
+        score_stats=_score_stats(table, r) if table.score_sum is not None else None,
+        error_stats=_error_stats(table, r) if table.tp is not None else None,
+        criterion=judgement.criterion if table.tp is not None else "selection")
+
+
+def _comparison(table: CountTable, judgement: Judgement, a: _Compared, gi: int, ci: int) -> Comparison:
+    """One group in one cell against the reference, with its one verdict."""
+    r = a.r
+    key, label = table.cell_keys[ci], table.cell_labels[ci]
+    is_ref = gi == r
+    judged = [rate.judged(gi, ci, judgement) for rate in a.rates]
+    rate_i, ref_rate = _num(a.rate[gi, ci]), _num(a.rate[r, ci])
+    fav_i, fav_ref = judgement.favourable_share(rate_i), judgement.favourable_share(ref_rate)
+    ratio = fav_i / fav_ref if fav_i is not None and fav_ref else None
+    difference = None if rate_i is None or ref_rate is None else rate_i - ref_rate
+    verdict = judgement.verdict([j.within for j in judged], [j.p_adjusted for j in judged],
+                                reference=is_ref, too_few=bool(a.too_few[gi, ci]))
+    # whole counts from the integer table (floats lose counts past 2**53, and the exact tests need them)
+    counts = (int(table.positives[gi, ci]), int(table.n[gi, ci]), int(table.positives[r, ci]), int(table.n[r, ci]))
+    compared = _against_reference(a, gi, ci, judgement, counts, ratio, judged) if not is_ref else {
+        "difference_ci_low": None, "difference_ci_high": None, "impact_ratio_ci_low": None,
+        "impact_ratio_ci_high": None, "p_value": None, "test": "", "p_adjusted": None, "four_fifths": None,
+        "judged_rates": ()}
+    return Comparison(
+        group=table.groups[gi], cell=None if key is None else label, cell_key=key, n=counts[1], positives=counts[0],
+        rate=rate_i, ci_low=_num(a.low[gi, ci]), ci_high=_num(a.high[gi, ci]), reference=a.reference,
+        is_reference=is_ref, reference_n=counts[3], reference_positives=counts[2], reference_rate=ref_rate,
+        difference=0.0 if is_ref and difference is not None else difference,
+        impact_ratio=1.0 if is_ref and ratio is not None else ratio,
+        verdict=verdict,
+        score=None if a.score_stats is None else a.score_stats[gi][ci],
+        error_rates=None if a.error_stats is None else _with_adjusted(a.error_stats[gi][ci], judged, is_ref),
+        criterion=a.criterion, rule=judgement.rule(verdict), **compared)
+
+
+def _against_reference(a: _Compared, gi: int, ci: int, judgement: Judgement, counts: tuple[int, int, int, int],
+                       ratio: float | None, judged: list[Any]) -> dict[str, Any]:
+    """A group's numbers that only a comparison with another group has (the reference's are blank)."""
+    C = a.rate.shape[1]
+    return {
+        "difference_ci_low": _num(a.d_low[gi, ci]), "difference_ci_high": _num(a.d_high[gi, ci]),
+        "impact_ratio_ci_low": None if ratio is None else _num(a.ratio_low[gi, ci]),
+        "impact_ratio_ci_high": None if ratio is None else _num(a.ratio_high[gi, ci]),
+        "p_value": _num(a.selection_p[gi, ci]), "test": a.selection_tests[gi * C + ci],
+        "p_adjusted": None if a.criterion != "selection" else judged[0].p_adjusted,
+        "four_fifths": judgement.below_four_fifths(*counts), "judged_rates": tuple(judged)}
 
 
 def judged_rates(spec: AuditSpec) -> tuple[str, ...]:
@@ -487,7 +495,8 @@ def _error_stats(table: CountTable, r: int) -> list[list[dict[str, dict[str, flo
 # ------------------------------------------------------------------------------------------
 # Pooled across cells
 # ------------------------------------------------------------------------------------------
-def _pooled(table: CountTable, spec: AuditSpec, gi: int, r: int, comparisons: list[Comparison]) -> PooledComparison:
+def _pooled(table: CountTable, judgement: Judgement, gi: int, r: int, comparisons: list[Comparison]
+            ) -> PooledComparison:
     n1, k1 = table.n[gi].astype(float), table.positives[gi].astype(float)
     n2, k2 = table.n[r].astype(float), table.positives[r].astype(float)
     N1, K1, N2, K2 = n1.sum(), k1.sum(), n2.sum(), k2.sum()
@@ -495,7 +504,7 @@ def _pooled(table: CountTable, spec: AuditSpec, gi: int, r: int, comparisons: li
     rate2 = K2 / N2 if N2 else None
     diff = None if rate1 is None or rate2 is None else rate1 - rate2
     d_low, d_high = newcombe_interval(K1, N1, K2, N2)
-    fav1, fav2 = _favourable(spec, rate1), _favourable(spec, rate2)
+    fav1, fav2 = judgement.favourable_share(rate1), judgement.favourable_share(rate2)
     ratio = fav1 / fav2 if fav1 is not None and fav2 else None
     marginal_p = two_proportion_tests(K1, N1, K2, N2)[0][0] if N1 and N2 else math.nan
     both = (n1 > 0) & (n2 > 0)
@@ -510,8 +519,8 @@ def _pooled(table: CountTable, spec: AuditSpec, gi: int, r: int, comparisons: li
     several = len(table.cell_keys) > 1
     simpson = False
     if several and diff is not None and mh.odds_ratio is not None and mh.cmh_p_value is not None:
-        marginal_sig = _num(marginal_p) is not None and marginal_p < ALPHA
-        pooled_sig = mh.cmh_p_value < ALPHA
+        marginal_sig = bool(judgement.significant(_num(marginal_p)))
+        pooled_sig = bool(judgement.significant(mh.cmh_p_value))
         pooled_dir = np.sign(math.log(mh.odds_ratio)) if mh.odds_ratio > 0 else -1.0
         opposite = pooled_dir != 0 and np.sign(diff) != 0 and pooled_dir != np.sign(diff)
         simpson = bool((marginal_sig and (not pooled_sig or opposite)) or (pooled_sig and opposite))

@@ -229,14 +229,6 @@ def two_proportion_tests(k1: Any, n1: Any, k2: Any, n2: Any) -> tuple[np.ndarray
     return p, tests
 
 
-def gap_test(k1: int, n1: int, k2: int, n2: int) -> tuple[float | None, str]:
-    """One comparison: the p-value (None when a class is empty) and the name of the test."""
-    if n1 <= 0 or n2 <= 0:
-        return None, "not computable (a class has no rows)"
-    p, tests = two_proportion_tests(k1, n1, k2, n2)
-    return float(p[0]), tests[0]
-
-
 def adjust_p(p_values: Sequence[float] | np.ndarray, method: str = "holm") -> np.ndarray:
     """p-values adjusted for the number of comparisons (Holm, Benjamini-Hochberg, or none).
 

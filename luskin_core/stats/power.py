@@ -27,8 +27,8 @@ import numpy as np
 from scipy.special import ndtr, ndtri
 
 from luskin_core.formatting import points
+from luskin_core.stats.judgement import ALPHA, Judgement
 
-ALPHA = 0.05
 POWER = 0.80
 
 
@@ -124,13 +124,13 @@ def rows_needed(drop: float, reference_n: int, reference_rate: float, alpha: flo
     return n1
 
 
-def tolerance_drop(spec: Any, reference_rate: float | None) -> float | None:
-    """The gap the audit's tolerance allows, in points of the rate (a fraction)."""
-    if reference_rate is None:
+def tolerance_drop(judgement: Judgement, reference_favourable: float | None) -> float | None:
+    """The gap the judgement's bar allows below the reference's favourable share, in points (a fraction)."""
+    if reference_favourable is None:
         return None
-    if getattr(spec, "metric", "difference") == "ratio":
-        return (1.0 - float(spec.ratio_threshold)) * reference_rate
-    return float(spec.tolerance)
+    if judgement.metric == "ratio":
+        return (1.0 - float(judgement.ratio_threshold)) * reference_favourable
+    return float(judgement.tolerance)
 
 
 def power_sentence(group: str, n: int, reference: str, reference_n: int, mdd: float | None,
@@ -179,21 +179,25 @@ class Sufficiency:
                 "rows_needed": self.rows_needed, "verdict": self.verdict}
 
 
-def sufficiency(comparisons: Sequence[Any], spec: Any) -> tuple[Sufficiency, ...]:
-    """One entry per judged comparison (not the reference's own rows)."""
-    out = []
-    for c in comparisons:
-        if c.is_reference:
-            continue
-        mdd = _finite(minimum_detectable_difference(c.n, c.reference_n, c.reference_rate
-                                                    if c.reference_rate is not None else np.nan))
-        tol = tolerance_drop(spec, c.reference_rate)
-        enough = mdd is not None and tol is not None and mdd <= tol + 1e-12
-        needed = None
-        if not enough and tol is not None and c.reference_rate is not None and tol > 0:
-            needed = rows_needed(tol, c.reference_n, c.reference_rate)
-        out.append(Sufficiency(c.group, c.cell, c.n, c.reference_n, mdd, tol, enough, needed, c.verdict, c.reference))
-    return tuple(out)
+def sufficiency(comparisons: Sequence[Any], judgement: Judgement) -> tuple[Sufficiency, ...]:
+    """One entry per judged comparison of a group of known category (not the reference's own rows, not the groups
+    the judgement sets apart), read on the favourable share: a drop below the reference's favourable share."""
+    return tuple(sufficiency_of(c.group, c.cell, c.n, c.reference, c.reference_n,
+                                judgement.favourable_share(c.reference_rate), judgement, c.verdict)
+                 for c in comparisons if not c.is_reference and not judgement.is_unknown(c.group))
+
+
+def sufficiency_of(group: str, cell: str | None, n: int, reference: str, reference_n: int,
+                   reference_favourable: float | None, judgement: Judgement, verdict: str = "") -> Sufficiency:
+    """Whether one comparison could see a gap of the judgement's bar below the reference's favourable share."""
+    mdd = _finite(minimum_detectable_difference(n, reference_n, reference_favourable
+                                                if reference_favourable is not None else np.nan))
+    tol = tolerance_drop(judgement, reference_favourable)
+    enough = mdd is not None and tol is not None and mdd <= tol + 1e-12
+    needed = None
+    if not enough and tol is not None and reference_favourable is not None and tol > 0:
+        needed = rows_needed(tol, reference_n, reference_favourable)
+    return Sufficiency(group, cell, n, reference_n, mdd, tol, enough, needed, verdict, reference)
 
 
 def sufficiency_lines(items: Sequence[Sufficiency]) -> list[str]:
@@ -235,4 +239,4 @@ def _finite(x: Any) -> float | None:
 
 
 __all__ = ["Sufficiency", "detectable_h", "drop_to_h", "h_to_drop", "minimum_detectable_difference", "power_h",
-           "power_sentence", "rows_needed", "sufficiency", "sufficiency_lines", "tolerance_drop"]
+           "power_sentence", "rows_needed", "sufficiency", "sufficiency_lines", "sufficiency_of", "tolerance_drop"]

@@ -48,7 +48,9 @@ class Shown:
 
 
 SHOWN: tuple[Shown, ...] = (
-    Shown("Below four-fifths", "4/5", "'below': the impact ratio is under 0.8, which fails the four-fifths rule.",
+    Shown("Below four-fifths", "4/5", "'below': the impact ratio (the group's favourable share over the reference's) "
+          "is less than four-fifths, counted exactly (a ratio of exactly 4/5 is not below), which fails the "
+          "four-fifths rule.",
           lambda c: c.four_fifths, lambda below: "below" if below else ""),
 )
 

@@ -113,7 +113,12 @@ class Groups:
 
 @dataclass(frozen=True, eq=False)
 class Calibration:
-    """The replicates' largest |z|, sorted, and what they give: the critical value and adjusted p-values."""
+    """The replicates' largest |z|, sorted, and what they give: the critical value and adjusted p-values.
+
+    ``critical`` is the bar in the project's one rule (``p < level``, strict): a group's adjusted p-value is
+    below the level exactly when its |z| is above ``critical`` (:func:`beyond`), and the simultaneous intervals
+    are the differences whose statistic stays within it, so an interval holds 0 exactly when its group is not
+    beyond the bar."""
 
     maxima: np.ndarray
     critical: float
@@ -127,6 +132,20 @@ class Calibration:
         """(1 + replicates whose largest |z| reaches |z|) / (R + 1): the single-step max-T adjusted p-value."""
         above = self.maxima.size - np.searchsorted(self.maxima, np.abs(z) * (1 - TIE), side="left")
         return (1.0 + above) / (self.maxima.size + 1.0)
+
+
+def significant_p(p: np.ndarray | float, level: float) -> np.ndarray:
+    """The project's one significance rule (issue 45): a p-value is significant when strictly below the level."""
+    return np.asarray(p) < level
+
+
+def allowed_reaching(replicates: int, level: float) -> int:
+    """The most replicates whose largest |z| may reach a group's |z| with its adjusted p-value still below the
+    level: the largest a with (1 + a) / (R + 1) < level, computed as the p-values are (-1: none)."""
+    a = int(level * (replicates + 1)) + 1
+    while a >= 0 and not (1.0 + a) / (replicates + 1.0) < level:
+        a -= 1
+    return a
 
 
 def subsets_of(m: int, depth: int) -> tuple[tuple[int, ...], ...]:
@@ -271,17 +290,18 @@ def calibrate(cells: Cells, groups: Groups, replicates: int, level: float, seed:
               progress: Callable[[float], None] | None = None, stop_above: float | None = None) -> Calibration:
     """The largest |z| over every scanned group in each of ``replicates`` null replicates.
 
-    ``stop_above`` (the simulation benchmark): stop drawing once more than ``level`` x (R + 1) - 1 replicates
+    ``stop_above`` (the simulation benchmark): stop drawing once more than :func:`allowed_reaching` replicates
     reach it (the observed largest |z|): no group can then be significant, whatever the remaining replicates
     are, so the scan's decision is the full calibration's (the same draws, in the same order). The
     Calibration then holds only the replicates drawn.
     """
     if replicates < 1:
         raise LuskinError("The scan needs at least one replicate.")
-    rank = math.floor(level * (replicates + 1))
-    if rank < 1:
+    allowed = allowed_reaching(replicates, level)
+    if allowed < 0:
+        fewest = next(r for r in range(1, 10 ** 7) if allowed_reaching(r, level) >= 0)
         raise LuskinError(f"{replicates:,} replicates cannot calibrate a level of {level:g}: use at least "
-                          f"{math.ceil(1 / level) - 1:,} replicates.")
+                          f"{fewest:,} replicates.")
     method = replicate_method(cells, groups, replicates)
     rng = np.random.default_rng(seed)
     scale, centre = _null_linear(cells, groups, method)
@@ -303,11 +323,12 @@ def calibrate(cells: Cells, groups: Groups, replicates: int, level: float, seed:
         if progress is not None:
             progress(done / replicates)
         if stop_above is not None and done < replicates and \
-                int(np.count_nonzero(maxima[:done] >= stop_above * (1 - TIE))) >= rank:
+                int(np.count_nonzero(maxima[:done] >= stop_above * (1 - TIE))) > allowed:
             maxima = np.sort(maxima[:done])
-            return Calibration(maxima, float(maxima[-1]), method)
+            return Calibration(maxima, float(maxima[-1]) / (1 - TIE), method)
     maxima.sort()
-    critical = float(maxima[replicates - rank])
+    # the (allowed + 1)-th largest maximum: a |z| above it (with the tie margin) is reached by at most ``allowed``
+    critical = float(maxima[replicates - 1 - allowed]) / (1 - TIE)
     return Calibration(maxima, critical, method)
 
 
@@ -460,6 +481,49 @@ def residual_z(o: float, e: float, v: float) -> float:
 
 def carriers(cells: Cells, groups: Groups, significant: np.ndarray, critical: float,
              members: Callable[[int], np.ndarray] | None = None, totals: tuple[float, float] | None = None) -> list[int]:
+    """The significant groups that carry a gap (:func:`carriers_explained` without the reasons)."""
+    return carriers_explained(cells, groups, significant, critical, members, totals)[0]
+
+
+# Why a group beyond the bar is not reported on its own (the relation to the reported group that explains it).
+INSIDE, HOLDS, OVERLAPS, BESIDE, PARTS = ("inside a reported group", "holding a reported group",
+                                          "overlapping a reported group",
+                                          ("beside a reported group (differing from everyone else only because "
+                                           "everyone else holds it)"), "what their parts predict")
+
+
+def _relation(g: np.ndarray, h: np.ndarray) -> str:
+    """How group ``g`` stands to a reported group ``h``: inside it, holding it, overlapping it, or apart."""
+    if _refines(g, h) or bool(np.all(g == h)):
+        return INSIDE
+    if _refines(h, g):
+        return HOLDS
+    return BESIDE if _disjoint(g, h) else OVERLAPS
+
+
+def complement_pairs(groups: Groups) -> list[tuple[int, int]]:
+    """The pairs of scanned groups that are each other's "everyone else": the two values of a column with two
+    values (their |z| are equal and opposite; the smaller is the one to name)."""
+    cards = groups.codes.max(axis=0) + 1 if len(groups.codes) else np.zeros(0, dtype=np.int64)
+    single = np.flatnonzero((groups.codes >= 0).sum(axis=1) == 1)
+    by_column: dict[int, list[int]] = {}
+    for g in single.tolist():
+        by_column.setdefault(int(np.flatnonzero(groups.codes[g] >= 0)[0]), []).append(g)
+    return [(found[0], found[1]) for j, found in by_column.items() if cards[j] == 2 and len(found) == 2]
+
+
+def carrier_order(groups: Groups, significant: np.ndarray) -> list[int]:
+    """The significant groups by |z|, largest first; of a column's two values (each the other's everyone else,
+    the same |z| but for rounding), the smaller first, so that a rare value is named as itself."""
+    strength = np.abs(groups.z).astype(np.float64)
+    for a, b in complement_pairs(groups):
+        strength[a] = strength[b] = max(strength[a], strength[b])
+    return sorted(np.flatnonzero(significant).tolist(), key=lambda g: (-float(strength[g]), float(groups.n[g]), g))
+
+
+def carriers_explained(cells: Cells, groups: Groups, significant: np.ndarray, critical: float,
+                       members: Callable[[int], np.ndarray] | None = None,
+                       totals: tuple[float, float] | None = None) -> tuple[list[int], dict[int, tuple[int, str]]]:
     """The significant groups that carry a gap, not their parents, refinements or overlapping neighbours.
 
     ``cells`` are the full cross's cells, or (without it: :func:`membership_cells`) the rows of the significant
@@ -469,7 +533,8 @@ def carriers(cells: Cells, groups: Groups, significant: np.ndarray, critical: fl
     The rule, with ``critical`` the scan's calibrated bar:
     0. Order the significant groups by |z|, largest first; then, of a group and its refinement both
        significant, the one that carries the gap goes first: the refinement when it differs from the rest
-       of the group more than the rest of the group differs from everyone outside it, else the group (by
+       of the group beyond chance over the group's significant refinements (Bonferroni at 5%) and more
+       than the rest of the group differs from everyone outside it, else the group (by
        chance half of a slice can outrank the slice, and a parent can outrank a slice its extra column
        splits in two).
     1. Go through the significant groups in that order. A group is kept unless, for a group
@@ -481,8 +546,9 @@ def carriers(cells: Cells, groups: Groups, significant: np.ndarray, critical: fl
     2. Then a kept group inside another kept group (a refinement of a parent whose own gap is real) is
        dropped when its rate does not differ beyond the bar from the rest of that parent.
     """
-    order = sorted(np.flatnonzero(significant).tolist(), key=lambda g: -abs(float(groups.z[g])))
+    order = carrier_order(groups, significant)
     masks: dict[int, np.ndarray] = {}
+    why: dict[int, tuple[int, str]] = {}
 
     def mask(g: int) -> np.ndarray:
         if g not in masks and members is not None:
@@ -516,16 +582,32 @@ def carriers(cells: Cells, groups: Groups, significant: np.ndarray, critical: fl
         coarse_n, coarse_k, _, _ = sums(mask(coarse))
         return abs(pair_z(n, k, total_n - coarse_n, total_k - coarse_k)), abs(pair_z(n1, k1, n, k))
 
+    bars: dict[int, float] = {}
+    significant_list = np.flatnonzero(significant).tolist()
+
+    def refine_bar(coarse: int) -> float:
+        """Bonferroni at two-sided 5% over the coarse group's refinements beyond the bar (at most the bar)."""
+        if coarse not in bars:
+            from statistics import NormalDist
+
+            m = sum(_refines(groups.codes[f], groups.codes[coarse]) for f in significant_list)
+            bars[coarse] = min(critical, NormalDist().inv_cdf(1 - 0.025 / max(m, 1)))
+        return bars[coarse]
+
     def first_pass(order: list[int], swaps: bool = True) -> tuple[list[int], tuple[int, int] | None]:
         """Step 1; or the (coarse, fine) pair to reorder when a kept group's relative carries the gap instead."""
         kept: list[int] = []
+        why.clear()
         for g in order:
             explained = False
             for h in kept:
                 if swaps and (_refines(groups.codes[h], groups.codes[g]) or _refines(groups.codes[g], groups.codes[h])):
                     coarse, fine = (g, h) if _refines(groups.codes[h], groups.codes[g]) else (h, g)
                     outside, within = split(coarse, fine)
-                    carrier = fine if within > outside else coarse
+                    # the refinement carries the gap only when it differs from the rest of the group beyond chance
+                    # over the group's significant refinements too (Bonferroni at 5%: parsimony, else its extra
+                    # condition is noise; at 5% alone one of a slice's many refinements passed in 5 of 100 tables)
+                    carrier = fine if within > max(outside, refine_bar(coarse)) else coarse
                     if carrier == g:
                         return kept, (g, h)
                 own = mask(g) & ~mask(h)
@@ -537,6 +619,7 @@ def carriers(cells: Cells, groups: Groups, significant: np.ndarray, critical: fl
                     z = pair_z(n, k, total_n - union_n, total_k - union_k)
                 if abs(z) <= critical:
                     explained = True
+                    why[g] = (h, _relation(groups.codes[g], groups.codes[h]))
                     break
             if not explained:
                 kept.append(g)
@@ -575,10 +658,18 @@ def carriers(cells: Cells, groups: Groups, significant: np.ndarray, critical: fl
                 z = pair_z(n1, k1, n2, k2)
             if abs(z) <= critical:
                 drop = True
+                why[g] = (h, INSIDE)
                 break
         if not drop:
             out.append(g)
-    return out
+    # a group explained by one that was itself dropped is explained by what explained that one
+    for g, (h, relation) in list(why.items()):
+        seen = {g}
+        while h in why and h not in seen:
+            seen.add(h)
+            h = why[h][0]
+        why[g] = (h, relation if h == why[g][0] else _relation(groups.codes[g], groups.codes[h]))
+    return out, dict(why)
 
 
 # -- without the full cross: groups counted one grouping at a time ----------------------------------
@@ -632,7 +723,7 @@ class BoundCalibration(Calibration):
 
     def p_adjusted(self, z: np.ndarray) -> np.ndarray:
         """min(1, bound(|z|)), a replicate-free analogue of the max-T adjusted p-value."""
-        t = np.abs(np.asarray(z, dtype=np.float64)) * (1 - TIE)
+        t = np.abs(np.asarray(z, dtype=np.float64))   # no replicates in float32: no tie margin
         if t.size <= 64:
             return np.array([min(1.0, self.bound(float(x))) for x in t.ravel()]).reshape(t.shape)
         # many statistics: each takes the bound at the grid point just below it (never below its own bound);
@@ -645,10 +736,25 @@ class BoundCalibration(Calibration):
         return values[np.clip(at, 0, len(grid) - 1)]
 
 
+def _erfc(x: np.ndarray) -> np.ndarray:
+    """erfc for x >= 0 with a relative error below 1.2e-7 everywhere (the Chebyshev fit of Numerical Recipes'
+    erfcc): the scan's own, since importing scipy.special costs a third of a scan of 100,000 rows."""
+    t = 1.0 / (1.0 + 0.5 * x)
+    poly = (-1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (
+        0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))))
+    return t * np.exp(-x * x + poly)
+
+
+def ndtr(x: Any) -> np.ndarray:
+    """The standard normal's distribution function, each tail to a relative error below 1.2e-7 (tested against
+    scipy.special.ndtr)."""
+    x = np.asarray(x, dtype=np.float64)
+    half = 0.5 * _erfc(np.abs(x) / math.sqrt(2))
+    return np.where(x < 0, half, 1.0 - half)
+
+
 def _skewed_tail(w: np.ndarray, a: np.ndarray) -> np.ndarray:
     """P(|W| >= w) for W = (Z + a (Z^2 - 1)) / sqrt(1 + 2 a^2), Z standard normal (w >= 0)."""
-    from scipy.special import ndtr
-
     c = np.sqrt(1 + 2 * a * a)
     out = np.empty_like(w * a)
     flat = np.abs(a) < 1e-9
@@ -683,10 +789,8 @@ def _exact_atoms(n: np.ndarray, scale: np.ndarray, total: int, positives: int) -
     """Every attainable |z| of these groups with its hypergeometric probability (all groups' atoms, sorted),
     and the mass of the atoms from each one on. Mass beyond 9 standard deviations is put at infinity and
     mass below :data:`ATOM_FLOOR` at it: the bound never falls below the exact sum."""
-    from scipy.special import gammaln
-
     p = positives / total
-    constant = gammaln(positives + 1) + gammaln(total - positives + 1) - gammaln(total + 1)
+    constant = math.lgamma(positives + 1) + math.lgamma(total - positives + 1) - math.lgamma(total + 1)
     found_z, found_w = [np.full(len(n), np.inf)], []
     missing_all = []
     for chunk in range(0, len(n), 2_000):
@@ -700,25 +804,97 @@ def _exact_atoms(n: np.ndarray, scale: np.ndarray, total: int, positives: int) -
         k = low[:, None] + np.arange(width)[None, :]
         inside = k <= high[:, None]
         k = np.where(inside, k, low[:, None])
-        log = (constant - gammaln(k + 1) - gammaln(positives - k + 1) - gammaln(nc[:, None] - k + 1)
-               - gammaln(total - positives - nc[:, None] + k + 1)
-               + (gammaln(nc + 1) + gammaln(total - nc + 1))[:, None])
-        mass = np.where(inside, np.exp(log), 0.0)
-        z = np.maximum(np.abs(k - mean[:, None]) * sc[:, None], ATOM_FLOOR)
+        # the law at its lowest atom, then each next atom by the ratio of successive probabilities (one log an atom
+        # where the five log-gammas of every atom cost seconds over 13,000 groups)
+        lg = np.frompyfunc(math.lgamma, 1, 1)
+        first = (constant - lg(low + 1) - lg(positives - low + 1) - lg(nc - low + 1)
+                 - lg(total - positives - nc + low + 1) + lg(nc + 1) + lg(total - nc + 1)).astype(np.float64)
+        # (in place, the same operations in the same order: the same numbers with half the temporary arrays)
+        head = k[:, :-1]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = positives - head
+            ratio *= nc[:, None] - head
+            below = head + 1
+            rest = total - positives - nc[:, None] + head
+            rest += 1
+            below *= rest
+            ratio /= below
+            ratio[~inside[:, 1:]] = 1.0
+            np.log(ratio, out=ratio)   # log 1 = 0 exactly past a group's last atom
+        log = np.empty(k.shape)
+        log[:, 0] = 0.0
+        np.cumsum(ratio, axis=1, out=log[:, 1:])
+        log += first[:, None]
+        mass = np.exp(log, out=log)
+        mass[~inside] = 0.0
+        z = k - mean[:, None]
+        np.abs(z, out=z)
+        z *= sc[:, None]
+        np.maximum(z, ATOM_FLOOR, out=z)
         missing_all.append(np.maximum(0.0, 1.0 - mass.sum(axis=1)))
         keep = inside & (mass > 0)
         found_z.append(z[keep])
         found_w.append(mass[keep])
     atoms = np.concatenate([found_z[0], *found_z[1:]])
     weights = np.concatenate([*missing_all, *found_w])
-    order = np.argsort(atoms, kind="stable")
-    above = np.concatenate([np.cumsum(weights[order][::-1])[::-1], [0.0]])
-    return atoms[order], above
+    # Each atom moved up to the next point of a grid of ATOM_STEP in |z| (an atom beyond ATOM_TOP at infinity):
+    # a histogram instead of sorting millions of atoms, and never below the exact sum (the bar at most ATOM_STEP
+    # higher than the exact atoms give).
+    top = round(ATOM_TOP / ATOM_STEP)
+    bins = np.where(np.isfinite(atoms), np.ceil(np.minimum(atoms, ATOM_TOP * 2) / ATOM_STEP - 1e-9), top + 1)
+    bins = np.minimum(bins, top + 1).astype(np.int64)
+    mass = np.bincount(bins, weights=weights, minlength=top + 2)
+    grid = np.concatenate([np.arange(top + 1) * ATOM_STEP, [np.inf]])
+    above = np.concatenate([np.cumsum(mass[::-1])[::-1], [0.0]])
+    return grid, above
 
 
-def bound_calibration(groups: Groups, total: int, positives: int, level: float) -> BoundCalibration:
-    """The critical value c, the least t whose union bound is at most ``level`` (to 1e-9, by bisection)."""
-    keep = groups.valid
+# The grid the union bound's exact atoms are gathered on (|z| units) and where it stops (beyond: infinity).
+ATOM_STEP = 1e-4
+ATOM_TOP = 60.0
+
+
+BOUND = ("no replicates: a union bound over every group's own permutation law (exact, or its normal limit with "
+         "skewness for a large group), as replicates over this many combinations of values would cost many times "
+         "the counting itself")
+# Replicates are drawn while their work (about one operation per cell drawn and per cell summed into a group, per
+# replicate: replicate_work) stays within this budget: a fixed part and a part per row counted, so the calibration
+# costs about what counting the rows does (the engine's GROUP BY); past it, the union bound (no replicates).
+REPLICATE_BUDGET_FIXED = 50_000_000
+REPLICATE_BUDGET_PER_ROW = 10
+
+
+def replicate_work(cells: Cells, groups: Groups, replicates: int) -> int:
+    """The work of ``replicates`` null replicates, in element operations: each draws every nonempty cell (exact
+    draws: the cheaper of its rows and 20 x its cells) and sums them into the scanned groups (a sparse product over
+    the cells of each subset of columns, or the marginals of the full cross, about twice its size)."""
+    method = replicate_method(cells, groups, replicates)
+    draw = _draw_cost(cells) if method == EXACT else 6 * len(cells.n)
+    entries = len(groups.subsets) * len(cells.n)
+    full = math.prod(cells.cards)
+    if entries <= SPARSE_ENTRIES and entries * replicates >= SPARSE_WORK:
+        sums = entries
+    elif full <= DENSE_CELLS:
+        sums = 2 * full + len(cells.n)
+    else:
+        sums = 10 * entries   # np.add.at over the nonempty cells, subset by subset
+    return replicates * (draw + sums)
+
+
+def replicates_affordable(cells: Cells, groups: Groups, replicates: int, rows: int) -> bool:
+    """Whether the replicates fit the budget (:data:`REPLICATE_BUDGET_FIXED` + :data:`REPLICATE_BUDGET_PER_ROW` a
+    row): decided from the table's shape alone, so every run of the same scan calibrates the same way."""
+    return replicate_work(cells, groups, replicates) <= REPLICATE_BUDGET_FIXED + REPLICATE_BUDGET_PER_ROW * rows
+
+
+def bound_calibration(groups: Groups, total: int, positives: int, level: float,
+                      method: str = UNION) -> BoundCalibration:
+    """The critical value c, the least t whose union bound is below ``level`` (to 1e-9, by bisection): a group's
+    bound is below the level exactly when its |z| is at least c."""
+    keep = groups.valid.copy()
+    for a, b in complement_pairs(groups):   # a column's two values: one event (|z| equal), counted once
+        if keep[a] and keep[b]:
+            keep[max(a, b)] = False
     scale, _ = _linear(groups.n, None, None, total, positives, keep)
     keep = keep & (scale > 0)
     n, scale = groups.n[keep], scale[keep]
@@ -731,15 +907,15 @@ def bound_calibration(groups: Groups, total: int, positives: int, level: float) 
     skew = ((big - 2 * positives) * math.sqrt(max(big - 1, 1)) * (big - 2 * big_n)
             / (np.sqrt(big_n * positives * (big - positives) * (big - big_n)) * max(big - 2, 1)))
     sd = np.sqrt(big_n * p * (1 - p) * (big - big_n) / max(big - 1, 1))
-    made = BoundCalibration(np.zeros(0), 0.0, UNION, atoms, above, skew / 6, sd * scale[~small])
+    made = BoundCalibration(np.zeros(0), 0.0, method, atoms, above, skew / 6, sd * scale[~small])
     if not keep.any():
         return made
     low, high = 0.0, 1.0
-    while made.bound(high) > level:
+    while made.bound(high) >= level:   # the least t whose bound is strictly below the level (p < level)
         low, high = high, high * 2
     while high - low > 1e-9 * max(1.0, high):
         middle = (low + high) / 2
-        if made.bound(middle) > level:
+        if made.bound(middle) >= level:
             low = middle
         else:
             high = middle
@@ -767,21 +943,346 @@ def _refines(child: np.ndarray, parent: np.ndarray) -> bool:
     return bool(np.all(child[set_parent] == parent[set_parent]) and (child >= 0).sum() > set_parent.sum())
 
 
+# -- the false discovery rate: Benjamini-Hochberg on each group's own permutation p-value -------------------
+FDR_METHOD = ("Benjamini-Hochberg over every group scanned, on each group's own permutation p-value (the exact "
+              "hypergeometric law of its events given its size; its normal limit with skewness for a group whose "
+              "count of events has a standard deviation above 40)")
+FDR_CALIBRATED = ("Benjamini-Hochberg over every group scanned, on each group's p-value under a calibrated model "
+                  "(the normal limit of observed minus predicted)")
+
+
+@dataclass(frozen=True, eq=False)
+class FalseDiscovery:
+    """Each scanned group's own p-value, the Benjamini-Hochberg adjusted p-values (q-values) and the threshold.
+
+    Under the permutation null a group's count of events is hypergeometric given its size and the totals, so its
+    two-sided p-value (the chance of a count at least as far from its mean) is exact without replicates. A group
+    is a discovery when its q-value is below the level (p < level, strict), that is when its p-value is below
+    ``threshold`` (k Q / m for the largest rank k with p_(k) < k Q / m). ``critical`` is the |z| at which a
+    normal p-value meets the threshold: the bar the chart draws and the rule that picks carriers reads."""
+
+    p: np.ndarray
+    q: np.ndarray
+    threshold: float
+    critical: float
+    method: str
+    total: int = 0
+    positives: int = 0
+
+    @property
+    def replicates(self) -> int:
+        return 0
+
+    def p_adjusted(self, z: np.ndarray) -> np.ndarray:   # the q-values, in the groups' order
+        return self.q
+
+    def group_bar(self, n: float, scale: float) -> float:
+        """The |z| at which group ``n``'s own exact p-value falls below the threshold (its interval's bar)."""
+        if self.method == FDR_CALIBRATED or not self.threshold:
+            return self.critical
+        return _exact_bar(n, scale, self.total, self.positives, self.threshold)
+
+
+def _hypergeometric_window(n: np.ndarray, total: int, positives: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each group's count of events under the permutation law, over mean +- 12 standard deviations (the mass
+    outside is below 1e-30): the atoms k (G, W), their probabilities, and each atom's distance from the mean."""
+    from scipy.special import gammaln
+
+    p = positives / total
+    mean = n * p
+    sd = np.sqrt(np.maximum(n * p * (1 - p) * (total - n) / max(total - 1, 1), 1e-12))
+    reach = np.ceil(12 * sd + 5)
+    low = np.maximum(np.maximum(0, n + positives - total), np.floor(mean - reach))
+    high = np.minimum(np.minimum(n, positives), np.ceil(mean + reach))
+    width = int((high - low).max()) + 1 if len(n) else 1
+    k = low[:, None] + np.arange(width)[None, :]
+    inside = k <= high[:, None]
+    k = np.where(inside, k, low[:, None])
+    constant = gammaln(positives + 1) + gammaln(total - positives + 1) - gammaln(total + 1)
+    log = (constant - gammaln(k + 1) - gammaln(positives - k + 1) - gammaln(n[:, None] - k + 1)
+           - gammaln(total - positives - n[:, None] + k + 1) + (gammaln(n + 1) + gammaln(total - n + 1))[:, None])
+    mass = np.where(inside, np.exp(log), 0.0)
+    return k, mass, np.abs(k - mean[:, None])
+
+
+def group_p_values(groups: Groups, total: int, positives: int) -> np.ndarray:
+    """Each scanned group's two-sided permutation p-value (1 for a group not scanned): the chance of a count of
+    events at least as far from its mean, exact (the hypergeometric law, summed) up to a standard deviation of
+    :data:`EXACT_SD` of its count, else the normal limit with the hypergeometric's skewness (as the union
+    bound). Checked against scipy's ``hypergeom`` in tests/test_scan_findings.py."""
+    out = np.ones(len(groups.n))
+    keep = np.flatnonzero(groups.valid)
+    n, k = groups.n[keep], groups.k[keep]
+    p = positives / total
+    mean = n * p
+    sd = np.sqrt(n * p * (1 - p) * (total - n) / max(total - 1, 1))
+    small = sd <= EXACT_SD
+    distance = np.abs(k - mean)
+    values = np.empty(len(keep))
+    where = np.flatnonzero(small)
+    for chunk in range(0, len(where), 2_000):
+        rows = where[chunk:chunk + 2_000]
+        _, mass, far = _hypergeometric_window(n[rows], total, positives)
+        reach = distance[rows][:, None] * (1 - 1e-9) - 1e-9
+        values[rows] = np.where(far >= reach, mass, 0.0).sum(axis=1)
+    big = float(total)
+    nb = n[~small]
+    if nb.size:
+        skew = ((big - 2 * positives) * math.sqrt(max(big - 1, 1)) * (big - 2 * nb)
+                / (np.sqrt(nb * positives * (big - positives) * (big - nb)) * max(big - 2, 1)))
+        values[~small] = _skewed_tail(distance[~small] / np.maximum(sd[~small], 1e-300), skew / 6)
+    out[keep] = np.clip(values, 0.0, 1.0)
+    return out
+
+
+def _exact_bar(n: float, scale: float, total: int, positives: int, threshold: float) -> float:
+    """The bar of a group of ``n`` rows: a |z| between the largest attainable one whose two-sided p-value (as
+    :func:`group_p_values` computes it) is not below ``threshold`` and the smallest one whose p-value is."""
+    p = positives / total
+    sd = math.sqrt(n * p * (1 - p) * (total - n) / max(total - 1, 1))
+    if sd > EXACT_SD:   # the normal limit: the bar where the (skewed) tail meets the threshold
+        big = float(total)
+        a = ((big - 2 * positives) * math.sqrt(max(big - 1, 1)) * (big - 2 * n)
+             / (math.sqrt(n * positives * (big - positives) * (big - n)) * max(big - 2, 1))) / 6
+        low, high = 0.0, 40.0
+        for _ in range(100):
+            middle = (low + high) / 2
+            if float(_skewed_tail(np.array([middle]), np.array([a]))[0]) < threshold:
+                high = middle
+            else:
+                low = middle
+        return high * sd * scale   # from standard deviations of the count to the scan's z
+    _, mass, far = _hypergeometric_window(np.array([float(n)]), total, positives)
+    distances = np.unique(far[0][mass[0] > 0])
+    tails = np.array([mass[0][far[0] >= d * (1 - 1e-9) - 1e-9].sum() for d in distances])
+    passing = tails < threshold
+    if not passing.any():
+        return math.inf
+    first = int(np.argmax(passing))   # tails fall as the distance grows: from here on every atom passes
+    below = float(distances[first - 1]) if first > 0 else 0.0
+    # between the last atom that does not pass and the first that does: |z| beyond it is a discovery, within it not
+    return (below + float(distances[first])) / 2 * scale
+
+
+def false_discovery(groups: Groups, cells: Cells, level: float) -> FalseDiscovery:
+    """Benjamini-Hochberg at ``level`` over every scanned group (:class:`FalseDiscovery`)."""
+    from scipy.special import ndtri
+
+    from luskin_core.stats.inference import adjust_p
+
+    if cells.calibration:
+        from scipy.special import ndtr
+
+        p = np.where(groups.valid, 2 * ndtr(-np.abs(groups.z)), 1.0)
+        method = FDR_CALIBRATED
+    else:
+        p = group_p_values(groups, cells.total, cells.positives)
+        method = FDR_METHOD
+    scanned = np.flatnonzero(groups.valid)
+    q = np.ones(len(p))
+    q[scanned] = adjust_p(p[scanned], "bh")
+    m = len(scanned)
+    ranked = np.sort(p[scanned])
+    passing = np.flatnonzero(ranked < np.arange(1, m + 1) * level / m)
+    threshold = (int(passing[-1]) + 1) * level / m if passing.size else level / max(m, 1)
+    critical = float(ndtri(1 - threshold / 2))
+    return FalseDiscovery(p, q, threshold, critical, method, cells.total, cells.positives)
+
+
+# -- an intersection against what its parts predict -----------------------------------------------
+class Parts:
+    """Whether an intersection (a group of two or more conditions) differs from what its parts predict.
+
+    Its parts are its conditions, each acting alone: the rate a model with one effect per condition (on the
+    log-odds for a rate; on the gap itself for calibration, observed against predicted) gives the rows that
+    meet all of them, fitted to the table of who meets which condition (2^d cells, summed from the groups of
+    the same columns). The intersection differs from its parts when the score test of one more effect, for the
+    rows that meet every condition, passes the scan's bar: "White and Female" at 11.9% is what being female
+    predicts there, not an intersection of its own.
+    """
+
+    def __init__(self, groups: Groups) -> None:
+        self.groups = groups
+        self.rows = {si: np.flatnonzero(groups.subset == si) for si in range(len(groups.subsets))}
+
+    def table(self, g: int) -> tuple[np.ndarray, list[np.ndarray]]:
+        """The 2^d table of condition membership of group ``g``'s columns: the pattern of each cell (d, 2^d)
+        and the sums (n, k[, expected, variance]) per pattern."""
+        groups = self.groups
+        columns = np.flatnonzero(groups.codes[g] >= 0)
+        rows = self.rows[int(groups.subset[g])]
+        inside = groups.codes[np.ix_(rows, columns)] == groups.codes[g][columns][None, :]
+        pattern = (inside * (1 << np.arange(len(columns)))[None, :]).sum(axis=1)
+        size = 1 << len(columns)
+        values = [groups.n, groups.k] + ([groups.expected, groups.variance] if groups.expected is not None else [])
+        sums = [np.bincount(pattern, weights=np.asarray(v)[rows], minlength=size) for v in values]  # type: ignore[index]
+        bits = ((np.arange(size)[None, :] >> np.arange(len(columns))[:, None]) & 1).astype(np.float64)
+        return bits, sums
+
+    def test(self, g: int) -> tuple[float, float]:
+        """(z of the intersection against what its parts predict, the rate -- or for calibration the gap -- its
+        parts predict for it)."""
+        bits, sums = self.table(g)
+        size = bits.shape[1]
+        design = np.vstack([np.ones(size), bits]).T          # intercept and one effect per condition
+        last = size - 1                                      # the cell of the rows meeting every condition
+        if len(sums) == 4:
+            return _parts_linear(design, last, *sums)
+        return _parts_logistic(design, last, sums[0], sums[1])
+
+
+def _parts_logistic(x: np.ndarray, last: int, n: np.ndarray, k: np.ndarray) -> tuple[float, float]:
+    """A logistic model of main effects on the membership table (Newton steps, each at most 5 on the log-odds);
+    the score test of the all-in cell's own effect."""
+    use = n > 0
+    beta = np.zeros(x.shape[1])
+    rate = float(k.sum() / n.sum())
+    beta[0] = math.log(max(rate, 1e-9) / max(1 - rate, 1e-9))
+    for _ in range(60):   # Newton steps; under separation the rates still converge (the effects grow)
+        mu = 1 / (1 + np.exp(-(x @ beta)))
+        w = np.where(use, n * mu * (1 - mu), 0.0)
+        gradient = x.T @ np.where(use, k - n * mu, 0.0)
+        hessian = x.T @ (w[:, None] * x)
+        step = np.clip(np.linalg.lstsq(hessian, gradient, rcond=None)[0], -5.0, 5.0)
+        beta += step
+        if float(np.max(np.abs(step))) < 1e-10:
+            break
+    mu = 1 / (1 + np.exp(-(x @ beta)))
+    w = np.where(use, n * mu * (1 - mu), 0.0)
+    information = x.T @ (w[:, None] * x)
+    cross = w[last] * x[last]
+    variance = w[last] - float(cross @ np.linalg.pinv(information) @ cross)
+    score = float(k[last] - n[last] * mu[last])
+    z = 0.0 if variance <= 1e-12 * max(w[last], 1e-300) else score / math.sqrt(variance)
+    return z, float(mu[last])
+
+
+def _parts_linear(x: np.ndarray, last: int, n: np.ndarray, k: np.ndarray, expected: np.ndarray,
+                  variance: np.ndarray) -> tuple[float, float]:
+    """Calibration: each condition shifts the gap (observed minus predicted, per row) by its own amount, fitted by
+    weighted least squares on the membership table; the score test of the all-in cell's own shift."""
+    use = (n > 0) & (variance > 0)
+    design = x * n[:, None]
+    weight = np.where(use, 1 / np.where(use, variance, 1.0), 0.0)
+    residual = k - expected
+    information = design.T @ (weight[:, None] * design)
+    beta = np.linalg.pinv(information) @ (design.T @ (weight * residual))
+    score = float(residual[last] - design[last] @ beta)
+    var = float(variance[last] - design[last] @ np.linalg.pinv(information) @ design[last])
+    z = 0.0 if var <= 1e-12 * max(float(variance[last]), 1e-300) else score / math.sqrt(var)
+    return z, float(x[last] @ beta) if n[last] > 0 else 0.0
+
+
+# -- the interval: the test inverted ---------------------------------------------------------------
+def _restricted(k1: np.ndarray, n1: np.ndarray, k2: np.ndarray, n2: np.ndarray,
+                d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The maximum-likelihood rates (p1, p2) of two binomials under p1 - p2 = d (Farrington and Manning 1990,
+    the closed form of Miettinen and Nurminen's cubic)."""
+    theta = n2 / n1
+    a = 1 + theta
+    r1, r2 = k1 / n1, k2 / n2
+    b = -(1 + theta + r1 + theta * r2 + d * (theta + 2))
+    c = d * d + d * (2 * r1 + theta + 1) + r1 + theta * r2
+    e = -r1 * d * (1 + d)
+    v = b ** 3 / (27 * a ** 3) - b * c / (6 * a * a) + e / (2 * a)
+    u = np.sign(v) * np.sqrt(np.maximum(b * b / (9 * a * a) - c / (3 * a), 0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(u != 0, v / np.where(u != 0, u ** 3, 1.0), 0.0)
+    w = (math.pi + np.arccos(np.clip(ratio, -1.0, 1.0))) / 3
+    p1 = np.clip(2 * u * np.cos(w) - b / (3 * a), 0.0, 1.0)
+    p2 = np.clip(p1 - d, 0.0, 1.0)
+    return p1, p2
+
+
+def score_statistic(k1: Any, n1: Any, k2: Any, n2: Any, d: Any) -> np.ndarray:
+    """The score statistic of p1 - p2 = d, (r1 - r2 - d) / its standard error at the restricted rates: at d = 0
+    the pooled two-proportion z the scan tests every group with (the rates pooled are the restricted ones)."""
+    k1, n1, k2, n2, d = (np.asarray(x, dtype=np.float64) for x in (k1, n1, k2, n2, d))
+    p1, p2 = _restricted(k1, n1, k2, n2, d)
+    var = p1 * (1 - p1) / n1 + p2 * (1 - p2) / n2
+    gap = k1 / n1 - k2 / n2 - d
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(var > 0, gap / np.sqrt(np.where(var > 0, var, 1.0)), np.where(gap == 0, 0.0, np.sign(gap) * np.inf))
+
+
+def score_interval(k1: Any, n1: Any, k2: Any, n2: Any, critical: float) -> tuple[np.ndarray, np.ndarray]:
+    """The differences p1 - p2 whose score statistic stays within +-``critical``: the test the scan makes,
+    inverted (Farrington-Manning), so the interval holds 0 exactly when |z| does not pass the bar; with
+    ``critical`` the scan's calibrated bar it is simultaneous over every group scanned. (statsmodels 0.15's
+    ``score_test_proportions_2indep`` for a difference d != 0 solves another cubic whose rates have a lower
+    likelihood than the restricted maximum: its intervals differ in the third digit; tests/test_scan.py checks
+    the rates against a numerical maximum.)"""
+    k1, n1, k2, n2 = (np.atleast_1d(np.asarray(x, dtype=np.float64)) for x in (k1, n1, k2, n2))
+    centre = k1 / n1 - k2 / n2
+    ends = []
+    for side in (-1.0, 1.0):
+        inner, outer = centre.copy(), np.full_like(centre, side * 1.0)
+        for _ in range(64):   # the statistic falls as d rises: bisect between the estimate and the end of [-1, 1]
+            middle = (inner + outer) / 2
+            t = score_statistic(k1, n1, k2, n2, middle)
+            inside = np.abs(t) <= critical
+            inner, outer = np.where(inside, middle, inner), np.where(inside, outer, middle)
+        ends.append(inner)
+    return ends[0], ends[1]
+
+
 def detectable_gap(n: float, big: float, rate: float, critical: float) -> float | None:
     """The smallest gap (a share) a group of ``n`` rows would show beyond the scan's bar with 80% chance.
 
     The project's rule (:func:`luskin_core.stats.power.minimum_detectable_difference`) at the two-sided
     level whose critical value is the scan's calibrated bar.
     """
-    from luskin_core.stats.power import minimum_detectable_difference
-
     if n <= 0 or big - n <= 0 or not 0 < rate < 1:
         return None
-    alpha = math.erfc(critical / math.sqrt(2))
-    value = float(np.asarray(minimum_detectable_difference(n, big - n, rate, alpha=alpha)).ravel()[0])
+    # power.minimum_detectable_difference for one group, with the standard library's normal (scipy.special's
+    # import is a third of a small scan): Cohen's h at 80% power for the two-sided test at the bar, by Newton steps
+    # on the full two-tailed power, turned into a drop below the rate (tests/test_scan_findings.py: the same to
+    # 1e-12)
+    from statistics import NormalDist
+
+    def cdf(x: float) -> float:
+        return 0.5 * math.erfc(-x / math.sqrt(2))
+
+    def pdf(x: float) -> float:
+        return math.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
+
+    se = math.sqrt(1 / n + 1 / (big - n))
+    h = (critical + NormalDist().inv_cdf(0.8)) * se
+    for _ in range(4):
+        a, b = h / se - critical, -h / se - critical
+        h -= (cdf(a) + cdf(b) - 0.8) / ((pdf(a) - pdf(b)) / se)
+    angle = math.asin(math.sqrt(rate)) - h / 2
+    if angle < 0:
+        return None
+    value = rate - math.sin(angle) ** 2
     return value if math.isfinite(value) else None
 
 
-__all__ = ["EXACT", "NORMAL", "UNION", "BoundCalibration", "Calibration", "Cells", "Groups", "bound_calibration",
-           "calibrate", "carriers", "detectable_gap", "group_count", "groups_from_counts", "groups_of",
-           "membership_cells", "memory_estimate", "pair_z", "subsets_of"]
+__all__ = [
+    "EXACT",
+    "NORMAL",
+    "UNION",
+    "BoundCalibration",
+    "Calibration",
+    "Cells",
+    "Groups",
+    "Parts",
+    "allowed_reaching",
+    "bound_calibration",
+    "calibrate",
+    "carrier_order",
+    "carriers",
+    "carriers_explained",
+    "complement_pairs",
+    "detectable_gap",
+    "group_count",
+    "groups_from_counts",
+    "groups_of",
+    "membership_cells",
+    "memory_estimate",
+    "pair_z",
+    "score_interval",
+    "score_statistic",
+    "significant_p",
+    "subsets_of",
+]

@@ -15,16 +15,13 @@ from typing import Any
 
 import numpy as np
 
-
-def below_four_fifths(k: int, n: int, ref_k: int, ref_n: int) -> bool | None:
-    """Whether k/n is below four-fifths of ref_k/ref_n (None when either rate is undefined or the reference's is 0)."""
-    if n <= 0 or ref_n <= 0 or ref_k <= 0:
-        return None
-    return 5 * k * ref_n < 4 * ref_k * n
+from luskin_core.stats.judgement import Judgement, below
 
 
 def shortfall(k: int, n: int, ref_k: int, ref_n: int, fraction: tuple[int, int] = (4, 5)) -> int | None:
     """Fewest additional selections in the group for k/n to reach ``fraction`` of ref_k/ref_n (0 if there).
+
+    On favourable counts (a selection is the favourable decision).
 
     Whole-number arithmetic: the smallest s >= 0 with (k + s) * ref_n * den >= num * ref_k * n.
     None when the group or the reference has no rows.
@@ -41,10 +38,12 @@ def shortfall(k: int, n: int, ref_k: int, ref_n: int, fraction: tuple[int, int] 
 def flip(k: int, n: int, ref_k: int, ref_n: int) -> bool | None:
     """True when moving one or two people (in the group or the reference) changes the four-fifths verdict.
 
+    On favourable counts, with the one four-fifths arithmetic (:func:`luskin_core.stats.judgement.below`).
+
     A move turns one person's outcome from selected to not selected or back; up to two moves in
     all, within each side's size. None when the verdict itself is undefined.
     """
-    now = below_four_fifths(k, n, ref_k, ref_n)
+    now = below(k, n, ref_k, ref_n)
     if now is None:
         return None
     for d in range(-2, 3):
@@ -54,7 +53,7 @@ def flip(k: int, n: int, ref_k: int, ref_n: int) -> bool | None:
             k2, r2 = k + d, ref_k + e
             if not (0 <= k2 <= n and 0 <= r2 <= ref_n):
                 continue
-            after = below_four_fifths(k2, n, r2, ref_n)
+            after = below(k2, n, r2, ref_n)
             if after is not None and after != now:
                 return True
     return False
@@ -91,30 +90,34 @@ class UniformStats:
     minimum_detectable_difference: float | None
 
 
-def uniform_stats(comparisons: Sequence[Any]) -> list[UniformStats]:
+def uniform_stats(comparisons: Sequence[Any], judgement: Judgement) -> list[UniformStats]:
     """Per comparison: shortfall to four-fifths and parity, the flip test, the minimum detectable difference.
 
-    The reference's own rows get 0, 0, False and no detectable difference.
+    All read the favourable counts (``judgement.favourable``): for an adverse outcome the shortfall counts the
+    favourable decisions the group lacks and the detectable difference is a drop below the reference's
+    favourable share. The reference's own rows get 0, 0, False and no detectable difference.
     """
     from luskin_core.stats.power import minimum_detectable_difference
 
     n = np.array([c.n for c in comparisons], dtype=float)
     ref_n = np.array([c.reference_n for c in comparisons], dtype=float)
-    ref_rate = np.array([np.nan if c.reference_rate is None else c.reference_rate for c in comparisons])
+    ref_rate = np.array([np.nan if c.reference_rate is None else judgement.favourable_share(c.reference_rate)
+                         for c in comparisons])
     mdd = minimum_detectable_difference(n, ref_n, ref_rate) if len(comparisons) else np.array([])
     out: list[UniformStats] = []
     for c, m in zip(comparisons, mdd):
         if c.is_reference:
             out.append(UniformStats(0, 0, False, None))
             continue
+        k, rk = judgement.favourable(c.positives, c.n), judgement.favourable(c.reference_positives, c.reference_n)
         out.append(UniformStats(
-            shortfall_four_fifths=shortfall(c.positives, c.n, c.reference_positives, c.reference_n),
-            shortfall_parity=shortfall(c.positives, c.n, c.reference_positives, c.reference_n, (1, 1)),
-            flip=flip(c.positives, c.n, c.reference_positives, c.reference_n),
+            shortfall_four_fifths=shortfall(k, c.n, rk, c.reference_n),
+            shortfall_parity=shortfall(k, c.n, rk, c.reference_n, (1, 1)),
+            flip=flip(k, c.n, rk, c.reference_n),
             minimum_detectable_difference=float(m) if math.isfinite(float(m)) else None))
     return out
 
 
-def attach_uniform(comparisons: list[Any]) -> list[Any]:
+def attach_uniform(comparisons: list[Any], judgement: Judgement) -> list[Any]:
     """The comparisons with :func:`uniform_stats` attached (called as every comparison is made)."""
-    return [replace(c, uniform=u) for c, u in zip(comparisons, uniform_stats(comparisons))]
+    return [replace(c, uniform=u) for c, u in zip(comparisons, uniform_stats(comparisons, judgement))]

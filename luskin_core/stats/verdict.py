@@ -1,22 +1,11 @@
-"""The one verdict rule of every analysis, and the one place its words live.
+"""The verdicts every analysis gives, and the one place their words live.
 
-Every analysis (the audit, the proxy audit, the adjusted gaps, the series) asks :func:`judge` for a
-:class:`Verdict`; every surface (narrative, charts, the command line, the page, the report's CSS)
-reads the verdict's words and labels from the enum. A verdict literal typed anywhere else is a bug:
-``tests/test_verdict_words.py`` scans the code for one.
-
-The rule, the first that applies:
-
-1. ``REFERENCE``: the reference group's own row (shown, never judged);
-2. ``TOO_FEW``: the group or the reference has too few rows (or a rate cannot be computed): shown,
-   not judged;
-3. ``WITHIN``: every judged rate is inside the bar (:func:`inside_bar`: |difference| at most the
-   tolerance, or with ``metric="ratio"`` the impact ratio and its inverse at least the threshold);
-4. ``BEYOND``: some rate outside the bar has an adjusted p-value below :data:`ALPHA`;
-5. ``CHANCE``: otherwise (outside the bar, but it could be chance).
-
-A gap exactly at the tolerance is inside it (``<=``), whatever its p-value: the bar is a
-tolerance, not a threshold to reach.
+The rule that gives a verdict is the judgement's (:meth:`luskin_core.stats.judgement.Judgement.verdict`, the
+first that applies: the reference's own row; too few rows; within the bar; beyond it with a significant
+adjusted p-value; beyond it but could be chance). Every surface (narrative, charts, the command line, the
+page, the report's CSS) reads the verdict's words and labels from the enum. A verdict literal typed anywhere
+else is a bug: ``tests/test_verdict_words.py`` scans the code for one. :data:`ALPHA` is the one significance
+level (the judgement's default).
 
 The members are strings (:class:`enum.StrEnum`): ``Verdict.WITHIN == "within tolerance"``, and JSON
 holds the same words as before the enum.
@@ -24,12 +13,9 @@ holds the same words as before the enum.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from enum import StrEnum
 
 ALPHA = 0.05
-# Comparisons of floats against the bar: a gap of exactly the tolerance is within it despite rounding.
-_EPS = 1e-12
 
 
 class Verdict(StrEnum):
@@ -120,7 +106,7 @@ _MEANING = {Verdict.REFERENCE: "The group every other group is compared with.",
             Verdict.TOO_FEW: "The group or the reference has too few rows: shown, not judged.",
             Verdict.WITHIN: "The gap is within the tolerance.",
             Verdict.BEYOND: "The gap exceeds the tolerance and is not due to chance.",
-            Verdict.CHANCE: "The gap exceeds the tolerance, but the adjusted p-value is 0.05 or more."}
+            Verdict.CHANCE: f"The gap exceeds the tolerance, but the adjusted p-value is {ALPHA:g} or more."}
 
 # The order verdicts are counted and shown in (the worst first); the reference's row is not counted.
 JUDGED_ORDER = (Verdict.BEYOND, Verdict.CHANCE, Verdict.WITHIN, Verdict.TOO_FEW)
@@ -131,45 +117,4 @@ def fair_flag(fair: bool | None) -> str:
     return {True: Verdict.WITHIN.flag, False: Verdict.BEYOND.flag, None: Verdict.TOO_FEW.flag}[fair]
 
 
-def inside_bar(*, metric: str, difference: float, tolerance: float, ratio_threshold: float,
-               ratio: float | None = None, favourable: float | None = None,
-               reference_favourable: float | None = None) -> bool:
-    """Whether a gap is inside the bar: |difference| <= tolerance, or (``metric="ratio"``) the impact ratio
-    (favourable share over the reference's) and its inverse at least ``ratio_threshold``.
-
-    With the ratio metric and a reference whose favourable share is 0, the group is inside only when its
-    share is 0 too (no ratio exists, and any favourable share beside none is a gap).
-    """
-    if metric == "ratio":
-        if reference_favourable is not None and reference_favourable == 0:
-            return favourable == 0
-        if ratio is None or ratio == 0:
-            return False
-        return min(ratio, 1 / ratio) >= ratio_threshold - _EPS
-    return abs(difference) <= tolerance + _EPS
-
-
-def judge(within: bool | None | Iterable[bool | None], p_adjusted: float | None | Iterable[float | None] = None, *,
-          reference: bool = False, too_few: bool = False, alpha: float = ALPHA) -> Verdict:
-    """The verdict of one comparison from its judged rates (see the module's docstring for the rule).
-
-    ``within`` and ``p_adjusted`` are one value each, or one per judged rate (a model judged on its true and
-    false positive rates); a ``within`` of None means the rate could not be computed (too few rows).
-    """
-    if reference:
-        return Verdict.REFERENCE
-    insides = (within,) if within is None or isinstance(within, bool) else tuple(within)
-    if p_adjusted is None or isinstance(p_adjusted, (int, float)):
-        ps: tuple[float | None, ...] = (p_adjusted,) * len(insides)
-    else:
-        ps = tuple(p_adjusted)
-    if too_few or not insides or any(w is None for w in insides):
-        return Verdict.TOO_FEW
-    if all(insides):
-        return Verdict.WITHIN
-    if any(not w and p is not None and p < alpha for w, p in zip(insides, ps)):
-        return Verdict.BEYOND
-    return Verdict.CHANCE
-
-
-__all__ = ["ALPHA", "JUDGED_ORDER", "Verdict", "fair_flag", "inside_bar", "judge"]
+__all__ = ["ALPHA", "JUDGED_ORDER", "Verdict", "fair_flag"]

@@ -73,6 +73,27 @@ LAYOUT_STILL = """() => {
   return still;
 }"""
 HEALTH_TIMEOUT = 60.0
+# Counts the script runs a page starts (the app's script state turning to "running"), from its load on: added to every
+# page a UI drives, so that a step waits for the run its action started (UI.rerun_by), not for an idle state that
+# may be read before that run began. Once per document, however many times the script was added.
+RUN_COUNTER = """(() => {
+  if (window.__luskinRuns !== undefined) return;
+  window.__luskinRuns = 0;
+  const running = (node) => node.nodeType === 1 && (node.getAttribute("data-test-script-state") === "running"
+    || !!node.querySelector('[data-test-script-state="running"]'));
+  new MutationObserver((records) => {
+    for (const record of records) {
+      if (record.type === "attributes") {
+        if (record.oldValue !== "running" && record.target.getAttribute("data-test-script-state") === "running") {
+          window.__luskinRuns += 1;
+        }
+      } else if ([...record.addedNodes].some(running)) {   // the app drawn anew, already running
+        window.__luskinRuns += 1;
+      }
+    }
+  }).observe(document, {subtree: true, childList: true, attributes: true, attributeOldValue: true,
+                        attributeFilter: ["data-test-script-state"]});
+})();"""
 
 _TIMINGS: list[tuple[str, float, str]] = []
 
@@ -173,7 +194,10 @@ def _start_server() -> tuple[str, int, str]:
                "--server.port", str(port), "--server.address", "127.0.0.1",
                "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false",
                "--client.showErrorDetails", "full"]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "LUSKIN_STATE_DIR": state_dir}
+    key_dir = tempfile.mkdtemp(prefix="luskin-record-key-")   # the record's key lives outside the state folder
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "LUSKIN_STATE_DIR": state_dir,
+           "LUSKIN_RECORD_KEY_FILE": str(Path(key_dir) / "record.key")}
+    (Path(key_dir) / "record.key").write_bytes(os.urandom(32))
     env.pop("LUSKIN_RECORD_FILE", None)
     started = time.perf_counter()
     with SERVER_LOG.open("w") as log:
@@ -303,12 +327,44 @@ class UI:
         self.page = page
         self.base_url = base_url
         self.page.set_default_timeout(WAIT)
+        page.add_init_script(RUN_COUNTER)   # every page this tab loads from now on counts its script runs
 
     # waiting ------------------------------------------------------------------------------
     def idle(self, timeout: float = WAIT) -> None:
         """Wait until Streamlit's script run has finished, then check for exception boxes."""
         self.page.wait_for_selector(IDLE, timeout=timeout)
         self.assert_no_exception()
+
+    def runs(self) -> int:
+        """The script runs this page has started since it was loaded (:data:`RUN_COUNTER`)."""
+        return int(self.page.evaluate("() => window.__luskinRuns ?? -1"))
+
+    def rerun_by(self, action: Callable[[], Any], timeout: float = WAIT, *, finished: bool = True,
+                 changed: str | None = None) -> None:
+        """Do ``action``, which must rerun the script (a click, a key, a choice), and wait until a run started after
+        it has finished (``finished``; else until it has started). The page is idle first: an action taken while a
+        run redraws the page can land on an element the run is replacing; and the next step waits for this action's
+        own run, not a state read before it began. An action that starts no run fails here, saying so, rather than
+        being taken again.
+
+        ``changed``: a JavaScript expression true once the page shows what the action changes. A run that starts and
+        ends between two of the browser's renders (a cached slide under load) never shows the page as running, and
+        the counter misses it; the change itself is then the sign that it ran."""
+        self.idle(timeout)
+        before = self.runs()
+        assert before >= 0, "this page does not count its runs: it was loaded before its UI was made"
+        action()
+        done = f"window.__luskinRuns > {before}" + (f" || ({changed})" if changed else "")
+        try:
+            self.page.wait_for_function(f"() => {done}", timeout=timeout, polling=100)
+        except Exception as error:
+            seen = self.page.evaluate("() => [location.href, window.__luskinRuns, (document.querySelector('h1') || "
+                                      "{}).textContent || '', document.querySelector('[data-test-script-state]')"
+                                      "?.getAttribute('data-test-script-state')]")
+            raise AssertionError(f"the action started no script run in {timeout / 1000:.0f} s (runs {before} before; "
+                                 f"now at {seen[0]}, runs {seen[1]}, heading {seen[2]!r}, script {seen[3]})") from error
+        if finished:
+            self.idle(timeout)
 
     def assert_no_exception(self) -> None:
         boxes = self.page.locator(EXCEPTION)
@@ -380,27 +436,43 @@ class UI:
         return self.page.locator('[data-testid="stPlotlyChart"] .main-svg')
 
     def select(self, label: str, option: str) -> None:
-        """Choose ``option`` in the selectbox labelled ``label``."""
+        """Choose ``option`` in the selectbox labelled ``label``: the list opened on an idle page, the option clicked,
+        its run waited for (:meth:`rerun_by`), the choice checked as drawn."""
         box = self.page.get_by_role("combobox", name=label, exact=True).locator("visible=true").first
-        choice = self.page.get_by_role("option", name=option, exact=True).first
-        listed = self.page.get_by_role("option").first
-        for _ in range(3):
-            # A rerun that lands as the list opens closes it again, or redraws it under the click (the option
-            # is detached): open it once more. A click that did land leaves the list closed or the option gone.
-            box.click()
-            try:
-                listed.wait_for(state="visible", timeout=15_000)   # the list is open
-                if not choice.count():
-                    # A long list draws only the options in its view (a short window shows fewer): type the
-                    # option's name, as a user does, so the list shows it, rather than wait for it in vain.
-                    self.page.keyboard.type(option)
-                choice.wait_for(state="visible", timeout=15_000)
-                choice.click(timeout=15_000)
-                return
-            except Exception:  # noqa: BLE001 - playwright's TimeoutError; the last try below reports it
-                self.idle()
+        choice = self.page.get_by_role("option", name=option, exact=True).locator("visible=true").first
+
+        def choose() -> None:
+            self.open_list(box)
+            # the list is open (its options are the visible ones: the page may hold hidden options elsewhere)
+            self.page.get_by_role("option").locator("visible=true").first.wait_for()
+            if not choice.count():
+                # A long list draws only the options in its view (a short window shows fewer): type the option's
+                # name, as a user does, so the list shows it, rather than wait for it in vain.
+                self.page.keyboard.type(option)
+            choice.click()
+
+        self.idle()
+        if option in self.shown(label):
+            return   # chosen already: a click on it would start no run
+        self.rerun_by(choose)
+        shown = self.shown(label)
+        assert option in shown, f"{label}: chose {option!r}, the page shows {shown!r}"
+
+    def open_list(self, box: Any) -> None:
+        """Click a select box, scrolled into view first as a user scrolls to it: the list closes when its page
+        scrolls (react-aria), and the scroll event of a scroll made with the click comes one frame after it, so a
+        box clicked out of view opened its list and closed it at once (the Audit page's filter column, 3,000 px
+        down)."""
+        box.scroll_into_view_if_needed()
+        self.page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
         box.click()
-        choice.click()
+
+    def shown(self, label: str) -> list[str]:
+        """The selectbox labelled ``label`` as drawn: the lines of its text (its label, its value)."""
+        box = self.page.get_by_role("combobox", name=label, exact=True).locator("visible=true").first
+        text = str(box.evaluate("e => { const w = e.closest('[data-testid=\"stSelectbox\"]');"
+                                " return (w ? w.innerText : '') + '\\n' + (e.value || ''); }"))
+        return [line.strip() for line in text.splitlines() if line.strip()]
 
     def chosen(self, label: str) -> list[str]:
         """The values shown as chosen in the multiselect labelled ``label`` (its tags, as drawn)."""
@@ -410,20 +482,21 @@ class UI:
             " return w ? Array.from(w.querySelectorAll('[data-tag]')).map(t => t.getAttribute('aria-label') || t.innerText.trim()) : []; }"))
 
     def choose(self, label: str, *options: str) -> None:
-        """Have every one of ``options`` chosen in the multiselect labelled ``label``, checking the tags drawn.
+        """Have every one of ``options`` chosen in the multiselect labelled ``label`` (those not chosen yet, each
+        clicked once on an idle page and its run waited for), then check the tags drawn."""
+        box = self.page.get_by_role("combobox", name=label, exact=True).locator("visible=true").first
+        for option in [o for o in options if o not in self.chosen(label)]:
+            choice = self.page.get_by_role("option", name=option, exact=True).locator("visible=true").first
 
-        A choice clicked while a rerun redraws the list is lost without a sound (the list closes, or the
-        option is detached): each round chooses what is still missing, and a failure says what was shown.
-        """
-        for _ in range(4):
-            missing = [o for o in options if o not in self.chosen(label)]
-            if not missing:
-                return
-            for option in missing:
-                with contextlib.suppress(Exception):   # playwright's TimeoutError: the next round tries again
-                    self.select(label, option)
-                self.page.keyboard.press("Escape")   # a multiselect stays open after a choice
-                self.idle()
+            def pick(choice: Any = choice, option: str = option) -> None:
+                self.open_list(box)
+                self.page.get_by_role("option").locator("visible=true").first.wait_for()   # the list is open
+                if not choice.count():
+                    self.page.keyboard.type(option)   # a long list draws only the options in its view
+                choice.click()
+
+            self.rerun_by(pick)
+            self.page.keyboard.press("Escape")   # a multiselect stays open after a choice
         shown = self.chosen(label)
         assert all(o in shown for o in options), f"{label}: chose {options}, the page shows {shown}"
 

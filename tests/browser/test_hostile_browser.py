@@ -78,6 +78,8 @@ def _walk(ui: Any, tmp_path: Path) -> None:
     ui.wait_text("Luskin's first guesses for this file")
     ui.idle()
     _check_page(ui)
+    # 'decision is yes' does not say which way is good: the page asks before any verdict (issue 46)
+    ui.rerun_by(lambda: ui.page.get_by_text("Good for the person", exact=False).first.click())
     ui.page.get_by_role("button", name="Use these choices").first.click()
     ui.wait_text(re.compile("Ready: comparing"))
     ui.idle()

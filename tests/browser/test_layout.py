@@ -22,7 +22,6 @@ in turn, from the size the window has (the window resized: the page is not run a
 
 from __future__ import annotations
 
-import contextlib
 import re
 from typing import Any
 
@@ -187,34 +186,23 @@ def _radio(ui: UI, label: str) -> Any:
 
 
 def stratify(ui: UI, column: str) -> None:
-    """Every group formed by columns, within strata of ``column``, until the 'Overall vs within' tab shows.
-
-    Each step is checked and done again if a rerun swallowed it (a click landing while a slow rerun redraws the
-    page is lost); a failure says what the page showed, so a run elsewhere can be read without a screenshot.
-    """
-    seen = ""
-    for _ in range(3):
-        for label in ("Every group formed by one to three columns", "Strata: every value of control columns"):
-            radio = _radio(ui, label)
-            radio.wait_for(state="attached")
-            if not radio.is_checked():
-                ui.page.get_by_text(label, exact=False).first.click()
-                ui.idle()
-        # chosen unless its tag is drawn already, each lost choice made again (a bare select once failed three rounds
-        # in a row on a loaded machine, leaving the page asking for a control column)
-        with contextlib.suppress(PlaywrightTimeoutError, AssertionError):
-            ui.choose(STRATA_BOX, column)
-        ui.page.keyboard.press("Escape")  # a multiselect stays open after a choice
+    """Every group formed by columns, within strata of ``column``: each radio clicked once (unless checked) and its
+    run waited for, the column chosen, then the 'Overall vs within' tab; a failure says what the page showed."""
+    for label in ("Every group formed by one to three columns", "Strata: every value of control columns"):
+        radio = _radio(ui, label)
+        radio.wait_for(state="attached")
         ui.idle()
-        try:
-            ui.wait_text("Overall vs within", timeout=60_000)
-            return
-        except Exception:  # noqa: BLE001 - playwright's TimeoutError: look at the page, then try again
-            ui.idle(180_000)
-            alerts = " / ".join(ui.page.locator('[data-testid="stAlert"]:visible').all_inner_texts())
-            seen = (f"groups radio checked: {_radio(ui, 'Every group formed').is_checked()}; "
-                    f"strata radio checked: {_radio(ui, 'Strata: every value').is_checked()}; alerts: {alerts[:800]!r}")
-    raise AssertionError(f"'Overall vs within' never appeared after stratifying by {column}: {seen}")
+        if not radio.is_checked():
+            ui.rerun_by(lambda label=label: ui.page.get_by_text(label, exact=False).first.click())
+        assert radio.is_checked(), f"the radio {label!r} is not checked after its click"
+    ui.choose(STRATA_BOX, column)
+    ui.idle()
+    try:
+        ui.wait_text("Overall vs within", timeout=120_000)
+    except PlaywrightTimeoutError:
+        alerts = " / ".join(ui.page.locator('[data-testid="stAlert"]:visible').all_inner_texts())
+        raise AssertionError(f"'Overall vs within' never appeared after stratifying by {column}: chosen "
+                             f"{ui.chosen(STRATA_BOX)}; alerts: {alerts[:800]!r}") from None
 
 
 def check_sizes(ui: UI, sample: str, screen: str, *, picture: str | None = None, scroll_to: str | None = None,

@@ -80,9 +80,7 @@ def _name_codes(ui: UI, names: dict[str, str]) -> None:
         box = ui.page.get_by_role("textbox", name=label, exact=True).first
         box.wait_for(state="visible")
         box.fill(name)
-        box.press("Enter")
-        ui.page.wait_for_timeout(300)
-        ui.idle()
+        ui.rerun_by(lambda box=box: box.press("Enter"))   # the name is the page's once its run has finished
         assert ui.page.get_by_role("textbox", name=label, exact=True).first.is_visible(), \
             f"the names expander closed after naming {label}"
 
@@ -110,7 +108,7 @@ def _walk(ui: UI, size: str, rows: str, reference: str, control: str) -> dict[st
         ui.goto_page(title)
         _settle(ui, heading)
         if title == "Adjusted gaps" and control not in ui.page.get_by_test_id("stMain").inner_text():
-            ui.choose("Controls held equal", control)   # checked on the page, chosen again if a rerun swallowed it
+            ui.choose("Controls held equal", control)   # clicked once on an idle page, checked as drawn
             ui.wait_text(re.compile(rf"[Hh]olding {re.escape(control)} equal"))
             ui.idle()
         for shown in (size, other, size):

@@ -11,7 +11,6 @@ before the settings.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 from pathlib import Path
@@ -19,7 +18,6 @@ from typing import Any
 
 import pytest
 from conftest import UI
-from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 pytestmark = pytest.mark.browser
 
@@ -90,6 +88,13 @@ SLIDE_FIT = """
 """
 
 
+# The deck's keys listen: the frame of this run's key script has run it (it is drawn after the run has finished).
+KEYS_READY = """() => !!window.__luskinDeckKeys && [...document.querySelectorAll('iframe')].some((f) => {
+  try { return (f.srcdoc || '').includes('__luskinDeckKeys') && f.contentDocument.readyState === 'complete'; }
+  catch (e) { return false; }
+})"""
+
+
 def _counter(ui: UI) -> tuple[int, int]:
     match = COUNTER.match(ui.page.get_by_text(COUNTER).first.inner_text().strip())
     assert match
@@ -102,7 +107,22 @@ def _settle(ui: UI) -> None:
     if charts.count():
         charts.first.locator(".main-svg").first.wait_for()
     ui.settle(400)   # plotly lays out its labels after the first paint
-    ui.page.wait_for_function("() => !!window.__luskinDeckKeys", timeout=120_000)   # the keys work
+    ui.page.wait_for_function(KEYS_READY, timeout=120_000)   # the keys work
+
+
+# A slide's chart has its text alternative: the drawing an image named by its description, and the description with
+# the chart's numbers one button away (the popover beside the deck's buttons: the slide has no height to spare)
+SLIDE_CHART_WORDS = """() => {
+  const chart = document.querySelector('.st-key-present_deck [data-testid="stPlotlyChart"]');
+  if (!chart) return [];
+  const out = [];
+  const svg = chart.querySelector('svg.main-svg');
+  const name = svg ? (svg.getAttribute('aria-label') || '').trim() : '';
+  if (!svg || svg.getAttribute('role') !== 'img' || name.length < 20) out.push(`the chart's drawing is not an image named by its description (${name})`);
+  const words = [...document.querySelectorAll('.st-key-present_controls button')].some((b) => /Chart in words/.test(b.textContent));
+  if (!words) out.push("no 'Chart in words' button beside the deck's buttons");
+  return out;
+}"""
 
 
 def check_slide(ui: UI, where: str) -> list[str]:
@@ -120,6 +140,7 @@ def check_slide(ui: UI, where: str) -> list[str]:
         problems.append(f"{where}: text under 16 px: {fit['small']}")
     for hit in ui.page.evaluate(CHART_TEXT):
         problems.append(f"{where}: chart texts overlap: {hit}")
+    problems += [f"{where}: {problem}" for problem in ui.page.evaluate(SLIDE_CHART_WORDS)]
     if problems or os.environ.get("LUSKIN_SLIDE_SHOTS"):   # what the presenter saw, for whoever reads a failure
         ui.screenshot(("unfit " if problems else "slide ") + re.sub(r"[^0-9a-z]+", "-", where.lower()).strip("-"))
     return problems
@@ -136,18 +157,17 @@ def check_sizes(ui: UI, where: str, sizes: dict[str, dict[str, int]]) -> list[st
     return problems
 
 
+# The deck shows this counter (its caption's text exactly)
+SHOWS_SLIDE = """[...document.querySelectorAll('.st-key-present_deck [data-testid="stCaptionContainer"]')]
+  .some((c) => (c.textContent || '').trim() === {!r})"""
+
+
 def _step(ui: UI, key: str, number: int, total: int) -> None:
-    """Page Down or Page Up to slide ``number``, pressed again if a rerun swallowed the key."""
-    shown = ui.page.get_by_text(f"Slide {number} of {total}", exact=True).first
-    for _ in range(3):
-        ui.page.keyboard.press(key)
-        with contextlib.suppress(PlaywrightTimeoutError):
-            shown.wait_for(timeout=40_000)
-            break
-        ui.idle()
-        if shown.is_visible():   # the key landed late: pressing it again would skip a slide
-            break
-    shown.wait_for(timeout=120_000)
+    """Page Down or Page Up to slide ``number``: the key pressed once, on an idle page whose keys listen, and the
+    run it starts waited for."""
+    ui.page.wait_for_function(KEYS_READY, timeout=120_000)
+    ui.rerun_by(lambda: ui.page.keyboard.press(key), changed=SHOWS_SLIDE.format(f"Slide {number} of {total}"))
+    ui.page.get_by_text(f"Slide {number} of {total}", exact=True).first.wait_for(timeout=120_000)
     _settle(ui)
 
 
@@ -183,7 +203,8 @@ def test_every_adult_slide_fits_the_projector_in_full_screen(ui: UI) -> None:
     assert ui.page.locator('section[data-testid="stSidebar"]').first.is_hidden()
     problems = walk_deck(ui, "full screen", PROJECTORS)
     assert not problems, "\n".join(problems)
-    ui.page.keyboard.press("f")
+    ui.page.wait_for_function(KEYS_READY, timeout=120_000)
+    ui.rerun_by(lambda: ui.page.keyboard.press("f"))
     ui.page.locator(".st-key-present_full button").first.wait_for(timeout=120_000)
     ui.idle()
     assert "full=1" not in ui.page.url
@@ -221,10 +242,10 @@ def test_the_audit_page_at_1280x800(ui: UI) -> None:
     ui.wait_text("Ready", timeout=120_000)
     ui.idle()
     ui.goto_page("Audit")
-    ui.page.locator(".st-key-audit_result h3").first.wait_for(timeout=60_000)
+    ui.page.locator(".st-key-audit_result h2").first.wait_for(timeout=60_000)
     ui.idle()
     where = ui.page.evaluate("""() => {
-      const verdict = document.querySelector(".st-key-audit_result h3");
+      const verdict = document.querySelector(".st-key-audit_result h2");
       const settings = document.querySelector(".st-key-audit_settings");
       return {verdict: verdict.getBoundingClientRect().top, text: verdict.textContent,
               settings: settings.getBoundingClientRect().top, height: window.innerHeight};
@@ -302,17 +323,11 @@ def _present(ui: UI) -> None:
 
 
 def _full_screen(ui: UI) -> None:
-    """F: full-screen mode, on the slide on screen."""
+    """F: full-screen mode, on the slide on screen (the key pressed once, its run waited for)."""
     shown = _counter(ui)
-    full = ui.page.locator(".st-key-present_full_on button").first
-    for _ in range(3):  # a key pressed while a rerun redraws the page can be lost: press it again
-        ui.page.keyboard.press("f")
-        try:
-            full.wait_for(timeout=40_000)
-            break
-        except PlaywrightTimeoutError:
-            ui.idle()
-    full.wait_for(timeout=40_000)
+    ui.page.wait_for_function(KEYS_READY, timeout=120_000)
+    ui.rerun_by(lambda: ui.page.keyboard.press("f"))
+    ui.page.locator(".st-key-present_full_on button").first.wait_for(timeout=120_000)
     ui.idle()
     assert _counter(ui) == shown, f"full-screen mode left slide {shown[0]} of {shown[1]}"
 
@@ -323,13 +338,8 @@ def test_a_twelve_group_cross_with_long_labels_fits_the_projector(ui: UI, tmp_pa
     are shortened on the charts but kept whole in the charts' hover data."""
     _upload_at_1024(ui, _long_labels_csv(tmp_path))
     crossed = "Columns whose values form the groups (crossed: A × B)"
-    for _ in range(3):   # a click landing while a rerun redraws the page is lost: click again
-        ui.page.get_by_text("Every group formed by one to three columns (e.g. race × sex)").first.click()
-        ui.idle()
-        with contextlib.suppress(PlaywrightTimeoutError):
-            ui.page.get_by_role("combobox", name=crossed, exact=True).first.wait_for(timeout=30_000)
-            break
-    # a column already chosen is no longer listed; a choice a rerun swallowed is made again
+    ui.rerun_by(lambda: ui.page.get_by_text("Every group formed by one to three columns (e.g. race × sex)").first.click())
+    ui.page.get_by_role("combobox", name=crossed, exact=True).first.wait_for(timeout=60_000)
     ui.choose(crossed, "ethnicity", "region")
     _present(ui)
     problems = walk_deck(ui, "12 groups, window")
@@ -357,9 +367,7 @@ def test_berkeley_stratified_by_department_fits_the_projector(ui: UI, berkeley_c
     ui.page.get_by_text("Strata: every value of control columns").first.click()
     ui.idle()
     label = "Control columns (each value, or each combination, is a stratum)"
-    ui.select(label, "department")   # opens the list again if a rerun closed it (the whole run lost a click here)
-    ui.page.keyboard.press("Escape")
-    ui.idle()
+    ui.choose(label, "department")
     _present(ui)
     problems = walk_deck(ui, "Berkeley by department, window")
     deck = ui.page.locator(".st-key-present_deck").first.inner_text()
@@ -385,10 +393,8 @@ def test_the_scan_slide_fits_the_projector_and_the_window(ui: UI, berkeley_csv: 
     for _ in range(total):   # back to the scan's slide, then the other window size
         if "Subgroup scan" in ui.page.locator(".st-key-present_deck").first.inner_text():
             break
-        ui.page.keyboard.press("PageUp")
-        ui.page.get_by_text(f"Slide {number - 1} of {total}", exact=True).first.wait_for(timeout=120_000)
+        _step(ui, "PageUp", number - 1, total)
         number -= 1
-        _settle(ui)
     assert "Subgroup scan" in ui.page.locator(".st-key-present_deck").first.inner_text(), "no slide of the scan"
     ui.page.set_viewport_size(WINDOWS["1280x800"])
     _settle(ui)

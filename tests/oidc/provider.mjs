@@ -8,7 +8,8 @@ import Provider from 'oidc-provider';
 
 const settings = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const issuer = `http://127.0.0.1:${settings.port}`;
-const users = settings.users;
+// The users are read again at each look-up: a test changes a user's groups at the provider while it runs.
+const users = () => JSON.parse(readFileSync(process.argv[2], 'utf8')).users;
 
 const provider = new Provider(issuer, {
   clients: [settings.client],
@@ -18,8 +19,9 @@ const provider = new Provider(issuer, {
   conformIdTokenClaims: false,   // the scopes' claims in the ID token: Streamlit reads the user from it
   features: { devInteractions: { enabled: true }, rpInitiatedLogout: { enabled: true } },
   cookies: { keys: ['luskin-tests-only'] },
+  ttl: { AccessToken: settings.access_token_seconds || 3600 },
   async findAccount(ctx, id) {
-    const user = users[id];
+    const user = users()[id];
     if (!user) return undefined;
     return { accountId: id, async claims() { return { sub: id, ...user }; } };
   },

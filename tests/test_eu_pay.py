@@ -1,0 +1,107 @@
+"""The EU Pay Transparency Directive's Article 9 table (issue 50): one line of the regulator tables, every number
+against pandas on the same rows (wage1, and a payroll with a bonus and categories of workers)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from luskin_core import AuditSpec
+from luskin_core.analyses.regulator_tables import REGULATOR_TABLES, RegulatorChoices
+
+
+def payroll(n: int = 3000, seed: int = 4) -> pd.DataFrame:
+    """Pay by sex in three grades (women more often in the lowest), a bonus half the men and a third of the women
+    receive, a few rows without a sex."""
+    rng = np.random.default_rng(seed)
+    sex = rng.choice(np.array(["Female", "Male"], dtype=object), n)
+    grade = np.where(sex == "Female", rng.choice(["A", "B", "C"], n, p=[.5, .3, .2]),
+                     rng.choice(["A", "B", "C"], n, p=[.2, .3, .5]))
+    base = pd.Series(grade).map({"A": 18.0, "B": 25.0, "C": 40.0}).to_numpy()
+    pay = np.round(base * rng.lognormal(0, 0.15, n) * np.where((sex == "Female") & (grade == "C"), 0.9, 1.0), 2)
+    bonus = np.where(rng.random(n) < np.where(sex == "Male", 0.5, 1 / 3), np.round(rng.lognormal(6, 0.6, n), 2), 0.0)
+    sex[:15] = None
+    return pd.DataFrame({"sex": sex, "grade": grade, "pay": pay, "bonus": bonus})
+
+
+def _build(frame, **spec):
+    entry = REGULATOR_TABLES["eu-pay"]
+    return entry.build(frame, AuditSpec("pay", outcome_type="amount", group_by=("sex",), **spec),
+                       RegulatorChoices(sex="sex", bonus="bonus"))
+
+
+def test_article_9_numbers_equal_pandas_on_the_same_rows():
+    frame = payroll()
+    out = _build(frame, strata=("grade",))
+    known = frame[frame.sex.notna()]
+    assert out.pay.reference == "Male"          # the men's label, not the judgement's most favoured by chance
+    women, men = known[known.sex == "Female"], known[known.sex == "Male"]
+    first = out.women[0].comparison
+    assert first.mean_gap_share == pytest.approx((men.pay.mean() - women.pay.mean()) / men.pay.mean())
+    assert first.median_gap_share == pytest.approx((men.pay.median() - women.pay.median()) / men.pay.median())
+    # (b), (d): the bonus among those receiving it; (e): the share of each sex receiving it
+    got = out.bonus.overall
+    wb, mb = women.bonus[women.bonus > 0], men.bonus[men.bonus > 0]
+    bonus_women = next(r for r in got if r.group == "Female").comparison
+    assert bonus_women.mean == pytest.approx(wb.mean()) and bonus_women.reference_median == pytest.approx(mb.median())
+    unknown = frame[frame.sex.isna()]   # shown as a group of unknown sex, set apart from the sentences
+    assert out.receiving == {"Female": (len(women), int((women.bonus > 0).sum())),
+                             "Male": (len(men), int((men.bonus > 0).sum())),
+                             "Unknown": (len(unknown), int((unknown.bonus > 0).sum()))}
+    assert [r.group for r in out.women] == ["Female"]
+    # (f): quartile bands cut at the pay's quartiles over every worker, a worker at a cut in the band above
+    cuts = np.quantile(frame.pay, [0.25, 0.5, 0.75])   # every worker's pay (those of unknown sex too)
+    assert list(out.cuts) == pytest.approx(list(cuts))
+    band = np.searchsorted(cuts, frame.pay.to_numpy(), side="right")
+    for b, shown in enumerate(out.bands):
+        rows = frame[band == b]
+        assert shown.counts == {"Female": int((rows.sex == "Female").sum()), "Male": int((rows.sex == "Male").sum()),
+                                "Unknown": int(rows.sex.isna().sum())}
+    # (g): by category, and the categories at 5% or more (grade C: women paid 10% less there)
+    for r in out.categories():
+        cell = known[known.grade == r.cell.split(" = ")[1]]
+        m = cell[cell.sex == "Male"].pay.mean()
+        assert r.comparison.mean_gap_share == pytest.approx((m - cell[cell.sex == "Female"].pay.mean()) / m)
+    assert [r.cell for r in out.at_threshold()] == ["grade = C"]
+    said = " ".join(out.sentences())
+    assert "In 1 category of 3 the mean pay gap is 5% or more: grade = C" in said and "joint pay assessment" in said
+    document = out.document()
+    assert document["categories_at_or_above_5_percent"][0]["category"] == "grade = C"
+    assert {t.title.split(" (")[0] for t in out.tables()} >= {"Pay gaps", "Quartile pay bands",
+                                                              "Pay gaps by category of workers"}
+
+
+def test_the_command_line_template_and_a_parquet_file_give_the_same_table(tmp_path):
+    from luskin_cli.main import main
+
+    frame = payroll()
+    path = tmp_path / "payroll.parquet"
+    frame.to_parquet(path)
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(["audit", "--template", "eu-pay", "--data", str(path), "--amount", "pay", "--sex", "sex",
+                       "--bonus", "bonus", "--stratify", "grade", "--json"])
+    assert status == 0, err.getvalue()
+    document = json.loads(out.getvalue())
+    memory = _build(frame, strata=("grade",)).document()
+    assert document["quartile_bands"] == json.loads(json.dumps(memory["quartile_bands"]))
+    assert document["receiving"] == json.loads(json.dumps(memory["receiving"]))
+    assert json.dumps(document["pay"], sort_keys=True) == json.dumps(json.loads(json.dumps(memory["pay"])),
+                                                                      sort_keys=True)
+
+
+def test_a_label_outcome_gets_words_and_no_group_reading_as_men_is_said():
+    from luskin_core import load_sample
+
+    out = REGULATOR_TABLES["eu-pay"].build(load_sample("adult"), AuditSpec("income", ">50K", group_by=("sex",)),
+                                           RegulatorChoices(sex="sex"))
+    assert out.pay is None and "is not an amount" in out.notes()[0] and out.tables() == []
+    frame = payroll().assign(sex=lambda f: f.sex.map({"Female": "w", "Male": "x"}))
+    named = _build(frame)
+    assert "No group reads as men" in " ".join(named.notes())
+    assert named.pay.reference == "x"   # the highest mean pay, said

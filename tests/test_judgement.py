@@ -1,0 +1,300 @@
+"""One judgement on every surface (issue 45): awkward tables judged alike by the audit's JSON, the command line's
+text, the EEOC and Local Law 144 tables, the page's tables, the report and the slides.
+
+Each awkward table sits at an edge a regulator reads: a ratio of exactly 4/5 and one step either side of it, an
+adverse outcome with strata that reverse the overall gap (Florida's death-penalty cases, as the Radelet tables
+have them), a zero cell, groups of unknown category, and a score column against its median. For each, the
+surfaces must agree on the numbers and verdicts of the same comparison, and be right (the four-fifths rule in
+exact arithmetic, UGESP 1607.4D; power on the favourable share, against statsmodels).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from cli_inproc import run_in_process
+
+from luskin_core.analyses.audit import AuditResult, audit, result_from_counts
+from luskin_core.analyses.findings import findings
+from luskin_core.analyses.regulator_eeoc import eeoc_part
+from luskin_core.analyses.regulator_ll144 import ll144_audit, ll144_from_count_table
+from luskin_core.counting.counts import CountTable
+from luskin_core.spec.audit_spec import AuditSpec
+from luskin_core.stats.judgement import FOUR_FIFTHS, Judgement, ReferenceRule
+from luskin_core.stats.verdict import Verdict
+
+
+def _rows(*groups: tuple[str, int, int], column: str = "group", outcome: str = "hired",
+          extra: dict[str, str] | None = None) -> pd.DataFrame:
+    """A frame with ``n`` rows per group of which ``k`` have the outcome 1."""
+    parts = []
+    for name, n, k in groups:
+        part = pd.DataFrame({column: [name] * n, outcome: [1] * k + [0] * (n - k)})
+        for key, value in (extra or {}).items():
+            part[key] = value
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True)
+
+
+def _table(groups: list[str], n: list[int], k: list[int]) -> CountTable:
+    """A one-cell count table with exactly these counts (for counts no CSV could hold)."""
+    return CountTable(groups=tuple(groups), cell_keys=(None,), cell_labels=("All rows",),
+                      n=np.array(n, dtype=np.int64)[:, None], positives=np.array(k, dtype=np.int64)[:, None],
+                      excluded={}, n_excluded=0)
+
+
+def _exact_below(k: int, n: int, rk: int, rn: int) -> bool:
+    """The Uniform Guidelines' 'less than four-fifths', in fractions (the oracle: no float anywhere)."""
+    return Fraction(k, n) < FOUR_FIFTHS * Fraction(rk, rn)
+
+
+# ------------------------------------------------------------------------------------------
+# Four-fifths at exactly 4/5 and one step either side
+# ------------------------------------------------------------------------------------------
+EDGES = {  # group (k of n) against the reference (k of n): the ratio exactly, and as close to 4/5 as counts go
+    "exactly 4/5": ((20, 60), (100, 240)),          # float: 0.7999999999999999
+    "just below": ((4 * 10**16 - 1, 10**17), (5 * 10**16, 10**17)),   # float: 0.8
+    "just above": ((4 * 10**16 + 1, 10**17), (5 * 10**16, 10**17)),
+}
+
+
+@pytest.mark.parametrize("edge", sorted(EDGES))
+def test_four_fifths_is_exact_and_the_same_in_the_audit_eeoc_and_ll144(edge: str) -> None:
+    (k, n), (rk, rn) = EDGES[edge]
+    expected = _exact_below(k, n, rk, rn)
+    spec = AuditSpec("hired", 1, group_by=("group",), reference="B")
+    result = result_from_counts(_table(["A", "B"], [n, rn], [k, rk]), spec, source="counts")
+    compared = result.comparison("A")
+    assert compared.four_fifths is expected
+    assert result.to_dict()["comparisons"][0]["four_fifths"] is expected
+    eeoc = eeoc_part(result).rows
+    assert [(r.group, r.reference, r.below_four_fifths) for r in eeoc] == [("A", "B", expected)]
+    ll144 = ll144_from_count_table(result.counts, sex_column="group", race_column="", outcome="hired",
+                                   absent=("race_ethnicity",))
+    row = next(r for t in ll144.tables for r in t.rows if r.category == "A")
+    assert row.below_four_fifths is expected
+    # the ratio metric's bar is the same arithmetic: exactly 4/5 is within the 0.8 threshold
+    ratio = result_from_counts(result.counts, spec.with_changes(metric="ratio"), source="counts")
+    assert (ratio.comparison("A").judged_rates[0].within is False) is expected
+    words = " ".join(findings(result).sentences())
+    assert ("below four-fifths" in words) is expected, words
+
+
+def test_exactly_four_fifths_reads_the_same_in_the_text_json_and_eeoc_of_the_command_line(tmp_path: Path) -> None:
+    """20 of 60 against 100 of 240: the table said 'below' and the EEOC table 'passes' (issue 45)."""
+    path = tmp_path / "edge.csv"
+    _rows(("A", 60, 20), ("B", 240, 100)).to_csv(path, index=False)
+    args = ["audit", "--data", str(path), "--outcome", "hired", "--positive", "1", "--groups", "group"]
+    status, text, err = run_in_process(args)
+    assert status == 0, err
+    header, row = next((lines[0], lines[2]) for lines in [text.splitlines()[i:i + 3]
+                                                         for i in range(len(text.splitlines()))]
+                       if lines and lines[0].startswith("cell ") and "4/5" in lines[0])
+    assert row.startswith("all rows  A")
+    assert row[header.index("4/5"):].strip() == ""        # not "below"
+    status, out, _ = run_in_process([*args, "--json"])
+    document = json.loads(out)
+    assert document["comparisons"][0]["four_fifths"] is False
+    assert document["judgement"]["rules"]["four_fifths"].startswith("below when 5 * favourable")
+    assert all(c["rule"] for c in document["comparisons"])
+    status, out, _ = run_in_process([*args, "--template", "eeoc"])
+    assert status == 0 and "- A against B: passes four-fifths (impact ratio 0.80)" in out
+
+
+# ------------------------------------------------------------------------------------------
+# An adverse outcome with strata: Florida's death-penalty cases
+# ------------------------------------------------------------------------------------------
+def florida() -> pd.DataFrame:
+    """Death sentences by the defendant's and the victim's race (white victims: 17 of 151 white defendants and 11
+    of 48 black ones; black victims: 0 of 16 and 6 of 143): the overall gap reverses within the strata."""
+    cells = [("White", "White", 151, 17), ("Black", "White", 48, 11), ("White", "Black", 16, 0),
+             ("Black", "Black", 143, 6)]
+    parts = [pd.DataFrame({"defendant_race": [d] * n, "victim_race": [v] * n,
+                           "death_penalty": ["Yes"] * k + ["No"] * (n - k)}) for d, v, n, k in cells]
+    return pd.concat(parts, ignore_index=True)
+
+
+FLORIDA = AuditSpec("death_penalty", "Yes", protected="defendant_race == Black", strata=("victim_race",),
+                    outcome_is="adverse")
+
+
+def test_an_adverse_outcome_keeps_the_protected_group_compared_with_the_rest() -> None:
+    """Marking the outcome adverse made the protected group the reference (issue 45): the protected class is
+    compared with the rest whichever fares better, and the header, the table and the verdict say so alike."""
+    result = audit(florida(), FLORIDA)
+    assert result.reference == "White" and result.judgement.reference_rule is ReferenceRule.REST
+    assert result.groups_text == "Black vs White"
+    assert {c.group for c in result.judged} == {"Black"}
+    favourable = audit(florida(), FLORIDA.with_changes(outcome_is="favourable"))
+    assert favourable.reference == "White"       # the direction does not move the reference
+    assert result.to_dict()["judgement"]["reference_rule"] == "the rest"
+
+
+def test_an_adverse_outcome_measures_power_on_the_favourable_share() -> None:
+    """'16 rows, no drop is detectable' was computed on the harmful share (issue 45): the detectable gap is a
+    drop below the reference's share spared, as statsmodels' NormalIndPower gives it."""
+    from statsmodels.stats.power import NormalIndPower
+
+    result = audit(florida(), FLORIDA.with_changes(protected="defendant_race == White"))
+    small = next(c for c in result.judged if c.cell == "victim_race = Black")
+    assert (small.group, small.n, small.reference, small.reference_n) == ("White", 16, "Black", 143)
+    spared = 137 / 143
+    h = NormalIndPower().solve_power(effect_size=None, nobs1=16, alpha=0.05, power=0.8, ratio=143 / 16)
+    drop = spared - np.sin(np.arcsin(np.sqrt(spared)) - h / 2) ** 2
+    assert small.uniform is not None
+    assert small.uniform.minimum_detectable_difference == pytest.approx(drop, abs=1e-6)
+    line = next(x for x in result.sufficiency_lines() if "White where victim_race = Black" in x)
+    assert "no drop is detectable" not in line and f"detectable gap {round(100 * drop)} points" in line
+
+
+def test_each_stratum_of_the_eeoc_table_is_judged_against_its_own_highest_rate() -> None:
+    """Every stratum was judged against the overall most favoured group, so Black defendants where the victim was
+    white (77.1% spared against 88.7%, ratio 0.87) were never assessed (issue 45)."""
+    result = audit(florida(), FLORIDA.with_changes(protected=None, group_by=("defendant_race",)))
+    rows = {(r.group, r.cell): r for r in eeoc_part(result).rows}
+    white_victims = rows[("Black", "victim_race = White")]
+    assert white_victims.reference == "White"
+    assert white_victims.rate == pytest.approx(37 / 48) and white_victims.reference_rate == pytest.approx(134 / 151)
+    assert white_victims.impact_ratio == pytest.approx((37 / 48) / (134 / 151))
+    assert white_victims.below_four_fifths is False and white_victims.shortfall_parity == 6
+    assert white_victims.sentence.startswith("In victim_race = White, Black against White: ")
+
+
+def test_a_significant_gap_within_the_strata_is_never_called_no_different_treatment() -> None:
+    """The Simpson sentence said the overall gap comes 'not from different treatment within them' right after a
+    within-stratum gap that is significant (CMH p = 0.029 here): headline, findings, sentences and slides."""
+    from luskin_core.present.slides import build_slides
+
+    result = audit(florida(), FLORIDA)
+    pooled = result.pooled[0]
+    assert pooled.simpson and result.judgement.significant(pooled.cmh_p_value)
+    texts = [result.headline(), *result.sentences(), *findings(result).sentences()]
+    texts += [s for slide in build_slides([result]) for s in (slide.title, *slide.sentences)]
+    assert not [t for t in texts if "not from different treatment" in t]
+    assert any("White is favoured inside them" in t for t in findings(result).sentences())
+
+
+# ------------------------------------------------------------------------------------------
+# Unknown categories, a zero cell, a score against its median
+# ------------------------------------------------------------------------------------------
+def test_unknown_categories_get_no_four_fifths_verdict_and_no_sufficiency_line() -> None:
+    frame = _rows(("Female", 400, 160), ("Male", 400, 164), ("Decline to self-identify", 200, 60), column="sex")
+    frame.loc[frame.index[:30], "sex"] = None
+    result = audit(frame, AuditSpec("hired", 1, group_by=("sex",)))
+    part = eeoc_part(result)
+    assert {r.group for r in part.rows} == {"Female"}
+    assert any("Decline to self-identify" in line and "not judged" in line for line in part.unknown_lines)
+    assert not [s for s in result.sufficiency_lines() if "Unknown" in s or "Decline" in s]
+
+
+def test_the_ll144_sufficiency_list_counts_no_cell_of_unknown_category() -> None:
+    from luskin_core.analyses.regulator_ll144 import build_ll144
+    from luskin_core.analyses.regulator_tables import RegulatorChoices
+
+    rng = np.random.default_rng(5)
+    frame = pd.DataFrame({"sex": rng.choice(["Male", "Female", "Unknown"], 900, p=[0.45, 0.45, 0.1]),
+                          "race": rng.choice(["White", "Black", "Decline to self-identify"], 900, p=[0.6, 0.3, 0.1]),
+                          "hired": rng.integers(0, 2, 900)})
+    frame.loc[frame["sex"] == "Unknown", "sex"] = None
+    output = build_ll144(frame, AuditSpec("hired", 1, group_by=("sex",)),
+                         RegulatorChoices(sex="sex", race="race"))
+    lines = [str(s.group) for s in output.sufficiency]
+    assert lines and not [g for g in lines if "Unknown" in g or "Decline" in g], lines
+
+
+def test_a_zero_cell_is_not_computable_on_every_surface() -> None:
+    frame = pd.concat([_rows(("A", 40, 10), ("B", 50, 25), extra={"site": "x"}),
+                       _rows(("B", 45, 20), extra={"site": "y"})], ignore_index=True)
+    result = audit(frame, AuditSpec("hired", 1, group_by=("group",), reference="B", strata=("site",)))
+    empty = result.comparison("A", "site = y")
+    assert empty.n == 0 and empty.verdict is Verdict.TOO_FEW and empty.four_fifths is None
+    assert "not computable" in result.sentence(empty)
+    assert ("A", "site = y") not in {(r.group, r.cell) for r in eeoc_part(result).rows if r.below_four_fifths}
+
+
+def test_a_score_counts_the_same_rows_in_the_audit_and_the_ll144_scoring_rate() -> None:
+    """The audit counted at or above the median (365 of 814), the LL144 rate strictly above it (361)."""
+    rng = np.random.default_rng(11)
+    scores = np.round(rng.normal(60, 12, 814)).clip(0, 100)
+    frame = pd.DataFrame({"ai_score": scores, "sex": rng.choice(["Female", "Male"], 814),
+                          "race": rng.choice(["White", "Black", "Asian"], 814)})
+    median = float(np.median(scores))
+    above = int((scores > median).sum())
+    assert above < int((scores >= median).sum())     # ties at the median: the two rules differ here
+    result = audit(frame, AuditSpec("ai_score", outcome_type="score", group_by=("sex",)))
+    assert int(result.counts.positives.sum()) == above
+    assert result.counts.score_rule_words == f"above the median ({median:g})"
+    ll144 = ll144_audit(frame, AuditSpec("ai_score", outcome_type="score", group_by=("sex",)), "sex", "race")
+    assert sum(r.selected for r in ll144.table("sex").rows) == above
+    assert Judgement.of(result.spec).to_dict()["score_rule"] == "above the median"
+
+
+# ------------------------------------------------------------------------------------------
+# The page, the report and the slides read the same judgement
+# ------------------------------------------------------------------------------------------
+def test_the_report_and_slides_say_below_four_fifths_where_the_audit_does() -> None:
+    """Ricci v. DeStefano's lieutenant exam: no sentence said 'below four-fifths' (issue 46's committee question);
+    the finding, the slide and the report's first page now do, with the shortfall and what could be detected."""
+    from luskin_core.present.report import build_html_report
+    from luskin_core.present.slides import build_slides
+
+    frame = _rows(("White", 43, 25), ("Black", 19, 6), ("Hispanic", 15, 3), column="race", outcome="passed")
+    result = audit(frame, AuditSpec("passed", 1, group_by=("race",), min_group_size=10))
+    below = {c.group for c in result.judged if c.four_fifths}
+    assert below == {"Black", "Hispanic"}
+    said = " ".join(findings(result).sentences())
+    assert all(f"{g}'s impact ratio" in said for g in below), said
+    deck = " ".join(s for slide in build_slides([result]) for s in (slide.title, *slide.sentences))
+    assert "below four-fifths" in deck
+    page = build_html_report([result])
+    summary = re.search(r'<section id="summary".*?</section>', page, flags=re.DOTALL)
+    assert summary is not None and "below four-fifths" in summary.group(0)
+    hispanic = result.comparison("Hispanic")
+    if hispanic.verdict in (Verdict.CHANCE, Verdict.WITHIN):
+        assert "could be detected" in said
+
+
+def test_one_significance_level_and_no_literal_bar_in_the_core() -> None:
+    """A second ALPHA in stats/power.py and literal 0.05 comparisons in three files (issue 45): the level is
+    ALPHA, read through the judgement."""
+    root = Path(__file__).resolve().parent.parent / "luskin_core"
+    found = []
+    for path in root.rglob("*.py"):
+        text = path.read_text()
+        for number, line in enumerate(text.splitlines(), 1):
+            code = line.split("#", 1)[0]
+            if re.search(r"\bp\w*\s*(<|<=|>|>=)\s*0\.05\b", code) or re.search(r"^ALPHA\s*=\s*0\.", code):
+                found.append(f"{path.relative_to(root)}:{number}: {line.strip()}")
+    assert [f.split(":")[0] for f in found] == ["stats/verdict.py"], found
+
+
+def test_the_page_table_shows_the_judgements_four_fifths(tmp_path: Path) -> None:
+    """The Audit page's table marks 'below' exactly where the JSON does (the 4/5 edge included)."""
+    from luskin_app.audit_view import comparison_table
+
+    result = audit(_rows(("A", 60, 20), ("B", 240, 100), ("C", 100, 30)), AuditSpec("hired", 1, group_by=("group",)))
+    shown = comparison_table(result)
+    column = next(c for c in shown.columns if "4/5" in str(c))
+    marks = dict(zip(shown["Group"], shown[column]))
+    for c in result.judged:
+        assert (marks[c.group] == "below") is bool(c.four_fifths), (c.group, marks)
+
+
+def test_an_audit_result_carries_its_resolved_judgement() -> None:
+    result = audit(_rows(("A", 60, 20), ("B", 240, 100), ("Unknown", 30, 3)), AuditSpec("hired", 1,
+                                                                                       group_by=("group",)))
+    assert isinstance(result, AuditResult)
+    judgement = result.judgement
+    assert judgement.reference == result.reference == "B"
+    assert judgement.unknown == ("Unknown",) == result.unknown_groups
+    assert judgement.reference_rule is ReferenceRule.MOST_FAVOURED
+    document = result.to_dict()
+    assert document["judgement"]["unknown_groups"] == ["Unknown"]
+    rules = {c["group"]: c["rule"] for c in document["comparisons"]}
+    assert rules["B"].startswith("the reference") and rules["A"].startswith("could be chance")
