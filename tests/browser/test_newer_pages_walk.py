@@ -197,6 +197,8 @@ def test_model_pages_name_the_other_group_by_its_value(ui: UI, tmp_path: Path) -
         else:
             ui.wait_text(re.compile(r"Thresholds chosen"), timeout=300_000)
         ui.idle(600_000)
+        # plotly draws after the run is over (the legend read at idle was empty once under CI's load)
+        ui.charts_drawn(timeout=120_000)
         ui.settle()
         found, text = _problems(ui, title, reference="Female")
         problems += found
