@@ -10,6 +10,7 @@ from engine_servers import load_postgres
 
 from luskin_core import ScanSpec, scan
 from luskin_core.counting.sources import open_file, open_source
+from luskin_core.errors import LuskinError
 
 SPEC = ScanSpec("outcome", "yes", ("sex", "region", "age", "band"), depth=3, replicates=199, seed=5,
                 min_size=20)
@@ -95,3 +96,39 @@ def test_files_count_their_groups_with_grouping_sets_as_memory_does(tmp_path):
     for path in (parquet, csv):
         engine = scan(open_file(str(path)), spec, memory=limit)
         assert _summary(engine) == _summary(memory), path
+
+
+
+def test_fifty_values_and_some_missing_are_scanned_in_memory_and_in_duckdb(frame, tmp_path):
+    """At most 50 present values are scanned, the missing apart (they are the Unknown group), in memory and on an
+    engine alike."""
+    spec = ScanSpec("outcome", "yes", ("sex", "region"), depth=1, replicates=99, seed=5, min_size=20)
+    data = frame.assign(region=[None if i % 10 == 0 else f"r{i % 50}" for i in range(len(frame))])
+    path = tmp_path / "d.parquet"
+    data.to_parquet(path)
+    assert _summary(scan(open_file(str(path)), spec)) == _summary(scan(data, spec))
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda f: f.assign(region=[f"r{i % 60}" for i in range(len(f))]),
+     "The column 'region' has more than 50 distinct values, too many to scan"),
+    (lambda f: f.assign(outcome="no"), "The value 'yes' never occurs in the outcome column 'outcome'. Its values are: no."),
+])
+def test_a_refusal_reads_the_same_in_memory_and_in_duckdb(frame, tmp_path, change, message):
+    """A frame and an engine refuse in the same words."""
+    data = change(frame)
+    path = tmp_path / "d.parquet"
+    data.to_parquet(path)
+    for name, where in (("memory", data), ("duckdb", open_file(str(path)))):
+        with pytest.raises(LuskinError) as refused:
+            scan(where, SPEC)
+        assert str(refused.value).startswith(message), name
+
+
+def test_no_row_is_refused_alike_in_memory_and_in_duckdb(frame, tmp_path):
+    empty = frame.iloc[:0]
+    path = tmp_path / "empty.parquet"
+    empty.to_parquet(path)
+    for where in (empty, open_file(str(path))):
+        with pytest.raises(LuskinError, match="has no rows"):
+            scan(where, SPEC)

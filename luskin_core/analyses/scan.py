@@ -328,37 +328,23 @@ def _count(data: Any, spec: AuditSpec) -> tuple[Plan, RawCounts]:
 
 
 def _check_values(data: Any, spec: ScanSpec) -> None:
-    """Refuse a text column with more distinct values than a scan can read (a number is binned instead)."""
-    if isinstance(data, Source):
-        for column in spec.columns:
-            name = data._resolve(column, "scanned")
-            numeric = data.kind_of(name) == "numeric" if hasattr(data, "kind_of") else _engine_numeric(data, name)
-            if numeric:
-                continue
-            found = data.value_counts(name, MAX_SCAN_VALUES + 1)
-            if len(found) > MAX_SCAN_VALUES:
-                raise _too_many(name, None)
-        return
-    from luskin_core.spec.audit_spec import resolve_column
+    """Refuse a text column with more distinct values than a scan can read (a number is binned instead).
 
+    Asked of the executor, so a frame and every engine refuse the same column in the same words."""
+    from luskin_core.counting.executor import executor_for
+
+    executor = executor_for(data)
+    facts = executor.facts(spec.audit_spec())
     for column in spec.columns:
-        name = resolve_column(data, column, "scanned")
-        series = data[name]
-        if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
+        name = facts.resolve(column, "scanned")
+        if facts.is_numeric(name):
             continue
-        count = int(series.nunique(dropna=True))
-        if count > MAX_SCAN_VALUES:
-            raise _too_many(name, count)
+        if len(executor.distinct(name, MAX_SCAN_VALUES + 1)) > MAX_SCAN_VALUES:
+            raise _too_many(name)
 
 
-def _engine_numeric(data: Source, column: str) -> bool:
-    dtype = data.table.schema()[column]
-    return bool(dtype.is_numeric()) and not dtype.is_boolean()
-
-
-def _too_many(column: str, count: int | None) -> LuskinError:
-    many = f"{count:,}" if count is not None else f"more than {MAX_SCAN_VALUES}"
-    return LuskinError(f"The column '{shown(column)}' has {many} distinct values, too many to scan (at most "
+def _too_many(column: str) -> LuskinError:
+    return LuskinError(f"The column '{shown(column)}' has more than {MAX_SCAN_VALUES} distinct values, too many to scan (at most "
                        f"{MAX_SCAN_VALUES}). Leave it out, or bin it: group its values into a few in a new column "
                        "(a numeric column is cut into ranges by itself).")
 
@@ -569,9 +555,7 @@ def scan(data: pd.DataFrame | Source, spec: ScanSpec, *, source: str | None = No
     grouping at a time (GROUPING SETS, where the data lives) and calibrates with a union bound
     (:func:`_grouping_sets_scan`); a scan too large either way is refused with what to drop.
     """
-    if data is None or (not isinstance(data, Source) and len(data) == 0):
-        raise LuskinError("The data has no rows.")
-    _check_values(data, spec)
+    _check_values(data, spec)   # the executor's facts refuse data with no row first
     spec, plan, table = _counted(data, spec)
     table, groups, calibration, p_adjusted, significant, choice = _tested(data, plan, table, spec, memory, progress)
     cells = table.cells
@@ -952,8 +936,9 @@ def _no_positive(data: Any, spec: ScanSpec, plan: Plan) -> LuskinError:
     if spec.measure != "rate" or spec.prediction:
         return LuskinError(f"No row is counted ({_event(spec)}), so no group can differ from the rest.")
     try:
-        found = data.value_counts(plan.outcome, 10)["value"].dropna().tolist() if isinstance(data, Source) else \
-            data[plan.outcome].dropna().value_counts().index[:10].tolist()
+        from luskin_core.counting.executor import executor_for
+
+        found = executor_for(data).distinct(plan.outcome, 10).tolist()
     except Exception:  # noqa: BLE001 - the values are only an aid to the message
         found = []
     listed = ", ".join(shown(v) for v in found)
@@ -1044,13 +1029,13 @@ def _whole_columns(data: Any, spec: ScanSpec, table: _Table) -> frozenset[str]:
     binned = [p.column for p in table.parts if p.kind == "bins" and all(float(c).is_integer() for c in p.cuts)]
     if not binned:
         return frozenset()
-    if isinstance(data, Source):
-        try:
-            facts = data.facts(spec.audit_spec())
-            return frozenset(c for c in binned if facts.is_integer(c))
-        except Exception:  # noqa: BLE001 - without the type, ranges keep their plain "to under" words
-            return frozenset()
-    return frozenset(c for c in binned if pd.api.types.is_integer_dtype(data[c]))
+    from luskin_core.counting.executor import executor_for
+
+    try:
+        facts = executor_for(data).facts(spec.audit_spec())
+        return frozenset(c for c in binned if facts.is_integer(c))
+    except LuskinError:  # without the type, ranges keep their plain "to under" words
+        return frozenset()
 
 
 def _replace_table(table: _Table, **changes: Any) -> _Table:
