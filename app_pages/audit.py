@@ -24,8 +24,8 @@ from luskin_app.choices import Choices
 from luskin_app.help import HELP
 from luskin_core.analyses.audit import AuditResult
 from luskin_core.analyses.narrative import tolerance_words
-from luskin_core.counting.counts import cut_into_ranges
 from luskin_core.counting.executor import executor_for, group_names
+from luskin_core.counting.memory import cut_into_ranges
 from luskin_core.errors import LuskinError
 from luskin_core.present import plots
 from luskin_core.spec.audit_spec import AuditSpec

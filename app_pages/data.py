@@ -18,9 +18,9 @@ from luskin_app.auditing import run_audit
 from luskin_app.choices import Choices
 from luskin_app.help import HELP
 from luskin_core.corrections.models import FeatureChoice, choose_features
-from luskin_core.counting.counts import cut_into_ranges
 from luskin_core.counting.data import PRESETS, column_summary
 from luskin_core.counting.executor import executor_for, group_names
+from luskin_core.counting.memory import cut_into_ranges
 from luskin_core.errors import LuskinError
 from luskin_core.present.report_parts import ANALYSES
 from luskin_core.spec.audit_spec import AuditSpec

@@ -19,7 +19,7 @@ from luskin_app import auth, dataset, evidence_view, record, trail, ui
 from luskin_core.analyses.regulator import guess_ll144_columns
 from luskin_core.analyses.regulator_ll144 import CSV_VALUE_WORDS
 from luskin_core.analyses.regulator_tables import REGULATOR_TABLES, RegulatorChoices
-from luskin_core.counting.counts import cut_into_ranges
+from luskin_core.counting.memory import cut_into_ranges
 from luskin_core.export import csv_bytes, plain_headings
 from luskin_core.spec.guess import score_columns
 

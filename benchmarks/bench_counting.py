@@ -4,7 +4,7 @@ Goal: the in-memory count table within 1.5x of DuckDB's GROUP BY over the same p
 and 10M rows (6 groups x 20 strata, a label outcome), and the paper's Adult preset audit under
 30 ms. Peers in the same run, on the same frame: DuckDB's own GROUP BY (the frame registered, one
 query, counts only) and polars' group_by (the frame converted to polars first, outside the timing).
-The in-memory path runs the counting rules (luskin_core.counting.counts.count_rules) as one DuckDB query over
+The in-memory path runs the counting rules (luskin_core.counting.rules.count_rules) as one DuckDB query over
 the frame, so the gap to DuckDB is the plan (facts about the columns), the rows-left-out checks and
 turning the raw table into labels; a frame of at most 100,000 rows (Adult) is counted by numpy from the
 same rules (luskin_core.counting.arrays), without a query's fixed cost. The small sizes show the switch. Also the model tools' seeded sample of a 1M-row Parquet file.
@@ -28,8 +28,8 @@ import numpy as np
 import pandas as pd
 
 from luskin_core import AuditSpec, audit
-from luskin_core.counting.counts import count_frame
 from luskin_core.counting.data import PRESETS, load_sample
+from luskin_core.counting.memory import count_frame
 from luskin_core.counting.sources import open_source
 
 
@@ -60,7 +60,7 @@ def frame_of(n: int, seed: int = 0) -> pd.DataFrame:
 def interleaved(n: int, repeat: int = 7) -> None:
     """The in-memory audit and DuckDB's GROUP BY on the same frame, one after the other in each round (issue 26:
     the audit within 1.5x of the GROUP BY at 10,000,000 rows), with where the audit's time goes."""
-    from luskin_core.counting.counts import aggregate_frame, plan_for_frame
+    from luskin_core.counting.memory import aggregate_frame, plan_for_frame
 
     spec = AuditSpec("y", "yes", group_by=("group",), strata=("stratum",))
     frame = frame_of(n)

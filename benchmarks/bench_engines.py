@@ -191,9 +191,10 @@ def generate(folder: Path, rows: int, csv_rows: int) -> tuple[Path, Path]:
 def in_memory_figures() -> None:
     """The in-memory path: numpy counting (count_frame) vs DuckDB on the same frame (Source.from_frame)."""
     from luskin_core import AuditSpec
-    from luskin_core.counting.counts import CountTable, count_frame
+    from luskin_core.counting.count_table import CountTable
     from luskin_core.counting.data import load_sample
     from luskin_core.counting.executor import count_plan
+    from luskin_core.counting.memory import count_frame
     from luskin_core.counting.sources import Source
     from luskin_core.spec.conditions import parse_condition
 

@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from luskin_core.counting.counts import CountTable
+from luskin_core.counting.count_table import CountTable
 from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.stats.inference import wilson_interval
 from luskin_core.stats.shrinkage import pooled_estimates

@@ -84,7 +84,7 @@ def _rows_left_out(result: Any) -> str:
 
 def _audit_head(result: Any) -> str:
     """What was audited, how it was judged, the rows counted; the score rule, the binned columns, the cut-off."""
-    from luskin_core.counting.counts import MAX_CODES, MAX_VALUES
+    from luskin_core.counting.plan import MAX_CODES, MAX_VALUES
 
     spec = result.spec
     head = (f"Audit of {result.source}: {spec.outcome_text}; {result.groups_text}"

@@ -609,7 +609,7 @@ def test_a_curve_that_cannot_be_fitted_is_said_in_words(adult, splines, categori
 def test_bins_equal_a_hand_binned_category_and_the_engine(adult):
     """``bins={"age": 4}``: the quartile cuts (rounded as the audit's group bins), each bin a category; the
     same fit as a column binned by hand, and the same in the engine's fit from sums."""
-    from luskin_core.counting.counts import round_significant
+    from luskin_core.counting.plan import round_significant
     from luskin_core.counting.sources import Source
 
     spec = AuditSpec(outcome="income", positive=">50K", group_by=("sex",))

@@ -14,7 +14,7 @@ import pytest
 import statsmodels.formula.api as smf
 
 from luskin_core.analyses.adjust import adjust
-from luskin_core.counting.counts import cut_into_ranges
+from luskin_core.counting.memory import cut_into_ranges
 from luskin_core.spec.audit_spec import AuditSpec
 
 SPEC = AuditSpec(outcome="approved", positive=1, group_by=("group",), reference="a")

@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from luskin_core import AuditSpec, LuskinError
-from luskin_core.counting.counts import plan_for_frame, row_group_labels, row_reasons
 from luskin_core.counting.executor import counted_amounts, counted_table
+from luskin_core.counting.memory import plan_for_frame, row_group_labels, row_reasons
 from luskin_core.counting.order import OrderRequest, frame_order
 from luskin_core.spec.conditions import conjunction_mask, parse_condition
 from luskin_core.stats.amounts import needed_ranks
@@ -107,7 +107,7 @@ def test_strata_cut_into_ranges_match_pandas():
 
 
 def _band_label(cuts: tuple[float, ...], i: int) -> str:
-    from luskin_core.counting.counts import plain_number
+    from luskin_core.counting.plan import plain_number
 
     if i == 0:
         return f"tenure < {plain_number(cuts[0])}"

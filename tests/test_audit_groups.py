@@ -20,8 +20,9 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import confint_proportions_2indep
 
 from luskin_core import AuditSpec, LuskinError, audit
-from luskin_core.counting.counts import UNKNOWN, aggregate_frame, count_frame, plan_for_frame
 from luskin_core.counting.data import PRESETS
+from luskin_core.counting.memory import aggregate_frame, count_frame, plan_for_frame
+from luskin_core.spec.unknown import UNKNOWN
 from luskin_core.stats.comparisons import BEYOND, CHANCE, TOO_FEW, WITHIN
 from luskin_core.stats.inference import adjust_p, newcombe_interval
 

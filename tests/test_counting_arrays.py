@@ -15,19 +15,14 @@ import pytest
 from test_engines import _compas, _with_nan, generated, specs_for
 
 from luskin_core import AuditSpec, audit
-from luskin_core.counting import counts, memory
+from luskin_core.counting import memory
 from luskin_core.counting.arrays import Unsupported, count_rows
-from luskin_core.counting.counts import (
-    count_rules,
-    count_sql,
-    finish_raw,
-    frame_kind,
-    metric_rules,
-    plan_for_frame,
-    rule_columns,
-    run_frame_query,
-)
+from luskin_core.counting.count_table import finish_raw
 from luskin_core.counting.data import PRESETS, load_sample
+from luskin_core.counting.memory import frame_kind, plan_for_frame, run_frame_query
+from luskin_core.counting.plan import COUNT_COLUMNS
+from luskin_core.counting.rules import count_rules, metric_rules, rule_columns
+from luskin_core.counting.sql_rules import count_sql
 from luskin_core.spec.conditions import parse_condition
 
 
@@ -45,7 +40,7 @@ def both(frame: pd.DataFrame, spec: AuditSpec) -> tuple[pd.DataFrame | None, pd.
         mine = None
 
     def ordered(raw: pd.DataFrame) -> pd.DataFrame:
-        keys = [c for c in raw.columns if c not in counts.COUNT_COLUMNS]
+        keys = [c for c in raw.columns if c not in COUNT_COLUMNS]
         text = ["|".join(repr(None if pd.isna(v) else v) for v in row) for row in zip(*(raw[k].tolist() for k in keys))]
         return raw.iloc[np.argsort(np.array(text, dtype=object), kind="stable")].reset_index(drop=True)
 

@@ -14,7 +14,7 @@ import pytest
 
 from luskin_cli.main import main
 from luskin_core import AuditSpec, audit
-from luskin_core.counting.counts import cut_into_ranges
+from luskin_core.counting.memory import cut_into_ranges
 from luskin_core.counting.sources import open_file, open_source
 
 STATES = np.array([1, 2, 4, 5, 6, 8, 9, 10, 11, 12, 13, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29,

@@ -1,6 +1,6 @@
 """One set of counting rules, whichever executes them (issue 15, section 2).
 
-The rules (luskin_core.counting.counts.count_rules, expression trees) run as DuckDB SQL over an in-memory
+The rules (luskin_core.counting.rules.count_rules, expression trees) run as DuckDB SQL over an in-memory
 frame, as DuckDB SQL over a CSV or Parquet file (sources.open_file, the command line's path), and as
 Ibis expressions on the engines: the count tables and audits must be the same. The in-memory counts
 are also checked against plain pandas, so the rules are not only compared with themselves.
@@ -20,8 +20,8 @@ from test_engines import _with_nan, assert_same, check_source, generated, specs_
 
 from luskin_cli.main import main
 from luskin_core import AuditSpec, LuskinError, audit
-from luskin_core.counting.counts import count_frame, plan_for_frame, row_group_labels, row_reasons
 from luskin_core.counting.data import load_csv, load_sample
+from luskin_core.counting.memory import count_frame, plan_for_frame, row_group_labels, row_reasons
 from luskin_core.counting.sources import FileSource, open_file, open_source
 from luskin_core.spec.conditions import parse_condition
 
@@ -198,7 +198,7 @@ def test_a_parquet_files_statistics_spare_the_count_of_a_codes_distinct_values(t
 def test_in_memory_distinct_counts_decide_as_the_exact_count_would():
     """FrameFacts.n_distinct may answer with the range of integer codes: every decision it feeds (more than 20
     values, at most 2) is the exact count's, for codes, offsets, negatives, gaps, IDs and a population."""
-    from luskin_core.counting.counts import FrameFacts
+    from luskin_core.counting.memory import FrameFacts
 
     rng = np.random.default_rng(11)
     columns = {

@@ -15,9 +15,10 @@ import pytest
 from engine_servers import load_postgres
 
 from luskin_core import AuditSpec, LuskinError, audit
-from luskin_core.counting.counts import CountTable, count_frame
+from luskin_core.counting.count_table import CountTable
 from luskin_core.counting.data import load_sample
 from luskin_core.counting.executor import count_plan
+from luskin_core.counting.memory import count_frame
 from luskin_core.counting.sources import Source, open_file, open_source
 from luskin_core.spec.conditions import parse_condition
 
@@ -391,7 +392,7 @@ def test_first_rows_that_mislead_still_give_the_exact_plan(column, tmp_path, mon
 
 def test_values_the_first_rows_did_not_show_cannot_multiply_the_table(tmp_path, monkeypatch):
     from luskin_core.counting import ibis_facts
-    from luskin_core.counting.counts import build_plan
+    from luskin_core.counting.plan import build_plan
 
     monkeypatch.setattr(ibis_facts, "LOOK_ROWS", 100)
     frame = _top_heavy()

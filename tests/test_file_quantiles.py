@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from luskin_core.counting import files
-from luskin_core.counting.counts import duck_cursor
 from luskin_core.counting.files import SqlFacts, open_file
+from luskin_core.counting.memory import duck_cursor
 from luskin_core.spec.conditions import Condition
 
 PROBS = [0.0, 0.2, 0.25, 1 / 3, 0.5, 0.75, 0.9, 1.0]
@@ -154,14 +154,14 @@ def test_a_stratum_of_few_values_is_cut_after_grouping_and_audits_as_in_memory(t
     from test_engines import assert_same
 
     from luskin_core import AuditSpec, audit
-    from luskin_core.counting import counts as counting
+    from luskin_core.counting import sql_rules
     from luskin_core.spec.conditions import parse_condition
 
     frame, table = _few_valued(120_000)
     path = tmp_path / "few.parquet"
     pq.write_table(table, path)
     asked = []
-    real = counting.count_sql
+    real = sql_rules.count_sql
     monkeypatch.setattr(files, "count_sql", lambda *a: asked.append(a[-1]) or real(*a))
     specs = [AuditSpec("y", 1, group_by=("g",), strata=("tenths",)),
              AuditSpec("y", 1, group_by=("g", "tenths"), strata=("stars",), population=(parse_condition("stars > 2"),)),

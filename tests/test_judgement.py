@@ -24,7 +24,7 @@ from luskin_core.analyses.audit import AuditResult, audit, result_from_counts
 from luskin_core.analyses.findings import findings
 from luskin_core.analyses.regulator_eeoc import eeoc_part
 from luskin_core.analyses.regulator_ll144 import ll144_audit, ll144_from_count_table
-from luskin_core.counting.counts import CountTable
+from luskin_core.counting.count_table import CountTable
 from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.stats.judgement import FOUR_FIFTHS, Judgement, ReferenceRule
 from luskin_core.stats.verdict import Verdict

@@ -482,8 +482,8 @@ def _window(frame: pd.DataFrame, spec: ScanSpec) -> int:
 def test_grouping_sets_count_every_group_as_pandas_does():
     """One GROUPING SETS query gives every group's rows and events: pandas' groupby over the same bins, with
     missing values as their own group and rows without an outcome left out."""
-    from luskin_core.counting.counts import plan_for_frame
     from luskin_core.counting.grouping import grouping_set_counts, membership_counts
+    from luskin_core.counting.memory import plan_for_frame
 
     rng = np.random.default_rng(31)
     n = 8_000

@@ -154,7 +154,7 @@ def test_groups_alike_in_a_cell_are_computed_once_and_give_exactly_each_ones_own
     entry computed on its own. On a sparse cross (age x country within relationship x sex: half its entries have no
     rows), and on two cells where group A has the same counts, siblings' rows and siblings' share, but its siblings
     differ from each other in one cell only: A's mixtures differ there (the cells' kappa), so they are not shared."""
-    from luskin_core.counting.counts import CountTable
+    from luskin_core.counting.count_table import CountTable
     from luskin_core.stats import shrinkage
 
     sparse = AuditSpec("income", ">50K", group_by=("age", "native-country"), strata=("relationship", "sex"))
@@ -211,7 +211,7 @@ def _exact(table, spec, monkeypatch):
 
 
 def _hmda_like(rows: int, seed: int = 3):
-    from luskin_core.counting.counts import CountTable
+    from luskin_core.counting.count_table import CountTable
 
     rng = np.random.default_rng(seed)
     races = np.array([.6, .12, .08, .02, .01, .04, .13])

@@ -75,7 +75,7 @@ def adjust(data: Any, spec: AuditSpec, controls: Sequence[str] = (), *, categori
     column, or crosses), the reference the audit's :func:`~luskin_core.stats.comparisons.choose_reference`.
     A yes/no outcome gets a logistic model, a score outcome (``outcome_type="score"``) a linear
     one on the number itself. A numeric control is read as the audit and the scan read a column: as categories
-    when it holds few values or whole-number codes (:func:`~luskin_core.counting.counts.read_as_categories`), else
+    when it holds few values or whole-number codes (:func:`~luskin_core.counting.plan.read_as_categories`), else
     as a straight line; ``as_numbers`` fits such codes as straight lines all the same, ``categorical`` reads
     numbers with many values as categories (the result's ``codes`` and ``reading`` say what was read which way);
     ``bins`` cuts numeric controls into that many bins of equal shares of the audited rows (cut

@@ -33,11 +33,12 @@ from luskin_core.analyses.adjust_model import (
     spline_note,
     spline_probs,
 )
-from luskin_core.counting.counts import CROSS, UNKNOWN
 from luskin_core.counting.executor import exact_plan, group_names
+from luskin_core.counting.plan import CROSS
 from luskin_core.counting.sources import Source, check_exprs, is_numeric, load_ibis, mask_expr, outcome_expr, part_expr
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
+from luskin_core.spec.unknown import UNKNOWN
 
 
 def resolved_controls(source: Source, spec: AuditSpec, controls: Sequence[str], categorical: Sequence[str],

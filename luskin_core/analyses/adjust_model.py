@@ -15,12 +15,13 @@ import numpy as np
 import pandas as pd
 from scipy import linalg, sparse, special
 
-from luskin_core.counting.counts import UNKNOWN, plan_for_frame, row_group_labels
 from luskin_core.counting.executor import executor_for, group_names
+from luskin_core.counting.memory import plan_for_frame, row_group_labels
 from luskin_core.counting.prepared import prepare
 from luskin_core.errors import LuskinError
 from luskin_core.formatting import amount_digits, format_amount, format_p, format_percent, format_points, points
 from luskin_core.spec.audit_spec import AuditSpec, resolve_column
+from luskin_core.spec.unknown import UNKNOWN
 from luskin_core.stats.comparisons import choose_reference
 from luskin_core.stats.judgement import Judgement
 from luskin_core.stats.verdict import Verdict
@@ -387,7 +388,7 @@ def cells_from_frame(frame: pd.DataFrame, spec: AuditSpec, controls: Sequence[st
     rows = prepared.frame
     knots: dict[str, tuple[float, ...]] = {}
     if splines:
-        from luskin_core.counting.counts import FrameFacts
+        from luskin_core.counting.memory import FrameFacts
 
         population = plan_for_frame(frame, spec).population
         counts = spline_counts(frame, splines)
@@ -396,7 +397,7 @@ def cells_from_frame(frame: pd.DataFrame, spec: AuditSpec, controls: Sequence[st
             knots[name] = spline_knots(name, FrameFacts(frame, population).quantiles(name, spline_probs(count)))
     binned: dict[str, np.ndarray] = {}
     if bins:
-        from luskin_core.counting.counts import FrameFacts
+        from luskin_core.counting.memory import FrameFacts
 
         population = plan_for_frame(frame, spec).population
         for name, count in bin_counts(frame, bins).items():
@@ -482,7 +483,7 @@ def bin_probs(count: int) -> list[float]:
 
 def bin_part(name: str, quantiles: Sequence[float]) -> Any:
     """The cut points (rounded as the audit rounds its group bins, so engines agree) as a key part with labels."""
-    from luskin_core.counting.counts import KeyPart, round_significant
+    from luskin_core.counting.plan import KeyPart, round_significant
 
     low, *inner = quantiles
     cuts = sorted({round_significant(q) for q in inner if math.isfinite(q)})
@@ -518,7 +519,7 @@ def spline_probs(count: int) -> list[float]:
 
 def spline_knots(name: str, quantiles: Sequence[float]) -> tuple[float, ...]:
     """The knots (rounded as the audit rounds its group bins, so engines agree), at least 3 distinct ones."""
-    from luskin_core.counting.counts import round_significant
+    from luskin_core.counting.plan import round_significant
 
     knots = tuple(sorted({round_significant(q) for q in quantiles if math.isfinite(q)}))
     if len(knots) < 3:
@@ -589,7 +590,7 @@ def category_codes(values: Any) -> tuple[np.ndarray, list[str]]:
 
 
 def number_text(value: Any) -> str:
-    from luskin_core.counting.counts import plain_number
+    from luskin_core.counting.plan import plain_number
 
     return plain_number(value)
 
@@ -954,7 +955,7 @@ def reference_group(cells: Cells, spec: AuditSpec) -> tuple[str, list[str]]:
     """The audit's reference over the analysed rows, and every group (audit order)."""
     frame = cells.frame
     by_group = frame.groupby("group", sort=False)[["n", "k"]].sum()
-    from luskin_core.counting.counts import CountTable
+    from luskin_core.counting.count_table import CountTable
 
     present = [g for g in by_group.index]
     order = _audit_order(present, spec)

@@ -2,7 +2,7 @@
 
 A numeric control with few values (an education code 0-5, age bands 4-15, a branch number) is read as the
 audit and the scan read such a column, value by value
-(:func:`luskin_core.counting.counts.read_as_categories`): each value its own effect, never a straight line
+(:func:`luskin_core.counting.plan.read_as_categories`): each value its own effect, never a straight line
 through the codes. A number with many values (age, hours) is fitted as a straight line. The user may still
 fit a code as a straight line (``as_numbers``) or read a number as categories (``categorical``); the result
 says which controls were read which way (:func:`reading_sentence`), so the choice is never silent.
@@ -26,8 +26,8 @@ def code_controls(data: Any, spec: AuditSpec, controls: Sequence[str], *, catego
     (``as_numbers``), cut into bins or fitted as curves (their own numeric choices). ``data`` is a pandas frame or
     a source; its distinct counts are read over the audited population, as the audit reads them.
     """
-    from luskin_core.counting.counts import read_as_categories
     from luskin_core.counting.executor import executor_for
+    from luskin_core.counting.plan import read_as_categories
 
     facts = executor_for(data).facts(spec)
     given = [facts.resolve(name, "control") for name in (*controls, *as_numbers)]

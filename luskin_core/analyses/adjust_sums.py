@@ -60,10 +60,11 @@ from luskin_core.analyses.adjust_model import (
     spline_term_name,
     without_columns,
 )
-from luskin_core.counting.counts import CROSS, UNKNOWN
+from luskin_core.counting.plan import CROSS
 from luskin_core.counting.sources import Source, check_exprs, load_ibis, mask_expr, outcome_expr, part_expr
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
+from luskin_core.spec.unknown import UNKNOWN
 from luskin_core.stats.inference import critical_value
 
 MAX_PASSES = 30

@@ -7,7 +7,7 @@ complement, or strata of control columns), with intervals, tests adjusted for th
 comparisons, impact ratios, a pooled view across cells and a verdict that separates a real gap
 from chance and from too few rows (see :mod:`luskin_core.stats.comparisons`).
 
-Every number comes from one count table (:mod:`luskin_core.counting.counts`), made by one aggregation.
+Every number comes from one count table (:mod:`luskin_core.counting.count_table`), made by one aggregation.
 One truth: the comparisons' verdicts. For the paper's setup (two classes, one filter) the
 result also keeps the paper's view, ``cells`` (each class in each filter cell) and ``gaps``
 (one per cell), but a gap is a view of that cell's comparison: the same difference (group
@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from luskin_core.analyses import narrative
-from luskin_core.counting.counts import CountTable, count_arrays
+from luskin_core.counting.count_table import CountTable
 from luskin_core.counting.executor import counted_table, executor_for, group_names
 from luskin_core.counting.ibis_source import Source
+from luskin_core.counting.memory import count_arrays
 from luskin_core.counting.prepared import Prepared, prepare
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
@@ -197,7 +198,7 @@ class AuditResult:
 
         Compared and shown, but not counted in the verdict, the headline or the findings: their members
         belong to the groups compared, and regulators set unknowns apart too. None for a protected condition,
-        whose unknown rows are left out (:data:`luskin_core.counting.counts.REASONS`), and never the reference
+        whose unknown rows are left out (:data:`luskin_core.counting.plan.REASONS`), and never the reference
         (a user may name "Unknown" as the one to compare with)."""
         return self.judgement.unknown
 
@@ -407,7 +408,7 @@ def _check_predictions(predictions: Any, frame: pd.DataFrame, prepared: Prepared
             f"There are {values.shape[0]} predictions for {len(frame)} rows: give one prediction per row."
         )
     if values.dtype.kind in "OUS":  # text: true/false, yes/no, 0/1 in any spelling, as a prediction column
-        from luskin_core.counting.counts import FALSE_WORDS, TRUE_WORDS
+        from luskin_core.counting.plan import FALSE_WORDS, TRUE_WORDS
 
         words = pd.Series(values, dtype="string").str.strip().str.lower()
         if not words.isin((*TRUE_WORDS, *FALSE_WORDS)).fillna(False).all():

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from luskin_core.counting.counts import CROSS
+from luskin_core.counting.plan import CROSS
 from luskin_core.formatting import format_p, format_percent, points
 from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.stats.comparisons import CRITERION_NAMES, Comparison, PooledComparison

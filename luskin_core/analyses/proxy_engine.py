@@ -162,7 +162,7 @@ def _row_probabilities(source: Any, t: Any, names_t: Any, geos_t: Any, *, surnam
     """Each row's BISG probabilities (with bisg_rows' fallbacks), its most likely group and its bin, in the engine."""
     import ibis  # type: ignore[import-untyped]
 
-    from luskin_core.counting.counts import label_rule
+    from luskin_core.counting.rules import label_rule
     from luskin_core.counting.sources import table_kind, to_ibis
 
     label = to_ibis(label_rule(outcome, positive, table_kind(t)), t)   # the audit's own rule for the outcome

@@ -479,7 +479,7 @@ def ll144_from_count_table(table: Any, *, exclude_small: bool = False, scoring: 
 
     With ``adverse``, the counted outcome is bad for the person and "selected" is its complement.
     """
-    from luskin_core.counting.counts import UNKNOWN
+    from luskin_core.spec.unknown import UNKNOWN
 
     n = table.n.sum(axis=1)
     k = table.positives.sum(axis=1)

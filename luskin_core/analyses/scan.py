@@ -6,7 +6,7 @@ Every combination of 1..depth of the scanned columns and their values (missing v
 observed rate against the model's predicted probability) is compared with everyone else's.
 
 One count table does it all: the full cross of the scanned columns, counted by the same counting plan
-as every audit (:mod:`luskin_core.counting.counts`: in memory, DuckDB for files, PostgreSQL, Spark),
+as every audit (:mod:`luskin_core.counting`: in memory, DuckDB for files, PostgreSQL, Spark),
 with the first column as the group key and the others as strata. Every group is a marginal sum of that
 table, and so is every null replicate (:mod:`luskin_core.stats.subgroups`), so the rows are read once.
 
@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from luskin_core.counting.counts import KEPT, KeyPart, Plan, RawCounts
+from luskin_core.counting.count_table import RawCounts
+from luskin_core.counting.plan import KEPT, KeyPart, Plan
 from luskin_core.counting.sources import Source
 from luskin_core.errors import LuskinError
 from luskin_core.formatting import format_memory, format_p, format_percent, format_points, points
@@ -529,7 +530,7 @@ def suited_columns(frame: pd.DataFrame, candidates: Sequence[str], few: int = DE
     few ranges ("age 25-34"); not a column with one value (or none), nor a number per row (an identifier or a survey weight: named so, or whole
     numbers that many rows hold alone, :func:`per_row_values`) nor codes with many values (whole numbers
     taken value by value: each would be a group of its own)."""
-    from luskin_core.counting.counts import cut_into_ranges
+    from luskin_core.counting.memory import cut_into_ranges
 
     chosen = []
     for column in candidates:
@@ -721,8 +722,8 @@ def _bar(calibration: Any, groups: sg.Groups, cells: sg.Cells, g: int) -> float:
 
 def _of_unknown_category(g: int, groups: sg.Groups, table: _Table) -> bool:
     """Whether a group has a condition on a value of unknown category ("Unknown", "Decline to self-identify"):
-    the audit's one rule, :func:`luskin_core.counting.counts.is_unknown_group`, on its values."""
-    from luskin_core.counting.counts import CROSS, is_unknown_group
+    the audit's one rule, :func:`luskin_core.counting.plan.is_unknown_group`, on its values."""
+    from luskin_core.counting.plan import CROSS, is_unknown_group
     from luskin_core.spec.unknown import UNKNOWN
 
     code = groups.codes[g]
@@ -1047,7 +1048,7 @@ def _replace_table(table: _Table, **changes: Any) -> _Table:
 def bin_label(part: KeyPart, index: int, whole: bool) -> str:
     """A range's name people read: "age under 25", "age 25-34", "age 65 or over" (whole numbers), or
     "score 0.25 to under 0.5" (a range of any numbers: its lower end included, its upper end not)."""
-    from luskin_core.counting.counts import plain_number
+    from luskin_core.counting.plan import plain_number
 
     cuts, column = part.cuts, part.column
     if index == 0:

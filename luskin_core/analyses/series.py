@@ -58,16 +58,10 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from luskin_core.counting.counts import (
-    COUNT_COLUMNS,
-    KEPT,
-    CountTable,
-    KeyPart,
-    RawCounts,
-    aggregate_frame,
-    plan_for_frame,
-)
+from luskin_core.counting.count_table import CountTable, RawCounts
 from luskin_core.counting.executor import count_plan
+from luskin_core.counting.memory import aggregate_frame, plan_for_frame
+from luskin_core.counting.plan import COUNT_COLUMNS, KEPT, KeyPart
 from luskin_core.errors import LuskinError
 from luskin_core.formatting import format_p, format_percent, format_points
 from luskin_core.spec.audit_spec import AuditSpec, resolve_column
@@ -622,7 +616,7 @@ def _check_role(spec: AuditSpec, column: str) -> None:
 
 def series_from_raw(raw: RawCounts, plan: Any, spec: AuditSpec, *, column: str, every: str,
                     period_format: str | None, source: str, keep_flagged: bool = False) -> SeriesResult:
-    """The series from one raw count table with a ``period`` key (see :func:`luskin_core.counting.counts.aggregate_frame`)."""
+    """The series from one raw count table with a ``period`` key (see :func:`luskin_core.counting.memory.aggregate_frame`)."""
     from luskin_core.analyses.audit import result_from_counts
 
     keys = pd.to_numeric(pd.Series(raw["period"], dtype=object), errors="coerce")

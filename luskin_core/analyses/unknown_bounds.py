@@ -27,7 +27,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from luskin_core.counting.counts import ALL_ROWS, is_unknown_group
+from luskin_core.counting.plan import ALL_ROWS, is_unknown_group
 from luskin_core.formatting import format_number, format_points
 from luskin_core.spec.unknown import is_unknown_value
 
@@ -67,7 +67,7 @@ def _minus(a: float | None, b: float | None) -> float | None:
 def unknown_cells(table: Any, named: Collection[str] = ()) -> dict[str | None, tuple[int, int]]:
     """Per cell label (None for one cell of all rows), the rows of a count table whose group is unknown (a part of
     the group's label is "Unknown" or spells it, :func:`~luskin_core.spec.unknown.is_unknown_value`, and is not one
-    of the values a protected condition ``named``: :func:`~luskin_core.counting.counts.is_unknown_group`) and how
+    of the values a protected condition ``named``: :func:`~luskin_core.counting.plan.is_unknown_group`) and how
     many of them have the counted outcome."""
     out: dict[str | None, tuple[int, int]] = {}
     for gi, group in enumerate(table.groups):
@@ -95,7 +95,7 @@ def condition_named(spec: Any) -> tuple[str, ...]:
 def unknown_rows(data: Any, spec: Any) -> dict[str | None, tuple[int, int]]:
     """Per cell, the rows whose protected value is missing and how many have the counted outcome (for a
     protected condition; {} for an audit by columns, whose unknown rows are its "Unknown" group)."""
-    from luskin_core.counting.counts import CountTable
+    from luskin_core.counting.count_table import CountTable
     from luskin_core.counting.executor import count_plan, executor_for
 
     if spec.protected is None:

@@ -33,7 +33,7 @@ from luskin_core.spec.options import EqualizeOptions, RetrainOptions, ThresholdO
 
 if TYPE_CHECKING:
     from luskin_core.analyses.audit import AuditResult
-    from luskin_core.counting.counts import CountTable
+    from luskin_core.counting.count_table import CountTable
     from luskin_core.spec.audit_spec import AuditSpec
 
 DECISIONS = "decisions"      # the share with a positive decision, per group and cell (controlled fairness)
@@ -191,7 +191,7 @@ class CorrectionStage:
 
     def decision_table(self, group_in_protected: tuple[bool, ...] | None = None) -> CountTable:
         """The count table of this model's decisions (what ``count_arrays`` builds from the rows)."""
-        from luskin_core.counting.counts import CountTable
+        from luskin_core.counting.count_table import CountTable
 
         groups = self.groups
         cells = tuple(dict.fromkeys((c.cell_key, c.cell) for c in self.counts))

@@ -3,7 +3,7 @@
 DuckDB runs the rules over a pandas frame in one query, but a query has a fixed cost (registering
 the frame, planning, starting its threads) that was a third of a small audit: on the Adult preset's
 48,842 rows this module is faster than DuckDB's query (benchmarks/results/code_timings.md). The rules are not written again: this
-module reads the same expression trees (:func:`luskin_core.counting.counts.count_rules`) as the SQL
+module reads the same expression trees (:func:`luskin_core.counting.rules.count_rules`) as the SQL
 and Ibis executors, with SQL's meaning (a missing value makes a comparison missing, ``and``/``or``
 follow three-valued logic, a CASE's missing condition takes the ELSE branch, a floating NaN is
 missing). Whatever it cannot read exactly as DuckDB does (a text cast of a number, which DuckDB

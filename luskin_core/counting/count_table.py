@@ -1,5 +1,5 @@
 """The count table: an executor's raw counts shaped alike (:func:`finish_raw`), then labelled into a complete group x
-cell grid (:class:`CountTable`). Step 3 of :mod:`luskin_core.counting.counts`."""
+cell grid (:class:`CountTable`). Step 3 of :mod:`luskin_core.counting`."""
 
 from __future__ import annotations
 

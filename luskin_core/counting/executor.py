@@ -1,8 +1,8 @@
 """One protocol for every place an audit is counted, and the one walk from a specification to a checked count table.
 
 An executor (an in-memory frame, a file counted by DuckDB's SQL, a table behind Ibis) answers two
-questions: its :class:`~luskin_core.counting.counts.Facts` about the columns (``facts(spec)``), from
-which :func:`~luskin_core.counting.counts.build_plan` makes the plan, and the raw count table of a
+questions: its :class:`~luskin_core.counting.plan.Facts` about the columns (``facts(spec)``), from
+which :func:`~luskin_core.counting.plan.build_plan` makes the plan, and the raw count table of a
 plan (``count(plan)``). :func:`count_plan` walks every executor through the same steps (including
 the engines' one-scan shortcut: facts read from the first rows, checked by the count itself), and
 :func:`counted_table` makes the labelled count table and checks it once, in one wording, whatever
@@ -15,17 +15,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from luskin_core.counting.counts import (
-    CountTable,
-    Facts,
-    FrameFacts,
-    KeyPart,
-    Plan,
-    RawCounts,
-    aggregate_frame,
-    build_plan,
-)
+from luskin_core.counting.count_table import CountTable, RawCounts
+from luskin_core.counting.memory import FrameFacts, aggregate_frame
 from luskin_core.counting.order import AmountTable, OrderRequest, RawOrder, label
+from luskin_core.counting.plan import Facts, KeyPart, Plan, build_plan
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec, resolve_column
 from luskin_core.spec.conditions import Condition
@@ -48,7 +41,7 @@ class Executor(Protocol):
     kind: str   # the engine's key (luskin_core.counting.engines)
 
     def facts(self, spec: AuditSpec) -> Facts:
-        """The facts :func:`~luskin_core.counting.counts.build_plan` reads (a LuskinError when there is no row).
+        """The facts :func:`~luskin_core.counting.plan.build_plan` reads (a LuskinError when there is no row).
 
         Their ``assumed`` columns (values read from the first rows only) are checked by the count, and
         ``settle(columns)`` counts them exactly (:func:`count_plan`).

@@ -2,7 +2,7 @@
 and DuckDB database files.
 
 A :class:`FileSource` renders the plan's facts and the counting query as SQL text from
-:mod:`luskin_core.counting.counts`' rules (:func:`~luskin_core.counting.counts.to_sql`) and runs them on
+:mod:`luskin_core.counting.rules`' rules (:func:`~luskin_core.counting.sql_rules.to_sql`) and runs them on
 Luskin's own DuckDB: no Ibis import, no look-ahead query, and a Parquet file's integer codes read
 from its row-group statistics rather than counted in a scan. Everything else a source does (the
 model tools' sample, derived columns, the adjusted audit) opens the same file through Ibis
@@ -20,29 +20,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from luskin_core.counting.counts import (
-    BOOL,
-    MAX_CODES,
-    NUMERIC,
-    TEXT,
-    FactsBase,
-    Plan,
-    RawCounts,
-    conjunction_rule,
-    count_rules,
-    count_sql,
-    duck_cursor,
-    finish_raw,
-    sql_literal,
-    sql_name,
-    to_sql,
-)
+from luskin_core.counting.count_table import RawCounts, finish_raw
 from luskin_core.counting.deadline import Timer, interrupt_after, over_deadline
 from luskin_core.counting.engines import engine, engine_for, open_source
 from luskin_core.counting.executor import listed_values
 from luskin_core.counting.ibis_facts import LOOK_ROWS
 from luskin_core.counting.ibis_rules import duckdb_connect, engine_message, plain_value
 from luskin_core.counting.ibis_source import Source
+from luskin_core.counting.memory import duck_cursor
+from luskin_core.counting.plan import MAX_CODES, FactsBase, Plan
+from luskin_core.counting.rules import BOOL, NUMERIC, TEXT, conjunction_rule, count_rules
+from luskin_core.counting.sql_rules import count_sql, sql_literal, sql_name, to_sql
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.spec.conditions import Condition
@@ -119,8 +107,8 @@ _SQL_NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT
 class FileSource(Source):
     """A CSV or Parquet file (or a folder of Parquet files) that an audit counts with DuckDB's SQL directly.
 
-    The plan's facts and the counting query are SQL text rendered from :mod:`luskin_core.counting.counts`'
-    rules (:func:`~luskin_core.counting.counts.to_sql`), run on Luskin's own DuckDB: no Ibis import, no
+    The plan's facts and the counting query are SQL text rendered from :mod:`luskin_core.counting.rules`'
+    rules (:func:`~luskin_core.counting.sql_rules.to_sql`), run on Luskin's own DuckDB: no Ibis import, no
     look-ahead query. Everything else a :class:`Source` does (the model tools' sample, derived
     columns, the adjusted audit) opens the same file through Ibis the first time it is asked for.
     """
@@ -279,7 +267,7 @@ class FileSource(Source):
         return list(self.types())
 
     def kind_of(self, column: str) -> str:
-        """NUMERIC, BOOL or TEXT (:mod:`luskin_core.counting.counts`' kinds)."""
+        """NUMERIC, BOOL or TEXT (:mod:`luskin_core.counting.rules`' kinds)."""
         dtype = self.types()[column].upper()
         if dtype == "BOOLEAN":
             return BOOL
@@ -445,7 +433,7 @@ class FileSource(Source):
 
 
 class SqlFacts(FactsBase):
-    """:class:`~luskin_core.counting.counts.Facts` of a :class:`FileSource`, over the audited population, in DuckDB SQL.
+    """:class:`~luskin_core.counting.plan.Facts` of a :class:`FileSource`, over the audited population, in DuckDB SQL.
 
     How many values a numeric key column holds is read without a scan where it can be: from a
     Parquet file's row-group statistics (a bound, :meth:`FileSource.integer_range`), else from the

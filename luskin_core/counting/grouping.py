@@ -2,7 +2,7 @@
 
 A subgroup scan whose full cross of columns is too large to hold needs only the groups it scans (every set
 of 1..depth columns): :func:`grouping_set_counts` counts them all in one query with ``GROUP BY GROUPING
-SETS``, from the same counting rules every audit runs (:func:`~luskin_core.counting.counts.count_rules`:
+SETS``, from the same counting rules every audit runs (:func:`~luskin_core.counting.rules.count_rules`:
 the same keys, bins and rows left out). :func:`membership_counts` then counts, for a few groups, the rows by
 which of them they belong to (what is needed to tell which of overlapping groups carries a gap).
 
@@ -18,17 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from luskin_core.counting.counts import (
-    Plan,
-    count_rules,
-    frame_kind,
-    metric_rules,
-    rule_columns,
-    run_frame_query,
-    sql_literal,
-    sql_name,
-    to_sql,
-)
+from luskin_core.counting.memory import frame_kind, run_frame_query
+from luskin_core.counting.plan import Plan
+from luskin_core.counting.rules import count_rules, metric_rules, rule_columns
+from luskin_core.counting.sql_rules import sql_literal, sql_name, to_sql
 from luskin_core.errors import LuskinError
 
 # Conditions packed per BIGINT word of a membership (bit 63 left alone: the sign).

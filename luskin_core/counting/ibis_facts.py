@@ -1,4 +1,4 @@
-"""What an Ibis source knows about its columns (:class:`~luskin_core.counting.counts.Facts`), asked of its engine.
+"""What an Ibis source knows about its columns (:class:`~luskin_core.counting.plan.Facts`), asked of its engine.
 
 One scan where it can be: whether a numeric group or strata column has at most 20 values (taken
 value by value) is first read from the table's first rows (a LIMIT query, which reads a row group
@@ -13,8 +13,8 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from luskin_core.counting.counts import FactsBase
 from luskin_core.counting.ibis_rules import conjunction_expr, is_numeric, load_ibis, plain_value
+from luskin_core.counting.plan import FactsBase
 from luskin_core.spec.conditions import Condition
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ LOOK_ROWS = 50_000
 
 
 class EngineFacts(FactsBase):
-    """:class:`~luskin_core.counting.counts.Facts` of a source, over the audited population."""
+    """:class:`~luskin_core.counting.plan.Facts` of a source, over the audited population."""
 
     def __init__(self, source: Source, population: Sequence[Condition] = ()) -> None:
         self.source = source

@@ -1,6 +1,6 @@
-"""The counting rules of :mod:`luskin_core.counting.counts` as Ibis expressions, and what every Ibis source shares.
+"""The counting rules of :mod:`luskin_core.counting.rules` as Ibis expressions, and what every Ibis source shares.
 
-The rules are written once as expression trees (:func:`~luskin_core.counting.counts.count_rules`);
+The rules are written once as expression trees (:func:`~luskin_core.counting.rules.count_rules`);
 :func:`to_ibis` renders them for PostgreSQL, Spark and DuckDB tables (the in-memory path and files
 render the same trees as DuckDB SQL). Column names come from users' files: they are never pasted
 into SQL text; Ibis quotes them. Ibis is imported on first use (:func:`ibis`).
@@ -14,19 +14,19 @@ from typing import Any
 
 import numpy as np
 
-from luskin_core.counting.counts import (
+from luskin_core.counting.engines import engine
+from luskin_core.counting.plan import Plan
+from luskin_core.counting.rules import (
     BOOL,
     NUMERIC,
     TEXT,
     Expr,
-    Plan,
     check_rules,
     condition_rule,
     conjunction_rule,
     outcome_rule,
     part_rule,
 )
-from luskin_core.counting.engines import engine
 from luskin_core.spec.conditions import Condition
 
 
@@ -120,7 +120,7 @@ def unseen_expr(col: Any, seen: Sequence[Any]) -> Any:
 
 
 # ------------------------------------------------------------------------------------------
-# The row rules of luskin_core.counting.counts, rendered as Ibis expressions
+# The row rules of luskin_core.counting.rules, rendered as Ibis expressions
 # ------------------------------------------------------------------------------------------
 def table_kind(t: Any) -> Any:
     """``kind(column)`` of an Ibis table's columns (NUMERIC, BOOL or TEXT), as the rules need it."""
@@ -135,7 +135,7 @@ def table_kind(t: Any) -> Any:
 
 
 def to_ibis(expr: Expr, t: Any, columns: dict[str, Any] | None = None) -> Any:
-    """A rule of :mod:`luskin_core.counting.counts` (an expression tree) as an Ibis expression over ``t``.
+    """A rule of :mod:`luskin_core.counting.rules` (an expression tree) as an Ibis expression over ``t``.
 
     ``columns`` replaces some columns by expressions (a key assumed to hold few values).
     """
@@ -186,7 +186,7 @@ _IBIS_CASTS = {"float": "float64", "text": "string", "int": "int32", "bool": "bo
 
 
 def mask_expr(t: Any, condition: Condition) -> Any:
-    """Where the condition holds (False where the value is missing): :func:`~luskin_core.counting.counts.condition_rule`."""
+    """Where the condition holds (False where the value is missing): :func:`~luskin_core.counting.rules.condition_rule`."""
     return to_ibis(condition_rule(condition, table_kind(t)), t)
 
 
@@ -195,19 +195,19 @@ def conjunction_expr(t: Any, conditions: Sequence[Condition]) -> Any:
 
 
 def check_exprs(t: Any, plan: Plan) -> list[tuple[int, Any]]:
-    """Why a row may be left out (:func:`~luskin_core.counting.counts.check_rules`), as Ibis expressions."""
+    """Why a row may be left out (:func:`~luskin_core.counting.rules.check_rules`), as Ibis expressions."""
     return [(code, to_ibis(e, t)) for code, e in check_rules(plan, table_kind(t))]
 
 
 def part_expr(t: Any, part: Any, assumed: dict[str, list[Any]] | None = None) -> Any:
-    """A key part (:func:`~luskin_core.counting.counts.part_rule`); a column in ``assumed`` cannot multiply the keys."""
+    """A key part (:func:`~luskin_core.counting.rules.part_rule`); a column in ``assumed`` cannot multiply the keys."""
     columns = {part.column: assumed_key(t[part.column], assumed[part.column])} \
         if assumed and part.column in assumed else None
     return to_ibis(part_rule(part), t, columns)
 
 
 def outcome_expr(t: Any, plan: Plan) -> Any:
-    """The outcome as a boolean (:func:`~luskin_core.counting.counts.outcome_rule`); NULL where it is missing."""
+    """The outcome as a boolean (:func:`~luskin_core.counting.rules.outcome_rule`); NULL where it is missing."""
     return to_ibis(outcome_rule(plan, table_kind(t)), t)
 
 

@@ -2,7 +2,7 @@
 
 An audit needs only counts, so a :class:`Source` gives the plan's facts from its engine
 (:class:`~luskin_core.counting.ibis_facts.EngineFacts`) and the raw count table in one aggregation:
-the rows never travel. The counting rules are :mod:`luskin_core.counting.counts`' own, rendered
+the rows never travel. The counting rules are :mod:`luskin_core.counting.rules`' own, rendered
 as Ibis expressions (:mod:`luskin_core.counting.ibis_rules`), so every engine gives the same count
 table and audit as the in-memory path. What differs between engines is declared in
 :mod:`luskin_core.counting.engines` (``source.engine``), never tested by name.
@@ -14,14 +14,7 @@ import copy
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from luskin_core.counting.counts import (
-    Facts,
-    Plan,
-    RawCounts,
-    count_rules,
-    finish_raw,
-    metric_rules,
-)
+from luskin_core.counting.count_table import RawCounts, finish_raw
 from luskin_core.counting.deadline import DEFAULT_DEADLINE, Timer, interrupt_after, over_deadline, spark_deadline
 from luskin_core.counting.engines import Engine, engine
 from luskin_core.counting.executor import listed_values
@@ -39,6 +32,8 @@ from luskin_core.counting.ibis_rules import (
     to_ibis,
     unseen_expr,
 )
+from luskin_core.counting.plan import Facts, Plan
+from luskin_core.counting.rules import count_rules, metric_rules
 from luskin_core.counting.sampling import DEFAULT_SAMPLE_CAP, SampleInfo, draw_sample
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
@@ -138,7 +133,7 @@ class Source:
         return facts
 
     def count(self, plan: Plan, *, assumed: dict[str, list[Any]] | None = None) -> RawCounts:
-        """The raw count table (as :func:`~luskin_core.counting.counts.aggregate_frame` makes it), in one aggregation.
+        """The raw count table (as :func:`~luskin_core.counting.memory.aggregate_frame` makes it), in one aggregation.
         Counted through :func:`~luskin_core.counting.executor.count_plan` (which checks ``assumed``) and
         :func:`~luskin_core.counting.executor.counted_table`, as every executor is.
 

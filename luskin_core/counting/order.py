@@ -5,7 +5,7 @@ median's distribution-free interval need *order statistics*: the value at a give
 amounts (the middle two, and the two that bound the interval, whose ranks depend on the group's size). The
 ranks are decided by the statistics (:func:`luskin_core.stats.amounts.needed_ranks`) from the sizes the count
 table gave; this module reads the values at those ranks, over exactly the rows the count table counted (the
-same rules: :func:`~luskin_core.counting.counts.count_rules`), in one query:
+same rules: :func:`~luskin_core.counting.rules.count_rules`), in one query:
 
 * DuckDB (a frame in memory, a CSV or Parquet file, a DuckDB table): ``quantile_disc`` with a list of fractions,
   grouped by the keys. DuckDB's discrete quantile at fraction ``q`` of ``n`` values is the value of rank
@@ -16,7 +16,7 @@ same rules: :func:`~luskin_core.counting.counts.count_rules`), in one query:
 
 Beside them the same query gives each group's rows, mean, sample variance (``var_samp``: the engines' own stable
 algorithm, not the difference of sums), smallest and largest value. The result is labelled as the count table
-is (:func:`~luskin_core.counting.counts.label_keys`), so its groups and cells are the count table's.
+is (:func:`~luskin_core.counting.count_table.label_keys`), so its groups and cells are the count table's.
 """
 
 from __future__ import annotations
@@ -28,19 +28,11 @@ from typing import Any
 
 import numpy as np
 
-from luskin_core.counting.counts import (
-    KEPT,
-    CountTable,
-    Plan,
-    RawCounts,
-    count_rules,
-    frame_kind,
-    label_keys,
-    run_frame_query,
-    sql_name,
-    to_sql,
-    values_and_missing,
-)
+from luskin_core.counting.count_table import CountTable, RawCounts, label_keys, values_and_missing
+from luskin_core.counting.memory import frame_kind, run_frame_query
+from luskin_core.counting.plan import KEPT, Plan
+from luskin_core.counting.rules import count_rules
+from luskin_core.counting.sql_rules import sql_name, to_sql
 from luskin_core.errors import LuskinError
 
 STATS = ("n", "mean", "var", "min", "max")
@@ -187,7 +179,7 @@ def read_duckdb(result: dict[str, Any], plan: Plan, request: OrderRequest) -> Ra
 
 def frame_order(frame: Any, plan: Plan, request: OrderRequest) -> RawOrder:
     """The order statistics of an in-memory frame (DuckDB over its columns, as the count)."""
-    from luskin_core.counting.counts import rule_columns
+    from luskin_core.counting.rules import rule_columns
 
     kind = frame_kind(frame)
     rules = count_rules(plan, kind)

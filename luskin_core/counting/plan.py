@@ -1,5 +1,5 @@
 """The count plan: how each row of an audit is keyed, checked and counted, decided from the specification and a few
-facts about the columns (:func:`build_plan`). Step 1 of :mod:`luskin_core.counting.counts`."""
+facts about the columns (:func:`build_plan`). Step 1 of :mod:`luskin_core.counting`."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The rows an audit or a model sees: the specification applied to a frame in memory.
 
 :func:`prepare` restricts a frame to the population and to decidable rows, with exactly the rules
-and the reasons the count table uses (:mod:`luskin_core.counting.counts`), so the model tools train
+and the reasons the count table uses (:func:`~luskin_core.counting.memory.row_reasons`, :data:`~luskin_core.counting.plan.REASONS`), so the model tools train
 on the rows the audit counted.
 """
 
@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from luskin_core.counting.counts import REASONS, outcome_values, plan_for_frame, row_group_labels, row_reasons
+from luskin_core.counting.memory import outcome_values, plan_for_frame, row_group_labels, row_reasons
+from luskin_core.counting.plan import REASONS
 from luskin_core.errors import LuskinError
 from luskin_core.spec import validation as _check
 from luskin_core.spec.audit_spec import AuditSpec, resolve_column
@@ -50,7 +51,7 @@ class Prepared:
 def nothing_to_audit(plan: Any, reasons: dict[str, int]) -> LuskinError:
     """The error when every row lacks a value the audit needs, naming only the columns that lack them.
 
-    ``reasons`` counts the rows left out per reason (:data:`luskin_core.counting.counts.REASONS`; a row is
+    ``reasons`` counts the rows left out per reason (:data:`luskin_core.counting.plan.REASONS`; a row is
     counted under the first that applies, so the outcome alone means the outcome is empty).
     """
     shown = _check.shown
@@ -72,7 +73,7 @@ def prepare(frame: pd.DataFrame, spec: AuditSpec, *, check_positive: bool = True
             allow_groups: bool = False) -> Prepared:
     """Restrict to the population and to decidable rows; compute labels, classes and cells.
 
-    The rows left out, and why, are exactly the audit's (:func:`luskin_core.counting.counts.row_reasons`).
+    The rows left out, and why, are exactly the audit's (:func:`luskin_core.counting.memory.row_reasons`).
     Groups formed by the values of columns are accepted only by tools that handle many groups
     (``allow_groups``); the others compare a protected group with the rest and say so.
     """

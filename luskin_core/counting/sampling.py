@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from luskin_core.counting.counts import Plan
 from luskin_core.counting.executor import exact_plan
 from luskin_core.counting.ibis_rules import load_ibis, mask_expr, outcome_expr, part_expr, plain_value
+from luskin_core.counting.plan import Plan
 from luskin_core.errors import LuskinError
 
 if TYPE_CHECKING:

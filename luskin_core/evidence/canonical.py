@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from luskin_core.counting.counts import COUNT_COLUMNS, CountTable
+from luskin_core.counting.count_table import CountTable
+from luskin_core.counting.plan import COUNT_COLUMNS
 from luskin_core.errors import LuskinError
 
 _FLOATS = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}

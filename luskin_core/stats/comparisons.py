@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from luskin_core.counting.counts import CountTable
+from luskin_core.counting.count_table import CountTable
 from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.stats.inference import (
     adjust_p,

@@ -48,12 +48,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from luskin_core.counting.counts import is_unknown_group
+from luskin_core.counting.plan import is_unknown_group
 from luskin_core.spec.audit_spec import Direction
 from luskin_core.stats.verdict import ALPHA, Verdict
 
 if TYPE_CHECKING:
-    from luskin_core.counting.counts import CountTable
+    from luskin_core.counting.count_table import CountTable
     from luskin_core.spec.audit_spec import AuditSpec
 
 FOUR_FIFTHS = Fraction(4, 5)

@@ -58,7 +58,8 @@ from typing import Any
 import numpy as np
 from scipy.special import betainc, betaincinv, betaln, ndtr, ndtri
 
-from luskin_core.counting.counts import CROSS, CountTable
+from luskin_core.counting.count_table import CountTable
+from luskin_core.counting.plan import CROSS
 from luskin_core.spec.audit_spec import AuditSpec
 
 LEVEL = 0.95
