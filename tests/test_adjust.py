@@ -469,7 +469,7 @@ def test_engine_sums_on_a_file_leave_the_engine_as_they_found_it(adult, tmp_path
             con.register("frame", frame)
             con.execute("CREATE TABLE adult AS SELECT * FROM frame")
         source = open_source(str(tmp_path / "adult.duckdb"), "adult")
-    limit = source._backend.con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+    limit = source.backend.con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
     engine = adjust(source, spec, controls, max_cells=100)
     in_memory = adjust(adult, spec, controls)
     assert "fitted from sums the engine computed" in engine.rows_note
@@ -478,7 +478,7 @@ def test_engine_sums_on_a_file_leave_the_engine_as_they_found_it(adult, tmp_path
         assert b.adjusted_ci_high == pytest.approx(a.adjusted_ci_high, abs=1e-9)
         assert b.explained == pytest.approx(a.explained, abs=1e-9)
     assert engine.diagnostics == in_memory.diagnostics
-    con = source._backend.con
+    con = source.backend.con
     tables = [r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() WHERE temporary").fetchall()]
     assert not [t for t in tables if t.startswith("_luskin_fit_")]
     assert con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] == limit

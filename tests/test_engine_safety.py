@@ -220,7 +220,7 @@ def test_a_query_source_runs_its_query_once_and_a_slow_one_is_stopped_plainly(la
     source.sample(spec, cap=10)
     # The source's session ends; a backend flushes its statistics as it exits, before it leaves pg_stat_activity:
     # once it has left, every scan it made is counted (statistics otherwise arrive up to seconds late).
-    session = source._backend   # the source's own connection (Source keeps it; nothing public closes it)
+    session = source.backend   # the source's own connection (Source keeps it; nothing public closes it)
     pid = session.con.info.backend_pid
     session.disconnect()
     deadline = time.monotonic() + 60

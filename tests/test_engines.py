@@ -305,8 +305,8 @@ setting = "SELECT current_setting('enable_progress_bar')"
 print("plain DuckDB", duckdb.connect().execute(setting).fetchall()[0][0])
 for location, table in (("gen.parquet", None), ("gen.csv", None), ("gen.duckdb", "gen")):
     source = open_source({str(tmp_path)!r} + "/" + location, table)
-    print(location, source._backend.con.execute(setting).fetchall()[0][0])
-print("frame", Source.from_frame(pd.DataFrame({{"a": [1]}}))._backend.con.execute(setting).fetchall()[0][0])
+    print(location, source.backend.con.execute(setting).fetchall()[0][0])
+print("frame", Source.from_frame(pd.DataFrame({{"a": [1]}})).backend.con.execute(setting).fetchall()[0][0])
 """
     out = tmp_path / "out.txt"
     with out.open("w") as stdout:

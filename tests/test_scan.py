@@ -563,6 +563,21 @@ def test_a_scan_too_large_for_its_full_table_counts_its_groups_instead():
     assert abs(c - full.critical_value) < 0.2
 
 
+def test_a_table_behind_ibis_too_large_for_its_full_table_is_refused_in_plain_words():
+    """GROUPING SETS are written for frames and files only: a table behind Ibis over the memory limit gets the
+    scan's plain refusal (it raised "TypeError: 'Source' object is not subscriptable": the check asked the
+    source for a ``counts`` method no executor has, so every Ibis source passed it)."""
+    from luskin_core.counting.grouping import supports
+    from luskin_core.counting.sources import Source
+
+    frame = _frame(60_000, 1, slices=((PLANTED, 0.15),))
+    spec = ScanSpec("y", 1, COLUMNS, replicates=199, calibration="replicates")
+    source = Source.from_frame(frame)
+    assert supports(frame) and not supports(source)
+    with pytest.raises(LuskinError, match=r"too large for the machine: about [\d,.]+ [KMG]B of memory"):
+        scan(source, spec, memory=_window(frame, spec))
+
+
 def test_a_scan_too_large_for_its_groups_too_is_refused():
     frame = _frame(20_000, 3, cards=CARDS[:5])
     spec = ScanSpec("y", 1, COLUMNS[:5], replicates=199)

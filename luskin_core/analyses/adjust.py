@@ -106,7 +106,7 @@ def adjust(data: Any, spec: AuditSpec, controls: Sequence[str] = (), *, categori
         result = adjust_cells(cells, spec, source=source_name or "in memory")
     else:
         result = adjust_source(data, spec, controls, categorical, cluster, max_cells=max_cells, bins=bins,
-                               splines=splines, where=source_name or str(getattr(data, "name", "engine")), log=log)
+                               splines=splines, where=source_name or data.name, log=log)
     return replace(result, codes=codes)
 
 

@@ -531,7 +531,7 @@ def _kept_in_key_order(source: Source, rows: Any, order: Sequence[str]) -> Itera
     10M rows stay under 1 GB. A database opened read-only takes a temporary table too; where none can
     be made at all, each pass reads the rows from the source.
     """
-    backend: Any = getattr(source, "_backend", None)
+    backend: Any = source.backend
     con = getattr(backend, "con", None)
     if con is None or not source.engine.embedded:
         yield rows, False

@@ -11,7 +11,7 @@ cores. The Census tables are read once per process (:func:`luskin_core.analyses.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -20,6 +20,9 @@ from luskin_core.analyses.birdie import BirdieTable, make_table
 from luskin_core.analyses.proxy import RACES, geo_probabilities, load_tables, name_probabilities
 from luskin_core.analyses.proxy_audit import DEFAULT_THRESHOLD, N_BINS, ProxySums
 from luskin_core.errors import LuskinError
+
+if TYPE_CHECKING:
+    from luskin_core.counting.ibis_source import Source
 
 G = len(RACES)
 PAIRS = [(a, b) for a in range(G) for b in range(a, G)]
@@ -71,7 +74,7 @@ def _collect(grouped: pd.DataFrame, cells: list[str]) -> tuple[dict[str | None, 
     return out, counts
 
 
-def _engine_table(source: Any, frame: pd.DataFrame) -> Any:
+def _engine_table(source: Source, frame: pd.DataFrame) -> Any:
     """A small lookup frame as a table of the source's engine, for the join.
 
     DuckDB and Spark take an Ibis memtable. An engine whose sessions are read-only (``read_only_session`` in
@@ -89,7 +92,7 @@ def _engine_table(source: Any, frame: pd.DataFrame) -> Any:
     types = {c: "boolean" if pd.api.types.is_bool_dtype(frame[c]) else "double precision"
              if pd.api.types.is_numeric_dtype(frame[c]) else "text" for c in frame.columns}
     columns = ", ".join(f'"{c}" {types[c]}' for c in frame.columns)
-    con = source._backend.con
+    con = source.backend.con
     try:
         with con.transaction(), con.cursor() as cursor:
             cursor.execute("SET TRANSACTION READ WRITE")
@@ -97,7 +100,7 @@ def _engine_table(source: Any, frame: pd.DataFrame) -> Any:
             with cursor.copy(f'COPY "{name}" FROM STDIN') as copy:
                 for row in frame.itertuples(index=False, name=None):
                     copy.write_row(row)
-        return source._backend.table(name)
+        return source.backend.table(name)
     except Exception as error:  # noqa: BLE001 - an engine failure is one plain sentence
         from luskin_core.counting.sources import engine_message
 

@@ -632,8 +632,7 @@ def run(data: pd.DataFrame | Source, spec: AuditSpec, options: ScanOptions | Non
 
 def _source_name(data: Any, otherwise: str) -> str:
     """A Source's name; a frame's ``name`` is a column when it has one (COMPAS does), so it is not the data's name."""
-    name = getattr(data, "name", None) if isinstance(data, Source) else None
-    return name if isinstance(name, str) and name else otherwise
+    return (data.name or otherwise) if isinstance(data, Source) else otherwise
 
 
 def _counted(data: pd.DataFrame | Source, spec: ScanSpec) -> tuple[ScanSpec, Any, Any]:

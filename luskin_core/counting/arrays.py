@@ -232,7 +232,7 @@ def _codes(v: _Values) -> tuple[np.ndarray, list[Any]]:
 
 
 def count_rows(frame: pd.DataFrame, keys: Mapping[str, Expr], checks: Sequence[tuple[int, Expr]],
-               values: Mapping[str, Expr], metrics: Mapping[str, tuple[str, Expr | None]]) -> pd.DataFrame:
+               values: Mapping[str, Expr], metrics: Mapping[str, tuple[str, Expr]]) -> pd.DataFrame:
     """The counting query's grouped rows, as DuckDB returns them: keys, ``r{code}`` flags, metrics.
 
     Raises :class:`Unsupported` where a rule or column is not read here exactly as DuckDB reads it.
@@ -268,7 +268,6 @@ def count_rows(frame: pd.DataFrame, keys: Mapping[str, Expr], checks: Sequence[t
         if how == "count":
             out[name] = np.bincount(inverse, minlength=len(groups)).astype(np.int64)
             continue
-        assert what is not None
         v = _full(summed(what), n)
         x = np.where(v.null, 0, v.values).astype(float)
         if how == "sumsq":

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,15 +24,23 @@ from luskin_core.counting.rules import count_rules, metric_rules, rule_columns
 from luskin_core.counting.sql_rules import sql_literal, sql_name, to_sql
 from luskin_core.errors import LuskinError
 
+if TYPE_CHECKING:
+    import pandas as pd
+else:  # imported on first use: a file's scan in DuckDB never needs it
+    from luskin_core._lazy import pandas as pd
+
 # Conditions packed per BIGINT word of a membership (bit 63 left alone: the sign).
 _BITS = 62
 
 
 def supports(data: Any) -> bool:
-    """Whether ``data`` can be counted here: a pandas frame, or a file counted by DuckDB's SQL."""
+    """Whether ``data`` can be counted here: a pandas frame, or a file counted by DuckDB's SQL (a table behind
+    Ibis is not: its engines' GROUPING SETS are not written here)."""
     from luskin_core.counting.files import FileSource
 
-    return isinstance(data, FileSource) or not hasattr(data, "counts")
+    if isinstance(data, FileSource):   # before pandas is named: a file's count never imports it
+        return True
+    return isinstance(data, pd.DataFrame)
 
 
 def _rows_sql(plan: Plan, rules: Any, relation: str, column: Any) -> tuple[str, list[str]]:
@@ -45,7 +53,7 @@ def _rows_sql(plan: Plan, rules: Any, relation: str, column: Any) -> tuple[str, 
         if how == "count":
             metrics.append(f"count(*) AS {name}")
         elif how == "sum" and not name.startswith("score"):
-            metrics.append(f"CAST(sum({to_sql(what)}) AS BIGINT) AS {name}")  # type: ignore[arg-type]
+            metrics.append(f"CAST(sum({to_sql(what)}) AS BIGINT) AS {name}")
     return f"(SELECT {', '.join(inner)} FROM {relation} WHERE {kept}) AS kept_rows", metrics
 
 

@@ -82,6 +82,12 @@ class Source:
     def table(self) -> Any:
         return self._table
 
+    @property
+    def backend(self) -> Any:
+        """The Ibis backend the table lives on (None when it came without one), for work beside the counting
+        protocol: a temporary table of the adjusted audit's rows, the proxy's lookup table on PostgreSQL."""
+        return self._backend
+
     def columns(self) -> list[str]:
         """Column names, as the source spells them."""
         return list(self._table.columns)
@@ -171,7 +177,7 @@ class Source:
             if how == "count":
                 metrics[name] = rows.count()
             else:
-                x = to_ibis(what, rows)  # type: ignore[arg-type]
+                x = to_ibis(what, rows)
                 metrics[name] = (x * x).sum() if how == "sumsq" else x.sum()
         if counted:
             metrics["unseen"] = rows.u.cast("int32").sum()  # PostgreSQL casts a boolean to integer, not to bigint

@@ -233,10 +233,11 @@ def count_rules(plan: Plan, kind: Any) -> CountRules:
     return CountRules(keys, checks, values, parts)
 
 
-def metric_rules(plan: Plan) -> dict[str, tuple[str, Expr | None]]:
-    """The sums of the counting query over the rows' values: name -> ("count"|"sum"|"sumsq", what)."""
+def metric_rules(plan: Plan) -> dict[str, tuple[str, Expr]]:
+    """The sums of the counting query over the rows' values: name -> ("count"|"sum"|"sumsq", what). A count's
+    ``what`` is the literal 1 (each row counts once); the executors count its rows without reading it."""
     y, d = ("col", "y"), ("col", "d")
-    metrics: dict[str, tuple[str, Expr | None]] = {"n": ("count", None)}
+    metrics: dict[str, tuple[str, Expr]] = {"n": ("count", lit(1))}
     if plan.prediction is not None:
         metrics["positives"] = ("sum", ("int", d))
         metrics["tp"] = ("sum", ("int", ("and", d, y)))

@@ -108,11 +108,11 @@ def count_sql(plan: Plan, rules: CountRules, relation: str, column: Any = sql_na
         if how == "count":
             outer.append(f"count(*) AS {name}")
         elif name == "score_sum":
-            outer.append(f"sum({to_sql(what)}) AS {name}")  # type: ignore[arg-type]
+            outer.append(f"sum({to_sql(what)}) AS {name}")
         elif how == "sum":
-            outer.append(f"CAST(sum({to_sql(what)}) AS BIGINT) AS {name}")  # type: ignore[arg-type]
+            outer.append(f"CAST(sum({to_sql(what)}) AS BIGINT) AS {name}")
         else:
-            outer.append(f"sum({to_sql(what)} * {to_sql(what)}) AS {name}")  # type: ignore[arg-type]
+            outer.append(f"sum({to_sql(what)} * {to_sql(what)}) AS {name}")
         sums.append(f"sum({name}) AS {name}" if name.startswith("score") else f"CAST(sum({name}) AS BIGINT) AS {name}")
     groups = ", ".join([sql_name(k + "_raw" if k in raw or k in cut else k) for k in rules.keys]
                        + [f"r{code}" for code, _ in rules.checks])
