@@ -253,3 +253,35 @@ def pc_nan(table) -> int:
     import pyarrow.compute as pc
 
     return int(pc.sum(pc.is_nan(table.column("pay").fill_null(0.0))).as_py())
+
+
+def test_the_words_fit_any_amount_and_its_direction():
+    """An amount is not always pay: COMPAS's prior counts by race, within sex, read "paid 163.0% more than at
+    Asian's mean" and "not its pay inside them", and the method said "(reference - group) / reference, positive
+    when the group is charged more", the opposite sign of an adverse amount's gap share."""
+    from luskin_core.present.amounts_report import method_sentences, strata_sentences
+
+    rng = np.random.default_rng(50)
+    n = 4000
+    group = rng.choice(["a", "b"], n)
+    days = rng.lognormal(3, 0.5, n) * np.where(group == "b", 1.3, 1.0)   # b's amounts 30% higher
+    frame = pd.DataFrame({"g": group, "s": rng.choice(["x", "y"], n), "days": days})
+    mean_a, mean_b = frame.days[frame.g == "a"].mean(), frame.days[frame.g == "b"].mean()
+    for outcome_is in ("adverse", "favourable"):
+        result = run(frame, AuditSpec("days", outcome_type="amount", group_by=("g",), strata=("s",),
+                                      outcome_is=outcome_is, reference="a"))
+        strata = " ".join(strata_sentences(result))
+        assert "paid" not in strata and "pay inside" not in strata, strata
+        within = result.strata[0].within.share
+        assert f"b inside the same strata (2 of 2): {abs(within):.1%} higher than at a's mean of each stratum" in strata
+        assert "not its 'days' inside them" in strata
+        method = " ".join(method_sentences(result))
+        share = next(r.comparison for r in result.overall if r.group == "b").mean_gap_share
+        if outcome_is == "adverse":   # the group fares worse with a higher amount: (group - reference) / reference
+            assert share == pytest.approx((mean_b - mean_a) / mean_a)
+            assert "The gap share is (group - reference) / reference, positive when the group's amount is higher" \
+                in method
+        else:
+            assert share == pytest.approx((mean_a - mean_b) / mean_a)
+            assert "The gap share is (reference - group) / reference, positive when the group's amount is lower" \
+                in method

@@ -116,13 +116,14 @@ def strata_sentences(result: Any) -> list[str]:
             out.append(f"{s.group}: no stratum has both it and {result.reference} with 2 rows or more, so no gap "
                        "inside the same strata.")
             continue
-        text = (f"{s.group} inside the same strata ({w.strata_used} of {cells}): paid {format_percent(abs(w.share))} "
-                f"{'less' if (w.share > 0) != result.adverse else 'more'} than at {result.reference}'s mean of each "
+        # Any amount, not only pay: a sentence's length or a price is "higher", never "paid more".
+        text = (f"{s.group} inside the same strata ({w.strata_used} of {cells}): {format_percent(abs(w.share))} "
+                f"{'lower' if (w.share > 0) != result.adverse else 'higher'} than at {result.reference}'s mean of each "
                 f"stratum (95% interval {_share_interval((w.low, w.high))}; adjusted {format_p(s.p_adjusted)}): "
                 f"{s.verdict.words}")
         if s.overall_share is not None:
             text += (f". Overall the gap is {format_percent(s.overall_share)} of the reference's mean; the difference "
-                     "is which strata the group is in, not its pay inside them")
+                     f"is which strata the group is in, not its '{result.outcome}' inside them")
             if (s.overall_share > 0) != (w.share > 0) and abs(w.share) > result.judgement.tolerance:
                 text += ("; the two point opposite ways (Simpson's paradox): read the strata, not the overall gap")
         if w.rows_left_out:
@@ -178,8 +179,10 @@ def method_sentences(result: Any) -> list[str]:
         ("Medians: the distribution-free order-statistic interval (exact binomial ranks; none below 6 rows); the gap "
         "of medians by the Price-Bonett test and interval (order-statistic standard errors, valid with ties and "
         "skew); its share of the reference's median by the Price-Bonett ratio of medians."),
-        (f"The gap share is (reference - group) / reference, positive when the group "
-        f"{'is charged more' if result.adverse else 'is paid less'} (the EU Pay Transparency Directive's pay gap)."),
+        ("The gap share is (group - reference) / reference, positive when the group's amount is higher (higher is "
+         "worse here: a price charged, a sentence's length)." if result.adverse else
+         "The gap share is (reference - group) / reference, positive when the group's amount is lower (for pay, "
+         "the EU Pay Transparency Directive's pay gap)."),
         (f"{count_of(tests, 'test')} (every mean and median test of the judged comparisons) adjusted together by "
         f"{ {'holm': 'Holm', 'bh': 'Benjamini-Hochberg', 'none': 'no correction'}[j.correction] }; a verdict reads "
         f"{bar_words(result)} on both gaps and an adjusted p-value below {j.alpha:g}."),
