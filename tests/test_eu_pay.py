@@ -105,3 +105,22 @@ def test_a_label_outcome_gets_words_and_no_group_reading_as_men_is_said():
     named = _build(frame)
     assert "No group reads as men" in " ".join(named.notes())
     assert named.pay.reference == "x"   # the highest mean pay, said
+
+
+def test_each_line_of_the_pay_gaps_table_has_its_own_gaps_verdict():
+    """The table gives the mean's and the median's gap a line each, and both lines carried the comparison's verdict:
+    Adult's weekly hours by sex read "Pay: median  40.00  40.00  0.0% ... 1.000  beyond tolerance" (the mean's gap,
+    14.2%, made it). Each line now says what its own gap and p-value give, by the same judgement."""
+    from luskin_core import load_sample
+    from luskin_core.stats.verdict import Verdict
+
+    frame = load_sample("adult")
+    out = REGULATOR_TABLES["eu-pay"].build(frame, AuditSpec("hours-per-week", outcome_type="amount",
+                                                            group_by=("sex",)), RegulatorChoices(sex="sex"))
+    women = out.women[0]
+    assert women.verdict is Verdict.BEYOND   # the comparison: a mean gap of 14% that is not chance
+    assert women.comparison.median_gap_share == 0 and women.comparison.median_p_adjusted == 1
+    pay = next(t for t in out.tables() if t.title.startswith("Pay gaps (Article 9"))
+    lines = {row[0]: row for row in pay.rows}
+    assert lines["Pay: mean"][-1] == "beyond tolerance" and lines["Pay: median"][-1] == "within tolerance"
+    assert women.measure_verdict("mean") is Verdict.BEYOND and women.measure_verdict("median") is Verdict.WITHIN

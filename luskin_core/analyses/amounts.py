@@ -62,6 +62,12 @@ class AmountRow:
     verdict: Verdict
     rule: str
     unknown: bool = False
+    measures: tuple[Verdict | None, Verdict | None] = (None, None)   # the mean's and the median's on their own
+
+    def measure_verdict(self, what: str) -> Verdict | None:
+        """The verdict of the mean's or the median's gap alone (None: that gap is no share), for a table that gives
+        each its own line; the row's ``verdict`` reads both."""
+        return self.measures[("mean", "median").index(what)]
 
     @property
     def group(self) -> str:
@@ -243,22 +249,27 @@ def _summaries(table: AmountTable) -> list[list[AmountSummary | None]]:
     return out
 
 
-def _judge(judgement: Judgement, c: AmountComparison, unknown: bool, total: int) -> tuple[Verdict, str]:
-    """The verdict of one comparison, by the judgement's rules (its bar on the shares, its tests, its order)."""
+def _judge(judgement: Judgement, c: AmountComparison, unknown: bool,
+           total: int) -> tuple[Verdict, str, tuple[Verdict | None, Verdict | None]]:
+    """The verdict of one comparison, by the judgement's rules (its bar on the shares, its tests, its order), and
+    the verdicts of its mean's and its median's gap each alone (None where that gap is no share)."""
     if c.is_reference:
         verdict = judgement.verdict(None, reference=True)
-        return verdict, judgement.rule(verdict, GAP_SHARE)
+        return verdict, judgement.rule(verdict, GAP_SHARE), (verdict, verdict)
     too_few = judgement.too_few(c.summary.n, c.reference.n, c.summary.n / max(total, 1))
     judged: list[tuple[bool | None, float | None]] = []
+    alone: list[Verdict | None] = []
     for share, value, ref, p in ((c.mean_gap_share, c.mean, c.reference_mean, c.mean_p_adjusted),
                                  (c.median_gap_share, c.median, c.reference_median, c.median_p_adjusted)):
         if share is None:
+            alone.append(None)
             continue
         favourable = None if judgement.adverse else value
         within = judgement.within_estimate(share, favourable, None if judgement.adverse else ref)
         judged.append((within, p))
+        alone.append(judgement.verdict([within], [p], too_few=too_few))
     verdict = judgement.verdict([w for w, _ in judged], [p for _, p in judged], too_few=too_few)
-    return verdict, judgement.rule(verdict, GAP_SHARE)
+    return verdict, judgement.rule(verdict, GAP_SHARE), (alone[0], alone[1])
 
 
 def _compare_all(table: AmountTable, judgement: Judgement, overall: bool) -> list[AmountComparison]:
@@ -361,8 +372,8 @@ def run(data: Any, spec: AuditSpec, options: Any = None) -> AmountAudit:
     everything = adjust_family(everything, family, judgement.correction)
     rows = []
     for c, u in zip(everything, unknown):
-        verdict, rule = _judge(judgement, c, u, total)
-        rows.append(AmountRow(c, verdict, rule, u))
+        verdict, rule, measures = _judge(judgement, c, u, total)
+        rows.append(AmountRow(c, verdict, rule, u, measures))
     overall_rows, cell_rows = tuple(rows[:len(groups_overall)]), tuple(rows[len(groups_overall):])
     strata = _strata(by_cell, judgement, overall_rows, cell_rows) if by_cell is not None else ()
     awkward = _value_notes(data, pooled_spec, pooled) + _awkward(pooled, True)

@@ -146,9 +146,10 @@ class EUPayOutput:
                         ("mean", c.mean, c.reference_mean, c.mean_gap_share, c.mean_share_interval, c.mean_p_adjusted),
                         ("median", c.median, c.reference_median, c.median_gap_share, c.median_share_interval,
                          c.median_p_adjusted)):
+                    alone = r.measure_verdict(what)   # this line's gap judged alone (the row's verdict reads both)
                     rows.append((f"{label}: {what}", str(c.group) + (" (unknown category)" if r.unknown else ""),
-                                 self._money(value), self._money(ref),
-                                 format_percent(share), _interval(ci), format_p(p, short=True), r.verdict.words))
+                                 self._money(value), self._money(ref), format_percent(share), _interval(ci),
+                                 format_p(p, short=True), "n/a" if alone is None else alone.words))
                     flagged.append(share is not None and abs(share) >= THRESHOLD)
         out.append(ShownTable(f"Pay gaps (Article 9(1)(a)-(d)) against {pay.reference}",
                               ("Measure", "Group", "Group's", f"{pay.reference}'s", "Gap", "95% interval",
