@@ -124,3 +124,25 @@ def test_each_line_of_the_pay_gaps_table_has_its_own_gaps_verdict():
     lines = {row[0]: row for row in pay.rows}
     assert lines["Pay: mean"][-1] == "beyond tolerance" and lines["Pay: median"][-1] == "within tolerance"
     assert women.measure_verdict("mean") is Verdict.BEYOND and women.measure_verdict("median") is Verdict.WITHIN
+
+
+@pytest.mark.parametrize("who,said", [
+    ("nobody", "No worker receives 'bonus' (every amount of it is 0 or below), so it has no gap"),
+    ("one woman", "No Male worker receives 'bonus', so it has no gap against Male."),
+    ("men only", "No Female worker receives 'bonus': no gap of it for them"),
+])
+def test_a_bonus_few_or_none_receive_leaves_the_table_standing(who, said):
+    """A bonus column nobody received stopped the whole table ("Every row was left out, so nothing can be audited
+    ."), and one received by a single woman too ("There is no group called 'Male' to compare with"): the pay gaps,
+    the share receiving and the bands stand, and a note says why the bonus has no gap."""
+    frame = payroll()
+    frame["bonus"] = {"nobody": 0.0, "one woman": np.where(frame.index == frame.index[frame.sex == "Female"][0],
+                                                            80.0, 0.0),
+                      "men only": np.where(frame.sex == "Male", 80.0, 0.0)}[who]
+    out = _build(frame)
+    assert out.pay is not None and out.women[0].comparison.mean_gap_share is not None
+    assert any(said in note for note in out.notes()), out.notes()
+    assert out.bonus is None or all(r.comparison.is_reference for r in out.bonus.overall if not r.unknown)
+    receiving = {g: k for g, (_, k) in out.receiving.items()}
+    assert receiving["Female"] == int(((frame.sex == "Female") & (frame.bonus > 0)).sum())
+    assert len(out.bands) == 4 and "Receiving 'bonus'" in out.text()

@@ -66,6 +66,7 @@ class EUPayOutput:
     cuts: tuple[float, ...] = ()
     reference_note: str = ""
     problem: str = ""
+    bonus_note: str = ""   # why there is no bonus gap (nobody receives it, or one sex only), when a bonus was given
     anchor: str = "eu-pay"
     section_title: str = "EU Pay Transparency Directive: Article 9 pay gaps"
     sentences_title: str = "In words"
@@ -99,6 +100,8 @@ class EUPayOutput:
         out = [self.problem] if self.problem else []
         if self.reference_note:
             out.append(self.reference_note)
+        if self.bonus_note:
+            out.append(self.bonus_note)
         if self.pay is not None:
             out.append("Article 9 asks for gross hourly pay: the gaps are of the amount as given; give an hourly "
                        "amount for the Directive's figures.")
@@ -298,7 +301,6 @@ def build_eu_pay(data: Any, spec: AuditSpec, choices: Any) -> EUPayOutput:
     """The Article 9 table of ``data``: the pay is the specification's amount, the categories its strata."""
     from luskin_core.analyses.amounts import as_amount, run
     from luskin_core.counting.executor import counted_table, executor_for
-    from luskin_core.spec.conditions import Condition
 
     if spec.outcome_type != "amount":
         return EUPayOutput(None, problem=f"No pay table: the outcome '{spec.outcome}' is not an amount. Audit a "
@@ -316,13 +318,14 @@ def build_eu_pay(data: Any, spec: AuditSpec, choices: Any) -> EUPayOutput:
                     "pay; name the men's group as the reference (or name the values) to compare with men.")
     pooled = spec.with_changes(strata=(), filters=())
     bonus_audit = None
+    note_bonus = ""
     receiving: dict[str, tuple[int, int]] = {}
     bonus = getattr(choices, "bonus", None)
     if bonus:
         counts, _ = counted_table(data, pooled.with_changes(outcome=bonus))
         receiving = {g: (int(counts.n[i].sum()), int(counts.positives[i].sum())) for i, g in enumerate(counts.groups)}
-        bonus_audit = run(data, pooled.with_changes(outcome=bonus,
-                                                    population=(*pooled.population, Condition(bonus, ">", 0))))
+        bonus_audit, note_bonus = _bonus_gap(data, pooled, bonus, receiving, pay.reference,
+                                             pay.judgement.is_unknown)
     executor = executor_for(data)
     cuts = tuple(float(q) for q in executor.facts(pooled).quantiles(spec.outcome, [0.25, 0.5, 0.75]))
     above = []
@@ -341,7 +344,32 @@ def build_eu_pay(data: Any, spec: AuditSpec, choices: Any) -> EUPayOutput:
         bands.append(Band(("Lower", "Lower middle", "Upper middle", "Upper")[b], edges[b], edges[b + 1], counts_b))
     if any(not math.isfinite(c) for c in cuts):
         bands = []
-    return EUPayOutput(pay, bonus_audit, bonus, receiving, tuple(bands), cuts, note)
+    return EUPayOutput(pay, bonus_audit, bonus, receiving, tuple(bands), cuts, note, bonus_note=note_bonus)
+
+
+def _bonus_gap(data: Any, pooled: AuditSpec, bonus: str, receiving: dict[str, tuple[int, int]], reference: str,
+               unknown: Any) -> tuple[Any, str]:
+    """Article 9(1)(b) and (d): the bonus's amount audit among the workers receiving it, against the pay's reference,
+    and what it cannot say (nobody receives it, or a sex none of whose workers does), so that the rest of the table
+    stands: (the audit or None, a sentence or ""). ``unknown`` tells a group of unknown sex (the judgement's)."""
+    from luskin_core.analyses.amounts import run
+    from luskin_core.errors import LuskinError
+    from luskin_core.spec.conditions import Condition
+
+    if not any(k for _, k in receiving.values()):
+        return None, (f"No worker receives '{bonus}' (every amount of it is 0 or below), so it has no gap: "
+                      "Article 9(1)(b) and (d) do not apply.")
+    none = [g for g, (_, k) in receiving.items() if not k and g != reference and not unknown(g)]
+    if not receiving.get(reference, (0, 0))[1]:
+        return None, f"No {reference} worker receives '{bonus}', so it has no gap against {reference}."
+    note = (f"No {' or '.join(none)} worker receives '{bonus}': no gap of it for them (the share receiving says so)."
+            if none else "")
+    try:
+        return run(data, pooled.with_changes(outcome=bonus, reference=reference,
+                                             population=(*pooled.population, Condition(bonus, ">", 0)))), note
+    except LuskinError as err:
+        return None, f"No gap of '{bonus}' among those receiving it: {err}"
+
 
 
 __all__ = ["THRESHOLD", "Band", "EUPayOutput", "build_eu_pay"]
