@@ -302,3 +302,27 @@ def test_an_audit_result_carries_its_resolved_judgement() -> None:
     assert document["judgement"]["unknown_groups"] == ["Unknown"]
     rules = {c["group"]: c["rule"] for c in document["comparisons"]}
     assert rules["B"].startswith("the reference") and rules["A"].startswith("could be chance")
+
+
+def test_a_reference_below_four_fifths_is_never_said_to_pass() -> None:
+    """Adult by years of education, White compared with the rest: the finding said 'Non-White's impact ratio of
+    0.72 is below four-fifths of White's' and the detail 'Non-White's favourable share, 0.72 of White's, passes the
+    four-fifths rule', and the table's 4/5 column was blank. The rule reads the less favoured side of the pair,
+    here the reference; every surface now says so."""
+    from luskin_app.audit_view import comparison_table
+    from luskin_core.analyses.narrative import sentences
+    from luskin_core.present.report import build_html_report
+
+    frame = _rows(("White", 1_000, 440), ("Non-White", 1_000, 316))   # 316/440 = 0.718
+    result = audit(frame, AuditSpec("hired", 1, protected="group == White", tolerance=0.05))
+    (c,) = result.judged
+    assert c.group == "White" and c.four_fifths is False and c.four_fifths_lower == "reference"
+    words = " ".join(sentences(result))
+    assert "passes the four-fifths rule" not in words
+    lead = " ".join(findings(result).sentences())
+    assert "Non-White's impact ratio of 0.72 is below four-fifths of White's" in lead
+    shown = comparison_table(result)
+    column = next(col for col in shown.columns if "4/5" in str(col))
+    assert dict(zip(shown["Group"], shown[column]))["White"] == "reference below"
+    page = build_html_report([result])
+    assert "reference below" in page and "passes the four-fifths rule" not in page

@@ -175,12 +175,13 @@ def four_fifths_words(judgement: Judgement, group: str, k: int, n: int, referenc
     Read on the favourable counts, with the one exact test (:meth:`Judgement.below_four_fifths`)."""
     from luskin_core.stats.uniform import shortfall
 
-    if judgement.below_four_fifths(k, n, rk, rn):
-        low, lk, ln, high, hk, hn = group, k, n, reference, rk, rn
-    elif judgement.below_four_fifths(rk, rn, k, n):
-        low, lk, ln, high, hk, hn = reference, rk, rn, group, k, n
-    else:
+    lower = judgement.four_fifths_lower(k, n, rk, rn)
+    if lower is None:
         return ""
+    if lower == "group":
+        low, lk, ln, high, hk, hn = group, k, n, reference, rk, rn
+    else:
+        low, lk, ln, high, hk, hn = reference, rk, rn, group, k, n
     fav, ref_fav = judgement.favourable(lk, ln), judgement.favourable(hk, hn)
     ratio = (fav / ln) / (ref_fav / hn)
     need = shortfall(fav, ln, ref_fav, hn) or 0
@@ -383,7 +384,12 @@ def _rest_fifths(result: Any, mine: list[Any], several: bool) -> str:
     if len(mine) == 1:
         return _comparison_fifths(result.judgement, mine[0])
     spec = result.spec
-    below = [c.group if not several else f"{c.group} in {part_name(spec, c.cell)}" for c in mine if c.four_fifths]
+    below = []
+    for c in mine:   # the side below four-fifths of the other, which may be the reference
+        lower = result.judgement.four_fifths_lower(c.positives, c.n, c.reference_positives, c.reference_n)
+        if lower is not None:
+            name = c.group if lower == "group" else f"{c.reference} (against {c.group})"
+            below.append(name if not several else f"{name} in {part_name(spec, c.cell)}")
     return "" if not below else f"; below four-fifths: {_listed(below)}"
 
 

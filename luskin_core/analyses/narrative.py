@@ -133,7 +133,7 @@ def comparison_sentence(c: Comparison, spec: AuditSpec) -> str:
         return text + _too_few_words(c, spec, group, ref)
     text += _verdict_words(c, spec)
     if not error_criterion and c.four_fifths is not None and spec.metric == "difference":
-        text += _fifths_against_tolerance(c, group, ref)
+        text += _fifths_against_tolerance(c, spec, group, ref)
     return text
 
 
@@ -180,14 +180,16 @@ def _verdict_words(c: Comparison, spec: AuditSpec) -> str:
     return f", {size} {bar}{gap_word}, and it could be due to chance ({format_p(p_value)}{adjusted})."
 
 
-def _fifths_against_tolerance(c: Comparison, group: str, ref: str) -> str:
-    """Where the four-fifths rule and the tolerance disagree, which one the verdict follows."""
+def _fifths_against_tolerance(c: Comparison, spec: AuditSpec, group: str, ref: str) -> str:
+    """Where the four-fifths rule and the tolerance disagree, which one the verdict follows. The rule reads the
+    less favoured side of the pair, which may be the reference (it said "passes" of a reference at 0.72)."""
     ratio = _ratio_words(c, group, ref)
-    if c.four_fifths and c.verdict == WITHIN:
+    below = Judgement.of(spec).four_fifths_lower(c.positives, c.n, c.reference_positives, c.reference_n) is not None
+    if below and c.verdict == WITHIN:
         return (f" {ratio} is below four-fifths (the EEOC rule of thumb), but the gap in points is within the "
                 "tolerance: with shares this small, a ratio magnifies a small difference. The verdict follows "
                 "the tolerance.")
-    if not c.four_fifths and c.verdict in (BEYOND, CHANCE):
+    if not below and c.verdict in (BEYOND, CHANCE):
         return (f" {ratio} passes the four-fifths rule, but the gap in points is beyond the tolerance. The "
                 "verdict follows the tolerance.")
     return ""

@@ -177,6 +177,9 @@ class Comparison(GroupComparison):
     reference_rate: float | None
     test: str
     four_fifths: bool | None
+    # Which side of the pair is below four-fifths of the other ("group", "reference", None): the rule reads the less
+    # favoured side, which may be the reference the user chose; the tables say so (not in the JSON: four_fifths is).
+    four_fifths_lower: str | None = None
     score: dict[str, float | None] | None = None
     error_rates: dict[str, dict[str, float | None]] | None = None
     criterion: str = "selection"
@@ -209,6 +212,7 @@ class Comparison(GroupComparison):
         out["fair"] = None if self.is_reference else self.fair
         out.pop("cell_key")
         out.pop("pooled_parent")
+        out.pop("four_fifths_lower")
         out.update(out.pop("uniform") or {})
         if self.score is None:
             out.pop("score")
@@ -427,7 +431,8 @@ def _against_reference(a: _Compared, gi: int, ci: int, judgement: Judgement, cou
         "impact_ratio_ci_high": None if ratio is None else _num(a.ratio_high[gi, ci]),
         "p_value": _num(a.selection_p[gi, ci]), "test": a.selection_tests[gi * C + ci],
         "p_adjusted": None if a.criterion != "selection" else judged[0].p_adjusted,
-        "four_fifths": judgement.below_four_fifths(*counts), "judged_rates": tuple(judged)}
+        "four_fifths": judgement.below_four_fifths(*counts), "four_fifths_lower": judgement.four_fifths_lower(*counts),
+        "judged_rates": tuple(judged)}
 
 
 def judged_rates(spec: AuditSpec) -> tuple[str, ...]:

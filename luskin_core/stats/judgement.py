@@ -239,6 +239,16 @@ class Judgement:
         undefined or the reference has no favourable row."""
         return self._below(k, n, ref_k, ref_n, FOUR_FIFTHS)
 
+    def four_fifths_lower(self, k: Any, n: Any, ref_k: Any, ref_n: Any) -> str | None:
+        """Which side of a pair is below four-fifths of the other: "group", "reference" or None (neither, or a
+        share undefined). The rule compares the less favoured side with the more favoured one whichever was
+        chosen as the reference, so every sentence about a pair asks this, not only whether the group is below."""
+        if self.below_four_fifths(k, n, ref_k, ref_n):
+            return "group"
+        if self.below_four_fifths(ref_k, ref_n, k, n):
+            return "reference"
+        return None
+
     def _below(self, k: Any, n: Any, ref_k: Any, ref_n: Any, threshold: Fraction, *, counted: bool = True
                ) -> bool | None:
         if n is None or ref_n is None or n <= 0 or ref_n <= 0:

@@ -32,6 +32,7 @@ class Shown:
     value: Callable[[Any], Any]      # from a Comparison: the number or flag (None: does not apply)
     words: Callable[[Any], str]      # the value as every table writes it
     unit: str = ""                   # what the number is counted in ("points"), in every heading
+    reads: Callable[[Any], Any] | None = None   # what the words read, where it says more than the frame's value
 
     def header(self, name: str | None = None, *, ci: bool = False) -> str:
         """A column heading with the unit, as the tables write it: 'Gap (points) [CI]'.
@@ -43,15 +44,17 @@ class Shown:
 
     def text(self, comparison: Any) -> str:
         """The statistic of one comparison in words ('' where it does not apply)."""
-        value = self.value(comparison)
+        value = (self.reads or self.value)(comparison)
         return "" if value is None else self.words(value)
 
 
 SHOWN: tuple[Shown, ...] = (
     Shown("Below four-fifths", "4/5", "'below': the impact ratio (the group's favourable share over the reference's) "
           "is less than four-fifths, counted exactly (a ratio of exactly 4/5 is not below), which fails the "
-          "four-fifths rule.",
-          lambda c: c.four_fifths, lambda below: "below" if below else ""),
+          "four-fifths rule; 'reference below': the reference's favourable share is less than four-fifths of the "
+          "group's (the rule reads the less favoured side of the pair).",
+          lambda c: c.four_fifths, lambda lower: {"group": "below", "reference": "reference below"}[lower],
+          reads=lambda c: c.four_fifths_lower),
 )
 
 # The gap between a group's share and the reference group's, placed by each table beside the shares (not appended).
