@@ -41,13 +41,14 @@ def _use_sample(name: str) -> None:
 def render_loader() -> None:
     """One-click samples and a drag-and-drop CSV upload; a bad file never replaces good data."""
     st.header("1. Choose the data", anchor=False)
-    row = st.container(horizontal=True)
+    row = st.container(horizontal=True, key="sample_buttons")   # one stop of the Tab order (ui.A11Y_SCRIPT)
     for name in dataset.available_samples():
         row.button(f"Use sample: {dataset.SAMPLE_TITLES[name]}", key=f"sample_{name}", on_click=_use_sample,
                    args=(name,), help=PRESETS[name].title + ". " + PRESETS[name].note)
     upload = st.file_uploader(
         "Upload a CSV file (drag and drop it here)", key="upload_csv",
-        help="A table saved as CSV with a header row: comma, semicolon or tab separated; UTF-8 or Latin-1.",
+        help="A table saved as CSV with a header row: comma, semicolon or tab separated; UTF-8 or Latin-1. "
+             "Luskin guesses its outcome and protected group from the column names and values: check them below.",
     )
     if upload is None:
         st.session_state.pop(keys.UPLOAD_ERROR, None)
@@ -526,7 +527,9 @@ render_loader()
 session.render_sources()
 render_pending_config()
 render_preview()
-st.header("3. Choose the outcome and the protected group", help=HELP["guesses"], anchor=False)
+# the help on guesses where there are guesses (an uploaded file's; a sample comes with its choices)
+st.header("3. Choose the outcome and the protected group", help=HELP["guesses"] if ch_.guesses() else None,
+          anchor=False)
 guesses_box_ = st.container()   # filled after the choices below, so it says what was changed on this very run
 frame_ = dataset.dataset().frame
 choices_ = ch_.choices()
@@ -537,7 +540,11 @@ with right_:
     render_protected(frame_, choices_)
 with guesses_box_:
     ui.render_guesses()
+# The verdict right after the choices it needs, the optional ones after it (issue 46: by Tab alone the verdict
+# is reached without crossing the names and the models' columns); drawn last, once those are read.
+status_box_ = st.container()
 render_names(frame_, choices_)
 render_value_names(frame_, choices_)
 render_features(frame_, choices_)
-render_status(skip_)
+with status_box_:
+    render_status(skip_)

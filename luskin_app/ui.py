@@ -568,11 +568,39 @@ def _fit_axis_title(fig: Any) -> None:
 # MutationObserver on the app's document, installed once): a file uploader's drop zone is a
 # role="presentation" section that carries a label (axe's presentation-role-conflict: read as a group instead);
 # a chart's drawing (plotly's SVG layers, read as scattered tick labels) becomes one image named by its description.
+# And the Tab order (WCAG 2.1.1, 2.4.3; issue 46: the Data page's verdict took 49 presses of Tab, now 20): a group
+# of controls is one stop and the arrow keys move within it (the ARIA composite-widget pattern): the sidebar's page
+# links, a row of buttons keyed in the script's TOOLBARS, a multiselect's chosen values (the left arrow from its box);
+# a control's extras are no stop on the way forward: a grid's toolbar (Shift+Tab from the grid reaches it), a
+# multiselect's "Clear all" (Backspace in its box does the same, a value at a time); the main area is no stop.
 A11Y_SCRIPT = """
 <script>
 (function () {
   if (window.__luskinA11y) { return; }
   window.__luskinA11y = true;
+  const NAV = '[data-testid="stSidebarNav"] a[data-testid="stSidebarNavLink"]';
+  const TOOLBARS = {"sample_buttons": "Samples"};   // a container's key: the toolbar's name (the app's words)
+  // an element in the Tab order (tabindex 0) or out of it (-1), touched only when it changes
+  function stop(el, on) {
+    const want = on ? "0" : "-1";
+    if (el.getAttribute("tabindex") !== want) { el.setAttribute("tabindex", want); }
+  }
+  // a toolbar's buttons as drawn (Streamlit keeps a hidden copy of each button, to measure it)
+  function buttonsOf(bar) {
+    return [...bar.querySelectorAll("button")].filter((b) => b.checkVisibility({visibilityProperty: true}));
+  }
+  // a composite widget: only ``current`` of ``items`` is in the Tab order
+  function rove(items, current) {
+    for (const item of items) { stop(item, item === current); }
+  }
+  // an arrow key within a composite: the next or the previous item (Home and End: the first and the last)
+  function moveIn(items, from, key) {
+    const at = items.indexOf(from);
+    const to = key === "Home" ? 0 : key === "End" ? items.length - 1
+      : ["ArrowDown", "ArrowRight"].includes(key) ? Math.min(at + 1, items.length - 1) : Math.max(at - 1, 0);
+    rove(items, items[to]);
+    items[to].focus();
+  }
   function mend() {
     for (const zone of document.querySelectorAll('[data-testid="stFileUploaderDropzone"][role="presentation"]')) {
       zone.setAttribute("role", "group");
@@ -580,6 +608,35 @@ A11Y_SCRIPT = """
     // a grid's scroll box is no stop of its own (its canvas is the one stop; the arrow keys scroll it)
     for (const scroller of document.querySelectorAll('[data-testid="stDataFrame"] .dvn-scroller:not([tabindex])')) {
       scroller.setAttribute("tabindex", "-1");
+    }
+    // the main area is no stop of its own ("Skip to main content" still moves the focus there)
+    const main = document.getElementById("stMain");
+    if (main) { stop(main, false); }
+    // the sidebar's page links: one stop, the current page's (or the one the arrow keys moved to)
+    const links = [...document.querySelectorAll(NAV)];
+    rove(links, links.find((a) => a === document.activeElement)
+      || links.find((a) => a.getAttribute("aria-current") === "page") || links[0]);
+    // a keyed row of buttons: a toolbar, one stop
+    for (const [key, name] of Object.entries(TOOLBARS)) {
+      for (const bar of document.querySelectorAll(".st-key-" + key)) {
+        if (bar.getAttribute("role") !== "toolbar") { bar.setAttribute("role", "toolbar"); bar.setAttribute("aria-label", name); }
+        const buttons = buttonsOf(bar);
+        rove(buttons, buttons.find((b) => b === document.activeElement) || buttons[0]);
+      }
+    }
+    // a grid's toolbar: a stop only while the focus is in the grid (Shift+Tab from the grid reaches it)
+    for (const grid of document.querySelectorAll('[data-testid="stDataFrame"]')) {
+      const box = grid.closest('[data-testid="stElementContainer"]') || grid.parentElement;
+      const inside = !!box && box.contains(document.activeElement);
+      for (const button of (box || grid).querySelectorAll('[data-testid="stElementToolbar"] button')) { stop(button, inside); }
+    }
+    // a multiselect: its box is the stop; its chosen values are reached with the left arrow from the empty box, and
+    // "Clear all" is none (Backspace in the box removes the values)
+    for (const select of document.querySelectorAll('[data-testid="stMultiSelect"]')) {
+      const inTags = !!document.activeElement && !!document.activeElement.closest && !!document.activeElement.closest("[data-tag]")
+        && select.contains(document.activeElement);
+      for (const tag of select.querySelectorAll("[data-tag]")) { stop(tag, inTags && tag === document.activeElement); }
+      for (const clear of select.querySelectorAll('button[aria-label="Clear all"]')) { stop(clear, false); }
     }
     // a chart (ui.chart): its drawing is one image named by its description; plotly's other layers are hidden
     for (const box of document.querySelectorAll('[class*="st-key-chart_"]')) {
@@ -596,19 +653,48 @@ A11Y_SCRIPT = """
       }
     }
   }
-  // a data grid is one stop of the Tab order (the ARIA grid pattern): the arrow keys move among its cells, Tab
-  // leaves it (glide's grid would move one cell per Tab: 15 presses to cross the Data page's preview)
   document.addEventListener("keydown", (event) => {
-    if (event.key !== "Tab" || event.altKey || event.ctrlKey || event.metaKey) { return; }
+    if (event.altKey || event.ctrlKey || event.metaKey || !(event.target instanceof Element)) { return; }
     const target = event.target;
-    if (target instanceof Element && target.matches('[data-testid="stDataFrame"] canvas')) {
-      event.stopImmediatePropagation();   // not to the grid: the browser moves the focus on, as for any control
+    // a data grid is one stop of the Tab order (the ARIA grid pattern): the arrow keys move among its cells, Tab
+    // leaves it (glide's grid would move one cell per Tab: 15 presses to cross the Data page's preview)
+    if (event.key === "Tab") {
+      if (target.matches('[data-testid="stDataFrame"] canvas')) {
+        event.stopImmediatePropagation();   // not to the grid: the browser moves the focus on, as for any control
+      }
+      return;
+    }
+    const keys = ["ArrowDown", "ArrowUp", "ArrowLeft", "ArrowRight", "Home", "End"];
+    if (target.matches(NAV) && keys.includes(event.key)) {
+      event.preventDefault();
+      moveIn([...document.querySelectorAll(NAV)], target, event.key);
+      return;
+    }
+    const bar = target.closest(Object.keys(TOOLBARS).map((key) => ".st-key-" + key).join(", "));
+    if (bar && target.matches("button") && keys.includes(event.key)) {
+      event.preventDefault();
+      moveIn(buttonsOf(bar), target, event.key);
+      return;
+    }
+    // the left arrow in a multiselect's empty box: to its last chosen value (its own keys move among the values)
+    const select = target.closest('[data-testid="stMultiSelect"]');
+    if (select && event.key === "ArrowLeft" && target.matches("input") && !target.value) {
+      const tags = [...select.querySelectorAll("[data-tag]")];
+      if (tags.length) {
+        event.preventDefault();
+        rove(tags, tags[tags.length - 1]);
+        tags[tags.length - 1].focus();
+      }
     }
   }, true);
+  // the stops that depend on where the focus is (a grid's toolbar, a multiselect's values)
+  document.addEventListener("focusin", () => mend());
+  document.addEventListener("focusout", () => requestAnimationFrame(mend));
   let queued = false;
   new MutationObserver(() => {
     if (!queued) { queued = true; requestAnimationFrame(() => { queued = false; mend(); }); }
-  }).observe(document.body, {childList: true, subtree: true, attributes: true, attributeFilter: ["role"]});
+  }).observe(document.body, {childList: true, subtree: true, attributes: true,
+                             attributeFilter: ["role", "tabindex", "aria-current"]});
   mend();
 })();
 </script>

@@ -1,9 +1,15 @@
-"""The dashboard by keyboard (issue 46, WCAG 2.1.1, 2.1.2, 2.4.1, 2.4.7), at 1024x768 on the Adult sample.
+"""The dashboard by keyboard (issue 46, WCAG 2.1.1, 2.1.2, 2.4.1, 2.4.3, 2.4.7), at 1024x768 on the Adult sample.
 
-- Tab alone crosses the Data page to the verdict (its "At a glance" sentences) with the data preview one stop of
-  the Tab order (the arrow keys move among its cells), its scroll box no stop, and every control Tab lands on
-  showing a focus indicator of 3:1 or better against the page (main: 65 presses, 20 inside the grid, 15 of them on
-  its cells; a radio option's ring drawn on its hidden input, invisible).
+- Tab alone crosses the Data page to the verdict (its "At a glance" sentences) in at most 20 presses from the first
+  screen (it took 49: 14 on the sidebar's page links, 4 on the preview's toolbar, 4 on the multiselects' values and
+  "Clear all", the names and the models' columns before the verdict; now 20), with the data preview one stop of the
+  Tab order (the arrow keys move among its cells), its scroll box no stop, and every control Tab lands on showing a
+  focus indicator of 3:1 or better against the page (a radio option's ring drawn on its hidden input, invisible).
+- The Audit page's verdict by the sidebar, as a keyboard user goes there: Tab to the page links, the down arrow to
+  "Audit", Enter, then Tab: at most 20 presses from the first screen (6).
+- A group of controls is one stop and the arrow keys move within it: the sidebar's page links, the sample buttons, a
+  multiselect's chosen values (the left arrow from its box; Backspace there removes the last); the preview's toolbar
+  is reached by Shift+Tab from the grid, each with its focus ring.
 - With the page's skip links ("Skip to main content", "Skip to the verdict") the verdict is at most 20 presses from
   the first screen (Tab and Enter each count).
 - Present: Tab reaches the deck's Next button (its ring 3:1), Enter and the arrow keys move the slides.
@@ -23,11 +29,15 @@ from test_present_fit import KEYS_READY, SHOWS_SLIDE
 pytestmark = pytest.mark.browser
 
 MOST = 20
+# The verdicts: the Data page's "At a glance" sentences, the Audit page's headline (its icon's name, then its words).
+DATA_VERDICT = """[...document.querySelectorAll('[data-testid="stMarkdownContainer"]')]
+    .find((m) => (m.textContent || "").startsWith("At a glance:"))"""
+AUDIT_VERDICT = """[...document.querySelectorAll('[data-testid="stMain"] h2')]
+    .find((h) => /^(check_circle|warning|help)\\s*(Within|The gap exceeds|No cell)/.test((h.textContent || "").trim()))"""
 # The focused element: what it is, whether the verdict comes before it in the page, and its focus indicator.
-FOCUSED = """() => {
+FOCUSED_ON = """() => {
   const el = document.activeElement;
-  const verdict = [...document.querySelectorAll('[data-testid="stMarkdownContainer"]')]
-    .find((m) => (m.textContent || "").startsWith("At a glance:"));
+  const verdict = __VERDICT__;
   if (!el || el === document.body) { return {name: "(the page)", past: false, inGrid: false}; }
   // what the reader sees focused: a visually hidden input (a radio option's, react-aria's clipped span) shows its
   // focus on its label
@@ -54,6 +64,8 @@ FOCUSED = """() => {
     background: back(shown.parentElement || shown),
   };
 }"""
+FOCUSED = FOCUSED_ON.replace("__VERDICT__", DATA_VERDICT)
+ON_AUDIT = FOCUSED_ON.replace("__VERDICT__", AUDIT_VERDICT)
 
 
 def _rgb(css: str) -> tuple[float, float, float]:
@@ -106,6 +118,17 @@ def _printed(seen: list[dict[str, Any]], label: str) -> None:
           f"grid, {cells} on its cells)")
 
 
+def _faint(seen: list[dict[str, Any]]) -> list[str]:
+    """The focused controls whose focus indicator is thinner than 2 px or under 3:1 against the page."""
+    faint = []
+    for focus in seen:
+        style, width, color = focus.get("outline") or ("none", 0, "")
+        ratio = _contrast(color, focus["background"]) if style != "none" and width else 0.0
+        if width < 2 or ratio < 3:
+            faint.append(f"{focus['name']}: outline {style} {width}px {color} on {focus['background']} ({ratio:.2f}:1)")
+    return faint
+
+
 @pytest.mark.parametrize("theme", ["light", "dark"])
 def test_tab_crosses_the_page_the_preview_one_stop_each_with_a_visible_focus(ui: UI, theme: str) -> None:
     _first_screen(ui, theme)
@@ -115,13 +138,98 @@ def test_tab_crosses_the_page_the_preview_one_stop_each_with_a_visible_focus(ui:
     cells = [f["name"] for f in seen if f["name"].startswith("CANVAS")]
     assert len(cells) <= 1, f"the data preview holds the Tab key: {len(cells)} presses on its cells"
     assert not [f for f in seen if f["inGrid"] and f["name"].startswith("DIV")], "the grid's scroll box is a stop"
-    faint = []
-    for focus in seen:
-        style, width, color = focus.get("outline") or ("none", 0, "")
-        ratio = _contrast(color, focus["background"]) if style != "none" and width else 0.0
-        if width < 2 or ratio < 3:
-            faint.append(f"{focus['name']}: outline {style} {width}px {color} on {focus['background']} ({ratio:.2f}:1)")
+    faint = _faint(seen)
     assert not faint, "controls without a visible focus indicator (3:1):\n  " + "\n  ".join(faint)
+    assert len(seen) <= MOST, f"Tab alone takes {len(seen)} presses to the verdict (at most {MOST}): " + \
+        "; ".join(f["name"] for f in seen)
+
+
+def test_the_audit_verdict_by_the_sidebar_within_20_presses(ui: UI) -> None:
+    """From the first screen: Tab to the sidebar's page links, the down arrow to "Audit", Enter, then Tab until the
+    focus is past the Audit page's verdict (its headline)."""
+    _first_screen(ui, "light")
+    ui.page.evaluate("() => { if (document.activeElement) document.activeElement.blur(); window.scrollTo(0, 0); }")
+    seen: list[dict[str, Any]] = []
+
+    def press(key: str) -> dict[str, Any]:
+        ui.page.keyboard.press(key)
+        seen.append({**ui.page.evaluate(ON_AUDIT), "key": key})
+        return seen[-1]
+
+    for _ in range(MOST):
+        if press("Tab")["name"].startswith("A stSidebarNavLink"):
+            break
+    for _ in range(MOST):
+        if press("ArrowDown")["name"].endswith(" Audit"):
+            break
+    assert seen[-1]["name"].endswith(" Audit"), f"the arrow keys never reached the Audit link: {seen}"
+    ui.rerun_by(lambda: ui.page.keyboard.press("Enter"))
+    seen.append({"key": "Enter", "name": "(the Audit page)", "past": False, "inGrid": False})
+    ui.wait_text(re.compile(r"^(Within|The gap exceeds)"))
+    ui.idle()
+    ui.settle()
+    for _ in range(MOST):
+        if press("Tab")["past"]:
+            break
+    _printed(seen, "audit")
+    assert seen[-1]["past"], f"Tab never passed the Audit page's verdict in {len(seen)} presses"
+    faint = _faint([f for f in seen if "outline" in f])
+    assert not faint, "controls without a visible focus indicator (3:1):\n  " + "\n  ".join(faint)
+    assert len(seen) <= MOST, f"the Audit page's verdict takes {len(seen)} presses (at most {MOST}): " + \
+        "; ".join(f"{f['key']} {f['name']}" for f in seen)
+
+
+def _focus(ui: UI) -> dict[str, Any]:
+    return {**ui.page.evaluate(FOCUSED), "key": ""}
+
+
+def test_a_group_of_controls_is_one_stop_the_arrow_keys_move_within_it(ui: UI) -> None:
+    """The sidebar's page links and the sample buttons: the arrow keys move the focus (Tab leaves the group); the
+    preview's toolbar: Shift+Tab from the grid, shown and ringed; a multiselect's chosen value: the left arrow from its
+    empty box, and Backspace there removes the last one."""
+    _first_screen(ui, "light")
+    nav = ui.page.get_by_test_id("stSidebarNav")
+    nav.get_by_role("link", name="Data", exact=True).focus()
+    names = []
+    for key in ("ArrowDown", "ArrowDown", "ArrowUp", "End", "Home"):
+        ui.page.keyboard.press(key)
+        names.append(_focus(ui)["name"].rsplit(" ", 1)[-1])
+    assert names == ["Audit", "time", "Audit", "Verify", "Data"], names
+    ui.page.keyboard.press("Tab")
+    assert not _focus(ui)["name"].startswith("A stSidebarNavLink"), "Tab stays among the page links"
+
+    ui.page.get_by_role("button", name="Use sample: Adult (census income)", exact=True).focus()
+    names = []
+    for key in ("ArrowRight", "ArrowRight", "ArrowLeft", "Home", "End"):
+        ui.page.keyboard.press(key)
+        names.append(_focus(ui)["name"].split("Use sample: ", 1)[-1].split(" ", 1)[0])
+    assert names == ["COMPAS", "NYPD", "COMPAS", "Adult", "NYPD"], names
+    ui.page.keyboard.press("Tab")
+    assert "Use sample" not in _focus(ui)["name"], "Tab stays among the sample buttons"
+
+    ui.page.locator('[data-testid="stDataFrame"] canvas').first.focus()
+    toolbar = []
+    for _ in range(4):
+        ui.page.keyboard.press("Shift+Tab")
+        toolbar.append(_focus(ui))
+    names = [f["name"].split(" ", 2)[-1] for f in toolbar]
+    assert names == ["Fullscreen", "Search", "Download as CSV", "Show/hide columns"], names
+    faint = _faint(toolbar)
+    assert not faint, "the grid's toolbar without a visible focus indicator (3:1):\n  " + "\n  ".join(faint)
+    shown = ui.page.evaluate("""() => { let op = 1;
+      for (let p = document.activeElement; p; p = p.parentElement) { op *= parseFloat(getComputedStyle(p).opacity); }
+      return op; }""")
+    assert shown > 0.9, f"the grid's toolbar is focused but faded out (opacity {shown})"
+
+    label = "Protected group: the values that form it"
+    box = ui.page.get_by_role("combobox", name=label, exact=True).locator("visible=true").first
+    box.focus()
+    ui.page.keyboard.press("ArrowLeft")
+    assert _focus(ui)["name"].startswith("SPAN") and _focus(ui)["name"].endswith(" White"), _focus(ui)["name"]
+    ui.page.keyboard.press("ArrowRight")
+    assert _focus(ui)["name"].startswith("INPUT"), _focus(ui)["name"]
+    ui.rerun_by(lambda: ui.page.keyboard.press("Backspace"))
+    assert ui.chosen(label) == [], f"Backspace in the empty box left {ui.chosen(label)}"
 
 
 def test_the_verdict_within_20_presses_from_the_first_screen(ui: UI) -> None:
