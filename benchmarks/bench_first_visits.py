@@ -1,11 +1,12 @@
 """Analysts opening the dashboard at once: the time to each one's first verdict, where the server's time goes, and
 the server's memory per analyst (issue 47: eight analysts at once waited 30 s for their first verdict; warm 4.6 s).
 
-    .venv/bin/python benchmarks/bench_first_visits.py --analysts 8 [--profile]
+    .venv/bin/python benchmarks/bench_first_visits.py --analysts 8 [--profile] [--size 1024x768]
 
 Starts ``streamlit run serve.py`` (as deploy/start.sh serves it) in a process of its own, then opens N Chromium
 contexts at the same moment (N analysts, each a session of their own) and times each from the request until the
-home page's first verdict ("At a glance") is drawn; then N more (a warm server) and one alone. ``--profile``
+home page's first heading in the main area and until its first verdict ("At a glance") is drawn (issue 46: "the very
+first visit at 1024x768 showed a blank main area at 5 s"); then N more (a warm server) and one alone. ``--profile``
 samples the server's threads every 5 ms (the stacks of the script threads that run the analysts' pages) and
 prints the functions where the cold batch spent its time: there is no profiler for Streamlit's script threads
 (cProfile sees one thread) and none installed. Memory: the server's resident set before the first visit and after
@@ -126,33 +127,38 @@ def _healthy(url: str) -> bool:
 
 
 # -- the analysts ------------------------------------------------------------------------------------------------
-async def _batch(browser: object, url: str, n: int) -> list[float]:
-    async def one() -> float:
-        context = await browser.new_context(viewport={"width": 1280, "height": 800})  # type: ignore[attr-defined]
+async def _batch(browser: object, url: str, n: int, size: dict[str, int]) -> list[tuple[float, float]]:
+    """Each analyst's seconds from the request to the main area's first heading, and to the first verdict."""
+    async def one() -> tuple[float, float]:
+        context = await browser.new_context(viewport=size)  # type: ignore[attr-defined]
         page = await context.new_page()
         start = time.monotonic()
         await page.goto(url + "/", wait_until="domcontentloaded", timeout=300_000)
+        await page.locator('[data-testid="stMain"] h1').first.wait_for(timeout=300_000)
+        heading = time.monotonic() - start
         await page.get_by_text("At a glance").first.wait_for(timeout=300_000)
         took = time.monotonic() - start
         await context.close()
-        return took
+        return heading, took
 
     return list(await asyncio.gather(*(one() for _ in range(n))))
 
 
-async def _visits(url: str, n: int, pid: int) -> dict[str, tuple[list[float], float, float]]:
-    """Each batch's times to the first verdict, and the server's and the browsers' CPU seconds per analyst in it."""
+async def _visits(url: str, n: int, pid: int,
+                  size: dict[str, int]) -> dict[str, tuple[list[tuple[float, float]], float, float]]:
+    """Each batch's times to the first heading and verdict, and the server's and the browsers' CPU seconds per
+    analyst in it."""
     from playwright.async_api import async_playwright
 
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        out: dict[str, tuple[list[float], float, float]] = {}
+        out: dict[str, tuple[list[tuple[float, float]], float, float]] = {}
         try:
-            for name, size in (("cold", n), ("warm", n), ("alone", 1)):
+            for name, batch in (("cold", n), ("warm", n), ("alone", 1)):
                 cpu, client = _cpu_seconds(pid), _descendants_cpu(os.getpid(), pid)
-                times = await _batch(browser, url, size)
-                out[name] = (times, (_cpu_seconds(pid) - cpu) / size,
-                             (_descendants_cpu(os.getpid(), pid) - client) / size)
+                times = await _batch(browser, url, batch, size)
+                out[name] = (times, (_cpu_seconds(pid) - cpu) / batch,
+                             (_descendants_cpu(os.getpid(), pid) - client) / batch)
             return out
         finally:
             await browser.close()
@@ -163,6 +169,7 @@ def main() -> None:
     parser.add_argument("--analysts", type=int, default=8)
     parser.add_argument("--settle", type=float, default=0.0, metavar="S",
                         help="seconds the server runs before the first analysts arrive (an operator's server is up first)")
+    parser.add_argument("--size", default="1280x800", metavar="WxH", help="the analysts' window (e.g. 1024x768)")
     parser.add_argument("--profile", action="store_true", help="sample the server's page threads (where the time goes)")
     parser.add_argument("--serve", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--profile-file", default=None, help=argparse.SUPPRESS)
@@ -189,15 +196,17 @@ def main() -> None:
             time.sleep(0.25)
         time.sleep(args.settle)
         started = _rss_mb(server.pid)
-        got = asyncio.run(_visits(url, args.analysts, server.pid))
+        width, height = (int(v) for v in args.size.lower().split("x"))
+        got = asyncio.run(_visits(url, args.analysts, server.pid, {"width": width, "height": height}))
         after = _rss_mb(server.pid)
         load = os.getloadavg()[0]
         print(f"{args.analysts} analysts opening the dashboard at once, {args.settle:g} s after the server's start "
-              f"(2 cores shared; load {load:.1f}):")
-        for name, (times, cpu, client) in got.items():
-            times = sorted(times)
-            print(f"  {name:5s}: first verdict after median {times[len(times) // 2]:5.1f} s, slowest {times[-1]:5.1f} s; "
-                  f"CPU an analyst: server {cpu:.2f} s, their browser (Chromium here) {client:.2f} s")
+              f"at {width}x{height} (2 cores shared; load {load:.1f}):")
+        for name, (pairs, cpu, client) in got.items():
+            headings, times = sorted(h for h, _ in pairs), sorted(t for _, t in pairs)
+            print(f"  {name:5s}: first heading after median {headings[len(headings) // 2]:5.1f} s, slowest "
+                  f"{headings[-1]:5.1f} s; first verdict after median {times[len(times) // 2]:5.1f} s, slowest "
+                  f"{times[-1]:5.1f} s; CPU an analyst: server {cpu:.2f} s, their browser (Chromium here) {client:.2f} s")
         print(f"  server memory: {started:.0f} MB at start, {after:.0f} MB after {2 * args.analysts + 1} sessions "
               f"({(after - started) / (2 * args.analysts + 1):.0f} MB a session)")
         if profile is not None:
