@@ -124,6 +124,8 @@ def render_result(result: AdjustResult) -> None:
         change.append("'Number codes to fit as straight lines' fits a code as a line")
     if result.numbers:
         change.append("'Numeric columns to treat as categories' reads a number as categories")
+    if result.outcome_note:   # a score: the rule that made the outcome, the share its gaps are points of
+        st.caption(ui.md(f"{result.outcome_note} The Amounts page compares the score's means instead."))
     st.caption(ui.md(result.reading + (f" To change it: {'; '.join(change)} (above)." if change else "")))
     st.caption(ui.md(f"{result.rows_note} Decomposition: {result.decomposition}"))
 

@@ -5,7 +5,9 @@ and verdict options are ``luskin audit``'s; ``--controls`` names the columns hel
 with few values as categories, as the audit reads them; numbers with many values linear), ``--categorical``
 reads a numeric column as categories, ``--as-numbers`` fits a code as a straight line, ``--control-bins age=5`` cuts a numeric control into quantile bins, ``--control-curves
 age=4`` fits one as a curve (a restricted cubic spline with 4 knots), ``--cluster`` clusters the
-standard errors. Without ``--positive`` a numeric outcome is modelled as a number (linear). ``--json`` prints
+standard errors. Without ``--positive`` a numeric outcome is a score read by the audit's one rule (strictly above
+its median, or at or above ``--score-cutoff``) and modelled as yes/no, its gaps in points of that share; ``--amount
+COL`` models the number itself (linear). ``--json`` prints
 :meth:`luskin_core.analyses.adjust.AdjustResult.to_dict` (its ``adjusted`` list holds one object per
 non-reference group).
 """
@@ -23,7 +25,8 @@ if TYPE_CHECKING:
 
 ADJUST_DESCRIPTION = (
     "Compare each group with the reference after holding many controls equal: a logistic model for a yes/no "
-    "outcome (a linear one for a number) with the group as a factor, read as the average marginal effect in "
+    "outcome or a score past its cut (a linear one for an amount) with the group as a factor, read as the average "
+    "marginal effect in "
     "points with its 95% interval (delta method, or clustered), p-value, adjusted p-value and odds ratio; the "
     "raw gap split into the part the controls explain and the part they do not (Oaxaca-Blinder, or Yun's "
     "decomposition for yes/no); a verdict in the audit's four states, and warnings in words."
@@ -104,7 +107,7 @@ def adjust_from_args(args: CommandOptions) -> AdjustResult | None:
             not args.amount and \
             args.score_cutoff is None and not args.preset and \
             not args.config:
-        args.score = True  # a number without a positive value: modelled as a number
+        args.score = True  # a number without a positive value: a score, past its median (the audit's one rule)
     from luskin_cli.common import resolve
 
     located, spec, _ = resolve(args, engine=True)
@@ -172,6 +175,8 @@ def format_adjust(result: AdjustResult) -> str:
              f"{', '.join(result.controls)} equal:")
     lines = [title, reading_lines(result), "", format_table(rows, header), ""]
     lines += result.sentences()
+    if result.score_rule:
+        lines.append(f"To model the score's mean instead (gaps in its own units): --amount {result.spec.outcome}.")
     lines += ["", f"Decomposition: {result.decomposition}"]
     return "\n".join(lines)
 

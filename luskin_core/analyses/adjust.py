@@ -1,7 +1,8 @@
 """Gaps adjusted for many controls at once: a regression with the group as a factor, read as points.
 
 With ten controls the strata of a stratified audit are nearly all empty, so the field fits a
-model: logistic for a yes/no outcome, linear for a number, the group as a factor (its reference
+model: logistic for a yes/no outcome (a score too: past its cut by the one score rule, the rows the audit counts
+as positive), linear for an amount, the group as a factor (its reference
 level the audit's reference group), numeric controls linear and text controls categorical. The
 headline per group is the average marginal effect (AME): the mean over every row of the
 predicted outcome with the group set to this group minus set to the reference (Stata's
@@ -73,8 +74,10 @@ def adjust(data: Any, spec: AuditSpec, controls: Sequence[str] = (), *, categori
     ``data`` is a pandas frame or a :class:`luskin_core.counting.sources.Source` (then the cells are made
     by the engine). Groups are the audit's (``spec``: a condition vs the rest, each value of a
     column, or crosses), the reference the audit's :func:`~luskin_core.stats.comparisons.choose_reference`.
-    A yes/no outcome gets a logistic model, a score outcome (``outcome_type="score"``) a linear
-    one on the number itself. A numeric control is read as the audit and the scan read a column: as categories
+    A yes/no outcome gets a logistic model; so does a score (``outcome_type="score"``), on the rows past its cut
+    by the one score rule (strictly above the median, or at or above ``score_cutoff``: the rows the audit counts as
+    positive), its gaps points of that share against the audit's tolerance and the result's ``score_rule`` saying
+    which rule made it. A numeric control is read as the audit and the scan read a column: as categories
     when it holds few values or whole-number codes (:func:`~luskin_core.counting.plan.read_as_categories`), else
     as a straight line; ``as_numbers`` fits such codes as straight lines all the same, ``categorical`` reads
     numbers with many values as categories (the result's ``codes`` and ``reading`` say what was read which way);

@@ -31,6 +31,7 @@ from luskin_core.analyses.adjust_model import (
     spline_counts,
     spline_knots,
     spline_note,
+    score_outcome,
     spline_probs,
 )
 from luskin_core.counting.executor import exact_plan, group_names
@@ -142,7 +143,8 @@ def engine_cells(source: Source, spec: AuditSpec, plan: Any, view: Any, numeric:
     if not linear:
         frame["y2"] = frame["k"]
     return Cells(frame, tuple(numeric), tuple(cats), cluster_name, linear, dropped, int(frame["n"].sum()),
-                 note=spline_note(knots or {}), splines=dict(knots or {}), binned=tuple(binned), log=log and linear)
+                 note=spline_note(knots or {}), splines=dict(knots or {}), binned=tuple(binned), log=log and linear,
+                 **score_outcome(spec, plan))
 
 
 def _light_view(raw: Any, columns: Sequence[str]) -> Any:

@@ -23,7 +23,7 @@ from luskin_core.formatting import amount_digits, format_amount, format_p, forma
 from luskin_core.spec.audit_spec import AuditSpec, resolve_column
 from luskin_core.spec.unknown import UNKNOWN
 from luskin_core.stats.comparisons import choose_reference
-from luskin_core.stats.judgement import Judgement
+from luskin_core.stats.judgement import Judgement, ScoreRule
 from luskin_core.stats.verdict import Verdict
 
 MAX_ITERATIONS = 100
@@ -164,6 +164,20 @@ class AdjustResult:
     source: str = "in memory"
     scale: str = ""   # an amount: "amount" (the model on the amount) or "log" (on its logarithm); else ""
     codes: tuple[str, ...] = ()   # numeric controls read as categories by the one rule (few values, or codes)
+    # A score: the one score rule that made the yes/no outcome, in words with its number ("ai_score above the
+    # median (57.4)", "ai_score at or above 60"), and that number (the median, or the cut-off); else "" and None.
+    score_rule: str = ""
+    score_cutoff: float | None = None
+
+    @property
+    def outcome_note(self) -> str:
+        """A score's outcome in words: which rule made it, and that the gaps are points of its share ("" else; no
+        option named: the page and the command line each say in their own terms how to model the score's mean)."""
+        if not self.score_rule:
+            return ""
+        return (f"The outcome modelled is {self.score_rule}: the rows counted as positive by the audit's rule for "
+                f"this score, so each gap is in points of that share, judged against the audit's "
+                f"{_tolerance(self.spec, False).removeprefix('the ')}.")
 
     @property
     def numbers(self) -> tuple[str, ...]:
@@ -195,6 +209,7 @@ class AdjustResult:
             "tolerance": self.tolerance, "n_rows": self.n_rows, "n_cells": self.n_cells,
             "n_parameters": self.n_parameters, "n_clusters": self.n_clusters, "converged": self.converged,
             "iterations": self.iterations, "source": self.source, "scale": self.scale or None,
+            "score_rule": self.score_rule or None, "score_cutoff": self.score_cutoff,
             "adjusted": [g.json_entry(bool(self.scale)) for g in self.gaps],
             "details": [g.to_dict() for g in self.gaps],
             "coefficients": [asdict(c) for c in self.coefficients],
@@ -203,8 +218,10 @@ class AdjustResult:
         }
 
     def sentences(self) -> list[str]:
-        """What a committee reads: the rows used, each group's gap, then the warnings."""
-        out = [self.rows_note] if self.rows_note else []
+        """What a committee reads: the outcome a score's rule made, the rows used, each group's gap, then the
+        warnings."""
+        out = [self.outcome_note] if self.outcome_note else []
+        out += [self.rows_note] if self.rows_note else []
         out += [g.sentence for g in self.gaps]
         out += list(self.diagnostics)
         return out
@@ -281,6 +298,19 @@ class Cells:
     splines: Mapping[str, tuple[float, ...]] = field(default_factory=dict)  # numeric control -> its knots
     binned: tuple[str, ...] = ()  # categorical controls that are a numeric control's bins
     log: bool = False  # an amount modelled on its logarithm (its gaps read back as shares)
+    # A score: the one rule's words with its number and the number (see score_outcome); else "" and None.
+    score_rule: str = ""
+    score_cutoff: float | None = None
+
+
+def score_outcome(spec: AuditSpec, plan: Any) -> dict[str, Any]:
+    """A score's yes/no outcome as the audit counts it: the words of the one rule (:class:`ScoreRule`: strictly
+    above the median, or at or above the cut-off) with the number the plan resolved, and that number; the fields
+    of :class:`Cells` (empty for an outcome that is not a score)."""
+    if spec.outcome_type != "score" or plan.score_cutoff is None:
+        return {}
+    cutoff = float(plan.score_cutoff)
+    return {"score_rule": f"{spec.outcome} {ScoreRule(spec.score_cutoff).words(cutoff)}", "score_cutoff": cutoff}
 
 
 def _cell_frame(keys: dict[str, tuple[np.ndarray, Any]], y: np.ndarray) -> pd.DataFrame:
@@ -341,8 +371,10 @@ def _control_names(frame: pd.DataFrame, spec: AuditSpec, controls: Sequence[str]
 
 
 def is_linear(spec: AuditSpec) -> bool:
-    """Whether the outcome is modelled as a number (a score or an amount), not as yes/no."""
-    return spec.outcome_type in ("score", "amount")
+    """Whether the outcome is modelled as a number: an amount only. A score is yes/no, past its cut by the one score
+    rule (the rows the audit counts as positive), so its gaps are points of a share judged by the audit's tolerance;
+    the score's means are the amount's path (``outcome_type="amount"``)."""
+    return spec.outcome_type == "amount"
 
 
 def check_log(data: Any, spec: AuditSpec) -> None:
@@ -386,6 +418,7 @@ def cells_from_frame(frame: pd.DataFrame, spec: AuditSpec, controls: Sequence[st
     names, forced, cluster_name = _control_names(frame, spec, [*controls, *extra], categorical, cluster)
     prepared = prepare(frame, spec, allow_groups=True)
     rows = prepared.frame
+    score = score_outcome(spec, plan_for_frame(frame, spec))   # the cut prepare's outcome was counted by
     knots: dict[str, tuple[float, ...]] = {}
     if splines:
         from luskin_core.counting.memory import FrameFacts
@@ -445,7 +478,7 @@ def cells_from_frame(frame: pd.DataFrame, spec: AuditSpec, controls: Sequence[st
     cells = _cell_frame(keys, y[keep])
     return Cells(cells, tuple(numeric), tuple(cats), cluster_name, linear, dropped, int(keep.sum()),
                  note=spline_note(knots), splines=knots, binned=tuple(name for name in cats if name in binned),
-                 log=log and linear)
+                 log=log and linear, **score)
 
 
 def check_curves(counts: Mapping[str, int], forced: set[str], binned: Mapping[str, int],
@@ -961,7 +994,7 @@ def reference_group(cells: Cells, spec: AuditSpec) -> tuple[str, list[str]]:
     order = _audit_order(present, spec)
     n = by_group.loc[order, "n"].to_numpy(dtype=np.int64)[:, None]
     if cells.linear:
-        # The audit's share at or above the cut-off is not known from sums: rank by the mean instead.
+        # An amount: rank by the mean (a score is yes/no here, ranked by its share past the cut, as the audit).
         mean = by_group.loc[order, "k"].to_numpy(dtype=float) / np.maximum(n[:, 0], 1)
         scale = max(float(np.abs(mean).max()), 1.0)
         k = np.rint((mean - mean.min()) / (2 * scale) * n[:, 0]).astype(np.int64)[:, None]
@@ -1093,8 +1126,9 @@ def finish(cells: Cells, spec: AuditSpec, *, source: str, names: Sequence[str], 
     tolerance, or with ``spec.metric == "ratio"`` the adjusted impact ratio against the threshold. That ratio
     is the favourable share predicted with every row set to the group over the same with every row set to the
     reference (``reference_share`` is the latter's mean outcome share; the favourable share is 1 minus it for
-    an adverse outcome). A linear model's outcome is a number, not a share, so it has no impact ratio: its
-    adjusted difference is judged against the tolerance in the outcome's own units whatever the metric.
+    an adverse outcome). A linear model's outcome is an amount, not a share, so it has no impact ratio: its
+    adjusted gap as a share of the reference's amount is judged against the tolerance whatever the metric. A score
+    is a yes/no outcome here (past its cut by the one score rule), judged as any share is.
     """
     frame = cells.frame
     n = frame["n"].to_numpy(dtype=float)
@@ -1119,7 +1153,8 @@ def finish(cells: Cells, spec: AuditSpec, *, source: str, names: Sequence[str], 
                      sizes, sums_k, reference, rate_ref, reference_share)
     gaps = [_adjusted_gap(tested, i, g) for i, g in enumerate(groups[1:])]
     controls = tuple(cells.numeric) + tuple(cells.categorical)
-    outcome_text = (f"the logarithm of {spec.outcome}" if cells.log else spec.outcome) if linear else spec.outcome_text
+    outcome_text = ((f"the logarithm of {spec.outcome}" if cells.log else spec.outcome) if linear
+                    else cells.score_rule or spec.outcome_text)
     scale = ("log" if cells.log else "amount") if amount else ""
     digits = amount_digits([rate_ref]) if not cells.log else 3
     gaps = [_replace(g, sentence=_amount_sentence(g, spec, controls, spec.outcome, cells.log, digits) if amount
@@ -1139,7 +1174,7 @@ def finish(cells: Cells, spec: AuditSpec, *, source: str, names: Sequence[str], 
         "coefficients (the groups' control means held fixed)" + (
             ", on the logarithm of the amount (log points; a gap g is the share 1 - exp(g) of the reference's "
             "amount, controls held equal)" if cells.log else "") + ".", rows_note=rows_note, source=source,
-        scale=scale)
+        scale=scale, score_rule=cells.score_rule, score_cutoff=cells.score_cutoff)
 
 
 def _finite_exp(x: float) -> float | None:
@@ -1307,4 +1342,4 @@ def _replace(obj: Any, **changes: Any) -> Any:
 
 
 __all__ = ["AdjustResult", "AdjustedGap", "Cells", "cells_from_frame", "check_log", "fit_cells", "gap_share",
-           "is_linear", "number_format"]
+           "is_linear", "number_format", "score_outcome"]

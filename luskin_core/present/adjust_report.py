@@ -27,6 +27,7 @@ def adjusted_section(result: AdjustResult) -> Any:
     section = Section("adjusted", "Gaps adjusted for the controls (regression)")
     section.blocks.append(settings_block([
         ("Model", f"{result.model} ({result.outcome_text}), the group as a factor"),
+        ("Outcome modelled", result.outcome_note.removeprefix("The outcome modelled is ") or None),
         ("Reference group", result.reference),
         ("Controls held equal", ", ".join(result.controls)),
         ("How the controls were read", result.reading),
