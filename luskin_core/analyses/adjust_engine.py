@@ -28,10 +28,10 @@ from luskin_core.analyses.adjust_model import (
     check_curves,
     is_linear,
     number_text,
+    score_outcome,
     spline_counts,
     spline_knots,
     spline_note,
-    score_outcome,
     spline_probs,
 )
 from luskin_core.counting.executor import exact_plan, group_names
