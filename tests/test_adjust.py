@@ -139,7 +139,7 @@ def test_cluster_robust_matches_statsmodels(adult_rows):
 
 
 def test_linear_outcome_matches_ols_and_cluster(adult_rows):
-    spec = AuditSpec(outcome="hours-per-week", outcome_type="score", group_by=("sex",))
+    spec = AuditSpec(outcome="hours-per-week", outcome_type="amount", group_by=("sex",))   # a number: an amount
     controls = ["age", "education-num", "occupation"]
     result = adjust(adult_rows, spec, controls)
     assert result.model == "linear"
@@ -233,7 +233,7 @@ def test_berkeley_department_turns_the_gap_around():
 # The decomposition, against the textbook formulas computed here
 # ------------------------------------------------------------------------------------------
 def test_oaxaca_blinder_matches_textbook(adult_rows):
-    spec = AuditSpec(outcome="hours-per-week", outcome_type="score", group_by=("sex",))
+    spec = AuditSpec(outcome="hours-per-week", outcome_type="amount", group_by=("sex",))
     controls = ["age", "education-num", "occupation"]
     result = adjust(adult_rows, spec, controls)
     gap = result.gaps[0]

@@ -28,10 +28,11 @@ def test_a_control_with_a_huge_number_is_refused_in_words() -> None:
         adjust(frame, AuditSpec("y", 1, group_by=("g",)), controls=("x",))
 
 
-def test_a_score_outcome_near_the_largest_float_is_refused_in_words() -> None:
+def test_an_amount_outcome_near_the_largest_float_is_refused_in_words() -> None:
+    """The number itself enters the model only as an amount (a score enters as past its cut, a yes/no)."""
     frame = _frame().assign(s=lambda f: f["s"] * 1e307)
     with pytest.raises(LuskinError, match="outcome 's' holds numbers as large as"):
-        adjust(frame, AuditSpec("s", None, outcome_type="score", group_by=("g",)), controls=("x",))
+        adjust(frame, AuditSpec("s", None, outcome_type="amount", group_by=("g",)), controls=("x",))
 
 
 def test_a_control_with_too_many_values_is_refused_before_the_fit() -> None:

@@ -47,11 +47,17 @@ def test_text_prints_the_table_and_sentences(berkeley, capsys):
     assert "holding department equal, the gap is -1.9 points" in out
 
 
-def test_numeric_outcome_without_positive_is_linear(capsys):
-    assert main(["adjust", "--data", "sample:adult", "--outcome", "hours-per-week", "--groups", "sex",
-                 "--controls", "age,occupation", "--cluster", "marital-status", "--json"]) == 0
+def test_numeric_outcome_without_positive_is_a_score_and_an_amount_is_linear(capsys):
+    """A number without --positive is a score, past its median by the audit's rule (issue 45/46: it was the mean,
+    judged against a tolerance that is a share); --amount models the number itself."""
+    args = ["adjust", "--data", "sample:adult", "--groups", "sex", "--controls", "age,occupation", "--cluster",
+            "marital-status", "--json"]
+    assert main([*args, "--outcome", "hours-per-week"]) == 0
     document = json.loads(capsys.readouterr().out)
-    assert document["model"] == "linear" and document["n_clusters"] == 7
+    assert document["model"] == "logistic" and document["score_rule"] == "hours-per-week above the median (40)"
+    assert main([*args, "--amount", "hours-per-week"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["model"] == "linear" and document["n_clusters"] == 7 and document["score_rule"] is None
     assert document["adjusted"][0]["odds_ratio"] is None
 
 
