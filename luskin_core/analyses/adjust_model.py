@@ -177,7 +177,7 @@ class AdjustResult:
             return ""
         return (f"The outcome modelled is {self.score_rule}: the rows counted as positive by the audit's rule for "
                 f"this score, so each gap is in points of that share, judged against the audit's "
-                f"{_tolerance(self.spec, False).removeprefix('the ')}.")
+                f"{_tolerance(self.spec).removeprefix('the ')}.")
 
     @property
     def numbers(self) -> tuple[str, ...]:
@@ -1158,7 +1158,7 @@ def finish(cells: Cells, spec: AuditSpec, *, source: str, names: Sequence[str], 
     scale = ("log" if cells.log else "amount") if amount else ""
     digits = amount_digits([rate_ref]) if not cells.log else 3
     gaps = [_replace(g, sentence=_amount_sentence(g, spec, controls, spec.outcome, cells.log, digits) if amount
-                     else _sentence(g, spec, controls, linear, outcome_text, digits)) for g in gaps]
+                     else _sentence(g, spec, controls, outcome_text)) for g in gaps]
     diagnostics = list(diagnostics) + _cluster_warning(cells, fit)
     coefficients = tuple(Coefficient(name, float(b), float(math.sqrt(max(v, 0.0))))
                          for name, b, v in zip(names, fit.beta, np.diag(fit.cov)))
@@ -1229,39 +1229,28 @@ def _pp(x: float) -> str:
     return format_points(x, signed=True)
 
 
-def _sentence(g: AdjustedGap, spec: AuditSpec, controls: Sequence[str], linear: bool, outcome: str,
-              digits: int = 2) -> str:
+def _sentence(g: AdjustedGap, spec: AuditSpec, controls: Sequence[str], outcome: str) -> str:
+    """One group's adjusted gap on a yes/no outcome (a score's too, past its cut), in points of the share (an amount's
+    is :func:`_amount_sentence`)."""
     held = ", ".join(controls)
-
-    def num(x: float) -> str:
-        return format_amount(x, digits, signed=True)
-
-    if linear:
-        raw = (f"Before adjusting, the mean {outcome} is {format_amount(g.rate, digits)} for {g.group} and "
-               f"{format_amount(g.reference_rate, digits)} for {g.reference} (a difference of {num(g.raw_difference)})")
-        adj = (f"holding {held} equal, the difference is {num(g.adjusted_difference)} (95% CI "
-               f"{num(g.adjusted_ci_low)} to {num(g.adjusted_ci_high)}, {format_p(g.adjusted_p_value)})")
-        parts = (f"The controls explain {num(g.explained)} of the raw difference and {num(g.unexplained)} remains "
-                 "unexplained")
-    else:
-        raw = (f"Before adjusting, {outcome} for {format_percent(g.rate)} of {g.group} and "
-               f"{format_percent(g.reference_rate)} of {g.reference} (a raw gap of {_pp(g.raw_difference)} points)")
-        odds = ""
-        if None not in (g.odds_ratio, g.odds_ratio_ci_low, g.odds_ratio_ci_high):
-            odds = f", odds ratio {g.odds_ratio:.2f} ({g.odds_ratio_ci_low:.2f} to {g.odds_ratio_ci_high:.2f})"
-        adj = (f"holding {held} equal, the gap is {_pp(g.adjusted_difference)} points (95% CI "
-               f"{_pp(g.adjusted_ci_low)} to {_pp(g.adjusted_ci_high)}, {format_p(g.adjusted_p_value)}{odds})")
-        parts = (f"The controls explain {_pp(g.explained)} of the {_pp(g.raw_difference)} points and "
-                 f"{_pp(g.unexplained)} remain unexplained")
+    raw = (f"Before adjusting, {outcome} for {format_percent(g.rate)} of {g.group} and "
+           f"{format_percent(g.reference_rate)} of {g.reference} (a raw gap of {_pp(g.raw_difference)} points)")
+    odds = ""
+    if None not in (g.odds_ratio, g.odds_ratio_ci_low, g.odds_ratio_ci_high):
+        odds = f", odds ratio {g.odds_ratio:.2f} ({g.odds_ratio_ci_low:.2f} to {g.odds_ratio_ci_high:.2f})"
+    adj = (f"holding {held} equal, the gap is {_pp(g.adjusted_difference)} points (95% CI "
+           f"{_pp(g.adjusted_ci_low)} to {_pp(g.adjusted_ci_high)}, {format_p(g.adjusted_p_value)}{odds})")
+    parts = (f"The controls explain {_pp(g.explained)} of the {_pp(g.raw_difference)} points and "
+             f"{_pp(g.unexplained)} remain unexplained")
     ranked = sorted(g.explained_by, key=lambda item: -abs(item[1]))[:2]
     if ranked and len(controls) > 1:
-        words = [f"{name} {(_pp(value) + ' points') if not linear else num(value)}" for name, value in ranked]
+        words = [f"{name} {_pp(value)} points" for name, value in ranked]
         parts += f" (the largest parts: {' and '.join(words)})"
     across = g.adjusted_ci_low <= 0 <= g.adjusted_ci_high
-    verdict = _verdict_clause(g, spec, _tolerance(spec, linear))
+    verdict = _verdict_clause(g, spec, _tolerance(spec))
     interval = " The interval includes zero: once the controls are held equal, no gap is shown." if across else ""
     why = ""
-    if not linear and abs(g.adjusted_difference - g.unexplained) >= 0.005:
+    if abs(g.adjusted_difference - g.unexplained) >= 0.005:
         why = (f" The adjusted gap ({_pp(g.adjusted_difference)}) and the unexplained part "
                f"({_pp(g.unexplained)}) answer different questions: the first switches every row's group and "
                f"averages over all rows, the second keeps each group's own controls (Yun's decomposition), so they "
@@ -1308,7 +1297,7 @@ def _amount_sentence(g: AdjustedGap, spec: AuditSpec, controls: Sequence[str], o
     ranked = sorted(g.explained_by, key=lambda item: -abs(item[1]))[:2]
     if ranked and len(controls) > 1:
         parts += f" (the largest parts: {' and '.join(f'{name} {num(value)}' for name, value in ranked)})"
-    verdict = _verdict_clause(g, spec, _tolerance(spec, True, amount=True))
+    verdict = _verdict_clause(g, spec, _tolerance(spec, amount=True))
     return f"{raw}; {adj}. {parts}. {verdict}."
 
 
@@ -1325,11 +1314,11 @@ def _verdict_clause(g: Any, spec: Any, bar: str) -> str:
     return f"The adjusted gap is larger than {bar}, but it could be due to chance {chance}"
 
 
-def _tolerance(spec: AuditSpec, linear: bool, *, amount: bool = False) -> str:
+def _tolerance(spec: AuditSpec, *, amount: bool = False) -> str:
+    """The bar a gap is judged against, in words: points of a share, the impact-ratio threshold, or an amount's
+    share (a gap is never judged in a number's own units)."""
     if amount:
         return f"the {format_percent(spec.tolerance, 0)} tolerance (a share of the reference's amount)"
-    if linear:
-        return f"the tolerance of {spec.tolerance:g}"
     if spec.metric == "ratio":
         return f"the {spec.ratio_threshold:g} impact-ratio threshold"
     return "the " + points(spec.tolerance).replace(" points", "-point").replace(" point", "-point") + " tolerance"
