@@ -29,6 +29,24 @@ def payroll(n: int = 3000, seed: int = 4) -> pd.DataFrame:
     return pd.DataFrame({"sex": sex, "grade": grade, "pay": pay, "bonus": bonus})
 
 
+def ranked_bands(frame: pd.DataFrame) -> list[dict[str, float]]:
+    """The UK's quartile pay bands by pandas: every worker ranked by pay, four sections of equal size (a section ends
+    at round(share x workers)), the workers of a run of equal pay ordered at random (each counted in a section by
+    the expected share of it: the run's ranks inside the section over its length)."""
+    sexes = frame.sex.fillna("Unknown")
+    ranked = pd.DataFrame({"pay": frame.pay, "sex": sexes}).sort_values("pay", kind="stable").reset_index(drop=True)
+    n = len(ranked)
+    ends = [0, *(int(np.floor(n * q + 0.5)) for q in (0.25, 0.5, 0.75)), n]
+    out = [dict.fromkeys(sorted(set(sexes)), 0.0) for _ in range(4)]
+    for _, run in ranked.groupby("pay", sort=True):
+        first, last = int(run.index.min()), int(run.index.max()) + 1
+        for b in range(4):
+            inside = max(0, min(last, ends[b + 1]) - max(first, ends[b]))
+            for sex, count in run.sex.value_counts().items():
+                out[b][str(sex)] += count * inside / (last - first)
+    return out
+
+
 def _build(frame, **spec):
     entry = REGULATOR_TABLES["eu-pay"]
     return entry.build(frame, AuditSpec("pay", outcome_type="amount", group_by=("sex",), **spec),
@@ -54,14 +72,11 @@ def test_article_9_numbers_equal_pandas_on_the_same_rows():
                              "Male": (len(men), int((men.bonus > 0).sum())),
                              "Unknown": (len(unknown), int((unknown.bonus > 0).sum()))}
     assert [r.group for r in out.women] == ["Female"]
-    # (f): quartile bands cut at the pay's quartiles over every worker, a worker at a cut in the band above
-    cuts = np.quantile(frame.pay, [0.25, 0.5, 0.75])   # every worker's pay (those of unknown sex too)
+    # (f): quartile bands of equal size, the workers ranked by pay (those of unknown sex too)
+    cuts = np.quantile(frame.pay, [0.25, 0.5, 0.75])
     assert list(out.cuts) == pytest.approx(list(cuts))
-    band = np.searchsorted(cuts, frame.pay.to_numpy(), side="right")
-    for b, shown in enumerate(out.bands):
-        rows = frame[band == b]
-        assert shown.counts == {"Female": int((rows.sex == "Female").sum()), "Male": int((rows.sex == "Male").sum()),
-                                "Unknown": int(rows.sex.isna().sum())}
+    for shown, want in zip(out.bands, ranked_bands(frame), strict=True):
+        assert shown.counts == pytest.approx(want)
     # (g): by category, and the categories at 5% or more (grade C: women paid 10% less there)
     for r in out.categories():
         cell = known[known.grade == r.cell.split(" = ")[1]]
@@ -146,3 +161,29 @@ def test_a_bonus_few_or_none_receive_leaves_the_table_standing(who, said):
     receiving = {g: k for g, (_, k) in out.receiving.items()}
     assert receiving["Female"] == int(((frame.sex == "Female") & (frame.bonus > 0)).sum())
     assert len(out.bands) == 4 and "Receiving 'bonus'" in out.text()
+
+
+@pytest.mark.parametrize("n,step", [(3000, 5.0), (2999, 5.0), (600, 500.0)])
+def test_quartile_bands_hold_a_quarter_of_the_workers_on_a_pay_scale(tmp_path, n, step):
+    """Pay on a scale (a step holds many workers): cut at the quartile's value, every worker paid exactly a cut
+    went to the band above it, so a scale of three steps gave bands of 0, 288, 50 and 262 of 600 workers and "F
+    are n/a of the lowest quartile pay band". As the UK's regulations count them, each band holds a quarter of the
+    workers, those on the step at a boundary split between the two bands, each sex in proportion; DuckDB on a
+    Parquet file gives the same bands as memory."""
+    from luskin_core.counting.files import open_file
+
+    frame = payroll(n, seed=n)
+    frame["pay"] = np.round(frame.pay / step) * step if step < 100 else \
+        np.where(frame.grade == "A", 2000.0, np.where(frame.grade == "B", 2500.0, 3000.0))
+    want = ranked_bands(frame)
+    path = tmp_path / "pay.parquet"
+    frame.to_parquet(path)
+    for data in (frame, open_file(str(path))):
+        out = _build(data)
+        for shown, expected in zip(out.bands, want, strict=True):
+            assert shown.counts == pytest.approx(expected)
+            assert abs(shown.total - n / 4) <= 1
+    said = " ".join(out.sentences())
+    assert "n/a of the lowest" not in said
+    shown_bands = next(t for t in out.tables() if t.title.startswith("Quartile pay bands"))
+    assert [row[2] for row in shown_bands.rows] == [f"{round(sum(w.values())):,}" for w in want]

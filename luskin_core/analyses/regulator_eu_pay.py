@@ -9,9 +9,11 @@ DuckDB, PostgreSQL or Spark give the same numbers):
 * (b) and (d) the same for complementary or variable components (a bonus column), among the workers receiving
   one (as the UK's regulations count bonus gaps);
 * (e) the share of each sex receiving them: the bonus's count table (the rows above 0, per sex);
-* (f) the share of each sex in each quartile pay band: the pay's quartiles over every worker (the engine's own
-  quantiles, linear interpolation), and the workers at or above each cut counted per sex (a worker paid exactly a
-  cut point is in the band above it);
+* (f) the share of each sex in each quartile pay band: four bands of equal size, the workers ranked by pay, as the
+  UK's gender pay gap regulations count them: cut at the pay's quartiles over every worker (the engine's own
+  quantiles, linear interpolation), the workers paid less than, and exactly, each cut counted per sex, and those
+  paid exactly a cut (a pay scale's step) split between the two bands beside it, each sex in proportion
+  (:func:`quartile_boundary`);
 * (g) the gap by category of workers (``--stratify``: the same work or work of equal value), and the categories
   where it is 5% or more: Article 10(1)(a)'s first condition for a joint pay assessment (with (b) the gap not
   justified by objective, gender-neutral criteria and (c) not remedied within six months, which data cannot say).
@@ -47,10 +49,10 @@ class Band:
     label: str
     low: float | None
     high: float | None
-    counts: dict[str, int]
+    counts: dict[str, float]   # workers of each sex (a share of those tied at a boundary: see quartile_boundary)
 
     @property
-    def total(self) -> int:
+    def total(self) -> float:
         return sum(self.counts.values())
 
 
@@ -169,12 +171,13 @@ class EUPayOutput:
             groups = list(self.bands[0].counts)
             out.append(ShownTable("Quartile pay bands (Article 9(1)(f))",
                                   ("Band", "Pay", "Workers", *(f"Share {g}" for g in groups)),
-                                  tuple((b.label, _range(self, b), f"{b.total:,}",
+                                  tuple((b.label, _range(self, b), f"{round(b.total):,}",
                                          *(format_percent(b.counts[g] / b.total if b.total else None) for g in groups))
                                         for b in self.bands),
                                   tuple(False for _ in self.bands),
-                                  "Cut at the quartiles of pay over every worker (linear interpolation); a worker "
-                                  "paid exactly a cut point is in the band above it."))
+                                  "Four bands of equal size, the workers ranked by pay (as the UK's regulations "
+                                  "count them): cut at the quartiles of pay over every worker, those paid exactly a "
+                                  "cut split between the two bands beside it, each sex in proportion."))
         if pay.by_cell:
             cat_rows: list[tuple[str, ...]] = []
             flags = []
@@ -281,10 +284,10 @@ def _interval(pair: Any) -> str:
 def _range(output: EUPayOutput, band: Band) -> str:
     digits = output._digits()
     if band.low is None:
-        return f"below {format_amount(band.high, digits)}"
+        return f"up to {format_amount(band.high, digits)}"
     if band.high is None:
-        return f"{format_amount(band.low, digits)} or more"
-    return f"{format_amount(band.low, digits)} to below {format_amount(band.high, digits)}"
+        return f"from {format_amount(band.low, digits)}"
+    return f"{format_amount(band.low, digits)} to {format_amount(band.high, digits)}"
 
 
 def _sex_spec(spec: AuditSpec, choices: Any) -> AuditSpec:
@@ -328,23 +331,39 @@ def build_eu_pay(data: Any, spec: AuditSpec, choices: Any) -> EUPayOutput:
                                              pay.judgement.is_unknown)
     executor = executor_for(data)
     cuts = tuple(float(q) for q in executor.facts(pooled).quantiles(spec.outcome, [0.25, 0.5, 0.75]))
-    above = []
-    for q in cuts:   # the workers paid at or above each cut, per sex, through the count
-        table, _ = counted_table(data, pooled.with_changes(outcome_type="score", score_cutoff=q))
-        above.append({g: int(table.positives[i].sum()) for i, g in enumerate(table.groups)})
     totals = {r.group: r.n for r in pay.overall}
-    bands = []
-    edges: list[float | None] = [None, *cuts, None]
-    for b in range(4):
-        counts_b = {}
-        for g, total in totals.items():
-            at_low = total if b == 0 else above[b - 1].get(g, 0)
-            at_high = 0 if b == 3 else above[b].get(g, 0)
-            counts_b[g] = at_low - at_high
-        bands.append(Band(("Lower", "Lower middle", "Upper middle", "Upper")[b], edges[b], edges[b + 1], counts_b))
-    if any(not math.isfinite(c) for c in cuts):
-        bands = []
+    bands: list[Band] = []
+    if all(math.isfinite(c) for c in cuts):
+        def paid_from(cutoff: float) -> dict[str, int]:   # the workers paid at or above ``cutoff``, per sex
+            table, _ = counted_table(data, pooled.with_changes(outcome_type="score", score_cutoff=cutoff))
+            return {g: int(table.positives[i].sum()) for i, g in enumerate(table.groups)}
+
+        below = [quartile_boundary(totals, q, paid_from(cut), paid_from(math.nextafter(cut, math.inf)))
+                 for q, cut in zip((0.25, 0.5, 0.75), cuts)]
+        lower: list[dict[str, float]] = [dict.fromkeys(totals, 0.0), *below, {g: float(n) for g, n in totals.items()}]
+        edges: list[float | None] = [None, *cuts, None]
+        bands = [Band(("Lower", "Lower middle", "Upper middle", "Upper")[b], edges[b], edges[b + 1],
+                      {g: lower[b + 1][g] - lower[b][g] for g in totals}) for b in range(4)]
     return EUPayOutput(pay, bonus_audit, bonus, receiving, tuple(bands), cuts, note, bonus_note=note_bonus)
+
+
+def quartile_boundary(totals: dict[str, int], share: float, at_or_above: dict[str, int],
+                      above: dict[str, int]) -> dict[str, float]:
+    """The workers of each sex below the quartile boundary at ``share`` of all workers, as the UK's gender pay gap
+    regulations count quartile pay bands (four sections of equal size, workers ranked by pay).
+
+    The boundary falls at the cut (the pay's quantile at ``share``); ``at_or_above`` and ``above`` count, per sex, the
+    workers paid at least and more than it. Those paid less are below; those paid exactly the cut (a pay scale's
+    step holds many) are split between the two bands, each sex in proportion to its share of them, so that the
+    lower bands hold ``round(share x workers)`` of them as nearly as the ties allow (GOV.UK: workers on the same pay
+    at a boundary are spread evenly by gender). Cutting at the value alone put every tied worker above it: a pay
+    scale of three steps gave bands of 0, 288, 50 and 262 of 600 workers.
+    """
+    below = {g: n - at_or_above.get(g, 0) for g, n in totals.items()}
+    tied = {g: at_or_above.get(g, 0) - above.get(g, 0) for g in totals}
+    everyone, under, at = sum(totals.values()), sum(below.values()), sum(tied.values())
+    take = min(max(math.floor(share * everyone + 0.5) - under, 0), at)
+    return {g: below[g] + (tied[g] * take / at if at else 0.0) for g in totals}
 
 
 def _bonus_gap(data: Any, pooled: AuditSpec, bonus: str, receiving: dict[str, tuple[int, int]], reference: str,
