@@ -187,3 +187,20 @@ def test_quartile_bands_hold_a_quarter_of_the_workers_on_a_pay_scale(tmp_path, n
     assert "n/a of the lowest" not in said
     shown_bands = next(t for t in out.tables() if t.title.startswith("Quartile pay bands"))
     assert [row[2] for row in shown_bands.rows] == [f"{round(sum(w.values())):,}" for w in want]
+
+
+def test_postgresql_gives_the_bands_of_memory_on_a_pay_scale(postgres_url):
+    """The bands count the workers paid more than each cut through the engine (a cut-off just above it): PostgreSQL
+    reads that literal as the same double, so its bands are memory's."""
+    from engine_servers import load_postgres
+
+    from luskin_core.counting.sources import open_source
+
+    frame = payroll(1200, seed=12)
+    frame["pay"] = np.round(frame.pay / 5) * 5
+    load_postgres(postgres_url, "eu_pay_scale", frame)
+    memory, server = _build(frame), _build(open_source(postgres_url, "eu_pay_scale"))
+    for here, there in zip(memory.bands, server.bands, strict=True):
+        assert there.counts == pytest.approx(here.counts)
+    for here, want in zip(memory.bands, ranked_bands(frame), strict=True):
+        assert here.counts == pytest.approx(want)
