@@ -285,3 +285,36 @@ def test_the_words_fit_any_amount_and_its_direction():
             assert share == pytest.approx((mean_a - mean_b) / mean_a)
             assert "The gap share is (reference - group) / reference, positive when the group's amount is lower" \
                 in method
+
+
+def test_a_second_real_data_set_adult_hours_by_race_within_sex_equal_pandas_scipy_and_statsmodels():
+    """Issue 50's "and others you choose": the Adult census sample's weekly hours (48,842 people, a pile at 40) by
+    race, overall and within each sex, every group's mean, median, their intervals, Welch's test and interval, the
+    gap shares, and the Holm adjustment over every judged test, each against pandas, scipy or statsmodels."""
+    from statsmodels.stats.multitest import multipletests
+
+    frame = load_sample("adult")
+    result = run(frame, AuditSpec("hours-per-week", outcome_type="amount", group_by=("race",), strata=("sex",)))
+    assert result.reference == "White" and len(result.by_cell) == 10
+    ref_name = result.reference
+    for row in result.rows:
+        rows = frame if not row.cell else frame[frame.sex == row.cell.split(" = ", 1)[1]]
+        x = rows.loc[rows.race == row.group, "hours-per-week"].astype(float)
+        ref = rows.loc[rows.race == ref_name, "hours-per-week"].astype(float)
+        got = row.to_dict()
+        assert got["n"] == len(x) and got["mean"] == pytest.approx(x.mean(), rel=1e-12)
+        assert got["median"] == x.median()
+        assert got["mean_ci"] == pytest.approx(list(stats.t.interval(0.95, len(x) - 1, x.mean(), stats.sem(x))))
+        ci = stats.quantile_test(x.to_numpy(), q=float(x.median())).confidence_interval(0.95)
+        assert got["median_ci"] == pytest.approx([ci.low, ci.high])
+        if row.comparison.is_reference:
+            continue
+        welch = stats.ttest_ind(x, ref, equal_var=False)
+        assert got["mean_p"] == pytest.approx(welch.pvalue, rel=1e-6, abs=1e-300)
+        assert got["mean_gap_ci"] == pytest.approx(list(welch.confidence_interval()), rel=1e-9)
+        assert got["mean_gap_share"] == pytest.approx((ref.mean() - x.mean()) / ref.mean(), rel=1e-12)
+        assert got["median_gap_share"] == pytest.approx((ref.median() - x.median()) / ref.median(), abs=1e-15)
+    judged = [r for r in result.rows if r.comparison.mean_p_adjusted is not None]
+    raw = [p for r in judged for p in (r.comparison.mean_gap.p_value, r.comparison.median_gap.p_value)]
+    adjusted = [p for r in judged for p in (r.comparison.mean_p_adjusted, r.comparison.median_p_adjusted)]
+    assert len(judged) >= 10 and adjusted == pytest.approx(list(multipletests(raw, method="holm")[1]))
