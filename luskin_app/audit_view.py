@@ -21,7 +21,7 @@ from luskin_core.analyses.findings import findings
 from luskin_core.formatting import format_number, format_p, format_percent, format_points
 from luskin_core.present.audit_plots import audit_figures, comparison_bars
 from luskin_core.stats import shown as shown_statistics
-from luskin_core.stats.verdict import JUDGED_ORDER, Verdict
+from luskin_core.stats.verdict import JUDGED_ORDER, SET_APART_SHORT, Verdict
 
 from . import ui
 from .help import HELP
@@ -114,7 +114,7 @@ def comparison_table(result: AuditResult) -> pd.DataFrame:
                                                                        _pts_bound),
             "Ratio": "" if c.is_reference else _ratio(c.impact_ratio),
             "p adj.": "" if c.is_reference else _p(c.p_adjusted),
-            "Verdict": Verdict.of(c.verdict).short,
+            "Verdict": SET_APART_SHORT if result.set_apart(c) else Verdict.of(c.verdict).short,
             **{s.short: s.text(c) for s in shown_statistics.SHOWN},   # every statistic every table shows (stats/shown.py)
         })
         rows.append(row)
@@ -184,7 +184,7 @@ def pooled_table(result: AuditResult) -> pd.DataFrame:
                                    _ratio(p.mh_odds_ratio) + _ci(p.mh_ci_low, p.mh_ci_high, _ratio)),
             "CMH p": _p(p.cmh_p_value) or "n/a",
             "Breslow-Day-Tarone p": _p(p.breslow_day_p_value) or "n/a",
-            "Simpson": "YES" if p.simpson else "",
+            "Simpson": result.simpson_words(p, no=""),
         })
     return pd.DataFrame(rows)
 

@@ -124,13 +124,15 @@ def _gap_table(result: Any) -> str:
                                "p adj.", "tolerance", "verdict"])
 
 
-def _comparison_row(c: Any) -> list[str]:
-    """One group in a cell; the reference's comparison columns are blank."""
+def _comparison_row(c: Any, apart: bool) -> list[str]:
+    """One group in a cell; the reference's comparison columns are blank, a group of unknown category (``apart``)
+    has no verdict of its own."""
     from luskin_core.stats import shown as shown_statistics
+    from luskin_core.stats.verdict import SET_APART
 
     compared = ["", "", "", "", ""] if c.is_reference else [
         f"{_f(c.difference)} [{_f(c.difference_ci_low)}, {_f(c.difference_ci_high)}]",
-        _f(c.impact_ratio, 2), _p(c.p_value), _p(c.p_adjusted), c.verdict]
+        _f(c.impact_ratio, 2), _p(c.p_value), _p(c.p_adjusted), SET_APART if apart else c.verdict]
     return [c.cell or "all rows", c.group + (" (ref)" if c.is_reference else ""), f"{c.n:,}",
             _f(c.rate), f"[{_f(c.ci_low)}, {_f(c.ci_high)}]", *compared,
             *(s.text(c) for s in shown_statistics.SHOWN)]
@@ -142,7 +144,7 @@ def _comparison_table(result: Any) -> str:
     from luskin_core.stats import shown as shown_statistics
 
     spec = result.spec
-    rows = [_comparison_row(c) for c in result.comparisons]
+    rows = [_comparison_row(c, result.set_apart(c)) for c in result.comparisons]
     verdict_head = "verdict" if spec.criterion == "selection" else f"verdict ({spec.criterion})"
     return format_table(rows, ["cell", "group", "n", "share", "95% CI", "difference [95% CI]",
                                "ratio", "p", "p adj.", verdict_head, *(s.short for s in shown_statistics.SHOWN)])
@@ -160,7 +162,7 @@ def _pooled_lines(result: Any) -> list[str]:
         odds = "0 (degenerate)" if p.mh_odds_ratio == 0 else f"{_f(p.mh_odds_ratio, 2)}{ci}"
         rows.append([p.group, _f(p.marginal_difference), _f(p.marginal_impact_ratio, 2),
                      _f(p.weighted_difference), odds, _p(p.cmh_p_value),
-                     _p(p.breslow_day_p_value), "YES" if p.simpson else "no"])
+                     _p(p.breslow_day_p_value), result.simpson_words(p)])
     return ["", f"Overall vs within the cells (against {result.reference}):",
             format_table(rows, ["group", "overall diff.", "overall ratio", "within diff. (weighted)",
                                 "pooled odds ratio (MH)", "CMH p", "Breslow-Day-Tarone p", "Simpson"])]

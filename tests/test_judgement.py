@@ -197,6 +197,42 @@ def test_unknown_categories_get_no_four_fifths_verdict_and_no_sufficiency_line()
     assert not [s for s in result.sufficiency_lines() if "Unknown" in s or "Decline" in s]
 
 
+def test_a_group_of_unknown_category_gets_no_verdict_on_any_surface() -> None:
+    """Headline and findings set 'Unknown' apart, but its rows still read 'beyond tolerance but could be chance'
+    in the command line's, the page's and the report's tables, the pooled tables marked its Simpson 'YES', and the
+    detail sentences said 'the overall gap comes from which strata each group falls in' and what 60 Unknown rows
+    could detect. Every surface now shows its numbers and says it is set apart."""
+    from luskin_app.audit_view import comparison_table, pooled_table
+    from luskin_cli.audit import format_audit
+    from luskin_core.present.report import build_html_report
+
+    parts = []
+    for site, groups in (("x", (("A", 200, 40), ("B", 200, 80), ("C", 50, 20), ("Unknown", 60, 30))),
+                         ("y", (("A", 150, 60), ("B", 150, 45), ("C", 40, 10)))):
+        parts.append(_rows(*groups, outcome="denied", extra={"site": site}))
+    frame = pd.concat(parts, ignore_index=True)
+    spec = AuditSpec("denied", 1, group_by=("group",), reference="B", strata=("site",), outcome_is="adverse")
+    result = audit(frame, spec)
+    assert result.unknown_groups == ("Unknown",)
+    unknown = [c for c in result.comparisons if c.group == "Unknown"]
+    assert any(c.verdict == Verdict.CHANCE for c in unknown)   # what it would be, were it counted
+    text = format_audit(result)
+    rows = [line for line in text.splitlines() if line.startswith("site = ") and " Unknown " in line]
+    assert rows and all("set apart: unknown category" in r and "could be chance" not in r for r in rows), rows
+    pooled_row = next(line for line in text.splitlines() if line.startswith("Unknown "))
+    assert pooled_row.rstrip().endswith("apart"), pooled_row
+    page = comparison_table(result)
+    assert set(page.loc[page["Group"] == "Unknown", "Verdict"]) == {"apart"}
+    assert set(pooled_table(result).set_index("Group")["Simpson"][["Unknown"]]) == {"apart"}
+    words = result.sentences() + result.power_sentences()
+    about = [w for w in words if "Unknown" in w]
+    assert len(about) == 1 and "set apart, with no verdict of its own" in about[0], about
+    assert not [p for p in result.simpson if p.group == "Unknown"]
+    html = build_html_report([result])
+    assert "set apart: unknown category" in html and "Simpson's paradox: Overall, denied is 1 for 50% of Unknown" \
+        not in html
+
+
 def test_the_ll144_sufficiency_list_counts_no_cell_of_unknown_category() -> None:
     from luskin_core.analyses.regulator_ll144 import build_ll144
     from luskin_core.analyses.regulator_tables import RegulatorChoices

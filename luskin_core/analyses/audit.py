@@ -37,7 +37,7 @@ from luskin_core.stats.comparisons import Comparison, JudgedRate, PooledComparis
 from luskin_core.stats.inference import wilson_interval
 from luskin_core.stats.judgement import Judgement
 from luskin_core.stats.shrinkage import with_pooled
-from luskin_core.stats.verdict import JUDGED_ORDER, Verdict
+from luskin_core.stats.verdict import JUDGED_ORDER, SET_APART_SHORT, Verdict
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -208,6 +208,10 @@ class AuditResult:
         unknown = set(self.unknown_groups)
         return tuple(c for c in self.judged if c.group not in unknown)
 
+    def set_apart(self, c: Comparison) -> bool:
+        """Whether a comparison is of a group of unknown category: its numbers are shown, its verdict is not."""
+        return not c.is_reference and c.group in self.unknown_groups
+
     def of_known_groups(self) -> AuditResult:
         """This result without the comparisons of groups of unknown category (the findings are made from it)."""
         unknown = set(self.unknown_groups)
@@ -229,8 +233,15 @@ class AuditResult:
 
     @property
     def simpson(self) -> tuple[PooledComparison, ...]:
-        """Groups whose overall gap disagrees with the gap within the cells."""
-        return tuple(p for p in self.pooled if p.simpson)
+        """Groups of known category whose overall gap disagrees with the gap within the cells (a group of unknown
+        category is set apart from every finding, this one too)."""
+        return tuple(p for p in self.pooled if p.simpson and p.group not in self.unknown_groups)
+
+    def simpson_words(self, p: PooledComparison, *, no: str = "no") -> str:
+        """A pooled table's Simpson column: 'YES', ``no``, or 'apart' for a group of unknown category."""
+        if p.group in self.unknown_groups:
+            return SET_APART_SHORT
+        return "YES" if p.simpson else no
 
     def verdict_counts(self) -> dict[Verdict, int]:
         """How many comparisons of groups of known category got each verdict."""
@@ -341,7 +352,8 @@ class AuditResult:
 
     def power_sentences(self) -> list[str]:
         """What each comparison judged within the tolerance (or could be chance) could have seen, in words."""
-        return [text for c in self.comparisons if (text := narrative.power_words(c, self.spec))]
+        return [text for c in self.comparisons
+                if not self.set_apart(c) and (text := narrative.power_words(c, self.spec))]
 
     def notes(self, p: PooledComparison) -> tuple[str, ...]:
         """What to mind when reading a group's pooled view (the gap differs from cell to cell)."""

@@ -364,7 +364,16 @@ def headline(result: AuditResult) -> str:
 
 
 def sentences(result: AuditResult) -> list[str]:
-    """One plain sentence per finding: per cell for the paper's two classes, per group otherwise."""
+    """One plain sentence per finding: per cell for the paper's two classes, per group otherwise. A group of
+    unknown category gets its numbers in one sentence, last, and no verdict, Simpson or power words of its own
+    (the verdict, the headline and the findings leave it out: a table of unknowns 'within' or 'beyond' said
+    the opposite)."""
+    unknown = set(result.unknown_groups)
+    apart = [p for p in result.pooled if p.group in unknown]
+    return _sentences(result.of_known_groups()) + [_apart_sentence(p, result.spec) for p in apart]
+
+
+def _sentences(result: AuditResult) -> list[str]:
     spec = result.spec
     several = len(result.cell_names) > 1
     if result.gaps:
@@ -385,6 +394,16 @@ def sentences(result: AuditResult) -> list[str]:
         else:
             out.append(sentence(result.comparison(p.group), spec))
     return out
+
+
+def _apart_sentence(p: PooledComparison, spec: AuditSpec) -> str:
+    """A group of unknown category: its overall share beside the reference's, and why it carries no verdict."""
+    group, ref = group_words(p.group, spec), group_words(p.reference, spec)
+    numbers = ("" if p.marginal_rate is None or p.reference_marginal_rate is None else
+               f": {spec.decision_text} for {share(p.marginal_rate)} of {group} ({p.n:,} rows) and "
+               f"{share(p.reference_marginal_rate)} of {ref}")
+    return (f"{group} is of unknown category{numbers}. It is set apart, with no verdict of its own: its members "
+            "belong to the groups compared.")
 
 
 __all__ = ["RATE_ON", "RATE_WORDS", "comparison_sentence", "group_words", "headline", "pooled_notes",

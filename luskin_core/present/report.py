@@ -72,7 +72,7 @@ from luskin_core.spec.names import GroupNames
 from luskin_core.spec.options import ALGORITHM_NAMES
 from luskin_core.stats import shown as shown_statistics
 from luskin_core.stats.comparisons import CRITERION_NAMES, ERROR_RATE_NAMES
-from luskin_core.stats.verdict import Verdict
+from luskin_core.stats.verdict import SET_APART, Verdict
 
 CHANCE, TOO_FEW = Verdict.CHANCE, Verdict.TOO_FEW
 
@@ -279,10 +279,10 @@ def _comparison_rows(result: AuditResult) -> Table:
             "" if c.is_reference else _with_ci(_ratio(c.impact_ratio), c.impact_ratio_ci_low,
                                                c.impact_ratio_ci_high, _ratio),
             "" if c.is_reference else _p(c.p_value), "" if c.is_reference else _p(c.p_adjusted),
-            Verdict.of(c.verdict).words,
+            SET_APART if result.set_apart(c) else Verdict.of(c.verdict).words,
             *(s.text(c) for s in shown_statistics.SHOWN),
         ))
-        classes.append(Verdict.of(c.verdict).css)
+        classes.append("" if result.set_apart(c) else Verdict.of(c.verdict).css)
     note = (f"Difference in percentage points, group minus {result.reference}, in the same cell. Impact ratio: "
             "the group's share divided by the reference's; below 0.8 fails the four-fifths rule. Adjusted p: "
             f"{_CORRECTIONS[spec.correction]} over every comparison on this page.")
@@ -351,8 +351,8 @@ def _pooled_rows(result: AuditResult) -> Table:
                      _with_ci(_pts(p.marginal_difference), p.marginal_difference_ci_low,
                               p.marginal_difference_ci_high, _pts_bound),
                      _ratio(p.marginal_impact_ratio), _p(p.marginal_p_value), _pts(p.weighted_difference), mh,
-                     _p(p.cmh_p_value), _p(p.breslow_day_p_value), "YES" if p.simpson else "no"))
-        classes.append("warn" if p.simpson else "")
+                     _p(p.cmh_p_value), _p(p.breslow_day_p_value), result.simpson_words(p)))
+        classes.append("warn" if result.simpson_words(p) == "YES" else "")
     note = ("Overall: all cells together, ignoring them. Within-cell: the cells' differences averaged by their size. "
             "Pooled odds ratio and Cochran-Mantel-Haenszel (CMH) test: the gap inside the cells, pooled; Breslow-Day-Tarone: "
             "whether the gap differs from stratum to stratum (p below 0.05: read the strata one by one). Simpson's paradox: "

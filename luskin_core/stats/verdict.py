@@ -112,9 +112,15 @@ _MEANING = {Verdict.REFERENCE: "The group every other group is compared with.",
 JUDGED_ORDER = (Verdict.BEYOND, Verdict.CHANCE, Verdict.WITHIN, Verdict.TOO_FEW)
 
 
+# A group of unknown category keeps its numbers in every table but no verdict of its own (its members belong to the
+# groups compared, and the verdict, headline and findings leave it out): what a table's verdict column says instead.
+SET_APART = "set apart: unknown category"
+SET_APART_SHORT = "apart"
+
+
 def fair_flag(fair: bool | None) -> str:
     """A fairness flag (a gap's ``fair``) in the command line's words: "fair", "NOT fair" or "not judged"."""
     return {True: Verdict.WITHIN.flag, False: Verdict.BEYOND.flag, None: Verdict.TOO_FEW.flag}[fair]
 
 
-__all__ = ["ALPHA", "JUDGED_ORDER", "Verdict", "fair_flag"]
+__all__ = ["ALPHA", "JUDGED_ORDER", "SET_APART", "SET_APART_SHORT", "Verdict", "fair_flag"]
