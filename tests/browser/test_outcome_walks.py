@@ -190,6 +190,9 @@ def _visit(ui: UI, title: str, ask: Callable[[UI], None] | None = None) -> str:
         ask(ui)
     ui.page.locator(answer).first.wait_for(timeout=240_000)
     ui.idle(240_000)
+    # and again once the run is over: what matched first can be the page before's grid, still on screen while this
+    # page ran, and this page's own grid is laid out after its run ends (a loaded machine showed the gap once)
+    ui.page.locator(answer).first.wait_for(timeout=240_000)
     if ui.page.locator(CHART).count():
         ui.charts_drawn()
     return str(ui.page.evaluate(PAGE_TEXT))
