@@ -8,7 +8,9 @@ and on http (not), with the server's maximum age in place of Streamlit's 30 days
 
 from __future__ import annotations
 
+import threading
 from http.cookies import SimpleCookie
+from typing import Any
 
 import pytest
 
@@ -54,3 +56,41 @@ def test_a_deleted_streamlit_cookie_stays_deleted(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(guard, "_auth_section", lambda: {"redirect_uri": "https://luskin.agency.gov/oauth2callback"})
     header = (b"set-cookie", f"{guard.USER_COOKIE}=; Max-Age=0; Path=/".encode())
     assert guard._bounded([header]) == [header]
+
+
+def test_a_download_answers_only_the_signed_in_user_it_was_made_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The guard's answer at ``/media/<id>`` (the browser test tries it with a real provider; here each case at
+    once): no sign-in, another analyst's sign-in, an ended sign-in: "not found" and a refused line; the user it was
+    made for, and any signed-in user for media that is not a download (a chart's image): served."""
+    from luskin_app import downloads
+
+    files = {"report": b"<html>alice's report</html>", "chart": b"\x89PNG chart"}
+    monkeypatch.setattr(guard, "_media_content", lambda file_id: files.get(file_id))
+    written: list[tuple[str, dict]] = []
+    monkeypatch.setattr(guard, "_write", lambda event, claims, **fields: written.append((event, fields)))
+    monkeypatch.setattr(guard, "_decode", lambda cookies, name: None)   # no Streamlit cookie in these requests
+    monkeypatch.setattr(guard, "_INSTALLED", threading.Event())   # a Guard made here does not say "installed" later
+    signins.configure(signins.Limits(max_age=3600, roles_every=900))
+    downloads.clear()
+    try:
+        alice, _ = signins.make({"iss": "https://idp", "sub": "alice", "email": "alice@agency.gov"})
+        bob, _ = signins.make({"iss": "https://idp", "sub": "bob", "email": "bob@agency.gov"})
+        gone, _ = signins.make({"iss": "https://idp", "sub": "alice", "email": "alice@agency.gov"})
+        signins.end(gone, "signed out")
+        downloads.made_for(files["report"], "https://idp|alice")
+
+        async def app(scope: Any, receive: Any, send: Any) -> None:   # Streamlit behind the guard: never reached
+            raise AssertionError("the guard's check reached the app")
+
+        def asked(token: str | None, file_id: str) -> bool:
+            cookie = f"{signins.COOKIE}={token}".encode() if token else b""
+            return guard.Guard(app)._may_serve({"headers": [(b"cookie", cookie)]}, file_id)
+
+        assert asked(alice, "report") and asked(alice, "chart") and asked(bob, "chart")
+        assert not asked(bob, "report") and not asked(None, "report") and not asked(gone, "report")
+    finally:
+        signins.configure(None)
+        signins.clear()
+        downloads.clear()
+    whys = [fields["settings"]["why"] for event, fields in written if event == "refused"]
+    assert whys == ["made for another user", "no sign-in", "no sign-in"], written
