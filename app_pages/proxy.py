@@ -2,28 +2,33 @@
 outcome-aware (BIRDiE) estimate.
 
 Thin: the surname and place columns are guessed only when the values look like surnames and ZIP codes or tracts
-(luskin_core.analyses.proxy.guess_columns), the outcome is the one chosen on the Data page, and
-luskin_core.analyses.proxy_audit does the work. The page draws the fallback counts, the outcome-aware table, the
+(luskin_core.analyses.proxy.guess_columns), the outcome is the one chosen on the Data page, and the analyses'
+table's line does the work (``run_entry("proxy", data, spec, options)``: the specification declares its groups as
+race estimated from surname and place, with the outcome and the judgement chosen here; the options say how race is
+estimated), on the rows in memory or inside a configured source's engine. The page draws the fallback counts, the outcome-aware table, the
 weighted and threshold estimates kept for comparison, the bounds and the caveats in words (caveats are notes,
 not error boxes).
 """
 
 from __future__ import annotations
 
-import numpy as np
+from typing import Any
+
 import pandas as pd
 import streamlit as st
 
 from luskin_app import choices as ch_
 from luskin_app import dataset, trail, ui
+from luskin_app.analysis_page import run_entry
 from luskin_app.cache import keep_result, shared
 from luskin_app.option_inputs import OptionInputs
 from luskin_core.analyses.proxy import add_probabilities, guess_columns, probabilities_in_words
-from luskin_core.analyses.proxy_audit import BOUNDS_NOTE, DEFAULT_THRESHOLD, ProxyAudit, proxy_audit
+from luskin_core.analyses.proxy_audit import BOUNDS_NOTE, DEFAULT_THRESHOLD, ProxyAudit
+from luskin_core.analyses.proxy_run import proxy_spec
 from luskin_core.errors import LuskinError
 from luskin_core.export import csv_bytes
 from luskin_core.formatting import format_number, format_p, format_percent
-from luskin_core.spec.validation import outcome_mask
+from luskin_core.spec.options import ProxyOptions
 
 NONE = "(none)"
 METRICS = {"difference": "Difference in shares (tolerance)", "ratio": "Impact ratio (four-fifths rule, 0.8)"}
@@ -38,18 +43,32 @@ def _guess(fingerprint: str, _frame: pd.DataFrame) -> dict[str, str | None]:
     return guess_columns(_frame)
 
 
-@shared(max_entries=8)   # per owner: another analyst with the same file and choices computes it again
-def _run(fingerprint: str, choices: tuple, _frame: pd.DataFrame) -> tuple[ProxyAudit, dict, bytes]:
-    """Probabilities and the audit, cached on the data's fingerprint and the choices."""
+def _spec_and_options(choices: tuple) -> tuple[Any, ProxyOptions]:
+    """The proxy audit's specification (race estimated from surname and place; the outcome and the judgement chosen
+    here) and its options (how race is estimated), from the page's choices."""
     surname, first, level, place, outcome, positive, threshold, tolerance, metric, adverse, model = choices
-    with_p, result = add_probabilities(_frame, surname=surname, geography=place, level=level,
-                                       first_name=None if first == NONE else first)
-    y = np.asarray(outcome_mask(_frame[outcome], positive), dtype=float).copy()
-    y[_frame[outcome].isna().to_numpy()] = np.nan  # a missing outcome is left out, as on the command line
-    audit = proxy_audit(with_p, y, decision=f"{outcome} is {positive}", threshold=threshold, tolerance=tolerance,
-                        metric=metric, proxy=result.to_dict(), adverse=adverse, places=_frame[place], model=model)
-    return audit, {"sentences": result.sentences(), "counts": result.fallback_counts()}, \
-        csv_bytes(probabilities_in_words(with_p))
+    spec = proxy_spec(outcome, positive, outcome_is="adverse" if adverse else "favourable", tolerance=tolerance,
+                      metric=metric)
+    options = ProxyOptions(surname=surname, place=place, level=level, first_name=None if first == NONE else first,
+                           threshold=threshold, model=model)
+    return spec, options
+
+
+@shared(max_entries=8)   # per owner: another analyst with the same file and choices computes it again
+def _run(fingerprint: str, choices: tuple, _data: Any) -> ProxyAudit:
+    """The audit through the analyses' table's line, cached on the data's fingerprint and the choices."""
+    spec, options = _spec_and_options(choices)
+    audit: ProxyAudit = run_entry("proxy", _data, spec, options)
+    return audit
+
+
+@shared(max_entries=8)
+def _download(fingerprint: str, choices: tuple, _frame: pd.DataFrame) -> bytes:
+    """The rows with their probabilities, headed in words (the CSV to download), cached as :func:`_run` is."""
+    _, options = _spec_and_options(choices)
+    with_p, _ = add_probabilities(_frame, surname=str(options.surname), geography=str(options.place),
+                                  level=options.level, first_name=options.first_name)
+    return csv_bytes(probabilities_in_words(with_p))
 
 
 def _index(options: list[str], value: str | None) -> int:
@@ -109,12 +128,12 @@ if outcome in (surname, place):
     st.info(ui.md(f"The outcome '{outcome}' cannot also be the surname or the place: choose other columns."),
             icon=ui.ICONS["info"])
     st.stop()
+chosen = (surname, first, level, place, outcome, positive, float(threshold), float(tolerance), metric, adverse, model)
 try:
     with st.spinner("Estimating race and ethnicity and auditing…"):
-        audit, proxy, download = _run(data.fingerprint, (surname, first, level, place, outcome, positive,
-                                                         float(threshold), float(tolerance), metric, adverse,
-                                                         model),
-                                      frame)
+        audit = _run(data.fingerprint, chosen, data)
+        # the rows themselves (a configured source's frame holds its distinct values only: nothing to download)
+        download = None if data.engine is not None else _download(data.fingerprint, chosen, frame)
 except LuskinError as err:
     ui.show_error(err)
     st.stop()
@@ -127,10 +146,11 @@ trail.note("proxy audit", settings={"surname": surname, "first_name": None if fi
 keep_result("proxy", audit)   # the Report page and the presentation add the proxy audit
 
 st.header("How each row was estimated")
-for sentence in proxy["sentences"]:
+for sentence in audit.estimation_sentences():
     st.markdown(ui.md(sentence))
-ui.grid(pd.DataFrame({"how the row was estimated": list(proxy["counts"]),
-                      "rows": list(proxy["counts"].values())}), hide_index=True, key="proxy_fallbacks")
+counts = audit.proxy.get("methods", {})
+ui.grid(pd.DataFrame({"how the row was estimated": list(counts), "rows": list(counts.values())}), hide_index=True,
+        key="proxy_fallbacks")
 
 
 def _rows(method: str) -> pd.DataFrame:
@@ -170,5 +190,6 @@ for sentence in audit.bounds_sentences() or ["No gap could be bounded (a group h
 st.header("What the estimate assumes, and caveats")
 for caveat in audit.caveats:
     st.caption(ui.md(caveat))
-ui.download_button("Download the rows with their probabilities (CSV)", download, file_name="proxy.csv",
-                   mime="text/csv", key="proxy_download")
+if download is not None:
+    ui.download_button("Download the rows with their probabilities (CSV)", download, file_name="proxy.csv",
+                       mime="text/csv", key="proxy_download")

@@ -34,6 +34,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from luskin_core.analyses.proxy import PROB_COLUMNS, RACES, load_tables
+from luskin_core.stats.judgement import Judgement
 
 APPROVAL = np.array([0.55, 0.70, 0.45, 0.72, 0.50, 0.60])  # by true race, RACES order
 
@@ -80,7 +81,7 @@ def child(path: str, engine: str) -> None:
     else:
         sums, counts = parquet_proxy_sums(path, surname="surname", geography="zip", outcome="approved", positive=1)
     summed = time.perf_counter()
-    audit = audit_sums(sums, decision="approved", reference="White")
+    audit = audit_sums(sums, decision="approved", judgement=Judgement(named_reference="White"))
     done = time.perf_counter()
     birdie = {c.group: c.difference for c in audit.comparisons if c.method == "birdie"}
     weighted = {c.group: c.difference for c in audit.comparisons if c.method == "weighted"}
@@ -133,7 +134,8 @@ def subset_figures(frame: pd.DataFrame) -> None:
         if m.sum():
             print(f"  {t / 10:.1f}-{(t + 1) / 10:.1f}: predicted {pred[m].mean():.3f}, observed {truth[m].mean():.3f}"
                   f" ({m.sum():,} row-groups)")
-    audit = proxy_audit(ours.probabilities, frame["approved"], decision="approved", reference="White")
+    audit = proxy_audit(ours.probabilities, frame["approved"], decision="approved",
+                        judgement=Judgement(named_reference="White"))
     true_rate = frame.groupby("race")["approved"].mean()
     print("gap against White, true / weighted / threshold 0.8 / bounds:")
     for c in audit.comparisons:

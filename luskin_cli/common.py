@@ -224,6 +224,9 @@ def _resolve(args: CommandOptions, *, engine: bool = False, restrict: bool = Tru
         raise LuskinError("Say which data to use: --data FILE.csv, --data sample:adult, or --preset adult.")
 
     spec = spec_from_args(args, base)
+    from luskin_core.spec.validation import refuse_estimated
+
+    refuse_estimated(spec.group_spec)   # a saved proxy audit's groups are in no column (luskin audit --proxy)
     from luskin_cli.engine import is_checked_csv, is_engine_location, open_for_args, sample_for_args
 
     # --exclude is checked against the loaded frame below (choose_features): such a command reads it in memory.

@@ -7,6 +7,7 @@ audit parser by :func:`add_proxy_option` and dispatched from :func:`luskin_cli.a
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from typing import Any
 
 from luskin_cli.options import CommandOptions, given
@@ -114,14 +115,21 @@ def run_proxy(args: CommandOptions) -> int:
 
 
 def run_proxy_audit(args: CommandOptions) -> int:
-    """Audit the outcome across estimated groups: weighted and threshold comparisons, bounds, caveats."""
-    import numpy as np
+    """Audit the outcome across estimated groups: weighted and threshold comparisons, bounds, caveats.
 
+    The specification (race estimated from surname and place, the outcome, the judgement's settings) and the
+    proxy audit's options are made from the options given, and the analyses' table's line runs it
+    (``analysis("proxy").runner()(data, spec, options)``): rows in memory for a CSV file, a Parquet file without
+    strata streamed with Arrow (names looked up by dictionary index, benchmarks/bench_proxy.py), otherwise the
+    source's engine (DuckDB, PostgreSQL, Spark) joins the rows with the looked-up surnames and places
+    (luskin_core.analyses.proxy_engine.source_proxy_sums): only sums come back.
+    """
     from luskin_cli.common import option_values
-    from luskin_core.analyses.proxy import add_probabilities
-    from luskin_core.analyses.proxy_audit import DEFAULT_THRESHOLD, proxy_audit
-    from luskin_core.spec.audit_spec import DEFAULT_RATIO_THRESHOLD
-    from luskin_core.spec.validation import outcome_mask
+    from luskin_cli.engine import is_engine_location
+    from luskin_core.analyses.proxy_audit import DEFAULT_THRESHOLD
+    from luskin_core.analyses.proxy_run import proxy_spec
+    from luskin_core.present.report_parts import analysis
+    from luskin_core.spec.options import ProxyOptions
 
     roles = parse_proxy_spec(given(args.proxy, "--proxy"))
     if args.protected or args.groups:
@@ -131,107 +139,35 @@ def run_proxy_audit(args: CommandOptions) -> int:
     threshold = args.proxy_threshold if args.proxy_threshold is not None else DEFAULT_THRESHOLD
     if not 0 < threshold <= 1:
         raise LuskinError("--proxy-threshold is a probability between 0 and 1, e.g. 0.8.")
-    settings = {"tolerance": args.tolerance if args.tolerance is not None else 0.05,
-                "min_group_size": args.min_group_size or 30, "correction": args.correction or "holm",
-                "reference": args.reference, "threshold": threshold,
-                "metric": args.metric or "difference",
-                "ratio_threshold": args.ratio_threshold if args.ratio_threshold is not None
-                else DEFAULT_RATIO_THRESHOLD,
-                "adverse": bool(args.adverse),
-                **option_values(args, "proxy")}
-    if not 0 < settings["ratio_threshold"] <= 1:
+    if args.ratio_threshold is not None and not 0 < args.ratio_threshold <= 1:
         raise LuskinError("--ratio-threshold is a share between 0 and 1, e.g. 0.8.")
+    judged = {"tolerance": args.tolerance, "min_group_size": args.min_group_size or None,
+              "correction": args.correction, "reference": args.reference, "metric": args.metric,
+              "ratio_threshold": args.ratio_threshold}
+    spec = proxy_spec(args.outcome, args.positive, outcome_is="adverse" if args.adverse else "favourable",
+                      strata=tuple(args.stratify or ()), **{k: v for k, v in judged.items() if v is not None})
     level = "zcta" if "zcta" in roles else "tract"
-    from luskin_cli.engine import is_engine_location
-
-    if is_engine_location(str(args.data), args.table) and not str(args.data).lower().endswith(
-            ".csv"):
+    options = ProxyOptions(surname=roles["surname"], place=roles[level], level=level,
+                           first_name=roles.get("first_name"), threshold=threshold, recorded=args.proxy_check,
+                           **option_values(args, "proxy"))
+    data: Any
+    if is_engine_location(str(args.data), args.table) and not str(args.data).lower().endswith(".csv"):
         if "first_name" in roles:
             raise LuskinError("First names (BIFSG) are audited in memory: give --data a CSV file, or leave out "
                               "first_name= to audit with BISG where the data lives.")
-        return _engine_audit(args, roles, level, settings)
-    frame = _read(given(args.data, "--data"))
-    if args.outcome not in frame.columns:
-        raise LuskinError(f"There is no outcome column '{args.outcome}' in the data.")
-    with_p, result = add_probabilities(frame, surname=roles["surname"], geography=roles[level], level=level,
-                                       first_name=roles.get("first_name"))
-    cells = None
-    if args.stratify:
-        missing = [c for c in args.stratify if c not in frame.columns]
-        if missing:
-            raise LuskinError(f"There is no column '{missing[0]}' to stratify by.")
-        cells = frame[args.stratify].astype("string").fillna("(missing)").agg(", ".join, axis=1)
-        cells = (", ".join(args.stratify) + " = ") + cells
-    y = np.asarray(outcome_mask(frame[args.outcome], args.positive), dtype=float).copy()
-    y[frame[args.outcome].isna().to_numpy()] = float("nan")  # a missing outcome is left out, as the engines do
-    proxy = result.to_dict()
-    lines = result.sentences()
-    check_column = args.proxy_check
-    if check_column:
-        if check_column not in frame.columns:
-            raise LuskinError(f"There is no column '{check_column}' with recorded race to check against.")
-        checks = _recorded_check(with_p, y, frame[check_column])
-        proxy["recorded_race_check"] = checks
-        lines = [*lines, *checks]
-    audit = proxy_audit(with_p, y, decision=f"{args.outcome} is {args.positive}", cells=cells,
-                        proxy=proxy, places=frame[roles[level]], **settings)
-    _print_audit(args, audit, proxy, lines)
-    return 0
+        options = replace(options, recorded=None)   # the check against recorded race is made in memory only
+        plain_parquet = str(args.data).lower().endswith(".parquet") and not args.table
+        if plain_parquet and not args.stratify:
+            data = str(args.data)   # streamed with Arrow
+        else:
+            from luskin_cli.engine import open_for_args
 
-
-def _engine_audit(args: CommandOptions, roles: dict[str, str], level: str, settings: dict[str, Any]) -> int:
-    """A Parquet file, a database table or Spark audited where the data lives: only sums come back.
-
-    A Parquet file without strata is streamed with Arrow (names looked up by dictionary index,
-    benchmarks/bench_proxy.py); otherwise the source's engine (DuckDB, PostgreSQL, Spark) joins the rows with
-    the looked-up surnames and places (luskin_core.analyses.proxy_engine.source_proxy_sums).
-    """
-    from luskin_cli.engine import open_for_args
-    from luskin_core.analyses.proxy_audit import audit_sums
-    from luskin_core.analyses.proxy_engine import parquet_proxy_sums, source_proxy_sums
-
-    plain_parquet = str(args.data).lower().endswith(".parquet") and not args.table
-    if plain_parquet and not args.stratify:
-        import pyarrow.parquet as pq
-
-        try:
-            names = pq.ParquetFile(str(args.data)).schema_arrow.names
-        except (OSError, ValueError) as err:
-            raise LuskinError(f"The Parquet file '{args.data}' could not be read ({err}).") from None
-        for column in [roles["surname"], roles[level], args.outcome]:
-            if column not in names:
-                raise LuskinError(f"There is no column '{column}' in the data.")
-        sums, counts = parquet_proxy_sums(str(args.data), surname=roles["surname"], geography=roles[level],
-                                          outcome=given(args.outcome, "--outcome"), positive=args.positive, level=level,
-                                          threshold=settings["threshold"])
-        engine = "arrow"
+            data = open_for_args(args, str(args.data))
     else:
-        source = open_for_args(args, str(args.data))
-        sums, counts = source_proxy_sums(source, surname=roles["surname"], geography=roles[level],
-                                         outcome=given(args.outcome, "--outcome"), positive=args.positive, level=level,
-                                         cells=list(args.stratify or []), threshold=settings["threshold"])
-        engine = source.kind
-    total = sum(counts.values())
-    proxy = {"n_rows": total, "geography": level, "first_names": False, "methods": counts, "engine": engine}
-    audit = audit_sums(sums, decision=f"{args.outcome} is {args.positive}", n_rows=total, proxy=proxy, **settings)
-    lines = [f"{count:,} rows used {method}." for method, count in counts.items()]
-    _print_audit(args, audit, proxy, lines)
+        data = _read(given(args.data, "--data"))
+    audit = analysis("proxy").runner()(data, spec, options)
+    _print_audit(args, audit, audit.proxy, audit.estimation_sentences())
     return 0
-
-
-def _recorded_check(with_p: Any, y: Any, recorded: Any) -> list[str]:
-    """Sentences: the outcome-aware estimate against the recorded race on the rows that have one."""
-    from luskin_core.analyses.birdie import check_against_recorded
-    from luskin_core.analyses.proxy import PROB_COLUMNS, RACE_LABELS, RACES
-
-    names = {r: i for i, r in enumerate(RACES)} | {label.lower(): i for i, label in
-                                                   enumerate(RACE_LABELS[r] for r in RACES)}
-    codes = recorded.astype("string").str.strip().str.lower().map(names).fillna(-1).astype(int).to_numpy()
-    checks = check_against_recorded(with_p[list(PROB_COLUMNS)].to_numpy(float), y, codes,
-                                    tuple(RACE_LABELS[r] for r in RACES))
-    if not checks:
-        return ["Too few rows have a recorded race (at least 30 in a group) to check the outcome-aware estimate."]
-    return [c.sentence() for c in checks]
 
 
 def _print_audit(args: CommandOptions, audit: Any, proxy: dict[str, Any], lines: list[str]) -> None:

@@ -75,3 +75,29 @@ def test_a_file_without_surnames_or_places_says_so_plainly():
     text = _text(at)
     assert "No column of this file looks like surnames" in text and "looks like ZIP codes" in text
     assert not at.error, [e.value for e in at.error]
+
+
+def test_the_page_runs_the_analyses_tables_entry_with_its_judgement():
+    """The page's verdicts are the table entry's (``analysis("proxy").runner()``) for the specification of its
+    choices: the outcome of the Data page, the tolerance chosen here (10 points) as the one judgement's."""
+    import io
+
+    from luskin_core.analyses.proxy_run import proxy_spec
+    from luskin_core.present.report_parts import analysis
+    from luskin_core.spec.options import ProxyOptions
+
+    raw = _loans()
+    at = AppTest.from_file(APP, default_timeout=300).run()
+    at.file_uploader(key="upload_csv").set_value(("loans.csv", raw, "text/csv")).run()
+    at.switch_page("app_pages/proxy.py").run()
+    at.slider(key="proxy_tolerance").set_value(10).run()
+    assert not at.exception, at.exception
+    frame = pd.read_csv(io.BytesIO(raw), dtype=str)
+    expected = analysis("proxy").runner()(frame, proxy_spec("approved", "yes", tolerance=0.1),
+                                          ProxyOptions(surname="last_name", place="zip"))
+    shown = [unescape(str(e.value)) for e in at.markdown]
+    assert "- " + expected.sentences()[0] in shown and "10-point tolerance" in expected.sentences()[0]
+    assert all("- " + s in shown for s in expected.sentences())
+    table = at.dataframe[1].value
+    assert list(table["verdict"]) == ["" if c.is_reference else str(c.verdict)
+                                      for c in expected.comparisons if c.method == "birdie"]

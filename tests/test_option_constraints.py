@@ -28,6 +28,7 @@ from luskin_core.spec.options import (
     OPTION_CONSTRAINTS,
     SEED,
     EqualizeOptions,
+    ProxyOptions,
     RetrainOptions,
     ScanOptions,
     SeriesOptions,
@@ -135,11 +136,11 @@ def _small_scores() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def _estimator_accepts(tool: str, option: str, value) -> bool:
     """The option class and the estimator that uses the option; both must agree."""
-    if tool == "proxy":  # the proxy audit itself (no option class): 40 rows with probabilities and places
+    if tool == "proxy":  # its option class, through the proxy audit: 40 rows with probabilities and places
         rng = np.random.default_rng(2)
         p = pd.DataFrame(rng.dirichlet(np.ones(6), 40), columns=list(PROB_COLUMNS))
         y, places = (rng.random(40) < 0.5).astype(float), rng.choice(["10001", "10002"], 40)
-        return _accepts(lambda: proxy_audit(p, y, places=places, model=value))
+        return _accepts(lambda: proxy_audit(p, y, places=places, options=ProxyOptions(model=value)))
     if tool == "retrain":
         return _accepts(lambda: RetrainOptions(**{option: value}))
     if tool == "scan":   # the options class and the scan's own specification (both read the one declaration)

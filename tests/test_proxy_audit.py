@@ -10,6 +10,8 @@ from scipy.optimize import linprog
 
 from luskin_core.analyses import proxy_audit as pa
 from luskin_core.analyses.proxy import PROB_COLUMNS, RACES
+from luskin_core.spec.audit_spec import Direction
+from luskin_core.stats.judgement import Judgement
 
 
 def _simulated(n: int = 4000, seed: int = 3) -> tuple[pd.DataFrame, np.ndarray]:
@@ -27,7 +29,7 @@ def _simulated(n: int = 4000, seed: int = 3) -> tuple[pd.DataFrame, np.ndarray]:
 
 def test_weighted_rates_equal_pandas_and_threshold_counts():
     frame, _ = _simulated()
-    result = pa.proxy_audit(frame, frame["y"], cells=frame["region"], min_group_size=5)
+    result = pa.proxy_audit(frame, frame["y"], cells=frame["region"], judgement=Judgement(min_group_size=5))
     for c in result.comparisons:
         rows = frame if c.cell is None else frame[frame["region"] == c.cell]
         column = f"p_{RACES[pa.LABELS.index(c.group)]}"
@@ -219,8 +221,9 @@ def test_threshold_ratio_equals_the_main_audit_on_the_assigned_rows(adverse):
     from luskin_core.spec.audit_spec import AuditSpec
 
     frame, _ = _simulated(6000, seed=8)
-    result = pa.proxy_audit(frame, frame["y"], metric="ratio", reference="White", adverse=adverse,
-                            min_group_size=30)
+    result = pa.proxy_audit(frame, frame["y"], judgement=Judgement(
+        metric="ratio", named_reference="White", direction=Direction.ADVERSE if adverse else Direction.FAVOURABLE,
+        min_group_size=30))
     p = frame[list(PROB_COLUMNS)].to_numpy()
     assigned = frame[p.max(axis=1) >= 0.8].copy()
     assigned["group"] = [pa.LABELS[i] for i in p[p.max(axis=1) >= 0.8].argmax(axis=1)]
@@ -251,7 +254,7 @@ def test_ratio_metric_changes_the_verdict_where_shares_are_small():
     y = (rng.random(n) < np.where(race == 1, 0.14, 0.10)).astype(float)
     frame = pd.DataFrame(p, columns=list(PROB_COLUMNS))
     by_difference = pa.proxy_audit(frame, y, decision="approved")
-    by_ratio = pa.proxy_audit(frame, y, decision="approved", metric="ratio")
+    by_ratio = pa.proxy_audit(frame, y, decision="approved", judgement=Judgement(metric="ratio"))
     for method in ("weighted", "threshold"):
         d = next(c for c in by_difference.comparisons if c.method == method and c.group == "Black")
         r = next(c for c in by_ratio.comparisons if c.method == method and c.group == "Black")
@@ -270,7 +273,7 @@ def test_ratio_metric_changes_the_verdict_where_shares_are_small():
 def test_weighted_ratio_interval_agrees_with_a_seeded_bootstrap():
     frame, _ = _simulated(3000)
     p, y = frame[list(PROB_COLUMNS)].to_numpy(), frame["y"].to_numpy()
-    result = pa.proxy_audit(frame, y, metric="ratio", reference="White")
+    result = pa.proxy_audit(frame, y, judgement=Judgement(metric="ratio", named_reference="White"))
     black = next(c for c in result.comparisons if c.method == "weighted" and c.group == "Black")
     se_log = (np.log(black.impact_ratio_ci_high) - np.log(black.impact_ratio_ci_low)) / (2 * pa.Z95)
     rng = np.random.default_rng(13)

@@ -201,10 +201,13 @@ def test_proxy_audit_by_place_model_is_an_option() -> None:
     the sentences; refused in words without places or with an unknown model."""
     from luskin_core.analyses.proxy import PROB_COLUMNS
     from luskin_core.analyses.proxy_audit import proxy_audit
+    from luskin_core.spec.options import ProxyOptions
+    from luskin_core.stats.judgement import Judgement
 
     s = simulate(4_000, np.random.default_rng(11), place_effect=0.6)
     frame = pd.DataFrame(s.p, columns=list(PROB_COLUMNS))
-    audit = proxy_audit(frame, s.y, places=s.place, model="By-Place", metric="ratio")
+    audit = proxy_audit(frame, s.y, places=s.place, options=ProxyOptions(model="By-Place"),
+                        judgement=Judgement(metric="ratio"))
     table = birdie.make_table(s.p, s.y, place=s.place)
     direct = birdie.fit_by_place(table, n_boot=0)
     data = audit.to_dict()
@@ -218,6 +221,6 @@ def test_proxy_audit_by_place_model_is_an_option() -> None:
     assert any("BIRDiE, by place" in sentence for sentence in data["sentences"])
     assert proxy_audit(frame, s.y).to_dict()["birdie_model"] == "pooled"
     with pytest.raises(LuskinError, match="needs each row's place"):
-        proxy_audit(frame, s.y, model="by-place")
+        proxy_audit(frame, s.y, options=ProxyOptions(model="by-place"))
     with pytest.raises(LuskinError, match="'pooled' \\(one rate per race\\) or 'by-place'"):
-        proxy_audit(frame, s.y, places=s.place, model="hierarchical")
+        proxy_audit(frame, s.y, places=s.place, options=ProxyOptions(model="hierarchical"))

@@ -16,6 +16,7 @@ from luskin_core.analyses import proxy_audit as pa
 from luskin_core.analyses.proxy import add_probabilities
 from luskin_core.analyses.proxy_engine import source_proxy_sums
 from luskin_core.counting.sources import open_source
+from luskin_core.stats.judgement import Judgement
 
 FIELDS = ("n", "positives", "rate", "ci_low", "ci_high", "difference", "difference_ci_low", "difference_ci_high",
           "bound_low", "bound_high", "p_value", "p_adjusted", "impact_ratio", "impact_ratio_ci_low",
@@ -46,7 +47,7 @@ def in_memory(frame: pd.DataFrame, metric: str) -> tuple[pa.ProxyAudit, dict[str
     y = (frame["approved"] == "yes").astype(float).to_numpy().copy()
     y[frame["approved"].isna().to_numpy()] = np.nan
     audit = pa.proxy_audit(with_p, y, decision="approved", cells="region = " + frame["region"].astype(str),
-                           metric=metric, min_group_size=10)
+                           judgement=Judgement(metric=metric, min_group_size=10))
     return audit, result.fallback_counts()
 
 
@@ -56,7 +57,7 @@ def check(source, frame: pd.DataFrame) -> None:
     for metric in ("difference", "ratio"):
         expected, expected_counts = in_memory(frame, metric)
         assert counts == expected_counts
-        got = pa.audit_sums(sums, decision="approved", metric=metric, min_group_size=10)
+        got = pa.audit_sums(sums, decision="approved", judgement=Judgement(metric=metric, min_group_size=10))
         assert got.n_audited == expected.n_audited and got.reference == expected.reference
         assert len(got.comparisons) == len(expected.comparisons) == 3 * 6 * 3
         for a, b in zip(got.comparisons, expected.comparisons, strict=True):

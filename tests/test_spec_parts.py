@@ -21,7 +21,17 @@ from test_app import _config_text, goto, messages, open_app
 
 from luskin_core.counting.data import PRESETS, load_sample
 from luskin_core.errors import LuskinError
-from luskin_core.spec.audit_spec import FLAT_FIELDS, PARTS, AuditSpec, CellSpec, GroupSpec, Judgement, OutcomeSpec
+from luskin_core.spec.audit_spec import (
+    ESTIMATED_RACE,
+    FLAT_FIELDS,
+    PARTS,
+    SAVED_WHEN_SET,
+    AuditSpec,
+    CellSpec,
+    GroupSpec,
+    Judgement,
+    OutcomeSpec,
+)
 from luskin_core.spec.validation import check_spec
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,6 +56,8 @@ SPECS = {
     "prediction": AuditSpec("two_year_recid", 1, group_by=("sex",), prediction="decile_score", prediction_cutoff=5,
                             criterion="odds", outcome_is="adverse"),
     "score": AuditSpec("decile_score", group_by=("race",), outcome_type="score", score_cutoff=5, tolerance=0.1),
+    "estimated race (the proxy audit)": AuditSpec("approved", "yes", estimated=ESTIMATED_RACE, strata=("region",),
+                                                  reference="Black", outcome_is="adverse", tolerance=0.1),
 }
 
 
@@ -54,7 +66,9 @@ def test_each_part_and_the_whole_round_trip_through_json(name):
     spec = SPECS[name]
     assert AuditSpec.from_json(spec.to_json()) == spec
     flat = spec.to_dict()
-    assert list(flat) == list(FLAT_FIELDS)                  # the saved format is the flat one, as before
+    # the saved format is the flat one, as before; an entry saved only when set (estimated groups) only then
+    assert list(flat) == [f for f in FLAT_FIELDS if f in flat] and set(FLAT_FIELDS) - set(flat) <= set(SAVED_WHEN_SET)
+    assert ("estimated" in flat) == (spec.group_spec.estimated is not None)
     for attribute, cls in PARTS.items():
         part = getattr(spec, attribute)
         assert isinstance(part, cls)

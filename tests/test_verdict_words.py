@@ -142,7 +142,7 @@ def test_every_analysis_gives_the_same_verdict_on_the_same_gap() -> None:
         adjusted = adjust(frame, spec, controls=("c",), categorical=("c",))
         assert adjusted.gaps[0].verdict is expected and adjusted.gaps[0].flagged
         probs = pd.DataFrame(np.eye(6)[race], columns=list(PROB_COLUMNS))
-        proxy = proxy_audit(probs, y, metric=metric)
+        proxy = proxy_audit(probs, y, judgement=Judgement(metric=metric))
         got = {c.verdict for c in proxy.comparisons if c.group == "Black" and not c.is_reference}
         assert got == {expected}
         assert {c.verdict for c in proxy.comparisons if c.is_reference} == {Verdict.REFERENCE}

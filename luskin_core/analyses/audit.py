@@ -32,6 +32,7 @@ from luskin_core.counting.prepared import Prepared, prepare
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.spec.names import GroupNames
+from luskin_core.spec.validation import refuse_estimated
 from luskin_core.stats import shown as shown_statistics
 from luskin_core.stats.comparisons import Comparison, JudgedRate, PooledComparison, compare, record_dict
 from luskin_core.stats.inference import wilson_interval
@@ -387,6 +388,7 @@ def audit(
     :class:`~luskin_core.counting.sources.Source` (DuckDB, PostgreSQL, Spark): the same audit, counted
     where the data lives.
     """
+    refuse_estimated(spec.group_spec)   # race estimated from surname and place: the proxy audit's groups
     if spec.outcome_type == "amount":   # its shares of rows above 0 would read as "no gap" (issue 50)
         raise LuskinError(f"'{spec.outcome}' is an amount: its groups' means and medians are compared by the Amounts "
                           "analysis (the Amounts page; luskin_core.analyses.amounts.run), not as the share of a "

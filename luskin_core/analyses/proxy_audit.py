@@ -47,8 +47,8 @@ from luskin_core.analyses.narrative import share
 from luskin_core.analyses.proxy import PROB_COLUMNS, RACE_LABELS, RACES
 from luskin_core.errors import LuskinError
 from luskin_core.formatting import format_number, format_p, points
-from luskin_core.spec.audit_spec import DEFAULT_RATIO_THRESHOLD, Direction
-from luskin_core.spec.options import OPTION_CONSTRAINTS
+from luskin_core.spec.audit_spec import DEFAULT_RATIO_THRESHOLD
+from luskin_core.spec.options import ProxyOptions, option_default
 from luskin_core.stats.comparisons import GroupComparison
 from luskin_core.stats.inference import (
     adjust_p,
@@ -63,7 +63,7 @@ from luskin_core.stats.verdict import Verdict
 # Kept importable (tests and callers read them here): the verdict's members.
 TOO_FEW, WITHIN, BEYOND, CHANCE = Verdict.TOO_FEW, Verdict.WITHIN, Verdict.BEYOND, Verdict.CHANCE
 Z95 = float(norm.ppf(0.975))
-DEFAULT_THRESHOLD = 0.8
+DEFAULT_THRESHOLD: float = option_default("proxy", "threshold")   # ProxyOptions' (0.8)
 LABELS = tuple(RACE_LABELS[r] for r in RACES)
 N_BINS = 10
 METHODS = ("birdie", "weighted", "threshold")  # the outcome-aware estimate first: every verdict and sentence uses it
@@ -313,6 +313,14 @@ class ProxyAudit:
     assumption: str = ASSUMPTION
     model: str = "pooled"   # the outcome-aware model: "pooled" or "by-place" (options.PROXY_MODELS)
 
+    def estimation_sentences(self) -> list[str]:
+        """How the rows' race and ethnicity were estimated, in words (from the record in ``proxy``): the estimate's
+        sentences (in memory) or the rows per fallback (an engine's counts), then the check against recorded race."""
+        said = self.proxy.get("sentences")
+        lines = list(said) if said else [f"{count:,} rows used {method}."
+                                         for method, count in self.proxy.get("methods", {}).items()]
+        return [*lines, *self.proxy.get("recorded_race_check", [])]
+
     @property
     def headline_method(self) -> str:
         """The estimate behind the verdicts: the outcome-aware one when it could be fitted, else the weighted."""
@@ -501,30 +509,28 @@ def _log_ratio_interval(fa: float, fr: float, var_a: float, var_r: float, cov_ar
     return ratio * math.exp(-half), ratio * math.exp(half)
 
 
-def audit_sums(cells: dict[str | None, ProxySums], *, decision: str, tolerance: float = 0.05,
-               min_group_size: int = 30, correction: str = "holm", reference: str | None = None,
-               threshold: float = DEFAULT_THRESHOLD, n_rows: int | None = None,
-               proxy: dict[str, Any] | None = None, metric: str = "difference",
-               ratio_threshold: float = DEFAULT_RATIO_THRESHOLD, adverse: bool = False,
-               model: str = "pooled") -> ProxyAudit:
+def audit_sums(cells: dict[str | None, ProxySums], *, decision: str, judgement: Judgement | None = None,
+               options: ProxyOptions | None = None, n_rows: int | None = None,
+               proxy: dict[str, Any] | None = None) -> ProxyAudit:
     """The proxy audit from each cell's sums (None is all rows); the reference is chosen on all rows.
 
-    ``model``: the outcome-aware estimate's form, "pooled" (one rate per race) or "by-place" (one rate per race
-    and place, shrunk toward the pooled rates; its intervals from a bootstrap of ``BY_PLACE_BOOT`` replicates):
-    the by-place form needs each cell's table to carry the places.
+    ``judgement`` (:class:`~luskin_core.stats.judgement.Judgement`, the defaults when None) decides every verdict:
+    its metric "difference" judges a gap against its tolerance, "ratio" the impact ratio (favourable shares: with
+    an adverse outcome, the shares without it) against its threshold, as the four-fifths rule does (both are
+    always computed, with their intervals and, weighted, their bounds); its alpha, correction and smallest group
+    size; its named reference (else the most favoured estimated group big enough).
 
-    ``metric`` "difference" judges a gap against ``tolerance``; "ratio" judges the impact ratio (favourable
-    shares; with ``adverse``, the shares without the outcome) against ``ratio_threshold``, as the four-fifths
-    rule does. Both are always computed, with their intervals and (weighted) their bounds.
+    ``options`` (:class:`~luskin_core.spec.options.ProxyOptions`): the threshold method's probability and the
+    outcome-aware estimate's form, "pooled" (one rate per race) or "by-place" (one rate per race and place,
+    shrunk toward the pooled rates; its intervals from a bootstrap of ``BY_PLACE_BOOT`` replicates): the by-place
+    form needs each cell's table to carry the places.
     """
-    if metric not in ("difference", "ratio"):
-        from luskin_core.errors import LuskinError
-
-        raise LuskinError(f"The metric is 'difference' or 'ratio', not '{metric}'.")
-    model = OPTION_CONSTRAINTS["proxy"]["model"].check(model)
-    judgement = Judgement(direction=Direction.ADVERSE if adverse else Direction.FAVOURABLE, metric=metric,
-                          tolerance=tolerance, ratio_threshold=ratio_threshold, correction=correction,
-                          min_group_size=min_group_size)
+    judgement = Judgement() if judgement is None else judgement
+    options = ProxyOptions() if options is None else options
+    if judgement.metric not in ("difference", "ratio"):
+        raise LuskinError(f"The metric is 'difference' or 'ratio', not '{judgement.metric}'.")
+    model, threshold, adverse = options.model, options.threshold, judgement.adverse
+    min_group_size, reference = judgement.min_group_size, judgement.named_reference
     overall = cells.get(None) or next(iter(cells.values()))
     fits = {cell: _birdie_fit(s, model) for cell, s in cells.items()}
     overall_fit = fits.get(None) or next(iter(fits.values()))
@@ -537,12 +543,12 @@ def audit_sums(cells: dict[str | None, ProxySums], *, decision: str, tolerance: 
     for cell, s in cells.items():
         drafts += _weighted_drafts(s, fits[cell], r, cell, adverse, min_group_size)
         drafts += _threshold_drafts(s, r, cell, adverse, min_group_size)
-    comparisons = _judged_comparisons(drafts, correction, judgement)
+    comparisons = _judged_comparisons(drafts, judgement)
     return ProxyAudit(comparisons=tuple(comparisons), reference=LABELS[r], threshold=threshold,
                       n_rows=int(n_rows if n_rows is not None else overall.n), n_audited=int(overall.n),
-                      n_unassigned=int(overall.n - overall.thr_n.sum()), tolerance=tolerance, decision=decision,
-                      proxy=proxy or {}, metric=metric, ratio_threshold=ratio_threshold,
-                      outcome_is="adverse" if adverse else "favourable", model=model)
+                      n_unassigned=int(overall.n - overall.thr_n.sum()), tolerance=judgement.tolerance,
+                      decision=decision, proxy=proxy or {}, metric=judgement.metric,
+                      ratio_threshold=judgement.ratio_threshold, outcome_is=judgement.direction.value, model=model)
 
 
 def _weighted_drafts(s: ProxySums, fit: BirdieFit | None, r: int, cell: str | None, adverse: bool,
@@ -630,7 +636,7 @@ def _threshold_drafts(s: ProxySums, r: int, cell: str | None, adverse: bool,
     return drafts
 
 
-def _judged_comparisons(drafts: list[dict[str, Any]], correction: str, judgement: Judgement) -> list[ProxyComparison]:
+def _judged_comparisons(drafts: list[dict[str, Any]], judgement: Judgement) -> list[ProxyComparison]:
     """Each method's p-values adjusted as one family, and every comparison's verdict from the judgement."""
     comparisons = []
     for method in METHODS:
@@ -639,7 +645,7 @@ def _judged_comparisons(drafts: list[dict[str, Any]], correction: str, judgement
             continue
         family = np.array([d["p_value"] if d["p_value"] is not None and not d["too_few"] and not d["is_reference"]
                            else np.nan for d in mine], dtype=float)
-        adjusted = adjust_p(family, correction)
+        adjusted = adjust_p(family, judgement.correction)
         for d, p_adj in zip(mine, adjusted):
             too_few = d.pop("too_few")
             fa, fr = d.pop("fav")
@@ -691,16 +697,18 @@ def _birdie_draft(fit: BirdieFit, a: int, r: int, cell: str | None, adverse: boo
             "too_few": bool(members[a] < min_group_size or members[r] < min_group_size)}
 
 
-def proxy_audit(probabilities: pd.DataFrame, outcome: np.ndarray | pd.Series, *, decision: str = "positive",
-                cells: pd.Series | None = None, tolerance: float = 0.05, min_group_size: int = 30,
-                correction: str = "holm", reference: str | None = None, threshold: float = DEFAULT_THRESHOLD,
-                proxy: dict[str, Any] | None = None, metric: str = "difference",
-                ratio_threshold: float = DEFAULT_RATIO_THRESHOLD, adverse: bool = False, places: Any = None,
-                model: str = "pooled") -> ProxyAudit:
+def proxy_audit(probabilities: pd.DataFrame, outcome: np.ndarray | pd.Series, *, judgement: Judgement | None = None,
+                options: ProxyOptions | None = None, decision: str = "positive", cells: pd.Series | None = None,
+                places: Any = None, proxy: dict[str, Any] | None = None) -> ProxyAudit:
     """Audit a 0/1 outcome across estimated groups (rows without probabilities are left out).
 
-    ``places``: each row's place (ZIP code, tract), needed by ``model="by-place"``."""
-    model = OPTION_CONSTRAINTS["proxy"]["model"].check(model)
+    ``judgement`` decides the verdicts and ``options`` holds the threshold and the outcome-aware model, as in
+    :func:`audit_sums`; ``cells``: each row's cell (None: all rows only); ``places``: each row's place (ZIP code,
+    tract), needed by the by-place model; ``proxy``: how the probabilities were estimated (said in the JSON).
+    :func:`luskin_core.analyses.proxy_run.run` is the entry of the analyses' table that builds these from a
+    specification."""
+    options = ProxyOptions() if options is None else options
+    model, threshold = options.model, options.threshold
     p_all = probabilities[list(PROB_COLUMNS)].to_numpy(float)
     y_all = np.asarray(outcome, dtype=float)
     keep = np.isfinite(p_all).all(axis=1) & np.isfinite(y_all)
@@ -720,9 +728,7 @@ def proxy_audit(probabilities: pd.DataFrame, outcome: np.ndarray | pd.Series, *,
             mask = labels == value
             sums[str(value)] = sufficient_statistics(p[mask], y[mask], threshold,
                                                      place=None if place is None else place[mask])
-    return audit_sums(sums, decision=decision, tolerance=tolerance, min_group_size=min_group_size,
-                      correction=correction, reference=reference, threshold=threshold, n_rows=len(p_all),
-                      proxy=proxy, metric=metric, ratio_threshold=ratio_threshold, adverse=adverse, model=model)
+    return audit_sums(sums, decision=decision, judgement=judgement, options=options, n_rows=len(p_all), proxy=proxy)
 
 
 def _ratio_text(x: float | None) -> str:

@@ -100,8 +100,9 @@ class Analysis:
     :class:`~luskin_core.counting.ibis_source.Source`, counted through the one counting path), ``options`` (its key in
     :data:`luskin_core.spec.options.OPTIONS`: the command's flags and the page's inputs are made from those
     declarations), ``command`` (a command is made from this line) and ``page`` (the page's icon: a page is made
-    from this line). Every line but the proxy audit's names its ``run`` and ``options``, and the commands and pages
-    run an analysis through :meth:`runner`; the analyses that came before the table keep their own commands and
+    from this line). Every line names its ``run`` and, where it has any, its ``options`` (the proxy audit's groups are declared in its
+    specification as estimated: race from surname and place), and the commands and pages run an analysis through
+    :meth:`runner`; the analyses that came before the table keep their own commands and
     pages (``command``/``page`` left unset): the scan's ``--columns``, ``--fdr`` and its page's columns and
     measures, the series' ``luskin audit --period`` and the regulator tables' tabs are not made from a line."""
 
@@ -214,7 +215,8 @@ ANALYSES: tuple[Analysis, ...] = (
              title="Over time", help="the audit in every period, with trends and alerts",
              run="luskin_core.analyses.series:run", options="series"),
     Analysis("luskin_core.analyses.proxy_audit:ProxyAudit", _proxy, 40, _proxy_slides, name="proxy",
-             title="Proxy audit", help="race and ethnicity estimated from names and places"),
+             title="Proxy audit", help="race and ethnicity estimated from names and places",
+             run="luskin_core.analyses.proxy_run:run", options="proxy"),
     Analysis("luskin_core.analyses.scan:ScanResult", _scan, 45, _scan_slides, name="scan", title="Scan",
              help="the groups whose outcome differs beyond chance", run="luskin_core.analyses.scan:run",
              options="scan"),

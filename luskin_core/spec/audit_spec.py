@@ -48,6 +48,12 @@ GROUP_MODES = ("condition", "columns")
 DEFAULT_MIN_GROUP_SIZE = 30
 DEFAULT_RATIO_THRESHOLD = 0.8   # the EEOC four-fifths rule
 DEFAULT_BINS = 4                # quantile bins for a numeric column with many values
+# The groups a specification may declare as estimated, not read from a column: race and ethnicity estimated from
+# each row's surname and place (BISG/BIFSG, luskin_core.analyses.proxy), which only the proxy audit counts.
+ESTIMATED_RACE = "race estimated from surname and place"
+ESTIMATED_GROUPS: tuple[str, ...] = (ESTIMATED_RACE,)
+# Flat settings a saved specification holds only when they are set (files saved before them are unchanged).
+SAVED_WHEN_SET: tuple[str, ...] = ("estimated",)
 
 _set = object.__setattr__
 
@@ -136,6 +142,10 @@ class GroupSpec:
     columns (``group_by``), each against a ``reference`` group (default: the group with the highest
     rate overall, as the four-fifths rule does). Missing values form an explicit "Unknown" group.
     ``value_names`` gives codes names people use ({"sex": {"1": "male"}}), shown on every surface.
+
+    Or ``estimated``: groups declared as estimated, read from no column (:data:`ESTIMATED_GROUPS`: race
+    estimated from surname and place, which the proxy audit estimates and judges); the ``reference`` is then one
+    of the estimated groups, checked where they are known.
     """
 
     protected: Condition | None = None
@@ -144,6 +154,7 @@ class GroupSpec:
     group_label: str | None = None
     other_label: str | None = None
     value_names: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+    estimated: str | None = None
 
     def __post_init__(self) -> None:
         if self.protected is not None:
@@ -152,13 +163,20 @@ class GroupSpec:
         _set(self, "value_names", _check.check_value_names(self.value_names))
         if self.reference is not None:
             _set(self, "reference", str(self.reference))
+        _set(self, "estimated", _check.check_estimated(self.estimated, ESTIMATED_GROUPS, self.protected,
+                                                       self.group_by))
+        if self.estimated is not None:
+            return
         _check.check_groups(self.protected, self.group_by)
         if not self.group_by:
             _check.check_reference_name(self.reference, self.group_name, self.other_name)
 
     @property
     def columns(self) -> tuple[str, ...]:
-        """The columns that form the groups (the protected condition's one, or ``group_by``)."""
+        """The columns that form the groups (the protected condition's one, or ``group_by``; none for estimated
+        groups)."""
+        if self.estimated is not None:
+            return ()
         return self.group_by or (self.protected.column,)  # type: ignore[union-attr]
 
     def name_of(self, column: str, value: Any) -> str:
@@ -176,6 +194,8 @@ class GroupSpec:
         """Name of the class where the protected condition holds (the paper's W)."""
         if self.group_label:
             return self.group_label
+        if self.estimated is not None:
+            return self.estimated
         c = self.protected
         if c is None:
             return " × ".join(self.group_by)
@@ -205,7 +225,8 @@ class GroupSpec:
         return {"protected": None if self.protected is None else self.protected.to_dict(),
                 "group_label": self.group_label, "other_label": self.other_label, "group_by": list(self.group_by),
                 "reference": self.reference,
-                "value_names": {name: dict(pairs) for name, pairs in self.value_names}}
+                "value_names": {name: dict(pairs) for name, pairs in self.value_names},
+                **({} if self.estimated is None else {"estimated": self.estimated})}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GroupSpec:
@@ -302,7 +323,8 @@ _OWNER = {f.name: part for part, cls in PARTS.items() for f in fields(cls)}  # t
 FLAT_FIELDS = ("outcome", "positive", "protected", "filters", "population", "tolerance", "group_label",
                "other_label", "filter_label", "not_filter_label", "group_by", "reference", "strata", "bins", "n_bins",
                "min_group_size", "min_group_share", "metric", "ratio_threshold", "correction", "outcome_type",
-               "score_cutoff", "prediction", "criterion", "prediction_cutoff", "outcome_is", "value_names")
+               "score_cutoff", "prediction", "criterion", "prediction_cutoff", "outcome_is", "value_names",
+               "estimated")
 assert set(FLAT_FIELDS) == set(_OWNER), "every flat setting belongs to exactly one part"
 
 
@@ -342,7 +364,7 @@ class AuditSpec:
                  metric: str = "difference", ratio_threshold: float = DEFAULT_RATIO_THRESHOLD,
                  correction: str = "holm", outcome_type: str = "label", score_cutoff: float | None = None,
                  prediction: str | None = None, criterion: str = "selection", prediction_cutoff: float | None = None,
-                 outcome_is: str = "favourable", value_names: Any = ()) -> None:
+                 outcome_is: str = "favourable", value_names: Any = (), estimated: str | None = None) -> None:
         flat = dict(locals())
         flat.pop("self")
         flat.pop("__class__", None)
@@ -455,6 +477,11 @@ class AuditSpec:
         return self.group_spec.value_names
 
     @property
+    def estimated(self) -> str | None:
+        """Groups declared as estimated (race from surname and place: the proxy audit's), or None."""
+        return self.group_spec.estimated
+
+    @property
     def filters(self) -> tuple[Condition, ...]:
         return self.cell_spec.filters
 
@@ -553,6 +580,8 @@ class AuditSpec:
         """Who is compared, in words."""
         if self.group_by:
             return "each " + " × ".join(self.group_by) + " group"
+        if self.group_spec.estimated is not None:
+            return f"each group of {self.group_spec.estimated}"
         return f"{self.group_name} vs {self.other_name}"
 
     @property
@@ -606,10 +635,11 @@ class AuditSpec:
 
     # JSON ------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        """The flat entries of a saved specification (the format files have always had)."""
+        """The flat entries of a saved specification (the format files have always had; an entry of
+        :data:`SAVED_WHEN_SET` only when it is set)."""
         merged = {**self.outcome_spec.to_dict(), **self.group_spec.to_dict(), **self.cell_spec.to_dict(),
                   **self.judgement.to_dict()}
-        return {name: merged[name] for name in FLAT_FIELDS}
+        return {name: merged[name] for name in FLAT_FIELDS if name in merged}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AuditSpec:
@@ -625,7 +655,7 @@ class AuditSpec:
         values = {k: v for k, v in data.items() if v is not None or k in ("positive", "protected")}
         if "positive" not in data and data.get("outcome_type", "label") == "label":
             raise LuskinError("The saved configuration lacks its 'positive' entry.")
-        if "protected" not in data and not data.get("group_by"):
+        if "protected" not in data and not data.get("group_by") and not data.get("estimated"):
             raise LuskinError("The saved configuration lacks its 'protected' entry.")
         try:
             return cls(**values)

@@ -618,14 +618,39 @@ class EqualizeOptions:
         _check_fields(self, "equalize")
 
 
+# The census tables a place is looked up in (luskin_core.analyses.proxy: ZIP code tabulation areas or tracts).
+PROXY_LEVELS: tuple[str, ...] = ("zcta", "tract")
+PROXY_LEVEL = one_of("the place's census tables", *PROXY_LEVELS, case="lower",
+                     words="'zcta' (ZIP codes) or 'tract' (census tracts, 11-digit FIPS)")
+PROXY_THRESHOLD = number("the threshold method's probability", 0, 1, open_low=True,
+                         words="a probability above 0 and at most 1, e.g. 0.8")
+
+
 @dataclass(frozen=True)
 class ProxyOptions:
-    """The proxy audit's settings: the outcome-aware model behind its verdicts."""
+    """The proxy audit's settings (:func:`luskin_core.analyses.proxy_run.run`): how race and ethnicity are estimated
+    (the surname and place columns, the census tables the place is looked up in, a first-name column for BIFSG),
+    the threshold method's probability, the outcome-aware model behind the verdicts, and a column of race recorded
+    for some rows to check the estimate against. What is audited and how it is judged is the specification's
+    (its groups: :data:`~luskin_core.spec.audit_spec.ESTIMATED_RACE`).
+
+    The columns are the data's (fields without a declaration); ``threshold`` and ``level`` are checked here."""
 
     model: str = "pooled"
+    surname: str | None = None
+    place: str | None = None
+    level: str = "zcta"
+    first_name: str | None = None
+    threshold: float = 0.8
+    recorded: str | None = None
 
     def __post_init__(self) -> None:
         _check_fields(self, "proxy")
+        for name, what in (("surname", "the surname column"), ("place", "the place column"),
+                           ("first_name", "the first-name column"), ("recorded", "the recorded race column")):
+            object.__setattr__(self, name, _column(getattr(self, name), what))
+        object.__setattr__(self, "level", PROXY_LEVEL.check(self.level))
+        object.__setattr__(self, "threshold", PROXY_THRESHOLD.check(self.threshold))
 
 
 def _names(value: Any) -> tuple[str, ...]:

@@ -275,6 +275,31 @@ def check_groups(protected: Condition | None, group_by: tuple[str, ...]) -> None
                           f"{len(group_by)} are chosen.")
 
 
+def check_estimated(estimated: Any, known: Sequence[str], protected: Condition | None,
+                    group_by: tuple[str, ...]) -> str | None:
+    """Groups declared as estimated (one of ``known``), formed so alone: not also a protected condition or columns."""
+    if estimated is None:
+        return None
+    text = str(estimated).strip()
+    if not text:
+        return None
+    if text.lower() not in [k.lower() for k in known]:
+        raise LuskinError(f"The estimated groups must be {' or '.join(repr(k) for k in known)}, not '{shown(text)}'.")
+    if protected is not None or group_by:
+        raise LuskinError("Choose one way to form groups: groups estimated from surnames and places, a protected "
+                          "condition (race == White) or the values of columns, not more than one.")
+    return next(k for k in known if k.lower() == text.lower())
+
+
+def refuse_estimated(groups: Any) -> None:
+    """Groups declared as estimated (a :class:`~luskin_core.spec.audit_spec.GroupSpec`'s ``estimated``) are in no
+    column: only the proxy audit estimates and counts them, so any other analysis refuses them in words."""
+    estimated = getattr(groups, "estimated", None)
+    if estimated is not None:
+        raise LuskinError(f"The groups are {estimated}: they are in no column, so only the proxy audit can estimate "
+                          "and compare them (the Proxy audit page; luskin audit --proxy surname=COL,zcta=COL).")
+
+
 def check_reference_name(reference: str | None, group_name: str, other_name: str) -> None:
     """With a protected condition, the reference is one of its two classes."""
     if reference is not None and reference not in (group_name, other_name):
