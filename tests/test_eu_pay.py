@@ -204,3 +204,16 @@ def test_postgresql_gives_the_bands_of_memory_on_a_pay_scale(postgres_url):
         assert there.counts == pytest.approx(here.counts)
     for here, want in zip(memory.bands, ranked_bands(frame), strict=True):
         assert here.counts == pytest.approx(want)
+
+
+def test_spark_gives_the_bands_of_memory_on_a_pay_scale(spark_session, tmp_path):
+    """The same on Spark (its literal of the cut-off one double above a cut reads back as that double)."""
+    from luskin_core.counting.sources import open_source
+
+    frame = payroll(1200, seed=12)
+    frame["pay"] = np.round(frame.pay / 5) * 5
+    frame.to_parquet(tmp_path / "pay.parquet")
+    spark_session.read.parquet(str(tmp_path / "pay.parquet")).createOrReplaceTempView("eu_pay_scale")
+    memory, server = _build(frame), _build(open_source("spark:", "eu_pay_scale"))
+    for here, there in zip(memory.bands, server.bands, strict=True):
+        assert there.counts == pytest.approx(here.counts)
