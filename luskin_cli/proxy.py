@@ -7,7 +7,6 @@ audit parser by :func:`add_proxy_option` and dispatched from :func:`luskin_cli.a
 from __future__ import annotations
 
 import argparse
-from dataclasses import replace
 from typing import Any
 
 from luskin_cli.options import CommandOptions, given
@@ -155,7 +154,9 @@ def run_proxy_audit(args: CommandOptions) -> int:
         if "first_name" in roles:
             raise LuskinError("First names (BIFSG) are audited in memory: give --data a CSV file, or leave out "
                               "first_name= to audit with BISG where the data lives.")
-        options = replace(options, recorded=None)   # the check against recorded race is made in memory only
+        if args.proxy_check:   # it was dropped without a word
+            raise LuskinError("--proxy-check compares the estimates with recorded race in memory: give --data a CSV "
+                              "file, or leave out --proxy-check to audit where the data lives.")
         plain_parquet = str(args.data).lower().endswith(".parquet") and not args.table
         if plain_parquet and not args.stratify:
             data = str(args.data)   # streamed with Arrow

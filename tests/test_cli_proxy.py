@@ -150,6 +150,11 @@ def test_proxy_check_compares_the_outcome_aware_estimate_with_recorded_race(tmp_
     assert main(["audit", "--data", str(path), "--outcome", "approved", "--positive", "yes", "--proxy",
                  "surname=surname,zcta=zip", "--proxy-check", "nope"]) == 2
     assert "no column 'nope' with recorded race" in capsys.readouterr().err
+    parquet = tmp_path / "people.parquet"
+    frame.to_parquet(parquet)   # where the data lives the check cannot be made: said, not dropped without a word
+    assert main(["audit", "--data", str(parquet), "--outcome", "approved", "--positive", "yes", "--proxy",
+                 "surname=surname,zcta=zip", "--proxy-check", "race_recorded"]) == 2
+    assert "--proxy-check compares the estimates with recorded race in memory" in capsys.readouterr().err
 
 
 def test_audit_proxy_model_by_place_on_csv_and_parquet(loans, tmp_path, capsys):
