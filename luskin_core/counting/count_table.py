@@ -241,8 +241,8 @@ class CountTable:
         keys = label_keys(kept, plan)
         groups, cell_keys, cell_labels, in_protected = keys.groups, keys.cell_keys, keys.cell_labels, keys.in_protected
         if not groups:
-            raise LuskinError("Every row was left out, so nothing can be audited "
-                              + (f"({', '.join(f'{k}: {v:,}' for k, v in ordered.items())})." if ordered else "."))
+            raise LuskinError("Every row was left out, so nothing can be audited"
+                              + (f" ({', '.join(f'{k}: {v:,}' for k, v in ordered.items())})." if ordered else "."))
         shape = (len(groups), len(cell_keys))
         present = [name for name in COUNT_COLUMNS if name in kept]
         arrays = {name: np.zeros(shape, dtype=float) for name in present}
