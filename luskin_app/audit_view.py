@@ -10,15 +10,14 @@ dataframe cell (plain text).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
+from luskin_core import formatting as cells
 from luskin_core.analyses.audit import AuditResult
 from luskin_core.analyses.findings import findings
-from luskin_core.formatting import format_number, format_p, format_percent, format_points
 from luskin_core.present.audit_plots import audit_figures, comparison_bars
 from luskin_core.stats import shown as shown_statistics
 from luskin_core.stats.verdict import JUDGED_ORDER, SET_APART_SHORT, Verdict
@@ -36,39 +35,11 @@ VERDICT_LEGEND = (f"Verdict: **{Verdict.BEYOND.short}** the tolerance and not ch
                   "(the four-fifths rule).")
 
 
-def _finite(x: Any) -> bool:
-    return x is not None and isinstance(x, (int, float)) and math.isfinite(x)
-
-
-def _pct(x: Any) -> str:
-    """A share as a percentage without the sign (never 0.0 or 100.0 unless exact: the project's rule)."""
-    return format_percent(x, 1).rstrip("%") if _finite(x) else "n/a"
-
-
-def _pts(x: Any) -> str:
-    return format_points(x, signed=True)
-
-
-def _pct_bound(x: Any) -> str:
-    """An interval bound in whole percent (0.3 stays 0.3: never 0 or 100 unless exact)."""
-    return format_percent(x, 0).rstrip("%")
-
-
-def _pts_bound(x: Any) -> str:
-    """An interval bound in whole points, signed (below one point: one decimal, so -0.4 is not -0)."""
-    return format_points(x, 0, signed=True)
-
-
-def _ci(low: Any, high: Any, fmt: Any) -> str:
-    return f" [{fmt(low)}, {fmt(high)}]" if _finite(low) and _finite(high) else ""
-
-
-def _p(x: Any) -> str:
-    return format_p(x, short=True) if _finite(x) else ""
-
-
-def _ratio(x: Any) -> str:
-    return format_number(x, 2)
+# The page's columns are narrow: interval bounds in whole units (0.3 stays 0.3: never 0 or 100 unless exact).
+SHARE_CI = cells.SHARE.heading("Share", ci="CI")        # "Share (%) [CI]"
+RATIO_HEAD = "Impact ratio"                               # never "Ratio": the share is a ratio too
+OVERALL_GAP = cells.GAP.heading("Overall gap", ci="CI")  # "Overall gap (points) [CI]"
+WITHIN_GAP = cells.GAP.heading("Within gap")              # "Within gap (points)"
 
 
 TABLE_BUDGET = 700  # px: a 1024-px screen leaves about 750 beside the 220-px sidebar; the grid adds about 40
@@ -109,11 +80,11 @@ def comparison_table(result: AuditResult) -> pd.DataFrame:
             row["Cell"] = c.cell if c.cell is not None else "All rows"
         row.update({
             "n": c.n,
-            "Share % [CI]": _pct(c.rate) + _ci(c.ci_low, c.ci_high, _pct_bound),
-            GAP_CI: "" if c.is_reference else _pts(c.difference) + _ci(c.difference_ci_low, c.difference_ci_high,
-                                                                       _pts_bound),
-            "Ratio": "" if c.is_reference else _ratio(c.impact_ratio),
-            "p adj.": "" if c.is_reference else _p(c.p_adjusted),
+            SHARE_CI: cells.SHARE.ci(c.rate, c.ci_low, c.ci_high, whole=True),
+            GAP_CI: "" if c.is_reference else cells.GAP.ci(c.difference, c.difference_ci_low, c.difference_ci_high,
+                                                           whole=True),
+            RATIO_HEAD: "" if c.is_reference else cells.RATIO.text(c.impact_ratio),
+            "p adj.": "" if c.is_reference else cells.P_VALUE.text(c.p_adjusted),
             "Verdict": SET_APART_SHORT if result.set_apart(c) else Verdict.of(c.verdict).short,
             **{s.short: s.text(c) for s in shown_statistics.SHOWN},   # every statistic every table shows (stats/shown.py)
         })
@@ -125,11 +96,11 @@ COMPARISON_COLUMNS = {
     "Group": st.column_config.TextColumn("Group", width=140),
     "Cell": st.column_config.TextColumn("Cell", width=110),
     "n": st.column_config.NumberColumn("n", width=50, format="localized", help="Rows of the group in the cell."),
-    "Share % [CI]": st.column_config.TextColumn("Share % [CI]", width=95, help=HELP["ci"]),
+    SHARE_CI: st.column_config.TextColumn(SHARE_CI, width=95, help=HELP["ci"]),
     GAP_CI: st.column_config.TextColumn(
         GAP_CI, width=125, help=shown_statistics.GAP.meaning.rstrip(".") + ", with its 95% interval (Newcombe)."),
-    "Ratio": st.column_config.TextColumn(
-        "Ratio", width=45, help="Impact ratio: the group's share divided by the reference group's share."),
+    RATIO_HEAD: st.column_config.TextColumn(
+        RATIO_HEAD, width=80, help="Impact ratio: the group's share divided by the reference group's share."),
     "p adj.": st.column_config.TextColumn("p adj.", width=55, help=HELP["p_value"] + " Adjusted for the number "
                                                                    "of comparisons on the page."),
     "Verdict": st.column_config.TextColumn("Verdict", width=60),
@@ -148,10 +119,10 @@ def paper_table(result: AuditResult) -> pd.DataFrame:
         "Filter cell": raw["Filter cell"],
         "Group": raw["Group"],
         "Rows": raw["Rows"],
-        "Share % [CI]": [_pct(r) + _ci(lo, hi, _pct_bound)
-                         for r, lo, hi in zip(raw["Ratio"], raw["95% CI low"], raw["95% CI high"])],
-        GAP_ONLY: [_pts(g) for g in raw["Gap (group - reference)"]],
-        "p-value": [_p(p) or "n/a" for p in raw["p-value"]],
+        SHARE_CI: [cells.SHARE.ci(r, lo, hi, whole=True)   # the frame's "Ratio" is the share
+                   for r, lo, hi in zip(raw["Ratio"], raw["95% CI low"], raw["95% CI high"])],
+        GAP_ONLY: [cells.GAP.text(g) for g in raw["Gap (group - reference)"]],
+        "p-value": [cells.P_VALUE.text(p) for p in raw["p-value"]],
         # The comparison's verdict itself (too few rows is not "beyond"; chance is not "beyond" either).
         "Verdict": [SHORT_VERDICTS.get(v, v) if v else "n/a" for v in raw["Verdict"]],
     })
@@ -161,7 +132,7 @@ PAPER_COLUMNS = {
     "Filter cell": st.column_config.TextColumn("Filter cell", width=120),
     "Group": st.column_config.TextColumn("Group", width=140),
     "Rows": st.column_config.NumberColumn("Rows", width=60, format="localized"),
-    "Share % [CI]": st.column_config.TextColumn("Share % [CI]", width=100, help=HELP["ci"]),
+    SHARE_CI: st.column_config.TextColumn(SHARE_CI, width=100, help=HELP["ci"]),
     GAP_ONLY: st.column_config.TextColumn(
         GAP_ONLY, width=95, help="The other group's share minus the reference group's share in the cell, in "
                                   "percentage points (the same direction as every other table)."),
@@ -177,13 +148,12 @@ def pooled_table(result: AuditResult) -> pd.DataFrame:
     for p in result.pooled:
         rows.append({
             "Group": p.group,
-            "Overall gap [CI]": _pts(p.marginal_difference) + _ci(p.marginal_difference_ci_low,
-                                                                  p.marginal_difference_ci_high, _pts_bound),
-            "Within gap": _pts(p.weighted_difference),
-            "MH odds ratio [CI]": ("n/a" if not _finite(p.mh_odds_ratio) else
-                                   _ratio(p.mh_odds_ratio) + _ci(p.mh_ci_low, p.mh_ci_high, _ratio)),
-            "CMH p": _p(p.cmh_p_value) or "n/a",
-            "Breslow-Day-Tarone p": _p(p.breslow_day_p_value) or "n/a",
+            OVERALL_GAP: cells.GAP.ci(p.marginal_difference, p.marginal_difference_ci_low,
+                                      p.marginal_difference_ci_high, whole=True),
+            WITHIN_GAP: cells.GAP.text(p.weighted_difference),
+            "MH odds ratio [CI]": cells.RATIO.ci(p.mh_odds_ratio, p.mh_ci_low, p.mh_ci_high),
+            "CMH p": cells.P_VALUE.text(p.cmh_p_value),
+            "Breslow-Day-Tarone p": cells.P_VALUE.text(p.breslow_day_p_value),
             "Simpson": result.simpson_words(p, no=""),
         })
     return pd.DataFrame(rows)
@@ -191,10 +161,10 @@ def pooled_table(result: AuditResult) -> pd.DataFrame:
 
 POOLED_COLUMNS = {
     "Group": st.column_config.TextColumn("Group", width=150),
-    "Overall gap [CI]": st.column_config.TextColumn(
-        "Overall gap [CI]", width=115, help="The gap to the reference over all rows, ignoring the cells."),
-    "Within gap": st.column_config.TextColumn(
-        "Within gap", width=75, help="The gaps inside the cells, averaged by the cells' sizes."),
+    OVERALL_GAP: st.column_config.TextColumn(
+        OVERALL_GAP, width=115, help="The gap to the reference over all rows, ignoring the cells."),
+    WITHIN_GAP: st.column_config.TextColumn(
+        WITHIN_GAP, width=75, help="The gaps inside the cells, averaged by the cells' sizes."),
     "MH odds ratio [CI]": st.column_config.TextColumn(
         "MH odds ratio [CI]", width=125, help="Mantel-Haenszel odds ratio: the gap inside the cells, pooled "
                                               "(1 = no gap)."),

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from luskin_cli.options import CommandOptions
+from luskin_core import formatting as cells
 from luskin_core.errors import LuskinError
-from luskin_core.formatting import format_number, format_p
 
 AUDIT_DESCRIPTION = (
     "Compare the share with a positive outcome between groups inside each cell, with 95% confidence "
@@ -27,14 +27,6 @@ AUDIT_DESCRIPTION = (
 # ------------------------------------------------------------------------------------------
 # Printing
 # ------------------------------------------------------------------------------------------
-def _f(x: float | None, digits: int = 3) -> str:
-    return format_number(x, digits)
-
-
-def _p(x: float | None) -> str:
-    return format_p(x, short=True)
-
-
 _RATE_HEAD = {"selection": "share", "tpr": "TPR", "fpr": "FPR", "fnr": "FNR", "precision": "precision"}
 
 
@@ -58,14 +50,14 @@ def _error_rate_rows(result: Any) -> tuple[list[list[str]], list[str]]:
         row = [c.cell or "all rows", c.group + (" (ref)" if c.is_reference else "")]
         for name in names:
             e = c.error_rates[name]
-            cell = _f(e["rate"])
+            cell = cells.SHARE.text(e["rate"])
             if not c.is_reference and e["difference"] is not None:
                 adjusted = e.get("p_adjusted")
-                cell += f" ({e['difference']:+.3f}, p {_p(e['p_value'])}"
-                cell += f", adj. {_p(adjusted)})" if adjusted is not None else ")"
+                cell += f" ({cells.GAP.text(e['difference'])}, p {cells.P_VALUE.text(e['p_value'])}"
+                cell += f", adj. {cells.P_VALUE.text(adjusted)})" if adjusted is not None else ")"
             row.append(cell)
         rows.append(row)
-    return rows, ["cell", "group", "TPR (gap, p)", "FPR (gap, p)", "FNR (gap, p)", "precision (gap, p)"]
+    return rows, ["cell", "group", *(f"{head} (%; gap in points, p)" for head in ("TPR", "FPR", "FNR", "precision"))]
 
 
 _CORRECTION_WORDS = {"holm": "Holm", "bh": "Benjamini-Hochberg", "none": "nothing"}
@@ -89,7 +81,7 @@ def _audit_head(result: Any) -> str:
     spec = result.spec
     head = (f"Audit of {result.source}: {spec.outcome_text}; {result.groups_text}"
             + (f", reference {result.reference}" if spec.group_mode == "columns" else "")
-            + f"; tolerance {spec.tolerance:g}" + (f", impact-ratio threshold {spec.ratio_threshold:g}"
+            + f"; tolerance {spec.tolerance:g} ({100 * spec.tolerance:g} points)" + (f", impact-ratio threshold {spec.ratio_threshold:g}"
                                                      if spec.metric == "ratio" else "")
             + f"; p-values adjusted by {_CORRECTION_WORDS[spec.correction]}"
             + f" ({result.n_rows:,} rows")
@@ -115,13 +107,14 @@ def _gap_table(result: Any) -> str:
     rows = []
     for c in result.cells:
         g = result.gap(c.filter_holds)
-        rows.append([c.cell, c.label, f"{c.n:,}", f"{c.positives:,}", _f(c.ratio),
-                     f"[{_f(c.ci_low)}, {_f(c.ci_high)}]", _f(g.gap), _p(g.p_value), _p(g.p_adjusted),
-                     fair_flag(g.fair), g.verdict])
+        rows.append([c.cell, c.label, cells.COUNT.text(c.n), cells.COUNT.text(c.positives),
+                     cells.SHARE.ci(c.ratio, c.ci_low, c.ci_high), cells.GAP.text(g.gap),
+                     cells.P_VALUE.text(g.p_value), cells.P_VALUE.text(g.p_adjusted), fair_flag(g.fair), g.verdict])
     measure = result.gaps[0].measure if result.gaps else "selection"
-    gap_head = f"gap vs {result.reference}" + ("" if measure == "selection" else f" ({_RATE_HEAD[measure]})")
-    return format_table(rows, ["cell", "group", "n", "positive", "share", "95% CI", gap_head, "p",
-                               "p adj.", "tolerance", "verdict"])
+    gap_head = cells.GAP.heading(f"gap vs {result.reference}" + ("" if measure == "selection"
+                                                                  else f" ({_RATE_HEAD[measure]})"))
+    return format_table(rows, ["cell", "group", "n", "positive", cells.SHARE.heading("share", ci="95% CI"), gap_head,
+                               "p", "p adj.", "tolerance", "verdict"])
 
 
 def _comparison_row(c: Any, apart: bool) -> list[str]:
@@ -131,10 +124,11 @@ def _comparison_row(c: Any, apart: bool) -> list[str]:
     from luskin_core.stats.verdict import SET_APART
 
     compared = ["", "", "", "", ""] if c.is_reference else [
-        f"{_f(c.difference)} [{_f(c.difference_ci_low)}, {_f(c.difference_ci_high)}]",
-        _f(c.impact_ratio, 2), _p(c.p_value), _p(c.p_adjusted), SET_APART if apart else c.verdict]
-    return [c.cell or "all rows", c.group + (" (ref)" if c.is_reference else ""), f"{c.n:,}",
-            _f(c.rate), f"[{_f(c.ci_low)}, {_f(c.ci_high)}]", *compared,
+        cells.GAP.ci(c.difference, c.difference_ci_low, c.difference_ci_high),
+        cells.RATIO.text(c.impact_ratio), cells.P_VALUE.text(c.p_value), cells.P_VALUE.text(c.p_adjusted),
+        SET_APART if apart else c.verdict]
+    return [c.cell or "all rows", c.group + (" (ref)" if c.is_reference else ""), cells.COUNT.text(c.n),
+            cells.SHARE.ci(c.rate, c.ci_low, c.ci_high), *compared,
             *(s.text(c) for s in shown_statistics.SHOWN)]
 
 
@@ -146,8 +140,9 @@ def _comparison_table(result: Any) -> str:
     spec = result.spec
     rows = [_comparison_row(c, result.set_apart(c)) for c in result.comparisons]
     verdict_head = "verdict" if spec.criterion == "selection" else f"verdict ({spec.criterion})"
-    return format_table(rows, ["cell", "group", "n", "share", "95% CI", "difference [95% CI]",
-                               "ratio", "p", "p adj.", verdict_head, *(s.short for s in shown_statistics.SHOWN)])
+    return format_table(rows, ["cell", "group", "n", cells.SHARE.heading("share", ci="95% CI"),
+                               cells.GAP.heading("gap", ci="95% CI"), "impact ratio", "p", "p adj.", verdict_head,
+                               *(s.short for s in shown_statistics.SHOWN)])
 
 
 def _pooled_lines(result: Any) -> list[str]:
@@ -158,14 +153,15 @@ def _pooled_lines(result: Any) -> list[str]:
         return []
     rows = []
     for p in result.pooled:
-        ci = "" if p.mh_ci_low is None else f" [{_f(p.mh_ci_low, 2)}, {_f(p.mh_ci_high, 2)}]"
-        odds = "0 (degenerate)" if p.mh_odds_ratio == 0 else f"{_f(p.mh_odds_ratio, 2)}{ci}"
-        rows.append([p.group, _f(p.marginal_difference), _f(p.marginal_impact_ratio, 2),
-                     _f(p.weighted_difference), odds, _p(p.cmh_p_value),
-                     _p(p.breslow_day_p_value), result.simpson_words(p)])
+        odds = ("0 (degenerate)" if p.mh_odds_ratio == 0
+                else cells.RATIO.ci(p.mh_odds_ratio, p.mh_ci_low, p.mh_ci_high))
+        rows.append([p.group, cells.GAP.text(p.marginal_difference), cells.RATIO.text(p.marginal_impact_ratio),
+                     cells.GAP.text(p.weighted_difference), odds, cells.P_VALUE.text(p.cmh_p_value),
+                     cells.P_VALUE.text(p.breslow_day_p_value), result.simpson_words(p)])
     return ["", f"Overall vs within the cells (against {result.reference}):",
-            format_table(rows, ["group", "overall diff.", "overall ratio", "within diff. (weighted)",
-                                "pooled odds ratio (MH)", "CMH p", "Breslow-Day-Tarone p", "Simpson"])]
+            format_table(rows, ["group", cells.GAP.heading("overall gap"), "overall impact ratio",
+                                f"within gap ({cells.GAP.unit}, weighted)", "pooled odds ratio (MH)", "CMH p",
+                                "Breslow-Day-Tarone p", "Simpson"])]
 
 
 def format_audit(result: Any) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from luskin_cli.options import CommandOptions
+from luskin_core import formatting as cells
 from luskin_core.formatting import format_number, format_p
 
 if TYPE_CHECKING:  # imported when the subcommand runs, so that `luskin --help` starts fast
@@ -66,14 +67,6 @@ def run(args: CommandOptions) -> int:
     return 0
 
 
-def _f(x: float | None, digits: int = 3) -> str:
-    return format_number(x, digits)
-
-
-def _p(p: float | None) -> str:
-    return format_p(p)
-
-
 def format_retrain(result: RetrainResult) -> str:
     """The paper-style table in plain text, with intervals, gaps and the relabelling record."""
     from luskin_core.formatting import format_table
@@ -94,29 +87,29 @@ def format_retrain(result: RetrainResult) -> str:
             line = [cell_name, label]
             for _, audit in blocks:
                 c = audit.cell(k, member)
-                line.append(f"{_f(c.ratio)} [{_f(c.ci_low)}, {_f(c.ci_high)}]")
+                line.append(cells.SHARE.ci(c.ratio, c.ci_low, c.ci_high))
             rows.append(line)
-        line = ["", "gap (group - other)"]
+        line = ["", f"gap ({cells.GAP.unit}, group - other)"]
         for _, audit in blocks:
             g = audit.gap(k)
             verdict = fair_flag(g.fair)
-            line.append(f"{_f(g.gap)} ({_p(g.p_value)}, {verdict})")
+            line.append(f"{cells.GAP.text(g.gap)} ({format_p(g.p_value)}, {verdict})")
         rows.append(line)
-    rows.append(["", "AUC vs recorded labels", "", _f(result.auc_first), _f(result.auc_second)])
+    rows.append(["", "AUC vs recorded labels", "", format_number(result.auc_first), format_number(result.auc_second)])
     header = ["filter cell", "class"] + [name for name, _ in blocks]
     sizes = result.sizes
     lines = [
         (f"Retraining: {ALGORITHM_NAMES[opts.algorithm]}; A1 = {opts.first}, C2 = {opts.second}; direction "
          f"{opts.direction}; {'every filter cell' if opts.all_cells else 'the filter cell only'}; seed {opts.seed}."),
         (f"Outcome {spec.outcome} == {spec.positive}; {names.group} vs {names.other}; tolerance "
-         f"{spec.tolerance:g}."),
+         f"{spec.tolerance:g} ({100 * spec.tolerance:g} points)."),
         (f"Split 40/40/20 (stratified by {result.stratified_by}): D1 {sizes['D1']:,} rows, D2 {sizes['D2']:,}, "
          f"D4 {sizes['D4']:,}. Models use {len(result.features)} columns: {', '.join(result.features)}."),
         "",
         "Synthetic data D3 (built from D2):",
         *[f"- {s}" for s in result.relabelling.sentences()],
         "",
-        "Ratio of positive outcomes on D4 (held out), with 95% intervals:",
+        "Share with a positive outcome on D4 (held out), in percent with 95% intervals; gaps in points:",
         format_table(rows, header),
         "",
         "Time: " + ", ".join(f"{k} {v:.1f} s" for k, v in result.timings.items()),

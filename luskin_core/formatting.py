@@ -2,7 +2,9 @@
 
 The one place a share (:func:`format_percent`), a gap in percentage points (:func:`format_points`,
 :func:`points`), a p-value (:func:`format_p`) or a plain number (:func:`format_number`) is turned
-into text; the sentences that use them live in :mod:`luskin_core.analyses.narrative`. ``tests/test_narrative.py``
+into text, and the one table of what a table cell holds (:data:`CELL_KINDS`: :data:`SHARE`, :data:`GAP`,
+:data:`RATIO`, :data:`P_VALUE`, :data:`COUNT`, :data:`AMOUNT`, each one formatter and its plotly format) that the
+page's, the report's and the command line's tables write their numbers with; the sentences that use them live in :mod:`luskin_core.analyses.narrative`. ``tests/test_narrative.py``
 fails when another module formats one of them by hand.
 
 Standard library only: the command line imports it at start-up.
@@ -11,10 +13,11 @@ Standard library only: the command line imports it at start-up.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["amount_digits", "below_majority", "count_of", "format_amount", "format_memory", "format_number", "format_p", "format_percent", "format_percent_pair", "format_points",
+__all__ = ["AMOUNT", "CELL_KINDS", "COUNT", "GAP", "P_VALUE", "RATIO", "SHARE", "CellKind", "amount_digits", "below_majority", "count_of", "format_amount", "format_memory", "format_number", "format_p", "format_percent", "format_percent_pair", "format_points",
            "format_table", "points"]
 
 
@@ -171,3 +174,70 @@ def format_table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------
+# The kinds of number a table cell holds, each written one way on every surface
+# ------------------------------------------------------------------------------------------
+def _count_text(x: Any) -> str:
+    number = _finite(x)
+    return "n/a" if number is None else f"{int(number):,}"
+
+
+@dataclass(frozen=True)
+class CellKind:
+    """One kind of number a table cell holds (a share, a gap, an impact ratio, a p-value, a count, an amount):
+    how the page's, the report's and the command line's tables write it, the unit their headings give it, and
+    plotly's format for a chart's hover or bar text.
+
+    The cell is the number alone and the heading carries the unit ("Share (%)": "42.3", "Gap (points)": "+2.1"),
+    so a narrow page column and a report column read the same. A chart plots ``scale`` times the number (a share
+    and a gap as percent and points) and writes it with ``d3``.
+    """
+
+    name: str
+    unit: str                              # in the heading: "Share (%)", "Gap (points)"; "" for none
+    write: Callable[[Any], str]            # the cell's text ("n/a" without a number)
+    bound: Callable[[Any, int], str]       # an interval bound, with the decimals given
+    d3: str                                # plotly's format of the charted value ("+.1f": "+2.1")
+    scale: float = 1.0                     # what a chart multiplies the number by before ``d3`` writes it
+    digits: int = 1                        # an interval bound's decimals in a table that has room
+
+    def text(self, x: Any) -> str:
+        """The number as every table cell writes it."""
+        return self.write(x)
+
+    def ci(self, x: Any, low: Any, high: Any, *, whole: bool = False) -> str:
+        """The number with its 95% interval, "42.3 [41.4, 43.1]"; the bounds in whole units where columns are
+        narrow (the page: "42.3 [41, 44]"); the number alone without an interval."""
+        text = self.write(x)
+        if _finite(low) is None or _finite(high) is None:
+            return text
+        digits = 0 if whole else self.digits
+        return f"{text} [{self.bound(low, digits)}, {self.bound(high, digits)}]"
+
+    def heading(self, words: str, *, ci: str = "") -> str:
+        """A column heading with the kind's unit: heading("Share", ci="95% CI") -> "Share (%) [95% CI]"."""
+        unit = f" ({self.unit})" if self.unit else ""
+        return f"{words}{unit}" + (f" [{ci}]" if ci else "")
+
+    def hover(self, axis: str = "x") -> str:
+        """plotly's placeholder for a charted value of this kind: hover("y") -> "%{y:+.1f}"."""
+        return "%{" + axis + ":" + self.d3 + "}"
+
+    def chart(self, x: Any) -> float | None:
+        """The number as a chart plots it (times ``scale``), or None without one."""
+        number = _finite(x)
+        return None if number is None else self.scale * number
+
+
+SHARE = CellKind("share", "%", lambda x: format_percent(x).rstrip("%"),
+                 lambda x, d: format_percent(x, d).rstrip("%"), ".1f", scale=100.0)
+GAP = CellKind("gap", "points", lambda x: format_points(x, signed=True),
+               lambda x, d: format_points(x, d, signed=True), "+.1f", scale=100.0)
+RATIO = CellKind("ratio", "", lambda x: format_number(x, 2),   # an impact ratio, an odds ratio
+                 lambda x, d: format_number(x, 2), ".2f", digits=2)
+P_VALUE = CellKind("p-value", "", lambda x: format_p(x, short=True), lambda x, d: format_p(x, short=True), ".3f")
+COUNT = CellKind("count", "", _count_text, lambda x, d: _count_text(x), ",d", digits=0)
+AMOUNT = CellKind("amount", "", lambda x: format_amount(x), lambda x, d: format_amount(x, d), ",.2f", digits=2)
+CELL_KINDS: tuple[CellKind, ...] = (SHARE, GAP, RATIO, P_VALUE, COUNT, AMOUNT)

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from luskin_core import formatting as cells
 from luskin_core.analyses.audit import AuditResult
 from luskin_core.analyses.findings import WITHIN_PARTS, findings, part_nouns
 from luskin_core.analyses.narrative import group_words
@@ -268,22 +269,24 @@ def caveat_sentences(result: AuditResult) -> list[str]:
 def _comparison_rows(result: AuditResult) -> Table:
     spec = result.spec
     gap = shown_statistics.GAP   # its unit in the heading, as on the page: "Difference to Male (points) [95% CI]"
-    header = ("Cell", "Group", "Rows", "Positive", "Share [95% CI]",
-              gap.header(f"{gap.heading} to {result.reference}") + " [95% CI]", "Impact ratio [95% CI]", "p-value", "Adjusted p", "Verdict", *(s.heading for s in shown_statistics.SHOWN))
+    header = ("Cell", "Group", "Rows", "Positive", cells.SHARE.heading("Share", ci="95% CI"),
+              cells.GAP.heading(f"{gap.heading} to {result.reference}", ci="95% CI"), "Impact ratio [95% CI]",
+              "p-value", "Adjusted p", "Verdict", *(s.heading for s in shown_statistics.SHOWN))
     rows, classes = [], []
     for c in result.comparisons:
         rows.append((
             c.cell if c.cell is not None else "All rows", c.group + (" (reference)" if c.is_reference else ""),
-            _count(c.n), _count(c.positives), _with_ci(_pct(c.rate), c.ci_low, c.ci_high, _pct),
-            "" if c.is_reference else _with_ci(_pts(c.difference), c.difference_ci_low, c.difference_ci_high, _pts_bound),
-            "" if c.is_reference else _with_ci(_ratio(c.impact_ratio), c.impact_ratio_ci_low,
-                                               c.impact_ratio_ci_high, _ratio),
-            "" if c.is_reference else _p(c.p_value), "" if c.is_reference else _p(c.p_adjusted),
+            cells.COUNT.text(c.n), cells.COUNT.text(c.positives), cells.SHARE.ci(c.rate, c.ci_low, c.ci_high),
+            "" if c.is_reference else cells.GAP.ci(c.difference, c.difference_ci_low, c.difference_ci_high),
+            "" if c.is_reference else cells.RATIO.ci(c.impact_ratio, c.impact_ratio_ci_low, c.impact_ratio_ci_high),
+            "" if c.is_reference else cells.P_VALUE.text(c.p_value),
+            "" if c.is_reference else cells.P_VALUE.text(c.p_adjusted),
             SET_APART if result.set_apart(c) else Verdict.of(c.verdict).words,
             *(s.text(c) for s in shown_statistics.SHOWN),
         ))
         classes.append("" if result.set_apart(c) else Verdict.of(c.verdict).css)
-    note = (f"Difference in percentage points, group minus {result.reference}, in the same cell. Impact ratio: "
+    note = (f"Share: the percentage of the group's rows with a positive outcome. Difference in percentage points, "
+            f"group minus {result.reference}, in the same cell. Impact ratio: "
             "the group's share divided by the reference's; below 0.8 fails the four-fifths rule. Adjusted p: "
             f"{_CORRECTIONS[spec.correction]} over every comparison on this page.")
     return Table("Every group in every cell against the reference group", header, tuple(rows), tuple(classes),
@@ -292,13 +295,13 @@ def _comparison_rows(result: AuditResult) -> Table:
 
 def _paper_rows(result: AuditResult) -> Table:
     gap = shown_statistics.GAP
-    header = ("Where", "Group", "Rows", "Positive", "Share [95% CI]",
+    header = ("Where", "Group", "Rows", "Positive", cells.SHARE.heading("Share", ci="95% CI"),
               f"{gap.short} ({gap.unit}, group − {result.reference})", "p-value", Verdict.WITHIN.heading, "Verdict")
     rows, classes = [], []
     for c in result.cells:
         g = result.gap(c.filter_holds)
-        rows.append((c.cell, c.label, _count(c.n), _count(c.positives),
-                     _with_ci(_pct(c.ratio), c.ci_low, c.ci_high, _pct), _pts(g.gap), _p(g.p_value),
+        rows.append((c.cell, c.label, cells.COUNT.text(c.n), cells.COUNT.text(c.positives),
+                     cells.SHARE.ci(c.ratio, c.ci_low, c.ci_high), cells.GAP.text(g.gap), cells.P_VALUE.text(g.p_value),
                      {True: "yes", False: "no", None: Verdict.TOO_FEW.flag}[g.fair], g.verdict))
         classes.append(Verdict.of(g.verdict).css)
     return Table("The protected group and the other class on each side of the filter", header,
@@ -308,14 +311,14 @@ def _paper_rows(result: AuditResult) -> Table:
 def _error_rate_rows(result: AuditResult) -> Table:
     names = ("tpr", "fpr", "fnr", "precision")
     header = ("Cell", "Group") + tuple(
-        f"{ERROR_RATE_NAMES[n].capitalize()} [95% CI]" for n in names) + ("Verdict",)
+        cells.SHARE.heading(ERROR_RATE_NAMES[n].capitalize(), ci="95% CI") for n in names) + ("Verdict",)
     rows = []
     for c in result.comparisons:
         assert c.error_rates is not None
         rows.append((c.cell if c.cell is not None else "All rows",
                      c.group + (" (reference)" if c.is_reference else ""))
-                    + tuple(_with_ci(_pct(c.error_rates[n]["rate"]), c.error_rates[n]["ci_low"],
-                                     c.error_rates[n]["ci_high"], _pct) for n in names)
+                    + tuple(cells.SHARE.ci(c.error_rates[n]["rate"], c.error_rates[n]["ci_low"],
+                                           c.error_rates[n]["ci_high"]) for n in names)
                     + (Verdict.of(c.verdict).words,))
     judged = CRITERION_NAMES[result.spec.criterion]
     return Table(f"The model's errors per group; the verdict judges {judged} (equal opportunity: equal true positive "
@@ -340,18 +343,18 @@ def _score_rows(result: AuditResult) -> Table:
 
 
 def _pooled_rows(result: AuditResult) -> Table:
-    header = ("Group", "Overall share (group / reference)", "Overall difference [95% CI]", "Overall impact ratio",
-              "Overall p", "Within-cell difference (size-weighted)", "Pooled odds ratio (Mantel-Haenszel) [95% CI]",
-              "CMH p", "Breslow-Day-Tarone p", "Simpson's paradox")
+    header = ("Group", f"Overall share ({cells.SHARE.unit}, group / reference)",
+              cells.GAP.heading("Overall difference", ci="95% CI"), "Overall impact ratio",
+              "Overall p", f"Within-cell difference ({cells.GAP.unit}, size-weighted)",
+              "Pooled odds ratio (Mantel-Haenszel) [95% CI]", "CMH p", "Breslow-Day-Tarone p", "Simpson's paradox")
     rows, classes = [], []
     for p in result.pooled:
-        mh = "n/a" if p.mh_odds_ratio is None else _with_ci(f"{p.mh_odds_ratio:.2f}", p.mh_ci_low, p.mh_ci_high,
-                                                            lambda x: f"{x:.2f}")
-        rows.append((p.group, f"{_pct(p.marginal_rate)} / {_pct(p.reference_marginal_rate)}",
-                     _with_ci(_pts(p.marginal_difference), p.marginal_difference_ci_low,
-                              p.marginal_difference_ci_high, _pts_bound),
-                     _ratio(p.marginal_impact_ratio), _p(p.marginal_p_value), _pts(p.weighted_difference), mh,
-                     _p(p.cmh_p_value), _p(p.breslow_day_p_value), result.simpson_words(p)))
+        mh = cells.RATIO.ci(p.mh_odds_ratio, p.mh_ci_low, p.mh_ci_high)
+        rows.append((p.group, f"{cells.SHARE.text(p.marginal_rate)} / {cells.SHARE.text(p.reference_marginal_rate)}",
+                     cells.GAP.ci(p.marginal_difference, p.marginal_difference_ci_low, p.marginal_difference_ci_high),
+                     cells.RATIO.text(p.marginal_impact_ratio), cells.P_VALUE.text(p.marginal_p_value),
+                     cells.GAP.text(p.weighted_difference), mh, cells.P_VALUE.text(p.cmh_p_value),
+                     cells.P_VALUE.text(p.breslow_day_p_value), result.simpson_words(p)))
         classes.append("warn" if result.simpson_words(p) == "YES" else "")
     note = ("Overall: all cells together, ignoring them. Within-cell: the cells' differences averaged by their size. "
             "Pooled odds ratio and Cochran-Mantel-Haenszel (CMH) test: the gap inside the cells, pooled; Breslow-Day-Tarone: "
@@ -458,7 +461,7 @@ def correction_warnings(correction: CorrectionResult, name: str = "") -> list[st
 def _gap_rows(audits: Sequence[tuple[str, AuditResult]]) -> Table:
     """Share per group per cell under each set of decisions, then each gap (the paper's Tables 1-4)."""
     first = audits[0][1]
-    header = ("Cell", "Group") + tuple(f"{name}: share [95% CI]" for name, _ in audits)
+    header = ("Cell", "Group") + tuple(cells.SHARE.heading(f"{name}: share", ci="95% CI") for name, _ in audits)
     rows, classes = [], []
     if first.cells:
         for key in dict.fromkeys(c.filter_holds for c in first.cells):
@@ -466,17 +469,18 @@ def _gap_rows(audits: Sequence[tuple[str, AuditResult]]) -> Table:
             for member in (True, False):
                 label = first.cell(key, member).label
                 rows.append((cell, label) + tuple(
-                    _with_ci(_pct(a.cell(key, member).ratio), a.cell(key, member).ci_low, a.cell(key, member).ci_high,
-                             _pct) for _, a in audits))
+                    cells.SHARE.ci(a.cell(key, member).ratio, a.cell(key, member).ci_low, a.cell(key, member).ci_high)
+                    for _, a in audits))
                 classes.append("")
-            rows.append((cell, "Gap (group − reference)") + tuple(
-                f"{_pts(a.gap(key).gap)} ({a.gap(key).group} − {a.gap(key).reference}; p {_p(a.gap(key).p_value)}; "
+            rows.append((cell, f"Gap ({cells.GAP.unit}, group − reference)") + tuple(
+                f"{cells.GAP.text(a.gap(key).gap)} ({a.gap(key).group} − {a.gap(key).reference}; "
+                f"p {cells.P_VALUE.text(a.gap(key).p_value)}; "
                 f"{a.gap(key).verdict or 'n/a'})" for _, a in audits))
             classes.append("warn")
     else:
         for c in first.comparisons:
             rows.append((c.cell or "All rows", c.group + (" (reference)" if c.is_reference else "")) + tuple(
-                _with_ci(_pct(x.rate), x.ci_low, x.ci_high, _pct)
+                cells.SHARE.ci(x.rate, x.ci_low, x.ci_high)
                 for x in (a.comparison(c.group, c.cell) for _, a in audits)))
             classes.append("reference" if c.is_reference else "")
     return Table("Share with a positive decision per group and cell on the held-out rows D4", header, tuple(rows),
