@@ -68,7 +68,7 @@ def test_table_by_default(capsys, adult_csv):
                            "--all-cells")
     assert status == 0, err
     assert "Original" in out and "A1 (LR)" in out and "C2 (LR)" in out
-    assert "AUC vs recorded labels" in out and "gap (group - other)" in out
+    assert "AUC vs recorded labels" in out and "gap (points, group - other)" in out
     assert "direction up; every filter cell" in out
     assert "Traceback" not in out + err
 
