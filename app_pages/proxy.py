@@ -22,12 +22,12 @@ from luskin_app import dataset, trail, ui
 from luskin_app.analysis_page import run_entry
 from luskin_app.cache import keep_result, shared
 from luskin_app.option_inputs import OptionInputs
+from luskin_core import formatting as cells
 from luskin_core.analyses.proxy import add_probabilities, guess_columns, probabilities_in_words
 from luskin_core.analyses.proxy_audit import BOUNDS_NOTE, DEFAULT_THRESHOLD, ProxyAudit
 from luskin_core.analyses.proxy_run import proxy_spec
 from luskin_core.errors import LuskinError
 from luskin_core.export import csv_bytes
-from luskin_core.formatting import format_number, format_p, format_percent
 from luskin_core.spec.options import ProxyOptions
 
 NONE = "(none)"
@@ -159,13 +159,12 @@ def _rows(method: str) -> pd.DataFrame:
         if c.method != method:
             continue
         rows.append({"estimated group": c.group + (" (reference)" if c.is_reference else ""),
-                     "cell": c.cell or "all rows", "rows": f"{c.n:,.0f}", "share": format_percent(c.rate),
-                     "95% CI": f"{format_percent(c.ci_low)} to {format_percent(c.ci_high)}",
-                     "gap": "" if c.is_reference else format_number(c.difference),
-                     "impact ratio": "" if c.is_reference or c.impact_ratio is None else
-                     f"{c.impact_ratio:.2f} ({format_number(c.impact_ratio_ci_low)} to "
-                     f"{format_number(c.impact_ratio_ci_high)})",
-                     "p adj.": "" if c.is_reference else format_p(c.p_adjusted, short=True),
+                     "cell": c.cell or "all rows", "rows": cells.COUNT.text(c.n),
+                     cells.SHARE.heading("share", ci="95% CI"): cells.SHARE.ci(c.rate, c.ci_low, c.ci_high),
+                     cells.GAP.heading("gap"): "" if c.is_reference else cells.GAP.text(c.difference),
+                     "impact ratio [95% CI]": "" if c.is_reference or c.impact_ratio is None else
+                     cells.RATIO.ci(c.impact_ratio, c.impact_ratio_ci_low, c.impact_ratio_ci_high),
+                     "p adj.": "" if c.is_reference else cells.P_VALUE.text(c.p_adjusted),
                      "verdict": "" if c.is_reference else str(c.verdict)})
     return pd.DataFrame(rows)
 

@@ -12,6 +12,7 @@ from luskin_app import dataset, source_view, ui
 from luskin_app.cache import Progress, background_run, is_asked, remember, shared
 from luskin_app.help import HELP
 from luskin_app.option_inputs import OptionInputs
+from luskin_core import formatting as cells
 from luskin_core.corrections.retrain import RetrainOptions, RetrainResult, model_bytes, retrain
 from luskin_core.present import plots
 from luskin_core.spec.audit_spec import AuditSpec
@@ -61,16 +62,19 @@ def render_options(spec: AuditSpec) -> RetrainOptions | None:
 
 
 def _paper_table(result: RetrainResult) -> pd.DataFrame:
-    """The paper's table (a column per stage and filter cell, "A1 (LR), UE"), numbers to 3 decimals.
+    """The paper's table (a column per stage and filter cell, "A1 (LR), UE"): the AUCs, each class's share in percent
+    and the gap in points, as every table writes them (luskin_core.formatting's kinds).
 
     st.table renders Markdown in its cells and headers: the group and cell names are escaped. The row names are a
     column of their own, so that no header cell is empty (a screen reader names each column by its header).
     """
     table = result.paper_table(gap=True)
-    shown = pd.DataFrame({"Measure": [ui.md(name) for name in table.index]})
+    kinds = [cells.AUC if name == "AUC" else cells.GAP if name == "Gap" else cells.SHARE for name in table.index]
+    shown = pd.DataFrame({"Measure": [ui.md(kind.heading("Share, " + name if kind is cells.SHARE else name))
+                                      for name, kind in zip(table.index, kinds)]})
     for column in table.columns:
         shown[ui.md(", ".join(str(part) for part in column))] = [
-            "–" if pd.isna(v) else f"{v:.3f}" for v in table[column]]
+            "–" if pd.isna(v) else kind.text(v) for v, kind in zip(table[column], kinds)]
     return shown
 
 
@@ -78,9 +82,9 @@ def render_result(result: RetrainResult, key: tuple[Any, ...]) -> None:
     """Warnings, AUCs, the gap chart, the paper-style table, how labels were changed, and the downloads."""
     ui.show_warnings(result.correction)
     a, b, c = st.columns(3)
-    a.metric(f"AUC of A1 ({result.options.first})", f"{result.auc_first:.3f}", help=HELP["auc"])
-    b.metric(f"AUC of C2 ({result.options.second})", f"{result.auc_second:.3f}",
-             f"{result.auc_second - result.auc_first:+.3f}", help=HELP["auc"])
+    a.metric(f"AUC of A1 ({result.options.first})", cells.AUC.text(result.auc_first), help=HELP["auc"])
+    b.metric(f"AUC of C2 ({result.options.second})", cells.AUC.text(result.auc_second),
+             f"{result.auc_second - result.auc_first:+.3f}", help=HELP["auc"])   # st.metric reads the sign
     c.metric("Time", f"{result.timings.get('total', 0):.1f} s")
     ui.chart(plots.retrain_gaps(result), key="retrain_chart")
     st.markdown("**The paper's table** (held-out rows D4): share with a positive outcome per group and "

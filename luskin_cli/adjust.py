@@ -152,7 +152,7 @@ def run(args: CommandOptions) -> int:
 def format_adjust(result: AdjustResult) -> str:
     """The adjusted gaps as plain text: a table in points, then the sentences."""
     from luskin_core.analyses.adjust_model import number_format
-    from luskin_core.formatting import format_p, format_percent, format_points, format_table
+    from luskin_core.formatting import RATIO, format_p, format_percent, format_points, format_table
 
     linear = result.model == "linear"
     unit = (" (log points)" if result.scale == "log" else "") if linear else " (points)"
@@ -163,7 +163,7 @@ def format_adjust(result: AdjustResult) -> str:
 
     rows = []
     for g in result.gaps:
-        odds = "" if g.odds_ratio is None else f"{g.odds_ratio:.2f}"
+        odds = "" if g.odds_ratio is None else RATIO.text(g.odds_ratio)
         rows.append([g.group, num(g.raw_difference), num(g.adjusted_difference),
                      f"{num(g.adjusted_ci_low)} to {num(g.adjusted_ci_high)}", format_p(g.adjusted_p_value, short=True),
                      format_p(g.adjusted_p_corrected, short=True), odds, num(g.explained), num(g.unexplained),

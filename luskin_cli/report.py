@@ -18,7 +18,7 @@ from typing import Any
 
 from luskin_cli.options import CommandOptions
 from luskin_core.errors import LuskinError
-from luskin_core.formatting import format_percent, format_points
+from luskin_core.formatting import AUC, format_percent, format_points
 from luskin_core.spec.dataref import DataRef
 
 
@@ -269,7 +269,8 @@ def _retrains(state: _Run) -> list[Any]:
             retrains.append(retrain(state.frame, state.spec, options))
             state.timed(f"retrain {len(retrains)}", t)
             _say(f"Retraining, Algorithm {algorithm}, A1 {first} then C2 {second}: AUC "
-                 f"{retrains[-1].auc_first:.3f} -> {retrains[-1].auc_second:.3f} ({time.perf_counter() - t:.1f} s)")
+                 f"{AUC.text(retrains[-1].auc_first)} -> {AUC.text(retrains[-1].auc_second)} "
+                 f"({time.perf_counter() - t:.1f} s)")
             _say_warnings(retrains[-1].warnings)
     return retrains
 

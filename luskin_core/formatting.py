@@ -3,7 +3,7 @@
 The one place a share (:func:`format_percent`), a gap in percentage points (:func:`format_points`,
 :func:`points`), a p-value (:func:`format_p`) or a plain number (:func:`format_number`) is turned
 into text, and the one table of what a table cell holds (:data:`CELL_KINDS`: :data:`SHARE`, :data:`GAP`,
-:data:`RATIO`, :data:`P_VALUE`, :data:`COUNT`, :data:`AMOUNT`, each one formatter and its plotly format) that the
+:data:`GAP_SIZE`, :data:`RATIO`, :data:`P_VALUE`, :data:`AUC`, :data:`COUNT`, :data:`AMOUNT`, :data:`AMOUNT_GAP`, each one formatter and its plotly format) that the
 page's, the report's and the command line's tables write their numbers with; the sentences that use them live in :mod:`luskin_core.analyses.narrative`. ``tests/test_narrative.py``
 fails when another module formats one of them by hand.
 
@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["AMOUNT", "CELL_KINDS", "COUNT", "GAP", "P_VALUE", "RATIO", "SHARE", "CellKind", "amount_digits", "below_majority", "count_of", "format_amount", "format_memory", "format_number", "format_p", "format_percent", "format_percent_pair", "format_points",
+__all__ = ["AMOUNT", "AMOUNT_GAP", "AUC", "CELL_KINDS", "COUNT", "GAP", "GAP_SIZE", "P_VALUE", "RATIO", "SHARE", "CellKind", "amount_digits", "below_majority", "count_of", "format_amount", "format_memory", "format_number", "format_p", "format_percent", "format_percent_pair", "format_points",
            "format_table", "points"]
 
 
@@ -181,7 +181,7 @@ def format_table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
 # ------------------------------------------------------------------------------------------
 def _count_text(x: Any) -> str:
     number = _finite(x)
-    return "n/a" if number is None else f"{int(number):,}"
+    return "n/a" if number is None else f"{number:,.0f}"   # an estimated count (a proxy's weights) rounds
 
 
 @dataclass(frozen=True)
@@ -235,9 +235,14 @@ SHARE = CellKind("share", "%", lambda x: format_percent(x).rstrip("%"),
                  lambda x, d: format_percent(x, d).rstrip("%"), ".1f", scale=100.0)
 GAP = CellKind("gap", "points", lambda x: format_points(x, signed=True),
                lambda x, d: format_points(x, d, signed=True), "+.1f", scale=100.0)
+GAP_SIZE = CellKind("gap size", "points", lambda x: format_points(x),   # the largest gap between any groups: no sign
+                    lambda x, d: format_points(x, d), ".1f", scale=100.0)
 RATIO = CellKind("ratio", "", lambda x: format_number(x, 2),   # an impact ratio, an odds ratio
                  lambda x, d: format_number(x, 2), ".2f", digits=2)
 P_VALUE = CellKind("p-value", "", lambda x: format_p(x, short=True), lambda x, d: format_p(x, short=True), ".3f")
+AUC = CellKind("AUC", "", lambda x: format_number(x, 3), lambda x, d: format_number(x, 3), ".3f", digits=3)
 COUNT = CellKind("count", "", _count_text, lambda x, d: _count_text(x), ",d", digits=0)
 AMOUNT = CellKind("amount", "", lambda x: format_amount(x), lambda x, d: format_amount(x, d), ",.2f", digits=2)
-CELL_KINDS: tuple[CellKind, ...] = (SHARE, GAP, RATIO, P_VALUE, COUNT, AMOUNT)
+AMOUNT_GAP = CellKind("amount gap", "", lambda x: format_amount(x, signed=True),   # two groups' amounts apart
+                      lambda x, d: format_amount(x, d, signed=True), "+,.2f", digits=2)
+CELL_KINDS: tuple[CellKind, ...] = (SHARE, GAP, GAP_SIZE, RATIO, P_VALUE, AUC, COUNT, AMOUNT, AMOUNT_GAP)

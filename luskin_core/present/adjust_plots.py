@@ -11,6 +11,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from luskin_core import formatting
 from luskin_core.analyses.adjust import AdjustResult
 from luskin_core.present import palette
 from luskin_core.present.audit_plots import PALETTE, text
@@ -25,8 +26,9 @@ UNEXPLAINED_COLOR = PALETTE[3]
 BAND_COLOR = "rgba(0, 158, 115, 0.12)"
 
 
-def _scale(result: AdjustResult) -> tuple[float, str]:
-    return (1.0, "difference") if result.model == "linear" else (100.0, "points")
+def _kind(result: AdjustResult) -> tuple[formatting.CellKind, str]:
+    """How a gap is charted and written: an amount's in its units, a yes/no outcome's in points."""
+    return (formatting.AMOUNT_GAP, "difference") if result.model == "linear" else (formatting.GAP, "points")
 
 
 def _layout(fig: go.Figure, title: str, subtitle: str, n: int) -> go.Figure:
@@ -41,17 +43,19 @@ def _layout(fig: go.Figure, title: str, subtitle: str, n: int) -> go.Figure:
 
 def adjusted_gaps_chart(result: AdjustResult) -> go.Figure:
     """Each group's raw gap (grey) and adjusted gap with its 95% interval, against the reference, from zero."""
-    scale, unit = _scale(result)
+    kind, unit = _kind(result)
+    scale, x = kind.scale, kind.hover("x") + (" points" if kind is formatting.GAP else "")
     groups = [text(g.group) for g in result.gaps]
     fig = go.Figure()
     if result.model == "logistic":
-        fig.add_vrect(x0=-100 * result.tolerance, x1=100 * result.tolerance, fillcolor=BAND_COLOR, line_width=0,
+        band = kind.scale * result.tolerance
+        fig.add_vrect(x0=-band, x1=band, fillcolor=BAND_COLOR, line_width=0,
                       layer="below")
     fig.add_vline(x=0, line_color="#333333", line_width=1)
     fig.add_trace(go.Scatter(
         x=[scale * g.raw_difference for g in result.gaps], y=groups, mode="markers", name="raw gap",
         marker={"symbol": "circle-open", "size": 14, "color": RAW_COLOR, "line": {"width": 3}},
-        hovertemplate="%{y}: raw gap %{x:+.1f}<extra></extra>"))
+        hovertemplate=f"%{{y}}: raw gap {x}<extra></extra>"))
     fig.add_trace(go.Scatter(
         x=[scale * g.adjusted_difference for g in result.gaps], y=groups, mode="markers",
         name="adjusted gap (95% interval)",
@@ -60,7 +64,7 @@ def adjusted_gaps_chart(result: AdjustResult) -> go.Figure:
                  "array": [scale * (g.adjusted_ci_high - g.adjusted_difference) for g in result.gaps],
                  "arrayminus": [scale * (g.adjusted_difference - g.adjusted_ci_low) for g in result.gaps]},
         customdata=[[g.verdict] for g in result.gaps],
-        hovertemplate="%{y}: adjusted %{x:+.1f} (%{customdata[0]})<extra></extra>"))
+        hovertemplate=f"%{{y}}: adjusted {x} (%{{customdata[0]}})<extra></extra>"))
     fig.update_xaxes(title_text=f"gap to {text(result.reference)}, in {unit}", zeroline=False)
     held = ", ".join(text(c) for c in result.controls)
     subtitle = (f"Hollow: the raw gap. Filled: the gap once {held} are held equal, with its 95% interval"
@@ -71,19 +75,20 @@ def adjusted_gaps_chart(result: AdjustResult) -> go.Figure:
 
 def explained_chart(result: AdjustResult) -> go.Figure:
     """Each group's raw gap split into the part the controls explain and the part they do not."""
-    scale, unit = _scale(result)
+    kind, unit = _kind(result)
+    scale, x = kind.scale, kind.hover("x") + (" points" if kind is formatting.GAP else "")
     groups = [text(g.group) for g in result.gaps]
     fig = go.Figure()
     fig.add_trace(go.Bar(x=[scale * g.explained for g in result.gaps], y=groups, orientation="h",
                          name="explained by the controls", marker_color=EXPLAINED_COLOR,
-                         hovertemplate="%{y}: explained %{x:+.1f}<extra></extra>"))
+                         hovertemplate=f"%{{y}}: explained {x}<extra></extra>"))
     fig.add_trace(go.Bar(x=[scale * g.unexplained for g in result.gaps], y=groups, orientation="h",
                          name="unexplained", marker_color=UNEXPLAINED_COLOR,
-                         hovertemplate="%{y}: unexplained %{x:+.1f}<extra></extra>"))
+                         hovertemplate=f"%{{y}}: unexplained {x}<extra></extra>"))
     fig.add_trace(go.Scatter(x=[scale * g.raw_difference for g in result.gaps], y=groups, mode="markers",
                              name="raw gap", marker={"symbol": "line-ns", "size": 26, "color": "#000000",
                                                      "line": {"width": 3, "color": "#000000"}},
-                             hovertemplate="%{y}: raw gap %{x:+.1f}<extra></extra>"))
+                             hovertemplate=f"%{{y}}: raw gap {x}<extra></extra>"))
     fig.add_vline(x=0, line_color="#333333", line_width=1)
     fig.update_layout(barmode="relative")
     fig.update_xaxes(title_text=f"{unit}")

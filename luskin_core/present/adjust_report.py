@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from luskin_core.analyses.adjust import AdjustResult
-from luskin_core.formatting import format_p, format_points
+from luskin_core.formatting import RATIO, format_p, format_points
 from luskin_core.present.adjust_plots import adjusted_gaps_chart, explained_chart
 
 
@@ -41,7 +41,7 @@ def adjusted_section(result: AdjustResult) -> Any:
     unit = "" if result.model == "linear" else " (points)"
     rows = []
     for g in result.gaps:
-        odds = "n/a" if g.odds_ratio is None else f"{g.odds_ratio:.2f}"
+        odds = RATIO.text(g.odds_ratio)
         rows.append((g.group, _num(result, g.raw_difference), _num(result, g.adjusted_difference),
                      f"{_num(result, g.adjusted_ci_low)} to {_num(result, g.adjusted_ci_high)}",
                      format_p(g.adjusted_p_corrected, short=True), odds, _num(result, g.explained),

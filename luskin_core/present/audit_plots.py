@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from luskin_core import formatting
 from luskin_core.analyses.audit import AuditResult
 from luskin_core.formatting import format_percent
 from luskin_core.present import palette
@@ -151,7 +152,7 @@ def impact_heatmap(result: AuditResult) -> go.Figure:
             c = next(x for x in result.comparisons if x.group == group and x.cell == cell)
             too_few = c.verdict == Verdict.TOO_FEW
             row_z.append(None if too_few else _log_ratio(c))
-            ratio = "n/a" if c.impact_ratio is None else f"{c.impact_ratio:.2f}"
+            ratio = formatting.RATIO.text(c.impact_ratio)
             symbol = Verdict.of(c.verdict).symbol
             row_t.append("" if too_few else ratio + (f" {symbol}" if symbol else ""))
             row_e.append(Verdict.TOO_FEW.short if too_few else "")   # said in the grey cell, not by grey
@@ -207,10 +208,11 @@ def overall_vs_within(result: AuditResult) -> go.Figure:
     pooled = list(result.pooled)
     flags = [" (Simpson's paradox)" if p.simpson else "" for p in pooled]
     names = [text(p.group) + flag for p, flag in zip(pooled, flags, strict=True)]
-    overall = [None if p.marginal_difference is None else 100 * p.marginal_difference for p in pooled]
-    low = [None if p.marginal_difference_ci_low is None else 100 * p.marginal_difference_ci_low for p in pooled]
-    high = [None if p.marginal_difference_ci_high is None else 100 * p.marginal_difference_ci_high for p in pooled]
-    within = [None if p.weighted_difference is None else 100 * p.weighted_difference for p in pooled]
+    gap = formatting.GAP   # charted in points, written as every table writes a gap
+    overall = [gap.chart(p.marginal_difference) for p in pooled]
+    low = [gap.chart(p.marginal_difference_ci_low) for p in pooled]
+    high = [gap.chart(p.marginal_difference_ci_high) for p in pooled]
+    within = [gap.chart(p.weighted_difference) for p in pooled]
     fig = go.Figure()
     fig.add_trace(go.Scatter(
         x=overall, y=names, mode="markers", name="overall",
@@ -219,14 +221,14 @@ def overall_vs_within(result: AuditResult) -> go.Figure:
                  "array": [None if h is None or o is None else h - o for h, o in zip(high, overall)],
                  "arrayminus": [None if lo is None or o is None else o - lo for lo, o in zip(low, overall)],
                  "color": "#0072B2", "thickness": 2},
-        hovertemplate="%{y}<br>overall gap %{x:+.1f} points<extra></extra>",
+        hovertemplate=f"%{{y}}<br>overall gap {gap.hover('x')} points<extra></extra>",
     ))
     fig.add_trace(go.Scatter(
         x=within, y=names, mode="markers", name=f"{within_words(result)} (size-weighted)",
         marker={"symbol": "diamond", "size": 16, "color": "#D55E00"},
-        hovertemplate="%{y}<br>" + html.escape(within_words(result)) + ": gap %{x:+.1f} points<extra></extra>",
+        hovertemplate="%{y}<br>" + html.escape(within_words(result)) + f": gap {gap.hover('x')} points<extra></extra>",
     ))
-    tol = 100 * result.spec.tolerance
+    tol = gap.scale * result.spec.tolerance
     fig.add_vrect(x0=-tol, x1=tol, fillcolor="rgba(0, 158, 115, 0.15)", line_width=0, layer="below")
     fig.add_vline(x=0, line_color="#555555", line_width=1)
     values = [abs(v) for v in overall + within + low + high if v is not None] + [tol]

@@ -11,6 +11,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from luskin_core import formatting
 from luskin_core.corrections.cost import CONTROLLED, FAMILY_TITLES, PARITY, CostPoint
 from luskin_core.formatting import format_percent, format_points
 from luskin_core.present import palette
@@ -34,7 +35,7 @@ def _errors(points: Sequence[CostPoint], value: str, low: str, high: str, scale:
 
 
 def _value(p: CostPoint) -> str:
-    return f"{p.score:.3f}" if p.score_name == "AUC" else format_percent(p.score)
+    return formatting.AUC.text(p.score) if p.score_name == "AUC" else format_percent(p.score)
 
 
 def _series_name(group: Sequence[CostPoint]) -> str:
@@ -85,7 +86,7 @@ def cost_chart(points: Sequence[CostPoint], *, height: int | None = None) -> go.
 def _draw_panel(fig: go.Figure, mine: Sequence[CostPoint], col: int, n_series: int) -> int:
     """One kind of fairness: each correction's points (and arrows), the axes from 0; the series drawn so far."""
     auc = mine[0].family == CONTROLLED
-    value_format = ".3f" if auc else ".1%"
+    value_format = formatting.AUC.d3 if auc else ".1%"
     axis = "" if col == 1 else str(col)
     for series in dict.fromkeys(p.series for p in mine):
         group = [p for p in mine if p.series == series]
@@ -134,7 +135,7 @@ def _series_trace(group: Sequence[CostPoint], color: str, value_format: str) -> 
         customdata=[_hover_data(p) for p in ordered],
         hovertemplate=(f"%{{customdata[0]}}<br>%{{customdata[1]}}<br>%{{customdata[3]}} %{{y:{value_format}}} "
                        f"(95% CI %{{customdata[4]:{value_format}}} to %{{customdata[5]:{value_format}}})"
-                       "<br>remaining gap %{x:.1f} points (%{customdata[2]})<extra></extra>"),
+                       f"<br>remaining gap {formatting.GAP_SIZE.hover('x')} points (%{{customdata[2]}})<extra></extra>"),
     )
 
 

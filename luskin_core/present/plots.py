@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from luskin_core import formatting
 from luskin_core.analyses.audit import AuditResult
 from luskin_core.formatting import format_percent, points
 from luskin_core.present import palette
@@ -215,19 +216,19 @@ def gap_comparison(results: Mapping[str, AuditResult], title: str | None = None)
     first = next(iter(results.values()))
     spec = first.spec
     fig = go.Figure()
-    tol = 100 * spec.tolerance
+    tol = formatting.GAP.scale * spec.tolerance
     cells = list(dict.fromkeys(label(g.cell) for g in first.gaps))
     group, other = short_label(first.class_names.group), short_label(first.class_names.other)
     for i, (stage, res) in enumerate(results.items()):
         gaps = [res.gap(g.filter_holds) for g in first.gaps]
-        values = [None if g.gap is None else 100 * g.gap for g in gaps]
+        values = [formatting.GAP.chart(g.gap) for g in gaps]
         shown, stage = short_label(stage), label(stage)
         fig.add_trace(go.Bar(
             name=shown, x=[label(g.cell) for g in gaps], y=values,
             marker_color=STAGE_COLORS[i % len(STAGE_COLORS)],
-            text=["n/a" if v is None else f"{v:+.1f}" for v in values], textposition="outside",
+            text=[formatting.GAP.text(g.gap) for g in gaps], textposition="outside",
             textfont={"size": FONT_SIZE},
-            hovertemplate=f"<b>{stage}</b><br>%{{x}}<br>gap: %{{y:+.1f}} points<extra></extra>",
+            hovertemplate=f"<b>{stage}</b><br>%{{x}}<br>gap: {formatting.GAP.hover('y')} points<extra></extra>",
         ))
     fig.add_hrect(y0=-tol, y1=tol, fillcolor=TOLERANCE_COLOR, line_width=0, layer="below")
     fig.add_hline(y=0, line_color="#555555", line_width=1)
@@ -410,18 +411,18 @@ def alpha_gaps(
     The gaps are given as fractions (0.12) and drawn as points (12); the axis starts at 0 and its
     top is set by the largest gap of every alpha, so it does not move with the marked alpha.
     """
-    tpr = [100 * float(v) for v in tpr_gap]
-    fpr = [100 * float(v) for v in fpr_gap]
+    tpr = [formatting.GAP_SIZE.scale * float(v) for v in tpr_gap]
+    fpr = [formatting.GAP_SIZE.scale * float(v) for v in fpr_gap]
     fig = go.Figure()
     fig.add_trace(go.Scatter(
         x=list(alphas), y=tpr, mode="lines+markers", name="TPR gap",
         line={"color": OKABE_ITO["green"], "width": 3}, marker={"size": 9, "symbol": "circle"},
-        hovertemplate="alpha %{x:g}<br>TPR gap %{y:.1f} points<extra></extra>",
+        hovertemplate=f"alpha %{{x:g}}<br>TPR gap {formatting.GAP_SIZE.hover('y')} points<extra></extra>",
     ))
     fig.add_trace(go.Scatter(
         x=list(alphas), y=fpr, mode="lines+markers", name="FPR gap",
         line={"color": OKABE_ITO["purple"], "width": 3, "dash": "dash"}, marker={"size": 9, "symbol": "square"},
-        hovertemplate="alpha %{x:g}<br>FPR gap %{y:.1f} points<extra></extra>",
+        hovertemplate=f"alpha %{{x:g}}<br>FPR gap {formatting.GAP_SIZE.hover('y')} points<extra></extra>",
     ))
     _alpha_marker(fig, current)
     _layout(fig, "Error-rate gaps between the groups",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from luskin_core.analyses.proxy_audit import ProxyAudit, ratio_columns
-from luskin_core.formatting import format_number, format_p, format_percent, points
+from luskin_core.formatting import RATIO, format_number, format_p, format_percent, points
 from luskin_core.present.report_blocks import Section, Table
 from luskin_core.present.slide_blocks import CAVEATS as CAVEAT_KIND
 from luskin_core.present.slide_blocks import FINDING, Slide
@@ -56,14 +56,14 @@ def slides(audit: ProxyAudit) -> list[Any]:
 
 def _ratio_line(audit: ProxyAudit, c: Any, others: dict[str, Any], words: str) -> str:
     """A group's impact ratio by the headline method, the other methods' and where the bounds put it."""
-    extra = [f"{o.impact_ratio:.2f} {m}" for m, o in others.items() if o is not None and o.impact_ratio is not None]
+    extra = [f"{RATIO.text(o.impact_ratio)} {m}" for m, o in others.items() if o is not None and o.impact_ratio is not None]
     high, low = c.ratio_bound_high, c.ratio_bound_low
     bound = ""
     if high is not None and high < audit.ratio_threshold:
         bound = f"; below {audit.ratio_threshold:g} whatever the proxy's errors"
     elif low is not None and high is not None and low < audit.ratio_threshold <= high:
         bound = f"; the bounds could be either side of {audit.ratio_threshold:g}"
-    value = "not computable" if c.impact_ratio is None else f"{c.impact_ratio:.2f}"
+    value = "not computable" if c.impact_ratio is None else RATIO.text(c.impact_ratio)
     return (f"{c.group} against {c.reference}: impact ratio {value} {words}"
             + (f" ({', '.join(extra)})" if extra else "") + f"{bound}.")
 

@@ -48,7 +48,7 @@ from luskin_core.analyses.narrative import group_words
 from luskin_core.corrections.correction import CorrectionResult
 from luskin_core.corrections.cost import CONTROLLED, GAP_NAMES, CostPoint, accuracy_interval, cost_points
 from luskin_core.errors import LuskinError
-from luskin_core.formatting import format_number, format_p, format_percent, format_points
+from luskin_core.formatting import format_percent, format_points
 from luskin_core.present.cost_plots import cost_chart
 from luskin_core.present.report_blocks import Section, Table, make_block, settings_block
 from luskin_core.present.report_config import (  # noqa: F401  (the configuration format moved; importable here)
@@ -96,33 +96,11 @@ def _pct(x: Any, digits: int = 1) -> str:
     return format_percent(x, digits)
 
 
-def _pts(x: Any, sign: bool = True) -> str:
-    """A gap in points as a table cell says it: "+2.1 points" (never "pts": "1 pts" read as code)."""
-    return "n/a" if _is_missing(x) else f"{format_points(x, signed=sign)} points"
-
-
-def _pts_bound(x: Any, sign: bool = True) -> str:
-    """An interval bound beside a gap in points: the number alone (the gap carries the unit)."""
-    return "n/a" if _is_missing(x) else format_points(x, signed=sign)
-
-
-def _p(x: Any) -> str:
-    return format_p(x, short=True)
-
-
-def _ratio(x: Any) -> str:
-    return format_number(x, 2)
-
-
 def _with_ci(value: str, low: Any, high: Any, fmt: Any) -> str:
     """'44.3% [43.4%, 45.1%]': a value with its 95% interval when there is one."""
     if _is_missing(low) or _is_missing(high):
         return value
     return f"{value} [{fmt(low)}, {fmt(high)}]"
-
-
-def _count(x: Any) -> str:
-    return "n/a" if _is_missing(x) else f"{int(x):,}"
 
 
 def software_versions() -> dict[str, str]:
@@ -336,7 +314,7 @@ def _score_rows(result: AuditResult) -> Table:
             return "n/a" if _is_missing(x) else f"{float(x):.3g}"
 
         rows.append((c.cell if c.cell is not None else "All rows", c.group + (" (reference)" if c.is_reference else ""),
-                     _count(c.n), _with_ci(num(s["mean"]), s["mean_ci_low"], s["mean_ci_high"], num),
+                     cells.COUNT.text(c.n), _with_ci(num(s["mean"]), s["mean_ci_low"], s["mean_ci_high"], num),
                      "" if c.is_reference else _with_ci(num(s["smd"]), s["smd_ci_low"], s["smd_ci_high"], num)))
     return Table("The score itself: mean per group and the standardised difference to the reference", header,
                  tuple(rows), wide=True)
@@ -515,12 +493,12 @@ def _retrain_section(results: Sequence[Any], points: Sequence[CostPoint]) -> Sec
         section.warnings(correction_warnings(result.correction), "Warnings about this correction")
         auc_rows = []
         for p in mine:
-            auc_rows.append((p.label, _with_ci(f"{p.score:.3f}", p.score_low, p.score_high, lambda x: f"{x:.3f}"),
-                             "n/a" if p.gap is None else _with_ci(_pts(p.gap, False), p.gap_low, p.gap_high,
-                                                                  lambda x: _pts_bound(x, False)), p.detail))
+            auc_rows.append((p.label, cells.AUC.ci(p.score, p.score_low, p.score_high),
+                             cells.GAP_SIZE.ci(p.gap, p.gap_low, p.gap_high), p.detail))
         section.table(Table("Quality and remaining gap of the two models on D4",
                             ("Model", "AUC against the recorded outcomes [95% CI]",
-                             "Largest gap in any cell [95% CI]", "Between"), tuple(auc_rows)))
+                             cells.GAP_SIZE.heading("Largest gap in any cell", ci="95% CI"), "Between"),
+                            tuple(auc_rows)))
         audits = [("Recorded outcomes", result.original), (f"A1 ({options.first})", result.first),
                   (f"C2 ({options.second})", result.second)]
         section.table(_gap_rows(audits))
@@ -566,19 +544,21 @@ def _threshold_section(reports: Sequence[Any], spec: AuditSpec) -> Section:
             ("Thresholds chosen", "; ".join(f"{k}: {float(v):.4g}" for k, v in report.thresholds.items())),
         ]))
         section.warnings(correction_warnings(report.correction), "Warnings about this correction")
-        header = ("Group", "Rows", "Threshold before", "Threshold after", "TPR before", "TPR after", "FPR before",
-                  "FPR after")
+        header = ("Group", "Rows", "Threshold before", "Threshold after",
+                  *(cells.SHARE.heading(f"{rate} {when}") for rate in ("TPR", "FPR") for when in ("before", "after")))
         rows_out = []
         for group, after in report.after.groups.items():
             b = report.before.groups[group] if report.before is not None else None
-            rows_out.append((str(group), _count(after.n), "n/a" if b is None else f"{b.threshold:.4g}",
-                             f"{after.threshold:.4g}", "n/a" if b is None else _pct(b.tpr), _pct(after.tpr),
-                             "n/a" if b is None else _pct(b.fpr), _pct(after.fpr)))
+            rows_out.append((str(group), cells.COUNT.text(after.n), "n/a" if b is None else f"{b.threshold:.4g}",
+                             f"{after.threshold:.4g}", cells.SHARE.text(None if b is None else b.tpr),
+                             cells.SHARE.text(after.tpr), cells.SHARE.text(None if b is None else b.fpr),
+                             cells.SHARE.text(after.fpr)))
         b_split = report.before
-        rows_out.append(("Largest gap between groups", "", "", "",
-                         "n/a" if b_split is None else _pts(b_split.tpr_gap, False), _pts(report.after.tpr_gap, False),
-                         "n/a" if b_split is None else _pts(b_split.fpr_gap, False),
-                         _pts(report.after.fpr_gap, False)))
+        rows_out.append((cells.GAP_SIZE.heading("Largest gap between groups"), "", "", "",
+                         cells.GAP_SIZE.text(None if b_split is None else b_split.tpr_gap),
+                         cells.GAP_SIZE.text(report.after.tpr_gap),
+                         cells.GAP_SIZE.text(None if b_split is None else b_split.fpr_gap),
+                         cells.GAP_SIZE.text(report.after.fpr_gap)))
         section.table(Table("True positive rate (TPR) and false positive rate (FPR) per group on the test rows",
                             header, tuple(rows_out), ("",) * (len(rows_out) - 1) + ("warn",),
                             note=f"Accuracy on the test rows: {_pct(b_split.accuracy) if b_split else 'n/a'} before, "
@@ -628,15 +608,16 @@ def _equalized_section(sweeps: Sequence[Any], spec: AuditSpec) -> Section:
         ]))
         section.warnings(correction_warnings(sweep.correction), "Warnings about this correction")
         labels = list(sweep.group_labels)
-        header = ("alpha", "Accuracy [95% CI]") + tuple(f"TPR {g}" for g in labels) + tuple(
-            f"FPR {g}" for g in labels) + ("TPR gap", "FPR gap")
+        header = ("alpha", cells.SHARE.heading("Accuracy", ci="95% CI")) + tuple(
+            cells.SHARE.heading(f"TPR {g}") for g in labels) + tuple(cells.SHARE.heading(f"FPR {g}") for g in labels) + (
+            cells.GAP_SIZE.heading("TPR gap"), cells.GAP_SIZE.heading("FPR gap"))
         rows = []
         for p in points:
             low, high = accuracy_interval(p.accuracy, int(sweep.n_test))
-            rows.append((f"{p.alpha:g}", _with_ci(_pct(p.accuracy), low, high, _pct))
-                        + tuple(_pct(p.groups[g]["tpr"]) for g in labels)
-                        + tuple(_pct(p.groups[g]["fpr"]) for g in labels)
-                        + (_pts(p.tpr_gap, False), _pts(p.fpr_gap, False)))
+            rows.append((f"{p.alpha:g}", cells.SHARE.ci(p.accuracy, low, high))
+                        + tuple(cells.SHARE.text(p.groups[g]["tpr"]) for g in labels)
+                        + tuple(cells.SHARE.text(p.groups[g]["fpr"]) for g in labels)
+                        + (cells.GAP_SIZE.text(p.tpr_gap), cells.GAP_SIZE.text(p.fpr_gap)))
         section.table(Table("Accuracy and the groups' error rates on the test rows for each alpha (alpha = 1: "
                             "accuracy only)", header, tuple(rows),
                             tuple("warn" if p.alpha >= 1 else "" for p in points), wide=True))
@@ -681,7 +662,7 @@ def cost_sentences(points: Sequence[CostPoint]) -> list[str]:
         verb = "cut" if after.gap < before.gap else ("left" if after.gap == before.gap else "WIDENED")
         change = after.score - before.score
         if after.score_name == "AUC":
-            cost = f"AUC {before.score:.3f} → {after.score:.3f}"
+            cost = f"AUC {cells.AUC.text(before.score)} → {cells.AUC.text(after.score)}"
         elif change < 0:
             cost = f"at a cost of {format_points(-change)} points of accuracy ({_pct(before.score)} → {_pct(after.score)})"
         else:
@@ -692,7 +673,7 @@ def cost_sentences(points: Sequence[CostPoint]) -> list[str]:
 
 
 def _score_text(p: CostPoint) -> str:
-    return f"{p.score:.3f}" if p.score_name == "AUC" else _pct(p.score)
+    return cells.AUC.text(p.score) if p.score_name == "AUC" else _pct(p.score)
 
 
 def _summary_rows(points: Sequence[CostPoint]) -> Table:
@@ -734,14 +715,13 @@ def _cost_section(points: Sequence[CostPoint]) -> Section:
     section.add("sentences", items=cost_sentences(points), title="In words")
     rows = []
     for p in points:
-        fmt = (lambda x: f"{x:.3f}") if p.score_name == "AUC" else _pct
-        rows.append((p.correction, p.label + (" ★" if p.default else ""), p.score_name,
-                     _with_ci(fmt(p.score), p.score_low, p.score_high, fmt),
-                     "n/a" if p.gap is None else _with_ci(_pts(p.gap, False), p.gap_low, p.gap_high,
-                                                          lambda x: _pts_bound(x, False)),
-                     p.detail, _count(p.n_test)))
+        kind = cells.AUC if p.score_name == "AUC" else cells.SHARE   # the Measure column says which
+        rows.append((p.correction, p.label + (" ★" if p.default else ""), p.score_name + (f" ({kind.unit})" if kind.unit else ""),
+                     kind.ci(p.score, p.score_low, p.score_high), cells.GAP_SIZE.ci(p.gap, p.gap_low, p.gap_high),
+                     p.detail, cells.COUNT.text(p.n_test)))
     section.table(Table("Every point of the chart", ("Correction", "Model", "Measure", "Value [95% CI]",
-                                                     "Remaining gap [95% CI]", "Largest gap between", "Test rows"),
+                                                     cells.GAP_SIZE.heading("Remaining gap", ci="95% CI"),
+                                                     "Largest gap between", "Test rows"),
                         tuple(rows), tuple("warn" if p.warnings else "" for p in points),
                         note="★ the paper's default choice. Gap: " + "; ".join(
                             f"{k}: {v}" for k, v in GAP_NAMES.items() if any(p.family == k for p in points)) + ".",
