@@ -387,7 +387,7 @@ def test_retrain_page_runs_shows_table_chart_and_is_cached():
     assert len(at.table) == 2   # the chart's numbers (its text alternative), then the paper's table
     paper = at.table[1].value
     # the guessed group is the smaller one (B), never silently the majority; st.table cells are escaped
-    assert [unescape(name) for name in paper["Measure"]] == ["AUC", "B", "A", "Gap"]   # the rest named by its value
+    assert [unescape(name) for name in paper["Measure"]] == ["AUC", "Share, B (%)", "Share, A (%)", "Gap (points)"]
     assert {unescape(c).split(",")[0] for c in paper.columns[1:]} == {"Original", "A1 (LR)", "C2 (LR)"}
     assert {d.key for d in at.get("download_button")} == {"retrain_download_data", "retrain_download_model"}
     goto(at, "audit")

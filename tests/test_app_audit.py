@@ -106,7 +106,7 @@ def test_race_by_sex_on_adult_shows_the_cores_numbers(adult):
     black_women = shown[shown["Group"] == "Black × Female"].iloc[0]
     c = result.comparison("Black × Female")
     assert black_women["n"] == c.n and black_women["Verdict"] == "beyond" and black_women["4/5"] == "below"
-    assert black_women["Share % [CI]"].startswith(f"{100 * c.rate:.1f} [")
+    assert black_women["Share (%) [CI]"].startswith(f"{100 * c.rate:.1f} [")
     assert shown[shown["Group"] == "Asian-Pac-Islander × Male"]["Verdict"].tolist() == ["ref."]
     assert "Groups:** each race × sex group" in " ".join(unescape(m.value) for m in at.sidebar.markdown)
     assert at.get("plotly_chart")                                   # the small multiples are drawn
@@ -118,9 +118,10 @@ def test_the_papers_view_table_is_the_cores_numbers_in_points_and_percent(adult)
     shown = table(at, "Gap (points)").reset_index(drop=True)
     pd.testing.assert_frame_equal(shown, paper_table(result), check_dtype=False)
     white_e = shown.iloc[0]
-    assert list(shown.columns) == ["Filter cell", "Group", "Rows", "Share % [CI]", "Gap (points)", "p-value", "Verdict"]
+    assert list(shown.columns) == ["Filter cell", "Group", "Rows", "Share (%) [CI]", "Gap (points)", "p-value",
+                                  "Verdict"]
     cell = result.cells[0]
-    assert white_e["Share % [CI]"].startswith(f"{100 * cell.ratio:.1f} [") and white_e["Verdict"] == "beyond"
+    assert white_e["Share (%) [CI]"].startswith(f"{100 * cell.ratio:.1f} [") and white_e["Verdict"] == "beyond"
     assert white_e["Gap (points)"] == f"{100 * result.gaps[0].gap:+.1f}"
     every = table(at, "95% CI low").reset_index(drop=True)             # every digit, in the expander
     pd.testing.assert_frame_equal(every, result.to_frame(), check_dtype=False)

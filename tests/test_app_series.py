@@ -39,7 +39,7 @@ def test_over_time_page_on_compas_shows_the_cores_series():
     table = at.dataframe[0].value
     assert "Note" in table.columns and not any("_" in c for c in table.columns)
     late = table[table["Period"] == "2014-06"].iloc[0]
-    assert late["Share"] == "100.0%" and "set aside" in late["Note"]
+    assert late["Share (%)"] == "100.0" and "set aside" in late["Note"]
     # kept at the user's request: the artefact's alert comes back, and the page says the periods are flagged
     at.checkbox(key="series_keep_flagged").check().run()
     kept = audit_series(load_sample("compas"), PRESETS["compas"].spec, "compas_screening_date", "month",

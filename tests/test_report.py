@@ -270,7 +270,7 @@ def test_model_audits_and_score_outcomes_get_their_own_tables(compas) -> None:
     assert "The model's errors per group" in text
     caucasian = result.comparison("Caucasian")
     rates = caucasian.error_rates["tpr"]
-    assert f"{100 * rates['rate']:.1f}% [{100 * rates['ci_low']:.1f}%, {100 * rates['ci_high']:.1f}%]" in text
+    assert f"{100 * rates['rate']:.1f} [{100 * rates['ci_low']:.1f}, {100 * rates['ci_high']:.1f}]" in text
     assert "the decisions in 'is_recid', checked against the true outcome two_year_recid" in text
     scores = audit(compas, AuditSpec("decile_score", None, group_by=("race",), outcome_type="score",
                                      min_group_share=0.02))
@@ -412,7 +412,7 @@ def test_report_with_real_retrains(adult, adult_result) -> None:
         for sentence in result.second.sentences() + result.relabelling.sentences():
             assert " ".join(sentence.split()) in text
         gap = result.second.gap(True)
-        assert f"{format_points(gap.gap, signed=True)} points" in text
+        assert f"{format_points(gap.gap, signed=True)} ({gap.group} − {gap.reference}; p " in text
     # audit bars, overall vs within, two retrain gap charts, the cost chart
     assert page.count("Plotly.newPlot(") == 5
 

@@ -364,7 +364,7 @@ def test_the_command_line_prints_and_judges_error_rates(compas_sex, tmp_path, ca
             "--predictions", "high"]
     assert main([*args, "--criterion", "precision"]) == 0
     text = capsys.readouterr().out
-    assert "TPR (gap, p)" in text and "precision (gap, p)" in text and "0.513" in text
+    assert "TPR (%; gap in points, p)" in text and "precision (%; gap in points, p)" in text and "51.3" in text
     assert "exceeds the 5-point tolerance on precision" in text
     assert main([*args, "--criterion", "opportunity", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from luskin_core.formatting import format_number, format_p, format_percent, format_points
+from luskin_core.formatting import COUNT, GAP, P_VALUE, RATIO, SHARE
 from luskin_core.present.report_blocks import Section, Table
 
 
@@ -40,8 +40,8 @@ def series_table(series: Any) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
     Rows with thousands separators, shares in percent, differences and intervals in points, and a note on
     the periods set aside (:attr:`~luskin_core.analyses.series.SeriesResult.flagged`).
     """
-    header = ("Period", "Cell", "Group", "Rows", "Share", "Difference (points)", "95% interval (points)",
-              "Impact ratio", "Adjusted p", "Verdict", "Note")
+    header = ("Period", "Cell", "Group", "Rows", SHARE.heading("Share"), GAP.heading("Difference"),
+              GAP.heading("95% interval"), "Impact ratio", "Adjusted p", "Verdict", "Note")
     said = {"few_rows": "few rows", "all_positive": "every group at 100%", "all_negative": "every group at 0%"}
     lead = "flagged, kept" if series.kept_flagged else "set aside"
     rows: list[tuple[str, ...]] = []
@@ -49,11 +49,9 @@ def series_table(series: Any) -> tuple[tuple[str, ...], list[tuple[str, ...]]]:
         for c in result.judged:
             why = [said[f.reason] for f in series.flagged
                    if f.period == label and (f.reason == "few_rows" or f.cell == c.cell)]
-            rows.append((str(label), str(c.cell or "All rows"), str(c.group), f"{c.n:,}", format_percent(c.rate, 1),
-                         format_points(c.difference, signed=True),
-                         (f"{format_points(c.difference_ci_low, signed=True)} to "
-                          f"{format_points(c.difference_ci_high, signed=True)}"),
-                         format_number(c.impact_ratio, 2), format_p(c.p_adjusted, short=True), str(c.verdict),
+            rows.append((str(label), str(c.cell or "All rows"), str(c.group), COUNT.text(c.n), SHARE.text(c.rate),
+                         GAP.text(c.difference), f"{GAP.text(c.difference_ci_low)} to {GAP.text(c.difference_ci_high)}",
+                         RATIO.text(c.impact_ratio), P_VALUE.text(c.p_adjusted), str(c.verdict),
                          f"{lead}: {', '.join(why)}" if why else ""))
     return header, rows
 
