@@ -76,13 +76,14 @@ def _rows_left_out(result: Any) -> str:
 
 def _audit_head(result: Any) -> str:
     """What was audited, how it was judged, the rows counted; the score rule, the binned columns, the cut-off."""
+    from luskin_core.analyses.narrative import tolerance_points
     from luskin_core.counting.plan import MAX_CODES, MAX_VALUES
 
     spec = result.spec
     head = (f"Audit of {result.source}: {spec.outcome_text}; {result.groups_text}"
             + (f", reference {result.reference}" if spec.group_mode == "columns" else "")
-            + f"; tolerance {spec.tolerance:g} ({100 * spec.tolerance:g} points)" + (f", impact-ratio threshold {spec.ratio_threshold:g}"
-                                                     if spec.metric == "ratio" else "")
+            + f"; tolerance {spec.tolerance:g} ({tolerance_points(spec)} points)"
+            + (f", impact-ratio threshold {spec.ratio_threshold:g}" if spec.metric == "ratio" else "")
             + f"; p-values adjusted by {_CORRECTION_WORDS[spec.correction]}"
             + f" ({result.n_rows:,} rows")
     head += _rows_left_out(result)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from luskin_cli.options import CommandOptions
-from luskin_core.formatting import format_percent
+from luskin_core.formatting import GAP_SIZE, SHARE, format_percent
 
 
 def add_parsers(subparsers: Any) -> None:
@@ -104,10 +104,10 @@ def run_thresholds(args: CommandOptions) -> int:
             label,
             "n/a" if report.default_threshold is None else _num(report.default_threshold),
             _num(thr),
-            _num(before.tpr) if before else "n/a",
-            _num(after.tpr),
-            _num(before.fpr) if before else "n/a",
-            _num(after.fpr),
+            SHARE.text(before.tpr if before else None),
+            SHARE.text(after.tpr),
+            SHARE.text(before.fpr if before else None),
+            SHARE.text(after.fpr),
         ])
     split = (f"trained on {report.n_train:,} rows, tuned on {report.n_tune:,}"
              f"{' out-of-fold' if report.tuning_method == 'crossfit' else ''}, tested on "
@@ -116,18 +116,18 @@ def run_thresholds(args: CommandOptions) -> int:
     print(f"Per-group thresholds for {report.score_source} ({report.solver} solver, lambda "
           f"{report.lam:g}, reference group {report.reference}; {split}; seed {report.seed})")
     print()
-    print(format_table(rows, ["group", "threshold before", "threshold after", "TPR before",
-                              "TPR after", "FPR before", "FPR after"]))
+    print(format_table(rows, ["group", "threshold before", "threshold after",
+                              *(SHARE.heading(f"{rate} {when}") for rate in ("TPR", "FPR") for when in ("before", "after"))]))
     print()
     if report.before:
         print(f"Test accuracy: {format_percent(report.before.accuracy)} before, {format_percent(report.after.accuracy)} after.")
-        print(f"Largest gap in true positive rate: {_num(report.before.tpr_gap)} before, "
-              f"{_num(report.after.tpr_gap)} after; in false positive rate: "
-              f"{_num(report.before.fpr_gap)} before, {_num(report.after.fpr_gap)} after.")
+        print(f"Largest gap in true positive rate: {GAP_SIZE.text(report.before.tpr_gap)} points before, "
+              f"{GAP_SIZE.text(report.after.tpr_gap)} after; in false positive rate: "
+              f"{GAP_SIZE.text(report.before.fpr_gap)} points before, {GAP_SIZE.text(report.after.fpr_gap)} after.")
     else:
         print(f"Test accuracy with the tuned thresholds: {format_percent(report.after.accuracy)}; largest "
-              f"gap in true positive rate {_num(report.after.tpr_gap)}, in false positive rate "
-              f"{_num(report.after.fpr_gap)}.")
+              f"gap in true positive rate {GAP_SIZE.text(report.after.tpr_gap)} points, in false positive rate "
+              f"{GAP_SIZE.text(report.after.fpr_gap)} points.")
     for line in report.gap_lines():
         print(line)
     print(f"Objective (accuracy - lambda x gaps) on the tuning rows: {report.objective:.4f}.")
@@ -181,14 +181,14 @@ def run_equalize(args: CommandOptions) -> int:
         print_json(points)
         return 0
     labels = list(sweep.group_labels)
-    header = ["alpha", "accuracy"] + [f"TPR {g}" for g in labels] + [f"FPR {g}" for g in labels] + [
-        "TPR gap", "FPR gap"]
+    header = ["alpha", SHARE.heading("accuracy")] + [SHARE.heading(f"TPR {g}") for g in labels] + [
+        SHARE.heading(f"FPR {g}") for g in labels] + [GAP_SIZE.heading("TPR gap"), GAP_SIZE.heading("FPR gap")]
     rows = []
     for p in sweep.points:
-        rows.append([f"{p.alpha:g}", format_percent(p.accuracy)]
-                    + [_num(p.groups[g]["tpr"]) for g in labels]
-                    + [_num(p.groups[g]["fpr"]) for g in labels]
-                    + [_num(p.tpr_gap), _num(p.fpr_gap)])
+        rows.append([f"{p.alpha:g}", SHARE.text(p.accuracy)]
+                    + [SHARE.text(p.groups[g]["tpr"]) for g in labels]
+                    + [SHARE.text(p.groups[g]["fpr"]) for g in labels]
+                    + [GAP_SIZE.text(p.tpr_gap), GAP_SIZE.text(p.fpr_gap)])
     print(f"Equalized-distribution logistic regression ({sweep.n_train:,} training rows, "
           f"{sweep.n_test:,} test rows, decision at probability 0.5, seed {args.seed})")
     print()

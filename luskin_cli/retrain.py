@@ -69,6 +69,7 @@ def run(args: CommandOptions) -> int:
 
 def format_retrain(result: RetrainResult) -> str:
     """The paper-style table in plain text, with intervals, gaps and the relabelling record."""
+    from luskin_core.analyses.narrative import tolerance_points
     from luskin_core.formatting import format_table
     from luskin_core.spec.options import ALGORITHM_NAMES
     from luskin_core.stats.verdict import fair_flag
@@ -102,7 +103,7 @@ def format_retrain(result: RetrainResult) -> str:
         (f"Retraining: {ALGORITHM_NAMES[opts.algorithm]}; A1 = {opts.first}, C2 = {opts.second}; direction "
          f"{opts.direction}; {'every filter cell' if opts.all_cells else 'the filter cell only'}; seed {opts.seed}."),
         (f"Outcome {spec.outcome} == {spec.positive}; {names.group} vs {names.other}; tolerance "
-         f"{spec.tolerance:g} ({100 * spec.tolerance:g} points)."),
+         f"{spec.tolerance:g} ({tolerance_points(spec)} points)."),
         (f"Split 40/40/20 (stratified by {result.stratified_by}): D1 {sizes['D1']:,} rows, D2 {sizes['D2']:,}, "
          f"D4 {sizes['D4']:,}. Models use {len(result.features)} columns: {', '.join(result.features)}."),
         "",

@@ -65,10 +65,10 @@ def tolerance_words(spec: Any) -> str:
     """The bar a gap is judged against: "the 5-point tolerance" or "the 0.8 impact-ratio threshold"."""
     if spec.metric == "ratio":
         return f"the {spec.ratio_threshold:g} impact-ratio threshold"
-    return f"the {_tolerance_points(spec)}-point tolerance"
+    return f"the {tolerance_points(spec)}-point tolerance"
 
 
-def _tolerance_points(spec: Any) -> str:
+def tolerance_points(spec: Any) -> str:
     """The tolerance in points exactly as set (2.5 stays 2.5: a bar is not rounded)."""
     return f"{100 * float(spec.tolerance):g}"
 
@@ -77,7 +77,7 @@ def under_words(spec: Any) -> str:
     """What "within the tolerance" means for a gap: "the gap is under 5 points" or "the impact ratio is at least 0.8"."""
     if spec.metric == "ratio":
         return f"the impact ratio is at least {spec.ratio_threshold:g}"
-    value = _tolerance_points(spec)
+    value = tolerance_points(spec)
     return f"the gap is under {value} point" + ("" if value == "1" else "s")
 
 
@@ -407,5 +407,5 @@ def _apart_sentence(p: PooledComparison, spec: AuditSpec) -> str:
 
 
 __all__ = ["RATE_ON", "RATE_WORDS", "comparison_sentence", "group_words", "headline", "pooled_notes",
-           "pooled_sentence", "power_words", "sentence", "sentences", "share", "small_group_words", "tolerance_words",
-           "under_words", "unknown_groups_words"]
+           "pooled_sentence", "power_words", "sentence", "sentences", "share", "small_group_words", "tolerance_points",
+           "tolerance_words", "under_words", "unknown_groups_words"]
