@@ -322,8 +322,9 @@ def test_report_with_thresholds_and_equalized_sections(compas) -> None:
     from statsmodels.stats.proportion import proportion_confint
 
     low, high = proportion_confint(round(0.641 * 1230), 1230, method="wilson")
-    assert f"64.1% [{100 * low:.1f}%, {100 * high:.1f}%]" in text  # accuracy at alpha 0.1 with its Wilson interval
-    assert "15.0 points" in text  # the TPR gap at alpha 1
+    assert "Accuracy (%) [95% CI]" in text and "TPR gap (points)" in text   # the units in the headings
+    assert f"64.1 [{100 * low:.1f}, {100 * high:.1f}]" in text  # accuracy at alpha 0.1 with its Wilson interval
+    assert "75.0 60.0 45.0 30.0 15.0 15.0" in text  # alpha 1: the groups' TPR and FPR in %, the gaps in points
     assert "(alpha = 0.1)" in page  # the histogram title of the chosen point
     # audit bars + ROC + histograms + accuracy + gaps + the cost chart
     assert page.count("Plotly.newPlot(") == 6 and "What each correction costs" in text
