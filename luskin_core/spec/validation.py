@@ -297,7 +297,7 @@ def refuse_estimated(groups: Any) -> None:
     estimated = getattr(groups, "estimated", None)
     if estimated is not None:
         raise LuskinError(f"The groups are {estimated}: they are in no column, so only the proxy audit can estimate "
-                          "and compare them (the Proxy audit page; luskin audit --proxy surname=COL,zcta=COL).")
+                          "and compare them (the Proxy audit page, or the command line's proxy audit).")
 
 
 def check_reference_name(reference: str | None, group_name: str, other_name: str) -> None:
