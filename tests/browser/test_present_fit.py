@@ -313,6 +313,10 @@ def _upload_at_1024(ui: UI, file: Any) -> None:
     ui.wait_text("Ready: comparing", timeout=60_000)
     ui.idle()
     ui.goto_page("Audit")
+    # the Audit page drawn and its run over before the next step clicks on it (the click only starts the move; a
+    # step taken at once found the Data page idle and clicked while the Audit page was coming: no run of its own)
+    ui.wait_text("Audit: is the outcome shared fairly between the groups?", timeout=120_000)
+    ui.idle()
 
 
 def _present(ui: UI) -> None:
@@ -338,7 +342,8 @@ def test_a_twelve_group_cross_with_long_labels_fits_the_projector(ui: UI, tmp_pa
     are shortened on the charts but kept whole in the charts' hover data."""
     _upload_at_1024(ui, _long_labels_csv(tmp_path))
     crossed = "Columns whose values form the groups (crossed: A × B)"
-    ui.rerun_by(lambda: ui.page.get_by_text("Every group formed by one to three columns (e.g. race × sex)").first.click())
+    ui.rerun_by(lambda: ui.page.get_by_text("Every group formed by one to three columns (e.g. race × sex)").first.click(),
+                changed=f"document.body.innerText.includes({crossed!r})")   # the crossed columns' box, shown
     ui.page.get_by_role("combobox", name=crossed, exact=True).first.wait_for(timeout=60_000)
     ui.choose(crossed, "ethnicity", "region")
     _present(ui)
