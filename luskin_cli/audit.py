@@ -108,9 +108,11 @@ def _gap_table(result: Any) -> str:
     rows = []
     for c in result.cells:
         g = result.gap(c.filter_holds)
-        rows.append([c.cell, c.label, cells.COUNT.text(c.n), cells.COUNT.text(c.positives),
-                     cells.SHARE.ci(c.ratio, c.ci_low, c.ci_high), cells.GAP.text(g.gap),
-                     cells.P_VALUE.text(g.p_value), cells.P_VALUE.text(g.p_adjusted), fair_flag(g.fair), g.verdict])
+        compared = ["", "", "", "", ""] if c.label == result.reference else [   # the gap is the group's, said once
+            cells.GAP.text(g.gap), cells.P_VALUE.text(g.p_value), cells.P_VALUE.text(g.p_adjusted), fair_flag(g.fair),
+            g.verdict]
+        rows.append([c.cell, c.label + (" (ref)" if c.label == result.reference else ""), cells.COUNT.text(c.n),
+                     cells.COUNT.text(c.positives), cells.SHARE.ci(c.ratio, c.ci_low, c.ci_high), *compared])
     measure = result.gaps[0].measure if result.gaps else "selection"
     gap_head = cells.GAP.heading(f"gap vs {result.reference}" + ("" if measure == "selection"
                                                                   else f" ({_RATE_HEAD[measure]})"))

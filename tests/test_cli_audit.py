@@ -131,3 +131,14 @@ def test_the_heading_ratio_names_only_the_impact_ratio(capsys) -> None:
     assert status == 0, err
     head = next(line for line in out.splitlines() if line.lstrip().startswith("cell") and "share" in line)
     assert "impact ratio" in head and "ratio" not in head.replace("impact ratio", "")  # beside the gap
+
+
+def test_a_protected_condition_gives_the_gap_once_on_the_groups_row(capsys) -> None:
+    """COMPAS, African-American against Caucasian: the table repeated the gap, its p-values and 'NOT fair beyond
+    tolerance' on the reference's own row, as if Caucasian were judged against itself."""
+    assert main(["audit", "--preset", "compas"]) == 0
+    rows = {line.split("  ")[1].strip(): line for line in capsys.readouterr().out.splitlines()
+            if line.startswith("All rows  ")}
+    assert "+12.1" in rows["African-American"] and "beyond tolerance" in rows["African-American"]
+    reference = rows["Caucasian (ref)"]
+    assert reference.rstrip().endswith("39.4 [37.4, 41.3]") and "tolerance" not in reference
