@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from proxy_loans import loans_file
 
 from luskin_cli.main import main
 from luskin_core.analyses.proxy import PROB_COLUMNS, compute_probabilities
@@ -14,15 +15,7 @@ from luskin_core.analyses.proxy import PROB_COLUMNS, compute_probabilities
 
 @pytest.fixture()
 def loans(tmp_path):
-    rng = np.random.default_rng(0)
-    n = 1200
-    sur = rng.choice(["Garcia", "Smith", "Washington", "Nguyen", "Jackson", "=HYPERLINK(1)", "Zzqxv"], n)
-    zips = rng.choice(["10001", "60601", "94110", "30303", "00601", "99999"], n)
-    approved = np.where(np.isin(sur, ["Washington", "Jackson"]), rng.random(n) < 0.3, rng.random(n) < 0.6)
-    frame = pd.DataFrame({"surname": sur, "zip": zips, "approved": np.where(approved, "yes", "no")})
-    path = tmp_path / "loans.csv"
-    frame.to_csv(path, index=False)
-    return path, frame
+    return loans_file(tmp_path)
 
 
 def test_proxy_writes_six_probabilities_summing_to_one(loans, tmp_path, capsys):

@@ -9,9 +9,8 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-import numpy as np
-import pandas as pd
 import pytest
+from proxy_loans import loans_file
 
 from luskin_cli.main import main
 from luskin_core.analyses.proxy import add_probabilities
@@ -29,17 +28,8 @@ OPTIONS = ProxyOptions(surname="surname", place="zip")
 
 @pytest.fixture()
 def loans(tmp_path):
-    """The command line's test file (tests/test_cli_proxy.py): 1,200 loans, Washington and Jackson approved less."""
-    rng = np.random.default_rng(0)
-    n = 1200
-    sur = rng.choice(["Garcia", "Smith", "Washington", "Nguyen", "Jackson", "=HYPERLINK(1)", "Zzqxv"], n)
-    zips = rng.choice(["10001", "60601", "94110", "30303", "00601", "99999"], n)
-    approved = np.where(np.isin(sur, ["Washington", "Jackson"]), rng.random(n) < 0.3, rng.random(n) < 0.6)
-    frame = pd.DataFrame({"surname": sur, "zip": zips, "approved": np.where(approved, "yes", "no"),
-                          "region": rng.choice(["north", "south"], n)})
-    path = tmp_path / "loans.csv"
-    frame.to_csv(path, index=False)
-    return path, frame
+    """The command line's test file (tests/test_cli_proxy.py), with a region to stratify by."""
+    return loans_file(tmp_path, region=True)
 
 
 def _run(data, spec, options=OPTIONS):
