@@ -184,7 +184,9 @@ def render_outcome(frame: pd.DataFrame, ch: Choices) -> None:
     if is_score_outcome(frame[outcome]):
         render_score_outcome(frame, outcome, ch)
         return
-    score_on = ch_.audit_choice(ch, "outcome_type") == "score"
+    reading = ch_.audit_choice(ch, "outcome_type")
+    # a score set here or on the Audit page, or an amount read here (its column is the Data page's outcome)
+    score_on = reading == "score" or (reading == "amount" and ch_.audit_choice(ch, "score_column") == ch["outcome"])
     if score_on and (outcome != ch["outcome"] or ch_.audit_choice(ch, "score_column") == outcome):
         # back to a column of a few values (score mode set here or on the Audit page): its values again
         ch.update({"outcome_type": "label", "score_column": None, "score_cutoff": None})
@@ -227,6 +229,7 @@ def is_score_outcome(series: pd.Series) -> bool:
 
 SCORE_RULES = {"median": "Above its median (strictly above, as NYC Local Law 144's scoring rate)",
                "cutoff": "At or above a cut-off"}
+AMOUNT_RULE = {"amount": "An amount: compare its mean and median per group (the Amounts page)"}
 
 
 def _forget_audit_score() -> None:
@@ -242,19 +245,26 @@ def _amounts_page() -> bool:
 
 def render_score_outcome(frame: pd.DataFrame, outcome: str, ch: Choices) -> None:
     """A numeric outcome of many values is read as a score at once: above its median (the one rule,
-    ``ScoreRule``) or at or above a cut-off the user gives; the Audit page shows the same choice."""
+    ``ScoreRule``) or at or above a cut-off the user gives; or, chosen and never the default, as an amount (its mean
+    and median per group, on the Amounts page). The Audit page shows the same choice."""
     series = frame[outcome]
-    was_score = ch_.audit_choice(ch, "outcome_type") == "score" and ch_.audit_choice(ch, "score_column") == outcome
+    reading = ch_.audit_choice(ch, "outcome_type") if ch_.audit_choice(ch, "score_column") == outcome else None
+    was_score, was_amount = reading == "score", reading == "amount" and _amounts_page()
     cutoff = ch_.audit_choice(ch, "score_cutoff") if was_score else None
-    if not was_score:
+    if not (was_score or was_amount):
         st.session_state.pop(keys.OUTCOME_SCORE_RULE, None)
         st.session_state.pop(keys.OUTCOME_CUTOFF, None)
-    ch_.seed(keys.OUTCOME_SCORE_RULE, "median" if cutoff is None else "cutoff")
+    rules = {**SCORE_RULES, **(AMOUNT_RULE if _amounts_page() else {})}   # the amount: where it has its page
+    ch_.seed(keys.OUTCOME_SCORE_RULE, "amount" if was_amount else "median" if cutoff is None else "cutoff")
     distinct = int(series.nunique(dropna=True))
     rule = st.radio(f"'{ui.md(outcome, 60)}' is a number with {distinct:,} different values: which rows count as "
-                    "the outcome?", list(SCORE_RULES), key="outcome_score_rule", format_func=SCORE_RULES.get,
+                    "the outcome?", list(rules), key="outcome_score_rule", format_func=rules.get,
                     help="A share is compared between groups, so a number is read as a yes above a line: its "
-                         "median, or a cut-off you give (e.g. the score that passes a screen).")
+                         "median, or a cut-off you give (e.g. the score that passes a screen). Pay or a price "
+                         "is better read as an amount: each group's mean and median, with no line drawn.")
+    if rule == "amount":
+        render_amount_outcome(outcome, ch, changed=not was_amount)
+        return
     middle = series.median()
     median = float(middle) if pd.notna(middle) else None
     if rule == "cutoff":
@@ -265,8 +275,8 @@ def render_score_outcome(frame: pd.DataFrame, outcome: str, ch: Choices) -> None
     if median is not None:
         st.caption(f"The median of {ui.md(outcome, 60)} is {median:g}.")
     if _amounts_page():
-        st.caption(f"Or audit {ui.md(outcome, 60)} as an amount (means and medians per group, no line drawn) on "
-                   "the Amounts page.")
+        st.caption(f"Or audit {ui.md(outcome, 60)} as an amount (means and medians per group, no line drawn): "
+                   "the third choice above, shown on the Amounts page.")
     changed = (not was_score) or ch_.audit_choice(ch, "score_cutoff") != cutoff
     ch.update({"outcome": outcome, "positive": None, "outcome_type": "score", "score_column": outcome,
                "score_cutoff": cutoff})
@@ -276,16 +286,30 @@ def render_score_outcome(frame: pd.DataFrame, outcome: str, ch: Choices) -> None
     render_outcome_is(outcome, ScoreRule(cutoff).words(), ch, asked_once_for="a high score")
 
 
+def render_amount_outcome(outcome: str, ch: Choices, *, changed: bool) -> None:
+    """The outcome read as an amount: the same choices the Audit page's "An amount" makes (its column, no cut-off),
+    so that the Audit and Amounts pages agree; the direction is the score's (a higher amount), asked once."""
+    ch.update({"outcome": outcome, "positive": None, "outcome_type": "amount", "score_column": outcome,
+               "score_cutoff": None})
+    if changed:
+        _forget_audit_score()
+    st.caption(f"Each group's mean and median of {ui.md(outcome, 60)}, their gaps as shares of the reference's, "
+               "and the verdicts are on the Amounts page (in the menu).")
+    render_outcome_is(outcome, None, ch, asked_once_for="a high score", said="higher")
+
+
 OUTCOME_MEANING_LABELS = {
     "favourable": "Good for the person (favourable: hired, admitted, approved)",
     "adverse": "Bad for the person (adverse: denied, a default, an arrest)",
 }
 
 
-def render_outcome_is(outcome: str, positive: Any, ch: Choices, asked_once_for: str | None = None) -> None:
+def render_outcome_is(outcome: str, positive: Any, ch: Choices, asked_once_for: str | None = None,
+                      said: str | None = None) -> None:
     """Is the counted outcome good or bad for the person? Recognised from the names by the core's one rule
     (``outcome_direction``), said on screen and changeable; where the names do not say, nothing is chosen and the
-    page asks: no verdict is drawn until the user answers."""
+    page asks: no verdict is drawn until the user answers. ``said``: the words shown for an outcome with no value
+    counted (an amount: 'higher'), guessed from its name alone as the command line does."""
     guess = outcome_direction(outcome, positive)
     seen = (outcome, asked_once_for or str(positive))   # a score's direction: once, whatever its line
     answers = st.session_state.setdefault(keys.OUTCOME_IS_ANSWERS, {})   # the user's answers, per outcome and value
@@ -294,8 +318,9 @@ def render_outcome_is(outcome: str, positive: Any, ch: Choices, asked_once_for: 
         st.session_state[keys.OUTCOME_IS] = (ch.get("outcome_is") if first_visit and ch.get("outcome_is")
                                              else answers.get(str(seen), guess.value))
     st.session_state[keys.OUTCOME_IS_SEEN] = seen
-    shown = ui.md(ui.option_text(value_key(positive)) if not isinstance(positive, (list, tuple))
-                  else " or ".join(ui.option_text(value_key(v)) for v in positive), 60)
+    counted = (said if said is not None else ui.option_text(value_key(positive))
+               if not isinstance(positive, (list, tuple)) else " or ".join(ui.option_text(value_key(v)) for v in positive))
+    shown = ui.md(counted, 60)
     meaning = st.radio(f"Is '{ui.md(outcome, 60)} is {shown}' good or bad for the person?",
                        list(OUTCOME_MEANING_LABELS), key="outcome_is", format_func=OUTCOME_MEANING_LABELS.get,
                        horizontal=True, help="It decides who is 'favoured' by a gap, and the four-fifths rule is "
@@ -308,7 +333,9 @@ def render_outcome_is(outcome: str, positive: Any, ch: Choices, asked_once_for: 
     else:
         who = "the group with the lower share" if meaning == "adverse" else "the group with the higher share"
         why = guess.reason if meaning == guess.value else "your choice"
-        st.caption(ui.md(f"Counted: {outcome} is {ui.option_text(value_key(positive)) if not isinstance(positive, (list, tuple)) else ' or '.join(map(str, positive))}, "
+        if said is not None:
+            who = "the group with the lower amount" if meaning == "adverse" else "the group with the higher amount"
+        st.caption(ui.md(f"Counted: {outcome} is {said if said is not None else ui.option_text(value_key(positive)) if not isinstance(positive, (list, tuple)) else ' or '.join(map(str, positive))}, "
                          f"{meaning} ({why}); {who} is the favoured one."))
     if meaning is not None and meaning != guess.value:
         answers[str(seen)] = meaning
@@ -506,6 +533,11 @@ def render_status(skip: Any) -> None:
                 f"**{ui.md(names.group, 80)}** with **{ui.md(names.other, 80)}** on the share where "
                 f"**{ui.md(spec.outcome_text, 160)}**.", icon=ui.ICONS["guess"])
         ui.render_confirm("data")
+        return
+    if spec.outcome_type == "amount":   # its means and medians: the Amounts page (made from the analyses' table)
+        st.success(f"Ready: comparing **{ui.md(names.group, 80)}** with **{ui.md(names.other, 80)}** on the mean "
+                   f"and median of **{ui.md(spec.outcome, 80)}**, on the Amounts page (in the menu).",
+                   icon=ui.ICONS["ok"])
         return
     st.success(f"Ready: comparing **{ui.md(names.group, 80)}** with **{ui.md(names.other, 80)}** on the "
                f"share where **{ui.md(spec.outcome_text, 160)}**.", icon=ui.ICONS["ok"])
