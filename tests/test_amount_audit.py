@@ -318,3 +318,50 @@ def test_a_second_real_data_set_adult_hours_by_race_within_sex_equal_pandas_scip
     raw = [p for r in judged for p in (r.comparison.mean_gap.p_value, r.comparison.median_gap.p_value)]
     adjusted = [p for r in judged for p in (r.comparison.mean_p_adjusted, r.comparison.median_p_adjusted)]
     assert len(judged) >= 10 and adjusted == pytest.approx(list(multipletests(raw, method="holm")[1]))
+
+
+def _said(result) -> list[str]:
+    """Every sentence, setting and table cell of an amount audit's section and slide."""
+    from luskin_core.present.amounts_report import section, slides
+
+    out: list[str] = []
+    for block in section(result).blocks:
+        out += [block.get("text") or ""]
+        out += [": ".join(map(str, i)) if isinstance(i, tuple) else str(i) for i in block.get("items") or ()]
+        if block.get("table") is not None:
+            out += [block["table"].caption, *(str(c) for row in block["table"].rows for c in row)]
+    return out + [s for slide in slides(result) for s in slide.sentences]
+
+
+def _nested(text: str) -> bool:
+    depth = 0
+    for ch in text:
+        if ch in "([":
+            depth += 1
+            if depth > 1:
+                return True
+        elif ch in ")]":
+            depth = max(depth - 1, 0)
+    return False
+
+
+def test_no_amount_sentence_holds_a_bracket_inside_a_bracket():
+    """The amounts' words said "a (the group with the highest mean (the most favoured))" and "(not comparable as
+    a share (the reference's is 0 or below))": a bracket inside a bracket reads badly, aloud too."""
+    rng = np.random.default_rng(9)
+    pay = list(rng.lognormal(8, 0.3, 200))
+    awkward = pd.DataFrame({"g": ["a"] * 200 + ["b"] * 200 + ["c"] * 10 + ["d"],
+                            "pay": pay + pay[:195] + [3e6, 2e6, 0.0, -50.0, 0.0] + [1000.0] * 10 + [700.0]})
+    n = 600
+    mixed = pd.DataFrame({"g": rng.choice(["a", "b", None], n), "age": rng.integers(18, 70, n),
+                          "pay": rng.lognormal(8, 0.4, n)})
+    zero = pd.DataFrame({"g": ["a"] * 30 + ["b"] * 30, "pay": [0.0] * 30 + list(rng.lognormal(3, 0.5, 30))})
+    specs = [(awkward, AuditSpec("pay", outcome_type="amount", group_by=("g",), min_group_size=5)),
+             (awkward.iloc[12:], AuditSpec("pay", outcome_type="amount", group_by=("g",), min_group_size=5,
+                                           metric="ratio")),
+             (mixed, AuditSpec("pay", outcome_type="amount", group_by=("g",), strata=("age",), outcome_is="adverse")),
+             (mixed, AuditSpec("pay", outcome_type="amount", group_by=("g",), filters=("age >= 40",))),
+             (zero, AuditSpec("pay", outcome_type="amount", group_by=("g",), reference="a"))]
+    for frame, spec in specs:
+        said = _said(run(frame, spec))
+        assert said and not [s for s in said if _nested(s)], [s for s in said if _nested(s)]

@@ -14,6 +14,7 @@ from typing import Any
 from luskin_core.formatting import amount_digits, count_of, format_amount, format_p, format_percent
 from luskin_core.present.report_blocks import Section, Table
 from luskin_core.present.slide_blocks import FINDING, Slide
+from luskin_core.stats.judgement import ReferenceRule
 from luskin_core.stats.verdict import Verdict
 
 
@@ -52,11 +53,20 @@ def bar_words(result: Any) -> str:
 def _than(value: float | None, reference: float | None) -> str:
     """'35.4% lower' / '12.0% higher' / 'the same' (the plain relative difference, whatever the direction)."""
     if value is None or reference is None or not reference > 0:
-        return "not comparable as a share (the reference's is 0 or below)"
+        return "not comparable as a share: the reference's is 0 or below"
     if value == reference:
         return "the same"
     rel = (value - reference) / reference
     return f"{format_percent(abs(rel))} {'higher' if rel > 0 else 'lower'}"
+
+
+def reference_words(result: Any) -> str:
+    """Why the reference is the reference, read on the amount: 'the group with the highest mean, the most favoured'
+    (the judgement's rule; said without a bracket, as it stands beside the reference's name)."""
+    j = result.judgement
+    if j.reference_rule is ReferenceRule.MOST_FAVOURED:
+        return f"the group with the {'lowest' if j.direction.adverse else 'highest'} mean, the most favoured"
+    return j.reference_rule.words(j.direction)
 
 
 def verdict_words(result: Any, row: Any) -> str:
@@ -215,7 +225,7 @@ def section(result: Any, context: Any = None) -> Section:
     j = result.judgement
     out.add("settings", items=[
         ("Amount", result.outcome), ("Direction", "higher is worse (adverse)" if result.adverse else "higher is better"),
-        ("Reference", f"{result.reference} ({j.reference_rule.words(j.direction).replace('share', 'mean')})"),
+        ("Reference", f"{result.reference}: {reference_words(result)}"),
         ("Bar", bar_words(result)), ("Rows", f"{result.n_rows:,}"),
         ("Left out", ", ".join(f"{reason}: {n:,}" for reason, n in result.excluded.items() if n) or "none")])
     sentences = [comparison_sentence(result, r) for r in result.overall if not r.comparison.is_reference]
