@@ -207,6 +207,11 @@ class CellKind:
         """The number as every table cell writes it."""
         return self.write(x)
 
+    def at(self, x: Any, digits: int) -> str:
+        """The number with the decimals given: an amount's table writes every amount with its amounts' decimals
+        (:func:`amount_digits`: a salary 101,000, a wage 7.10)."""
+        return self.bound(x, digits)
+
     def ci(self, x: Any, low: Any, high: Any, *, whole: bool = False) -> str:
         """The number with its 95% interval, "42.3 [41.4, 43.1]"; the bounds in whole units where columns are
         narrow (the page: "42.3 [41, 44]"); the number alone without an interval."""

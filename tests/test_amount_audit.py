@@ -365,3 +365,31 @@ def test_no_amount_sentence_holds_a_bracket_inside_a_bracket():
     for frame, spec in specs:
         said = _said(run(frame, spec))
         assert said and not [s for s in said if _nested(s)], [s for s in said if _nested(s)]
+
+
+def test_the_amounts_table_writes_each_cell_as_its_kind_the_unit_in_the_heading(wage1):
+    """The table's cells are luskin_core.formatting's CELL_KINDS (the number alone, the heading gives the unit:
+    "Mean gap share (%)": "35.4"), keeping what an amount needs: thousands separators, never scientific notation,
+    the table's decimals (7.10 for a wage, 63,366 for a salary)."""
+    from luskin_core.formatting import AMOUNT, AMOUNT_GAP, COUNT, P_VALUE, SHARE
+    from luskin_core.present.amounts_report import section
+
+    def table(result):
+        return next(b["table"] for b in section(result).blocks if b.get("table") is not None)
+
+    t = table(run(wage1, AuditSpec("wage", outcome_type="amount", group_by=("sex",))))
+    women = dict(zip(t.header, next(r for r in t.rows if r[0] == "women")))
+    c = next(r.comparison for r in run(wage1, AuditSpec("wage", outcome_type="amount", group_by=("sex",))).overall
+             if r.group == "women")
+    assert women["Mean gap share (%)"] == SHARE.text(c.mean_gap_share) == "35.4"
+    assert women["Median gap share (%)"] == "37.5" and women["Mean gap share 95% interval (%)"] == "28.7 to 41.4"
+    assert (women["Rows"], women["Mean"], women["Median"], women["Mean gap"]) == ("252", "4.59", "3.75", "-2.51")
+    assert women["Adjusted p (means)"] == P_VALUE.text(c.mean_p_adjusted) == "<0.001"
+    assert not [cell for row in t.rows for cell in row if "%" in cell]
+    assert {COUNT.unit, AMOUNT.unit, AMOUNT_GAP.unit, P_VALUE.unit} == {""} and SHARE.unit == "%"
+    rng = np.random.default_rng(3)
+    pay = rng.lognormal(11, 0.3, 400) * 1e6                      # amounts of about 1e11: never "6.3e+10"
+    big = table(run(pd.DataFrame({"g": ["a", "b"] * 200, "pay": pay}),
+                    AuditSpec("pay", outcome_type="amount", group_by=("g",))))
+    cells = [cell for row in big.rows for cell in row[2:7]]
+    assert all("e+" not in cell and "," in cell and "." not in cell for cell in cells if cell and cell != "n/a"), cells

@@ -36,7 +36,7 @@ def test_an_amount_chosen_on_the_audit_page_is_audited_on_the_amounts_page():
         outcome="hours-per-week", outcome_type="amount", positive=None, protected=None, group_label=None,
         other_label=None, group_by=("sex",)))
     assert headline(expected) in [unescape(str(h.value)) for h in at.header]   # the section's lead
-    assert any("Mean gap share" in list(d.value.columns) for d in at.dataframe)
+    assert any("Mean gap share (%)" in list(d.value.columns) for d in at.dataframe)   # the unit in the heading
 
 
 def test_an_amount_chosen_on_the_data_page_is_the_audit_pages_choice_and_the_amounts_pages():

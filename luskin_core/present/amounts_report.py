@@ -11,7 +11,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from luskin_core.formatting import amount_digits, count_of, format_amount, format_p, format_percent
+from luskin_core.formatting import (
+    AMOUNT,
+    AMOUNT_GAP,
+    COUNT,
+    P_VALUE,
+    SHARE,
+    amount_digits,
+    count_of,
+    format_amount,
+    format_p,
+    format_percent,
+)
 from luskin_core.present.report_blocks import Section, Table
 from luskin_core.present.slide_blocks import FINDING, Slide
 from luskin_core.stats.judgement import ReferenceRule
@@ -24,12 +35,6 @@ def _digits(result: Any) -> int:
 
 def _money(result: Any, x: float | None, *, signed: bool = False) -> str:
     return format_amount(x, _digits(result), signed=signed)
-
-
-def _interval(result: Any, pair: Any, *, signed: bool = False) -> str:
-    if pair is None or pair[0] is None or pair[1] is None:
-        return "n/a"
-    return f"{_money(result, pair[0], signed=signed)} to {_money(result, pair[1], signed=signed)}"
 
 
 def _share_interval(pair: Any) -> str:
@@ -199,30 +204,47 @@ def method_sentences(result: Any) -> list[str]:
     ]
 
 
+def _amount_cell(result: Any, x: float | None, *, gap: bool = False) -> str:
+    """An amount in a table cell (a gap signed): the formatting's AMOUNT or AMOUNT_GAP with the table's decimals."""
+    return (AMOUNT_GAP if gap else AMOUNT).at(x, _digits(result))
+
+
+def _range(kind: Any, pair: Any, digits: int) -> str:
+    """An interval in its own column, "60,638 to 66,094": each bound as the column's kind writes it."""
+    if pair is None or pair[0] is None or pair[1] is None:
+        return "n/a"
+    return f"{kind.at(pair[0], digits)} to {kind.at(pair[1], digits)}"
+
+
 def _row_cells(result: Any, row: Any, with_cell: bool) -> tuple[str, ...]:
+    """One group's row: every number as its kind of cell writes it (luskin_core.formatting.CELL_KINDS), the
+    unit in the heading (shares in %); amounts with the table's decimals."""
     c, s = row.comparison, row.comparison.summary
     ref = c.is_reference
+    digits, share = _digits(result), SHARE.digits
     cells = (row.cell or "All rows",) if with_cell else ()
     return cells + (
-        str(c.group), f"{s.n:,}", _money(result, s.mean), _interval(result, s.mean_interval()),
-        _money(result, s.median), _interval(result, s.median_interval()),
-        "" if ref else _money(result, c.mean_gap.estimate, signed=True),
-        "" if ref else format_percent(c.mean_gap_share), "" if ref else _share_interval(c.mean_share_interval),
-        "" if ref else format_percent(c.median_gap_share), "" if ref else _share_interval(c.median_share_interval),
-        "" if ref else format_p(c.mean_p_adjusted, short=True), "" if ref else format_p(c.median_p_adjusted, short=True),
+        str(c.group), COUNT.text(s.n), _amount_cell(result, s.mean), _range(AMOUNT, s.mean_interval(), digits),
+        _amount_cell(result, s.median), _range(AMOUNT, s.median_interval(), digits),
+        "" if ref else _amount_cell(result, c.mean_gap.estimate, gap=True),
+        "" if ref else SHARE.text(c.mean_gap_share), "" if ref else _range(SHARE, c.mean_share_interval, share),
+        "" if ref else SHARE.text(c.median_gap_share), "" if ref else _range(SHARE, c.median_share_interval, share),
+        "" if ref else P_VALUE.text(c.mean_p_adjusted), "" if ref else P_VALUE.text(c.median_p_adjusted),
         str(row.verdict.words) + (" (unknown category)" if row.unknown else ""))
 
 
-HEADER = ("Group", "Rows", "Mean", "Mean 95% interval", "Median", "Median 95% interval", "Mean gap",
-          "Mean gap share", "Mean gap share 95% interval", "Median gap share", "Median gap share 95% interval",
-          "Adjusted p (means)", "Adjusted p (medians)", "Verdict")   # each heading once: the page's grid needs it
+HEADER = ("Group", COUNT.heading("Rows"), AMOUNT.heading("Mean"), AMOUNT.heading("Mean 95% interval"),
+          AMOUNT.heading("Median"), AMOUNT.heading("Median 95% interval"), AMOUNT_GAP.heading("Mean gap"),
+          SHARE.heading("Mean gap share"), SHARE.heading("Mean gap share 95% interval"),
+          SHARE.heading("Median gap share"), SHARE.heading("Median gap share 95% interval"),
+          P_VALUE.heading("Adjusted p (means)"), P_VALUE.heading("Adjusted p (medians)"),
+          "Verdict")   # each heading once: the page's grid needs it; the unit in the heading, the number in the cell
 
 
 def section(result: Any, context: Any = None) -> Section:
     """The amount audit's report section (the command line's text and the page's view too)."""
     out = Section("amounts", f"Amounts: '{result.outcome}' by group")
     out.add("lead", text=headline(result))
-    j = result.judgement
     out.add("settings", items=[
         ("Amount", result.outcome), ("Direction", "higher is worse (adverse)" if result.adverse else "higher is better"),
         ("Reference", f"{result.reference}: {reference_words(result)}"),
