@@ -528,16 +528,16 @@ def render_status(skip: Any) -> None:
             ui.render_confirm("data")
         return
     names = ch_.class_names(spec)   # the rest by its value ("Male", never "Non-Female")
+    what = (f"the mean and median of **{ui.md(spec.outcome, 80)}**" if spec.outcome_type == "amount"
+            else f"the share where **{ui.md(spec.outcome_text, 160)}**")
     if ch_.needs_confirmation():
         st.info(f"Check the choices above, then press **Use these choices** to compare "
-                f"**{ui.md(names.group, 80)}** with **{ui.md(names.other, 80)}** on the share where "
-                f"**{ui.md(spec.outcome_text, 160)}**.", icon=ui.ICONS["guess"])
+                f"**{ui.md(names.group, 80)}** with **{ui.md(names.other, 80)}** on {what}.", icon=ui.ICONS["guess"])
         ui.render_confirm("data")
         return
     if spec.outcome_type == "amount":   # its means and medians: the Amounts page (made from the analyses' table)
-        st.success(f"Ready: comparing **{ui.md(names.group, 80)}** with **{ui.md(names.other, 80)}** on the mean "
-                   f"and median of **{ui.md(spec.outcome, 80)}**, on the Amounts page (in the menu).",
-                   icon=ui.ICONS["ok"])
+        st.success(f"Ready: comparing **{ui.md(names.group, 80)}** with **{ui.md(names.other, 80)}** on {what}, "
+                   "on the Amounts page (in the menu).", icon=ui.ICONS["ok"])
         return
     st.success(f"Ready: comparing **{ui.md(names.group, 80)}** with **{ui.md(names.other, 80)}** on the "
                f"share where **{ui.md(spec.outcome_text, 160)}**.", icon=ui.ICONS["ok"])

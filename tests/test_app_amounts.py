@@ -1,5 +1,5 @@
-"""An amount on the dashboard (issue 50): offered on the Audit page for a numeric column with many values (never
-assumed), audited on the Amounts page made from the analyses' table, with the library's numbers."""
+"""An amount on the dashboard (issue 50): offered on the Audit page and on the Data page for a numeric column with
+many values (never assumed), audited on the Amounts page made from the analyses' table, with the library's numbers."""
 
 from __future__ import annotations
 
