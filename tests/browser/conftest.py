@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from run_frames import starts_a_run
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path(os.environ.get("LUSKIN_CHROMIUM", "/usr/bin/chromium"))
@@ -328,6 +329,14 @@ class UI:
         self.base_url = base_url
         self.page.set_default_timeout(WAIT)
         page.add_init_script(RUN_COUNTER)   # every page this tab loads from now on counts its script runs
+        self.started = 0   # the runs the server said it started for this tab (NEW_SESSION_FIELD), from now on
+        page.on("websocket", self._listen)
+
+    def _listen(self, socket: Any) -> None:
+        def heard(payload: str | bytes) -> None:
+            if isinstance(payload, bytes) and starts_a_run(payload):
+                self.started += 1
+        socket.on("framereceived", heard)
 
     # waiting ------------------------------------------------------------------------------
     def idle(self, timeout: float = WAIT) -> None:
@@ -348,21 +357,25 @@ class UI:
         being taken again.
 
         ``changed``: a JavaScript expression true once the page shows what the action changes. A run that starts and
-        ends between two of the browser's renders (a cached slide under load) never shows the page as running, and
-        the counter misses it; the change itself is then the sign that it ran."""
+        ends between two of the browser's renders (a cached result under load) never shows the page as running, and
+        the page's counter misses it; the server's own message that it started a run (:func:`starts_a_run`) is
+        heard all the same, and the change itself is a sign too."""
         self.idle(timeout)
-        before = self.runs()
+        before, told = self.runs(), self.started
         assert before >= 0, "this page does not count its runs: it was loaded before its UI was made"
         action()
-        done = f"window.__luskinRuns > {before}" + (f" || ({changed})" if changed else "")
-        try:
-            self.page.wait_for_function(f"() => {done}", timeout=timeout, polling=100)
-        except Exception as error:
-            seen = self.page.evaluate("() => [location.href, window.__luskinRuns, (document.querySelector('h1') || "
-                                      "{}).textContent || '', document.querySelector('[data-test-script-state]')"
-                                      "?.getAttribute('data-test-script-state')]")
-            raise AssertionError(f"the action started no script run in {timeout / 1000:.0f} s (runs {before} before; "
-                                 f"now at {seen[0]}, runs {seen[1]}, heading {seen[2]!r}, script {seen[3]})") from error
+        done = f"() => window.__luskinRuns > {before}" + (f" || ({changed})" if changed else "")
+        deadline = time.monotonic() + timeout / 1000
+        # Playwright hands over the websocket's frames while it waits, so the wait is in short steps
+        while self.started == told and not self.page.evaluate(done):
+            if time.monotonic() > deadline:
+                seen = self.page.evaluate("() => [location.href, window.__luskinRuns, (document.querySelector('h1') "
+                                          "|| {}).textContent || '', document.querySelector("
+                                          "'[data-test-script-state]')?.getAttribute('data-test-script-state')]")
+                raise AssertionError(f"the action started no script run in {timeout / 1000:.0f} s (runs {before} "
+                                     f"before, server-started {told}; now at {seen[0]}, runs {seen[1]}, server-started "
+                                     f"{self.started}, heading {seen[2]!r}, script {seen[3]})")
+            self.page.wait_for_timeout(100)
         if finished:
             self.idle(timeout)
 
