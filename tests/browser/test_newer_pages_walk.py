@@ -196,9 +196,12 @@ def test_model_pages_name_the_other_group_by_its_value(ui: UI, tmp_path: Path) -
             ui.page.locator('[data-testid="stPlotlyChart"] .main-svg').first.wait_for(timeout=600_000)
         else:
             ui.wait_text(re.compile(r"Thresholds chosen"), timeout=300_000)
+            # the chart itself: its element is mounted once plotly's bundle has loaded, after the words below it,
+            # later still under load (charts_drawn holds on a page with no chart yet: the legend read after it was
+            # empty in two runs)
+            ui.page.locator('[data-testid="stPlotlyChart"] .main-svg').first.wait_for(timeout=300_000)
         ui.idle(600_000)
-        # plotly draws after the run is over (the legend read at idle was empty once under CI's load)
-        ui.charts_drawn(timeout=120_000)
+        ui.charts_drawn(timeout=120_000)   # plotly draws after the run is over
         ui.settle()
         found, text = _problems(ui, title, reference="Female")
         problems += found
