@@ -166,7 +166,8 @@ def open_sample(ui: UI, sample: str) -> None:
 
 
 def visit(ui: UI, title: str, heading: str) -> None:
-    ui.goto_page(title)
+    """Open a page from the sidebar and wait for its own run (heard from the server: rerun_by), then its heading."""
+    ui.rerun_by(lambda: ui.goto_page(title))
     ui.wait_text(heading)
     ui.idle()
 

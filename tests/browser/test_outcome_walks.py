@@ -183,7 +183,9 @@ def _visit(ui: UI, title: str, ask: Callable[[UI], None] | None = None) -> str:
     """Open ``title`` from the sidebar, wait for its heading, answer what it asks (``ask``), wait for its main
     answer; the page's text."""
     heading, answer = PAGES[title]
-    ui.goto_page(title)
+    # the move's own run, heard from the server (rerun_by): a heading or a grid can be found at once on the page
+    # before (the sidebar names every page), and the page was then read before its own run had drawn it
+    ui.rerun_by(lambda: ui.goto_page(title), timeout=240_000)
     ui.wait_text(heading, timeout=240_000)
     if ask is not None:
         ui.idle()
