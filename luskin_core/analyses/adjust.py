@@ -47,9 +47,9 @@ from luskin_core.analyses.adjust_model import (
     check_levels,
     check_log,
     check_size,
+    compared_groups,
     finish,
     fit_cells,
-    reference_group,
     reference_share,
     rows_note_text,
     sparse_gram,
@@ -153,11 +153,7 @@ def adjust_cells(cells: Cells, spec: AuditSpec, *, source: str = "in memory") ->
     if "y2" in frame.columns and not np.isfinite(frame["y2"].to_numpy(dtype=float)).all():
         raise LuskinError(f"The outcome '{spec.outcome}' holds numbers too large for a model (their squares "
                           "overflow): rescale it (divide it by a power of ten).")
-    reference, order = reference_group(cells, spec)
-    if len(order) < 2:
-        raise LuskinError(f"Every analysed row is in the group '{order[0]}', so there is no other group to "
-                          "compare with.")
-    groups = [reference] + [g for g in order if g != reference]
+    reference, groups = compared_groups(cells, spec)
     n = frame["n"].to_numpy(dtype=float)
     k = frame["k"].to_numpy(dtype=float)
     y2 = frame["y2"].to_numpy(dtype=float) if "y2" in frame.columns else None

@@ -1005,6 +1005,16 @@ def reference_group(cells: Cells, spec: AuditSpec) -> tuple[str, list[str]]:
     return choose_reference(table, spec), order
 
 
+def compared_groups(cells: Cells, spec: AuditSpec) -> tuple[str, list[str]]:
+    """The reference and every group, the reference first (the model's design order); refused in words when the
+    analysed rows hold one group only."""
+    reference, order = reference_group(cells, spec)
+    if len(order) < 2:
+        raise LuskinError(f"Every analysed row is in the group '{order[0]}', so there is no other group to "
+                          "compare with.")
+    return reference, [reference] + [g for g in order if g != reference]
+
+
 def _audit_order(groups: list[str], spec: AuditSpec) -> list[str]:
     if spec.protected is not None:   # the protected class first, then the rest (as the data named it)
         return sorted(groups, key=lambda g: g != spec.group_name)

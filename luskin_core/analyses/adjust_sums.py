@@ -49,13 +49,13 @@ from luskin_core.analyses.adjust_model import (
     Fit,
     aliased_columns,
     build_design,
+    compared_groups,
     finish,
     fit_cells,
     inverse_matrix,
     is_linear,
     level_prefix,
     number_text,
-    reference_group,
     score_outcome,
     spline_note,
     spline_term_name,
@@ -129,11 +129,7 @@ def _adjust_by_sums(source: Source, spec: AuditSpec, plan: Any, rows: Any, contr
     if not linear and float(k.sum()) in (0.0, float(n.sum())):
         raise LuskinError(f"Every analysed row has the same outcome ({'positive' if k.sum() else 'negative'}), so "
                           "there is no gap to adjust.")
-    reference, order = reference_group(cells, spec)
-    if len(order) < 2:
-        raise LuskinError(f"Every analysed row is in the group '{order[0]}', so there is no other group to "
-                          "compare with.")
-    groups = [reference] + [g for g in order if g != reference]
+    reference, groups = compared_groups(cells, spec)
     design, notes = build_design(cells, groups)
     design, num_names, (sx, sxy, sxx, lo, hi) = _identified(design, n, numeric, sums, notes)
     pk, q = design.X.shape[1], len(num_names)
