@@ -413,10 +413,17 @@ class UI:
         self.page.wait_for_function(LAYOUT_STILL, polling=250, timeout=WAIT)
 
     def charts_drawn(self, timeout: float = WAIT) -> None:
-        """Wait until every plotly chart on the page has drawn its text (plotly draws after the script run has
-        finished, later still on a loaded machine: reading the page at idle can miss a chart's words)."""
+        """Wait until every chart on the page has drawn its text (plotly draws after the script run has finished,
+        later still on a loaded machine: reading the page at idle can miss a chart's words).
+
+        Every chart is counted by the container ``luskin_app.ui.chart`` puts it in (``st-key-chart_<key>``), not by
+        plotly's own element: that element is loaded lazily and mounts after the words the run wrote under it, so
+        at idle a page can hold no plotly element yet, and a wait over plotly's elements alone held at once (the
+        credit walk's Over time read without its chart's axis titles in CI)."""
         self.page.wait_for_function(
-            "() => [...document.querySelectorAll('[data-testid=\"stPlotlyChart\"]')]"
+            "() => [...document.querySelectorAll('[class*=\"st-key-chart_\"]')]"
+            ".every((c) => c.querySelector('[data-testid=\"stPlotlyChart\"] .main-svg text'))"
+            " && [...document.querySelectorAll('[data-testid=\"stPlotlyChart\"]')]"
             ".every((c) => c.querySelector('.main-svg text'))", polling=250, timeout=timeout)
 
     def each_size(self, sizes: dict[str, dict[str, int]]) -> Iterator[tuple[str, bool]]:
