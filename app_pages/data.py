@@ -528,19 +528,23 @@ def render_status(skip: Any) -> None:
             ui.render_confirm("data")
         return
     names = ch_.class_names(spec)   # the rest by its value ("Male", never "Non-Female")
+    # groups by columns (chosen on the Audit page) have no "rest": "each sex group", as the sidebar says, not
+    # "sex with " and an empty name ("comparing gender with ****": Markdown's empty bold shown as it is)
+    compared = (f"**{ui.md(spec.groups_text, 160)}**" if spec.group_by
+                else f"**{ui.md(names.group, 80)}** with **{ui.md(names.other, 80)}**")
     what = (f"the mean and median of **{ui.md(spec.outcome, 80)}**" if spec.outcome_type == "amount"
             else f"the share where **{ui.md(spec.outcome_text, 160)}**")
     if ch_.needs_confirmation():
-        st.info(f"Check the choices above, then press **Use these choices** to compare "
-                f"**{ui.md(names.group, 80)}** with **{ui.md(names.other, 80)}** on {what}.", icon=ui.ICONS["guess"])
+        st.info(f"Check the choices above, then press **Use these choices** to compare {compared} on {what}.",
+                icon=ui.ICONS["guess"])
         ui.render_confirm("data")
         return
     if spec.outcome_type == "amount":   # its means and medians: the Amounts page (made from the analyses' table)
-        st.success(f"Ready: comparing **{ui.md(names.group, 80)}** with **{ui.md(names.other, 80)}** on {what}, "
+        st.success(f"Ready: comparing {compared} on {what}, "
                    "on the Amounts page (in the menu).", icon=ui.ICONS["ok"])
         return
-    st.success(f"Ready: comparing **{ui.md(names.group, 80)}** with **{ui.md(names.other, 80)}** on the "
-               f"share where **{ui.md(spec.outcome_text, 160)}**.", icon=ui.ICONS["ok"])
+    st.success(f"Ready: comparing {compared} on the share where **{ui.md(spec.outcome_text, 160)}**.",
+               icon=ui.ICONS["ok"])
     if spec.population:
         st.caption("Rows restricted to: " + ui.md(" and ".join(c.describe() for c in spec.population), 300) + ".")
     result = ui.guarded(run_audit, spec, where="data")

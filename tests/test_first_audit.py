@@ -11,6 +11,7 @@ import pytest
 from cli_inproc import run_in_process
 from test_app import _config_text, goto, messages, open_app, upload
 
+from luskin_app.ui import unescape
 from luskin_core.spec.guess import first_choices, outcome_direction
 
 
@@ -289,3 +290,18 @@ def test_the_dashboards_ll144_csv_has_plain_headings_and_statuses_in_words():
     assert set(plain["Table"]) <= {"Sex", "Race/ethnicity", "Intersectional (sex × race/ethnicity)"}
     assert plain["Impact ratio"].equals(machine["impact_ratio"])            # the numbers as they were
     assert list(machine.columns) == list(out.csv_frame().columns)           # the command line keeps its names
+
+
+def test_groups_by_columns_are_said_on_the_data_page_without_an_empty_name():
+    """Groups by columns (chosen on the Audit page) have no rest: the Data page said "comparing **sex** with ****"
+    (an empty bold, shown as four stars), where the sidebar says "each sex group"."""
+    from test_app_audit import by_columns
+
+    at = upload(open_app(), applicants().to_csv(index=False).encode(), "applicants.csv")
+    goto(at, "audit")
+    by_columns(at, "sex")
+    goto(at, "data")
+    ready = [str(e.value) for e in at.success if "Ready: comparing" in str(e.value)]
+    assert ready, messages(at, "success")
+    assert "****" not in ready[0] and " with " not in ready[0].split(" on the share")[0], ready[0]
+    assert "Ready: comparing each sex group on the share where" in unescape(ready[0]).replace("**", ""), ready[0]
