@@ -452,6 +452,8 @@ def _audit_options(args: CommandOptions, fields: dict[str, Any], base: AuditSpec
     fields["outcome_is"] = _direction(args, fields, base)
     if args.name:
         fields["value_names"] = _value_names(args.name, fields.get("value_names"))
+    if args.unknown:   # every analysis sets them apart (the judgement's), the regulator tables too
+        fields["unknown_values"] = list(dict.fromkeys([*(fields.get("unknown_values") or ()), *args.unknown]))
     for option, key in (("reference", "reference"), ("metric", "metric"), ("ratio_threshold", "ratio_threshold"),
                         ("correction", "correction"), ("min_group_size", "min_group_size"),
                         ("min_group_share", "min_group_share"), ("score_cutoff", "score_cutoff")):
@@ -524,8 +526,9 @@ def add_template_options(parser: argparse.ArgumentParser, *, csv: bool = True) -
     group.add_argument("--bonus", metavar="COL", help="a column of complementary or variable pay, a bonus (for "
                        "--template eu-pay)")
     group.add_argument("--unknown", metavar="VALUE", action="append", default=None,
-                       help="LL144: read this sex or race/ethnicity value as unknown too (repeatable); common "
-                            "spellings such as 'Decline to self-identify' and 'Prefer not to say' already are")
+                       help="read this value of a group column (or of --sex and --race) as unknown category, as "
+                            "common spellings such as 'Decline to self-identify' and 'Prefer not to say' already "
+                            "are: shown apart, never judged or the reference (repeatable; e.g. --unknown U)")
     if csv:  # luskin audit only: a report needs the rows
         group.add_argument("--counts", metavar="FILE",
                            help="LL144 from a published summary table instead of rows (CSV with columns table, "
@@ -548,9 +551,8 @@ def apply_template(args: CommandOptions, fields: dict[str, Any]) -> None:
 
     template = args.template
     if template is None:
-        if (args.sex or args.race or args.exclude_small
-                or args.unknown or args.counts):
-            raise LuskinError("--sex, --race, --unknown, --counts and --exclude-small go with --template "
+        if args.sex or args.race or args.exclude_small or args.counts:
+            raise LuskinError("--sex, --race, --counts and --exclude-small go with --template "
                               + " or --template ".join(REGULATOR_TABLES) + ".")
         return
     columns = [c.strip() for c in (args.sex, args.race) if c]

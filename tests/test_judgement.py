@@ -362,3 +362,86 @@ def test_a_reference_below_four_fifths_is_never_said_to_pass() -> None:
     assert dict(zip(shown["Group"], shown[column]))["White"] == "reference below"
     page = build_html_report([result])
     assert "reference below" in page and "passes the four-fifths rule" not in page
+
+
+# ------------------------------------------------------------------------------------------
+# A data set's own code for "unknown" (held-out data: NYPD Stop, Question and Frisk, 2014)
+# ------------------------------------------------------------------------------------------
+def _sqf_2014() -> pd.DataFrame:
+    from conftest import sqf_shared_path
+
+    path = sqf_shared_path()
+    if path is None:
+        pytest.skip("the NYPD SQF 2014 file is not beside the project (../shared/data/sqf_2014.csv.gz)")
+    frame = pd.read_csv(path, usecols=["race", "sex", "city", "arstmade"], dtype=str)
+    return frame
+
+
+def _favourable(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per city and race: rows, and rows not arrested (an arrest is adverse: the favourable share is the rest)."""
+    counted = frame.assign(spared=(frame["arstmade"] != "Y").astype(int))
+    return counted.groupby(["city", "race"])["spared"].agg(n="size", k="sum").reset_index()
+
+
+def test_a_value_the_user_names_unknown_is_set_apart_by_the_eeoc_table_and_the_audit_alike(tmp_path: Path) -> None:
+    """SQF 2014 codes race 'U' for unknown. With ``--unknown U`` the EEOC table (groups by race, within each borough)
+    took U as a stratum's most favoured group and judged Z against it ('In city = BROOKLYN, Z against U: passes
+    four-fifths'), and the audit put U's test in the Holm family of the others (B's adjusted p 0.060 for 6 verdicts:
+    a family of 7). Now U is set apart everywhere: never a reference, no verdict, not in the family; each stratum's
+    reference and each four-fifths flag are recomputed here from the rows (pandas, exact fractions) and the adjusted
+    p-values with statsmodels."""
+    from statsmodels.stats.multitest import multipletests
+
+    frame = _sqf_2014()
+    path = tmp_path / "sqf_2014.csv"
+    frame.to_csv(path, index=False)
+    common = ["--data", str(path), "--outcome", "arstmade", "--positive", "Y", "--adverse", "--groups", "race",
+              "--unknown", "U", "--json"]
+    code, out, err = run_in_process(["audit", *common, "--stratify", "city", "--template", "eeoc"])
+    assert code == 0, err
+    (part,) = json.loads(out)["audits"]
+    assert part["judgement"]["unknown_groups"] == ["U"] and part["judgement"]["unknown_values"] == ["U"]
+    assert [u["group"] for u in part["unknown_groups"]] == ["U"]
+    rows = part["eeoc"]
+    assert rows and all("U" not in (r["group"], r["reference"]) for r in rows), "U judged or a reference"
+    counts = _favourable(frame)
+    for city, table in counts.groupby("city"):
+        known = table[(table["race"] != "U") & (table["n"] > 0)]
+        large = known[known["n"] >= 30]
+        pool = large if len(large) else known
+        best = max(pool.itertuples(), key=lambda r: (Fraction(int(r.k), int(r.n)), int(r.n)))
+        mine = [r for r in rows if r["cell"] == f"city = {city}"]
+        assert {r["reference"] for r in mine} == {best.race}, city
+        for r in mine:
+            g = known[known["race"] == r["group"]].iloc[0]
+            assert (r["n"], r["selected"]) == (int(g.n), int(g.k))
+            assert r["below_four_fifths"] == _exact_below(int(g.k), int(g.n), int(best.k), int(best.n)), r
+    # the audit by race overall, reference W: U shown, set apart, its test outside the Holm family
+    code, out, err = run_in_process(["audit", *common, "--reference", "W"])
+    assert code == 0, err
+    document = json.loads(out)
+    by_group = {c["group"]: c for c in document["comparisons"]}
+    assert by_group["U"]["rule"].startswith("set apart") or document["judgement"]["unknown_groups"] == ["U"]
+    judged = [g for g, c in by_group.items() if g not in ("U", "W") and c["p_value"] is not None
+              and c["verdict"] != "too few rows"]
+    expected = multipletests([by_group[g]["p_value"] for g in judged], method="holm")[1]
+    assert [by_group[g]["p_adjusted"] for g in judged] == pytest.approx(list(expected), rel=1e-12, abs=1e-300)
+    assert len(judged) == 6 and by_group["U"]["p_adjusted"] == pytest.approx(by_group["U"]["p_value"])
+
+
+def test_a_value_named_unknown_leaves_a_protected_condition_as_a_missing_value_does() -> None:
+    """With ``race == B`` against the rest, the rows coded U are in neither class (as 'Unknown' and missing values
+    are): the rest counts every other race, and the LL144 table reads U as its unknown category too."""
+    frame = _sqf_2014()
+    spec = AuditSpec("arstmade", "Y", protected="race == B", outcome_is="adverse", unknown_values=("U",))
+    result = audit(frame, spec)
+    (c,) = result.judged
+    rest = frame[~frame["race"].isin(["B", "U"])]
+    assert c.reference_n == len(rest) and c.reference_positives == int((rest["arstmade"] == "Y").sum())
+    plain = audit(frame, spec.with_changes(unknown_values=()))
+    assert plain.judged[0].reference_n == len(rest) + int((frame["race"] == "U").sum())
+    ll144 = ll144_audit(frame, AuditSpec("arstmade", "Y", group_by=("race",), unknown_values=("U",),
+                                         outcome_is="adverse"), None, "race").to_dict()
+    (race,) = [t for t in ll144["tables"] if t["kind"] == "race_ethnicity"]
+    assert "U" not in [r["category"] for r in race["rows"]]
+    assert race["unknown_count"] == int((frame["race"] == "U").sum()) == 300

@@ -56,6 +56,8 @@ SPECS = {
     "prediction": AuditSpec("two_year_recid", 1, group_by=("sex",), prediction="decile_score", prediction_cutoff=5,
                             criterion="odds", outcome_is="adverse"),
     "score": AuditSpec("decile_score", group_by=("race",), outcome_type="score", score_cutoff=5, tolerance=0.1),
+    "values named unknown": AuditSpec("arstmade", "Y", group_by=("race",), unknown_values=("U", 9),
+                                      outcome_is="adverse"),
     "estimated race (the proxy audit)": AuditSpec("approved", "yes", estimated=ESTIMATED_RACE, strata=("region",),
                                                   reference="Black", outcome_is="adverse", tolerance=0.1),
 }
@@ -69,6 +71,7 @@ def test_each_part_and_the_whole_round_trip_through_json(name):
     # the saved format is the flat one, as before; an entry saved only when set (estimated groups) only then
     assert list(flat) == [f for f in FLAT_FIELDS if f in flat] and set(FLAT_FIELDS) - set(flat) <= set(SAVED_WHEN_SET)
     assert ("estimated" in flat) == (spec.group_spec.estimated is not None)
+    assert ("unknown_values" in flat) == bool(spec.unknown_values)
     for attribute, cls in PARTS.items():
         part = getattr(spec, attribute)
         assert isinstance(part, cls)

@@ -64,14 +64,15 @@ def _minus(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None else a - b
 
 
-def unknown_cells(table: Any, named: Collection[str] = ()) -> dict[str | None, tuple[int, int]]:
+def unknown_cells(table: Any, named: Collection[str] = (),
+                  extra: Collection[str] = ()) -> dict[str | None, tuple[int, int]]:
     """Per cell label (None for one cell of all rows), the rows of a count table whose group is unknown (a part of
     the group's label is "Unknown" or spells it, :func:`~luskin_core.spec.unknown.is_unknown_value`, and is not one
     of the values a protected condition ``named``: :func:`~luskin_core.counting.plan.is_unknown_group`) and how
-    many of them have the counted outcome."""
+    many of them have the counted outcome. ``extra``: the values the specification names as unknown."""
     out: dict[str | None, tuple[int, int]] = {}
     for gi, group in enumerate(table.groups):
-        if not is_unknown_group(group, named):
+        if not is_unknown_group(group, named, extra):
             continue
         for ci, label in enumerate(table.cell_labels):
             cell = None if label == ALL_ROWS else label
@@ -102,7 +103,7 @@ def unknown_rows(data: Any, spec: Any) -> dict[str | None, tuple[int, int]]:
         return {}
     plan, raw = count_plan(executor_for(data), condition_spec(spec))
     table = CountTable.from_raw(raw, plan)
-    return unknown_cells(table, condition_named(spec))
+    return unknown_cells(table, condition_named(spec), spec.unknown_values)
 
 
 def audit_bounds(data: Any, result: Any) -> tuple[GapBound, ...]:
@@ -135,7 +136,9 @@ def series_bounds(data: Any, series: Any) -> tuple[PeriodBound, ...]:
     raw, plan, *_ = series_counts(data, condition_spec(series.overall.spec), series.column, series.every,
                                   series.period_format)
     named = condition_named(series.overall.spec)
-    per_period = {label: unknown_cells(table, named) for label, table in period_tables(raw, plan, series.every)}
+    extra = series.overall.spec.unknown_values
+    per_period = {label: unknown_cells(table, named, extra)
+                  for label, table in period_tables(raw, plan, series.every)}
     return tuple(PeriodBound(label, gap_bounds(result, rows=per_period.get(label, {})))
                  for label, result in zip(series.periods, series.results))
 
@@ -147,17 +150,18 @@ def gap_bounds(result: Any, rows: Mapping[str | None, tuple[int, int]] | None = 
     ("Unknown", "Decline to self-identify": :func:`~luskin_core.spec.unknown.is_unknown_value`), or ``rows`` when
     given (a protected condition's missing or unknown values: :func:`unknown_rows`)."""
     adverse = result.spec.direction.adverse
+    extra = result.spec.unknown_values
     if rows is None:
         unknowns: dict[str | None, tuple[int, int]] = {}
         for c in result.comparisons:
-            if is_unknown_value(c.group):
+            if is_unknown_value(c.group, extra):
                 n, k = unknowns.get(c.cell, (0, 0))
                 unknowns[c.cell] = (n + c.n, k + c.positives)
     else:
         unknowns = dict(rows)
     out = []
     for c in result.comparisons:
-        if c.is_reference or is_unknown_value(c.group):
+        if c.is_reference or is_unknown_value(c.group, extra):
             continue
         u, t = unknowns.get(c.cell, (0, 0))
         k, n, rk, rn = c.positives, c.n, c.reference_positives, c.reference_n

@@ -33,11 +33,11 @@ ALL_ROWS = "All rows"
 CROSS = " × "
 
 
-def is_unknown_group(label: str, named: Collection[str] = ()) -> bool:
+def is_unknown_group(label: str, named: Collection[str] = (), extra: Collection[str] = ()) -> bool:
     """Whether a group's label ("White × Unknown") has a part of unknown category ("Unknown", "Decline to
-    self-identify": :func:`~luskin_core.spec.unknown.is_unknown_value`) that is not one of ``named`` (the values a
-    protected condition asks about)."""
-    return any(is_unknown_value(part) and part not in named for part in label.split(CROSS))
+    self-identify", or one of ``extra``, the values the user named so: :func:`~luskin_core.spec.unknown.
+    is_unknown_value`) that is not one of ``named`` (the values a protected condition asks about)."""
+    return any(is_unknown_value(part, extra) and part not in named for part in label.split(CROSS))
 
 # Why a row is not audited, in the order the checks are made (the first failing one counts).
 KEPT = "kept"
@@ -321,7 +321,7 @@ def build_plan(spec: AuditSpec, facts: Facts) -> Plan:
                               spec.protected.value)
         if not facts.is_numeric(protected.column):
             values = facts.present_values(protected.column, UNKNOWN_SCAN)
-            protected_unknown = unknown_spellings(values, protected.values)
+            protected_unknown = unknown_spellings(values, protected.values, spec.unknown_values)
     cell_parts = tuple(_key_part(facts, name, "strata", spec) for name in spec.strata)
     filters = tuple(Condition(facts.resolve(c.column, ""), c.op, c.value) for c in spec.filters)
     population = tuple(Condition(facts.resolve(c.column, "population"), c.op, c.value) for c in spec.population)

@@ -53,7 +53,7 @@ DEFAULT_BINS = 4                # quantile bins for a numeric column with many v
 ESTIMATED_RACE = "race estimated from surname and place"
 ESTIMATED_GROUPS: tuple[str, ...] = (ESTIMATED_RACE,)
 # Flat settings a saved specification holds only when they are set (files saved before them are unchanged).
-SAVED_WHEN_SET: tuple[str, ...] = ("estimated",)
+SAVED_WHEN_SET: tuple[str, ...] = ("estimated", "unknown_values")
 
 _set = object.__setattr__
 
@@ -142,6 +142,9 @@ class GroupSpec:
     columns (``group_by``), each against a ``reference`` group (default: the group with the highest
     rate overall, as the four-fifths rule does). Missing values form an explicit "Unknown" group.
     ``value_names`` gives codes names people use ({"sex": {"1": "male"}}), shown on every surface.
+    ``unknown_values``: values of the group columns that mean the category is not known (a data set's own code,
+    such as the Stop, Question and Frisk file's race "U"), read as the common spellings ("Unknown", "Decline to
+    self-identify") are: set apart from every verdict, never a reference; a protected condition leaves them out.
 
     Or ``estimated``: groups declared as estimated, read from no column (:data:`ESTIMATED_GROUPS`: race
     estimated from surname and place, which the proxy audit estimates and judges); the ``reference`` is then one
@@ -155,11 +158,13 @@ class GroupSpec:
     other_label: str | None = None
     value_names: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
     estimated: str | None = None
+    unknown_values: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.protected is not None:
             _set(self, "protected", as_condition(self.protected))
         _set(self, "group_by", _check.check_names(self.group_by, "group"))
+        _set(self, "unknown_values", _check.check_unknown_values(self.unknown_values))
         _set(self, "value_names", _check.check_value_names(self.value_names))
         if self.reference is not None:
             _set(self, "reference", str(self.reference))
@@ -226,7 +231,9 @@ class GroupSpec:
                 "group_label": self.group_label, "other_label": self.other_label, "group_by": list(self.group_by),
                 "reference": self.reference,
                 "value_names": {name: dict(pairs) for name, pairs in self.value_names},
-                **({} if self.estimated is None else {"estimated": self.estimated})}
+                **({} if self.estimated is None else {"estimated": self.estimated}),
+                # said only when given: a specification without it reads (and hashes) as it always did
+                **({"unknown_values": list(self.unknown_values)} if self.unknown_values else {})}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GroupSpec:
@@ -324,7 +331,7 @@ FLAT_FIELDS = ("outcome", "positive", "protected", "filters", "population", "tol
                "other_label", "filter_label", "not_filter_label", "group_by", "reference", "strata", "bins", "n_bins",
                "min_group_size", "min_group_share", "metric", "ratio_threshold", "correction", "outcome_type",
                "score_cutoff", "prediction", "criterion", "prediction_cutoff", "outcome_is", "value_names",
-               "estimated")
+               "estimated", "unknown_values")
 assert set(FLAT_FIELDS) == set(_OWNER), "every flat setting belongs to exactly one part"
 
 
@@ -364,7 +371,8 @@ class AuditSpec:
                  metric: str = "difference", ratio_threshold: float = DEFAULT_RATIO_THRESHOLD,
                  correction: str = "holm", outcome_type: str = "label", score_cutoff: float | None = None,
                  prediction: str | None = None, criterion: str = "selection", prediction_cutoff: float | None = None,
-                 outcome_is: str = "favourable", value_names: Any = (), estimated: str | None = None) -> None:
+                 outcome_is: str = "favourable", value_names: Any = (), estimated: str | None = None,
+                 unknown_values: Any = ()) -> None:
         flat = dict(locals())
         flat.pop("self")
         flat.pop("__class__", None)
@@ -459,6 +467,10 @@ class AuditSpec:
     @property
     def group_by(self) -> tuple[str, ...]:
         return self.group_spec.group_by
+
+    @property
+    def unknown_values(self) -> tuple[str, ...]:
+        return self.group_spec.unknown_values
 
     @property
     def reference(self) -> str | None:

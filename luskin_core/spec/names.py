@@ -65,7 +65,7 @@ def other_group_name(spec: AuditSpec, values: pd.Series | Sequence[Any] | None, 
     if not complete or len(known) < len(column):  # more values than can be named one by one
         return "everyone else"
     inside = c.mask(pd.DataFrame({c.column: column.reset_index(drop=True)}))
-    unknown = set(unknown_spellings(known, c.values))
+    unknown = set(unknown_spellings(known, c.values, spec.unknown_values))
     rest = [v for v, hit in zip(known, inside) if not hit and v not in unknown]   # "Decline to ...": in neither
     if len(rest) == 1:
         name = spec.name_of(c.column, rest[0])

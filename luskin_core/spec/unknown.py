@@ -34,17 +34,20 @@ def unknown_key(value: Any) -> str:
     return re.sub(r"[^0-9a-z]+", " ", str(value).lower()).strip()
 
 
-def is_unknown_value(value: Any) -> bool:
+def is_unknown_value(value: Any, extra: Iterable[Any] = ()) -> bool:
     """Whether a group's value (one part of a crossed group) says its category is not known: "Unknown" (missing
-    values) or a spelling such as "Decline to self-identify"."""
-    return value == UNKNOWN or unknown_key(value) in UNKNOWN_SPELLINGS
+    values), a spelling such as "Decline to self-identify", or one the user named (``extra``: the specification's
+    ``unknown_values``, such as the Stop, Question and Frisk file's race code "U"), compared as the spellings are."""
+    key = unknown_key(value)
+    return value == UNKNOWN or key in UNKNOWN_SPELLINGS or any(key == unknown_key(v) for v in extra)
 
 
-def unknown_spellings(values: Iterable[Any], named: Iterable[Any] = ()) -> tuple[str, ...]:
-    """The text values among ``values`` that spell "unknown", except those in ``named`` (a condition that names
-    "Unknown" itself, ``sex == Unknown``, asks about those rows: they are not left out)."""
+def unknown_spellings(values: Iterable[Any], named: Iterable[Any] = (), extra: Iterable[Any] = ()) -> tuple[str, ...]:
+    """The text values among ``values`` that spell "unknown" (or one of ``extra``), except those in ``named`` (a
+    condition that names "Unknown" itself, ``sex == Unknown``, asks about those rows: they are not left out)."""
     keep = {str(v) for v in named}
-    return tuple(sorted({v for v in values if isinstance(v, str) and v not in keep and is_unknown_value(v)}))
+    extra = tuple(extra)
+    return tuple(sorted({v for v in values if isinstance(v, str) and v not in keep and is_unknown_value(v, extra)}))
 
 
 __all__ = ["UNKNOWN", "UNKNOWN_SPELLINGS", "is_unknown_value", "unknown_key", "unknown_spellings"]

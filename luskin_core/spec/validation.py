@@ -245,6 +245,19 @@ def check_value_names(value: Any) -> tuple[tuple[str, tuple[tuple[str, str], ...
     return tuple(out)
 
 
+def check_unknown_values(value: Any) -> tuple[str, ...]:
+    """Values named as "unknown": a tuple of non-empty texts (one may be given as a text), each once."""
+    out: list[str] = []
+    for item in (value,) if isinstance(value, (int, float)) else as_items(value):
+        text = value_key(item) if isinstance(item, (str, int, float, np.generic)) and not isinstance(item, bool) \
+            else None
+        if not text:
+            raise LuskinError(f"A value read as unknown must be a value of the column, not {shown(repr(item))}.")
+        if text not in out:
+            out.append(text)
+    return tuple(out)
+
+
 def check_bins(value: Any) -> tuple[tuple[str, tuple[float, ...]], ...]:
     """User cut points: {column: [cuts]} or ((column, cuts), ...), cuts sorted and distinct."""
     if not value:

@@ -304,7 +304,8 @@ class _RateArrays:
 
 def _rates(table: CountTable, judgement: Judgement, r: int) -> tuple[list[_RateArrays], np.ndarray]:
     """Every judged rate's arrays, and which comparisons have too few rows; the p-values of every judged rate of
-    every comparison that can be judged form one family, adjusted together."""
+    every comparison that can be judged (not the reference's, not a group's of unknown category) form one family,
+    adjusted together."""
     G, C = table.n.shape
     names = CRITERION_RATES[judgement.criterion] if table.tp is not None else ("selection",)
     total = max(float(table.n.sum()), 1.0)
@@ -318,8 +319,13 @@ def _rates(table: CountTable, judgement: Judgement, r: int) -> tuple[list[_RateA
         drafts.append((name, num, den, rn, rd, p.reshape(G, C), tests))
         too_few |= (den < judgement.min_group_size) | (rd < judgement.min_group_size)
     not_ref = np.arange(G)[:, None] != r
-    family = np.stack([np.where(~too_few & not_ref, d[5], np.nan) for d in drafts])
+    # a group of unknown category is shown with its test but judged by none: its test is not one of the family
+    # (in it, SQF 2014's race "U" raised every other race's Holm-adjusted p by a rank: 7 tests for 6 verdicts)
+    known = np.array([not judgement.is_unknown(g) for g in table.groups], dtype=bool)[:, None]
+    family = np.stack([np.where(~too_few & not_ref & known, d[5], np.nan) for d in drafts])
     adjusted = adjust_p(family.ravel(), judgement.correction).reshape(family.shape)
+    apart = ~too_few & not_ref & ~known   # each a test of its own (its p as it is), for its numbers shown apart
+    adjusted = np.stack([np.where(apart, d[5], a) for d, a in zip(drafts, adjusted)])
     return [_RateArrays(*d, p_adjusted=adjusted[i]) for i, d in enumerate(drafts)], too_few
 
 

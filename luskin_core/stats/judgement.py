@@ -129,6 +129,7 @@ class Judgement:
     rest_name: str | None = None          # a protected condition's default name for the rest ("Non-Female")
     reference: str | None = None          # resolved: the audit's reference
     unknown: tuple[str, ...] = ()         # resolved: the groups of unknown category, in the table's order
+    unknown_values: tuple[str, ...] = ()  # the values the specification names as unknown (beyond the spellings)
     condition: bool = False               # a protected condition (the protected class against the rest)
 
     # -- made from a specification, completed by the data ---------------------------------------------
@@ -147,7 +148,7 @@ class Judgement:
                    criterion=spec.criterion, min_group_size=int(spec.min_group_size),
                    min_group_share=float(spec.min_group_share), score=ScoreRule(spec.score_cutoff),
                    reference_rule=rule, named_reference=spec.reference, condition=condition,
-                   rest_name=spec.other_name if condition else None)
+                   rest_name=spec.other_name if condition else None, unknown_values=spec.unknown_values)
 
     def resolved(self, table: CountTable) -> Judgement:
         """This judgement with the data's answers: the reference and the groups of unknown category."""
@@ -168,7 +169,8 @@ class Judgement:
             reference = groups[1]
         else:
             reference = groups[self._most_favoured_overall(table)]
-        unknown = () if self.condition else tuple(g for g in groups if g != reference and is_unknown_group(g))
+        unknown = () if self.condition else tuple(g for g in groups if g != reference
+                                                  and is_unknown_group(g, extra=self.unknown_values))
         return replace(self, reference=reference, unknown=unknown)
 
     def _most_favoured_overall(self, table: CountTable) -> int:
@@ -178,7 +180,7 @@ class Judgement:
         total = max(int(n.sum()), 1)
         eligible = [i for i, g in enumerate(table.groups)
                     if n[i] >= self.min_group_size and n[i] / total >= self.min_group_share
-                    and not is_unknown_group(g)]
+                    and not is_unknown_group(g, extra=self.unknown_values)]
         if len(table.cell_keys) > 1 and eligible:
             # a group large overall but thin in every stratum would leave every comparison "too few rows"
             covered = {i: int((table.n[i] >= self.min_group_size).sum()) for i in eligible}
@@ -326,7 +328,7 @@ class Judgement:
 
     def is_unknown(self, group: str) -> bool:
         """Whether a group is of unknown category (set apart from verdicts, never a four-fifths reference)."""
-        return group in self.unknown or (not self.condition and is_unknown_group(group))
+        return group in self.unknown or (not self.condition and is_unknown_group(group, extra=self.unknown_values))
 
     # -- words and the record of the rules --------------------------------------------------------------
 
@@ -353,6 +355,7 @@ class Judgement:
             "reads": "the favourable share (1 - the counted share)" if self.adverse else "the counted share",
             "reference": self.reference, "reference_rule": self.reference_rule.value,
             "unknown_groups": list(self.unknown),
+            **({"unknown_values": list(self.unknown_values)} if self.unknown_values else {}),
             "metric": self.metric, "tolerance": self.tolerance, "ratio_threshold": self.ratio_threshold,
             "alpha": self.alpha, "correction": self.correction, "criterion": self.criterion,
             "min_group_size": self.min_group_size, "min_group_share": self.min_group_share,
