@@ -452,8 +452,8 @@ def _audit_options(args: CommandOptions, fields: dict[str, Any], base: AuditSpec
     fields["outcome_is"] = _direction(args, fields, base)
     if args.name:
         fields["value_names"] = _value_names(args.name, fields.get("value_names"))
-    if args.unknown:   # every analysis sets them apart (the judgement's), the regulator tables too
-        fields["unknown_values"] = list(dict.fromkeys([*(fields.get("unknown_values") or ()), *args.unknown]))
+    if args.unknown:   # every analysis sets them apart (the judgement's), the regulator tables too; each kept once
+        fields["unknown_values"] = [*(fields.get("unknown_values") or ()), *args.unknown]
     for option, key in (("reference", "reference"), ("metric", "metric"), ("ratio_threshold", "ratio_threshold"),
                         ("correction", "correction"), ("min_group_size", "min_group_size"),
                         ("min_group_share", "min_group_share"), ("score_cutoff", "score_cutoff")):

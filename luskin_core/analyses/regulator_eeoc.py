@@ -343,9 +343,8 @@ def build_eeoc(data: Any, spec: Any, choices: Any) -> EEOCOutput:
     else:
         specs = [spec.with_changes(group_by=(c,), protected=None, group_label=None, other_label=None)
                  for c in columns]
-    if choices.unknown:   # the values the table's box or --unknown names: set apart by the audit's judgement
-        specs = [s.with_changes(unknown_values=tuple(dict.fromkeys((*s.unknown_values, *map(str, choices.unknown)))))
-                 for s in specs]
+    if choices.unknown:   # the values the table's box names: set apart by the audit's judgement (each kept once)
+        specs = [s.with_changes(unknown_values=(*s.unknown_values, *choices.unknown)) for s in specs]
     parts = []
     for s in specs:
         result = audit(data, s)

@@ -766,8 +766,7 @@ def ll144_from_table(table: Any, median: float | None, spec: Any, sex: str | Non
     scoring = base.outcome_type == "score"
     return ll144_from_count_table(table, exclude_small=exclude_small, scoring=scoring, median=median,
                                   sex_column=sex or "", race_column=race or "", outcome=base.outcome,
-                                  # the table's own (its box, --unknown) and the specification's
-                                  unknown=tuple(dict.fromkeys((*map(str, unknown), *spec.unknown_values))),
+                                  unknown=(*unknown, *spec.unknown_values),   # the table's box and the spec's
                                   adverse=spec.direction.adverse,
                                   selected_means=selected_meaning(spec, scoring),
                                   absent=("sex",) if sex is None else ("race_ethnicity",) if race is None else ())
