@@ -368,7 +368,7 @@ def test_a_reference_below_four_fifths_is_never_said_to_pass() -> None:
 # A data set's own code for "unknown" (held-out data: NYPD Stop, Question and Frisk, 2014)
 # ------------------------------------------------------------------------------------------
 def _sqf_2014() -> pd.DataFrame:
-    from conftest import sqf_shared_path
+    from luskin_core.counting.data import sqf_shared_path
 
     path = sqf_shared_path()
     if path is None:

@@ -142,3 +142,12 @@ def test_no_import_cycles_between_modules() -> None:
         if node not in state:
             visit(node)
     assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_no_test_imports_a_conftest_of_another_folder() -> None:
+    """pytest loads both conftest files (tests/ and tests/browser/) under the one name ``conftest``; which one an
+    ``import conftest`` finds depends on the order a worker collected them (CI's run failed so: a test in tests/
+    found tests/browser/conftest.py). A test outside tests/browser reads shared helpers from the package instead."""
+    found = [f"{p.relative_to(ROOT)}:{line}" for p in sorted((ROOT / "tests").glob("*.py"))
+             for module, line in _imports(p) if module == "conftest" or module.startswith("conftest.")]
+    assert not found, "\n".join(found)
