@@ -148,6 +148,6 @@ def test_no_test_imports_a_conftest_of_another_folder() -> None:
     """pytest loads both conftest files (tests/ and tests/browser/) under the one name ``conftest``; which one an
     ``import conftest`` finds depends on the order a worker collected them (CI's run failed so: a test in tests/
     found tests/browser/conftest.py). A test outside tests/browser reads shared helpers from the package instead."""
-    found = [f"{p.relative_to(ROOT)}:{line}" for p in sorted((ROOT / "tests").glob("*.py"))
-             for module, line in _imports(p) if module == "conftest" or module.startswith("conftest.")]
+    found = sorted({f"{p.relative_to(ROOT)}:{line}" for p in (ROOT / "tests").glob("*.py")
+                    for module, line in _imports(p) if module == "conftest" or module.startswith("conftest.")})
     assert not found, "\n".join(found)
