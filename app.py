@@ -16,11 +16,18 @@ from __future__ import annotations
 
 import streamlit as st
 
+from luskin_app import opening
+
+# Before the pages' modules are imported (on a server just started they wait for its warm-up): a line in the main
+# area says what is being prepared, instead of a blank beside the sidebar (luskin_app/opening.py).
+opening_ = opening.show()
+
 from luskin_app import analysis_page, auth, housekeeping, pages, session, signin, trail, ui
 
-st.set_page_config(page_title="Luskin: fairness audit", page_icon=ui.FAVICON, layout="wide")
 housekeeping.start()  # closed sessions let go of their uploads (luskin_app/housekeeping.py)
 # With [auth] in the secrets, nothing below runs before sign-in: the sign-in page, then a stop.
+if auth.enabled():
+    opening.done(opening_)   # the sign-in page stands alone
 user = signin.gate()
 
 admin = auth.enabled() and user.admin  # the record and the sources' settings: administrators only
@@ -49,6 +56,7 @@ ui.sidebar_summary(summary.container())
 signin.sidebar(user, session.forget_everything)
 session.render_lost()
 trail.set_page(navigation.title)
+opening.done(opening_)
 navigation.run()
 ui.sidebar_summary(summary.container())
 session.keep_address(before_page=False)

@@ -5,8 +5,8 @@ the server's memory per analyst (issue 47: eight analysts at once waited 30 s fo
 
 Starts ``streamlit run serve.py`` (as deploy/start.sh serves it) in a process of its own, then opens N Chromium
 contexts at the same moment (N analysts, each a session of their own) and times each from the request until the
-home page's first heading in the main area and until its first verdict ("At a glance") is drawn (issue 46: "the very
-first visit at 1024x768 showed a blank main area at 5 s"); then N more (a warm server) and one alone. ``--profile``
+main area's first words (until then it is blank), the home page's first heading and its first verdict ("At a
+glance"; issue 46: "the very first visit at 1024x768 showed a blank main area at 5 s"); then N more (a warm server) and one alone. ``--profile``
 samples the server's threads every 5 ms (the stacks of the script threads that run the analysts' pages) and
 prints the functions where the cold batch spent its time: there is no profiler for Streamlit's script threads
 (cProfile sees one thread) and none installed. Memory: the server's resident set before the first visit and after
@@ -127,32 +127,36 @@ def _healthy(url: str) -> bool:
 
 
 # -- the analysts ------------------------------------------------------------------------------------------------
-async def _batch(browser: object, url: str, n: int, size: dict[str, int]) -> list[tuple[float, float]]:
-    """Each analyst's seconds from the request to the main area's first heading, and to the first verdict."""
-    async def one() -> tuple[float, float]:
+async def _batch(browser: object, url: str, n: int, size: dict[str, int]) -> list[tuple[float, float, float]]:
+    """Each analyst's seconds from the request to the main area's first words (any text: until then it is blank),
+    to its first heading, and to the first verdict."""
+    async def one() -> tuple[float, float, float]:
         context = await browser.new_context(viewport=size)  # type: ignore[attr-defined]
         page = await context.new_page()
         start = time.monotonic()
         await page.goto(url + "/", wait_until="domcontentloaded", timeout=300_000)
+        await page.wait_for_function("""() => { const m = document.querySelector('[data-testid="stMain"]');
+                                              return !!m && m.innerText.trim().length > 0; }""", timeout=300_000)
+        words = time.monotonic() - start
         await page.locator('[data-testid="stMain"] h1').first.wait_for(timeout=300_000)
         heading = time.monotonic() - start
         await page.get_by_text("At a glance").first.wait_for(timeout=300_000)
         took = time.monotonic() - start
         await context.close()
-        return heading, took
+        return words, heading, took
 
     return list(await asyncio.gather(*(one() for _ in range(n))))
 
 
 async def _visits(url: str, n: int, pid: int,
-                  size: dict[str, int]) -> dict[str, tuple[list[tuple[float, float]], float, float]]:
+                  size: dict[str, int]) -> dict[str, tuple[list[tuple[float, float, float]], float, float]]:
     """Each batch's times to the first heading and verdict, and the server's and the browsers' CPU seconds per
     analyst in it."""
     from playwright.async_api import async_playwright
 
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        out: dict[str, tuple[list[tuple[float, float]], float, float]] = {}
+        out: dict[str, tuple[list[tuple[float, float, float]], float, float]] = {}
         try:
             for name, batch in (("cold", n), ("warm", n), ("alone", 1)):
                 cpu, client = _cpu_seconds(pid), _descendants_cpu(os.getpid(), pid)
@@ -202,9 +206,11 @@ def main() -> None:
         load = os.getloadavg()[0]
         print(f"{args.analysts} analysts opening the dashboard at once, {args.settle:g} s after the server's start "
               f"at {width}x{height} (2 cores shared; load {load:.1f}):")
-        for name, (pairs, cpu, client) in got.items():
-            headings, times = sorted(h for h, _ in pairs), sorted(t for _, t in pairs)
-            print(f"  {name:5s}: first heading after median {headings[len(headings) // 2]:5.1f} s, slowest "
+        for name, (triples, cpu, client) in got.items():
+            words, headings, times = (sorted(t[i] for t in triples) for i in range(3))
+            print(f"  {name:5s}: first words in the main area after median {words[len(words) // 2]:5.1f} s, slowest "
+                  f"{words[-1]:5.1f} s; "
+                  f"first heading after median {headings[len(headings) // 2]:5.1f} s, slowest "
                   f"{headings[-1]:5.1f} s; first verdict after median {times[len(times) // 2]:5.1f} s, slowest "
                   f"{times[-1]:5.1f} s; CPU an analyst: server {cpu:.2f} s, their browser (Chromium here) {client:.2f} s")
         print(f"  server memory: {started:.0f} MB at start, {after:.0f} MB after {2 * args.analysts + 1} sessions "

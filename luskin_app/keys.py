@@ -33,6 +33,7 @@ GROUP_LABEL = "group_label"  # app_pages/data.py
 GUESSES = "guesses"  # luskin_app/choices.py
 MODEL_FEATURES = "model_features"  # app_pages/data.py, luskin_app/choices.py
 OTHER_LABEL = "other_label"  # app_pages/data.py
+OPENING_SEEN = "_opening_seen"  # luskin_app/opening.py: the first run has drawn its page
 OUTCOME_IS = "outcome_is"  # app_pages/data.py
 OUTCOME_CUTOFF = "outcome_cutoff"  # app_pages/data.py: a score outcome's cut-off
 OUTCOME_SCORE_RULE = "outcome_score_rule"  # app_pages/data.py: a score outcome read above its median or a cut-off

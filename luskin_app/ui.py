@@ -38,12 +38,6 @@ ICONS = {p.name: p.icon for p in _pages.PAGES} | {
     "error": ":material/error:", "fix": ":material/build:", "ok": ":material/check_circle:",
     "info": ":material/info:", "guess": ":material/search:", "wait": ":material/hourglass_top:",
     "download": ":material/download:", "beyond": ":material/warning:"}
-# The browser tab's icon, inline: a Material name there makes Streamlit's page fetch the icon from
-# fonts.gstatic.com, and the dashboard must not call outside 127.0.0.1 (agencies run it offline).
-FAVICON = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" '
-           'fill="#0072B2"/><path d="M16 6v19M9 25h14M6 11h20M9 11l-4 8h8zM23 11l-4 8h8z" stroke="#fff" '
-           'stroke-width="2" fill="none" stroke-linejoin="round"/></svg>')
-
 # CommonMark lets every ASCII punctuation character be escaped with a backslash; escaping them all
 # also covers Streamlit's extensions ($ for LaTeX, :emoji: and :material/icons:, :red[colour]).
 _PUNCTUATION = frozenset(string.punctuation)

@@ -9,7 +9,7 @@ import zipfile
 
 import plotly.graph_objects as go
 
-from luskin_app import session, signin, trail, ui
+from luskin_app import opening, session, signin, trail, ui
 from luskin_cli import common
 from luskin_core import __dir__ as luskin_core_dir
 from luskin_core import __getattr__ as luskin_core_getattr
@@ -19,7 +19,7 @@ from luskin_core.counting import csvread, files, spark
 from luskin_core.present.report_blocks import Chart, Table
 
 # Streamlit runs app.py (outside the four folders measured), which calls these on every page.
-_ = (ui.FAVICON, ui.page_style, ui.sidebar_summary, signin.gate, session.keep_address, session.forget_everything,
+_ = (opening.show, opening.done, ui.page_style, ui.sidebar_summary, signin.gate, session.keep_address, session.forget_everything,
      session.render_lost, trail.set_page)
 
 # argparse calls an Action as action(parser, namespace, values, option_string).

@@ -515,7 +515,12 @@ class UI:
                     self.page.keyboard.type(option)   # a long list draws only the options in its view
                 choice.click()
 
-            self.rerun_by(pick)
+            try:
+                self.rerun_by(pick)
+            except AssertionError as err:   # what the box showed, so that a failure under load says where it stuck
+                listed = self.page.get_by_role("option").locator("visible=true").all_inner_texts()
+                raise AssertionError(f"{err}; choosing {option!r} in {label!r}: tags {self.chosen(label)}, "
+                                     f"options listed {listed[:12]}") from None
             self.page.keyboard.press("Escape")   # a multiselect stays open after a choice
         shown = self.chosen(label)
         assert all(o in shown for o in options), f"{label}: chose {options}, the page shows {shown}"

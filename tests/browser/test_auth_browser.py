@@ -24,6 +24,7 @@ from typing import Any
 import pandas as pd
 import pytest
 from conftest import CHROMIUM, ROOT, UI, _healthy, read_record
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 sys.path.insert(0, str(ROOT / "tests"))
 import oidc_server
@@ -581,8 +582,12 @@ def test_a_sign_in_ends_after_the_operators_maximum_age(short_lived: App, tab: A
         assert time.monotonic() - signed < 120, "the sign-in outlived the operator's maximum age"
         ui.page.wait_for_timeout(2_000)
         ui.open()
-        ui.page.get_by_role("button", name="Sign in").or_(_sidebar(ui).get_by_text("Signed in:")).first.wait_for(
-            timeout=60_000)
+        try:
+            ui.page.get_by_role("button", name="Sign in").or_(_sidebar(ui).get_by_text("Signed in:")).first.wait_for(
+                timeout=60_000)
+        except PlaywrightTimeoutError:   # neither page: say which one the reload brought
+            raise AssertionError(f"after a reload at {time.monotonic() - signed:.0f} s, {ui.page.url} shows neither "
+                                 f"the sign-in button nor 'Signed in:': {_main(ui)[:600]!r}") from None
         ui.idle()
     assert time.monotonic() - signed >= SHORT_HOURS * 3600   # it did not end before its time
     assert "Your sign-in has ended: this server keeps a sign-in for 22 seconds at most" in _main(ui)

@@ -104,6 +104,41 @@ def test_first_visit_shows_the_audit_and_a_filter_redraws_it(fresh_ui: Any, adul
     assert ui.page.locator(CHART).count() >= 1
 
 
+# What the visitor's screen holds as the first run draws: the main area's first words, each time the sidebar's
+# navigation or the main area changes (a MutationObserver from the document's start).
+FIRST_PAINT = """(() => {
+  window.__luskinPaint = [];
+  const note = () => {
+    const main = document.querySelector('[data-testid="stMain"]');
+    const nav = !!document.querySelector('[data-testid="stSidebarNav"]');
+    const text = main ? main.innerText.replace(/\\s+/g, ' ').trim().slice(0, 120) : '';
+    const last = window.__luskinPaint[window.__luskinPaint.length - 1];
+    if (!last || last.nav !== nav || last.text !== text) window.__luskinPaint.push({nav, text});
+  };
+  new MutationObserver(note).observe(document, {childList: true, subtree: true, characterData: true});
+})();"""
+
+
+def test_a_first_visit_never_shows_a_blank_main_area_beside_the_sidebar(fresh_ui: Any) -> None:
+    """Issue 46: 'the very first visit at 1024x768 showed a blank main area at 5 s' (the sidebar drawn, the main area
+    empty while the first page was prepared). The main area now says what is being prepared before the sidebar's
+    navigation is drawn, and the line goes once the page draws its heading."""
+    ui = fresh_ui
+    ui.page.set_viewport_size({"width": 1024, "height": 768})
+    ui.page.add_init_script(FIRST_PAINT)
+    ui.open("")
+    ui.wait_text("Ready: comparing", timeout=120_000)
+    ui.idle()
+    states = ui.page.evaluate("() => window.__luskinPaint")
+    with_nav = [s for s in states if s["nav"]]
+    assert with_nav, states
+    assert with_nav[0]["text"], f"the sidebar was drawn beside an empty main area: {states[:12]}"
+    first_words = next(s["text"] for s in states if s["text"])
+    assert "Opening Luskin: preparing the data and its first audit" in first_words, states[:12]
+    main = ui.page.locator('[data-testid="stMain"]').first.inner_text()
+    assert "Opening Luskin" not in main and "Luskin: is the decision fair between groups?" in main
+
+
 def test_upload_a_csv_and_a_bad_file(ui: Any, tmp_path: Path) -> None:
     """A CSV dropped on the uploader becomes the data; a one-column file gets a plain message."""
     rows = ["region,gender,age,approved"]
