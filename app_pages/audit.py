@@ -270,6 +270,25 @@ def _columns_widget(key: str, label: str, options: list[str], choice: str, defau
     return list(value)
 
 
+UNKNOWN_HELP = ("A data set's own code for unknown, such as U or 9: those groups are shown but never judged, never "
+                "the reference, and left out of the multiple-testing family. Missing values and spellings such as "
+                "'Unknown' or 'Decline to self-identify' are set apart already.")
+
+
+def render_unknown(frame: pd.DataFrame, ch: Choices) -> None:
+    """The values of the group column(s) that mean "not known" (the specification's unknown_values)."""
+    options = ch_.unknown_options(ch, frame)
+    chosen = ch_.settle_unknown(ch, frame)
+    if not options:
+        return
+    ch_.seed(keys.AUDIT_UNKNOWN_VALUES, chosen)
+    st.session_state[keys.AUDIT_UNKNOWN_VALUES] = [v for v in st.session_state[keys.AUDIT_UNKNOWN_VALUES]
+                                                   if v in options]
+    values = st.multiselect("Values that mean 'not known'", options, key=keys.AUDIT_UNKNOWN_VALUES,
+                            format_func=ui.option_text, help=UNKNOWN_HELP)
+    ch_.set_unknown(ch, list(values))
+
+
 def render_who(frame: pd.DataFrame, ch: Choices) -> Any:
     """One group vs the rest (from the Data page), or every value of one to three columns; returns the
     container that receives the reference group's choice once the groups are known."""
@@ -294,6 +313,7 @@ def render_who(frame: pd.DataFrame, ch: Choices) -> Any:
             st.markdown(f"**{ui.md(group, 120)}** against **{ui.md(other, 120)}**, as chosen on the Data page.")
         except LuskinError:
             st.markdown("The protected group is chosen on the Data page.")
+        render_unknown(frame, ch)
         st.page_link(ui.PAGE_FILES["data"], label="Change the group on the Data page", icon=ui.ICONS["data"])
         return None
     outcome = str(ch.get("outcome") or "").lower()
@@ -305,6 +325,7 @@ def render_who(frame: pd.DataFrame, ch: Choices) -> Any:
                               help="Each value is a group; with two or three columns, each combination "
                                    "(e.g. Black × Female). Missing values form an 'Unknown' group.")
     _binning_note(frame, columns, ch)
+    render_unknown(frame, ch)
     return st.container()
 
 

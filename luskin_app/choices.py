@@ -23,6 +23,8 @@ import pandas as pd
 import streamlit as st
 
 from luskin_core.counting.executor import executor_for, group_names
+from luskin_core.counting.memory import cut_into_ranges
+from luskin_core.counting.plan import is_unknown_group
 from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import (
     DEFAULT_BINS,
@@ -39,6 +41,7 @@ from luskin_core.spec.conditions import Condition
 from luskin_core.spec.guess import FirstChoices, first_choices
 from luskin_core.spec.names import GroupNames
 from luskin_core.spec.options import OPTIONS, option_default
+from luskin_core.spec.unknown import is_unknown_value, unknown_key
 from luskin_core.spec.validation import (
     check_amount_column,
     check_column,
@@ -47,6 +50,7 @@ from luskin_core.spec.validation import (
     check_score_column,
     check_spec,
     infinite_counts,
+    value_key,
 )
 
 from . import dataset as _dataset
@@ -65,7 +69,7 @@ WIDGET_KEYS = ("outcome", "positive", "outcome_score_rule", "outcome_cutoff", "o
                "eq_seed", "model_features", "audit_group_mode", "audit_group_by", "audit_reference",
                "audit_cell_mode", "audit_strata", "audit_cuts", "audit_n_bins", "audit_min_size", "audit_min_share",
                "audit_outcome_type", "audit_score_column", "audit_cutoff_median", "audit_cutoff", "audit_metric",
-               "audit_ratio_threshold", "audit_correction")
+               "audit_ratio_threshold", "audit_correction", "audit_unknown_values")
 
 # The model pages' first choices: the defaults of the options each page offers (their declarations in
 # luskin_core.spec.options, which the command line reads too: a new declared option is saved here without an
@@ -85,7 +89,7 @@ AUDIT_DEFAULTS: dict[str, Any] = {
     "group_mode": "condition", "group_by": [], "reference": None, "min_group_size": DEFAULT_MIN_GROUP_SIZE,
     "min_group_share": 0.0, "cell_mode": "filter", "strata": [], "bins": {}, "n_bins": DEFAULT_BINS,
     "outcome_type": "label", "score_column": None, "score_cutoff": None, "metric": "difference",
-    "ratio_threshold": DEFAULT_RATIO_THRESHOLD, "correction": "holm",
+    "ratio_threshold": DEFAULT_RATIO_THRESHOLD, "correction": "holm", "unknown_values": [],
 }
 # The choices an AuditSpec is built from (the cache key of the spec).
 SPEC_KEYS = ("outcome", "positive", "protected_column", "protected_values", "protected_op", "protected_number",
@@ -131,6 +135,8 @@ class Choices(TypedDict, total=False):
     metric: str
     ratio_threshold: float
     correction: str
+    unknown_values: list[str]
+    unknown_columns: list[str]   # the group columns the values named 'not known' were named for (not in the spec)
     # each model page's options (DEFAULT_OPTIONS)
     retrain: dict[str, Any]
     thresholds: dict[str, Any]
@@ -210,7 +216,7 @@ def _audit_choices(spec: AuditSpec) -> Choices:
         "outcome_type": spec.outcome_type,
         "score_column": spec.outcome if spec.outcome_type in ("score", "amount") else None,
         "score_cutoff": spec.score_cutoff, "metric": spec.metric, "ratio_threshold": spec.ratio_threshold,
-        "correction": spec.correction,
+        "correction": spec.correction, "unknown_values": list(spec.unknown_values),
     }
 
 
@@ -256,6 +262,7 @@ def choices_from_spec(spec: AuditSpec, frame: pd.DataFrame, features: Sequence[s
     }
     choices.update(_audit_choices(spec))
     choices.update(cast(Choices, _merged_options(options)))
+    choices["unknown_columns"] = _group_columns(choices)
     return choices
 
 
@@ -364,11 +371,12 @@ def _outcome_part(ch: Choices, frame: pd.DataFrame) -> OutcomeSpec:
 def _groups_part(ch: Choices, frame: pd.DataFrame) -> GroupSpec:
     """Who is compared: the values of columns, or a protected condition's two classes."""
     names: Any = ch.get("value_names") or {}  # GroupSpec checks and freezes them
+    unknown = tuple(audit_choice(ch, "unknown_values") or ())
     if audit_choice(ch, "group_mode") == "columns":
         return GroupSpec(group_by=tuple(audit_choice(ch, "group_by") or ()), reference=audit_choice(ch, "reference"),
-                         value_names=names)
+                         value_names=names, unknown_values=unknown)
     groups = GroupSpec(protected=protected_condition(ch, frame), group_label=ch.get("group_label") or None,
-                       other_label=ch.get("other_label") or None, value_names=names)
+                       other_label=ch.get("other_label") or None, value_names=names, unknown_values=unknown)
     reference = audit_choice(ch, "reference")
     if reference in (groups.group_name, groups.other_name):   # a reference left from another way of grouping
         groups = replace(groups, reference=reference)
@@ -416,6 +424,7 @@ def current_spec() -> tuple[AuditSpec | None, str | None]:
     """
     data = _dataset.dataset()
     ch = choices()
+    settle_unknown(ch, data.frame)
     made_from = (str(data.fingerprint), json.dumps({k: ch.get(k) for k in SPEC_KEYS}, sort_keys=True, default=str))
     state = st.session_state.get(keys.SPEC_MEMO)
     if not isinstance(state, SpecState) or state.made_from != made_from:
@@ -432,6 +441,68 @@ def class_names(spec: AuditSpec) -> GroupNames:
     two-valued column); every page and the sidebar say them so. A configured source's frame holds its distinct
     values, so every value is seen."""
     return group_names(executor_for(_dataset.dataset().frame), spec)
+
+
+# --------------------------------------------------------------------------------------------
+# Values that mean "not known" (a data set's own code, such as U or 9)
+# --------------------------------------------------------------------------------------------
+def unknown_options(ch: Choices, frame: pd.DataFrame) -> list[str]:
+    """The values the Audit page offers to read as "not known": each group column's values as text (the core's
+    form, 9.0 as "9"), most frequent first, without those the core reads so already (missing, "Unknown",
+    "Decline to self-identify"). None for a column cut into ranges (its groups are ranges, not values) or, for a
+    protected condition, a numeric column (a comparison of numbers leaves no value out) nor the values that form
+    the protected group (a condition that names a value asks about its rows)."""
+    by_columns = audit_choice(ch, "group_mode") == "columns"
+    present = {str(c).lower(): c for c in frame.columns}
+    out: list[str] = [] if by_columns else [value_key(v) for v in ch.get("protected_values") or []]
+    taken = len(out)
+    for name in _group_columns(ch):
+        column = present.get(name.lower())
+        if column is None:
+            continue
+        series = frame[column]
+        if (by_columns and cut_into_ranges(series)) or (not by_columns and is_numeric(series)):
+            continue
+        for value in value_options(series):
+            text = value_key(value)
+            if text and text not in out and not is_unknown_value(text):
+                out.append(text)
+    return out[taken:]
+
+
+def settle_unknown(ch: Choices, frame: pd.DataFrame) -> list[str]:
+    """The values named "not known", kept only for the group columns they were named for and only while those
+    columns hold them: other data, another protected column or other group columns clear them (and the Audit
+    page's box), so that they never name a value the columns do not have."""
+    columns = _group_columns(ch)
+    named = [str(v) for v in audit_choice(ch, "unknown_values") or []]
+    if not columns:   # no group column yet (just switched to groups by columns): nothing to check them against
+        return named
+    if named and ch.get("unknown_columns") not in (None, columns):
+        named = []
+        st.session_state.pop(keys.AUDIT_UNKNOWN_VALUES, None)
+    elif named:   # compared as the core compares them ("u" names "U"), kept as the column spells them
+        offered = {unknown_key(v): v for v in unknown_options(ch, frame)}
+        named = list(dict.fromkeys(offered[unknown_key(v)] for v in named if unknown_key(v) in offered))
+    if named != audit_choice(ch, "unknown_values"):
+        ch["unknown_values"] = named
+    if ch.get("unknown_columns") != columns:
+        ch["unknown_columns"] = columns
+    return named
+
+
+def set_unknown(ch: Choices, values: Sequence[str]) -> None:
+    """Name the values that mean "not known" (the Audit page's box); a reference group they now name goes back
+    to the automatic one, since a group of unknown category is never the reference."""
+    values = [str(v) for v in values]
+    if values == audit_choice(ch, "unknown_values"):
+        return
+    ch["unknown_values"] = values
+    ch["unknown_columns"] = _group_columns(ch)
+    reference = audit_choice(ch, "reference")
+    if reference is not None and is_unknown_group(str(reference), extra=values):
+        ch["reference"] = None
+        st.session_state.pop(keys.AUDIT_REFERENCE, None)
 
 
 def set_filters(filters: list[dict[str, Any]]) -> None:
