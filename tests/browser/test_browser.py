@@ -94,7 +94,7 @@ def test_first_visit_shows_the_audit_and_a_filter_redraws_it(fresh_ui: Any, adul
     # add a second condition to the filter: sex == Male
     ui.select("Column", "sex")
     ui.idle()
-    assert ui.page.get_by_role("combobox", name="Value").input_value() == "Male"
+    assert ui.page.get_by_role("combobox", name="Value", exact=True).input_value() == "Male"
     ui.timed("add filter condition -> bars and verdicts redrawn",
              lambda: ui.page.get_by_role("button", name="Add condition").click(),
              lambda: ui.wait_text(re.compile(r"Where education-num > 10 and sex == Male, income is >50K")))
