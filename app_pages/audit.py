@@ -480,11 +480,13 @@ def render_reference(box: Any, ch: Choices) -> None:
     probe = _probe(ch)
     if probe is None:
         return
-    groups = list(probe.groups)
+    unknown = set(probe.unknown_groups)
+    groups = [g for g in probe.groups if g not in unknown]   # a group of unknown category is never the reference
     chosen = ch_.audit_choice(ch, "reference")
     if chosen is not None and chosen not in groups:
-        box.caption(f"The reference group '{ui.md(chosen, 120)}' is not one of the groups now, so the group with "
-                    "the highest share is used.")
+        why = "is of unknown category" if chosen in unknown else "is not one of the groups now"
+        box.caption(f"The reference group '{ui.md(chosen, 120)}' {why}, so the group with the highest share is "
+                    "used.")
         ch["reference"] = chosen = None
         st.session_state.pop(keys.AUDIT_REFERENCE, None)
     options = [AUTO] + groups

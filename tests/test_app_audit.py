@@ -386,6 +386,23 @@ def coded_unknown() -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["race", "sex", "hired"])
 
 
+def test_a_group_of_unknown_category_is_not_offered_as_the_reference():
+    """'Unknown' (a spelling the core reads as unknown) with the highest share is set apart, so the reference box
+    offers only the known groups; the page's automatic reference is the core's."""
+    frame = coded_unknown().replace({"race": {"U": "Unknown"}})
+    at = upload(open_app(), frame.to_csv(index=False).encode(), "spelled.csv")
+    at.multiselect(key="positive").set_value(["yes"]).run()
+    goto(at, "audit")
+    by_columns(at, "race")
+    at.radio(key="audit_cell_mode").set_value("none").run()
+    core = audit(frame, AuditSpec("hired", "yes", group_by=("race",)))
+    assert core.unknown_groups == ("Unknown",) and core.reference == "W"
+    assert_page_shows(at, core)
+    options = at.selectbox(key="audit_reference").options
+    assert sorted(options[1:]) == ["B", "H", "W"], options   # after 'The group with the highest share (now W)'
+    assert "(now W)" in options[0]
+
+
 def test_values_named_not_known_are_set_apart_kept_saved_and_reset():
     frame = coded_unknown()
     at = upload(open_app(), frame.to_csv(index=False).encode(), "coded.csv")
@@ -407,6 +424,7 @@ def test_values_named_not_known_are_set_apart_kept_saved_and_reset():
     assert named.reference == "W" and named.unknown_groups == ("U",)
     assert_page_shows(at, named)                                      # the chosen reference went back to automatic
     assert at.selectbox(key="audit_reference").index == 0 and at.session_state["choices"]["reference"] is None
+    assert "U" not in at.selectbox(key="audit_reference").options   # nor offered again: never the reference
     shown = table(at, "Gap (points) [CI]").set_index("Group")
     assert shown.loc["U", "Verdict"] == "apart" and shown.loc["W", "Verdict"] == "ref."
     every = table(at, "Adjusted p-value").set_index("Group")
