@@ -275,10 +275,10 @@ UNKNOWN_HELP = ("A data set's own code for unknown, such as U or 9: those groups
                 "'Unknown' or 'Decline to self-identify' are set apart already.")
 
 
-def render_unknown(frame: pd.DataFrame, ch: Choices) -> None:
+def render_unknown(ch: Choices) -> None:
     """The values of the group column(s) that mean "not known" (the specification's unknown_values)."""
-    options = ch_.unknown_options(ch, frame)
-    chosen = ch_.settle_unknown(ch, frame)
+    options = ch_.unknown_options(ch, dataset.dataset())
+    chosen = ch_.settle_unknown(ch, dataset.dataset())
     if not options:
         return
     ch_.seed(keys.AUDIT_UNKNOWN_VALUES, chosen)
@@ -313,7 +313,7 @@ def render_who(frame: pd.DataFrame, ch: Choices) -> Any:
             st.markdown(f"**{ui.md(group, 120)}** against **{ui.md(other, 120)}**, as chosen on the Data page.")
         except LuskinError:
             st.markdown("The protected group is chosen on the Data page.")
-        render_unknown(frame, ch)
+        render_unknown(ch)
         st.page_link(ui.PAGE_FILES["data"], label="Change the group on the Data page", icon=ui.ICONS["data"])
         return None
     outcome = str(ch.get("outcome") or "").lower()
@@ -325,7 +325,7 @@ def render_who(frame: pd.DataFrame, ch: Choices) -> Any:
                               help="Each value is a group; with two or three columns, each combination "
                                    "(e.g. Black × Female). Missing values form an 'Unknown' group.")
     _binning_note(frame, columns, ch)
-    render_unknown(frame, ch)
+    render_unknown(ch)
     return st.container()
 
 

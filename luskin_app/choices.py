@@ -424,7 +424,7 @@ def current_spec() -> tuple[AuditSpec | None, str | None]:
     """
     data = _dataset.dataset()
     ch = choices()
-    settle_unknown(ch, data.frame)
+    settle_unknown(ch, data)
     made_from = (str(data.fingerprint), json.dumps({k: ch.get(k) for k in SPEC_KEYS}, sort_keys=True, default=str))
     state = st.session_state.get(keys.SPEC_MEMO)
     if not isinstance(state, SpecState) or state.made_from != made_from:
@@ -446,31 +446,39 @@ def class_names(spec: AuditSpec) -> GroupNames:
 # --------------------------------------------------------------------------------------------
 # Values that mean "not known" (a data set's own code, such as U or 9)
 # --------------------------------------------------------------------------------------------
-def unknown_options(ch: Choices, frame: pd.DataFrame) -> list[str]:
+def unknown_options(ch: Choices, data: _dataset.Dataset) -> list[str]:
     """The values the Audit page offers to read as "not known": each group column's values as text (the core's
     form, 9.0 as "9"), most frequent first, without those the core reads so already (missing, "Unknown",
     "Decline to self-identify"). None for a column cut into ranges (its groups are ranges, not values) or, for a
     protected condition, a numeric column (a comparison of numbers leaves no value out) nor the values that form
     the protected group (a condition that names a value asks about its rows)."""
     by_columns = audit_choice(ch, "group_mode") == "columns"
-    present = {str(c).lower(): c for c in frame.columns}
+    present = {str(c).lower(): c for c in data.frame.columns}
     out: list[str] = [] if by_columns else [value_key(v) for v in ch.get("protected_values") or []]
     taken = len(out)
     for name in _group_columns(ch):
         column = present.get(name.lower())
-        if column is None:
-            continue
-        series = frame[column]
-        if (by_columns and cut_into_ranges(series)) or (not by_columns and is_numeric(series)):
-            continue
-        for value in value_options(series):
-            text = value_key(value)
-            if text and text not in out and not is_unknown_value(text):
-                out.append(text)
+        if column is not None:
+            out += [t for t in _unknown_texts(str(data.fingerprint), str(column), by_columns, data.frame[column])
+                    if t not in out]
     return out[taken:]
 
 
-def settle_unknown(ch: Choices, frame: pd.DataFrame) -> list[str]:
+@st.cache_data(show_spinner=False, max_entries=64)
+def _unknown_texts(fingerprint: str, column: str, by_columns: bool, _series: pd.Series) -> list[str]:
+    """One column's values that may be named "not known", once per dataset and column: the check of the named
+    values runs on every run of every page (:func:`current_spec`), and a column of millions took 60 ms a look."""
+    if (by_columns and cut_into_ranges(_series)) or (not by_columns and is_numeric(_series)):
+        return []
+    out: list[str] = []
+    for value in value_options(_series):
+        text = value_key(value)
+        if text and text not in out and not is_unknown_value(text):
+            out.append(text)
+    return out
+
+
+def settle_unknown(ch: Choices, data: _dataset.Dataset) -> list[str]:
     """The values named "not known", kept only for the group columns they were named for and only while those
     columns hold them: other data, another protected column or other group columns clear them (and the Audit
     page's box), so that they never name a value the columns do not have."""
@@ -482,7 +490,7 @@ def settle_unknown(ch: Choices, frame: pd.DataFrame) -> list[str]:
         named = []
         st.session_state.pop(keys.AUDIT_UNKNOWN_VALUES, None)
     elif named:   # compared as the core compares them ("u" names "U"), kept as the column spells them
-        offered = {unknown_key(v): v for v in unknown_options(ch, frame)}
+        offered = {unknown_key(v): v for v in unknown_options(ch, data)}
         named = list(dict.fromkeys(offered[unknown_key(v)] for v in named if unknown_key(v) in offered))
     if named != audit_choice(ch, "unknown_values"):
         ch["unknown_values"] = named
