@@ -56,7 +56,9 @@ ui.sidebar_summary(summary.container())
 signin.sidebar(user, session.forget_everything)
 session.render_lost()
 trail.set_page(navigation.title)
-opening.done(opening_)
-navigation.run()
+try:
+    navigation.run()
+finally:  # after the page, even one that ends its run with st.stop(): the line is never gone before the page draws
+    opening.done(opening_)
 ui.sidebar_summary(summary.container())
 session.keep_address(before_page=False)

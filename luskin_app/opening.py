@@ -3,7 +3,9 @@
 A session's first run imports the pages' modules (on a server just started, behind its warm-up), loads the sample
 and runs its first audit before the page draws its heading: seconds, under load, of a blank main area beside the
 sidebar (issue 46: "the very first visit at 1024x768 showed a blank main area at 5 s"). ``app.py`` calls
-:func:`show` before anything else, with Streamlit alone imported, and :func:`done` once the page is about to draw.
+:func:`show` before anything else, with Streamlit alone imported, and :func:`done` once the page has drawn (cleared
+before the page, it left the main area blank beside the sidebar while the page prepared its heading: the browser saw
+that under load in CI).
 The placeholder is made on every run, so a page's elements sit in the same places on the first run as on the next.
 """
 
@@ -32,6 +34,6 @@ def show() -> DeltaGenerator:
 
 
 def done(place: DeltaGenerator) -> None:
-    """The line goes (the page, or the sign-in page, draws next)."""
+    """The line goes: the page has drawn below it (or the sign-in page draws next)."""
     place.empty()
     st.session_state[keys.OPENING_SEEN] = True
