@@ -59,6 +59,10 @@ def add_parsers(subparsers: Any) -> None:
                               "exact permutation p-value): finds more when many groups differ, and expects a share "
                               "Q of what it reports to be chance", **level.constraint.argparse("--fdr"))
     add_option_flags(group, "scan", only=("replicates", "calibration"))
+    group.add_argument("--unknown", metavar="VALUE", action="append", default=None,
+                       help="read this value of a scanned column as unknown category, as common spellings such as "
+                            "'Unknown' and 'Prefer not to say' already are: a group with it is shown apart, never a "
+                            "finding (repeatable; e.g. --unknown U)")
     group.add_argument("--bins", action="append", default=None, metavar="COL=CUTS",
                        help="cut a numeric column at these points, e.g. age=25,35,45,55 (repeatable)")
     group.add_argument("--n-bins", type=int, default=4, metavar="K",
@@ -97,7 +101,7 @@ def spec_from_args(args: CommandOptions) -> tuple[Any, Any]:
                                                    else "rate"), calibration=args.calibration, probability=args.probability)
     spec = AuditSpec(args.outcome.strip(), _positive(args.positive), group_by=columns[:1], n_bins=args.n_bins,
                      bins=cut_points(args.bins or []), prediction=args.predictions,
-                     prediction_cutoff=args.prediction_cutoff)
+                     prediction_cutoff=args.prediction_cutoff, unknown_values=tuple(args.unknown or ()))
     return spec, options
 
 

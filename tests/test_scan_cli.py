@@ -101,3 +101,17 @@ def test_a_frame_with_a_column_called_name_is_scanned_under_the_datas_name(capsy
     out = capsys.readouterr().out
     assert status == 0, out
     assert json.loads(out)["source"] == "sample:compas"
+
+
+def test_unknown_names_a_value_of_unknown_category_as_the_audits_flag_does(files, capsys):
+    """``luskin scan --unknown Queens``: the group with the value is set apart (shown with its numbers, never a
+    finding), as ``luskin audit --unknown`` sets it apart; the spec in the JSON says which values were so read."""
+    args = ("--data", files["csv"], "--outcome", "approved", "--positive", "Y", "--columns", "sex,borough",
+            "--replicates", "199")
+    plain = _json(capsys, *args)
+    named = _json(capsys, *args, "--unknown", "Queens")
+    assert [f["conditions"] for f in plain["findings"]] == [{"sex": "Female", "borough": "Queens"}]
+    assert named["findings"] == [] and named["spec"]["unknown_values"] == ["Queens"]
+    assert {"sex": "Female", "borough": "Queens"} in [f["conditions"] for f in named["set_apart"]]
+    assert main(["scan", *args, "--unknown", "Queens"]) == 0
+    assert "unknown category" in capsys.readouterr().out

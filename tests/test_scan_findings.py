@@ -119,6 +119,42 @@ def test_groups_of_unknown_category_are_set_apart_with_their_numbers():
     assert document["set_apart"][0]["unknown_category"] is True
 
 
+def _coded_unknown_frame() -> pd.DataFrame:
+    """Race coded as the Stop, Question and Frisk file codes it ("U": not known), the "U" rows with a lower rate,
+    every known group equal."""
+    rng = np.random.default_rng(45)
+    n = 30_000
+    race = rng.choice(["W", "B", "Q", "U"], n, p=[0.4, 0.25, 0.15, 0.2])
+    frame = pd.DataFrame({"race": race, "sex": rng.choice(["F", "M"], n)})
+    frame["y"] = (rng.random(n) < np.where(race == "U", 0.2, 0.3)).astype(int)
+    return frame
+
+
+def test_a_value_the_user_names_unknown_is_set_apart_as_the_spellings_are(tmp_path):
+    """Issue 45: the scan read only the common spellings of "unknown", so the SQF file's race code "U", named
+    unknown for the audit, came back as the scan's finding. Named (the audit's unknown_values, through scan_spec),
+    its group is set apart with its numbers, in memory and in DuckDB over a Parquet file alike; not named, it is a
+    finding, as any value is."""
+    from luskin_core import AuditSpec
+    from luskin_core.analyses.scan import run
+    from luskin_core.counting.files import open_file
+    from luskin_core.spec.options import ScanOptions
+
+    frame = _coded_unknown_frame()
+    plain = scan(frame, ScanSpec("y", 1, ("race", "sex"), replicates=199))
+    assert [f.conditions for f in plain.findings] == [{"race": "U"}] and plain.set_apart == ()
+    path = tmp_path / "coded.parquet"
+    frame.to_parquet(path)
+    options = ScanOptions(columns=("race", "sex"), replicates=199)
+    for data in (frame, open_file(str(path))):
+        named = run(data, AuditSpec("y", 1, group_by=("race",), unknown_values=("U",)), options)
+        assert named.findings == (), data
+        assert [f.conditions for f in named.set_apart] == [{"race": "U"}]
+        assert named.set_apart[0].n == plain.findings[0].n and "unknown category" in named.set_apart[0].sentence
+        assert named.to_dict()["spec"]["unknown_values"] == ["U"]
+    assert "unknown_values" not in plain.to_dict()["spec"]   # the JSON of a scan naming none is as before
+
+
 def test_intersections_that_are_their_parts_seen_again_are_not_findings():
     """On Adult, race x sex: 'White and Male' (31.5% against 13.0%) is the sex gap seen again, since everyone
     else holds the women: no intersection is reported, each finding says it is a main effect."""

@@ -37,7 +37,7 @@ from luskin_core.formatting import format_memory, format_p, format_percent, form
 from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.spec.columns import shown
 from luskin_core.spec.options import OPTION_CONSTRAINTS, ScanOptions, option_default
-from luskin_core.spec.validation import positive_words
+from luskin_core.spec.validation import check_unknown_values, positive_words
 from luskin_core.stats import subgroups as sg
 from luskin_core.stats.judgement import ScoreRule
 
@@ -96,11 +96,15 @@ class ScanSpec:
     # as the audit reads it; no positive value then
     outcome_type: str = "label"
     score_cutoff: float | None = None
+    # values of the scanned columns that mean "not known" beyond the common spellings (the audit's unknown_values,
+    # such as the SQF file's race code "U"): a group with such a value is set apart, as the audit sets it apart
+    unknown_values: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         columns = (self.columns,) if isinstance(self.columns, str) else tuple(self.columns)
         columns = tuple(str(c).strip() for c in columns if str(c).strip())
         object.__setattr__(self, "columns", columns)
+        object.__setattr__(self, "unknown_values", check_unknown_values(self.unknown_values))
         if not columns:
             raise LuskinError("Choose at least one column to scan.")
         if len({c.lower() for c in columns}) != len(columns):
@@ -138,7 +142,8 @@ class ScanSpec:
                 "probability": self.probability, "n_bins": self.n_bins,
                 "bins": {c: list(cuts) for c, cuts in self.bins}, "error": self.error,
                 "calibration": self.calibration, "outcome_type": self.outcome_type,
-                "score_cutoff": self.score_cutoff}
+                "score_cutoff": self.score_cutoff,
+                **({"unknown_values": list(self.unknown_values)} if self.unknown_values else {})}
 
     def audit_spec(self, *, probability: bool = False) -> AuditSpec:
         """The counting plan's specification: the full cross of the columns (first as group, others as strata)."""
@@ -563,7 +568,7 @@ def scan(data: pd.DataFrame | Source, spec: ScanSpec, *, source: str | None = No
     chosen = sorted(choice.chosen, key=lambda g: (-abs(float(groups.z[g])), g))
     big, overall = cells.total, cells.positives / cells.total
     labels = _labels(table)
-    apart = [g for g in chosen if _of_unknown_category(g, groups, table)]
+    apart = [g for g in chosen if _of_unknown_category(g, groups, table, spec.unknown_values)]
     known = [g for g in chosen if g not in apart]
     parts = sg.Parts(groups)
     made = {g: _finding(g, groups, cells, _bar(calibration, groups, cells, g), float(p_adjusted[g]), labels, table,
@@ -618,7 +623,7 @@ def scan_spec(spec: AuditSpec, options: ScanOptions | None = None) -> ScanSpec:
                     level=options.level, replicates=options.replicates, seed=options.seed, measure=measure,
                     prediction=spec.prediction, prediction_cutoff=spec.prediction_cutoff,
                     probability=options.probability, n_bins=spec.n_bins, bins=spec.bins, error=options.error,
-                    calibration=options.calibration, **score)
+                    calibration=options.calibration, unknown_values=spec.unknown_values, **score)
 
 
 def run(data: pd.DataFrame | Source, spec: AuditSpec, options: ScanOptions | None = None, *,
@@ -719,9 +724,10 @@ def _bar(calibration: Any, groups: sg.Groups, cells: sg.Cells, g: int) -> float:
     return calibration.group_bar(float(groups.n[g]), float(scale[0]))
 
 
-def _of_unknown_category(g: int, groups: sg.Groups, table: _Table) -> bool:
-    """Whether a group has a condition on a value of unknown category ("Unknown", "Decline to self-identify"):
-    the audit's one rule, :func:`luskin_core.counting.plan.is_unknown_group`, on its values."""
+def _of_unknown_category(g: int, groups: sg.Groups, table: _Table, extra: tuple[str, ...] = ()) -> bool:
+    """Whether a group has a condition on a value of unknown category ("Unknown", "Decline to self-identify", or
+    one of ``extra``, the values the user named so): the audit's one rule,
+    :func:`luskin_core.counting.plan.is_unknown_group`, on its values."""
     from luskin_core.counting.plan import CROSS, is_unknown_group
     from luskin_core.spec.unknown import UNKNOWN
 
@@ -735,7 +741,7 @@ def _of_unknown_category(g: int, groups: sg.Groups, table: _Table) -> bool:
             values.append(f"range {value}")   # a range of numbers is a known category
         else:
             values.append(str(value))
-    return is_unknown_group(CROSS.join(values))
+    return is_unknown_group(CROSS.join(values), extra=extra)
 
 
 def _reasons(significant: np.ndarray, choice: _Choice, chosen: list[int], apart: list[int]) -> dict[str, int]:
