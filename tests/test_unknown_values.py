@@ -62,6 +62,35 @@ def test_the_rest_of_a_condition_leaves_out_unknown_spellings_on_every_path(n, t
     assert prepared.excluded_reasons == {LEFT_OUT: unknown}
 
 
+def test_a_numeric_code_named_unknown_is_left_out_of_a_condition_on_every_path(tmp_path):
+    """Issue 45: race coded 1 (White), 2 (Black), 9 (not known), as many agencies code it. Named unknown
+    (``--unknown 9``), the 9s were counted in "everyone else" all the same, as a numeric column's values were never
+    read for it; the rest's rate fell towards theirs. Now they are left out as a spelling's rows are, the rest is
+    named after its one known value, and the counts are pandas' on every path; not named, they stay in the rest."""
+    rng = np.random.default_rng(45)
+    n = 150_000
+    race = rng.choice([1, 2, 9], n, p=[.5, .4, .1])
+    frame = pd.DataFrame({"race": race, "hired": (rng.random(n) < np.where(race == 9, .1, .4)).astype(int)})
+    parquet = tmp_path / "coded.parquet"
+    frame.to_parquet(parquet)
+    named = AuditSpec(outcome="hired", positive=1, protected="race == 2", unknown_values=("9",))
+    for data in (frame, frame.head(3_000), open_source(str(parquet))):
+        rows = frame if not isinstance(data, pd.DataFrame) else data
+        result = audit(data, named)
+        got = {c.group: (c.n, c.positives) for c in result.comparisons}
+        want = {v: (int((rows.race == v).sum()), int(rows.hired[rows.race == v].sum())) for v in (1, 2)}
+        assert got == {"2": want[2], "1": want[1]}, data.__class__
+        assert result.excluded_reasons == {LEFT_OUT: int((rows.race == 9).sum())}
+    prepared = prepare(frame, named)
+    assert set(prepared.frame["race"]) == {1, 2}
+    plain = audit(frame, AuditSpec(outcome="hired", positive=1, protected="race == 2"))
+    assert {c.group: c.n for c in plain.comparisons} == {"2": want[2][0], "everyone else": n - want[2][0]}
+    assert plain.n_excluded == 0
+    # a condition that asks about the code itself keeps those rows
+    asked = audit(frame, AuditSpec(outcome="hired", positive=1, protected="race == 9", unknown_values=("9",)))
+    assert asked.n_excluded == 0
+
+
 def test_the_false_alarm_it_made_is_gone():
     """Both sexes hire at 40%: with the declined in the rest, the audit said "beyond tolerance" (9 points)."""
     result = audit(_people(4000), AuditSpec(outcome="hired", positive=1, protected="sex == Female"))

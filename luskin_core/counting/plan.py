@@ -16,7 +16,7 @@ from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.spec.conditions import Condition
 from luskin_core.spec.names import GroupNames
-from luskin_core.spec.unknown import UNKNOWN, is_unknown_value, unknown_spellings
+from luskin_core.spec.unknown import UNKNOWN, is_unknown_value, numeric_unknown, unknown_spellings
 from luskin_core.spec.validation import positive_values, positive_words
 
 if TYPE_CHECKING:
@@ -322,6 +322,8 @@ def build_plan(spec: AuditSpec, facts: Facts) -> Plan:
         if not facts.is_numeric(protected.column):
             values = facts.present_values(protected.column, UNKNOWN_SCAN)
             protected_unknown = unknown_spellings(values, protected.values, spec.unknown_values)
+        else:   # a numeric code the user named unknown (race 9, age 999): its rows in neither class, as a spelling's
+            protected_unknown = numeric_unknown(spec.unknown_values, protected.values)
     cell_parts = tuple(_key_part(facts, name, "strata", spec) for name in spec.strata)
     filters = tuple(Condition(facts.resolve(c.column, ""), c.op, c.value) for c in spec.filters)
     population = tuple(Condition(facts.resolve(c.column, "population"), c.op, c.value) for c in spec.population)

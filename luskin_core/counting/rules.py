@@ -101,8 +101,12 @@ def check_rules(plan: Plan, kind: Any) -> list[tuple[int, Expr]]:
     if plan.protected is not None:
         col = _col(plan.protected.column)
         left_out: Expr = ("isnull", col)
-        if plan.protected_unknown:   # "Decline to self-identify": in neither class
-            left_out = ("or", left_out, ("false_if_null", ("in", ("text", col), plan.protected_unknown)))
+        if plan.protected_unknown:   # "Decline to self-identify" (or a numeric code named so): in neither class
+            read: Expr = ("text", col)
+            codes: tuple[Any, ...] = plan.protected_unknown
+            if kind(plan.protected.column) == NUMERIC:
+                read, codes = ("float", col), tuple(float(v) for v in codes)
+            left_out = ("or", left_out, ("false_if_null", ("in", read, codes)))
         checks.append((4, left_out))
     if plan.filters:
         unknown: Expr = ("isnull", _col(plan.filters[0].column))

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from luskin_core.spec.audit_spec import AuditSpec
-from luskin_core.spec.unknown import unknown_spellings
+from luskin_core.spec.unknown import numeric_unknown, unknown_spellings
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -66,7 +66,9 @@ def other_group_name(spec: AuditSpec, values: pd.Series | Sequence[Any] | None, 
         return "everyone else"
     inside = c.mask(pd.DataFrame({c.column: column.reset_index(drop=True)}))
     unknown = set(unknown_spellings(known, c.values, spec.unknown_values))
-    rest = [v for v, hit in zip(known, inside) if not hit and v not in unknown]   # "Decline to ...": in neither
+    codes = {float(v) for v in numeric_unknown(spec.unknown_values, c.values)}   # a code named unknown: in neither
+    rest = [v for v, hit in zip(known, inside) if not hit and v not in unknown
+            and not (isinstance(v, (int, float)) and not isinstance(v, bool) and float(v) in codes)]
     if len(rest) == 1:
         name = spec.name_of(c.column, rest[0])
         return None if name == spec.group_name else name

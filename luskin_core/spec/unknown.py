@@ -9,6 +9,7 @@ self-identify"), the choice of a reference group and the regulator tables.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -50,4 +51,19 @@ def unknown_spellings(values: Iterable[Any], named: Iterable[Any] = (), extra: I
     return tuple(sorted({v for v in values if isinstance(v, str) and v not in keep and is_unknown_value(v, extra)}))
 
 
-__all__ = ["UNKNOWN", "UNKNOWN_SPELLINGS", "is_unknown_value", "unknown_key", "unknown_spellings"]
+def numeric_unknown(named: Iterable[Any], asked: Iterable[Any]) -> tuple[str, ...]:
+    """The values named unknown that are numbers (as texts, in the order named), except those a protected condition
+    asks about itself (``race == 9`` asks about the 9s): a numeric column's codes for "not known"."""
+    def number(value: Any) -> float | None:
+        try:
+            x = float(value)
+        except (TypeError, ValueError):
+            return None
+        return x if math.isfinite(x) else None
+
+    taken = {number(v) for v in asked if not isinstance(v, bool)}
+    return tuple(v for v in named if number(v) is not None and number(v) not in taken)
+
+
+__all__ = ["UNKNOWN", "UNKNOWN_SPELLINGS", "is_unknown_value", "numeric_unknown", "unknown_key",
+           "unknown_spellings"]
