@@ -279,6 +279,15 @@ def render_unknown(ch: Choices) -> None:
     """The values of the group column(s) that mean "not known" (the specification's unknown_values)."""
     options = ch_.unknown_options(ch, dataset.dataset())
     chosen = ch_.settle_unknown(ch, dataset.dataset())
+    lacking = st.session_state.get(keys.AUDIT_UNKNOWN_DROPPED)
+    if lacking:   # said once, where the box is: the values went because no group column holds them
+        names = ", ".join(f"'{ui.md(v, 40)}'" for v in lacking[:5]) + (f" and {len(lacking) - 5:,} more"
+                                                                       if len(lacking) > 5 else "")
+        one = len(lacking) == 1
+        st.info(f"Not read as meaning 'not known': {names}, named so in the settings, {'is' if one else 'are'} "
+                "not a value of the group column(s) of this data.",
+                icon=ui.ICONS["info"])
+        st.session_state.pop(keys.AUDIT_UNKNOWN_DROPPED, None)
     if not options:
         return
     ch_.seed(keys.AUDIT_UNKNOWN_VALUES, chosen)

@@ -491,6 +491,9 @@ def settle_unknown(ch: Choices, data: _dataset.Dataset) -> list[str]:
         st.session_state.pop(keys.AUDIT_UNKNOWN_VALUES, None)
     elif named:   # compared as the core compares them ("u" names "U"), kept as the column spells them
         offered = {unknown_key(v): v for v in unknown_options(ch, data)}
+        lacking = [v for v in named if unknown_key(v) not in offered and not is_unknown_value(v)]
+        if lacking:   # a loaded configuration (or other data) named values these columns lack: said on the page
+            st.session_state[keys.AUDIT_UNKNOWN_DROPPED] = lacking
         named = list(dict.fromkeys(offered[unknown_key(v)] for v in named if unknown_key(v) in offered))
     if named != audit_choice(ch, "unknown_values"):
         ch["unknown_values"] = named

@@ -16,6 +16,7 @@ AUDIT_OUTCOME_TYPE = "audit_outcome_type"  # luskin_app/choices.py
 AUDIT_REFERENCE = "audit_reference"  # app_pages/audit.py
 AUDIT_SCORE_COLUMN = "audit_score_column"  # app_pages/audit.py
 AUDIT_UNKNOWN_VALUES = "audit_unknown_values"  # app_pages/audit.py, luskin_app/choices.py
+AUDIT_UNKNOWN_DROPPED = "_audit_unknown_dropped"  # luskin_app/choices.py: named unknown values the columns lack
 CHOICES = "choices"  # luskin_app/choices.py
 CONFIG_ERROR = "config_error"  # app_pages/data.py, app_pages/report.py, luskin_app/config.py
 CONFIG_MESSAGE = "config_message"  # app_pages/report.py, luskin_app/config.py

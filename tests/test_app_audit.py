@@ -469,6 +469,48 @@ def test_values_named_not_known_are_set_apart_kept_saved_and_reset():
     assert at.session_state["_spec_memo"].spec.unknown_values == ()
 
 
+def test_a_configuration_naming_a_value_the_data_lacks_says_it_was_not_used():
+    """Issue 45: a saved configuration naming 'Z' as 'not known' (a typo, or another file's code) lost the value
+    without a word (the box offers only the column's values). The Audit page now says which value was not read so,
+    once; the audit is the one without it, and its findings say nothing of 'Z'."""
+    frame = coded_unknown()
+    at = upload(open_app(), frame.to_csv(index=False).encode(), "coded.csv")
+    at.multiselect(key="positive").set_value(["yes"]).run()
+    goto(at, "audit")
+    by_columns(at, "race")
+    at.radio(key="audit_cell_mode").set_value("none").run()
+    at.multiselect(key="audit_unknown_values").set_value(["U"]).run()
+    config = json.loads(_config_text(at))
+    config["spec"]["unknown_values"] = ["U", "Z"]
+    goto(at, "report")
+    at.file_uploader(key="config_upload").set_value(("typo.json", json.dumps(config).encode(),
+                                                     "application/json")).run()
+    assert any("Loaded 'typo.json'" in s for s in messages(at, "success")), messages(at, "error")
+    goto(at, "audit")
+    said = [s for s in messages(at, "info") if "Not read as meaning 'not known'" in s]
+    assert len(said) == 1 and "Z" in said[0] and "'U'" not in said[0], said
+    assert at.multiselect(key="audit_unknown_values").value == ["U"]
+    assert at.session_state["_spec_memo"].spec.unknown_values == ("U",)
+    assert_page_shows(at, audit(frame, AuditSpec("hired", "yes", group_by=("race",), unknown_values=("U",))))
+    at.run()
+    assert not [s for s in messages(at, "info") if "Not read as meaning 'not known'" in s]   # said once
+
+
+def test_a_value_named_unknown_that_no_group_holds_is_said_in_the_findings():
+    """The core: ``unknown_values=("U", "Unkown")`` on a file whose race is W, B, H, U: 'U' is set apart, and the
+    findings (page, CLI, report, slides read them) and the judgement's JSON say 'Unkown' is held by no group."""
+    from luskin_core.analyses.findings import findings
+
+    result = audit(coded_unknown(), AuditSpec("hired", "yes", group_by=("race",), unknown_values=("U", "Unkown")))
+    assert result.unknown_groups == ("U",) and result.judgement.unknown_not_found == ("Unkown",)
+    assert result.to_dict()["judgement"]["unknown_values_not_found"] == ["Unkown"]
+    last = findings(result).sentences()[-1]
+    assert "('Unkown') is held by no group" in last and "check its spelling" in last
+    clean = audit(coded_unknown(), AuditSpec("hired", "yes", group_by=("race",), unknown_values=("u",)))
+    assert clean.judgement.unknown_not_found == () and "unknown_values_not_found" not in clean.to_dict()["judgement"]
+    assert not any("held by no group" in s for s in findings(clean).sentences())
+
+
 def test_a_value_named_not_known_leaves_a_protected_condition_on_the_audit_page():
     """One group against the rest (race == B): the rows coded U are in neither class once U is named."""
     frame = coded_unknown()

@@ -466,8 +466,9 @@ def _unknown(result: Any) -> list[Finding]:
     """The groups of unknown category, said last and apart: their overall shares, not a finding about a group."""
     spec = result.spec
     unknown = list(result.unknown_groups)
+    missing = _not_found(result)
     if not unknown:
-        return []
+        return missing
     room = 120
     subject = unknown_groups_words(unknown, spec, room)
     pooled = {p.group: p for p in result.pooled}
@@ -481,7 +482,20 @@ def _unknown(result: Any) -> list[Finding]:
     bounds = ", and the bounds over the unknowns say how far they could move each gap" if len(spec.group_by) == 1 else ""
     sentence = (f"{subject} shown apart and not counted above{numbers}: "
                 f"{'its' if one else 'their'} members belong to the groups compared{bounds}.")
-    return [Finding(UNKNOWN_GROUPS, sentence)]
+    return [Finding(UNKNOWN_GROUPS, sentence), *missing]
+
+
+def _not_found(result: Any) -> list[Finding]:
+    """Values named "not known" that no group holds (a typo, or another file's code): said, since they set nothing
+    apart and the user may believe they did."""
+    values = list(getattr(result.judgement, "unknown_not_found", ()))
+    if not values:
+        return []
+    named = ", ".join(f"'{v}'" for v in values[:5]) + (f" and {len(values) - 5:,} more" if len(values) > 5 else "")
+    one = len(values) == 1
+    return [Finding(UNKNOWN_GROUPS, f"{'A value' if one else 'Values'} named as meaning 'not known' ({named}) "
+                                    f"{'is' if one else 'are'} held by no group, so nothing was set apart because of "
+                                    f"{'it' if one else 'them'}: check {'its' if one else 'their'} spelling.")]
 
 
 __all__ = ["BEYOND_PART", "KINDS", "OVERALL", "REST", "UNKNOWN_GROUPS", "WITHIN_PARTS", "Finding", "Findings", "adverse", "favoured",

@@ -48,8 +48,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from luskin_core.counting.plan import is_unknown_group
+from luskin_core.counting.plan import CROSS, is_unknown_group
 from luskin_core.spec.audit_spec import Direction
+from luskin_core.spec.unknown import unknown_key
 from luskin_core.stats.verdict import ALPHA, Verdict
 
 if TYPE_CHECKING:
@@ -130,6 +131,9 @@ class Judgement:
     reference: str | None = None          # resolved: the audit's reference
     unknown: tuple[str, ...] = ()         # resolved: the groups of unknown category, in the table's order
     unknown_values: tuple[str, ...] = ()  # the values the specification names as unknown (beyond the spellings)
+    # resolved, groups by columns: the named values no group holds (a typo, or a code of another file): said, as a
+    # value named "not known" that matches nothing changes nothing
+    unknown_not_found: tuple[str, ...] = ()
     condition: bool = False               # a protected condition (the protected class against the rest)
 
     # -- made from a specification, completed by the data ---------------------------------------------
@@ -171,7 +175,15 @@ class Judgement:
             reference = groups[self._most_favoured_overall(table)]
         unknown = () if self.condition else tuple(g for g in groups if g != reference
                                                   and is_unknown_group(g, extra=self.unknown_values))
-        return replace(self, reference=reference, unknown=unknown)
+        return replace(self, reference=reference, unknown=unknown, unknown_not_found=self._not_found(groups))
+
+    def _not_found(self, groups: Sequence[str]) -> tuple[str, ...]:
+        """The values named unknown that no group's label holds as a part (groups by columns only: a protected
+        condition's rest is named, not listed, so its values are not all seen here)."""
+        if self.condition or not self.unknown_values:
+            return ()
+        parts = {unknown_key(part) for g in groups for part in g.split(CROSS)}
+        return tuple(v for v in self.unknown_values if unknown_key(v) not in parts)
 
     def _most_favoured_overall(self, table: CountTable) -> int:
         """The audit's most favoured group: big enough overall and, with several cells, in enough of them."""
@@ -356,6 +368,7 @@ class Judgement:
             "reference": self.reference, "reference_rule": self.reference_rule.value,
             "unknown_groups": list(self.unknown),
             **({"unknown_values": list(self.unknown_values)} if self.unknown_values else {}),
+            **({"unknown_values_not_found": list(self.unknown_not_found)} if self.unknown_not_found else {}),
             "metric": self.metric, "tolerance": self.tolerance, "ratio_threshold": self.ratio_threshold,
             "alpha": self.alpha, "correction": self.correction, "criterion": self.criterion,
             "min_group_size": self.min_group_size, "min_group_share": self.min_group_share,
