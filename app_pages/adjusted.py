@@ -72,7 +72,10 @@ def render_options(spec: AuditSpec, frame: pd.DataFrame) -> dict[str, Any]:
                                 key="adj_binned", format_func=ui.option_text,
                                 help="Instead of a straight line, each bin of equal shares of rows gets its own "
                                      "effect (for a control whose effect bends, such as age).")
-        n_bins = st.number_input("Bins per control", min_value=2, max_value=50, value=5, step=1, key="adj_n_bins",
+        # seeded, not given a value: a kept setting (luskin_app/keys.py PAGE_SETTINGS) is in the session state
+        # already, and a widget given both warns in the server's log
+        ch_.seed("adj_n_bins", 5)
+        n_bins = st.number_input("Bins per control", min_value=2, max_value=50, step=1, key="adj_n_bins",
                                  disabled=not binned)
         curved = st.multiselect("Numeric controls to fit as curves",
                                 [c for c in numeric if c not in categorical and c not in binned], key="adj_curved",
@@ -80,7 +83,8 @@ def render_options(spec: AuditSpec, frame: pd.DataFrame) -> dict[str, Any]:
                                 help="A smooth curve instead of a straight line (a restricted cubic spline, straight "
                                      "beyond its outer knots): for a control whose effect bends, without the steps "
                                      "of bins.")
-        n_knots = st.number_input("Knots per curve", min_value=3, max_value=7, value=4, step=1, key="adj_n_knots",
+        ch_.seed("adj_n_knots", 4)
+        n_knots = st.number_input("Knots per curve", min_value=3, max_value=7, step=1, key="adj_n_knots",
                                   disabled=not curved,
                                   help="More knots bend more freely; 4 suits most controls, 5 large data.")
     with right:

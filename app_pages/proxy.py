@@ -111,11 +111,13 @@ with right:
         st.markdown(f"Outcome (chosen on the Data page): **{ui.md(outcome)}** is **{ui.md(positive)}**, "
                     f"{direction}.")
     st.page_link(ui.PAGE_FILES["data"], label="Change the outcome on the Data page", icon=ui.ICONS["data"])
+    ch_.seed("proxy_threshold", DEFAULT_THRESHOLD)   # kept settings are in the session state: seeded, no value given
+    ch_.seed("proxy_tolerance", 5)
     threshold = st.slider("Threshold method: assign the most likely group when its probability is at least",
-                          0.5, 0.99, DEFAULT_THRESHOLD, 0.01, key="proxy_threshold")
+                          0.5, 0.99, step=0.01, key="proxy_threshold")
     metric = st.radio("Judge a gap by", list(METRICS), format_func=METRICS.get, key="proxy_metric",
                       horizontal=True)
-    tolerance = st.slider("Tolerance (percentage points)", 0, 20, 5, key="proxy_tolerance") / 100
+    tolerance = st.slider("Tolerance (percentage points)", 0, 20, key="proxy_tolerance") / 100
     model = OptionInputs("proxy", {}).show("model")  # from its declaration (luskin_core/spec/options.py)
 
 if outcome not in frame.columns or positive is None:

@@ -79,3 +79,36 @@ def test_adjusted_page_on_adult():
     assert not at.exception, at.exception
     assert not any("Choose the controls" in unescape(i.value) for i in at.info)
     assert at.session_state["results"]["adjusted"][2].controls == ("hours-per-week",)
+
+
+def test_kept_settings_come_back_without_a_warning_in_the_servers_log():
+    """A kept page setting (luskin_app/keys.py PAGE_SETTINGS: restored into the session state by a bookmark or the
+    sidebar) comes back in its widget; given a value as well, Streamlit logged 'The widget with key "adj_n_bins"
+    was created with a default value but also had its value set via the Session State API' on every such run (a
+    line in every fresh-clone server log). The Proxy page's sliders were given both too."""
+    import logging
+
+    class Lines(logging.Handler):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lines: list[str] = []
+
+        def emit(self, record: logging.LogRecord) -> None:
+            self.lines.append(record.getMessage())
+
+    logger = logging.getLogger("streamlit.elements.lib.policies")
+    caught = Lines()
+    logger.addHandler(caught)
+    try:
+        at = AppTest.from_file(APP, default_timeout=300).run()
+        for key, value in (("adj_n_bins", 7), ("adj_n_knots", 5), ("proxy_threshold", 0.8), ("proxy_tolerance", 3)):
+            at.session_state[key] = value
+        at.switch_page("app_pages/adjusted.py").run()
+        assert not at.exception, at.exception
+        assert at.number_input(key="adj_n_bins").value == 7 and at.number_input(key="adj_n_knots").value == 5
+        at.switch_page("app_pages/proxy.py").run()
+        assert not at.exception, at.exception
+        assert at.slider(key="proxy_threshold").value == 0.8 and at.slider(key="proxy_tolerance").value == 3
+    finally:
+        logger.removeHandler(caught)
+    assert not [line for line in caught.lines if "Session State API" in line], caught.lines
