@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 import streamlit as st
-import streamlit.components.v1 as components
 
 from luskin_app import analysis_page, config, keys, ui
 from luskin_app import choices as ch_
@@ -220,7 +219,9 @@ def render_controls(index: int, count: int) -> Any:
                icon=":material/fullscreen_exit:" if on else ":material/fullscreen:", on_click=_toggle_full,
                help="Or press F (Esc leaves): hides the menus and the sidebar so that the slide fills the screen.")
 
-    components.html(KEYS_SCRIPT, height=0)
+    # the arrow and F keys: a script in a frame of one pixel at the row's end (st.iframe, the successor of
+    # st.components.v1.html, has no frame of no height; in the row it costs the slide no line of its own)
+    row.iframe(KEYS_SCRIPT, width=1, height=1, tab_index=-1)
     return row
 
 
