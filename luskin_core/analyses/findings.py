@@ -488,7 +488,7 @@ def _unknown(result: Any) -> list[Finding]:
 def _not_found(result: Any) -> list[Finding]:
     """Values named "not known" that no group holds (a typo, or another file's code): said, since they set nothing
     apart and the user may believe they did."""
-    values = list(getattr(result.judgement, "unknown_not_found", ()))
+    values = list(result.judgement.unknown_not_found)
     if not values:
         return []
     named = ", ".join(f"'{v}'" for v in values[:5]) + (f" and {len(values) - 5:,} more" if len(values) > 5 else "")
