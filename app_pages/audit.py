@@ -285,7 +285,7 @@ def render_unknown(ch: Choices) -> None:
                                                                        if len(lacking) > 5 else "")
         one = len(lacking) == 1
         st.info(f"Not read as meaning 'not known': {names}, named so in the settings, {'is' if one else 'are'} "
-                "not a value of the group column(s) of this data.",
+                "not a value of any group column of this data.",
                 icon=ui.ICONS["info"])
         st.session_state.pop(keys.AUDIT_UNKNOWN_DROPPED, None)
     if not options:
