@@ -90,7 +90,8 @@ def specs_for(name: str) -> list[AuditSpec]:
     return [
         AuditSpec("outcome", "yes", protected=c("group-name == A"), filters=(c("stratum code < 10"),)),
         AuditSpec("outcome", "yes", group_by=("group-name",)),
-        AuditSpec("outcome", "yes", protected=c("sex == F")),
+        # "Unkown" (a typo) is no value of sex: said (unknown_values_not_found) on every engine alike
+        AuditSpec("outcome", "yes", protected=c("sex == F"), unknown_values=("Unkown",)),
         AuditSpec("outcome", "yes", group_by=("group-name", "sex"), strata=("stratum code",), prediction="pred"),
         AuditSpec("outcome", "yes", group_by=("group-name",), strata=("income level",)),
         AuditSpec("score", outcome_type="score", group_by=("group-name",), strata=("stratum code",)),
@@ -99,7 +100,8 @@ def specs_for(name: str) -> list[AuditSpec]:
         AuditSpec("sex", ("F", "Not disclosed"), group_by=("group-name",), strata=("stratum code",)),
         AuditSpec("stratum code", (1, 3, 5), protected=c("group-name == A")),
         # a numeric code named "not known" (issue 45: race 9, age 999): its rows in neither class, on every engine
-        AuditSpec("outcome", "yes", protected=c("stratum code <= 4"), unknown_values=("19", "7.0")),
+        # (77 is no code of the column: said as not found, as a word would be)
+        AuditSpec("outcome", "yes", protected=c("stratum code <= 4"), unknown_values=("19", "7.0", "77")),
     ]
 
 

@@ -91,6 +91,34 @@ def test_a_numeric_code_named_unknown_is_left_out_of_a_condition_on_every_path(t
     assert asked.n_excluded == 0
 
 
+def test_a_value_named_unknown_that_the_protected_column_lacks_is_said_on_every_path(tmp_path):
+    """Issue 45: under a protected condition a named value that is no value of its column ("Unkown" for "U", a
+    code 77 a numeric column never holds) set nothing apart in silence, where groups by columns said so. Now the
+    judgement (and so the JSON and the findings) says which, in memory, on DuckDB and over a Parquet file; a value
+    the column holds, in another case, or a code given as 9.0, is found."""
+    rng = np.random.default_rng(7)
+    n = 150_000
+    frame = pd.DataFrame({"race": rng.choice(np.array(["Black", "White", "U"], dtype=object), n),
+                          "code": rng.choice([1, 2, 9], n), "hired": rng.integers(0, 2, n)})
+    parquet = tmp_path / "people.parquet"
+    frame.to_parquet(parquet)
+    cases = [("race == Black", ("u", "Unkown"), ("Unkown",)), ("race == Black", ("U",), ()),
+             ("code == 2", ("9.0", "77", "U"), ("U", "77")), ("code == 2", ("9",), ())]
+    for data in (frame.head(3_000), frame, open_source(str(parquet))):
+        for condition, named, lacking in cases:
+            result = audit(data, AuditSpec(outcome="hired", positive=1, protected=condition, unknown_values=named))
+            assert result.judgement.unknown_not_found == lacking, (condition, named, type(data))
+            said = result.to_dict()["judgement"].get("unknown_values_not_found", [])
+            assert said == list(lacking)
+            last = findings(result).items[-1].sentence if lacking else ""
+            column = condition.split()[0]
+            assert not lacking or (f"({', '.join(repr(v) for v in lacking)})" in last
+                                   and f"of '{column}'" in last), last
+    # the rows of a found value are still left out: the 9s and the Us are in neither class
+    result = audit(frame, AuditSpec(outcome="hired", positive=1, protected="code == 2", unknown_values=("9.0",)))
+    assert result.excluded_reasons == {LEFT_OUT: int((frame.code == 9).sum())}
+
+
 def test_the_false_alarm_it_made_is_gone():
     """Both sexes hire at 40%: with the declined in the rest, the audit said "beyond tolerance" (9 points)."""
     result = audit(_people(4000), AuditSpec(outcome="hired", positive=1, protected="sex == Female"))

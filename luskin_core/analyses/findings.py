@@ -493,8 +493,11 @@ def _not_found(result: Any) -> list[Finding]:
         return []
     named = ", ".join(f"'{v}'" for v in values[:5]) + (f" and {len(values) - 5:,} more" if len(values) > 5 else "")
     one = len(values) == 1
+    protected = result.spec.protected
+    held = (f"{'is not a value' if one else 'are not values'} of '{protected.column}'"
+            if result.judgement.condition and protected is not None else f"{'is' if one else 'are'} held by no group")
     return [Finding(UNKNOWN_GROUPS, f"{'A value' if one else 'Values'} named as meaning 'not known' ({named}) "
-                                    f"{'is' if one else 'are'} held by no group, so nothing was set apart because of "
+                                    f"{held}, so nothing was set apart because of "
                                     f"{'it' if one else 'them'}: check {'its' if one else 'their'} spelling.")]
 
 

@@ -187,6 +187,8 @@ class CountTable:
     score_cutoff: float | None = None
     score_above_median: bool = False   # the cut-off is the median: a row counts when strictly above it
     group_in_protected: tuple[bool, ...] | None = None
+    # Under a protected condition, the values named "not known" that its column does not hold (Plan.unknown_not_found).
+    unknown_not_found: tuple[str, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
     # Columns cut into ranges at their quantiles (column, cut points): a result says so (binned_parts).
     binned: tuple[tuple[str, tuple[float, ...]], ...] = ()
@@ -257,7 +259,7 @@ class CountTable:
             tp=ints.get("tp"), fp=ints.get("fp"), fn=ints.get("fn"), tn=ints.get("tn"),
             score_sum=arrays.get("score_sum"), score_sumsq=arrays.get("score_sumsq"),
             score_cutoff=plan.score_cutoff, score_above_median=plan.score_above_median,
-            group_in_protected=in_protected,
+            group_in_protected=in_protected, unknown_not_found=plan.unknown_not_found,
             binned=tuple((p.column, p.cuts) for p in binned_parts(plan)),
         )
 

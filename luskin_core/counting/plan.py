@@ -16,7 +16,14 @@ from luskin_core.errors import LuskinError
 from luskin_core.spec.audit_spec import AuditSpec
 from luskin_core.spec.conditions import Condition
 from luskin_core.spec.names import GroupNames
-from luskin_core.spec.unknown import UNKNOWN, is_unknown_value, numeric_unknown, unknown_spellings
+from luskin_core.spec.unknown import (
+    UNKNOWN,
+    finite_number,
+    is_unknown_value,
+    numeric_unknown,
+    unknown_key,
+    unknown_spellings,
+)
 from luskin_core.spec.validation import positive_values, positive_words
 
 if TYPE_CHECKING:
@@ -138,6 +145,9 @@ class Plan:
     # The protected column's values that spell "unknown" ("Decline to self-identify"): such rows are left out with
     # the missing ones, in neither class (luskin_core.spec.unknown).
     protected_unknown: tuple[str, ...] = ()
+    # The values the user named "not known" that the protected column does not hold (read where its values were all
+    # seen): said, since they set nothing apart (groups by columns find theirs in the group labels).
+    unknown_not_found: tuple[str, ...] = ()
     # The score's cut-off is the median: a row counts when its score is strictly above it (else at or above it).
     score_above_median: bool = False
 
@@ -316,14 +326,11 @@ def build_plan(spec: AuditSpec, facts: Facts) -> Plan:
     group_parts = tuple(_key_part(facts, name, "group", spec) for name in spec.group_by)
     protected = None
     protected_unknown: tuple[str, ...] = ()
+    not_found: tuple[str, ...] = ()
     if spec.protected is not None:
         protected = Condition(facts.resolve(spec.protected.column, ""), spec.protected.op,
                               spec.protected.value)
-        if not facts.is_numeric(protected.column):
-            values = facts.present_values(protected.column, UNKNOWN_SCAN)
-            protected_unknown = unknown_spellings(values, protected.values, spec.unknown_values)
-        else:   # a numeric code the user named unknown (race 9, age 999): its rows in neither class, as a spelling's
-            protected_unknown = numeric_unknown(spec.unknown_values, protected.values)
+        protected_unknown, not_found = _protected_unknown(facts, protected, spec.unknown_values)
     cell_parts = tuple(_key_part(facts, name, "strata", spec) for name in spec.strata)
     filters = tuple(Condition(facts.resolve(c.column, ""), c.op, c.value) for c in spec.filters)
     population = tuple(Condition(facts.resolve(c.column, "population"), c.op, c.value) for c in spec.population)
@@ -349,7 +356,33 @@ def build_plan(spec: AuditSpec, facts: Facts) -> Plan:
             cutoff = float(median[0])
     return Plan(spec, outcome, outcome_numeric, prediction, prediction_kind, group_parts, protected,
                 cell_parts, filters, population, cutoff, protected_unknown=protected_unknown,
+                unknown_not_found=not_found,
                 score_above_median=spec.outcome_type == "score" and spec.score_cutoff is None)
+
+
+def _protected_unknown(facts: Facts, protected: Condition, named: tuple[str, ...]
+                       ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The protected column's values read as "not known" (in neither class), and the values the user named so that
+    the column does not hold. A text column's values are read (most frequent first); a numeric column's only when
+    the user named a number, so a code such as 9 is told apart from a typo. Not found is said only where every value
+    of the column was seen (a rarer one could be the named one)."""
+    asked = {unknown_key(v) for v in protected.values}
+    wanted = [v for v in named if unknown_key(v) not in asked]
+    if not facts.is_numeric(protected.column):
+        values = facts.present_values(protected.column, UNKNOWN_SCAN)
+        found = unknown_spellings(values, protected.values, named)
+        held = {unknown_key(v) for v in values}
+        missing = tuple(v for v in wanted if unknown_key(v) not in held) if len(values) < UNKNOWN_SCAN else ()
+        return found, missing
+    codes = numeric_unknown(named, protected.values)   # a numeric code named unknown (race 9, age 999)
+    texts = tuple(v for v in wanted if finite_number(v) is None)   # a word is never a value of a column of numbers
+    if not codes:
+        return codes, texts
+    values = facts.present_values(protected.column, UNKNOWN_SCAN)
+    if len(values) >= UNKNOWN_SCAN:
+        return codes, texts
+    numbers = {finite_number(v) for v in values}
+    return codes, texts + tuple(c for c in codes if finite_number(c) not in numbers)
 
 
 def _prediction_kind(facts: Facts, column: str, spec: AuditSpec, plan_outcome: str) -> str:

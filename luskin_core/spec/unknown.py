@@ -54,16 +54,20 @@ def unknown_spellings(values: Iterable[Any], named: Iterable[Any] = (), extra: I
 def numeric_unknown(named: Iterable[Any], asked: Iterable[Any]) -> tuple[str, ...]:
     """The values named unknown that are numbers (as texts, in the order named), except those a protected condition
     asks about itself (``race == 9`` asks about the 9s): a numeric column's codes for "not known"."""
-    def number(value: Any) -> float | None:
-        try:
-            x = float(value)
-        except (TypeError, ValueError):
-            return None
-        return x if math.isfinite(x) else None
-
-    taken = {number(v) for v in asked if not isinstance(v, bool)}
-    return tuple(v for v in named if number(v) is not None and number(v) not in taken)
+    taken = {finite_number(v) for v in asked}
+    return tuple(v for v in named if finite_number(v) is not None and finite_number(v) not in taken)
 
 
-__all__ = ["UNKNOWN", "UNKNOWN_SPELLINGS", "is_unknown_value", "numeric_unknown", "unknown_key",
+def finite_number(value: Any) -> float | None:
+    """A value as a finite number ("9", 9, 9.0 alike), or None: a word, a flag, a missing or infinite value."""
+    if isinstance(value, bool):
+        return None
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+__all__ = ["UNKNOWN", "UNKNOWN_SPELLINGS", "finite_number", "is_unknown_value", "numeric_unknown", "unknown_key",
            "unknown_spellings"]

@@ -175,13 +175,17 @@ class Judgement:
             reference = groups[self._most_favoured_overall(table)]
         unknown = () if self.condition else tuple(g for g in groups if g != reference
                                                   and is_unknown_group(g, extra=self.unknown_values))
-        return replace(self, reference=reference, unknown=unknown, unknown_not_found=self._not_found(groups))
+        return replace(self, reference=reference, unknown=unknown, unknown_not_found=self._not_found(table))
 
-    def _not_found(self, groups: Sequence[str]) -> tuple[str, ...]:
-        """The values named unknown that no group's label holds as a part (groups by columns only: a protected
-        condition's rest is named, not listed, so its values are not all seen here)."""
-        if self.condition or not self.unknown_values:
+    def _not_found(self, table: CountTable) -> tuple[str, ...]:
+        """The values named unknown that the data does not hold: for groups by columns, those no group's label holds
+        as a part; under a protected condition (whose rest is named, not listed) those its column was found not to
+        hold when the plan read its values (the count table carries them)."""
+        if self.condition:
+            return table.unknown_not_found
+        if not self.unknown_values:
             return ()
+        groups = table.groups
         parts = {unknown_key(part) for g in groups for part in g.split(CROSS)}
         return tuple(v for v in self.unknown_values if unknown_key(v) not in parts)
 
