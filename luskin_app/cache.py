@@ -332,14 +332,6 @@ def _work(job: _Job, full: str, compute: Callable[[Progress], Any], limit: int, 
                 del table[name]
 
 
-def is_running(kind: str, key: str) -> bool:
-    """Whether a :func:`background_run` with this key is under way for this owner."""
-    jobs, jobs_lock = _jobs()
-    with jobs_lock:
-        job = jobs.get(_full(kind, key))
-        return job is not None and not job.done.is_set()
-
-
 def is_asked(kind: str, key: str) -> bool:
     """Whether this owner's computation was asked for and its outcome is there to show without a click: under way
     (the page waits for it), ended and not yet collected (its result or its error), or its result kept. One look,
@@ -348,11 +340,6 @@ def is_asked(kind: str, key: str) -> bool:
     full = _full(kind, key)
     with jobs_lock:
         return full in jobs or _result_store().has(full)
-
-
-def is_cached(kind: str, key: str) -> bool:
-    """Whether ``cached_run`` already holds this owner's result (then the page shows it without a click)."""
-    return _result_store().has(_full(kind, key))
 
 
 def options_key(options: dict[str, Any]) -> str:

@@ -145,7 +145,7 @@ def test_tied_middles_give_a_certain_gap_and_no_gap_a_p_of_one():
 
 def test_every_value_equal_and_a_group_of_one():
     flat = summary_of([2500.0] * 40)
-    assert flat.all_equal and flat.variance == 0 and flat.median_interval() == (2500.0, 2500.0)
+    assert flat.minimum == flat.maximum and flat.variance == 0 and flat.median_interval() == (2500.0, 2500.0)
     assert welch(flat, summary_of([2500.0] * 35)).p_value == 1.0
     one = summary_of([3100.0])
     assert one.n == 1 and one.median == 3100.0 and one.median_interval() is None and one.mean_interval() is None

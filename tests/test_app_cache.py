@@ -13,6 +13,23 @@ from streamlit.testing.v1 import AppTest
 TIMEOUT = 300  # seconds for one script run: generous, a loaded 2-core machine is slow (a wait, not a speed check)
 
 
+def is_running(kind: str, key: str) -> bool:
+    """Whether a background run with this key is under way for this owner (read from the jobs' table)."""
+    from luskin_app import cache
+
+    jobs, lock = cache._jobs()
+    with lock:
+        job = jobs.get(cache._full(kind, key))
+        return job is not None and not job.done.is_set()
+
+
+def is_cached(kind: str, key: str) -> bool:
+    """Whether this owner's result is kept (read from the results' store)."""
+    from luskin_app import cache
+
+    return cache._result_store().has(cache._full(kind, key))
+
+
 def _tamper() -> None:
     import streamlit as st
 
@@ -98,7 +115,7 @@ def test_a_long_computation_survives_the_rerun_that_stops_its_page() -> None:
 
     from streamlit.runtime.scriptrunner_utils.exceptions import StopException
 
-    from luskin_app.cache import background_run, is_cached, is_running
+    from luskin_app.cache import background_run
 
     go, calls, seen = threading.Event(), [], []
 
@@ -132,7 +149,7 @@ def test_a_failed_long_computation_is_said_to_every_waiter_and_not_kept() -> Non
     """Two sessions waiting for the same computation both get its error; asking again computes again."""
     import threading
 
-    from luskin_app.cache import background_run, is_cached, is_running
+    from luskin_app.cache import background_run
     from luskin_core.errors import LuskinError
 
     go, calls = threading.Event(), []
@@ -173,7 +190,7 @@ def test_the_server_refuses_more_long_computations_than_it_can_run_and_says_so()
 
     import pytest
 
-    from luskin_app.cache import MAX_JOBS, background_run, is_running
+    from luskin_app.cache import MAX_JOBS, background_run
     from luskin_core.errors import LuskinError
 
     go = threading.Event()
@@ -214,32 +231,32 @@ def test_results_are_shared_within_an_owner_only_and_go_with_forget(monkeypatch)
     assert cache.cached_run("owner-test", "same-bytes", lambda: {"by": "alice"}) == {"by": "alice"}
     assert tuned("fp-1", None) == {"by": "https://idp|alice"}
     assert cache.background_run("owner-test", "job", lambda report: "alice's model") == "alice's model"
-    assert cache.is_cached("owner-test", "same-bytes") and cache.is_cached("owner-test", "job")
+    assert is_cached("owner-test", "same-bytes") and is_cached("owner-test", "job")
     who["id"] = "https://idp|bob"
-    assert not cache.is_cached("owner-test", "same-bytes") and not cache.is_cached("owner-test", "job")
+    assert not is_cached("owner-test", "same-bytes") and not is_cached("owner-test", "job")
     assert cache.cached_run("owner-test", "same-bytes", lambda: {"by": "bob"}) == {"by": "bob"}
     assert tuned("fp-1", None) == {"by": "https://idp|bob"} and len(calls) == 2
     assert cache.background_run("owner-test", "job", lambda report: "bob's model") == "bob's model"
     # Alice forgets everything of hers: her results go, bob's stay.
     who["id"] = "https://idp|alice"
     assert cache.forget_owner() >= 3
-    assert not cache.is_cached("owner-test", "same-bytes") and not cache.is_cached("owner-test", "job")
+    assert not is_cached("owner-test", "same-bytes") and not is_cached("owner-test", "job")
     assert tuned("fp-1", None) == {"by": "https://idp|alice"} and len(calls) == 3   # computed again
     who["id"] = "https://idp|bob"
-    assert cache.is_cached("owner-test", "same-bytes") and tuned("fp-1", None) == {"by": "https://idp|bob"}
+    assert is_cached("owner-test", "same-bytes") and tuned("fp-1", None) == {"by": "https://idp|bob"}
     # A computation under way when its owner forgets is not kept afterwards.
     go = threading.Event()
     started = threading.Thread(target=cache.background_run, args=("owner-test", "slow", lambda r: go.wait(60)),
                                kwargs={"poll": 0.01})
     started.start()
     for _ in range(6000):
-        if cache.is_running("owner-test", "slow"):
+        if is_running("owner-test", "slow"):
             break
         threading.Event().wait(0.01)
     cache.forget_owner()
     go.set()
     started.join(60)
-    assert not cache.is_cached("owner-test", "slow")
+    assert not is_cached("owner-test", "slow")
 
 
 def _job_ended(kind: str) -> None:
@@ -338,7 +355,7 @@ def test_forgetting_one_file_keeps_the_jobs_of_the_others(monkeypatch) -> None:
     go.set()
     _job_ended("bg-lost")
     assert cache.background_run("bg-lost", "fp-other|spec|LR/LR", lambda report: "again") == "model of the other"
-    assert cache.is_cached("bg-lost", "fp-other|spec|LR/LR")
+    assert is_cached("bg-lost", "fp-other|spec|LR/LR")
     # while a job of the forgotten file itself is neither kept nor shown afterwards
     go.clear()
     _asked_then_interrupted("bg-lost", "fp-forgotten|spec|LR/LR", lambda report: go.wait(60) and "forgotten model")

@@ -113,7 +113,8 @@ def test_streamlit_config() -> None:
     from luskin_core.present import palette
 
     # the charts' one palette (3:1 or better on white), in its order; a light and a dark theme
-    assert tuple(c.upper() for c in theme["chartCategoricalColors"]) == palette.SERIES
+    series = ("blue", "orange", "green", "purple", "sky", "vermillion", "olive", "black")
+    assert tuple(c.upper() for c in theme["chartCategoricalColors"]) == tuple(palette.COLORS[c] for c in series)
     assert theme["light"]["primaryColor"].upper() in palette.COLORS.values()
     assert {"primaryColor", "textColor", "backgroundColor"} <= theme["dark"].keys()
     assert theme["baseFontSize"] > 16

@@ -13,11 +13,16 @@ import pytest
 from statsmodels.stats.contingency_tables import StratifiedTable
 
 from luskin_core.analyses.audit import audit
-from luskin_core.analyses.findings import BEYOND_PART, OVERALL, REST, WITHIN_PARTS, findings
+from luskin_core.analyses.findings import BEYOND_PART, OVERALL, REST, WITHIN_PARTS, Finding, Findings, findings
 from luskin_core.spec.audit_spec import AuditSpec
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BERKELEY_SPEC = AuditSpec("decision", "admitted", group_by=("sex",), strata=("department",))
+
+
+def of_kind(found: Findings, kind: str) -> list[Finding]:
+    """The findings of one kind, in their order."""
+    return [f for f in found.items if f.kind == kind]
 
 
 @pytest.fixture(scope="module")
@@ -61,14 +66,14 @@ def test_berkeley_story_within_first_then_overall_then_department_a(berkeley, be
     assert dept_a.part == "department = A" and dept_a.favoured == "Female"
     assert dept_a.sentence.startswith("In department A, Female favoured") and "82% of Female and 62% of Male" in \
         dept_a.sentence
-    rest = [f.sentence for f in found.of_kind(REST)]
+    rest = [f.sentence for f in of_kind(found, REST)]
     assert "In the other 4 departments (C, D, E, F), the gap is under 5 points." in rest
     assert any(s.startswith("In department B, too few rows") for s in rest)
 
 
 def test_beyond_findings_run_largest_gap_first_and_say_who_is_favoured(adult):
     result = audit(adult, AuditSpec("income", ">50K", group_by=("race", "sex"), strata=("relationship",)))
-    beyond = findings(result).of_kind(BEYOND_PART)
+    beyond = of_kind(findings(result), BEYOND_PART)
     sizes = [abs(f.difference) for f in beyond]
     assert len(beyond) >= 3 and sizes == sorted(sizes, reverse=True)
     for f in beyond:
@@ -83,9 +88,9 @@ def test_without_strata_the_overall_answer_is_the_largest_group_gap_and_the_rest
     found = findings(result)
     largest = max(result.pooled, key=lambda p: abs(p.marginal_difference))
     assert found.items[0].kind == OVERALL and found.items[0].group == largest.group
-    assert not found.of_kind(WITHIN_PARTS)
+    assert not of_kind(found, WITHIN_PARTS)
     said = {f.group for f in found if f.group}
-    assert said | {r for f in found.of_kind(REST) for r in result.groups if r in f.sentence} >= \
+    assert said | {r for f in of_kind(found, REST) for r in result.groups if r in f.sentence} >= \
         set(result.groups) - {result.reference}
 
 
@@ -130,13 +135,13 @@ def test_an_adverse_outcome_favours_the_lower_share_and_the_four_fifths_rule_use
     result = audit(berkeley, spec)
     assert result.reference == "Male"   # the most favoured group: the fewest rejections
     found = findings(result)
-    overall = found.of_kind(OVERALL)[0]
+    overall = of_kind(found, OVERALL)[0]
     assert overall.favoured == "Male" and "70% of Female and 55% of Male" in overall.sentence
     # within departments women are rejected slightly less often: the lead says so, and favours them
     lead = found.items[0]
     assert lead.kind == WITHIN_PARTS and lead.favoured == "Female"
     assert "slightly more often for Male than for Female" in lead.sentence
-    dept_a = found.of_kind(BEYOND_PART)[0]
+    dept_a = of_kind(found, BEYOND_PART)[0]
     assert dept_a.favoured == "Female" and dept_a.sentence.startswith("In department A, Female favoured")
     c = result.comparison("Female", "department = A")
     assert c.impact_ratio == pytest.approx((1 - c.rate) / (1 - c.reference_rate))

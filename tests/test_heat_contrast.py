@@ -9,10 +9,10 @@ from itertools import pairwise
 
 import numpy as np
 import pytest
+from wcag import contrast
 
 from luskin_core import AuditSpec, audit
 from luskin_core.present.audit_plots import impact_heatmap
-from luskin_core.present.palette import contrast
 
 
 def _rgb(color: str) -> tuple[float, ...]:

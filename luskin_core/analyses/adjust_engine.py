@@ -142,7 +142,7 @@ def engine_cells(source: Source, spec: AuditSpec, plan: Any, view: Any, numeric:
     frame = frame.loc[complete].reset_index(drop=True)
     if not linear:
         frame["y2"] = frame["k"]
-    return Cells(frame, tuple(numeric), tuple(cats), cluster_name, linear, dropped, int(frame["n"].sum()),
+    return Cells(frame, tuple(numeric), tuple(cats), cluster_name, linear, dropped,
                  note=spline_note(knots or {}), splines=dict(knots or {}), binned=tuple(binned), log=log and linear,
                  **score_outcome(spec, plan))
 

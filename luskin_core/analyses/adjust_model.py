@@ -293,7 +293,6 @@ class Cells:
     cluster: str | None
     linear: bool
     dropped_missing: int = 0
-    audited_rows: int = 0
     note: str = ""
     splines: Mapping[str, tuple[float, ...]] = field(default_factory=dict)  # numeric control -> its knots
     binned: tuple[str, ...] = ()  # categorical controls that are a numeric control's bins
@@ -476,7 +475,7 @@ def cells_from_frame(frame: pd.DataFrame, spec: AuditSpec, controls: Sequence[st
     if dropped:
         keys = {name: (codes[keep], uniques) for name, (codes, uniques) in keys.items()}
     cells = _cell_frame(keys, y[keep])
-    return Cells(cells, tuple(numeric), tuple(cats), cluster_name, linear, dropped, int(keep.sum()),
+    return Cells(cells, tuple(numeric), tuple(cats), cluster_name, linear, dropped,
                  note=spline_note(knots), splines=knots, binned=tuple(name for name in cats if name in binned),
                  log=log and linear, **score)
 

@@ -124,7 +124,7 @@ def _adjust_by_sums(source: Source, spec: AuditSpec, plan: Any, rows: Any, contr
     first_keys = {name: pd.to_numeric(first[name]).to_numpy(dtype=np.int64) for name in key_exprs}
     frame = _key_frame(_decode(first, key_exprs, radix), keys, group_names, cats, cluster)
     n, k, sums = _first_sums(first, frame, len(numeric), linear)
-    cells = Cells(frame, (), tuple(cats), cluster, linear, dropped, int(n.sum()), binned=binned, log=log,
+    cells = Cells(frame, (), tuple(cats), cluster, linear, dropped, binned=binned, log=log,
                   **score_outcome(spec, plan))
     if not linear and float(k.sum()) in (0.0, float(n.sum())):
         raise LuskinError(f"Every analysed row has the same outcome ({'positive' if k.sum() else 'negative'}), so "
@@ -457,7 +457,7 @@ def _sums_result(source: Source, spec: AuditSpec, *, where: str, design: Any, fi
                   n_clusters, use_t=fit.use_t)
     group_cols_out = tuple(order_idx.index(c) for c in gcols)
     out_cells = Cells(frame, tuple(name for name in num_names if owner[name] == name), tuple(cats), cluster, linear,
-                      dropped, int(N), binned=binned, log=log, score_rule=cells.score_rule,
+                      dropped, binned=binned, log=log, score_rule=cells.score_rule,
                       score_cutoff=cells.score_cutoff)
     outside = effects.get("outside") if effects is not None else None
     if outside is None and q:

@@ -88,9 +88,6 @@ class Findings:
     def sentences(self) -> list[str]:
         return [f.sentence for f in self.items]
 
-    def of_kind(self, kind: str) -> tuple[Finding, ...]:
-        return tuple(f for f in self.items if f.kind == kind)
-
     def to_dict(self) -> list[dict[str, Any]]:
         return [f.to_dict() for f in self.items]
 

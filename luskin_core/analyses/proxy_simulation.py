@@ -63,7 +63,6 @@ class Simulated:
     race: np.ndarray
     y: np.ndarray
     p: np.ndarray
-    true_rates: np.ndarray       # the population rates by race (what the data were drawn from)
 
     def sample_rates(self) -> np.ndarray:
         """The rates by true race in this data set."""
@@ -111,8 +110,7 @@ def simulate(rows: int, rng: np.random.Generator, rates: np.ndarray = TRUE_RATES
     y = (rng.random(rows) < chance).astype(float)
     post = w.name_probs[name] * w.zip_given_race[place]
     post /= post.sum(axis=1, keepdims=True)
-    return Simulated(name=name, place=place, race=race, y=y, p=post,
-                     true_rates=population_rates(np.asarray(rates, float), place_effect))
+    return Simulated(name=name, place=place, race=race, y=y, p=post)
 
 
 __all__ = ["TRUE_RATES", "Simulated", "place_rates", "population_rates", "simulate", "world"]

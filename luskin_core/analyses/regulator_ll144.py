@@ -102,11 +102,6 @@ class LL144Table:
         return tuple(r.category for r in kept if best > 0 and Fraction(r.selected, r.n) == best)
 
     @property
-    def most_selected(self) -> str | None:
-        """The first of :attr:`leaders` (see it for ties)."""
-        return self.leaders[0] if self.leaders else None
-
-    @property
     def total(self) -> int:
         """The table's known individuals (the 2% rule's base)."""
         return sum(r.n for r in self.rows)

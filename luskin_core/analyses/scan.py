@@ -54,9 +54,6 @@ MEASURES = {
     "calibration": "observed against predicted",
 }
 ERRORS = {"fwer": "the family-wise error rate", "fdr": "the false discovery rate"}
-CALIBRATIONS = {"auto": "replicates where they cost about what counting does, else the union bound",
-                "replicates": "max-T on null replicates (exact permutation draws where affordable)",
-                "bound": "a union bound over every group's own permutation law (no replicates)"}
 MAX_SCAN_VALUES = 50          # a column with more distinct values is refused (bin it or leave it out)
 MEMORY_SHARE = 0.25           # a scan may hold at most this share of the machine's memory (the server is shared)
 DEFAULT_MIN_SIZE: int = option_default("scan", "min_size")

@@ -157,21 +157,12 @@ class Plan:
         return self.names or GroupNames.of(self.spec)
 
     @property
-    def prediction_binary(self) -> bool:
-        """Whether the prediction column holds the numbers 0 and 1."""
-        return self.prediction_kind == ZERO_ONE
-
-    @property
     def n_group_keys(self) -> int:
         return len(self.group_parts) if self.group_parts else 1
 
     @property
     def n_cell_keys(self) -> int:
         return len(self.cell_parts) if self.cell_parts else (1 if self.filters else 0)
-
-    @property
-    def confusion(self) -> bool:
-        return self.prediction is not None
 
     @property
     def score(self) -> bool:

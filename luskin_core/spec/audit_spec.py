@@ -52,8 +52,6 @@ DEFAULT_BINS = 4                # quantile bins for a numeric column with many v
 # each row's surname and place (BISG/BIFSG, luskin_core.analyses.proxy), which only the proxy audit counts.
 ESTIMATED_RACE = "race estimated from surname and place"
 ESTIMATED_GROUPS: tuple[str, ...] = (ESTIMATED_RACE,)
-# Flat settings a saved specification holds only when they are set (files saved before them are unchanged).
-SAVED_WHEN_SET: tuple[str, ...] = ("estimated", "unknown_values")
 
 _set = object.__setattr__
 
@@ -647,8 +645,8 @@ class AuditSpec:
 
     # JSON ------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        """The flat entries of a saved specification (the format files have always had; an entry of
-        :data:`SAVED_WHEN_SET` only when it is set)."""
+        """The flat entries of a saved specification (the format files have always had; ``estimated`` and
+        ``unknown_values`` only when they are set, so files saved before them are unchanged)."""
         merged = {**self.outcome_spec.to_dict(), **self.group_spec.to_dict(), **self.cell_spec.to_dict(),
                   **self.judgement.to_dict()}
         return {name: merged[name] for name in FLAT_FIELDS if name in merged}

@@ -80,11 +80,6 @@ class AmountSummary:
     def sd(self) -> float:
         return math.sqrt(self.variance) if self.variance >= 0 else math.nan
 
-    @property
-    def all_equal(self) -> bool:
-        """Whether every amount is the same (no spread: no interval, a test of no use)."""
-        return self.n > 0 and self.minimum == self.maximum
-
     def median_interval(self, alpha: float = ALPHA) -> tuple[float, float] | None:
         """The distribution-free interval of the median, or None below 6 rows (no interval reaches 95%)."""
         ranks = interval_ranks(self.n, alpha)
