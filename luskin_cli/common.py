@@ -140,9 +140,22 @@ def add_option_flags(group: Any, tool: str, *, skip: Sequence[str] = (), only: S
     for option in OPTIONS[tool]:
         if option.name in skip or option.cli_flag in taken or (only is not None and option.name not in only):
             continue
-        default = option_default(tool, option.name)
+        if not option.on_command or option.instead_of:   # set by another flag, or added with the option it replaces
+            continue
+        default = None if option.spec or option.repeat else option_default(tool, option.name)
         given = None if unset or option.name in repeated else default
         words = option.command_help(default)
+        alternative = next((other for other in OPTIONS[tool] if other.instead_of == option.name), None)
+        if alternative is not None:   # one flag or the other (--level A or --fdr Q); each refusal names its flag
+            pair = group.add_mutually_exclusive_group()
+            for one, said in ((option, words), (alternative, alternative.command_help(None))):
+                pair.add_argument(one.cli_flag, dest=one.name, default=None, metavar=one.metavar, help=said,
+                                  **one.constraint.argparse(one.cli_flag))
+            continue
+        if option.repeat:
+            group.add_argument(option.cli_flag, dest=option.name, default=None, action="append",
+                               metavar=option.metavar, help=words, **option.constraint.argparse())
+            continue
         if option.constraint.kind == "flag":
             group.add_argument(option.cli_flag, dest=option.name, default=given, help=words,
                                action=argparse.BooleanOptionalAction if default else "store_true")
@@ -154,6 +167,84 @@ def add_option_flags(group: Any, tool: str, *, skip: Sequence[str] = (), only: S
             continue
         group.add_argument(*option.cli_flags, dest=option.name, default=given, metavar=option.metavar,
                            help=words, **option.constraint.argparse())
+
+
+def declared_values(args: CommandOptions, tool: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The declared options of ``tool`` a command made from its analysis' line was given: the keyword arguments of
+    its options class, and those of the specification (an option declared as a field of it, ``spec``).
+
+    A flag not given is left out (the class's or the specification's default), or takes the value its declaration
+    says it takes when another option is given (``default_when``), or is refused in its declaration's words when
+    the command needs it (``flag_requires``); an alternative's flag (``instead_of``) gives its value to the option it
+    replaces and sets the other it names (``sets``); a list of columns names the specification's groups too
+    (``spec_groups``: its first)."""
+    from luskin_core.spec.options import DATA_KINDS, OPTIONS
+
+    options: dict[str, Any] = {}
+    spec: dict[str, Any] = {}
+    for option in OPTIONS[tool]:
+        if not option.on_command or not args.has(option.name):
+            continue
+        value = args.value(option.name)
+        if option.constraint.kind == "columns" and isinstance(value, list):   # repeated, each separated by commas
+            value = ",".join(value)
+        if value is None:
+            value = next((then for other, then in option.default_when if args.has(other) and args.value(other)), None)
+        if option.constraint.kind in DATA_KINDS and value is not None:
+            value = option.constraint.check(value)
+        if option.flag_requires and not value:
+            raise LuskinError(option.flag_requires)
+        if value is None:
+            continue
+        if option.spec:
+            spec[option.spec] = value
+        elif option.instead_of:
+            options[option.instead_of] = value
+            if option.sets is not None:
+                options[option.sets[0]] = option.sets[1]
+        else:
+            options[option.name] = value
+        if option.spec_groups:
+            spec["group_by"] = tuple(value)[:1]
+    return options, spec
+
+
+def add_outcome_options(parser: argparse.ArgumentParser) -> Any:
+    """The data options of a command that counts the data as given (its groups are its own options): where the
+    data is, the outcome and its positive value. Returns their group (the command adds its own flags to it)."""
+    data = parser.add_argument_group("data")
+    data.add_argument("--data", help="a CSV file, or sample:adult / sample:compas; also a Parquet file or folder, "
+                                     "a DuckDB file, postgresql://user@host/db or spark: (with --table)")
+    data.add_argument("--outcome", help="the outcome column, e.g. approved")
+    data.add_argument("--positive", action="append", default=None,
+                      help="the outcome value that counts as positive, e.g. Y; repeat to count several together")
+    return data
+
+
+def outcome_of(args: CommandOptions) -> tuple[str, Any]:
+    """The outcome and its positive value of a command that counts the data as given (each refused in plain words
+    when not given); several positive values are counted together."""
+    if not args.outcome:
+        raise LuskinError("Say which column is the outcome: --outcome COL (and --positive VALUE).")
+    if args.positive is None:
+        raise LuskinError("Say which value of the outcome counts as positive: --positive VALUE.")
+    positive = args.positive
+    return args.outcome.strip(), (tuple(t.strip() for t in positive) if isinstance(positive, list)
+                                  else positive.strip())
+
+
+def data_as_given(args: CommandOptions, verb: str) -> Any:
+    """A file or database an engine counts where it lives (Parquet, a big CSV, PostgreSQL, Spark), or the rows of
+    a CSV or a sample, unchecked against a specification (the analysis checks its own columns)."""
+    from luskin_cli.engine import is_engine_location, open_for_args
+
+    if not args.data:
+        raise LuskinError(f"Say which data to {verb}: --data FILE.csv (or a Parquet file, a database, sample:compas).")
+    if is_engine_location(args.data, args.table):
+        return open_for_args(args, args.data)
+    from luskin_core.counting.data import load_data
+
+    return load_data(args.data)
 
 
 def option_or_default(value: Any, tool: str, name: str) -> Any:
@@ -365,16 +456,10 @@ def add_prediction_options(parser: argparse.ArgumentParser) -> None:
 
 
 def cut_points(items: list[str]) -> dict[str, list[float]]:
-    out: dict[str, list[float]] = {}
-    for item in items:
-        name, sep, cuts = item.rpartition("=")
-        if not sep or not name.strip():
-            raise LuskinError(f"Write cut points as COLUMN=CUT,CUT (e.g. age=25,40,60), not '{item}'.")
-        try:
-            out[name.strip()] = [float(c) for c in cuts.split(",") if c.strip()]
-        except ValueError:
-            raise LuskinError(f"The cut points in '{item}' must be numbers, e.g. age=25,40,60.") from None
-    return out
+    """--bins COL=CUTS options as {column: cuts} (declared once: luskin_core.spec.options.cut_points)."""
+    from luskin_core.spec.options import cut_points as declared
+
+    return declared(items)
 
 
 def _value_names(items: list[str], start: Any) -> dict[str, dict[str, str]]:

@@ -68,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _extensions() -> list[Callable[[Any], None]]:
     """Subcommands that live in their own modules (retrain; thresholds and equalize; report; app; adjust; proxy)."""
     found = []
-    for module in (".retrain", ".parity", ".report", ".app", ".adjust", ".proxy", ".scan", ".verify", ".analysis"):
+    for module in (".retrain", ".parity", ".report", ".app", ".adjust", ".proxy", ".verify", ".analysis"):
         try:
             imported = __import__(f"luskin_cli{module}", fromlist=["add_parsers"])
         except ModuleNotFoundError as err:

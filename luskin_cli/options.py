@@ -92,7 +92,7 @@ class CommandOptions:
     min_group_size: int | None = None   # audit, report, adjust, amounts
     min_size: int = 30   # scan
     model: str | None = None   # audit, thresholds, report
-    n_bins: int = 4   # scan
+    n_bins: int | None = None   # scan
     name: list[str] | None = None   # audit, report, adjust, amounts
     no_filter: bool = False   # audit, retrain, thresholds, equalize, report, adjust, amounts
     other_label: str | None = None   # audit, retrain, thresholds, equalize, report, adjust, amounts

@@ -248,3 +248,18 @@ def test_an_analysis_options_refuse_what_their_declarations_refuse() -> None:
     assert scan(error="FDR", measure="Rate").error == "fdr"
     assert adjusted(controls="age, hours", bins={"age": 5}).controls == ("age", "hours")
     assert adjusted(controls=["pay, in dollars"]).controls == ("pay, in dollars",)   # a name in a list kept whole
+
+
+def test_the_scan_and_the_amounts_commands_are_made_from_their_lines() -> None:
+    """``luskin scan`` is made from the scan's line (its flags from its declared options, issue 45), as
+    ``luskin amounts`` is: no module of the command line is written for it."""
+    from importlib.util import find_spec
+
+    from luskin_cli import analysis as made
+    from luskin_cli.main import build_parser
+    from luskin_core.present.report_parts import made_from_table
+
+    assert [e.name for e in made_from_table("command")] == ["scan", "amounts"]
+    assert find_spec("luskin_cli.scan") is None
+    commands = next(a for a in build_parser()._actions if a.dest == "command").choices
+    assert commands["scan"].get_default("run") is made.run and commands["scan"].get_default("analysis") == "scan"

@@ -246,9 +246,10 @@ def words_in_code(source: str) -> list[tuple[int, str]]:
     """Where a module's text for people (a string, not a docstring or a log format) holds one of WORDS_IN_CODE."""
     tree = ast.parse(source)
     skip = _docstrings(tree)
-    # an option's help on the command line (flag_help=) is the command line's text, where flags are the words
-    skip |= {id(part) for node in ast.walk(tree) if isinstance(node, ast.keyword) and node.arg == "flag_help"
-             for part in ast.walk(node.value)}
+    # an option's help and refusal on the command line (flag_help=, flag_requires=) and a command's description
+    # (command_description=) are the command line's text, where flags are the words
+    skip |= {id(part) for node in ast.walk(tree) if isinstance(node, ast.keyword)
+             and node.arg in ("flag_help", "flag_requires", "command_description") for part in ast.walk(node.value)}
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip \
@@ -262,7 +263,8 @@ def test_the_word_scan_finds_what_it_looks_for() -> None:
     for line in ('x = f"{n} row(s) have no score"', 'x = "a gap of " + g + " pts"', 'x = "(give one with --default-threshold)"'):
         assert words_in_code(line), line
     for line in ('def f():\n    """Like ``luskin audit --json``."""\n    return 1', 'x = "1 row"', 'x = f"{g} points"',
-                 'x = ["count(*) AS n", "avg(s) AS mean"]', 'o = Option("log", flag_help="with --amount: its log")'):
+                 'x = ["count(*) AS n", "avg(s) AS mean"]', 'o = Option("log", flag_help="with --amount: its log")',
+                 'o = Option("c", flag_requires="Say which: --columns a")', 'a = Analysis(command_description="--fdr Q")'):
         assert not words_in_code(line), line
 
 

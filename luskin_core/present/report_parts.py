@@ -103,8 +103,8 @@ class Analysis:
     from this line). Every line names its ``run`` and, where it has any, its ``options`` (the proxy audit's groups are declared in its
     specification as estimated: race from surname and place), and the commands and pages run an analysis through
     :meth:`runner`; the analyses that came before the table keep their own commands and
-    pages (``command``/``page`` left unset): the scan's ``--columns``, ``--fdr`` and its page's columns and
-    measures, the series' ``luskin audit --period`` and the regulator tables' tabs are not made from a line."""
+    pages (``command``/``page`` left unset): the scan's page (its columns and measures), the series' ``luskin audit
+    --period`` and the regulator tables' tabs are not made from a line."""
 
     result: str
     builder: Callable[[Any, PartContext], Section]   # or "module:function", imported when a section is built
@@ -117,6 +117,17 @@ class Analysis:
     options: str | None = None
     command: bool = False
     page: str | None = None
+    # The command made from the line: its help in ``luskin --help`` (``command_help``) and its description
+    # (``command_description``; default: from ``title`` and ``help``); ``data``, the data options it takes: "audit"
+    # (the data and specification options every audit takes, its groups, cells and judgement) or "outcome" (where
+    # the data is, its outcome and positive value, the data counted as given: its groups are the analysis' own
+    # options); ``text`` ("module:function", result -> text) its text (default: its report section as text);
+    # ``labelled``: its run takes the data's name (``source=``).
+    command_help: str = ""
+    command_description: str = ""
+    data: str = "audit"
+    text: str | None = None
+    labelled: bool = False
 
     def __post_init__(self) -> None:
         for name in ("builder", "slides"):
@@ -129,6 +140,10 @@ class Analysis:
         if self.run is None:
             raise LuskinError(f"The analysis '{self.name}' cannot be run from its line of the table.")
         return _load_any(self.run)
+
+    def command_text(self, result: Any) -> str | None:
+        """The result as its command prints it (the line's ``text``), or None: its report section as text."""
+        return None if self.text is None else str(_load_any(self.text)(result))
 
     def options_class(self) -> type | None:
         """Its options' class (built from the declared values, checked by their constraints), or None."""
@@ -219,7 +234,15 @@ ANALYSES: tuple[Analysis, ...] = (
              run="luskin_core.analyses.proxy_run:run", options="proxy"),
     Analysis("luskin_core.analyses.scan:ScanResult", _scan, 45, _scan_slides, name="scan", title="Scan",
              help="the groups whose outcome differs beyond chance", run="luskin_core.analyses.scan:run",
-             options="scan"),
+             options="scan", command=True, data="outcome", text="luskin_core.present.scan_text:scan_text",
+             labelled=True, command_help="find the groups whose outcome or error rate differs beyond chance",
+             command_description=(
+                 "Scan every combination of 1 to 3 columns and their values for a group whose rate differs from "
+                 "everyone else's by more than chance would explain, with the family-wise error rate over all "
+                 "groups scanned controlled (single-step max-T on null replicates drawn from the count table), or "
+                 "with --fdr the false discovery rate (Benjamini-Hochberg). Reports the group that carries each "
+                 "gap, not its parents or refinements, with simultaneous intervals and adjusted p-values; when "
+                 "nothing is found, the smallest gap the scan could have seen.")),
     Analysis("luskin_core.analyses.amounts:AmountAudit", _later("luskin_core.present.amounts_report:section"), 25,
              _later("luskin_core.present.amounts_report:slides"), name="amounts", title="Amounts",
              help="an amount (pay, a bonus, a price) per group: means, medians, their gaps as shares, and verdicts",

@@ -64,7 +64,7 @@ class Constraint:
     """
 
     what: str
-    kind: str  # "whole", "number", "choice" or "flag"
+    kind: str  # "whole", "number", "choice" or "flag"; or the data's: "column", "columns", "text" or "cuts"
     low: float | None = None
     high: float | None = None
     open_low: bool = False
@@ -75,6 +75,7 @@ class Constraint:
     note: str = ""  # added to the refusal (why the range is what it is)
     words: str = ""
     many: bool = False  # a list of such values (at least one); on the command line, separated by commas
+    plain: bool = False  # a number the command line reads with argparse's own int or float (and its words)
 
     def describe(self) -> str:
         """What the option accepts, in words."""
@@ -115,6 +116,8 @@ class Constraint:
             return None
         if self.many:
             return self._check_list(value, label)
+        if self.kind in DATA_KINDS:
+            return self._check_data(value)
         if self.kind == "flag":
             if not isinstance(value, bool):
                 raise self.refuse(value, label)
@@ -131,6 +134,19 @@ class Constraint:
         if self.high is not None and (number > self.high or (self.open_high and number == self.high)):
             raise self.refuse(value, label)
         return int(number) if self.kind == "whole" else float(number)
+
+    def _check_data(self, value: Any) -> Any:
+        """What names the data's columns and values: a column's name (as given), column names (from a list or
+        text separated by commas), a value (as given) or a column's cut points (COLUMN=CUT,CUT, each)."""
+        if self.kind == "columns":
+            return _names(value)
+        if self.kind == "cuts":
+            return cut_points([value] if isinstance(value, str) else list(value or ()))
+        if isinstance(value, (list, tuple)):   # a repeated value
+            return tuple(self._check_data(one) for one in value)
+        if value is not None and not isinstance(value, str):
+            raise self.refuse(value)
+        return value
 
     def _check_list(self, value: Any, label: str | None) -> tuple[Any, ...]:
         """Each value of a list (or of text separated by commas) checked; at least one."""
@@ -189,6 +205,10 @@ class Constraint:
         """
         import argparse
 
+        if self.kind in DATA_KINDS:
+            return {}   # a column's name or a value, taken as given (the data says whether it is there)
+        if self.plain:
+            return {"type": int if self.kind == "whole" else float}
         if self.kind == "choice" and not self.many:
             def normalise(text: str) -> Any:
                 try:
@@ -225,6 +245,24 @@ class Constraint:
             text = all(isinstance(c, str) for c in self.choices)
             return ("text" if text else "number"), ("a word" if text else "a number")
         return "number", "a whole number" if self.kind == "whole" else "a number"
+
+
+# The kinds that name the data's columns and values: checked against the data where it is read, not here.
+DATA_KINDS = ("column", "columns", "text", "cuts")
+
+
+def cut_points(items: list[str]) -> dict[str, list[float]]:
+    """COLUMN=CUT,CUT texts as {column: cuts} (the cut points of a numeric column), or a plain refusal."""
+    out: dict[str, list[float]] = {}
+    for item in items:
+        name, sep, cuts = item.rpartition("=")
+        if not sep or not name.strip():
+            raise LuskinError(f"Write cut points as COLUMN=CUT,CUT (e.g. age=25,40,60), not '{item}'.")
+        try:
+            out[name.strip()] = [float(c) for c in cuts.split(",") if c.strip()]
+        except ValueError:
+            raise LuskinError(f"The cut points in '{item}' must be numbers, e.g. age=25,40,60.") from None
+    return out
 
 
 def whole(what: str, low: int | None = None, high: int | None = None, **more: Any) -> Constraint:
@@ -308,6 +346,31 @@ class Option:
     step: float | None = None
     on_page: bool = True
     aliases: tuple[str, ...] = ()  # other names of the flag, without their dashes (--alpha for --alphas)
+    # How a command made from its analysis' line (luskin_cli/analysis.py) offers it. ``group``: the title of the
+    # flags' group it is in ("": the analysis' own); ``repeat``: the flag may be given several times (its values a
+    # list); ``on_command``: it has a flag (False: another option's flag sets it, as --fdr sets the scan's error rate).
+    group: str = ""
+    repeat: bool = False
+    on_command: bool = True
+    # ``spec``: the value is this field of the audit's specification, not of the options class (a prediction
+    # column, the cuts of a numeric column); ``spec_groups``: the first of the columns named is the specification's
+    # groups too (a specification compares groups; the analysis reads its columns from its options).
+    spec: str = ""
+    spec_groups: bool = False
+    # ``instead_of``: the alternative of that option (one flag or the other): given, its value is that option's and
+    # ``sets`` (an option, its value) says which of the two it is (--fdr Q: the level Q, the error rate "fdr").
+    instead_of: str = ""
+    sets: tuple[str, Any] | None = None
+    # ``flag_requires``: the refusal when a command is given none (the page and the library have their defaults);
+    # ``default_when``: (option, value) pairs, the value taken when the flag is not given and that option is.
+    flag_requires: str = ""
+    default_when: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def checked(self) -> bool:
+        """Whether the option is its options class's field, checked by its constraint (:data:`OPTION_CONSTRAINTS`):
+        not a field of the specification, an alternative's flag or a name of the data's columns."""
+        return not self.spec and not self.instead_of and self.constraint.kind not in DATA_KINDS
 
     @property
     def cli_flag(self) -> str:
@@ -335,6 +398,10 @@ class Option:
         said = self.constraint.kind == "flag" or default is None or "default" in text
         return text if said else f"{text} (default {shown})"
 
+
+# The titles of the scan command's groups of flags (made from the declarations below).
+_SCAN = "the scan"
+_MODEL = "a model's decisions (error rates) or probabilities (calibration)"
 
 # Every model tool's seed (its flag is one of the data options every command shares: luskin_cli.common).
 SEED_OPTION = Option("seed", SEED, "Seed",
@@ -422,39 +489,81 @@ OPTIONS: dict[str, tuple[Option, ...]] = {
                choice_words=(("pooled", "Pooled: one rate per race"),
                              ("by-place", "By place: one rate per race and place (slower)"))),
     ),
-    # The subgroup scan (luskin scan, the Scan page, luskin_core.analyses.scan.run). Its columns, and a model's
-    # probability column, are the data's: fields of ScanOptions without a declaration (as retraining's features).
+    # The subgroup scan (luskin scan, made from its line of the analyses' table; the Scan page; report --scan;
+    # luskin_core.analyses.scan.run). Its columns and a model's probability column are the data's (fields of
+    # ScanOptions checked where the data is read); the values read as unknown, the cuts and bins of a numeric
+    # column and a model's prediction column are the specification's (``spec``). In the command's order.
     "scan": (
+        Option("columns", Constraint("the columns to scan", "columns"), "Columns to scan",
+               "The columns whose values, alone and combined, form the groups scanned.", group=_SCAN,
+               flag_help="comma-separated columns to scan, e.g. sex,race,age,borough (repeatable)", metavar="COLS",
+               repeat=True, spec_groups=True, flag_requires="Say which columns to scan: --columns a,b,c.", on_page=False),
         Option("depth", SCAN_DEPTH, "Columns combined at most",
                "How many columns a scanned group combines at most (0: up to three).",
                flag_help="how many columns a group combines at most (1-3 usual; default 3)", metavar="D",
-               on_page=False),
+               on_page=False, group=_SCAN),
         Option("min_size", SCAN_MIN_SIZE, "Smallest group (rows)", "Rows a group needs, inside it and outside it.",
                flag_help="rows a group needs, inside it and outside it (default {default})", metavar="N",
-               on_page=False),
+               on_page=False, group=_SCAN),
         Option("level", SCAN_LEVEL, "Error level",
                "The level of the error rate controlled: family-wise, the chance that the scan reports any group "
                "when none truly differs.",
                flag_help="control the family-wise error rate over all groups at A: the chance that any group is "
-                         "reported by chance (default {default})", metavar="A", on_page=False),
+                         "reported by chance (default {default})", metavar="A", on_page=False, group=_SCAN),
+        Option("fdr", SCAN_LEVEL, "False discovery rate",
+               "Control the false discovery rate at this level instead of the family-wise error rate.",
+               flag_help="control the false discovery rate at Q instead (Benjamini-Hochberg on each group's "
+                         "exact permutation p-value): finds more when many groups differ, and expects a share "
+                         "Q of what it reports to be chance", metavar="Q", on_page=False, group=_SCAN,
+               instead_of="level", sets=("error", "fdr")),
         Option("error", SCAN_ERROR, "Control", "Family-wise: the chance of reporting any group by chance is at most "
                "the level. False discovery rate: of the groups reported, the expected share found by chance is at "
-               "most the level.", on_page=False),
+               "most the level.", on_page=False, on_command=False),
         Option("replicates", SCAN_REPLICATES, "Replicates", "Null replicates that calibrate the search.",
-               flag_help="null replicates that calibrate the search (default {default})", metavar="R", on_page=False),
+               flag_help="null replicates that calibrate the search (default {default})", metavar="R", on_page=False,
+               group=_SCAN),
         Option("seed", SEED, "Seed", "A number that fixes the replicates, so the same choices give the same findings.",
-               flag_help="random seed of the replicates (default {default})", on_page=False),
-        Option("measure", SCAN_MEASURE, "Compare", "What is compared: the share with the positive outcome, a model's "
-               "error rates, or its calibration.",
-               flag_help="what is compared: rate (the share with the positive outcome; with --predictions, the "
-                         "share predicted positive), fpr / fnr / error (with --predictions; default error), "
-                         "calibration (the outcome against --probability)", on_page=False),
+               flag_help="random seed of the replicates (default {default})", on_page=False, group="data"),
         Option("calibration", SCAN_CALIBRATION, "Family-wise bar",
                "Replicates (max-T), a union bound over each group's exact law (no replicates), or whichever costs "
                "about what counting the rows does.",
                flag_help="the family-wise bar: replicates (max-T), bound (a union bound over each group's exact "
                          "law: no replicates), or auto (replicates where they cost about what counting the rows "
-                         "does, else the bound; default)", on_page=False),
+                         "does, else the bound; default)", on_page=False, group=_SCAN),
+        Option("unknown", Constraint("a value read as unknown", "text"), "Values read as unknown",
+               "A value of a scanned column read as unknown category: a group with it is shown apart.",
+               flag_help="read this value of a scanned column as unknown category, as common spellings such as "
+                         "'Unknown' and 'Prefer not to say' already are: a group with it is shown apart, never a "
+                         "finding (repeatable; e.g. --unknown U)", metavar="VALUE", repeat=True,
+               spec="unknown_values", on_page=False, group=_SCAN),
+        Option("bins", Constraint("the cut points", "cuts"), "Cut points",
+               "Where a numeric column is cut into ranges.",
+               flag_help="cut a numeric column at these points, e.g. age=25,35,45,55 (repeatable)", metavar="COL=CUTS",
+               repeat=True, spec="bins", on_page=False, group=_SCAN),
+        Option("n_bins", whole("the number of ranges", plain=True), "Ranges",
+               "Ranges of equal shares for a numeric column with many values.",
+               flag_help="ranges of equal shares for a numeric column with many values (default 4)", metavar="K",
+               spec="n_bins", on_page=False, group=_SCAN),
+        Option("predictions", Constraint("the prediction column", "column"), "Prediction column",
+               "A model's decisions, whose error rates are scanned against the outcome.",
+               flag_help="a prediction column (0/1, true/false, yes/no, or a score with --prediction-cutoff): "
+                         "scan its error rates against the outcome (see --measure)", metavar="COL",
+               spec="prediction", on_page=False, group=_MODEL),
+        Option("prediction_cutoff", number("the prediction cut-off", plain=True), "Prediction cut-off",
+               "The prediction column is a score: a row is predicted positive at or above it.",
+               flag_help="the prediction column is a score: a row is predicted positive at or above X", metavar="X",
+               spec="prediction_cutoff", on_page=False, group=_MODEL),
+        Option("measure", SCAN_MEASURE, "Compare", "What is compared: the share with the positive outcome, a model's "
+               "error rates, or its calibration.",
+               flag_help="what is compared: rate (the share with the positive outcome; with --predictions, the "
+                         "share predicted positive), fpr / fnr / error (with --predictions; default error), "
+                         "calibration (the outcome against --probability)", on_page=False, group=_MODEL,
+               default_when=(("probability", "calibration"), ("predictions", "error"))),
+        Option("probability", Constraint("the probability column", "column"), "Probability column",
+               "A column of a model's predicted probabilities of the positive outcome.",
+               flag_help="a column of a model's predicted probabilities of the positive outcome: scan where "
+                         "the model over- or under-predicts (calibration)", metavar="COL", on_page=False,
+               group=_MODEL),
     ),
     # The audit over time (luskin audit --period, the Over time page, luskin_core.analyses.series.run). Its date
     # column and the dates' format are the data's: fields of SeriesOptions without a declaration.
@@ -492,7 +601,7 @@ class _Constraints(Mapping[str, Mapping[str, Constraint]]):
     """Each tool's options and their constraints, read from :data:`OPTIONS` when asked (a live view)."""
 
     def __getitem__(self, tool: str) -> Mapping[str, Constraint]:
-        return {option.name: option.constraint for option in OPTIONS[tool]}
+        return {option.name: option.constraint for option in OPTIONS[tool] if option.checked}
 
     def __iter__(self) -> Iterator[str]:
         return iter(OPTIONS)
