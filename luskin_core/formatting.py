@@ -17,11 +17,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["AMOUNT", "AMOUNT_GAP", "AUC", "CELL_KINDS", "COUNT", "GAP", "GAP_SIZE", "P_VALUE", "RATIO", "SHARE", "CellKind", "amount_digits", "below_majority", "count_of", "format_amount", "format_memory", "format_number", "format_p", "format_percent", "format_percent_pair", "format_points",
+__all__ = ["AMOUNT", "AMOUNT_GAP", "AUC", "CELL_KINDS", "COUNT", "GAP", "GAP_SIZE", "P_VALUE", "RATIO", "SHARE", "CellKind", "amount_digits", "below_majority", "count_of", "finite_float", "format_amount", "format_memory", "format_number", "format_p", "format_percent", "format_percent_pair", "format_points",
            "format_table", "points"]
 
 
-def _finite(x: Any) -> float | None:
+def finite_float(x: Any) -> float | None:
     """``x`` as a finite float, or None when there is no number (None, NaN, infinite, pandas' NA, text)."""
     if x is None:
         return None
@@ -38,7 +38,7 @@ def format_percent(share: float | None, digits: int = 1) -> str:
     99.96% with one decimal would print as "100.0%", which reads as "every one": near the ends
     up to two more decimals are shown, and beyond them a bound (">99.999%", "<0.001%").
     """
-    number = _finite(share)
+    number = finite_float(share)
     if number is None:
         return "n/a"
     value = 100.0 * number + 0.0  # + 0.0 turns -0.0 into 0.0
@@ -87,14 +87,14 @@ def format_memory(size: float) -> str:
 
 def format_number(x: float | None, digits: int = 3) -> str:
     """A number with fixed decimals, or "n/a" when there is none (None, NaN, infinite)."""
-    number = _finite(x)
+    number = finite_float(x)
     return "n/a" if number is None else f"{number:.{digits}f}"
 
 
 def amount_digits(values: Sequence[float | None]) -> int:
     """The decimals an amount's table is written with: none once the typical amount is 1,000 or more (a salary),
     two below (an hourly wage, a price), so every number of one table has the same decimals."""
-    finite = sorted(abs(v) for v in (_finite(x) for x in values) if v is not None)
+    finite = sorted(abs(v) for v in (finite_float(x) for x in values) if v is not None)
     if not finite:
         return 2
     return 0 if finite[len(finite) // 2] >= 1000 else 2
@@ -103,7 +103,7 @@ def amount_digits(values: Sequence[float | None]) -> int:
 def format_amount(x: float | None, digits: int = 2, *, signed: bool = False) -> str:
     """An amount in its own units with thousands separators, never in scientific notation: 101,000 or 7.10
     ("+2.51" signed; a gap of zero is "0.00", never "-0.00"); "n/a" without one."""
-    number = _finite(x)
+    number = finite_float(x)
     if number is None:
         return "n/a"
     value = round(number, digits) + 0.0
@@ -120,7 +120,7 @@ def format_points(difference: float | None, digits: int = 1, *, signed: bool = F
     two more decimals, then a bound: "<0.001"), and zero is "0.0", never "-0.0" or "+0.0". A
     negative gap keeps its minus; ``signed`` adds the plus to a positive one.
     """
-    number = _finite(difference)
+    number = finite_float(difference)
     if number is None:
         return "n/a"
     value = 100.0 * number + 0.0
@@ -139,7 +139,7 @@ def format_points(difference: float | None, digits: int = 1, *, signed: bool = F
 
 def points(difference: float | None) -> str:
     """A gap as a sentence says it: "14 points", "1 point", "0.4 points" (whole points from one up, unsigned)."""
-    number = _finite(difference)
+    number = finite_float(difference)
     text = format_points(None if number is None else abs(number), 0)
     if text == "n/a":
         return "an unknown number of points"
@@ -159,7 +159,7 @@ def format_p(p: float | None, *, short: bool = False) -> str:
 
     The one spelling on every surface; without a p-value: "p not computable" in a sentence, "n/a" in a table.
     """
-    number = _finite(p)
+    number = finite_float(p)
     if number is None:
         return "n/a" if short else "p not computable"
     if short:
@@ -180,7 +180,7 @@ def format_table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
 # The kinds of number a table cell holds, each written one way on every surface
 # ------------------------------------------------------------------------------------------
 def _count_text(x: Any) -> str:
-    number = _finite(x)
+    number = finite_float(x)
     return "n/a" if number is None else f"{number:,.0f}"   # an estimated count (a proxy's weights) rounds
 
 
@@ -216,7 +216,7 @@ class CellKind:
         """The number with its 95% interval, "42.3 [41.4, 43.1]"; the bounds in whole units where columns are
         narrow (the page: "42.3 [41, 44]"); the number alone without an interval."""
         text = self.write(x)
-        if _finite(low) is None or _finite(high) is None:
+        if finite_float(low) is None or finite_float(high) is None:
             return text
         digits = 0 if whole else self.digits
         return f"{text} [{self.bound(low, digits)}, {self.bound(high, digits)}]"
@@ -232,7 +232,7 @@ class CellKind:
 
     def chart(self, x: Any) -> float | None:
         """The number as a chart plots it (times ``scale``), or None without one."""
-        number = _finite(x)
+        number = finite_float(x)
         return None if number is None else self.scale * number
 
 

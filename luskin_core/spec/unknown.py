@@ -9,10 +9,11 @@ self-identify"), the choice of a reference group and the regulator tables.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable
 from typing import Any
+
+from luskin_core.formatting import finite_float
 
 # The label of a group column's missing values.
 UNKNOWN = "Unknown"
@@ -60,13 +61,7 @@ def numeric_unknown(named: Iterable[Any], asked: Iterable[Any]) -> tuple[str, ..
 
 def finite_number(value: Any) -> float | None:
     """A value as a finite number ("9", 9, 9.0 alike), or None: a word, a flag, a missing or infinite value."""
-    if isinstance(value, bool):
-        return None
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        return None
-    return x if math.isfinite(x) else None
+    return None if isinstance(value, bool) else finite_float(value)
 
 
 __all__ = ["UNKNOWN", "UNKNOWN_SPELLINGS", "finite_number", "is_unknown_value", "numeric_unknown", "unknown_key",
