@@ -654,3 +654,25 @@ def test_a_user_named_unknown_code_is_counted_with_the_missing_values_beside_the
     assert not any("Prefer" in g for g in groups)
     assert groups["Unknown × A"] + groups.get("Unknown × B", 0) == int((frame["sex"] == 9).sum())
     assert groups["Female × A"] == int(((frame["sex"] == 1) & (frame["race"] == "A")).sum())
+
+
+def test_the_heading_names_the_size_rule_when_a_smaller_group_has_a_higher_rate():
+    """SQF 2014 in Brooklyn: 23 American Indian people spared a frisk at 56.5%, the White reference (1,274 rows) at
+    43.4%. The reference is the highest rate among groups large enough to judge; a heading calling it "the highest
+    rate" beside a higher one would contradict its own table, in the text, the report and the CSV."""
+    def rows(counts: dict[str, tuple[int, int]], stratum: str) -> pd.DataFrame:
+        return pd.DataFrame([(g, stratum, int(i < k)) for g, (n, k) in counts.items() for i in range(n)],
+                            columns=["race", "city", "spared"])
+
+    frame = pd.concat([rows({"I": (23, 13), "W": (1274, 553), "B": (400, 115)}, "Brooklyn"),
+                       rows({"I": (40, 10), "W": (300, 150), "B": (300, 100)}, "Queens")], ignore_index=True)
+    spec = AuditSpec("spared", 1, group_by=("race",), strata=("city",))
+    output = eeoc_output(audit(frame, spec))
+    (part,) = output.parts
+    small = next(r for r in part.rows if r.group == "I" and r.cell == "city = Brooklyn")
+    assert small.reference == "W" and small.rate > small.reference_rate       # compared with, not the reference
+    heading = output.tables()[0].title
+    assert "among groups of at least 30 rows" in heading and "among groups of at least 30 rows" in output.text()
+    # where the reference is the highest rate of every stratum, the heading says just that
+    plain = eeoc_output(audit(frame[frame["race"] != "I"], spec))
+    assert "highest rate of its own stratum" in plain.tables()[0].title and "among" not in plain.tables()[0].title

@@ -303,12 +303,17 @@ class EEOCOutput:
 
 
 def _against(part: EEOCPart) -> str:
-    """Whom each group is compared with: the highest rate of its own table, or of its own stratum."""
+    """Whom each group is compared with: the highest rate of its own table, or of its own stratum; among the groups
+    large enough to judge where a smaller group's rate is higher (:meth:`Judgement.four_fifths_reference`), so the
+    heading never calls a rate the highest with a higher one in its table."""
     references = sorted({r.reference for r in part.rows})
     strata = any(r.cell is not None for r in part.rows)
     where = "its own stratum" if strata else "the table"
     named = f": {references[0]}" if len(references) == 1 else ""
-    return f"every group against the highest rate of {where}{named}"
+    passed = any(r.rate is not None and r.reference_rate is not None and r.rate > r.reference_rate
+                 for r in part.rows)
+    among = f" among groups of at least {part.audit.judgement.min_group_size:,} rows" if passed else ""
+    return f"every group against the highest rate{among} of {where}{named}"
 
 
 def eeoc_part(result: Any, label: str | None = None) -> EEOCPart:
