@@ -121,8 +121,39 @@ def add_data_options(parser: argparse.ArgumentParser, *, outcome: bool = True) -
     add_engine_options(parser)
 
 
+def option_dest(name: str, prefix: str = "") -> str:
+    """Where a declared option's flag lands: its name, or in a command offering an analysis' options behind the
+    analysis' name (``luskin report``'s ``--scan-depth``), that name and the option's (``scan_depth``)."""
+    return f"{prefix.replace('-', '_')}_{name}" if prefix else name
+
+
+def option_flags(option: Any, prefix: str = "") -> tuple[str, ...]:
+    """A declared option's flag and its aliases; behind ``prefix`` each is prefixed (``--scan-depth``), and the
+    option a command needs (``flag_requires``: the scan's columns) is the prefix's own flag (``--scan COLS``, its
+    prefixed name an alias)."""
+    if not prefix:
+        return tuple(option.cli_flags)
+    prefixed = tuple(f"--{prefix}-{flag[2:]}" for flag in option.cli_flags)
+    return (f"--{prefix}", *prefixed) if option.flag_requires else prefixed
+
+
+def prefixed_words(text: str, tool: str, prefix: str = "") -> str:
+    """A declaration's help or refusal with the flags of ``tool``'s options it names spelled as they are behind
+    ``prefix`` ("--columns a,b" reads "--scan a,b", "--predictions" reads "--scan-predictions")."""
+    if not prefix:
+        return text
+    from luskin_core.spec.options import OPTIONS
+
+    flags = {flag: option_flags(option, prefix)[0] for option in OPTIONS[tool] if option.on_command
+             for flag in option.cli_flags}
+    if not flags:
+        return text
+    pattern = "|".join(re.escape(flag) for flag in sorted(flags, key=len, reverse=True))
+    return re.sub(rf"(?<![\w-])({pattern})(?![\w-])", lambda m: flags[m.group(1)], text)
+
+
 def add_option_flags(group: Any, tool: str, *, skip: Sequence[str] = (), only: Sequence[str] | None = None,
-                     repeated: Mapping[str, str] | None = None, unset: bool = False) -> None:
+                     repeated: Mapping[str, str] | None = None, unset: bool = False, prefix: str = "") -> None:
     """One flag per declared option of a model tool (``OPTIONS`` in luskin_core/spec/options.py).
 
     Each flag is made from its declaration: its name, its help, its type and choices (argparse refuses what
@@ -132,44 +163,52 @@ def add_option_flags(group: Any, tool: str, *, skip: Sequence[str] = (), only: S
     A command offering some of a tool's options (``luskin report``) names them in ``only``; ``repeated`` maps an
     option that may be given several times to where its list lands; with ``unset`` a flag not given is None
     (the command then knows what was asked and takes the class's default itself: :func:`option_or_default`).
+    With ``prefix`` (an analysis' name) every flag is behind it (:func:`option_flags`, ``--scan-depth``) and lands
+    under :func:`option_dest` (``scan_depth``); its help names the other flags as they are spelled behind it.
     """
     from luskin_core.spec.options import OPTIONS, option_default  # light: no heavy import
 
     taken = group._option_string_actions  # shared by a parser and its groups
     repeated = dict(repeated or {})
     for option in OPTIONS[tool]:
-        if option.name in skip or option.cli_flag in taken or (only is not None and option.name not in only):
+        flags = option_flags(option, prefix)
+        # behind a prefix argparse would name the value after the dest (SCAN_SEED): the option's name (SEED)
+        metavar = option.metavar or (option.name.upper() if prefix and option.constraint.kind != "choice" else None)
+        if option.name in skip or flags[0] in taken or (only is not None and option.name not in only):
             continue
         if not option.on_command or option.instead_of:   # set by another flag, or added with the option it replaces
             continue
         default = None if option.spec or option.repeat else option_default(tool, option.name)
         given = None if unset or option.name in repeated else default
-        words = option.command_help(default)
+        words = prefixed_words(option.command_help(default), tool, prefix)
+        dest = option_dest(option.name, prefix)
         alternative = next((other for other in OPTIONS[tool] if other.instead_of == option.name), None)
         if alternative is not None:   # one flag or the other (--level A or --fdr Q); each refusal names its flag
             pair = group.add_mutually_exclusive_group()
-            for one, said in ((option, words), (alternative, alternative.command_help(None))):
-                pair.add_argument(one.cli_flag, dest=one.name, default=None, metavar=one.metavar, help=said,
-                                  **one.constraint.argparse(one.cli_flag))
+            for one, said in ((option, words), (alternative, prefixed_words(alternative.command_help(None), tool,
+                                                                            prefix))):
+                flag = option_flags(one, prefix)[0]
+                pair.add_argument(flag, dest=option_dest(one.name, prefix), default=None, metavar=one.metavar,
+                                  help=said, **one.constraint.argparse(flag))
             continue
         if option.repeat:
-            group.add_argument(option.cli_flag, dest=option.name, default=None, action="append",
-                               metavar=option.metavar, help=words, **option.constraint.argparse())
+            group.add_argument(*flags, dest=dest, default=None, action="append",
+                               metavar=metavar, help=words, **option.constraint.argparse())
             continue
         if option.constraint.kind == "flag":
-            group.add_argument(option.cli_flag, dest=option.name, default=given, help=words,
+            group.add_argument(*flags, dest=dest, default=given, help=words,
                                action=argparse.BooleanOptionalAction if default else "store_true")
             continue
         if option.name in repeated:
-            group.add_argument(option.cli_flag, dest=repeated[option.name], default=None, action="append",
-                               metavar=option.metavar, help=f"{words}; repeat for several",
+            group.add_argument(*flags, dest=repeated[option.name], default=None, action="append",
+                               metavar=metavar, help=f"{words}; repeat for several",
                                **option.constraint.argparse())
             continue
-        group.add_argument(*option.cli_flags, dest=option.name, default=given, metavar=option.metavar,
+        group.add_argument(*flags, dest=dest, default=given, metavar=metavar,
                            help=words, **option.constraint.argparse())
 
 
-def declared_values(args: CommandOptions, tool: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def declared_values(args: CommandOptions, tool: str, prefix: str = "") -> tuple[dict[str, Any], dict[str, Any]]:
     """The declared options of ``tool`` a command made from its analysis' line was given: the keyword arguments of
     its options class, and those of the specification (an option declared as a field of it, ``spec``).
 
@@ -177,23 +216,25 @@ def declared_values(args: CommandOptions, tool: str) -> tuple[dict[str, Any], di
     says it takes when another option is given (``default_when``), or is refused in its declaration's words when
     the command needs it (``flag_requires``); an alternative's flag (``instead_of``) gives its value to the option it
     replaces and sets the other it names (``sets``); a list of columns names the specification's groups too
-    (``spec_groups``: its first)."""
+    (``spec_groups``: its first). With ``prefix``, the flags behind an analysis' name (:func:`add_option_flags`)."""
     from luskin_core.spec.options import DATA_KINDS, OPTIONS
 
     options: dict[str, Any] = {}
     spec: dict[str, Any] = {}
     for option in OPTIONS[tool]:
-        if not option.on_command or not args.has(option.name):
+        dest = option_dest(option.name, prefix)
+        if not option.on_command or not args.has(dest):
             continue
-        value = args.value(option.name)
+        value = args.value(dest)
         if option.constraint.kind == "columns" and isinstance(value, list):   # repeated, each separated by commas
             value = ",".join(value)
         if value is None:
-            value = next((then for other, then in option.default_when if args.has(other) and args.value(other)), None)
+            value = next((then for other, then in option.default_when
+                          if args.has(option_dest(other, prefix)) and args.value(option_dest(other, prefix))), None)
         if option.constraint.kind in DATA_KINDS and value is not None:
             value = option.constraint.check(value)
         if option.flag_requires and not value:
-            raise LuskinError(option.flag_requires)
+            raise LuskinError(prefixed_words(option.flag_requires, tool, prefix))
         if value is None:
             continue
         if option.spec:

@@ -120,9 +120,6 @@ class CommandOptions:
     retrain: bool = False   # report
     sample_cap: int | None = None   # audit, retrain, thresholds, equalize, report, adjust, scan, amounts
     save_model: str | None = None   # retrain
-    scan: str | None = None   # report
-    scan_depth: int | None = None   # report
-    scan_fdr: float | None = None   # report
     score: bool = False   # audit, report, adjust, amounts
     score_column: str | None = None   # thresholds, report
     score_cutoff: float | None = None   # audit, report, adjust, amounts
@@ -151,7 +148,8 @@ class CommandOptions:
     zcta: str | None = None   # proxy
 
     # A model tool's declared options without a field of their own (``OPTIONS`` in luskin_core/spec/options.py: a
-    # new option is one declaration, its flag made from it), by name; and the flags this command has.
+    # new option is one declaration, its flag made from it), by name (behind an analysis' name for the report's
+    # flags of the analyses made from their line: ``scan_depth``); and the flags this command has.
     declared: dict[str, Any] = field(default_factory=dict)
     given_by_parser: frozenset[str] = frozenset()
 
@@ -176,10 +174,17 @@ _FIELDS = frozenset(f.name for f in fields(CommandOptions))
 
 def options_from(namespace: argparse.Namespace) -> CommandOptions:
     """The one place argparse's namespace becomes typed options; a flag without its field is a programming error."""
+    from luskin_core.present.report_parts import made_from_table  # light: the table imports nothing heavy
     from luskin_core.spec.options import OPTIONS  # light: no heavy import
 
     values = {k: v for k, v in vars(namespace).items() if not k.startswith("_")}
     names = {option.name for options in OPTIONS.values() for option in options}
+    # luskin report's flags of an analysis made from its line land behind its name (scan_depth for --scan-depth),
+    # and its switch under its name when none of its options is the one its command needs
+    for entry in made_from_table("command"):
+        if entry.options is not None:
+            names |= {entry.name.replace("-", "_"), *(f"{entry.name.replace('-', '_')}_{option.name}"
+                                                       for option in OPTIONS[entry.options])}
     declared = {k: v for k, v in values.items() if k not in _FIELDS and k in names}
     unknown = sorted(set(values) - _FIELDS - set(declared))
     if unknown:

@@ -46,14 +46,9 @@ def add_parsers(subparsers: Any) -> None:
     from luskin_cli.series import add_series_options
 
     add_series_options(parser)  # --period COLUMN: the "Over time" section
-    sc = parser.add_argument_group("subgroup scan (--scan)")
-    sc.add_argument("--scan", metavar="COLS", default=None,
-                    help="add a subgroup scan of these comma-separated columns (the outcome and positive value of "
-                         "the audit), e.g. --scan sex,race,age")
-    sc.add_argument("--scan-depth", type=int, default=None, metavar="D",
-                    help="how many columns a scanned group combines at most (default 3)")
-    sc.add_argument("--scan-fdr", type=float, default=None, metavar="Q",
-                    help="control the scan's false discovery rate at Q (default: the family-wise error rate at 0.05)")
+    from luskin_cli.analysis import add_report_flags
+
+    add_report_flags(parser)  # each analysis made from its line: --scan COLS, --scan-depth D, ... (its declarations)
     out = parser.add_argument_group("report")
     out.add_argument("--html", metavar="PATH", help="write the HTML report here")
     out.add_argument("--pdf", metavar="PATH", help="write the PDF report here")
@@ -133,9 +128,12 @@ _FLAGS = frozenset({"all_cells", "spread"})
 
 
 def _refuse_unasked_options(args: CommandOptions) -> None:
-    """An option of a correction that was not asked for is a mistake, said before any work."""
+    """An option of a correction or an analysis that was not asked for is a mistake, said before any work."""
+    from luskin_cli.analysis import refuse_unasked_in_report
+
     if not args.html and not args.pdf:
         raise LuskinError("Say where to write the report: --html report.html, --pdf report.pdf, or both.")
+    refuse_unasked_in_report(args)
     for tool, flags in _TOOL_OPTIONS:
         values = {flag: args.value(dest) or None if dest in _FLAGS else args.value(dest) for flag, dest in flags}
         unused = [flag for flag, value in values.items() if value is not None]
@@ -227,24 +225,19 @@ def _adjusted(state: _Run) -> Any:
     return adjusted
 
 
-def _scans(state: _Run) -> list[Any]:
-    """The subgroup scan, with --scan (its depth and error rate from --scan-depth and --scan-fdr)."""
-    args = state.args
-    if args.scan is None and args.scan_depth is None and args.scan_fdr is None:
-        return []
-    if not args.scan:
-        raise LuskinError("--scan-depth and --scan-fdr set options of the subgroup scan: add --scan COLS.")
-    from luskin_core.present.report_parts import analysis
-    from luskin_core.spec.options import ScanOptions, option_default
+def _table_analyses(state: _Run) -> list[Any]:
+    """Each analysis made from its line that was asked for (``--scan COLS``: luskin_cli.analysis.in_report), its
+    options from its own flags (``--scan-depth``, ``--scan-fdr``, ...), on the audit's data and specification."""
+    from luskin_cli.analysis import asked_in_report, in_report, run_in_report
 
-    t = time.perf_counter()
-    fdr = args.scan_fdr
-    options = ScanOptions(columns=tuple(c.strip() for c in args.scan.split(",") if c.strip()),
-                          depth=args.scan_depth or 0, level=option_default("scan", "level") if fdr is None else fdr,
-                          error="fwer" if fdr is None else "fdr")
-    found = analysis("scan").runner()(state.located, state.spec, options, source=state.name)
-    _say(f"Subgroup scan: {found.headline()} ({state.timed('scan', t):.1f} s)")
-    return [found]
+    found: list[Any] = []
+    for entry in in_report():
+        if not asked_in_report(state.args, entry):
+            continue
+        t = time.perf_counter()
+        found.append(run_in_report(state.args, entry, state.located, state.spec, state.name))
+        _say(f"{entry.title}: {found[-1].headline()} ({state.timed(entry.name, t):.1f} s)")
+    return found
 
 
 def _retrains(state: _Run) -> list[Any]:
@@ -378,14 +371,14 @@ def run(args: CommandOptions) -> int:
     regulator = _regulator_tables(state)
     series = _series(state)
     adjusted = _adjusted(state)
-    scans = _scans(state)
+    analyses = _table_analyses(state)
     retrains = _retrains(state)
     reports = _threshold_reports(state)
     sweep = _sweep(state, alphas)
 
     t = time.perf_counter()
     shown = sweep.shown_at(args.alpha_shown) if sweep is not None else None   # its histograms at --alpha-shown
-    content = report_content([result, adjusted, *regulator, series, *scans, *retrains, *reports, shown],
+    content = report_content([result, adjusted, *regulator, series, *analyses, *retrains, *reports, shown],
                              frame=state.frame if in_memory else None, dataset=dataset, title=args.title,
                              sample_note=sample_note)
     state.timed("report content", t)
