@@ -1,7 +1,8 @@
 """Scan: where are the gaps nobody asked about?
 
-The page gathers the outcome (or a model's decisions against the truth, or its predicted probabilities),
-the columns to scan and the depth, asks the core for the scan (its line of the analyses' table,
+The page gathers the outcome (or a model's decisions against the truth, or its predicted probabilities) and
+the columns to scan, draws how hard to look from the scan's declared options (``OPTIONS["scan"]``, through
+``OptionInputs``), asks the core for the scan (its line of the analyses' table,
 ``run(data, spec, options)``, on the loaded rows or inside the configured source's engine) and shows the findings as sentences, a chart of every
 group against the bar, a table, and the JSON; when nothing survives, the smallest gap the scan could have seen.
 """
@@ -14,9 +15,10 @@ import pandas as pd
 import streamlit as st
 
 from luskin_app import choices as ch_
-from luskin_app import dataset, trail, ui
+from luskin_app import dataset, keys, trail, ui
 from luskin_app.analysis_page import run_entry
 from luskin_app.cache import cached_run, keep_result, options_key
+from luskin_app.option_inputs import OptionInputs
 from luskin_core.analyses.scan import (
     MAX_SCAN_VALUES,
     ScanSpec,
@@ -98,33 +100,27 @@ if note_:
 if not chosen_:
     st.info("Choose at least one column to scan.", icon=ui.ICONS["info"])
     st.stop()
-left, middle, right = st.columns(3)
-depth_ = left.slider("Columns combined at most", 1, max(1, min(3, len(chosen_))), min(3, len(chosen_)),
-                     key="scan_depth") if len(chosen_) > 1 else 1
-min_size_ = int(middle.number_input("Smallest group (rows)", 5, 1_000_000, 30, key="scan_min_size"))
-level_ = float(right.select_slider("Error level", [0.01, 0.05, 0.1], value=0.05, key="scan_level",
-                                   help="The level of the error rate chosen below: family-wise, the chance that the scan reports any group when none truly differs "
-                                        "(family-wise error rate); it bounds the share of false findings too."))
-error_ = st.radio("Control", ["The family-wise error rate", "The false discovery rate"], horizontal=True,
-                  key="scan_error_rate",
-                  help="Family-wise: the chance of reporting any group by chance is at most the level. False "
-                       "discovery rate: of the groups reported, the expected share found by chance is at most the "
-                       "level; it finds more when many groups differ.")
+# how hard to look: drawn from the scan's declared options (OPTIONS["scan"]); one declared later lands under "More
+# settings" with no edit here. No more columns are combined than are chosen.
+inputs_ = OptionInputs("scan", st.session_state.setdefault(keys.analysis_options("scan"), {}),
+                       high={"depth": len(chosen_)})
+inputs_.row("depth", "min_size", "level")
+inputs_.show("error")
+with st.expander("More settings"):
+    inputs_.rest()
 try:   # the scan's outcome and model columns as a specification, its columns and settings as its options
     audit_ = (AuditSpec(outcome_, None, group_by=tuple(chosen_[:1]), outcome_type="score",
                         score_cutoff=spec_.score_cutoff) if score_ and spec_ is not None
               else AuditSpec(outcome_, positive_, group_by=tuple(chosen_[:1]), prediction=prediction_,
                              prediction_cutoff=cutoff_))
-    options_ = ScanOptions(columns=tuple(chosen_), depth=int(depth_), min_size=min_size_, level=level_,
-                           error="fdr" if error_.endswith("discovery rate") else "fwer", measure=measure_,
-                           probability=probability_)
+    options_ = ScanOptions(**inputs_.chosen(), columns=tuple(chosen_), measure=measure_, probability=probability_)
     spec: ScanSpec = scan_spec(audit_, options_)
 except LuskinError as err:
     st.error(ui.md(err), icon=ui.ICONS["error"])
     st.stop()
 key_ = options_key({"data": data_.fingerprint, "spec": spec.to_dict()})
 try:
-    with st.spinner("Scanning every group and calibrating on 999 shuffles of the outcome..."):
+    with st.spinner(f"Scanning every group and calibrating on {options_.replicates:,} shuffles of the outcome..."):
         result_ = cached_run("scan", key_, lambda: run_entry("scan", data_, audit_, options_))
 except LuskinError as err:
     st.error(ui.md(err), icon=ui.ICONS["error"])

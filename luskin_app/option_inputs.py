@@ -1,7 +1,8 @@
 """A model tool's inputs on its page, made from its options' declarations (``OPTIONS`` in luskin_core/spec/options.py).
 
 One widget per declared option, by the kind of its constraint: a selectbox for choices (a radio where the
-declaration asks for one), a number input within the declared bounds for a number, a checkbox for a flag.
+declaration asks for one), a number input within the declared bounds for a number (a slider across the declared
+values, or among them, where the declaration asks for one), a checkbox for a flag.
 The label, the help and the choices' words are the declaration's (written for a policy analyst). The
 widget's key is the page's prefix and the option's flag (``thr_lambda`` for ``--lambda``), so the keys that
 saved settings and the tests know stay the same.
@@ -31,17 +32,38 @@ PREFIXES = {"retrain": "retrain", "thresholds": "thr", "equalize": "eq", "proxy"
 def widget_key(tool: str, option: Option) -> str:
     """The key of an option's widget: the page's prefix and the option's flag (``--all-cells``: retrain_all_cells;
     a flag that starts with the prefix keeps it once: ``--proxy-model``, proxy_model)."""
-    flag = option.cli_flag.lstrip("-").replace("-", "_")
+    flag = option.key or option.cli_flag.lstrip("-").replace("-", "_")
     prefix = PREFIXES.get(tool, tool.replace("-", "_"))   # an analysis of the table: its name
     return flag if flag.startswith(prefix + "_") else f"{prefix}_{flag}"
+
+
+def _slider(option: Option, key: str, value: Any, high: float | None) -> Any:
+    """A slider from the first declared value to the last ("slider") or among them ("steps"), up to ``high``. The
+    value kept is brought inside (it is set again each run: the widget is a new one when its ends move); with one
+    value left there is nothing to choose: no widget, that value."""
+    first, last = option.offered[0], option.offered[-1]
+    last = last if high is None else max(first, min(last, high))
+    kept = st.session_state.get(key, value)
+    hint = option.help or None
+    if option.widget == "slider":
+        if first == last:
+            return first
+        st.session_state[key] = min(max(kept, first), last)
+        return st.slider(option.label, first, last, key=key, help=hint)
+    offered = [v for v in option.offered if v <= last]
+    if len(offered) == 1:
+        return offered[0]
+    st.session_state[key] = kept if kept in offered else max([v for v in offered if v <= kept], default=first)
+    return st.select_slider(option.label, offered, key=key, format_func=option.words_of, help=hint)
 
 
 class OptionInputs:
     """The inputs of one model tool's declared options on its page, kept in ``values`` (the page's saved settings)."""
 
-    def __init__(self, tool: str, values: dict[str, Any]) -> None:
+    def __init__(self, tool: str, values: dict[str, Any], *, high: dict[str, float] | None = None) -> None:
         self.tool = tool
         self.values = values
+        self.high = dict(high or {})   # a slider's top as the data allow it (the scan's depth: the columns chosen)
         self.declared = {option.name: option for option in OPTIONS[tool]}
         self._done: set[str] = set()
 
@@ -54,16 +76,19 @@ class OptionInputs:
         self._done.update(names)
 
     def show(self, name: str) -> Any:
-        """Draw one declared option's widget where the page is writing; its value (also kept in ``values``)."""
+        """Draw one declared option's widget where the page is writing; its value (also kept in ``values``). A
+        slider's top is the declared one or, lower, the page's ``high``; with one value left it draws nothing."""
         option = self.declared[name]
         self._done.add(name)
         constraint, key = option.constraint, self.key(name)
-        default = option_default(self.tool, name)
+        default = option_default(self.tool, name) if option.page_default is None else option.page_default
         value = self.values.get(name, default)
         hint = option.help or None
-        if constraint.kind == "flag":
+        if option.widget in ("slider", "steps"):
+            chosen: Any = _slider(option, key, value, self.high.get(name))
+        elif constraint.kind == "flag":
             _choices.seed(key, bool(value))
-            chosen: Any = st.checkbox(option.label, key=key, help=hint)
+            chosen = st.checkbox(option.label, key=key, help=hint)
         elif constraint.kind == "choice":
             offered = list(constraint.choices)
             _choices.seed(key, value if value in offered else default if default in offered else offered[0])
@@ -80,6 +105,12 @@ class OptionInputs:
             chosen = st.number_input(option.label, **constraint.widget_bounds(), step=step, key=key, help=hint)
         self.values[name] = chosen
         return chosen
+
+    def row(self, *names: str) -> None:
+        """Draw the named options side by side, in that order."""
+        for column, name in zip(st.columns(len(names)), names, strict=True):
+            with column:
+                self.show(name)
 
     def rest(self) -> None:
         """Draw every declared option the page offers and has not drawn yet (a new option lands here)."""

@@ -328,7 +328,8 @@ class Option:
     estimator's keyword. The command line makes its flag from this declaration
     (``luskin_cli.common.add_option_flags``: ``flag``, ``flag_help``, the constraint's type and choices, the
     class's default) and the page its input (``luskin_app.option_inputs``: a selectbox for choices, a number
-    input within the bounds for a number, a checkbox for a flag; ``label``, ``help``, ``choice_words``).
+    input within the bounds for a number, or a slider where ``widget`` asks for one, a checkbox for a flag;
+    ``label``, ``help``, ``choice_words``).
     ``label``, ``help`` and ``choice_words`` are read by a policy analyst: plain words, no flags or code.
     ``flag_help`` is the command line's own (default: ``help``); "{default}" in it is replaced by the default.
     ``on_page``: the page offers it (False: the page keeps the default, e.g. the paper's solver).
@@ -345,6 +346,13 @@ class Option:
     widget: str = ""     # "radio" (or "row": a radio in one line) to show the choices as a radio; by kind otherwise
     step: float | None = None
     on_page: bool = True
+    # A number's input on its page: ``widget`` "slider" (from the first of ``offered`` to the last) or "steps" (a
+    # slider among ``offered``); ``page_default``: the page's first value when the class's default is not one the
+    # widget shows (the scan's depth 0, "up to three", is 3); ``key``: the widget's key without the page's prefix
+    # when it is not the flag's (the keys saved settings and tests know).
+    offered: tuple[Any, ...] = ()
+    page_default: Any = None
+    key: str = ""
     aliases: tuple[str, ...] = ()  # other names of the flag, without their dashes (--alpha for --alphas)
     # How a command made from its analysis' line (luskin_cli/analysis.py) offers it. ``group``: the title of the
     # flags' group it is in ("": the analysis' own); ``repeat``: the flag may be given several times (its values a
@@ -499,17 +507,18 @@ OPTIONS: dict[str, tuple[Option, ...]] = {
                flag_help="comma-separated columns to scan, e.g. sex,race,age,borough (repeatable)", metavar="COLS",
                repeat=True, spec_groups=True, flag_requires="Say which columns to scan: --columns a,b,c.", on_page=False),
         Option("depth", SCAN_DEPTH, "Columns combined at most",
-               "How many columns a scanned group combines at most (0: up to three).",
+               "How many columns a scanned group combines at most.",
                flag_help="how many columns a group combines at most (1-3 usual; default 3)", metavar="D",
-               on_page=False, group=_SCAN),
+               group=_SCAN, widget="slider", offered=(1, 3), page_default=3),
         Option("min_size", SCAN_MIN_SIZE, "Smallest group (rows)", "Rows a group needs, inside it and outside it.",
                flag_help="rows a group needs, inside it and outside it (default {default})", metavar="N",
-               on_page=False, group=_SCAN),
+               group=_SCAN),
         Option("level", SCAN_LEVEL, "Error level",
-               "The level of the error rate controlled: family-wise, the chance that the scan reports any group "
-               "when none truly differs.",
+               "The level of the error rate chosen below: family-wise, the chance that the scan reports any group "
+               "when none truly differs; it bounds the share of false findings too.",
                flag_help="control the family-wise error rate over all groups at A: the chance that any group is "
-                         "reported by chance (default {default})", metavar="A", on_page=False, group=_SCAN),
+                         "reported by chance (default {default})", metavar="A", group=_SCAN, widget="steps",
+               offered=(0.01, 0.05, 0.1)),
         Option("fdr", SCAN_LEVEL, "False discovery rate",
                "Control the false discovery rate at this level instead of the family-wise error rate.",
                flag_help="control the false discovery rate at Q instead (Benjamini-Hochberg on each group's "
@@ -518,18 +527,23 @@ OPTIONS: dict[str, tuple[Option, ...]] = {
                instead_of="level", sets=("error", "fdr")),
         Option("error", SCAN_ERROR, "Control", "Family-wise: the chance of reporting any group by chance is at most "
                "the level. False discovery rate: of the groups reported, the expected share found by chance is at "
-               "most the level.", on_page=False, on_command=False),
-        Option("replicates", SCAN_REPLICATES, "Replicates", "Null replicates that calibrate the search.",
-               flag_help="null replicates that calibrate the search (default {default})", metavar="R", on_page=False,
-               group=_SCAN),
-        Option("seed", SEED, "Seed", "A number that fixes the replicates, so the same choices give the same findings.",
-               flag_help="random seed of the replicates (default {default})", on_page=False, group="data"),
-        Option("calibration", SCAN_CALIBRATION, "Family-wise bar",
-               "Replicates (max-T), a union bound over each group's exact law (no replicates), or whichever costs "
+               "most the level; it finds more when many groups differ.", on_command=False, widget="row",
+               choice_words=(("fwer", "The family-wise error rate"), ("fdr", "The false discovery rate")),
+               key="error_rate"),
+        Option("replicates", SCAN_REPLICATES, "Shuffles of the outcome",
+               "How many times the outcome is shuffled among the rows to set the bar a gap must pass: more give a "
+               "steadier bar and take longer.",
+               flag_help="null replicates that calibrate the search (default {default})", metavar="R", group=_SCAN),
+        Option("seed", SEED, "Seed", "A number that fixes the shuffles, so the same choices give the same findings.",
+               flag_help="random seed of the replicates (default {default})", group="data"),
+        Option("calibration", SCAN_CALIBRATION, "How the family-wise bar is set",
+               "By shuffling the outcome, by a bound that needs no shuffles (at least as strict), or whichever costs "
                "about what counting the rows does.",
+               choice_words=(("auto", "Whichever is quicker for these data"), ("replicates", "Shuffles of the outcome"),
+                             ("bound", "An exact bound, without shuffles")),
                flag_help="the family-wise bar: replicates (max-T), bound (a union bound over each group's exact "
                          "law: no replicates), or auto (replicates where they cost about what counting the rows "
-                         "does, else the bound; default)", on_page=False, group=_SCAN),
+                         "does, else the bound; default)", group=_SCAN),
         Option("unknown", Constraint("a value read as unknown", "text"), "Values read as unknown",
                "A value of a scanned column read as unknown category: a group with it is shown apart.",
                flag_help="read this value of a scanned column as unknown category, as common spellings such as "
