@@ -189,6 +189,15 @@ def format_audit(result: Any) -> str:
     return "\n".join(lines)
 
 
+def _import_meanwhile(module: str) -> None:
+    """Import ``module`` on a thread of its own. The audit's statistics need scipy.special only once the count is
+    made, and its import (about 0.2 s) then runs while DuckDB counts a file: the count releases Python's lock."""
+    import importlib
+    import threading
+
+    threading.Thread(target=importlib.import_module, args=(module,), daemon=True, name="luskin-import").start()
+
+
 def run_audit(args: CommandOptions) -> int:
     """Audit the outcome (or a prediction column against it) and print the result."""
     from luskin_cli import evidence
@@ -233,6 +242,7 @@ def run_audit(args: CommandOptions) -> int:
         from luskin_cli.series import run_series
 
         return run_series(args, frame, spec, source)
+    _import_meanwhile("scipy.special")   # while the count is made
     try:
         result = audit(frame, spec, source=source)
     except LuskinError:

@@ -56,7 +56,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-from scipy.special import betainc, betaincinv, betaln, ndtr, ndtri
 
 from luskin_core.counting.count_table import CountTable
 from luskin_core.counting.plan import CROSS
@@ -107,6 +106,8 @@ def log_marginal(k: np.ndarray, n: np.ndarray, m: np.ndarray, kappa: np.ndarray)
     ``k``, ``n``, ``m``: shape (G,), or (G, C) for several cells; ``kappa``: their shape plus (J,), or (J,).
     Returns their shape plus (J,).
     """
+    from scipy.special import betaln
+
     kappa = np.broadcast_to(kappa, (*np.shape(k), np.shape(kappa)[-1]))
     a = kappa * m[..., None]
     b = kappa * (1.0 - m[..., None])
@@ -144,6 +145,8 @@ def _edgeworth_cdf(moments: tuple[np.ndarray, ...], x: np.ndarray) -> np.ndarray
     """Beta(a, b)'s CDF at ``x`` by its Edgeworth expansion to the second order (skewness and kurtosis terms).
 
     Its error is of order min(a, b) ** -1.5 (see _EDGE_CDF_C): below 6e-8 from min(a, b) = 10,000 on."""
+    from scipy.special import ndtr
+
     mean, sd, skew, kurt = moments
     y = (x - mean) / sd
     y2 = y * y
@@ -154,6 +157,8 @@ def _edgeworth_cdf(moments: tuple[np.ndarray, ...], x: np.ndarray) -> np.ndarray
 
 def _cornish_fisher(moments: tuple[np.ndarray, ...], q: float) -> np.ndarray:
     """Beta(a, b)'s q-quantile by the Cornish-Fisher expansion to the second order (a starting point)."""
+    from scipy.special import ndtri
+
     mean, sd, skew, kurt = moments
     z = float(ndtri(q))
     w = z + skew / 6.0 * (z * z - 1.0) + kurt / 24.0 * (z ** 3 - 3.0 * z) - skew * skew / 36.0 * (2.0 * z ** 3 - 5.0 * z)
@@ -187,6 +192,8 @@ def mixture_quantile(weights: np.ndarray, a: np.ndarray, b: np.ndarray, q: float
     expansion's answer (``start``: within about the bound of the exact one, two or three steps from it where the
     components' quantiles are five or six away; the bracket is the same, so only the path changes).
     """
+    from scipy.special import betainc, betaincinv, betaln
+
     smallest = np.minimum(a, b)
     weighed = weights > 0   # a component without weight (a grid point a family does not use) is never computed
     large = (smallest >= LARGE_BETA) & weighed if approximate else np.zeros(a.shape, dtype=bool)
