@@ -104,7 +104,7 @@ def test_the_scan_pages_settings_are_its_declared_options_and_reach_the_scan(mon
     assert not at.exception, at.exception
     on_page = [option for option in OPTIONS["scan"] if option.on_page]
     assert {"depth", "min_size", "level", "error", "replicates", "seed", "calibration"} <= {o.name for o in on_page}
-    shown = {w.key: w for kind in KINDS for w in at.get(kind)}
+    shown: dict[str, Any] = {str(w.key): w for kind in KINDS for w in at.get(kind)}
     declared_keys = [widget_key("scan", option) for option in on_page]
     assert len(set(declared_keys)) == len(declared_keys) and not set(declared_keys) & PAGE_KEYS
     assert received and received[-1].columns == tuple(columns)
