@@ -36,7 +36,7 @@ from typing import Any
 import pytest
 from engine_servers import postgres_url, spark_session  # noqa: F401 - fixtures, one of each per test process
 from rewrite_once import start_in_background
-from run_schedule import browser_unit, next_unit
+from run_schedule import browser_unit, next_unit, unmeasured_seconds
 
 from luskin_core.counting.data import load_sample, sqf_shared_path
 
@@ -125,7 +125,7 @@ def read_file_seconds(path: Path = DURATIONS) -> dict[str, float]:
 # each test goes out on its own, so the longest files no longer make the run's longest chain.
 SPLIT_BY_TEST = frozenset({
     "tests/browser/test_layout.py", "tests/browser/test_present_fit.py", "tests/browser/test_newer_pages_walk.py",
-    "tests/browser/test_browser.py",
+    "tests/browser/test_browser.py", "tests/browser/test_accessibility.py",
 })
 # Files that run the dashboard's pages in Streamlit's AppTest or draw PDFs go out together, as one unit: each test
 # process pays once for what they all warm up (the pages compiled, the samples' audits and trained models in the
@@ -163,8 +163,11 @@ def read_test_seconds(path: Path = DURATIONS) -> dict[str, float]:
 
 
 def unit_seconds(nodeids: list[str], path: Path = DURATIONS) -> dict[str, float]:
-    """Each unit's expected seconds: its tests' own where measured among the slowest, else a share of the file's."""
+    """Each unit's expected seconds: its tests' own where measured among the slowest, else a share of the file's;
+    a file not measured yet, its guess (:func:`unmeasured_seconds`)."""
     files, tests = read_file_seconds(path), read_test_seconds(path)
+    for file in {_file_of(i) for i in nodeids} - set(files):
+        files[file] = unmeasured_seconds(file, sum(_file_of(i) == file for i in nodeids))
     in_file: dict[str, list[str]] = defaultdict(list)
     for nodeid in nodeids:
         in_file[_file_of(nodeid)].append(nodeid)

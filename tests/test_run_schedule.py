@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from run_schedule import MAX_BROWSER_WORKERS, browser_unit, next_unit
+from run_schedule import MAX_BROWSER_WORKERS, browser_unit, next_unit, unmeasured_seconds
 
 BROWSER = ["tests/browser/test_layout.py::test_every_page_fits_the_window[chromium-adult]",
            "tests/browser/test_present.py"]
@@ -26,3 +26,10 @@ def test_a_worker_takes_a_browser_test_only_while_fewer_than_the_limit_hold_one(
                 assert taken == OTHER[0]                  # the first unit that is not a browser test's
     assert next_unit(OTHER, 3, False) == OTHER[0]
     assert next_unit(BROWSER, 3, False) == BROWSER[0]     # nothing else left: the browser tests still run
+
+
+def test_a_file_not_measured_yet_is_not_handed_out_last() -> None:
+    """Two unmeasured browser tests weigh as much as a 40 s file: ahead of the many short files, not behind them."""
+    assert unmeasured_seconds("tests/browser/test_new.py", 2) == 40.0
+    assert unmeasured_seconds("tests/test_new.py", 3) == 3.0
+    assert unmeasured_seconds("tests/test_new.py", 0) == 0.0
