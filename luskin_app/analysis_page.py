@@ -18,6 +18,7 @@ import streamlit as st
 
 from luskin_core.present.report_parts import Analysis, PartContext, analysis
 from luskin_core.spec.audit_spec import AuditSpec
+from luskin_core.spec.options import OPTIONS
 
 from . import dataset as _dataset
 from . import keys, ui
@@ -48,8 +49,15 @@ def _options(entry: Analysis) -> tuple[Any, dict[str, Any]] | None:
         return None, {}
     values = st.session_state.setdefault(keys.analysis_options(entry.name), {})
     inputs = OptionInputs(entry.options, values)
+    needed = [o for o in OPTIONS[entry.options] if o.flag_requires and o.on_page]   # what it cannot run without
+    for option in needed:
+        inputs.show(option.name)
     with st.expander("Settings", expanded=False):
         inputs.rest()
+    blank = [o for o in needed if values.get(o.name) in (None, "", ())]
+    if blank:
+        st.info(ui.md(f"{blank[0].label}: {blank[0].help}"))
+        return None
     made = inputs.checked(entry.name)
     if made is None:
         return None

@@ -97,6 +97,9 @@ class OptionInputs:
                                   horizontal=option.widget == "row")
             else:
                 chosen = st.selectbox(option.label, offered, key=key, format_func=option.words_of, help=hint)
+        elif constraint.kind in ("text", "column"):
+            _choices.seed(key, "" if value is None else str(value))
+            chosen = st.text_input(option.label, key=key, help=hint, placeholder=option.metavar or "")
         else:
             whole = constraint.kind == "whole"
             cast = int if whole else float

@@ -128,12 +128,21 @@ class Analysis:
     data: str = "audit"
     text: str | None = None
     labelled: bool = False
+    # ``declares``: the analysis' options declared here, on its own line (:class:`luskin_core.spec.options.Option`,
+    # each with its ``default``): they join ``OPTIONS`` under ``options`` (default: the name) and their options class
+    # is made from them (:func:`luskin_core.spec.options.declare`), so a new analysis needs no edit of spec/options.py.
+    declares: tuple[Any, ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("builder", "slides"):
             value = getattr(self, name)
             if isinstance(value, str):
                 object.__setattr__(self, name, _later(value))
+        if self.declares:
+            from luskin_core.spec.options import declare  # light: no heavy import
+
+            object.__setattr__(self, "options", self.options or self.name)
+            declare(self.options or self.name, self.declares)
 
     def runner(self) -> Callable[..., Any]:
         """Its ``run(data, spec, options)`` function."""

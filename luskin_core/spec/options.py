@@ -28,7 +28,8 @@ import json
 import math
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields, make_dataclass, replace
+from dataclasses import field as dataclass_field
 from typing import Any
 
 from luskin_core.errors import LuskinError
@@ -373,6 +374,10 @@ class Option:
     # ``default_when``: (option, value) pairs, the value taken when the flag is not given and that option is.
     flag_requires: str = ""
     default_when: tuple[tuple[str, Any], ...] = ()
+    # ``default``: the value when none is given, for an option declared on its analysis' line of the table (its
+    # options class is made from the declarations: :func:`declare`); an option of a class written here has its
+    # default in the class.
+    default: Any = None
 
     @property
     def checked(self) -> bool:
@@ -905,6 +910,34 @@ OPTION_CLASSES: dict[str, type] = {"retrain": RetrainOptions, "thresholds": Thre
                                    "regulator": RegulatorChoices}
 
 
+def declare(tool: str, declarations: tuple[Option, ...]) -> type:
+    """Declare an analysis' options where its line of the table names them (``Analysis(options=..., declares=...)``
+    in :mod:`luskin_core.present.report_parts`): they join :data:`OPTIONS` under ``tool`` and their options class is
+    made from them (a frozen dataclass, one field per option that is not the specification's or an alternative's,
+    its ``default`` the declared one, every value checked by its constraint when an object is built). So a new
+    analysis declares its options in its own line, and the command's flags, the page's inputs and the report's
+    flags come from there. Declaring the same options again gives the same class; other options under a tool
+    already declared is a programming error."""
+    if tool in OPTIONS:
+        if OPTIONS[tool] != declarations:
+            raise ValueError(f"the options of {tool!r} are declared twice, differently")
+        return OPTION_CLASSES[tool]
+    own = tuple(option for option in declarations if not option.spec and not option.instead_of)
+
+    def __post_init__(self: Any) -> None:
+        for option in own:
+            object.__setattr__(self, option.name, option.constraint.check(getattr(self, option.name)))
+
+    name = "".join(part.capitalize() for part in re.split(r"[^A-Za-z0-9]+", tool)) + "Options"
+    made = make_dataclass(name, [(option.name, Any, dataclass_field(default=option.default)) for option in own], frozen=True,
+                          namespace={"__post_init__": __post_init__, "__module__": __name__,
+                                     "__doc__": f"The options of {tool}, made from their declarations."})
+    globals()[name] = made   # found by its name, as pickle (the page's cache) looks a class up
+    OPTIONS[tool] = declarations
+    OPTION_CLASSES[tool] = made
+    return made
+
+
 def option_default(tool: str, name: str) -> Any:
     """The default of one declared option: its options class's field default."""
     for field in fields(OPTION_CLASSES[tool]):
@@ -916,4 +949,4 @@ def option_default(tool: str, name: str) -> Any:
 __all__ = ["DEFAULT_ALPHAS", "OPTIONS", "OPTION_CLASSES", "OPTION_CONSTRAINTS", "RETRAIN_KINDS", "SEED", "SEED_OPTION",
            "AdjustOptions", "Constraint", "EqualizeOptions", "Option", "ProxyOptions", "RegulatorChoices", "RetrainOptions",
            "ScanOptions",
-           "SeriesOptions", "ThresholdOptions", "option_default"]
+           "SeriesOptions", "ThresholdOptions", "declare", "option_default"]
