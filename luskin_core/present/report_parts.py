@@ -27,6 +27,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from luskin_core.errors import LuskinError
+from luskin_core.spec.options import Constraint, Option  # light: no heavy import
 
 if TYPE_CHECKING:   # the table is read at the command line's start: no numpy or plotly for it
     from luskin_core.present.report_blocks import Section
@@ -256,6 +257,28 @@ ANALYSES: tuple[Analysis, ...] = (
              _later("luskin_core.present.amounts_report:slides"), name="amounts", title="Amounts",
              help="an amount (pay, a bonus, a price) per group: means, medians, their gaps as shares, and verdicts",
              run="luskin_core.analyses.amounts:run", command=True, page="payments"),
+    Analysis("luskin_core.analyses.representation:RepresentationResult",
+             _later("luskin_core.present.representation_report:section"), 27,
+             _later("luskin_core.present.representation_report:slides"), name="representation",
+             title="Representation", help="each group's share of the outcome, or of every row, against its share of "
+                                          "a population you name (a census table, the labour market)",
+             run="luskin_core.analyses.representation:run", command=True, page="groups",
+             declares=(
+                 Option("benchmark", Constraint("the benchmark", "text"), "Each group's share of the population",
+                        "Each group's share of the population its rows are compared with, as the data labels the "
+                        "groups: Black=24%, White=32% (or 0.24), separated by commas.",
+                        metavar="GROUP=SHARE,...", flag_help="each group's share of the population the rows are "
+                        "compared with, e.g. 'Black=24%%,White=32%%' (or 0.24)",
+                        flag_requires="--benchmark is needed: each group's share of the population, e.g. "
+                                      "--benchmark 'Black=24%,White=32%'."),
+                 Option("among", Constraint("the rows compared", "choice", choices=("outcome", "all")),
+                        "Shares of", "Each group's share of the rows with the outcome (those stopped, hired, "
+                        "approved), or of every row (the pool itself).",
+                        choice_words=(("outcome", "the rows with the outcome"), ("all", "every row")),
+                        widget="row", default="outcome",
+                        flag_help="the shares are of the rows with the outcome's positive value (outcome) or of "
+                                  "every row (all); default {default}"),
+             )),
 )
 _OWN_RANK = 50  # results offering their own section (ReportPart), and regulator outputs not listed above
 _REGULATOR_RANK = 20
