@@ -2,10 +2,10 @@
 
 In a copy of the project, a small real analysis (each group's rows and positive outcomes, counted through the one
 counting path) is added as ``luskin_core/analyses/group_counts.py`` (run and result), ``luskin_core/present/
-group_counts_report.py`` (its words: the report section and a slide) and one line in ``ANALYSES``
+group_counts_report.py`` (its words: the report section and a slide) and one line in ``ANALYSES`` (declaring its one option, the smallest group shown)
 (luskin_core/present/report_parts.py). The copy then has, with no other file touched: the command ``luskin
 group-counts`` (text and ``--json``, a mistake in plain words), a dashboard page (AppTest: the section drawn, no
-error), the report's section and the deck's slide from ``results=[...]``. A file count over the copy says three.
+error), its option as a flag and an input, the report's section and the deck's slide from ``results=[...]``. A file count over the copy says three.
 """
 
 from __future__ import annotations
@@ -43,8 +43,10 @@ class GroupCounts:
 
 def run(data: Any, spec: Any, options: Any) -> GroupCounts:
     table, _ = counted_table(data, spec)
-    return GroupCounts(tuple(table.groups), tuple(int(v) for v in table.n.sum(axis=1)),
-                       tuple(int(v) for v in table.positives.sum(axis=1)))
+    rows = [int(v) for v in table.n.sum(axis=1)]
+    kept = [i for i, n in enumerate(rows) if n >= options.smallest]   # its one option, declared on its line
+    return GroupCounts(tuple(table.groups[i] for i in kept), tuple(rows[i] for i in kept),
+                       tuple(int(table.positives.sum(axis=1)[i]) for i in kept))
 '''
 
 REPORT = '''"""The words, section and slide of the group counts (a test's example)."""
@@ -73,7 +75,9 @@ def slides(result: Any, context: Any) -> list[Slide]:
 LINE = '''    Analysis("luskin_core.analyses.group_counts:GroupCounts", "luskin_core.present.group_counts_report:section", 60,
              "luskin_core.present.group_counts_report:slides", name="group-counts", title="Group counts",
              help="each group's rows and positive outcomes", run="luskin_core.analyses.group_counts:run",
-             command=True, page="tag"),
+             command=True, page="tag",
+             declares=(Option("smallest", Constraint("the smallest group", "whole", low=0), "Smallest group shown",
+                              "Groups with fewer rows are left out.", default=0),)),
 '''
 
 SCRIPT = '''
@@ -88,7 +92,11 @@ for name, argv in (("text", ["group-counts", "--data", "sample:adult", "--outcom
                    ("json", ["group-counts", "--data", "sample:adult", "--outcome", "income", "--positive", ">50K",
                              "--groups", "sex", "--json"]),
                    ("mistake", ["group-counts", "--data", "sample:adult", "--outcome", "income", "--positive", ">50K",
-                                "--groups", "no_such_column"])):
+                                "--groups", "no_such_column"]),
+                   ("option", ["group-counts", "--data", "sample:adult", "--outcome", "income", "--positive", ">50K",
+                               "--groups", "race", "--smallest", "1000", "--json"]),
+                   ("refused", ["group-counts", "--data", "sample:adult", "--outcome", "income", "--positive", ">50K",
+                                "--groups", "race", "--smallest", "-1"])):
     text, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(text), contextlib.redirect_stderr(err):
         status = main(argv)
@@ -100,7 +108,8 @@ from luskin_core.present.report_parts import analysis
 from luskin_core.present.slides import build_slides
 frame = load_sample("adult")
 spec = AuditSpec("income", ">50K", group_by=("sex",))
-result = analysis("group-counts").runner()(frame, spec, None)
+entry = analysis("group-counts")
+result = entry.runner()(frame, spec, entry.options_class()())
 page = build_html_report(results=[audit(frame, spec), result])
 out["report"] = "Rows and positive outcomes per group" in page and 'id="group-counts"' in page
 out["slides"] = [s.title for s in build_slides(results=[audit(frame, spec), result])]
@@ -113,6 +122,9 @@ at.run()
 out["page_exception"] = [str(e.message) for e in at.exception]
 out["page_title"] = [t.value for t in at.title]
 out["page_tables"] = [list(d.value.columns) for d in at.dataframe]
+out["page_input"] = [n.label for n in at.number_input]
+at.number_input(key="group_counts_smallest").set_value(20000).run()   # the page's groups: the sex preset's
+out["page_rows"] = [len(d.value) for d in at.dataframe]
 print("RESULT" + json.dumps(out))
 '''
 
@@ -149,6 +161,12 @@ def test_an_analysis_added_through_the_table_is_on_the_command_line_the_page_the
     assert "Rows per group" in got["slides"]
     assert got["page_exception"] == [] and got["page_title"] == ["Group counts"]
     assert ["Group", "Rows", "Positive"] in got["page_tables"]
+    # its option, declared on its line: a flag, checked by its constraint, and an input on its page
+    status, text, err = got["option"]
+    assert status == 0 and sorted(json.loads(text)["groups"]) == ["Asian-Pac-Islander", "Black", "White"], err
+    status, text, err = got["refused"]
+    assert status == 2 and "--smallest" in err and "Traceback" not in err
+    assert "Smallest group shown" in got["page_input"] and got["page_rows"][-1] == 1
 
 
 def test_every_line_of_the_table_has_a_name_a_title_and_a_result_class_that_exists() -> None:
@@ -208,7 +226,7 @@ def test_every_line_of_the_table_runs_through_its_runner_with_its_declared_optio
              "series": {"period": "decided", "every": "quarter"},
              "adjusted": {"controls": ("score", "region")}, "ll144": {"sex": "sex", "race": "race"},
              "ll144-output": {"sex": "sex", "race": "race"}, "eeoc": {"sex": "sex", "race": "race"},
-             "proxy": {"surname": "surname", "place": "zip"}}
+             "proxy": {"surname": "surname", "place": "zip"}, "representation": {"benchmark": "A=0.5,B=0.5"}}
     specs = {"amounts": spec.with_changes(outcome="pay", outcome_type="amount", positive=None),
              "proxy": AuditSpec("approved", 1, estimated=ESTIMATED_RACE)}
     assert {e.name for e in ANALYSES if e.run is None} == NOT_YET_RUN
@@ -259,7 +277,7 @@ def test_the_scan_and_the_amounts_commands_are_made_from_their_lines() -> None:
     from luskin_cli.main import build_parser
     from luskin_core.present.report_parts import made_from_table
 
-    assert [e.name for e in made_from_table("command")] == ["scan", "amounts"]
+    assert [e.name for e in made_from_table("command")] == ["scan", "amounts", "representation"]
     assert find_spec("luskin_cli.scan") is None
     commands = next(a for a in build_parser()._actions if a.dest == "command").choices
     assert commands["scan"].get_default("run") is made.run and commands["scan"].get_default("analysis") == "scan"

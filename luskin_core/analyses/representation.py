@@ -37,7 +37,6 @@ from luskin_core.stats.inference import adjust_p, wilson_interval
 from luskin_core.stats.judgement import Judgement
 from luskin_core.stats.verdict import Verdict
 
-AMONG = ("outcome", "all")   # the rows with the outcome's positive value, or every row
 DIFFERENCE = "share minus benchmark"   # what the tolerance is read on (the judgement's rule says so)
 
 
@@ -235,4 +234,4 @@ def _verdict(judgement: Judgement, group: str, share: float | None, benchmark: f
     return verdict, judgement.rule(verdict, DIFFERENCE)
 
 
-__all__ = ["AMONG", "RepresentationResult", "RepresentationRow", "benchmark_shares", "run"]
+__all__ = ["RepresentationResult", "RepresentationRow", "benchmark_shares", "run"]
