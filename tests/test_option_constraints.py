@@ -53,6 +53,7 @@ FLAGS = {
     ("scan", "level"): ("scan", "--level"), ("scan", "replicates"): ("scan", "--replicates"),
     ("scan", "seed"): ("scan", "--seed"), ("scan", "measure"): ("scan", "--measure"),
     ("scan", "calibration"): ("scan", "--calibration"), ("series", "every"): ("audit", "--every"),
+    ("representation", "among"): ("representation", "--among"),
 }
 
 pytestmark = pytest.mark.filterwarnings("ignore:The fit at alpha")
@@ -89,6 +90,8 @@ CASES = [
     ("scan", "measure", "fpr", True), ("scan", "measure", "FNR", True), ("scan", "measure", "auc", False),
     ("scan", "calibration", "bound", True), ("scan", "calibration", "exact", False),
     ("series", "every", "quarter", True), ("series", "every", "week", False),
+    ("representation", "among", "all", True), ("representation", "among", "Outcome", True),
+    ("representation", "among", "everyone", False),
 ]
 
 
@@ -155,6 +158,18 @@ def _estimator_accepts(tool: str, option: str, value) -> bool:
                               "d": [f"2024-{m:02d}-01" for m in range(1, 11)] * 4})
         counted = _accepts(lambda: audit_series(frame, AuditSpec("y", 1, group_by=("g",)), "d", **{option: value}))
         assert counted == holder, "the option class and the series disagree"
+        return holder
+    if tool == "representation":   # the options class made from its line's declarations, and the analysis itself
+        from luskin_core.present.report_parts import analysis
+
+        entry = analysis("representation")
+        made = entry.options_class()
+        assert made is not None
+        holder = _accepts(lambda: made(**{option: value}))
+        frame = pd.DataFrame({"y": [1, 0] * 40, "g": ["A", "A", "B", "B"] * 20})
+        ran = _accepts(lambda: entry.runner()(frame, AuditSpec("y", 1, group_by=("g",)),
+                                              made(benchmark="A=0.5,B=0.5", **{option: value})))
+        assert ran == holder, "the option class and the analysis disagree"
         return holder
     if tool == "thresholds":
         holder = _accepts(lambda: ThresholdOptions(**{option: value}))

@@ -32,12 +32,14 @@ def test_the_report_has_a_flag_for_every_declaration_of_every_analysis_made_from
 
     flags = _flags()
     entries = [e for e in made_from_table("command") if e.options is not None]
-    assert [e.name for e in entries] == ["scan"]   # the amounts line declares no options: no report flag
+    # the amounts line declares no options: no report flag; the representation's are declared on its own line
+    assert [e.name for e in entries] == ["scan", "representation"]
     wanted = {flag for e in entries for o in OPTIONS[e.options] if o.on_command for flag in option_flags(o, e.name)}
     assert wanted and wanted <= flags
     assert {"--scan", "--scan-columns", "--scan-depth", "--scan-min-size", "--scan-level", "--scan-fdr",
             "--scan-replicates", "--scan-seed", "--scan-calibration", "--scan-unknown", "--scan-bins",
             "--scan-measure", "--scan-predictions", "--scan-probability"} <= flags
+    assert {"--representation", "--representation-benchmark", "--representation-among"} <= flags
     assert not any(flag.startswith("--amounts") for flag in flags)
 
 

@@ -62,8 +62,7 @@ def test_every_number_is_the_independent_computation_on_adult(adult: pd.DataFram
     counts = top["race"].value_counts()
     n = int(counts.sum())
     assert result.compared == n == 11687 and result.total_rows == len(adult)
-    shares = dict((g, s) for g, s in (("White", 0.76), ("Black", 0.134), ("Asian-Pac-Islander", 0.06),
-                                      ("Amer-Indian-Eskimo", 0.013)))
+    shares = {"White": 0.76, "Black": 0.134, "Asian-Pac-Islander": 0.06, "Amer-Indian-Eskimo": 0.013}
     p = {g: binomtest(int(counts[g]), n, s).pvalue for g, s in shares.items()}
     order = sorted(p)
     holm = dict(zip(order, multipletests([p[g] for g in order], method="holm")[1]))

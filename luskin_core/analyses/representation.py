@@ -171,6 +171,61 @@ def _binomial_p(count: int, n: int, share: float) -> float:
     return float(binomtest(count, n, share).pvalue)
 
 
+@dataclass(frozen=True)
+class _Counted:
+    """What every group's row is made from: the counts, the benchmark and the judgement's answers."""
+
+    judgement: Judgement
+    among: str
+    counts: dict[str, int]
+    rows_of: dict[str, int]
+    benchmark: dict[str, float]
+    unknown: dict[str, bool]
+    compared: int
+    pool: int
+    apart: int
+    too_few: bool
+
+
+def _count(data: Any, spec: AuditSpec, shares: tuple[tuple[str, float], ...], among: str
+           ) -> tuple[_Counted, Any, tuple[str, ...]]:
+    """The groups' rows and outcomes (one count through the engine path), with the benchmark's groups no row holds."""
+    table, _ = counted_table(data, spec)
+    judgement = Judgement.of(spec).resolved(table)
+    rows_of = dict(zip(table.groups, (int(v) for v in table.n.sum(axis=1))))
+    counts = dict(zip(table.groups, (int(v) for v in table.positives.sum(axis=1)))) if among == "outcome" else rows_of
+    benchmark = dict(shares)
+    not_in_data = tuple(g for g in benchmark if g not in counts)
+    groups = [*table.groups, *not_in_data]
+    unknown = {g: judgement.is_unknown(g) for g in groups}
+    compared = sum(counts.get(g, 0) for g in groups if not unknown[g])
+    if compared == 0:
+        raise LuskinError("No row of known category " + ("has the outcome's positive value" if among == "outcome"
+                                                         else "was counted") + ", so no share can be compared.")
+    counted = _Counted(judgement, among, counts, rows_of, benchmark, unknown, compared,
+                       sum(rows_of.get(g, 0) for g in groups if not unknown[g]),
+                       sum(counts.get(g, 0) for g in groups if unknown[g]), compared < judgement.min_group_size)
+    return counted, table, not_in_data
+
+
+def _row(c: _Counted, group: str, p: float | None, p_adjusted: float | None) -> RepresentationRow:
+    """One group's row: its share, interval, benchmark, test, the range with the unknown rows and its verdict."""
+    count, b, unknown = c.counts.get(group, 0), c.benchmark.get(group), c.unknown[group]
+    share = None if unknown else count / c.compared
+    low, high = wilson_interval(count, c.compared)
+    expected = None if b is None or unknown else c.compared * b
+    deviations = None if expected is None or b is None else (count - expected) / math.sqrt(c.compared * b * (1 - b))
+    verdict, rule = _verdict(c.judgement, share, b, p_adjusted, unknown, c.too_few)
+    gap = None if share is None or b is None or share == b else share - b
+    harmful = None if c.among == "all" or gap is None else (gap > 0) == c.judgement.adverse
+    bounds = (None if unknown or not c.apart
+              else (count / (c.compared + c.apart), (count + c.apart) / (c.compared + c.apart)))
+    return RepresentationRow(group, count, c.rows_of.get(group, 0), share,
+                             None if unknown else (float(low), float(high)),
+                             None if unknown or c.pool == 0 else c.rows_of.get(group, 0) / c.pool, b, expected,
+                             deviations, p, p_adjusted, bounds, verdict, rule, unknown, harmful)
+
+
 def run(data: Any, spec: AuditSpec, options: Any = None) -> RepresentationResult:
     """Each group's share of ``data`` (a frame or an engine's source) against ``options.benchmark``: of the rows
     with the outcome's positive value (``options.among="outcome"``) or of every row ("all")."""
@@ -180,47 +235,17 @@ def run(data: Any, spec: AuditSpec, options: Any = None) -> RepresentationResult
         raise LuskinError(f"'{spec.outcome}' is an amount: no row has it or not. Compare every row's group "
                           "(among every row), or read the amount with the Amounts page.")
     pooled = spec.with_changes(filters=(), strata=()) if (spec.filters or spec.strata) else spec
-    table, _ = counted_table(data, pooled)
-    judgement = Judgement.of(pooled).resolved(table)
-    rows_of = dict(zip(table.groups, (int(v) for v in table.n.sum(axis=1))))
-    counts = dict(zip(table.groups, (int(v) for v in table.positives.sum(axis=1)))) if among == "outcome" else rows_of
-    benchmark = dict(shares)
-    not_in_data = tuple(g for g in benchmark if g not in counts)
+    c, table, not_in_data = _count(data, pooled, shares, among)
     groups = [*table.groups, *not_in_data]
-    unknown = {g: judgement.is_unknown(g) for g in groups}
-    compared = sum(counts.get(g, 0) for g in groups if not unknown[g])
-    pool = sum(rows_of.get(g, 0) for g in groups if not unknown[g])
-    apart = sum(counts.get(g, 0) for g in groups if unknown[g])
-    if compared == 0:
-        raise LuskinError("No row of known category " + ("has the outcome's positive value" if among == "outcome"
-                                                         else "was counted") + ", so no share can be compared.")
-    too_few = compared < judgement.min_group_size
-    judged = [g for g in groups if not unknown[g] and g in benchmark and not too_few]
-    p = {g: _binomial_p(counts.get(g, 0), compared, benchmark[g]) for g in judged}
-    adjusted = dict(zip(judged, adjust_p([p[g] for g in judged], judgement.correction))) if judged else {}
-    out = []
-    for g in groups:
-        count = counts.get(g, 0)
-        b = benchmark.get(g)
-        share = None if unknown[g] else count / compared
-        low, high = wilson_interval(count, compared)
-        expected = None if b is None or unknown[g] else compared * b
-        deviations = (None if expected is None or b is None
-                      else (count - expected) / math.sqrt(compared * b * (1 - b)))
-        verdict, rule = _verdict(judgement, g, share, b, adjusted.get(g), unknown[g], too_few)
-        gap = None if share is None or b is None or share == b else share - b
-        harmful = None if among == "all" or gap is None else (gap > 0) == judgement.adverse
-        out.append(RepresentationRow(
-            g, count, rows_of.get(g, 0), share, None if unknown[g] else (float(low), float(high)),
-            None if unknown[g] or pool == 0 else rows_of.get(g, 0) / pool, b, expected, deviations, p.get(g),
-            adjusted.get(g), None if unknown[g] or not apart else (count / (compared + apart),
-                                                                    (count + apart) / (compared + apart)),
-            verdict, rule, unknown[g], harmful))
-    return RepresentationResult(pooled, judgement, among, compared, apart, table.n_rows, tuple(out), not_in_data,
-                                math.fsum(benchmark.values()), dict(table.excluded))
+    judged = [g for g in groups if not c.unknown[g] and g in c.benchmark and not c.too_few]
+    p = {g: _binomial_p(c.counts.get(g, 0), c.compared, c.benchmark[g]) for g in judged}
+    adjusted = dict(zip(judged, adjust_p([p[g] for g in judged], c.judgement.correction))) if judged else {}
+    rows = tuple(_row(c, g, p.get(g), adjusted.get(g)) for g in groups)
+    return RepresentationResult(pooled, c.judgement, among, c.compared, c.apart, table.n_rows, rows, not_in_data,
+                                math.fsum(c.benchmark.values()), dict(table.excluded))
 
 
-def _verdict(judgement: Judgement, group: str, share: float | None, benchmark: float | None, p_adjusted: float | None,
+def _verdict(judgement: Judgement, share: float | None, benchmark: float | None, p_adjusted: float | None,
              unknown: bool, too_few: bool) -> tuple[Verdict | None, str]:
     """One group's verdict and the rule that decided it (the judgement's, on the share against its benchmark)."""
     if unknown:

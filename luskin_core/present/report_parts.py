@@ -271,7 +271,7 @@ ANALYSES: tuple[Analysis, ...] = (
                         "compared with, e.g. 'Black=24%%,White=32%%' (or 0.24)",
                         flag_requires="--benchmark is needed: each group's share of the population, e.g. "
                                       "--benchmark 'Black=24%,White=32%'."),
-                 Option("among", Constraint("the rows compared", "choice", choices=("outcome", "all")),
+                 Option("among", Constraint("the rows compared", "choice", choices=("outcome", "all"), case="lower"),
                         "Shares of", "Each group's share of the rows with the outcome (those stopped, hired, "
                         "approved), or of every row (the pool itself).",
                         choice_words=(("outcome", "the rows with the outcome"), ("all", "every row")),
