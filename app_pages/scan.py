@@ -10,6 +10,7 @@ group against the bar, a table, and the JSON; when nothing survives, the smalles
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 
 import pandas as pd
 import streamlit as st
@@ -30,7 +31,7 @@ from luskin_core.analyses.scan import (
 from luskin_core.errors import LuskinError
 from luskin_core.present.scan_plots import finding_kind, scan_figure, scan_table
 from luskin_core.spec.audit_spec import AuditSpec
-from luskin_core.spec.options import ScanOptions
+from luskin_core.spec.options import OPTION_CLASSES, ScanOptions
 from luskin_core.stats.judgement import ScoreRule
 
 MEASURES = {"Outcome rate": "rate", "A model's error rate": "error", "Calibration (predicted probabilities)":
@@ -113,12 +114,15 @@ try:   # the scan's outcome and model columns as a specification, its columns an
                         score_cutoff=spec_.score_cutoff) if score_ and spec_ is not None
               else AuditSpec(outcome_, positive_, group_by=tuple(chosen_[:1]), prediction=prediction_,
                              prediction_cutoff=cutoff_))
-    options_ = ScanOptions(**inputs_.chosen(), columns=tuple(chosen_), measure=measure_, probability=probability_)
+    options_: ScanOptions = OPTION_CLASSES["scan"](**inputs_.chosen(), columns=tuple(chosen_), measure=measure_,
+                                                   probability=probability_)
     spec: ScanSpec = scan_spec(audit_, options_)
 except LuskinError as err:
     st.error(ui.md(err), icon=ui.ICONS["error"])
     st.stop()
-key_ = options_key({"data": data_.fingerprint, "spec": spec.to_dict()})
+# keyed on what the scan is handed (the data, the specification and every field of the options), as the table's
+# pages are: a setting declared later changes the key with no edit here, so it is never served the old setting's scan
+key_ = options_key({"data": data_.fingerprint, "spec": audit_.to_json(), "options": asdict(options_)})
 try:
     with st.spinner(f"Scanning every group and calibrating on {options_.replicates:,} shuffles of the outcome..."):
         result_ = cached_run("scan", key_, lambda: run_entry("scan", data_, audit_, options_))

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -132,15 +132,17 @@ class ScanSpec:
         object.__setattr__(self, "bins", tuple((str(c), tuple(float(x) for x in cuts)) for c, cuts in self.bins))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"outcome": self.outcome, "positive": self.positive, "columns": list(self.columns),
-                "depth": self.depth, "min_size": self.min_size, "level": self.level,
-                "replicates": self.replicates, "seed": self.seed, "measure": self.measure,
-                "prediction": self.prediction, "prediction_cutoff": self.prediction_cutoff,
-                "probability": self.probability, "n_bins": self.n_bins,
-                "bins": {c: list(cuts) for c, cuts in self.bins}, "error": self.error,
-                "calibration": self.calibration, "outcome_type": self.outcome_type,
-                "score_cutoff": self.score_cutoff,
-                **({"unknown_values": list(self.unknown_values)} if self.unknown_values else {})}
+        """Every field, in its order (a field added for a new option is written with no edit here): tuples as lists,
+        the cuts as {column: cuts}, the values read as unknown only when there are some."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "bins":
+                value = {c: list(cuts) for c, cuts in value}
+            elif f.name == "unknown_values" and not value:
+                continue
+            out[f.name] = list(value) if isinstance(value, tuple) else value
+        return out
 
     def audit_spec(self, *, probability: bool = False) -> AuditSpec:
         """The counting plan's specification: the full cross of the columns (first as group, others as strata)."""
@@ -604,6 +606,10 @@ def scan(data: pd.DataFrame | Source, spec: ScanSpec, *, source: str | None = No
     return _replace(result, findings=worded, set_apart=tuple(_with_sentence(f, result) for f in set_apart))
 
 
+# the scan options scan_spec reads itself (the columns fall back on the audit's, the measure on the columns given)
+_READ_HERE = ("columns", "measure")
+
+
 def scan_spec(spec: AuditSpec, options: ScanOptions | None = None) -> ScanSpec:
     """The scan an audit's specification and the scan's options describe: the outcome and its positive value, a
     model's prediction column and its cut-off and the numeric columns' cuts from ``spec``; the columns scanned
@@ -616,11 +622,16 @@ def scan_spec(spec: AuditSpec, options: ScanOptions | None = None) -> ScanSpec:
     measure = options.measure or ("calibration" if options.probability else "rate")
     score: dict[str, Any] = ({"outcome_type": "score", "score_cutoff": spec.score_cutoff}
                              if spec.outcome_type == "score" and measure == "rate" and not spec.prediction else {})
-    return ScanSpec(spec.outcome, spec.positive, columns, depth=options.depth, min_size=options.min_size,
-                    level=options.level, replicates=options.replicates, seed=options.seed, measure=measure,
-                    prediction=spec.prediction, prediction_cutoff=spec.prediction_cutoff,
-                    probability=options.probability, n_bins=spec.n_bins, bins=spec.bins, error=options.error,
-                    calibration=options.calibration, unknown_values=spec.unknown_values, **score)
+    # every other option is the spec's field of its name, passed as it is: an option declared later reaches the
+    # scan and its JSON (ScanSpec.to_dict) with no line here; one the spec has no field for is refused here
+    passed = {f.name: getattr(options, f.name) for f in fields(options) if f.name not in _READ_HERE}
+    missing = sorted(set(passed) - {f.name for f in fields(ScanSpec)})
+    if missing:
+        raise TypeError(f"The scan's options {', '.join(missing)} have no field of ScanSpec to reach the scan: add "
+                        "one (luskin_core/analyses/scan.py), where the scan reads it.")
+    return ScanSpec(spec.outcome, spec.positive, columns, measure=measure, prediction=spec.prediction,
+                    prediction_cutoff=spec.prediction_cutoff, n_bins=spec.n_bins, bins=spec.bins,
+                    unknown_values=spec.unknown_values, **passed, **score)
 
 
 def run(data: pd.DataFrame | Source, spec: AuditSpec, options: ScanOptions | None = None, *,
