@@ -147,3 +147,42 @@ def test_the_depth_is_at_most_the_columns_chosen():
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert not [w for w in at.slider if w.key == "scan_depth"]
     assert at.session_state[keys.RESULTS]["scan"][2].spec.depth == 1
+
+
+def test_a_scan_setting_declared_later_is_run_again_when_changed_not_served_from_the_cache(
+        monkeypatch: pytest.MonkeyPatch):
+    """A throwaway scan option (declared in this test only: its declaration, its options field, its ScanSpec field)
+    is drawn on the page; changing it runs the scan again with the new value, rather than handing back the result
+    cached for the old one (the page's key is what the scan is handed, not a list written for today's options)."""
+    from dataclasses import make_dataclass
+
+    import luskin_core.analyses.scan as scan_module
+    from luskin_core.spec import options as declared
+
+    shrunk = make_dataclass("ShrunkScanOptions", [("shrink", int, 0)], bases=(declared.ScanOptions,), frozen=True)
+    shrunk_spec = make_dataclass("ShrunkScanSpec", [("shrink", int, 0)], bases=(ScanSpec,), frozen=True)
+    option = Option("shrink", declared.whole("the shrink", 0, 9), "Shrink", "A test option.",
+                    flag_help="a test option (default {default})", metavar="S")
+    monkeypatch.setitem(declared.OPTIONS, "scan", (*declared.OPTIONS["scan"], option))
+    monkeypatch.setitem(declared.OPTION_CLASSES, "scan", shrunk)
+    monkeypatch.setattr(scan_module, "ScanSpec", shrunk_spec)
+    received: list[Any] = []
+    real = analysis_page.run_entry
+
+    def spy(name: str, data: Any, spec: Any, options: Any, **more: Any) -> Any:
+        received.append(options)
+        return real(name, data, spec, options, **more)
+
+    monkeypatch.setattr(analysis_page, "run_entry", spy)
+    at = AppTest.from_file(APP, default_timeout=240).run()
+    at.session_state["scan_columns"] = ["sex", "race"]
+    at.switch_page("app_pages/scan.py").run()
+    assert not at.exception, at.exception
+    assert at.number_input(key="scan_shrink").value == 0   # drawn from its declaration, under "More settings"
+    runs = len(received)
+    assert runs and received[-1].shrink == 0
+    at.number_input(key="scan_shrink").set_value(4).run()
+    assert not at.exception, at.exception
+    assert len(received) == runs + 1 and received[-1].shrink == 4, "the old setting's scan was served from the cache"
+    result: Any = at.session_state[keys.RESULTS]["scan"][2]   # its spec: a ShrunkScanSpec
+    assert result.spec.shrink == 4 and result.to_dict()["spec"]["shrink"] == 4
