@@ -18,6 +18,9 @@ import axe_core
 import pytest
 from conftest import UI
 
+from luskin_core.present.report_parts import made_from_table
+from luskin_core.spec.options import OPTIONS
+
 pytestmark = pytest.mark.browser
 
 SIZES = {"1024": {"width": 1024, "height": 768}, "1280": {"width": 1280, "height": 800}}
@@ -28,6 +31,12 @@ PAGES = {"Data": "Luskin: is the decision fair", "Audit": "Audit: is the outcome
          "Scan": "Scan: where are the gaps", "Retrain": "Retrain: a model that is fair",
          "Thresholds": "Thresholds: equal error rates", "Equalized distribution": "Equalized distribution: fair",
          "Report": "Report: take the results", "Present": "The question", "Verify": "Verify an audit's evidence"}
+# and every page made from a line of the analyses' table (its heading is its title): a new line is walked too
+TABLE_PAGES = {entry.title: entry for entry in made_from_table("page")}
+PAGES.update({title: title for title in TABLE_PAGES})
+# a page made from the table that asks for a setting before it runs (its required option) is checked with an
+# answer on screen: the text typed, then the words of the section it draws
+ANSWERS = {"representation": ("Male=49%, Female=51%", "Each group against its benchmark")}
 COUNTER = re.compile(r"^Slide (\d+) of (\d+)$")
 BACKGROUND = """() => getComputedStyle(document.querySelector('[data-testid="stApp"]')).backgroundColor"""
 
@@ -66,6 +75,15 @@ def _walk(ui: UI, theme: str) -> dict[str, list[dict[str, Any]]]:
         if title != "Data":
             ui.goto_page(title)
         _ready(ui, heading)
+        entry = TABLE_PAGES.get(title)
+        if entry is not None and entry.name in ANSWERS:
+            answer, shown = ANSWERS[entry.name]
+            needed = next(o for o in OPTIONS[entry.options or ""] if o.flag_requires)
+            box = ui.page.get_by_label(needed.label, exact=True)
+            box.fill(answer)
+            box.press("Enter")
+            ui.wait_text(shown, timeout=60_000)
+            _ready(ui, heading)
         if title == "Retrain":   # its result on screen (Adult's logistic regressions: a few seconds)
             run = ui.page.get_by_role("button", name="Retrain", exact=True)
             if run.count():
