@@ -261,3 +261,23 @@ def test_a_simulation_where_the_truth_is_known_gives_the_intervals_coverage_and_
     assert max(size) <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / draws) and float(np.mean(size)) <= 0.05, size
     found = np.mean([_binomial_p(int(k), 1000, 0.134) < 0.05 for k in rng.binomial(1000, 0.134 * 2 / 3, draws)])
     assert found > 0.95
+
+
+def test_its_chart_has_the_numbers_of_the_result_in_words_and_a_slide_of_its_own_when_the_words_are_long(
+        adult: pd.DataFrame) -> None:
+    from luskin_core.present.chart_text import chart_text
+    from luskin_core.present.representation_report import share_chart, slides
+    from luskin_core.present.slide_blocks import fit_for_projector
+
+    result = _run(adult, AuditSpec("income", ">50K", group_by=("race",)), benchmark="White=76%,Black=13.4%")
+    words = chart_text(share_chart(result))
+    rows = {(r["Series"], r["Category"]): r for r in words.table.to_dict("records")}
+    black = next(r for r in result.rows if r.group == "Black")
+    assert rows[("share (95% interval)", "Black")]["Interval"] == f"{100 * black.interval[0]:.3g} to " \
+                                                                  f"{100 * black.interval[1]:.3g}"
+    assert rows[("benchmark", "Black")]["share of the rows where income is >50K, in %"] == "13.4"
+    assert ("benchmark", "Other") not in rows   # no benchmark, no diamond
+    deck = fit_for_projector(slides(result))
+    assert [s.title for s in deck] == ["Representation against the benchmark",
+                                       "Representation against the benchmark, in a chart"]
+    assert deck[0].figure is None and deck[1].figure is not None

@@ -22,8 +22,9 @@ from luskin_core.formatting import (
     format_points,
     points,
 )
+from luskin_core.present import palette
 from luskin_core.present.report_blocks import Section, Table
-from luskin_core.present.slide_blocks import FINDING, Slide
+from luskin_core.present.slide_blocks import FINDING, Slide, slide_figure
 from luskin_core.stats.verdict import Verdict
 
 
@@ -162,6 +163,41 @@ def _verdict_cell(row: Any) -> str:
     return "no benchmark" if row.verdict is None else str(row.verdict.words)
 
 
+def share_chart(result: Any) -> Any:
+    """Each group's share (with its 95% interval) beside its benchmark, a dot and a diamond per group, in percent."""
+    import plotly.graph_objects as go
+
+    from luskin_core.present.audit_plots import text
+    from luskin_core.present.plots import title_block
+
+    shown = [r for r in result.rows if not r.unknown and r.share is not None]
+    groups = [text(r.group) for r in shown]
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(
+        x=[SHARE.chart(r.share) for r in shown], y=groups, mode="markers", orientation="h", name="share (95% interval)",
+        marker={"symbol": "circle", "size": 14, "color": palette.COLORS["blue"]},
+        error_x={"type": "data", "visible": True, "symmetric": False, "thickness": 3, "width": 8,
+                 "color": palette.COLORS["blue"],
+                 "array": [SHARE.chart(r.interval[1] - r.share) if r.interval else 0 for r in shown],
+                 "arrayminus": [SHARE.chart(r.share - r.interval[0]) if r.interval else 0 for r in shown]},
+        hovertemplate="%{y}: " + SHARE.hover("x") + "%<extra></extra>"))
+    marked = [r for r in shown if r.benchmark is not None]
+    fig.add_trace(go.Scatter(
+        x=[SHARE.chart(r.benchmark) for r in marked], y=[text(r.group) for r in marked], mode="markers",
+        orientation="h", name="benchmark", marker={"symbol": "diamond-open", "size": 16, "color": palette.COLORS["vermillion"],
+                                  "line": {"width": 3}},
+        hovertemplate="%{y}: benchmark " + SHARE.hover("x") + "%<extra></extra>"))
+    fig.update_xaxes(title_text=f"share of {compared_words(result)}, in %", rangemode="tozero")
+    fig.update_yaxes(autorange="reversed", automargin=True)
+    fig.update_layout(title=title_block("Each group's share against its benchmark",
+                                        "Dot: the share, with its 95% interval. Diamond: the benchmark.", 22, 14),
+                      font={"size": 16, "family": "Arial, Helvetica, sans-serif"}, template="plotly_white",
+                      height=260 + 60 * len(groups), margin={"t": 130, "l": 20, "r": 20, "b": 95},
+                      legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0.5,
+                              "xanchor": "center"})
+    return fig
+
+
 def section(result: Any, context: Any = None) -> Section:
     """The representation's report section (the command line's text and the page's view too)."""
     out = Section("representation", f"Representation: each group's share of {compared_words(result)}")
@@ -174,6 +210,7 @@ def section(result: Any, context: Any = None) -> Section:
         ("Left out", ", ".join(f"{reason}: {n:,}" for reason, n in result.excluded.items() if n) or "none")])
     out.add("sentences", items=[group_sentence(result, r) for r in result.rows],
             title="Each group against its benchmark")
+    out.chart(share_chart(result), "Each group's share with its 95% interval (dot) and its benchmark (diamond).")
     out.table(Table(f"Each group's share of {compared_words(result)} against its benchmark", HEADER,
                     tuple(_row_cells(result, r) for r in result.rows), wide=True))
     out.warnings(notes(result), "The data and the benchmark")
@@ -186,7 +223,8 @@ def slides(result: Any, context: Any = None) -> list[Slide]:
     rows = sorted((r for r in result.rows if r.verdict is not None and not r.unknown),
                   key=lambda r: -abs(r.difference or 0.0))
     said = (headline(result), *(group_sentence(result, r) for r in rows[:2]))
-    return [Slide("Representation against the benchmark", tuple(said), None, FINDING, "representation")]
+    return [Slide("Representation against the benchmark", tuple(said), slide_figure(share_chart(result)), FINDING,
+                  "representation")]
 
 
-__all__ = ["headline", "section", "slides"]
+__all__ = ["headline", "section", "share_chart", "slides"]

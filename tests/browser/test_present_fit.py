@@ -405,3 +405,33 @@ def test_the_scan_slide_fits_the_projector_and_the_window(ui: UI, berkeley_csv: 
     _settle(ui)
     problems += check_slide(ui, "the scan's slide at 1280x800")
     assert not problems, "\n".join(problems)
+
+
+def test_the_representation_slide_fits_the_window_with_its_chart_in_words(ui: UI) -> None:
+    """The slide of the analysis added through the table (issue 45): Adult's groups against a benchmark typed on its
+    page, then its slide (its chart, and the chart in words one button away) at 1024x768 and 1280x800."""
+    ui.page.set_viewport_size(WINDOWS["1024x768"])
+    ui.open()
+    ui.wait_text("Ready: comparing", timeout=120_000)
+    ui.idle()
+    ui.goto_page("Representation")
+    box = ui.page.get_by_label("Each group's share of the population", exact=True)
+    box.wait_for(timeout=60_000)
+    box.fill("Male=49%, Female=51%")
+    box.press("Enter")
+    ui.wait_text("Each group against its benchmark", timeout=60_000)
+    ui.idle()
+    _present(ui)
+    number, total = _counter(ui)
+    deck = ui.page.locator(".st-key-present_deck").first
+    while "Representation against the benchmark" not in deck.inner_text() and number < total:
+        _step(ui, "PageDown", number + 1, total)
+        number += 1
+    assert "Representation against the benchmark" in deck.inner_text(), "no slide of the representation"
+    problems = check_sizes(ui, "the representation's slide", WINDOWS)
+    if not deck.locator('[data-testid="stPlotlyChart"]').count():   # its words are long: the chart follows
+        _step(ui, "PageDown", number + 1, total)
+        assert "Representation against the benchmark, in a chart" in deck.inner_text()
+        assert deck.locator('[data-testid="stPlotlyChart"]').count() == 1
+        problems += check_sizes(ui, "the representation's chart", WINDOWS)
+    assert not problems, "\n".join(problems)
