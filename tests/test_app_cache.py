@@ -8,6 +8,8 @@ originals. With ``st.cache_resource`` handing out its one object, each of these 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from streamlit.testing.v1 import AppTest
 
 TIMEOUT = 300  # seconds for one script run: generous, a loaded 2-core machine is slow (a wait, not a speed check)
@@ -30,6 +32,17 @@ def is_cached(kind: str, key: str) -> bool:
     return cache._result_store().has(cache._full(kind, key))
 
 
+def _until(condition: Callable[[], bool], what: str, seconds: float = 60) -> None:
+    """Wait until ``condition()`` holds (what the action must change); fail saying ``what`` did not happen."""
+    import threading
+    import time
+
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"{what} within {seconds:g} s"
+        threading.Event().wait(0.01)
+
+
 def _tamper() -> None:
     import streamlit as st
 
@@ -41,6 +54,7 @@ def _tamper() -> None:
     spec, problem = choices.current_spec()
     assert spec is not None, problem
     result = run_audit(spec)
+    assert result.counts is not None
     result.counts.n[0, 0] += 1_000_000          # numpy arrays inside a frozen dataclass are writable
     result.excluded_reasons["tampered"] = 1
     result.counts.extra["tampered"] = True
@@ -62,6 +76,7 @@ def _look() -> None:
     spec, problem = choices.current_spec()
     assert spec is not None, problem
     result = run_audit(spec)
+    assert result.counts is not None
     frame = dataset.dataset().frame
     held = cached_run("cache-test", "one", lambda: {"rows": ["computed again"]})
     st.session_state["seen"] = {
@@ -171,10 +186,8 @@ def test_a_failed_long_computation_is_said_to_every_waiter_and_not_kept() -> Non
     waiters = [threading.Thread(target=wait) for _ in range(2)]
     for thread in waiters:
         thread.start()
-    for _ in range(6000):
-        if len(waiting) == 2:   # both are waiting for the computation (their progress is being drawn)
-            break
-        threading.Event().wait(0.01)
+    # both are waiting for the computation (their progress is being drawn)
+    _until(lambda: len(waiting) == 2, "the two waiters did not both wait for the computation")
     go.set()
     for thread in waiters:
         thread.join(60)
@@ -198,10 +211,8 @@ def test_the_server_refuses_more_long_computations_than_it_can_run_and_says_so()
                                 kwargs={"poll": 0.01}) for i in range(MAX_JOBS)]
     for thread in waiters:
         thread.start()
-    for _ in range(6000):
-        if all(is_running("bg-test", f"busy-{i}") for i in range(MAX_JOBS)):
-            break
-        threading.Event().wait(0.01)
+    _until(lambda: all(is_running("bg-test", f"busy-{i}") for i in range(MAX_JOBS)),
+           f"the {MAX_JOBS} computations were not all under way")
     with pytest.raises(LuskinError, match="already running 4 long computations"):
         background_run("bg-test", "one too many", lambda report: "never")
     assert not is_running("bg-test", "one too many")
@@ -249,10 +260,7 @@ def test_results_are_shared_within_an_owner_only_and_go_with_forget(monkeypatch)
     started = threading.Thread(target=cache.background_run, args=("owner-test", "slow", lambda r: go.wait(60)),
                                kwargs={"poll": 0.01})
     started.start()
-    for _ in range(6000):
-        if is_running("owner-test", "slow"):
-            break
-        threading.Event().wait(0.01)
+    _until(lambda: is_running("owner-test", "slow"), "the slow computation was not under way")
     cache.forget_owner()
     go.set()
     started.join(60)
@@ -309,7 +317,10 @@ def test_a_result_finished_while_nobody_waited_is_shown_when_the_page_comes_back
     mine = auth.user_id()
     monkeypatch.setattr(auth, "user_id", lambda: "https://idp|someone-else")
     for i in range(40):   # another analyst's page runs meanwhile, each keeping a result
-        cache.cached_run("their-scan", str(i), lambda i=i: {"finding": i})
+        def finding(i: int = i) -> dict[str, int]:
+            return {"finding": i}
+
+        cache.cached_run("their-scan", str(i), finding)
     monkeypatch.setattr(auth, "user_id", lambda: mine)
     assert cache.is_asked("bg-lost", "evicted"), "the job was lost: the page shows its button again"
     assert cache.background_run("bg-lost", "evicted", lambda report: {"auc": -1}) == {"auc": 7}
