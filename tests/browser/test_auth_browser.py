@@ -299,9 +299,8 @@ def test_uploads_open_for_their_owner_only_and_roles_decide_what_is_shown(
         alice.page.get_by_role("button", name=re.compile("Save the configuration")).click()
     alice.idle()
     # The record: who ran what, one line per action, never a data value.
-    deadline = time.monotonic() + 30
-    while not any(e["action"] == "download" for e in served.record()) and time.monotonic() < deadline:
-        time.sleep(0.5)
+    _wait_until(lambda: any(e["action"] == "download" for e in served.record()),
+                "the record has no download line 30 s after the download")
     lines = served.record()
     downloads = [e for e in lines if e["action"] == "download"]
     assert len(downloads) == 1 and downloads[0]["produced"]["file"] == "luskin-configuration.json", downloads
