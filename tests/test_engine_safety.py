@@ -130,6 +130,36 @@ def test_a_failing_query_says_why(lax_url):
     assert "invalid input syntax for type integer" in message and "CSV" not in message
 
 
+def test_a_source_that_cannot_be_opened_keeps_no_connection_to_the_server(lax_url):
+    """A missing table, a query that fails and a refused statement: each said in words, and the connection opened to
+    find out is closed at once, not when the garbage collector gets to it (an app whose analysts mistype a table kept
+    one server connection per try, 16 'deleted while still open' warnings in the engine tests)."""
+    import gc
+    import warnings
+
+    def held() -> int:
+        with _psycopg(lax_url) as con:
+            return int(con.execute("SELECT count(*) FROM pg_stat_activity WHERE usename = 'lax' AND pid <> "
+                                   "pg_backend_pid()").fetchone()[0])
+
+    before = held()
+    gc.disable()   # the connection must be closed by the refusal itself
+    try:
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            for table in ("no_such_table", "SELECT no_such_column FROM people", "SELECT 1; DROP TABLE people"):
+                with pytest.raises(LuskinError):
+                    open_source(lax_url, table)
+            deadline = time.monotonic() + 10
+            while held() > before and time.monotonic() < deadline:   # the server ends a closed backend shortly
+                time.sleep(0.05)
+            assert held() == before, f"{held() - before} connections left open by refused sources"
+    finally:
+        gc.enable()
+    gc.collect()
+    assert not [w for w in seen if "deleted while still open" in str(w.message)]
+
+
 def test_an_unknown_user_is_named_as_such(postgres_url):
     host = parse_qs(urlsplit(postgres_url).query)["host"][0]
     with pytest.raises(LuskinError) as error:

@@ -6,6 +6,7 @@ name or a ``SELECT ...`` query (checked to be exactly one SELECT statement).
 
 from __future__ import annotations
 
+import contextlib
 import re
 import uuid
 from typing import Any
@@ -53,8 +54,8 @@ def open_postgres(url: str, table: str | None = None, **settings: Any) -> Source
                                     connect_timeout=CONNECT_TIMEOUT, options=options)
     except Exception as error:  # noqa: BLE001
         raise LuskinError(_connect_message(error, shown, user)) from None
-    _verify_session(con, shown)
     try:
+        _verify_session(con, shown)
         if is_query:
             # A temporary view named by us (ibis' own .sql() path breaks on this sqlglot); the query is the user's,
             # checked to be one SELECT. The query then runs once into a temporary table every count reads.
@@ -73,15 +74,22 @@ def open_postgres(url: str, table: str | None = None, **settings: Any) -> Source
         else:
             t = con.table(table)
             shown = f"{shown}/{table}"
-    except LuskinError:
-        raise
-    except Exception as error:  # noqa: BLE001
+    except BaseException as error:
+        _close(con)   # a source that could not be opened keeps no connection to the server (it waited for the GC)
+        if isinstance(error, LuskinError) or not isinstance(error, Exception):
+            raise
         if is_query:
             raise LuskinError(f"The query could not be run on {shown}: {query_reason(error)}.") from None
         raise LuskinError(f"There is no table '{table}' in {shown}.") from None
     source = Source(t, name=shown, kind="postgres", backend=con)
     source.statement_timeout = timeout
     return source
+
+
+def _close(con: Any) -> None:
+    """The server connection closed; a connection already broken is closed as far as it can be."""
+    with contextlib.suppress(Exception):   # closing what failed: its own error says nothing more
+        con.disconnect()
 
 
 def _quoted(table: str) -> str:
