@@ -114,3 +114,30 @@ def test_a_file_whose_first_rows_show_few_codes_is_counted_exactly(tmp_path):
         assert got.counts.to_frame().equals(expected.counts.to_frame()), strata
         assert got.counts.binned == expected.counts.binned
     assert len(audit(frame, AuditSpec("y", "yes", group_by=("g",), strata=("few",))).counts.cell_keys) == 29
+
+
+def test_a_parquet_files_footer_is_read_once_and_says_it_has_rows(tmp_path, monkeypatch):
+    """An integer stratum's range and whether there is a row come from one footer query (no row-check query);
+    an empty file is still refused in the same words."""
+    import luskin_core.counting.files as files
+
+    path = tmp_path / "codes.parquet"
+    pd.DataFrame({"y": ["yes", "no"] * 50, "g": ["A", "B"] * 50, "state": np.arange(100) % 7}).to_parquet(path)
+    sent: list[str] = []
+    real = files.FileSource._sql
+
+    def spy(self, sql, *args, **kwargs):
+        sent.append(sql)
+        return real(self, sql, *args, **kwargs)
+
+    monkeypatch.setattr(files.FileSource, "_sql", spy)
+    spec = AuditSpec("y", "yes", group_by=("g",), strata=("state",))
+    result = audit(open_file(str(path)), spec)
+    assert len(result.cell_names) == 7
+    assert sum("parquet_metadata" in s for s in sent) == 1
+    assert not any("LIMIT 1" in s for s in sent)
+    empty = tmp_path / "empty.parquet"
+    pd.DataFrame({"y": pd.Series([], dtype=str), "g": pd.Series([], dtype=str),
+                  "state": pd.Series([], dtype="int64")}).to_parquet(empty)
+    with pytest.raises(Exception, match="has no rows"):
+        audit(open_file(str(empty)), spec)

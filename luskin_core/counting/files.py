@@ -131,6 +131,7 @@ class FileSource(Source):
         self._opened: Source | None = None
         self._types: dict[str, str] | None = None
         self._footer: tuple[tuple[str, ...], tuple[dict[str, tuple[Any, ...]], int] | None] | None = None
+        self._footer_rows: int | None = None   # the rows a Parquet file's footer counts (_footer_ranges)
 
     # -- the file through Ibis, for everything but counting ----------------------------------
     def _ibis_source(self) -> Source:
@@ -306,25 +307,30 @@ class FileSource(Source):
         if self._footer is not None and self._footer[0] == key:
             return self._footer[1]
         listed = ", ".join(sql_literal(p) for p in self._paths)
-        try:
+        try:   # one query: each column's row (path_in_schema) and the file set's row (grouping flag 1)
             found = self._sql(
-                "SELECT path_in_schema, min(TRY_CAST(stats_min_value AS HUGEINT)) AS low, "
+                "SELECT path_in_schema, grouping(path_in_schema) AS whole, "
+                "min(TRY_CAST(stats_min_value AS HUGEINT)) AS low, "
                 "max(TRY_CAST(stats_max_value AS HUGEINT)) AS high, "
                 "bool_and((TRY_CAST(stats_min_value AS HUGEINT) IS NOT NULL AND TRY_CAST(stats_max_value AS HUGEINT) "
                 "IS NOT NULL) OR stats_null_count = num_values) AS complete, count(*) AS entries, "
-                "count(DISTINCT (file_name, row_group_id)) AS groups "
-                f"FROM parquet_metadata([{listed}]) GROUP BY path_in_schema")
-            all_groups = self._sql(f"SELECT count(DISTINCT (file_name, row_group_id)) FROM parquet_metadata([{listed}])",
-                                   fetch="one")[0]
+                "count(DISTINCT (file_name, row_group_id)) AS groups, sum(row_group_num_rows) AS n_rows "
+                f"FROM parquet_metadata([{listed}]) GROUP BY GROUPING SETS ((path_in_schema), ())")
         except LuskinError:
             return None
 
         def plain(values: Any, i: int) -> Any:
             return None if np.ma.getmaskarray(values)[i] else np.ma.getdata(values)[i].item()
 
+        whole = [bool(plain(found["whole"], i)) for i in range(len(found["whole"]))]
+        all_groups = next((plain(found["groups"], i) for i, w in enumerate(whole) if w), 0)
         ranges = {str(found["path_in_schema"][i]): tuple(plain(found[name], i) for name in
                                                          ("low", "high", "complete", "entries", "groups"))
-                  for i in range(len(found["path_in_schema"]))}
+                  for i, w in enumerate(whole) if not w}
+        # The rows, from a column with one entry in every row group (each row group's row count, once each).
+        rows = [plain(found["n_rows"], i) for i, w in enumerate(whole)
+                if not w and plain(found["entries"], i) == all_groups == plain(found["groups"], i)]
+        self._footer_rows = int(rows[0]) if rows and rows[0] is not None else None
         result = (ranges, int(all_groups))
         self._footer = (key, result)
         return result
@@ -379,12 +385,24 @@ class FileSource(Source):
     def facts(self, spec: AuditSpec) -> SqlFacts:
         population = tuple(Condition(self._resolve(c.column, "population"), c.op, c.value) for c in spec.population)
         facts = SqlFacts(self, population)
-        # Whether there is a row at all reads the first rows only (a count would parse a whole CSV once more).
-        if self._n_rows == 0 or (self._n_rows is None and self._sql(f"SELECT 1 AS x FROM {self._relation} LIMIT 1",
-                                                                    fetch="one") is None):
+        # Whether there is a row at all reads the first rows only (a count would parse a whole CSV once more); a
+        # Parquet file's footer, read anyway for an integer key's range (integer_range), says it without a query.
+        if self._n_rows is None and self.kind == "parquet" and self._integer_keys(spec):
+            self._footer_ranges()
+        if self._n_rows == 0 or (self._n_rows is None and not self._footer_rows and
+                                 self._sql(f"SELECT 1 AS x FROM {self._relation} LIMIT 1", fetch="one") is None):
             raise LuskinError(f"The source {self.name} has no rows.")
         facts.look(self._numeric_keys(spec))
         return facts
+
+    def _integer_keys(self, spec: AuditSpec) -> bool:
+        """Whether a key column names an integer column of the file (the facts then read the footer); False where a
+        name is not the file's (the refusal is said after the row check, as before)."""
+        try:
+            keys = self._numeric_keys(spec)
+        except LuskinError:
+            return False
+        return any(self.types()[c].upper() in _SQL_INTEGERS for c in keys)
 
     def _numeric_keys(self, spec: AuditSpec) -> list[str]:
         keyed = [self._resolve(name, role) for names, role in ((spec.group_by, "group"), (spec.strata, "strata"))
