@@ -119,7 +119,7 @@ def test_a_file_whose_first_rows_show_few_codes_is_counted_exactly(tmp_path):
 def test_a_parquet_files_footer_is_read_once_and_says_it_has_rows(tmp_path, monkeypatch):
     """An integer stratum's range and whether there is a row come from one footer query (no row-check query);
     an empty file is still refused in the same words."""
-    import luskin_core.counting.files as files
+    from luskin_core.counting import files
 
     path = tmp_path / "codes.parquet"
     pd.DataFrame({"y": ["yes", "no"] * 50, "g": ["A", "B"] * 50, "state": np.arange(100) % 7}).to_parquet(path)
