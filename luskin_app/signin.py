@@ -30,6 +30,9 @@ def gate() -> auth.User:
         _sign_in_page(auth.ended_why())
         st.stop()
     user = auth.current()
+    if user.id == auth.SIGNED_OUT:   # its maximum age reached between the checks above and now: ended, not refused
+        _sign_in_page(auth.ended_why())
+        st.stop()
     if not user.analyst:
         _refusal(user)
         st.stop()

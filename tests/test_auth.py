@@ -221,3 +221,35 @@ def test_sign_in_refuses_to_start_without_the_guard(tmp_path: Path, caplog: pyte
     assert not at.exception
     assert [e.value for e in at.error] and not at.button
     assert "started without its sign-in guard" in caplog.text and "serve.py" in caplog.text
+
+
+def test_a_sign_in_that_ends_during_the_gates_checks_shows_the_sign_in_page_not_a_refusal(monkeypatch):
+    """CI saw it at the operator's maximum age under load: the gate found the sign-in holding, the sign-in then
+    expired, and the user read a moment later was the signed-out one, refused as 'not among Luskin's analysts'
+    under the name 'signed-in user'. An ended sign-in is the sign-in page saying why."""
+    import streamlit as st
+
+    from luskin_app import auth, signin
+
+    shown: list[tuple[str, str]] = []
+    monkeypatch.setattr(auth, "enabled", lambda: True)
+    monkeypatch.setattr(auth, "watch_sign_ins", lambda: None)
+    monkeypatch.setattr(auth, "signed_in", lambda: True)        # holding when the gate looked
+    monkeypatch.setattr(auth, "confirm_roles", lambda: True)
+    monkeypatch.setattr(auth, "current", lambda: auth.User(auth.SIGNED_OUT, "", "", (), admin=False, analyst=False))
+    monkeypatch.setattr(auth, "ended_why", lambda: "expired")   # and ended a moment later
+    monkeypatch.setattr(signin, "_sign_in_page", lambda why="": shown.append(("sign-in page", why)))
+    monkeypatch.setattr(signin, "_refusal", lambda user: shown.append(("refusal", user.shown)))
+
+    class Stopped(Exception):
+        pass
+
+    def stop() -> None:
+        raise Stopped
+
+    monkeypatch.setattr(st, "stop", stop)
+    try:
+        signin.gate()
+    except Stopped:
+        pass
+    assert shown == [("sign-in page", "expired")]
